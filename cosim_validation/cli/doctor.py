@@ -1,0 +1,162 @@
+"""``cosim doctor``: what the environment holds, and what is missing."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.optional import quiet_stdout
+
+HELP = "check that ROS 2, the interfaces and every library the project needs are importable"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One component: whether it was found, its version and where it lives (or why not)."""
+
+    name: str
+    found: bool
+    required: bool
+    version: str
+    detail: str
+
+
+# (name shown, module to import, distribution for the version, required)
+LIBRARIES: tuple[tuple[str, str, str, bool], ...] = (
+    ("numpy", "numpy", "numpy", True),
+    ("scipy", "scipy", "scipy", True),
+    ("numba", "numba", "numba", True),
+    ("mujoco", "mujoco", "mujoco", True),
+    ("pybullet", "pybullet", "pybullet", True),
+    ("open3d", "open3d", "open3d", True),
+    ("trimesh", "trimesh", "trimesh", True),
+    ("pinocchio", "pinocchio", "pin", True),
+    ("ompl", "ompl", "ompl", True),
+    ("coal", "coal", "coal", True),
+    ("ruckig", "ruckig", "ruckig", True),
+    ("toppra", "toppra", "toppra", True),
+    ("rosbags", "rosbags", "rosbags", True),
+    ("mcap", "mcap", "mcap", True),
+    ("pyarrow", "pyarrow", "pyarrow", True),
+    ("pandas", "pandas", "pandas", True),
+    ("matplotlib", "matplotlib", "matplotlib", True),
+    ("ray", "ray", "ray", False),
+    ("rtamt", "rtamt", "rtamt", False),
+)
+
+
+def _version(distribution: str, module: object) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return str(getattr(module, "__version__", "unknown"))
+
+
+def _where(module: object) -> str:
+    path = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", [])), "")
+    return str(Path(path).parent) if path else ""
+
+
+def check_library(name: str, module_name: str, distribution: str, required: bool) -> Finding:
+    """Import ``module_name`` and report its version, or the reason it failed."""
+    try:
+        with quiet_stdout():
+            module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - ImportError, OSError from a missing shared library, ...
+        return Finding(name, False, required, "", f"{type(exc).__name__}: {exc}")
+    return Finding(name, True, required, _version(distribution, module), _where(module))
+
+
+def check_python() -> Finding:
+    """The interpreter; the ROS 2 Kilted wheels need CPython 3.11."""
+    ok = sys.version_info >= (3, 10)
+    return Finding("python", ok, True, platform.python_version(), sys.executable)
+
+
+def check_ros_source() -> Finding:
+    """Where ROS 2 comes from: a sourced distribution or the PyPI wheels in the venv."""
+    root = os.environ.get("COSIM_ROOT")
+    mode_file = Path(root, ".ros", "mode") if root else None
+    mode = mode_file.read_text().strip() if mode_file and mode_file.is_file() else ""
+    distro = os.environ.get("ROS_DISTRO", "")
+    if mode.startswith("wheels:"):
+        return Finding("ros2", True, True, mode.split(":", 1)[1], "ROS 2 core wheels from PyPI in .venv")
+    if mode.startswith("system:") or distro:
+        return Finding("ros2", True, True, distro or mode.split(":", 1)[1], "sourced ROS 2 distribution")
+    return Finding("ros2", True, True, "unknown", "environment not set up by scripts/env.sh")
+
+
+def check_rclpy() -> list[Finding]:
+    """rclpy and the RMW implementation it will use."""
+    try:
+        import rclpy  # noqa: F401 - the CLI layer may import ROS
+        from rclpy.utilities import get_rmw_implementation_identifier
+    except Exception as exc:  # noqa: BLE001
+        reason = f"{type(exc).__name__}: {exc}"
+        return [
+            Finding("rclpy", False, True, "", reason),
+            Finding("rmw", False, True, "", "rclpy is not importable"),
+        ]
+    module = sys.modules["rclpy"]
+    found = [Finding("rclpy", True, True, _version("ros-rclpy", module), _where(module))]
+    try:
+        rmw = get_rmw_implementation_identifier()
+        found.append(Finding("rmw", True, True, rmw, f"RMW_IMPLEMENTATION={os.environ.get('RMW_IMPLEMENTATION', '')}"))
+    except Exception as exc:  # noqa: BLE001
+        found.append(Finding("rmw", False, True, "", f"{type(exc).__name__}: {exc}"))
+    return found
+
+
+def check_interfaces() -> Finding:
+    """cosim_validation_interfaces: messages and the RunTestCase action, importable and usable."""
+    name = "cosim_validation_interfaces"
+    try:
+        msg = importlib.import_module(f"{name}.msg")
+        action = importlib.import_module(f"{name}.action")
+        msg.Verdict()  # loads the C type support, not only the Python files
+        action.RunTestCase.Goal()
+    except Exception as exc:  # noqa: BLE001
+        return Finding(
+            name,
+            False,
+            True,
+            "",
+            f"{type(exc).__name__}: {exc} (run 'make setup', then 'source scripts/env.sh')",
+        )
+    return Finding(name, True, True, _version(name, msg), _where(sys.modules[name]))
+
+
+def collect() -> list[Finding]:
+    """Every finding, in the order shown."""
+    findings = [check_python(), check_ros_source(), *check_rclpy(), check_interfaces()]
+    findings += [check_library(*lib) for lib in LIBRARIES]
+    return findings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """No options beyond --json."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the findings; exit 1 naming what required component is missing."""
+    findings = collect()
+    missing = [f.name for f in findings if f.required and not f.found]
+    if args.json:
+        print_json({"ok": not missing, "missing": missing, "components": [asdict(f) for f in findings]})
+    else:
+        rows = [
+            (f.name, "ok" if f.found else ("MISSING" if f.required else "absent (optional)"), f.version, f.detail)
+            for f in findings
+        ]
+        print(format_table(["component", "status", "version", "where / why"], rows))
+    if missing:
+        print(f"error: missing required components: {', '.join(missing)}", file=sys.stderr)
+        return 1
+    return 0

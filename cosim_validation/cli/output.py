@@ -1,0 +1,67 @@
+"""Printing results as aligned text tables or JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN or infinity
+    return value
+
+
+def to_json(data: Any) -> str:
+    """Strict JSON (NaN and infinities become null, numpy values become plain ones)."""
+    return json.dumps(_jsonable(data), indent=2, sort_keys=False, allow_nan=False)
+
+
+def print_json(data: Any) -> None:
+    """Print ``data`` as strict JSON on stdout."""
+    print(to_json(data))
+
+
+def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """An aligned plain-text table; numbers are right-aligned."""
+    text_rows = [[_cell(v) for v in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in text_rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    numeric = [all(_is_number(r[i]) for r in text_rows) and bool(text_rows) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    out = [line(list(headers)), line(["-" * w for w in widths])]
+    out += [line(r) for r in text_rows]
+    return "\n".join(out)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(float(value)):
+            return "-"
+        return f"{float(value):.4g}" if abs(float(value)) < 1e4 else f"{float(value):.0f}"
+    return str(value)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text == "-"
+    return True

@@ -1,0 +1,199 @@
+"""The record of one robot's run of one test case, sampled at the session rate.
+
+This is the contract between the robots (planning, sim, hardware), the monitor (properties),
+the results database (campaign) and the ROS layer (nodes, bags). Frames: every position and
+orientation is in ``base_link``; the needle-tip frame's +z axis points along the needle, from the
+flange towards the tip (the insertion direction).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.exceptions import InputError
+from cosim_validation.record.robot_role import RobotRole
+from cosim_validation.record.stage import Stage
+
+_FORMAT = "cosim_validation.trajectory_record/1"
+
+
+def _quat_wxyz_to_z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
+    """Third column of the rotation matrix of unit quaternions (n, 4) -> (n, 3)."""
+    w, x, y, z = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
+    return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
+
+
+@dataclass(frozen=True)
+class TrajectoryRecord:
+    """n samples of one robot during one case.
+
+    Attributes:
+        test_id: Id of the test case.
+        robot: Role of the robot (expected plan, virtual, physical).
+        backend: What produced it: ``plan``, ``mujoco``, ``pybullet``, ``emulated``, a bag name, ...
+        joint_names: Names of the J joints.
+        needle_length_m: Needle length [m]; the needle is the segment from
+            ``tip_pos_m - needle_length_m * tip_axis`` to ``tip_pos_m``.
+        t_s: (n,) float64 sample times since the case start [s], non-decreasing.
+        stage: (n,) uint8 :class:`Stage` of each sample.
+        q_setpoint_rad: (n, J) commanded joint positions [rad].
+        q_measured_rad: (n, J) measured joint positions [rad].
+        joint_pos_m: (n, J, 3) origin of every joint in base_link, from the measured joints [m].
+        joint_axis: (n, J, 3) unit rotation axis of every joint in base_link.
+        tip_pos_m: (n, 3) needle-tip position from the measured joints (forward kinematics) [m].
+        tip_quat_wxyz: (n, 4) needle-tip orientation from the measured joints.
+        actual_tip_pos_m: (n, 3) actual tip position (tracker or simulator ground truth) [m]; NaN if unknown.
+        actual_tip_quat_wxyz: (n, 4) actual tip orientation; NaN if unknown.
+        meta: Free-form scalar metadata (controller, sampling_rate_hz, seed, ...).
+    """
+
+    test_id: str
+    robot: RobotRole
+    backend: str
+    joint_names: tuple[str, ...]
+    needle_length_m: float
+    t_s: np.ndarray
+    stage: np.ndarray
+    q_setpoint_rad: np.ndarray
+    q_measured_rad: np.ndarray
+    joint_pos_m: np.ndarray
+    joint_axis: np.ndarray
+    tip_pos_m: np.ndarray
+    tip_quat_wxyz: np.ndarray
+    actual_tip_pos_m: np.ndarray
+    actual_tip_quat_wxyz: np.ndarray
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = int(np.asarray(self.t_s).shape[0]) if np.ndim(self.t_s) == 1 else -1
+        j = len(self.joint_names)
+        expected = {
+            "t_s": (n,),
+            "stage": (n,),
+            "q_setpoint_rad": (n, j),
+            "q_measured_rad": (n, j),
+            "joint_pos_m": (n, j, 3),
+            "joint_axis": (n, j, 3),
+            "tip_pos_m": (n, 3),
+            "tip_quat_wxyz": (n, 4),
+            "actual_tip_pos_m": (n, 3),
+            "actual_tip_quat_wxyz": (n, 4),
+        }
+        if n < 0:
+            raise InputError(f"trajectory record {self.test_id!r}: t_s must be 1-D, got shape {np.shape(self.t_s)}")
+        for name, shape in expected.items():
+            dtype = np.uint8 if name == "stage" else np.float64
+            value = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+            if value.shape != shape:
+                raise InputError(
+                    f"trajectory record {self.test_id!r}: {name} has shape {value.shape}, expected {shape}"
+                )
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "robot", RobotRole(self.robot))
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        if n > 1 and np.any(np.diff(self.t_s) < 0):
+            first = int(np.argmax(np.diff(self.t_s) < 0)) + 1
+            raise InputError(f"trajectory record {self.test_id!r}: time goes backwards at sample {first}")
+        if not np.isfinite(self.needle_length_m) or self.needle_length_m < 0:
+            raise InputError(
+                f"trajectory record {self.test_id!r}: needle_length_m must be >= 0, got {self.needle_length_m!r}"
+            )
+
+    # ------------------------------------------------------------------ derived views
+    @property
+    def n_samples(self) -> int:
+        """Number of samples n."""
+        return int(self.t_s.shape[0])
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints J."""
+        return len(self.joint_names)
+
+    @property
+    def tip_axis(self) -> np.ndarray:
+        """(n, 3) unit needle direction (tip frame +z) from the measured joints."""
+        return _quat_wxyz_to_z_axis(self.tip_quat_wxyz)
+
+    @property
+    def needle_base_m(self) -> np.ndarray:
+        """(n, 3) the needle's other end (where it leaves the tool) [m]."""
+        return self.tip_pos_m - self.needle_length_m * self.tip_axis
+
+    @property
+    def has_actual_tip(self) -> bool:
+        """Whether any sample holds an actual tip pose."""
+        return bool(np.isfinite(self.actual_tip_pos_m).any())
+
+    def joint_azimuth_altitude(self) -> np.ndarray:
+        """(n, J, 2) direction of every joint axis as azimuth and altitude [rad] (seed 000's state).
+
+        Azimuth is measured in the base_link x-y plane from +x towards +y; altitude from that plane towards +z.
+        """
+        a = self.joint_axis
+        azimuth = np.arctan2(a[..., 1], a[..., 0])
+        altitude = np.arctan2(a[..., 2], np.hypot(a[..., 0], a[..., 1]))
+        return np.stack([azimuth, altitude], axis=-1)
+
+    def stage_indices(self, stage: Stage) -> np.ndarray:
+        """Indices of the samples in ``stage``."""
+        return np.flatnonzero(self.stage == int(stage))
+
+    # ------------------------------------------------------------------ storage
+    def to_bytes(self) -> bytes:
+        """Compressed npz bytes (for files and database blobs)."""
+        buffer = io.BytesIO()
+        header = {
+            "format": _FORMAT,
+            "test_id": self.test_id,
+            "robot": self.robot.label,
+            "backend": self.backend,
+            "joint_names": list(self.joint_names),
+            "needle_length_m": self.needle_length_m,
+            "meta": dict(self.meta),
+        }
+        arrays = {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}
+        np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = "<bytes>") -> TrajectoryRecord:
+        """Inverse of :meth:`to_bytes`."""
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+                header = json.loads(npz["header"].tobytes().decode())
+                arrays = {name: npz[name] for name in npz.files if name != "header"}
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+            raise InputError(f"{source}: not a trajectory record ({exc})") from None
+        if header.get("format") != _FORMAT:
+            raise InputError(f"{source}: unsupported trajectory record format {header.get('format')!r}")
+        return cls(
+            test_id=header["test_id"],
+            robot=RobotRole.parse(header["robot"]),
+            backend=header["backend"],
+            joint_names=tuple(header["joint_names"]),
+            needle_length_m=float(header["needle_length_m"]),
+            meta=header.get("meta", {}),
+            **arrays,
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write to an ``.npz`` file."""
+        Path(path).write_bytes(self.to_bytes())
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrajectoryRecord:
+        """Read a file written by :meth:`save`."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read trajectory record ({exc.strerror})") from None
+        return cls.from_bytes(data, source=str(path))

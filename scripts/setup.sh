@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# `make setup`: from a fresh Debian machine to a working environment, with no human step.
+#
+#   1. Debian packages the project needs (only those missing; apt-get as root, else sudo -n).
+#   2. ROS 2: a sourced distribution (ROS_DISTRO set, rclpy importable) is used as it is;
+#      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
+#   3. .venv with the pinned Python dependencies and the project installed editable.
+#   4. cosim_validation_interfaces built with cmake and installed into .ros/install.
+#
+# Every step keeps a stamp (a hash of its inputs) so a second run with nothing changed
+# finishes in seconds. Nothing is written outside the repository except by apt-get.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+VENV="$ROOT/.venv"
+ROSDIR="$ROOT/.ros"
+PREFIX="$ROSDIR/install"
+BUILD="$ROSDIR/build/cosim_validation_interfaces"
+PIP_QUIET=${COSIM_PIP_QUIET:--q}
+
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+# ---------------------------------------------------------------- 1. Debian packages
+find_python() {
+  local candidate
+  for candidate in "${COSIM_PYTHON:-}" python3.11 python3; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+missing=()
+PY=$(find_python || true)
+if [ -z "$PY" ]; then
+  missing+=(python3 python3-venv python3-dev)
+else
+  "$PY" -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+  "$PY" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    || missing+=(python3-dev)
+fi
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v make >/dev/null 2>&1 || missing+=(make)
+command -v git >/dev/null 2>&1 || missing+=(git)
+# open3d needs libusb at import time; MuJoCo and PyBullet need nothing beyond libc.
+ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=""
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"
+  else die "missing Debian packages (${missing[*]}); install them with: sudo apt-get install ${missing[*]}"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  PY=$(find_python) || die "no Python 3.11 after installing python3 (the ROS 2 Kilted wheels are built for CPython 3.11)"
+fi
+log "python: $PY ($("$PY" -c 'import platform; print(platform.python_version())'))"
+
+# ---------------------------------------------------------------- 2. which ROS 2
+mkdir -p "$ROSDIR"
+if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ] && "$PY" -c 'import rclpy' 2>/dev/null; then
+  MODE="system:$ROS_DISTRO"
+  log "ROS 2: using the sourced distribution '$ROS_DISTRO' (AMENT_PREFIX_PATH=${AMENT_PREFIX_PATH%%:*}...)"
+else
+  MODE="wheels:kilted"
+  log "ROS 2: no sourced distribution found; using ROS 2 Kilted core wheels from PyPI in .venv"
+fi
+if [ -f "$ROSDIR/mode" ] && [ "$(cat "$ROSDIR/mode")" != "$MODE" ]; then
+  log "ROS 2 source changed from $(cat "$ROSDIR/mode") to $MODE: rebuilding .venv and the interfaces"
+  rm -rf "$VENV" "$ROSDIR/build" "$PREFIX"
+fi
+echo "$MODE" > "$ROSDIR/mode"
+
+# ---------------------------------------------------------------- 3. virtual environment
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+  rm -rf "$VENV"
+  log "creating .venv"
+  if [ "${MODE%%:*}" = system ]; then
+    "$PY" -m venv --system-site-packages "$VENV"
+  else
+    "$PY" -m venv "$VENV"
+  fi
+fi
+REQS=(requirements/core.txt requirements/dev.txt)
+[ "${MODE%%:*}" = wheels ] && REQS+=(requirements/ros.txt)
+PY_STAMP=$(hash_of "${REQS[@]}" setup.py setup.cfg package.xml scripts/setup.sh <(echo "$MODE"))
+if [ "$(cat "$VENV/.cosim-stamp" 2>/dev/null)" != "$PY_STAMP" ]; then
+  log "installing pinned Python dependencies (first time: a few minutes)"
+  "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check --upgrade 'pip==26.3' 'setuptools==79.0.1'
+  req_args=()
+  for r in "${REQS[@]}"; do req_args+=(-r "$r"); done
+  "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check "${req_args[@]}"
+  "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check --no-deps --no-build-isolation -e . \
+    >"$ROSDIR/pip-editable.log" 2>&1 || { cat "$ROSDIR/pip-editable.log"; die "installing the project into .venv failed"; }
+  echo "$PY_STAMP" > "$VENV/.cosim-stamp"
+else
+  log ".venv is up to date"
+fi
+
+# ---------------------------------------------------------------- 4. interfaces
+IFACE_FILES=$(find cosim_validation_interfaces -type f | sort)
+# shellcheck disable=SC2086
+IF_STAMP=$(hash_of $IFACE_FILES scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
+if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
+  log "building cosim_validation_interfaces into .ros/install"
+  rm -rf "$BUILD" "$PREFIX"
+  cmake_args=(
+    -S cosim_validation_interfaces -B "$BUILD"
+    -DCMAKE_INSTALL_PREFIX="$PREFIX"
+    -DCMAKE_BUILD_TYPE=Release
+    -DBUILD_TESTING=OFF
+    -DPython3_EXECUTABLE="$VENV/bin/python"
+    # relocatable: the libraries find each other and the Python extensions find the libraries
+    -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../../..'
+  )
+  if [ "${MODE%%:*}" = wheels ]; then
+    pyinc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    npinc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
+    cmake_args+=(
+      -DCMAKE_PREFIX_PATH="$VENV"
+      -DCMAKE_PROJECT_INCLUDE="$ROOT/scripts/wheel_prefix_fix.cmake"
+      -DCOSIM_PYTHON_INCLUDE_DIR="$pyinc" -DCOSIM_NUMPY_INCLUDE_DIR="$npinc"
+    )
+    export AMENT_PREFIX_PATH="$VENV"
+  fi
+  cmake "${cmake_args[@]}" >"$ROSDIR/build.log" 2>&1 || { tail -30 "$ROSDIR/build.log"; die "configuring the interfaces failed (log: .ros/build.log)"; }
+  cmake --build "$BUILD" -j"$(nproc)" >>"$ROSDIR/build.log" 2>&1 || { tail -30 "$ROSDIR/build.log"; die "building the interfaces failed (log: .ros/build.log)"; }
+  cmake --install "$BUILD" >>"$ROSDIR/build.log" 2>&1 || die "installing the interfaces failed (log: .ros/build.log)"
+  echo "$IF_STAMP" > "$PREFIX/.cosim-stamp"
+else
+  log "interfaces are up to date"
+fi
+
+log "done. Use the environment with:  source scripts/env.sh"

@@ -1,0 +1,48 @@
+"""ament_python packaging of cosim_validation (the repository root is the ROS 2 package)."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "cosim_validation"
+
+# One entry per node (ros2 run cosim_validation <node>); the list grows with cosim_validation/nodes.
+NODES: list[str] = []
+
+
+def data_files() -> list[tuple[str, list[str]]]:
+    """Files installed under share/cosim_validation for ROS tools (launch, config, robot model)."""
+    files = [
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+    ]
+    for folder, pattern in (
+        ("launch", "launch/*.launch.py"),
+        ("config", "config/*.yaml"),
+        ("urdf", "urdf/*"),
+        ("meshes", "meshes/*"),
+    ):
+        matched = sorted(glob(pattern))
+        if matched:
+            files.append((f"share/{PACKAGE}/{folder}", matched))
+    return files
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    package_data={PACKAGE: ["py.typed", "data/*", "data/**/*"]},
+    data_files=data_files(),
+    install_requires=["setuptools"],
+    zip_safe=False,
+    maintainer="cosim_validation maintainers",
+    maintainer_email="maintainers@cosim-validation.org",
+    description="Co-simulation validation of autonomous surgical-robot software (ROS 2).",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    entry_points={
+        "console_scripts": [f"cosim = {PACKAGE}.cli.main:entry_point"]
+        + [f"{node} = {PACKAGE}.nodes.{node}:main" for node in NODES],
+    },
+)

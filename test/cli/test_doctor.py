@@ -1,0 +1,58 @@
+"""cosim doctor finds every component here, and names what is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cosim_validation.cli.main import main
+
+
+def test_doctor_json_reports_every_component(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["doctor", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    names = {c["name"] for c in report["components"]}
+    assert code == 0, report["missing"]
+    assert report["ok"] is True
+    for required in (
+        "python",
+        "rclpy",
+        "rmw",
+        "cosim_validation_interfaces",
+        "mujoco",
+        "numba",
+        "open3d",
+        "trimesh",
+        "pinocchio",
+    ):
+        assert required in names
+    by_name = {c["name"]: c for c in report["components"]}
+    assert by_name["rmw"]["version"].startswith("rmw_")
+    assert all(c["version"] for c in report["components"] if c["found"])
+
+
+def test_doctor_fails_naming_the_interfaces_when_their_prefix_is_gone() -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if ".ros" not in p)
+    out = subprocess.run(
+        [sys.executable, "-m", "cosim_validation.cli.main", "doctor"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 1
+    assert "error: missing required components: cosim_validation_interfaces" in out.stderr
+    assert "make setup" in out.stdout
+
+
+def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["no-such-command"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""The trajectory record checks its shapes, and survives a round trip through bytes and files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cosim_validation.exceptions import InputError
+from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
+
+
+def make_record(n: int = 20, joints: int = 7, seed: int = 0) -> TrajectoryRecord:
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=(n, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    axis = rng.normal(size=(n, joints, 3))
+    axis /= np.linalg.norm(axis, axis=2, keepdims=True)
+    actual = rng.normal(size=(n, 3))
+    actual[::3] = np.nan
+    return TrajectoryRecord(
+        test_id="case-1",
+        robot=RobotRole.VIRTUAL,
+        backend="mujoco",
+        joint_names=tuple(f"joint{i + 1}" for i in range(joints)),
+        needle_length_m=0.15,
+        t_s=np.arange(n) * 0.1,
+        stage=np.repeat(np.arange(1, 6), int(np.ceil(n / 5)))[:n],
+        q_setpoint_rad=rng.normal(size=(n, joints)),
+        q_measured_rad=rng.normal(size=(n, joints)),
+        joint_pos_m=rng.normal(size=(n, joints, 3)),
+        joint_axis=axis,
+        tip_pos_m=rng.normal(size=(n, 3)),
+        tip_quat_wxyz=quat,
+        actual_tip_pos_m=actual,
+        actual_tip_quat_wxyz=np.full((n, 4), np.nan),
+        meta={"controller": "straight", "sampling_rate_hz": 10.0},
+    )
+
+
+def assert_same(a: TrajectoryRecord, b: TrajectoryRecord) -> None:
+    assert (a.test_id, a.robot, a.backend, a.joint_names, a.needle_length_m) == (
+        b.test_id,
+        b.robot,
+        b.backend,
+        b.joint_names,
+        b.needle_length_m,
+    )
+    assert dict(a.meta) == dict(b.meta)
+    for name in (
+        "t_s",
+        "stage",
+        "q_setpoint_rad",
+        "q_measured_rad",
+        "joint_pos_m",
+        "joint_axis",
+        "tip_pos_m",
+        "tip_quat_wxyz",
+        "actual_tip_pos_m",
+        "actual_tip_quat_wxyz",
+    ):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_round_trip_bytes_and_file(tmp_path: Path) -> None:
+    record = make_record()
+    assert_same(record, TrajectoryRecord.from_bytes(record.to_bytes()))
+    record.save(tmp_path / "r.npz")
+    assert_same(record, TrajectoryRecord.load(tmp_path / "r.npz"))
+
+
+def test_arrays_are_read_only_and_typed() -> None:
+    record = make_record()
+    assert record.stage.dtype == np.uint8
+    assert record.t_s.dtype == np.float64
+    with pytest.raises(ValueError, match="read-only"):
+        record.t_s[0] = 1.0
+
+
+def test_tip_axis_is_the_rotated_z_axis() -> None:
+    record = make_record()
+    w, x, y, z = record.tip_quat_wxyz.T
+    # rotation matrix third column, written out independently
+    r02 = 2 * (x * z + w * y)
+    r12 = 2 * (y * z - w * x)
+    r22 = w * w - x * x - y * y + z * z
+    np.testing.assert_allclose(record.tip_axis, np.stack([r02, r12, r22], 1), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(record.needle_base_m - record.tip_pos_m, axis=1), 0.15)
+
+
+def test_stage_indices_and_azimuth_altitude() -> None:
+    record = make_record(n=10)
+    assert list(record.stage_indices(Stage.APPROACH)) == [2, 3]
+    az_alt = record.joint_azimuth_altitude()
+    a = record.joint_axis
+    np.testing.assert_allclose(np.sin(az_alt[..., 1]), a[..., 2], atol=1e-12)
+    assert record.has_actual_tip
+
+
+def test_bad_shapes_and_time_are_refused() -> None:
+    good = make_record(n=5)
+    with pytest.raises(InputError, match=r"tip_pos_m has shape \(4, 3\), expected \(5, 3\)"):
+        TrajectoryRecord(**{**good.__dict__, "tip_pos_m": np.zeros((4, 3))})
+    t = good.t_s.copy()
+    t[3] = 0.0
+    with pytest.raises(InputError, match="time goes backwards at sample 3"):
+        TrajectoryRecord(**{**good.__dict__, "t_s": t})
+
+
+def test_garbage_bytes_are_refused() -> None:
+    with pytest.raises(InputError, match=r"x\.npz: not a trajectory record"):
+        TrajectoryRecord.from_bytes(b"garbage", source="x.npz")
+
+
+def test_stage_and_role_parse() -> None:
+    assert Stage.parse("Injection") is Stage.INJECTION
+    assert RobotRole.parse("physical") is RobotRole.PHYSICAL
+    with pytest.raises(InputError, match="expected one of: none, initialization"):
+        Stage.parse("insertion")

@@ -1,0 +1,185 @@
+"""The second engine: the arm in PyBullet (DIRECT mode), same servo and reference as MuJoCo.
+
+PyBullet has no joint armature and integrates applied torques explicitly. So that both engines simulate
+the same system, each step computes the servo torque of
+:class:`~cosim_validation.sim.backends_config.JointServoConfig`, solves the joint accelerations of the
+arm *with* armature and with the velocity terms (kd + damping) taken implicitly, as MuJoCo's
+``implicitfast`` integrator does, and applies the torque that gives PyBullet's rigid body exactly these
+accelerations. PyBullet supplies the rigid-body dynamics (mass matrix, gravity and Coriolis terms by its
+own Featherstone implementation), the integration and the joint-limit constraints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cosim_validation.optional import quiet_stdout, require
+from cosim_validation.record import RobotRole
+from cosim_validation.sim.backends_config import BackendsConfig
+from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
+from cosim_validation.sim.errors import BackendModelError
+from cosim_validation.sim.mujoco_model import MOUNT_BODY
+from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.sim.setpoint_ramp import SetpointRamp
+
+
+def _load_robot(p: Any, client: int, urdf_path: Path) -> tuple[int, list[int], int]:
+    """Load the URDF; return (body id, revolute joint indices, needle_mount link index)."""
+    if not urdf_path.is_file():
+        raise BackendModelError(f"{urdf_path}: URDF not found")
+    try:
+        with quiet_stdout():
+            body = p.loadURDF(
+                str(urdf_path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client
+            )
+    except p.error as exc:
+        raise BackendModelError(f"{urdf_path}: PyBullet cannot load the URDF: {exc}") from None
+    joints, mount = [], -1
+    for index in range(p.getNumJoints(body, physicsClientId=client)):
+        info = p.getJointInfo(body, index, physicsClientId=client)
+        if info[2] == p.JOINT_REVOLUTE:
+            joints.append(index)
+        if info[12].decode() == MOUNT_BODY:
+            mount = index
+        # PyBullet gives a link without <inertial> 1 kg and unit inertia; the URDF means "massless frame".
+        if p.getDynamicsInfo(body, index, physicsClientId=client)[0] == 1.0 and info[2] == p.JOINT_FIXED:
+            p.changeDynamics(body, index, mass=0.0, localInertiaDiagonal=[0.0, 0.0, 0.0], physicsClientId=client)
+        p.changeDynamics(body, index, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    if mount < 0:
+        raise BackendModelError(f"{urdf_path}: no link {MOUNT_BODY!r} to carry the needle")
+    return body, joints, mount
+
+
+class PybulletBackend:
+    """Virtual robot in PyBullet; implements :class:`~cosim_validation.sim.robot_backend.RobotBackend`.
+
+    Args:
+        config: The shared backend configuration (physics rate, servo).
+        urdf_path: The robot description.
+        needle_length_m: Needle length beyond ``needle_mount`` [m].
+    """
+
+    name = "pybullet"
+    role = RobotRole.VIRTUAL
+
+    def __init__(self, config: BackendsConfig, *, urdf_path: Path, needle_length_m: float) -> None:
+        if not (needle_length_m > 0.0 and needle_length_m < 1.0):
+            raise BackendModelError(f"needle_length_m must be in (0, 1) m, got {needle_length_m!r}")
+        self._p = p = require("pybullet", "pybullet", "the PyBullet robot backend", quiet=True)
+        self._client = int(p.connect(p.DIRECT))
+        self._body, self._joints, self._mount = _load_robot(p, self._client, Path(urdf_path))
+        servo = config.servo
+        if len(self._joints) != servo.n_joints:
+            raise BackendModelError(f"the servo configures {servo.n_joints} joints, the URDF has {len(self._joints)}")
+        infos = [p.getJointInfo(self._body, j, physicsClientId=self._client) for j in self._joints]
+        self._joint_names = tuple(info[1].decode() for info in infos)
+        self._q_lower_rad = np.array([info[8] for info in infos])
+        self._q_upper_rad = np.array([info[9] for info in infos])
+        self._effort_nm = np.array([info[10] for info in infos])
+        self._kp, self._kd = servo.kp_nm_per_rad, servo.kd_nms_per_rad
+        self._armature, self._damping = servo.armature_kg_m2, servo.damping_nms_per_rad
+        self._gravity_compensation = servo.gravity_compensation
+        self._needle_m = float(needle_length_m)
+        self.physics_timestep_s = config.physics_timestep_s
+        p.setGravity(0.0, 0.0, -9.81, physicsClientId=self._client)
+        p.setTimeStep(self.physics_timestep_s, physicsClientId=self._client)
+        # free the joints from PyBullet's default velocity motors, so only our torques act
+        n = len(self._joints)
+        p.setJointMotorControlArray(
+            self._body, self._joints, p.VELOCITY_CONTROL, forces=[0.0] * n, physicsClientId=self._client
+        )
+        self._ramp = SetpointRamp(n, self.physics_timestep_s)
+        self._setpoint_rad = np.zeros(n)
+        self._steps = 0
+        self._requested_s = 0.0
+        self.reset(np.clip(np.zeros(n), self._q_lower_rad, self._q_upper_rad))
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the J joints."""
+        return self._joint_names
+
+    @property
+    def q_lower_rad(self) -> np.ndarray:
+        """(J,) lower joint limits [rad]."""
+        return self._q_lower_rad.copy()
+
+    @property
+    def q_upper_rad(self) -> np.ndarray:
+        """(J,) upper joint limits [rad]."""
+        return self._q_upper_rad.copy()
+
+    def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
+        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad)
+
+    def reset(self, q0_rad: ArrayLike) -> None:
+        """At rest at ``q0_rad`` ((J,) [rad]), clock at 0."""
+        q0 = self._joint_vector(q0_rad, "reset pose")
+        for joint, q in zip(self._joints, q0, strict=True):
+            self._p.resetJointState(self._body, joint, float(q), 0.0, physicsClientId=self._client)
+        self._ramp.reset(q0)
+        self._setpoint_rad = q0
+        self._steps = 0
+        self._requested_s = 0.0
+
+    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
+        """Ramp the servo reference to ``q_setpoint_rad`` ((J,) [rad]) within ``duration_s`` [s]."""
+        q = self._joint_vector(q_setpoint_rad, "setpoint")
+        self._ramp.start(q, checked_duration(duration_s, f"{self.name} command duration_s"))
+        self._setpoint_rad = q
+
+    def advance(self, dt_s: float) -> None:
+        """Simulate ``dt_s`` [s] in whole physics steps."""
+        self._requested_s += checked_duration(dt_s, f"{self.name} advance dt_s")
+        for _ in range(max(0, round(self._requested_s / self.physics_timestep_s) - self._steps)):
+            self._step()
+
+    def _state(self) -> tuple[np.ndarray, np.ndarray]:
+        states = self._p.getJointStates(self._body, self._joints, physicsClientId=self._client)
+        return np.array([s[0] for s in states]), np.array([s[1] for s in states])
+
+    def _step(self) -> None:
+        p, body, client = self._p, self._body, self._client
+        q, dq = self._state()
+        zeros = [0.0] * len(q)
+        mass = np.array(p.calculateMassMatrix(body, q.tolist(), physicsClientId=client))
+        bias = np.array(p.calculateInverseDynamics(body, q.tolist(), dq.tolist(), zeros, physicsClientId=client))
+        q_ref, dq_ref = self._ramp.reference_rad, self._ramp.slope_rad_s
+        tau = self._kp * (q_ref - q) + self._kd * (dq_ref - dq)
+        if self._gravity_compensation:
+            tau += np.array(p.calculateInverseDynamics(body, q.tolist(), zeros, zeros, physicsClientId=client))
+        tau = np.clip(tau, -self._effort_nm, self._effort_nm)
+        force = tau - self._damping * dq - bias
+        implicit = mass + np.diag(self._armature + self.physics_timestep_s * (self._kd + self._damping))
+        ddq = np.linalg.solve(implicit, force)
+        applied = mass @ ddq + bias  # the torque that gives PyBullet's rigid body exactly ddq
+        p.setJointMotorControlArray(body, self._joints, p.TORQUE_CONTROL, forces=applied.tolist(), physicsClientId=client)
+        p.stepSimulation(physicsClientId=client)
+        self._ramp.consume(1)
+        self._steps += 1
+
+    def read(self) -> BackendSample:
+        """Time, setpoint, joints and ground-truth tip pose now."""
+        q, _ = self._state()
+        link = self._p.getLinkState(self._body, self._mount, computeForwardKinematics=True, physicsClientId=self._client)
+        mount_pos = np.array(link[4])
+        x, y, z, w = link[5]
+        quat_wxyz = np.array([w, x, y, z])
+        axis_z = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+        return BackendSample(
+            t_s=self._steps * self.physics_timestep_s,
+            q_setpoint_rad=self._setpoint_rad.copy(),
+            q_measured_rad=q,
+            actual_tip_pos_m=mount_pos + self._needle_m * axis_z,
+            actual_tip_quat_wxyz=quat_wxyz,
+        )
+
+    def close(self) -> None:
+        """Disconnect from the PyBullet server (idempotent)."""
+        if self._client >= 0:
+            self._p.disconnect(physicsClientId=self._client)
+            self._client = -1

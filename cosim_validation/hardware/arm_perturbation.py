@@ -62,7 +62,9 @@ class ArmPerturbation:
             body = joint.parent
             body.pos[2] += self.link_length_error_m[i]
             offset = np.empty(4)
-            mujoco.mju_axisAngle2Quat(offset, np.asarray(joint.axis, dtype=np.float64), float(self.joint_zero_offset_rad[i]))
+            mujoco.mju_axisAngle2Quat(
+                offset, np.asarray(joint.axis, dtype=np.float64), float(self.joint_zero_offset_rad[i])
+            )
             rotated = np.empty(4)
             mujoco.mju_mulQuat(rotated, np.asarray(body.quat, dtype=np.float64), offset)
             body.quat = rotated

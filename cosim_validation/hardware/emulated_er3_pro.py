@@ -38,6 +38,12 @@ from cosim_validation.sim.mujoco_arm import MujocoArm
 from cosim_validation.sim.mujoco_model import add_servo, compile_spec, hinge_joint_names, load_arm_spec
 from cosim_validation.sim.robot_backend import BackendSample
 
+# MuJoCo's dry friction is a soft constraint: with its default impedance (0.9-0.95) a joint creeps through
+# friction within a fraction of a second. Near-rigid settings make it stick, as gears do; the time constant
+# is the smallest MuJoCo keeps stable (two physics steps).
+_FRICTION_SOLIMP = (0.9999, 0.9999, 0.001, 0.5, 2.0)
+_FRICTION_TIMECONST_STEPS = 2
+
 # The gear play is updated at least this often [physics steps] (a 10 ms period: exact for any path
 # with at most one reversal per 10 ms).
 _PLAY_UPDATE_STEPS = 10
@@ -68,16 +74,23 @@ class EmulatedEr3Pro:
     ) -> None:
         self._mujoco = require("mujoco", "mujoco", "the emulated ER3 Pro")
         self.seed = emulated.seed if seed is None else int(seed)
-        geometry_rng, encoder_rng, tracker_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(3))
+        geometry_rng, encoder_rng, tracker_rng = (
+            np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(3)
+        )
         spec = load_arm_spec(urdf_path, needle_length_m)
         add_servo(spec, config.servo, config.physics_timestep_s)
         self._joint_names = hinge_joint_names(spec)
         n = len(self._joint_names)
         dynamics = emulated.dynamics
-        self.perturbation = ArmPerturbation.draw(emulated.kinematics, dynamics, n, massive_body_names(spec), geometry_rng)
+        self.perturbation = ArmPerturbation.draw(
+            emulated.kinematics, dynamics, n, massive_body_names(spec), geometry_rng
+        )
         self.perturbation.apply(spec, self._joint_names, config.servo.gravity_compensation)
         for name, friction in zip(self._joint_names, dynamics.coulomb_friction_nm, strict=True):
-            spec.joint(name).frictionloss = float(friction)
+            joint = spec.joint(name)
+            joint.frictionloss = float(friction)
+            joint.solimp_friction = _FRICTION_SOLIMP
+            joint.solref_friction = [_FRICTION_TIMECONST_STEPS * config.physics_timestep_s, 1.0]
         model = compile_spec(spec, f"{urdf_path} (emulated ER3 Pro, seed {self.seed})")
         self._arm = MujocoArm(model)
         self._link_data = self._mujoco.MjData(model)  # the link-side (actual) configuration
@@ -120,7 +133,9 @@ class EmulatedEr3Pro:
         return self._arm.model
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad)
+        return checked_joint_vector(
+            value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
+        )
 
     def reset(self, q0_rad: ArrayLike) -> None:
         """Hold ``q0_rad`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0."""
@@ -161,7 +176,8 @@ class EmulatedEr3Pro:
         """(J,) the real link angles now [rad]: motor angles minus gear play and gear torsion."""
         self._arm.forward()
         torque_nm = np.array(self._arm.data.qfrc_actuator[: len(self._joint_names)])
-        return self._play.link_rad - torque_nm / self._stiffness
+        link_rad: np.ndarray = self._play.link_rad - torque_nm / self._stiffness
+        return link_rad
 
     def true_tip_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """The actual tip position (3,) [m] and orientation (4,) wxyz, without tracker noise."""

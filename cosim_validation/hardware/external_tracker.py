@@ -25,7 +25,8 @@ def quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
     """(4,) wxyz unit quaternion of the rotation vector ``rotvec`` ((3,) [rad])."""
     angle = float(np.linalg.norm(rotvec))
     if angle < 1e-12:
-        return np.array([1.0, *(0.5 * rotvec)]) / np.sqrt(1.0 + 0.25 * angle * angle)
+        small: np.ndarray = np.array([1.0, *(0.5 * rotvec)]) / np.sqrt(1.0 + 0.25 * angle * angle)
+        return small
     return np.array([np.cos(0.5 * angle), *(np.sin(0.5 * angle) / angle * rotvec)])
 
 

@@ -41,13 +41,13 @@ def checked_joint_vector(
     bad = ~np.isfinite(q)
     if bad.any():
         i = int(np.argmax(bad))
-        raise BackendInputError(f"{what}: {joint_names[i]} is {q[i]!r}; joint positions must be finite")
+        raise BackendInputError(f"{what}: {joint_names[i]} is {float(q[i])!r}; joint positions must be finite")
     outside = (q < q_lower_rad - LIMIT_TOLERANCE_RAD) | (q > q_upper_rad + LIMIT_TOLERANCE_RAD)
     if outside.any():
         i = int(np.argmax(outside))
         raise BackendInputError(
-            f"{what}: {joint_names[i]} = {q[i]!r} rad is outside its limits "
-            f"[{q_lower_rad[i]!r}, {q_upper_rad[i]!r}] rad"
+            f"{what}: {joint_names[i]} = {float(q[i])!r} rad is outside its limits "
+            f"[{float(q_lower_rad[i])!r}, {float(q_upper_rad[i])!r}] rad"
         )
     return q
 

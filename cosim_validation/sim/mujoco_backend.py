@@ -63,7 +63,9 @@ class MujocoBackend:
         return self._arm.timestep_s
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad)
+        return checked_joint_vector(
+            value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
+        )
 
     def reset(self, q0_rad: ArrayLike) -> None:
         """At rest at ``q0_rad`` ((J,) [rad]), clock at 0."""

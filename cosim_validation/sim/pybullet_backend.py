@@ -114,7 +114,9 @@ class PybulletBackend:
         return self._q_upper_rad.copy()
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad)
+        return checked_joint_vector(
+            value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
+        )
 
     def reset(self, q0_rad: ArrayLike) -> None:
         """At rest at ``q0_rad`` ((J,) [rad]), clock at 0."""
@@ -157,7 +159,9 @@ class PybulletBackend:
         implicit = mass + np.diag(self._armature + self.physics_timestep_s * (self._kd + self._damping))
         ddq = np.linalg.solve(implicit, force)
         applied = mass @ ddq + bias  # the torque that gives PyBullet's rigid body exactly ddq
-        p.setJointMotorControlArray(body, self._joints, p.TORQUE_CONTROL, forces=applied.tolist(), physicsClientId=client)
+        p.setJointMotorControlArray(
+            body, self._joints, p.TORQUE_CONTROL, forces=applied.tolist(), physicsClientId=client
+        )
         p.stepSimulation(physicsClientId=client)
         self._ramp.consume(1)
         self._steps += 1
@@ -165,7 +169,9 @@ class PybulletBackend:
     def read(self) -> BackendSample:
         """Time, setpoint, joints and ground-truth tip pose now."""
         q, _ = self._state()
-        link = self._p.getLinkState(self._body, self._mount, computeForwardKinematics=True, physicsClientId=self._client)
+        link = self._p.getLinkState(
+            self._body, self._mount, computeForwardKinematics=True, physicsClientId=self._client
+        )
         mount_pos = np.array(link[4])
         x, y, z, w = link[5]
         quat_wxyz = np.array([w, x, y, z])

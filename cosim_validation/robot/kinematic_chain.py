@@ -1,0 +1,114 @@
+"""The serial chain of a robot read from its URDF with pinocchio, as plain arrays for the numba kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.optional import require
+from cosim_validation.robot.errors import RobotModelError
+
+# pinocchio joint model short names -> unit axis in the joint frame
+_AXIS_OF_JOINT: dict[str, tuple[float, float, float]] = {
+    "JointModelRX": (1.0, 0.0, 0.0),
+    "JointModelRY": (0.0, 1.0, 0.0),
+    "JointModelRZ": (0.0, 0.0, 1.0),
+}
+
+
+@dataclass(frozen=True)
+class KinematicChain:
+    """A serial chain of revolute joints ending at a tool frame.
+
+    Attributes:
+        urdf_path: The URDF it was read from.
+        joint_names: Names of the J actuated joints, base to tool.
+        T_parent_joint: (J, 4, 4) placement of each joint frame in the previous joint's frame (the first
+            in base_link), at zero joint angle.
+        axis_in_joint: (J, 3) unit rotation axis of each joint in its own frame.
+        T_last_mount: (4, 4) placement of the tool mount frame (e.g. ``needle_mount``) in the last joint frame.
+        q_lower_rad: (J,) lower position limits from the URDF [rad].
+        q_upper_rad: (J,) upper position limits from the URDF [rad].
+        velocity_limit_rad_s: (J,) URDF velocity limits [rad/s] (hardware maxima, not commanding limits).
+        model: The pinocchio model (for cross-checks and dynamics).
+    """
+
+    urdf_path: Path
+    joint_names: tuple[str, ...]
+    T_parent_joint: np.ndarray
+    axis_in_joint: np.ndarray
+    T_last_mount: np.ndarray
+    q_lower_rad: np.ndarray
+    q_upper_rad: np.ndarray
+    velocity_limit_rad_s: np.ndarray
+    model: Any
+
+    @property
+    def n_joints(self) -> int:
+        """Number of actuated joints J."""
+        return len(self.joint_names)
+
+
+def _se3_matrix(placement: Any) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = np.asarray(placement.rotation)
+    T[:3, 3] = np.asarray(placement.translation)
+    return T
+
+
+def _joint_axis(joint: Any, name: str, urdf_path: Path) -> np.ndarray:
+    short = joint.shortname()
+    if short in _AXIS_OF_JOINT:
+        return np.array(_AXIS_OF_JOINT[short])
+    if short == "JointModelRevoluteUnaligned":
+        axis = np.asarray(joint.extract().axis, dtype=np.float64)
+        return axis / np.linalg.norm(axis)
+    raise RobotModelError(f"{urdf_path}: joint {name!r} is a {short}; only revolute joints are supported")
+
+
+def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
+    """Read the serial chain from base_link to ``mount_frame`` of a URDF.
+
+    Args:
+        urdf_path: The URDF file.
+        mount_frame: Name of the tool mount frame (a link or fixed frame after the last joint).
+
+    Raises:
+        RobotModelError: The file is missing or unreadable, the frame does not exist, or the joints do not
+            form one serial chain of revolute joints ending before the frame.
+    """
+    pin = require("pinocchio", "pin", "robot kinematics")
+    path = Path(urdf_path)
+    if not path.is_file():
+        raise RobotModelError(f"{path}: URDF file not found")
+    try:
+        model = pin.buildModelFromUrdf(str(path))
+    except (RuntimeError, ValueError) as exc:
+        raise RobotModelError(f"{path}: pinocchio cannot read the URDF: {exc}") from None
+    if not model.existFrame(mount_frame):
+        frames = ", ".join(f.name for f in model.frames)
+        raise RobotModelError(f"{path}: no frame {mount_frame!r}; frames: {frames}")
+    n = model.njoints - 1  # joint 0 is the universe
+    if n < 1:
+        raise RobotModelError(f"{path}: no movable joint")
+    for j in range(1, n + 1):
+        if model.parents[j] != j - 1 or model.joints[j].nq != 1:
+            raise RobotModelError(f"{path}: joint {model.names[j]!r} breaks the serial chain of 1-DOF joints")
+    mount = model.frames[model.getFrameId(mount_frame)]
+    if mount.parentJoint != n:
+        raise RobotModelError(f"{path}: frame {mount_frame!r} is not after the last joint {model.names[n]!r}")
+    names = tuple(str(model.names[j]) for j in range(1, n + 1))
+    return KinematicChain(
+        urdf_path=path,
+        joint_names=names,
+        T_parent_joint=np.stack([_se3_matrix(model.jointPlacements[j]) for j in range(1, n + 1)]),
+        axis_in_joint=np.stack([_joint_axis(model.joints[j], names[j - 1], path) for j in range(1, n + 1)]),
+        T_last_mount=_se3_matrix(mount.placement),
+        q_lower_rad=np.array(model.lowerPositionLimit, dtype=np.float64),
+        q_upper_rad=np.array(model.upperPositionLimit, dtype=np.float64),
+        velocity_limit_rad_s=np.array(model.velocityLimit, dtype=np.float64),
+        model=model,
+    )

@@ -1,0 +1,67 @@
+"""The ``robot`` configuration section: shipped values and bad input."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cosim_validation.config import ConfigNode, parse_config
+from cosim_validation.exceptions import ConfigError
+from cosim_validation.robot import RobotConfig
+
+
+def _section(root_config: ConfigNode, **changes: Any) -> ConfigNode:
+    data = copy.deepcopy(root_config["robot"].value)
+    for dotted, value in changes.items():
+        target = data
+        *parents, last = dotted.split("__")
+        for key in parents:
+            target = target[key]
+        if value is None:
+            del target[last]
+        else:
+            target[last] = value
+    return ConfigNode(data, root_config.source, "robot")
+
+
+def test_shipped_robot_section(robot_config: RobotConfig) -> None:
+    kin = robot_config.kinematics
+    assert kin.n_joints == 7
+    assert kin.joint_names == tuple(f"joint{i}" for i in range(1, 8))
+    assert kin.needle_length_m > 0
+    # ROBOTS.md 1.4: SDK real-time limits, below the URDF velocities
+    np.testing.assert_allclose(robot_config.limits.velocity_rad_s, [2.175] * 4 + [2.61] * 3)
+    assert np.all(robot_config.limits.velocity_rad_s < kin.chain.velocity_limit_rad_s)
+    assert np.all(robot_config.q_lower_rad > kin.q_lower_rad)
+    assert kin.limit_violations(robot_config.home_q_rad, robot_config.joint_limit_margin_rad) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "message"),
+    [
+        ({"needle_length_m": 0.0}, "robot.needle_length_m", "expected a number > 0.0, got 0.0"),
+        ({"needle_length_m": -0.05}, "robot.needle_length_m", "expected a number > 0.0"),
+        ({"needle_length_m": ".nan"}, "robot.needle_length_m", "expected a number"),
+        ({"home_q_rad": [0.0] * 6}, "robot.home_q_rad", "expected a list of 7 numbers, got 6"),
+        ({"home_q_rad": [0, 3.0, 0, 0, 0, 0, 0]}, "robot.home_q_rad", "joint2 = 3.0 rad outside"),
+        ({"urdf": "missing.urdf"}, "robot.urdf", "URDF file not found: 'missing.urdf'"),
+        ({"mount_frame": "tool0"}, "robot.urdf", "no frame 'tool0'"),
+        ({"limits__velocity_rad_s": [1.0] * 6 + [0.0]}, "robot.limits.velocity_rad_s", "expected 7 numbers > 0"),
+        ({"limits__jerk_rad_s3": None}, "robot.limits.jerk_rad_s3", "missing required key"),
+        ({"needle_lenght_m": 0.1}, "robot.needle_lenght_m", "unknown key"),
+    ],
+)
+def test_bad_robot_section(root_config: ConfigNode, changes: dict[str, Any], key: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        RobotConfig.from_config(_section(root_config, **changes))
+    assert info.value.key == key
+
+
+def test_yaml_nan_needle_length(root_config: ConfigNode) -> None:
+    root = parse_config("robot: {needle_length_m: .nan}", "x.yaml")
+    with pytest.raises(ConfigError, match="finite"):
+        root["robot"]["needle_length_m"].to_float(exclusive_minimum=0.0)
+    assert root_config.source.endswith("needle_insertion.yaml")

@@ -130,3 +130,71 @@ def joint_state_from_msg(msg: Any, expected_names: tuple[str, ...] | None = None
         velocity = velocity[order] if velocity.size else velocity
         names = expected_names
     return JointSample(t_ns, names, position, velocity)
+
+
+# ---------------------------------------------------------------------------- verdicts and KPIs
+def verdict_to_msg(verdict: Any, test_id: str, t_ns: int) -> Any:
+    """cosim_validation_interfaces/Verdict of a :class:`cosim_validation.properties.Verdict`."""
+    from std_msgs.msg import Header
+
+    from cosim_validation_interfaces.msg import Verdict as VerdictMsg
+
+    return VerdictMsg(
+        header=Header(stamp=time_to_msg(t_ns), frame_id="base_link"),
+        test_id=test_id,
+        property=verdict.property,
+        robot=int(verdict.robot),
+        verdict=int(verdict.status),
+        holds=bool(verdict.holds),
+        final=bool(verdict.final),
+        margin=float(verdict.margin),
+        first_violation_time_s=float(verdict.first_violation_time_s),
+        first_violation_stage=int(verdict.first_violation_stage),
+        unit=verdict.unit,
+        reason=verdict.reason,
+    )
+
+
+def verdict_from_msg(msg: Any) -> tuple[str, Any]:
+    """(test id, :class:`cosim_validation.properties.Verdict`) of a Verdict message."""
+    from cosim_validation.properties import Status, Verdict
+    from cosim_validation.record import RobotRole, Stage
+
+    verdict = Verdict(
+        property=str(msg.property),
+        robot=RobotRole(int(msg.robot)),
+        status=Status(int(msg.verdict)),
+        margin=float(msg.margin),
+        unit=str(msg.unit),
+        first_violation_time_s=float(msg.first_violation_time_s),
+        first_violation_stage=Stage(int(msg.first_violation_stage)),
+        final=bool(msg.final),
+        reason=str(msg.reason),
+    )
+    return str(msg.test_id), verdict
+
+
+def kpi_to_msg(kpi: Any, test_id: str, t_ns: int) -> Any:
+    """cosim_validation_interfaces/Kpi of a :class:`cosim_validation.properties.Kpi` (its reason is not sent)."""
+    from std_msgs.msg import Header
+
+    from cosim_validation_interfaces.msg import Kpi as KpiMsg
+
+    return KpiMsg(
+        header=Header(stamp=time_to_msg(t_ns), frame_id="base_link"),
+        test_id=test_id,
+        name=kpi.name,
+        robot=int(kpi.robot),
+        stage=int(kpi.stage),
+        value=float(kpi.value),
+        unit=kpi.unit,
+    )
+
+
+def kpi_from_msg(msg: Any) -> tuple[str, Any]:
+    """(test id, :class:`cosim_validation.properties.Kpi`) of a Kpi message."""
+    from cosim_validation.properties import Kpi
+    from cosim_validation.record import RobotRole, Stage
+
+    kpi = Kpi(str(msg.name), RobotRole(int(msg.robot)), Stage(int(msg.stage)), float(msg.value), str(msg.unit))
+    return str(msg.test_id), kpi

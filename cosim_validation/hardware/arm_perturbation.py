@@ -69,7 +69,9 @@ class ArmPerturbation:
             mujoco.mju_mulQuat(rotated, np.asarray(body.quat, dtype=np.float64), offset)
             body.quat = rotated
         tip = spec.site(TIP_SITE)
-        tip.pos[2] += self.needle_length_error_m
+        tip_rotation = np.empty(9)
+        mujoco.mju_quat2Mat(tip_rotation, np.asarray(tip.quat, dtype=np.float64))
+        tip.pos = np.asarray(tip.pos) + self.needle_length_error_m * tip_rotation.reshape(3, 3)[:, 2]
         for name, scale in zip(self.body_names, self.mass_scale, strict=True):
             body = spec.body(name)
             body.mass = body.mass * scale

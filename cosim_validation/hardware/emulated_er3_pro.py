@@ -19,7 +19,6 @@ geometry errors, the gear play and torsion, and the tracker noise, as on a real 
 from __future__ import annotations
 
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ from cosim_validation.hardware.joint_encoder import JointEncoder
 from cosim_validation.hardware.lost_motion import LostMotion
 from cosim_validation.optional import require
 from cosim_validation.record import RobotRole
+from cosim_validation.robot import Kinematics
 from cosim_validation.sim.backends_config import BackendsConfig
 from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.sim.mujoco_arm import MujocoArm
@@ -55,8 +55,7 @@ class EmulatedEr3Pro:
     Args:
         config: The shared backend configuration (physics rate, servo).
         emulated: The error sources of this arm.
-        urdf_path: The nominal robot description.
-        needle_length_m: Nominal needle length beyond ``needle_mount`` [m].
+        kinematics: The nominal arm (its URDF) and needle.
         seed: Overrides ``emulated.seed`` (e.g. one arm per campaign worker).
     """
 
@@ -67,9 +66,8 @@ class EmulatedEr3Pro:
         self,
         config: BackendsConfig,
         emulated: EmulatedArmConfig,
+        kinematics: Kinematics,
         *,
-        urdf_path: Path,
-        needle_length_m: float,
         seed: int | None = None,
     ) -> None:
         self._mujoco = require("mujoco", "mujoco", "the emulated ER3 Pro")
@@ -77,7 +75,7 @@ class EmulatedEr3Pro:
         geometry_rng, encoder_rng, tracker_rng = (
             np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(3)
         )
-        spec = load_arm_spec(urdf_path, needle_length_m)
+        spec = load_arm_spec(kinematics)
         add_servo(spec, config.servo, config.physics_timestep_s)
         self._joint_names = hinge_joint_names(spec)
         n = len(self._joint_names)
@@ -91,7 +89,7 @@ class EmulatedEr3Pro:
             joint.frictionloss = float(friction)
             joint.solimp_friction = _FRICTION_SOLIMP
             joint.solref_friction = [_FRICTION_TIMECONST_STEPS * config.physics_timestep_s, 1.0]
-        model = compile_spec(spec, f"{urdf_path} (emulated ER3 Pro, seed {self.seed})")
+        model = compile_spec(spec, f"{kinematics.chain.urdf_path} (emulated ER3 Pro, seed {self.seed})")
         self._arm = MujocoArm(model)
         self._link_data = self._mujoco.MjData(model)  # the link-side (actual) configuration
         self._q_lower_rad = np.array(model.jnt_range[:n, 0])

@@ -16,7 +16,7 @@ def make_backend(
     *,
     seed: int | None = None,
 ) -> RobotBackend:
-    """The backend ``name`` for the arm of ``kinematics`` (its URDF and needle length).
+    """The backend ``name`` for the arm of ``kinematics`` (its URDF and needle).
 
     Args:
         name: ``mujoco``, ``pybullet`` or ``emulated``; None for ``backends.default``.
@@ -34,22 +34,21 @@ def make_backend(
     chosen = shared.default if name is None else name
     if chosen not in BACKEND_NAMES:
         raise BackendInputError(f"unknown backend {name!r}; expected one of: {', '.join(BACKEND_NAMES)}")
-    urdf_path, needle_m = kinematics.chain.urdf_path, kinematics.needle_length_m
     backend: RobotBackend
     if chosen == "mujoco":
         from cosim_validation.sim.mujoco_backend import MujocoBackend
 
-        backend = MujocoBackend(shared, urdf_path=urdf_path, needle_length_m=needle_m)
+        backend = MujocoBackend(shared, kinematics)
     elif chosen == "pybullet":
         from cosim_validation.sim.pybullet_backend import PybulletBackend
 
-        backend = PybulletBackend(shared, urdf_path=urdf_path, needle_length_m=needle_m)
+        backend = PybulletBackend(shared, kinematics)
     else:
         from cosim_validation.hardware.emulated_config import EmulatedArmConfig
         from cosim_validation.hardware.emulated_er3_pro import EmulatedEr3Pro
 
         emulated = EmulatedArmConfig.from_config(node["emulated"], kinematics.n_joints)
-        backend = EmulatedEr3Pro(shared, emulated, urdf_path=urdf_path, needle_length_m=needle_m, seed=seed)
+        backend = EmulatedEr3Pro(shared, emulated, kinematics, seed=seed)
     if backend.joint_names != kinematics.joint_names:
         backend.close()
         raise BackendModelError(

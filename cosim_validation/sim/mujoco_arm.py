@@ -11,6 +11,7 @@ import numpy as np
 
 from cosim_validation.optional import require
 from cosim_validation.sim.mujoco_model import TIP_SITE
+from cosim_validation.sim.quaternion import canonical
 from cosim_validation.sim.setpoint_ramp import SetpointRamp
 
 
@@ -77,11 +78,11 @@ class MujocoArm:
         return np.array(self.data.qpos[: self.n_joints])
 
     def tip_pose(self, data: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Needle-tip position (3,) [m] and orientation (4,) wxyz in base_link, from ``data`` (default: own).
+        """Needle-tip position (3,) [m] and orientation (4,) wxyz (w >= 0) in base_link, from ``data`` (default: own).
 
         Call :meth:`forward` first (or ``mj_kinematics`` on ``data``).
         """
         d = self.data if data is None else data
         quat = np.empty(4)
         self._mujoco.mju_mat2Quat(quat, d.site_xmat[self._tip_site])
-        return np.array(d.site_xpos[self._tip_site]), quat
+        return np.array(d.site_xpos[self._tip_site]), canonical(quat)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from cosim_validation.record import RobotRole
+from cosim_validation.robot import Kinematics
 from cosim_validation.sim.backends_config import BackendsConfig
 from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.sim.mujoco_arm import MujocoArm
@@ -23,17 +22,16 @@ class MujocoBackend:
 
     Args:
         config: The shared backend configuration (physics rate, servo).
-        urdf_path: The robot description.
-        needle_length_m: Needle length beyond ``needle_mount`` [m].
+        kinematics: The arm (its URDF) and the needle.
     """
 
     name = "mujoco"
     role = RobotRole.VIRTUAL
 
-    def __init__(self, config: BackendsConfig, *, urdf_path: Path, needle_length_m: float) -> None:
-        spec = load_arm_spec(urdf_path, needle_length_m)
+    def __init__(self, config: BackendsConfig, kinematics: Kinematics) -> None:
+        spec = load_arm_spec(kinematics)
         add_servo(spec, config.servo, config.physics_timestep_s)
-        model = compile_spec(spec, str(urdf_path))
+        model = compile_spec(spec, str(kinematics.chain.urdf_path))
         self._arm = MujocoArm(model)
         self._joint_names = hinge_joint_names(spec)
         self._q_lower_rad = np.array(model.jnt_range[: self._arm.n_joints, 0])

@@ -1,7 +1,7 @@
 """The arm as a MuJoCo model: the project's URDF plus the needle, a tip site and the joint servo.
 
 The URDF is the one source of the kinematics and inertias; this module adds what URDF cannot say:
-the needle (a massless capsule along ``needle_mount`` +z with the ``needle_tip`` site at its end), the
+the needle of the robot's kinematics (a massless capsule ending at the ``needle_tip`` site), the
 reflected rotor inertia (armature), viscous joint damping, gravity compensation routed through the
 actuators (so it counts against the URDF effort limits), and two actuators per joint that realise the
 servo of :class:`~cosim_validation.sim.backends_config.JointServoConfig` with a first-order hold:
@@ -15,15 +15,15 @@ Contacts are disabled: backends execute joint trajectories; collisions are judge
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cosim_validation.optional import require
+from cosim_validation.robot import Kinematics
 from cosim_validation.sim.backends_config import JointServoConfig
 from cosim_validation.sim.errors import BackendModelError
 
-#: Body where the needle starts (end of the holder); the needle extends along its +z axis.
-MOUNT_BODY = "needle_mount"
 #: Site at the needle tip; its +z axis points along the needle towards the tip.
 TIP_SITE = "needle_tip"
 #: Radius of the needle capsule drawn in viewers [m] (an 18 G needle, 1.27 mm outer diameter).
@@ -34,39 +34,42 @@ def _mujoco() -> Any:
     return require("mujoco", "mujoco", "the MuJoCo robot backend")
 
 
-def load_arm_spec(urdf_path: Path, needle_length_m: float) -> Any:
-    """The URDF as an editable ``mujoco.MjSpec`` with the needle and its tip site added.
+def load_arm_spec(kinematics: Kinematics) -> Any:
+    """The arm of ``kinematics`` (its URDF) as an editable ``mujoco.MjSpec``, with the needle and its tip site.
 
-    Args:
-        urdf_path: The robot description.
-        needle_length_m: Needle length beyond ``needle_mount`` [m], > 0.
+    The tip site sits on the body of the last joint at ``kinematics.T_last_tip``, the needle's own
+    definition in the robot model, so simulator and forward kinematics share one needle.
 
     Raises:
-        BackendModelError: Missing or unreadable URDF, no ``needle_mount`` frame, bad needle length.
+        BackendModelError: MuJoCo cannot read the URDF, or its last joint is not the kinematics' last joint.
     """
     mujoco = _mujoco()
-    if not (needle_length_m > 0.0 and needle_length_m < 1.0):
-        raise BackendModelError(f"needle_length_m must be in (0, 1) m, got {needle_length_m!r}")
-    if not Path(urdf_path).is_file():
-        raise BackendModelError(f"{urdf_path}: URDF not found")
+    urdf_path = kinematics.chain.urdf_path
     try:
         spec = mujoco.MjSpec.from_file(str(urdf_path))
     except Exception as exc:  # noqa: BLE001 - MuJoCo raises plain ValueError/RuntimeError with its parser text
         raise BackendModelError(f"{urdf_path}: MuJoCo cannot read the URDF: {exc}") from None
     spec.compiler.fusestatic = False  # keep flange, needle_holder, needle_mount as named bodies
-    mount = spec.body(MOUNT_BODY)
-    if mount is None:
-        raise BackendModelError(f"{urdf_path}: no link {MOUNT_BODY!r} to carry the needle")
-    mount.add_geom(
+    names = hinge_joint_names(spec)
+    if names != kinematics.joint_names:
+        raise BackendModelError(
+            f"{urdf_path}: MuJoCo joints {names} differ from the kinematics' {kinematics.joint_names}"
+        )
+    last_body = spec.joint(names[-1]).parent
+    T = kinematics.T_last_tip
+    tip_quat = np.empty(4)
+    mujoco.mju_mat2Quat(tip_quat, np.ascontiguousarray(T[:3, :3]).ravel())
+    base = T[:3, 3] - kinematics.needle_length_m * T[:3, 2]
+    last_body.add_geom(
         name="needle",
         type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-        size=[NEEDLE_RADIUS_M, needle_length_m / 2.0, 0.0],
-        pos=[0.0, 0.0, needle_length_m / 2.0],
+        size=[NEEDLE_RADIUS_M, 0.0, 0.0],
+        fromto=[*base, *T[:3, 3]],
         density=0.0,
         contype=0,
         conaffinity=0,
     )
-    mount.add_site(name=TIP_SITE, pos=[0.0, 0.0, needle_length_m])
+    last_body.add_site(name=TIP_SITE, pos=T[:3, 3], quat=tip_quat)
     return spec
 
 

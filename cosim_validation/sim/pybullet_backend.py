@@ -19,18 +19,18 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.optional import quiet_stdout, require
 from cosim_validation.record import RobotRole
+from cosim_validation.robot import Kinematics
+from cosim_validation.robot.fk_kernels import matrix_to_quat_wxyz
 from cosim_validation.sim.backends_config import BackendsConfig
 from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.sim.errors import BackendModelError
-from cosim_validation.sim.mujoco_model import MOUNT_BODY
+from cosim_validation.sim.quaternion import canonical, quat_multiply
 from cosim_validation.sim.robot_backend import BackendSample
 from cosim_validation.sim.setpoint_ramp import SetpointRamp
 
 
-def _load_robot(p: Any, client: int, urdf_path: Path) -> tuple[int, list[int], int]:
-    """Load the URDF; return (body id, revolute joint indices, needle_mount link index)."""
-    if not urdf_path.is_file():
-        raise BackendModelError(f"{urdf_path}: URDF not found")
+def _load_robot(p: Any, client: int, urdf_path: Path) -> tuple[int, list[int]]:
+    """Load the URDF with a fixed base; return (body id, revolute joint indices = their child link indices)."""
     try:
         with quiet_stdout():
             body = p.loadURDF(
@@ -38,20 +38,16 @@ def _load_robot(p: Any, client: int, urdf_path: Path) -> tuple[int, list[int], i
             )
     except p.error as exc:
         raise BackendModelError(f"{urdf_path}: PyBullet cannot load the URDF: {exc}") from None
-    joints, mount = [], -1
+    joints = []
     for index in range(p.getNumJoints(body, physicsClientId=client)):
         info = p.getJointInfo(body, index, physicsClientId=client)
         if info[2] == p.JOINT_REVOLUTE:
             joints.append(index)
-        if info[12].decode() == MOUNT_BODY:
-            mount = index
         # PyBullet gives a link without <inertial> 1 kg and unit inertia; the URDF means "massless frame".
         if p.getDynamicsInfo(body, index, physicsClientId=client)[0] == 1.0 and info[2] == p.JOINT_FIXED:
             p.changeDynamics(body, index, mass=0.0, localInertiaDiagonal=[0.0, 0.0, 0.0], physicsClientId=client)
         p.changeDynamics(body, index, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
-    if mount < 0:
-        raise BackendModelError(f"{urdf_path}: no link {MOUNT_BODY!r} to carry the needle")
-    return body, joints, mount
+    return body, joints
 
 
 class PybulletBackend:
@@ -59,31 +55,35 @@ class PybulletBackend:
 
     Args:
         config: The shared backend configuration (physics rate, servo).
-        urdf_path: The robot description.
-        needle_length_m: Needle length beyond ``needle_mount`` [m].
+        kinematics: The arm (its URDF) and the needle (placed on the last link as the kinematics place it).
     """
 
     name = "pybullet"
     role = RobotRole.VIRTUAL
 
-    def __init__(self, config: BackendsConfig, *, urdf_path: Path, needle_length_m: float) -> None:
-        if not (needle_length_m > 0.0 and needle_length_m < 1.0):
-            raise BackendModelError(f"needle_length_m must be in (0, 1) m, got {needle_length_m!r}")
+    def __init__(self, config: BackendsConfig, kinematics: Kinematics) -> None:
         self._p = p = require("pybullet", "pybullet", "the PyBullet robot backend", quiet=True)
         self._client = int(p.connect(p.DIRECT))
-        self._body, self._joints, self._mount = _load_robot(p, self._client, Path(urdf_path))
-        servo = config.servo
-        if len(self._joints) != servo.n_joints:
-            raise BackendModelError(f"the servo configures {servo.n_joints} joints, the URDF has {len(self._joints)}")
+        urdf_path = kinematics.chain.urdf_path
+        self._body, self._joints = _load_robot(p, self._client, urdf_path)
         infos = [p.getJointInfo(self._body, j, physicsClientId=self._client) for j in self._joints]
         self._joint_names = tuple(info[1].decode() for info in infos)
+        servo = config.servo
+        if self._joint_names != kinematics.joint_names or servo.n_joints != len(self._joint_names):
+            self.close()
+            raise BackendModelError(
+                f"{urdf_path}: PyBullet joints {self._joint_names}, kinematics joints {kinematics.joint_names}, "
+                f"servo configured for {servo.n_joints} joints: they must agree"
+            )
         self._q_lower_rad = np.array([info[8] for info in infos])
         self._q_upper_rad = np.array([info[9] for info in infos])
         self._effort_nm = np.array([info[10] for info in infos])
         self._kp, self._kd = servo.kp_nm_per_rad, servo.kd_nms_per_rad
         self._armature, self._damping = servo.armature_kg_m2, servo.damping_nms_per_rad
         self._gravity_compensation = servo.gravity_compensation
-        self._needle_m = float(needle_length_m)
+        # the tip in the last link's frame (= the last joint's frame of the kinematics)
+        self._tip_in_last_m = np.array(kinematics.T_last_tip[:3, 3])
+        self._tip_quat_in_last = canonical(matrix_to_quat_wxyz(np.ascontiguousarray(kinematics.T_last_tip[:3, :3])))
         self.physics_timestep_s = config.physics_timestep_s
         p.setGravity(0.0, 0.0, -9.81, physicsClientId=self._client)
         p.setTimeStep(self.physics_timestep_s, physicsClientId=self._client)
@@ -170,18 +170,16 @@ class PybulletBackend:
         """Time, setpoint, joints and ground-truth tip pose now."""
         q, _ = self._state()
         link = self._p.getLinkState(
-            self._body, self._mount, computeForwardKinematics=True, physicsClientId=self._client
+            self._body, self._joints[-1], computeForwardKinematics=True, physicsClientId=self._client
         )
-        mount_pos = np.array(link[4])
+        rotation = np.array(self._p.getMatrixFromQuaternion(link[5])).reshape(3, 3)
         x, y, z, w = link[5]
-        quat_wxyz = np.array([w, x, y, z])
-        axis_z = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
         return BackendSample(
             t_s=self._steps * self.physics_timestep_s,
             q_setpoint_rad=self._setpoint_rad.copy(),
             q_measured_rad=q,
-            actual_tip_pos_m=mount_pos + self._needle_m * axis_z,
-            actual_tip_quat_wxyz=quat_wxyz,
+            actual_tip_pos_m=np.array(link[4]) + rotation @ self._tip_in_last_m,
+            actual_tip_quat_wxyz=canonical(quat_multiply(np.array([w, x, y, z]), self._tip_quat_in_last)),
         )
 
     def close(self) -> None:

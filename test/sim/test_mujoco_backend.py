@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -22,7 +21,7 @@ def shared(config: ConfigNode) -> BackendsConfig:
 
 @pytest.fixture(scope="module")
 def mujoco_backend(shared: BackendsConfig, kinematics: Kinematics) -> MujocoBackend:
-    return MujocoBackend(shared, urdf_path=kinematics.chain.urdf_path, needle_length_m=kinematics.needle_length_m)
+    return MujocoBackend(shared, kinematics)
 
 
 def _poses(robot_config: RobotConfig, n: int) -> np.ndarray:
@@ -69,11 +68,7 @@ def test_without_compensation_gravity_deflects_by_g_over_kp(
 ) -> None:
     """Statics law: kp (q_ref - q) = g(q), with g from pinocchio on the URDF (an independent model)."""
     servo = dataclasses.replace(shared.servo, gravity_compensation=False)
-    backend = MujocoBackend(
-        dataclasses.replace(shared, servo=servo),
-        urdf_path=kinematics.chain.urdf_path,
-        needle_length_m=kinematics.needle_length_m,
-    )
+    backend = MujocoBackend(dataclasses.replace(shared, servo=servo), kinematics)
     model = kinematics.chain.model
     data = model.createData()
     for q_ref in _poses(robot_config, 3):
@@ -85,12 +80,18 @@ def test_without_compensation_gravity_deflects_by_g_over_kp(
         np.testing.assert_allclose(servo.kp_nm_per_rad * (q_ref - q), gravity_nm, rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("needle_length_m", [0.0, -0.1, float("nan"), 2.0])
-def test_bad_needle_length_is_refused(shared: BackendsConfig, kinematics: Kinematics, needle_length_m: float) -> None:
-    with pytest.raises(BackendModelError, match="needle_length_m must be in"):
-        MujocoBackend(shared, urdf_path=kinematics.chain.urdf_path, needle_length_m=needle_length_m)
+@pytest.mark.parametrize("needle_length_m", [0.05, 0.35])
+def test_the_needle_is_the_kinematics_needle(
+    shared: BackendsConfig, kinematics: Kinematics, needle_length_m: float
+) -> None:
+    other = kinematics.with_needle_length(needle_length_m)
+    backend = MujocoBackend(shared, other)
+    q = np.array([0.3, 0.5, -0.2, 1.2, 0.4, 0.9, 1.0])
+    backend.reset(q)
+    np.testing.assert_allclose(backend.read().actual_tip_pos_m, other.tip_pose(q).pos_m, atol=1e-9)
 
 
-def test_missing_urdf_is_named(shared: BackendsConfig, tmp_path: Path) -> None:
-    with pytest.raises(BackendModelError, match=r"nothing\.urdf: URDF not found"):
-        MujocoBackend(shared, urdf_path=tmp_path / "nothing.urdf", needle_length_m=0.1)
+def test_a_servo_for_another_arm_is_refused(shared: BackendsConfig, kinematics: Kinematics) -> None:
+    six = dataclasses.replace(shared.servo, kp_nm_per_rad=shared.servo.kp_nm_per_rad[:6])
+    with pytest.raises(BackendModelError, match=r"the servo configures 6 joints, the model has 7"):
+        MujocoBackend(dataclasses.replace(shared, servo=six), kinematics)

@@ -1,0 +1,217 @@
+"""numba kernels of the discrete Fréchet distance over packed coordinates.
+
+Layout: all kernels read trajectories from one packed coordinate array ``X`` of shape (D, N), one row per
+coordinate (structure of arrays), C-contiguous float64. A trajectory is a column range: P is
+``X[:, p0:p0 + n]`` and Q is ``X[:, q0:q0 + m]``. D <= 3 is padded with zero rows to D = 3 by the callers
+(adding 0.0 to a sum of squares is exact), so the 3-D kernel serves 1-, 2- and 3-D input.
+
+Definition (seed 000): a coupling of P (n points) and Q (m points) is a sequence of index pairs
+(a_1, b_1), ..., (a_k, b_k) with (a_1, b_1) = (0, 0), (a_k, b_k) = (n-1, m-1) and each step advancing
+a, b or both by one. The discrete Fréchet distance is the minimum over couplings of the maximum
+Euclidean distance of the coupled points. The dynamic programme is
+``C[i, j] = max(d2(i, j), min(C[i-1, j], C[i, j-1], C[i-1, j-1]))`` on squared distances d2; the distance is
+``sqrt(C[n-1, m-1])``, one square root at the end. min and max are exact in floating point, so the result is
+the correctly rounded square root of the largest squared distance on an optimal coupling.
+
+Speed: the kernels walk the anti-diagonals i + j = k. Cells of one anti-diagonal are independent, so the
+inner loop has no loop-carried dependency and LLVM vectorises it (AVX2/AVX-512), unlike the row loop whose
+``C[i, j-1]`` dependency serialises it. Three buffers of length n + 1 (cell i of a diagonal at index
+i + 1, index 0 a +inf sentinel) hold diagonals k-2, k-1 and k: O(n) memory with n the shorter trajectory
+(callers pass the shorter one as P). Indices are cast to uint64 so numba emits no negative-index
+wraparound select, which would otherwise stop the vectoriser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_INF = np.inf
+
+
+@njit(cache=True, inline="always")
+def sq_dist(X: np.ndarray, i: int, j: int) -> float:
+    """Squared distance between columns i and j of X (D, N), summed from the first row to the last."""
+    s = 0.0
+    for r in range(X.shape[0]):
+        diff = X[r, i] - X[r, j]
+        s += diff * diff
+    return s
+
+
+@njit(cache=True, boundscheck=False)
+def _frechet_sq_3(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
+    """Squared discrete Fréchet distance for X with exactly three rows (see module docstring)."""
+    a = np.full(n + 1, _INF)
+    b = np.full(n + 1, _INF)
+    c = np.full(n + 1, _INF)
+    x = X[0]
+    y = X[1]
+    z = X[2]
+    b[1] = sq_dist(X, p0, q0)
+    for k in range(1, n + m - 1):
+        lo = max(0, k - m + 1)
+        hi = min(k, n - 1)
+        qk = q0 + k
+        for i in range(lo, hi + 1):
+            ii = np.uint64(p0 + i)
+            jj = np.uint64(qk - i)
+            bi = np.uint64(i)
+            b1 = np.uint64(i + 1)
+            dx = x[ii] - x[jj]
+            dy = y[ii] - y[jj]
+            dz = z[ii] - z[jj]
+            d = dx * dx + dy * dy + dz * dz
+            u = b[bi]
+            v = b[b1]
+            w = a[bi]
+            t = u if u < v else v
+            best = t if t < w else w
+            c[b1] = d if d > best else best
+        a, b, c = b, c, a
+    return float(b[n])
+
+
+@njit(cache=True, boundscheck=False)
+def _frechet_sq_d(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
+    """Squared discrete Fréchet distance for any number of rows: squared distances of a diagonal first."""
+    D = X.shape[0]
+    a = np.full(n + 1, _INF)
+    b = np.full(n + 1, _INF)
+    c = np.full(n + 1, _INF)
+    d2 = np.empty(n)
+    b[1] = sq_dist(X, p0, q0)
+    for k in range(1, n + m - 1):
+        lo = max(0, k - m + 1)
+        hi = min(k, n - 1)
+        qk = q0 + k
+        for i in range(lo, hi + 1):
+            d2[np.uint64(i)] = 0.0
+        for r in range(D):
+            row = X[r]
+            for i in range(lo, hi + 1):
+                diff = row[np.uint64(p0 + i)] - row[np.uint64(qk - i)]
+                d2[np.uint64(i)] += diff * diff
+        for i in range(lo, hi + 1):
+            bi = np.uint64(i)
+            b1 = np.uint64(i + 1)
+            d = d2[bi]
+            u = b[bi]
+            v = b[b1]
+            w = a[bi]
+            t = u if u < v else v
+            best = t if t < w else w
+            c[b1] = d if d > best else best
+        a, b, c = b, c, a
+    return float(b[n])
+
+
+@njit(cache=True)
+def frechet_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
+    """Squared discrete Fréchet distance of P = X[:, p0:p0+n] and Q = X[:, q0:q0+m]; n, m >= 1.
+
+    Memory is O(n): pass the shorter trajectory as P (the distance is symmetric).
+    """
+    if X.shape[0] == 3:
+        return _frechet_sq_3(X, p0, n, q0, m)
+    return _frechet_sq_d(X, p0, n, q0, m)
+
+
+@njit(cache=True)
+def greedy_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
+    """Squared maximum distance along one coupling chosen greedily: an upper bound of ``frechet_sq``.
+
+    From (i, j) the walk steps to the admissible successor with the smallest squared distance. O(n + m).
+    """
+    i = 0
+    j = 0
+    worst = sq_dist(X, p0, q0)
+    while i < n - 1 or j < m - 1:
+        if i == n - 1:
+            j += 1
+        elif j == m - 1:
+            i += 1
+        else:
+            dd = sq_dist(X, p0 + i + 1, q0 + j + 1)
+            di = sq_dist(X, p0 + i + 1, q0 + j)
+            dj = sq_dist(X, p0 + i, q0 + j + 1)
+            if dd <= di and dd <= dj:
+                i += 1
+                j += 1
+            elif di <= dj:
+                i += 1
+            else:
+                j += 1
+        d = sq_dist(X, p0 + i, q0 + j)
+        if d > worst:
+            worst = d
+    return worst
+
+
+@njit(cache=True)
+def _first_reachable(c: np.ndarray, s: int, e: int, T: float) -> int:
+    """Smallest cell index i in [s, e] with c[i + 1] <= T, or e + 1 if none."""
+    for i in range(s, e + 1):
+        if c[i + 1] <= T:
+            return i
+    return e + 1
+
+
+@njit(cache=True)
+def _last_reachable(c: np.ndarray, s: int, e: int, T: float) -> int:
+    """Largest cell index i in [s, e] with c[i + 1] <= T, or s - 1 if none."""
+    for i in range(e, s - 1, -1):
+        if c[i + 1] <= T:
+            return i
+    return s - 1
+
+
+@njit(cache=True, boundscheck=False)
+def within_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int, T: float) -> bool:
+    """Whether ``frechet_sq(X, p0, n, q0, m) <= T``, deciding as early as possible.
+
+    1. Lower bound: the coupled endpoints (0, 0) and (n-1, m-1) are on every coupling.
+    2. Upper bound: the greedy coupling (O(n + m)).
+    3. The dynamic programme restricted to the band of cells reachable with value <= T: a cell can only be
+       reachable if a predecessor is, so diagonal k is computed only over the index range spanned by the
+       reachable cells of diagonals k-1 and k-2; when both are empty no coupling stays within T (every
+       coupling visits diagonal k or k+1) and the answer is False.
+    """
+    if sq_dist(X, p0, q0) > T or sq_dist(X, p0 + n - 1, q0 + m - 1) > T:
+        return False
+    if greedy_sq(X, p0, n, q0, m) <= T:
+        return True
+    a = np.full(n + 1, _INF)
+    b = np.full(n + 1, _INF)
+    c = np.full(n + 1, _INF)
+    b[1] = sq_dist(X, p0, q0)
+    r1s, r1e, r2s, r2e = 0, 0, 1, 0  # reachable cell ranges of diagonals k-1 (b) and k-2 (a)
+    cbs, cbe, cas, cae, ccs, cce = 0, 0, 1, 0, 1, 0  # computed ranges of the buffers b, a, c
+    for k in range(1, n + m - 1):
+        s = n
+        e = -1
+        if r1s <= r1e:
+            s, e = r1s, r1e + 1
+        if r2s <= r2e:
+            s, e = min(s, r2s + 1), max(e, r2e + 1)
+        if e < 0:
+            return False
+        s = max(s, k - m + 1, 0)
+        e = min(e, k, n - 1)
+        for i in range(ccs, cce + 1):  # forget diagonal k-3: cells outside the computed range read +inf
+            c[i + 1] = _INF
+        qk = q0 + k
+        for i in range(s, e + 1):
+            d = sq_dist(X, p0 + i, qk - i)
+            u = b[i]
+            v = b[i + 1]
+            w = a[i]
+            t = u if u < v else v
+            best = t if t < w else w
+            c[i + 1] = d if d > best else best
+        rs = _first_reachable(c, s, e, T)
+        re = _last_reachable(c, s, e, T) if rs <= e else rs - 1
+        a, b, c = b, c, a
+        cas, cae, cbs, cbe, ccs, cce = cbs, cbe, s, e, cas, cae
+        r2s, r2e, r1s, r1e = r1s, r1e, rs, re
+    return bool(b[n] <= T)

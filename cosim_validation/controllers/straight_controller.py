@@ -34,5 +34,7 @@ class StraightController:
         axis = span / np.linalg.norm(span)
         entry = self.planner.world.skin_entries(source_m[None, :], target_m)[0]
         if not np.isfinite(entry).all():
-            raise PlanningError(f"the line from the source to the target {target_m.tolist()} never meets the skin", "no_skin_entry")
+            raise PlanningError(
+                f"the line from the source to the target {target_m.tolist()} never meets the skin", "no_skin_entry"
+            )
         return self.planner.plan(source_m, InsertionLine(target_m, axis, entry), self.name)

@@ -31,7 +31,9 @@ class CartesianLimits:
 
     def slower(self, factor: float) -> CartesianLimits:
         """Limits for the same path ``factor`` (> 1) times slower."""
-        return CartesianLimits(self.velocity_m_s / factor, self.acceleration_m_s2 / factor**2, self.jerk_m_s3 / factor**3)
+        return CartesianLimits(
+            self.velocity_m_s / factor, self.acceleration_m_s2 / factor**2, self.jerk_m_s3 / factor**3
+        )
 
 
 def line_motion(

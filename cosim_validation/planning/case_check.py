@@ -36,7 +36,9 @@ def check_case(world: CollisionWorld, source: ArrayLike, target: ArrayLike) -> t
     source_m, target_m = as_point(source, "source"), as_point(target, "target")
     obstacles = world.containing(target_m, world.forbidden)
     if obstacles:
-        raise PlanningError(f"target {target_m.tolist()} lies inside the forbidden region {obstacles[0]!r}", "target_in_obstacle")
+        raise PlanningError(
+            f"target {target_m.tolist()} lies inside the forbidden region {obstacles[0]!r}", "target_in_obstacle"
+        )
     if not world.containing(target_m, world.targets):
         names = ", ".join(world.targets) or "none"
         raise PlanningError(
@@ -44,5 +46,7 @@ def check_case(world: CollisionWorld, source: ArrayLike, target: ArrayLike) -> t
         )
     inside = world.containing(source_m, {world.skin_name: world.skin, **world.targets, **world.forbidden})
     if inside:
-        raise PlanningError(f"source {source_m.tolist()} lies inside {inside[0]!r}; it must be outside the body", "source_inside_body")
+        raise PlanningError(
+            f"source {source_m.tolist()} lies inside {inside[0]!r}; it must be outside the body", "source_inside_body"
+        )
     return source_m, target_m

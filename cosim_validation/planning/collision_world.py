@@ -43,7 +43,9 @@ class CollisionWorld:
     def __init__(self, scene: AnatomyScene) -> None:
         skin = scene.skin
         if skin is None:
-            raise PlanningError("the anatomy has no model with role 'skin'; planning needs the body surface", "bad_input")
+            raise PlanningError(
+                "the anatomy has no model with role 'skin'; planning needs the body surface", "bad_input"
+            )
         self.scene = scene
         self.skin_name = skin.name
         self.skin = MeshDistance(skin.vertices_m, skin.faces)
@@ -69,7 +71,7 @@ class CollisionWorld:
         """
         ends = np.ascontiguousarray(np.broadcast_to(target_m, starts_m.shape))
         hit = self.skin.segment_distance(np.ascontiguousarray(starts_m), ends)
-        entries = starts_m + hit.t_closest[:, None] * (ends - starts_m)
+        entries: np.ndarray = starts_m + hit.t_closest[:, None] * (ends - starts_m)
         entries[~hit.contact] = np.nan
         return entries
 

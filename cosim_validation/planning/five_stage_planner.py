@@ -75,7 +75,14 @@ class FiveStagePlanner:
         initialization, used_ompl = self._initialization(solved.q_rad)
         approach = self._approach(solved.q_rad, source_m, line)
         injection = line_motion(
-            self.ik, approach[-1], line.entry_m, line.target_m, self.config.injection, self.joint_limits, dt, "injection"
+            self.ik,
+            approach[-1],
+            line.entry_m,
+            line.target_m,
+            self.config.injection,
+            self.joint_limits,
+            dt,
+            "injection",
         )
         self._require_free(injection, "injection", check_needle=False)
         stages = [
@@ -128,7 +135,9 @@ class FiveStagePlanner:
         dt = self.config.dt_s
         q = q_source[None, :]
         if not on_line:
-            q = line_motion(self.ik, q_source, source_m, standoff, self.config.approach, self.joint_limits, dt, "approach")
+            q = line_motion(
+                self.ik, q_source, source_m, standoff, self.config.approach, self.joint_limits, dt, "approach"
+            )
             self._require_free(q, "approach to the standoff point", check_needle=True)
         last = line_motion(self.ik, q[-1], standoff if not on_line else source_m, line.entry_m,
                            self.config.approach, self.joint_limits, dt, "approach")  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from cosim_validation.planning.time_scaling import profile_samples
@@ -35,7 +37,7 @@ def joint_line(q_from: np.ndarray, q_to: np.ndarray, limits: CommandLimits, dt_s
         float(np.min(limits.jerk_rad_s3[moving] / span)),
         dt_s,
     )
-    q = q_from + u[:, None] * delta
+    q: np.ndarray = q_from + u[:, None] * delta
     q[-1] = q_to
     return q
 
@@ -47,7 +49,7 @@ def joint_polyline(waypoints: np.ndarray, limits: CommandLimits, dt_s: float) ->
         (N + 1, J) joint vectors, the first ``waypoints[0]``, the last ``waypoints[-1]``.
     """
     parts = [waypoints[:1]]
-    for a, b in zip(waypoints[:-1], waypoints[1:], strict=True):
+    for a, b in pairwise(waypoints):
         parts.append(joint_line(a, b, limits, dt_s)[1:])
     return np.concatenate(parts)
 

@@ -8,6 +8,7 @@ distance to the skin's bounding box already exceeds the requirement are not quer
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 
@@ -23,7 +24,7 @@ _NEEDLE_SPACING_M = 0.005  # needle sample points for the skin check
 def densify(q: np.ndarray, step_rad: float) -> np.ndarray:
     """Samples (n, J) with linear joint interpolation inserted so that no joint moves more than ``step_rad``."""
     out = [q[:1]]
-    for a, b in zip(q[:-1], q[1:], strict=True):
+    for a, b in pairwise(q):
         count = max(1, math.ceil(float(np.max(np.abs(b - a))) / step_rad))
         u = np.arange(1, count + 1)[:, None] / count
         out.append(a + u * (b - a))
@@ -101,9 +102,7 @@ class MotionChecker:
     def problem(self, q: np.ndarray, *, check_needle: bool) -> str | None:
         """The first problem of (n, J): arm near the skin, needle in the skin (if ``check_needle``), self-collision."""
         return (
-            self.arm_problem(q)
-            or (self.needle_problem(q) if check_needle else None)
-            or self.self_collision_problem(q)
+            self.arm_problem(q) or (self.needle_problem(q) if check_needle else None) or self.self_collision_problem(q)
         )
 
     def valid(self, q: np.ndarray) -> bool:

@@ -87,7 +87,9 @@ class Plan:
         """Indices of the samples in ``stage``."""
         return np.flatnonzero(self.stage == int(stage))
 
-    def to_record(self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None) -> TrajectoryRecord:
+    def to_record(
+        self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None
+    ) -> TrajectoryRecord:
         """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip."""
         arrays = kinematics.record_arrays(self.q_rad)
         info = {"controller": self.controller, "sampling_rate_hz": 1.0 / float(self.t_s[1] - self.t_s[0])}

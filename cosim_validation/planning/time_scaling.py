@@ -9,7 +9,9 @@ import numpy as np
 from cosim_validation.optional import require
 
 
-def profile_samples(length: float, max_velocity: float, max_acceleration: float, max_jerk: float, dt_s: float) -> np.ndarray:
+def profile_samples(
+    length: float, max_velocity: float, max_acceleration: float, max_jerk: float, dt_s: float
+) -> np.ndarray:
     """Path parameter at t = 0, dt, ..., T of a time-optimal jerk-limited move from 0 to ``length``, rest to rest.
 
     The duration T is rounded up to a whole number of sample periods (the move is then slightly slower than
@@ -42,4 +44,5 @@ def profile_samples(length: float, max_velocity: float, max_acceleration: float,
     otg.calculate(inp, trajectory)
     s = np.array([trajectory.at_time(k * dt_s)[0][0] for k in range(n + 1)])
     s[-1] = length
-    return np.clip(s, 0.0, length)
+    clipped: np.ndarray = np.clip(s, 0.0, length)
+    return clipped

@@ -21,14 +21,15 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
     cos_angle = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
     angle = np.arccos(cos_angle)
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    out: np.ndarray
     if angle < 1e-9:
-        return 0.5 * w
-    if angle < np.pi - 1e-6:
-        return angle / (2.0 * np.sin(angle)) * w
-    # near pi: axis from the diagonal of (R + I) / 2 = a a^T
-    k = np.argmax(np.array([R[0, 0], R[1, 1], R[2, 2]]))
-    a = (R[:, k] + np.eye(3)[:, k]) / np.sqrt(2.0 * (1.0 + R[k, k]))
-    return angle * a
+        out = 0.5 * w
+    elif angle < np.pi - 1e-6:
+        out = angle / (2.0 * np.sin(angle)) * w
+    else:  # near pi: axis from the diagonal of (R + I) / 2 = a a^T
+        k = np.argmax(np.array([R[0, 0], R[1, 1], R[2, 2]]))
+        out = angle * (R[:, k] + np.eye(3)[:, k]) / np.sqrt(2.0 * (1.0 + R[k, k]))
+    return out
 
 
 @njit(cache=True)
@@ -89,7 +90,8 @@ def _dls_step(A: np.ndarray, e: np.ndarray, dq_null: np.ndarray, locked: np.ndar
     dq = A.T @ np.linalg.solve(A @ A.T + damping * damping * eye, e)
     # the nullspace projector uses a near-exact pseudo-inverse, so the posture term does not leak into the task
     projected = dq_null - A.T @ np.linalg.solve(A @ A.T + 1e-12 * eye, A @ dq_null)
-    return dq + projected
+    step: np.ndarray = dq + projected
+    return step
 
 
 @njit(cache=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -11,7 +11,6 @@ from numpy.typing import ArrayLike
 from cosim_validation.robot.errors import KinematicsInputError
 from cosim_validation.robot.ik_kernels import solve_ik, track_poses
 from cosim_validation.robot.kinematics import Kinematics
-
 
 # (joint 2, joint 4, joint 6) of the seed arm shapes [rad]
 _ARM_SHAPES: tuple[tuple[float, float, float], ...] = (
@@ -118,7 +117,7 @@ class InverseKinematics:
         self.q_posture_rad = kinematics.check_limits(q_posture_rad, name="q_posture_rad")
         self.settings = settings or IkSettings()
 
-    def _args(self) -> tuple[object, ...]:
+    def _args(self) -> tuple[Any, ...]:
         s = self.settings
         chain = self.kinematics.chain
         return (

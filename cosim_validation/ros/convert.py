@@ -66,6 +66,13 @@ class StampedPose(NamedTuple):
     quat_wxyz: np.ndarray  # (4,)
 
 
+def pose_stamped_msg_type() -> Any:
+    """The geometry_msgs/PoseStamped class (for publishers)."""
+    from geometry_msgs.msg import PoseStamped
+
+    return PoseStamped
+
+
 def pose_stamped_to_msg(pose: StampedPose) -> Any:
     """geometry_msgs/PoseStamped of a :class:`StampedPose`."""
     from geometry_msgs.msg import PoseStamped

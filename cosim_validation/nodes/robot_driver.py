@@ -77,16 +77,21 @@ class RobotDriver(Node):
             return
         self._needs_first, self._last_ns = False, command.t_ns
         empty = np.zeros(0)
-        self._joints_pub.publish(convert.joint_state_to_msg(
-            convert.JointSample(command.t_ns, self._names, sample.q_measured_rad, empty)))
+        self._joints_pub.publish(
+            convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, sample.q_measured_rad, empty))
+        )
         if np.isfinite(sample.actual_tip_pos_m).all():
-            self._tip_pub.publish(convert.pose_stamped_to_msg(convert.StampedPose(
-                command.t_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)))
+            self._tip_pub.publish(
+                convert.pose_stamped_to_msg(
+                    convert.StampedPose(command.t_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
+                )
+            )
 
     def _alert(self, message: str) -> None:
         self.get_logger().error(message)
-        self._alerts.publish(Alert(level=Alert.ERROR, robot=int(self.role), source=self.get_name(),
-                                   code="bad_command", message=message))
+        self._alerts.publish(
+            Alert(level=Alert.ERROR, robot=int(self.role), source=self.get_name(), code="bad_command", message=message)
+        )
 
     def close(self) -> None:
         """Release the engine."""

@@ -22,6 +22,7 @@ class ParamSpec(NamedTuple):
 
 _COMMON = (ParamSpec("config", str, "config/needle_insertion.yaml", "case-study configuration file"),)
 
+
 def _driver(backend: str) -> tuple[ParamSpec, ...]:
     return (
         ParamSpec("backend", str, backend, "mujoco | pybullet | emulated (see backends in the config)"),

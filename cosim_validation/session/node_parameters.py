@@ -31,6 +31,7 @@ def _driver(backend: str) -> tuple[ParamSpec, ...]:
 
 
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "markers": (ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from cosim_validation.properties import formula as f
 from cosim_validation.properties import kernels as k
 from cosim_validation.properties.alignment import align_expected
+from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
 from cosim_validation.properties.context import MonitorContext
+from cosim_validation.properties.kpi import KpiSpec
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet
 from cosim_validation.properties.robustness import (
     Bounds,
@@ -22,7 +25,7 @@ from cosim_validation.properties.robustness import (
 )
 from cosim_validation.properties.sample import Block
 from cosim_validation.properties.terms import Env
-from cosim_validation.properties.verdict import Verdict
+from cosim_validation.properties.verdict import Kpi, Verdict
 from cosim_validation.record import Stage, TrajectoryRecord
 
 
@@ -151,21 +154,55 @@ def evaluate_property(
     return combine(prop.name, record.robot, unit, results, trace.unknowns)
 
 
-def evaluate(
+@dataclass(frozen=True)
+class RunResult:
+    """Everything the monitor says about one robot's run: property verdicts and KPIs."""
+
+    verdicts: tuple[Verdict, ...]
+    kpis: tuple[Kpi, ...]
+
+
+def evaluate_run(
     properties: PropertySet | Sequence[CompiledProperty],
     record: TrajectoryRecord,
     context: MonitorContext,
     expected: TrajectoryRecord | None = None,
-) -> list[Verdict]:
-    """Verdicts of every property that applies to ``record.robot``, in the order of the set.
+    kpis: Sequence[KpiSpec] | None = None,
+) -> RunResult:
+    """Verdicts of every property that applies to ``record.robot`` (in the order of the set) and the KPIs.
 
     Args:
         properties: A property set (compiled here against ``context``) or already compiled properties.
         record: The robot's trajectory.
         context: Joints, needle, obstacles, self-collision model, target, constants.
         expected: The expected (planned) trajectory of the same case, for properties that compare with it.
+        kpis: KPI definitions; default: those of the property set (none for compiled properties).
     """
-    compiled = properties.compile(context) if isinstance(properties, PropertySet) else list(properties)
     if isinstance(properties, PropertySet):
+        compiled = properties.compile(context)
         context = properties.with_context(context)
-    return [evaluate_property(p, record, context, expected) for p in compiled if p.applies_to(record.robot)]
+        kpis = properties.kpis if kpis is None else kpis
+    else:
+        compiled = list(properties)
+    applicable = [p for p in compiled if p.applies_to(record.robot)]
+    block = Block.from_record(record)
+    plan = Block.from_record(expected) if expected is not None else None
+    values = run_kpis(kpis or (), block, record.robot, context, plan)
+    by_name = whole_case(values)
+    verdicts = []
+    for prop in applicable:
+        if prop.compiled.case_level and record.n_samples:
+            verdicts.append(case_level_verdict(prop, by_name, block, record.robot, context))
+        else:
+            verdicts.append(evaluate_property(prop, record, context, expected))
+    return RunResult(tuple(verdicts), tuple(kpis_of(values)))
+
+
+def evaluate(
+    properties: PropertySet | Sequence[CompiledProperty],
+    record: TrajectoryRecord,
+    context: MonitorContext,
+    expected: TrajectoryRecord | None = None,
+) -> list[Verdict]:
+    """The verdicts of :func:`evaluate_run`."""
+    return list(evaluate_run(properties, record, context, expected).verdicts)

@@ -15,17 +15,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from cosim_validation.properties import formula as f
+from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
 from cosim_validation.properties.clause_monitor import ClauseMonitor
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import TraceError
 from cosim_validation.properties.expected_stream import ExpectedStream
+from cosim_validation.properties.kpi import KpiSpec, KpiValue
 from cosim_validation.properties.offline import missing_requirement
 from cosim_validation.properties.online_ops import Leaf
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet
 from cosim_validation.properties.robustness import Unknowns, combine, leaf_bounds, unknown
 from cosim_validation.properties.sample import Block, Sample
 from cosim_validation.properties.terms import Env
-from cosim_validation.properties.verdict import Status, Verdict
+from cosim_validation.properties.verdict import Kpi, Status, Verdict
 from cosim_validation.record import RobotRole
 
 
@@ -84,16 +86,28 @@ class OnlineMonitor:
     """
 
     def __init__(
-        self, properties: PropertySet | Sequence[CompiledProperty], context: MonitorContext, robot: RobotRole
+        self,
+        properties: PropertySet | Sequence[CompiledProperty],
+        context: MonitorContext,
+        robot: RobotRole,
+        kpis: Sequence[KpiSpec] | None = None,
     ) -> None:
         if isinstance(properties, PropertySet):
             compiled = properties.compile(context)
             context = properties.with_context(context)
+            kpis = properties.kpis if kpis is None else kpis
         else:
             compiled = list(properties)
         self.context = context
         self.robot = RobotRole(robot)
-        self.monitors = [_PropertyMonitor(p) for p in compiled if p.applies_to(self.robot)]
+        self.applicable = [p for p in compiled if p.applies_to(self.robot)]
+        self.monitors = [_PropertyMonitor(p) for p in self.applicable if not p.compiled.case_level]
+        self.kpi_specs = tuple(kpis or ())
+        # KPIs and properties over KPIs need the whole run: O(n) memory, only when there are any
+        self.keep_history = bool(self.kpi_specs) or any(p.compiled.case_level for p in self.applicable)
+        self.history: list[Block] = []
+        self.plan_history: list[Block] = []
+        self.kpi_values: list[KpiValue] = []
         self.needs_expected = any(m.prop.compiled.formula.uses_expected for m in self.monitors)
         self.stream = ExpectedStream()
         self.term_state: dict[int, object] = {}
@@ -120,6 +134,8 @@ class OnlineMonitor:
             )
         self.last_t[robot] = sample.t_s
         if robot is RobotRole.EXPECTED and robot is not self.robot:
+            if self.keep_history:
+                self.plan_history.append(block)
             if self.needs_expected:
                 self.stream.add_expected(block)
                 return self._drain()
@@ -142,6 +158,8 @@ class OnlineMonitor:
 
     def _process(self, block: Block, partner: Block | None) -> list[Verdict]:
         self.n_samples += 1
+        if self.keep_history:
+            self.history.append(block)
         self.has_actual_tip = self.has_actual_tip or bool(np.isfinite(block.actual_tip_pos_m).any())
         changes = []
         for monitor in self.monitors:
@@ -171,16 +189,40 @@ class OnlineMonitor:
             return list(self.finished)
         self.stream.end()
         self._drain()
+        self.kpi_values = self._kpis()
+        by_name = whole_case(self.kpi_values)
+        monitors = {id(m.prop): m for m in self.monitors}
         out = []
-        for m in self.monitors:
-            unit = m.prop.compiled.unit
+        for prop in self.applicable:
+            unit = prop.compiled.unit
             if self.n_samples == 0:
-                out.append(unknown(m.prop.name, self.robot, unit, "empty trace: no samples"))
-                continue
-            missing = missing_requirement(m.prop, self.context, self.stream.seen_any, self.has_actual_tip)
-            out.append(unknown(m.prop.name, self.robot, unit, missing) if missing else m.verdict(self.robot, True))
+                out.append(unknown(prop.name, self.robot, unit, "empty trace: no samples"))
+            elif prop.compiled.case_level:
+                run = self._run_block()
+                out.append(case_level_verdict(prop, by_name, run, self.robot, self.context))
+            elif missing := missing_requirement(prop, self.context, self.stream.seen_any, self.has_actual_tip):
+                out.append(unknown(prop.name, self.robot, unit, missing))
+            else:
+                out.append(monitors[id(prop)].verdict(self.robot, True))
         self.finished = out
         return list(out)
+
+    def _run_block(self) -> Block:
+        return Block.concat(self.history, self.context.n_joints, self.context.needle_length_m)
+
+    def _kpis(self) -> list[KpiValue]:
+        if not self.kpi_specs:
+            return []
+        plan = None
+        if self.robot is RobotRole.EXPECTED:
+            plan = self._run_block()
+        elif self.plan_history:
+            plan = Block.concat(self.plan_history, self.context.n_joints, self.context.needle_length_m)
+        return run_kpis(self.kpi_specs, self._run_block(), self.robot, self.context, plan)
+
+    def kpis(self) -> list[Kpi]:
+        """The KPIs of the run (after :meth:`finish`; empty before)."""
+        return kpis_of(self.kpi_values)
 
 
 def replay(

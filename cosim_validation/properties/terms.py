@@ -34,6 +34,7 @@ class Env:
     expected: Block | None
     context: MonitorContext
     state: dict[int, Any] = field(default_factory=dict)
+    kpis: dict[str, float] = field(default_factory=dict)
 
 
 def _norm(v: np.ndarray) -> np.ndarray:
@@ -207,11 +208,28 @@ class ObstacleDistance(Term):
     def evaluate(self, env: Env) -> np.ndarray:
         field_ = env.context.obstacles[self.obstacle]
         value = self.arg.evaluate(env)
+        out = np.full(value.shape[0], np.nan)
+        rows = np.isfinite(value.reshape(value.shape[0], -1)).all(axis=1)  # NaN samples stay unknown
+        if not rows.any():
+            return out
+        value = value[rows]
         if self.arg.kind == SEGMENT:
-            out = field_.segment_distance_m(np.ascontiguousarray(value[:, 0]), np.ascontiguousarray(value[:, 1]))
+            dist = field_.segment_distance_m(np.ascontiguousarray(value[:, 0]), np.ascontiguousarray(value[:, 1]))
         else:
-            out = field_.point_distance_m(np.ascontiguousarray(value))
-        return np.asarray(out, dtype=np.float64)
+            dist = field_.point_distance_m(np.ascontiguousarray(value))
+        out[rows] = np.asarray(dist, dtype=np.float64)
+        return out
+
+
+@dataclass(eq=False)
+class KpiTerm(Term):
+    """``kpi(name)``: the value of a KPI of the run (a case-level constant)."""
+
+    name: str
+    unit: str
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        return np.full(env.block.n, env.kpis[self.name])
 
 
 @dataclass(eq=False)

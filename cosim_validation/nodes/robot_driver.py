@@ -41,7 +41,7 @@ class RobotDriver(Node):
         self._backend = make_backend(params["backend"], config, self._kin, seed=None if seed < 0 else seed)
         self._names = self._backend.joint_names
         self._last_ns: int | None = None
-        self._needs_first = True
+        self._first: Any = None  # the sample read at reset, not yet handed out
         prefix = f"/cosim/{role.label}"
         self._joints_pub = self.create_publisher(JointState, f"{prefix}/joint_states", to_rclpy(STATE))
         self._tip_pub = self.create_publisher(convert.pose_stamped_msg_type(), f"{prefix}/tip_pose", to_rclpy(STATE))
@@ -57,25 +57,30 @@ class RobotDriver(Node):
         except CosimError as exc:
             response.success, response.message = False, str(exc)
             return response
-        self._needs_first, self._last_ns = True, None
+        self._first = self._backend.read()  # sample 0, handed out with the first command (as the batch runner)
+        self._last_ns = None
         response.success = True
-        response.position = [float(v) for v in self._backend.read().q_measured_rad]
+        response.position = [float(v) for v in self._first.q_measured_rad]
         return response
 
     def _on_command(self, msg: JointState) -> None:
         try:
             command = convert.joint_state_from_msg(msg, self._names)
-            if not self._needs_first:
-                dt_s = (command.t_ns - (self._last_ns or 0)) / 1e9
+            if self._first is not None:
+                sample, self._first = self._first, None
+            else:
+                if self._last_ns is None:
+                    raise CosimError("command before any reset: call the reset service first")
+                dt_s = (command.t_ns - self._last_ns) / 1e9
                 if dt_s <= 0:
                     raise CosimError(f"command stamped {command.t_ns} ns is not after the previous one")
                 self._backend.command(command.position_rad, dt_s)
                 self._backend.advance(dt_s)
-            sample = self._backend.read()
+                sample = self._backend.read()
         except CosimError as exc:  # a bad command is reported, never fatal to the graph
             self._alert(str(exc))
             return
-        self._needs_first, self._last_ns = False, command.t_ns
+        self._last_ns = command.t_ns
         empty = np.zeros(0)
         self._joints_pub.publish(
             convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, sample.q_measured_rad, empty))

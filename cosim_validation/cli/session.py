@@ -58,19 +58,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _suite_path(given: str, graph: Any, run_dir: Path) -> Path:
-    from cosim_validation.config import load_config, resolve_resource
-    from cosim_validation.coverage import default_suite
+    from cosim_validation.exceptions import InputError
 
-    if given:
-        path = Path(given)
-        if not path.is_file():
-            from cosim_validation.exceptions import InputError
-
-            raise InputError(f"--suite {given!r}: no such file")
-        return path
-    config = load_config(resolve_resource(graph.nodes[0].parameters.get("config", "config/needle_insertion.yaml")))
-    path = run_dir / "suite.parquet"
-    default_suite(config).write(path)
+    path = Path(given)
+    if not given or not path.is_file():
+        raise InputError(f"--suite {given!r}: no such file (make one with cosim testgen)")
     return path
 
 

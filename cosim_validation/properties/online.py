@@ -229,9 +229,7 @@ class OnlineMonitor:
         if not self.kpi_specs:
             return []
         plan = None
-        if self.robot is RobotRole.EXPECTED:
-            plan = self._run_block()
-        elif self.plan_history:
+        if self.plan_history:
             plan = Block.concat(self.plan_history, self.context.n_joints, self.context.needle_length_m)
         return run_kpis(self.kpi_specs, self._run_block(), self.robot, self.context, plan)
 

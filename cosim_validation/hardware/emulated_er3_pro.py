@@ -96,6 +96,7 @@ class EmulatedEr3Pro:
         self._q_upper_rad = np.array(model.jnt_range[:n, 1])
         self._stiffness = dynamics.joint_stiffness_nm_per_rad
         self._play = LostMotion(dynamics.lost_motion_rad)
+        self._emulated = emulated
         self._encoder = JointEncoder(emulated.encoder, encoder_rng)
         self._tracker = ExternalTracker(emulated.tracker, tracker_rng)
         self._latency_steps = round(emulated.command_latency_s / self._arm.timestep_s)
@@ -134,6 +135,16 @@ class EmulatedEr3Pro:
         return checked_joint_vector(
             value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
         )
+
+    def reseed(self, case_seed: int) -> None:
+        """Restart the encoder and tracker noise from (arm seed, ``case_seed``); the arm itself stays.
+
+        The batch runner calls this before each case, so a case's noise depends on the case only, not on
+        the cases this arm ran before (local and Ray runs, resumed and uninterrupted runs agree).
+        """
+        streams = np.random.SeedSequence([self.seed, int(case_seed)]).spawn(2)
+        self._encoder = JointEncoder(self._emulated.encoder, np.random.default_rng(streams[0]))
+        self._tracker = ExternalTracker(self._emulated.tracker, np.random.default_rng(streams[1]))
 
     def reset(self, q0_rad: ArrayLike) -> None:
         """Hold ``q0_rad`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0."""

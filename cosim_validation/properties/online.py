@@ -39,15 +39,25 @@ class _PropertyMonitor:
         self.leaves: list[Leaf] = []
         self.atoms: list[f.Formula] = []
         self.clauses = []
+        self.bounded: list[ClauseMonitor | None] = []  # per atom: the `always atom` clause it alone feeds
         for clause in f.clauses(prop.compiled.formula):
-            self.clauses.append(ClauseMonitor(clause, self.leaves))
+            monitor = ClauseMonitor(clause, self.leaves)
+            self.clauses.append(monitor)
             self.atoms.extend(f.atoms(clause))
+            alone = isinstance(clause, f.Always) and isinstance(clause.operand, f.Atom) and clause.operand.term.rowwise
+            self.bounded.extend([monitor] if alone else [None] * len(f.atoms(clause)))
         self.unknowns = Unknowns()
         self.reported = False
 
     def feed(self, env: Env) -> None:
         t, stage = float(env.block.t_s[0]), int(env.block.stage[0])
-        for atom, leaf in zip(self.atoms, self.leaves, strict=True):
+        for atom, leaf, clause in zip(self.atoms, self.leaves, self.bounded, strict=True):
+            if clause is not None and isinstance(atom, f.Atom):
+                # a cheap bound above the clause's minimum so far (and > 0) cannot change it: skip the exact value
+                bound = atom.term.lower_bound(env)
+                if bound is not None and bound[0] > 0.0 and bound[0] >= clause.hi:
+                    leaf.buf.append((t, stage, float(bound[0]), float(bound[0])))
+                    continue
             (lo, hi), nan = leaf_bounds(atom, env)
             if nan[0] and math.isnan(self.unknowns.time_s):
                 self.unknowns = Unknowns(t, atom.text if isinstance(atom, f.Atom) else "")
@@ -101,7 +111,12 @@ class OnlineMonitor:
         self.context = context
         self.robot = RobotRole(robot)
         self.applicable = [p for p in compiled if p.applies_to(self.robot)]
-        self.monitors = [_PropertyMonitor(p) for p in self.applicable if not p.compiled.case_level]
+        # properties whose context requirements are missing are not fed (UNKNOWN at the end)
+        self.monitors = [
+            _PropertyMonitor(p)
+            for p in self.applicable
+            if not p.compiled.case_level and not missing_requirement(p, context, True, True)
+        ]
         self.kpi_specs = tuple(kpis or ())
         # KPIs and properties over KPIs need the whole run: O(n) memory, only when there are any
         self.keep_history = bool(self.kpi_specs) or any(p.compiled.case_level for p in self.applicable)
@@ -191,7 +206,7 @@ class OnlineMonitor:
         self._drain()
         self.kpi_values = self._kpis()
         by_name = whole_case(self.kpi_values)
-        monitors = {id(m.prop): m for m in self.monitors}
+        monitors = {id(m.prop.spec): m for m in self.monitors}
         out = []
         for prop in self.applicable:
             unit = prop.compiled.unit
@@ -203,7 +218,7 @@ class OnlineMonitor:
             elif missing := missing_requirement(prop, self.context, self.stream.seen_any, self.has_actual_tip):
                 out.append(unknown(prop.name, self.robot, unit, missing))
             else:
-                out.append(monitors[id(prop)].verdict(self.robot, True))
+                out.append(monitors[id(prop.spec)].verdict(self.robot, True))
         self.finished = out
         return list(out)
 

@@ -8,7 +8,7 @@ sample (online), so both give bit-identical values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -247,7 +247,7 @@ class ObstacleDistance(Term):
         field_ = env.context.obstacles[self.obstacle]
         if not _has_bounds(field_):
             return None
-        assert isinstance(field_, BoundedDistanceField)
+        field_ = cast(BoundedDistanceField, field_)
         value = self.arg.evaluate(env)
         if self.arg.kind == SEGMENT:
             return field_.segment_lower_bound_m(value[:, 0], value[:, 1])

@@ -1,0 +1,124 @@
+"""Loading the ``anatomy:`` section of a configuration into an :class:`AnatomyScene`.
+
+```yaml
+anatomy:
+  patient_pose: {xyz_m: [0.54, 0.50, 0.07], rpy_rad: [0.0, 0.0, 3.14159]}  # patient frame in base_link
+  repair: false                       # true: repair what trimesh/manifold3d can, and report it
+  models:
+    - {name: left_lung, role: target, builtin: left_lung}
+    - {name: heart, role: obstacle, file: meshes/heart.stl, unit: m,
+       pose: {xyz_m: [0, 0, 0], rpy_rad: [0, 0, 0]}}  # optional: the file's frame in the patient frame
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.anatomy.anatomy_model import ROLES, UNITS, AnatomyModel
+from cosim_validation.anatomy.anatomy_scene import AnatomyScene
+from cosim_validation.anatomy.builtin_models import BUILTIN_NAMES, builtin_mesh
+from cosim_validation.anatomy.errors import MeshDefectError
+from cosim_validation.anatomy.mesh_check import mesh_defects
+from cosim_validation.anatomy.mesh_file import read_mesh_file
+from cosim_validation.anatomy.mesh_repair import repair_mesh
+from cosim_validation.anatomy.pose import pose_from_config, transform_points
+from cosim_validation.config import ConfigNode, load_config, resolve_resource
+
+_MODEL_KEYS = ("name", "role", "builtin", "file", "unit", "pose", "repair")
+
+
+def builtin_sha256(name: str) -> str:
+    """SHA-256 (hex) of a built-in model's content: its patient-frame vertices and faces."""
+    mesh = builtin_mesh(name)
+    digest = hashlib.sha256()
+    digest.update(np.ascontiguousarray(mesh.vertices_m, dtype="<f8").tobytes())
+    digest.update(np.ascontiguousarray(mesh.faces, dtype="<i8").tobytes())
+    return digest.hexdigest()
+
+
+def _source_mesh(node: ConfigNode) -> tuple[Any, str, str, str]:
+    """The model's mesh in metres in its own frame, its source, content hash and unit."""
+    import trimesh
+
+    has_builtin, has_file = node.has("builtin"), node.has("file")
+    if has_builtin == has_file:
+        raise node.error("expected exactly one of 'builtin' or 'file'")
+    if has_builtin:
+        if node.has("unit"):
+            raise node["unit"].error("a built-in model is in metres; remove 'unit'")
+        name = node["builtin"].to_str(choices=BUILTIN_NAMES)
+        mesh = builtin_mesh(name)
+        loaded = trimesh.Trimesh(np.array(mesh.vertices_m), np.array(mesh.faces), process=False, validate=False)
+        return loaded, f"builtin:{name}", builtin_sha256(name), "m"
+    unit = node["unit"].to_str(choices=tuple(UNITS))
+    path = node["file"].to_path()
+    if not path.is_file():
+        raise node["file"].error(f"mesh file not found: {str(path)!r}")
+    loaded, sha256 = read_mesh_file(path, unit)
+    return loaded, str(path), sha256, unit
+
+
+def load_model(node: ConfigNode, T_base_patient: np.ndarray, repair_default: bool) -> AnatomyModel:
+    """One entry of ``anatomy.models``, validated (and repaired if asked), placed in ``base_link``.
+
+    Raises:
+        ConfigError: A key is missing, unknown or malformed.
+        MeshDefectError: The mesh is not a usable solid (names the source and every defect).
+    """
+    node.reject_unknown(_MODEL_KEYS)
+    name = node["name"].to_str()
+    if not name:
+        raise node["name"].error("expected a non-empty name")
+    role = node["role"].to_str(choices=ROLES)
+    repair = node["repair"].to_bool() if node.has("repair") else repair_default
+    mesh, source, sha256, unit = _source_mesh(node)
+    T_patient_model = pose_from_config(node["pose"]) if node.has("pose") else np.eye(4)
+    repairs: list[str] = []
+    defects = mesh_defects(mesh, unit)
+    if defects and repair:
+        mesh, repairs = repair_mesh(mesh)
+        defects = mesh_defects(mesh, unit)
+        if defects:
+            done = "; ".join(repairs) or "nothing could be repaired"
+            raise MeshDefectError(source, defects, f"repair was tried ({done}) and did not fix it")
+    if defects:
+        raise MeshDefectError(source, defects, f"set repair: true under {node.key} to try repairing it")
+    vertices = transform_points(T_base_patient @ T_patient_model, np.asarray(mesh.vertices))
+    return AnatomyModel(name, role, vertices, np.asarray(mesh.faces), source, sha256, unit, tuple(repairs))
+
+
+def load_anatomy(section: ConfigNode) -> AnatomyScene:
+    """Build the scene from the ``anatomy:`` section of a configuration.
+
+    Args:
+        section: The ``anatomy`` mapping (``config["anatomy"]``).
+
+    Raises:
+        ConfigError: Missing, unknown or malformed keys, duplicate names, no target model.
+        MeshDefectError: A model's mesh is not a usable solid.
+    """
+    section.reject_unknown(("patient_pose", "repair", "models"))
+    T_base_patient = pose_from_config(section["patient_pose"])
+    repair = section["repair"].to_bool() if section.has("repair") else False
+    entries = section["models"].elements()
+    if not entries:
+        raise section["models"].error("expected at least one model")
+    models, seen = [], set()
+    for entry in entries:
+        model = load_model(entry, T_base_patient, repair)
+        if model.name in seen:
+            raise entry["name"].error(f"model name {model.name!r} is used twice")
+        seen.add(model.name)
+        models.append(model)
+    if not any(m.role == "target" for m in models):
+        raise section["models"].error(f"expected at least one model with role 'target'; roles: {ROLES!r}")
+    return AnatomyScene(tuple(models), T_base_patient, section.source)
+
+
+def load_anatomy_file(path: str = "config/needle_insertion.yaml") -> AnatomyScene:
+    """The scene of a configuration file (default: the shipped case study)."""
+    return load_anatomy(load_config(resolve_resource(path))["anatomy"])

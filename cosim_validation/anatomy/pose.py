@@ -1,0 +1,55 @@
+"""Rigid poses given as xyz [m] and roll-pitch-yaw [rad] (REP 103: fixed axes x, then y, then z)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cosim_validation.config import ConfigNode
+
+
+def rotation_rpy(rpy_rad: np.ndarray) -> np.ndarray:
+    """Rotation matrix ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
+
+    Args:
+        rpy_rad: (3,) float64 roll, pitch, yaw [rad].
+
+    Returns:
+        (3, 3) float64 rotation matrix.
+    """
+    r, p, y = (float(a) for a in rpy_rad)
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    Rx = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
+    Ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+    Rz = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
+    return np.asarray(Rz @ Ry @ Rx)
+
+
+def pose_matrix(xyz_m: np.ndarray, rpy_rad: np.ndarray) -> np.ndarray:
+    """Homogeneous transform from a translation and roll-pitch-yaw angles.
+
+    Args:
+        xyz_m: (3,) float64 translation [m].
+        rpy_rad: (3,) float64 roll, pitch, yaw [rad].
+
+    Returns:
+        (4, 4) float64 transform ``T_parent_child``.
+    """
+    T = np.eye(4)
+    T[:3, :3] = rotation_rpy(rpy_rad)
+    T[:3, 3] = np.asarray(xyz_m, dtype=np.float64)
+    return T
+
+
+def transform_points(T: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Apply a (4, 4) transform to (N, 3) points; returns (N, 3) float64."""
+    return np.asarray(np.asarray(points, dtype=np.float64) @ T[:3, :3].T + T[:3, 3])
+
+
+def pose_from_config(node: ConfigNode) -> np.ndarray:
+    """A (4, 4) transform from a config mapping ``{xyz_m: [x, y, z], rpy_rad: [r, p, y]}``.
+
+    Raises:
+        ConfigError: Unknown keys, missing keys, or vectors that are not 3 finite numbers.
+    """
+    node.reject_unknown(("xyz_m", "rpy_rad"))
+    return pose_matrix(node["xyz_m"].to_vector(3), node["rpy_rad"].to_vector(3))

@@ -1,0 +1,1 @@
+"""Running many cases: executors, the results database, resume."""

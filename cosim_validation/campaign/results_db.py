@@ -1,0 +1,267 @@
+"""The results database (SQLite, WAL): one row per case, per (case, robot, property) and per KPI.
+
+Every case is written in one transaction as it finishes, so a crash or Ctrl-C never leaves half a case
+and never loses a finished one; ``finished_ids()`` is what ``--resume`` skips. Trajectories are stored
+compactly as :meth:`TrajectoryRecord.to_bytes` blobs (compressed npz). A digital-twin session and a batch
+campaign write the same schema, so ``cosim report`` reads both.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.exceptions import InputError
+from cosim_validation.record import TrajectoryRecord
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cases (
+    test_id TEXT PRIMARY KEY, case_index INTEGER NOT NULL,
+    source_x_m REAL, source_y_m REAL, source_z_m REAL,
+    target_x_m REAL, target_y_m REAL, target_z_m REAL,
+    cube_i INTEGER, cube_j INTEGER, cube_k INTEGER, granularity_m REAL, generator TEXT, target_depth_m REAL,
+    controller TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
+    duration_s REAL);
+CREATE TABLE IF NOT EXISTS timings (
+    test_id TEXT PRIMARY KEY REFERENCES cases(test_id), wall_s REAL NOT NULL, worker TEXT NOT NULL,
+    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
+CREATE TABLE IF NOT EXISTS verdicts (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, property TEXT NOT NULL,
+    status TEXT NOT NULL, margin REAL, unit TEXT NOT NULL,
+    first_violation_time_s REAL, first_violation_stage TEXT NOT NULL, reason TEXT NOT NULL,
+    PRIMARY KEY (test_id, robot, property));
+CREATE TABLE IF NOT EXISTS kpis (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, name TEXT NOT NULL,
+    stage TEXT NOT NULL, value REAL, unit TEXT NOT NULL,
+    PRIMARY KEY (test_id, robot, name, stage));
+CREATE TABLE IF NOT EXISTS trajectories (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, record BLOB NOT NULL,
+    PRIMARY KEY (test_id, robot));
+"""
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One finished case: its input and its outcome (completed | refused | aborted | failed).
+
+    Deterministic for a given suite and configuration: how long it took and where it ran are kept apart
+    (:class:`CaseResult` ``wall_s``, ``worker``), so two runs of a suite give identical rows.
+    """
+
+    test_id: str
+    case_index: int
+    source_x_m: float
+    source_y_m: float
+    source_z_m: float
+    target_x_m: float
+    target_y_m: float
+    target_z_m: float
+    cube_i: int
+    cube_j: int
+    cube_k: int
+    granularity_m: float
+    generator: str
+    target_depth_m: float
+    controller: str
+    outcome: str
+    message: str
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One property's verdict on one robot. Status: holds | violated | unknown."""
+
+    test_id: str
+    robot: str
+    property: str
+    status: str
+    margin: float | None
+    unit: str
+    first_violation_time_s: float | None
+    first_violation_stage: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class KpiRow:
+    """One KPI of one robot; stage is a stage label or "case" for the whole case."""
+
+    test_id: str
+    robot: str
+    name: str
+    stage: str
+    value: float | None
+    unit: str
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """Everything stored for one case."""
+
+    case: CaseRow
+    verdicts: tuple[VerdictRow, ...] = ()
+    kpis: tuple[KpiRow, ...] = ()
+    trajectories: tuple[TrajectoryRecord, ...] = ()
+    wall_s: float = 0.0
+    worker: str = ""
+
+
+def _insert(table: str, row_type: type) -> str:
+    names = [f.name for f in fields(row_type)]
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+
+
+_INSERT_CASE = _insert("cases", CaseRow)
+_INSERT_VERDICT = _insert("verdicts", VerdictRow)
+_INSERT_KPI = _insert("kpis", KpiRow)
+
+
+def _nan_to_none(row: Any) -> tuple[Any, ...]:
+    return tuple(None if isinstance(v, float) and v != v else v for v in asdict(row).values())
+
+
+class ResultsDB:
+    """A results database file; open it with :meth:`create` or :meth:`open`.
+
+    Args:
+        path: The ``results.sqlite`` file.
+        connection: An open sqlite3 connection to it.
+    """
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self._db = connection
+
+    @classmethod
+    def create(cls, path: str | Path, meta: Mapping[str, Any], *, resume: bool = False) -> ResultsDB:
+        """Create (or, with ``resume``, reopen) a database for a run described by ``meta``.
+
+        Raises:
+            InputError: The file exists and ``resume`` is false, or it belongs to another run (its ``suite``
+                or ``config`` meta differ).
+        """
+        path = Path(path)
+        if path.exists() and not resume:
+            raise InputError(f"{path}: already exists; use --resume to continue that run or choose another --out")
+        db = cls(path, _connect(path))
+        with db._db:
+            db._db.executescript(_SCHEMA)
+            stored = dict(db._db.execute("SELECT key, value FROM meta"))
+            wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
+            for key in ("suite", "config", "controller"):
+                if key in stored and key in wanted and stored[key] != wanted[key]:
+                    raise InputError(
+                        f"{path}: cannot resume, it was made with another {key} "
+                        f"({json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
+                    )
+            db._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
+        return db
+
+    @classmethod
+    def open(cls, path: str | Path) -> ResultsDB:
+        """Open an existing database for reading."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"{path}: no results database")
+        db = cls(path, _connect(path))
+        try:
+            version = db.meta().get("schema")
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{path}: not a results database ({exc})") from None
+        if version != SCHEMA_VERSION:
+            raise InputError(f"{path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
+        return db
+
+    def meta(self) -> dict[str, Any]:
+        """The run's metadata."""
+        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+
+    def add(self, result: CaseResult) -> None:
+        """Store one finished case atomically (all its rows or none)."""
+        with self._db:
+            self._db.execute(_INSERT_CASE, _nan_to_none(result.case))
+            self._db.executemany(_INSERT_VERDICT, [_nan_to_none(v) for v in result.verdicts])
+            self._db.executemany(_INSERT_KPI, [_nan_to_none(k) for k in result.kpis])
+            self._db.executemany(
+                "INSERT INTO trajectories VALUES (?, ?, ?)",
+                [(result.case.test_id, r.robot.label, r.to_bytes()) for r in result.trajectories],
+            )
+            self._db.execute(
+                "INSERT INTO timings (test_id, wall_s, worker) VALUES (?, ?, ?)",
+                (result.case.test_id, result.wall_s, result.worker),
+            )
+
+    def finished_ids(self) -> set[str]:
+        """Ids of the cases already stored."""
+        return {row[0] for row in self._db.execute("SELECT test_id FROM cases")}
+
+    def cases(self) -> list[CaseRow]:
+        """Every case, in case order."""
+        cur = self._db.execute(f"SELECT {', '.join(f.name for f in fields(CaseRow))} FROM cases ORDER BY case_index")
+        return [CaseRow(*row) for row in cur]
+
+    def verdicts(self) -> list[VerdictRow]:
+        """Every verdict row."""
+        cur = self._db.execute(
+            f"SELECT {', '.join(f.name for f in fields(VerdictRow))} FROM verdicts ORDER BY test_id, robot, property"
+        )
+        return [VerdictRow(*row) for row in cur]
+
+    def kpis(self) -> list[KpiRow]:
+        """Every KPI row."""
+        cur = self._db.execute(
+            f"SELECT {', '.join(f.name for f in fields(KpiRow))} FROM kpis ORDER BY test_id, robot, name, stage"
+        )
+        return [KpiRow(*row) for row in cur]
+
+    def timings(self) -> dict[str, tuple[float, str]]:
+        """``{test_id: (wall time [s], worker)}``."""
+        return {t: (w, k) for t, w, k in self._db.execute("SELECT test_id, wall_s, worker FROM timings")}
+
+    def trajectory(self, test_id: str, robot: str) -> TrajectoryRecord:
+        """The stored trajectory of one robot in one case."""
+        row = self._db.execute(
+            "SELECT record FROM trajectories WHERE test_id = ? AND robot = ?", (test_id, robot)
+        ).fetchone()
+        if row is None:
+            raise InputError(f"{self.path}: no {robot} trajectory for case {test_id!r}")
+        return TrajectoryRecord.from_bytes(row[0], source=f"{self.path}:{test_id}/{robot}")
+
+    def trajectories(self, robot: str) -> Iterator[TrajectoryRecord]:
+        """Every stored trajectory of ``robot``, in case order."""
+        cur = self._db.execute(
+            "SELECT t.test_id, t.record FROM trajectories t JOIN cases c USING (test_id) "
+            "WHERE t.robot = ? ORDER BY c.case_index",
+            (robot,),
+        )
+        for test_id, blob in cur:
+            yield TrajectoryRecord.from_bytes(blob, source=f"{self.path}:{test_id}/{robot}")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> ResultsDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(path, timeout=30.0, isolation_level="DEFERRED")
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"{path}: cannot open as SQLite ({exc})") from None
+    return connection

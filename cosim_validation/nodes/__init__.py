@@ -1,0 +1,1 @@
+"""rclpy nodes: thin adapters over the core (convert -> call core -> convert -> publish), one per file."""

@@ -1,0 +1,86 @@
+"""recorder: writes every /cosim topic (and /diagnostics, /clock) into one rosbag2 MCAP file.
+
+Messages are taken serialized (raw CDR) and written as they are, so recording costs no conversion.
+Topics are found by name prefix as they appear; the bag is finished on shutdown (Ctrl-C, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.ros.bag import BagWriter
+from cosim_validation.ros.qos import QosSpec
+
+
+def message_class(msgtype: str) -> Any:
+    """The rclpy message class of ``pkg/msg/Name``."""
+    package, kind, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+class Recorder(Node):
+    """Subscribes to matching topics (raw) and appends them to a BagWriter."""
+
+    def __init__(self) -> None:
+        super().__init__("recorder")
+        params = declare_parameters(self, "recorder")
+        self._prefixes = tuple(params["topic_prefixes"])
+        self._extra = set(params["extra_topics"])
+        self._writer = BagWriter(Path(params["output"]))
+        self._recorded: dict[str, Any] = {}
+        self._discover()
+        self.create_timer(float(params["discovery_period_s"]), self._discover)
+        self.get_logger().info(f"recording to {self._writer.path}")
+
+    def _wanted(self, topic: str) -> bool:
+        return topic in self._extra or any(topic.startswith(p) for p in self._prefixes)
+
+    def _offered_qos(self, topic: str) -> QosSpec:
+        infos = self.get_publishers_info_by_topic(topic)
+        reliable = bool(infos) and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+        latched = bool(infos) and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        return QosSpec("reliable" if reliable else "best_effort", "transient_local" if latched else "volatile", 1000)
+
+    def _discover(self) -> None:
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self._recorded or not self._wanted(topic) or len(types) != 1:
+                continue
+            if "/_action/" in topic or not self.get_publishers_info_by_topic(topic):
+                continue
+            qos = self._offered_qos(topic)
+            self._writer.add_topic(topic, types[0], qos)
+            profile = QoSProfile(
+                depth=qos.depth,
+                reliability=ReliabilityPolicy.RELIABLE
+                if qos.reliability == "reliable"
+                else ReliabilityPolicy.BEST_EFFORT,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL
+                if qos.durability == "transient_local"
+                else DurabilityPolicy.VOLATILE,
+            )
+            self._recorded[topic] = self.create_subscription(
+                message_class(types[0]), topic, lambda data, t=topic: self._on_message(t, data), profile, raw=True
+            )
+
+    def _on_message(self, topic: str, data: bytes) -> None:
+        self._writer.write(topic, self.get_clock().now().nanoseconds, data)
+
+    def close(self) -> None:
+        """Finish the bag file."""
+        path = self._writer.close()
+        self.get_logger().info(f"wrote {self._writer.count} messages to {path}")
+
+
+def main(args: list[str] | None = None) -> int:
+    """ros2 run cosim_validation recorder --ros-args -p output:=session.mcap"""
+    return run_node(Recorder, args, threads=1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""What the monitor knows besides the samples: joints, needle, obstacles, self-collision, target, constants."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from cosim_validation.exceptions import InputError
+
+
+@runtime_checkable
+class DistanceField(Protocol):
+    """A region the monitor measures distances to (an obstacle such as the heart), in base_link.
+
+    Distances are signed: > 0 outside the region, 0 on its surface, < 0 inside [m].
+    """
+
+    def point_distance_m(self, points_m: np.ndarray) -> np.ndarray:
+        """(n, 3) points [m] -> (n,) signed distances [m]."""
+        ...
+
+    def segment_distance_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        """(n, 3) segment starts and ends [m] -> (n,) signed distance of each whole segment [m]."""
+        ...
+
+
+SelfDistance = Callable[[np.ndarray], np.ndarray]
+"""(n, J) measured joint positions [rad] -> (n,) smallest distance between non-adjacent links [m] (<= 0: collision)."""
+
+
+@dataclass(frozen=True)
+class MonitorContext:
+    """Everything a property may refer to besides the samples.
+
+    Attributes:
+        joint_names: Names of the J joints; ``q[j]``, ``joint[j]`` take 0-based indices into this.
+        needle_length_m: Needle length [m] (the needle is the segment tip - length * tip_axis .. tip).
+        obstacles: Forbidden regions by name (e.g. ``heart``), the domain of ``forall o in obstacles``.
+        self_distance: Self-collision distance of the robot, if known (signal ``self_distance``).
+        target_m: (3,) the case's target point in base_link [m] (signal ``target``), if known.
+        constants: Named numbers usable in expressions (e.g. ``delta_m: 0.02``).
+    """
+
+    joint_names: tuple[str, ...]
+    needle_length_m: float
+    obstacles: Mapping[str, DistanceField] = field(default_factory=dict)
+    self_distance: SelfDistance | None = None
+    target_m: np.ndarray | None = None
+    constants: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        if not np.isfinite(self.needle_length_m) or self.needle_length_m < 0:
+            raise InputError(f"monitor context: needle_length_m must be >= 0, got {self.needle_length_m!r}")
+        if self.target_m is not None:
+            target = np.asarray(self.target_m, dtype=np.float64)
+            if target.shape != (3,) or not np.isfinite(target).all():
+                raise InputError(f"monitor context: target_m must be 3 finite numbers, got {self.target_m!r}")
+            target.setflags(write=False)
+            object.__setattr__(self, "target_m", target)
+        for name, obstacle in self.obstacles.items():
+            if not isinstance(obstacle, DistanceField):
+                raise InputError(f"monitor context: obstacle {name!r} is not a DistanceField: {obstacle!r}")
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints J."""
+        return len(self.joint_names)

@@ -1,0 +1,198 @@
+"""The online monitor: samples pushed one at a time, verdict changes returned at once.
+
+One :class:`OnlineMonitor` checks one robot (virtual, physical or the expected plan itself). It
+accepts that robot's samples and, for properties comparing with the plan, the EXPECTED samples,
+in any interleaving: each robot sample waits until its expected partner is known (alignment.py).
+Memory is bounded for bounded formulas and ``always``/``eventually``/``until`` at the top; the
+work per sample is O(1) amortized for them (O(window) for ``until[a, b]``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from cosim_validation.properties import formula as f
+from cosim_validation.properties.clause_monitor import ClauseMonitor
+from cosim_validation.properties.context import MonitorContext
+from cosim_validation.properties.errors import TraceError
+from cosim_validation.properties.expected_stream import ExpectedStream
+from cosim_validation.properties.offline import missing_requirement
+from cosim_validation.properties.online_ops import Leaf
+from cosim_validation.properties.property_set import CompiledProperty, PropertySet
+from cosim_validation.properties.robustness import Unknowns, combine, leaf_bounds, unknown
+from cosim_validation.properties.sample import Block, Sample
+from cosim_validation.properties.terms import Env
+from cosim_validation.properties.verdict import Status, Verdict
+from cosim_validation.record import RobotRole
+
+
+class _PropertyMonitor:
+    """The clause monitors of one property and the leaves its atoms feed."""
+
+    def __init__(self, prop: CompiledProperty) -> None:
+        self.prop = prop
+        self.leaves: list[Leaf] = []
+        self.atoms: list[f.Formula] = []
+        self.clauses = []
+        for clause in f.clauses(prop.compiled.formula):
+            self.clauses.append(ClauseMonitor(clause, self.leaves))
+            self.atoms.extend(f.atoms(clause))
+        self.unknowns = Unknowns()
+        self.reported = False
+
+    def feed(self, env: Env) -> None:
+        t, stage = float(env.block.t_s[0]), int(env.block.stage[0])
+        for atom, leaf in zip(self.atoms, self.leaves, strict=True):
+            (lo, hi), nan = leaf_bounds(atom, env)
+            if nan[0] and math.isnan(self.unknowns.time_s):
+                self.unknowns = Unknowns(t, atom.text if isinstance(atom, f.Atom) else "")
+            leaf.buf.append((t, stage, float(lo[0]), float(hi[0])))
+        for clause in self.clauses:
+            clause.update(final=False)
+
+    def verdict(self, robot: RobotRole, final: bool) -> Verdict:
+        if final:
+            for clause in self.clauses:
+                clause.update(final=True)
+        # while running, only the always clauses that saw a violation are known (margin: an upper bound so far)
+        results = [c.result() for c in self.clauses if final or c.violation is not None]
+        return combine(self.prop.name, robot, self.prop.compiled.unit, results, self.unknowns, final)
+
+    def violated_early(self) -> bool:
+        """Whether an ``always`` clause has seen a violation (known before the end)."""
+        return any(c.violation is not None for c in self.clauses)
+
+
+class OnlineMonitor:
+    """Checks one robot's run sample by sample.
+
+    Args:
+        properties: A property set (compiled here) or compiled properties.
+        context: Joints, needle, obstacles, self-collision model, target, constants.
+        robot: The robot checked; samples of other robots than this one and EXPECTED are refused.
+
+    Example::
+
+        monitor = OnlineMonitor(PropertySet.load("config/properties.yaml"), context, RobotRole.VIRTUAL)
+        for sample in samples:               # robot and EXPECTED samples, any interleaving
+            for change in monitor.push(sample):
+                alert(change)                # e.g. the first violation, at once
+        verdicts = monitor.finish()
+    """
+
+    def __init__(
+        self, properties: PropertySet | Sequence[CompiledProperty], context: MonitorContext, robot: RobotRole
+    ) -> None:
+        if isinstance(properties, PropertySet):
+            compiled = properties.compile(context)
+            context = properties.with_context(context)
+        else:
+            compiled = list(properties)
+        self.context = context
+        self.robot = RobotRole(robot)
+        self.monitors = [_PropertyMonitor(p) for p in compiled if p.applies_to(self.robot)]
+        self.needs_expected = any(m.prop.compiled.formula.uses_expected for m in self.monitors)
+        self.stream = ExpectedStream()
+        self.term_state: dict[int, object] = {}
+        self.last_t = {RobotRole.EXPECTED: -math.inf, self.robot: -math.inf}
+        self.n_samples = 0
+        self.has_actual_tip = False
+        self.finished: list[Verdict] | None = None
+
+    def push(self, sample: Sample) -> list[Verdict]:
+        """Take one sample; return the verdicts that changed (non-final), e.g. a first violation.
+
+        Raises:
+            TraceError: Wrong robot, wrong shapes, time not finite or going backwards, or after finish().
+        """
+        if self.finished is not None:
+            raise TraceError("push() after finish(): start a new monitor for a new run")
+        robot = RobotRole(sample.robot)
+        if robot not in self.last_t:
+            raise TraceError(f"monitor of the {self.robot.label} robot got a {robot.label} sample")
+        block = Block.from_sample(sample, self.context.needle_length_m, self.context.n_joints)
+        if sample.t_s < self.last_t[robot]:
+            raise TraceError(
+                f"{robot.label} sample: time goes backwards ({sample.t_s!r} s after {self.last_t[robot]!r} s)"
+            )
+        self.last_t[robot] = sample.t_s
+        if robot is RobotRole.EXPECTED and robot is not self.robot:
+            if self.needs_expected:
+                self.stream.add_expected(block)
+                return self._drain()
+            return []
+        if self.needs_expected:
+            self.stream.add_robot(block)
+            return self._drain()
+        return self._process(block, None)
+
+    def end_expected(self) -> list[Verdict]:
+        """Say that the expected trajectory is complete (robot samples after its end pair with its last one)."""
+        self.stream.end()
+        return self._drain()
+
+    def _drain(self) -> list[Verdict]:
+        changes: list[Verdict] = []
+        for block, partner in self.stream.ready():
+            changes += self._process(block, partner)
+        return changes
+
+    def _process(self, block: Block, partner: Block | None) -> list[Verdict]:
+        self.n_samples += 1
+        self.has_actual_tip = self.has_actual_tip or bool(np.isfinite(block.actual_tip_pos_m).any())
+        changes = []
+        for monitor in self.monitors:
+            if monitor.prop.compiled.formula.uses_expected and partner is None:
+                continue  # no expected samples at all: UNKNOWN at finish
+            monitor.feed(Env(block, partner, self.context, self.term_state))
+            if not monitor.reported and monitor.violated_early():
+                monitor.reported = True
+                changes.append(monitor.verdict(self.robot, final=False))
+        return changes
+
+    def verdicts(self) -> list[Verdict]:
+        """The current verdicts (non-final while running; VIOLATED as soon as a violation is known)."""
+        if self.finished is not None:
+            return list(self.finished)
+        out = []
+        for m in self.monitors:
+            if m.violated_early():
+                out.append(m.verdict(self.robot, final=False))
+            else:
+                out.append(unknown(m.prop.name, self.robot, m.prop.compiled.unit, "pending", final=False))
+        return out
+
+    def finish(self) -> list[Verdict]:
+        """End of the run: the final verdicts of every property (same as offline on the same samples)."""
+        if self.finished is not None:
+            return list(self.finished)
+        self.stream.end()
+        self._drain()
+        out = []
+        for m in self.monitors:
+            unit = m.prop.compiled.unit
+            if self.n_samples == 0:
+                out.append(unknown(m.prop.name, self.robot, unit, "empty trace: no samples"))
+                continue
+            missing = missing_requirement(m.prop, self.context, self.stream.seen_any, self.has_actual_tip)
+            out.append(unknown(m.prop.name, self.robot, unit, missing) if missing else m.verdict(self.robot, True))
+        self.finished = out
+        return list(out)
+
+
+def replay(
+    properties: PropertySet | Sequence[CompiledProperty],
+    samples: Sequence[Sample],
+    context: MonitorContext,
+    robot: RobotRole,
+) -> tuple[list[Verdict], list[Verdict]]:
+    """Push ``samples`` in order into a new monitor; return (every change on the way, final verdicts)."""
+    monitor = OnlineMonitor(properties, context, robot)
+    changes = [v for s in samples for v in monitor.push(s)]
+    return changes, monitor.finish()
+
+
+__all__ = ["OnlineMonitor", "Status", "replay"]

@@ -1,0 +1,141 @@
+"""Named properties (and KPIs) from YAML or Python, parsed on load and compiled against a context.
+
+File format (docs/PROPERTIES.md)::
+
+    constants:            # optional: named numbers usable in expressions
+      delta_m: 0.02
+    properties:
+      joints_clear_of_obstacles:
+        expression: "forall j in joints, o in obstacles: always safedis(joint[j], o, delta_m)"
+        description: every joint keeps delta from every obstacle   # optional
+        robots: [virtual, physical]                                # optional, default: all
+    kpis: ...             # see kpi.py
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cosim_validation.config import ConfigNode, load_config, parse_config
+from cosim_validation.properties import syntax
+from cosim_validation.properties.compiler import Compiled, compile_formula
+from cosim_validation.properties.context import MonitorContext
+from cosim_validation.properties.errors import PropertyError
+from cosim_validation.properties.kpi import KpiSpec, parse_kpis
+from cosim_validation.properties.parser import parse_formula
+from cosim_validation.record import RobotRole
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """One named property.
+
+    Attributes:
+        name: Identifier used in verdicts.
+        expression: The formula text.
+        description: Human description.
+        robots: Robots it applies to (properties that read ``expected.*`` never apply to EXPECTED).
+    """
+
+    name: str
+    expression: str
+    description: str = ""
+    robots: tuple[RobotRole, ...] = tuple(RobotRole)
+    tree: syntax.Formula = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise PropertyError(self.name, "a property name must be an identifier (letters, digits, _)")
+        object.__setattr__(self, "tree", parse_formula(self.expression, self.name))
+
+    def compile(self, context: MonitorContext) -> CompiledProperty:
+        """Resolve against ``context`` (joints, obstacles, constants)."""
+        return CompiledProperty(self, compile_formula(self.name, self.expression, self.tree, context))
+
+
+@dataclass(frozen=True)
+class CompiledProperty:
+    """A property compiled against one context."""
+
+    spec: PropertySpec
+    compiled: Compiled
+
+    @property
+    def name(self) -> str:
+        """The property name."""
+        return self.spec.name
+
+    def applies_to(self, robot: RobotRole) -> bool:
+        """Whether the property is checked on ``robot``."""
+        if robot is RobotRole.EXPECTED and self.compiled.formula.uses_expected:
+            return False
+        return robot in self.spec.robots
+
+
+@dataclass(frozen=True)
+class PropertySet:
+    """Properties, KPIs and constants of one file (or built in Python)."""
+
+    properties: tuple[PropertySpec, ...]
+    kpis: tuple[KpiSpec, ...] = ()
+    constants: Mapping[str, float] = field(default_factory=dict)
+    source: str = "<python>"
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for spec in self.properties:
+            if spec.name in seen:
+                raise PropertyError(spec.name, f"defined twice in {self.source}")
+            seen.add(spec.name)
+
+    def with_context(self, context: MonitorContext) -> MonitorContext:
+        """``context`` with this set's constants added (the context's own constants win)."""
+        return dataclasses.replace(context, constants={**self.constants, **context.constants})
+
+    def compile(self, context: MonitorContext) -> list[CompiledProperty]:
+        """Every property compiled against ``context`` plus this set's constants."""
+        merged = self.with_context(context)
+        return [spec.compile(merged) for spec in self.properties]
+
+    @classmethod
+    def load(cls, path: str | Path) -> PropertySet:
+        """Read a properties YAML file."""
+        return cls.from_config(load_config(path))
+
+    @classmethod
+    def parse(cls, text: str, source: str = "<string>") -> PropertySet:
+        """Parse properties YAML text."""
+        return cls.from_config(parse_config(text, source))
+
+    @classmethod
+    def from_config(cls, root: ConfigNode) -> PropertySet:
+        """Build from a parsed YAML tree; errors name the file and key."""
+        root.reject_unknown(("constants", "properties", "kpis", "machines"))
+        constants: dict[str, float] = {}
+        node = root.get("constants")
+        if node is not None:
+            for key, value in node.items():
+                constants[key] = value.to_float()
+        specs = [_spec(key, value) for key, value in root["properties"].items()]
+        kpis = parse_kpis(root.get("kpis"))
+        return cls(tuple(specs), kpis, constants, root.source)
+
+
+def _spec(name: str, node: ConfigNode) -> PropertySpec:
+    node.reject_unknown(("expression", "description", "robots"))
+    robots = tuple(RobotRole)
+    if node.get("robots") is not None:
+        try:
+            robots = tuple(RobotRole.parse(r.to_str()) for r in node["robots"].elements())
+        except PropertyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised with the file and key
+            raise node["robots"].error(str(exc)) from None
+    description = node["description"].to_str() if node.get("description") is not None else ""
+    try:
+        return PropertySpec(name, node["expression"].to_str(), description, robots)
+    except PropertyError as exc:
+        raise node["expression"].error(str(exc)) from None

@@ -1,0 +1,176 @@
+"""The session graph, described once as data (config/digital_twin.yaml).
+
+``cosim session`` starts it as one process per node; ``launch/digital_twin.launch.py`` builds the same
+nodes for ``ros2 launch``. Both go through :func:`load_graph`, so parameter names and types are checked
+against the nodes' declarations (:mod:`cosim_validation.session.node_parameters`) before anything starts.
+
+Parameter values may hold placeholders filled in when the session starts: ``{run_dir}`` (the run
+directory), ``{suite}`` (the suite file, "" for the embedded default suite), ``{cases}`` (the number of
+cases, 0 = all), ``{package}`` (the folder holding config/ and urdf/).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.exceptions import ConfigError
+from cosim_validation.session.node_parameters import NODE_PARAMETERS, parameters_of
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of the graph."""
+
+    name: str
+    executable: str
+    parameters: Mapping[str, Any]
+    remappings: tuple[tuple[str, str], ...] = ()
+    required: bool = True  # the session stops if a required node dies
+    console: bool = False  # its stdout is shown (progress lines of the test generator)
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """Session-wide settings."""
+
+    use_sim_time: bool = True
+    ready_timeout_s: float = 90.0
+    shutdown_grace_s: float = 3.0
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """All nodes of a session."""
+
+    source: str
+    settings: SessionSettings
+    nodes: tuple[NodeSpec, ...] = field(default_factory=tuple)
+
+    def node(self, name: str) -> NodeSpec:
+        """The node called ``name``."""
+        for spec in self.nodes:
+            if spec.name == name:
+                return spec
+        raise ConfigError(self.source, "nodes", f"no node {name!r}; nodes: {', '.join(n.name for n in self.nodes)}")
+
+    def resolved(self, values: Mapping[str, str]) -> GraphSpec:
+        """A copy with ``{placeholder}`` strings in parameter values filled from ``values``."""
+        nodes = tuple(
+            NodeSpec(
+                n.name,
+                n.executable,
+                {k: _fill(v, values) for k, v in n.parameters.items()},
+                n.remappings,
+                n.required,
+                n.console,
+            )
+            for n in self.nodes
+        )
+        return GraphSpec(self.source, self.settings, nodes)
+
+
+def _fill(value: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for key, replacement in values.items():
+            value = value.replace("{" + key + "}", replacement)
+        return value
+    if isinstance(value, list):
+        return [_fill(v, values) for v in value]
+    return value
+
+
+def _check_value(node: ConfigNode, kind: type) -> Any:
+    if kind is bool:
+        return node.to_bool()
+    if kind is int:
+        return node.to_int()
+    if kind is float:
+        return node.to_float()
+    if kind is str:
+        return node.to_str()
+    return [item.to_str() for item in node.elements()]
+
+
+def _parse_node(node: ConfigNode) -> NodeSpec:
+    node.reject_unknown(["name", "executable", "parameters", "remappings", "required", "console"])
+    name = node["name"].to_str()
+    executable = node["executable"].to_str(choices=sorted(NODE_PARAMETERS))
+    declared = {p.name: p for p in parameters_of(executable)}
+    params: dict[str, Any] = {p.name: p.default for p in declared.values()}
+    given = node.get("parameters")
+    if given is not None:
+        given.reject_unknown([*declared, "use_sim_time"])
+        for key, value in given.items():
+            params[key] = value.to_bool() if key == "use_sim_time" else _check_value(value, declared[key].kind)
+    remaps = node.get("remappings")
+    remappings = tuple((r["from"].to_str(), r["to"].to_str()) for r in remaps.elements()) if remaps else ()
+    required = node["required"].to_bool() if node.has("required") else True
+    console = node["console"].to_bool() if node.has("console") else False
+    return NodeSpec(name, executable, params, remappings, required, console)
+
+
+def parse_graph(root: ConfigNode) -> GraphSpec:
+    """A :class:`GraphSpec` from the root of a graph YAML."""
+    root.reject_unknown(["session", "nodes"])
+    settings = SessionSettings()
+    section = root.get("session")
+    if section is not None:
+        section.reject_unknown(["use_sim_time", "ready_timeout_s", "shutdown_grace_s"])
+        settings = SessionSettings(
+            use_sim_time=section["use_sim_time"].to_bool() if section.has("use_sim_time") else True,
+            ready_timeout_s=section["ready_timeout_s"].to_float(exclusive_minimum=0)
+            if section.has("ready_timeout_s")
+            else 90.0,
+            shutdown_grace_s=section["shutdown_grace_s"].to_float(minimum=0)
+            if section.has("shutdown_grace_s")
+            else 3.0,
+        )
+    nodes = tuple(_parse_node(n) for n in root["nodes"].elements())
+    names = [n.name for n in nodes]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(root.source, "nodes", f"node names must be unique; repeated: {', '.join(duplicates)}")
+    if not nodes:
+        raise ConfigError(root.source, "nodes", "expected at least one node")
+    return GraphSpec(root.source, settings, nodes)
+
+
+def load_graph(path: str | Path) -> GraphSpec:
+    """Read and check a graph YAML."""
+    return parse_graph(load_config(path))
+
+
+def params_file_content(spec: NodeSpec, use_sim_time: bool) -> str:
+    """The node's parameters in the ROS 2 params-file format (``{name: {ros__parameters: {...}}}``)."""
+    params = {"use_sim_time": use_sim_time, **spec.parameters}
+    return yaml.safe_dump({spec.name: {"ros__parameters": params}}, sort_keys=False)
+
+
+def launch_node_arguments(graph: GraphSpec) -> list[dict[str, Any]]:
+    """Keyword arguments of one ``launch_ros.actions.Node`` per node (package and output aside).
+
+    ``cosim session`` passes the same values on the command line (see :func:`ros_arguments`).
+    """
+    return [
+        {
+            "executable": spec.executable,
+            "name": spec.name,
+            "parameters": [{"use_sim_time": graph.settings.use_sim_time, **spec.parameters}],
+            "remappings": list(spec.remappings),
+        }
+        for spec in graph.nodes
+    ]
+
+
+def ros_arguments(spec: NodeSpec, params_file: Path) -> tuple[str, ...]:
+    """Arguments after ``--ros-args`` for one node process: its name, parameters file and remappings."""
+    args = ["-r", f"__node:={spec.name}", "--params-file", str(params_file)]
+    for source, target in spec.remappings:
+        args += ["-r", f"{source}:={target}"]
+    return tuple(args)

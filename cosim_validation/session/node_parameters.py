@@ -1,0 +1,54 @@
+"""The parameters of every node, declared once.
+
+The nodes declare exactly these (name, type, default, description) with rclpy; ``cosim session`` and the
+launch file validate the graph YAML against them before anything starts, so a typo in a parameter name
+or a wrong type is a clear error naming the file and key instead of a silently ignored value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+
+class ParamSpec(NamedTuple):
+    """One ROS parameter of a node."""
+
+    name: str
+    kind: type  # bool, int, float, str or list (list of str)
+    default: Any
+    description: str
+
+
+_COMMON = (ParamSpec("config", str, "config/needle_insertion.yaml", "case-study configuration file"),)
+
+NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "recorder": (
+        ParamSpec("output", str, "session.mcap", "MCAP file to write (must not exist)"),
+        ParamSpec("topic_prefixes", list, ["/cosim"], "record every topic starting with one of these"),
+        ParamSpec("extra_topics", list, ["/diagnostics", "/clock"], "also record these topics"),
+        ParamSpec("discovery_period_s", float, 0.2, "how often to look for new topics [s]"),
+    ),
+}
+
+
+def parameters_of(executable: str) -> tuple[ParamSpec, ...]:
+    """The declared parameters of ``executable`` (common ones included)."""
+    from cosim_validation.exceptions import InputError
+
+    if executable not in NODE_PARAMETERS:
+        raise InputError(
+            f"unknown node executable {executable!r}; expected one of: {', '.join(sorted(NODE_PARAMETERS))}"
+        )
+    own = NODE_PARAMETERS[executable]
+    names = {p.name for p in own}
+    return tuple(p for p in _COMMON if p.name not in names and executable not in _NO_COMMON) + own
+
+
+# executables that do not read the case-study configuration
+_NO_COMMON = {"recorder"}
+
+
+def defaults_of(executable: str) -> Mapping[str, Any]:
+    """``{name: default}`` of ``executable``'s parameters."""
+    return {p.name: p.default for p in parameters_of(executable)}

@@ -1,0 +1,80 @@
+"""Synthetic trajectory records and an analytic obstacle for the property tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cosim_validation.record import RobotRole, TrajectoryRecord
+
+JOINTS = tuple(f"joint{i + 1}" for i in range(7))
+
+
+def quat_z_to(axis: np.ndarray) -> np.ndarray:
+    """(n, 4) wxyz quaternions rotating +z onto the unit vectors ``axis`` (n, 3)."""
+    z = np.array([0.0, 0.0, 1.0])
+    out = np.empty((axis.shape[0], 4))
+    for i, a in enumerate(axis / np.linalg.norm(axis, axis=1, keepdims=True)):
+        c = np.cross(z, a)
+        w = 1.0 + float(z @ a)
+        q = np.array([w, *c]) if w > 1e-12 else np.array([0.0, 1.0, 0.0, 0.0])
+        out[i] = q / np.linalg.norm(q)
+    return out
+
+
+def make_record(
+    tip_m: np.ndarray,
+    stage: np.ndarray,
+    *,
+    t_s: np.ndarray | None = None,
+    q_rad: np.ndarray | None = None,
+    joint_pos_m: np.ndarray | None = None,
+    tip_axis: np.ndarray | None = None,
+    actual_tip_m: np.ndarray | None = None,
+    robot: RobotRole = RobotRole.VIRTUAL,
+    needle_length_m: float = 0.1,
+    test_id: str = "synthetic",
+) -> TrajectoryRecord:
+    """A record with the given tip path and stages; other fields simple but consistent."""
+    tip_m = np.asarray(tip_m, dtype=np.float64)
+    n = tip_m.shape[0]
+    t_s = np.arange(n) * 0.1 if t_s is None else t_s
+    q_rad = np.zeros((n, 7)) if q_rad is None else q_rad
+    if joint_pos_m is None:
+        joint_pos_m = np.zeros((n, 7, 3))
+        joint_pos_m[:, :, 2] = np.linspace(0.0, 1.3, 7)
+    axes = np.zeros((n, 7, 3))
+    axes[..., 2] = 1.0
+    tip_axis = np.tile([0.0, 0.0, -1.0], (n, 1)) if tip_axis is None else tip_axis
+    quat = quat_z_to(tip_axis)
+    actual = np.full((n, 3), np.nan) if actual_tip_m is None else actual_tip_m
+    actual_quat = np.full((n, 4), np.nan) if actual_tip_m is None else quat
+    return TrajectoryRecord(
+        test_id, robot, "synthetic", JOINTS, needle_length_m, t_s, np.asarray(stage, dtype=np.uint8),
+        q_rad, q_rad, joint_pos_m, axes, tip_m, quat, actual, actual_quat,
+    )  # fmt: skip
+
+
+def line_record(n: int = 50, **kwargs: object) -> TrajectoryRecord:
+    """Tip moving along x from 0 to 1 m in 5 equal stages of n / 5 samples at 10 Hz."""
+    tip = np.zeros((n, 3))
+    tip[:, 0] = np.linspace(0.0, 1.0, n)
+    stage = np.repeat(np.arange(1, 6), n // 5)
+    return make_record(tip, stage, **kwargs)  # type: ignore[arg-type]
+
+
+class Sphere:
+    """An analytic ball obstacle (a DistanceField): signed distance to its surface [m]."""
+
+    def __init__(self, center_m: tuple[float, float, float], radius_m: float) -> None:
+        self.center = np.asarray(center_m, dtype=np.float64)
+        self.radius = radius_m
+
+    def point_distance_m(self, points_m: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(points_m - self.center, axis=1) - self.radius  # type: ignore[no-any-return]
+
+    def segment_distance_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        d = end_m - start_m
+        length2 = np.maximum((d * d).sum(axis=1), 1e-300)
+        s = np.clip(((self.center - start_m) * d).sum(axis=1) / length2, 0.0, 1.0)
+        closest = start_m + s[:, None] * d
+        return np.linalg.norm(closest - self.center, axis=1) - self.radius  # type: ignore[no-any-return]

@@ -1,0 +1,74 @@
+"""The graph YAML is checked against the nodes' declared parameters before anything starts."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from cosim_validation.config import parse_config
+from cosim_validation.exceptions import ConfigError
+from cosim_validation.session.graph import params_file_content, parse_graph
+
+GOOD = """
+session: {use_sim_time: true, ready_timeout_s: 30}
+nodes:
+  - name: recorder
+    executable: recorder
+    parameters: {output: "{run_dir}/session.mcap", extra_topics: [/clock]}
+    remappings: [{from: /a, to: /b}]
+"""
+
+
+def test_parse_fill_and_params_file() -> None:
+    graph = parse_graph(parse_config(GOOD, "g.yaml"))
+    assert graph.settings.ready_timeout_s == 30
+    rec = graph.resolved({"run_dir": "/tmp/run"}).node("recorder")
+    assert rec.parameters["output"] == "/tmp/run/session.mcap"
+    assert rec.parameters["discovery_period_s"] == 0.2  # declared default
+    assert rec.remappings == (("/a", "/b"),)
+    content = yaml.safe_load(params_file_content(rec, use_sim_time=True))
+    assert content == {
+        "recorder": {
+            "ros__parameters": {
+                "use_sim_time": True,
+                "output": "/tmp/run/session.mcap",
+                "topic_prefixes": ["/cosim"],
+                "extra_topics": ["/clock"],
+                "discovery_period_s": 0.2,
+            }
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        (GOOD.replace("output:", "outptu:"), ConfigError, r"g.yaml: nodes\[0\].parameters.outptu: unknown key"),
+        (
+            GOOD.replace("extra_topics: [/clock]", "extra_topics: 3"),
+            ConfigError,
+            r"nodes\[0\].parameters.extra_topics: expected a list",
+        ),
+        (
+            GOOD.replace("executable: recorder", "executable: recordr"),
+            ConfigError,
+            r"nodes\[0\].executable: expected one of .*'recorder'",
+        ),
+        (GOOD + GOOD.split("nodes:")[1], ConfigError, "repeated: recorder"),
+        ("nodes: []", ConfigError, "expected at least one node"),
+        (
+            GOOD.replace("ready_timeout_s: 30", "ready_timeout_s: 0"),
+            ConfigError,
+            r"session.ready_timeout_s: expected a number > 0",
+        ),
+    ],
+)
+def test_bad_graphs(text: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        parse_graph(parse_config(text, "g.yaml"))
+
+
+def test_unknown_node_lookup() -> None:
+    graph = parse_graph(parse_config(GOOD, "g.yaml"))
+    with pytest.raises(ConfigError, match="no node 'monitor'; nodes: recorder"):
+        graph.node("monitor")

@@ -77,13 +77,26 @@ def _pair_batches(first: Trajectories, second: Trajectories) -> tuple[Trajectory
     return a, b
 
 
-def _run(kernel: Any, *args: Any) -> Any:
-    """Call a parallel kernel with dynamic scheduling (chunks of one iteration)."""
-    old = numba.set_parallel_chunksize(1)
+#: DP cells below which a batch runs on one thread (about 1 ms of work; waking threads is not free).
+PARALLEL_CELLS = 1 << 22
+
+
+def _run(kernel: Any, cells: int, *args: Any) -> Any:
+    """Call a parallel kernel with dynamic scheduling (chunks of one pair), on one thread for small work."""
+    old_chunk = numba.set_parallel_chunksize(1)
+    old_threads = numba.get_num_threads()
+    if cells < PARALLEL_CELLS:
+        numba.set_num_threads(1)
     try:
         return kernel(*args)
     finally:
-        numba.set_parallel_chunksize(old)
+        numba.set_num_threads(old_threads)
+        numba.set_parallel_chunksize(old_chunk)
+
+
+def _cells(a: TrajectoryBatch, ia: NDArray[np.int64], b: TrajectoryBatch, ib: NDArray[np.int64]) -> int:
+    """Number of DP cells of the pairs (a[ia[t]], b[ib[t]])."""
+    return int(np.dot(a.lengths()[ia].astype(np.float64), b.lengths()[ib].astype(np.float64)))
 
 
 def frechet_pairs(first: Trajectories, second: Trajectories) -> NDArray[np.float64]:
@@ -98,7 +111,9 @@ def frechet_pairs(first: Trajectories, second: Trajectories) -> NDArray[np.float
     """
     a, b = _pair_batches(first, second)
     idx = np.arange(len(a), dtype=np.int64)
-    result: NDArray[np.float64] = _run(_frechet_many, a.coords, a.offsets, b.coords, b.offsets, idx, idx)
+    result: NDArray[np.float64] = _run(
+        _frechet_many, _cells(a, idx, b, idx), a.coords, a.offsets, b.coords, b.offsets, idx, idx
+    )
     return result
 
 
@@ -111,7 +126,9 @@ def within_pairs(first: Trajectories, second: Trajectories, eps_m: float) -> NDA
     T = squared_threshold(eps_m)
     a, b = _pair_batches(first, second)
     idx = np.arange(len(a), dtype=np.int64)
-    result: NDArray[np.bool_] = _run(_within_many, a.coords, a.offsets, b.coords, b.offsets, idx, idx, T)
+    result: NDArray[np.bool_] = _run(
+        _within_many, _cells(a, idx, b, idx), a.coords, a.offsets, b.coords, b.offsets, idx, idx, T
+    )
     return result
 
 
@@ -132,7 +149,7 @@ def frechet_all_pairs(group: Trajectories) -> NDArray[np.float64]:
     g = as_batch(group, "group")
     i, j = _upper_pairs(len(g))
     out = np.zeros((len(g), len(g)))
-    values = _run(_frechet_many, g.coords, g.offsets, g.coords, g.offsets, i, j)
+    values = _run(_frechet_many, _cells(g, i, g, j), g.coords, g.offsets, g.coords, g.offsets, i, j)
     out[i, j] = values
     out[j, i] = values
     return out
@@ -148,7 +165,7 @@ def within_all_pairs(group: Trajectories, eps_m: float) -> NDArray[np.bool_]:
     g = as_batch(group, "group")
     i, j = _upper_pairs(len(g))
     out = np.eye(len(g), dtype=np.bool_)
-    values = _run(_within_many, g.coords, g.offsets, g.coords, g.offsets, i, j, T)
+    values = _run(_within_many, _cells(g, i, g, j), g.coords, g.offsets, g.coords, g.offsets, i, j, T)
     out[i, j] = values
     out[j, i] = values
     return out

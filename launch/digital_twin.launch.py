@@ -36,10 +36,12 @@ def _nodes(context: LaunchContext) -> list[Node]:
 
 def generate_launch_description() -> LaunchDescription:
     default_graph = os.path.join(str(package_root()), "config", "digital_twin.yaml")
-    return LaunchDescription([
-        DeclareLaunchArgument("graph", default_value=default_graph, description="session graph YAML"),
-        DeclareLaunchArgument("run_dir", default_value="", description="run directory (default: a new temp dir)"),
-        DeclareLaunchArgument("suite", default_value="", description="suite file (default: embedded suite)"),
-        DeclareLaunchArgument("cases", default_value="0", description="number of cases (0 = all)"),
-        OpaqueFunction(function=_nodes),
-    ])
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument("graph", default_value=default_graph, description="session graph YAML"),
+            DeclareLaunchArgument("run_dir", default_value="", description="run directory (default: a new temp dir)"),
+            DeclareLaunchArgument("suite", default_value="", description="suite file (default: embedded suite)"),
+            DeclareLaunchArgument("cases", default_value="0", description="number of cases (0 = all)"),
+            OpaqueFunction(function=_nodes),
+        ]
+    )

@@ -3,13 +3,18 @@
 Both executors give the same results: each worker builds its heavy state once (``init(*init_args)``,
 e.g. the scene, the robot and the monitor from a config path) and then maps ``work(state, item)``;
 results come back as they finish and are handed to ``on_result`` in the calling process, which stores
-them. At most ``2 * workers`` items are in flight, so memory stays flat for 100,000 cases. A Ctrl-C
-stops submitting, cancels what is pending and returns; what ``on_result`` stored stays stored.
+them. At most ``2 * workers`` items are in flight, so memory stays flat for 100,000 cases.
+
+A Ctrl-C (KeyboardInterrupt in the calling process) stops submitting and cancels what has not started;
+the local pool's workers ignore SIGINT, so the items already running finish and are handed to
+``on_result`` before the KeyboardInterrupt is raised again (a second Ctrl-C stops waiting for them).
+What ``on_result`` stored stays stored.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -43,6 +48,12 @@ def _init_worker(init: Callable[..., Any], init_args: Sequence[Any]) -> None:
     _STATE["state"] = init(*init_args)
 
 
+def _init_pool_worker(init: Callable[..., Any], init_args: Sequence[Any]) -> None:
+    """A pool process: Ctrl-C is for the calling process, which decides what happens to running items."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(init, init_args)
+
+
 def _call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]:
     try:
         return Outcome(index, work(_STATE["state"], item))
@@ -67,28 +78,42 @@ def run_local(
             on_result(_call(work, index, item))
         return
     context = get_context("spawn")  # no inherited threads or open files: safe with numba, open3d, MuJoCo
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(init, init_args))
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_pool_worker, initargs=(init, init_args))
     pending: set[Future[Outcome[Any]]] = set()
-    source = iter(items)
     try:
-        for index, item in source:
+        for index, item in items:
             pending.add(pool.submit(_call, work, index, item))
             if len(pending) >= 2 * workers:
-                pending = _drain(pending, on_result, FIRST_COMPLETED)
+                _drain(pending, on_result, FIRST_COMPLETED)
         _drain(pending, on_result, None)
+    except KeyboardInterrupt:
+        running = {f for f in pending if not f.cancel()}
+        try:
+            _drain(running, on_result, None)
+        except KeyboardInterrupt:
+            _terminate(pool)
+        raise
     finally:
-        for future in pending:
-            future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _drain(
-    pending: set[Future[Outcome[Any]]], on_result: Callable[[Outcome[Any]], None], when: str | None
-) -> set[Future[Outcome[Any]]]:
-    done, rest = wait(pending, return_when=when or "ALL_COMPLETED")
-    for future in sorted(done, key=lambda f: f.result().index):
-        on_result(future.result())
-    return set(rest)
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool's processes now (a second Ctrl-C); their running items are lost, nothing else."""
+    processes = getattr(pool, "_processes", None) or {}  # CPython keeps them here (3.8-3.13)
+    for process in list(processes.values()):
+        process.terminate()
+
+
+def _drain(pending: set[Future[Outcome[Any]]], on_result: Callable[[Outcome[Any]], None], when: str | None) -> None:
+    """Hand finished items to ``on_result`` in index order, removing each from ``pending`` first.
+
+    Removing first means an interrupt inside ``on_result`` never hands the same item over twice.
+    """
+    done, _ = wait(pending, return_when=when or "ALL_COMPLETED")
+    for future in sorted(done, key=lambda f: -1 if f.cancelled() else f.result().index):
+        pending.discard(future)
+        if not future.cancelled():
+            on_result(future.result())
 
 
 class _RayWorker:

@@ -124,8 +124,16 @@ class StreamAssembler:
             del stream.tips[old]
         return out
 
-    def _sample(self, role: RobotRole, stamp_ns: int, stage: Stage, q_set: np.ndarray, q_meas: np.ndarray,
-                tip_m: np.ndarray, tip_quat: np.ndarray) -> Sample:
+    def _sample(
+        self,
+        role: RobotRole,
+        stamp_ns: int,
+        stage: Stage,
+        q_set: np.ndarray,
+        q_meas: np.ndarray,
+        tip_m: np.ndarray,
+        tip_quat: np.ndarray,
+    ) -> Sample:
         start = self._start_ns if self._with_expected else self._streams[role].first_ns
         fk = self._kin.record_arrays(q_meas[None, :])
         return Sample(

@@ -32,7 +32,9 @@ class BoundedDistanceField(DistanceField, Protocol):
     """A :class:`DistanceField` with cheap lower bounds of its distances (used to skip exact queries).
 
     The offline evaluator computes exact distances only where a bound cannot rule out the minimum or a
-    violation, so results are identical to computing every exact distance.
+    violation, so results are identical to computing every exact distance. A field may also offer
+    ``point_tight_lower_bound_m`` / ``segment_tight_lower_bound_m`` (same signatures): tighter, costlier
+    bounds, used only for the samples the cheap ones could not rule out.
     """
 
     def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ def _axis_separates(v0: np.ndarray, v1: np.ndarray, v2: np.ndarray, axis: np.nda
     p1 = v1[0] * axis[0] + v1[1] * axis[1] + v1[2] * axis[2]
     p2 = v2[0] * axis[0] + v2[1] * axis[1] + v2[2] * axis[2]
     r = half * (abs(axis[0]) + abs(axis[1]) + abs(axis[2]))
-    return min(p0, p1, p2) > r or max(p0, p1, p2) < -r
+    return bool(min(p0, p1, p2) > r or max(p0, p1, p2) < -r)
 
 
 @njit(cache=True)

@@ -53,7 +53,7 @@ class CubeGrid:
         index = np.floor((points - self.origin_m) / self.granularity_m).astype(np.int64)
         outside = np.any((index < 0) | (index >= self.shape), axis=1)
         index[outside] = -1
-        return index
+        return np.asarray(index)
 
     def centres_m(self, index: ArrayLike) -> np.ndarray:
         """(N, 3) float64 centres of the cubes ``index`` (N, 3) [m]."""

@@ -7,7 +7,11 @@ from typing import NamedTuple
 import numpy as np
 
 from cosim_validation.coverage.cube_grid import CubeClass, CubeGrid
+from cosim_validation.coverage.surface_kernels import surface_candidates
 from cosim_validation.coverage.target_region import TargetRegion
+
+# Rounds of surface-guided candidates (4k each) for partial cubes that uniform sampling could not fill.
+SURFACE_ROUNDS = 8
 
 
 class Targets(NamedTuple):
@@ -32,34 +36,97 @@ def _uniform_in_cubes(rng: np.random.Generator, grid: CubeGrid, cubes: np.ndarra
 
 def _fill_partial(
     rng: np.random.Generator, region: TargetRegion, grid: CubeGrid, cubes: np.ndarray, k: int, max_attempts: int
-) -> tuple[list[np.ndarray], int]:
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Sample each partial cube until k of its candidates are valid or ``max_attempts`` were drawn.
 
     All unfinished cubes draw a batch per round (batches double each round), so the work is vectorised
-    and the result depends only on the seed. Returns the valid targets per cube and the attempts.
+    and the result depends only on the seed. Attempts of a cube stop at the candidate that completed it.
+
+    Returns:
+        targets (T, 3) float64 grouped by cube in the order of ``cubes``, the (T,) int64 position in
+        ``cubes`` of each target, and the number of candidates drawn.
     """
-    found: list[list[np.ndarray]] = [[] for _ in range(len(cubes))]
     count = np.zeros(len(cubes), dtype=np.int64)
     drawn = np.zeros(len(cubes), dtype=np.int64)
+    points: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
     batch = 2 * k
     active = np.arange(len(cubes))
     while len(active):
         size = int(min(batch, max_attempts))
         candidates = _uniform_in_cubes(rng, grid, cubes[active], size)
-        take = np.minimum(size, max_attempts - drawn[active])
+        allowed = np.minimum(size, max_attempts - drawn[active])
         ok = region.valid(candidates.reshape(-1, 3)).reshape(len(active), size)
-        ok &= np.arange(size)[None, :] < take[:, None]
-        for row, cube in enumerate(active):
-            need = k - count[cube]
-            hits = np.flatnonzero(ok[row])[:need]
-            if len(hits):
-                found[cube].append(candidates[row, hits])
-                count[cube] += len(hits)
-            # attempts stop at the candidate that completed the cube
-            drawn[cube] += hits[-1] + 1 if len(hits) == need else take[row]
+        ok &= np.arange(size)[None, :] < allowed[:, None]
+        rank = np.cumsum(ok, axis=1)
+        need = (k - count[active])[:, None]
+        keep = ok & (rank <= need)
+        rows, cols = np.nonzero(keep)
+        points.append(candidates[rows, cols])
+        owners.append(active[rows])
+        done = rank[:, -1] >= need[:, 0]
+        last = np.argmax(rank >= need, axis=1)  # position of the candidate that completed the cube
+        drawn[active] += np.where(done, last + 1, allowed)
+        count[active] += keep.sum(axis=1)
         active = active[(count[active] < k) & (drawn[active] < max_attempts)]
         batch *= 2
-    return [np.concatenate(f) if f else np.zeros((0, 3)) for f in found], int(drawn.sum())
+    owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    order = np.argsort(owner, kind="stable")
+    targets = np.concatenate(points)[order] if points else np.zeros((0, 3))
+    return targets, owner[order], int(drawn.sum())
+
+
+def _fill_from_surface(
+    rng: np.random.Generator, region: TargetRegion, grid: CubeGrid, cubes: np.ndarray, found: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Complete partial cubes from points just inside the target's surface (see :mod:`surface_kernels`).
+
+    Args:
+        cubes: (M, 3) partial cubes; found: (M,) targets each already has.
+
+    Returns:
+        targets (T, 3), the (T,) position in ``cubes`` of each, and the candidates drawn.
+    """
+    target = region.target
+    inset_m = 1e-4 * grid.granularity_m
+    # faces sorted by their lowest x: a cube needs only the slab of faces that can reach it in x
+    tri_x = target.vertices_m[target.faces, 0]
+    order = np.argsort(tri_x.min(axis=1), kind="stable")
+    faces_sorted, min_x = target.faces[order], tri_x.min(axis=1)[order]
+    reach_m = float(np.max(tri_x.max(axis=1) - tri_x.min(axis=1)))
+    count = found.copy()
+    points: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    drawn = 0
+    for _ in range(SURFACE_ROUNDS):
+        short = np.flatnonzero(count < k)
+        if not len(short):
+            break
+        lo = grid.origin_m + cubes[short] * grid.granularity_m
+        first = np.searchsorted(min_x, lo[:, 0] - reach_m, side="left")
+        last = np.searchsorted(min_x, lo[:, 0] + grid.granularity_m, side="right")
+        batch = np.stack(
+            [
+                surface_candidates(
+                    target.vertices_m, faces_sorted[first[i] : last[i]], lo[i], lo[i] + grid.granularity_m, inset_m, u
+                )
+                for i, u in enumerate(rng.random((len(short), 4 * k, 3)))
+            ]
+        )
+        flat = batch.reshape(-1, 3)
+        ok = np.isfinite(flat).all(axis=1)
+        home = np.repeat(cubes[short], 4 * k, axis=0)
+        ok[ok] = np.all(grid.cube_index(flat[ok]) == home[ok], axis=1)  # clamped onto a far face: next cube
+        ok[ok] = region.valid(flat[ok])
+        ok = ok.reshape(len(short), 4 * k)
+        keep = ok & (np.cumsum(ok, axis=1) <= (k - count[short])[:, None])
+        rows, cols = np.nonzero(keep)
+        points.append(batch[rows, cols])
+        owners.append(short[rows])
+        count[short] += keep.sum(axis=1)
+        drawn += int(np.isfinite(batch[..., 0]).sum())
+    owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    return (np.concatenate(points) if points else np.zeros((0, 3))), owner, drawn
 
 
 def grid_targets(
@@ -73,22 +140,28 @@ def grid_targets(
         classes: (nx, ny, nz) int8 :class:`CubeClass` from ``region.classify(grid)``.
         per_cube: k >= 1.
         seed: Generator seed; the same seed gives the same targets.
-        max_attempts: Candidates drawn per partial cube at most before giving up on it.
+        max_attempts: Uniform candidates drawn per partial cube; cubes still short of k then get
+            candidates just inside the target's surface within the cube (thin slivers), and cubes
+            that stay short are reported in ``gave_up``.
     """
     rng = np.random.default_rng([seed, 0])
     nonempty = np.argwhere(classes != CubeClass.EMPTY)
     is_full = classes[tuple(nonempty.T)] == CubeClass.FULL
-    full_points = _uniform_in_cubes(rng, grid, nonempty[is_full], per_cube)
+    full_points = _uniform_in_cubes(rng, grid, nonempty[is_full], per_cube).reshape(-1, 3)
     partial = nonempty[~is_full]
-    per_partial, attempts = _fill_partial(rng, region, grid, partial, per_cube, max_attempts)
-    chunks: list[np.ndarray] = [np.zeros((0, 3))] * len(nonempty)
-    for slot, points in zip(np.flatnonzero(is_full), full_points, strict=True):
-        chunks[slot] = points
-    for slot, points in zip(np.flatnonzero(~is_full), per_partial, strict=True):
-        chunks[slot] = points
-    gave_up = partial[np.array([len(p) < per_cube for p in per_partial], dtype=bool)]
-    targets = np.concatenate(chunks) if chunks else np.zeros((0, 3))
-    return Targets(targets, int(full_points.shape[0] * per_cube) + attempts, gave_up.reshape(-1, 3))
+    partial_points, owner, attempts = _fill_partial(rng, region, grid, partial, per_cube, max_attempts)
+    found = np.bincount(owner, minlength=len(partial))
+    if np.any(found < per_cube):
+        extra, extra_owner, extra_attempts = _fill_from_surface(rng, region, grid, partial, found, per_cube)
+        partial_points = np.concatenate([partial_points, extra])
+        owner = np.concatenate([owner, extra_owner])
+        attempts += extra_attempts
+    # every target in row-major cube order: full and partial cubes interleaved as in the grid
+    slot = np.concatenate([np.repeat(np.flatnonzero(is_full), per_cube), np.flatnonzero(~is_full)[owner]])
+    order = np.argsort(slot, kind="stable")
+    targets = np.concatenate([full_points, partial_points])[order]
+    found = np.bincount(owner, minlength=len(partial))
+    return Targets(targets, len(full_points) + attempts, partial[found < per_cube].reshape(-1, 3))
 
 
 def random_targets(region: TargetRegion, count: int, seed: int, max_attempts: int) -> Targets:

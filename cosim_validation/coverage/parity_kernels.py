@@ -17,16 +17,21 @@ from numba import njit
 
 
 @njit(cache=True)
-def _edge_side(vx: np.ndarray, vy: np.ndarray, i: int, j: int, px: float, py: float) -> float:
-    """Signed side of (px, py) w.r.t. the directed edge i -> j, never 0 (symbolic perturbation)."""
+def _edge(vx: np.ndarray, vy: np.ndarray, i: int, j: int, px: float, py: float) -> tuple[float, float]:
+    """Edge function of (px, py) w.r.t. the directed edge i -> j: its value and its side (never 0).
+
+    The side of a point exactly on the edge's line is that of the point moved by (1, e) (symbolic
+    perturbation); the value (0 there) is kept for interpolating the crossing height.
+    """
     lo, hi, flip = (i, j, 1.0) if i < j else (j, i, -1.0)
     dx = vx[hi] - vx[lo]
     dy = vy[hi] - vy[lo]
     w = dx * (py - vy[lo]) - dy * (px - vx[lo])
+    side = w
     if w == 0.0:
         # derivative of w along the perturbation (1, e): -dy, then dx
-        w = -dy if dy != 0.0 else dx
-    return w * flip
+        side = -dy if dy != 0.0 else dx
+    return w * flip, side * flip
 
 
 @njit(cache=True)
@@ -34,13 +39,16 @@ def crosses_above(
     vx: np.ndarray, vy: np.ndarray, vz: np.ndarray, a: int, b: int, c: int, px: float, py: float, pz: float
 ) -> bool:
     """Whether the upward ray from (px, py, pz) crosses triangle (a, b, c)."""
-    wa = _edge_side(vx, vy, b, c, px, py)
-    wb = _edge_side(vx, vy, c, a, px, py)
-    wc = _edge_side(vx, vy, a, b, px, py)
-    if not ((wa > 0.0 and wb > 0.0 and wc > 0.0) or (wa < 0.0 and wb < 0.0 and wc < 0.0)):
+    wa, sa = _edge(vx, vy, b, c, px, py)
+    wb, sb = _edge(vx, vy, c, a, px, py)
+    wc, sc = _edge(vx, vy, a, b, px, py)
+    if not ((sa > 0.0 and sb > 0.0 and sc > 0.0) or (sa < 0.0 and sb < 0.0 and sc < 0.0)):
         return False
-    z = (wa * vz[a] + wb * vz[b] + wc * vz[c]) / (wa + wb + wc)
-    return z > pz
+    total = wa + wb + wc
+    if total == 0.0:  # projection of zero area: a vertical face, no crossing under the perturbation
+        return False
+    z = (wa * vz[a] + wb * vz[b] + wc * vz[c]) / total
+    return bool(z > pz)
 
 
 @njit(cache=True)

@@ -39,7 +39,8 @@ class CubeGrid:
         bounds = np.asarray(bounds_m, dtype=np.float64)
         if not granularity_m > 0:
             raise InputError(f"granularity must be > 0 m, got {granularity_m!r}")
-        shape = np.maximum(np.ceil((bounds[1] - bounds[0]) / granularity_m - 1e-9), 1).astype(np.int64)
+        shape = np.maximum(np.ceil((bounds[1] - bounds[0]) / granularity_m), 1).astype(np.int64)
+        shape += bounds[0] + shape * granularity_m < bounds[1]  # rounding must not leave the top face out
         return cls(bounds[0].copy(), float(granularity_m), shape)
 
     @property

@@ -21,11 +21,14 @@ class Targets(NamedTuple):
         targets_m: (N, 3) float64 valid targets in base_link [m], cube by cube (row-major cube order).
         points_generated: Candidate points drawn, valid or not (seed 000's "generated points").
         gave_up: (G, 3) int64 partial cubes that yielded fewer than k targets within the attempt bound.
+        lattice_empty: (E, 3) int64 partial cubes in which no candidate and no point of a 16^3 lattice
+            was valid: counted as empty (their valid part, if any, is thinner than 1/16 of the edge).
     """
 
     targets_m: np.ndarray
     points_generated: int
     gave_up: np.ndarray
+    lattice_empty: np.ndarray = np.zeros((0, 3), dtype=np.int64)
 
 
 def _uniform_in_cubes(rng: np.random.Generator, grid: CubeGrid, cubes: np.ndarray, per_cube: int) -> np.ndarray:
@@ -129,6 +132,31 @@ def _fill_from_surface(
     return (np.concatenate(points) if points else np.zeros((0, 3))), owner, drawn
 
 
+LATTICE = 16
+
+
+def _fill_from_lattice(
+    rng: np.random.Generator, region: TargetRegion, grid: CubeGrid, cubes: np.ndarray, found: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Last resort for cubes still short of k: the valid points of a 16^3 lattice in each cube.
+
+    Returns targets (T, 3), their (T,) position in ``cubes``, and the lattice points checked.
+    """
+    steps = (np.arange(LATTICE) + 0.5) / LATTICE
+    lattice = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), -1).reshape(-1, 3) * grid.granularity_m
+    points: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    short = np.flatnonzero(found < k)
+    for i in short:
+        candidates = grid.origin_m + cubes[i] * grid.granularity_m + lattice
+        valid = np.flatnonzero(region.valid(candidates))
+        chosen = rng.permutation(valid)[: k - found[i]]
+        points.append(candidates[np.sort(chosen)])
+        owners.append(np.full(len(chosen), i, dtype=np.int64))
+    owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    return (np.concatenate(points) if points else np.zeros((0, 3))), owner, len(short) * len(lattice)
+
+
 def grid_targets(
     region: TargetRegion, grid: CubeGrid, classes: np.ndarray, per_cube: int, seed: int, max_attempts: int
 ) -> Targets:
@@ -152,16 +180,23 @@ def grid_targets(
     partial_points, owner, attempts = _fill_partial(rng, region, grid, partial, per_cube, max_attempts)
     found = np.bincount(owner, minlength=len(partial))
     if np.any(found < per_cube):
-        extra, extra_owner, extra_attempts = _fill_from_surface(rng, region, grid, partial, found, per_cube)
-        partial_points = np.concatenate([partial_points, extra])
-        owner = np.concatenate([owner, extra_owner])
-        attempts += extra_attempts
+        for fill in (_fill_from_surface, _fill_from_lattice):
+            extra, extra_owner, extra_attempts = fill(rng, region, grid, partial, found, per_cube)
+            partial_points = np.concatenate([partial_points, extra])
+            owner = np.concatenate([owner, extra_owner])
+            attempts += extra_attempts
+            found = np.bincount(owner, minlength=len(partial))
+            if np.all(found >= per_cube):
+                break
     # every target in row-major cube order: full and partial cubes interleaved as in the grid
     slot = np.concatenate([np.repeat(np.flatnonzero(is_full), per_cube), np.flatnonzero(~is_full)[owner]])
     order = np.argsort(slot, kind="stable")
     targets = np.concatenate([full_points, partial_points])[order]
     found = np.bincount(owner, minlength=len(partial))
-    return Targets(targets, len(full_points) + attempts, partial[found < per_cube].reshape(-1, 3))
+    short = (found < per_cube) & (found > 0)
+    return Targets(
+        targets, len(full_points) + attempts, partial[short].reshape(-1, 3), partial[found == 0].reshape(-1, 3)
+    )
 
 
 def random_targets(region: TargetRegion, count: int, seed: int, max_attempts: int) -> Targets:

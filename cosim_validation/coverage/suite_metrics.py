@@ -25,8 +25,10 @@ class SuiteMetrics:
         covered_cubes: Non-empty cubes holding at least one case.
         coverage: covered_cubes / nonempty_cubes.
         max_cases_per_cube: The largest number of cases in one cube.
-        gave_up_cubes: Partial cubes that yielded fewer than k targets (grid), or 1 if the random
-            generator stopped before its count.
+        gave_up_cubes: Partial cubes that yielded fewer than k (but some) targets (grid), or 1 if the
+            random generator stopped before its count.
+        lattice_empty_cubes: Cubes the classification could not prove empty but where no candidate and
+            no point of a 16^3 lattice was valid; counted as empty (not in nonempty_cubes).
         generation_s: Wall time of classification and generation [s] (not of depths and sources).
     """
 
@@ -42,6 +44,7 @@ class SuiteMetrics:
     coverage: float
     max_cases_per_cube: int
     gave_up_cubes: int
+    lattice_empty_cubes: int
     generation_s: float
 
     def as_dict(self) -> dict[str, object]:
@@ -56,6 +59,7 @@ def suite_metrics(
     cube_index: np.ndarray,
     points_generated: int,
     gave_up_cubes: int,
+    lattice_empty_cubes: int,
     generation_s: float,
 ) -> SuiteMetrics:
     """Metrics of cases whose targets lie in cubes ``cube_index`` (N, 3) of a classified grid."""
@@ -79,5 +83,6 @@ def suite_metrics(
         coverage=covered / nonempty if nonempty else 0.0,
         max_cases_per_cube=int(counts.max()) if len(inside) else 0,
         gave_up_cubes=int(gave_up_cubes),
+        lattice_empty_cubes=int(lattice_empty_cubes),
         generation_s=float(generation_s),
     )

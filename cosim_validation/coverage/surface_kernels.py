@@ -75,9 +75,9 @@ def surface_candidates(
     areas = np.zeros(7 * len(candidates))
     count = 0
     tri = np.empty((3, 3))
-    for t in candidates:
+    for face in candidates:
         for j in range(3):
-            tri[j] = vertices[faces[t, j]]
+            tri[j] = vertices[faces[face, j]]
         normal = np.cross(tri[1] - tri[0], tri[2] - tri[0])
         length = np.sqrt(np.sum(normal * normal))
         if length == 0.0:
@@ -95,7 +95,7 @@ def surface_candidates(
         return out
     cumulative = np.cumsum(areas[:count]) / total
     for i in range(uniforms.shape[0]):
-        piece = min(np.searchsorted(cumulative, uniforms[i, 0] * (1.0 - 1e-12)), count - 1)
+        piece = min(int(np.searchsorted(cumulative, uniforms[i, 0] * (1.0 - 1e-12))), count - 1)
         # the last uniform picks the position: split it into two for the barycentric square root trick
         u, v = uniforms[i, 1], uniforms[i, 2]
         s = np.sqrt(u)

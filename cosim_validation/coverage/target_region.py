@@ -8,8 +8,9 @@ through an exact triangle-cube overlap test, distances through 1-Lipschitz bound
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -104,20 +105,53 @@ class TargetRegion:
         return classes.reshape(tuple(grid.shape))
 
     def _limit_by_distance(self, classes: np.ndarray, centres: np.ndarray, h: float) -> None:
-        """Demote cubes by the sub-region and obstacle margins (1-Lipschitz distance bounds)."""
-        for model, inside_max in [(self.near, self.within_m)] if self.near is not None else []:
-            live = np.flatnonzero(classes != CubeClass.EMPTY)
-            far = box_distance_m(model.bounds_m, centres[live]) - h > inside_max
-            classes[live[far]] = CubeClass.EMPTY
-            live = live[~far]
-            d = np.maximum(signed_distance_m(model, centres[live]), 0.0)
-            classes[live[d - h > inside_max]] = CubeClass.EMPTY
-            mixed = live[(d + h > inside_max) & (d - h <= inside_max)]
-            classes[mixed[classes[mixed] == CubeClass.FULL]] = CubeClass.PARTIAL
+        """Demote cubes by the sub-region and the obstacle margins.
+
+        Each constraint is ``u(p) <= 0`` for a 1-Lipschitz u: ``p2m_near(p) - within_m`` for the
+        sub-region, ``margin_m - signed_distance_obstacle(p)`` for an obstacle. A cube of half diagonal
+        h is wholly valid if ``u(centre) + h <= 0`` and wholly invalid if ``u(centre) - h > 0``; a cube
+        its centre cannot decide is split into 4 x 4 x 4 sub-cubes and decided by them if they agree.
+        """
+        if self.near is not None:
+            near, radius = self.near, self.within_m
+            self._demote(
+                classes, centres, h, lambda p: np.maximum(signed_distance_m(near, p), 0.0) - radius,
+                box_distance_m(near.bounds_m, centres) - h > radius, None,
+            )  # fmt: skip
         for obstacle in self.obstacles:
-            live = np.flatnonzero(classes != CubeClass.EMPTY)
-            live = live[box_distance_m(obstacle.bounds_m, centres[live]) <= self.margin_m + h]
-            s = signed_distance_m(obstacle, centres[live])
-            classes[live[s + h <= self.margin_m]] = CubeClass.EMPTY
-            mixed = live[(s - h <= self.margin_m) & (s + h > self.margin_m)]
-            classes[mixed[classes[mixed] == CubeClass.FULL]] = CubeClass.PARTIAL
+            self._demote(
+                classes, centres, h, partial(self._margin_excess, obstacle),
+                None, box_distance_m(obstacle.bounds_m, centres) - h > self.margin_m,
+            )  # fmt: skip
+
+    def _margin_excess(self, obstacle: AnatomyModel, points_m: np.ndarray) -> np.ndarray:
+        """``margin_m - signed distance``: > 0 where a point is too close to (or in) the obstacle."""
+        return np.asarray(self.margin_m - signed_distance_m(obstacle, points_m))
+
+    @staticmethod
+    def _demote(
+        classes: np.ndarray,
+        centres: np.ndarray,
+        h: float,
+        u: Callable[[np.ndarray], np.ndarray],
+        surely_out: np.ndarray | None,
+        surely_in: np.ndarray | None,
+    ) -> None:
+        """Apply one constraint ``u <= 0`` to the cube classes (see :meth:`_limit_by_distance`)."""
+        live = classes != CubeClass.EMPTY
+        if surely_out is not None:
+            classes[live & surely_out] = CubeClass.EMPTY
+            live &= ~surely_out
+        if surely_in is not None:
+            live &= ~surely_in
+        index = np.flatnonzero(live)
+        value = u(centres[index])
+        classes[index[value - h > 0]] = CubeClass.EMPTY
+        undecided = index[(value - h <= 0) & (value + h > 0)]
+        g = 2.0 * (h - _DISTANCE_SLACK_M) / np.sqrt(3.0)
+        offsets = (np.stack(np.meshgrid(*[np.arange(4)] * 3, indexing="ij"), -1).reshape(-1, 3) + 0.5) / 4 - 0.5
+        sub = u((centres[undecided][:, None, :] + offsets[None] * g).reshape(-1, 3)).reshape(len(undecided), 64)
+        sub_h = (h - _DISTANCE_SLACK_M) / 4.0 + _DISTANCE_SLACK_M
+        classes[undecided[np.all(sub - sub_h > 0, axis=1)]] = CubeClass.EMPTY
+        mixed = undecided[~np.all(sub - sub_h > 0, axis=1) & ~np.all(sub + sub_h <= 0, axis=1)]
+        classes[mixed[classes[mixed] == CubeClass.FULL]] = CubeClass.PARTIAL

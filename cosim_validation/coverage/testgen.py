@@ -109,10 +109,20 @@ def generate_suite(
     start = time.perf_counter()
     grid, classes = discretize(region, request.granularity_m)
     made = _targets(region, grid, classes, request, cfg)
+    if not len(made.targets_m):
+        raise InputError(f"region {region.name!r} holds no valid target of model {region.target.name!r}")
     generation_s = time.perf_counter() - start
+    classes[tuple(made.lattice_empty.T)] = CubeClass.EMPTY
     cubes = grid.cube_index(made.targets_m)
     metrics = suite_metrics(
-        request.method, grid, classes, cubes, made.points_generated, len(made.gave_up), generation_s
+        request.method,
+        grid,
+        classes,
+        cubes,
+        made.points_generated,
+        len(made.gave_up),
+        len(made.lattice_empty),
+        generation_s,
     )
     sources = cfg.source_region.sample(np.random.default_rng([request.seed, 1]), len(made.targets_m), scene.models)
     depth = surface_distance_m(region.target, made.targets_m)
@@ -125,6 +135,7 @@ def generate_suite(
         "region": region_meta,
         "grid": grid.as_dict(),
         "gave_up_cubes": made.gave_up.tolist(),
+        "lattice_empty_cubes": made.lattice_empty.tolist(),
         "models": [
             {"name": m.name, "role": m.role, "source": m.source, "sha256": m.sha256, "unit": m.unit} for m in scene
         ],

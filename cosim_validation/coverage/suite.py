@@ -135,7 +135,7 @@ class Suite:
                 column is missing, mistyped or holds nulls; the message names the file and the column.
         """
         table, metadata = _read_table(Path(path))
-        arrays = {name: _column(table, name, path, "float64") for name in FLOAT_COLUMNS}
+        arrays = {name: _column(table, name, path, "double") for name in FLOAT_COLUMNS}
         ints = {name: _column(table, name, path, "int32") for name in INT_COLUMNS}
         return cls(
             np.stack([arrays[f"source_{a}_m"] for a in _XYZ], axis=1),
@@ -178,12 +178,13 @@ def _read_table(path: Path) -> tuple[Any, dict[str, Any]]:
     return table, metadata
 
 
-def _column(table: Any, name: str, path: str | Path, dtype: str) -> np.ndarray:
+def _column(table: Any, name: str, path: str | Path, arrow_type: str) -> np.ndarray:
+    """A column as a numpy array, checked: present, of ``arrow_type`` (``double`` or ``int32``), no nulls."""
     if name not in table.column_names:
         raise InputError(f"{path}: missing column {name!r} (columns: {', '.join(table.column_names)})")
     column = table.column(name)
-    if str(column.type) != dtype:
-        raise InputError(f"{path}: column {name!r} has type {column.type}, expected {dtype}")
+    if str(column.type) != arrow_type:
+        raise InputError(f"{path}: column {name!r} has type {column.type}, expected {arrow_type}")
     if column.null_count:
         raise InputError(f"{path}: column {name!r} holds {column.null_count} nulls")
-    return np.asarray(column.to_numpy(), dtype=np.dtype(dtype))
+    return np.asarray(column.to_numpy(), dtype=np.float64 if arrow_type == "double" else np.int32)

@@ -20,6 +20,7 @@ from cosim_validation.exceptions import CosimError
 SUBCOMMANDS: dict[str, str] = {
     "doctor": "doctor",
     "testgen": "testgen",
+    "check": "check",
 }
 
 

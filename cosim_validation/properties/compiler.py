@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cosim_validation.properties import formula as f
@@ -12,7 +13,7 @@ from cosim_validation.properties.errors import PropertyError
 from cosim_validation.record import Stage
 
 DOMAINS = ("joints", "obstacles")
-FUNCTIONS = ("dist", "angle", "abs", "x", "y", "z", "p2m", "entry")
+FUNCTIONS = ("dist", "angle", "abs", "x", "y", "z", "p2m", "entry", "kpi")
 _STAGES = {stage.label: stage for stage in Stage}
 
 
@@ -30,6 +31,12 @@ class Compiled:
     formula: f.Formula
     unit: str
     requires: frozenset[str] = field(default_factory=frozenset)
+    kpis: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def case_level(self) -> bool:
+        """True for a property over KPIs (decided once per run, at its end)."""
+        return bool(self.kpis)
 
 
 @dataclass(frozen=True)
@@ -38,10 +45,13 @@ class _Obstacle:
 
 
 class _Compiler:
-    def __init__(self, name: str, text: str, context: MonitorContext) -> None:
+    def __init__(self, name: str, text: str, context: MonitorContext, kpi_units: Mapping[str, str]) -> None:
         self.name, self.text, self.ctx = name, text, context
+        self.kpi_units = kpi_units
         self.units: set[str] = set()
         self.requires: set[str] = set()
+        self.kpis: set[str] = set()
+        self.per_sample: list[int] = []  # positions of temporal operators and signals (not allowed with kpi())
 
     def error(self, message: str, pos: int) -> PropertyError:
         return PropertyError(self.name, message, self.text, pos)
@@ -61,12 +71,14 @@ class _Compiler:
         if isinstance(node, s.Implies):
             return f.Or((f.Not(self.formula(node.left, env)), self.formula(node.right, env)))
         if isinstance(node, s.Unary):
+            self.per_sample.append(node.pos)
             operand = self.formula(node.operand, env)
             if node.op == "next":
                 return f.Next(operand)
-            return (f.Always if node.op == "always" else f.Eventually)(operand, node.window)
+            return (f.Always if node.op == "always" else f.Eventually)(operand, _widen(node.window))
         if isinstance(node, s.Until):
-            return f.Until(self.formula(node.left, env), self.formula(node.right, env), node.window)
+            self.per_sample.append(node.pos)
+            return f.Until(self.formula(node.left, env), self.formula(node.right, env), _widen(node.window))
         if isinstance(node, s.Predicate):
             return self.predicate(node, env)
         return self.compare(node, env)
@@ -205,6 +217,7 @@ class _Compiler:
         expected = ident.startswith("expected.")
         base = ident.removeprefix("expected.")
         if base in t.SIGNALS:
+            self.per_sample.append(node.pos)
             kind, unit, indexed = t.SIGNALS[base]
             if indexed:
                 raise self.error(f"signal {ident!r} needs a joint index, e.g. {ident}[0] or {ident}[j]", node.pos)
@@ -212,9 +225,11 @@ class _Compiler:
         if expected:
             raise self.error(f"unknown expected signal {ident!r}; known: {', '.join(sorted(t.SIGNALS))}", node.pos)
         if ident == "target":
+            self.per_sample.append(node.pos)
             self.requires.add("target")
             return t.Target()
         if ident == "self_distance":
+            self.per_sample.append(node.pos)
             self.requires.add("self_distance")
             return t.SelfDistanceTerm()
         if ident in _STAGES:
@@ -235,6 +250,7 @@ class _Compiler:
         return t.Signal(base, kind, unit, joint, expected)
 
     def indexed(self, node: s.Index, env: dict[str, int | _Obstacle]) -> t.Term:
+        self.per_sample.append(node.pos)
         base = node.base.ident.removeprefix("expected.")
         if base not in t.SIGNALS or not t.SIGNALS[base][2]:
             indexed = ", ".join(n for n, spec in t.SIGNALS.items() if spec[2])
@@ -256,11 +272,13 @@ class _Compiler:
         return self.signal(base, kind, unit, joint, node.base.ident.startswith("expected."), node.pos)
 
     def call(self, node: s.Call, env: dict[str, int | _Obstacle]) -> t.Term:
-        arity = {"dist": 2, "angle": 2, "abs": 1, "x": 1, "y": 1, "z": 1, "p2m": 2, "entry": 2}
+        arity = {"dist": 2, "angle": 2, "abs": 1, "x": 1, "y": 1, "z": 1, "p2m": 2, "entry": 2, "kpi": 1}
         if node.func not in arity:
             raise self.error(f"unknown function {node.func!r}; known: {', '.join(FUNCTIONS)}", node.pos)
         if len(node.args) != arity[node.func]:
             raise self.error(f"{node.func} takes {arity[node.func]} arguments, got {len(node.args)}", node.pos)
+        if node.func == "kpi":
+            return self.kpi(node)
         if node.func == "dist":
             a, b = (self.term(x, env, kinds=(t.POINT,)) for x in node.args)
             return t.Apply("dist", (a, b), unit="m")
@@ -285,10 +303,28 @@ class _Compiler:
             raise self.error(f"entry needs a stage name second; stages: {', '.join(_STAGES)}", _start(node.args[1]))
         return t.Entry(x, stage.stage)
 
+    def kpi(self, node: s.Call) -> t.Term:
+        arg = node.args[0]
+        if not isinstance(arg, s.Name) or arg.ident not in self.kpi_units:
+            known = ", ".join(self.kpi_units) or "none"
+            raise self.error(f"kpi() takes the name of a KPI of the set; KPIs: {known}", _start(arg))
+        self.kpis.add(arg.ident)
+        return t.KpiTerm(arg.ident, self.kpi_units[arg.ident])
+
     def obstacle_distance(self, x: t.Term, obstacle: _Obstacle, node: s.Term) -> t.Term:
+        self.per_sample.append(_start(node))
         if not obstacle.name:
             return t.Const(0.0, unit="m")  # no obstacles in the context: the verdict is UNKNOWN anyway
         return t.ObstacleDistance(x, obstacle.name)
+
+
+#: Time windows are widened by this much on both sides, so that samples taken at k / rate fall inside
+#: ``[a, b]`` despite floating-point rounding of their times (e.g. 0.1 + 0.5 < 0.1 * 6) [s].
+WINDOW_SLACK_S = 1e-9
+
+
+def _widen(window: s.Window | None) -> s.Window | None:
+    return None if window is None else (window[0] - WINDOW_SLACK_S, window[1] + WINDOW_SLACK_S)
 
 
 def _start(node: s.Term | s.Formula) -> int:
@@ -301,14 +337,24 @@ def _end(node: s.Compare, text: str) -> int:
     return len(text)
 
 
-def compile_formula(name: str, text: str, tree: s.Formula, context: MonitorContext) -> Compiled:
+def compile_formula(
+    name: str, text: str, tree: s.Formula, context: MonitorContext, kpi_units: Mapping[str, str] | None = None
+) -> Compiled:
     """Resolve names in ``tree`` against ``context`` and check kinds and units.
 
     Raises:
         PropertyError: Unknown signal, joint, obstacle, function or domain; wrong argument kinds; mixed units.
     """
-    compiler = _Compiler(name, text, context)
+    compiler = _Compiler(name, text, context, kpi_units or {})
     formula = compiler.formula(tree, {})
+    if compiler.kpis and compiler.per_sample:
+        raise PropertyError(
+            name,
+            "a property over kpi() values is decided once per run: it may combine kpi() values and numbers "
+            "only, without signals or temporal operators",
+            text,
+            min(compiler.per_sample),
+        )
     units = compiler.units or {"1"}
     quantitative = units - {"1"}
     if len(quantitative) > 1:
@@ -316,4 +362,4 @@ def compile_formula(name: str, text: str, tree: s.Formula, context: MonitorConte
             name, f"mixes margins in {' and '.join(sorted(quantitative))}: write one property per unit", text, 0
         )
     unit = next(iter(quantitative)) if quantitative else "1"
-    return Compiled(formula, unit, frozenset(compiler.requires))
+    return Compiled(formula, unit, frozenset(compiler.requires), frozenset(compiler.kpis))

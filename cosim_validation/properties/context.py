@@ -27,6 +27,23 @@ class DistanceField(Protocol):
         ...
 
 
+@runtime_checkable
+class BoundedDistanceField(DistanceField, Protocol):
+    """A :class:`DistanceField` with cheap lower bounds of its distances (used to skip exact queries).
+
+    The offline evaluator computes exact distances only where a bound cannot rule out the minimum or a
+    violation, so results are identical to computing every exact distance.
+    """
+
+    def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
+        """(n, 3) points [m] -> (n,) values <= point_distance_m [m]."""
+        ...
+
+    def segment_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        """(n, 3) segments [m] -> (n,) values <= segment_distance_m [m]."""
+        ...
+
+
 SelfDistance = Callable[[np.ndarray], np.ndarray]
 """(n, J) measured joint positions [rad] -> (n,) smallest distance between non-adjacent links [m] (<= 0: collision)."""
 

@@ -9,6 +9,8 @@ File format, under ``kpis:`` of a properties file::
     injection_extraction_frechet: {kind: stage_frechet, stages: [injection, extraction]}  # m
     duration: {kind: duration}                                       # s, one KPI per stage and the whole case
 
+A stage's path (``stage_frechet``) is the motion during the stage: its samples, preceded by the last
+sample of the stage before (where that motion starts); the second path is compared reversed.
 ``signal`` is ``tip`` (forward kinematics of the measured joints, the default) or ``actual_tip``
 (tracker / simulator ground truth). Properties can bound a KPI with ``kpi(name)`` (outside temporal
 operators), e.g. ``kpi(targeting_error) < 0.003``.

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from cosim_validation.properties import formula as f
 from cosim_validation.properties import kernels as k
 from cosim_validation.properties.alignment import align_expected
+from cosim_validation.properties.bounded_always import BoundedAlways
+from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
 from cosim_validation.properties.context import MonitorContext
+from cosim_validation.properties.kpi import KpiSpec
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet
 from cosim_validation.properties.robustness import (
     Bounds,
@@ -22,7 +26,7 @@ from cosim_validation.properties.robustness import (
 )
 from cosim_validation.properties.sample import Block
 from cosim_validation.properties.terms import Env
-from cosim_validation.properties.verdict import Verdict
+from cosim_validation.properties.verdict import Kpi, Verdict
 from cosim_validation.record import Stage, TrajectoryRecord
 
 
@@ -83,10 +87,10 @@ class _Trace:
     def clause(self, node: f.Formula) -> ClauseResult:
         n = self.env.block.n
         if isinstance(node, f.Always):
-            lo, hi = self.bounds(node.operand)
             start, stop = (0, n) if node.window is None else _window_at_start(self.t_s, node.window)
             if start >= stop:
                 return ClauseResult(math.inf, math.inf)
+            lo, hi = self.bounds(node.operand)
             first = k.first_at_or_below(hi, start, stop, 0.0)
             res_lo, res_hi = float(lo[start:stop].min()), float(hi[start:stop].min())
             if first < 0:
@@ -94,6 +98,48 @@ class _Trace:
             return ClauseResult(res_lo, res_hi, float(self.t_s[first]), Stage(int(self.env.block.stage[first])))
         lo, hi = self.bounds(node)
         return ClauseResult(float(lo[0]), float(hi[0]), float(self.t_s[-1]), Stage(int(self.env.block.stage[-1])))
+
+    def exact(self, atom: f.Atom, index: np.ndarray) -> np.ndarray:
+        """Exact values of ``atom`` at the samples ``index`` (row-wise terms only)."""
+        env = self.env
+        expected = env.expected.take(index) if env.expected is not None else None
+        sub = Env(env.block.take(index), expected, env.context, {}, env.kpis)
+        return np.asarray(atom.term.evaluate(sub), dtype=np.float64)
+
+    def bounded(self, node: f.Formula) -> BoundedAlways | None:
+        """A bounded evaluation of ``always atom`` if the atom has cheap lower bounds, else None."""
+        if not isinstance(node, f.Always) or not isinstance(node.operand, f.Atom):
+            return None
+        n = self.env.block.n
+        start, stop = (0, n) if node.window is None else _window_at_start(self.t_s, node.window)
+        if start >= stop:
+            return None
+        atom = node.operand
+        return BoundedAlways(atom, self.env, start, stop, lambda index: self.exact(atom, index))
+
+    def clauses(self, nodes: tuple[f.Formula, ...]) -> list[ClauseResult]:
+        """Every clause's result; bounded ``always`` clauses first, in ascending order of their bounds.
+
+        A bounded clause whose smallest bound is positive and not below the smallest exact value of
+        another clause cannot change the property's margin nor violate it: its bound stands for it.
+        """
+        results: dict[int, ClauseResult] = {}
+        bounded = []
+        for i, node in enumerate(nodes):
+            candidate = self.bounded(node)
+            lowest = candidate.lower_bound_min() if candidate is not None else None
+            if candidate is not None and lowest is not None:
+                bounded.append((lowest, i, candidate))
+        ceiling = math.inf
+        for lowest, i, candidate in sorted(bounded, key=lambda item: item[0]):
+            if lowest > 0.0 and lowest >= ceiling:
+                results[i] = ClauseResult(lowest, lowest)
+                continue
+            result = candidate.evaluate()
+            if result is not None:
+                results[i] = result
+                ceiling = min(ceiling, result.hi)
+        return [results[i] if i in results else self.clause(node) for i, node in enumerate(nodes)]
 
 
 def _window_at_start(t_s: np.ndarray, window: tuple[float, float]) -> tuple[int, int]:
@@ -131,8 +177,31 @@ def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_exp
     return ""
 
 
+class _Run:
+    """One robot's record with its plan; the plan aligned to it is computed once, when first needed."""
+
+    def __init__(self, record: TrajectoryRecord, expected: TrajectoryRecord | None) -> None:
+        self.record, self.expected = record, expected
+        self.block = Block.from_record(record)
+        self._aligned: Block | None = None
+
+    def aligned(self) -> Block:
+        if self._aligned is None:
+            assert self.expected is not None
+            plan = Block.from_record(self.expected)
+            same_times = self.expected.t_s.shape == self.record.t_s.shape and bool(
+                np.array_equal(self.expected.t_s, self.record.t_s)
+            )
+            self._aligned = plan if same_times else plan.take(align_expected(self.record.t_s, self.expected.t_s))
+        return self._aligned
+
+
 def evaluate_property(
-    prop: CompiledProperty, record: TrajectoryRecord, context: MonitorContext, expected: TrajectoryRecord | None
+    prop: CompiledProperty,
+    record: TrajectoryRecord,
+    context: MonitorContext,
+    expected: TrajectoryRecord | None,
+    run: _Run | None = None,
 ) -> Verdict:
     """The verdict of one compiled property on ``record``."""
     unit = prop.compiled.unit
@@ -141,14 +210,56 @@ def evaluate_property(
     missing = missing_requirement(prop, context, expected is not None and expected.n_samples > 0, record.has_actual_tip)
     if missing:
         return unknown(prop.name, record.robot, unit, missing)
-    block = Block.from_record(record)
-    aligned = None
-    if prop.compiled.formula.uses_expected:
-        assert expected is not None
-        aligned = Block.from_record(expected).take(align_expected(record.t_s, expected.t_s))
-    trace = _Trace(Env(block, aligned, context))
-    results = [trace.clause(c) for c in f.clauses(prop.compiled.formula)]
+    run = _Run(record, expected) if run is None else run
+    aligned = run.aligned() if prop.compiled.formula.uses_expected else None
+    trace = _Trace(Env(run.block, aligned, context))
+    results = trace.clauses(f.clauses(prop.compiled.formula))
     return combine(prop.name, record.robot, unit, results, trace.unknowns)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything the monitor says about one robot's run: property verdicts and KPIs."""
+
+    verdicts: tuple[Verdict, ...]
+    kpis: tuple[Kpi, ...]
+
+
+def evaluate_run(
+    properties: PropertySet | Sequence[CompiledProperty],
+    record: TrajectoryRecord,
+    context: MonitorContext,
+    expected: TrajectoryRecord | None = None,
+    kpis: Sequence[KpiSpec] | None = None,
+) -> RunResult:
+    """Verdicts of every property that applies to ``record.robot`` (in the order of the set) and the KPIs.
+
+    Args:
+        properties: A property set (compiled here against ``context``) or already compiled properties.
+        record: The robot's trajectory.
+        context: Joints, needle, obstacles, self-collision model, target, constants.
+        expected: The expected (planned) trajectory of the same case, for properties that compare with it.
+        kpis: KPI definitions; default: those of the property set (none for compiled properties).
+    """
+    if isinstance(properties, PropertySet):
+        compiled = properties.compile(context)
+        context = properties.with_context(context)
+        kpis = properties.kpis if kpis is None else kpis
+    else:
+        compiled = list(properties)
+    applicable = [p for p in compiled if p.applies_to(record.robot)]
+    run = _Run(record, expected)
+    block = run.block
+    plan = Block.from_record(expected) if expected is not None else None
+    values = run_kpis(kpis or (), block, record.robot, context, plan)
+    by_name = whole_case(values)
+    verdicts = []
+    for prop in applicable:
+        if prop.compiled.case_level and record.n_samples:
+            verdicts.append(case_level_verdict(prop, by_name, block, record.robot, context))
+        else:
+            verdicts.append(evaluate_property(prop, record, context, expected, run))
+    return RunResult(tuple(verdicts), tuple(kpis_of(values)))
 
 
 def evaluate(
@@ -157,15 +268,5 @@ def evaluate(
     context: MonitorContext,
     expected: TrajectoryRecord | None = None,
 ) -> list[Verdict]:
-    """Verdicts of every property that applies to ``record.robot``, in the order of the set.
-
-    Args:
-        properties: A property set (compiled here against ``context``) or already compiled properties.
-        record: The robot's trajectory.
-        context: Joints, needle, obstacles, self-collision model, target, constants.
-        expected: The expected (planned) trajectory of the same case, for properties that compare with it.
-    """
-    compiled = properties.compile(context) if isinstance(properties, PropertySet) else list(properties)
-    if isinstance(properties, PropertySet):
-        context = properties.with_context(context)
-    return [evaluate_property(p, record, context, expected) for p in compiled if p.applies_to(record.robot)]
+    """The verdicts of :func:`evaluate_run`."""
+    return list(evaluate_run(properties, record, context, expected).verdicts)

@@ -10,6 +10,7 @@ File format (docs/PROPERTIES.md)::
         description: every joint keeps delta from every obstacle   # optional
         robots: [virtual, physical]                                # optional, default: all
     kpis: ...             # see kpi.py
+    machines: [stage_order]   # shipped behaviour tests to run too (machines/examples.py)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cosim_validation.properties.compiler import Compiled, compile_formula
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
 from cosim_validation.properties.kpi import KpiSpec, parse_kpis
+from cosim_validation.properties.machines.examples import SHIPPED
 from cosim_validation.properties.parser import parse_formula
 from cosim_validation.record import RobotRole
 
@@ -51,9 +53,9 @@ class PropertySpec:
             raise PropertyError(self.name, "a property name must be an identifier (letters, digits, _)")
         object.__setattr__(self, "tree", parse_formula(self.expression, self.name))
 
-    def compile(self, context: MonitorContext) -> CompiledProperty:
-        """Resolve against ``context`` (joints, obstacles, constants)."""
-        return CompiledProperty(self, compile_formula(self.name, self.expression, self.tree, context))
+    def compile(self, context: MonitorContext, kpi_units: Mapping[str, str] | None = None) -> CompiledProperty:
+        """Resolve against ``context`` (joints, obstacles, constants) and the KPIs (name -> unit) of the set."""
+        return CompiledProperty(self, compile_formula(self.name, self.expression, self.tree, context, kpi_units))
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class PropertySet:
     kpis: tuple[KpiSpec, ...] = ()
     constants: Mapping[str, float] = field(default_factory=dict)
     source: str = "<python>"
+    machines: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
@@ -98,7 +101,8 @@ class PropertySet:
     def compile(self, context: MonitorContext) -> list[CompiledProperty]:
         """Every property compiled against ``context`` plus this set's constants."""
         merged = self.with_context(context)
-        return [spec.compile(merged) for spec in self.properties]
+        kpi_units = {k.name: k.unit for k in self.kpis}
+        return [spec.compile(merged, kpi_units) for spec in self.properties]
 
     @classmethod
     def load(cls, path: str | Path) -> PropertySet:
@@ -121,7 +125,11 @@ class PropertySet:
                 constants[key] = value.to_float()
         specs = [_spec(key, value) for key, value in root["properties"].items()]
         kpis = parse_kpis(root.get("kpis"))
-        return cls(tuple(specs), kpis, constants, root.source)
+        machines: list[str] = []
+        if root.get("machines") is not None:
+            for item in root["machines"].elements():
+                machines.append(item.to_str(choices=SHIPPED))
+        return cls(tuple(specs), kpis, constants, root.source, tuple(machines))
 
 
 def _spec(name: str, node: ConfigNode) -> PropertySpec:

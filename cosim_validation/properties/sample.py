@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -145,6 +146,19 @@ class Block:
             needle_length_m=needle_length_m,
             **rows,
         )
+
+    @classmethod
+    def concat(cls, blocks: list[Block], n_joints: int, needle_length_m: float) -> Block:
+        """The samples of ``blocks`` one after the other (an empty block if there are none)."""
+        if not blocks:
+            return cls(
+                np.zeros(0), np.zeros(0, dtype=np.uint8), np.zeros((0, n_joints)), np.zeros((0, n_joints)),
+                np.zeros((0, n_joints, 3)), np.zeros((0, n_joints, 3)), np.zeros((0, 3)), np.zeros((0, 4)),
+                np.zeros((0, 3)), np.zeros((0, 4)), needle_length_m,
+            )  # fmt: skip
+        names = [f.name for f in dataclasses.fields(cls) if f.name != "needle_length_m"]
+        columns = {name: np.concatenate([getattr(b, name) for b in blocks]) for name in names}
+        return cls(needle_length_m=blocks[0].needle_length_m, **columns)
 
     def take(self, index: np.ndarray) -> Block:
         """The samples at ``index`` (an (m,) int array), in that order."""

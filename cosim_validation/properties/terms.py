@@ -8,11 +8,11 @@ sample (online), so both give bit-identical values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from cosim_validation.properties.context import MonitorContext
+from cosim_validation.properties.context import BoundedDistanceField, MonitorContext
 from cosim_validation.properties.sample import Block
 from cosim_validation.record import Stage
 
@@ -34,6 +34,7 @@ class Env:
     expected: Block | None
     context: MonitorContext
     state: dict[int, Any] = field(default_factory=dict)
+    kpis: dict[str, float] = field(default_factory=dict)
 
 
 def _norm(v: np.ndarray) -> np.ndarray:
@@ -53,10 +54,19 @@ class Term:
     kind: str = SCALAR
     unit: str = ""
     uses_expected: bool = False
+    rowwise: bool = True  # each row depends on its own sample only (no memory such as entry())
 
     def evaluate(self, env: Env) -> np.ndarray:
         """Values on every sample of ``env.block``."""
         raise NotImplementedError
+
+    def lower_bound(self, env: Env) -> np.ndarray | None:
+        """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none."""
+        return None
+
+    def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        """(n, k, 3) points such that the value changes by at most their largest displacement, or None."""
+        return None
 
 
 @dataclass(eq=False)
@@ -174,6 +184,18 @@ class Apply(Term):
 
     def __post_init__(self) -> None:
         self.uses_expected = any(a.uses_expected for a in self.args)
+        self.rowwise = all(a.rowwise for a in self.args)
+
+    def lower_bound(self, env: Env) -> np.ndarray | None:
+        if self.func == "-" and isinstance(self.args[1], Const):
+            bound = self.args[0].lower_bound(env)
+            return None if bound is None else bound - self.args[1].value
+        return None
+
+    def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        if self.func == "-" and isinstance(self.args[1], Const):
+            return self.args[0].lipschitz_points(env)
+        return None
 
     def evaluate(self, env: Env) -> np.ndarray:
         v = [a.evaluate(env) for a in self.args]
@@ -193,6 +215,17 @@ class Apply(Term):
         return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[f](v[0], v[1])  # type: ignore[no-any-return]
 
 
+_BOUNDS_KNOWN: dict[int, bool] = {}
+
+
+def _has_bounds(field_: object) -> bool:
+    """Whether ``field_`` is a BoundedDistanceField (cached: runtime protocol checks are slow)."""
+    key = id(type(field_))
+    if key not in _BOUNDS_KNOWN:
+        _BOUNDS_KNOWN[key] = isinstance(field_, BoundedDistanceField)
+    return _BOUNDS_KNOWN[key]
+
+
 @dataclass(eq=False)
 class ObstacleDistance(Term):
     """Signed distance of a point or segment term to an obstacle of the context [m]."""
@@ -203,15 +236,48 @@ class ObstacleDistance(Term):
 
     def __post_init__(self) -> None:
         self.uses_expected = self.arg.uses_expected
+        self.rowwise = self.arg.rowwise
+
+    def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        # a (signed) distance to a fixed region is 1-Lipschitz in the point, and in the ends of a segment
+        value = self.arg.evaluate(env)
+        return value.reshape(value.shape[0], -1, 3)
+
+    def lower_bound(self, env: Env) -> np.ndarray | None:
+        field_ = env.context.obstacles[self.obstacle]
+        if not _has_bounds(field_):
+            return None
+        field_ = cast(BoundedDistanceField, field_)
+        value = self.arg.evaluate(env)
+        if self.arg.kind == SEGMENT:
+            return field_.segment_lower_bound_m(value[:, 0], value[:, 1])
+        return field_.point_lower_bound_m(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
         field_ = env.context.obstacles[self.obstacle]
         value = self.arg.evaluate(env)
+        out = np.full(value.shape[0], np.nan)
+        rows = np.isfinite(value.reshape(value.shape[0], -1)).all(axis=1)  # NaN samples stay unknown
+        if not rows.any():
+            return out
+        value = value[rows]
         if self.arg.kind == SEGMENT:
-            out = field_.segment_distance_m(np.ascontiguousarray(value[:, 0]), np.ascontiguousarray(value[:, 1]))
+            dist = field_.segment_distance_m(np.ascontiguousarray(value[:, 0]), np.ascontiguousarray(value[:, 1]))
         else:
-            out = field_.point_distance_m(np.ascontiguousarray(value))
-        return np.asarray(out, dtype=np.float64)
+            dist = field_.point_distance_m(np.ascontiguousarray(value))
+        out[rows] = np.asarray(dist, dtype=np.float64)
+        return out
+
+
+@dataclass(eq=False)
+class KpiTerm(Term):
+    """``kpi(name)``: the value of a KPI of the run (a case-level constant)."""
+
+    name: str
+    unit: str
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        return np.full(env.block.n, env.kpis[self.name])
 
 
 @dataclass(eq=False)
@@ -225,6 +291,7 @@ class Entry(Term):
         self.kind = self.arg.kind
         self.unit = self.arg.unit
         self.uses_expected = self.arg.uses_expected
+        self.rowwise = False
 
     def evaluate(self, env: Env) -> np.ndarray:
         value = self.arg.evaluate(env)

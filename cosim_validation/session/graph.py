@@ -150,3 +150,27 @@ def params_file_content(spec: NodeSpec, use_sim_time: bool) -> str:
     """The node's parameters in the ROS 2 params-file format (``{name: {ros__parameters: {...}}}``)."""
     params = {"use_sim_time": use_sim_time, **spec.parameters}
     return yaml.safe_dump({spec.name: {"ros__parameters": params}}, sort_keys=False)
+
+
+def launch_node_arguments(graph: GraphSpec) -> list[dict[str, Any]]:
+    """Keyword arguments of one ``launch_ros.actions.Node`` per node (package and output aside).
+
+    ``cosim session`` passes the same values on the command line (see :func:`ros_arguments`).
+    """
+    return [
+        {
+            "executable": spec.executable,
+            "name": spec.name,
+            "parameters": [{"use_sim_time": graph.settings.use_sim_time, **spec.parameters}],
+            "remappings": list(spec.remappings),
+        }
+        for spec in graph.nodes
+    ]
+
+
+def ros_arguments(spec: NodeSpec, params_file: Path) -> tuple[str, ...]:
+    """Arguments after ``--ros-args`` for one node process: its name, parameters file and remappings."""
+    args = ["-r", f"__node:={spec.name}", "--params-file", str(params_file)]
+    for source, target in spec.remappings:
+        args += ["-r", f"{source}:={target}"]
+    return tuple(args)

@@ -78,3 +78,85 @@ class Sphere:
         s = np.clip(((self.center - start_m) * d).sum(axis=1) / length2, 0.0, 1.0)
         closest = start_m + s[:, None] * d
         return np.linalg.norm(closest - self.center, axis=1) - self.radius  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------------------------------- insertion case
+TARGET = np.array([0.45, 0.0, 0.25])
+HEART_CENTER = np.array([0.45, 0.10, 0.22])
+HEART_RADIUS = 0.04
+DOWN = np.array([0.0, 0.0, -1.0])  # needle direction (tip frame +z)
+STAGE_POINTS = [
+    np.array([0.30, 0.0, 0.60]),  # home
+    TARGET + np.array([0.0, 0.0, 0.16]),  # source
+    TARGET + np.array([0.0, 0.0, 0.06]),  # skin
+    TARGET,  # target
+    TARGET + np.array([0.0, 0.0, 0.06]),  # skin again
+    TARGET + np.array([0.0, 0.0, 0.16]),  # source again
+]
+STAGE_SAMPLES = (20, 10, 12, 12, 10)
+
+
+def insertion_tip(scale: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Tip positions (n, 3) and stages (n,) of a nominal case at 10 Hz x ``scale``: lines between stage points."""
+    tips, stages = [STAGE_POINTS[0][None]], [np.array([1])]
+    for i, count in enumerate(c * scale for c in STAGE_SAMPLES):  # every stage ends exactly at its end point
+        s = np.linspace(0.0, 1.0, count + 1)[1:, None]
+        tips.append(STAGE_POINTS[i] + s * (STAGE_POINTS[i + 1] - STAGE_POINTS[i]))
+        stages.append(np.full(count, i + 1))
+    return np.concatenate(tips), np.concatenate(stages)
+
+
+def insertion_joints(tip: np.ndarray) -> np.ndarray:
+    """(n, 7, 3) joint origins spread along the line from the base to 5 cm above the needle's base."""
+    mount = tip - 0.1 * DOWN + np.array([0.0, 0.0, 0.05])
+    frac = np.linspace(0.0, 1.0, 7)[None, :, None]
+    return frac * mount[:, None, :]
+
+
+def insertion_q(n: int, dt: float = 0.1) -> np.ndarray:
+    """(n, 7) smooth joint angles [rad]."""
+    t = np.arange(n) * dt
+    return 0.1 * np.arange(1, 8)[None, :] * np.sin(0.3 * t)[:, None]
+
+
+def insertion_case(
+    robot: RobotRole = RobotRole.VIRTUAL, seed: int = 0, noise_m: float = 2e-4, scale: int = 1
+) -> tuple[TrajectoryRecord, TrajectoryRecord]:
+    """(robot record, expected record) of a nominal needle insertion that satisfies every shipped property.
+
+    ``scale`` multiplies the sampling rate (10 Hz) and the number of samples.
+    """
+    tip, stage = insertion_tip(scale)
+    n = tip.shape[0]
+    dt = 0.1 / scale
+    t_s = np.arange(n) * dt
+    q = insertion_q(n, dt)
+    axis = np.tile(DOWN, (n, 1))
+    expected = make_record(
+        tip, stage, t_s=t_s, q_rad=q, joint_pos_m=insertion_joints(tip), tip_axis=axis, robot=RobotRole.EXPECTED
+    )
+    rng = np.random.default_rng(seed)
+    moved = tip + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0])  # lateral tracking noise
+    record = make_record(
+        moved, stage, t_s=t_s, q_rad=q + rng.uniform(-1e-3, 1e-3, q.shape), joint_pos_m=insertion_joints(moved),
+        tip_axis=axis, actual_tip_m=moved + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0]),
+        robot=robot,
+    )  # fmt: skip
+    return record, expected
+
+
+def heart_mesh_obstacle() -> object:
+    """The heart as a triangle mesh (icosphere) behind metrics.MeshDistance."""
+    import trimesh
+
+    from cosim_validation.properties.obstacles import MeshObstacle
+
+    sphere = trimesh.creation.icosphere(subdivisions=4, radius=HEART_RADIUS)
+    return MeshObstacle.from_arrays(np.asarray(sphere.vertices) + HEART_CENTER, np.asarray(sphere.faces))
+
+
+def edited(record: TrajectoryRecord, **arrays: np.ndarray) -> TrajectoryRecord:
+    """``record`` with some arrays replaced."""
+    import dataclasses
+
+    return dataclasses.replace(record, **arrays)

@@ -44,7 +44,7 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
         )
         assert matched, "the recorder never subscribed"
         names = tuple(f"joint{i}" for i in range(1, 8))
-        sent = [JointSample(k * 100_000_000, names, np.full(7, 0.1 * k), np.zeros(0)) for k in range(20)]
+        sent = [JointSample(k * 100_000_000, names, np.full(7, 0.1 * k), np.full(7, 0.5)) for k in range(20)]
         for sample in sent:
             joints.publish(joint_state_to_msg(sample))
             ignored.publish(joint_state_to_msg(sample))

@@ -1,0 +1,151 @@
+"""Assembling per-robot monitor samples from the separate streams of a live session or a bag.
+
+A session publishes, for every sample time t (header stamps are equal by construction):
+the expected state (controller: stage, planned joints), and per robot its measured joints (driver,
+sensor_msgs/JointState) and, where known, its actual tip pose (simulator ground truth or tracker,
+geometry_msgs/PoseStamped). Messages on different topics arrive in any order. The assembler joins them
+by stamp and hands out complete :class:`~cosim_validation.properties.Sample` objects per robot in time
+order; the live monitor node and ``cosim replay`` both use it, which is why they give equal verdicts.
+
+Without an expected stream (a bag recorded by someone else), every joint state is a sample on its own,
+its stage NONE and its time measured from the robot's first message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cosim_validation.exceptions import InputError
+from cosim_validation.properties import Sample
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.robot import Kinematics
+
+_NAN3 = np.full(3, np.nan)
+_NAN4 = np.full(4, np.nan)
+
+
+@dataclass
+class _RobotStream:
+    has_tip: bool
+    joints: dict[int, np.ndarray] = field(default_factory=dict)  # stamp -> q measured
+    tips: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    emitted_until_ns: int = -1
+    first_ns: int | None = None
+    count: int = 0
+
+
+class StreamAssembler:
+    """Joins expected states, joint states and tip poses of one case into samples.
+
+    Args:
+        kinematics: Nominal arm and needle: forward kinematics of measured joints.
+        robots: ``{role: has_tip}`` for every monitored robot (VIRTUAL, PHYSICAL).
+        with_expected: False for bags without an expected stream.
+    """
+
+    def __init__(self, kinematics: Kinematics, robots: dict[RobotRole, bool], with_expected: bool = True) -> None:
+        self._kin = kinematics
+        self._with_expected = with_expected
+        self._streams = {role: _RobotStream(has_tip) for role, has_tip in robots.items()}
+        self._expected: dict[int, tuple[Stage, np.ndarray]] = {}
+        self._start_ns: int | None = None
+
+    @property
+    def samples_per_robot(self) -> dict[RobotRole, int]:
+        """How many samples were handed out per robot."""
+        return {role: s.count for role, s in self._streams.items()}
+
+    def add_expected(self, stamp_ns: int, stage: Stage, q_plan_rad: np.ndarray) -> list[Sample]:
+        """The controller's expected state at ``stamp_ns``; returns the EXPECTED sample and any completed."""
+        if self._start_ns is None:
+            self._start_ns = stamp_ns
+        q = self._checked(q_plan_rad, "expected")
+        self._expected[stamp_ns] = (stage, q)
+        out = [self._sample(RobotRole.EXPECTED, stamp_ns, stage, q, q, _NAN3, _NAN4)]
+        for role in self._streams:
+            out += self._emit(role, final=False)
+        return out
+
+    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured_rad: np.ndarray) -> list[Sample]:
+        """A robot's measured joints at ``stamp_ns``; returns the samples this completes."""
+        stream = self._stream(role)
+        stream.joints[stamp_ns] = self._checked(q_measured_rad, role.label)
+        if stream.first_ns is None:
+            stream.first_ns = stamp_ns
+        return self._emit(role, final=False)
+
+    def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Sample]:
+        """A robot's actual tip pose at ``stamp_ns``; returns the samples this completes."""
+        self._stream(role).tips[stamp_ns] = (np.asarray(position_m, float), np.asarray(quat_wxyz, float))
+        return self._emit(role, final=False)
+
+    def flush(self) -> list[Sample]:
+        """End of the case: hand out what is waiting (missing tip poses become NaN)."""
+        out: list[Sample] = []
+        for role in self._streams:
+            out += self._emit(role, final=True)
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _stream(self, role: RobotRole) -> _RobotStream:
+        if role not in self._streams:
+            raise InputError(f"robot {role.label!r} is not monitored; monitored: {[r.label for r in self._streams]}")
+        return self._streams[role]
+
+    def _checked(self, q: np.ndarray, what: str) -> np.ndarray:
+        q = np.asarray(q, dtype=np.float64)
+        if q.shape != (self._kin.n_joints,):
+            raise InputError(f"{what} joints: expected {self._kin.n_joints} positions, got shape {q.shape}")
+        return q
+
+    def _emit(self, role: RobotRole, final: bool) -> list[Sample]:
+        stream = self._streams[role]
+        out: list[Sample] = []
+        for stamp in sorted(stream.joints):
+            if self._with_expected and stamp not in self._expected:
+                if not final:
+                    break  # keep time order: wait for the expected state of this sample
+                del stream.joints[stamp]  # a joint state of no planned sample: nothing to compare with
+                continue
+            if stream.has_tip and stamp not in stream.tips and not final:
+                break  # keep time order: wait for this sample's tip pose
+            q = stream.joints.pop(stamp)
+            position, quat = stream.tips.pop(stamp, (_NAN3, _NAN4))
+            if self._with_expected:
+                stage, q_plan = self._expected[stamp]
+            else:
+                stage, q_plan = Stage.NONE, q
+            out.append(self._sample(role, stamp, stage, q_plan, q, position, quat))
+            stream.emitted_until_ns = stamp
+            stream.count += 1
+        for old in [s for s in stream.tips if s <= stream.emitted_until_ns]:
+            del stream.tips[old]
+        return out
+
+    def _sample(
+        self,
+        role: RobotRole,
+        stamp_ns: int,
+        stage: Stage,
+        q_set: np.ndarray,
+        q_meas: np.ndarray,
+        tip_m: np.ndarray,
+        tip_quat: np.ndarray,
+    ) -> Sample:
+        start = self._start_ns if self._with_expected else self._streams[role].first_ns
+        fk = self._kin.record_arrays(q_meas[None, :])
+        return Sample(
+            robot=role,
+            t_s=(stamp_ns - (start or 0)) / 1e9,
+            stage=stage,
+            q_setpoint_rad=q_set,
+            q_measured_rad=q_meas,
+            joint_pos_m=fk.joint_pos_m[0],
+            joint_axis=fk.joint_axis[0],
+            tip_pos_m=fk.tip_pos_m[0],
+            tip_quat_wxyz=fk.tip_quat_wxyz[0],
+            actual_tip_pos_m=tip_m,
+            actual_tip_quat_wxyz=tip_quat,
+        )

@@ -1,0 +1,25 @@
+"""Virtual robots behind one protocol (MuJoCo default, PyBullet second engine) and trajectory execution.
+
+The emulated physical arm lives in :mod:`cosim_validation.hardware` and implements the same protocol.
+"""
+
+from cosim_validation.sim.backends_config import BACKEND_NAMES, BackendsConfig, JointServoConfig
+from cosim_validation.sim.errors import BackendInputError, BackendModelError
+from cosim_validation.sim.execute import execute_trajectory, run_samples
+from cosim_validation.sim.factory import make_backend
+from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
+from cosim_validation.sim.setpoint_ramp import SetpointRamp
+
+__all__ = [
+    "BACKEND_NAMES",
+    "BackendInputError",
+    "BackendModelError",
+    "BackendSample",
+    "BackendsConfig",
+    "JointServoConfig",
+    "RobotBackend",
+    "SetpointRamp",
+    "execute_trajectory",
+    "make_backend",
+    "run_samples",
+]

@@ -1,0 +1,35 @@
+"""Unit quaternions (w, x, y, z) for poses read from the engines and noise added to them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def quat_multiply(a_wxyz: np.ndarray, b_wxyz: np.ndarray) -> np.ndarray:
+    """Hamilton product a b of two (4,) wxyz quaternions (rotation b in the frame of a)."""
+    aw, ax, ay, az = a_wxyz
+    bw, bx, by, bz = b_wxyz
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )
+
+
+def quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
+    """(4,) wxyz unit quaternion of the rotation vector ``rotvec`` ((3,) [rad])."""
+    angle = float(np.linalg.norm(rotvec))
+    if angle < 1e-12:
+        small: np.ndarray = np.array([1.0, *(0.5 * rotvec)]) / np.sqrt(1.0 + 0.25 * angle * angle)
+        return small
+    return np.array([np.cos(0.5 * angle), *(np.sin(0.5 * angle) / angle * rotvec)])
+
+
+def canonical(quat_wxyz: np.ndarray) -> np.ndarray:
+    """The same rotation as a normalised (4,) quaternion with w >= 0 (the convention of the records)."""
+    unit = np.asarray(quat_wxyz, dtype=np.float64) / np.linalg.norm(quat_wxyz)
+    flipped: np.ndarray = -unit if unit[0] < 0.0 else unit
+    return flipped

@@ -1,0 +1,90 @@
+"""The one protocol every robot implements: virtual robots (physics engines) and physical ones.
+
+A backend is driven in simulated or real time by four calls: :meth:`RobotBackend.reset` puts the arm at
+rest at a joint vector, :meth:`RobotBackend.command` streams a joint setpoint, :meth:`RobotBackend.advance`
+lets time pass, :meth:`RobotBackend.read` samples the arm. ROS driver nodes wrap a backend; the batch
+runner (:func:`cosim_validation.sim.execute.execute_trajectory`) calls it directly.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cosim_validation.record import RobotRole
+
+
+class BackendSample(NamedTuple):
+    """One sample of a robot.
+
+    Attributes:
+        t_s: Time since the last reset [s].
+        q_setpoint_rad: (J,) the last commanded joint setpoint [rad] (the reset pose before any command).
+        q_measured_rad: (J,) measured joint positions [rad]: the simulator state, or the encoders.
+        actual_tip_pos_m: (3,) actual needle-tip position in base_link [m]: simulator ground truth or an
+            external tracker; NaN where the robot cannot know it.
+        actual_tip_quat_wxyz: (4,) actual needle-tip orientation (tip +z along the needle); NaN if unknown.
+    """
+
+    t_s: float
+    q_setpoint_rad: np.ndarray
+    q_measured_rad: np.ndarray
+    actual_tip_pos_m: np.ndarray
+    actual_tip_quat_wxyz: np.ndarray
+
+
+@runtime_checkable
+class RobotBackend(Protocol):
+    """A robot arm behind one small interface (virtual or physical).
+
+    Setpoints are interpolated the way a real-time joint interface does: a first-order hold at the
+    physics (servo) rate, i.e. the joint reference moves linearly from where it is to the new setpoint
+    over the given duration, then holds it.
+    """
+
+    @property
+    def name(self) -> str:
+        """Backend name as accepted by :func:`cosim_validation.sim.make_backend` (``mujoco``, ...)."""
+        ...
+
+    @property
+    def role(self) -> RobotRole:
+        """VIRTUAL for a simulator, PHYSICAL for a real arm or its emulator."""
+        ...
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the J actuated joints, base to tool."""
+        ...
+
+    @property
+    def q_lower_rad(self) -> np.ndarray:
+        """(J,) lower joint position limits [rad]."""
+        ...
+
+    @property
+    def q_upper_rad(self) -> np.ndarray:
+        """(J,) upper joint position limits [rad]."""
+        ...
+
+    def reset(self, q0_rad: ArrayLike) -> None:
+        """Put the arm at rest at ``q0_rad`` ((J,) [rad]) and the clock at 0."""
+        ...
+
+    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
+        """Stream a setpoint: reach ``q_setpoint_rad`` ((J,) [rad]) linearly within ``duration_s`` [s]."""
+        ...
+
+    def advance(self, dt_s: float) -> None:
+        """Let ``dt_s`` [s] (> 0) of robot time pass."""
+        ...
+
+    def read(self) -> BackendSample:
+        """Sample the arm now."""
+        ...
+
+    def close(self) -> None:
+        """Release the engine or connection (idempotent)."""
+        ...

@@ -1,0 +1,75 @@
+"""First-order hold of streamed joint setpoints at the physics rate.
+
+A real-time joint interface receives setpoints at the session rate (10 Hz) and servoes at 1 kHz. It
+interpolates linearly: from the reference it holds now to the new setpoint, over the announced duration,
+then holds the setpoint. Every engine uses this one class, so all of them see the same reference.
+Time is counted in whole physics steps, which keeps the reference exact over long runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SetpointRamp:
+    """The servo reference q_ref(t): piecewise linear in time, constant slope within a ramp.
+
+    Args:
+        n_joints: Number of joints J.
+        timestep_s: Physics (servo) period [s].
+    """
+
+    def __init__(self, n_joints: int, timestep_s: float) -> None:
+        self.timestep_s = float(timestep_s)
+        self._reference_rad = np.zeros(n_joints)
+        self._target_rad = np.zeros(n_joints)
+        self._slope_rad_s = np.zeros(n_joints)
+        self._steps_left = 0
+
+    @property
+    def reference_rad(self) -> np.ndarray:
+        """(J,) the reference now [rad] (a copy)."""
+        return self._reference_rad.copy()
+
+    @property
+    def slope_rad_s(self) -> np.ndarray:
+        """(J,) the reference velocity now [rad/s] (zero when holding)."""
+        return self._slope_rad_s.copy() if self._steps_left else np.zeros_like(self._slope_rad_s)
+
+    @property
+    def steps_left(self) -> int:
+        """Physics steps until the reference reaches the last setpoint (0 when holding)."""
+        return self._steps_left
+
+    def reset(self, q_rad: np.ndarray) -> None:
+        """Hold ``q_rad`` ((J,) [rad])."""
+        self._reference_rad = np.array(q_rad, dtype=np.float64)
+        self._target_rad = self._reference_rad.copy()
+        self._slope_rad_s[:] = 0.0
+        self._steps_left = 0
+
+    def start(self, q_target_rad: np.ndarray, duration_s: float) -> None:
+        """Ramp from the current reference to ``q_target_rad`` in ``duration_s`` (rounded to whole steps, >= 1)."""
+        steps = max(1, round(duration_s / self.timestep_s))
+        self._target_rad = np.array(q_target_rad, dtype=np.float64)
+        self._slope_rad_s = (self._target_rad - self._reference_rad) / (steps * self.timestep_s)
+        self._steps_left = steps
+
+    def next_segment(self, max_steps: int) -> tuple[int, np.ndarray]:
+        """The next stretch of constant slope: (number of steps <= ``max_steps``, (J,) slope [rad/s])."""
+        if self._steps_left == 0:
+            return max_steps, np.zeros_like(self._slope_rad_s)
+        return min(max_steps, self._steps_left), self._slope_rad_s.copy()
+
+    def consume(self, steps: int) -> bool:
+        """Advance the reference by ``steps`` physics steps; True if a ramp ended (reference == target)."""
+        if self._steps_left == 0:
+            return False
+        taken = min(steps, self._steps_left)
+        self._reference_rad += taken * self.timestep_s * self._slope_rad_s
+        self._steps_left -= taken
+        if self._steps_left == 0:
+            self._reference_rad = self._target_rad.copy()
+            self._slope_rad_s[:] = 0.0
+            return True
+        return False

@@ -183,6 +183,18 @@ class SelfDistanceTerm(Term):
 
 
 @dataclass(eq=False)
+class SelfCollisionTerm(Term):
+    """Whether the robot's links touch each other (bool per sample), from the context's self-collision check."""
+
+    kind: str = "flag"
+    unit: str = "1"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        assert env.context.self_collision is not None
+        return np.asarray(env.context.self_collision(env.block.q_measured_rad), dtype=bool)
+
+
+@dataclass(eq=False)
 class Apply(Term):
     """A function of other terms: dist, angle, abs, + - * /, unary minus."""
 

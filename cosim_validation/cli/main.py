@@ -20,6 +20,8 @@ from cosim_validation.exceptions import CosimError
 SUBCOMMANDS: dict[str, str] = {
     "doctor": "doctor",
     "run-case": "run_case",
+    "testgen": "testgen",
+    "check": "check",
 }
 
 

@@ -75,12 +75,16 @@ class _Compiler:
             operand = self.formula(node.operand, env)
             if node.op == "next":
                 return f.Next(operand)
-            return (f.Always if node.op == "always" else f.Eventually)(operand, node.window)
+            return (f.Always if node.op == "always" else f.Eventually)(operand, _widen(node.window))
         if isinstance(node, s.Until):
             self.per_sample.append(node.pos)
-            return f.Until(self.formula(node.left, env), self.formula(node.right, env), node.window)
+            return f.Until(self.formula(node.left, env), self.formula(node.right, env), _widen(node.window))
         if isinstance(node, s.Predicate):
             return self.predicate(node, env)
+        if isinstance(node, s.Flag):
+            self.per_sample.append(node.pos)
+            self.requires.add("self_collision")
+            return f.FlagTest(t.SelfCollisionTerm())
         return self.compare(node, env)
 
     def forall(self, node: s.Forall, env: dict[str, int | _Obstacle], level: int) -> f.Formula:
@@ -228,6 +232,8 @@ class _Compiler:
             self.per_sample.append(node.pos)
             self.requires.add("target")
             return t.Target()
+        if ident == "self_collision":
+            raise self.error("self_collision is a condition: use it alone, e.g. always not self_collision", node.pos)
         if ident == "self_distance":
             self.per_sample.append(node.pos)
             self.requires.add("self_distance")
@@ -316,6 +322,15 @@ class _Compiler:
         if not obstacle.name:
             return t.Const(0.0, unit="m")  # no obstacles in the context: the verdict is UNKNOWN anyway
         return t.ObstacleDistance(x, obstacle.name)
+
+
+#: Time windows are widened by this much on both sides, so that samples taken at k / rate fall inside
+#: ``[a, b]`` despite floating-point rounding of their times (e.g. 0.1 + 0.5 < 0.1 * 6) [s].
+WINDOW_SLACK_S = 1e-9
+
+
+def _widen(window: s.Window | None) -> s.Window | None:
+    return None if window is None else (window[0] - WINDOW_SLACK_S, window[1] + WINDOW_SLACK_S)
 
 
 def _start(node: s.Term | s.Formula) -> int:

@@ -11,6 +11,7 @@ import numpy as np
 from cosim_validation.properties import formula as f
 from cosim_validation.properties import kernels as k
 from cosim_validation.properties.alignment import align_expected
+from cosim_validation.properties.bounded_always import BoundedAlways
 from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.kpi import KpiSpec
@@ -86,10 +87,10 @@ class _Trace:
     def clause(self, node: f.Formula) -> ClauseResult:
         n = self.env.block.n
         if isinstance(node, f.Always):
-            lo, hi = self.bounds(node.operand)
             start, stop = (0, n) if node.window is None else _window_at_start(self.t_s, node.window)
             if start >= stop:
                 return ClauseResult(math.inf, math.inf)
+            lo, hi = self.bounds(node.operand)
             first = k.first_at_or_below(hi, start, stop, 0.0)
             res_lo, res_hi = float(lo[start:stop].min()), float(hi[start:stop].min())
             if first < 0:
@@ -97,6 +98,48 @@ class _Trace:
             return ClauseResult(res_lo, res_hi, float(self.t_s[first]), Stage(int(self.env.block.stage[first])))
         lo, hi = self.bounds(node)
         return ClauseResult(float(lo[0]), float(hi[0]), float(self.t_s[-1]), Stage(int(self.env.block.stage[-1])))
+
+    def exact(self, atom: f.Atom, index: np.ndarray) -> np.ndarray:
+        """Exact values of ``atom`` at the samples ``index`` (row-wise terms only)."""
+        env = self.env
+        expected = env.expected.take(index) if env.expected is not None else None
+        sub = Env(env.block.take(index), expected, env.context, {}, env.kpis)
+        return np.asarray(atom.term.evaluate(sub), dtype=np.float64)
+
+    def bounded(self, node: f.Formula) -> BoundedAlways | None:
+        """A bounded evaluation of ``always atom`` if the atom has cheap lower bounds, else None."""
+        if not isinstance(node, f.Always) or not isinstance(node.operand, f.Atom):
+            return None
+        n = self.env.block.n
+        start, stop = (0, n) if node.window is None else _window_at_start(self.t_s, node.window)
+        if start >= stop:
+            return None
+        atom = node.operand
+        return BoundedAlways(atom, self.env, start, stop, lambda index: self.exact(atom, index))
+
+    def clauses(self, nodes: tuple[f.Formula, ...]) -> list[ClauseResult]:
+        """Every clause's result; bounded ``always`` clauses first, in ascending order of their bounds.
+
+        A bounded clause whose smallest bound is positive and not below the smallest exact value of
+        another clause cannot change the property's margin nor violate it: its bound stands for it.
+        """
+        results: dict[int, ClauseResult] = {}
+        bounded = []
+        for i, node in enumerate(nodes):
+            candidate = self.bounded(node)
+            lowest = candidate.lower_bound_min() if candidate is not None else None
+            if candidate is not None and lowest is not None:
+                bounded.append((lowest, i, candidate))
+        ceiling = math.inf
+        for lowest, i, candidate in sorted(bounded, key=lambda item: item[0]):
+            if lowest > 0.0 and lowest >= ceiling:
+                results[i] = ClauseResult(lowest, lowest)
+                continue
+            result = candidate.evaluate()
+            if result is not None:
+                results[i] = result
+                ceiling = min(ceiling, result.hi)
+        return [results[i] if i in results else self.clause(node) for i, node in enumerate(nodes)]
 
 
 def _window_at_start(t_s: np.ndarray, window: tuple[float, float]) -> tuple[int, int]:
@@ -126,6 +169,8 @@ def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_exp
     if "target" in needs and context.target_m is None:
         return "needs the case's target point (none in the context)"
     if "self_distance" in needs and context.self_distance is None:
+        return "needs a self-collision distance model (none in the context)"
+    if "self_collision" in needs and context.self_collision is None:
         return "needs a self-collision model (none in the context)"
     if "obstacles" in needs and not context.obstacles:
         return "needs obstacles (the context has none: no scene given)"
@@ -134,8 +179,31 @@ def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_exp
     return ""
 
 
+class _Run:
+    """One robot's record with its plan; the plan aligned to it is computed once, when first needed."""
+
+    def __init__(self, record: TrajectoryRecord, expected: TrajectoryRecord | None) -> None:
+        self.record, self.expected = record, expected
+        self.block = Block.from_record(record)
+        self._aligned: Block | None = None
+
+    def aligned(self) -> Block:
+        if self._aligned is None:
+            assert self.expected is not None
+            plan = Block.from_record(self.expected)
+            same_times = self.expected.t_s.shape == self.record.t_s.shape and bool(
+                np.array_equal(self.expected.t_s, self.record.t_s)
+            )
+            self._aligned = plan if same_times else plan.take(align_expected(self.record.t_s, self.expected.t_s))
+        return self._aligned
+
+
 def evaluate_property(
-    prop: CompiledProperty, record: TrajectoryRecord, context: MonitorContext, expected: TrajectoryRecord | None
+    prop: CompiledProperty,
+    record: TrajectoryRecord,
+    context: MonitorContext,
+    expected: TrajectoryRecord | None,
+    run: _Run | None = None,
 ) -> Verdict:
     """The verdict of one compiled property on ``record``."""
     unit = prop.compiled.unit
@@ -144,13 +212,10 @@ def evaluate_property(
     missing = missing_requirement(prop, context, expected is not None and expected.n_samples > 0, record.has_actual_tip)
     if missing:
         return unknown(prop.name, record.robot, unit, missing)
-    block = Block.from_record(record)
-    aligned = None
-    if prop.compiled.formula.uses_expected:
-        assert expected is not None
-        aligned = Block.from_record(expected).take(align_expected(record.t_s, expected.t_s))
-    trace = _Trace(Env(block, aligned, context))
-    results = [trace.clause(c) for c in f.clauses(prop.compiled.formula)]
+    run = _Run(record, expected) if run is None else run
+    aligned = run.aligned() if prop.compiled.formula.uses_expected else None
+    trace = _Trace(Env(run.block, aligned, context))
+    results = trace.clauses(f.clauses(prop.compiled.formula))
     return combine(prop.name, record.robot, unit, results, trace.unknowns)
 
 
@@ -185,7 +250,8 @@ def evaluate_run(
     else:
         compiled = list(properties)
     applicable = [p for p in compiled if p.applies_to(record.robot)]
-    block = Block.from_record(record)
+    run = _Run(record, expected)
+    block = run.block
     plan = Block.from_record(expected) if expected is not None else None
     values = run_kpis(kpis or (), block, record.robot, context, plan)
     by_name = whole_case(values)
@@ -194,7 +260,7 @@ def evaluate_run(
         if prop.compiled.case_level and record.n_samples:
             verdicts.append(case_level_verdict(prop, by_name, block, record.robot, context))
         else:
-            verdicts.append(evaluate_property(prop, record, context, expected))
+            verdicts.append(evaluate_property(prop, record, context, expected, run))
     return RunResult(tuple(verdicts), tuple(kpis_of(values)))
 
 

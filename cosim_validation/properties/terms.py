@@ -8,11 +8,11 @@ sample (online), so both give bit-identical values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from cosim_validation.properties.context import MonitorContext
+from cosim_validation.properties.context import BoundedDistanceField, MonitorContext
 from cosim_validation.properties.sample import Block
 from cosim_validation.record import Stage
 
@@ -35,6 +35,7 @@ class Env:
     context: MonitorContext
     state: dict[int, Any] = field(default_factory=dict)
     kpis: dict[str, float] = field(default_factory=dict)
+    signals: dict[tuple[str, int, bool], np.ndarray] = field(default_factory=dict)  # read once per env
 
 
 def _norm(v: np.ndarray) -> np.ndarray:
@@ -54,10 +55,22 @@ class Term:
     kind: str = SCALAR
     unit: str = ""
     uses_expected: bool = False
+    rowwise: bool = True  # each row depends on its own sample only (no memory such as entry())
 
     def evaluate(self, env: Env) -> np.ndarray:
         """Values on every sample of ``env.block``."""
         raise NotImplementedError
+
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none.
+
+        ``tight``: a tighter, costlier bound where the term has one (e.g. an obstacle's distance grid).
+        """
+        return None
+
+    def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        """(n, k, 3) points such that the value changes by at most their largest displacement, or None."""
+        return None
 
 
 @dataclass(eq=False)
@@ -99,10 +112,14 @@ class Signal(Term):
         self.uses_expected = self.expected
 
     def evaluate(self, env: Env) -> np.ndarray:
-        block = env.expected if self.expected else env.block
-        if block is None:
-            raise AssertionError("expected signal evaluated without expected samples")
-        return _read(block, self.name, self.joint)
+        key = (self.name, self.joint, self.expected)
+        cached = env.signals.get(key)
+        if cached is None:
+            block = env.expected if self.expected else env.block
+            if block is None:
+                raise AssertionError("expected signal evaluated without expected samples")
+            cached = env.signals[key] = _read(block, self.name, self.joint)
+        return cached
 
 
 def _read(b: Block, name: str, j: int) -> np.ndarray:
@@ -166,6 +183,18 @@ class SelfDistanceTerm(Term):
 
 
 @dataclass(eq=False)
+class SelfCollisionTerm(Term):
+    """Whether the robot's links touch each other (bool per sample), from the context's self-collision check."""
+
+    kind: str = "flag"
+    unit: str = "1"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        assert env.context.self_collision is not None
+        return np.asarray(env.context.self_collision(env.block.q_measured_rad), dtype=bool)
+
+
+@dataclass(eq=False)
 class Apply(Term):
     """A function of other terms: dist, angle, abs, + - * /, unary minus."""
 
@@ -175,6 +204,18 @@ class Apply(Term):
 
     def __post_init__(self) -> None:
         self.uses_expected = any(a.uses_expected for a in self.args)
+        self.rowwise = all(a.rowwise for a in self.args)
+
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        if self.func == "-" and isinstance(self.args[1], Const):
+            bound = self.args[0].lower_bound(env, tight)
+            return None if bound is None else bound - self.args[1].value
+        return None
+
+    def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        if self.func == "-" and isinstance(self.args[1], Const):
+            return self.args[0].lipschitz_points(env)
+        return None
 
     def evaluate(self, env: Env) -> np.ndarray:
         v = [a.evaluate(env) for a in self.args]
@@ -194,6 +235,17 @@ class Apply(Term):
         return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[f](v[0], v[1])  # type: ignore[no-any-return]
 
 
+_BOUNDS_KNOWN: dict[int, bool] = {}
+
+
+def _has_bounds(field_: object) -> bool:
+    """Whether ``field_`` is a BoundedDistanceField (cached: runtime protocol checks are slow)."""
+    key = id(type(field_))
+    if key not in _BOUNDS_KNOWN:
+        _BOUNDS_KNOWN[key] = isinstance(field_, BoundedDistanceField)
+    return _BOUNDS_KNOWN[key]
+
+
 @dataclass(eq=False)
 class ObstacleDistance(Term):
     """Signed distance of a point or segment term to an obstacle of the context [m]."""
@@ -204,6 +256,24 @@ class ObstacleDistance(Term):
 
     def __post_init__(self) -> None:
         self.uses_expected = self.arg.uses_expected
+        self.rowwise = self.arg.rowwise
+
+    def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        # a (signed) distance to a fixed region is 1-Lipschitz in the point, and in the ends of a segment
+        value = self.arg.evaluate(env)
+        return value.reshape(value.shape[0], -1, 3)
+
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        field_ = env.context.obstacles[self.obstacle]
+        if not _has_bounds(field_):
+            return None
+        field_ = cast(BoundedDistanceField, field_)
+        value = self.arg.evaluate(env)
+        if self.arg.kind == SEGMENT:
+            segment = getattr(field_, "segment_tight_lower_bound_m", None) if tight else None
+            return (segment or field_.segment_lower_bound_m)(value[:, 0], value[:, 1])
+        point = getattr(field_, "point_tight_lower_bound_m", None) if tight else None
+        return (point or field_.point_lower_bound_m)(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
         field_ = env.context.obstacles[self.obstacle]
@@ -243,6 +313,7 @@ class Entry(Term):
         self.kind = self.arg.kind
         self.unit = self.arg.unit
         self.uses_expected = self.arg.uses_expected
+        self.rowwise = False
 
     def evaluate(self, env: Env) -> np.ndarray:
         value = self.arg.evaluate(env)

@@ -66,6 +66,13 @@ class StampedPose(NamedTuple):
     quat_wxyz: np.ndarray  # (4,)
 
 
+def pose_stamped_msg_type() -> Any:
+    """The geometry_msgs/PoseStamped class (for publishers)."""
+    from geometry_msgs.msg import PoseStamped
+
+    return PoseStamped
+
+
 def pose_stamped_to_msg(pose: StampedPose) -> Any:
     """geometry_msgs/PoseStamped of a :class:`StampedPose`."""
     from geometry_msgs.msg import PoseStamped
@@ -198,3 +205,74 @@ def kpi_from_msg(msg: Any) -> tuple[str, Any]:
 
     kpi = Kpi(str(msg.name), RobotRole(int(msg.robot)), Stage(int(msg.stage)), float(msg.value), str(msg.unit))
     return str(msg.test_id), kpi
+
+
+# ---------------------------------------------------------------------------- markers
+ROLE_COLORS_RGBA: dict[str, tuple[float, float, float, float]] = {
+    "target": (0.35, 0.75, 0.45, 0.35),  # lungs: translucent green (seed 000, Figure 5)
+    "obstacle": (0.85, 0.15, 0.15, 0.6),  # heart: red, forbidden
+    "skin": (0.9, 0.8, 0.7, 0.12),  # torso: faint
+}
+VERDICT_COLORS_RGBA: dict[int, tuple[float, float, float, float]] = {
+    0: (0.6, 0.6, 0.6, 1.0),  # unknown: grey
+    1: (0.1, 0.7, 0.2, 1.0),  # holds: green
+    2: (0.9, 0.1, 0.1, 1.0),  # violated: red
+}
+
+
+def mesh_to_marker(
+    vertices_m: np.ndarray,
+    faces: np.ndarray,
+    marker_id: int,
+    ns: str,
+    rgba: tuple[float, float, float, float],
+    frame_id: str = "base_link",
+) -> Any:
+    """visualization_msgs/Marker TRIANGLE_LIST of a triangle mesh ((V, 3) [m], (F, 3) indices)."""
+    from geometry_msgs.msg import Point
+    from std_msgs.msg import ColorRGBA, Header
+    from visualization_msgs.msg import Marker
+
+    corners = np.asarray(vertices_m, dtype=np.float64)[np.asarray(faces).reshape(-1)]
+    marker = Marker(
+        header=Header(frame_id=frame_id),
+        ns=ns,
+        id=marker_id,
+        type=Marker.TRIANGLE_LIST,
+        action=Marker.ADD,
+        frame_locked=True,
+    )
+    marker.pose.orientation.w = 1.0
+    marker.scale.x = marker.scale.y = marker.scale.z = 1.0
+    marker.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
+    marker.points = [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in corners]
+    return marker
+
+
+def mesh_from_marker(marker: Any) -> np.ndarray:
+    """(F, 3, 3) triangle corners [m] of a TRIANGLE_LIST marker (for checks and tools)."""
+    points = np.array([[p.x, p.y, p.z] for p in marker.points], dtype=np.float64)
+    return points.reshape(-1, 3, 3)
+
+
+def target_to_marker(
+    target_m: np.ndarray, marker_id: int, verdict: int, diameter_m: float = 0.004, frame_id: str = "base_link"
+) -> Any:
+    """A sphere at a case's target coloured by its verdict (Verdict.msg constants)."""
+    from std_msgs.msg import ColorRGBA, Header
+    from visualization_msgs.msg import Marker
+
+    marker = Marker(header=Header(frame_id=frame_id), ns="targets", id=marker_id, type=Marker.SPHERE, action=Marker.ADD)
+    marker.pose = pose_to_msg(np.asarray(target_m, dtype=np.float64), np.array([1.0, 0.0, 0.0, 0.0]))
+    marker.scale.x = marker.scale.y = marker.scale.z = float(diameter_m)
+    r, g, b, a = VERDICT_COLORS_RGBA[int(verdict)]
+    marker.color = ColorRGBA(r=r, g=g, b=b, a=a)
+    return marker
+
+
+def target_from_marker(marker: Any) -> tuple[np.ndarray, int]:
+    """(target (3,) [m], verdict constant) of a marker made by :func:`target_to_marker`."""
+    rgba = (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
+    distance = {v: sum((a - b) ** 2 for a, b in zip(c, rgba, strict=True)) for v, c in VERDICT_COLORS_RGBA.items()}
+    verdict = min(distance, key=distance.__getitem__)
+    return pose_from_msg(marker.pose)[0], verdict

@@ -22,7 +22,18 @@ class ParamSpec(NamedTuple):
 
 _COMMON = (ParamSpec("config", str, "config/needle_insertion.yaml", "case-study configuration file"),)
 
+
+def _driver(backend: str) -> tuple[ParamSpec, ...]:
+    return (
+        ParamSpec("backend", str, backend, "mujoco | pybullet | emulated (see backends in the config)"),
+        ParamSpec("seed", int, -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config"),
+    )
+
+
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "markers": (ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),),
+    "virtual_driver": _driver("mujoco"),
+    "physical_driver": _driver("emulated"),
     "recorder": (
         ParamSpec("output", str, "session.mcap", "MCAP file to write (must not exist)"),
         ParamSpec("topic_prefixes", list, ["/cosim"], "record every topic starting with one of these"),

@@ -14,13 +14,13 @@ from cosim_validation.planning.joint_space_planner import plan_joint_path
 def test_needle_in_the_body_and_arm_in_the_body_are_found(insertion_setup: InsertionSetup) -> None:
     checker = insertion_setup.planner.checker
     ik = insertion_setup.planner.ik
-    inside = ik.solve([0.45, 0.0, -0.10], [0.0, 0.0, -1.0])  # tip 9 cm under the skin, holder outside
+    inside = ik.solve([0.45, 0.0, 0.10], [0.0, 0.0, -1.0])  # tip 9 cm under the skin, holder outside
     assert inside.converged
     assert checker.needle_problem(inside.q_rad[None, :]) is not None
     assert checker.arm_problem(inside.q_rad[None, :]) is None
-    # tip 26 cm deep: the mount is 4.2 cm above the skin, closer than holder radius 20 mm + clearance 10 mm +
+    # tip 26 cm below the skin: the mount is 4.2 cm above it, closer than holder radius 20 mm + clearance 10 mm +
     # sampling slack 10 mm + motion cover 5 mm
-    deep = ik.solve([0.45, 0.0, -0.27], [0.0, 0.0, -1.0])
+    deep = ik.solve([0.45, 0.0, -0.07], [0.0, 0.0, -1.0])
     assert deep.converged
     assert checker.arm_problem(deep.q_rad[None, :]) is not None
     assert checker.valid(insertion_setup.robot.home_q_rad)

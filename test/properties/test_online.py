@@ -184,6 +184,22 @@ def test_bad_samples_are_refused() -> None:
         monitor.push(samples[3])
 
 
+def test_missing_context_requirements_are_unknown_online_too() -> None:
+    bare = MonitorContext(JOINTS, 0.1)
+    props = PropertySet(
+        (
+            PropertySpec("self", "always self_distance > 0"),
+            PropertySpec("target", "always dist(tip, target) < 1"),
+            PropertySpec("organs", "forall o in obstacles: always p2m(tip, o) > 0"),
+        )
+    )
+    record = line(10)
+    _, online = replay(props, record_samples(record), bare, RobotRole.VIRTUAL)
+    offline = evaluate(props, record, bare)
+    assert [v.status for v in online] == [Status.UNKNOWN] * 3
+    assert [v.reason for v in online] == [v.reason for v in offline]
+
+
 def test_no_samples_is_unknown() -> None:
     monitor = OnlineMonitor(PropertySet((PropertySpec("p", "always x(tip) < 1"),)), CONTEXT, RobotRole.PHYSICAL)
     (verdict,) = monitor.finish()

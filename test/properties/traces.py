@@ -96,10 +96,10 @@ STAGE_POINTS = [
 STAGE_SAMPLES = (20, 10, 12, 12, 10)
 
 
-def insertion_tip() -> tuple[np.ndarray, np.ndarray]:
-    """Tip positions (n, 3) and stages (n,) of a nominal case at 10 Hz: straight lines between the stage points."""
+def insertion_tip(scale: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Tip positions (n, 3) and stages (n,) of a nominal case at 10 Hz x ``scale``: lines between stage points."""
     tips, stages = [STAGE_POINTS[0][None]], [np.array([1])]
-    for i, count in enumerate(STAGE_SAMPLES):  # every stage ends exactly at its end point
+    for i, count in enumerate(c * scale for c in STAGE_SAMPLES):  # every stage ends exactly at its end point
         s = np.linspace(0.0, 1.0, count + 1)[1:, None]
         tips.append(STAGE_POINTS[i] + s * (STAGE_POINTS[i + 1] - STAGE_POINTS[i]))
         stages.append(np.full(count, i + 1))
@@ -113,27 +113,32 @@ def insertion_joints(tip: np.ndarray) -> np.ndarray:
     return frac * mount[:, None, :]
 
 
-def insertion_q(n: int) -> np.ndarray:
+def insertion_q(n: int, dt: float = 0.1) -> np.ndarray:
     """(n, 7) smooth joint angles [rad]."""
-    t = np.arange(n) * 0.1
+    t = np.arange(n) * dt
     return 0.1 * np.arange(1, 8)[None, :] * np.sin(0.3 * t)[:, None]
 
 
 def insertion_case(
-    robot: RobotRole = RobotRole.VIRTUAL, seed: int = 0, noise_m: float = 2e-4
+    robot: RobotRole = RobotRole.VIRTUAL, seed: int = 0, noise_m: float = 2e-4, scale: int = 1
 ) -> tuple[TrajectoryRecord, TrajectoryRecord]:
-    """(robot record, expected record) of a nominal needle insertion that satisfies every shipped property."""
-    tip, stage = insertion_tip()
+    """(robot record, expected record) of a nominal needle insertion that satisfies every shipped property.
+
+    ``scale`` multiplies the sampling rate (10 Hz) and the number of samples.
+    """
+    tip, stage = insertion_tip(scale)
     n = tip.shape[0]
-    q = insertion_q(n)
+    dt = 0.1 / scale
+    t_s = np.arange(n) * dt
+    q = insertion_q(n, dt)
     axis = np.tile(DOWN, (n, 1))
     expected = make_record(
-        tip, stage, q_rad=q, joint_pos_m=insertion_joints(tip), tip_axis=axis, robot=RobotRole.EXPECTED
+        tip, stage, t_s=t_s, q_rad=q, joint_pos_m=insertion_joints(tip), tip_axis=axis, robot=RobotRole.EXPECTED
     )
     rng = np.random.default_rng(seed)
     moved = tip + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0])  # lateral tracking noise
     record = make_record(
-        moved, stage, q_rad=q + rng.uniform(-1e-3, 1e-3, q.shape), joint_pos_m=insertion_joints(moved),
+        moved, stage, t_s=t_s, q_rad=q + rng.uniform(-1e-3, 1e-3, q.shape), joint_pos_m=insertion_joints(moved),
         tip_axis=axis, actual_tip_m=moved + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0]),
         robot=robot,
     )  # fmt: skip

@@ -118,3 +118,15 @@ def test_bad_input(kin: Kinematics) -> None:
         asm.add_joints(RobotRole.PHYSICAL, 0, np.zeros(7))
     with pytest.raises(Exception, match=r"virtual joints: expected 7 positions, got shape \(6,\)"):
         asm.add_joints(RobotRole.VIRTUAL, 0, np.zeros(6))
+
+
+def test_record_builder_rebuilds_the_record(kin: Kinematics) -> None:
+    from cosim_validation.session.record_builder import RecordBuilder
+    from test.record.test_trajectory_record import assert_same
+
+    record = make_record(kin, RobotRole.VIRTUAL, 25, 4, with_tip=True)
+    builder = RecordBuilder("c", RobotRole.VIRTUAL, "test", kin.joint_names, 0.2)
+    for k in range(record.n_samples):
+        builder.add(Sample.from_record(record, k))
+    assert len(builder) == 25
+    assert_same(builder.build(), record)

@@ -1,0 +1,100 @@
+"""``cosim session``: a digital-twin session as one process per ROS 2 node, recorded and summarised."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.cli.output import format_table, print_json
+
+HELP = "run a digital-twin session: the ROS 2 node graph of config/digital_twin.yaml on a suite"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cosim session``."""
+    parser.add_argument("--config", default="config/digital_twin.yaml", help="session graph YAML")
+    parser.add_argument(
+        "--suite",
+        default="",
+        help="suite (Parquet); default: a grid suite made from the case-study configuration into the run directory",
+    )
+    parser.add_argument("--cases", type=int, default=3, help="number of cases to run (0 = all of the suite)")
+    parser.add_argument("--out", default="", help="run directory (default: runs/session-<time>)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the graph, run the cases, stop, print and write the summary."""
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.session.graph import load_graph
+    from cosim_validation.session.session_runner import run_session, write_summary
+
+    if args.cases < 0:
+        raise InputError(f"--cases must be >= 0, got {args.cases}")
+    graph = load_graph(resolve_resource(args.config))
+    run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    suite = _suite_path(args.suite, graph, run_dir)
+    if not args.json:
+        print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
+    outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
+    summary = summarise(run_dir)
+    path = write_summary(outcome, summary)
+    if args.json:
+        print_json(
+            {
+                "status": outcome.status,
+                "message": outcome.message,
+                "run_dir": str(run_dir.resolve()),
+                "wall_s": outcome.wall_s,
+                **summary,
+            }
+        )
+    else:
+        _print_text(outcome.status, outcome.message, outcome.wall_s, summary, path)
+    return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
+
+
+def _suite_path(given: str, graph: Any, run_dir: Path) -> Path:
+    from cosim_validation.exceptions import InputError
+
+    path = Path(given)
+    if not given or not path.is_file():
+        raise InputError(f"--suite {given!r}: no such file (make one with cosim testgen)")
+    return path
+
+
+def summarise(run_dir: Path) -> dict[str, Any]:
+    """Cases, verdicts and bag contents of a finished (or interrupted) session."""
+    from cosim_validation.campaign.results_db import ResultsDB
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.ros.bag import topics_of
+
+    summary: dict[str, Any] = {"cases": {}, "verdicts": {}, "bag_topics": {}}
+    db_path, bag_path = run_dir / "results.sqlite", run_dir / "session.mcap"
+    if db_path.exists():
+        with ResultsDB.open(db_path) as db:
+            for case in db.cases():
+                summary["cases"][case.outcome] = summary["cases"].get(case.outcome, 0) + 1
+            for verdict in db.verdicts():
+                key = f"{verdict.robot}/{verdict.status}"
+                summary["verdicts"][key] = summary["verdicts"].get(key, 0) + 1
+    try:
+        summary["bag_topics"] = {t: {"type": ty, "messages": n} for t, (ty, n) in topics_of(bag_path).items()}
+    except InputError as exc:
+        summary["bag_error"] = str(exc)
+    return summary
+
+
+def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any], path: Path) -> None:
+    print(f"\nsession {status} in {wall_s:.1f} s: {message}")
+    if summary["cases"]:
+        print("cases: " + ", ".join(f"{n} {k}" for k, n in sorted(summary["cases"].items())))
+    if summary["verdicts"]:
+        print("verdicts: " + ", ".join(f"{n} {k}" for k, n in sorted(summary["verdicts"].items())))
+    rows = [(t, v["type"], v["messages"]) for t, v in sorted(summary["bag_topics"].items())]
+    if rows:
+        print("\nsession.mcap:\n" + format_table(["topic", "type", "messages"], rows))
+    print(f"\nwrote {path.parent}/session.mcap, results.sqlite, summary.json")

@@ -1,0 +1,138 @@
+"""Running a digital-twin session: start the graph, run the suite, stop cleanly, summarise.
+
+The graph's console node (the test generator) is started last, once every other node is ready; the
+session ends when it exits (all cases done), when a required node dies, or on Ctrl-C. Every node is then
+stopped (SIGINT first, so the recorder finishes the bag) and the run directory is summarised:
+``session.mcap`` (rosbag2), ``results.sqlite``, ``summary.json``, ``logs/<node>.log``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.config import package_root
+from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.session.graph import GraphSpec, params_file_content, ros_arguments
+from cosim_validation.session.process_group import ProcessGroup, ProcessSpec
+
+
+@dataclass
+class SessionOutcome:
+    """How a session ended."""
+
+    run_dir: Path
+    status: str  # completed | interrupted | failed
+    message: str
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def prepare_run_dir(run_dir: Path) -> None:
+    """Create the run directory; refuse one that already holds a session."""
+    for name in ("session.mcap", "results.sqlite"):
+        if (run_dir / name).exists():
+            raise InputError(f"{run_dir}: already holds {name}; choose another --out")
+    (run_dir / "params").mkdir(parents=True, exist_ok=True)
+
+
+def process_specs(graph: GraphSpec, run_dir: Path, console: bool) -> list[ProcessSpec]:
+    """One process per node, parameters written to ``run_dir/params/<node>.yaml``."""
+    specs = []
+    for node in graph.nodes:
+        params_file = run_dir / "params" / f"{node.name}.yaml"
+        params_file.write_text(params_file_content(node, graph.settings.use_sim_time))
+        specs.append(
+            ProcessSpec(
+                node.name, node.executable, ros_arguments(node, params_file), stdout_to_console=console and node.console
+            )
+        )
+    return specs
+
+
+def run_session(
+    graph: GraphSpec,
+    run_dir: Path,
+    suite: str,
+    cases: int,
+    *,
+    console: bool = True,
+    env: Mapping[str, str] | None = None,
+    on_ready: Callable[[ProcessGroup], None] | None = None,
+) -> SessionOutcome:
+    """Run the session of ``graph`` in ``run_dir``.
+
+    Args:
+        graph: The parsed graph (placeholders not yet filled).
+        run_dir: New or empty run directory.
+        suite: Suite file for the test generator.
+        cases: Number of cases to run (0 = all).
+        console: Relay the console node's progress lines to our stdout.
+        env: Environment of the nodes (default: ours).
+        on_ready: Called once every node is ready (tests use it to inject faults).
+    """
+    run_dir = run_dir.resolve()
+    prepare_run_dir(run_dir)
+    values = {"run_dir": str(run_dir), "suite": suite, "cases": str(cases), "package": str(package_root())}
+    resolved = graph.resolved(values)
+    specs = process_specs(resolved, run_dir, console)
+    last = [s for s in specs if resolved.node(s.name).console]
+    first = [s for s in specs if s not in last]
+    if len(last) != 1:
+        raise InputError(f"{graph.source}: exactly one node must have console: true (the test generator)")
+    group = ProcessGroup(run_dir, env=env)
+    start = time.monotonic()
+    outcome = SessionOutcome(run_dir, "failed", "")
+    try:
+        for spec in first:
+            group.start(spec)
+        group.wait_ready([s.name for s in first], resolved.settings.ready_timeout_s)
+        group.start(last[0])
+        group.wait_ready([last[0].name], resolved.settings.ready_timeout_s)
+        if on_ready is not None:
+            on_ready(group)
+        outcome.status, outcome.message = _wait(group, resolved, last[0].name)
+    except KeyboardInterrupt:
+        outcome.status, outcome.message = "interrupted", "interrupted by Ctrl-C"
+    except CosimError as exc:
+        outcome.status, outcome.message = "failed", str(exc)
+    finally:
+        outcome.exit_codes = group.stop(resolved.settings.shutdown_grace_s)
+        outcome.wall_s = time.monotonic() - start
+    return outcome
+
+
+def _wait(group: ProcessGroup, graph: GraphSpec, console: str) -> tuple[str, str]:
+    while True:
+        for name, process in group.processes.items():
+            code = process.poll()
+            if code is None:
+                continue
+            if name == console:
+                return (
+                    ("completed", "all cases run")
+                    if code == 0
+                    else ("failed", f"{name} exited with code {code}:\n{group.log_tail(name)}")
+                )
+            if graph.node(name).required:
+                return "failed", f"required node {name} exited with code {code}:\n{group.log_tail(name)}"
+        time.sleep(0.1)
+
+
+def write_summary(outcome: SessionOutcome, extra: Mapping[str, Any]) -> Path:
+    """Write ``summary.json`` of a session and return its path."""
+    path = outcome.run_dir / "summary.json"
+    data = {
+        "kind": "session",
+        "status": outcome.status,
+        "message": outcome.message,
+        "wall_s": round(outcome.wall_s, 3),
+        "node_exit_codes": outcome.exit_codes,
+        **extra,
+    }
+    path.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")
+    return path

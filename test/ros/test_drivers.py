@@ -1,0 +1,94 @@
+"""The driver nodes move their backends exactly as the batch runner does (same calls, same samples)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cosim_validation.config import load_config
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.robot import RobotConfig
+from cosim_validation.ros import convert
+from cosim_validation.ros.qos import STATE, to_rclpy
+from cosim_validation.session.process_group import ProcessGroup, ProcessSpec
+from cosim_validation.sim import make_backend
+from cosim_validation.sim.execute import execute_trajectory
+
+pytestmark = pytest.mark.ros
+
+T0_NS = 3_000_000_000
+
+
+def joint_plan(home: np.ndarray, n: int) -> np.ndarray:
+    """A smooth joint motion away from home and back (n samples at 10 Hz)."""
+    phase = np.sin(np.linspace(0.0, np.pi, n))[:, None]
+    return home + phase * np.array([0.3, -0.2, 0.25, 0.3, -0.4, 0.3, 0.5])
+
+
+@pytest.mark.parametrize(
+    ("executable", "role", "backend"),
+    [
+        ("virtual_driver", RobotRole.VIRTUAL, "mujoco"),
+        ("physical_driver", RobotRole.PHYSICAL, "emulated"),
+    ],
+)
+def test_driver_matches_batch_execution(
+    tmp_path: Path,
+    repo_root: Path,
+    rclpy_context: Any,
+    node_env: dict[str, str],
+    executable: str,
+    role: RobotRole,
+    backend: str,
+) -> None:
+    from geometry_msgs.msg import PoseStamped
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    from cosim_validation.nodes.robot_link import RobotLink
+
+    config_path = repo_root / "config" / "needle_insertion.yaml"
+    config = load_config(config_path)
+    kin = RobotConfig.from_config(config["robot"]).kinematics
+    home = RobotConfig.from_config(config["robot"]).home_q_rad
+    n = 25
+    q = joint_plan(home, n)
+    t_s = np.arange(n) * 0.1
+    reference = execute_trajectory(make_backend(backend, config, kin), kin, t_s, np.full(n, int(Stage.APPROACH)), q)
+
+    group = ProcessGroup(tmp_path, env=node_env)
+    node = Node("controller_probe", context=rclpy_context)
+    executor = MultiThreadedExecutor(num_threads=2, context=rclpy_context)
+    executor.add_node(node)
+    tips: dict[int, convert.StampedPose] = {}
+    node.create_subscription(
+        PoseStamped,
+        f"/cosim/{role.label}/tip_pose",
+        lambda m: tips.setdefault(convert.pose_stamped_from_msg(m).t_ns, convert.pose_stamped_from_msg(m)),
+        to_rclpy(STATE),
+    )
+    link = RobotLink(node, role, kin.joint_names, ReentrantCallbackGroup())
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        group.start(ProcessSpec(executable, executable, ("-p", f"config:={config_path}", "-p", f"backend:={backend}")))
+        group.wait_ready([executable], timeout_s=120)
+        link.reset("case-1", q[0], timeout_s=30)
+        measured = []
+        for k in range(n):
+            stamp = T0_NS + round(t_s[k] * 1e9)
+            link.send(stamp, q[k])
+            measured.append(link.wait_joints(stamp, timeout_s=30))
+    finally:
+        group.stop()
+        executor.shutdown()
+        node.destroy_node()
+    np.testing.assert_allclose(np.array(measured), reference.q_measured_rad, rtol=0, atol=1e-12)
+    stamps = [T0_NS + round(t * 1e9) for t in t_s]
+    got_tips = np.array([tips[s].position_m for s in stamps])
+    np.testing.assert_allclose(got_tips, reference.actual_tip_pos_m, rtol=0, atol=1e-12)

@@ -22,6 +22,7 @@ from cosim_validation.robot.inverse_kinematics import InverseKinematics
 _ON_LINE_M = 1e-3  # a source this close to the insertion line approaches along it, without a standoff point
 _COARSE_STEP_M = 0.005  # tip step of the quick look-ahead that picks the redundancy at the source
 _ROLLS = 8  # needle rolls tried at the source (45 deg apart)
+_SMOOTH_STEP_RAD = 0.03  # a look-ahead whose joints move at most this per 5 mm of tip motion is taken at once
 
 
 def _sample_polyline(waypoints: list[np.ndarray], step_m: float) -> np.ndarray:
@@ -113,7 +114,8 @@ class FiveStagePlanner:
         """The joint vector at the source whose redundancy (needle roll, elbow) best suits the whole straight part.
 
         Candidates: the IK solution from the home posture and its turns about the needle; each follows the
-        waypoints coarsely (every 5 mm); the one with the smallest largest joint step per millimetre wins.
+        waypoints coarsely (every 5 mm); the first whose largest joint step is at most 0.03 rad is taken, else the
+        one with the smallest largest step.
         """
         solved = self.ik.solve(source_m, line.axis)
         if not solved.converged:
@@ -123,16 +125,22 @@ class FiveStagePlanner:
                 "unreachable",
             )
         points = _sample_polyline(self._waypoints(source_m, line), _COARSE_STEP_M)
-        best, best_score = solved.q_rad, np.inf
-        for candidate in self.ik.solve_rolls(solved.q_rad, _ROLLS):
-            R = self.kinematics.tip_pose(candidate.q_rad).R
-            path = self.ik.track(candidate.q_rad, points, R, full_orientation=False)
-            if not path.converged:
-                continue
-            score = float(np.max(np.abs(np.diff(np.vstack((candidate.q_rad, path.q_rad)), axis=0))))
-            if score < best_score:
-                best, best_score = candidate.q_rad, score
+        best, best_score = solved.q_rad, self._look_ahead(solved.q_rad, points)
+        if best_score > _SMOOTH_STEP_RAD:  # the home-like solution is not smooth enough: try the other rolls
+            for candidate in self.ik.solve_rolls(solved.q_rad, _ROLLS)[1:]:
+                score = self._look_ahead(candidate.q_rad, points)
+                if score < best_score:
+                    best, best_score = candidate.q_rad, score
         return best
+
+    def _look_ahead(self, q_start: np.ndarray, points: np.ndarray) -> float:
+        """Largest joint step [rad] following ``points`` (m, 3) from ``q_start`` with the needle axis held; inf
+        if IK cannot follow them."""
+        R = self.kinematics.tip_pose(q_start).R
+        path = self.ik.track(q_start, points, R, full_orientation=False)
+        if not path.converged:
+            return np.inf
+        return float(np.max(np.abs(np.diff(np.vstack((q_start, path.q_rad)), axis=0))))
 
     def needle_clearance(self, q: np.ndarray, enough_m: float = np.inf) -> np.ndarray:
         """(n,) distance of the needle to the nearest forbidden region at each joint vector (n, J) [m].

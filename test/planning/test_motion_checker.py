@@ -18,9 +18,9 @@ def test_needle_in_the_body_and_arm_in_the_body_are_found(insertion_setup: Inser
     assert inside.converged
     assert checker.needle_problem(inside.q_rad[None, :]) is not None
     assert checker.arm_problem(inside.q_rad[None, :]) is None
-    # tip 26 cm below the skin: the mount is 4.2 cm above it, closer than holder radius 20 mm + clearance 10 mm +
-    # sampling slack 10 mm + motion cover 5 mm
-    deep = ik.solve([0.45, 0.0, -0.07], [0.0, 0.0, -1.0])
+    # the tip 3 cm deeper than the deepest allowed insertion: the mount is 3.7 cm above the skin, closer than the
+    # holder radius 20 mm + clearance 10 mm + sampling slack 10 mm
+    deep = ik.solve([0.45, 0.0, -0.075], [0.0, 0.0, -1.0])
     assert deep.converged
     assert checker.arm_problem(deep.q_rad[None, :]) is not None
     assert checker.valid(insertion_setup.robot.home_q_rad)

@@ -1,8 +1,8 @@
 """Throughput of the property monitor: every shipped property offline, online, and rtamt on a shared property.
 
-Run from the repository root with the environment sourced::
+Run from the repository root with the environment sourced, pinned to one core::
 
-    nice -n 10 python benchmarks/bench_properties.py [--cases 40] [--scale 100]
+    taskset -c 0 nice -n 10 python benchmarks/bench_properties.py [--cases 40] [--scale 100]
 
 Traces: the nominal synthetic needle insertion of the tests, sampled at 10 Hz x ``scale`` (1 kHz for
 scale 100: 6,401 samples per case), with the heart as a triangle mesh (icosphere, 1,280 faces, exact
@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # one core: no numba worker threads
 import time
 from collections.abc import Callable
 from pathlib import Path

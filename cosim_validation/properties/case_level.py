@@ -52,7 +52,9 @@ def case_level_verdict(
 def run_kpis(
     specs: Sequence[KpiSpec], block: Block, robot: RobotRole, context: MonitorContext, expected: Block | None
 ) -> list[KpiValue]:
-    """The KPIs that apply to ``robot`` (the plan is not compared with itself)."""
+    """The KPIs that apply to ``robot`` (the plan is not compared with itself, but is its own target source)."""
+    if robot is RobotRole.EXPECTED:
+        expected = block
     applicable = [s for s in specs if not (robot is RobotRole.EXPECTED and s.needs_expected)]
     return evaluate_kpis(applicable, block, robot, context, expected)
 

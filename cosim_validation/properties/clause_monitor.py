@@ -74,6 +74,12 @@ class ClauseMonitor:
         if self.violation is None and hi <= 0:
             self.violation = (t, Stage(stage))
 
+    def absorb(self, value: float, unknown: bool = False) -> None:
+        """A positive value of an unbounded ``always`` clause's operand that arrived out of order (its
+        sample was already counted); ``unknown``: some of those values were unknown (NaN)."""
+        self.lo = min(self.lo, -INF if unknown else value)
+        self.hi = min(self.hi, value)
+
     def _until(self, final: bool) -> None:
         for queue, stream in zip(self.pending, self.streams, strict=True):
             queue.extend(stream.pull(final))

@@ -81,6 +81,10 @@ class _Compiler:
             return f.Until(self.formula(node.left, env), self.formula(node.right, env), _widen(node.window))
         if isinstance(node, s.Predicate):
             return self.predicate(node, env)
+        if isinstance(node, s.Flag):
+            self.per_sample.append(node.pos)
+            self.requires.add("self_collision")
+            return f.FlagTest(t.SelfCollisionTerm())
         return self.compare(node, env)
 
     def forall(self, node: s.Forall, env: dict[str, int | _Obstacle], level: int) -> f.Formula:
@@ -228,6 +232,8 @@ class _Compiler:
             self.per_sample.append(node.pos)
             self.requires.add("target")
             return t.Target()
+        if ident == "self_collision":
+            raise self.error("self_collision is a condition: use it alone, e.g. always not self_collision", node.pos)
         if ident == "self_distance":
             self.per_sample.append(node.pos)
             self.requires.add("self_distance")

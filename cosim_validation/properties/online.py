@@ -30,6 +30,10 @@ from cosim_validation.properties.terms import Env
 from cosim_validation.properties.verdict import Kpi, Status, Verdict
 from cosim_validation.record import RobotRole
 
+#: Deferred exact values (positive bounds below the running minimum) are computed in batches of this size:
+#: one vectorised query for many samples (the needle's segment search costs the same for 1 or 64 segments).
+DEFER_BATCH = 64
+
 
 class _PropertyMonitor:
     """The clause monitors of one property and the leaves its atoms feed."""
@@ -48,16 +52,22 @@ class _PropertyMonitor:
             self.bounded.extend([monitor] if alone else [None] * len(f.atoms(clause)))
         self.unknowns = Unknowns()
         self.reported = False
+        self.uses_expected = prop.compiled.formula.uses_expected
+        self.deferred: dict[int, list[Env]] = {}  # atom index -> samples whose exact value is computed later
 
     def feed(self, env: Env) -> None:
         t, stage = float(env.block.t_s[0]), int(env.block.stage[0])
-        for atom, leaf, clause in zip(self.atoms, self.leaves, self.bounded, strict=True):
+        for i, (atom, leaf, clause) in enumerate(zip(self.atoms, self.leaves, self.bounded, strict=True)):
             if clause is not None and isinstance(atom, f.Atom):
-                # a cheap bound above the clause's minimum so far (and > 0) cannot change it: skip the exact value
                 bound = atom.term.lower_bound(env)
-                if bound is not None and bound[0] > 0.0 and bound[0] >= clause.hi:
-                    leaf.buf.append((t, stage, float(bound[0]), float(bound[0])))
-                    continue
+                if bound is not None and bound[0] > 0.0:
+                    if bound[0] >= clause.hi:  # cannot lower the clause's minimum so far nor violate: skip it
+                        leaf.buf.append((t, stage, float(bound[0]), float(bound[0])))
+                        continue
+                    if clause.window is None:  # not a violation: its exact value may come later, in a batch
+                        leaf.buf.append((t, stage, math.inf, math.inf))
+                        self._defer(i, atom, clause, env)
+                        continue
             (lo, hi), nan = leaf_bounds(atom, env)
             if nan[0] and math.isnan(self.unknowns.time_s):
                 self.unknowns = Unknowns(t, atom.text if isinstance(atom, f.Atom) else "")
@@ -65,8 +75,40 @@ class _PropertyMonitor:
         for clause in self.clauses:
             clause.update(final=False)
 
+    def _defer(self, i: int, atom: f.Atom, clause: ClauseMonitor, env: Env) -> None:
+        pending = self.deferred.setdefault(i, [])
+        pending.append(env)
+        if len(pending) >= DEFER_BATCH:
+            self._flush(i, atom, clause)
+
+    def _flush(self, i: int, atom: f.Atom, clause: ClauseMonitor) -> None:
+        """Exact values of the deferred samples of atom ``i``, in one batch, into its clause's minimum."""
+        pending = self.deferred.pop(i, [])
+        if not pending:
+            return
+        first = pending[0]
+        n_joints, needle = first.context.n_joints, first.context.needle_length_m
+        block = Block.concat([e.block for e in pending], n_joints, needle)
+        plans = [e.expected for e in pending]
+        expected = Block.concat([p for p in plans if p is not None], n_joints, needle) if plans[0] else None
+        values = np.asarray(atom.term.evaluate(Env(block, expected, first.context)), dtype=np.float64)
+        for k in np.flatnonzero(np.isnan(values)):
+            if math.isnan(self.unknowns.time_s) or block.t_s[k] < self.unknowns.time_s:
+                self.unknowns = Unknowns(float(block.t_s[k]), atom.text)
+        known = values[~np.isnan(values)]
+        clause.absorb(float(known.min()) if known.size else math.inf, bool(known.size < values.size))
+
+    def flush_all(self) -> None:
+        """Compute every deferred exact value (before a final verdict)."""
+        for i in list(self.deferred):
+            atom, clause = self.atoms[i], self.bounded[i]
+            assert isinstance(atom, f.Atom)
+            assert clause is not None
+            self._flush(i, atom, clause)
+
     def verdict(self, robot: RobotRole, final: bool) -> Verdict:
         if final:
+            self.flush_all()
             for clause in self.clauses:
                 clause.update(final=True)
         # while running, only the always clauses that saw a violation are known (margin: an upper bound so far)
@@ -178,7 +220,7 @@ class OnlineMonitor:
         self.has_actual_tip = self.has_actual_tip or bool(np.isfinite(block.actual_tip_pos_m).any())
         changes = []
         for monitor in self.monitors:
-            if monitor.prop.compiled.formula.uses_expected and partner is None:
+            if monitor.uses_expected and partner is None:
                 continue  # no expected samples at all: UNKNOWN at finish
             monitor.feed(Env(block, partner, self.context, self.term_state))
             if not monitor.reported and monitor.violated_early():
@@ -229,9 +271,7 @@ class OnlineMonitor:
         if not self.kpi_specs:
             return []
         plan = None
-        if self.robot is RobotRole.EXPECTED:
-            plan = self._run_block()
-        elif self.plan_history:
+        if self.plan_history:
             plan = Block.concat(self.plan_history, self.context.n_joints, self.context.needle_length_m)
         return run_kpis(self.kpi_specs, self._run_block(), self.robot, self.context, plan)
 

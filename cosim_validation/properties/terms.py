@@ -8,7 +8,7 @@ sample (online), so both give bit-identical values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -35,6 +35,7 @@ class Env:
     context: MonitorContext
     state: dict[int, Any] = field(default_factory=dict)
     kpis: dict[str, float] = field(default_factory=dict)
+    signals: dict[tuple[str, int, bool], np.ndarray] = field(default_factory=dict)  # read once per env
 
 
 def _norm(v: np.ndarray) -> np.ndarray:
@@ -60,8 +61,11 @@ class Term:
         """Values on every sample of ``env.block``."""
         raise NotImplementedError
 
-    def lower_bound(self, env: Env) -> np.ndarray | None:
-        """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none."""
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none.
+
+        ``tight``: a tighter, costlier bound where the term has one (e.g. an obstacle's distance grid).
+        """
         return None
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
@@ -108,10 +112,14 @@ class Signal(Term):
         self.uses_expected = self.expected
 
     def evaluate(self, env: Env) -> np.ndarray:
-        block = env.expected if self.expected else env.block
-        if block is None:
-            raise AssertionError("expected signal evaluated without expected samples")
-        return _read(block, self.name, self.joint)
+        key = (self.name, self.joint, self.expected)
+        cached = env.signals.get(key)
+        if cached is None:
+            block = env.expected if self.expected else env.block
+            if block is None:
+                raise AssertionError("expected signal evaluated without expected samples")
+            cached = env.signals[key] = _read(block, self.name, self.joint)
+        return cached
 
 
 def _read(b: Block, name: str, j: int) -> np.ndarray:
@@ -175,6 +183,18 @@ class SelfDistanceTerm(Term):
 
 
 @dataclass(eq=False)
+class SelfCollisionTerm(Term):
+    """Whether the robot's links touch each other (bool per sample), from the context's self-collision check."""
+
+    kind: str = "flag"
+    unit: str = "1"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        assert env.context.self_collision is not None
+        return np.asarray(env.context.self_collision(env.block.q_measured_rad), dtype=bool)
+
+
+@dataclass(eq=False)
 class Apply(Term):
     """A function of other terms: dist, angle, abs, + - * /, unary minus."""
 
@@ -186,9 +206,9 @@ class Apply(Term):
         self.uses_expected = any(a.uses_expected for a in self.args)
         self.rowwise = all(a.rowwise for a in self.args)
 
-    def lower_bound(self, env: Env) -> np.ndarray | None:
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
         if self.func == "-" and isinstance(self.args[1], Const):
-            bound = self.args[0].lower_bound(env)
+            bound = self.args[0].lower_bound(env, tight)
             return None if bound is None else bound - self.args[1].value
         return None
 
@@ -243,15 +263,17 @@ class ObstacleDistance(Term):
         value = self.arg.evaluate(env)
         return value.reshape(value.shape[0], -1, 3)
 
-    def lower_bound(self, env: Env) -> np.ndarray | None:
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
         field_ = env.context.obstacles[self.obstacle]
         if not _has_bounds(field_):
             return None
-        assert isinstance(field_, BoundedDistanceField)
+        field_ = cast(BoundedDistanceField, field_)
         value = self.arg.evaluate(env)
         if self.arg.kind == SEGMENT:
-            return field_.segment_lower_bound_m(value[:, 0], value[:, 1])
-        return field_.point_lower_bound_m(value)
+            segment = getattr(field_, "segment_tight_lower_bound_m", None) if tight else None
+            return (segment or field_.segment_lower_bound_m)(value[:, 0], value[:, 1])
+        point = getattr(field_, "point_tight_lower_bound_m", None) if tight else None
+        return (point or field_.point_lower_bound_m)(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
         field_ = env.context.obstacles[self.obstacle]

@@ -1,0 +1,100 @@
+"""``cosim check``: verdict tables and JSON for stored records, exit codes, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cosim_validation.cli.main import main
+from cosim_validation.record import Stage
+from test.properties.traces import TARGET, edited, insertion_case
+
+
+@pytest.fixture(scope="module")
+def case_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("check")
+    record, expected = insertion_case()
+    record = dataclasses.replace(record, meta={"target_m": TARGET.tolist()})
+    tip = record.tip_pos_m.copy()
+    tip[record.stage_indices(Stage.INJECTION)[6]] += [0.0, 0.0, 0.012]  # backs out during injection
+    bad = edited(record, tip_pos_m=tip)
+    files = {"virtual": folder / "virtual.npz", "expected": folder / "expected.npz", "bad": folder / "bad.npz"}
+    record.save(files["virtual"])
+    expected.save(files["expected"])
+    bad.save(files["bad"])
+    (folder / "junk.npz").write_bytes(b"not an npz")
+    files["junk"] = folder / "junk.npz"
+    return files
+
+
+def test_nominal_case_passes(case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", str(case_files["expected"]), str(case_files["virtual"])])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "virtual robot" in out
+    assert "expected robot" in out
+    assert "tip_follows_plan" in out
+    assert "machine:stage_order" in out
+    assert "violated" not in out
+    assert "needs a self-collision model" in out  # honest: no model, no verdict
+
+
+def test_violations_exit_2_and_are_named(case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", str(case_files["bad"]), "--expected", str(case_files["expected"]), "--json"])
+    (report,) = json.loads(capsys.readouterr().out)
+    assert code == 2
+    statuses = {v["property"]: v["status"] for v in report["verdicts"]}
+    assert statuses["machine:no_retraction_during_injection"] == "violated"
+    assert statuses["tip_follows_plan"] == "violated"
+    assert statuses["joints_clear_of_obstacles"] == "holds"
+    tip = next(v for v in report["verdicts"] if v["property"] == "tip_follows_plan")
+    assert tip["first_violation_stage"] == "injection"
+    assert tip["unit"] == "m"
+    assert {k["name"] for k in report["kpis"]} >= {"targeting_error", "deviation_frechet", "duration"}
+
+
+def test_without_plan_or_scene_the_dependent_properties_are_unknown(
+    case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["check", str(case_files["virtual"]), "--no-scene", "--no-machines", "--json"])
+    (report,) = json.loads(capsys.readouterr().out)
+    assert code == 0
+    reasons = {v["property"]: v["reason"] for v in report["verdicts"] if v["status"] == "unknown"}
+    assert "needs the expected trajectory" in reasons["tip_follows_plan"]
+    assert "needs obstacles" in reasons["joints_clear_of_obstacles"]
+    assert not any(v["property"].startswith("machine:") for v in report["verdicts"])
+
+
+def test_target_option_overrides_the_record(case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    far = (TARGET + np.array([0.01, 0.0, 0.0])).tolist()
+    code = main(["check", str(case_files["virtual"]), "--no-scene", "--json", "--target", *map(str, far)])
+    (report,) = json.loads(capsys.readouterr().out)
+    assert code == 2
+    targeting = next(v for v in report["verdicts"] if v["property"] == "targeting_error_bound")
+    assert targeting["status"] == "violated"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.npz"], "missing.npz: cannot read trajectory record"),
+        (["JUNK"], "not a trajectory record"),
+        (["VIRTUAL", "--properties", "nope.yaml"], "nope.yaml: file not found"),
+        (["VIRTUAL", "--config", "nope.yaml"], "nope.yaml: file not found"),
+    ],
+)
+def test_bad_input_is_one_error_line(
+    args: list[str], message: str, case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        str(case_files["junk"]) if a == "JUNK" else str(case_files["virtual"]) if a == "VIRTUAL" else a for a in args
+    ]
+    assert main(["check", *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert message in err
+    assert err.count("\n") == 1

@@ -39,8 +39,9 @@ LEGS = [
 def five_stage_plan(home_q_rad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n,) times [s], (n,) stages, (n, 7) setpoints [rad] of the benchmark case."""
     q, stage, current = [home_q_rad[None, :]], [int(Stage.INITIALIZATION)], home_q_rad
+    flip = home_q_rad + LEGS[2][1] > 1.9  # joints the offsets would take near their 2.09 rad limits
     for st, offset, duration_s in LEGS:
-        goal = home_q_rad + offset
+        goal = home_q_rad + np.where(flip, -offset, offset)
         s = np.arange(1, round(duration_s * RATE_HZ) + 1) / round(duration_s * RATE_HZ)
         q.append(current + (10 * s**3 - 15 * s**4 + 6 * s**5)[:, None] * (goal - current))
         stage += [int(st)] * len(s)

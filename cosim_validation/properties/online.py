@@ -219,10 +219,11 @@ class OnlineMonitor:
             self.history.append(block)
         self.has_actual_tip = self.has_actual_tip or bool(np.isfinite(block.actual_tip_pos_m).any())
         changes = []
+        env = Env(block, partner, self.context, self.term_state)  # shared: each signal is read once per sample
         for monitor in self.monitors:
             if monitor.uses_expected and partner is None:
                 continue  # no expected samples at all: UNKNOWN at finish
-            monitor.feed(Env(block, partner, self.context, self.term_state))
+            monitor.feed(env)
             if not monitor.reported and monitor.violated_early():
                 monitor.reported = True
                 changes.append(monitor.verdict(self.robot, final=False))

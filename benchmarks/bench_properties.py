@@ -76,9 +76,12 @@ def main() -> int:
         return tuple(k for k in shipped.kpis if any(f"kpi({k.name})" in s.expression for s in specs))
 
     print("\noffline, one property at a time, with the KPIs it bounds (samples/s):")
+    first = evaluate_run(shipped, cases[0][0], context, cases[0][1])
     for spec in shipped.properties:
         one = PropertySet((spec,), used_kpis((spec,)), shipped.constants)
-        print(f"  {spec.name:46s} {offline_rate(one, cases, context):>14,.0f}")
+        verdict = next(v for v in first.verdicts if v.property == spec.name)
+        note = f"  ({verdict.status.label}: {verdict.reason})" if verdict.reason else f"  ({verdict.status.label})"
+        print(f"  {spec.name:46s} {offline_rate(one, cases, context):>14,.0f}{note}")
     properties = PropertySet(shipped.properties, used_kpis(shipped.properties), shipped.constants)
     all_rate = offline_rate(properties, cases, context)
     print(f"  {'ALL shipped properties':46s} {all_rate:>14,.0f}")

@@ -9,6 +9,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# a reference campaign run shared by the campaign and report tests (computed once per session)
+pytest_plugins = ["test.campaign.run_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

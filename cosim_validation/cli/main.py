@@ -22,6 +22,9 @@ SUBCOMMANDS: dict[str, str] = {
     "run-case": "run_case",
     "testgen": "testgen",
     "check": "check",
+    "campaign": "campaign",
+    "report": "report",
+    "experiment": "experiment",
 }
 
 

@@ -35,7 +35,7 @@ def make_record(kin: Kinematics, role: RobotRole, n: int, seed: int, with_tip: b
         "test",
         kin.joint_names,
         0.2,
-        np.arange(n) * 0.1,
+        np.arange(n) / 10.0,  # as a 10 Hz plan: k / rate, exact like (stamp - start) / 1e9
         np.repeat(np.arange(1, 6), n // 5),
         plan,
         measured,

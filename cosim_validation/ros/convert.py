@@ -276,3 +276,66 @@ def target_from_marker(marker: Any) -> tuple[np.ndarray, int]:
     distance = {v: sum((a - b) ** 2 for a, b in zip(c, rgba, strict=True)) for v, c in VERDICT_COLORS_RGBA.items()}
     verdict = min(distance, key=distance.__getitem__)
     return pose_from_msg(marker.pose)[0], verdict
+
+
+# ---------------------------------------------------------------------------- case status and expected states
+CASE_OUTCOMES = {2: "completed", 3: "refused", 4: "aborted"}  # CaseStatus event -> outcome label
+
+
+def case_info_from_status(msg: Any) -> Any:
+    """:class:`cosim_validation.session.session_monitor.CaseInfo` of a CaseStatus STARTED message."""
+    from cosim_validation.record import RobotRole
+    from cosim_validation.session.session_monitor import CaseInfo
+
+    target = msg.test_case.target
+    return CaseInfo(
+        test_id=str(msg.test_case.test_id),
+        target_m=np.array([target.x, target.y, target.z], dtype=np.float64),
+        robots=tuple(RobotRole.parse(str(r)) for r in msg.robots),
+        needle_length_m=float(msg.needle_length_m),
+        sample_count=int(msg.sample_count),
+    )
+
+
+class ExpectedState(NamedTuple):
+    """One sample of the expected trajectory as the controller publishes it."""
+
+    t_ns: int
+    test_id: str
+    stage: int
+    sample_index: int
+    names: tuple[str, ...]
+    q_rad: np.ndarray
+
+
+def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> Any:
+    """cosim_validation_interfaces/RobotState (robot EXPECTED) of a planned sample and its tip pose."""
+    from std_msgs.msg import Header
+
+    from cosim_validation_interfaces.msg import Robot, RobotState
+
+    q = [float(v) for v in state.q_rad]
+    return RobotState(
+        header=Header(stamp=time_to_msg(state.t_ns), frame_id="base_link"),
+        test_id=state.test_id,
+        robot=Robot.EXPECTED,
+        stage=int(state.stage),
+        sample_index=int(state.sample_index),
+        joint_names=list(state.names),
+        setpoint=q,
+        position=q,
+        velocity=[],
+        tip_pose=pose_to_msg(tip_position_m, tip_quat_wxyz),
+        has_actual_tip=False,
+    )
+
+
+def expected_state_from_msg(msg: Any) -> ExpectedState:
+    """:class:`ExpectedState` of a RobotState message."""
+    names = tuple(str(n) for n in msg.joint_names)
+    q = np.asarray(msg.setpoint, dtype=np.float64)
+    if q.shape != (len(names),):
+        raise InputError(f"RobotState has {len(names)} joint names but {q.shape[0]} setpoints")
+    return ExpectedState(
+        time_from_msg(msg.header.stamp), str(msg.test_id), int(msg.stage), int(msg.sample_index), names, q
+    )

@@ -31,6 +31,17 @@ def _driver(backend: str) -> tuple[ParamSpec, ...]:
 
 
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "monitor": (
+        ParamSpec("properties", str, "config/properties.yaml", "properties and KPIs to evaluate"),
+        ParamSpec("robots", list, ["virtual", "physical"], "robots whose topics are monitored"),
+        ParamSpec(
+            "stale_timeout_s",
+            float,
+            1.0,
+            "a robot silent this long (wall time) while it owes a sample is reported stale [s]",
+        ),
+        ParamSpec("case_end_timeout_s", float, 2.0, "after the case ends, wait this long for late samples [s]"),
+    ),
     "markers": (ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),

@@ -120,13 +120,16 @@ def test_case_status_to_case_info(decoded: bool) -> None:
 
     from cosim_validation_interfaces.msg import CaseStatus
 
-    msg = CaseStatus(event=CaseStatus.STARTED, sample_count=412, needle_length_m=0.2,
-                     robots=["virtual", "physical"])
+    msg = CaseStatus(event=CaseStatus.STARTED, sample_count=412, needle_length_m=0.2, robots=["virtual", "physical"])
     msg.test_case.test_id = "case-9"
     msg.test_case.target = Point(x=0.45, y=-0.02, z=0.1)
     if decoded:
         msg = via_bag(msg, "cosim_validation_interfaces/msg/CaseStatus")
     info = convert.case_info_from_status(msg)
     assert (info.test_id, info.robots, info.needle_length_m, info.sample_count) == (
-        "case-9", (RobotRole.VIRTUAL, RobotRole.PHYSICAL), 0.2, 412)
+        "case-9",
+        (RobotRole.VIRTUAL, RobotRole.PHYSICAL),
+        0.2,
+        412,
+    )
     np.testing.assert_array_equal(info.target_m, [0.45, -0.02, 0.1])

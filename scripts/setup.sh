@@ -93,13 +93,15 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(
 fi
 REQS=(requirements/core.txt requirements/dev.txt)
 [ "${MODE%%:*}" = wheels ] && REQS+=(requirements/ros.txt)
-PY_STAMP=$(hash_of "${REQS[@]}" setup.py setup.cfg package.xml scripts/setup.sh <(echo "$MODE"))
+PY_STAMP=$(hash_of "${REQS[@]}" requirements/nodeps.txt setup.py setup.cfg package.xml scripts/setup.sh <(echo "$MODE"))
 if [ "$(cat "$VENV/.cosim-stamp" 2>/dev/null)" != "$PY_STAMP" ]; then
   log "installing pinned Python dependencies (first time: a few minutes)"
   "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check --upgrade 'pip==26.3' 'setuptools==79.0.1'
   req_args=()
   for r in "${REQS[@]}"; do req_args+=(-r "$r"); done
   "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check "${req_args[@]}"
+  # benchmark-only packages whose metadata pins older numba/numpy than ours: without their dependencies
+  "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check --no-deps -r requirements/nodeps.txt
   "$VENV/bin/python" -m pip install $PIP_QUIET --disable-pip-version-check --no-deps --no-build-isolation -e . \
     >"$ROSDIR/pip-editable.log" 2>&1 || { cat "$ROSDIR/pip-editable.log"; die "installing the project into .venv failed"; }
   echo "$PY_STAMP" > "$VENV/.cosim-stamp"

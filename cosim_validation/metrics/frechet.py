@@ -63,7 +63,7 @@ def frechet(P: ArrayLike, Q: ArrayLike) -> float:
         MetricInputError: See the module docstring.
     """
     X, n, m = pack_pair(P, Q)
-    return math.sqrt(frechet_sq(X, 0, n, n, m))
+    return math.sqrt(frechet_sq(X, 0, n, X, n, m))
 
 
 def within(P: ArrayLike, Q: ArrayLike, eps_m: float) -> bool:
@@ -80,4 +80,4 @@ def within(P: ArrayLike, Q: ArrayLike, eps_m: float) -> bool:
     """
     T = squared_threshold(eps_m)
     X, n, m = pack_pair(P, Q)
-    return bool(within_sq(X, 0, n, n, m, T))
+    return bool(within_sq(X, 0, n, X, n, m, T))

@@ -1,9 +1,10 @@
 """numba kernels of the discrete Fréchet distance over packed coordinates.
 
-Layout: all kernels read trajectories from one packed coordinate array ``X`` of shape (D, N), one row per
-coordinate (structure of arrays), C-contiguous float64. A trajectory is a column range: P is
-``X[:, p0:p0 + n]`` and Q is ``X[:, q0:q0 + m]``. D <= 3 is padded with zero rows to D = 3 by the callers
-(adding 0.0 to a sum of squares is exact), so the 3-D kernel serves 1-, 2- and 3-D input.
+Layout: the kernels read trajectories from packed coordinate arrays of shape (D, N), one row per
+coordinate (structure of arrays), C-contiguous float64 (see ``TrajectoryBatch``). A trajectory is a column
+range: P is ``XP[:, p0:p0 + n]`` and Q is ``XQ[:, q0:q0 + m]`` (XP and XQ may be the same array). D <= 3 is
+padded with zero rows to D = 3 by the callers (adding 0.0 to a sum of squares is exact), so the 3-D kernel
+serves 1-, 2- and 3-D input.
 
 Definition (seed 000): a coupling of P (n points) and Q (m points) is a sequence of index pairs
 (a_1, b_1), ..., (a_k, b_k) with (a_1, b_1) = (0, 0), (a_k, b_k) = (n-1, m-1) and each step advancing
@@ -30,111 +31,103 @@ _INF = np.inf
 
 
 @njit(cache=True, inline="always")
-def sq_dist(X: np.ndarray, i: int, j: int) -> float:
-    """Squared distance between columns i and j of X (D, N), summed from the first row to the last."""
+def sq_dist(XP: np.ndarray, i: int, XQ: np.ndarray, j: int) -> float:
+    """Squared distance between column i of XP and column j of XQ, summed from the first row to the last."""
     s = 0.0
-    for r in range(X.shape[0]):
-        diff = X[r, i] - X[r, j]
+    for r in range(XP.shape[0]):
+        diff = XP[r, i] - XQ[r, j]
         s += diff * diff
     return s
 
 
 @njit(cache=True, boundscheck=False)
-def _frechet_sq_3(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
-    """Squared discrete Fréchet distance for X with exactly three rows (see module docstring)."""
-    a = np.full(n + 1, _INF)
-    b = np.full(n + 1, _INF)
-    c = np.full(n + 1, _INF)
-    x = X[0]
-    y = X[1]
-    z = X[2]
-    b[1] = sq_dist(X, p0, q0)
-    for k in range(1, n + m - 1):
-        lo = max(0, k - m + 1)
-        hi = min(k, n - 1)
-        qk = q0 + k
-        for i in range(lo, hi + 1):
-            ii = np.uint64(p0 + i)
-            jj = np.uint64(qk - i)
-            bi = np.uint64(i)
-            b1 = np.uint64(i + 1)
-            dx = x[ii] - x[jj]
-            dy = y[ii] - y[jj]
-            dz = z[ii] - z[jj]
-            d = dx * dx + dy * dy + dz * dz
-            u = b[bi]
-            v = b[b1]
-            w = a[bi]
-            t = u if u < v else v
-            best = t if t < w else w
-            c[b1] = d if d > best else best
-        a, b, c = b, c, a
-    return float(b[n])
+def _diagonal(
+    XP: np.ndarray, p0: int, XQ: np.ndarray, qk: int, s: int, e: int, a: np.ndarray, b: np.ndarray, c: np.ndarray
+) -> None:
+    """Cells s..e of one anti-diagonal: c[i+1] from b (diagonal k-1) and a (k-2), any number of rows.
+
+    Cell i couples P[i] = XP[:, p0 + i] with Q[k - i] = XQ[:, qk - i]. Its squared distance is accumulated
+    in c first, row by row (vectorised loops), then replaced by the cell's value.
+    """
+    for i in range(s, e + 1):
+        diff = XP[0, np.uint64(p0 + i)] - XQ[0, np.uint64(qk - i)]
+        c[np.uint64(i + 1)] = diff * diff
+    for r in range(1, XP.shape[0]):
+        for i in range(s, e + 1):
+            diff = XP[r, np.uint64(p0 + i)] - XQ[r, np.uint64(qk - i)]
+            c[np.uint64(i + 1)] += diff * diff
+    for i in range(s, e + 1):
+        bi = np.uint64(i)
+        b1 = np.uint64(i + 1)
+        d = c[b1]
+        left = b[bi]
+        up = b[b1]
+        diag = a[bi]
+        t = left if left < up else up
+        best = t if t < diag else diag
+        c[b1] = d if d > best else best
 
 
 @njit(cache=True, boundscheck=False)
-def _frechet_sq_d(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
-    """Squared discrete Fréchet distance for any number of rows: squared distances of a diagonal first."""
-    D = X.shape[0]
+def _diagonal_3(
+    XP: np.ndarray, p0: int, XQ: np.ndarray, qk: int, s: int, e: int, a: np.ndarray, b: np.ndarray, c: np.ndarray
+) -> None:
+    """:func:`_diagonal` for exactly three rows, in one fused loop."""
+    for i in range(s, e + 1):
+        ii = np.uint64(p0 + i)
+        jj = np.uint64(qk - i)
+        bi = np.uint64(i)
+        b1 = np.uint64(i + 1)
+        dx = XP[0, ii] - XQ[0, jj]
+        dy = XP[1, ii] - XQ[1, jj]
+        dz = XP[2, ii] - XQ[2, jj]
+        d = dx * dx + dy * dy + dz * dz
+        left = b[bi]
+        up = b[b1]
+        diag = a[bi]
+        t = left if left < up else up
+        best = t if t < diag else diag
+        c[b1] = d if d > best else best
+
+
+@njit(cache=True)
+def frechet_sq(XP: np.ndarray, p0: int, n: int, XQ: np.ndarray, q0: int, m: int) -> float:
+    """Squared discrete Fréchet distance of P = XP[:, p0:p0+n] and Q = XQ[:, q0:q0+m]; n, m >= 1.
+
+    Memory is O(n): pass the shorter trajectory as P (the distance is symmetric).
+    """
     a = np.full(n + 1, _INF)
     b = np.full(n + 1, _INF)
     c = np.full(n + 1, _INF)
-    d2 = np.empty(n)
-    b[1] = sq_dist(X, p0, q0)
+    b[1] = sq_dist(XP, p0, XQ, q0)
+    three = XP.shape[0] == 3
     for k in range(1, n + m - 1):
-        lo = max(0, k - m + 1)
-        hi = min(k, n - 1)
-        qk = q0 + k
-        for i in range(lo, hi + 1):
-            d2[np.uint64(i)] = 0.0
-        for r in range(D):
-            row = X[r]
-            for i in range(lo, hi + 1):
-                diff = row[np.uint64(p0 + i)] - row[np.uint64(qk - i)]
-                d2[np.uint64(i)] += diff * diff
-        for i in range(lo, hi + 1):
-            bi = np.uint64(i)
-            b1 = np.uint64(i + 1)
-            d = d2[bi]
-            u = b[bi]
-            v = b[b1]
-            w = a[bi]
-            t = u if u < v else v
-            best = t if t < w else w
-            c[b1] = d if d > best else best
+        if three:
+            _diagonal_3(XP, p0, XQ, q0 + k, max(0, k - m + 1), min(k, n - 1), a, b, c)
+        else:
+            _diagonal(XP, p0, XQ, q0 + k, max(0, k - m + 1), min(k, n - 1), a, b, c)
         a, b, c = b, c, a
     return float(b[n])
 
 
 @njit(cache=True)
-def frechet_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
-    """Squared discrete Fréchet distance of P = X[:, p0:p0+n] and Q = X[:, q0:q0+m]; n, m >= 1.
-
-    Memory is O(n): pass the shorter trajectory as P (the distance is symmetric).
-    """
-    if X.shape[0] == 3:
-        return _frechet_sq_3(X, p0, n, q0, m)
-    return _frechet_sq_d(X, p0, n, q0, m)
-
-
-@njit(cache=True)
-def greedy_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
+def greedy_sq(XP: np.ndarray, p0: int, n: int, XQ: np.ndarray, q0: int, m: int) -> float:
     """Squared maximum distance along one coupling chosen greedily: an upper bound of ``frechet_sq``.
 
     From (i, j) the walk steps to the admissible successor with the smallest squared distance. O(n + m).
     """
     i = 0
     j = 0
-    worst = sq_dist(X, p0, q0)
+    worst = sq_dist(XP, p0, XQ, q0)
     while i < n - 1 or j < m - 1:
         if i == n - 1:
             j += 1
         elif j == m - 1:
             i += 1
         else:
-            dd = sq_dist(X, p0 + i + 1, q0 + j + 1)
-            di = sq_dist(X, p0 + i + 1, q0 + j)
-            dj = sq_dist(X, p0 + i, q0 + j + 1)
+            dd = sq_dist(XP, p0 + i + 1, XQ, q0 + j + 1)
+            di = sq_dist(XP, p0 + i + 1, XQ, q0 + j)
+            dj = sq_dist(XP, p0 + i, XQ, q0 + j + 1)
             if dd <= di and dd <= dj:
                 i += 1
                 j += 1
@@ -142,7 +135,7 @@ def greedy_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int) -> float:
                 i += 1
             else:
                 j += 1
-        d = sq_dist(X, p0 + i, q0 + j)
+        d = sq_dist(XP, p0 + i, XQ, q0 + j)
         if d > worst:
             worst = d
     return worst
@@ -167,8 +160,8 @@ def _last_reachable(c: np.ndarray, s: int, e: int, T: float) -> int:
 
 
 @njit(cache=True, boundscheck=False)
-def within_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int, T: float) -> bool:
-    """Whether ``frechet_sq(X, p0, n, q0, m) <= T``, deciding as early as possible.
+def within_sq(XP: np.ndarray, p0: int, n: int, XQ: np.ndarray, q0: int, m: int, T: float) -> bool:
+    """Whether ``frechet_sq(XP, p0, n, XQ, q0, m) <= T``, deciding as early as possible.
 
     1. Lower bound: the coupled endpoints (0, 0) and (n-1, m-1) are on every coupling.
     2. Upper bound: the greedy coupling (O(n + m)).
@@ -177,14 +170,15 @@ def within_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int, T: float) -> bool
        reachable cells of diagonals k-1 and k-2; when both are empty no coupling stays within T (every
        coupling visits diagonal k or k+1) and the answer is False.
     """
-    if sq_dist(X, p0, q0) > T or sq_dist(X, p0 + n - 1, q0 + m - 1) > T:
+    if sq_dist(XP, p0, XQ, q0) > T or sq_dist(XP, p0 + n - 1, XQ, q0 + m - 1) > T:
         return False
-    if greedy_sq(X, p0, n, q0, m) <= T:
+    if greedy_sq(XP, p0, n, XQ, q0, m) <= T:
         return True
     a = np.full(n + 1, _INF)
     b = np.full(n + 1, _INF)
     c = np.full(n + 1, _INF)
-    b[1] = sq_dist(X, p0, q0)
+    b[1] = sq_dist(XP, p0, XQ, q0)
+    three = XP.shape[0] == 3
     r1s, r1e, r2s, r2e = 0, 0, 1, 0  # reachable cell ranges of diagonals k-1 (b) and k-2 (a)
     cbs, cbe, cas, cae, ccs, cce = 0, 0, 1, 0, 1, 0  # computed ranges of the buffers b, a, c
     for k in range(1, n + m - 1):
@@ -200,15 +194,10 @@ def within_sq(X: np.ndarray, p0: int, n: int, q0: int, m: int, T: float) -> bool
         e = min(e, k, n - 1)
         for i in range(ccs, cce + 1):  # forget diagonal k-3: cells outside the computed range read +inf
             c[i + 1] = _INF
-        qk = q0 + k
-        for i in range(s, e + 1):
-            d = sq_dist(X, p0 + i, qk - i)
-            u = b[i]
-            v = b[i + 1]
-            w = a[i]
-            t = u if u < v else v
-            best = t if t < w else w
-            c[i + 1] = d if d > best else best
+        if three:
+            _diagonal_3(XP, p0, XQ, q0 + k, s, e, a, b, c)
+        else:
+            _diagonal(XP, p0, XQ, q0 + k, s, e, a, b, c)
         rs = _first_reachable(c, s, e, T)
         re = _last_reachable(c, s, e, T) if rs <= e else rs - 1
         a, b, c = b, c, a

@@ -11,11 +11,14 @@ extent (about 0.01 µm for a 0.15 m heart), not of the distance to the world ori
 
 The needle is a segment from ``a`` to ``b``. Contact means the closed segment meets the surface or lies
 inside the model: a ray from a towards b hits a triangle within the segment, or a is inside. Otherwise the
-minimum distance along the segment is found by Lipschitz branch and bound: the distance f along the segment
-is 1-Lipschitz in arc length, so on a piece of length L with end values f0, f1, ``min f >= (f0 + f1 - L) / 2``;
-pieces whose bound is below the best value found minus ``tolerance_m`` are bisected, all segments of a
-batch together in one open3d call per round. The returned distance is a value attained on the segment
-(an upper bound of the minimum) and at most ``tolerance_m`` above the exact minimum.
+minimum distance along the segment is found by branch and bound. The distance f along the segment is
+1-Lipschitz in arc length, so on a piece of length L with end values f0, f1, ``min f >= δ = (f0 + f1 - L) / 2``;
+where δ > 0, f is also semiconcave (each |x - s| has second derivative <= 1/δ along the line, and f is their
+minimum), so f minus a parabola of curvature 1/δ is concave and ``min f >= min(f0, f1) - L² / (8 δ)``, which
+shrinks quadratically with L. Pieces whose bound is below the best value found minus ``tolerance_m`` are
+bisected, all segments of a batch together in one open3d call per round. The returned distance is a value
+attained on the segment (an upper bound of the minimum) and at most ``tolerance_m`` above the exact minimum;
+tolerances below about 1e-7 m are below the float32 resolution of open3d's distances.
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ def _as_faces(faces: ArrayLike, n_vertices: int) -> NDArray[np.uint32]:
             f"[{int(arr.min())!r}, {int(arr.max())!r}]"
         )
     return np.ascontiguousarray(arr, dtype=np.uint32)
+
+
+def _piece_lower_bound(f0: NDArray[np.float64], f1: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Lower bound of the distance on a piece of length w with end values f0, f1 (see the module docstring)."""
+    lipschitz = 0.5 * (f0 + f1 - w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        semiconcave = np.minimum(f0, f1) - w * w / (8.0 * lipschitz)
+    return np.where(lipschitz > 0.0, np.maximum(lipschitz, semiconcave), lipschitz)
 
 
 class MeshDistance:
@@ -186,7 +197,7 @@ class MeshDistance:
         fl, fr = f0, f1
         width = 1.0
         for _ in range(MAX_ROUNDS):
-            live = 0.5 * (fl + fr - width * length[seg]) < best[seg] - tol
+            live = _piece_lower_bound(fl, fr, width * length[seg]) < best[seg] - tol
             seg, t_left, fl, fr = seg[live], t_left[live], fl[live], fr[live]
             if seg.size == 0:
                 break

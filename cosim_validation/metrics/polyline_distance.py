@@ -16,8 +16,9 @@ from numpy.typing import ArrayLike, NDArray
 from cosim_validation.metrics.arrays import as_point_or_points, as_points, same_dimension
 from cosim_validation.metrics.trajectory_batch import pack_columns
 
-#: Query points x segments above which the kernel runs in parallel over query points.
-PARALLEL_WORK = 1 << 16
+#: Query points x segments above which the kernel runs in parallel over query points (about 1 ms of work:
+#: waking the worker threads costs tens of microseconds, and milliseconds on an oversubscribed machine).
+PARALLEL_WORK = 1 << 22
 
 
 #: Query points handled together: the loop over them is the vectorised inner loop.

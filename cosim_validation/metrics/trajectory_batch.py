@@ -65,6 +65,11 @@ class TrajectoryBatch:
             )
         if len(trajectories) == 0:
             raise MetricInputError(f"{name}: expected at least one trajectory, got an empty sequence")
+        arrays = [np.asarray(t) if isinstance(t, np.ndarray) else None for t in trajectories]
+        if all(a is not None and a.ndim == 2 and a.shape[0] >= 1 and a.dtype.kind in "iuf" for a in arrays):
+            dims = {a.shape[1] for a in arrays if a is not None}
+            if len(dims) == 1 and dims.pop() >= 1:
+                return cls._pack_checked_shapes(arrays, name)  # type: ignore[arg-type]
         checked = [as_points(f"{name}[{i}]", t) for i, t in enumerate(trajectories)]
         dim = checked[0].shape[1]
         for i, t in enumerate(checked):
@@ -72,9 +77,21 @@ class TrajectoryBatch:
                 raise MetricInputError(
                     f"{name}[{i}]: every trajectory must have dimension {dim} like {name}[0], got shape {t.shape!r}"
                 )
-        offsets = np.zeros(len(checked) + 1, dtype=np.int64)
-        np.cumsum([t.shape[0] for t in checked], out=offsets[1:])
-        return cls(pack_columns(checked, dim), offsets, dim)
+        return cls._pack_checked_shapes(checked, name)
+
+    @classmethod
+    def _pack_checked_shapes(cls, arrays: list[NDArray[Any]], name: str) -> TrajectoryBatch:
+        """Pack (n_i >= 1, d) real arrays of one d; the finiteness check runs once on the packed result."""
+        dim = arrays[0].shape[1]
+        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+        np.cumsum([a.shape[0] for a in arrays], out=offsets[1:])
+        coords = np.zeros((max(dim, MIN_ROWS), int(offsets[-1])))
+        coords[:dim] = np.concatenate(arrays, axis=0).T
+        if not np.isfinite(coords).all():
+            first_bad = int(np.argmax(~np.isfinite(coords).all(axis=0)))
+            i = int(np.searchsorted(offsets, first_bad, side="right") - 1)
+            as_points(f"{name}[{i}]", arrays[i])  # raises the precise error
+        return cls(coords, offsets, dim)
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0] - 1)

@@ -7,6 +7,7 @@ Public API::
     evaluate(properties, record, context, expected=None) -> list[Verdict]           # offline, whole trace
     OnlineMonitor(properties, context, robot).push(sample) -> list[Verdict]          # online, changes
     OnlineMonitor.finish() -> list[Verdict]                                          # final verdicts
+    SessionMonitor(properties, context).push(sample)                                 # every robot of a session
     Verdict, Kpi, Status                                                             # results (Verdict.msg, Kpi.msg)
 
 The language is described in docs/PROPERTIES.md.
@@ -18,6 +19,7 @@ from cosim_validation.properties.offline import evaluate
 from cosim_validation.properties.online import OnlineMonitor, replay
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet, PropertySpec
 from cosim_validation.properties.sample import Sample, record_samples
+from cosim_validation.properties.session_monitor import SessionMonitor
 from cosim_validation.properties.verdict import Kpi, Status, Verdict
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "PropertySet",
     "PropertySpec",
     "Sample",
+    "SessionMonitor",
     "Status",
     "TraceError",
     "Verdict",

@@ -171,3 +171,12 @@ def test_bad_queries(scene: MeshDistance) -> None:
         scene.segment_distance(np.zeros((2, 3)), np.zeros((3, 3)))
     with pytest.raises(MetricInputError, match=r"tolerance_m: expected a finite distance > 0"):
         scene.segment_distance(np.zeros(3), np.ones(3), tolerance_m=0.0)
+
+
+def test_integer_millimetre_grid_vertices_and_strided_queries(polyhedron: trimesh.Trimesh, scene: MeshDistance) -> None:
+    cube = trimesh.creation.box(extents=[2, 2, 2])
+    integer_scene = MeshDistance(cube.vertices.astype(np.int64), cube.faces.astype(np.int32))
+    assert integer_scene.distance([0.0, 0.0, 3.0]) == pytest.approx(2.0)
+    points = _query_points(polyhedron)
+    strided = np.asfortranarray(points)[::3]
+    np.testing.assert_array_equal(scene.distance(strided), scene.distance(np.ascontiguousarray(points[::3])))

@@ -5,19 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cosim_validation.metrics import MetricInputError, p2t
-from cosim_validation.metrics.polyline_distance import BLOCK, PARALLEL_WORK
+from cosim_validation.metrics import MetricInputError, p2t, polyline_distance
+from cosim_validation.metrics.polyline_distance import BLOCK
 from test.metrics.reference import point_polyline
 
 RNG = np.random.default_rng(7)
 
 
+@pytest.mark.parametrize("parallel_work", [0, 1 << 62])  # the parallel and the serial kernel
 @pytest.mark.parametrize("dim", [1, 2, 3, 5])
-@pytest.mark.parametrize(("n_points", "n_line"), [(1, 1), (7, 2), (100, 30), (BLOCK + 3, 5), (600, 200)])
-def test_matches_projection_on_every_segment(dim: int, n_points: int, n_line: int) -> None:
+@pytest.mark.parametrize(("n_points", "n_line"), [(1, 1), (7, 2), (100, 30), (BLOCK + 3, 5), (1500, 200)])
+def test_matches_projection_on_every_segment(
+    monkeypatch: pytest.MonkeyPatch, parallel_work: int, dim: int, n_points: int, n_line: int
+) -> None:
+    monkeypatch.setattr(polyline_distance, "PARALLEL_WORK", parallel_work)
     line = np.cumsum(RNG.normal(size=(n_line, dim)), axis=0)
     points = RNG.normal(scale=3.0, size=(n_points, dim))
-    assert n_points * n_line < PARALLEL_WORK or n_points == 600  # both kernels are exercised
     np.testing.assert_allclose(p2t(points, line), point_polyline(points, line), rtol=1e-12, atol=1e-12)
 
 
@@ -49,3 +52,12 @@ def test_repeated_samples_and_single_point() -> None:
 def test_bad_input(points: np.ndarray, line: np.ndarray, match: str) -> None:
     with pytest.raises(MetricInputError, match=match):
         p2t(points, line)
+
+
+def test_integer_and_non_contiguous_input_are_converted() -> None:
+    line = RNG.integers(-5, 5, size=(12, 3))
+    points = RNG.integers(-9, 9, size=(40, 3))
+    expected = p2t(points.astype(np.float64), line.astype(np.float64))
+    np.testing.assert_array_equal(p2t(points, line), expected)
+    strided = np.asfortranarray(np.repeat(points.astype(np.float64), 2, axis=0)[::2])
+    np.testing.assert_array_equal(p2t(strided, line[:, :].T.copy().T), expected)

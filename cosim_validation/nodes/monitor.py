@@ -1,7 +1,7 @@
 """monitor: the runtime monitor of a digital-twin session.
 
 Subscribes to the case status, the expected states and each robot's joint states and tip poses, and
-evaluates the properties online (:class:`~cosim_validation.session.session_monitor.SessionMonitor`, the
+evaluates the properties online (:class:`~cosim_validation.session.case_tracker.CaseTracker`, the
 same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
 non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
 ``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, whether each robot is alive: a
@@ -29,7 +29,7 @@ from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
-from cosim_validation.session.session_monitor import CaseEnd, SessionMonitor
+from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
 
@@ -42,7 +42,7 @@ _OUTCOME_EVENT = {
 
 
 class Monitor(Node):
-    """Wiring: messages -> SessionMonitor -> Verdict, Kpi, CaseReport, Alert, DiagnosticArray."""
+    """Wiring: messages -> CaseTracker -> Verdict, Kpi, CaseReport, Alert, DiagnosticArray."""
 
     def __init__(self) -> None:
         super().__init__("monitor")
@@ -52,7 +52,7 @@ class Monitor(Node):
         self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
         self._stale_s = float(params["stale_timeout_s"])
         self._case_timeout_s = float(params["case_end_timeout_s"])
-        self._session = SessionMonitor(
+        self._session = CaseTracker(
             PropertySet.load(resolve_resource(params["properties"])),
             robot.kinematics,
             scene_obstacles(load_anatomy(config["anatomy"])),

@@ -283,9 +283,9 @@ CASE_OUTCOMES = {2: "completed", 3: "refused", 4: "aborted"}  # CaseStatus event
 
 
 def case_info_from_status(msg: Any) -> Any:
-    """:class:`cosim_validation.session.session_monitor.CaseInfo` of a CaseStatus STARTED message."""
+    """:class:`cosim_validation.session.case_tracker.CaseInfo` of a CaseStatus STARTED message."""
     from cosim_validation.record import RobotRole
-    from cosim_validation.session.session_monitor import CaseInfo
+    from cosim_validation.session.case_tracker import CaseInfo
 
     target = msg.test_case.target
     return CaseInfo(

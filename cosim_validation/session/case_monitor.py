@@ -1,9 +1,10 @@
 """Monitoring one case from its topic streams: the live monitor node and ``cosim replay`` both use this.
 
-Streams go through the :class:`StreamAssembler` into one :class:`OnlineMonitor` per robot (the expected
-plan is checked too, as in ``cosim check``); every EXPECTED sample is also given to the other robots'
-monitors, which compare with it. Verdict changes (a first violation) come back at once; :meth:`finish`
-gives the final verdicts and KPIs, and optionally the trajectory records rebuilt from the samples.
+Streams go through the :class:`StreamAssembler` into a :class:`~cosim_validation.properties.SessionMonitor`
+(one online monitor per robot, the expected plan checked too, as in ``cosim check``; every EXPECTED sample
+is also the reference of the other robots' monitors). Verdict changes (a first violation) come back at
+once; :meth:`finish` gives the final verdicts and KPIs, and optionally the trajectory records rebuilt from
+the samples.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cosim_validation.properties import Kpi, MonitorContext, OnlineMonitor, PropertySet, Sample, Verdict
+from cosim_validation.properties import Kpi, MonitorContext, PropertySet, Sample, SessionMonitor, Verdict
 from cosim_validation.properties.context import DistanceField, SelfDistance
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.robot import Kinematics
@@ -66,7 +67,7 @@ class CaseMonitor:
         )
         self._assembler = StreamAssembler(kinematics, dict(robots), with_expected)
         roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)
-        self._monitors = {role: OnlineMonitor(properties, context, role) for role in roles}
+        self._monitor = SessionMonitor(properties, context, roles)
         self._counts = dict.fromkeys(roles, 0)
         names = dict(backends or {})
         self._builders = (
@@ -105,11 +106,7 @@ class CaseMonitor:
         changes: list[Verdict] = []
         for sample in samples:
             self._counts[sample.robot] += 1
-            if sample.robot is RobotRole.EXPECTED:
-                for monitor in self._monitors.values():
-                    changes += monitor.push(sample)
-            else:
-                changes += self._monitors[sample.robot].push(sample)
+            changes += self._monitor.push(sample)
             if self._builders:
                 self._builders[sample.robot].add(sample)
         return changes
@@ -117,10 +114,7 @@ class CaseMonitor:
     def finish(self) -> CaseConclusion:
         """End of the case: final verdicts and KPIs of every robot (and the rebuilt records)."""
         self._push(self._assembler.flush())
-        verdicts: list[Verdict] = []
-        kpis: list[Kpi] = []
-        for monitor in self._monitors.values():
-            verdicts += monitor.finish()
-            kpis += monitor.kpis()
+        verdicts = [v for per_robot in self._monitor.finish().values() for v in per_robot]
+        kpis: list[Kpi] = [k for per_robot in self._monitor.kpis().values() for k in per_robot]
         records = {role: builder.build() for role, builder in self._builders.items() if len(builder)}
         return CaseConclusion(tuple(verdicts), tuple(kpis), dict(self._counts), records)

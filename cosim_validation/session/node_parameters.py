@@ -31,6 +31,26 @@ def _driver(backend: str) -> tuple[ParamSpec, ...]:
 
 
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "controller": (
+        ParamSpec("robots", list, ["virtual", "physical"], "robots driven in every case"),
+        ParamSpec(
+            "publish_clock",
+            bool,
+            True,
+            "be the session clock: publish /clock at every sample and run "
+            "as fast as the robots answer (false: real time)",
+        ),
+        ParamSpec("validate_setpoints", bool, True, "check every setpoint with the state validator (seed 002)"),
+        ParamSpec(
+            "stale_timeout_s",
+            float,
+            1.0,
+            "a robot that does not answer a sample this long (wall time) aborts the case [s]",
+        ),
+        ParamSpec("reset_timeout_s", float, 10.0, "time allowed for a robot's reset [s]"),
+        ParamSpec("report_timeout_s", float, 5.0, "time to wait for the monitor's case report [s]"),
+        ParamSpec("drop_stale_robots", bool, True, "after a robot stopped answering, run later cases without it"),
+    ),
     "monitor": (
         ParamSpec("properties", str, "config/properties.yaml", "properties and KPIs to evaluate"),
         ParamSpec("robots", list, ["virtual", "physical"], "robots whose topics are monitored"),

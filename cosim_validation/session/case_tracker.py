@@ -42,7 +42,7 @@ class CaseEnd:
     conclusion: CaseConclusion
 
 
-class SessionMonitor:
+class CaseTracker:
     """Feeds a session's events into one :class:`CaseMonitor` per case.
 
     Args:

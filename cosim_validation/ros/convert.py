@@ -339,3 +339,43 @@ def expected_state_from_msg(msg: Any) -> ExpectedState:
     return ExpectedState(
         time_from_msg(msg.header.stamp), str(msg.test_id), int(msg.stage), int(msg.sample_index), names, q
     )
+
+
+# ---------------------------------------------------------------------------- test cases
+def test_case_to_msg(case: Any) -> Any:
+    """cosim_validation_interfaces/TestCase of a :class:`cosim_validation.coverage.TestCase`."""
+    from geometry_msgs.msg import Point
+
+    from cosim_validation_interfaces.msg import TestCase as TestCaseMsg
+
+    source, target = np.asarray(case.source_m, float), np.asarray(case.target_m, float)
+    return TestCaseMsg(
+        test_id=case.test_id,
+        suite_id=case.suite_id,
+        frame_id=case.frame_id,
+        source=Point(x=float(source[0]), y=float(source[1]), z=float(source[2])),
+        target=Point(x=float(target[0]), y=float(target[1]), z=float(target[2])),
+        cube_index=[int(v) for v in case.cube_index],
+        granularity_m=float(case.granularity_m),
+        generator=case.generator,
+        seed=int(case.seed),
+        target_depth_m=float(case.target_depth_m),
+    )
+
+
+def test_case_from_msg(msg: Any) -> Any:
+    """:class:`cosim_validation.coverage.TestCase` of a TestCase message."""
+    from cosim_validation.coverage.test_case import TestCase
+
+    return TestCase(
+        test_id=str(msg.test_id),
+        suite_id=str(msg.suite_id),
+        frame_id=str(msg.frame_id),
+        source_m=np.array([msg.source.x, msg.source.y, msg.source.z], dtype=np.float64),
+        target_m=np.array([msg.target.x, msg.target.y, msg.target.z], dtype=np.float64),
+        cube_index=np.asarray(msg.cube_index, dtype=np.int64),
+        granularity_m=float(msg.granularity_m),
+        generator=str(msg.generator),
+        seed=int(msg.seed),
+        target_depth_m=float(msg.target_depth_m),
+    )

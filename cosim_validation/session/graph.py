@@ -85,7 +85,20 @@ def _fill(value: Any, values: Mapping[str, str]) -> Any:
     return value
 
 
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("{") and value.endswith("}") and value.count("{") == 1
+
+
+def _coerce(text: str, kind: type, source: str, key: str) -> Any:
+    try:
+        return {"true": True, "false": False}[text.lower()] if kind is bool else kind(text)
+    except (KeyError, ValueError):
+        raise ConfigError(source, key, f"expected {kind.__name__}, got {text!r} after filling placeholders") from None
+
+
 def _check_value(node: ConfigNode, kind: type) -> Any:
+    if _is_placeholder(node.value):
+        return node.value
     if kind is bool:
         return node.to_bool()
     if kind is int:

@@ -31,6 +31,15 @@ def _driver(backend: str) -> tuple[ParamSpec, ...]:
 
 
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "test_generator": (
+        ParamSpec("suite", str, "", "suite file (Parquet, from cosim testgen)"),
+        ParamSpec("cases", int, 0, "run the first N cases of the suite (0 = all)"),
+        ParamSpec("results", str, "results.sqlite", "results database to create"),
+        ParamSpec("controller", str, "", "controller under test; '' = controllers.default of the config"),
+        ParamSpec("robots", list, [], "robots to drive; [] = every robot of the controller"),
+        ParamSpec("stop_on_abort", bool, False, "stop the session after an aborted case (else continue)"),
+        ParamSpec("server_timeout_s", float, 120.0, "time to wait for the controller's action server [s]"),
+    ),
     "controller": (
         ParamSpec("robots", list, ["virtual", "physical"], "robots driven in every case"),
         ParamSpec(
@@ -88,7 +97,7 @@ def parameters_of(executable: str) -> tuple[ParamSpec, ...]:
 
 
 # executables that do not read the case-study configuration
-_NO_COMMON = {"recorder"}
+_NO_COMMON = {"recorder", "test_generator"}
 
 
 def defaults_of(executable: str) -> Mapping[str, Any]:

@@ -59,7 +59,7 @@ def radial_mesh(
     max_radius_m: float,
     *,
     subdivisions: int = 5,
-    step_m: float = 1e-3,
+    step_m: float = 3e-3,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mesh the star-shaped part of ``implicit`` seen from ``center_m``.
 

@@ -1,0 +1,116 @@
+"""Benchmark (not a test): grid test generation on the left lung against a straightforward trimesh generator.
+
+Both generators make k = 3 targets per cube of a grid over the lung's bounding box, at 20, 10, 5 and 2 mm:
+
+- ``cosim``: cosim_validation.coverage (cubes classified full / partial / empty once; full cubes need no
+  check; partial cubes are checked by the numba ray-parity test; thin cubes sampled along the surface);
+- ``trimesh``: every cube of the box is sampled until 3 candidates are inside by ``trimesh.Trimesh.contains``
+  (every candidate checked, at most 64 per cube, candidates batched over all cubes).
+
+The trimesh generator runs on every cube at 20 and 10 mm; at 5 and 2 mm it would take minutes to an hour,
+so it runs on a fixed random subset of cubes and its total is estimated from the time per cube
+(marked ``~``). Times are wall-clock on one core (the numba kernels are serial), after a warm-up run.
+The depth of every target (distance to the lung's surface, metrics.MeshDistance) is timed separately.
+
+Run: ``nice -n 10 python benchmarks/bench_testgen.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from cosim_validation.anatomy import load_anatomy_file
+from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.coverage import CubeGrid, TestgenRequest, build_region, generate_suite, load_testgen_config
+from cosim_validation.coverage.generators import grid_targets
+from cosim_validation.coverage.model_distance import surface_distance_m
+from cosim_validation.coverage.testgen import discretize
+
+K, MAX_ATTEMPTS, SUBSET_CUBES = 3, 64, 3000
+
+
+def trimesh_generator(mesh: object, grid: CubeGrid, cubes: np.ndarray, seed: int) -> tuple[int, int]:
+    """k targets per cube with trimesh ``contains`` on every candidate; returns (targets, candidates)."""
+    rng = np.random.default_rng(seed)
+    count = np.zeros(len(cubes), dtype=np.int64)
+    drawn = np.zeros(len(cubes), dtype=np.int64)
+    active = np.arange(len(cubes))
+    while len(active):
+        corner = grid.origin_m + cubes[active] * grid.granularity_m
+        candidates = corner[:, None, :] + rng.random((len(active), K, 3)) * grid.granularity_m
+        flat = candidates.reshape(-1, 3)
+        inside = np.concatenate([mesh.contains(flat[i : i + 20000]) for i in range(0, len(flat), 20000)])  # type: ignore[attr-defined]
+        count[active] += np.minimum(inside.reshape(len(active), K).sum(axis=1), K - count[active])
+        drawn[active] += K
+        active = active[(count[active] < K) & (drawn[active] < MAX_ATTEMPTS)]
+    return int(count.sum()), int(drawn.sum())
+
+
+def compile_seconds() -> float:
+    """Time of a first generation in a fresh process (numba cache loading or compiling)."""
+    code = (
+        "import time;t=time.perf_counter();"
+        "from cosim_validation.anatomy import load_anatomy_file;"
+        "from cosim_validation.config import load_config;"
+        "from cosim_validation.coverage import *;"
+        "s=load_anatomy_file();c=load_testgen_config(load_config('config/needle_insertion.yaml')['testgen']);"
+        "r,_=build_region(s,c,None);g,k=discretize(r,0.02);grid_targets(r,g,k,3,0,64);"
+        "print(time.perf_counter()-t)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20 and 10 mm only")
+    args = parser.parse_args()
+    config = load_config(resolve_resource("config/needle_insertion.yaml"))
+    scene = load_anatomy_file()
+    cfg = load_testgen_config(config["testgen"])
+    region, _ = build_region(scene, cfg, "left_lung")
+    lung = scene.model("left_lung")
+    print(f"left lung: {len(lung.faces)} faces, {lung.volume_m3 * 1e3:.2f} L; k = {K}; machine shared (2 cores)")
+    print(f"fresh process, imports + anatomy + 20 mm suite (numba cache load): {compile_seconds():.2f} s")
+    generate_suite(scene, cfg, TestgenRequest("grid", 0.02, K))  # warm-up
+    header = f"{'g [mm]':>6} {'cubes':>8} {'cases':>9} {'points':>10} {'cosim [s]':>9} {'pts/s':>9} {'cov %':>6}"
+    header += f" | {'trimesh [s]':>12} {'pts/s':>8} {'cov %':>6} | {'ratio':>7} | {'depth [s]':>9}"
+    print(header)
+    for g_mm in (20, 10) if args.quick else (20, 10, 5, 2):
+        g = g_mm * 1e-3
+        start = time.perf_counter()
+        grid, classes = discretize(region, g)
+        made = grid_targets(region, grid, classes, K, 0, cfg.max_attempts_per_cube)
+        ours_s = time.perf_counter() - start
+        start = time.perf_counter()
+        surface_distance_m(lung, made.targets_m)
+        depth_s = time.perf_counter() - start
+        nonempty = int(np.sum(classes > 0))
+        covered = len(np.unique(grid.cube_index(made.targets_m), axis=0))
+        all_cubes = np.argwhere(np.ones(tuple(grid.shape), dtype=bool))
+        subset = len(all_cubes) > SUBSET_CUBES and g_mm < 10
+        chosen = np.random.default_rng(1).choice(len(all_cubes), SUBSET_CUBES, replace=False) if subset else None
+        cubes = all_cubes[np.sort(chosen)] if chosen is not None else all_cubes
+        start = time.perf_counter()
+        found, drawn = trimesh_generator(lung.mesh, grid, cubes, 0)
+        base_s = (time.perf_counter() - start) * len(all_cubes) / len(cubes)
+        base_cov = f"{100 * min(found / (K * nonempty), 1.0):>6.1f}" if not subset else f"{'-':>6}"
+        mark = "~" if subset else " "
+        print(
+            f"{g_mm:>6} {nonempty:>8} {len(made.targets_m):>9} {made.points_generated:>10} {ours_s:>9.3f} "
+            f"{made.points_generated / ours_s:>9.3g} {100 * covered / nonempty:>6.2f} | {mark}{base_s:>11.2f} "
+            f"{drawn / (base_s * len(cubes) / len(all_cubes)):>8.3g} {base_cov} | "
+            f"{mark}{base_s / ours_s:>6.1f}x | {depth_s:>9.2f}"
+        )
+    print("cov % of trimesh: targets found / (K x non-empty cubes), '-' where it ran on a subset of cubes;")
+    print("~: trimesh time estimated from a random subset of 3000 cubes; points = candidates drawn")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

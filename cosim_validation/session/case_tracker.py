@@ -53,6 +53,7 @@ class CaseTracker:
         on_case_end: Called with every concluded case.
         self_distance: Self-collision distance, if known.
         keep_records: Rebuild each case's TrajectoryRecords.
+        with_expected: False for recordings without an expected stream (each joint state is a sample).
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class CaseTracker:
         *,
         self_distance: SelfDistance | None = None,
         keep_records: bool = False,
+        with_expected: bool = True,
     ) -> None:
         self._properties = properties
         self._kin = kinematics
@@ -73,9 +75,15 @@ class CaseTracker:
         self._on_case_end = on_case_end
         self._self_distance = self_distance
         self._keep_records = keep_records
+        self._with_expected = with_expected
         self.case: CaseInfo | None = None
         self._monitor: CaseMonitor | None = None
         self._ending: tuple[str, str] | None = None
+
+    @property
+    def kinematics(self) -> Kinematics:
+        """The nominal arm (needle length of the configuration)."""
+        return self._kin
 
     @property
     def active(self) -> bool:
@@ -100,6 +108,7 @@ class CaseTracker:
             self_distance=self._self_distance,
             test_id=info.test_id,
             keep_records=self._keep_records,
+            with_expected=self._with_expected,
         )
 
     def end(self, outcome: str, message: str) -> None:
@@ -133,7 +142,9 @@ class CaseTracker:
     def conclude_pending(self) -> None:
         """Conclude the open case with what arrived (end of a bag, a live timeout, the next case)."""
         if self.case is not None:
-            outcome, message = self._ending or ("unfinished", "the session ended before the case did")
+            unfinished = ("unfinished", "the recording ended before the case did")
+            recorded = ("recorded", "a recording without case status: one case over all of it")
+            outcome, message = self._ending or (unfinished if self._with_expected else recorded)
             self._conclude(outcome, message)
 
     def _after(self, changes: list[Verdict]) -> list[Verdict]:

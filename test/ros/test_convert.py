@@ -133,3 +133,29 @@ def test_case_status_to_case_info(decoded: bool) -> None:
         412,
     )
     np.testing.assert_array_equal(info.target_m, [0.45, -0.02, 0.1])
+
+
+@pytest.mark.parametrize("decoded", [False, True])
+def test_test_case(decoded: bool) -> None:
+    from cosim_validation.coverage.test_case import TestCase
+
+    case = TestCase(
+        "s1-0000007",
+        "s1",
+        "base_link",
+        np.array([0.3, 0.1, 0.4]),
+        np.array([0.45, 0.02, 0.1]),
+        np.array([3, -1, 12]),
+        0.02,
+        "grid",
+        2**40 + 3,
+        0.0123,
+    )
+    msg = convert.test_case_to_msg(case)
+    if decoded:
+        msg = via_bag(msg, "cosim_validation_interfaces/msg/TestCase")
+    back = convert.test_case_from_msg(msg)
+    for name in ("test_id", "suite_id", "frame_id", "granularity_m", "generator", "seed", "target_depth_m"):
+        assert getattr(back, name) == getattr(case, name)
+    for name in ("source_m", "target_m", "cube_index"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(case, name))

@@ -72,15 +72,29 @@ class DistanceBounds(NamedTuple):
 
 
 @njit(cache=True, inline="always")
+def _min2(a: float, b: float) -> float:
+    return a if a < b else b
+
+
+@njit(cache=True, inline="always")
+def _max2(a: float, b: float) -> float:
+    return a if a > b else b
+
+
+@njit(cache=True, inline="always")
 def _axis(
     p: float, lo: float, hi: float, h: float, nodes: int, mesh_lo: float, mesh_hi: float
 ) -> tuple[int, float, float, float]:
-    """One axis of a query: cell index, local coordinate in [0, 1], distance outside the box and the mesh box."""
-    c = min(max(p, lo), hi)
+    """One axis of a query: cell index, local coordinate in [0, 1], distance outside the box and the mesh box.
+
+    Written with selects, not branches or min/max calls: random queries made the branches unpredictable.
+    """
+    c = _min2(_max2(p, lo), hi)
     g = (c - lo) / h
-    i = min(int(g), nodes - 2)
-    u = min(max(g - i, 0.0), 1.0)
-    return i, u, p - c, max(mesh_lo - p, p - mesh_hi, 0.0)
+    i = int(g)
+    i = i if i < nodes - 2 else nodes - 2
+    u = _min2(_max2(g - i, 0.0), 1.0)
+    return i, u, p - c, _max2(_max2(mesh_lo - p, p - mesh_hi), 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -108,19 +122,22 @@ def _bounds_one(
     lower = value - interp
     upper = value + interp
     # semiconcavity: in a cell where |φ| >= δ > 0, |φ| - |x|²/(2δ) is concave (see the module docstring)
-    vmin = min(min(min(v000, v100), min(v010, v110)), min(min(v001, v101), min(v011, v111)))
-    vmax = max(max(max(v000, v100), max(v010, v110)), max(max(v001, v101), max(v011, v111)))
+    vmin = _min2(_min2(_min2(v000, v100), _min2(v010, v110)), _min2(_min2(v001, v101), _min2(v011, v111)))
+    vmax = _max2(_max2(_max2(v000, v100), _max2(v010, v110)), _max2(_max2(v001, v101), _max2(v011, v111)))
     reach = 0.8660254037844387 * h + eps2  # (√3 / 2) h: every point of the cell is that close to a corner
-    if vmin - reach > 0.0:
-        lower = max(lower, value - h * h * spread / (2.0 * (vmin - reach)))
-    elif vmax + reach < 0.0:
-        upper = min(upper, value + h * h * spread / (2.0 * (-vmax - reach)))
+    curvature = 0.5 * h * h * spread
+    delta_out = vmin - reach  # > 0: the whole cell is outside, at least this far from the surface
+    delta_in = -vmax - reach  # > 0: the whole cell is inside
+    semi_lower = value - curvature / (delta_out if delta_out > 0.0 else 1e-300)
+    semi_upper = value + curvature / (delta_in if delta_in > 0.0 else 1e-300)
+    lower = semi_lower if (delta_out > 0.0 and semi_lower > lower) else lower
+    upper = semi_upper if (delta_in > 0.0 and semi_upper < upper) else upper
     outside = np.sqrt(ox * ox + oy * oy + oz * oz)
     lower -= eps2 + outside
     upper += eps2 + outside
     gap2 = gx * gx + gy * gy + gz * gz
-    if gap2 > 0.0:  # outside the mesh's bounding box, hence outside the model
-        lower = max(lower, np.sqrt(gap2) - eps2)
+    box_lower = np.sqrt(gap2) - eps2  # outside the mesh's bounding box, hence outside the model
+    lower = box_lower if (gap2 > 0.0 and box_lower > lower) else lower
     return lower, upper
 
 

@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,8 +52,9 @@ def store_arrays(key: str, arrays: Mapping[str, np.ndarray]) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        named: dict[str, Any] = dict(arrays)
         with os.fdopen(handle, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **named)
         os.replace(tmp, folder / f"{key}.npz")
     except OSError:
         return

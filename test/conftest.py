@@ -23,7 +23,8 @@ def shared_anatomy() -> Path | None:
     Override with COSIM_SHARED_ANATOMY. Tests that use it also run on the embedded models, so a
     machine without the folder still tests the same code.
     """
-    candidates = [os.environ.get("COSIM_SHARED_ANATOMY", ""), str(REPO.parent / "shared" / "anatomy")]
+    # next to the checkout, or next to one of its parents (git worktrees live deeper)
+    candidates = [os.environ.get("COSIM_SHARED_ANATOMY", "")] + [str(p / "shared" / "anatomy") for p in REPO.parents]
     for candidate in candidates:
         if candidate and (Path(candidate) / "heart.stl").is_file():
             return Path(candidate)

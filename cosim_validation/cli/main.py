@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "replay": "replay",
     "testgen": "testgen",
     "check": "check",
+    "run-case": "run_case",
 }
 
 

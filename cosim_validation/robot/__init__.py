@@ -1,19 +1,27 @@
-"""Robot models from ``urdf/``: forward kinematics, needle-tip pose, Jacobian, limits."""
+"""Robot models from ``urdf/``: forward and inverse kinematics, needle-tip pose, Jacobian, limits, collisions."""
 
-from cosim_validation.robot.errors import KinematicsInputError, RobotModelError, UnreachableError
+from cosim_validation.robot.arm_capsules import ArmCapsules
+from cosim_validation.robot.errors import KinematicsInputError, RobotModelError
+from cosim_validation.robot.inverse_kinematics import IkResult, IkSettings, InverseKinematics, PathIkResult
 from cosim_validation.robot.kinematic_chain import KinematicChain, load_chain
 from cosim_validation.robot.kinematics import Kinematics, RecordKinematics, TipPose
 from cosim_validation.robot.robot_config import CommandLimits, RobotConfig
+from cosim_validation.robot.self_collision import SelfCollision
 
 __all__ = [
+    "ArmCapsules",
     "CommandLimits",
+    "IkResult",
+    "IkSettings",
+    "InverseKinematics",
     "KinematicChain",
     "Kinematics",
     "KinematicsInputError",
+    "PathIkResult",
     "RecordKinematics",
     "RobotConfig",
     "RobotModelError",
+    "SelfCollision",
     "TipPose",
-    "UnreachableError",
     "load_chain",
 ]

@@ -11,15 +11,3 @@ class RobotModelError(CosimError):
 
 class KinematicsInputError(InputError):
     """A joint vector or Cartesian target given to the kinematics is malformed (shape, NaN, inf, limits)."""
-
-
-class UnreachableError(CosimError):
-    """Inverse kinematics found no joint vector within the limits for a requested tip pose.
-
-    Attributes:
-        reason: Short machine-friendly reason, e.g. ``position_error`` or ``joint_limits``.
-    """
-
-    def __init__(self, message: str, reason: str) -> None:
-        self.reason = reason
-        super().__init__(message)

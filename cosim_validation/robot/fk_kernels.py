@@ -158,3 +158,42 @@ def fk_batch(
         fk_into(q[i], T_parent_joint, axis_in_joint, T_last_tip, joint_pos[i], joint_axis[i], tip_pos[i], tip_R[i])
         tip_quat[i] = matrix_to_quat_wxyz(tip_R[i])
     return joint_pos, joint_axis, tip_pos, tip_R, tip_quat
+
+
+@njit(cache=True)
+def link_points_batch(
+    q: np.ndarray,
+    T_parent_joint: np.ndarray,
+    axis_in_joint: np.ndarray,
+    point_joint: np.ndarray,
+    point_local: np.ndarray,
+) -> np.ndarray:
+    """Positions in base_link of points fixed to the links, for n joint vectors.
+
+    Args:
+        q: (n, J) joint angles [rad].
+        point_joint: (P,) int, the joint whose child link carries each point (0 = base_link, j = after joint j).
+        point_local: (P, 3) the points in their link frame [m].
+
+    Returns:
+        (n, P, 3) points in base_link [m].
+    """
+    n, nj = q.shape
+    out = np.empty((n, point_local.shape[0], 3))
+    frames_R = np.empty((nj + 1, 3, 3))
+    frames_p = np.empty((nj + 1, 3))
+    for i in range(n):
+        R = np.eye(3)
+        p = np.zeros(3)
+        frames_R[0] = R
+        frames_p[0] = p
+        for j in range(nj):
+            P = T_parent_joint[j]
+            p = p + R @ np.ascontiguousarray(P[:3, 3])
+            R = _mat3(_mat3(R, np.ascontiguousarray(P[:3, :3])), axis_angle_matrix(axis_in_joint[j], q[i, j]))
+            frames_R[j + 1] = R
+            frames_p[j + 1] = p
+        for k in range(point_local.shape[0]):
+            j = point_joint[k]
+            out[i, k] = frames_p[j] + frames_R[j] @ point_local[k]
+    return out

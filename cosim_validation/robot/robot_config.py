@@ -89,8 +89,8 @@ def _kinematics(node: ConfigNode) -> Kinematics:
     """Kinematics from ``urdf`` (relative to the config file, else to the package) and the needle length."""
     urdf_node = node["urdf"]
     path = urdf_node.to_path()
-    if not path.is_file():
-        path = resolve_resource(Path(urdf_node.to_str()))
+    if not path.is_file():  # a copied configuration still finds the shipped urdf/
+        path = resolve_resource(Path(*[part for part in Path(urdf_node.to_str()).parts if part != ".."]))
     if not path.is_file():
         raise urdf_node.error(f"URDF file not found: {urdf_node.value!r}")
     needle = node["needle_length_m"].to_float(exclusive_minimum=0.0)

@@ -1,0 +1,23 @@
+"""What every controller under test offers: a plan for a case, or a refusal with a reason."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from numpy.typing import ArrayLike
+
+from cosim_validation.planning.plan import Plan
+
+
+class Controller(Protocol):
+    """A needle-insertion controller under test.
+
+    ``plan_case`` raises :class:`~cosim_validation.planning.errors.PlanningError` (with ``reason``) for bad
+    input or a target it refuses or cannot reach.
+    """
+
+    name: str
+
+    def plan_case(self, source: ArrayLike, target: ArrayLike) -> Plan:
+        """The expected trajectory from the home pose through the five stages, for a source and a target [m]."""
+        ...

@@ -1,0 +1,65 @@
+"""Everything a case needs, built once from the configuration: robot, anatomy, planner, controllers, validator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cosim_validation.anatomy import AnatomyScene, load_anatomy
+from cosim_validation.config import ConfigNode
+from cosim_validation.controllers.controller import Controller
+from cosim_validation.controllers.controllers_config import CONTROLLER_NAMES, ControllersConfig
+from cosim_validation.controllers.guarded_controller import GuardedController
+from cosim_validation.controllers.straight_controller import StraightController
+from cosim_validation.exceptions import InputError
+from cosim_validation.planning.collision_world import CollisionWorld
+from cosim_validation.planning.five_stage_planner import FiveStagePlanner
+from cosim_validation.planning.planning_config import PlanningConfig
+from cosim_validation.planning.state_validator import StateValidator, ValidatorSettings
+from cosim_validation.robot import RobotConfig
+
+
+@dataclass(frozen=True)
+class InsertionSetup:
+    """The configured case study (sections ``robot``, ``anatomy``, ``planning``, ``controllers``, ``validator``).
+
+    Build it once per process (loading the anatomy and the collision models takes about a second) and plan
+    many cases with its controllers.
+    """
+
+    robot: RobotConfig
+    scene: AnatomyScene
+    planning: PlanningConfig
+    controllers: ControllersConfig
+    validator_settings: ValidatorSettings
+    world: CollisionWorld
+    planner: FiveStagePlanner
+
+    @classmethod
+    def from_config(cls, root: ConfigNode) -> InsertionSetup:
+        """Read and validate the sections from the configuration root."""
+        robot = RobotConfig.from_config(root["robot"])
+        scene = load_anatomy(root["anatomy"])
+        planning = PlanningConfig.from_config(root["planning"])
+        world = CollisionWorld(scene)
+        return cls(
+            robot=robot,
+            scene=scene,
+            planning=planning,
+            controllers=ControllersConfig.from_config(root["controllers"]),
+            validator_settings=ValidatorSettings.from_config(root["validator"]),
+            world=world,
+            planner=FiveStagePlanner(robot, planning, world),
+        )
+
+    def controller(self, name: str | None = None) -> Controller:
+        """The controller ``name`` (``straight`` or ``guarded``; None: ``controllers.default``)."""
+        chosen = self.controllers.default if name is None else name
+        if chosen == "straight":
+            return StraightController(self.planner)
+        if chosen == "guarded":
+            return GuardedController(self.planner, self.controllers.guarded)
+        raise InputError(f"unknown controller {name!r}; expected one of: {', '.join(CONTROLLER_NAMES)}")
+
+    def state_validator(self) -> StateValidator:
+        """A fresh state validator at the planning sampling period."""
+        return StateValidator(self.robot, self.world, self.validator_settings, self.planning.dt_s)

@@ -1,0 +1,74 @@
+"""``cosim run-case``: plan, execute on a backend, per-stage numbers; refusals and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cosim_validation.cli.main import main
+from test.planning.setup_fixtures import CONFIG_PATH
+
+TARGET = ["0.44", "0.02", "-0.17"]
+BEHIND_HEART = ["0.459", "0.0746", "-0.2076"]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["run-case", "--config", str(CONFIG_PATH), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_report_per_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--target", *TARGET, "--backend", "mujoco", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["outcome"] == "executed"
+    assert report["backend"] == "mujoco"
+    assert report["controller"] == "straight"
+    assert [s["stage"] for s in report["stages"]] == ["initialization", "approach", "injection", "extraction", "reset"]
+    injection = report["stages"][2]
+    assert injection["goal"] == "target"
+    assert injection["goal_error_m"] < 1e-3  # the virtual robot tracks the plan to well under a millimetre
+    assert all(0 <= s["tip_deviation_mean_m"] <= s["tip_deviation_max_m"] for s in report["stages"])
+    assert all(s["forbidden_region"] == "heart" and s["forbidden_distance_m"] > 0 for s in report["stages"])
+    assert sum(s["duration_s"] for s in report["stages"]) == pytest.approx(report["duration_s"])
+
+
+def test_text_table_and_validator_stop(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--target", *BEHIND_HEART, "--backend", "mujoco", "--validate")
+    assert code == 0
+    assert "stopped_by_validator" in out
+    assert "state validator stopped the robot at sample" in out
+    assert "targeting error" in out
+    for stage in ("initialization", "approach", "injection", "extraction", "reset"):
+        assert stage in out
+
+
+def test_guarded_refusal_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """A lung target 4.9 mm from the heart: no needle keeps the 10 mm clearance, the guarded controller refuses."""
+    code, out, _ = _run(capsys, "--target", "0.4775", "0.0699", "-0.1091", "--controller", "guarded", "--json")
+    assert code == 2
+    report = json.loads(out)
+    assert report["outcome"] == "refused"
+    assert report["reason"] == "clearance"
+    assert "needle path within the clearance of a forbidden region" in report["message"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target", "nan", "0", "0"], "target must be finite"),
+        (["--target", "0.45", "0", "0.5"], "outside every target model"),
+        (["--target", "0.516", "0.024", "-0.1"], "inside the forbidden region 'heart'"),
+        (["--target", *TARGET, "--source", "0.45", "0", "-0.05"], "must be outside the body"),
+        (["--target", *TARGET, "--backend", "gazebo"], "unknown backend 'gazebo'"),
+        (["--target", *TARGET, "--controller", "wild"], "unknown controller 'wild'"),
+    ],
+)
+def test_bad_input_is_one_error_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    code, _, err = _run(capsys, *args)
+    assert code == 1
+    assert err.startswith("error: ")
+    assert message in err
+    assert "Traceback" not in err

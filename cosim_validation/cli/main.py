@@ -20,6 +20,7 @@ from cosim_validation.exceptions import CosimError
 SUBCOMMANDS: dict[str, str] = {
     "doctor": "doctor",
     "replay": "replay",
+    "session": "session",
     "testgen": "testgen",
     "check": "check",
     "run-case": "run_case",

@@ -31,29 +31,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, print a verdict table per case, and whether it equals the live monitor's."""
-    from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
-    from cosim_validation.properties import PropertySet, Status
-    from cosim_validation.properties.scene_context import scene_obstacles
-    from cosim_validation.robot import RobotConfig
+    from cosim_validation.properties import Status
     from cosim_validation.ros.replay import compare, replay_bag, topics_from_config
+    from cosim_validation.session.monitor_world import load_monitor_world
 
     if args.rate < 0:
         raise InputError(f"--rate must be >= 0, got {args.rate}")
-    config = load_config(resolve_resource(args.config))
-    properties_path = resolve_resource(args.properties)
-    properties = PropertySet.load(properties_path)
-    topics = topics_from_config(load_config(properties_path))
-    kinematics = RobotConfig.from_config(config["robot"]).kinematics
-    obstacles = scene_obstacles(load_anatomy(config["anatomy"]))
+    world = load_monitor_world(resolve_resource(args.config), resolve_resource(args.properties))
+    topics = topics_from_config(world.properties_root)
     publisher = _publisher() if args.publish else None
     try:
         result = replay_bag(
             args.bag,
-            properties,
-            kinematics,
-            obstacles,
+            world,
             topics,
             rate=args.rate,
             on_message=publisher.publish if publisher else None,

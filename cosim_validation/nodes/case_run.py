@@ -70,9 +70,11 @@ class CaseRun:
         validator = self.node.setup.state_validator() if self.node.params["validate_setpoints"] else None
         if validator is not None:
             validator.reset(q[0])
+        self.node.wait_for_subscribers()
         self.started = True
         self._status(CaseStatus.STARTED, Stage(int(self.plan.stage[0])), "")
-        tips, quats = self.node.kinematics.tip_poses(q)
+        fk = self.node.kinematics.record_arrays(q)
+        tips, quats = fk.tip_pos_m, fk.tip_quat_wxyz
         wall0 = time.monotonic()
         for k in range(len(t_s)):
             self._step(k, int(stamps[k]), q[k], tips[k], quats[k], validator)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from typing import Any
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -93,6 +94,19 @@ class Controller(Node):
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=convert.time_to_msg(t_ns)))
 
+    def wait_for_subscribers(self) -> None:
+        """Before streaming, wait until the monitor, the recorder and the drivers listen (volatile topics drop
+        what is published before a subscription is matched)."""
+        wanted = int(self.params["min_subscribers"])
+        publishers = [self.expected_pub, *(link.commands for link in self.links.values())]
+        deadline = time.monotonic() + float(self.params["subscriber_timeout_s"])
+        while any(p.get_subscription_count() < wanted for p in publishers):
+            if time.monotonic() > deadline:
+                short = [p.topic_name for p in publishers if p.get_subscription_count() < wanted]
+                self.get_logger().warning(f"fewer than {wanted} subscribers on {short}; streaming anyway")
+                return
+            time.sleep(0.02)
+
     def wait_report(self, test_id: str, timeout_s: float) -> Any | None:
         """The monitor's CaseReport of ``test_id``, or None after ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
@@ -110,6 +124,9 @@ class Controller(Node):
                 run.finish_aborted(str(exc))
             except CosimError as exc:  # a bad goal or a planning failure: the case fails, the node lives
                 run.finish_failed(str(exc))
+            except Exception as exc:  # noqa: BLE001 - a bug must fail the case visibly, not pass it
+                self.get_logger().error(traceback.format_exc())
+                run.finish_failed(f"internal error: {type(exc).__name__}: {exc}")
             return run.result(goal_handle)
 
 

@@ -19,17 +19,15 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from cosim_validation.anatomy import load_anatomy
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
-from cosim_validation.properties import PropertySet, Status, Verdict
-from cosim_validation.properties.scene_context import scene_obstacles
+from cosim_validation.properties import Status, Verdict
 from cosim_validation.record import RobotRole, Stage
-from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
+from cosim_validation.session.monitor_world import load_monitor_world
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
 
@@ -47,17 +45,17 @@ class Monitor(Node):
     def __init__(self) -> None:
         super().__init__("monitor")
         params = declare_parameters(self, "monitor")
-        config = load_config(resolve_resource(params["config"]))
-        robot = RobotConfig.from_config(config["robot"])
+        world = load_monitor_world(resolve_resource(params["config"]), resolve_resource(params["properties"]))
         self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
         self._stale_s = float(params["stale_timeout_s"])
         self._case_timeout_s = float(params["case_end_timeout_s"])
         self._session = CaseTracker(
-            PropertySet.load(resolve_resource(params["properties"])),
-            robot.kinematics,
-            scene_obstacles(load_anatomy(config["anatomy"])),
+            world.properties,
+            world.kinematics,
+            world.obstacles,
             set(self._robots),
             self._on_case_end,
+            self_distance=world.self_distance,
         )
         self._last_seen = dict.fromkeys(self._robots, time.monotonic())
         self._waiting_since: dict[RobotRole, float] = {}  # robot owes the joint state of the newest expected sample

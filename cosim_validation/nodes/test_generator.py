@@ -19,11 +19,21 @@ from rclpy.node import Node
 from cosim_validation.campaign.result_rows import kpi_row, verdict_row
 from cosim_validation.campaign.results_db import CaseResult, CaseRow, ResultsDB
 from cosim_validation.coverage.suite import Suite
+from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.ros import convert
 from cosim_validation_interfaces.action import RunTestCase
 
 OUTCOMES = {0: "completed", 1: "refused", 2: "aborted", 3: "failed"}
+
+
+def pick_cases(total: int, count: int, selection: str) -> list[int]:
+    """Indices of the cases to run: all (count <= 0), the first ``count``, or ``count`` spread evenly."""
+    if count <= 0 or count >= total:
+        return list(range(total))
+    if selection == "first":
+        return list(range(count))
+    return sorted({round(i * (total - 1) / max(count - 1, 1)) for i in range(count)})
 
 
 class TestGenerator(Node):
@@ -36,23 +46,29 @@ class TestGenerator(Node):
         self.params = declare_parameters(self, "test_generator")
         suite_path = Path(self.params["suite"])
         self.suite = Suite.read(suite_path)
-        count = int(self.params["cases"])
-        self.indices = range(len(self.suite) if count <= 0 else min(count, len(self.suite)))
-        self.db = ResultsDB.create(
-            self.params["results"],
-            {
-                "kind": "session",
-                "suite": self.suite.suite_id,
-                "suite_file": suite_path.name,
-                "controller": self.params["controller"] or "default",
-                "cases": len(self.indices),
-            },
-        )
+        self.indices = pick_cases(len(self.suite), int(self.params["cases"]), self.params["selection"])
+        self.meta = {
+            "kind": "session",
+            "suite": self.suite.suite_id,
+            "suite_file": suite_path.name,
+            "controller": self.params["controller"] or "default",
+            "cases": len(self.indices),
+        }
+        if Path(self.params["results"]).exists():
+            raise InputError(f"{self.params['results']}: already exists; a session writes a new results database")
         self.client = ActionClient(self, RunTestCase, "/cosim/run_test_case")
         self.exit_code = 0
         threading.Thread(target=self._run_suite, daemon=True).start()
 
     def _run_suite(self) -> None:
+        try:
+            # SQLite objects belong to the thread that made them: this one
+            self.db = ResultsDB.create(self.params["results"], self.meta)
+        except CosimError as exc:
+            print(f"error: {exc}", flush=True)
+            self.exit_code = 1
+            rclpy.try_shutdown()
+            return
         try:
             if not self.client.wait_for_server(timeout_sec=float(self.params["server_timeout_s"])):
                 raise RuntimeError("no /cosim/run_test_case action server")
@@ -66,8 +82,10 @@ class TestGenerator(Node):
             print(f"error: {exc}", flush=True)
             self.exit_code = 1
         finally:
-            self.db.close()
-            rclpy.try_shutdown()  # ends spin(): the session sees this node exit
+            try:
+                self.db.close()
+            finally:
+                rclpy.try_shutdown()  # ends spin(): the session sees this node exit
 
     def _run_case(self, index: int, case: Any, n: int) -> str:
         goal = RunTestCase.Goal(

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.exceptions import InputError
-from cosim_validation.properties import PropertySet, Verdict
-from cosim_validation.properties.context import DistanceField
+from cosim_validation.properties import Verdict
 from cosim_validation.record import RobotRole, Stage
-from cosim_validation.robot import Kinematics
 from cosim_validation.ros import convert
 from cosim_validation.ros.bag import BagMessage, read_messages, topics_of
 from cosim_validation.session.case_tracker import CaseEnd, CaseInfo, CaseTracker
+from cosim_validation.session.monitor_world import MonitorWorld
 
 STATUS_TOPIC = "/cosim/case_status"
 EXPECTED_TOPIC = "/cosim/expected"
@@ -58,9 +57,7 @@ class ReplayResult:
 
 def replay_bag(
     path: str | Path,
-    properties: PropertySet,
-    kinematics: Kinematics,
-    obstacles: dict[str, DistanceField],
+    world: MonitorWorld,
     topics: ReplayTopics | None = None,
     *,
     rate: float = 0.0,
@@ -71,9 +68,7 @@ def replay_bag(
 
     Args:
         path: The MCAP file (or rosbag2 folder).
-        properties: Properties and KPIs.
-        kinematics: The nominal arm and needle.
-        obstacles: Forbidden regions by name.
+        world: Properties, KPIs, nominal arm, forbidden regions, self distance (as the live monitor's).
         topics: Where the robots' streams are (default: the session's topics).
         rate: Replay speed relative to the recording (0: as fast as possible).
         on_message: Called with every message before it is fed (``--publish`` republishes it).
@@ -89,11 +84,19 @@ def replay_bag(
             f"(it has {sorted(available)})"
         )
     result = ReplayResult()
-    tracker = CaseTracker(properties, kinematics, obstacles, set(tips), result.cases.append, keep_records=keep_records)
+    tracker = CaseTracker(
+        world.properties,
+        world.kinematics,
+        world.obstacles,
+        set(tips),
+        result.cases.append,
+        self_distance=world.self_distance,
+        keep_records=keep_records,
+    )
     by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
     with_status = STATUS_TOPIC in available
     if not with_status:  # someone else's bag: one case over the whole recording, no plan
-        tracker = _standalone_tracker(properties, kinematics, obstacles, set(tips), result, joints, keep_records)
+        tracker = _standalone_tracker(world, set(tips), result, joints, keep_records)
     wanted = [STATUS_TOPIC, EXPECTED_TOPIC, REPORT_TOPIC, *by_topic]
     for message in _paced(read_messages(path, [t for t in wanted if t in available]), rate):
         result.messages += 1
@@ -105,20 +108,21 @@ def replay_bag(
 
 
 def _standalone_tracker(
-    properties: PropertySet,
-    kinematics: Kinematics,
-    obstacles: dict[str, DistanceField],
-    tips: set[RobotRole],
-    result: ReplayResult,
-    joints: dict[RobotRole, str],
-    keep_records: bool,
+    world: MonitorWorld, tips: set[RobotRole], result: ReplayResult, joints: dict[RobotRole, str], keep_records: bool
 ) -> CaseTracker:
     import numpy as np
 
     tracker = CaseTracker(
-        properties, kinematics, obstacles, tips, result.cases.append, keep_records=keep_records, with_expected=False
+        world.properties,
+        world.kinematics,
+        world.obstacles,
+        tips,
+        result.cases.append,
+        self_distance=world.self_distance,
+        keep_records=keep_records,
+        with_expected=False,
     )
-    tracker.start(CaseInfo("bag", np.full(3, np.nan), tuple(joints), kinematics.needle_length_m, 0))
+    tracker.start(CaseInfo("bag", np.full(3, np.nan), tuple(joints), world.kinematics.needle_length_m, 0))
     return tracker
 
 

@@ -33,7 +33,8 @@ def _driver(backend: str) -> tuple[ParamSpec, ...]:
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
     "test_generator": (
         ParamSpec("suite", str, "", "suite file (Parquet, from cosim testgen)"),
-        ParamSpec("cases", int, 0, "run the first N cases of the suite (0 = all)"),
+        ParamSpec("cases", int, 0, "run N cases of the suite (0 = all)"),
+        ParamSpec("selection", str, "spread", "which N cases: spread (evenly over the suite) or first"),
         ParamSpec("results", str, "results.sqlite", "results database to create"),
         ParamSpec("controller", str, "", "controller under test; '' = controllers.default of the config"),
         ParamSpec("robots", list, [], "robots to drive; [] = every robot of the controller"),
@@ -59,6 +60,14 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("reset_timeout_s", float, 10.0, "time allowed for a robot's reset [s]"),
         ParamSpec("report_timeout_s", float, 5.0, "time to wait for the monitor's case report [s]"),
         ParamSpec("drop_stale_robots", bool, True, "after a robot stopped answering, run later cases without it"),
+        ParamSpec(
+            "min_subscribers",
+            int,
+            2,
+            "stream only once the expected-state and command topics have this "
+            "many subscribers (monitor and recorder; driver and recorder)",
+        ),
+        ParamSpec("subscriber_timeout_s", float, 10.0, "stream anyway after waiting this long for subscribers [s]"),
     ),
     "monitor": (
         ParamSpec("properties", str, "config/properties.yaml", "properties and KPIs to evaluate"),

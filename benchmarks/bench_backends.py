@@ -1,8 +1,9 @@
 """Wall time and real-time factor of one full five-stage case per robot backend.
 
-The case: a joint-space five-stage plan (initialization 12 s, approach 6 s, injection 8 s, extraction 8 s,
-reset 12 s; 46 s at 10 Hz, rest-to-rest quintic moves with peak joint speeds of ~0.1-0.2 rad/s) built here,
-because the planner is not on main yet. Each backend executes it through ``execute_trajectory`` (FK of the
+The case: the five-stage planner's plan (``straight`` controller, default source, a left-lung target) when
+``cosim_validation.controllers`` is installed; otherwise a joint-space five-stage plan built here
+(initialization 12 s, approach 6 s, injection 8 s, extraction 8 s, reset 12 s; 46 s at 10 Hz, rest-to-rest
+quintic moves). The output says which. Each backend executes it through ``execute_trajectory`` (FK of the
 measured joints included); the best of 3 runs counts. Named alternative for MuJoCo: the same simulation
 driven by a Python loop that steps the physics one millisecond at a time (``advance(0.001)`` x 100 per
 sample) instead of one ``mj_step(nstep=...)`` call per ramp segment; the two must give identical joints.
@@ -19,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.config import load_config, package_root
+from cosim_validation.config import ConfigNode, load_config, package_root
 from cosim_validation.record import Stage, TrajectoryRecord
 from cosim_validation.robot import Kinematics, RobotConfig
 from cosim_validation.sim import RobotBackend, execute_trajectory, make_backend
 
 RATE_HZ = 10.0
 REPEATS = 3
+TARGET_M = (0.44, 0.02, -0.17)  # a left-lung target of the shipped anatomy, in base_link
 # stage, joint offset of the stage's end pose from home [rad], duration [s]
 LEGS = [
     (Stage.INITIALIZATION, np.array([0.45, 0.25, 0.10, -0.35, 0.20, 0.30, 0.10]), 12.0),
@@ -36,11 +38,25 @@ LEGS = [
 ]
 
 
-def five_stage_plan(home_q_rad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n,) times [s], (n,) stages, (n, 7) setpoints [rad] of the benchmark case."""
+def planned_case(config: ConfigNode) -> tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """The planner's case (description, (t_s, stage, q)), or None where the planner is not installed."""
+    try:
+        from cosim_validation.controllers import InsertionSetup
+    except ImportError:
+        return None
+    setup = InsertionSetup.from_config(config)
+    controller = setup.controller(None)
+    plan = controller.plan_case(setup.planning.default_source_m, np.array(TARGET_M))
+    what = f"five-stage planner ({controller.name} controller, target {TARGET_M} m)"
+    return what, (plan.t_s, plan.stage, plan.q_rad)
+
+
+def joint_space_plan(home_q_rad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n,) times [s], (n,) stages, (n, 7) setpoints [rad] of the fallback case."""
     q, stage, current = [home_q_rad[None, :]], [int(Stage.INITIALIZATION)], home_q_rad
+    flip = home_q_rad + LEGS[2][1] > 1.9  # joints the offsets would take near their 2.09 rad limits
     for st, offset, duration_s in LEGS:
-        goal = home_q_rad + offset
+        goal = home_q_rad + np.where(flip, -offset, offset)
         s = np.arange(1, round(duration_s * RATE_HZ) + 1) / round(duration_s * RATE_HZ)
         q.append(current + (10 * s**3 - 15 * s**4 + 6 * s**5)[:, None] * (goal - current))
         stage += [int(st)] * len(s)
@@ -75,15 +91,19 @@ def best_run(backend: Any, kinematics: Kinematics, plan: tuple[np.ndarray, ...])
 
 def main() -> int:
     config = load_config(package_root() / "config" / "needle_insertion.yaml")
-    kinematics = RobotConfig.from_config(config["robot"]).kinematics
-    plan = five_stage_plan(RobotConfig.from_config(config["robot"]).home_q_rad)
+    robot = RobotConfig.from_config(config["robot"])
+    kinematics = robot.kinematics
+    case = planned_case(config)
+    if case is None:
+        case = (
+            "joint-space five-stage plan built by this benchmark (planner not installed)",
+            joint_space_plan(robot.home_q_rad),
+        )
+    what, plan = case
     duration_s = float(plan[0][-1] - plan[0][0])
     kinematics.record_arrays(plan[2][:2])  # compile the numba FK outside the timings
     expected_tip_m = kinematics.record_arrays(plan[2]).tip_pos_m
-    print(
-        f"case: joint-space five-stage plan built by this benchmark, {duration_s:.1f} s at {RATE_HZ:.0f} Hz, "
-        f"{len(plan[0])} samples; best of {REPEATS}"
-    )
+    print(f"case: {what}, {duration_s:.1f} s, {len(plan[0])} samples; best of {REPEATS}; machine shared with others")
     rows: list[tuple[str, float, TrajectoryRecord]] = []
     for name in ("mujoco", "pybullet", "emulated"):
         backend = make_backend(name, config, kinematics)

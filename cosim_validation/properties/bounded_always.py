@@ -75,11 +75,11 @@ class BoundedAlways:
         assert self.bound is not None
         bound = self.bound.copy()
         exact = np.full(bound.size, np.nan)
-        first = np.argsort(bound, kind="stable")[:16]
+        first = np.argpartition(bound, min(16, bound.size) - 1)[:16]
         self._fill(exact, first)
         if np.isnan(exact[first]).any():
             return None
-        crowded = np.count_nonzero(bound < exact[first].min()) > 2 * bound.size / GRID_STRIDE
+        crowded = self._tighten(bound, exact[first].min())
         points = self.atom.term.lipschitz_points(self.env) if crowded else None
         if points is not None:  # the object's bound leaves too many samples: add the trajectory's
             grid = np.unique(np.append(np.arange(0, bound.size, GRID_STRIDE), bound.size - 1))
@@ -97,15 +97,32 @@ class BoundedAlways:
         block = self.env.block
         return ClauseResult(minimum, minimum, float(block.t_s[violation]), Stage(int(block.stage[violation])))
 
+    def _tighten(self, bound: np.ndarray, best: float) -> bool:
+        """Tighter bounds where the cheap ones are below ``best`` (or <= 0); whether many samples remain so."""
+        open_ = np.flatnonzero((bound < best) | (bound <= 0.0))
+        if open_.size == 0:
+            return False
+        sub = self._rows(open_ + self.start)
+        tight = self.atom.term.lower_bound(sub, tight=True)
+        if tight is not None and not np.isnan(tight).any():
+            bound[open_] = np.maximum(bound[open_], tight)
+        return bool(np.count_nonzero(bound < best) > 2 * bound.size / GRID_STRIDE)
+
+    def _rows(self, index: np.ndarray) -> Env:
+        env = self.env
+        expected = env.expected.take(index) if env.expected is not None else None
+        return Env(env.block.take(index), expected, env.context, {}, env.kpis)
+
     def _fill(self, exact: np.ndarray, index: np.ndarray) -> None:
         missing = index[np.isnan(exact[index])]
         if missing.size:
             exact[missing] = self.exact_at(missing + self.start)
 
     def _minimum(self, bound: np.ndarray, exact: np.ndarray) -> float:
-        order = np.argsort(bound, kind="stable")
         known = exact[~np.isnan(exact)]
         minimum = float(known.min()) if known.size else math.inf
+        below = np.flatnonzero(bound < minimum)  # only these can hold a lower value
+        order = below[np.argsort(bound[below], kind="stable")]
         pos, chunk = 0, 16
         while pos < order.size and bound[order[pos]] < minimum:  # ascending bounds until none can be lower
             index = order[pos : pos + chunk]

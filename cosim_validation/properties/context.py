@@ -32,7 +32,9 @@ class BoundedDistanceField(DistanceField, Protocol):
     """A :class:`DistanceField` with cheap lower bounds of its distances (used to skip exact queries).
 
     The offline evaluator computes exact distances only where a bound cannot rule out the minimum or a
-    violation, so results are identical to computing every exact distance.
+    violation, so results are identical to computing every exact distance. A field may also offer
+    ``point_tight_lower_bound_m`` / ``segment_tight_lower_bound_m`` (same signatures): tighter, costlier
+    bounds, used only for the samples the cheap ones could not rule out.
     """
 
     def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
@@ -47,6 +49,9 @@ class BoundedDistanceField(DistanceField, Protocol):
 SelfDistance = Callable[[np.ndarray], np.ndarray]
 """(n, J) measured joint positions [rad] -> (n,) smallest distance between non-adjacent links [m] (<= 0: collision)."""
 
+SelfCollisionCheck = Callable[[np.ndarray], np.ndarray]
+"""(n, J) measured joint positions [rad] -> (n,) bool: whether the robot's links touch each other."""
+
 
 @dataclass(frozen=True)
 class MonitorContext:
@@ -57,6 +62,7 @@ class MonitorContext:
         needle_length_m: Needle length [m] (the needle is the segment tip - length * tip_axis .. tip).
         obstacles: Forbidden regions by name (e.g. ``heart``), the domain of ``forall o in obstacles``.
         self_distance: Self-collision distance of the robot, if known (signal ``self_distance``).
+        self_collision: Self-collision check of the robot, if known (condition ``self_collision``).
         target_m: (3,) the case's target point in base_link [m] (signal ``target``), if known.
         constants: Named numbers usable in expressions (e.g. ``delta_m: 0.02``).
     """
@@ -67,6 +73,7 @@ class MonitorContext:
     self_distance: SelfDistance | None = None
     target_m: np.ndarray | None = None
     constants: Mapping[str, float] = field(default_factory=dict)
+    self_collision: SelfCollisionCheck | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "joint_names", tuple(self.joint_names))

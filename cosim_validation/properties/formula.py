@@ -59,6 +59,13 @@ class StageTest(Formula):
 
 
 @dataclass(eq=False)
+class FlagTest(Formula):
+    """A boolean signal (``term`` evaluates to a bool array): robustness +inf when true, -inf when false."""
+
+    term: Term
+
+
+@dataclass(eq=False)
 class Constant(Formula):
     """``true`` (+inf) or ``false`` (-inf)."""
 
@@ -152,7 +159,7 @@ class Until(Formula):
 
 
 def atoms(formula: Formula) -> list[Formula]:
-    """Every leaf (Atom, StageTest, Constant) below ``formula``, depth first."""
+    """Every leaf (Atom, StageTest, FlagTest, Constant) below ``formula``, depth first."""
     kids = formula.children()
     if not kids:
         return [formula]

@@ -169,6 +169,8 @@ def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_exp
     if "target" in needs and context.target_m is None:
         return "needs the case's target point (none in the context)"
     if "self_distance" in needs and context.self_distance is None:
+        return "needs a self-collision distance model (none in the context)"
+    if "self_collision" in needs and context.self_collision is None:
         return "needs a self-collision model (none in the context)"
     if "obstacles" in needs and not context.obstacles:
         return "needs obstacles (the context has none: no scene given)"

@@ -21,6 +21,7 @@ from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import TraceError
 from cosim_validation.properties.expected_stream import ExpectedStream
 from cosim_validation.properties.kpi import KpiSpec, KpiValue
+from cosim_validation.properties.machines.machine_set import MachineSet
 from cosim_validation.properties.offline import missing_requirement
 from cosim_validation.properties.online_ops import Leaf
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet
@@ -127,6 +128,9 @@ class OnlineMonitor:
         properties: A property set (compiled here) or compiled properties.
         context: Joints, needle, obstacles, self-collision model, target, constants.
         robot: The robot checked; samples of other robots than this one and EXPECTED are refused.
+        kpis: KPI definitions (default: the property set's).
+        machines: Names of shipped behaviour machines to run on the robot's samples (default: the set's);
+            their verdicts (``machine:<name>``, target from the context) follow the properties'.
 
     Example::
 
@@ -143,13 +147,16 @@ class OnlineMonitor:
         context: MonitorContext,
         robot: RobotRole,
         kpis: Sequence[KpiSpec] | None = None,
+        machines: Sequence[str] | None = None,
     ) -> None:
         if isinstance(properties, PropertySet):
             compiled = properties.compile(context)
             context = properties.with_context(context)
             kpis = properties.kpis if kpis is None else kpis
+            machines = properties.machines if machines is None else machines
         else:
             compiled = list(properties)
+        self.machines = MachineSet(machines or (), RobotRole(robot), context.target_m)
         self.context = context
         self.robot = RobotRole(robot)
         self.applicable = [p for p in compiled if p.applies_to(self.robot)]
@@ -197,10 +204,11 @@ class OnlineMonitor:
                 self.stream.add_expected(block)
                 return self._drain()
             return []
+        machine_changes = self.machines.push(sample)
         if self.needs_expected:
             self.stream.add_robot(block)
-            return self._drain()
-        return self._process(block, None)
+            return self._drain() + machine_changes
+        return self._process(block, None) + machine_changes
 
     def end_expected(self) -> list[Verdict]:
         """Say that the expected trajectory is complete (robot samples after its end pair with its last one)."""
@@ -219,10 +227,11 @@ class OnlineMonitor:
             self.history.append(block)
         self.has_actual_tip = self.has_actual_tip or bool(np.isfinite(block.actual_tip_pos_m).any())
         changes = []
+        env = Env(block, partner, self.context, self.term_state)  # shared: each signal is read once per sample
         for monitor in self.monitors:
             if monitor.uses_expected and partner is None:
                 continue  # no expected samples at all: UNKNOWN at finish
-            monitor.feed(Env(block, partner, self.context, self.term_state))
+            monitor.feed(env)
             if not monitor.reported and monitor.violated_early():
                 monitor.reported = True
                 changes.append(monitor.verdict(self.robot, final=False))
@@ -261,6 +270,7 @@ class OnlineMonitor:
                 out.append(unknown(prop.name, self.robot, unit, missing))
             else:
                 out.append(monitors[id(prop.spec)].verdict(self.robot, True))
+        out += self.machines.finish()
         self.finished = out
         return list(out)
 

@@ -10,7 +10,7 @@
     until    := unary ('until' window? unary)?
     unary    := 'not' unary | ('always' | 'eventually') window? unary | 'next' unary | primary
     window   := '[' number ',' number ']'           # seconds after the current sample, 0 <= a <= b
-    primary  := 'true' | 'false' | PREDICATE '(' args ')' | '(' formula ')' | term CMP term
+    primary  := 'true' | 'false' | FLAG | PREDICATE '(' args ')' | '(' formula ')' | term CMP term
     term     := product (('+' | '-') product)*
     product  := factor (('*' | '/') factor)*
     factor   := '-' factor | NUMBER | NAME ('[' term ']')? | NAME '(' args ')' | '(' term ')'
@@ -26,6 +26,7 @@ from cosim_validation.properties import syntax as s
 from cosim_validation.properties.errors import PropertyError
 
 PREDICATES = frozenset({"safediff", "safebound", "safedis", "nocollision"})
+FLAGS = frozenset({"self_collision"})  # boolean signals usable as conditions
 KEYWORDS = frozenset({"forall", "in", "always", "eventually", "next", "until", "not", "and", "or", "true", "false"})
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
@@ -217,6 +218,8 @@ class _Parser:
         if tok.kind == "name" and tok.text in KEYWORDS:
             raise self.error(f"unexpected keyword {tok.text!r}")
         left = self.term()
+        if isinstance(left, s.Name) and left.ident in FLAGS and not self.is_op(*_CMP):
+            return s.Flag(left.ident, left.pos)
         if not self.is_op(*_CMP):
             found = repr(self.tok.text) if self.tok.kind != "end" else "the end of the expression"
             raise self.error(f"expected a comparison (< <= > >= == !=) or a predicate, found {found}")

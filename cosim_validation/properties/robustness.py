@@ -27,6 +27,9 @@ def leaf_bounds(leaf: f.Formula, env: Env) -> tuple[Bounds, np.ndarray]:
     if isinstance(leaf, f.Constant):
         value = np.full(n, np.inf if leaf.value else -np.inf)
         return (value, value), np.zeros(n, dtype=bool)
+    if isinstance(leaf, f.FlagTest):
+        value = np.where(np.asarray(leaf.term.evaluate(env), dtype=bool), np.inf, -np.inf)
+        return (value, value), np.zeros(n, dtype=bool)
     if isinstance(leaf, f.StageTest):
         equal = leaf.term.evaluate(env) == leaf.stage
         value = np.where(equal != leaf.negated, np.inf, -np.inf)

@@ -9,7 +9,7 @@ import numpy as np
 
 from cosim_validation.anatomy import AnatomyScene
 from cosim_validation.exceptions import InputError
-from cosim_validation.properties.context import DistanceField, MonitorContext, SelfDistance
+from cosim_validation.properties.context import DistanceField, MonitorContext, SelfCollisionCheck, SelfDistance
 from cosim_validation.properties.obstacles import MeshObstacle
 from cosim_validation.record import TrajectoryRecord
 
@@ -46,7 +46,11 @@ def record_context(
     *,
     target_m: np.ndarray | None = None,
     self_distance: SelfDistance | None = None,
+    self_collision: SelfCollisionCheck | None = None,
 ) -> MonitorContext:
-    """The context of ``record``: its joints and needle, the obstacles, and the target (given, else from meta)."""
+    """The context of ``record``: its joints and needle, the obstacles, the target (given, else from meta) and
+    the robot's self-collision model, if any."""
     target = target_m if target_m is not None else record_target(record)
-    return MonitorContext(record.joint_names, record.needle_length_m, dict(obstacles or {}), self_distance, target)
+    obstacles = dict(obstacles or {})
+    names, needle = record.joint_names, record.needle_length_m
+    return MonitorContext(names, needle, obstacles, self_distance, target, self_collision=self_collision)

@@ -23,6 +23,7 @@ class SessionMonitor:
         context: Joints, needle, obstacles, self-collision model, target, constants of the case.
         robots: The robots checked (default: the plan, the virtual and the physical robot).
         kpis: KPI definitions (default: those of the property set).
+        machines: Names of shipped behaviour machines run on every robot (default: those of the property set).
     """
 
     def __init__(
@@ -31,14 +32,16 @@ class SessionMonitor:
         context: MonitorContext,
         robots: Iterable[RobotRole] = tuple(RobotRole),
         kpis: Sequence[KpiSpec] | None = None,
+        machines: Sequence[str] | None = None,
     ) -> None:
         if isinstance(properties, PropertySet):
             kpis = properties.kpis if kpis is None else kpis
+            machines = properties.machines if machines is None else machines
             compiled: Sequence[CompiledProperty] = properties.compile(context)
             context = properties.with_context(context)
         else:
             compiled = properties
-        self.monitors = {RobotRole(r): OnlineMonitor(compiled, context, RobotRole(r), kpis) for r in robots}
+        self.monitors = {RobotRole(r): OnlineMonitor(compiled, context, RobotRole(r), kpis, machines) for r in robots}
 
     def push(self, sample: Sample) -> list[Verdict]:
         """Take one sample of any robot; return the verdicts that changed (e.g. first violations).

@@ -85,6 +85,14 @@ class Predicate:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """A boolean signal used as a condition, e.g. ``self_collision``."""
+
+    ident: str
+    pos: int
+
+
+@dataclass(frozen=True)
 class BoolConst:
     """``true`` or ``false``."""
 
@@ -154,4 +162,4 @@ class Forall:
     pos: int
 
 
-Formula = Compare | Predicate | BoolConst | Not | And | Or | Implies | Unary | Until | Forall
+Formula = Compare | Predicate | Flag | BoolConst | Not | And | Or | Implies | Unary | Until | Forall

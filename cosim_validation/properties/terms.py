@@ -35,17 +35,13 @@ class Env:
     context: MonitorContext
     state: dict[int, Any] = field(default_factory=dict)
     kpis: dict[str, float] = field(default_factory=dict)
+    signals: dict[tuple[str, int, bool], np.ndarray] = field(default_factory=dict)  # read once per env
 
 
 def _norm(v: np.ndarray) -> np.ndarray:
     """Row norms of (n, 3), written out so that every row is computed the same way whatever n is."""
     x, y, z = v[:, 0], v[:, 1], v[:, 2]
     return np.sqrt(x * x + y * y + z * z)  # type: ignore[no-any-return]
-
-
-def _z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
-    w, x, y, z = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
-    return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
 
 
 class Term:
@@ -60,8 +56,11 @@ class Term:
         """Values on every sample of ``env.block``."""
         raise NotImplementedError
 
-    def lower_bound(self, env: Env) -> np.ndarray | None:
-        """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none."""
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none.
+
+        ``tight``: a tighter, costlier bound where the term has one (e.g. an obstacle's distance grid).
+        """
         return None
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
@@ -92,89 +91,6 @@ class StageConst(Term):
 
 
 @dataclass(eq=False)
-class Signal(Term):
-    """A recorded signal of the robot (or of the expected robot when ``expected`` is true).
-
-    ``name`` is one of the keys of :data:`SIGNALS`; ``joint`` the 0-based joint index for indexed ones.
-    """
-
-    name: str
-    kind: str
-    unit: str
-    joint: int = -1
-    expected: bool = False
-
-    def __post_init__(self) -> None:
-        self.uses_expected = self.expected
-
-    def evaluate(self, env: Env) -> np.ndarray:
-        block = env.expected if self.expected else env.block
-        if block is None:
-            raise AssertionError("expected signal evaluated without expected samples")
-        return _read(block, self.name, self.joint)
-
-
-def _read(b: Block, name: str, j: int) -> np.ndarray:
-    if name == "t":
-        return b.t_s
-    if name == "stage":
-        return b.stage
-    if name in ("q", "q_setpoint"):
-        return (b.q_measured_rad if name == "q" else b.q_setpoint_rad)[:, j]
-    if name in ("joint", "joint_axis"):
-        return (b.joint_pos_m if name == "joint" else b.joint_axis)[:, j, :]
-    if name in ("tip", "actual_tip"):
-        return b.tip_pos_m if name == "tip" else b.actual_tip_pos_m
-    if name in ("tip_axis", "actual_tip_axis"):
-        return _z_axis(b.tip_quat_wxyz if name == "tip_axis" else b.actual_tip_quat_wxyz)
-    if name == "needle_base":
-        return b.tip_pos_m - b.needle_length_m * _z_axis(b.tip_quat_wxyz)
-    if name == "needle":
-        return np.stack([b.tip_pos_m - b.needle_length_m * _z_axis(b.tip_quat_wxyz), b.tip_pos_m], axis=1)
-    raise AssertionError(name)
-
-
-#: Signals of a robot: name -> (kind, unit, indexed by joint).
-SIGNALS: dict[str, tuple[str, str, bool]] = {
-    "t": (SCALAR, "s", False),
-    "stage": (STAGE, "1", False),
-    "q": (SCALAR, "rad", True),
-    "q_setpoint": (SCALAR, "rad", True),
-    "joint": (POINT, "m", True),
-    "joint_axis": (VECTOR, "1", True),
-    "tip": (POINT, "m", False),
-    "tip_axis": (VECTOR, "1", False),
-    "actual_tip": (POINT, "m", False),
-    "actual_tip_axis": (VECTOR, "1", False),
-    "needle_base": (POINT, "m", False),
-    "needle": (SEGMENT, "m", False),
-}
-
-
-@dataclass(eq=False)
-class Target(Term):
-    """The case's target point from the context."""
-
-    kind: str = POINT
-    unit: str = "m"
-
-    def evaluate(self, env: Env) -> np.ndarray:
-        assert env.context.target_m is not None
-        return np.broadcast_to(env.context.target_m, (env.block.n, 3))
-
-
-@dataclass(eq=False)
-class SelfDistanceTerm(Term):
-    """Smallest distance between non-adjacent links [m], from the context's self-collision model."""
-
-    unit: str = "m"
-
-    def evaluate(self, env: Env) -> np.ndarray:
-        assert env.context.self_distance is not None
-        return np.asarray(env.context.self_distance(env.block.q_measured_rad), dtype=np.float64)
-
-
-@dataclass(eq=False)
 class Apply(Term):
     """A function of other terms: dist, angle, abs, + - * /, unary minus."""
 
@@ -186,9 +102,9 @@ class Apply(Term):
         self.uses_expected = any(a.uses_expected for a in self.args)
         self.rowwise = all(a.rowwise for a in self.args)
 
-    def lower_bound(self, env: Env) -> np.ndarray | None:
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
         if self.func == "-" and isinstance(self.args[1], Const):
-            bound = self.args[0].lower_bound(env)
+            bound = self.args[0].lower_bound(env, tight)
             return None if bound is None else bound - self.args[1].value
         return None
 
@@ -243,15 +159,17 @@ class ObstacleDistance(Term):
         value = self.arg.evaluate(env)
         return value.reshape(value.shape[0], -1, 3)
 
-    def lower_bound(self, env: Env) -> np.ndarray | None:
+    def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
         field_ = env.context.obstacles[self.obstacle]
         if not _has_bounds(field_):
             return None
         field_ = cast(BoundedDistanceField, field_)
         value = self.arg.evaluate(env)
         if self.arg.kind == SEGMENT:
-            return field_.segment_lower_bound_m(value[:, 0], value[:, 1])
-        return field_.point_lower_bound_m(value)
+            segment = getattr(field_, "segment_tight_lower_bound_m", None) if tight else None
+            return (segment or field_.segment_lower_bound_m)(value[:, 0], value[:, 1])
+        point = getattr(field_, "point_tight_lower_bound_m", None) if tight else None
+        return (point or field_.point_lower_bound_m)(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
         field_ = env.context.obstacles[self.obstacle]

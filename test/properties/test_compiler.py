@@ -64,6 +64,7 @@ def test_requirements_are_collected(context: MonitorContext) -> None:
         ("always x(tip) < 1 and q[0] < 1", "mixes margins in m and rad"),
         ("always nocollision(tip, target)", "nocollision needs an obstacle"),
         ("always heart < 1", "obstacle 'heart' is not a value here"),
+        ("always self_collision < 1", "self_collision is a condition"),
         ("forall j in joints: always j < 1", "a joint variable is an index"),
         ("always x(tip) * x(tip) < 1", "needs a plain number on one side"),
         ("always entry(tip, tip) < 1", "entry needs a stage name"),

@@ -147,7 +147,8 @@ def test_nan_samples_give_bounds_or_unknown() -> None:
         ("always (stage == reset -> x(tip) < 1)", "vacuous"),
         ("always safebound(tip, expected.tip, 0.1)", "needs the expected trajectory"),
         ("always safebound(actual_tip, tip, 0.1)", "needs the actual tip pose"),
-        ("always self_distance > 0", "needs a self-collision model"),
+        ("always self_distance > 0", "needs a self-collision distance model"),
+        ("always not self_collision", "needs a self-collision model"),
         ("always[10, 20] x(tip) < 1", "vacuous"),
     ],
 )

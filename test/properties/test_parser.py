@@ -96,3 +96,12 @@ def test_malformed_expressions_name_property_and_column(text: str, message: str,
     if text:
         assert f"at column {column}" in str(info.value)
         assert info.value.position == column - 1
+
+
+def test_flags_are_conditions() -> None:
+    tree = parse_formula("always not self_collision")
+    assert isinstance(tree, s.Unary)
+    assert isinstance(tree.operand, s.Not)
+    assert tree.operand.operand == s.Flag("self_collision", 11)
+    with pytest.raises(PropertyError, match="expected a comparison"):
+        parse_formula("always tip")

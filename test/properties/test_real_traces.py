@@ -20,6 +20,7 @@ from cosim_validation.properties.scene_context import record_context, scene_obst
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.robot import RobotConfig
 from cosim_validation.sim import execute_trajectory, make_backend
+from test.properties.traces import machine_verdicts
 
 ENGINES = ("mujoco", "pybullet", "emulated")
 
@@ -83,9 +84,10 @@ def test_online_equals_offline_on_real_runs(
     for sample in record_samples(record):
         monitor.push(sample)
     online = monitor.finish()
-    assert len(online) == len(offline.verdicts) >= 6
-    for off, on in zip(offline.verdicts, online, strict=True):
-        assert off.same_outcome(on), (off, on)
+    machines = machine_verdicts(props.machines, record, context.target_m)
+    assert len(online) == len(offline.verdicts) + len(machines) >= 9
+    for off, on in zip([*offline.verdicts, *machines], online, strict=True):
+        assert off.same_outcome(on), (off, on)  # type: ignore[attr-defined]
     assert [k.to_dict() for k in offline.kpis] == [k.to_dict() for k in monitor.kpis()]
     statuses = {v.property: v.status for v in offline.verdicts}
     assert statuses["joints_clear_of_obstacles"] is Status.HOLDS  # the arm stays far from the heart

@@ -11,7 +11,7 @@ from cosim_validation.properties import MonitorContext, PropertySet, TraceError,
 from cosim_validation.properties.offline import evaluate_run
 from cosim_validation.properties.session_monitor import SessionMonitor
 from cosim_validation.record import RobotRole
-from test.properties.traces import TARGET, heart_mesh_obstacle, insertion_case
+from test.properties.traces import TARGET, heart_mesh_obstacle, insertion_case, machine_verdicts
 
 
 def test_session_equals_offline_per_robot() -> None:
@@ -30,7 +30,8 @@ def test_session_equals_offline_per_robot() -> None:
     for record in (expected, virtual, physical):
         offline = evaluate_run(props, record, context, None if record is expected else expected)
         online = finals[record.robot]
-        assert all(a.same_outcome(b) for a, b in zip(offline.verdicts, online, strict=True))
+        machines = machine_verdicts(props.machines, record, TARGET)
+        assert all(a.same_outcome(b) for a, b in zip([*offline.verdicts, *machines], online, strict=True))  # type: ignore[attr-defined]
         assert [k.to_dict() for k in offline.kpis] == [k.to_dict() for k in kpis[record.robot]]
     assert any(v.robot is RobotRole.PHYSICAL and v.property == "tip_follows_plan" for v in changes)
     assert not any(v.robot is RobotRole.VIRTUAL for v in changes)

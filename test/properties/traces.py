@@ -160,3 +160,10 @@ def edited(record: TrajectoryRecord, **arrays: np.ndarray) -> TrajectoryRecord:
     import dataclasses
 
     return dataclasses.replace(record, **arrays)
+
+
+def machine_verdicts(names: tuple[str, ...], record: TrajectoryRecord, target_m: np.ndarray | None) -> list[object]:
+    """The offline ``machine:<name>`` verdicts an online monitor appends after the properties'."""
+    from cosim_validation.properties.machines import run_machine, shipped
+
+    return [run_machine(shipped(name), record, target_m).to_verdict() for name in names]

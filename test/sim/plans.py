@@ -58,11 +58,16 @@ def _quintic(q_from: np.ndarray, q_to: np.ndarray, duration_s: float, rate_hz: f
     return q_from + h[:, None] * (q_to - q_from)
 
 
+def _inward(home_q_rad: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """``offset``, flipped on joints it would take above 1.9 rad (near the 2.09 rad limits of joints 2, 4, 6)."""
+    return np.where(home_q_rad + offset > 1.9, -offset, offset)
+
+
 def five_stage_plan(home_q_rad: np.ndarray, rate_hz: float = 10.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n,) times [s], (n,) stages, (n, 7) joint setpoints [rad] of a 21 s five-stage case."""
-    source = home_q_rad + _SOURCE_OFFSET
-    entry = source + _ENTRY_STEP
-    target = entry + _TARGET_STEP
+    """(n,) times [s], (n,) stages, (n, 7) joint setpoints [rad] of a 21 s five-stage case from ``home_q_rad``."""
+    source = home_q_rad + _inward(home_q_rad, _SOURCE_OFFSET)
+    entry = source + _inward(home_q_rad, _ENTRY_STEP)
+    target = entry + _inward(home_q_rad, _TARGET_STEP)
     legs = [
         (Stage.INITIALIZATION, home_q_rad, source, 6.0),
         (Stage.APPROACH, source, entry, 3.0),

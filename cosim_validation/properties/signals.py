@@ -16,6 +16,12 @@ def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
     return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
 
 
+def z_axis_one(quat_wxyz: np.ndarray) -> np.ndarray:
+    """(3,) +z axis of one (4,) wxyz unit quaternion (same formula as :func:`z_axis`, without array overhead)."""
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+
+
 @dataclass(eq=False)
 class Signal(Term):
     """A recorded signal of the robot (or of the expected robot when ``expected`` is true).

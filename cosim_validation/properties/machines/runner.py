@@ -10,7 +10,7 @@ import numpy as np
 from cosim_validation.properties.errors import PropertyError, TraceError
 from cosim_validation.properties.machines.machine import ANY, EOF, GREEN, RED, Machine, Snapshot, Transition, Vars
 from cosim_validation.properties.sample import Sample, record_samples
-from cosim_validation.properties.signals import z_axis
+from cosim_validation.properties.signals import z_axis_one
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 
@@ -117,7 +117,7 @@ class MachineRunner:
         velocity = np.zeros(3)
         if self.previous is not None and sample.t_s > self.previous.t_s:
             velocity = (tip - self.previous.tip_pos_m) / (sample.t_s - self.previous.t_s)
-        axis = z_axis(np.asarray(sample.tip_quat_wxyz, dtype=np.float64)[None])[0]
+        axis = z_axis_one(sample.tip_quat_wxyz)
         return Snapshot(
             sample.t_s, Stage(sample.stage), tip, axis, velocity, np.asarray(sample.q_measured_rad),
             np.asarray(sample.actual_tip_pos_m), self.target_m, self.index, is_last,

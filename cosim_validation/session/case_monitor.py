@@ -9,7 +9,7 @@ the samples.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +30,11 @@ class CaseConclusion:
     kpis: tuple[Kpi, ...]
     samples: Mapping[RobotRole, int]
     records: Mapping[RobotRole, TrajectoryRecord] = field(default_factory=dict)
+
+
+def _touching(self_distance: SelfDistance) -> Callable[[np.ndarray], np.ndarray]:
+    """The self-collision condition of a self-distance model: touching where the distance is <= 0."""
+    return lambda q: np.asarray(self_distance(q)) <= 0.0
 
 
 class CaseMonitor:
@@ -63,7 +68,12 @@ class CaseMonitor:
         keep_records: bool = False,
     ) -> None:
         context = MonitorContext(
-            kinematics.joint_names, kinematics.needle_length_m, dict(obstacles), self_distance, target_m
+            kinematics.joint_names,
+            kinematics.needle_length_m,
+            dict(obstacles),
+            self_distance=self_distance,
+            target_m=target_m,
+            self_collision=None if self_distance is None else _touching(self_distance),
         )
         self._assembler = StreamAssembler(kinematics, dict(robots), with_expected)
         roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)

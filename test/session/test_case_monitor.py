@@ -10,8 +10,8 @@ import pytest
 from cosim_validation.anatomy import load_anatomy
 from cosim_validation.config import load_config
 from cosim_validation.properties import PropertySet
-from cosim_validation.properties.offline import evaluate_run
-from cosim_validation.properties.scene_context import record_context, scene_obstacles
+from cosim_validation.properties.checking import check_records
+from cosim_validation.properties.scene_context import scene_obstacles
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import Kinematics, RobotConfig
 from cosim_validation.session.case_monitor import CaseMonitor
@@ -58,12 +58,9 @@ def test_streams_give_the_offline_verdicts_and_kpis(world: tuple, seed: int) -> 
     conclusion = monitor.finish()
     assert conclusion.samples == {RobotRole.EXPECTED: n, RobotRole.VIRTUAL: n}
     assert_same(conclusion.records[RobotRole.VIRTUAL], virtual)
-    offline = []
-    offline_kpis = []
-    for record, plan in ((expected, None), (virtual, expected)):
-        result = evaluate_run(properties, record, record_context(record, obstacles, target_m=target), plan)
-        offline += result.verdicts
-        offline_kpis += result.kpis
+    reports = check_records(properties, [expected, virtual], expected, obstacles, target)
+    offline = [v for report in reports for v in report.verdicts]
+    offline_kpis = [k for report in reports for k in report.kpis]
     assert [v.property for v in conclusion.verdicts] == [v.property for v in offline]
     for live, ref in zip(conclusion.verdicts, offline, strict=True):
         assert live.same_outcome(ref), (live, ref)

@@ -75,7 +75,7 @@ def line_motion(
     for _ in range(_MAX_RETIMING):
         s = profile_samples(length, limits.velocity_m_s, limits.acceleration_m_s2, limits.jerk_m_s3, dt_s)
         points = start_m + s[:, None] * unit
-        result = ik.track(q_start, points[1:], R, full_orientation=True)
+        result = ik.track(q_start, points[1:], R, full_orientation=False)
         if not result.converged:
             worst = int(np.argmax(result.position_error_m))
             raise PlanningError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import numpy as np
 
@@ -19,6 +20,18 @@ from cosim_validation.robot import RobotConfig
 from cosim_validation.robot.inverse_kinematics import InverseKinematics
 
 _ON_LINE_M = 1e-3  # a source this close to the insertion line approaches along it, without a standoff point
+_COARSE_STEP_M = 0.005  # tip step of the quick look-ahead that picks the redundancy at the source
+_ROLLS = 8  # needle rolls tried at the source (45 deg apart)
+_SMOOTH_STEP_RAD = 0.03  # a look-ahead whose joints move at most this per 5 mm of tip motion is taken at once
+
+
+def _sample_polyline(waypoints: list[np.ndarray], step_m: float) -> np.ndarray:
+    """(m, 3) points every ``step_m`` or less along the polyline, the first waypoint excluded."""
+    parts = []
+    for a, b in pairwise(waypoints):
+        count = max(1, int(np.ceil(np.linalg.norm(b - a) / step_m)))
+        parts.append(a + np.linspace(0.0, 1.0, count + 1)[1:, None] * (b - a))
+    return np.concatenate(parts)
 
 
 class FiveStagePlanner:
@@ -65,15 +78,9 @@ class FiveStagePlanner:
                 "too_deep",
             )
         dt = self.config.dt_s
-        solved = self.ik.solve(source_m, line.axis)
-        if not solved.converged:
-            raise PlanningError(
-                f"source {np.round(source_m, 4).tolist()} with the needle along {np.round(line.axis, 3).tolist()} "
-                f"is out of reach (IK error {solved.position_error_m * 1e3:.2f} mm)",
-                "unreachable",
-            )
-        initialization, used_ompl = self._initialization(solved.q_rad)
-        approach = self._approach(solved.q_rad, source_m, line)
+        q_source = self._source_pose(source_m, line)
+        initialization, used_ompl = self._initialization(q_source)
+        approach = self._approach(q_source, source_m, line)
         injection = line_motion(
             self.ik,
             approach[-1],
@@ -94,6 +101,46 @@ class FiveStagePlanner:
         ]
         meta = {"ompl_used": used_ompl, "planning_time_s": time.perf_counter() - started}
         return Plan.from_stages(stages, dt, np.asarray(source_m, dtype=np.float64), line, controller, meta)
+
+    def _waypoints(self, source_m: np.ndarray, line: InsertionLine) -> list[np.ndarray]:
+        """Tip waypoints from the source to the target: [source, (standoff,) entry, target]."""
+        offset = source_m - line.entry_m
+        off_line = np.linalg.norm(offset - np.dot(offset, line.axis) * line.axis)
+        if off_line < _ON_LINE_M and np.dot(offset, line.axis) <= -self.config.standoff_m:
+            return [source_m, line.entry_m, line.target_m]
+        return [source_m, line.entry_m - self.config.standoff_m * line.axis, line.entry_m, line.target_m]
+
+    def _source_pose(self, source_m: np.ndarray, line: InsertionLine) -> np.ndarray:
+        """The joint vector at the source whose redundancy (needle roll, elbow) best suits the whole straight part.
+
+        Candidates: the IK solution from the home posture and its turns about the needle; each follows the
+        waypoints coarsely (every 5 mm); the first whose largest joint step is at most 0.03 rad is taken, else the
+        one with the smallest largest step.
+        """
+        solved = self.ik.solve(source_m, line.axis)
+        if not solved.converged:
+            raise PlanningError(
+                f"source {np.round(source_m, 4).tolist()} with the needle along {np.round(line.axis, 3).tolist()} "
+                f"is out of reach (IK error {solved.position_error_m * 1e3:.2f} mm)",
+                "unreachable",
+            )
+        points = _sample_polyline(self._waypoints(source_m, line), _COARSE_STEP_M)
+        best, best_score = solved.q_rad, self._look_ahead(solved.q_rad, points)
+        if best_score > _SMOOTH_STEP_RAD:  # the home-like solution is not smooth enough: try the other rolls
+            for candidate in self.ik.solve_rolls(solved.q_rad, _ROLLS)[1:]:
+                score = self._look_ahead(candidate.q_rad, points)
+                if score < best_score:
+                    best, best_score = candidate.q_rad, score
+        return best
+
+    def _look_ahead(self, q_start: np.ndarray, points: np.ndarray) -> float:
+        """Largest joint step [rad] following ``points`` (m, 3) from ``q_start`` with the needle axis held; inf
+        if IK cannot follow them."""
+        R = self.kinematics.tip_pose(q_start).R
+        path = self.ik.track(q_start, points, R, full_orientation=False)
+        if not path.converged:
+            return np.inf
+        return float(np.max(np.abs(np.diff(np.vstack((q_start, path.q_rad)), axis=0))))
 
     def needle_clearance(self, q: np.ndarray, enough_m: float = np.inf) -> np.ndarray:
         """(n,) distance of the needle to the nearest forbidden region at each joint vector (n, J) [m].

@@ -53,7 +53,8 @@ def plan_joint_path(
         start[j], goal[j] = float(q_from[j]), float(q_to[j])
     setup.setStartAndGoalStates(start, goal)
     info = setup.getSpaceInformation()
-    info.setStateValidityCheckingResolution(step_rad / space.getMaximumExtent())
+    # OMPL checks motions at half the step; the planner re-checks the result at the full step
+    info.setStateValidityCheckingResolution(0.5 * step_rad / space.getMaximumExtent())
     setup.setPlanner(getattr(og, settings.planner)(info))
     ou.RNG.setSeed(settings.seed + 1)  # OMPL treats seed 0 as "unset"
     solved = setup.solve(settings.time_limit_s)

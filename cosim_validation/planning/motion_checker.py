@@ -1,8 +1,8 @@
 """Collision checks of planned joint configurations: self-collision, arm and needle against the skin.
 
-Checks are conservative and cheap: only samples that cover the motion are checked (every other sample is
-within ``cover_step_m`` of a checked one, which is added to the required clearance), and points whose
-distance to the skin's bounding box already exceeds the requirement are not queried against the mesh.
+Checks are cheap: points whose distance to the skin's bounding box (a lower bound of their distance to the
+skin) already exceeds the requirement are not queried against the mesh. Optionally only samples that cover the
+motion are checked (every other sample within ``cover_step_m`` of a checked one, added to the requirement).
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ class MotionChecker:
         kinematics: Arm and needle.
         world: The anatomy.
         arm_clearance_m: Arm links and holder must stay this far outside the skin [m].
-        cover_step_m: Unchecked samples are within this distance of a checked one [m].
+        cover_step_m: Unchecked samples are within this distance of a checked one [m]; 0 checks every sample.
         joint_step_rad: Self-collision is checked whenever a joint moved this much [rad].
+        box_prefilter: Skip mesh queries for points far from the skin's bounding box (off: query every point).
     """
 
     def __init__(
@@ -47,8 +48,9 @@ class MotionChecker:
         kinematics: Kinematics,
         world: CollisionWorld,
         arm_clearance_m: float,
-        cover_step_m: float = 0.005,
+        cover_step_m: float = 0.0,
         joint_step_rad: float = 0.02,
+        box_prefilter: bool = True,
     ) -> None:
         self.kinematics = kinematics
         self.world = world
@@ -57,6 +59,7 @@ class MotionChecker:
         self.arm_clearance_m = float(arm_clearance_m)
         self.cover_step_m = float(cover_step_m)
         self.joint_step_rad = float(joint_step_rad)
+        self.box_prefilter = bool(box_prefilter)
         count = max(2, math.ceil(kinematics.needle_length_m / _NEEDLE_SPACING_M) + 1)
         self._needle_u = np.linspace(0.0, 1.0, count)
 
@@ -66,7 +69,7 @@ class MotionChecker:
         checked = points[idx]
         need = required + self.cover_step_m
         distance = box_distance(checked, self.world.skin_bounds_m)
-        query = distance < need[None, :]
+        query = distance < need[None, :] if self.box_prefilter else np.ones(distance.shape, dtype=bool)
         if query.any():
             distance[query] = self.world.skin_signed_distance(checked[query])
         margin = distance - need[None, :]

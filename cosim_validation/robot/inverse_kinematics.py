@@ -12,6 +12,8 @@ from cosim_validation.robot.errors import KinematicsInputError
 from cosim_validation.robot.ik_kernels import solve_ik, track_poses
 from cosim_validation.robot.kinematics import Kinematics
 
+_GOOD_MARGIN_RAD = 0.15  # a cold solution this far inside every limit is taken at once
+
 # (joint 2, joint 4, joint 6) of the seed arm shapes [rad]
 _ARM_SHAPES: tuple[tuple[float, float, float], ...] = (
     (0.4, 1.6, 1.0),
@@ -147,24 +149,53 @@ class InverseKinematics:
     def solve(self, tip_pos_m: ArrayLike, needle_axis: ArrayLike) -> IkResult:
         """Tip at ``tip_pos_m`` (3,) [m] with the needle along ``needle_axis`` (3,), from deterministic seeds.
 
-        Seeds start at the preferred posture and then turn the arm towards the target; the first converged
-        solution is returned, else the one with the smallest position error.
+        Seeds start at the preferred posture and then turn the arm towards the target. Among the converged
+        solutions at least ``_GOOD_MARGIN_RAD`` inside every joint limit, the one closest to the preferred
+        posture is returned (a home-like arm, consistent from target to target; the solve from the preferred
+        posture itself is taken at once when it qualifies); failing that, the converged one
+        farthest from the limits; failing that, the one with the smallest position error.
         """
         pos = _finite_vector(tip_pos_m, "tip_pos_m", (3,))
         axis = _finite_vector(needle_axis, "needle_axis", (3,))
         if np.linalg.norm(axis) < 1e-9:
             raise KinematicsInputError(f"needle_axis must be a non-zero vector, got {axis.tolist()!r}")
         R = frame_with_axis(axis)
-        best: IkResult | None = None
+        results = []
         for seed in self._seeds(pos):
             q, err_p, err_r, _ = solve_ik(seed, pos, R, False, self.q_posture_rad, *self._args())
-            result = IkResult(q, err_p, err_r, self._converged(err_p, err_r))
+            results.append(IkResult(q, err_p, err_r, self._converged(err_p, err_r)))
+            if len(results) == 1 and results[0].converged and self.limit_margin(q) >= _GOOD_MARGIN_RAD:
+                return results[0]  # from the preferred posture itself: nothing can be closer to it
+        converged = [r for r in results if r.converged]
+        good = [r for r in converged if self.limit_margin(r.q_rad) >= _GOOD_MARGIN_RAD]
+        if good:
+            return min(good, key=lambda r: float(np.linalg.norm(r.q_rad - self.q_posture_rad)))
+        if converged:
+            return max(converged, key=lambda r: self.limit_margin(r.q_rad))
+        return min(results, key=lambda r: r.position_error_m)
+
+    def limit_margin(self, q_rad: np.ndarray) -> float:
+        """Smallest distance of the joints (J,) from the solver's limits [rad]."""
+        return float(np.min(np.minimum(q_rad - self.q_lower_rad, self.q_upper_rad - q_rad)))
+
+    def solve_rolls(self, q_solution: ArrayLike, n_rolls: int) -> list[IkResult]:
+        """Solutions with the same tip position and needle axis, turned about the needle by 360/n_rolls deg steps.
+
+        The needle's roll is the redundancy a 5-D task leaves besides the elbow; other rolls place the wrist
+        elsewhere, which matters for motions that follow. Starts from ``q_solution`` (J,); returns the converged
+        ones (the given solution first).
+        """
+        q0 = self.kinematics.as_joint_batch(q_solution, "q_solution")[0]
+        pose = self.kinematics.tip_pose(q0)
+        out = [IkResult(q0, 0.0, 0.0, True)]
+        for k in range(1, n_rolls):
+            angle = 2.0 * np.pi * k / n_rolls
+            c, s = np.cos(angle), np.sin(angle)
+            R = pose.R @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+            result = self.solve_from(q0, pose.pos_m, R, full_orientation=True)
             if result.converged:
-                return result
-            if best is None or result.position_error_m < best.position_error_m:
-                best = result
-        assert best is not None
-        return best
+                out.append(result)
+        return out
 
     def _seeds(self, tip_pos_m: np.ndarray) -> list[np.ndarray]:
         """Deterministic start postures: the preferred one, then arm shapes facing the target.

@@ -67,6 +67,8 @@ class SelfCollision:
         self.data.qpos[self._qpos_index] = qv
         mj.mj_kinematics(self.model, self.data)
         mj.mj_collision(self.model, self.data)
+        if self.data.ncon == 0:  # the common case; reading the contact array is the slow part
+            return []
         pairs = []
         for contact in self.data.contact[: self.data.ncon]:
             if contact.dist < self.margin_m:

@@ -9,8 +9,8 @@ import pytest
 from cosim_validation.cli.main import main
 from test.planning.setup_fixtures import CONFIG_PATH
 
-TARGET = ["0.44", "0.02", "-0.17"]
-BEHIND_HEART = ["0.459", "0.0746", "-0.2076"]
+TARGET = ["0.44", "0.02", "0.03"]
+BEHIND_HEART = ["0.459", "0.0746", "-0.0076"]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -47,7 +47,7 @@ def test_text_table_and_validator_stop(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_guarded_refusal_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     """A lung target 4.9 mm from the heart: no needle keeps the 10 mm clearance, the guarded controller refuses."""
-    code, out, _ = _run(capsys, "--target", "0.4775", "0.0699", "-0.1091", "--controller", "guarded", "--json")
+    code, out, _ = _run(capsys, "--target", "0.4775", "0.0699", "0.0909", "--controller", "guarded", "--json")
     assert code == 2
     report = json.loads(out)
     assert report["outcome"] == "refused"
@@ -59,9 +59,9 @@ def test_guarded_refusal_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     ("args", "message"),
     [
         (["--target", "nan", "0", "0"], "target must be finite"),
-        (["--target", "0.45", "0", "0.5"], "outside every target model"),
-        (["--target", "0.516", "0.024", "-0.1"], "inside the forbidden region 'heart'"),
-        (["--target", *TARGET, "--source", "0.45", "0", "-0.05"], "must be outside the body"),
+        (["--target", "0.45", "0", "0.7"], "outside every target model"),
+        (["--target", "0.516", "0.024", "0.1"], "inside the forbidden region 'heart'"),
+        (["--target", *TARGET, "--source", "0.45", "0", "0.15"], "must be outside the body"),
         (["--target", *TARGET, "--backend", "gazebo"], "unknown backend 'gazebo'"),
         (["--target", *TARGET, "--controller", "wild"], "unknown controller 'wild'"),
     ],

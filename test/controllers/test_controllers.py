@@ -49,7 +49,7 @@ def test_guarded_keeps_the_clearance_or_refuses(insertion_setup: InsertionSetup,
 
 def test_guarded_keeps_the_direct_line_when_it_is_clear(insertion_setup: InsertionSetup) -> None:
     source = insertion_setup.planning.default_source_m
-    target = np.array([0.42, -0.05, -0.12])
+    target = np.array([0.42, -0.05, 0.08])
     plan = insertion_setup.controller("guarded").plan_case(source, target)
     np.testing.assert_allclose(plan.line.axis, (target - source) / np.linalg.norm(target - source), atol=1e-12)
 

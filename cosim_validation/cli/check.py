@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config", default="config/needle_insertion.yaml", help="configuration whose anatomy gives the obstacles"
     )
     parser.add_argument("--no-scene", action="store_true", help="no obstacles (obstacle properties are unknown)")
+    parser.add_argument(
+        "--no-self-collision", action="store_true", help="no self-collision check (that property is unknown)"
+    )
     parser.add_argument("--target", nargs=3, type=float, metavar=("X", "Y", "Z"), help="target in base_link [m]")
     parser.add_argument("--no-machines", action="store_true", help="skip the behaviour machines")
 
@@ -50,9 +53,11 @@ def run(args: argparse.Namespace) -> int:
 
         obstacles = scene_obstacles(load_anatomy(load_config(resolve_resource(args.config))["anatomy"]))
     target = np.asarray(args.target, dtype=np.float64) if args.target else None
+    self_collision = None if args.no_self_collision else _self_collision(load_config(resolve_resource(args.config)))
     reports = check_records(
-        properties, records, expected, obstacles, target, machines=not args.no_machines, sources=args.traces
-    )
+        properties, records, expected, obstacles, target,
+        machines=not args.no_machines, sources=args.traces, self_collision=self_collision,
+    )  # fmt: skip
     violated = any(v.status is Status.VIOLATED for rep in reports for v in rep.verdicts)
     if args.json:
         print_json([rep.to_dict() for rep in reports])
@@ -65,6 +70,22 @@ def run(args: argparse.Namespace) -> int:
             print(format_table(("kpi", "stage", "value", "unit", "note"), [_kpi_row(k) for k in rep.kpis]))
         print()
     return 2 if violated else 0
+
+
+def _self_collision(config: Any) -> Any:
+    """Record -> the robot's self-collision check with the record's needle (built once per needle length)."""
+    from cosim_validation.robot import RobotConfig, SelfCollision
+
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    checks: dict[float, Any] = {}
+
+    def for_record(record: Any) -> Any:
+        length = float(record.needle_length_m)
+        if length not in checks:
+            checks[length] = SelfCollision(kinematics.with_needle_length(length)).in_collision
+        return checks[length]
+
+    return for_record
 
 
 _VERDICT_HEADERS = ("property", "status", "margin", "unit", "first violation [s]", "stage", "note")

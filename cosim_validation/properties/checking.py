@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from cosim_validation.properties.context import DistanceField
+from cosim_validation.properties.context import DistanceField, SelfCollisionCheck
 from cosim_validation.properties.kpi import target_point
 from cosim_validation.properties.machines import MachineResult, run_machine, shipped
 from cosim_validation.properties.offline import evaluate_run
@@ -66,6 +66,7 @@ def check_records(
     *,
     machines: bool = True,
     sources: Sequence[str] | None = None,
+    self_collision: Callable[[TrajectoryRecord], SelfCollisionCheck | None] | None = None,
 ) -> list[RecordReport]:
     """Evaluate ``properties`` (and its machines) on every record.
 
@@ -78,10 +79,12 @@ def check_records(
             last injection sample (KPIs and machines).
         machines: Whether to run the behaviour machines listed in ``properties.machines``.
         sources: Display names of the records (default: their test ids).
+        self_collision: The self-collision check for a record (its robot and needle), or None: unknown.
     """
     reports = []
     for i, record in enumerate(records):
-        context = record_context(record, obstacles, target_m=target_m)
+        check = self_collision(record) if self_collision is not None else None
+        context = record_context(record, obstacles, target_m=target_m, self_collision=check)
         plan = None if record.robot is RobotRole.EXPECTED else expected
         result = evaluate_run(properties, record, context, plan)
         results: list[MachineResult] = []

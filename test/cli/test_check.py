@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from pathlib import Path
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from cosim_validation.cli.main import main
-from cosim_validation.record import Stage
+from cosim_validation.record import Stage, TrajectoryRecord
 from test.properties.traces import TARGET, edited, insertion_case
 
 
@@ -40,7 +41,7 @@ def test_nominal_case_passes(case_files: dict[str, Path], capsys: pytest.Capture
     assert "tip_follows_plan" in out
     assert "machine:stage_order" in out
     assert "violated" not in out
-    assert "needs a self-collision model" in out  # honest: no model, no verdict
+    assert "unknown" not in out  # the robot's self-collision check comes from the configuration
 
 
 def test_violations_exit_2_and_are_named(case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,12 +61,14 @@ def test_violations_exit_2_and_are_named(case_files: dict[str, Path], capsys: py
 def test_without_plan_or_scene_the_dependent_properties_are_unknown(
     case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["check", str(case_files["virtual"]), "--no-scene", "--no-machines", "--json"])
+    argv = ["check", str(case_files["virtual"]), "--no-scene", "--no-machines", "--no-self-collision", "--json"]
+    code = main(argv)
     (report,) = json.loads(capsys.readouterr().out)
     assert code == 0
     reasons = {v["property"]: v["reason"] for v in report["verdicts"] if v["status"] == "unknown"}
     assert "needs the expected trajectory" in reasons["tip_follows_plan"]
     assert "needs obstacles" in reasons["joints_clear_of_obstacles"]
+    assert "needs a self-collision model" in reasons["no_self_collision"]
     assert not any(v["property"].startswith("machine:") for v in report["verdicts"])
 
 
@@ -98,3 +101,19 @@ def test_bad_input_is_one_error_line(
     assert err.startswith("error: ")
     assert message in err
     assert err.count("\n") == 1
+
+
+def test_self_collision_from_the_configured_robot(case_files: dict[str, Path], tmp_path: Path) -> None:
+    record = TrajectoryRecord.load(case_files["virtual"])
+    q = record.q_measured_rad.copy()
+    q[20:23] = [0.0, 0.0, 0.0, 2.09, 0.0, 2.09, 0.0]  # elbow and wrist folded: link7 and the needle hit link2
+    folded = tmp_path / "folded.npz"
+    edited(record, q_measured_rad=q, q_setpoint_rad=q).save(folded)
+    out = tmp_path / "out.json"
+    with out.open("w") as stream, contextlib.redirect_stdout(stream):
+        code = main(["check", str(folded), "--no-scene", "--no-machines", "--json"])
+    (report,) = json.loads(out.read_text())
+    verdict = next(v for v in report["verdicts"] if v["property"] == "no_self_collision")
+    assert code == 2
+    assert verdict["status"] == "violated"
+    assert verdict["first_violation_time_s"] == pytest.approx(record.t_s[20])

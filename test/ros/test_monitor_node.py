@@ -24,7 +24,8 @@ pytestmark = pytest.mark.ros
 class FakeController:
     """Publishes a case as the controller and drivers would (from the test process)."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, needle_length_m: float) -> None:
+        self.needle_length_m = needle_length_m
         from geometry_msgs.msg import PoseStamped
         from sensor_msgs.msg import JointState
 
@@ -43,7 +44,9 @@ class FakeController:
 
         from cosim_validation_interfaces.msg import CaseStatus
 
-        msg = CaseStatus(event=event, sample_count=n, needle_length_m=0.2, robots=["virtual"], controller="straight")
+        msg = CaseStatus(
+            event=event, sample_count=n, needle_length_m=self.needle_length_m, robots=["virtual"], controller="straight"
+        )
         msg.test_case.test_id = test_id
         msg.test_case.target = Point(x=float(target[0]), y=float(target[1]), z=float(target[2]))
         return msg
@@ -92,7 +95,7 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
     virtual = make_record(kin, RobotRole.VIRTUAL, n, 3, with_tip=True)
     reports: list[Any] = []
     node.create_subscription(CaseReport, "/cosim/case_reports", reports.append, to_rclpy(RESULT))
-    fake = FakeController(node)
+    fake = FakeController(node, kin.needle_length_m)
     assert spin_until(node, executor, fake.matched, timeout_s=30)
     target = expected.tip_pos_m[-1]
     fake.status.publish(fake.status_msg(CaseStatus.STARTED, "case-a", target, n))
@@ -121,17 +124,17 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
     assert dict(zip(report.robots, report.samples, strict=True)) == {0: n, 1: n}
 
     # the same samples through the in-process monitor give the same verdicts and KPIs
-    from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.properties import PropertySet
-    from cosim_validation.properties.scene_context import scene_obstacles
     from cosim_validation.session.case_monitor import CaseMonitor
+    from cosim_validation.session.monitor_world import load_monitor_world
 
+    world = load_monitor_world(repo_root / "config" / "needle_insertion.yaml", repo_root / "config" / "properties.yaml")
     reference = CaseMonitor(
-        PropertySet.load(repo_root / "config" / "properties.yaml"),
+        world.properties,
         kin,
         {RobotRole.VIRTUAL: True},
-        scene_obstacles(load_anatomy(config["anatomy"])),
+        world.obstacles,
         target_m=target,
+        self_distance=world.self_distance,
     )
     for k in range(n):
         stamp = START_NS + k * DT_NS
@@ -157,7 +160,7 @@ def test_silent_robot_is_reported_stale_within_a_second(monitor_graph: Any, repo
     diagnostics: list[Any] = []
     node.create_subscription(Alert, "/cosim/alerts", alerts.append, to_rclpy(RESULT))
     node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, to_rclpy(DIAGNOSTICS))
-    fake = FakeController(node)
+    fake = FakeController(node, kin.needle_length_m)
     assert spin_until(node, executor, fake.matched, timeout_s=30)
     fake.status.publish(fake.status_msg(CaseStatus.STARTED, "case-b", np.zeros(3), 10))
     spin_until(node, executor, lambda: False, timeout_s=0.3)

@@ -59,8 +59,8 @@ def test_goal_feedback_and_result(
         goal = RunTestCase.Goal(controller="straight")
         goal.test_case.test_id = "two-nodes-1"
         goal.test_case.frame_id = "base_link"
-        goal.test_case.source = Point(x=0.45, y=0.0, z=0.10)
-        goal.test_case.target = Point(x=0.462, y=-0.110, z=-0.157)
+        goal.test_case.source = Point(x=0.45, y=0.0, z=0.30)  # testgen.source_region's centre
+        goal.test_case.target = Point(x=0.440, y=-0.056, z=-0.013)  # in the left lung, away from the heart
         done = threading.Event()
         sent = client.send_goal_async(goal, feedback_callback=lambda f: feedback.append(f.feedback))
         sent.add_done_callback(lambda _: done.set())

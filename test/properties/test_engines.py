@@ -1,0 +1,81 @@
+"""The same planned cases on MuJoCo and PyBullet: the monitor's verdicts per engine (issue 6, item 4).
+
+Cases are planned by the five-stage planner with seed 000's ``straight`` controller, which inserts along
+the source -> target line even through the heart; the emulated physical arm runs them too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.properties import PropertySet, Status
+from cosim_validation.properties.checking import RecordReport, check_records
+from cosim_validation.properties.scene_context import scene_obstacles
+from cosim_validation.record import TrajectoryRecord
+from cosim_validation.robot import SelfCollision
+from cosim_validation.sim import execute_trajectory, make_backend
+
+TARGETS_M = {
+    "clear": (0.44, 0.02, 0.03),  # a left-lung target the straight line reaches without touching the heart
+    "through_heart": (0.4656, 0.0616, 0.0567),  # the straight line from the default source crosses the heart
+}
+ENGINES = ("mujoco", "pybullet", "emulated")
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, dict[str, RecordReport]]:
+    from cosim_validation.controllers import InsertionSetup
+
+    config = load_config(resolve_resource("config/needle_insertion.yaml"))
+    setup = InsertionSetup.from_config(config)
+    kinematics = setup.robot.kinematics
+    controller = setup.controller("straight")
+    props = PropertySet.load(resolve_resource("config/properties.yaml"))
+    obstacles = scene_obstacles(setup.scene)
+    check = SelfCollision(kinematics).in_collision
+    out = {}
+    for name, target in TARGETS_M.items():
+        plan = controller.plan_case(setup.planning.default_source_m, np.array(target))
+        meta = {"target_m": list(target)}
+        records: list[TrajectoryRecord] = [plan.to_record(kinematics, name, meta)]
+        for engine in ENGINES:
+            backend = make_backend(engine, config, kinematics, seed=1)
+            records.append(execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q_rad, meta=meta))
+            backend.close()
+        done = check_records(props, records, records[0], obstacles, self_collision=lambda record: check)
+        out[name] = dict(zip(("expected", *ENGINES), done, strict=True))
+    return out
+
+
+def statuses(report: RecordReport) -> dict[str, Status]:
+    return {v.property: v.status for v in report.verdicts}
+
+
+@pytest.mark.parametrize("case", sorted(TARGETS_M))
+def test_mujoco_and_pybullet_agree(case: str, reports: dict[str, dict[str, RecordReport]]) -> None:
+    mujoco, pybullet = statuses(reports[case]["mujoco"]), statuses(reports[case]["pybullet"])
+    assert mujoco == pybullet
+    assert Status.UNKNOWN not in mujoco.values()
+    for machine in ("machine:stage_order", "machine:no_retraction_during_injection", "machine:settles_at_target"):
+        assert mujoco[machine] is Status.HOLDS
+
+
+def test_the_needle_through_the_heart_is_caught_on_every_robot(reports: dict[str, dict[str, RecordReport]]) -> None:
+    for robot, report in reports["through_heart"].items():
+        verdict = next(v for v in report.verdicts if v.property == "needle_outside_forbidden_regions")
+        assert verdict.status is Status.VIOLATED, robot
+        assert verdict.first_violation_stage.label == "injection"
+    for robot, report in reports["clear"].items():
+        assert statuses(report)["needle_outside_forbidden_regions"] is Status.HOLDS, robot
+
+
+def test_the_emulated_arm_errs_like_a_real_one(reports: dict[str, dict[str, RecordReport]]) -> None:
+    """Its tracked tip strays beyond the 2 mm bound somewhere; the simulators' tips stay well within."""
+    for case in TARGETS_M:
+        for engine in ("mujoco", "pybullet"):
+            kpis = {k.name: k.value for k in reports[case][engine].kpis if k.stage == 0}
+            assert kpis["actual_deviation_p2t_max"] < 1e-3
+        emulated = {k.name: k.value for k in reports[case]["emulated"].kpis if k.stage == 0}
+        assert emulated["actual_deviation_p2t_max"] > 1e-3

@@ -7,7 +7,15 @@ from setuptools import find_packages, setup
 PACKAGE = "cosim_validation"
 
 # One entry per node (ros2 run cosim_validation <node>); the list grows with cosim_validation/nodes.
-NODES: list[str] = ["recorder", "markers", "virtual_driver", "physical_driver"]
+NODES: list[str] = [
+    "test_generator",
+    "controller",
+    "virtual_driver",
+    "physical_driver",
+    "monitor",
+    "recorder",
+    "markers",
+]
 
 
 def data_files() -> list[tuple[str, list[str]]]:

@@ -27,5 +27,7 @@ _cosim_prepend LD_LIBRARY_PATH "$_cosim_prefix/lib"
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 # compiled numba kernels are cached here, so a second process does not pay the compile time
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$COSIM_ROOT/.cache/numba}"
+# slow, code-determined results (e.g. the built-in anatomy meshes) are kept here
+export COSIM_CACHE_DIR="${COSIM_CACHE_DIR:-$COSIM_ROOT/.cache}"
 unset _cosim_prefix
 unset -f _cosim_prepend

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from test.ros.ros_harness import exclusive_domain, ros_env
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,8 +30,40 @@ def shared_anatomy() -> Path | None:
     Override with COSIM_SHARED_ANATOMY. Tests that use it also run on the embedded models, so a
     machine without the folder still tests the same code.
     """
-    candidates = [os.environ.get("COSIM_SHARED_ANATOMY", ""), str(REPO.parent / "shared" / "anatomy")]
+    # next to the checkout, or next to one of its parents (git worktrees live deeper)
+    candidates = [os.environ.get("COSIM_SHARED_ANATOMY", "")] + [str(p / "shared" / "anatomy") for p in REPO.parents]
     for candidate in candidates:
         if candidate and (Path(candidate) / "heart.stl").is_file():
             return Path(candidate)
     return None
+
+
+# ---------------------------------------------------------------- real ROS 2 graphs (DDS in an exclusive domain)
+@pytest.fixture
+def ros_domain(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """An exclusive ROS_DOMAIN_ID with localhost discovery, set for this process and its children."""
+    with exclusive_domain() as domain:
+        monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
+        monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        yield domain
+
+
+@pytest.fixture
+def rclpy_context(ros_domain: int) -> Iterator[Any]:
+    """An initialized rclpy context in the test's domain, shut down afterwards."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    try:
+        yield context
+    finally:
+        context.try_shutdown()
+
+
+@pytest.fixture
+def node_env(ros_domain: int) -> dict[str, str]:
+    """Environment for node processes of this test."""
+    assert os.environ["ROS_DOMAIN_ID"] == str(ros_domain)
+    return ros_env(ros_domain)

@@ -22,6 +22,14 @@ import numpy as np
 from cosim_validation.anatomy import implicit_shapes as shapes
 from cosim_validation.anatomy.implicit_shapes import Implicit
 from cosim_validation.anatomy.radial_mesh import radial_mesh
+from cosim_validation.disk_cache import load_arrays, source_digest, store_arrays
+
+# modules whose code decides the built-in meshes (the disk cache is keyed by their source)
+_GENERATOR_MODULES = (
+    "cosim_validation.anatomy.builtin_models",
+    "cosim_validation.anatomy.implicit_shapes",
+    "cosim_validation.anatomy.radial_mesh",
+)
 
 BUILTIN_NAMES: tuple[str, ...] = ("left_lung", "right_lung", "heart", "torso")
 
@@ -112,9 +120,31 @@ def _torso_body() -> Implicit:
 def builtin_mesh(name: str) -> BuiltinMesh:
     """The surface of the built-in model ``name`` (one of :data:`BUILTIN_NAMES`), patient frame.
 
+    Generating a lung takes seconds, so the result is kept on disk (:mod:`cosim_validation.disk_cache`),
+    keyed by the generator's source code: a changed generator never reads an old mesh.
+
     Raises:
         KeyError: ``name`` is not a built-in model (callers turn this into a ConfigError).
     """
+    if name not in BUILTIN_NAMES:
+        raise KeyError(name)
+    key = f"anatomy-{name}-{source_digest(_GENERATOR_MODULES)}"
+    arrays = load_arrays(key)
+    if arrays is not None:
+        return _frozen(arrays["vertices_m"], arrays["faces"])
+    mesh = _generate(name)
+    store_arrays(key, {"vertices_m": mesh.vertices_m, "faces": mesh.faces})
+    return mesh
+
+
+def _frozen(vertices: np.ndarray, faces: np.ndarray) -> BuiltinMesh:
+    vertices, faces = np.ascontiguousarray(vertices, np.float64), np.ascontiguousarray(faces, np.int64)
+    vertices.setflags(write=False)
+    faces.setflags(write=False)
+    return BuiltinMesh(vertices, faces)
+
+
+def _generate(name: str) -> BuiltinMesh:
     if name == "heart":
         return _heart()[1]
     if name == "left_lung":
@@ -131,6 +161,4 @@ def builtin_mesh(name: str) -> BuiltinMesh:
         )
     else:
         raise KeyError(name)
-    vertices.setflags(write=False)
-    faces.setflags(write=False)
-    return BuiltinMesh(vertices, faces)
+    return _frozen(vertices, faces)

@@ -19,9 +19,11 @@ from cosim_validation.exceptions import CosimError
 # subcommand name -> module under cosim_validation.cli
 SUBCOMMANDS: dict[str, str] = {
     "doctor": "doctor",
-    "run-case": "run_case",
+    "replay": "replay",
+    "session": "session",
     "testgen": "testgen",
     "check": "check",
+    "run-case": "run_case",
     "campaign": "campaign",
     "report": "report",
     "experiment": "experiment",

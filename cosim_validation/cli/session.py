@@ -29,14 +29,14 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
     from cosim_validation.session.graph import load_graph
-    from cosim_validation.session.session_runner import run_session, write_summary
+    from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
 
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    suite = _suite_path(args.suite, graph, run_dir)
+    prepare_run_dir(run_dir)  # refuse a used run directory before any work
+    suite = _suite_path(args.suite, graph, run_dir, args.json)
     if not args.json:
         print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
     outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
@@ -57,13 +57,32 @@ def run(args: argparse.Namespace) -> int:
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
 
 
-def _suite_path(given: str, graph: Any, run_dir: Path) -> Path:
+def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
+    """The suite to run: the given file, or a 20 mm grid suite of the configured target made now."""
+    from cosim_validation.anatomy import load_anatomy
+    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
     from cosim_validation.exceptions import InputError
 
-    path = Path(given)
-    if not given or not path.is_file():
-        raise InputError(f"--suite {given!r}: no such file (make one with cosim testgen)")
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            raise InputError(f"--suite {given!r}: no such file")
+        return path
+    config_file = next(
+        (n.parameters["config"] for n in graph.nodes if "config" in n.parameters), "config/needle_insertion.yaml"
+    )
+    config = load_config(resolve_resource(config_file))
+    request = TestgenRequest(method="grid", granularity_m=DEFAULT_GRANULARITY_M, per_cube=1, seed=0)
+    suite, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
+    path = run_dir / "suite.parquet"
+    suite.write(path)
+    if not as_json:
+        print(f"suite: {len(suite)} grid cases ({DEFAULT_GRANULARITY_M * 1000:.0f} mm, 1 per cube) -> {path}")
     return path
+
+
+DEFAULT_GRANULARITY_M = 0.02
 
 
 def summarise(run_dir: Path) -> dict[str, Any]:

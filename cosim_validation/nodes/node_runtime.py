@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 
@@ -23,10 +23,21 @@ def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
     """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values."""
     values: dict[str, Any] = {}
     for spec in parameters_of(executable):
-        descriptor = ParameterDescriptor(description=spec.description)
+        descriptor = ParameterDescriptor(description=spec.description, type=_TYPES[spec.kind])
         default = spec.default if spec.kind is not list else list(spec.default)
-        values[spec.name] = node.declare_parameter(spec.name, default, descriptor).value
+        value = node.declare_parameter(spec.name, default, descriptor).value
+        values[spec.name] = list(value or []) if spec.kind is list else value
     return values
+
+
+# an empty list default carries no type, so every parameter declares its type explicitly
+_TYPES = {
+    bool: ParameterType.PARAMETER_BOOL,
+    int: ParameterType.PARAMETER_INTEGER,
+    float: ParameterType.PARAMETER_DOUBLE,
+    str: ParameterType.PARAMETER_STRING,
+    list: ParameterType.PARAMETER_STRING_ARRAY,
+}
 
 
 def signal_ready(node: Node) -> None:

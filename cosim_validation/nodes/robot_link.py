@@ -32,7 +32,7 @@ class RobotLink:
         self.role = role
         self.names = joint_names
         prefix = f"/cosim/{role.label}"
-        self._commands = node.create_publisher(JointState, f"{prefix}/command", to_rclpy(COMMAND))
+        self.commands = node.create_publisher(JointState, f"{prefix}/command", to_rclpy(COMMAND))
         self._reset = node.create_client(ResetRobot, f"{prefix}/reset", callback_group=group)
         node.create_subscription(
             JointState, f"{prefix}/joint_states", self._on_joints, to_rclpy(STATE), callback_group=group
@@ -50,7 +50,7 @@ class RobotLink:
 
     def connected(self) -> bool:
         """Whether the driver's reset service and command subscription are there."""
-        return self._reset.service_is_ready() and self._commands.get_subscription_count() > 0
+        return self._reset.service_is_ready() and self.commands.get_subscription_count() > 0
 
     def reset(self, test_id: str, q_rad: np.ndarray, timeout_s: float) -> np.ndarray:
         """Bring the robot to ``q_rad`` at rest; returns its measured joints."""
@@ -74,7 +74,7 @@ class RobotLink:
 
     def send(self, t_ns: int, q_rad: np.ndarray) -> None:
         """Stream one setpoint stamped ``t_ns``."""
-        self._commands.publish(convert.joint_state_to_msg(convert.JointSample(t_ns, self.names, q_rad, np.zeros(0))))
+        self.commands.publish(convert.joint_state_to_msg(convert.JointSample(t_ns, self.names, q_rad, np.zeros(0))))
 
     def wait_joints(self, t_ns: int, timeout_s: float) -> np.ndarray:
         """The measured joints of the sample stamped ``t_ns`` (blocks up to ``timeout_s`` of wall time)."""

@@ -117,7 +117,8 @@ class PropertySet:
     @classmethod
     def from_config(cls, root: ConfigNode) -> PropertySet:
         """Build from a parsed YAML tree; errors name the file and key."""
-        root.reject_unknown(("constants", "properties", "kpis", "machines"))
+        # ``topics`` names the streams of a recording for ``cosim replay`` (read there, see ReplayTopics)
+        root.reject_unknown(("constants", "properties", "kpis", "machines", "topics"))
         constants: dict[str, float] = {}
         node = root.get("constants")
         if node is not None:

@@ -276,3 +276,106 @@ def target_from_marker(marker: Any) -> tuple[np.ndarray, int]:
     distance = {v: sum((a - b) ** 2 for a, b in zip(c, rgba, strict=True)) for v, c in VERDICT_COLORS_RGBA.items()}
     verdict = min(distance, key=distance.__getitem__)
     return pose_from_msg(marker.pose)[0], verdict
+
+
+# ---------------------------------------------------------------------------- case status and expected states
+CASE_OUTCOMES = {2: "completed", 3: "refused", 4: "aborted"}  # CaseStatus event -> outcome label
+
+
+def case_info_from_status(msg: Any) -> Any:
+    """:class:`cosim_validation.session.case_tracker.CaseInfo` of a CaseStatus STARTED message."""
+    from cosim_validation.record import RobotRole
+    from cosim_validation.session.case_tracker import CaseInfo
+
+    target = msg.test_case.target
+    return CaseInfo(
+        test_id=str(msg.test_case.test_id),
+        target_m=np.array([target.x, target.y, target.z], dtype=np.float64),
+        robots=tuple(RobotRole.parse(str(r)) for r in msg.robots),
+        needle_length_m=float(msg.needle_length_m),
+        sample_count=int(msg.sample_count),
+    )
+
+
+class ExpectedState(NamedTuple):
+    """One sample of the expected trajectory as the controller publishes it."""
+
+    t_ns: int
+    test_id: str
+    stage: int
+    sample_index: int
+    names: tuple[str, ...]
+    q_rad: np.ndarray
+
+
+def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> Any:
+    """cosim_validation_interfaces/RobotState (robot EXPECTED) of a planned sample and its tip pose."""
+    from std_msgs.msg import Header
+
+    from cosim_validation_interfaces.msg import Robot, RobotState
+
+    q = [float(v) for v in state.q_rad]
+    return RobotState(
+        header=Header(stamp=time_to_msg(state.t_ns), frame_id="base_link"),
+        test_id=state.test_id,
+        robot=Robot.EXPECTED,
+        stage=int(state.stage),
+        sample_index=int(state.sample_index),
+        joint_names=list(state.names),
+        setpoint=q,
+        position=q,
+        velocity=[],
+        tip_pose=pose_to_msg(tip_position_m, tip_quat_wxyz),
+        has_actual_tip=False,
+    )
+
+
+def expected_state_from_msg(msg: Any) -> ExpectedState:
+    """:class:`ExpectedState` of a RobotState message."""
+    names = tuple(str(n) for n in msg.joint_names)
+    q = np.asarray(msg.setpoint, dtype=np.float64)
+    if q.shape != (len(names),):
+        raise InputError(f"RobotState has {len(names)} joint names but {q.shape[0]} setpoints")
+    return ExpectedState(
+        time_from_msg(msg.header.stamp), str(msg.test_id), int(msg.stage), int(msg.sample_index), names, q
+    )
+
+
+# ---------------------------------------------------------------------------- test cases
+def test_case_to_msg(case: Any) -> Any:
+    """cosim_validation_interfaces/TestCase of a :class:`cosim_validation.coverage.TestCase`."""
+    from geometry_msgs.msg import Point
+
+    from cosim_validation_interfaces.msg import TestCase as TestCaseMsg
+
+    source, target = np.asarray(case.source_m, float), np.asarray(case.target_m, float)
+    return TestCaseMsg(
+        test_id=case.test_id,
+        suite_id=case.suite_id,
+        frame_id=case.frame_id,
+        source=Point(x=float(source[0]), y=float(source[1]), z=float(source[2])),
+        target=Point(x=float(target[0]), y=float(target[1]), z=float(target[2])),
+        cube_index=[int(v) for v in case.cube_index],
+        granularity_m=float(case.granularity_m),
+        generator=case.generator,
+        seed=int(case.seed),
+        target_depth_m=float(case.target_depth_m),
+    )
+
+
+def test_case_from_msg(msg: Any) -> Any:
+    """:class:`cosim_validation.coverage.TestCase` of a TestCase message."""
+    from cosim_validation.coverage.test_case import TestCase
+
+    return TestCase(
+        test_id=str(msg.test_id),
+        suite_id=str(msg.suite_id),
+        frame_id=str(msg.frame_id),
+        source_m=np.array([msg.source.x, msg.source.y, msg.source.z], dtype=np.float64),
+        target_m=np.array([msg.target.x, msg.target.y, msg.target.z], dtype=np.float64),
+        cube_index=np.asarray(msg.cube_index, dtype=np.int64),
+        granularity_m=float(msg.granularity_m),
+        generator=str(msg.generator),
+        seed=int(msg.seed),
+        target_depth_m=float(msg.target_depth_m),
+    )

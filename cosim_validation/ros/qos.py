@@ -1,10 +1,13 @@
 """QoS profiles of the session's topics, chosen once here and documented.
 
-- ``/cosim/<robot>/command``: :data:`COMMAND` (reliable, volatile, keep last 10). Every setpoint matters
+- ``/cosim/<robot>/command``: :data:`COMMAND` (reliable, volatile, keep last 1000). Every setpoint matters
   to the trajectory record; stale ones are not replayed to a late joiner.
 - ``/cosim/expected``, ``/cosim/<robot>/joint_states``, ``/cosim/<robot>/tip_pose``: :data:`STATE`
-  (reliable, volatile, keep last 100). The monitor must see every sample; a burst in sim time must not
-  drop any.
+  (reliable, volatile, keep last 1000). The monitor and the recorder must see every sample.
+
+The depth matters with RELIABLE: a writer keeps only its last ``depth`` samples for readers that have not
+acknowledged them, so a reader that falls behind (the recorder on a loaded machine, in sim time the
+session runs as fast as the robots answer) loses what the writer dropped. 1000 samples are 100 s at 10 Hz.
 - ``/cosim/case_status``, ``/cosim/markers``: :data:`LATCHED` (reliable, transient local, keep last 10).
   A node, RViz or Foxglove started late still gets the current case and the anatomy.
 - ``/cosim/verdicts``, ``/cosim/kpis``, ``/cosim/case_reports``, ``/cosim/alerts``: :data:`RESULT`
@@ -30,8 +33,8 @@ class QosSpec(NamedTuple):
     depth: int
 
 
-COMMAND = QosSpec("reliable", "volatile", 10)
-STATE = QosSpec("reliable", "volatile", 100)
+COMMAND = QosSpec("reliable", "volatile", 1000)
+STATE = QosSpec("reliable", "volatile", 1000)
 LATCHED = QosSpec("reliable", "transient_local", 10)
 RESULT = QosSpec("reliable", "volatile", 1000)
 DIAGNOSTICS = QosSpec("reliable", "volatile", 10)

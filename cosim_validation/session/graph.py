@@ -60,19 +60,21 @@ class GraphSpec:
         raise ConfigError(self.source, "nodes", f"no node {name!r}; nodes: {', '.join(n.name for n in self.nodes)}")
 
     def resolved(self, values: Mapping[str, str]) -> GraphSpec:
-        """A copy with ``{placeholder}`` strings in parameter values filled from ``values``."""
-        nodes = tuple(
-            NodeSpec(
-                n.name,
-                n.executable,
-                {k: _fill(v, values) for k, v in n.parameters.items()},
-                n.remappings,
-                n.required,
-                n.console,
-            )
-            for n in self.nodes
-        )
-        return GraphSpec(self.source, self.settings, nodes)
+        """A copy with ``{placeholder}`` strings in parameter values filled from ``values``.
+
+        A parameter that is only a placeholder takes its declared type (``cases: "{cases}"`` becomes an int).
+        """
+        nodes = []
+        for n in self.nodes:
+            kinds = {p.name: p.kind for p in parameters_of(n.executable)}
+            params = {}
+            for key, value in n.parameters.items():
+                filled = _fill(value, values)
+                if _is_placeholder(value) and kinds.get(key) in (int, float, bool):
+                    filled = _coerce(filled, kinds[key], self.source, f"{n.name}.parameters.{key}")
+                params[key] = filled
+            nodes.append(NodeSpec(n.name, n.executable, params, n.remappings, n.required, n.console))
+        return GraphSpec(self.source, self.settings, tuple(nodes))
 
 
 def _fill(value: Any, values: Mapping[str, str]) -> Any:
@@ -85,7 +87,20 @@ def _fill(value: Any, values: Mapping[str, str]) -> Any:
     return value
 
 
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("{") and value.endswith("}") and value.count("{") == 1
+
+
+def _coerce(text: str, kind: type, source: str, key: str) -> Any:
+    try:
+        return {"true": True, "false": False}[text.lower()] if kind is bool else kind(text)
+    except (KeyError, ValueError):
+        raise ConfigError(source, key, f"expected {kind.__name__}, got {text!r} after filling placeholders") from None
+
+
 def _check_value(node: ConfigNode, kind: type) -> Any:
+    if _is_placeholder(node.value):
+        return node.value
     if kind is bool:
         return node.to_bool()
     if kind is int:

@@ -31,6 +31,55 @@ def _driver(backend: str) -> tuple[ParamSpec, ...]:
 
 
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "test_generator": (
+        ParamSpec("suite", str, "", "suite file (Parquet, from cosim testgen)"),
+        ParamSpec("cases", int, 0, "run N cases of the suite (0 = all)"),
+        ParamSpec("selection", str, "spread", "which N cases: spread (evenly over the suite) or first"),
+        ParamSpec("results", str, "results.sqlite", "results database to create"),
+        ParamSpec("controller", str, "", "controller under test; '' = controllers.default of the config"),
+        ParamSpec("robots", list, [], "robots to drive; [] = every robot of the controller"),
+        ParamSpec("stop_on_abort", bool, False, "stop the session after an aborted case (else continue)"),
+        ParamSpec("server_timeout_s", float, 120.0, "time to wait for the controller's action server [s]"),
+    ),
+    "controller": (
+        ParamSpec("robots", list, ["virtual", "physical"], "robots driven in every case"),
+        ParamSpec(
+            "publish_clock",
+            bool,
+            True,
+            "be the session clock: publish /clock at every sample and run "
+            "as fast as the robots answer (false: real time)",
+        ),
+        ParamSpec("validate_setpoints", bool, True, "check every setpoint with the state validator (seed 002)"),
+        ParamSpec(
+            "stale_timeout_s",
+            float,
+            1.0,
+            "a robot that does not answer a sample this long (wall time) aborts the case [s]",
+        ),
+        ParamSpec("reset_timeout_s", float, 10.0, "time allowed for a robot's reset [s]"),
+        ParamSpec("report_timeout_s", float, 5.0, "time to wait for the monitor's case report [s]"),
+        ParamSpec("drop_stale_robots", bool, True, "after a robot stopped answering, run later cases without it"),
+        ParamSpec(
+            "min_subscribers",
+            int,
+            2,
+            "stream only once the expected-state and command topics have this "
+            "many subscribers (monitor and recorder; driver and recorder)",
+        ),
+        ParamSpec("subscriber_timeout_s", float, 10.0, "stream anyway after waiting this long for subscribers [s]"),
+    ),
+    "monitor": (
+        ParamSpec("properties", str, "config/properties.yaml", "properties and KPIs to evaluate"),
+        ParamSpec("robots", list, ["virtual", "physical"], "robots whose topics are monitored"),
+        ParamSpec(
+            "stale_timeout_s",
+            float,
+            1.0,
+            "a robot silent this long (wall time) while it owes a sample is reported stale [s]",
+        ),
+        ParamSpec("case_end_timeout_s", float, 2.0, "after the case ends, wait this long for late samples [s]"),
+    ),
     "markers": (ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
@@ -57,7 +106,7 @@ def parameters_of(executable: str) -> tuple[ParamSpec, ...]:
 
 
 # executables that do not read the case-study configuration
-_NO_COMMON = {"recorder"}
+_NO_COMMON = {"recorder", "test_generator"}
 
 
 def defaults_of(executable: str) -> Mapping[str, Any]:

@@ -34,7 +34,7 @@ class SessionOutcome:
 
 def prepare_run_dir(run_dir: Path) -> None:
     """Create the run directory; refuse one that already holds a session."""
-    for name in ("session.mcap", "results.sqlite"):
+    for name in ("session.mcap", "results.sqlite", "summary.json"):
         if (run_dir / name).exists():
             raise InputError(f"{run_dir}: already holds {name}; choose another --out")
     (run_dir / "params").mkdir(parents=True, exist_ok=True)

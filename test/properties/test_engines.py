@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cosim_validation.anatomy import load_anatomy
 from cosim_validation.config import load_config, resolve_resource
-from cosim_validation.properties import PropertySet, Status
+from cosim_validation.properties import PropertySet, SessionMonitor, Status, record_samples
 from cosim_validation.properties.checking import RecordReport, check_records
-from cosim_validation.properties.scene_context import scene_obstacles
-from cosim_validation.record import TrajectoryRecord
+from cosim_validation.properties.scene_context import record_context, scene_obstacles
+from cosim_validation.record import RobotRole, TrajectoryRecord
 from cosim_validation.robot import SelfCollision
 from cosim_validation.sim import execute_trajectory, make_backend
 
@@ -24,8 +25,11 @@ TARGETS_M = {
 ENGINES = ("mujoco", "pybullet", "emulated")
 
 
+Runs = dict[str, tuple[dict[str, TrajectoryRecord], dict[str, RecordReport]]]
+
+
 @pytest.fixture(scope="module")
-def reports() -> dict[str, dict[str, RecordReport]]:
+def runs() -> Runs:
     from cosim_validation.controllers import InsertionSetup
 
     config = load_config(resolve_resource("config/needle_insertion.yaml"))
@@ -45,8 +49,14 @@ def reports() -> dict[str, dict[str, RecordReport]]:
             records.append(execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q_rad, meta=meta))
             backend.close()
         done = check_records(props, records, records[0], obstacles, self_collision=lambda record: check)
-        out[name] = dict(zip(("expected", *ENGINES), done, strict=True))
+        robots = ("expected", *ENGINES)
+        out[name] = (dict(zip(robots, records, strict=True)), dict(zip(robots, done, strict=True)))
     return out
+
+
+@pytest.fixture(scope="module")
+def reports(runs: Runs) -> dict[str, dict[str, RecordReport]]:
+    return {case: reports for case, (_, reports) in runs.items()}
 
 
 def statuses(report: RecordReport) -> dict[str, Status]:
@@ -79,3 +89,23 @@ def test_the_emulated_arm_errs_like_a_real_one(reports: dict[str, dict[str, Reco
             assert kpis["actual_deviation_p2t_max"] < 1e-3
         emulated = {k.name: k.value for k in reports[case]["emulated"].kpis if k.stage == 0}
         assert emulated["actual_deviation_p2t_max"] > 1e-3
+
+
+def test_online_session_equals_offline_on_a_planned_case(runs: Runs) -> None:
+    records, _ = runs["through_heart"]
+    plan, robot = records["expected"], records["emulated"]
+    props = PropertySet.load(resolve_resource("config/properties.yaml"))
+    scene = load_anatomy(load_config(resolve_resource("config/needle_insertion.yaml"))["anatomy"])
+    obstacles = scene_obstacles(scene)
+    context = record_context(robot, obstacles, self_collision=lambda q: np.zeros(len(q), dtype=bool))
+    session = SessionMonitor(props, context, robots=(RobotRole.EXPECTED, robot.robot))
+    changes = []
+    for sample in sorted([*record_samples(plan), *record_samples(robot)], key=lambda s: s.t_s):
+        changes += session.push(sample)
+    finals = session.finish()
+    offline = check_records(props, [plan, robot], plan, obstacles, self_collision=lambda r: context.self_collision)
+    for report in offline:
+        online = finals[RobotRole.parse(report.robot)]
+        assert all(a.same_outcome(b) for a, b in zip(report.verdicts, online, strict=True))
+    first = next(v for v in changes if v.property == "needle_outside_forbidden_regions")
+    assert first.first_violation_stage.label == "injection"

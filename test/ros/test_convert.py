@@ -100,3 +100,62 @@ def test_kpi(decoded: bool) -> None:
     if decoded:
         msg = via_bag(msg, "cosim_validation_interfaces/msg/Kpi")
     assert convert.kpi_from_msg(msg) == ("case-1", kpi)
+
+
+@pytest.mark.parametrize("decoded", [False, True])
+def test_expected_state(decoded: bool) -> None:
+    state = convert.ExpectedState(4_200_000_000, "case-3", int(Stage.INJECTION), 42, NAMES, np.linspace(0, 1, 7))
+    msg = convert.expected_state_to_msg(state, np.array([0.4, 0.0, 0.1]), np.array([0.0, 1.0, 0.0, 0.0]))
+    if decoded:
+        msg = via_bag(msg, "cosim_validation_interfaces/msg/RobotState")
+    back = convert.expected_state_from_msg(msg)
+    assert back[:5] == state[:5]
+    np.testing.assert_array_equal(back.q_rad, state.q_rad)
+    np.testing.assert_array_equal(convert.pose_from_msg(msg.tip_pose)[0], [0.4, 0.0, 0.1])
+
+
+@pytest.mark.parametrize("decoded", [False, True])
+def test_case_status_to_case_info(decoded: bool) -> None:
+    from geometry_msgs.msg import Point
+
+    from cosim_validation_interfaces.msg import CaseStatus
+
+    msg = CaseStatus(event=CaseStatus.STARTED, sample_count=412, needle_length_m=0.2, robots=["virtual", "physical"])
+    msg.test_case.test_id = "case-9"
+    msg.test_case.target = Point(x=0.45, y=-0.02, z=0.1)
+    if decoded:
+        msg = via_bag(msg, "cosim_validation_interfaces/msg/CaseStatus")
+    info = convert.case_info_from_status(msg)
+    assert (info.test_id, info.robots, info.needle_length_m, info.sample_count) == (
+        "case-9",
+        (RobotRole.VIRTUAL, RobotRole.PHYSICAL),
+        0.2,
+        412,
+    )
+    np.testing.assert_array_equal(info.target_m, [0.45, -0.02, 0.1])
+
+
+@pytest.mark.parametrize("decoded", [False, True])
+def test_test_case(decoded: bool) -> None:
+    from cosim_validation.coverage.test_case import TestCase
+
+    case = TestCase(
+        "s1-0000007",
+        "s1",
+        "base_link",
+        np.array([0.3, 0.1, 0.4]),
+        np.array([0.45, 0.02, 0.1]),
+        np.array([3, -1, 12]),
+        0.02,
+        "grid",
+        2**40 + 3,
+        0.0123,
+    )
+    msg = convert.test_case_to_msg(case)
+    if decoded:
+        msg = via_bag(msg, "cosim_validation_interfaces/msg/TestCase")
+    back = convert.test_case_from_msg(msg)
+    for name in ("test_id", "suite_id", "frame_id", "granularity_m", "generator", "seed", "target_depth_m"):
+        assert getattr(back, name) == getattr(case, name)
+    for name in ("source_m", "target_m", "cube_index"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(case, name))

@@ -72,3 +72,27 @@ def test_unknown_node_lookup() -> None:
     graph = parse_graph(parse_config(GOOD, "g.yaml"))
     with pytest.raises(ConfigError, match="no node 'monitor'; nodes: recorder"):
         graph.node("monitor")
+
+
+def test_shipped_graph_and_typed_placeholders(repo_root: object) -> None:
+    from pathlib import Path
+
+    from cosim_validation.session.graph import load_graph
+
+    graph = load_graph(Path(str(repo_root)) / "config" / "digital_twin.yaml")
+    assert [n.executable for n in graph.nodes] == [
+        "recorder",
+        "monitor",
+        "markers",
+        "virtual_driver",
+        "physical_driver",
+        "controller",
+        "test_generator",
+    ]
+    assert [n.name for n in graph.nodes if n.console] == ["test_generator"]
+    resolved = graph.resolved({"run_dir": "/r", "suite": "/s.parquet", "cases": "3", "package": "/p"})
+    generator = resolved.node("test_generator").parameters
+    assert generator["cases"] == 3
+    assert generator["results"] == "/r/results.sqlite"
+    with pytest.raises(ConfigError, match=r"test_generator.parameters.cases: expected int, got 'x'"):
+        graph.resolved({"run_dir": "/r", "suite": "", "cases": "x", "package": "/p"})

@@ -34,8 +34,8 @@ def make_record(kin: Kinematics, role: RobotRole, n: int, seed: int, with_tip: b
         role,
         "test",
         kin.joint_names,
-        0.2,
-        np.arange(n) * 0.1,
+        kin.needle_length_m,
+        np.arange(n) / 10.0,  # as a 10 Hz plan: k / rate, exact like (stamp - start) / 1e9
         np.repeat(np.arange(1, 6), n // 5),
         plan,
         measured,
@@ -125,7 +125,7 @@ def test_record_builder_rebuilds_the_record(kin: Kinematics) -> None:
     from test.record.test_trajectory_record import assert_same
 
     record = make_record(kin, RobotRole.VIRTUAL, 25, 4, with_tip=True)
-    builder = RecordBuilder("c", RobotRole.VIRTUAL, "test", kin.joint_names, 0.2)
+    builder = RecordBuilder("c", RobotRole.VIRTUAL, "test", kin.joint_names, kin.needle_length_m)
     for k in range(record.n_samples):
         builder.add(Sample.from_record(record, k))
     assert len(builder) == 25

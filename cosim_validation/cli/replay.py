@@ -1,0 +1,115 @@
+"""``cosim replay``: feed a recorded session (rosbag2 MCAP) into the monitor and compare with the live verdicts."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cosim_validation.cli.output import format_table, print_json
+
+HELP = "replay a recorded session (MCAP) into the monitor; the verdicts equal the live monitor's"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cosim replay``."""
+    parser.add_argument("bag", help="session.mcap (or a rosbag2 folder)")
+    parser.add_argument(
+        "--config", default="config/needle_insertion.yaml", help="case-study configuration (robot, anatomy)"
+    )
+    parser.add_argument(
+        "--properties",
+        default="config/properties.yaml",
+        help="properties, KPIs and, for someone else's bag, its topics (a 'topics:' section)",
+    )
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="replay speed relative to the recording (0 = as fast as possible)"
+    )
+    parser.add_argument(
+        "--publish", action="store_true", help="also republish every message on its topic (for a live monitor node)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay, print a verdict table per case, and whether it equals the live monitor's."""
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.properties import Status
+    from cosim_validation.ros.replay import compare, replay_bag, topics_from_config
+    from cosim_validation.session.monitor_world import load_monitor_world
+
+    if args.rate < 0:
+        raise InputError(f"--rate must be >= 0, got {args.rate}")
+    world = load_monitor_world(resolve_resource(args.config), resolve_resource(args.properties))
+    topics = topics_from_config(world.properties_root)
+    publisher = _publisher() if args.publish else None
+    try:
+        result = replay_bag(
+            args.bag,
+            world,
+            topics,
+            rate=args.rate,
+            on_message=publisher.publish if publisher else None,
+        )
+    finally:
+        if publisher is not None:
+            publisher.close()
+    problems = compare(result) if result.live_reports else []
+    cases = [_case_dict(end, Status) for end in result.cases]
+    if args.json:
+        print_json(
+            {
+                "bag": args.bag,
+                "messages": result.messages,
+                "cases": cases,
+                "live_reports": len(result.live_reports),
+                "equal_to_live": not problems if result.live_reports else None,
+                "differences": problems,
+            }
+        )
+    else:
+        _print_text(args.bag, result, cases, problems)
+    return 1 if problems else 0
+
+
+def _case_dict(end: Any, status: Any) -> dict[str, Any]:
+    return {
+        "test_id": end.info.test_id,
+        "outcome": end.outcome,
+        "message": end.message,
+        "samples": {r.label: n for r, n in end.conclusion.samples.items()},
+        "verdicts": [v.to_dict() for v in end.conclusion.verdicts],
+        "violated": sorted(
+            {f"{v.property}@{v.robot.label}" for v in end.conclusion.verdicts if v.status is status.VIOLATED}
+        ),
+        "kpis": [k.to_dict() for k in end.conclusion.kpis],
+    }
+
+
+def _print_text(bag: str, result: Any, cases: list[dict[str, Any]], problems: list[str]) -> None:
+    print(f"{bag}: {result.messages} messages, {len(cases)} cases")
+    for case in cases:
+        samples = ", ".join(f"{r} {n}" for r, n in case["samples"].items())
+        print(f"\n{case['test_id']}: {case['outcome']} ({samples} samples)")
+        rows = [
+            (v["property"], v["robot"], v["status"], _mm(v["margin"], v["unit"]), v["first_violation_stage"])
+            for v in case["verdicts"]
+        ]
+        print(format_table(["property", "robot", "verdict", "margin", "first violation"], rows))
+    if result.live_reports:
+        print(
+            "\nreplayed verdicts equal the live monitor's"
+            if not problems
+            else "\nreplayed verdicts DIFFER from the live monitor's:\n  " + "\n  ".join(problems)
+        )
+
+
+def _mm(margin: float, unit: str) -> str:
+    if margin != margin or margin in (float("inf"), float("-inf")):
+        return "-"
+    return f"{1000 * margin:.2f} mm" if unit == "m" else f"{margin:.4g} {unit}"
+
+
+def _publisher() -> Any:
+    from cosim_validation.ros.republisher import Republisher
+
+    return Republisher()

@@ -1,0 +1,223 @@
+"""monitor: the runtime monitor of a digital-twin session.
+
+Subscribes to the case status, the expected states and each robot's joint states and tip poses, and
+evaluates the properties online (:class:`~cosim_validation.session.case_tracker.CaseTracker`, the
+same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
+non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
+``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, whether each robot is alive: a
+robot that sends nothing for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from cosim_validation.config import resolve_resource
+from cosim_validation.exceptions import CosimError
+from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.properties import Status, Verdict
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.ros import convert
+from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
+from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
+from cosim_validation.session.monitor_world import load_monitor_world
+from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
+from cosim_validation_interfaces.msg import Verdict as VerdictMsg
+
+_OUTCOME_EVENT = {
+    "completed": CaseStatus.COMPLETED,
+    "refused": CaseStatus.REFUSED,
+    "aborted": CaseStatus.ABORTED,
+    "unfinished": CaseStatus.ABORTED,
+}
+
+
+class Monitor(Node):
+    """Wiring: messages -> CaseTracker -> Verdict, Kpi, CaseReport, Alert, DiagnosticArray."""
+
+    def __init__(self) -> None:
+        super().__init__("monitor")
+        params = declare_parameters(self, "monitor")
+        world = load_monitor_world(resolve_resource(params["config"]), resolve_resource(params["properties"]))
+        self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
+        self._stale_s = float(params["stale_timeout_s"])
+        self._case_timeout_s = float(params["case_end_timeout_s"])
+        self._session = CaseTracker(
+            world.properties,
+            world.kinematics,
+            world.obstacles,
+            set(self._robots),
+            self._on_case_end,
+            self_distance=world.self_distance,
+        )
+        self._last_seen = dict.fromkeys(self._robots, time.monotonic())
+        self._waiting_since: dict[RobotRole, float] = {}  # robot owes the joint state of the newest expected sample
+        self._latest_expected_ns = -1
+        self._stale: set[RobotRole] = set()
+        self._end_requested_at: float | None = None
+        self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
+        self._kpis = self.create_publisher(Kpi, "/cosim/kpis", to_rclpy(RESULT))
+        self._reports = self.create_publisher(CaseReport, "/cosim/case_reports", to_rclpy(RESULT))
+        self._alerts = self.create_publisher(Alert, "/cosim/alerts", to_rclpy(RESULT))
+        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", to_rclpy(DIAGNOSTICS))
+        self.create_subscription(CaseStatus, "/cosim/case_status", self._on_status, to_rclpy(LATCHED))
+        self.create_subscription(RobotState, "/cosim/expected", self._on_expected, to_rclpy(STATE))
+        for role in self._robots:
+            self.create_subscription(
+                JointState,
+                f"/cosim/{role.label}/joint_states",
+                lambda m, r=role: self._on_joints(r, m),
+                to_rclpy(STATE),
+            )
+            self.create_subscription(
+                PoseStamped, f"/cosim/{role.label}/tip_pose", lambda m, r=role: self._on_tip(r, m), to_rclpy(STATE)
+            )
+        wall = Clock(clock_type=ClockType.STEADY_TIME)  # liveness is judged in wall time, also in sim time
+        self.create_timer(0.1, self._check_liveness, clock=wall)
+        self.create_timer(1.0, self._publish_diagnostics, clock=wall)
+
+    # ------------------------------------------------------------------ inputs
+    def _on_status(self, msg: CaseStatus) -> None:
+        if msg.event == CaseStatus.STARTED:
+            info = convert.case_info_from_status(msg)
+            self._session.start(info)
+            self._end_requested_at = None
+            self._waiting_since.clear()
+            self._latest_expected_ns = -1
+            self._stale.clear()
+        elif msg.event in convert.CASE_OUTCOMES and self._session.active:
+            self._end_requested_at = time.monotonic()
+            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message)
+
+    def _on_expected(self, msg: RobotState) -> None:
+        state = convert.expected_state_from_msg(msg)
+        case = self._session.case
+        if case is not None and state.t_ns > self._latest_expected_ns:
+            self._latest_expected_ns = state.t_ns
+            now = time.monotonic()
+            for role in case.robots:
+                self._waiting_since.setdefault(role, now)
+        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q_rad))
+
+    def _on_joints(self, role: RobotRole, msg: JointState) -> None:
+        self._last_seen[role] = time.monotonic()
+        sample = convert.joint_state_from_msg(msg)
+        if sample.t_ns >= self._latest_expected_ns:
+            self._waiting_since.pop(role, None)
+        self._guard(lambda: self._session.joints(role, sample.t_ns, sample.position_rad))
+
+    def _on_tip(self, role: RobotRole, msg: PoseStamped) -> None:
+        pose = convert.pose_stamped_from_msg(msg)
+        self._guard(lambda: self._session.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz))
+
+    def _guard(self, feed: Any) -> None:
+        """Feed the monitor; bad data is an alert, never the end of the node."""
+        try:
+            changes = feed()
+        except CosimError as exc:
+            self._alert(Alert.ERROR, RobotRole.EXPECTED, "bad_sample", str(exc))
+            return
+        case = self._session.case
+        for verdict in changes:
+            self._publish_verdict(case.test_id if case else "", verdict)
+
+    # ------------------------------------------------------------------ outputs
+    def _publish_verdict(self, test_id: str, verdict: Verdict) -> None:
+        stamp = self.get_clock().now().nanoseconds
+        self._verdicts.publish(convert.verdict_to_msg(verdict, test_id, stamp))
+        if verdict.status is Status.VIOLATED and not verdict.final:
+            self._alert(
+                Alert.ERROR,
+                verdict.robot,
+                "property_violated",
+                f"{test_id}: {verdict.property} violated on the {verdict.robot.label} robot at "
+                f"{verdict.first_violation_time_s:.2f} s ({verdict.first_violation_stage.label})",
+            )
+
+    def _on_case_end(self, end: CaseEnd) -> None:
+        stamp = self.get_clock().now().nanoseconds
+        test_id = end.info.test_id
+        for verdict in end.conclusion.verdicts:
+            self._verdicts.publish(convert.verdict_to_msg(verdict, test_id, stamp))
+        kpis = [convert.kpi_to_msg(k, test_id, stamp) for k in end.conclusion.kpis]
+        for kpi in kpis:
+            self._kpis.publish(kpi)
+        samples = end.conclusion.samples
+        report = CaseReport(
+            test_id=test_id,
+            outcome=_OUTCOME_EVENT[end.outcome],
+            message=end.message,
+            verdicts=[convert.verdict_to_msg(v, test_id, stamp) for v in end.conclusion.verdicts],
+            kpis=kpis,
+            robots=[int(r) for r in samples],
+            samples=[int(n) for n in samples.values()],
+        )
+        report.header.stamp = convert.time_to_msg(stamp)
+        self._reports.publish(report)
+        violated = sorted({v.property for v in end.conclusion.verdicts if v.status is Status.VIOLATED})
+        self.get_logger().info(
+            f"{test_id} {end.outcome}: {len(end.conclusion.verdicts)} verdicts"
+            + (f", violated: {', '.join(violated)}" if violated else "")
+        )
+
+    def _alert(self, level: int, robot: RobotRole, code: str, message: str) -> None:
+        log = self.get_logger()
+        (log.error if level >= Alert.ERROR else log.warning)(message)
+        alert = Alert(level=level, robot=int(robot), source=self.get_name(), code=code, message=message)
+        alert.header.stamp = self.get_clock().now().to_msg()
+        self._alerts.publish(alert)
+
+    # ------------------------------------------------------------------ liveness
+    def _check_liveness(self) -> None:
+        now = time.monotonic()
+        case = self._session.case
+        if case is not None:
+            for role, since in list(self._waiting_since.items()):
+                if now - since > self._stale_s and role not in self._stale:
+                    self._stale.add(role)
+                    self._alert(
+                        Alert.ERROR,
+                        role,
+                        "robot_stale",
+                        f"{case.test_id}: the {role.label} robot has not answered the sample sent "
+                        f"{now - since:.1f} s ago",
+                    )
+                    self._publish_diagnostics()
+        if self._end_requested_at is not None and now - self._end_requested_at > self._case_timeout_s:
+            self._end_requested_at = None
+            self._session.conclude_pending()  # a stream never caught up: conclude with what arrived
+
+    def _publish_diagnostics(self) -> None:
+        now = time.monotonic()
+        statuses = []
+        for role in self._robots:
+            stale = role in self._stale
+            age = now - self._last_seen[role]
+            statuses.append(
+                DiagnosticStatus(
+                    level=DiagnosticStatus.ERROR if stale else DiagnosticStatus.OK,
+                    name=f"cosim/monitor/{role.label}_robot",
+                    hardware_id=role.label,
+                    message=f"stale: no joint state for {age:.1f} s" if stale else "alive",
+                    values=[KeyValue(key="seconds_since_last_joint_state", value=f"{age:.3f}")],
+                )
+            )
+        array = DiagnosticArray(status=statuses)
+        array.header.stamp = self.get_clock().now().to_msg()
+        self._diagnostics.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    """ros2 run cosim_validation monitor --ros-args -p properties:=config/properties.yaml"""
+    return run_node(Monitor, args, threads=1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

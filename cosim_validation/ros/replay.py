@@ -1,0 +1,214 @@
+"""Replaying a recorded session (rosbag2 MCAP) into the monitor, without ROS.
+
+Messages are read in log-time order and fed, through the same conversions and the same
+:class:`~cosim_validation.session.case_tracker.CaseTracker` as the live monitor node, so the verdicts equal
+the ones the live monitor published (the bag holds those too, on ``/cosim/case_reports``; :func:`compare`
+checks them). A bag recorded by someone else, with standard ``sensor_msgs/JointState`` topics and no case
+status, is replayed as one case per bag: name its topics with :class:`ReplayTopics`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.exceptions import InputError
+from cosim_validation.properties import Verdict
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.ros import convert
+from cosim_validation.ros.bag import BagMessage, read_messages, topics_of
+from cosim_validation.session.case_tracker import CaseEnd, CaseInfo, CaseTracker
+from cosim_validation.session.monitor_world import MonitorWorld
+
+STATUS_TOPIC = "/cosim/case_status"
+EXPECTED_TOPIC = "/cosim/expected"
+REPORT_TOPIC = "/cosim/case_reports"
+
+
+@dataclass(frozen=True)
+class ReplayTopics:
+    """Where a bag's streams are: per robot its joint-state topic and, if any, its tip-pose topic."""
+
+    joints: dict[RobotRole, str] = field(
+        default_factory=lambda: {
+            RobotRole.VIRTUAL: "/cosim/virtual/joint_states",
+            RobotRole.PHYSICAL: "/cosim/physical/joint_states",
+        }
+    )
+    tips: dict[RobotRole, str] = field(
+        default_factory=lambda: {
+            RobotRole.VIRTUAL: "/cosim/virtual/tip_pose",
+            RobotRole.PHYSICAL: "/cosim/physical/tip_pose",
+        }
+    )
+
+
+@dataclass
+class ReplayResult:
+    """Every case the replay concluded, and the live reports found in the bag."""
+
+    cases: list[CaseEnd] = field(default_factory=list)
+    live_reports: dict[str, Any] = field(default_factory=dict)  # test id -> CaseReport message
+    messages: int = 0
+
+
+def replay_bag(
+    path: str | Path,
+    world: MonitorWorld,
+    topics: ReplayTopics | None = None,
+    *,
+    rate: float = 0.0,
+    on_message: Callable[[BagMessage], None] | None = None,
+    keep_records: bool = False,
+) -> ReplayResult:
+    """Feed a bag into the monitor, case by case.
+
+    Args:
+        path: The MCAP file (or rosbag2 folder).
+        world: Properties, KPIs, nominal arm, forbidden regions, self distance (as the live monitor's).
+        topics: Where the robots' streams are (default: the session's topics).
+        rate: Replay speed relative to the recording (0: as fast as possible).
+        on_message: Called with every message before it is fed (``--publish`` republishes it).
+        keep_records: Rebuild each case's trajectory records.
+    """
+    topics = topics or ReplayTopics()
+    available = topics_of(path)
+    joints = {r: t for r, t in topics.joints.items() if t in available}
+    tips = {r: t for r, t in topics.tips.items() if t in available}
+    if not joints:
+        raise InputError(
+            f"{path}: none of the joint-state topics {sorted(topics.joints.values())} is in the bag "
+            f"(it has {sorted(available)})"
+        )
+    result = ReplayResult()
+    tracker = CaseTracker(
+        world.properties,
+        world.kinematics,
+        world.obstacles,
+        set(tips),
+        result.cases.append,
+        self_distance=world.self_distance,
+        keep_records=keep_records,
+    )
+    by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
+    with_status = STATUS_TOPIC in available
+    if not with_status:  # someone else's bag: one case over the whole recording, no plan
+        tracker = _standalone_tracker(world, set(tips), result, joints, keep_records)
+    wanted = [STATUS_TOPIC, EXPECTED_TOPIC, REPORT_TOPIC, *by_topic]
+    for message in _paced(read_messages(path, [t for t in wanted if t in available]), rate):
+        result.messages += 1
+        if on_message is not None:
+            on_message(message)
+        _feed(tracker, message, by_topic, joints, result)
+    tracker.conclude_pending()
+    return result
+
+
+def _standalone_tracker(
+    world: MonitorWorld, tips: set[RobotRole], result: ReplayResult, joints: dict[RobotRole, str], keep_records: bool
+) -> CaseTracker:
+    import numpy as np
+
+    tracker = CaseTracker(
+        world.properties,
+        world.kinematics,
+        world.obstacles,
+        tips,
+        result.cases.append,
+        self_distance=world.self_distance,
+        keep_records=keep_records,
+        with_expected=False,
+    )
+    tracker.start(CaseInfo("bag", np.full(3, np.nan), tuple(joints), world.kinematics.needle_length_m, 0))
+    return tracker
+
+
+def _feed(
+    tracker: CaseTracker,
+    message: BagMessage,
+    by_topic: dict[str, RobotRole],
+    joints: dict[RobotRole, str],
+    result: ReplayResult,
+) -> list[Verdict]:
+    msg = message.message
+    if message.topic == STATUS_TOPIC:
+        if msg.event == 0:  # STARTED
+            tracker.start(convert.case_info_from_status(msg))
+        elif int(msg.event) in convert.CASE_OUTCOMES:
+            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message))
+        return []
+    if message.topic == REPORT_TOPIC:
+        result.live_reports[str(msg.test_id)] = msg
+        return []
+    if message.topic == EXPECTED_TOPIC:
+        state = convert.expected_state_from_msg(msg)
+        return tracker.expected(state.t_ns, Stage(state.stage), state.q_rad)
+    role = by_topic[message.topic]
+    if joints.get(role) == message.topic:
+        sample = convert.joint_state_from_msg(msg, tuple(tracker.kinematics.joint_names))
+        return tracker.joints(role, sample.t_ns, sample.position_rad)
+    pose = convert.pose_stamped_from_msg(msg)
+    return tracker.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz)
+
+
+def _paced(messages: Iterator[BagMessage], rate: float) -> Iterator[BagMessage]:
+    if rate <= 0:
+        yield from messages
+        return
+    start_wall = time.monotonic()
+    start_log: int | None = None
+    for message in messages:
+        start_log = message.log_time_ns if start_log is None else start_log
+        delay = (message.log_time_ns - start_log) / 1e9 / rate - (time.monotonic() - start_wall)
+        if delay > 0:
+            time.sleep(delay)
+        yield message
+
+
+def compare(result: ReplayResult) -> list[str]:
+    """Differences between the replayed verdicts and the live ones stored in the bag ([] if equal)."""
+    problems = []
+    for end in result.cases:
+        live = result.live_reports.get(end.info.test_id)
+        if live is None:
+            problems.append(f"{end.info.test_id}: no live case report in the bag")
+            continue
+        live_verdicts = [convert.verdict_from_msg(v)[1] for v in live.verdicts]
+        if len(live_verdicts) != len(end.conclusion.verdicts):
+            problems.append(
+                f"{end.info.test_id}: {len(live_verdicts)} live verdicts, {len(end.conclusion.verdicts)} replayed"
+            )
+            continue
+        for a, b in zip(live_verdicts, end.conclusion.verdicts, strict=True):
+            if not a.same_outcome(b):
+                problems.append(
+                    f"{end.info.test_id}: {b.property}@{b.robot.label}: live {a.status.label} "
+                    f"margin {a.margin!r}, replay {b.status.label} margin {b.margin!r}"
+                )
+    return problems
+
+
+def topics_from_config(root: Any) -> ReplayTopics | None:
+    """The ``topics`` section of a properties file, if any::
+
+    topics:
+      virtual: {joint_states: /my_arm/joint_states, tip_pose: /tracker/tip}   # tip_pose optional
+      physical: {joint_states: /real_arm/joint_states}
+    """
+    node = root.get("topics")
+    if node is None:
+        return None
+    joints: dict[RobotRole, str] = {}
+    tips: dict[RobotRole, str] = {}
+    for name, robot in node.items():
+        role = RobotRole.parse(name)
+        if role is RobotRole.EXPECTED:
+            raise robot.error("the expected trajectory comes from /cosim/expected; name virtual or physical robots")
+        robot.reject_unknown(["joint_states", "tip_pose"])
+        joints[role] = robot["joint_states"].to_str()
+        if robot.has("tip_pose"):
+            tips[role] = robot["tip_pose"].to_str()
+    return ReplayTopics(joints, tips)

@@ -1,0 +1,130 @@
+"""Monitoring one case from its topic streams: the live monitor node and ``cosim replay`` both use this.
+
+Streams go through the :class:`StreamAssembler` into a :class:`~cosim_validation.properties.SessionMonitor`
+(one online monitor per robot, the expected plan checked too, as in ``cosim check``; every EXPECTED sample
+is also the reference of the other robots' monitors). Verdict changes (a first violation) come back at
+once; :meth:`finish` gives the final verdicts and KPIs, and optionally the trajectory records rebuilt from
+the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cosim_validation.properties import Kpi, MonitorContext, PropertySet, Sample, SessionMonitor, Verdict
+from cosim_validation.properties.context import DistanceField, SelfDistance
+from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.robot import Kinematics
+from cosim_validation.session.record_builder import RecordBuilder
+from cosim_validation.session.stream_assembler import StreamAssembler
+
+
+@dataclass(frozen=True)
+class CaseConclusion:
+    """What the monitor concluded about one case."""
+
+    verdicts: tuple[Verdict, ...]
+    kpis: tuple[Kpi, ...]
+    samples: Mapping[RobotRole, int]
+    records: Mapping[RobotRole, TrajectoryRecord] = field(default_factory=dict)
+
+
+def _touching(self_distance: SelfDistance) -> Callable[[np.ndarray], np.ndarray]:
+    """The self-collision condition of a self-distance model: touching where the distance is <= 0."""
+    return lambda q: np.asarray(self_distance(q)) <= 0.0
+
+
+class CaseMonitor:
+    """Online monitoring of one case.
+
+    Args:
+        properties: The property set (with its KPIs).
+        kinematics: Nominal arm and needle (forward kinematics of measured joints).
+        robots: ``{role: has_tip_stream}`` of the robots driven (VIRTUAL, PHYSICAL).
+        obstacles: Forbidden regions by name.
+        target_m: (3,) the case's target [m], if known.
+        self_distance: Self-collision distance of the arm, if known.
+        with_expected: False for bags without an expected stream.
+        test_id: Stored in the rebuilt records.
+        backends: Backend name per robot, stored in the rebuilt records.
+        keep_records: Rebuild each robot's TrajectoryRecord (sessions store them).
+    """
+
+    def __init__(
+        self,
+        properties: PropertySet,
+        kinematics: Kinematics,
+        robots: Mapping[RobotRole, bool],
+        obstacles: Mapping[str, DistanceField],
+        *,
+        target_m: np.ndarray | None = None,
+        self_distance: SelfDistance | None = None,
+        with_expected: bool = True,
+        test_id: str = "",
+        backends: Mapping[RobotRole, str] | None = None,
+        keep_records: bool = False,
+    ) -> None:
+        context = MonitorContext(
+            kinematics.joint_names,
+            kinematics.needle_length_m,
+            dict(obstacles),
+            self_distance=self_distance,
+            target_m=target_m,
+            self_collision=None if self_distance is None else _touching(self_distance),
+        )
+        self._assembler = StreamAssembler(kinematics, dict(robots), with_expected)
+        roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)
+        self._monitor = SessionMonitor(properties, context, roles)
+        self._counts = dict.fromkeys(roles, 0)
+        names = dict(backends or {})
+        self._builders = (
+            {
+                role: RecordBuilder(
+                    test_id,
+                    role,
+                    names.get(role, "plan" if role is RobotRole.EXPECTED else role.label),
+                    kinematics.joint_names,
+                    kinematics.needle_length_m,
+                )
+                for role in roles
+            }
+            if keep_records
+            else {}
+        )
+
+    @property
+    def samples(self) -> dict[RobotRole, int]:
+        """Samples monitored so far per robot (EXPECTED included)."""
+        return dict(self._counts)
+
+    def add_expected(self, stamp_ns: int, stage: Stage, q_plan_rad: np.ndarray) -> list[Verdict]:
+        """The controller's expected state; returns verdict changes."""
+        return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan_rad))
+
+    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured_rad: np.ndarray) -> list[Verdict]:
+        """A robot's measured joints; returns verdict changes."""
+        return self._push(self._assembler.add_joints(role, stamp_ns, q_measured_rad))
+
+    def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
+        """A robot's actual tip pose; returns verdict changes."""
+        return self._push(self._assembler.add_tip(role, stamp_ns, position_m, quat_wxyz))
+
+    def _push(self, samples: list[Sample]) -> list[Verdict]:
+        changes: list[Verdict] = []
+        for sample in samples:
+            self._counts[sample.robot] += 1
+            changes += self._monitor.push(sample)
+            if self._builders:
+                self._builders[sample.robot].add(sample)
+        return changes
+
+    def finish(self) -> CaseConclusion:
+        """End of the case: final verdicts and KPIs of every robot (and the rebuilt records)."""
+        self._push(self._assembler.flush())
+        verdicts = [v for per_robot in self._monitor.finish().values() for v in per_robot]
+        kpis: list[Kpi] = [k for per_robot in self._monitor.kpis().values() for k in per_robot]
+        records = {role: builder.build() for role, builder in self._builders.items() if len(builder)}
+        return CaseConclusion(tuple(verdicts), tuple(kpis), dict(self._counts), records)

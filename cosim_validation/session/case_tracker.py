@@ -1,0 +1,165 @@
+"""Monitoring a whole session from its events, case after case (live monitor node and ``cosim replay``).
+
+Case boundaries come from the controller's case status (STARTED, then COMPLETED, ABORTED or REFUSED).
+Topics arrive in any order relative to each other, so a case is concluded only when every monitored
+stream has delivered the case's planned number of samples, or when the next case starts, or when the
+caller says the wait is over (:meth:`conclude_pending`: a live timeout, or the end of a bag). Given the
+same messages, the live node and the replay therefore conclude the same samples and give the same verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from cosim_validation.properties import PropertySet, Verdict
+from cosim_validation.properties.context import DistanceField, SelfDistance
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.robot import Kinematics
+from cosim_validation.session.case_monitor import CaseConclusion, CaseMonitor
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """What the controller announced about a case (CaseStatus STARTED)."""
+
+    test_id: str
+    target_m: np.ndarray
+    robots: tuple[RobotRole, ...]
+    needle_length_m: float
+    sample_count: int
+
+
+@dataclass(frozen=True)
+class CaseEnd:
+    """A concluded case: how it ended (completed | aborted | refused | unfinished) and what was found."""
+
+    info: CaseInfo
+    outcome: str
+    message: str
+    conclusion: CaseConclusion
+
+
+class CaseTracker:
+    """Feeds a session's events into one :class:`CaseMonitor` per case.
+
+    Args:
+        properties: The property set.
+        kinematics: Nominal arm (its needle length is replaced by each case's).
+        obstacles: Forbidden regions by name.
+        tips: Robots that publish an actual tip pose (others: NaN).
+        on_case_end: Called with every concluded case.
+        self_distance: Self-collision distance, if known.
+        keep_records: Rebuild each case's TrajectoryRecords.
+        with_expected: False for recordings without an expected stream (each joint state is a sample).
+    """
+
+    def __init__(
+        self,
+        properties: PropertySet,
+        kinematics: Kinematics,
+        obstacles: Mapping[str, DistanceField],
+        tips: set[RobotRole],
+        on_case_end: Callable[[CaseEnd], None],
+        *,
+        self_distance: SelfDistance | None = None,
+        keep_records: bool = False,
+        with_expected: bool = True,
+    ) -> None:
+        self._properties = properties
+        self._kin = kinematics
+        self._obstacles = obstacles
+        self._tips = tips
+        self._on_case_end = on_case_end
+        self._self_distance = self_distance
+        self._keep_records = keep_records
+        self._with_expected = with_expected
+        self.case: CaseInfo | None = None
+        self._monitor: CaseMonitor | None = None
+        self._ending: tuple[str, str] | None = None
+
+    @property
+    def kinematics(self) -> Kinematics:
+        """The nominal arm (needle length of the configuration)."""
+        return self._kin
+
+    @property
+    def active(self) -> bool:
+        """Whether a case is being monitored."""
+        return self.case is not None
+
+    def start(self, info: CaseInfo) -> None:
+        """A new case (concludes the previous one if it is still open)."""
+        self.conclude_pending()
+        kin = (
+            self._kin
+            if info.needle_length_m == self._kin.needle_length_m
+            else self._kin.with_needle_length(info.needle_length_m)
+        )
+        self.case = info
+        self._monitor = CaseMonitor(
+            self._properties,
+            kin,
+            {r: r in self._tips for r in info.robots},
+            self._obstacles,
+            target_m=info.target_m,
+            self_distance=self._self_distance,
+            test_id=info.test_id,
+            keep_records=self._keep_records,
+            with_expected=self._with_expected,
+        )
+
+    def end(self, outcome: str, message: str) -> None:
+        """The controller ended the case; it is concluded once every stream has caught up."""
+        if self.case is None:
+            return
+        if outcome == "refused":
+            self._conclude(outcome, message)
+            return
+        self._ending = (outcome, message)
+        self._maybe_conclude()
+
+    def expected(self, stamp_ns: int, stage: Stage, q_rad: np.ndarray) -> list[Verdict]:
+        """An expected state; returns verdict changes."""
+        if self._monitor is None:
+            return []
+        return self._after(self._monitor.add_expected(stamp_ns, stage, q_rad))
+
+    def joints(self, role: RobotRole, stamp_ns: int, q_rad: np.ndarray) -> list[Verdict]:
+        """A robot's measured joints; returns verdict changes."""
+        if self._monitor is None or self.case is None or role not in self.case.robots:
+            return []
+        return self._after(self._monitor.add_joints(role, stamp_ns, q_rad))
+
+    def tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
+        """A robot's actual tip pose; returns verdict changes."""
+        if self._monitor is None or self.case is None or role not in self.case.robots or role not in self._tips:
+            return []
+        return self._after(self._monitor.add_tip(role, stamp_ns, position_m, quat_wxyz))
+
+    def conclude_pending(self) -> None:
+        """Conclude the open case with what arrived (end of a bag, a live timeout, the next case)."""
+        if self.case is not None:
+            unfinished = ("unfinished", "the recording ended before the case did")
+            recorded = ("recorded", "a recording without case status: one case over all of it")
+            outcome, message = self._ending or (unfinished if self._with_expected else recorded)
+            self._conclude(outcome, message)
+
+    def _after(self, changes: list[Verdict]) -> list[Verdict]:
+        self._maybe_conclude()
+        return changes
+
+    def _maybe_conclude(self) -> None:
+        if self._ending is None or self.case is None or self._monitor is None:
+            return
+        if all(count >= self.case.sample_count for count in self._monitor.samples.values()):
+            self._conclude(*self._ending)
+
+    def _conclude(self, outcome: str, message: str) -> None:
+        assert self.case is not None
+        assert self._monitor is not None
+        end = CaseEnd(self.case, outcome, message, self._monitor.finish())
+        self.case, self._monitor, self._ending = None, None, None
+        self._on_case_end(end)

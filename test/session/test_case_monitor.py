@@ -1,0 +1,70 @@
+"""Monitoring a case from its streams gives the verdicts and KPIs of the offline evaluation of its records."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.anatomy import load_anatomy
+from cosim_validation.config import load_config
+from cosim_validation.properties import PropertySet
+from cosim_validation.properties.checking import check_records
+from cosim_validation.properties.scene_context import scene_obstacles
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.robot import Kinematics, RobotConfig
+from cosim_validation.session.case_monitor import CaseMonitor
+from test.record.test_trajectory_record import assert_same
+from test.session.test_stream_assembler import DT_NS, START_NS, make_record
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def world() -> tuple[Kinematics, PropertySet, dict]:  # type: ignore[type-arg]
+    config = load_config(REPO / "config" / "needle_insertion.yaml")
+    kin = RobotConfig.from_config(config["robot"]).kinematics
+    obstacles = scene_obstacles(load_anatomy(config["anatomy"]))
+    return kin, PropertySet.load(REPO / "config" / "properties.yaml"), obstacles
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_streams_give_the_offline_verdicts_and_kpis(world: tuple, seed: int) -> None:  # type: ignore[type-arg]
+    kin, properties, obstacles = world
+    n = 40
+    expected = make_record(kin, RobotRole.EXPECTED, n, seed, with_tip=False)
+    virtual = make_record(kin, RobotRole.VIRTUAL, n, seed, with_tip=True)
+    target = expected.tip_pos_m[-1]
+    monitor = CaseMonitor(
+        properties,
+        kin,
+        {RobotRole.VIRTUAL: True},
+        obstacles,
+        target_m=target,
+        test_id="c",
+        backends={RobotRole.VIRTUAL: "test"},
+        keep_records=True,
+    )
+    for k in range(n):
+        stamp = START_NS + k * DT_NS
+        monitor.add_tip(RobotRole.VIRTUAL, stamp, virtual.actual_tip_pos_m[k], virtual.actual_tip_quat_wxyz[k])
+        monitor.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured_rad[k])
+        monitor.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint_rad[k])
+    conclusion = monitor.finish()
+    assert conclusion.samples == {RobotRole.EXPECTED: n, RobotRole.VIRTUAL: n}
+    assert_same(conclusion.records[RobotRole.VIRTUAL], virtual)
+    reports = check_records(properties, [expected, virtual], expected, obstacles, target)
+    offline = [v for report in reports for v in report.verdicts]
+    offline_kpis = [k for report in reports for k in report.kpis]
+    assert [v.property for v in conclusion.verdicts] == [v.property for v in offline]
+    for live, ref in zip(conclusion.verdicts, offline, strict=True):
+        assert live.same_outcome(ref), (live, ref)
+    assert len(conclusion.kpis) == len(offline_kpis) > 0
+    for live_kpi, ref_kpi in zip(conclusion.kpis, offline_kpis, strict=True):
+        assert (live_kpi.name, live_kpi.robot, live_kpi.stage) == (ref_kpi.name, ref_kpi.robot, ref_kpi.stage)
+        assert same(live_kpi.value, ref_kpi.value)

@@ -1,0 +1,164 @@
+"""A real multi-process digital-twin session in sim time: outputs, replay equals live, a driver killed mid-case."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcap.reader import make_reader
+
+from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.ros.bag import read_messages, topics_of
+from cosim_validation.ros.replay import compare, replay_bag
+from cosim_validation.session.graph import load_graph
+from cosim_validation.session.monitor_world import load_monitor_world
+from cosim_validation.session.process_group import ProcessGroup
+from cosim_validation.session.session_runner import run_session, write_summary
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+CASES = 4  # spread over a 20 mm grid suite of the left lung: one refused (out of reach), three run
+
+
+@pytest.fixture(scope="module")
+def suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
+    from cosim_validation.anatomy import load_anatomy
+    from cosim_validation.config import load_config
+    from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
+
+    config = load_config(repo_root / "config" / "needle_insertion.yaml")
+    suite, _ = generate_suite(
+        load_anatomy(config["anatomy"]),
+        load_testgen_config(config["testgen"]),
+        TestgenRequest(method="grid", granularity_m=0.02, per_cube=1, seed=0),
+    )
+    path = tmp_path_factory.mktemp("suite") / "suite.parquet"
+    suite.write(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def world(repo_root: Path) -> Any:
+    return load_monitor_world(repo_root / "config" / "needle_insertion.yaml", repo_root / "config" / "properties.yaml")
+
+
+def run(repo_root: Path, run_dir: Path, suite: Path, env: dict[str, str], on_ready: Any = None) -> Any:
+    graph = load_graph(repo_root / "config" / "digital_twin.yaml")
+    outcome = run_session(graph, run_dir, str(suite), CASES, console=False, env=env, on_ready=on_ready)
+    write_summary(outcome, {})
+    return outcome
+
+
+def test_session_outputs_and_replay(
+    tmp_path: Path, repo_root: Path, suite_file: Path, world: Any, node_env: dict[str, str]
+) -> None:
+    run_dir = tmp_path / "run"
+    outcome = run(repo_root, run_dir, suite_file, node_env)
+    assert outcome.status == "completed", outcome.message
+    assert set(outcome.exit_codes.values()) == {0}, outcome.exit_codes
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
+
+    with ResultsDB.open(run_dir / "results.sqlite") as db:
+        cases = db.cases()
+        verdicts = db.verdicts()
+    assert len(cases) == CASES
+    completed = [c.test_id for c in cases if c.outcome == "completed"]
+    assert len(completed) >= 2
+    for test_id in completed:
+        robots = {v.robot for v in verdicts if v.test_id == test_id}
+        assert robots == {"expected", "virtual", "physical"}
+
+    topics = topics_of(run_dir / "session.mcap")
+    expected_types = {
+        "/cosim/expected": "cosim_validation_interfaces/msg/RobotState",
+        "/cosim/case_status": "cosim_validation_interfaces/msg/CaseStatus",
+        "/cosim/case_reports": "cosim_validation_interfaces/msg/CaseReport",
+        "/cosim/verdicts": "cosim_validation_interfaces/msg/Verdict",
+        "/cosim/kpis": "cosim_validation_interfaces/msg/Kpi",
+        "/cosim/virtual/command": "sensor_msgs/msg/JointState",
+        "/cosim/virtual/joint_states": "sensor_msgs/msg/JointState",
+        "/cosim/physical/joint_states": "sensor_msgs/msg/JointState",
+        "/cosim/physical/tip_pose": "geometry_msgs/msg/PoseStamped",
+        "/cosim/markers/anatomy": "visualization_msgs/msg/MarkerArray",
+        "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
+        "/clock": "rosgraph_msgs/msg/Clock",
+    }
+    for topic, msgtype in expected_types.items():
+        assert topics[topic][0] == msgtype, topic
+    planned = topics["/cosim/expected"][1]
+    assert planned > 100
+    for topic in ("/cosim/virtual/command", "/cosim/virtual/joint_states", "/cosim/physical/joint_states"):
+        assert topics[topic][1] == planned, topic  # lockstep: every sample answered by every robot
+    assert topics["/cosim/case_reports"][1] == len(completed)
+
+    with (run_dir / "session.mcap").open("rb") as f:  # the mcap library reads it, schemas embedded
+        summary = make_reader(f).get_summary()
+    assert summary is not None
+    assert {s.name for s in summary.schemas.values()} >= set(expected_types.values())
+
+    replayed = replay_bag(run_dir / "session.mcap", world)
+    assert sorted(e.info.test_id for e in replayed.cases) == sorted(completed)
+    assert compare(replayed) == []  # the replayed verdicts equal the live monitor's
+
+
+def test_killing_a_driver_mid_session(
+    tmp_path: Path, repo_root: Path, suite_file: Path, node_env: dict[str, str], rclpy_context: Any
+) -> None:
+    from rclpy.node import Node
+
+    from cosim_validation.ros.qos import LATCHED, to_rclpy
+    from cosim_validation_interfaces.msg import CaseStatus
+
+    killed = threading.Event()
+    node = Node("fault_injector", context=rclpy_context)
+
+    def inject(group: ProcessGroup) -> None:
+        def on_status(msg: Any) -> None:  # kill the physical arm's driver in the middle of the first moving case
+            if msg.event == CaseStatus.STAGE and msg.stage == 3 and not killed.is_set():
+                group.kill("physical_driver", signal.SIGKILL)
+                killed.set()
+
+        node.create_subscription(CaseStatus, "/cosim/case_status", on_status, to_rclpy(LATCHED))
+
+        def spin() -> None:
+            from rclpy.executors import SingleThreadedExecutor
+
+            executor = SingleThreadedExecutor(context=rclpy_context)
+            executor.add_node(node)
+            while not killed.is_set() and rclpy_context.ok():
+                executor.spin_once(timeout_sec=0.05)
+
+        threading.Thread(target=spin, daemon=True).start()
+
+    run_dir = tmp_path / "run"
+    outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=inject)
+    node.destroy_node()
+    assert killed.is_set()
+    assert outcome.status == "completed", outcome.message  # the session went on with the next cases
+    assert outcome.exit_codes["physical_driver"] == -signal.SIGKILL
+
+    with ResultsDB.open(run_dir / "results.sqlite") as db:
+        cases = db.cases()
+        verdicts = db.verdicts()
+    aborted = [c for c in cases if c.outcome == "aborted"]
+    assert len(aborted) == 1
+    assert "physical robot is stale" in aborted[0].message
+    later = cases[cases.index(aborted[0]) + 1 :]
+    assert later
+    assert all(c.outcome in ("completed", "refused") for c in later)
+    for case in later:  # continued with the virtual robot only
+        assert {v.robot for v in verdicts if v.test_id == case.test_id} <= {"expected", "virtual"}
+
+    bag = run_dir / "session.mcap"
+    alerts = [m.message for m in read_messages(bag, ["/cosim/alerts"])]
+    assert any(a.code == "robot_stale" and a.robot == 2 for a in alerts)
+    diagnostics = [m.message for m in read_messages(bag, ["/diagnostics"])]
+    assert any(s.level == 2 and s.hardware_id == "physical" for d in diagnostics for s in d.status)
+    reports = {m.message.test_id: m.message for m in read_messages(bag, ["/cosim/case_reports"])}
+    started = {m.message.test_case.test_id for m in read_messages(bag, ["/cosim/case_status"]) if m.message.event == 0}
+    assert set(reports) == started  # every started case was concluded, also the aborted one
+    assert {c.test_id for c in cases if c.outcome in ("completed", "aborted")} == started  # bag and database agree

@@ -44,6 +44,7 @@ from cosim_validation.properties.context import SelfCollisionCheck
 from cosim_validation.properties.scene_context import scene_obstacles
 from cosim_validation.record import TrajectoryRecord
 from cosim_validation.robot import Kinematics
+from cosim_validation.robot.self_distance import SelfDistance
 from cosim_validation.sim import RobotBackend, execute_trajectory, make_backend
 
 
@@ -84,6 +85,7 @@ class CaseWorld:
         properties: The property set, KPIs and machines checked on every robot.
         obstacles: The forbidden regions the monitor measures (the scene's obstacles), by name.
         self_collision: The robot's self-collision check (the planner's), for ``self_collision`` in properties.
+        self_distance: The smallest distance between non-adjacent parts of the arm, for ``self_distance``.
     """
 
     spec: WorldSpec
@@ -95,6 +97,7 @@ class CaseWorld:
     properties: PropertySet
     obstacles: dict[str, DistanceField]
     self_collision: SelfCollisionCheck | None = None
+    self_distance: SelfDistance | None = None
 
     @property
     def kinematics(self) -> Kinematics:
@@ -114,6 +117,7 @@ class CaseWorld:
             obstacles=self.obstacles,
             target_m=target_m,
             self_collision=self.self_collision,
+            self_distance=self.self_distance,
         )
 
     def close(self) -> None:
@@ -134,10 +138,13 @@ def build_world(spec: WorldSpec) -> CaseWorld:
     setup = InsertionSetup.from_config(config)
     backends = tuple(make_backend(name, config, setup.robot.kinematics) for name in spec.engines)
     properties = PropertySet.load(campaign.properties_path)
-    self_collision = setup.planner.checker.self_collision.in_collision  # the planner's model of the arm
+    collision = setup.planner.checker.self_collision  # the planner's model of the arm, for the monitor too
     controller = setup.controller(spec.controller)
     obstacles = scene_obstacles(setup.scene)
-    return CaseWorld(spec, config, campaign, setup, controller, backends, properties, obstacles, self_collision)
+    return CaseWorld(
+        spec, config, campaign, setup, controller, backends, properties, obstacles,
+        collision.in_collision, SelfDistance(collision),
+    )  # fmt: skip
 
 
 _SHARED: dict[tuple[WorldSpec, str], CaseWorld] = {}

@@ -36,6 +36,8 @@ def test_reference_stores_every_case(reference: CampaignOutcome) -> None:
     heart = [v.status for v in rows["verdicts"] if v.property == summary["safety"]["property"] and v.robot == "virtual"]
     assert "violated" in heart  # the straight controller hits the heart in some cases
     assert "holds" in heart  # and misses it in others
+    self_collision = {v.status for v in rows["verdicts"] if v.property == "no_self_collision"}
+    assert self_collision <= {"holds", "violated"}, "the world gives the monitor the arm's self-collision model"
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
     from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
+
+    warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.config import resolve_resource
 
     request = CampaignRequest(

@@ -13,6 +13,9 @@ from test.ros.ros_harness import exclusive_domain, ros_env
 
 REPO = Path(__file__).resolve().parents[1]
 
+# a reference campaign run shared by the campaign and report tests (computed once per session)
+pytest_plugins = ["test.campaign.run_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

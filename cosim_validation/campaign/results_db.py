@@ -166,18 +166,26 @@ class ResultsDB:
         if resume and not path.exists():
             raise InputError(f"{path}: nothing to resume (no results database there)")
         db = cls(path, _connect(path), encoder)
-        with db._db:
-            db._db.executescript(_SCHEMA)
-            stored = dict(db._db.execute("SELECT key, value FROM meta"))
+        try:
+            db._start(meta)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _start(self, meta: Mapping[str, Any]) -> None:
+        """Create the tables and store ``meta``, unless the stored run is another one."""
+        with self._db:
+            self._db.executescript(_SCHEMA)
+            stored = dict(self._db.execute("SELECT key, value FROM meta"))
             wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
             for key in ("suite", "config", "controller", "backends"):
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(
-                        f"{path}: cannot resume, it was made with another {key} "
+                        f"{self.path}: cannot resume, it was made with another {key} "
                         f"({json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
                     )
-            db._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
-        return db
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
 
     @classmethod
     def open(cls, path: str | Path) -> ResultsDB:

@@ -24,6 +24,9 @@ SUBCOMMANDS: dict[str, str] = {
     "testgen": "testgen",
     "check": "check",
     "run-case": "run_case",
+    "campaign": "campaign",
+    "report": "report",
+    "experiment": "experiment",
 }
 
 

@@ -1,0 +1,249 @@
+"""Running suites of test cases into a run directory, resumable after a crash or Ctrl-C.
+
+A run directory holds ``results.sqlite`` (one transaction per finished case), copies of the suites
+(``suites/<suite_id>.parquet``, so ``cosim report`` needs nothing else) and ``summary.json``. With
+``resume`` the cases already stored are skipped; the configuration, suites, controller and backends
+must be those of the stored run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from cosim_validation.campaign.campaign_config import CampaignConfig
+from cosim_validation.campaign.case_pipeline import (
+    CaseWorld,
+    WorldSpec,
+    case_row,
+    case_seed,
+    config_digest,
+    controller_name,
+    run_case,
+    shared_world,
+)
+from cosim_validation.campaign.executor import Outcome, default_workers, run_local, run_ray
+from cosim_validation.campaign.progress import Progress
+from cosim_validation.campaign.record_codec import encode_record
+from cosim_validation.campaign.results_db import CaseResult, ResultsDB
+from cosim_validation.campaign.run_summary import summarize, write_summary
+from cosim_validation.config import load_config
+from cosim_validation.controllers import ControllersConfig
+from cosim_validation.coverage import Suite, TestCase
+from cosim_validation.exceptions import InputError
+
+EXECUTORS: tuple[str, ...] = ("local", "ray")
+RESULTS_FILE = "results.sqlite"
+
+
+@dataclass(frozen=True)
+class CampaignRequest:
+    """What to run.
+
+    Attributes:
+        config_path: The configuration file.
+        suite_paths: One or more suite files (Parquet); their cases run in order, suite after suite.
+        out_dir: The run directory (created).
+        backends: Robots (``virtual``, ``physical``) or engines (``mujoco``, ``pybullet``, ``emulated``).
+        executor: ``local`` (process pool) or ``ray``.
+        address: Ray cluster address (None: a local Ray).
+        workers: Worker processes or Ray actors; None: every core this process may use.
+        resume: Continue the run stored in ``out_dir``.
+        controller: Controller under test; None for the configuration's default.
+        trajectories: Store every robot's trajectory (expected, virtual, physical).
+    """
+
+    config_path: Path
+    suite_paths: tuple[Path, ...]
+    out_dir: Path
+    backends: tuple[str, ...] = ("virtual",)
+    executor: str = "local"
+    address: str | None = None
+    workers: int | None = None
+    resume: bool = False
+    controller: str | None = None
+    trajectories: bool = True
+
+
+@dataclass
+class CampaignOutcome:
+    """How a call of :func:`run_campaign` ended.
+
+    Attributes:
+        out_dir: The run directory.
+        total: Cases in the suites.
+        skipped: Cases already stored when the call started (resume).
+        ran: Cases stored by this call.
+        interrupted: Whether Ctrl-C stopped the call before every case was stored.
+        wall_s: Wall time of this call [s].
+        summary: The run's summary (also in ``summary.json``).
+    """
+
+    out_dir: Path
+    total: int
+    skipped: int
+    ran: int = 0
+    interrupted: bool = False
+    wall_s: float = 0.0
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _check(request: CampaignRequest) -> int:
+    if request.executor not in EXECUTORS:
+        raise InputError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {request.executor!r}")
+    workers = default_workers() if request.workers is None else request.workers
+    if workers < 1:
+        raise InputError(f"--workers: expected an integer >= 1, got {workers!r}")
+    if request.address is not None and request.executor != "ray":
+        raise InputError("--address applies to --executor ray only")
+    if not request.suite_paths:
+        raise InputError("--suite: give at least one suite file")
+    return workers
+
+
+def _suites(paths: Sequence[Path]) -> list[Suite]:
+    suites = [Suite.read(p) for p in paths]
+    seen: dict[str, Path] = {}
+    for path, suite in zip(paths, suites, strict=True):
+        if suite.suite_id in seen:
+            raise InputError(f"{path}: the same suite ({suite.suite_id}) as {seen[suite.suite_id]}")
+        seen[suite.suite_id] = path
+    return suites
+
+
+def suite_record(suite: Suite) -> dict[str, Any]:
+    """What the run keeps of a suite's metadata (the report's coverage columns come from its metrics)."""
+    m = suite.metadata
+    keep = ("suite_id", "generator", "seed", "granularity_m", "per_cube", "count", "region", "grid", "metrics")
+    return {k: m[k] for k in keep if k in m} | {"cases": len(suite)}
+
+
+def _item(suites: Sequence[Suite], index: int) -> tuple[TestCase, int, int]:
+    """The work item of the campaign's ``index``-th case: (case, index, seed)."""
+    row = index
+    for suite in suites:
+        if row < len(suite):
+            case = suite.case(row)
+            return case, index, case_seed(int(suite.metadata["seed"]), case.test_id)
+        row -= len(suite)
+    raise IndexError(index)
+
+
+def _items(suites: Sequence[Suite], done: set[str]) -> Iterator[tuple[int, tuple[TestCase, int, int]]]:
+    ids = [test_id for suite in suites for test_id in suite.test_ids]
+    for index, test_id in enumerate(ids):
+        if test_id not in done:
+            yield index, _item(suites, index)
+
+
+def _init_world(spec: WorldSpec, single_threaded: bool) -> CaseWorld:
+    """A worker's world; with several workers on the machine, numba kernels run on one thread each."""
+    warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba falls back to another layer
+    if single_threaded:
+        import numba
+
+        numba.set_num_threads(1)
+    return shared_world(spec)
+
+
+def _work(world: CaseWorld, item: tuple[TestCase, int, int]) -> CaseResult:
+    case, index, seed = item
+    return run_case(world, case, index, seed)
+
+
+def _meta(
+    request: CampaignRequest, campaign: CampaignConfig, engines: tuple[str, ...], controller: str, suites: list[Suite]
+) -> dict[str, Any]:
+    return {
+        "kind": "campaign",
+        "config": config_digest(request.config_path, campaign.properties_path),
+        "config_path": str(request.config_path.resolve()),
+        "suite": [s.suite_id for s in suites],
+        "suites": [suite_record(s) for s in suites],
+        "controller": controller,
+        "backends": list(engines),
+        "safety_property": campaign.safety_property,
+    }
+
+
+def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.stderr) -> CampaignOutcome:
+    """Run (or resume) a campaign; every finished case is stored at once.
+
+    Raises:
+        InputError, ConfigError: Bad request, configuration or suite, or a resume of another run.
+    """
+    workers = _check(request)
+    config = load_config(request.config_path)
+    campaign = CampaignConfig.from_config(config["campaign"])
+    engines = campaign.engines(request.backends)
+    controller = controller_name(request.controller, ControllersConfig.from_config(config["controllers"]))
+    suites = _suites(request.suite_paths)
+    out = request.out_dir
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file, expected a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    meta = _meta(request, campaign, engines, controller, suites)
+    db = ResultsDB.create(out / RESULTS_FILE, meta, resume=request.resume, encoder=encode_record)
+    started = time.perf_counter()
+    try:
+        for suite, path in zip(suites, request.suite_paths, strict=True):
+            copy = out / "suites" / f"{suite.suite_id}.parquet"
+            if not copy.exists():
+                copy.parent.mkdir(exist_ok=True)
+                shutil.copyfile(path, copy)
+        done = db.finished_ids()
+        total = sum(len(s) for s in suites)
+        outcome = CampaignOutcome(out, total, len(done & {t for s in suites for t in s.test_ids}))
+        spec = WorldSpec(str(request.config_path), engines, controller, request.trajectories)
+        progress = Progress(total - outcome.skipped, stream=progress_stream)
+
+        def on_result(result: Outcome[Any]) -> None:
+            stored = result.value
+            if stored is None:
+                stored = _failed(_item(suites, result.index), result.error, controller)
+            db.add(stored)
+            outcome.ran += 1
+            progress.advance(failed=stored.case.outcome == "failed")
+
+        try:
+            if request.executor == "ray":
+                init_args = (spec, True)
+                run_ray(_init_world, init_args, _work, _items(suites, done), on_result, workers, request.address)
+            else:
+                init_args = (spec, workers > 1)
+                run_local(_init_world, init_args, _work, _items(suites, done), on_result, workers)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        finally:
+            progress.close()
+        outcome.wall_s = time.perf_counter() - started
+        outcome.summary = summarize(db) | {"last_call": _call_info(request, outcome, workers)}
+        write_summary(out / "summary.json", outcome.summary)
+    finally:
+        db.close()
+    return outcome
+
+
+def _failed(item: tuple[TestCase, int, int], error: str, controller: str) -> CaseResult:
+    """The row of a case whose pipeline raised: outcome ``failed``, the error's last line as message."""
+    case, index, _ = item
+    lines = [line for line in error.strip().splitlines() if line.strip()]
+    return CaseResult(case_row(case, index, controller, "failed", lines[-1] if lines else error, 0.0))
+
+
+def _call_info(request: CampaignRequest, outcome: CampaignOutcome, workers: int) -> dict[str, Any]:
+    return {
+        "executor": request.executor,
+        "workers": workers,
+        "cases_run": outcome.ran,
+        "cases_skipped": outcome.skipped,
+        "interrupted": outcome.interrupted,
+        "wall_s": outcome.wall_s,
+        "cases_per_s": outcome.ran / outcome.wall_s if outcome.wall_s > 0 else 0.0,
+    }

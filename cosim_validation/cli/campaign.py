@@ -1,0 +1,120 @@
+"""``cosim campaign``: run suites of test cases in batch (local process pool or Ray), resumable."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.cli.output import format_table, print_json
+
+HELP = "run test suites through the planner, the robots and the monitor in batch, into a resumable run directory"
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cosim campaign``."""
+    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
+    parser.add_argument("--suite", action="append", required=True, help="suite file (Parquet); repeat for more")
+    parser.add_argument(
+        "--backends",
+        default="virtual",
+        help="robots to execute on, comma-separated: virtual, physical (or engines: mujoco, pybullet, emulated)",
+    )
+    parser.add_argument("--controller", default=None, help="controller under test (default: the configuration's)")
+    parser.add_argument("--executor", default="local", help="local (process pool) or ray")
+    parser.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
+    parser.add_argument("--out", required=True, help="run directory (results.sqlite, summary.json)")
+    parser.add_argument("--resume", action="store_true", help="continue the run stored in --out")
+    parser.add_argument("--no-trajectories", action="store_true", help="store verdicts and KPIs only")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
+    from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
+    from cosim_validation.config import resolve_resource
+
+    request = CampaignRequest(
+        config_path=resolve_resource(args.config),
+        suite_paths=tuple(Path(s) for s in args.suite),
+        out_dir=Path(args.out),
+        backends=_names(args.backends),
+        executor=args.executor,
+        address=args.address,
+        workers=args.workers,
+        resume=args.resume,
+        controller=args.controller,
+        trajectories=not args.no_trajectories,
+    )
+    outcome = run_campaign(request)
+    if args.json:
+        print_json(outcome.summary | {"out": str(outcome.out_dir)})
+    else:
+        call = outcome.summary["last_call"]
+        print(
+            f"{outcome.out_dir}: {outcome.ran} cases run, {outcome.skipped} already stored, "
+            f"{call['wall_s']:.1f} s ({call['cases_per_s']:.2f} cases/s, {call['workers']} workers)"
+        )
+        print(summary_text(outcome.summary))
+    if outcome.interrupted:
+        print(
+            f"interrupted: {outcome.summary['cases']['stored']} of {outcome.total} cases are stored in "
+            f"{outcome.out_dir / 'results.sqlite'}; continue with:\n  {resume_command(args)}",
+            file=sys.stderr,
+        )
+        return 130
+    return 0
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command line that continues this run."""
+    parts = ["cosim campaign", f"--config {shlex.quote(args.config)}"]
+    parts += [f"--suite {shlex.quote(s)}" for s in args.suite]
+    parts.append(f"--backends {shlex.quote(args.backends)}")
+    for option in ("controller", "executor", "address", "workers"):
+        value = getattr(args, option)
+        if value is not None and not (option == "executor" and value == "local"):
+            parts.append(f"--{option} {shlex.quote(str(value))}")
+    if args.no_trajectories:
+        parts.append("--no-trajectories")
+    return " ".join([*parts, f"--out {shlex.quote(args.out)}", "--resume"])
+
+
+def _scaled(value: float, unit: str) -> tuple[float, str]:
+    """SI value in the units of reports: mm for m, deg for rad."""
+    if unit == "m":
+        return value * 1e3, "mm"
+    if unit == "rad":
+        return float(np.degrees(value)), "deg"
+    return value, unit
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """The summary as text tables (millimetres and degrees)."""
+    cases = summary["cases"]
+    counts = ", ".join(f"{k} {v}" for k, v in cases.items() if k not in ("stored", "expected"))
+    lines = [f"cases: {cases['stored']} of {cases['expected']} stored ({counts or 'none'})"]
+    safety = summary["safety"]
+    for robot, s in safety["by_robot"].items():
+        lines.append(f"{safety['property']} violated on {robot}: {s['violated']} cases ({100 * s['rate']:.1f} %)")
+    rows = [(p["property"], p["robot"], p["holds"], p["violated"], p["unknown"]) for p in summary["properties"]]
+    if rows:
+        lines += ["", format_table(["property", "robot", "holds", "violated", "unknown"], rows)]
+    kpi_rows = []
+    for k in summary["kpis"]:
+        mean, unit = _scaled(k["mean"], k["unit"])
+        worst, _ = _scaled(k["max"], k["unit"])
+        kpi_rows.append((k["kpi"], k["robot"], k["n"], mean, worst, unit))
+    if kpi_rows:
+        lines += ["", format_table(["kpi", "robot", "n", "mean", "max", "unit"], kpi_rows)]
+    for failure in summary["failures"]:
+        lines.append(f"failed {failure['test_id']}: {failure['message']}")
+    return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""``cosim experiment rq1|rq2|rq3|adaptive``: seed 000's research questions and adaptive refinement."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.cli.output import format_table, print_json
+
+HELP = "run seed 000's research questions (rq1, rq2, rq3) or the adaptive-refinement comparison on the embedded models"
+
+NAMES = ("rq1", "rq2", "rq3", "adaptive")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cosim experiment``."""
+    parser.add_argument("name", choices=NAMES, help="which experiment")
+    parser.add_argument("--quick", action="store_true", help="a small version that finishes in minutes on 2 cores")
+    parser.add_argument("--out", required=True, help="output directory (suites, run/, experiment.json)")
+    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
+    parser.add_argument("--granularities-mm", default=None, help="rq1/rq2: other cube edges, e.g. 20,10 [mm]")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
+    parser.add_argument("--executor", default="local", help="local (process pool) or ray")
+    parser.add_argument("--address", default=None, help="Ray cluster address")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted experiment in --out")
+
+
+def _granularities(text: str | None) -> tuple[float, ...] | None:
+    from cosim_validation.exceptions import InputError
+
+    if text is None:
+        return None
+    try:
+        return tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise InputError(f"--granularities-mm: expected comma-separated numbers, got {text!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the experiment and print its answer."""
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.experiment.research_questions import RunOptions, run_experiment
+
+    options = RunOptions(
+        resolve_resource(args.config), Path(args.out), args.workers, args.executor, args.address, args.resume
+    )
+    started = time.perf_counter()
+    if args.name == "adaptive":
+        from cosim_validation.cli.output import to_json
+        from cosim_validation.experiment.adaptive import ADAPTIVE, run_adaptive
+
+        if args.granularities_mm is not None:
+            from cosim_validation.exceptions import InputError
+
+            raise InputError("--granularities-mm applies to rq1 and rq2 only")
+        results = run_adaptive(ADAPTIVE[args.quick], options) | {"wall_s": time.perf_counter() - started}
+        (Path(args.out) / "experiment.json").write_text(to_json(results) + "\n")
+    else:
+        from cosim_validation.experiment.experiment_specs import experiment_spec
+
+        spec = experiment_spec(args.name, args.quick, _granularities(args.granularities_mm))
+        outcome = run_experiment(spec, options)
+        results = outcome.results
+        if outcome.interrupted:
+            print(f"interrupted: continue with the same command and --resume (output in {args.out})")
+            return 130
+    if args.json:
+        print_json(results)
+    else:
+        print(answer_text(args.name, results))
+    return 0
+
+
+def answer_text(name: str, results: dict[str, Any]) -> str:
+    """The experiment's answer as text tables."""
+    wall = results["wall_s"]
+    lines = [f"{name}: wall time {wall if isinstance(wall, float) else wall['total']:.0f} s"]
+    if name == "adaptive":
+        return "\n".join(lines + _adaptive_lines(results))
+    answer = results.get("answer", {})
+    for table in answer.get("tables", []):
+        lines += [
+            f"\n{table['region']}:",
+            format_table(list(TABLE_COLUMNS), [[r[c] for c in TABLE_COLUMNS] for r in table["rows"]]),
+        ]
+    for row in answer.get("table_4", []):
+        joint, tip = row["joint_deg"], row["tip_mm"]
+        lines.append(
+            f"{row['robot']} ({row['n_cases']} cases): joint |dq| mean {joint['mean']:.4f} deg, max {joint['max']:.4f} "
+            f"deg; tip mean {tip['mean']:.3f} mm, max {tip['max']:.3f} mm"
+        )
+    if "report" in results:
+        lines.append(f"report: {results['report']}")
+    return "\n".join(lines)
+
+
+TABLE_COLUMNS = (
+    "granularity_mm", "cubes", "grid_cases", "grid_points", "grid_violations", "grid_rate",
+    "random_points", "random_coverage", "random_max_per_cube", "random_violations", "random_rate",
+)  # fmt: skip
+
+
+def _adaptive_lines(results: dict[str, Any]) -> list[str]:
+    rows = []
+    for method in ("adaptive", "uniform_grid", "random"):
+        r = results[method]
+        rows.append(
+            (method, r["cases"], r["violations"], 100 * r["violations_per_case"], r["violating_cubes_at_finest"])
+        )
+    finest = results["finest_granularity_mm"]
+    return [
+        f"equal budget: {results['budget_cases']} cases; violating cubes counted at {finest:g} mm",
+        format_table(["method", "cases", "violations", "violations per case [%]", "violating cubes"], rows),
+    ]

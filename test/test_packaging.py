@@ -64,3 +64,29 @@ def test_wheel_installs_ament_marker_package_xml_and_urdf(repo_root: Path, tmp_p
         "cosim_validation/cli/main.py",
     ):
         assert expected in names
+
+
+def test_every_node_is_a_console_script_with_declared_parameters(repo_root: Path, tmp_path: Path) -> None:
+    """``ros2 run cosim_validation <node>`` works for every node; each node's parameters are declared once."""
+    import importlib
+
+    from cosim_validation.session.node_parameters import NODE_PARAMETERS
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), "."],
+        cwd=repo_root,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("cosim_validation-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        entry_points = z.read("cosim_validation-0.1.0.dist-info/entry_points.txt").decode()
+    scripts = {
+        line.split("=")[0].strip(): line.split("=")[1].strip() for line in entry_points.splitlines() if "=" in line
+    }
+    assert scripts["cosim"] == "cosim_validation.cli.main:entry_point"
+    assert set(NODE_PARAMETERS) <= set(scripts)
+    for node in NODE_PARAMETERS:
+        module, function = scripts[node].split(":")
+        assert callable(getattr(importlib.import_module(module), function))

@@ -56,6 +56,7 @@ class Monitor(Node):
             set(self._robots),
             self._on_case_end,
             self_distance=world.self_distance,
+            self_collision=world.self_collision,
         )
         self._last_seen = dict.fromkeys(self._robots, time.monotonic())
         self._waiting_since: dict[RobotRole, float] = {}  # robot owes the joint state of the newest expected sample

@@ -91,6 +91,7 @@ def replay_bag(
         set(tips),
         result.cases.append,
         self_distance=world.self_distance,
+        self_collision=world.self_collision,
         keep_records=keep_records,
     )
     by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
@@ -119,6 +120,7 @@ def _standalone_tracker(
         tips,
         result.cases.append,
         self_distance=world.self_distance,
+        self_collision=world.self_collision,
         keep_records=keep_records,
         with_expected=False,
     )

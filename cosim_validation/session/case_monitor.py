@@ -9,13 +9,13 @@ the samples.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from cosim_validation.properties import Kpi, MonitorContext, PropertySet, Sample, SessionMonitor, Verdict
-from cosim_validation.properties.context import DistanceField, SelfDistance
+from cosim_validation.properties.context import DistanceField, SelfCollisionCheck, SelfDistance
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.robot import Kinematics
 from cosim_validation.session.record_builder import RecordBuilder
@@ -32,11 +32,6 @@ class CaseConclusion:
     records: Mapping[RobotRole, TrajectoryRecord] = field(default_factory=dict)
 
 
-def _touching(self_distance: SelfDistance) -> Callable[[np.ndarray], np.ndarray]:
-    """The self-collision condition of a self-distance model: touching where the distance is <= 0."""
-    return lambda q: np.asarray(self_distance(q)) <= 0.0
-
-
 class CaseMonitor:
     """Online monitoring of one case.
 
@@ -47,6 +42,7 @@ class CaseMonitor:
         obstacles: Forbidden regions by name.
         target_m: (3,) the case's target [m], if known.
         self_distance: Self-collision distance of the arm, if known.
+        self_collision: Self-collision check of the arm, if known.
         with_expected: False for bags without an expected stream.
         test_id: Stored in the rebuilt records.
         backends: Backend name per robot, stored in the rebuilt records.
@@ -62,6 +58,7 @@ class CaseMonitor:
         *,
         target_m: np.ndarray | None = None,
         self_distance: SelfDistance | None = None,
+        self_collision: SelfCollisionCheck | None = None,
         with_expected: bool = True,
         test_id: str = "",
         backends: Mapping[RobotRole, str] | None = None,
@@ -73,7 +70,7 @@ class CaseMonitor:
             dict(obstacles),
             self_distance=self_distance,
             target_m=target_m,
-            self_collision=None if self_distance is None else _touching(self_distance),
+            self_collision=self_collision,
         )
         self._assembler = StreamAssembler(kinematics, dict(robots), with_expected)
         roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.properties import PropertySet, Verdict
-from cosim_validation.properties.context import DistanceField, SelfDistance
+from cosim_validation.properties.context import DistanceField, SelfCollisionCheck, SelfDistance
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import Kinematics
 from cosim_validation.session.case_monitor import CaseConclusion, CaseMonitor
@@ -65,6 +65,7 @@ class CaseTracker:
         on_case_end: Callable[[CaseEnd], None],
         *,
         self_distance: SelfDistance | None = None,
+        self_collision: SelfCollisionCheck | None = None,
         keep_records: bool = False,
         with_expected: bool = True,
     ) -> None:
@@ -74,6 +75,7 @@ class CaseTracker:
         self._tips = tips
         self._on_case_end = on_case_end
         self._self_distance = self_distance
+        self._self_collision = self_collision
         self._keep_records = keep_records
         self._with_expected = with_expected
         self.case: CaseInfo | None = None
@@ -106,6 +108,7 @@ class CaseTracker:
             self._obstacles,
             target_m=info.target_m,
             self_distance=self._self_distance,
+            self_collision=self._self_collision,
             test_id=info.test_id,
             keep_records=self._keep_records,
             with_expected=self._with_expected,

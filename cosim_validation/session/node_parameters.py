@@ -54,8 +54,9 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec(
             "stale_timeout_s",
             float,
-            1.0,
-            "a robot that does not answer a sample this long (wall time) aborts the case [s]",
+            3.0,
+            "a robot that does not answer a sample this long (wall time) aborts the case [s]; the monitor "
+            "reports it stale sooner (monitor.stale_timeout_s), a loaded machine only slows a sim-time session",
         ),
         ParamSpec("reset_timeout_s", float, 10.0, "time allowed for a robot's reset [s]"),
         ParamSpec("report_timeout_s", float, 5.0, "time to wait for the monitor's case report [s]"),

@@ -135,6 +135,7 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
         world.obstacles,
         target_m=target,
         self_distance=world.self_distance,
+        self_collision=world.self_collision,
     )
     for k in range(n):
         stamp = START_NS + k * DT_NS

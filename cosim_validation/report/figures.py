@@ -179,9 +179,9 @@ def trajectories_figure(
     ax2 = fig.add_subplot(1, 2, 2)
     for k, (start, end, name) in enumerate(stages):
         ax2.axvspan(start, end, color="#000000", alpha=0.04 * (1 + k % 2), linewidth=0)
-        ax2.text(
-            (start + end) / 2, 1.0, name, transform=ax2.get_xaxis_transform(), ha="center", va="bottom", fontsize=7
-        )
+        height = 1.0 + 0.04 * (k % 2)  # neighbours alternate, so short stages' names do not overlap
+        place = ax2.get_xaxis_transform()
+        ax2.text((start + end) / 2, height, name, transform=place, ha="center", va="bottom", fontsize=7)
     for label, (t_s, d_m) in deviation_m.items():
         ax2.plot(t_s, 1e3 * d_m, color=colors.get(label, GREY), linewidth=1, label=f"{label} vs expected")
     ax2.set_xlabel("time [s]")

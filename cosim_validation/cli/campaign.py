@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
     from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
+
+    warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.config import resolve_resource
 
     request = CampaignRequest(
@@ -103,11 +106,18 @@ def summary_text(summary: dict[str, Any]) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in cases.items() if k not in ("stored", "expected"))
     lines = [f"cases: {cases['stored']} of {cases['expected']} stored ({counts or 'none'})"]
     safety = summary["safety"]
-    for robot, s in safety["by_robot"].items():
+    order = {"expected": 0, "virtual": 1, "physical": 2}
+    for robot, s in sorted(safety["by_robot"].items(), key=lambda item: order.get(item[0], 3)):
         lines.append(f"{safety['property']} violated on {robot}: {s['violated']} cases ({100 * s['rate']:.1f} %)")
-    rows = [(p["property"], p["robot"], p["holds"], p["violated"], p["unknown"]) for p in summary["properties"]]
+    rows = [
+        (p["property"], p["robot"], p["holds"], p["violated"], p["unknown"])
+        for p in summary["properties"]
+        if p["violated"] or p["unknown"]
+    ]
+    quiet = len({p["property"] for p in summary["properties"]} - {r[0] for r in rows})
     if rows:
         lines += ["", format_table(["property", "robot", "holds", "violated", "unknown"], rows)]
+    lines.append(f"{quiet} more properties hold on every robot in every completed case")
     kpi_rows = []
     for k in summary["kpis"]:
         mean, unit = _scaled(k["mean"], k["unit"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ def _granularities(text: str | None) -> tuple[float, ...] | None:
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print its answer."""
     from cosim_validation.config import resolve_resource
+
+    warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.experiment.research_questions import RunOptions, run_experiment
 
     options = RunOptions(

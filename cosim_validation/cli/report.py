@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 
 from cosim_validation.cli.output import print_json
 
@@ -21,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
     """Build the report."""
     from cosim_validation.exceptions import InputError
     from cosim_validation.report import build_report
+
+    warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
 
     if args.max_cubes < 1:
         raise InputError(f"--max-cubes: expected an integer >= 1, got {args.max_cubes!r}")

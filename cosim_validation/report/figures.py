@@ -78,10 +78,9 @@ def targets_3d(
         for label, (points, color) in points_m.items():
             if len(points):
                 mm = 1e3 * points
-                size = 3 if len(points) > 3000 else 8
-                ax.scatter(
-                    mm[:, 0], mm[:, 1], mm[:, 2], s=size, c=color, label=f"{label} ({len(points)})", depthshade=False
-                )
+                size = 8.0 if len(points) <= 300 else max(0.5, 2400.0 / len(points))  # dense sets: small dots
+                label_n = f"{label} ({len(points)})"
+                ax.scatter(mm[:, 0], mm[:, 1], mm[:, 2], s=size, c=color, alpha=0.8, label=label_n, depthshade=False)
         _equal_axes(ax, bounds_mm, top_view=position == 2)
         ax.set_title("oblique view" if position == 1 else "from above (base_link +z)", fontsize=9)
     fig.axes[0].legend(loc="upper left", fontsize=8)
@@ -90,10 +89,20 @@ def targets_3d(
 
 
 def cube_frechet_figure(cubes: Sequence[CubeFrechet]) -> bytes:
-    """Figure 6: per granularity, the min / mean / max Fréchet distance of the tip paths within each cube [mm]."""
+    """Figure 6: per granularity, the min / mean / max Fréchet distance of the tip paths within each cube [mm];
+    one panel per compared part (source to target, injection only)."""
+    parts = list(dict.fromkeys(c.part for c in cubes))
+    fig = Figure(figsize=(6.5 * len(parts), 4.5))
+    for n, part in enumerate(parts):
+        mine = [c for c in cubes if c.part == part]
+        ax = fig.add_subplot(1, len(parts), n + 1)
+        _frechet_boxes(ax, mine)
+        ax.set_title(part.replace("_", " "), fontsize=10)
+    return png(fig)
+
+
+def _frechet_boxes(ax: Any, cubes: Sequence[CubeFrechet]) -> None:
     granularities = sorted({c.granularity_m for c in cubes}, reverse=True)
-    fig = Figure(figsize=(9, 4.5))
-    ax = fig.add_subplot(1, 1, 1)
     width = 0.25
     for k, (name, color) in enumerate((("min", GREEN), ("mean", BLUE), ("max", RED))):
         data = [[1e3 * getattr(c, f"{name}_m") for c in cubes if c.granularity_m == g] for g in granularities]
@@ -106,15 +115,12 @@ def cube_frechet_figure(cubes: Sequence[CubeFrechet]) -> bytes:
     centres = np.arange(len(granularities))
     edges_mm = [1e3 * g for g in granularities]
     ax.hlines(edges_mm, centres - 1.6 * width, centres + 1.6 * width, colors="k", linestyles="--", label="cube edge")
-    ax.set_xticks(
-        np.arange(len(granularities)),
-        [f"{1e3 * g:g} mm\n({sum(c.granularity_m == g for c in cubes)} cubes)" for g in granularities],
-    )
+    labels = [f"{1e3 * g:g} mm\n({sum(c.granularity_m == g for c in cubes)} cubes)" for g in granularities]
+    ax.set_xticks(centres, labels)
     ax.set_ylabel("Fréchet distance between tip paths [mm]")
     ax.set_xlabel("granularity (cube edge)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    return png(fig)
 
 
 def depth_histograms(groups: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bytes:

@@ -92,12 +92,18 @@ class RunData:
 
     @cached_property
     def config_path(self) -> Path | None:
-        """The run's configuration file, if it still exists."""
+        """The run's configuration file (meta ``config_path``; the shipped one when the run names none)."""
         given = self.meta.get("config_path")
         if given and Path(given).is_file():
             return Path(given)
-        self.notes.append(f"the run's configuration {given!r} is not available: no robot model or anatomy")
-        return None
+        if given:
+            self.notes.append(f"the run's configuration {given!r} no longer exists: no robot model or anatomy")
+            return None
+        from cosim_validation.config import package_root
+
+        shipped = package_root() / "config" / "needle_insertion.yaml"
+        self.notes.append(f"the run names no configuration (meta config_path): the shipped {shipped.name} is assumed")
+        return shipped
 
     @cached_property
     def kinematics(self) -> Kinematics | None:

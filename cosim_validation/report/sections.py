@@ -12,6 +12,7 @@ from cosim_validation.report.coverage_tables import COLUMN_GROUPS, COLUMNS, cove
 from cosim_validation.report.html_page import Section, figure, paragraph, table
 from cosim_validation.report.run_data import RunData
 from cosim_validation.report.trajectory_stats import (
+    PARTS,
     as_dict,
     collision_free,
     cube_frechet,
@@ -118,42 +119,22 @@ def frechet_cubes(run: RunData, max_cubes: int) -> Section:
     if not cubes:
         return s.missing("no grid cube holds two completed cases with stored trajectories")
     caption = (
-        f"Discrete Fréchet distance between the needle-tip paths (approach and injection, {robot} robot) of the cases "
-        f"in one cube: min, mean and max per cube; up to {max_cubes} cubes per granularity."
+        f"Discrete Fréchet distance between the needle-tip paths ({robot} robot) of the cases in one cube: min, mean "
+        f"and max per cube, up to {max_cubes} cubes per granularity; left from the source to the target (approach "
+        "and injection, as seed 000), right the injection only (each case has its own source)."
     )
     s.parts.append(figure(figures.cube_frechet_figure(cubes), caption, "figure-6-img"))
     rows = []
-    for g in sorted(eligible, reverse=True):
-        mine = [c for c in cubes if c.granularity_m == g]
-        rows.append(
-            (
-                1e3 * g,
-                eligible[g],
-                len(mine),
-                *(1e3 * float(np.mean([getattr(c, f"{k}_m") for c in mine])) for k in ("min", "mean", "max")),
-            )
-        )
-    s.parts.append(
-        table(
-            [
-                "granularity [mm]",
-                "cubes with >= 2 cases",
-                "cubes measured",
-                "mean of min [mm]",
-                "mean of mean [mm]",
-                "mean of max [mm]",
-            ],
-            rows,
-            "figure-6-table",
-        )
-    )
-    s.data = {
-        "robot": robot,
-        "by_granularity": [
-            dict(zip(("granularity_mm", "eligible", "measured", "min_mm", "mean_mm", "max_mm"), r, strict=True))
-            for r in rows
-        ],
-    }
+    for part in PARTS:
+        for g in sorted(eligible, reverse=True):
+            mine = [c for c in cubes if c.granularity_m == g and c.part == part]
+            means = [1e3 * float(np.mean([getattr(c, f"{k}_m") for c in mine])) for k in ("min", "mean", "max")]
+            rows.append((part.replace("_", " "), 1e3 * g, eligible[g], len(mine), *means))
+    headers = ["part", "granularity [mm]", "cubes with >= 2 cases", "cubes measured"]
+    headers += ["mean of min [mm]", "mean of mean [mm]", "mean of max [mm]"]
+    s.parts.append(table(headers, rows, "figure-6-table"))
+    keys = ("part", "granularity_mm", "eligible", "measured", "min_mm", "mean_mm", "max_mm")
+    s.data = {"robot": robot, "by_granularity": [dict(zip(keys, r, strict=True)) for r in rows]}
     return s
 
 

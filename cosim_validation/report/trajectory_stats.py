@@ -27,14 +27,28 @@ def tip_path_m(record: TrajectoryRecord, stages: tuple[Stage, ...] | None = SOUR
 
 @dataclass(frozen=True)
 class CubeFrechet:
-    """Fréchet distances between the source-to-target tip paths of the cases of one cube [m]."""
+    """Fréchet distances between the tip paths of the cases of one cube [m].
+
+    Attributes:
+        granularity_m: Cube edge [m].
+        cube: Cube index.
+        n_cases: Cases in the cube.
+        part: ``source_to_target`` (approach and injection, seed 000's Figure 6) or ``injection`` only (the
+            part that depends on the target alone: the sources of a suite differ case by case).
+        min_m, mean_m, max_m: Over every pair of cases [m].
+    """
 
     granularity_m: float
     cube: tuple[int, int, int]
     n_cases: int
+    part: str
     min_m: float
     mean_m: float
     max_m: float
+
+
+#: The parts of a case compared in Figure 6.
+PARTS: dict[str, tuple[Stage, ...]] = {"source_to_target": SOURCE_TO_TARGET, "injection": (Stage.INJECTION,)}
 
 
 def _cube_groups(run: RunData, robot: str) -> dict[float, dict[tuple[int, int, int], list[str]]]:
@@ -70,10 +84,15 @@ def cube_frechet(run: RunData, robot: str, max_cubes: int = 200) -> tuple[list[C
             else [multi[i] for i in np.linspace(0, len(multi) - 1, max_cubes).astype(int)]
         )
         for cube in chosen:
-            paths = [tip_path_m(run.trajectory(t, robot)) for t in cubes[cube]]
-            upper = np.triu_indices(len(paths), k=1)
-            d = frechet_all_pairs(paths)[upper]
-            out.append(CubeFrechet(granularity, cube, len(paths), float(d.min()), float(d.mean()), float(d.max())))
+            records = [run.trajectory(t, robot) for t in cubes[cube]]
+            upper = np.triu_indices(len(records), k=1)
+            for part, stages in PARTS.items():
+                d = frechet_all_pairs([tip_path_m(r, stages) for r in records])[upper]
+                out.append(
+                    CubeFrechet(
+                        granularity, cube, len(records), part, *(float(f(d)) for f in (np.min, np.mean, np.max))
+                    )
+                )
     return out, eligible
 
 
@@ -138,13 +157,12 @@ def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("vi
 
 
 def collision_free(run: RunData) -> list[str]:
-    """Completed cases whose plan does not violate the safety property (seed 000, 5.2.4: RQ3's cases)."""
-    done = run.completed()
-    plan_violates = run.violated("expected") if "expected" in run.robots() else None
-    ids = list(done.index)
-    if plan_violates is not None:
-        ids = [t for t in ids if not plan_violates.loc[t]]
-    return [t for t in ids if not any(run.violated(r).loc[t] for r in run.robots())]
+    """Completed cases where no robot, the plan included, violates the safety property (seed 000, 5.2.4)."""
+    done = run.completed().index
+    bad = np.zeros(len(done), dtype=bool)
+    for robot in run.robots():
+        bad |= run.violated(robot).loc[done].to_numpy()
+    return [str(t) for t in done[~bad]]
 
 
 def representative_case(run: RunData, test_ids: list[str], robot: str) -> str | None:

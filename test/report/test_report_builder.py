@@ -83,7 +83,7 @@ def test_a_run_without_suites_or_physical_robot_says_what_is_missing(report: Rep
     run = tmp_path / "session"
     shutil.copytree(report.html_path.parent, run)
     with sqlite3.connect(run / "results.sqlite") as db:  # a session: no suites, no physical robot
-        db.execute("DELETE FROM meta WHERE key IN ('suites', 'kind')")
+        db.execute("DELETE FROM meta WHERE key IN ('suites', 'kind', 'config_path')")
         db.execute("DELETE FROM trajectories WHERE robot = 'physical'")
     outcome = build_report(run)
     sections = outcome.summary["report"]
@@ -91,6 +91,7 @@ def test_a_run_without_suites_or_physical_robot_says_what_is_missing(report: Rep
     assert "no grid or random suites" in sections["tables-2-3"]["reason"]
     assert {d["robot"] for d in sections["figure-11-table-4"]["table_4"]} == {"virtual"}
     assert "Not available in this run: no grid or random suites" in outcome.html_path.read_text()
+    assert any("shipped needle_insertion.yaml is assumed" in note for note in sections["notes"])
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	@$(WITH_ENV) cosim doctor
+	@$(WITH_ENV) cosim demo
 
 test: setup
 	@$(WITH_ENV) ruff check .

@@ -29,5 +29,7 @@ export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$COSIM_ROOT/.cache/numba}"
 # slow, code-determined results (e.g. the built-in anatomy meshes) are kept here
 export COSIM_CACHE_DIR="${COSIM_CACHE_DIR:-$COSIM_ROOT/.cache}"
+# numba parallel kernels on OpenMP (libgomp ships with gcc); the TBB found in the venv is too old and warns
+export NUMBA_THREADING_LAYER="${NUMBA_THREADING_LAYER:-omp}"
 unset _cosim_prefix
 unset -f _cosim_prepend

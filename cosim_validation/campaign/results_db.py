@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,12 +188,12 @@ class ResultsDB:
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
 
     @classmethod
-    def open(cls, path: str | Path) -> ResultsDB:
-        """Open an existing database for reading."""
+    def open(cls, path: str | Path, encoder: RecordEncoder | None = None) -> ResultsDB:
+        """Open an existing database (``encoder``: how :meth:`add_trajectories` stores records)."""
         path = Path(path)
         if not path.is_file():
             raise InputError(f"{path}: no results database")
-        db = cls(path, _connect(path))
+        db = cls(path, _connect(path), encoder)
         try:
             version = db.meta().get("schema")
         except sqlite3.DatabaseError as exc:
@@ -219,6 +219,14 @@ class ResultsDB:
             self._db.execute(
                 "INSERT INTO timings (test_id, wall_s, worker) VALUES (?, ?, ?)",
                 (result.case.test_id, result.wall_s, result.worker),
+            )
+
+    def add_trajectories(self, test_id: str, records: Sequence[TrajectoryRecord]) -> None:
+        """Store the trajectories of a case stored earlier (a session rebuilds them from its bag)."""
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?)",
+                [(test_id, r.robot.label, self._encode(r)) for r in records],
             )
 
     def finished_ids(self) -> set[str]:

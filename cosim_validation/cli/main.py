@@ -19,6 +19,7 @@ from cosim_validation.exceptions import CosimError
 # subcommand name -> module under cosim_validation.cli
 SUBCOMMANDS: dict[str, str] = {
     "doctor": "doctor",
+    "demo": "demo",
     "replay": "replay",
     "session": "session",
     "testgen": "testgen",

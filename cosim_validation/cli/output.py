@@ -9,24 +9,12 @@ from typing import Any
 
 import numpy as np
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None  # JSON has no NaN or infinity
-    return value
+from cosim_validation.campaign.json_file import jsonable
 
 
 def to_json(data: Any) -> str:
     """Strict JSON (NaN and infinities become null, numpy values become plain ones)."""
-    return json.dumps(_jsonable(data), indent=2, sort_keys=False, allow_nan=False)
+    return json.dumps(jsonable(data), indent=2, sort_keys=False, allow_nan=False)
 
 
 def print_json(data: Any) -> None:

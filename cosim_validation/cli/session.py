@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
     outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
     summary = summarise(run_dir)
+    summary["bag_check"] = _complete(graph, run_dir, args.json)
     path = write_summary(outcome, summary)
     if args.json:
         print_json(
@@ -85,6 +86,27 @@ def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
 DEFAULT_GRANULARITY_M = 0.02
 
 
+def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
+    """Trajectories from the bag into results.sqlite, and the replay-equals-live check."""
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.exceptions import CosimError
+    from cosim_validation.ros.session_records import complete_session
+    from cosim_validation.session.monitor_world import load_monitor_world
+
+    monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
+    if monitor is None or not (run_dir / "session.mcap").is_file() or not (run_dir / "results.sqlite").is_file():
+        return {"skipped": "no monitor, bag or results database"}
+    world = load_monitor_world(
+        resolve_resource(monitor.parameters["config"]), resolve_resource(monitor.parameters["properties"])
+    )
+    try:
+        return complete_session(run_dir, world)
+    except CosimError as exc:  # a damaged bag: the live results stay as they are
+        if not as_json:
+            print(f"warning: could not replay session.mcap: {exc}")
+        return {"error": str(exc)}
+
+
 def summarise(run_dir: Path) -> dict[str, Any]:
     """Cases, verdicts and bag contents of a finished (or interrupted) session."""
     from cosim_validation.campaign.results_db import ResultsDB
@@ -116,4 +138,11 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
     rows = [(t, v["type"], v["messages"]) for t, v in sorted(summary["bag_topics"].items())]
     if rows:
         print("\nsession.mcap:\n" + format_table(["topic", "type", "messages"], rows))
-    print(f"\nwrote {path.parent}/session.mcap, results.sqlite, summary.json")
+    check = summary.get("bag_check", {})
+    if "replay_equals_live" in check:
+        verdict = "equal" if check["replay_equals_live"] else "NOT equal: " + "; ".join(check["replay_differences"])
+        print(
+            f"\nreplayed the bag: verdicts {verdict} to the live monitor's; trajectories of "
+            f"{check['cases_with_trajectories']} cases stored"
+        )
+    print(f"wrote {path.parent}/session.mcap, results.sqlite, summary.json")

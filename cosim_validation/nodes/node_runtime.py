@@ -40,6 +40,12 @@ _TYPES = {
 }
 
 
+def progress_file(name: str) -> Path | None:
+    """``COSIM_READY_DIR/<name>.progress``: a node's work counter, watched by ``cosim session`` (None if unset)."""
+    folder = os.environ.get(READY_DIR_ENV)
+    return Path(folder, f"{name}.progress") if folder else None
+
+
 def signal_ready(node: Node) -> None:
     """Tell ``cosim session`` this node is up (a file named after the node in COSIM_READY_DIR)."""
     folder = os.environ.get(READY_DIR_ENV)

@@ -10,10 +10,12 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.nodes.node_runtime import declare_parameters, progress_file, run_node
 from cosim_validation.ros.bag import BagWriter
 from cosim_validation.ros.qos import QosSpec
 
@@ -36,6 +38,9 @@ class Recorder(Node):
         self._recorded: dict[str, Any] = {}
         self._discover()
         self.create_timer(float(params["discovery_period_s"]), self._discover)
+        # how many messages are written, for `cosim session` to let the recorder drain before stopping it
+        self._progress = progress_file(self.get_name())
+        self.create_timer(0.1, self._report_progress, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(f"recording to {self._writer.path}")
 
     def _wanted(self, topic: str) -> bool:
@@ -70,6 +75,10 @@ class Recorder(Node):
 
     def _on_message(self, topic: str, data: bytes) -> None:
         self._writer.write(topic, self.get_clock().now().nanoseconds, data)
+
+    def _report_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.write_text(str(self._writer.count))
 
     def close(self) -> None:
         """Finish the bag file."""

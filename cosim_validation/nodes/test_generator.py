@@ -16,8 +16,10 @@ import rclpy
 from rclpy.action import ActionClient
 from rclpy.node import Node
 
+from cosim_validation.campaign.campaign_runner import suite_record
 from cosim_validation.campaign.result_rows import kpi_row, verdict_row
 from cosim_validation.campaign.results_db import CaseResult, CaseRow, ResultsDB
+from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.coverage.suite import Suite
 from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
@@ -25,6 +27,23 @@ from cosim_validation.ros import convert
 from cosim_validation_interfaces.action import RunTestCase
 
 OUTCOMES = {0: "completed", 1: "refused", 2: "aborted", 3: "failed"}
+
+
+def session_meta(suite: Suite, suite_path: Path, params: dict[str, Any], cases: int) -> dict[str, Any]:
+    """The results database's meta of a session (what the report needs: suites, configuration, controller)."""
+    config_path = resolve_resource(params["config"])
+    config = load_config(config_path)
+    controller = params["controller"] or config["controllers"]["default"].to_str()
+    return {
+        "kind": "session",
+        "suite": [suite.suite_id],
+        "suites": [suite_record(suite)],
+        "suite_file": suite_path.name,
+        "config_path": str(config_path.resolve()),
+        "controller": controller,
+        "robots": list(params["robots"]) or ["virtual", "physical"],
+        "cases": cases,
+    }
 
 
 def pick_cases(total: int, count: int, selection: str) -> list[int]:
@@ -47,13 +66,7 @@ class TestGenerator(Node):
         suite_path = Path(self.params["suite"])
         self.suite = Suite.read(suite_path)
         self.indices = pick_cases(len(self.suite), int(self.params["cases"]), self.params["selection"])
-        self.meta = {
-            "kind": "session",
-            "suite": self.suite.suite_id,
-            "suite_file": suite_path.name,
-            "controller": self.params["controller"] or "default",
-            "cases": len(self.indices),
-        }
+        self.meta = session_meta(self.suite, suite_path, self.params, len(self.indices))
         if Path(self.params["results"]).exists():
             raise InputError(f"{self.params['results']}: already exists; a session writes a new results database")
         self.client = ActionClient(self, RunTestCase, "/cosim/run_test_case")

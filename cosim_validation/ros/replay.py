@@ -111,7 +111,6 @@ def replay_bag(
 def _standalone_tracker(
     world: MonitorWorld, tips: set[RobotRole], result: ReplayResult, joints: dict[RobotRole, str], keep_records: bool
 ) -> CaseTracker:
-    import numpy as np
 
     tracker = CaseTracker(
         world.properties,
@@ -124,7 +123,7 @@ def _standalone_tracker(
         keep_records=keep_records,
         with_expected=False,
     )
-    tracker.start(CaseInfo("bag", np.full(3, np.nan), tuple(joints), world.kinematics.needle_length_m, 0))
+    tracker.start(CaseInfo("bag", None, tuple(joints), world.kinematics.needle_length_m, 0))
     return tracker
 
 

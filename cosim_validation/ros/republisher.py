@@ -46,7 +46,7 @@ class Republisher:
             self._publishers[message.topic] = self._node.create_publisher(
                 cls, message.topic, to_rclpy(qos_of(message.topic))
             )
-        self._publishers[message.topic].publish(self._store.serialize_cdr(message.message, message.msgtype))
+        self._publishers[message.topic].publish(bytes(self._store.serialize_cdr(message.message, message.msgtype)))
 
     def close(self) -> None:
         """Destroy the node and shut rclpy down."""

@@ -26,7 +26,7 @@ class CaseInfo:
     """What the controller announced about a case (CaseStatus STARTED)."""
 
     test_id: str
-    target_m: np.ndarray
+    target_m: np.ndarray | None  # None when unknown (a recording without case status)
     robots: tuple[RobotRole, ...]
     needle_length_m: float
     sample_count: int

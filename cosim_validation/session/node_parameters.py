@@ -107,7 +107,7 @@ def parameters_of(executable: str) -> tuple[ParamSpec, ...]:
 
 
 # executables that do not read the case-study configuration
-_NO_COMMON = {"recorder", "test_generator"}
+_NO_COMMON = {"recorder"}
 
 
 def defaults_of(executable: str) -> Mapping[str, Any]:

@@ -131,6 +131,26 @@ class ProcessGroup:
         tail = path.read_text(errors="replace").splitlines()[-lines:]
         return "\n".join(f"  [{name}] {line}" for line in tail)
 
+    def wait_quiet(self, name: str, quiet_s: float = 0.5, timeout_s: float = 10.0) -> bool:
+        """Wait until node ``name``'s progress counter (``<name>.progress``) stops changing for ``quiet_s``.
+
+        The recorder counts what it wrote: after the last case it may still be writing a backlog, which a
+        stop now would lose. Returns False after ``timeout_s`` or if the node reports no progress.
+        """
+        path = self.ready_dir / f"{name}.progress"
+        deadline = time.monotonic() + timeout_s
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            value = path.read_text() if path.exists() else None
+            if value is None or self.processes[name].poll() is not None:
+                return False
+            if value != last:
+                last, since = value, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return True
+            time.sleep(0.05)
+        return False
+
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to one node (fault injection in tests and demos)."""
         self.processes[name].send_signal(sig)

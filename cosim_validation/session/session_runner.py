@@ -101,6 +101,9 @@ def run_session(
     except CosimError as exc:
         outcome.status, outcome.message = "failed", str(exc)
     finally:
+        for node in resolved.nodes:  # let writers drain their backlog (the recorder) before stopping them
+            if node.executable == "recorder" and outcome.status == "completed":
+                group.wait_quiet(node.name)
         outcome.exit_codes = group.stop(resolved.settings.shutdown_grace_s)
         outcome.wall_s = time.monotonic() - start
     return outcome

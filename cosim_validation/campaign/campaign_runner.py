@@ -202,6 +202,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
         outcome = CampaignOutcome(out, total, len(done & {t for s in suites for t in s.test_ids}))
         spec = WorldSpec(str(request.config_path), engines, controller, request.trajectories)
         progress = Progress(total - outcome.skipped, stream=progress_stream)
+        workers = max(1, min(workers, total - outcome.skipped))  # no world built for a worker with nothing to do
 
         def on_result(result: Outcome[Any]) -> None:
             stored = result.value
@@ -212,7 +213,9 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
             progress.advance(failed=stored.case.outcome == "failed")
 
         try:
-            if request.executor == "ray":
+            if outcome.skipped == total:
+                pass  # everything is stored already: no worker, no world
+            elif request.executor == "ray":
                 init_args = (spec, True)
                 run_ray(_init_world, init_args, _work, _items(suites, done), on_result, workers, request.address)
             else:

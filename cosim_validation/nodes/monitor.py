@@ -29,15 +29,9 @@ from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
 from cosim_validation.session.monitor_world import load_monitor_world
+from cosim_validation.session.robot_liveness import RobotLiveness
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
-
-_OUTCOME_EVENT = {
-    "completed": CaseStatus.COMPLETED,
-    "refused": CaseStatus.REFUSED,
-    "aborted": CaseStatus.ABORTED,
-    "unfinished": CaseStatus.ABORTED,
-}
 
 
 class Monitor(Node):
@@ -48,7 +42,6 @@ class Monitor(Node):
         params = declare_parameters(self, "monitor")
         world = load_monitor_world(resolve_resource(params["config"]), resolve_resource(params["properties"]))
         self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
-        self._stale_s = float(params["stale_timeout_s"])
         self._case_timeout_s = float(params["case_end_timeout_s"])
         self._session = CaseTracker(
             world.properties,
@@ -59,10 +52,7 @@ class Monitor(Node):
             self_distance=world.self_distance,
             self_collision=world.self_collision,
         )
-        self._last_seen = dict.fromkeys(self._robots, time.monotonic())
-        self._waiting_since: dict[RobotRole, float] = {}  # robot owes the joint state of the newest expected sample
-        self._latest_expected_ns = -1
-        self._stale: set[RobotRole] = set()
+        self._liveness = RobotLiveness(float(params["stale_timeout_s"]))
         self._end_requested_at: float | None = None
         self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
         self._kpis = self.create_publisher(Kpi, "/cosim/kpis", to_rclpy(RESULT))
@@ -91,28 +81,20 @@ class Monitor(Node):
             info = convert.case_info_from_status(msg)
             self._session.start(info)
             self._end_requested_at = None
-            self._waiting_since.clear()
-            self._latest_expected_ns = -1
-            self._stale.clear()
+            self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at = time.monotonic()
             self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message)
 
     def _on_expected(self, msg: RobotState) -> None:
         state = convert.expected_state_from_msg(msg)
-        case = self._session.case
-        if case is not None and state.t_ns > self._latest_expected_ns:
-            self._latest_expected_ns = state.t_ns
-            now = time.monotonic()
-            for role in case.robots:
-                self._waiting_since.setdefault(role, now)
+        if self._session.case is not None:
+            self._liveness.expected(state.t_ns, time.monotonic())
         self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q_rad))
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
-        self._last_seen[role] = time.monotonic()
         sample = convert.joint_state_from_msg(msg)
-        if sample.t_ns >= self._latest_expected_ns:
-            self._waiting_since.pop(role, None)
+        self._liveness.joints(role, sample.t_ns, time.monotonic())
         self._guard(lambda: self._session.joints(role, sample.t_ns, sample.position_rad))
 
     def _on_tip(self, role: RobotRole, msg: PoseStamped) -> None:
@@ -144,28 +126,15 @@ class Monitor(Node):
             )
 
     def _on_case_end(self, end: CaseEnd) -> None:
-        stamp = self.get_clock().now().nanoseconds
-        test_id = end.info.test_id
-        for verdict in end.conclusion.verdicts:
-            self._verdicts.publish(convert.verdict_to_msg(verdict, test_id, stamp))
-        kpis = [convert.kpi_to_msg(k, test_id, stamp) for k in end.conclusion.kpis]
-        for kpi in kpis:
+        report = convert.case_report_to_msg(end, self.get_clock().now().nanoseconds)
+        for verdict in report.verdicts:
+            self._verdicts.publish(verdict)
+        for kpi in report.kpis:
             self._kpis.publish(kpi)
-        samples = end.conclusion.samples
-        report = CaseReport(
-            test_id=test_id,
-            outcome=_OUTCOME_EVENT[end.outcome],
-            message=end.message,
-            verdicts=[convert.verdict_to_msg(v, test_id, stamp) for v in end.conclusion.verdicts],
-            kpis=kpis,
-            robots=[int(r) for r in samples],
-            samples=[int(n) for n in samples.values()],
-        )
-        report.header.stamp = convert.time_to_msg(stamp)
         self._reports.publish(report)
         violated = sorted({v.property for v in end.conclusion.verdicts if v.status is Status.VIOLATED})
         self.get_logger().info(
-            f"{test_id} {end.outcome}: {len(end.conclusion.verdicts)} verdicts"
+            f"{report.test_id} {end.outcome}: {len(report.verdicts)} verdicts"
             + (f", violated: {', '.join(violated)}" if violated else "")
         )
 
@@ -181,17 +150,10 @@ class Monitor(Node):
         now = time.monotonic()
         case = self._session.case
         if case is not None:
-            for role, since in list(self._waiting_since.items()):
-                if now - since > self._stale_s and role not in self._stale:
-                    self._stale.add(role)
-                    self._alert(
-                        Alert.ERROR,
-                        role,
-                        "robot_stale",
-                        f"{case.test_id}: the {role.label} robot has not answered the sample sent "
-                        f"{now - since:.1f} s ago",
-                    )
-                    self._publish_diagnostics()
+            for role, owed_s in self._liveness.newly_stale(now):
+                message = f"{case.test_id}: the {role.label} robot has not answered the sample sent {owed_s:.1f} s ago"
+                self._alert(Alert.ERROR, role, "robot_stale", message)
+                self._publish_diagnostics()
         if self._end_requested_at is not None and now - self._end_requested_at > self._case_timeout_s:
             self._end_requested_at = None
             self._session.conclude_pending()  # a stream never caught up: conclude with what arrived
@@ -200,15 +162,14 @@ class Monitor(Node):
         now = time.monotonic()
         statuses = []
         for role in self._robots:
-            stale = role in self._stale
-            age = now - self._last_seen[role]
+            stale, silent_s = role in self._liveness.stale, self._liveness.silent_for_s(role, now)
             statuses.append(
                 DiagnosticStatus(
                     level=DiagnosticStatus.ERROR if stale else DiagnosticStatus.OK,
                     name=f"cosim/monitor/{role.label}_robot",
                     hardware_id=role.label,
-                    message=f"stale: no joint state for {age:.1f} s" if stale else "alive",
-                    values=[KeyValue(key="seconds_since_last_joint_state", value=f"{age:.3f}")],
+                    message=f"stale: no joint state for {silent_s:.1f} s" if stale else "alive",
+                    values=[KeyValue(key="seconds_since_last_joint_state", value=f"{silent_s:.3f}")],
                 )
             )
         array = DiagnosticArray(status=statuses)

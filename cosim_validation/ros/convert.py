@@ -280,6 +280,38 @@ def target_from_marker(marker: Any) -> tuple[np.ndarray, int]:
 
 # ---------------------------------------------------------------------------- case status and expected states
 CASE_OUTCOMES = {2: "completed", 3: "refused", 4: "aborted"}  # CaseStatus event -> outcome label
+_OUTCOME_EVENTS = {"completed": 2, "refused": 3, "aborted": 4, "unfinished": 4, "recorded": 2}
+
+
+def case_report_to_msg(end: Any, t_ns: int) -> Any:
+    """cosim_validation_interfaces/CaseReport of a concluded case (:class:`CaseEnd` of the case tracker)."""
+    from std_msgs.msg import Header
+
+    from cosim_validation_interfaces.msg import CaseReport
+
+    test_id = end.info.test_id
+    samples = end.conclusion.samples
+    return CaseReport(
+        header=Header(stamp=time_to_msg(t_ns), frame_id="base_link"),
+        test_id=test_id,
+        outcome=_OUTCOME_EVENTS[end.outcome],
+        message=end.message,
+        verdicts=[verdict_to_msg(v, test_id, t_ns) for v in end.conclusion.verdicts],
+        kpis=[kpi_to_msg(k, test_id, t_ns) for k in end.conclusion.kpis],
+        robots=[int(r) for r in samples],
+        samples=[int(n) for n in samples.values()],
+    )
+
+
+def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict[Any, int]]:
+    """(test id, outcome label, verdicts, KPIs, samples per robot) of a CaseReport message."""
+    from cosim_validation.record import RobotRole
+
+    outcome = CASE_OUTCOMES.get(int(msg.outcome), "unknown")
+    verdicts = [verdict_from_msg(v)[1] for v in msg.verdicts]
+    kpis = [kpi_from_msg(k)[1] for k in msg.kpis]
+    samples = {RobotRole(int(r)): int(n) for r, n in zip(msg.robots, msg.samples, strict=True)}
+    return str(msg.test_id), outcome, verdicts, kpis, samples
 
 
 def case_info_from_status(msg: Any) -> Any:

@@ -177,7 +177,7 @@ def compare(result: ReplayResult) -> list[str]:
         if live is None:
             problems.append(f"{end.info.test_id}: no live case report in the bag")
             continue
-        live_verdicts = [convert.verdict_from_msg(v)[1] for v in live.verdicts]
+        live_verdicts = convert.case_report_from_msg(live)[2]
         if len(live_verdicts) != len(end.conclusion.verdicts):
             problems.append(
                 f"{end.info.test_id}: {len(live_verdicts)} live verdicts, {len(end.conclusion.verdicts)} replayed"

@@ -159,3 +159,19 @@ def test_test_case(decoded: bool) -> None:
         assert getattr(back, name) == getattr(case, name)
     for name in ("source_m", "target_m", "cube_index"):
         np.testing.assert_array_equal(getattr(back, name), getattr(case, name))
+
+
+@pytest.mark.parametrize("decoded", [False, True])
+def test_case_report(decoded: bool) -> None:
+    from cosim_validation.session.case_monitor import CaseConclusion
+    from cosim_validation.session.case_tracker import CaseEnd, CaseInfo
+
+    kpi = Kpi("targeting_error", RobotRole.VIRTUAL, Stage.NONE, 0.0004, "m")
+    conclusion = CaseConclusion(tuple(VERDICTS), (kpi,), {RobotRole.EXPECTED: 200, RobotRole.VIRTUAL: 198})
+    end = CaseEnd(CaseInfo("case-4", np.zeros(3), (RobotRole.VIRTUAL,), 0.3, 200), "aborted", "stale", conclusion)
+    msg = convert.case_report_to_msg(end, 7_000_000_000)
+    if decoded:
+        msg = via_bag(msg, "cosim_validation_interfaces/msg/CaseReport")
+    test_id, outcome, verdicts, kpis, samples = convert.case_report_from_msg(msg)
+    assert (test_id, outcome, kpis, samples) == ("case-4", "aborted", [kpi], dict(conclusion.samples))
+    assert all(a.same_outcome(b) for a, b in zip(verdicts, VERDICTS, strict=True))

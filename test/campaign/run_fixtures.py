@@ -2,7 +2,7 @@
 and one uninterrupted reference run, computed once per session.
 
 The suites come from the project's generators on the shipped configuration: a grid suite (k = 2 per cube)
-and a random suite on the 7 % of the left lung next to the heart, at 90 mm, 12 cases in all, so that the
+and a random suite on the 7 % of the left lung next to the heart, at 90 mm, 20 cases in all, so that the
 straight controller both violates and respects the heart and cubes hold two cases (Figure 6). The
 reference run executes them on the virtual and the emulated physical robot with one worker. Imports are
 inside the functions: this plugin loads with every test session.
@@ -25,7 +25,7 @@ BACKENDS = ("virtual", "physical")
 
 
 def make_suites(folder: Path) -> tuple[Path, Path]:
-    """A grid (k = 2) and a random (4 cases) suite near the heart at 90 mm, written into ``folder``."""
+    """A grid (k = 2) and a random (12 cases) suite near the heart at 90 mm, written into ``folder``."""
     from cosim_validation.anatomy import load_anatomy
     from cosim_validation.config import load_config
     from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
@@ -36,7 +36,7 @@ def make_suites(folder: Path) -> tuple[Path, Path]:
     paths = []
     for request in (
         TestgenRequest("grid", 0.09, 2, region="heart_side_7pct", seed=2),
-        TestgenRequest("random", 0.09, 2, count=4, region="heart_side_7pct", seed=2),
+        TestgenRequest("random", 0.09, 2, count=12, region="heart_side_7pct", seed=2),
     ):
         suite, _ = generate_suite(scene, testgen, request)
         path = folder / f"{request.method}.parquet"

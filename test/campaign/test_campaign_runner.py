@@ -20,7 +20,7 @@ from cosim_validation.exceptions import CosimError
 from test.campaign.run_fixtures import CONFIG, request_for
 from test.campaign.run_rows import assert_same_rows, stored_rows
 
-TOTAL = 12  # cases in the two test suites
+TOTAL = 20  # cases in the two test suites
 
 
 def test_reference_stores_every_case(reference: CampaignOutcome) -> None:

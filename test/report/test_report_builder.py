@@ -60,7 +60,7 @@ def test_tables_hold_the_runs_numbers(reference: CampaignOutcome, report: Report
     assert [t["region"] for t in coverage] == ["heart_side_7pct"]
     (row,) = coverage[0]["rows"]  # one granularity: 90 mm, grid and random side by side
     assert row["granularity_mm"] == pytest.approx(90.0)
-    assert (row["grid_cases"], row["random_cases"]) == (8, 4)
+    assert (row["grid_cases"], row["random_cases"]) == (8, 12)
     stored = sqlite3.connect(reference.out_dir / "results.sqlite")
     violated = stored.execute(
         "SELECT COUNT(*) FROM verdicts v JOIN cases c USING (test_id) WHERE v.property = "
@@ -75,7 +75,7 @@ def test_tables_hold_the_runs_numbers(reference: CampaignOutcome, report: Report
 
 def test_summary_json_keeps_the_campaign_call(report: ReportOutcome) -> None:
     written = json.loads(report.summary_path.read_text())
-    assert written["last_call"]["cases_run"] == 12
+    assert written["last_call"]["cases_run"] == 20
     assert set(SECTION_IDS) <= set(written["report"])
 
 

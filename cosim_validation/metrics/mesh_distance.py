@@ -125,6 +125,18 @@ class MeshDistance:
         values: NDArray[np.float64] = self._scene.compute_signed_distance(local, nsamples=self._inside_rays).numpy()
         return values.astype(np.float64)
 
+    def closest_local(self, points_m: NDArray[np.float64]) -> NDArray[np.float32]:
+        """Closest surface points of checked (n, 3) float64 points, as open3d gives them: float32 relative to
+        :attr:`origin_m` (no input checks; internal fast path)."""
+        points: NDArray[np.float32] = self._scene.compute_closest_points(self._local(points_m))["points"].numpy()
+        return points
+
+    def closest_points(self, points_m: ArrayLike) -> NDArray[np.float64]:
+        """Closest point on the surface [m] of one point (3,) or of points (n, 3), same shape as the input."""
+        pts, single = self._query("points_m", points_m)
+        closest = self.closest_local(pts).astype(np.float64) + self.origin_m
+        return closest[0] if single else closest
+
     def distance(self, points_m: ArrayLike) -> float | NDArray[np.float64]:
         """Unsigned distance to the surface of one point (3,) or of points (n, 3) [m]."""
         pts, single = self._query("points_m", points_m)

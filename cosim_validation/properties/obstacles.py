@@ -81,7 +81,11 @@ class MeshObstacle:
     ) -> MeshObstacle:
         """From (V, 3) vertices [m] in base_link and (F, 3) triangle indices, with a grid unless spacing is None."""
         mesh = MeshDistance(vertices_m, faces)
-        grid = None if grid_spacing_m is None else SignedDistanceGrid(mesh, grid_spacing_m, GRID_MARGIN_M)
+        grid = (
+            None
+            if grid_spacing_m is None
+            else SignedDistanceGrid(mesh, grid_spacing_m, GRID_MARGIN_M, closest_points=False)
+        )  # lower bounds only
         return cls(mesh, vertices_m, grid=grid)
 
     def point_distance_m(self, points_m: np.ndarray) -> np.ndarray:

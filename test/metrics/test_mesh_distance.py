@@ -70,6 +70,18 @@ def test_unsigned_signed_p2m_and_inside_match_exact_references(
     assert np.all(scene.distance(polyhedron.vertices) < F32_M)
 
 
+def test_closest_points_lie_on_the_surface_at_the_distance(polyhedron: trimesh.Trimesh, scene: MeshDistance) -> None:
+    points = _query_points(polyhedron)
+    closest = scene.closest_points(points)
+    assert closest.shape == points.shape
+    assert np.all(_exact_unsigned(polyhedron, closest) < F32_M)  # on the surface
+    np.testing.assert_allclose(
+        np.linalg.norm(points - closest, axis=1), _exact_unsigned(polyhedron, points), atol=F32_M
+    )
+    single = scene.closest_points(polyhedron.centroid + np.array([0.0, 0.0, 0.15]))
+    np.testing.assert_allclose(single, polyhedron.centroid + np.array([0.0, 0.0, 0.05]), atol=2e-3)  # a facet
+
+
 def test_single_point_queries_return_floats(polyhedron: trimesh.Trimesh, scene: MeshDistance) -> None:
     centre = polyhedron.centroid
     assert scene.p2m(centre) == 0.0

@@ -4,7 +4,8 @@ Run from the repository root with the environment sourced, pinned to one core::
 
     taskset -c 0 nice -n 10 python benchmarks/bench_properties.py [--cases 40] [--scale 100]
 
-Self-collision is the robot's own check (robot.SelfCollision: MuJoCo contacts per sample).
+Self-collision is the robot's own check (robot.SelfCollision: a capsule broad phase with a Lipschitz bound
+along the trace, MuJoCo contacts where it cannot prove a sample free).
 Traces: the nominal synthetic needle insertion of the tests, sampled at 10 Hz x ``scale`` (1 kHz for
 scale 100: 6,401 samples per case), with the heart as a triangle mesh (icosphere, 1,280 faces, exact
 open3d distances through metrics.MeshDistance). Numbers are samples per second on one core, measured

@@ -7,8 +7,6 @@ joint (those touch by construction) and not excluded. Distances are signed: <= 0
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -27,23 +25,7 @@ class SelfDistance:
         self._collision = collision
         self._mj = collision._mujoco
         self.horizon_m = float(horizon_m)
-        self.pairs = self._pairs(collision.model)
-
-    @staticmethod
-    def _pairs(model: Any) -> np.ndarray:
-        excluded = {int(sig) for sig in model.exclude_signature}
-        body = model.geom_bodyid
-        pairs = []
-        for a in range(model.ngeom):
-            for b in range(a + 1, model.ngeom):
-                ba, bb = int(body[a]), int(body[b])
-                lo, hi = min(ba, bb), max(ba, bb)
-                if ba == bb or model.body_parentid[hi] == lo or ((lo << 16) + hi) in excluded:
-                    continue
-                if model.body_weldid[ba] == model.body_weldid[bb]:  # rigidly joined (fixed links)
-                    continue
-                pairs.append((a, b))
-        return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        self.pairs = collision.pairs
 
     def __call__(self, q: ArrayLike) -> np.ndarray:
         collision = self._collision

@@ -38,6 +38,6 @@ def load_monitor_world(config_path: str | Path, properties_path: str | Path) -> 
         kinematics=kinematics,
         obstacles=scene_obstacles(load_anatomy(config["anatomy"])),
         self_distance=ArmSelfDistance(collision),  # exact, ~80 us per sample: only properties naming it pay
-        self_collision=collision.in_collision,  # the boolean check (~7 us) of the shipped no_self_collision
+        self_collision=collision.in_collision,  # the shipped no_self_collision: capsules first, MuJoCo near contact
         properties_root=root,
     )

@@ -21,7 +21,7 @@ import traceback
 from typing import Any
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
@@ -47,7 +47,10 @@ class Controller(Node):
         config = load_config(resolve_resource(self.params["config"]))
         self.setup = InsertionSetup.from_config(config)
         self.kinematics = self.setup.robot.kinematics
-        group = ReentrantCallbackGroup()
+        # one group for the long case execution, one for the short I/O callbacks it waits for: a mutually
+        # exclusive group keeps a ready entity out of the wait set until its handler has run
+        group = MutuallyExclusiveCallbackGroup()
+        action_group = MutuallyExclusiveCallbackGroup()
         self.links = {
             role: RobotLink(self, role, self.kinematics.joint_names, group)
             for role in (RobotRole.parse(r) for r in self.params["robots"])
@@ -70,9 +73,10 @@ class Controller(Node):
             RunTestCase,
             "/cosim/run_test_case",
             self._execute,
-            callback_group=group,
+            callback_group=action_group,
             goal_callback=self._on_goal,
             cancel_callback=lambda _: CancelResponse.ACCEPT,
+            result_timeout=1,
         )
         if self.clock_pub is not None:
             self.publish_clock(self.session_t_ns)

@@ -37,10 +37,13 @@ class Recorder(Node):
         self._writer = BagWriter(Path(params["output"]))
         self._recorded: dict[str, Any] = {}
         self._discover()
-        self.create_timer(float(params["discovery_period_s"]), self._discover)
+        # wall-clock timers: in sim time the clock stands still until the controller streams, and the controller
+        # waits for the recorder's subscriptions before it streams
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(float(params["discovery_period_s"]), self._discover, clock=steady)
         # how many messages are written, for `cosim session` to let the recorder drain before stopping it
         self._progress = progress_file(self.get_name())
-        self.create_timer(0.1, self._report_progress, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.create_timer(0.1, self._report_progress, clock=steady)
         self.get_logger().info(f"recording to {self._writer.path}")
 
     def _wanted(self, topic: str) -> bool:

@@ -68,6 +68,7 @@ class Controller(Node):
         self.session_t_ns = 1_000_000_000  # session clock: cases follow each other on it
         self.lost_robots: set[RobotRole] = set()  # robots that stopped answering (drop_stale_robots)
         self._busy = threading.Lock()
+        self._settled = False  # the first case waits subscriber_settle_s once the subscriptions are seen
         ActionServer(
             self,
             RunTestCase,
@@ -100,16 +101,26 @@ class Controller(Node):
 
     def wait_for_subscribers(self) -> None:
         """Before streaming, wait until the monitor, the recorder and the drivers listen (volatile topics drop
-        what is published before a subscription is matched)."""
+        what is published before a subscription is matched): on what this node publishes, and on what the
+        drivers answer with (joint states, which this node reads too, and tip poses)."""
         wanted = int(self.params["min_subscribers"])
-        publishers = [self.expected_pub, *(link.commands for link in self.links.values())]
+        needs = {self.expected_pub.topic_name: wanted}
+        needs.update({link.commands.topic_name: wanted for link in self.links.values()})
+        if self.clock_pub is not None:
+            needs[self.clock_pub.topic_name] = wanted
+        for role in self.links:
+            needs[f"/cosim/{role.label}/joint_states"] = wanted + 1  # this node listens as well
+            needs[f"/cosim/{role.label}/tip_pose"] = wanted
         deadline = time.monotonic() + float(self.params["subscriber_timeout_s"])
-        while any(p.get_subscription_count() < wanted for p in publishers):
+        while short := [topic for topic, n in needs.items() if self.count_subscribers(topic) < n]:
             if time.monotonic() > deadline:
-                short = [p.topic_name for p in publishers if p.get_subscription_count() < wanted]
                 self.get_logger().warning(f"fewer than {wanted} subscribers on {short}; streaming anyway")
                 return
             time.sleep(0.02)
+        if not self._settled:
+            # the graph shows a subscription once it is discovered, the writer matches it a little later
+            time.sleep(float(self.params["subscriber_settle_s"]))
+            self._settled = True
 
     def wait_report(self, test_id: str, timeout_s: float) -> Any | None:
         """The monitor's CaseReport of ``test_id``, or None after ``timeout_s``."""

@@ -65,10 +65,18 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "min_subscribers",
             int,
             2,
-            "stream only once the expected-state and command topics have this "
-            "many subscribers (monitor and recorder; driver and recorder)",
+            "stream only once the expected-state, command and clock topics and the robots' joint-state and "
+            "tip-pose topics have this many subscribers besides the controller (monitor and recorder; driver "
+            "and recorder)",
         ),
         ParamSpec("subscriber_timeout_s", float, 10.0, "stream anyway after waiting this long for subscribers [s]"),
+        ParamSpec(
+            "subscriber_settle_s",
+            float,
+            1.0,
+            "before the first case, wait this long after the subscriptions appear in the graph (the data paths "
+            "match a little after discovery) [s]",
+        ),
     ),
     "monitor": (
         ParamSpec("properties", str, "config/properties.yaml", "properties and KPIs to evaluate"),

@@ -77,7 +77,7 @@ class Controller(Node):
             callback_group=action_group,
             goal_callback=self._on_goal,
             cancel_callback=lambda _: CancelResponse.ACCEPT,
-            result_timeout=1,
+            result_timeout=30,  # a client that asked late still gets it; memory stays bounded in a campaign
         )
         if self.clock_pub is not None:
             self.publish_clock(self.session_t_ns)

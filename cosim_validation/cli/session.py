@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     else:
-        _print_text(outcome.status, outcome.message, outcome.wall_s, summary, path)
+        _print_text(outcome.status, outcome.message, outcome.wall_s, summary, run_dir / path.name)  # as given
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
 
 

@@ -71,7 +71,7 @@ ROUNDING_ULPS = 64.0
 BUILD_CHUNK = 1 << 20
 #: Query points above which the interpolation runs in parallel (about 5-10 ms of serial work: on a loaded
 #: machine a parallel region can wait milliseconds for a descheduled worker thread).
-PARALLEL_POINTS = 1 << 20
+PARALLEL_POINTS = 1 << 17
 
 
 class DistanceBounds(NamedTuple):

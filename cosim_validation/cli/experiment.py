@@ -79,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
 def answer_text(name: str, results: dict[str, Any]) -> str:
     """The experiment's answer as text tables."""
     wall = results["wall_s"]
-    lines = [f"{name}: wall time {wall if isinstance(wall, float) else wall['total']:.0f} s"]
+    calls = len(results.get("calls", [])) if isinstance(wall, dict) else 1
+    over = f" summed over {calls} calls (--resume)" if calls > 1 else ""
+    lines = [f"{name}: wall time {wall if isinstance(wall, float) else wall['total']:.0f} s{over}"]
     if name == "adaptive":
         return "\n".join(lines + _adaptive_lines(results))
     answer = results.get("answer", {})

@@ -5,6 +5,9 @@ Layout of the output directory::
     DIR/suites/<method>-<granularity>mm.parquet    the generated suites
     DIR/run/                                       the campaign (results.sqlite, report.html, summary.json)
     DIR/experiment.json                            definition, wall times per phase, the answer's numbers
+
+A resumed experiment keeps the record of its earlier calls (:mod:`cosim_validation.experiment.call_log`):
+``wall_s`` is summed over every call, ``calls`` lists each.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campa
 from cosim_validation.campaign.json_file import read_json, write_json
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.coverage import Suite, TestgenRequest
+from cosim_validation.experiment.call_log import EXPERIMENT_FILE, earlier_calls, summed_wall_s, utc_now
 from cosim_validation.experiment.experiment_specs import ExperimentSpec
 from cosim_validation.experiment.suite_maker import SuiteMaker
 from cosim_validation.report import build_report
@@ -101,6 +105,13 @@ def _answer(spec: ExperimentSpec, report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _mark_started(out: Path, calls: list[dict[str, Any]], resume: bool) -> None:
+    """Record the calls so far, this one not ended, so a killed call can be measured when resumed."""
+    path = out / EXPERIMENT_FILE
+    previous = read_json(path) if resume and path.is_file() else {}
+    write_json(path, previous | {"calls": calls})
+
+
 def run_experiment(
     spec: ExperimentSpec, options: RunOptions, progress: TextIO | None = sys.stderr
 ) -> ExperimentOutcome:
@@ -111,34 +122,40 @@ def run_experiment(
     """
     started = time.perf_counter()
     out = options.out_dir
+    earlier = earlier_calls(out, options.resume, out / "run" / "results.sqlite")
+    this_call: dict[str, Any] = {"started_at": utc_now(), "ended": False}
     maker = SuiteMaker.from_config(options.config_path)
     suites, generated = make_suites(spec, maker, out / "suites", reuse=options.resume)
     generation_s = time.perf_counter() - started
+    _mark_started(out, [*earlier, this_call], options.resume)
     request = CampaignRequest(
         options.config_path, tuple(suites), out / "run", spec.backends, options.executor, options.address,
         options.workers, options.resume,
     )  # fmt: skip
     campaign = run_campaign(request, progress)
+    wall_s = {"generation": generation_s, "campaign": campaign.wall_s}
     results: dict[str, Any] = {
         "experiment": spec.name,
         "question": spec.question,
         "definition": asdict(spec),
         "suites": generated,
-        "wall_s": {"generation": generation_s, "campaign": campaign.wall_s},
         "campaign": campaign.summary.get("last_call", {}) | _case_timing(out / "run"),
     }
     outcome = ExperimentOutcome(out, results, campaign.interrupted)
     if not campaign.interrupted:
         report = build_report(out / "run")
-        results["wall_s"]["report"] = report.wall_s
+        wall_s["report"] = report.wall_s
         results["report"] = str(report.html_path)
         results["answer"] = _answer(spec, report.summary["report"])
-    results["wall_s"]["total"] = time.perf_counter() - started
+    wall_s["total"] = time.perf_counter() - started
+    this_call |= {"ended": True, "interrupted": campaign.interrupted, "cases_run": campaign.ran, "wall_s": wall_s}
+    results["calls"] = [*earlier, this_call]
+    results["wall_s"] = summed_wall_s(results["calls"])
     results["interrupted"] = campaign.interrupted
-    write_json(out / "experiment.json", results)
+    write_json(out / EXPERIMENT_FILE, results)
     return outcome
 
 
 def read_results(out_dir: Path) -> dict[str, Any]:
     """The ``experiment.json`` of an output directory."""
-    return read_json(out_dir / "experiment.json")
+    return read_json(out_dir / EXPERIMENT_FILE)

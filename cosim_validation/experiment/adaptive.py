@@ -25,7 +25,7 @@ import numpy as np
 from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.coverage import CubeClass, Suite, TestgenRequest, build_region, discretize
-from cosim_validation.experiment.research_questions import RunOptions
+from cosim_validation.experiment.research_questions import RunOptions, check_out_dir
 from cosim_validation.experiment.suite_maker import SuiteMaker
 
 Cube = tuple[int, int, int]
@@ -108,8 +108,9 @@ def _round_suite(maker: SuiteMaker, spec: AdaptiveSpec, level: int, parents: lis
 
 def run_adaptive(spec: AdaptiveSpec, options: RunOptions, progress: TextIO | None = sys.stderr) -> dict[str, Any]:
     """Adaptive rounds, then the uniform grid and random baselines at the same budget; the comparison."""
-    maker = SuiteMaker.from_config(options.config_path)
     folder = options.out_dir / "adaptive"
+    check_out_dir(options.out_dir, options.resume, folder / "round-0" / "results.sqlite", resume_needs_run=False)
+    maker = SuiteMaker.from_config(options.config_path)
     folder.mkdir(parents=True, exist_ok=True)
     parents: list[Cube] | None = None
     spent, found, rounds = 0, {}, []

@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
+from cosim_validation.campaign.campaign_runner import RESULTS_FILE, CampaignRequest, run_campaign
 from cosim_validation.campaign.json_file import read_json, write_json
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.coverage import Suite, TestgenRequest
+from cosim_validation.exceptions import InputError
 from cosim_validation.experiment.call_log import EXPERIMENT_FILE, earlier_calls, summed_wall_s, utc_now
 from cosim_validation.experiment.experiment_specs import ExperimentSpec
 from cosim_validation.experiment.suite_maker import SuiteMaker
@@ -112,16 +113,38 @@ def _mark_started(out: Path, calls: list[dict[str, Any]], resume: bool) -> None:
     write_json(path, previous | {"calls": calls})
 
 
+def check_out_dir(out: Path, resume: bool, stored: Path, resume_needs_run: bool = True) -> None:
+    """Refuse, before any work, an output directory the campaign would refuse after the suites are made.
+
+    Args:
+        out: The experiment's output directory.
+        resume: Whether ``--resume`` was given.
+        stored: The results database of the experiment's first campaign.
+        resume_needs_run: Whether ``--resume`` without ``stored`` is an error.
+
+    Raises:
+        InputError: ``out`` is a file; ``resume`` without a stored run; a stored run without ``resume``.
+    """
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file, expected a directory")
+    if resume and resume_needs_run and not stored.is_file():
+        raise InputError(f"{out}: nothing to resume (no {stored.relative_to(out)}); run without --resume")
+    if not resume and stored.exists():
+        raise InputError(f"{out}: holds a run already; use --resume to continue it or choose another --out")
+
+
 def run_experiment(
     spec: ExperimentSpec, options: RunOptions, progress: TextIO | None = sys.stderr
 ) -> ExperimentOutcome:
     """Run ``spec`` into ``options.out_dir`` and write ``experiment.json``.
 
     Raises:
-        InputError, ConfigError: Bad options or configuration (as ``cosim campaign``).
+        InputError, ConfigError: Bad options or configuration (as ``cosim campaign``), or an output
+            directory that does not fit ``resume`` (:func:`check_out_dir`).
     """
     started = time.perf_counter()
     out = options.out_dir
+    check_out_dir(out, options.resume, out / "run" / RESULTS_FILE)
     earlier = earlier_calls(out, options.resume, out / "run" / "results.sqlite")
     this_call: dict[str, Any] = {"started_at": utc_now(), "ended": False}
     maker = SuiteMaker.from_config(options.config_path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cosim_validation.cli.main import main
@@ -41,3 +43,25 @@ def test_cli_errors(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> Non
     assert "error: --granularities-mm: expected comma-separated numbers, got '20,abc'" in capsys.readouterr().err
     assert main(["experiment", "adaptive", "--granularities-mm", "20", "--out", str(tmp_path)]) == 1
     assert "applies to rq1 and rq2 only" in capsys.readouterr().err
+
+
+def test_output_directories_are_checked_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A wrong --out is refused at once, before suites are generated (nothing is written)."""
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    for name in ("rq2", "adaptive"):
+        assert main(["experiment", name, "--quick", "--out", str(a_file)]) == 1
+        assert f"error: --out {str(a_file)!r} is a file, expected a directory" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    assert main(["experiment", "rq2", "--quick", "--resume", "--out", str(empty)]) == 1
+    assert "nothing to resume (no run/results.sqlite); run without --resume" in capsys.readouterr().err
+    assert not empty.exists()
+    used = tmp_path / "used"
+    (used / "run").mkdir(parents=True)
+    (used / "run" / "results.sqlite").write_bytes(b"")
+    (used / "adaptive" / "round-0").mkdir(parents=True)
+    (used / "adaptive" / "round-0" / "results.sqlite").write_bytes(b"")
+    for name in ("rq1", "adaptive"):
+        assert main(["experiment", name, "--quick", "--out", str(used)]) == 1
+        assert "holds a run already; use --resume to continue it" in capsys.readouterr().err
+    assert sorted(p.name for p in used.iterdir()) == ["adaptive", "run"]  # no suites were made

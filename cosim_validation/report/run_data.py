@@ -155,7 +155,8 @@ def load_run(run_dir: str | Path) -> RunData:
     """
     path = Path(run_dir)
     if not path.is_dir():
-        raise InputError(f"{path}: not a run directory (no such directory)")
+        why = "a file, expected a directory" if path.exists() else "no such directory"
+        raise InputError(f"{path}: not a run directory ({why})")
     if not (path / RESULTS_FILE).is_file():
         raise InputError(f"{path}: not a run directory (no {RESULTS_FILE}; run `cosim campaign` or `cosim session`)")
     db = ResultsDB.open(path / RESULTS_FILE)

@@ -94,11 +94,17 @@ def test_a_run_without_suites_or_physical_robot_says_what_is_missing(report: Rep
     assert any("shipped needle_insertion.yaml is assumed" in note for note in sections["notes"])
 
 
+def _a_file(folder: Path) -> Path:
+    (folder / "file").write_text("")
+    return folder / "file"
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
         (lambda p: p / "missing", r"missing: not a run directory \(no such directory\)"),
         (lambda p: p, r"not a run directory \(no results\.sqlite"),
+        (_a_file, r"file: not a run directory \(a file, expected a directory\)"),
     ],
 )
 def test_not_a_run_directory(tmp_path: Path, make: object, message: str) -> None:

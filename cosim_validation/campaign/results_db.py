@@ -282,6 +282,10 @@ class ResultsDB:
         for test_id, blob in cur:
             yield decode_record(blob, kinematics, source=f"{self.path}:{test_id}/{robot}")
 
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a read-only query (aggregates over a run of any size)."""
+        return self._db.execute(sql, params).fetchall()
+
     def frame(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         """The rows of a read-only query as a pandas DataFrame (for reports over 100,000 cases)."""
         import pandas as pd

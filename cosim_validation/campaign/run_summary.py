@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from cosim_validation.campaign.json_file import read_json, write_json
 from cosim_validation.campaign.results_db import ResultsDB
@@ -15,20 +13,25 @@ from cosim_validation.campaign.results_db import ResultsDB
 def summarize(db: ResultsDB) -> dict[str, Any]:
     """The summary of a results database (campaign or session).
 
+    Every number is an SQL aggregate, so the summary of a 200,000-case run takes seconds and little
+    memory (no row is loaded as a Python object).
+
     Returns:
         JSON-ready mapping: ``run`` (meta), ``cases`` (by outcome), ``properties`` (per property and robot:
         holds / violated / unknown), ``safety`` (the safety property's violations per robot), ``kpis``
         (whole-case KPIs per robot: n, mean, max, unit), ``timing`` (wall time per case).
     """
     meta = db.meta()
-    cases = db.cases()
-    outcomes = Counter(c.outcome for c in cases)
+    outcomes = dict(db.query("SELECT outcome, COUNT(*) FROM cases GROUP BY outcome ORDER BY outcome"))
+    stored = sum(outcomes.values())
     expected_total = sum(int(s.get("cases", 0)) for s in meta.get("suites", []))
-    verdicts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for v in db.verdicts():
-        verdicts[(v.property, v.robot)][v.status] += 1
+    verdicts: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for prop, robot, status, count in db.query(
+        "SELECT property, robot, status, COUNT(*) FROM verdicts GROUP BY property, robot, status"
+    ):
+        verdicts[(prop, robot)][status] = int(count)
     properties: list[dict[str, Any]] = [
-        {"property": p, "robot": r, **{s: counts[s] for s in ("holds", "violated", "unknown")}}
+        {"property": p, "robot": r, **{s: counts.get(s, 0) for s in ("holds", "violated", "unknown")}}
         for (p, r), counts in sorted(verdicts.items())
     ]
     safety_name = str(meta.get("safety_property", ""))
@@ -38,8 +41,10 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
         for r in properties
         if r["property"] == safety_name
     }
-    timings = db.timings()
-    wall = np.array([w for w, _ in timings.values()]) if timings else np.zeros(0)
+    failures = db.query("SELECT test_id, message FROM cases WHERE outcome = 'failed' ORDER BY case_index LIMIT 10")
+    [(wall_total, wall_mean, workers)] = db.query(
+        "SELECT SUM(wall_s), AVG(wall_s), COUNT(DISTINCT worker) FROM timings"
+    )
     return {
         "run": {k: meta[k] for k in ("kind", "config_path", "controller", "backends", "safety_property") if k in meta}
         | {
@@ -48,27 +53,28 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
                 for s in meta.get("suites", [])
             ]
         },
-        "cases": {"stored": len(cases), "expected": expected_total or len(cases), **dict(sorted(outcomes.items()))},
-        "failures": [{"test_id": c.test_id, "message": c.message} for c in cases if c.outcome == "failed"][:10],
+        "cases": {"stored": stored, "expected": expected_total or stored, **outcomes},
+        "failures": [{"test_id": t, "message": m} for t, m in failures],
         "properties": properties,
         "safety": {"property": safety_name, "by_robot": safety},
         "kpis": _kpis(db),
         "timing": {
-            "case_wall_s_total": float(wall.sum()),
-            "case_wall_s_mean": float(wall.mean()) if wall.size else None,
-            "workers": len({w for _, w in timings.values()}),
+            "case_wall_s_total": float(wall_total or 0.0),
+            "case_wall_s_mean": None if wall_mean is None else float(wall_mean),
+            "workers": int(workers),
         },
     }
 
 
 def _kpis(db: ResultsDB) -> list[dict[str, Any]]:
-    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    for k in db.kpis():
-        if k.stage == "case" and k.value is not None:
-            values[(k.name, k.robot, k.unit)].append(float(k.value))
+    """Whole-case KPIs per (name, robot, unit): count, mean and maximum of the known values (NULL is NaN)."""
+    rows = db.query(
+        "SELECT name, robot, unit, COUNT(value), AVG(value), MAX(value) FROM kpis "
+        "WHERE stage = 'case' AND value IS NOT NULL GROUP BY name, robot, unit ORDER BY name, robot, unit"
+    )
     return [
-        {"kpi": n, "robot": r, "unit": u, "n": len(v), "mean": float(np.mean(v)), "max": float(np.max(v))}
-        for (n, r, u), v in sorted(values.items())
+        {"kpi": n, "robot": r, "unit": u, "n": int(c), "mean": float(mean), "max": float(top)}
+        for n, r, u, c, mean, top in rows
     ]
 
 

@@ -39,8 +39,9 @@ class RunData:
         db: Its results database (open).
         meta: The run's metadata.
         cases: One row per case (columns of the ``cases`` table), index ``test_id``, in case order.
-        verdicts: One row per (case, robot, property).
-        kpis: One row per (case, robot, KPI, stage).
+        verdicts: One row per (case, robot, property): test_id, robot, property, status.
+        kpis: One row per (case, robot, KPI) for the whole case (stage ``case``): test_id, robot, name,
+            stage, value, unit.
         notes: What the report could not use, and why (shown in the report).
     """
 
@@ -161,6 +162,14 @@ def load_run(run_dir: str | Path) -> RunData:
         raise InputError(f"{path}: not a run directory (no {RESULTS_FILE}; run `cosim campaign` or `cosim session`)")
     db = ResultsDB.open(path / RESULTS_FILE)
     cases = db.frame("SELECT * FROM cases ORDER BY case_index").set_index("test_id", drop=False)
-    verdicts = db.frame("SELECT * FROM verdicts")
-    kpis = db.frame("SELECT * FROM kpis")
+    verdicts = _categorical(db.frame("SELECT test_id, robot, property, status FROM verdicts"))
+    kpis = _categorical(db.frame("SELECT test_id, robot, name, stage, value, unit FROM kpis WHERE stage = 'case'"))
     return RunData(path, db, db.meta(), cases, verdicts, kpis)
+
+
+def _categorical(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as categories: a few distinct names repeated millions of times in a large run."""
+    for column in frame.columns:
+        if frame[column].dtype == object and column != "test_id":
+            frame[column] = frame[column].astype("category")
+    return frame

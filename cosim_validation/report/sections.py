@@ -64,13 +64,14 @@ def properties(run: RunData) -> Section:
     s = Section("properties", "Properties and KPIs")
     if not len(run.verdicts):
         return s.missing("no verdicts stored")
-    counts = run.verdicts.groupby(["property", "robot", "status"]).size().unstack(fill_value=0)
+    counts = run.verdicts.groupby(["property", "robot", "status"], observed=True).size().unstack(fill_value=0)
     rows = [
         (p, r, *(int(counts.loc[(p, r)].get(k, 0)) for k in ("holds", "violated", "unknown"))) for p, r in counts.index
     ]
     s.parts.append(table(["property", "robot", "holds", "violated", "unknown"], rows, "verdicts"))
     kpis = run.kpis[(run.kpis["stage"] == "case") & run.kpis["value"].notna()]
-    stats = kpis.groupby(["name", "robot", "unit"])["value"].agg(["count", "mean", "median", "max"]).reset_index()
+    by_kpi = kpis.groupby(["name", "robot", "unit"], observed=True)["value"]
+    stats = by_kpi.agg(["count", "mean", "median", "max"]).reset_index()
     kpi_rows = []
     for r in stats.itertuples(index=False):
         mean, unit = _scaled(float(r.mean), str(r.unit))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterable
 from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
@@ -27,6 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--publish", action="store_true", help="also republish every message on its topic (for a live monitor node)"
     )
+    parser.add_argument(
+        "--wait-for-subscribers",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --publish: first wait up to this long for a subscriber on every joint-state topic (0: do not wait)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,14 +43,17 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
     from cosim_validation.properties import Status
-    from cosim_validation.ros.replay import compare, replay_bag, topics_from_config
+    from cosim_validation.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
     from cosim_validation.session.monitor_world import load_monitor_world
 
     if args.rate < 0:
         raise InputError(f"--rate must be >= 0, got {args.rate}")
+    if args.wait_for_subscribers < 0:
+        raise InputError(f"--wait-for-subscribers must be >= 0 s, got {args.wait_for_subscribers}")
     world = load_monitor_world(resolve_resource(args.config), resolve_resource(args.properties))
     topics = topics_from_config(world.properties_root)
-    publisher = _publisher() if args.publish else None
+    joint_topics = (topics or ReplayTopics()).joints.values()
+    publisher = _publisher(args.bag, joint_topics, args.wait_for_subscribers) if args.publish else None
     try:
         result = replay_bag(
             args.bag,
@@ -109,7 +121,15 @@ def _mm(margin: float, unit: str) -> str:
     return f"{1000 * margin:.2f} mm" if unit == "m" else f"{margin:.4g} {unit}"
 
 
-def _publisher() -> Any:
+def _publisher(bag: str, joint_topics: Iterable[str], wait_s: float) -> Any:
+    """A republisher of every topic of ``bag``, once its joint-state topics have subscribers (or ``wait_s``)."""
+    from cosim_validation.ros.bag import topics_of
     from cosim_validation.ros.republisher import Republisher
 
-    return Republisher()
+    available = topics_of(bag)
+    publisher = Republisher({topic: msgtype for topic, (msgtype, _) in available.items()})
+    if wait_s > 0:
+        missing = publisher.wait_for_subscribers([t for t in joint_topics if t in available], wait_s)
+        if missing:
+            print(f"note: no subscriber on {', '.join(missing)} after {wait_s:g} s; replaying anyway", file=sys.stderr)
+    return publisher

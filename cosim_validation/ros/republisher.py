@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cosim_validation.exceptions import InputError
 from cosim_validation.ros.bag import BagMessage, project_typestore
 from cosim_validation.ros.qos import CLOCK, LATCHED, RESULT, STATE, QosSpec, to_rclpy
 
@@ -25,30 +28,60 @@ def qos_of(topic: str) -> QosSpec:
 
 
 class Republisher:
-    """An rclpy node that publishes serialized bag messages on their original topics."""
+    """An rclpy node that publishes serialized bag messages on their original topics.
 
-    def __init__(self) -> None:
+    Every topic of the bag gets its publisher up front, so that subscribers can be discovered before the
+    first message (:meth:`wait_for_subscribers`, like ``ros2 bag play``'s wait options); :meth:`close`
+    waits until reliable subscribers acknowledged what was published.
+
+    Args:
+        topics: ``{topic: message type}`` of the bag (e.g. from :func:`cosim_validation.ros.bag.topics_of`).
+    """
+
+    def __init__(self, topics: Mapping[str, str]) -> None:
         import rclpy
 
         from cosim_validation.nodes.recorder import message_class
 
         self._rclpy = rclpy
-        self._message_class = message_class
         rclpy.init()
         self._node = rclpy.create_node("replay")
-        self._publishers: dict[str, Any] = {}
         self._store = project_typestore()
+        self._publishers: dict[str, Any] = {
+            topic: self._node.create_publisher(message_class(msgtype), topic, to_rclpy(qos_of(topic)))
+            for topic, msgtype in topics.items()
+        }
+
+    def wait_for_subscribers(self, topics: Iterable[str], timeout_s: float) -> list[str]:
+        """Wait until each of ``topics`` has a matched subscriber, at most ``timeout_s`` [s].
+
+        Returns:
+            The topics still without a subscriber (empty when every one was matched in time).
+        """
+        deadline = time.monotonic() + timeout_s
+        waiting = [t for t in topics if t in self._publishers]
+        while True:
+            waiting = [t for t in waiting if self._publishers[t].get_subscription_count() == 0]
+            if not waiting or time.monotonic() >= deadline:
+                return waiting
+            time.sleep(0.02)
 
     def publish(self, message: BagMessage) -> None:
-        """Publish one bag message (CDR bytes, as recorded)."""
-        if message.topic not in self._publishers:
-            cls = self._message_class(message.msgtype)
-            self._publishers[message.topic] = self._node.create_publisher(
-                cls, message.topic, to_rclpy(qos_of(message.topic))
-            )
-        self._publishers[message.topic].publish(bytes(self._store.serialize_cdr(message.message, message.msgtype)))
+        """Publish one bag message (CDR bytes, as recorded) on its topic.
 
-    def close(self) -> None:
-        """Destroy the node and shut rclpy down."""
+        Raises:
+            InputError: A topic that was not declared when the republisher was made.
+        """
+        publisher = self._publishers.get(message.topic)
+        if publisher is None:
+            raise InputError(f"replay: topic {message.topic!r} was not declared (known: {sorted(self._publishers)})")
+        publisher.publish(bytes(self._store.serialize_cdr(message.message, message.msgtype)))
+
+    def close(self, ack_timeout_s: float = 5.0) -> None:
+        """Wait (at most ``ack_timeout_s`` [s] per topic) for reliable subscribers to acknowledge, then shut down."""
+        from rclpy.duration import Duration
+
+        for publisher in self._publishers.values():
+            publisher.wait_for_all_acked(Duration(nanoseconds=int(ack_timeout_s * 1e9)))
         self._node.destroy_node()
         self._rclpy.try_shutdown()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -111,10 +112,11 @@ def test_publish_republishes_every_message(
     stop = threading.Event()
     spinner = threading.Thread(target=lambda: [executor.spin_once(timeout_sec=0.05) for _ in iter(stop.is_set, True)])
     spinner.start()
-    try:  # --rate 0.5: 0.8 s of recording replayed in 1.6 s, time for discovery to match early
-        assert main(["replay", str(bag), "--properties", str(props), "--publish", "--rate", "0.5"]) == 0
-        for _ in range(40):
-            if len(got) >= 30:
+    try:  # the replay waits for the listener's subscription (generously: a loaded machine discovers slowly)
+        argv = ["replay", str(bag), "--properties", str(props), "--publish", "--wait-for-subscribers", "60"]
+        assert main(argv) == 0  # returns once the listener acknowledged every message
+        for _ in range(100):
+            if len(got) >= 40:
                 break
             stop.wait(0.1)
     finally:
@@ -122,5 +124,21 @@ def test_publish_republishes_every_message(
         spinner.join()
         executor.shutdown()
         node.destroy_node()
-    assert len(got) >= 30  # discovery may take the first few
+    assert len(got) == 40  # every message, none lost to discovery
     assert list(got[-1].name) == [f"joint{i}" for i in range(7, 0, -1)]
+
+
+@pytest.mark.ros
+def test_publish_without_subscribers_says_so_and_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ros_domain: int
+) -> None:
+    bag, props = tmp_path / "theirs.mcap", tmp_path / "props.yaml"
+    foreign_bag(bag, np.zeros((5, 7)))
+    props.write_text(PROPERTIES)
+    argv = ["replay", str(bag), "--properties", str(props), "--publish", "--wait-for-subscribers", "0.3", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "note: no subscriber on /my_arm/joint_states after 0.3 s; replaying anyway" in captured.err
+    assert json.loads(captured.out)["messages"] == 5
+    assert main(["replay", str(bag), "--properties", str(props), "--publish", "--wait-for-subscribers", "-1"]) == 1
+    assert "error: --wait-for-subscribers must be >= 0 s, got -1.0" in capsys.readouterr().err

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
     outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
     summary = summarise(run_dir)
-    summary["bag_check"] = _complete(graph, run_dir, args.json)
+    summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
     path = write_summary(outcome, summary)
     if args.json:
         print_json(
@@ -84,6 +84,16 @@ def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
 
 
 DEFAULT_GRANULARITY_M = 0.02
+
+
+def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: bool) -> dict[str, Any]:
+    """:func:`_complete`, which a second Ctrl-C skips (the nodes are stopped already; the bag stays)."""
+    try:
+        if interrupted and not as_json:
+            print(f"nodes stopped; completing {run_dir} from session.mcap (Ctrl-C again to skip)", flush=True)
+        return _complete(graph, run_dir, as_json)
+    except KeyboardInterrupt:
+        return {"skipped": "second Ctrl-C: trajectories not copied from session.mcap, replay check not run"}
 
 
 def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
@@ -145,4 +155,6 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
             f"\nreplayed the bag: verdicts {verdict} to the live monitor's; trajectories of "
             f"{check['cases_with_trajectories']} cases stored"
         )
+    elif "skipped" in check:
+        print(f"\nbag check skipped: {check['skipped']}")
     print(f"wrote {path.parent}/session.mcap, results.sqlite, summary.json")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cosim_validation.campaign.campaign_runner import CampaignOutcome
+from cosim_validation.cli.experiment import answer_text
 from cosim_validation.experiment.call_log import earlier_calls, summed_wall_s
 from cosim_validation.experiment.experiment_specs import experiment_spec
 from cosim_validation.experiment.research_questions import RunOptions, read_results, run_experiment
@@ -43,6 +44,11 @@ def test_experiment_then_resume_sums_the_calls(tmp_path: Path) -> None:
     assert [c["cases_run"] for c in resumed["calls"]] == [2 * grid["cases"], 0]  # nothing run twice
     assert resumed["wall_s"]["total"] == pytest.approx(sum(c["wall_s"]["total"] for c in resumed["calls"]))
     assert resumed["answer"]["tables"] == results["answer"]["tables"]
+    text = answer_text("rq2", resumed)  # what `cosim experiment` prints
+    assert text.startswith(f"rq2: wall time {resumed['wall_s']['total']:.0f} s summed over 2 calls (--resume)")
+    assert "heart_side_7pct:" in text
+    assert "granularity_mm" in text
+    assert f"report: {resumed['report']}" in text
 
 
 def _finished_at(results_path: Path) -> list[str]:

@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
     outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
+    if outcome.escalated and not args.json:
+        for name, sig in outcome.escalated.items():
+            print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
     summary = summarise(run_dir)
     summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
     path = write_summary(outcome, summary)

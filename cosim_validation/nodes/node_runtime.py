@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,12 +99,18 @@ class PoliteMultiThreadedExecutor(MultiThreadedExecutor):
 
 
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, threads: int = 2) -> int:
-    """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1."""
+    """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
+
+    The exit code is 1 after a configuration error, else the node's ``exit_code`` attribute if it has one
+    (the test generator sets it when the suite could not be run), else 0.
+    """
     rclpy.init(args=list(args) if args is not None else sys.argv)
     node: Node | None = None
+    name = "node"
     code = 0
     try:
         node = factory()
+        name = node.get_name()  # read now: a context shut down from inside the node invalidates its handle
         executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         signal_ready(node)
@@ -115,8 +124,43 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
         if node is not None:
             close = getattr(node, "close", None)
             if callable(close):
-                close()
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.try_shutdown()
+                close()  # the node's own outputs (the recorder's bag) are complete before the watchdog starts
+            code = code or int(getattr(node, "exit_code", 0))  # a node that ends itself may set its code
+        with teardown_watchdog(name, TEARDOWN_LIMIT_S, code):
+            if node is not None:
+                node.destroy_node()
+            if rclpy.ok():
+                rclpy.try_shutdown()
     return code
+
+
+TEARDOWN_LIMIT_S = 2.0  # below the launcher's shutdown_grace_s (3 s by default), after which it escalates
+
+
+@contextlib.contextmanager
+def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
+    """Exit with ``code`` if the ROS teardown inside the block takes longer than ``limit_s``.
+
+    By then the node's work is done and its files are closed; what remains is the middleware tearing down
+    entities and the participant, which normally takes well under a second (0.4-1.2 s measured for the
+    markers node on a loaded 2-core machine). In one CI run of the session test a node was still alive 4 s
+    after SIGINT and SIGTERM and was killed (exit -9), leaving no trace of where it was. The watchdog says
+    why it exits, writes every thread's stack to the node's log (also from faulthandler's own thread, which
+    needs no GIL, in case a C call holds it), and ends the process with the code the node earned.
+    """
+
+    def expire() -> None:
+        print(f"{name}: ROS teardown still running after {limit_s:g} s; exiting without it", file=sys.stderr)
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        os._exit(code)
+
+    timer = threading.Timer(limit_s, expire)
+    timer.daemon = True
+    faulthandler.dump_traceback_later(limit_s + 0.5, exit=False, file=sys.stderr)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()

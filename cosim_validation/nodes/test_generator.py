@@ -24,6 +24,7 @@ from cosim_validation.coverage.suite import Suite
 from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.ros import convert
+from cosim_validation.ros.action_goal import send_goal, wait_result
 from cosim_validation_interfaces.action import RunTestCase
 
 OUTCOMES = {0: "completed", 1: "refused", 2: "aborted", 3: "failed"}
@@ -107,18 +108,10 @@ class TestGenerator(Node):
             robots=list(self.params["robots"]),
         )
         start = time.monotonic()
-        done = threading.Event()
-        sent = self.client.send_goal_async(goal)
-        sent.add_done_callback(lambda _: done.set())
-        done.wait()
-        handle = sent.result()
+        handle = send_goal(self.client, goal, warn=lambda text: print(f"{case.test_id}: {text}", flush=True))
         if handle is None or not handle.accepted:
             raise RuntimeError(f"the controller rejected case {case.test_id}")
-        finished = threading.Event()
-        future = handle.get_result_async()
-        future.add_done_callback(lambda _: finished.set())
-        finished.wait()
-        result = future.result().result
+        result = wait_result(handle).result
         outcome = OUTCOMES[int(result.outcome)]
         self._store(index, case, result, outcome, time.monotonic() - start)
         print(self._line(n, case, result, outcome, time.monotonic() - start), flush=True)
@@ -161,14 +154,7 @@ OUTCOME_ROBOTS = {0: "expected", 1: "virtual", 2: "physical"}
 
 def main(args: list[str] | None = None) -> int:
     """ros2 run cosim_validation test_generator --ros-args -p suite:=suite.parquet -p results:=results.sqlite"""
-    holder: dict[str, TestGenerator] = {}
-
-    def build() -> TestGenerator:
-        holder["node"] = TestGenerator()
-        return holder["node"]
-
-    code = run_node(build, args, threads=2)
-    return code or (holder["node"].exit_code if "node" in holder else 1)
+    return run_node(TestGenerator, args, threads=2)  # exit code: TestGenerator.exit_code
 
 
 if __name__ == "__main__":

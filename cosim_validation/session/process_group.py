@@ -77,6 +77,8 @@ class ProcessGroup:
         self._env = dict(os.environ if env is None else env)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self._logs: dict[str, IO[bytes]] = {}
+        self.stop_s: dict[str, float] = {}
+        self.escalated: dict[str, str] = {}
 
     def start(self, spec: ProcessSpec) -> subprocess.Popen[bytes]:
         """Start one node (does not wait for it)."""
@@ -156,19 +158,33 @@ class ProcessGroup:
         self.processes[name].send_signal(sig)
 
     def stop(self, grace_s: float = 3.0) -> dict[str, int]:
-        """Stop every node (SIGINT, then SIGTERM, then SIGKILL) and return their exit codes."""
+        """Stop every node (SIGINT, then SIGTERM, then SIGKILL) and return their exit codes.
+
+        ``stop_s`` then holds, for each node that was still running, the seconds from SIGINT to its exit,
+        and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
+        """
         alive = {n: p for n, p in self.processes.items() if p.poll() is None}
+        start = time.monotonic()
         for process in alive.values():
             _signal_group(process, signal.SIGINT)
+
+        def note_exits() -> bool:
+            for name, process in alive.items():
+                if name not in self.stop_s and process.poll() is not None:
+                    self.stop_s[name] = round(time.monotonic() - start, 3)
+            return len(self.stop_s) < len(alive)
+
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 1.0)):
             deadline = time.monotonic() + wait_s
-            while any(p.poll() is None for p in alive.values()) and time.monotonic() < deadline:
+            while note_exits() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            for process in alive.values():
+            for name, process in alive.items():
                 if process.poll() is None:
+                    self.escalated[name] = signal.Signals(sig).name
                     _signal_group(process, sig)
         for process in self.processes.values():
             process.wait(timeout=5)
+        note_exits()
         for log in self._logs.values():
             log.close()
         return {n: int(p.returncode) for n, p in self.processes.items()}

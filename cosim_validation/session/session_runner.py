@@ -30,6 +30,9 @@ class SessionOutcome:
     message: str
     exit_codes: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
+    stop_s: dict[str, float] = field(default_factory=dict)  # SIGINT to exit, per node still running then
+    escalated: dict[str, str] = field(default_factory=dict)  # nodes that needed SIGTERM/SIGKILL: the last one
+    stop_logs: dict[str, str] = field(default_factory=dict)  # the end of those nodes' logs
 
 
 def prepare_run_dir(run_dir: Path) -> None:
@@ -105,6 +108,8 @@ def run_session(
             if node.executable == "recorder" and outcome.status == "completed":
                 group.wait_quiet(node.name)
         outcome.exit_codes = group.stop(resolved.settings.shutdown_grace_s)
+        outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
+        outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
         outcome.wall_s = time.monotonic() - start
     return outcome
 
@@ -135,6 +140,8 @@ def write_summary(outcome: SessionOutcome, extra: Mapping[str, Any]) -> Path:
         "message": outcome.message,
         "wall_s": round(outcome.wall_s, 3),
         "node_exit_codes": outcome.exit_codes,
+        "node_stop_s": outcome.stop_s,
+        "nodes_escalated": outcome.escalated,
         **extra,
     }
     path.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.ros.action_goal import ActionTimeoutError, send_goal, wait_result
 from cosim_validation.ros.qos import STATE, to_rclpy
 from cosim_validation.session.process_group import ProcessGroup, ProcessSpec
 
@@ -71,17 +72,13 @@ def test_goal_feedback_and_result(
         goal.test_case.frame_id = "base_link"
         goal.test_case.source = Point(x=0.45, y=0.0, z=0.30)  # testgen.source_region's centre
         goal.test_case.target = Point(x=0.440, y=-0.056, z=-0.013)  # in the left lung, away from the heart
-        done = threading.Event()
-        sent = client.send_goal_async(goal)
-        sent.add_done_callback(lambda _: done.set())
-        assert done.wait(30)
-        handle = sent.result()
+        # a goal sent while discovery is still matching endpoints can go unanswered: it is sent again
+        handle = send_goal(client, goal)
         assert handle.accepted
-        finished = threading.Event()
-        future = handle.get_result_async()
-        future.add_done_callback(lambda _: finished.set())
-        assert finished.wait(120), group.log_tail("controller")
-        result = future.result().result
+        try:
+            result = wait_result(handle, timeout_s=120).result
+        except ActionTimeoutError as exc:
+            raise AssertionError(group.log_tail("controller")) from exc
         # the expected stream and the feedback are topics, the result a service reply: let the last samples land
         n = round(result.duration_s * 10.0) + 1
         deadline = time.monotonic() + 10

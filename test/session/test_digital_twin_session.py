@@ -59,7 +59,11 @@ def test_session_outputs_and_replay(
     run_dir = tmp_path / "run"
     outcome = run(repo_root, run_dir, suite_file, node_env)
     assert outcome.status == "completed", outcome.message
-    assert set(outcome.exit_codes.values()) == {0}, outcome.exit_codes
+    assert set(outcome.exit_codes.values()) == {0}, (outcome.exit_codes, outcome.stop_s, outcome.stop_logs)
+    assert not outcome.escalated
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["nodes_escalated"] == {}  # every node stopped on SIGINT within the grace period
+    assert set(summary["node_stop_s"]) == set(outcome.exit_codes) - {"test_generator"}  # it had exited by itself
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
 
     with ResultsDB.open(run_dir / "results.sqlite") as db:

@@ -1,0 +1,123 @@
+"""send_goal and wait_result over real DDS against an action server that loses requests the way discovery does."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cosim_validation.ros.action_goal import ActionTimeoutError, send_goal, wait_result
+
+pytestmark = pytest.mark.ros
+
+
+class Harness:
+    """A server node and a client node in one process; the server drops the first ``drop_goals`` goal
+    requests and the first ``drop_results`` result requests without answering."""
+
+    def __init__(self, context: Any, drop_goals: int, drop_results: int, answer: bool = True) -> None:
+        from rclpy.action import ActionClient, ActionServer, GoalResponse
+        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.node import Node
+
+        from cosim_validation_interfaces.action import RunTestCase
+
+        self.executed: list[str] = []
+        self.server_node = Node("goal_server", context=context)
+        self.client_node = Node("goal_client", context=context)
+        drops = {"goal": drop_goals, "result": drop_results}
+        harness = self
+
+        class LossyServer(ActionServer):  # type: ignore[misc]
+            async def _execute_goal_request(self, request: Any) -> None:
+                if drops["goal"] > 0 or not answer:
+                    drops["goal"] -= 1
+                    return  # as if the request never arrived
+                await super()._execute_goal_request(request)
+
+            async def _execute_get_result_request(self, request: Any) -> None:
+                if drops["result"] > 0:
+                    drops["result"] -= 1
+                    return
+                await super()._execute_get_result_request(request)
+
+        def execute(goal_handle: Any) -> Any:
+            harness.executed.append(goal_handle.request.test_case.test_id)
+            goal_handle.succeed()
+            result = RunTestCase.Result(outcome=RunTestCase.Result.COMPLETED, message="ran")
+            return result
+
+        self.server = LossyServer(
+            self.server_node,
+            RunTestCase,
+            "/cosim/run_test_case",
+            execute,
+            goal_callback=lambda _: GoalResponse.ACCEPT,
+        )
+        self.client = ActionClient(self.client_node, RunTestCase, "/cosim/run_test_case")
+        self.executor = MultiThreadedExecutor(num_threads=2, context=context)
+        self.executor.add_node(self.server_node)
+        self.executor.add_node(self.client_node)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+        assert self.client.wait_for_server(timeout_sec=30)
+        self.goal = RunTestCase.Goal(controller="straight")
+        self.goal.test_case.test_id = "lossy-1"
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.client.destroy()
+        self.server.destroy()
+        self.client_node.destroy_node()
+        self.server_node.destroy_node()
+
+
+@pytest.fixture
+def make_harness(rclpy_context: Any) -> Iterator[Any]:
+    made: list[Harness] = []
+
+    def make(**kwargs: Any) -> Harness:
+        made.append(Harness(rclpy_context, **kwargs))
+        return made[-1]
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+def test_lost_goal_request_is_sent_again_and_runs_once(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=1, drop_results=0)
+    warnings: list[str] = []
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=1.0, attempts=3, warn=warnings.append)
+    assert handle.accepted
+    assert len(warnings) == 1
+    assert "attempt 1 of 3" in warnings[0]
+    response = wait_result(handle, timeout_s=30)
+    assert response.result.message == "ran"
+    time.sleep(0.5)
+    assert harness.executed == ["lossy-1"]  # the dropped request never ran
+
+
+def test_lost_result_request_is_asked_again(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=1)
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=5.0, attempts=1)
+    started = time.monotonic()
+    response = wait_result(handle, rerequest_after_s=1.0, timeout_s=30)
+    assert response.result.message == "ran"
+    assert time.monotonic() - started >= 1.0  # the first request went unanswered: the answer is the second's
+
+
+def test_server_that_never_answers_is_a_clear_error(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=0, answer=False)
+    with pytest.raises(ActionTimeoutError, match=r"did not answer the goal in 2 attempts of 0\.5 s"):
+        send_goal(harness.client, harness.goal, answer_timeout_s=0.5, attempts=2)
+    assert harness.executed == []
+
+
+def test_result_that_never_comes_is_a_clear_error(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=1000)
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=5.0, attempts=1)
+    with pytest.raises(ActionTimeoutError, match=r"no result of goal [0-9a-f]{32} within 2 s"):
+        wait_result(handle, rerequest_after_s=0.5, timeout_s=2.0)

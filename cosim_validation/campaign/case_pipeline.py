@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from cosim_validation.anatomy import AnatomyScene
+from cosim_validation.backends import make_backend
 from cosim_validation.campaign.campaign_config import CampaignConfig
 from cosim_validation.campaign.case_monitor import monitor_case
 from cosim_validation.campaign.results_db import CaseResult, CaseRow
@@ -45,7 +46,7 @@ from cosim_validation.properties.scene_context import scene_obstacles
 from cosim_validation.record import TrajectoryRecord
 from cosim_validation.robot import Kinematics
 from cosim_validation.robot.self_distance import SelfDistance
-from cosim_validation.sim import RobotBackend, execute_trajectory, make_backend
+from cosim_validation.sim import RobotBackend, execute_trajectory
 
 
 def case_seed(suite_seed: int, test_id: str) -> int:

@@ -34,11 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plan, execute, summarize; print a table (or JSON with --json)."""
+    from cosim_validation.backends import make_backend
     from cosim_validation.config import load_config, resolve_resource
     from cosim_validation.controllers import InsertionSetup
     from cosim_validation.planning import PlanningError, validated_setpoints
     from cosim_validation.planning.stage_summary import summarize_stages
-    from cosim_validation.sim import execute_trajectory, make_backend
+    from cosim_validation.sim import execute_trajectory
 
     root = load_config(resolve_resource(args.config))
     setup = InsertionSetup.from_config(root)

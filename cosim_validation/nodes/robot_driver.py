@@ -16,6 +16,7 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters
@@ -23,7 +24,6 @@ from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import COMMAND, RESULT, STATE, to_rclpy
-from cosim_validation.sim import make_backend
 from cosim_validation_interfaces.msg import Alert
 from cosim_validation_interfaces.srv import ResetRobot
 

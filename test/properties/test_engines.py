@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from cosim_validation.anatomy import load_anatomy
+from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.properties import PropertySet, SessionMonitor, Status, record_samples
 from cosim_validation.properties.checking import RecordReport, check_records
 from cosim_validation.properties.scene_context import record_context, scene_obstacles
 from cosim_validation.record import RobotRole, TrajectoryRecord
 from cosim_validation.robot import SelfCollision
-from cosim_validation.sim import execute_trajectory, make_backend
+from cosim_validation.sim import execute_trajectory
 
 TARGETS_M = {
     "clear": (0.44, 0.02, 0.03),  # a left-lung target the straight line reaches without touching the heart

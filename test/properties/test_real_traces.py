@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from cosim_validation.anatomy import load_anatomy
+from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.properties import PropertySet, Status, record_samples
 from cosim_validation.properties.machines import run_machine, shipped
@@ -19,7 +20,7 @@ from cosim_validation.properties.online import OnlineMonitor
 from cosim_validation.properties.scene_context import record_context, scene_obstacles
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.robot import RobotConfig
-from cosim_validation.sim import execute_trajectory, make_backend
+from cosim_validation.sim import execute_trajectory
 from test.properties.traces import machine_verdicts
 
 ENGINES = ("mujoco", "pybullet", "emulated")

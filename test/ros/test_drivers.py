@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import STATE, to_rclpy
 from cosim_validation.session.process_group import ProcessGroup, ProcessSpec
-from cosim_validation.sim import make_backend
 from cosim_validation.sim.execute import execute_trajectory
 
 pytestmark = pytest.mark.ros

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cosim_validation.backends import BACKEND_NAMES, ENGINES, make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.exceptions import ConfigError
 from cosim_validation.hardware.emulated_er3_pro import EmulatedEr3Pro
 from cosim_validation.robot import Kinematics
-from cosim_validation.sim import BACKEND_NAMES, BackendInputError, make_backend
+from cosim_validation.sim import BackendInputError
 from cosim_validation.sim.mujoco_backend import MujocoBackend
 from cosim_validation.sim.pybullet_backend import PybulletBackend
 from test.sim.plans import config_node, shipped_config_dict
@@ -57,3 +58,18 @@ def test_missing_section_is_named(kinematics: Kinematics) -> None:
     del data["backends"]
     with pytest.raises(ConfigError, match=r"test-config\.yaml: backends: missing required key"):
         make_backend("mujoco", config_node(data), kinematics)
+
+
+def test_unknown_default_is_named_with_file_and_key(kinematics: Kinematics) -> None:
+    data = shipped_config_dict()
+    data["backends"]["default"] = "gazebo"
+    with pytest.raises(ConfigError, match=r"backends\.default: expected one of 'mujoco', 'pybullet', 'emulated'"):
+        make_backend(None, config_node(data), kinematics)
+
+
+def test_every_engine_declares_its_role() -> None:
+    assert {name: e.role.label for name, e in ENGINES.items()} == {
+        "mujoco": "virtual",
+        "pybullet": "virtual",
+        "emulated": "physical",
+    }

@@ -40,11 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, print a verdict table per case, and whether it equals the live monitor's."""
+    from cosim_validation.assembly.monitor_world import load_monitor_world
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
     from cosim_validation.properties import Status
     from cosim_validation.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
-    from cosim_validation.session.monitor_world import load_monitor_world
 
     if args.rate < 0:
         raise InputError(f"--rate must be >= 0, got {args.rate}")

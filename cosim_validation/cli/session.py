@@ -22,6 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cases", type=int, default=3, help="number of cases to run (0 = all of the suite)")
     parser.add_argument("--out", default="", help="run directory (default: runs/session-<time>)")
+    parser.add_argument(
+        "--validate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="check every setpoint with the state validator (default: validator.enabled of the configuration, "
+        "off as shipped; cosim campaign has the same default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
+    if args.validate is not None:
+        graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     prepare_run_dir(run_dir)  # refuse a used run directory before any work
     suite = _suite_path(args.suite, graph, run_dir, args.json)
@@ -101,17 +110,14 @@ def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: boo
 
 def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
     """Trajectories from the bag into results.sqlite, and the replay-equals-live check."""
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.assembly.monitor_world import monitor_world_of
     from cosim_validation.exceptions import CosimError
     from cosim_validation.ros.session_records import complete_session
-    from cosim_validation.session.monitor_world import load_monitor_world
 
     monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
     if monitor is None or not (run_dir / "session.mcap").is_file() or not (run_dir / "results.sqlite").is_file():
         return {"skipped": "no monitor, bag or results database"}
-    world = load_monitor_world(
-        resolve_resource(monitor.parameters["config"]), resolve_resource(monitor.parameters["properties"])
-    )
+    world = monitor_world_of(monitor.parameters["config"], monitor.parameters.get("properties", ""))
     try:
         return complete_session(run_dir, world)
     except CosimError as exc:  # a damaged bag: the live results stay as they are

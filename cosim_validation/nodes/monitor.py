@@ -20,7 +20,7 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from cosim_validation.config import resolve_resource
+from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.properties import Status, Verdict
@@ -28,7 +28,6 @@ from cosim_validation.record import RobotRole, Stage
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
-from cosim_validation.session.monitor_world import load_monitor_world
 from cosim_validation.session.robot_liveness import RobotLiveness
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
@@ -40,18 +39,10 @@ class Monitor(Node):
     def __init__(self) -> None:
         super().__init__("monitor")
         params = declare_parameters(self, "monitor")
-        world = load_monitor_world(resolve_resource(params["config"]), resolve_resource(params["properties"]))
+        world = monitor_world_of(params["config"], params["properties"])
         self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
         self._case_timeout_s = float(params["case_end_timeout_s"])
-        self._session = CaseTracker(
-            world.properties,
-            world.kinematics,
-            world.obstacles,
-            set(self._robots),
-            self._on_case_end,
-            self_distance=world.self_distance,
-            self_collision=world.self_collision,
-        )
+        self._session = CaseTracker(world, set(self._robots), self._on_case_end)
         self._liveness = RobotLiveness(float(params["stale_timeout_s"]))
         self._end_requested_at: float | None = None
         self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
@@ -84,7 +75,7 @@ class Monitor(Node):
             self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at = time.monotonic()
-            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message)
+            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message, int(msg.samples_sent))
 
     def _on_expected(self, msg: RobotState) -> None:
         state = convert.expected_state_from_msg(msg)

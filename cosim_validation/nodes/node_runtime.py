@@ -23,6 +23,7 @@ from rclpy.executors import (
     TimeoutException,
 )
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from cosim_validation.exceptions import CosimError
 from cosim_validation.session.node_parameters import parameters_of
@@ -31,10 +32,16 @@ READY_DIR_ENV = "COSIM_READY_DIR"
 
 
 def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
-    """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values."""
+    """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values.
+
+    A parameter whose default is None is declared with its type and no value: it is None unless set.
+    """
     values: dict[str, Any] = {}
     for spec in parameters_of(executable):
         descriptor = ParameterDescriptor(description=spec.description, type=_TYPES[spec.kind])
+        if spec.default is None:
+            values[spec.name] = node.declare_parameter(spec.name, _UNSET[spec.kind], descriptor).value
+            continue
         default = spec.default if spec.kind is not list else list(spec.default)
         value = node.declare_parameter(spec.name, default, descriptor).value
         values[spec.name] = list(value or []) if spec.kind is list else value
@@ -48,6 +55,16 @@ _TYPES = {
     float: ParameterType.PARAMETER_DOUBLE,
     str: ParameterType.PARAMETER_STRING,
     list: ParameterType.PARAMETER_STRING_ARRAY,
+}
+
+
+# statically typed parameters without a default value
+_UNSET = {
+    bool: Parameter.Type.BOOL,
+    int: Parameter.Type.INTEGER,
+    float: Parameter.Type.DOUBLE,
+    str: Parameter.Type.STRING,
+    list: Parameter.Type.STRING_ARRAY,
 }
 
 

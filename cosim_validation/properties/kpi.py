@@ -113,12 +113,15 @@ def positions(block: Block, signal: str) -> np.ndarray:
     return block.tip_pos_m if signal == "tip" else block.actual_tip_pos_m
 
 
-def target_point(context: MonitorContext, expected: Block | None) -> np.ndarray | None:
-    """The case's target: the context's, else the expected tip at the plan's last injection sample."""
-    if context.target_m is not None:
-        return context.target_m
+def plan_target(expected: Block | None) -> np.ndarray | None:
+    """The expected tip at the plan's last injection sample (where the plan puts the target), if any."""
     if expected is not None:
         hits = np.flatnonzero(expected.stage == int(Stage.INJECTION))
         if hits.size:
             return np.asarray(expected.tip_pos_m[int(hits[-1])])
     return None
+
+
+def target_point(context: MonitorContext, expected: Block | None) -> np.ndarray | None:
+    """The case's target: the context's, else :func:`plan_target`."""
+    return context.target_m if context.target_m is not None else plan_target(expected)

@@ -15,6 +15,7 @@ from cosim_validation.properties.bounded_always import BoundedAlways
 from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.kpi import KpiSpec
+from cosim_validation.properties.machines import MachineResult, run_machine, shipped
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet
 from cosim_validation.properties.robustness import (
     Bounds,
@@ -221,10 +222,18 @@ def evaluate_property(
 
 @dataclass(frozen=True)
 class RunResult:
-    """Everything the monitor says about one robot's run: property verdicts and KPIs."""
+    """Everything the monitor says about one robot's run.
+
+    Attributes:
+        verdicts: Property verdicts in the order of the set, then one ``machine:<name>`` verdict per behaviour
+            machine (the order of :meth:`OnlineMonitor.finish`).
+        kpis: The KPIs.
+        machines: The behaviour machines' detailed results (final state, transitions).
+    """
 
     verdicts: tuple[Verdict, ...]
     kpis: tuple[Kpi, ...]
+    machines: tuple[MachineResult, ...] = ()
 
 
 def evaluate_run(
@@ -233,8 +242,10 @@ def evaluate_run(
     context: MonitorContext,
     expected: TrajectoryRecord | None = None,
     kpis: Sequence[KpiSpec] | None = None,
+    machines: Sequence[str] | None = None,
 ) -> RunResult:
-    """Verdicts of every property that applies to ``record.robot`` (in the order of the set) and the KPIs.
+    """Verdicts of every property that applies to ``record.robot`` (in the order of the set), of every behaviour
+    machine, and the KPIs: what :class:`~cosim_validation.properties.online.OnlineMonitor` gives sample by sample.
 
     Args:
         properties: A property set (compiled here against ``context``) or already compiled properties.
@@ -242,11 +253,14 @@ def evaluate_run(
         context: Joints, needle, obstacles, self-collision model, target, constants.
         expected: The expected (planned) trajectory of the same case, for properties that compare with it.
         kpis: KPI definitions; default: those of the property set (none for compiled properties).
+        machines: Names of shipped behaviour machines, run with the context's target (as online); default: the
+            property set's (none for compiled properties).
     """
     if isinstance(properties, PropertySet):
         compiled = properties.compile(context)
         context = properties.with_context(context)
         kpis = properties.kpis if kpis is None else kpis
+        machines = properties.machines if machines is None else machines
     else:
         compiled = list(properties)
     applicable = [p for p in compiled if p.applies_to(record.robot)]
@@ -261,7 +275,9 @@ def evaluate_run(
             verdicts.append(case_level_verdict(prop, by_name, block, record.robot, context))
         else:
             verdicts.append(evaluate_property(prop, record, context, expected, run))
-    return RunResult(tuple(verdicts), tuple(kpis_of(values)))
+    results = tuple(run_machine(shipped(name), record, context.target_m) for name in machines or ())
+    verdicts += [m.to_verdict() for m in results]
+    return RunResult(tuple(verdicts), tuple(kpis_of(values)), results)
 
 
 def evaluate(
@@ -270,5 +286,5 @@ def evaluate(
     context: MonitorContext,
     expected: TrajectoryRecord | None = None,
 ) -> list[Verdict]:
-    """The verdicts of :func:`evaluate_run`."""
-    return list(evaluate_run(properties, record, context, expected).verdicts)
+    """The property verdicts of :func:`evaluate_run` (no behaviour machines)."""
+    return list(evaluate_run(properties, record, context, expected, machines=()).verdicts)

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.exceptions import InputError
 from cosim_validation.properties import Verdict
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.ros import convert
 from cosim_validation.ros.bag import BagMessage, read_messages, topics_of
 from cosim_validation.session.case_tracker import CaseEnd, CaseInfo, CaseTracker
-from cosim_validation.session.monitor_world import MonitorWorld
 
 STATUS_TOPIC = "/cosim/case_status"
 EXPECTED_TOPIC = "/cosim/expected"
@@ -84,16 +84,7 @@ def replay_bag(
             f"(it has {sorted(available)})"
         )
     result = ReplayResult()
-    tracker = CaseTracker(
-        world.properties,
-        world.kinematics,
-        world.obstacles,
-        set(tips),
-        result.cases.append,
-        self_distance=world.self_distance,
-        self_collision=world.self_collision,
-        keep_records=keep_records,
-    )
+    tracker = CaseTracker(world, set(tips), result.cases.append, keep_records=keep_records)
     by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
     with_status = STATUS_TOPIC in available
     if not with_status:  # someone else's bag: one case over the whole recording, no plan
@@ -112,17 +103,7 @@ def _standalone_tracker(
     world: MonitorWorld, tips: set[RobotRole], result: ReplayResult, joints: dict[RobotRole, str], keep_records: bool
 ) -> CaseTracker:
 
-    tracker = CaseTracker(
-        world.properties,
-        world.kinematics,
-        world.obstacles,
-        tips,
-        result.cases.append,
-        self_distance=world.self_distance,
-        self_collision=world.self_collision,
-        keep_records=keep_records,
-        with_expected=False,
-    )
+    tracker = CaseTracker(world, tips, result.cases.append, keep_records=keep_records, with_expected=False)
     tracker.start(CaseInfo("bag", None, tuple(joints), world.kinematics.needle_length_m, 0))
     return tracker
 
@@ -139,7 +120,7 @@ def _feed(
         if msg.event == 0:  # STARTED
             tracker.start(convert.case_info_from_status(msg))
         elif int(msg.event) in convert.CASE_OUTCOMES:
-            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message))
+            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message), _samples_sent(msg))
         return []
     if message.topic == REPORT_TOPIC:
         result.live_reports[str(msg.test_id)] = msg
@@ -153,6 +134,12 @@ def _feed(
         return tracker.joints(role, sample.t_ns, sample.position_rad)
     pose = convert.pose_stamped_from_msg(msg)
     return tracker.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz)
+
+
+def _samples_sent(status: Any) -> int | None:
+    """The samples a case streamed (None in bags recorded before the status carried it)."""
+    sent = getattr(status, "samples_sent", None)
+    return None if sent is None else int(sent)
 
 
 def _paced(messages: Iterator[BagMessage], rate: float) -> Iterator[BagMessage]:

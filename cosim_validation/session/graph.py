@@ -76,6 +76,16 @@ class GraphSpec:
             nodes.append(NodeSpec(n.name, n.executable, params, n.remappings, n.required, n.console))
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
+    def with_parameters(self, executable: str, overrides: Mapping[str, Any]) -> GraphSpec:
+        """A copy in which every node running ``executable`` gets ``overrides`` (command-line choices)."""
+        nodes = tuple(
+            NodeSpec(n.name, n.executable, {**n.parameters, **overrides}, n.remappings, n.required, n.console)
+            if n.executable == executable
+            else n
+            for n in self.nodes
+        )
+        return GraphSpec(self.source, self.settings, nodes)
+
 
 def _fill(value: Any, values: Mapping[str, str]) -> Any:
     if isinstance(value, str):
@@ -117,7 +127,7 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
     name = node["name"].to_str()
     executable = node["executable"].to_str(choices=sorted(NODE_PARAMETERS))
     declared = {p.name: p for p in parameters_of(executable)}
-    params: dict[str, Any] = {p.name: p.default for p in declared.values()}
+    params: dict[str, Any] = {p.name: p.default for p in declared.values() if p.default is not None}
     given = node.get("parameters")
     if given is not None:
         given.reject_unknown([*declared, "use_sim_time"])

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from mcap.reader import make_reader
 
+from cosim_validation.assembly.monitor_world import load_monitor_world
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.ros.bag import read_messages, topics_of
 from cosim_validation.ros.replay import compare, replay_bag
 from cosim_validation.session.graph import load_graph
-from cosim_validation.session.monitor_world import load_monitor_world
 from cosim_validation.session.process_group import ProcessGroup
 from cosim_validation.session.session_runner import run_session, write_summary
 

@@ -14,16 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cosim_validation.backends import ENGINES
 from cosim_validation.config import ConfigNode
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import RobotRole
 
-#: Engine names and the robot each one plays.
-ENGINE_ROLES: dict[str, RobotRole] = {
-    "mujoco": RobotRole.VIRTUAL,
-    "pybullet": RobotRole.VIRTUAL,
-    "emulated": RobotRole.PHYSICAL,
-}
+#: Engine names and the robot each one plays (from the backend registry).
+ENGINE_ROLES: dict[str, RobotRole] = {name: e.role for name, e in ENGINES.items()}
 ROBOT_NAMES: tuple[str, ...] = ("virtual", "physical")
 
 

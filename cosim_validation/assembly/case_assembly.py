@@ -52,6 +52,8 @@ class AssemblySpec:
         properties_path: The property file; None for ``campaign.properties`` of the configuration.
         robot_seed: Seed of an emulated physical arm (its drawn geometry and masses); None for
             ``backends.emulated.seed``.
+        config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
+            directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
     """
 
     config_path: str
@@ -60,6 +62,7 @@ class AssemblySpec:
     validate: bool | None = None
     properties_path: str | None = None
     robot_seed: int | None = None
+    config_base_dir: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON), as stored in a run's metadata."""
@@ -75,6 +78,7 @@ class AssemblySpec:
             validate=data.get("validate"),
             properties_path=data.get("properties_path"),
             robot_seed=data.get("robot_seed"),
+            config_base_dir=data.get("config_base_dir"),
         )
 
 
@@ -104,7 +108,7 @@ class CaseAssembly:
 
     def __init__(self, spec: AssemblySpec) -> None:
         self.spec = spec
-        self.config: ConfigNode = load_config(spec.config_path)
+        self.config: ConfigNode = load_config(spec.config_path, spec.config_base_dir or "")
         self.campaign = CampaignConfig.from_config(self.config["campaign"])
         self.controller_name = controller_name(spec.controller, self.config)  # fail before the build
         roles = [engine(name).role for name in spec.engines]

@@ -13,12 +13,13 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_name
 from cosim_validation.assembly.campaign_config import CampaignConfig
+from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path
 from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.campaign.executor import Outcome, default_workers, run_local, run_ray
 from cosim_validation.campaign.progress import Progress
@@ -175,6 +176,27 @@ def _meta(
     }
 
 
+def _with_run_inputs(spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig) -> AssemblySpec:
+    """The spec reading the run directory's copies of the configuration and properties (made by a new run)."""
+    if not request.resume:
+        capture_inputs(out, {"config": request.config_path, "properties": campaign.properties_path})
+    warn = _warn_stderr
+    config, base = run_input_path(out, "config", request.config_path, warn)
+    properties, _ = run_input_path(out, "properties", campaign.properties_path, warn)
+    assert config is not None
+    assert properties is not None
+    return replace(
+        spec,
+        config_path=str(config),
+        properties_path=str(properties),
+        config_base_dir=str(base) if base is not None else None,
+    )
+
+
+def _warn_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def _validates(spec: AssemblySpec, config_path: Path) -> bool:
     """Whether the campaign's cases are validated (the spec's choice, else the configuration's default)."""
     if spec.validate is not None:
@@ -205,6 +227,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
     db = ResultsDB.create(out / RESULTS_FILE, meta, resume=request.resume, encoder=encode_record)
     started = time.perf_counter()
     try:
+        spec = _with_run_inputs(spec, out, request, campaign)
         for suite, path in zip(suites, request.suite_paths, strict=True):
             copy = out / "suites" / f"{suite.suite_id}.parquet"
             if not copy.exists():

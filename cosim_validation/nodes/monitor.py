@@ -75,7 +75,7 @@ class Monitor(Node):
             self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at = time.monotonic()
-            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message, int(msg.samples_sent))
+            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message, convert.samples_streamed(msg))
 
     def _on_expected(self, msg: RobotState) -> None:
         state = convert.expected_state_from_msg(msg)

@@ -26,6 +26,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from cosim_validation.exceptions import CosimError
+from cosim_validation.interrupts import restore_sigint
 from cosim_validation.session.node_parameters import parameters_of
 
 READY_DIR_ENV = "COSIM_READY_DIR"
@@ -119,8 +120,10 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
 
     The exit code is 1 after a configuration error, else the node's ``exit_code`` attribute if it has one
-    (the test generator sets it when the suite could not be run), else 0.
+    (the test generator sets it when the suite could not be run), else 0. SIGINT stops the node even when
+    the process was started with it ignored (:func:`~cosim_validation.interrupts.restore_sigint`).
     """
+    restore_sigint()
     rclpy.init(args=list(args) if args is not None else sys.argv)
     node: Node | None = None
     name = "node"

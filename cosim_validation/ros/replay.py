@@ -120,7 +120,7 @@ def _feed(
         if msg.event == 0:  # STARTED
             tracker.start(convert.case_info_from_status(msg))
         elif int(msg.event) in convert.CASE_OUTCOMES:
-            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message), _samples_sent(msg))
+            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message), convert.samples_streamed(msg))
         return []
     if message.topic == REPORT_TOPIC:
         result.live_reports[str(msg.test_id)] = msg
@@ -134,12 +134,6 @@ def _feed(
         return tracker.joints(role, sample.t_ns, sample.position_rad)
     pose = convert.pose_stamped_from_msg(msg)
     return tracker.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz)
-
-
-def _samples_sent(status: Any) -> int | None:
-    """The samples a case streamed (None in bags recorded before the status carried it)."""
-    sent = getattr(status, "samples_sent", None)
-    return None if sent is None else int(sent)
 
 
 def _paced(messages: Iterator[BagMessage], rate: float) -> Iterator[BagMessage]:

@@ -4,8 +4,9 @@ A session publishes, for every sample time t (header stamps are equal by constru
 the expected state (controller: stage, planned joints; its actual tip is the planned tip), and per robot
 its measured joints (driver, sensor_msgs/JointState) and, where known, its actual tip pose (simulator
 ground truth or tracker, geometry_msgs/PoseStamped). Messages on different topics arrive in any order.
-The assembler joins them by stamp and hands out complete :class:`~cosim_validation.properties.Sample` objects per robot in time
-order; the live monitor node and ``cosim replay`` both use it, which is why they give equal verdicts.
+The assembler joins them by stamp and hands out complete :class:`~cosim_validation.properties.Sample`
+objects per robot in time order; the live monitor node and ``cosim replay`` both use it, which is why
+they give equal verdicts.
 
 Without an expected stream (a bag recorded by someone else), every joint state is a sample on its own,
 its stage NONE and its time measured from the robot's first message.

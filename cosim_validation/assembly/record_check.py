@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
-from cosim_validation.properties.kpi import plan_target
+from cosim_validation.properties.kpis.specs import plan_target
 from cosim_validation.properties.machines import MachineResult
-from cosim_validation.properties.offline import evaluate_run
+from cosim_validation.properties.offline.evaluation import evaluate_run
 from cosim_validation.properties.sample import Block
 from cosim_validation.properties.scene_context import record_target
 from cosim_validation.properties.verdict import Kpi, Verdict

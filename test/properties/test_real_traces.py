@@ -15,8 +15,8 @@ from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.properties import PropertySet, Status, record_samples
 from cosim_validation.properties.machines import run_machine, shipped
-from cosim_validation.properties.offline import evaluate_run
-from cosim_validation.properties.online import OnlineMonitor
+from cosim_validation.properties.offline.evaluation import evaluate_run
+from cosim_validation.properties.online.monitor import OnlineMonitor
 from cosim_validation.properties.scene_context import record_context, scene_obstacles
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.robot import RobotConfig

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cosim_validation.properties import MonitorContext, PropertySet, TraceError, record_samples
-from cosim_validation.properties.offline import evaluate_run
-from cosim_validation.properties.session_monitor import SessionMonitor
+from cosim_validation.properties.offline.evaluation import evaluate_run
+from cosim_validation.properties.online.session_monitor import SessionMonitor
 from cosim_validation.record import RobotRole
 from test.properties.traces import TARGET, heart_mesh_obstacle, insertion_case, machine_verdicts
 

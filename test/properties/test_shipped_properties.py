@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from cosim_validation.properties import MonitorContext, PropertySet, Status, Verdict, record_samples
-from cosim_validation.properties.offline import RunResult, evaluate_run
-from cosim_validation.properties.online import OnlineMonitor
+from cosim_validation.properties.offline.evaluation import RunResult, evaluate_run
+from cosim_validation.properties.online.monitor import OnlineMonitor
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from test.properties.traces import (
     DOWN,

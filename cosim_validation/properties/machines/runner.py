@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.properties.errors import PropertyError, TraceError
+from cosim_validation.properties.language.signals import z_axis_one
 from cosim_validation.properties.machines.machine import ANY, EOF, GREEN, RED, Machine, Snapshot, Transition, Vars
 from cosim_validation.properties.sample import Sample, record_samples
-from cosim_validation.properties.signals import z_axis_one
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 

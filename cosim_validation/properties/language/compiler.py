@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties import signals as sig
-from cosim_validation.properties import syntax as s
-from cosim_validation.properties import terms as t
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
-from cosim_validation.properties.term_resolver import Obstacle, TermResolver, snippet, start_of
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language import signals as sig
+from cosim_validation.properties.language import syntax as s
+from cosim_validation.properties.language import terms as t
+from cosim_validation.properties.language.term_resolver import Obstacle, TermResolver, snippet, start_of
 
 DOMAINS = ("joints", "obstacles")
 

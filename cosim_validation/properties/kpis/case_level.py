@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from cosim_validation.properties import formula as f
 from cosim_validation.properties.context import MonitorContext
-from cosim_validation.properties.kpi import KpiSpec, KpiValue
-from cosim_validation.properties.kpi_values import evaluate_kpis
+from cosim_validation.properties.kpis.specs import KpiSpec, KpiValue
+from cosim_validation.properties.kpis.values import evaluate_kpis
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language.robustness import ClauseResult, Unknowns, combine, leaf_bounds, unknown
+from cosim_validation.properties.language.terms import Env
 from cosim_validation.properties.property_set import CompiledProperty
-from cosim_validation.properties.robustness import ClauseResult, Unknowns, combine, leaf_bounds, unknown
 from cosim_validation.properties.sample import Block
-from cosim_validation.properties.terms import Env
 from cosim_validation.properties.verdict import Kpi, Verdict
 from cosim_validation.record import RobotRole, Stage
 

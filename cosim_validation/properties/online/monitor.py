@@ -14,20 +14,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
-from cosim_validation.properties.clause_monitor import ClauseMonitor
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import TraceError
-from cosim_validation.properties.expected_stream import ExpectedStream
-from cosim_validation.properties.kpi import KpiSpec, KpiValue
+from cosim_validation.properties.kpis.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
+from cosim_validation.properties.kpis.specs import KpiSpec, KpiValue
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language.robustness import Unknowns, combine, leaf_bounds, unknown
+from cosim_validation.properties.language.terms import Env
 from cosim_validation.properties.machines.machine_set import MachineSet
-from cosim_validation.properties.offline import missing_requirement
-from cosim_validation.properties.online_ops import Leaf
-from cosim_validation.properties.property_set import CompiledProperty, PropertySet
-from cosim_validation.properties.robustness import Unknowns, combine, leaf_bounds, unknown
+from cosim_validation.properties.online.clause_monitor import ClauseMonitor
+from cosim_validation.properties.online.expected_stream import ExpectedStream
+from cosim_validation.properties.online.operators import Leaf
+from cosim_validation.properties.property_set import CompiledProperty, PropertySet, missing_requirement
 from cosim_validation.properties.sample import Block, Sample
-from cosim_validation.properties.terms import Env
 from cosim_validation.properties.verdict import Kpi, Status, Verdict
 from cosim_validation.record import RobotRole
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cosim_validation.properties.language.terms import POINT, SCALAR, SEGMENT, STAGE, VECTOR, Env, Term
 from cosim_validation.properties.sample import Block
-from cosim_validation.properties.terms import POINT, SCALAR, SEGMENT, STAGE, VECTOR, Env, Term
 
 
 def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cosim_validation.properties.syntax import Window
-from cosim_validation.properties.terms import Term
+from cosim_validation.properties.language.syntax import Window
+from cosim_validation.properties.language.terms import Term
 
 
 class Formula:

@@ -10,7 +10,7 @@ import numpy as np
 from cosim_validation.metrics import frechet, p2t
 from cosim_validation.properties.alignment import align_expected
 from cosim_validation.properties.context import MonitorContext
-from cosim_validation.properties.kpi import KpiSpec, KpiValue, positions, target_point
+from cosim_validation.properties.kpis.specs import KpiSpec, KpiValue, positions, target_point
 from cosim_validation.properties.sample import Block
 from cosim_validation.properties.verdict import Kpi
 from cosim_validation.record import RobotRole, Stage

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cosim_validation.properties import syntax as s
 from cosim_validation.properties.errors import PropertyError
+from cosim_validation.properties.language import syntax as s
 
 PREDICATES = frozenset({"safediff", "safebound", "safedis", "nocollision"})
 FLAGS = frozenset({"self_collision"})  # boolean signals usable as conditions

@@ -8,16 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties import kernels as k
 from cosim_validation.properties.alignment import align_expected
-from cosim_validation.properties.bounded_always import BoundedAlways
-from cosim_validation.properties.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
 from cosim_validation.properties.context import MonitorContext
-from cosim_validation.properties.kpi import KpiSpec
-from cosim_validation.properties.machines import MachineResult, run_machine, shipped
-from cosim_validation.properties.property_set import CompiledProperty, PropertySet
-from cosim_validation.properties.robustness import (
+from cosim_validation.properties.kpis.case_level import case_level_verdict, kpis_of, run_kpis, whole_case
+from cosim_validation.properties.kpis.specs import KpiSpec
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language.robustness import (
     Bounds,
     ClauseResult,
     Unknowns,
@@ -25,8 +21,12 @@ from cosim_validation.properties.robustness import (
     leaf_bounds,
     unknown,
 )
+from cosim_validation.properties.language.terms import Env
+from cosim_validation.properties.machines import MachineResult, run_machine, shipped
+from cosim_validation.properties.offline import kernels as k
+from cosim_validation.properties.offline.bounded_always import BoundedAlways
+from cosim_validation.properties.property_set import CompiledProperty, PropertySet, missing_requirement
 from cosim_validation.properties.sample import Block
-from cosim_validation.properties.terms import Env
 from cosim_validation.properties.verdict import Kpi, Verdict
 from cosim_validation.record import Stage, TrajectoryRecord
 
@@ -160,24 +160,6 @@ def _pairwise(parts: list[Bounds], pick: np.ufunc) -> Bounds:
     for part in parts[1:]:
         hi = pick(hi, part[1])
     return lo, hi
-
-
-def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_expected: bool, has_actual: bool) -> str:
-    """Why ``prop`` cannot be decided with what is available, or "" if it can."""
-    needs = prop.compiled.requires
-    if "expected" in needs and not has_expected:
-        return "needs the expected trajectory (none given)"
-    if "target" in needs and context.target_m is None:
-        return "needs the case's target point (none in the context)"
-    if "self_distance" in needs and context.self_distance is None:
-        return "needs a self-collision distance model (none in the context)"
-    if "self_collision" in needs and context.self_collision is None:
-        return "needs a self-collision model (none in the context)"
-    if "obstacles" in needs and not context.obstacles:
-        return "needs obstacles (the context has none: no scene given)"
-    if "actual_tip" in needs and not has_actual:
-        return "needs the actual tip pose (the trace has none)"
-    return ""
 
 
 class _Run:

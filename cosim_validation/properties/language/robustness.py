@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties.terms import Env
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language.terms import Env
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties.online_ops import El, Leaf, Node, build
-from cosim_validation.properties.robustness import ClauseResult
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language.robustness import ClauseResult
+from cosim_validation.properties.online.operators import El, Leaf, Node, build
 from cosim_validation.record import Stage
 
 INF = math.inf

@@ -15,8 +15,8 @@ from collections import deque
 
 import numpy as np
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties import kernels as k
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.offline import kernels as k
 
 El = tuple[float, int, float, float]  # (t_s, stage, lo, hi)
 INF = math.inf

@@ -6,11 +6,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cosim_validation.properties import signals as sig
-from cosim_validation.properties import syntax as s
-from cosim_validation.properties import terms as t
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
+from cosim_validation.properties.language import signals as sig
+from cosim_validation.properties.language import syntax as s
+from cosim_validation.properties.language import terms as t
 from cosim_validation.record import Stage
 
 FUNCTIONS = ("dist", "angle", "abs", "x", "y", "z", "p2m", "entry", "kpi")

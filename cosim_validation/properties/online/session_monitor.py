@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import TraceError
-from cosim_validation.properties.kpi import KpiSpec
-from cosim_validation.properties.online import OnlineMonitor
+from cosim_validation.properties.kpis.specs import KpiSpec
+from cosim_validation.properties.online.monitor import OnlineMonitor
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet
 from cosim_validation.properties.sample import Sample
 from cosim_validation.properties.verdict import Kpi, Verdict

@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cosim_validation.properties import formula as f
-from cosim_validation.properties.robustness import ClauseResult
-from cosim_validation.properties.terms import Env
+from cosim_validation.properties.language import formula as f
+from cosim_validation.properties.language.robustness import ClauseResult
+from cosim_validation.properties.language.terms import Env
 from cosim_validation.record import Stage
 
 GRID_STRIDE = 32  # samples between exact values of the Lipschitz grid

@@ -9,11 +9,13 @@ with the reason, on every robot, the plan included.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 
 from cosim_validation.properties.machines.runner import ended_outside_green
 from cosim_validation.properties.verdict import Status, Verdict
+from cosim_validation.record import Stage
 
 #: Outcomes after which the run is a prefix of the plan.
 STOPPED_OUTCOMES = ("aborted", "unfinished")
@@ -25,6 +27,15 @@ def conclude_verdicts(verdicts: Iterable[Verdict], outcome: str, message: str) -
         return tuple(verdicts)
     reason = f"the case was {outcome} before the behaviour could complete: {message}"
     return tuple(
-        replace(v, status=Status.UNKNOWN, margin=float("nan"), reason=reason) if ended_outside_green(v) else v
+        replace(
+            v,
+            status=Status.UNKNOWN,
+            margin=math.nan,
+            first_violation_time_s=math.nan,
+            first_violation_stage=Stage.NONE,
+            reason=reason,
+        )
+        if ended_outside_green(v)
+        else v
         for v in verdicts
     )

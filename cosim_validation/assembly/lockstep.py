@@ -12,6 +12,7 @@ Time: the loop owns the session clock (:class:`SessionClock`). Sample k of a cas
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -101,6 +102,7 @@ class CaseRun:
         last_stage: The stage of the last sample answered.
         seed: The case's seed (noise of the emulated arms).
         started: Whether streaming began (STARTED was announced: the monitor sees the case).
+        left_out: Robots the case wanted but could not drive (they stopped answering in an earlier case).
     """
 
     test_id: str
@@ -113,6 +115,7 @@ class CaseRun:
     last_stage: Stage = Stage.NONE
     seed: int = 0
     started: bool = False
+    left_out: tuple[RobotRole, ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -167,10 +170,11 @@ class Lockstep:
         self.settings = settings
         self._validator = validator
         self.clock = clock or SessionClock()
-        self.lost: set[RobotRole] = set()
+        self.lost: dict[RobotRole, float] = {}  # robot -> when it was lost (time.monotonic())
 
     def robots_for(self, wanted: Sequence[RobotRole]) -> tuple[RobotRole, ...]:
-        """The robots a case drives: ``wanted`` (all ports when empty) without the lost ones.
+        """The robots a case drives: ``wanted`` (all ports when empty) without the lost ones; a lost robot that
+        answered again since it was lost (a driver that was frozen) is back.
 
         Raises:
             InputError: A robot no port drives.
@@ -180,6 +184,9 @@ class Lockstep:
         unknown = [r.label for r in chosen if r not in self.ports]
         if unknown:
             raise InputError(f"robots {unknown} are not driven here (robots: {[r.label for r in self.ports]})")
+        for role, lost_at in list(self.lost.items()):
+            if self.ports[role].answered_since(lost_at):
+                del self.lost[role]
         alive = tuple(r for r in chosen if r not in self.lost)
         if not alive:
             names = ", ".join(r.label for r in sorted(self.lost))
@@ -203,6 +210,7 @@ class Lockstep:
         run = CaseRun(case.test_id, seed=case_seed(int(case.seed), case.test_id))
         try:
             run.robots = self.robots_for(robots)
+            run.left_out = tuple(r for r in (robots or self.ports) if r not in run.robots)
             self._plan(run, case, controller, listener)
             if run.plan is not None:
                 self._stream(run, listener)
@@ -246,6 +254,9 @@ class Lockstep:
         period_ns = int(run.stamps_ns[1] - run.stamps_ns[0]) if plan.n_samples > 1 else 100_000_000
         self.clock.now_ns = int(run.stamps_ns[-1]) + period_ns
         run.outcome, run.message = "completed", "every stage executed"
+        if run.left_out:
+            names = " and ".join(r.label for r in run.left_out)
+            run.message += f" without the {names} robot (it stopped answering in an earlier case)"
         listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
 
     def _step(
@@ -293,4 +304,4 @@ class Lockstep:
 
     def _lose(self, role: RobotRole) -> None:
         if self.settings.drop_lost_robots:
-            self.lost.add(role)
+            self.lost[role] = time.monotonic()

@@ -50,6 +50,11 @@ class RobotPort(Protocol):
         """
         ...
 
+    def answered_since(self, monotonic_s: float) -> bool:
+        """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``): a lost robot that
+        answers again (a driver that was frozen) may drive the next case."""
+        ...
+
 
 class BackendPort:
     """A :class:`RobotBackend` driven by stamped setpoints (batch robot, and the core of a driver node).
@@ -105,6 +110,10 @@ class BackendPort:
 
     def wait(self, stamp_ns: int) -> None:
         """In-process: the answer is there as soon as :meth:`send` returned."""
+
+    def answered_since(self, monotonic_s: float) -> bool:
+        """In-process: always."""
+        return True
 
     @property
     def latest(self) -> BackendSample:

@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
     summary = summarise(run_dir)
     summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
+    if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
+        outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
+        outcome.message = "the replayed bag's verdicts differ from the live monitor's (see bag_check)"
     path = write_summary(outcome, summary)
     if args.json:
         print_json(

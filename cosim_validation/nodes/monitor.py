@@ -5,7 +5,8 @@ evaluates the properties online (:class:`~cosim_validation.session.case_tracker.
 same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
 non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
 ``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, whether each robot is alive: a
-robot that sends nothing for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR).
+robot that owes a sample for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR alert and
+diagnostic), and again alive (INFO alert) when it answers.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
 from cosim_validation.session.robot_liveness import RobotLiveness
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
+
+
+LIVENESS_PERIOD_S = 0.05  # how often stale robots are looked for (wall time)
 
 
 class Monitor(Node):
@@ -63,7 +67,7 @@ class Monitor(Node):
                 PoseStamped, f"/cosim/{role.label}/tip_pose", lambda m, r=role: self._on_tip(r, m), to_rclpy(STATE)
             )
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # liveness is judged in wall time, also in sim time
-        self.create_timer(0.1, self._check_liveness, clock=wall)
+        self.create_timer(LIVENESS_PERIOD_S, self._check_liveness, clock=wall)
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
 
     # ------------------------------------------------------------------ inputs
@@ -85,7 +89,8 @@ class Monitor(Node):
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)
-        self._liveness.joints(role, sample.t_ns, time.monotonic())
+        if self._liveness.joints(role, sample.t_ns, time.monotonic()):
+            self._alert(Alert.INFO, role, "robot_recovered", f"the {role.label} robot answers again")
         self._guard(lambda: self._session.joints(role, sample.t_ns, sample.position_rad))
 
     def _on_tip(self, role: RobotRole, msg: PoseStamped) -> None:
@@ -130,8 +135,13 @@ class Monitor(Node):
         )
 
     def _alert(self, level: int, robot: RobotRole, code: str, message: str) -> None:
-        log = self.get_logger()
-        (log.error if level >= Alert.ERROR else log.warning)(message)
+        log = self.get_logger()  # one call site per severity: rclpy refuses another severity at a call site
+        if level >= Alert.ERROR:
+            log.error(message)
+        elif level == Alert.WARN:
+            log.warning(message)
+        else:
+            log.info(message)
         alert = Alert(level=level, robot=int(robot), source=self.get_name(), code=code, message=message)
         alert.header.stamp = self.get_clock().now().to_msg()
         self._alerts.publish(alert)

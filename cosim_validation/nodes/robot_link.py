@@ -55,6 +55,7 @@ class RobotLink:
         )
         self._joints: dict[int, np.ndarray] = {}
         self._cond = threading.Condition()
+        self._last_answer_s = -float("inf")  # time.monotonic() of the last joint state
 
     @property
     def role(self) -> RobotRole:
@@ -65,6 +66,7 @@ class RobotLink:
         sample = convert.joint_state_from_msg(msg, self.names)
         with self._cond:
             self._joints[sample.t_ns] = sample.position_rad
+            self._last_answer_s = time.monotonic()
             self._cond.notify_all()
 
     def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
@@ -92,6 +94,11 @@ class RobotLink:
         """Stream one setpoint stamped ``stamp_ns``."""
         sample = convert.JointSample(stamp_ns, self.names, q_rad, np.zeros(0))
         self.commands.publish(convert.joint_state_to_msg(sample))
+
+    def answered_since(self, monotonic_s: float) -> bool:
+        """Whether a joint state came after ``monotonic_s`` (a frozen driver that runs again answers late)."""
+        with self._cond:
+            return self._last_answer_s > monotonic_s
 
     def wait(self, stamp_ns: int) -> None:
         """Block until the measured joints of the sample stamped ``stamp_ns`` came (up to the stale timeout)."""

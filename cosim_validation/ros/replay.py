@@ -3,7 +3,9 @@
 Messages are read in log-time order and fed, through the same conversions and the same
 :class:`~cosim_validation.session.case_tracker.CaseTracker` as the live monitor node, so the verdicts equal
 the ones the live monitor published (the bag holds those too, on ``/cosim/case_reports``; :func:`compare`
-checks them). A bag recorded by someone else, with standard ``sensor_msgs/JointState`` topics and no case
+checks them). A case is concluded at the samples the live monitor concluded it with (each report says how
+many per robot): a case the live monitor had to conclude at a timeout, because a robot stopped answering, is
+judged on the same samples even if the robot's late answers were recorded afterwards. A bag recorded by someone else, with standard ``sensor_msgs/JointState`` topics and no case
 status, is replayed as one case per bag: name its topics with :class:`ReplayTopics`.
 """
 
@@ -86,6 +88,8 @@ def replay_bag(
     result = ReplayResult()
     tracker = CaseTracker(world, set(tips), result.cases.append, keep_records=keep_records)
     by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
+    if REPORT_TOPIC in available:  # what the live monitor concluded each case with (read ahead)
+        result.live_reports = {str(m.message.test_id): m.message for m in read_messages(path, [REPORT_TOPIC])}
     with_status = STATUS_TOPIC in available
     if not with_status:  # someone else's bag: one case over the whole recording, no plan
         tracker = _standalone_tracker(world, set(tips), result, joints, keep_records)
@@ -120,10 +124,12 @@ def _feed(
         if msg.event == 0:  # STARTED
             tracker.start(convert.case_info_from_status(msg))
         elif int(msg.event) in convert.CASE_OUTCOMES:
-            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message), convert.samples_streamed(msg))
+            live = result.live_reports.get(str(msg.test_case.test_id))
+            per_robot = convert.case_report_from_msg(live)[4] if live is not None else None
+            outcome = convert.CASE_OUTCOMES[int(msg.event)]
+            tracker.end(outcome, str(msg.message), convert.samples_streamed(msg), per_robot)
         return []
     if message.topic == REPORT_TOPIC:
-        result.live_reports[str(msg.test_id)] = msg
         return []
     if message.topic == EXPECTED_TOPIC:
         state = convert.expected_state_from_msg(msg)
@@ -166,11 +172,24 @@ def compare(result: ReplayResult) -> list[str]:
             continue
         for a, b in zip(live_verdicts, end.conclusion.verdicts, strict=True):
             if not a.same_outcome(b):
-                problems.append(
-                    f"{end.info.test_id}: {b.property}@{b.robot.label}: live {a.status.label} "
-                    f"margin {a.margin!r}, replay {b.status.label} margin {b.margin!r}"
-                )
+                problems.append(f"{end.info.test_id}: {b.property}@{b.robot.label}: {_difference(a, b)}")
     return problems
+
+
+def _difference(live: Verdict, replayed: Verdict) -> str:
+    """What differs between two verdicts of the same property, field by field (live first)."""
+    fields = {
+        "status": (live.status.label, replayed.status.label),
+        "margin": (live.margin, replayed.margin),
+        "first violation at": (live.first_violation_time_s, replayed.first_violation_time_s),
+        "in stage": (live.first_violation_stage.label, replayed.first_violation_stage.label),
+    }
+    differing = [
+        f"{name} {a!r} live, {b!r} replayed"
+        for name, (a, b) in fields.items()
+        if not (a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b))
+    ]
+    return "; ".join(differing) or "same fields, other property"
 
 
 def topics_from_config(root: Any) -> ReplayTopics | None:

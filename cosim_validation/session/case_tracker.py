@@ -9,7 +9,7 @@ same messages, the live node and the replay therefore conclude the same samples 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +71,7 @@ class CaseTracker:
         self._with_expected = with_expected
         self.case: CaseInfo | None = None
         self._awaited: int | None = None  # samples streamed, once the controller said (else the planned count)
+        self._per_robot: dict[RobotRole, int] = {}
         self._monitor: CaseMonitor | None = None
         self._ending: tuple[str, str] | None = None
 
@@ -88,7 +89,7 @@ class CaseTracker:
         """A new case (concludes the previous one if it is still open)."""
         self.conclude_pending()
         self.case = info
-        self._awaited = None
+        self._awaited, self._per_robot = None, {}
         self._monitor = CaseMonitor(
             self._world,
             {r: r in self._tips for r in info.robots},
@@ -99,7 +100,13 @@ class CaseTracker:
             with_expected=self._with_expected,
         )
 
-    def end(self, outcome: str, message: str, samples_sent: int | None = None) -> None:
+    def end(
+        self,
+        outcome: str,
+        message: str,
+        samples_sent: int | None = None,
+        per_robot: Mapping[RobotRole, int] | None = None,
+    ) -> None:
         """The controller ended the case; it is concluded once every stream has caught up.
 
         Args:
@@ -107,6 +114,8 @@ class CaseTracker:
             message: Why.
             samples_sent: Samples the controller streamed (an aborted case: fewer than planned); None: the
                 planned count.
+            per_robot: Samples to conclude with, per stream (a replay: what the live monitor concluded with, so a
+                case it concluded at a timeout is concluded at the same samples); overrides ``samples_sent``.
         """
         if self.case is None:
             return
@@ -116,6 +125,7 @@ class CaseTracker:
         self._ending = (outcome, message)
         if samples_sent is not None:
             self._awaited = samples_sent
+        self._per_robot = dict(per_robot or {})
         self._maybe_conclude()
 
     def expected(self, stamp_ns: int, stage: Stage, q_rad: np.ndarray) -> list[Verdict]:
@@ -152,7 +162,8 @@ class CaseTracker:
         if self._ending is None or self.case is None or self._monitor is None:
             return
         awaited = self.case.sample_count if self._awaited is None else self._awaited
-        if all(count >= awaited for count in self._monitor.samples.values()):
+        counts = self._monitor.samples
+        if all(n >= self._per_robot.get(role, awaited) for role, n in counts.items()):
             self._conclude(*self._ending)
 
     def _conclude(self, outcome: str, message: str) -> None:

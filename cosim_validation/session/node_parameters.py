@@ -94,8 +94,9 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec(
             "stale_timeout_s",
             float,
-            1.0,
-            "a robot silent this long (wall time) while it owes a sample is reported stale [s]",
+            0.5,
+            "a robot silent this long (wall time) while it owes a sample is reported stale [s]; checked every "
+            "50 ms, so a dead driver is reported well within 1 s",
         ),
         ParamSpec("case_end_timeout_s", float, 2.0, "after the case ends, wait this long for late samples [s]"),
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,7 @@ class FakePort:
     lose_at: int | None = None
     resets: list[tuple[str, int]] = field(default_factory=list)
     sent: list[int] = field(default_factory=list)
+    answered_at: float = -1.0  # time.monotonic() of its last answer (a frozen robot that runs again answers late)
 
     def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
         self.resets.append((test_id, case_seed))
@@ -77,6 +79,10 @@ class FakePort:
     def wait(self, stamp_ns: int) -> None:
         if self.lose_at is not None and len(self.sent) > self.lose_at:
             raise RobotLostError(f"{self.role.label} robot is stale")
+        self.answered_at = time.monotonic()
+
+    def answered_since(self, monotonic_s: float) -> bool:
+        return self.answered_at > monotonic_s
 
 
 class StopAt:
@@ -162,10 +168,12 @@ def test_a_lost_robot_aborts_the_case_and_is_left_out_of_the_next(kinematics: Ki
     home = RobotConfig.from_config(_config()["robot"]).home_q_rad
     run = lockstep.run(make_case(), FakeController(home), Heard())
     assert (run.outcome, run.message, run.executed) == ("aborted", "physical robot is stale", 3)
-    assert lockstep.lost == {RobotRole.PHYSICAL}
+    assert set(lockstep.lost) == {RobotRole.PHYSICAL}
     after = lockstep.run(make_case("suite-0000002"), FakeController(home), Heard())
     assert after.outcome == "completed"
     assert after.robots == (RobotRole.VIRTUAL,)
+    assert after.left_out == (RobotRole.PHYSICAL,)
+    assert after.message == "every stage executed without the physical robot (it stopped answering in an earlier case)"
     virtual.lose_at = 0
     lockstep.run(make_case("suite-0000003"), FakeController(home), Heard())
     gone = lockstep.run(make_case("suite-0000004"), FakeController(home), Heard())
@@ -178,8 +186,22 @@ def test_without_dropping_a_lost_robot_every_case_tries_it_again(kinematics: Kin
     home = RobotConfig.from_config(_config()["robot"]).home_q_rad
     for test_id in ("a-1", "a-2"):
         assert lockstep.run(make_case(test_id), FakeController(home), Heard()).outcome == "aborted"
-    assert lockstep.lost == set()
+    assert lockstep.lost == {}
     assert [r for r, _ in physical.resets] == ["a-1", "a-2"]
+
+
+def test_a_lost_robot_that_answers_again_drives_the_next_case(kinematics: Kinematics) -> None:
+    """A driver frozen for a while (SIGSTOP) answers its backlog when it runs again: it is back."""
+    virtual, physical = FakePort(RobotRole.VIRTUAL), FakePort(RobotRole.PHYSICAL, lose_at=2)
+    lockstep = loop(kinematics, virtual, physical)
+    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    assert lockstep.run(make_case("a-1"), FakeController(home), Heard()).outcome == "aborted"
+    assert lockstep.run(make_case("a-2"), FakeController(home), Heard()).left_out == (RobotRole.PHYSICAL,)
+    physical.lose_at = None
+    physical.answered_at = time.monotonic() + 1.0  # its late answers came
+    back = lockstep.run(make_case("a-3"), FakeController(home), Heard())
+    assert (back.outcome, back.robots, back.left_out) == ("completed", (RobotRole.VIRTUAL, RobotRole.PHYSICAL), ())
+    assert lockstep.lost == {}
 
 
 def test_a_refusal_moves_nothing(kinematics: Kinematics) -> None:

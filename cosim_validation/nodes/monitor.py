@@ -33,7 +33,6 @@ from cosim_validation.session.robot_liveness import RobotLiveness
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
 
-
 LIVENESS_PERIOD_S = 0.05  # how often stale robots are looked for (wall time)
 
 

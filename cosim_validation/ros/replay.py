@@ -5,8 +5,9 @@ Messages are read in log-time order and fed, through the same conversions and th
 the ones the live monitor published (the bag holds those too, on ``/cosim/case_reports``; :func:`compare`
 checks them). A case is concluded at the samples the live monitor concluded it with (each report says how
 many per robot): a case the live monitor had to conclude at a timeout, because a robot stopped answering, is
-judged on the same samples even if the robot's late answers were recorded afterwards. A bag recorded by someone else, with standard ``sensor_msgs/JointState`` topics and no case
-status, is replayed as one case per bag: name its topics with :class:`ReplayTopics`.
+judged on the same samples even if the robot's late answers were recorded afterwards. A bag recorded by
+someone else, with standard ``sensor_msgs/JointState`` topics and no case status, is replayed as one case per
+bag: name its topics with :class:`ReplayTopics`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ the monitor's verdicts and KPIs (``/cosim/case_reports``).
 from __future__ import annotations
 
 import threading
-import time
 import traceback
 from typing import Any
 
@@ -25,12 +24,13 @@ from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.nodes.case_publisher import CasePublisher
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.nodes.report_waiter import ReportWaiter
 from cosim_validation.nodes.robot_link import RobotLink
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
-from cosim_validation.ros.qos import CLOCK, LATCHED, RESULT, STATE, to_rclpy
+from cosim_validation.ros.qos import CLOCK, LATCHED, STATE, to_rclpy
 from cosim_validation_interfaces.action import RunTestCase
-from cosim_validation_interfaces.msg import CaseReport, CaseStatus, RobotState
+from cosim_validation_interfaces.msg import CaseStatus, RobotState
 
 Result = RunTestCase.Result
 _OUTCOMES = {"completed": Result.COMPLETED, "refused": Result.REFUSED, "aborted": Result.ABORTED}
@@ -57,11 +57,7 @@ class Controller(Node):
         self.status_pub = self.create_publisher(CaseStatus, "/cosim/case_status", to_rclpy(LATCHED))
         sim_time = bool(self.params["publish_clock"])
         self.clock_pub = self.create_publisher(Clock, "/clock", to_rclpy(CLOCK)) if sim_time else None
-        self.reports: dict[str, Any] = {}
-        self.reports_cond = threading.Condition()
-        self.create_subscription(
-            CaseReport, "/cosim/case_reports", self._on_report, to_rclpy(RESULT), callback_group=group
-        )
+        self.reports = ReportWaiter(self, group)
         self._busy = threading.Lock()
         ActionServer(
             self,
@@ -79,23 +75,10 @@ class Controller(Node):
             f"validator {self.assembly.validate}"
         )
 
-    def _on_report(self, msg: CaseReport) -> None:
-        with self.reports_cond:
-            self.reports[msg.test_id] = msg
-            self.reports_cond.notify_all()
-
     def publish_clock(self, t_ns: int) -> None:
         """Advance the session clock (sim-time mode)."""
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=convert.time_to_msg(t_ns)))
-
-    def wait_report(self, test_id: str, timeout_s: float) -> Any | None:
-        """The monitor's CaseReport of ``test_id``, or None after ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        with self.reports_cond:
-            while test_id not in self.reports and time.monotonic() < deadline:
-                self.reports_cond.wait(deadline - time.monotonic())
-            return self.reports.pop(test_id, None)
 
     def _execute(self, goal_handle: Any) -> Any:
         goal = goal_handle.request
@@ -133,7 +116,7 @@ class Controller(Node):
             duration_s=run.duration_s,
         )
         if run.started:
-            report = self.wait_report(run.test_id, float(self.params["report_timeout_s"]))
+            report = self.reports.wait(run.test_id, float(self.params["report_timeout_s"]))
             if report is None:
                 result.message += "; the monitor did not report this case"
             else:

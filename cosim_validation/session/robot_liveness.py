@@ -30,11 +30,10 @@ class RobotLiveness:
         self.stale: set[RobotRole] = set()
 
     def start_case(self, robots: Iterable[RobotRole], now_s: float) -> None:
-        """A new case with these robots; nothing is owed yet."""
+        """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers."""
         self._robots = tuple(robots)
         self._owing_since.clear()
         self._latest_expected_ns = -1
-        self.stale.clear()
         for role in self._robots:
             self._last_seen.setdefault(role, now_s)
 

@@ -22,7 +22,7 @@ def test_owing_robot_goes_stale_once() -> None:
     assert live.silent_for_s(V, now_s=5.0) == 4.99
 
 
-def test_idle_robots_are_not_stale_and_a_new_case_clears() -> None:
+def test_idle_robots_are_not_stale_and_a_stale_one_stays_stale_until_it_answers() -> None:
     live = RobotLiveness(1.0)
     live.start_case([V], now_s=0.0)
     live.expected(100, now_s=0.0)
@@ -31,8 +31,9 @@ def test_idle_robots_are_not_stale_and_a_new_case_clears() -> None:
     live.expected(200, now_s=60.0)
     assert live.newly_stale(now_s=61.5) == [(V, 1.5)]
     live.start_case([V], now_s=62.0)
-    assert live.stale == set()
-    assert live.newly_stale(now_s=70.0) == []
+    assert live.stale == {V}  # a new case does not make a dead robot alive
+    assert live.newly_stale(now_s=70.0) == []  # nothing owed yet in the new case, and reported once
+    assert live.joints(V, 300, now_s=70.5) is True  # it answers: alive again
 
 
 def test_an_older_answer_does_not_settle_the_newest_sample() -> None:

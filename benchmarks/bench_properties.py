@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.properties import MonitorContext, PropertySet, PropertySpec, record_samples
-from cosim_validation.properties.kpi import KpiSpec
-from cosim_validation.properties.offline import evaluate_run
-from cosim_validation.properties.online import OnlineMonitor
+from cosim_validation.properties.kpis.specs import KpiSpec
+from cosim_validation.properties.offline.evaluation import evaluate_run
+from cosim_validation.properties.online.monitor import OnlineMonitor
 from cosim_validation.record import RobotRole, TrajectoryRecord
 from cosim_validation.robot import RobotConfig, SelfCollision
 from test.properties.rtamt_anchor import OURS, rtamt_robustness

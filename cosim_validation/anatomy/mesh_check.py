@@ -71,7 +71,7 @@ def volume_defects(mesh: Any) -> list[str]:
 
 def union_volume(bodies: list[Any]) -> float:
     """Volume of the union of closed bodies [m^3], by manifold3d."""
-    from cosim_validation.anatomy.mesh_repair import union_manifold
+    from cosim_validation.anatomy.mesh_union import union_manifold
 
     return float(union_manifold(bodies).volume())
 

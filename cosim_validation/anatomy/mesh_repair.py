@@ -7,22 +7,7 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.anatomy.mesh_check import MIN_VOLUME_M3, edge_use_counts
-
-
-def union_manifold(bodies: list[Any]) -> Any:
-    """The union of closed ``trimesh.Trimesh`` bodies as a ``manifold3d.Manifold``."""
-    import manifold3d
-
-    parts = [
-        manifold3d.Manifold(
-            manifold3d.Mesh64(
-                vert_properties=np.ascontiguousarray(b.vertices, dtype=np.float64),
-                tri_verts=np.ascontiguousarray(b.faces, dtype=np.uint64),
-            )
-        )
-        for b in bodies
-    ]
-    return manifold3d.Manifold.batch_boolean(parts, manifold3d.OpType.Add)
+from cosim_validation.anatomy.mesh_union import union_manifold
 
 
 def _clean(mesh: Any, repairs: list[str]) -> Any:

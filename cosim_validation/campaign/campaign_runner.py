@@ -13,28 +13,20 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from cosim_validation.campaign.campaign_config import CampaignConfig
-from cosim_validation.campaign.case_pipeline import (
-    CaseWorld,
-    WorldSpec,
-    case_row,
-    case_seed,
-    config_digest,
-    controller_name,
-    run_case,
-    shared_world,
-)
+from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_name
+from cosim_validation.assembly.campaign_config import CampaignConfig
+from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path
+from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.campaign.executor import Outcome, default_workers, run_local, run_ray
 from cosim_validation.campaign.progress import Progress
 from cosim_validation.campaign.record_codec import encode_record
 from cosim_validation.campaign.results_db import CaseResult, ResultsDB
 from cosim_validation.campaign.run_summary import summarize, write_summary
 from cosim_validation.config import load_config
-from cosim_validation.controllers import ControllersConfig
 from cosim_validation.coverage import Suite, TestCase
 from cosim_validation.exceptions import InputError
 
@@ -57,6 +49,7 @@ class CampaignRequest:
         resume: Continue the run stored in ``out_dir``.
         controller: Controller under test; None for the configuration's default.
         trajectories: Store every robot's trajectory (expected, virtual, physical).
+        validate: Check every setpoint with the state validator; None: ``validator.enabled`` of the configuration.
     """
 
     config_path: Path
@@ -69,6 +62,7 @@ class CampaignRequest:
     resume: bool = False
     controller: str | None = None
     trajectories: bool = True
+    validate: bool | None = None
 
 
 @dataclass
@@ -124,41 +118,49 @@ def suite_record(suite: Suite) -> dict[str, Any]:
     return {k: m[k] for k in keep if k in m} | {"cases": len(suite)}
 
 
-def _item(suites: Sequence[Suite], index: int) -> tuple[TestCase, int, int]:
-    """The work item of the campaign's ``index``-th case: (case, index, seed)."""
+def _item(suites: Sequence[Suite], index: int) -> tuple[TestCase, int]:
+    """The work item of the campaign's ``index``-th case: (case, index)."""
     row = index
     for suite in suites:
         if row < len(suite):
-            case = suite.case(row)
-            return case, index, case_seed(int(suite.metadata["seed"]), case.test_id)
+            return suite.case(row), index
         row -= len(suite)
     raise IndexError(index)
 
 
-def _items(suites: Sequence[Suite], done: set[str]) -> Iterator[tuple[int, tuple[TestCase, int, int]]]:
+def _items(suites: Sequence[Suite], done: set[str]) -> Iterator[tuple[int, tuple[TestCase, int]]]:
     ids = [test_id for suite in suites for test_id in suite.test_ids]
     for index, test_id in enumerate(ids):
         if test_id not in done:
             yield index, _item(suites, index)
 
 
-def _init_world(spec: WorldSpec, single_threaded: bool) -> CaseWorld:
-    """A worker's world; with several workers on the machine, numba kernels run on one thread each."""
+@dataclass(frozen=True)
+class _Work:
+    """What a worker builds (picklable): the assembly and whether results carry trajectories."""
+
+    spec: AssemblySpec
+    trajectories: bool
+
+
+def _init_world(work: _Work, single_threaded: bool) -> tuple[CaseAssembly, bool]:
+    """A worker's assembly; with several workers on the machine, numba kernels run on one thread each."""
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba falls back to another layer
     if single_threaded:
         import numba
 
         numba.set_num_threads(1)
-    return shared_world(spec)
+    return shared_assembly(work.spec), work.trajectories
 
 
-def _work(world: CaseWorld, item: tuple[TestCase, int, int]) -> CaseResult:
-    case, index, seed = item
-    return run_case(world, case, index, seed)
+def _work(world: tuple[CaseAssembly, bool], item: tuple[TestCase, int]) -> CaseResult:
+    assembly, trajectories = world
+    case, index = item
+    return run_case(assembly, case, index, trajectories)
 
 
 def _meta(
-    request: CampaignRequest, campaign: CampaignConfig, engines: tuple[str, ...], controller: str, suites: list[Suite]
+    request: CampaignRequest, campaign: CampaignConfig, spec: AssemblySpec, controller: str, suites: list[Suite]
 ) -> dict[str, Any]:
     return {
         "kind": "campaign",
@@ -167,9 +169,41 @@ def _meta(
         "suite": [s.suite_id for s in suites],
         "suites": [suite_record(s) for s in suites],
         "controller": controller,
-        "backends": list(engines),
+        "backends": list(spec.engines),
+        "validate": _validates(spec, request.config_path),
+        "assembly": spec.to_dict(),
         "safety_property": campaign.safety_property,
     }
+
+
+def _with_run_inputs(spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig) -> AssemblySpec:
+    """The spec reading the run directory's copies of the configuration and properties (made by a new run)."""
+    if not request.resume:
+        capture_inputs(out, {"config": request.config_path, "properties": campaign.properties_path})
+    warn = _warn_stderr
+    config, base = run_input_path(out, "config", request.config_path, warn)
+    properties, _ = run_input_path(out, "properties", campaign.properties_path, warn)
+    assert config is not None
+    assert properties is not None
+    return replace(
+        spec,
+        config_path=str(config),
+        properties_path=str(properties),
+        config_base_dir=str(base) if base is not None else None,
+    )
+
+
+def _warn_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _validates(spec: AssemblySpec, config_path: Path) -> bool:
+    """Whether the campaign's cases are validated (the spec's choice, else the configuration's default)."""
+    if spec.validate is not None:
+        return spec.validate
+    from cosim_validation.planning.state_validator import ValidatorSettings
+
+    return ValidatorSettings.from_config(load_config(config_path)["validator"]).enabled
 
 
 def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.stderr) -> CampaignOutcome:
@@ -182,16 +216,18 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
     config = load_config(request.config_path)
     campaign = CampaignConfig.from_config(config["campaign"])
     engines = campaign.engines(request.backends)
-    controller = controller_name(request.controller, ControllersConfig.from_config(config["controllers"]))
+    controller = controller_name(request.controller, config)
     suites = _suites(request.suite_paths)
     out = request.out_dir
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, expected a directory")
     out.mkdir(parents=True, exist_ok=True)
-    meta = _meta(request, campaign, engines, controller, suites)
+    spec = AssemblySpec(str(request.config_path), engines, controller, request.validate)
+    meta = _meta(request, campaign, spec, controller, suites)
     db = ResultsDB.create(out / RESULTS_FILE, meta, resume=request.resume, encoder=encode_record)
     started = time.perf_counter()
     try:
+        spec = _with_run_inputs(spec, out, request, campaign)
         for suite, path in zip(suites, request.suite_paths, strict=True):
             copy = out / "suites" / f"{suite.suite_id}.parquet"
             if not copy.exists():
@@ -200,7 +236,6 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
         done = db.finished_ids()
         total = sum(len(s) for s in suites)
         outcome = CampaignOutcome(out, total, len(done & {t for s in suites for t in s.test_ids}))
-        spec = WorldSpec(str(request.config_path), engines, controller, request.trajectories)
         progress = Progress(total - outcome.skipped, stream=progress_stream)
         workers = max(1, min(workers, total - outcome.skipped))  # no world built for a worker with nothing to do
 
@@ -216,10 +251,10 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
             if outcome.skipped == total:
                 pass  # everything is stored already: no worker, no world
             elif request.executor == "ray":
-                init_args = (spec, True)
+                init_args = (_Work(spec, request.trajectories), True)
                 run_ray(_init_world, init_args, _work, _items(suites, done), on_result, workers, request.address)
             else:
-                init_args = (spec, workers > 1)
+                init_args = (_Work(spec, request.trajectories), workers > 1)
                 run_local(_init_world, init_args, _work, _items(suites, done), on_result, workers)
         except KeyboardInterrupt:
             outcome.interrupted = True
@@ -233,9 +268,9 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
     return outcome
 
 
-def _failed(item: tuple[TestCase, int, int], error: str, controller: str) -> CaseResult:
+def _failed(item: tuple[TestCase, int], error: str, controller: str) -> CaseResult:
     """The row of a case whose pipeline raised: outcome ``failed``, the error's last line as message."""
-    case, index, _ = item
+    case, index = item
     lines = [line for line in error.strip().splitlines() if line.strip()]
     return CaseResult(case_row(case, index, controller, "failed", lines[-1] if lines else error, 0.0))
 

@@ -158,7 +158,7 @@ class ResultsDB:
 
         Raises:
             InputError: The file exists and ``resume`` is false, or it belongs to another run (its ``suite``
-                ``config``, ``controller`` or ``backends`` meta differ).
+                ``config``, ``controller``, ``backends`` or ``validate`` meta differ).
         """
         path = Path(path)
         if path.exists() and not resume:
@@ -179,7 +179,7 @@ class ResultsDB:
             self._db.executescript(_SCHEMA)
             stored = dict(self._db.execute("SELECT key, value FROM meta"))
             wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
-            for key in ("suite", "config", "controller", "backends"):
+            for key in ("suite", "config", "controller", "backends", "validate"):
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(
                         f"{self.path}: cannot resume, it was made with another {key} "

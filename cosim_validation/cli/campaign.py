@@ -36,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="run directory (results.sqlite, summary.json)")
     parser.add_argument("--resume", action="store_true", help="continue the run stored in --out")
     parser.add_argument("--no-trajectories", action="store_true", help="store verdicts and KPIs only")
+    parser.add_argument(
+        "--validate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="check every setpoint with the state validator; a refused setpoint stops the robot and aborts the "
+        "case (default: validator.enabled of the configuration, off as shipped; cosim session has the same default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         controller=args.controller,
         trajectories=not args.no_trajectories,
+        validate=args.validate,
     )
     outcome = run_campaign(request)
     if args.json:
@@ -88,6 +96,8 @@ def resume_command(args: argparse.Namespace) -> str:
             parts.append(f"--{option} {shlex.quote(str(value))}")
     if args.no_trajectories:
         parts.append("--no-trajectories")
+    if args.validate is not None:
+        parts.append("--validate" if args.validate else "--no-validate")
     return " ".join([*parts, f"--out {shlex.quote(args.out)}", "--resume"])
 
 

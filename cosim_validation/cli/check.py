@@ -14,14 +14,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``cosim check``."""
     parser.add_argument("traces", nargs="+", metavar="TRACE", help="TrajectoryRecord .npz files (e.g. run outputs)")
     parser.add_argument(
-        "--properties", default="config/properties.yaml", help="properties file (default: the shipped one)"
+        "--properties", default="", help="properties file (default: campaign.properties of --config, as a campaign)"
     )
     parser.add_argument(
         "--expected",
         help="the expected (planned) record; default: a TRACE whose robot is 'expected', if one is given",
     )
     parser.add_argument(
-        "--config", default="config/needle_insertion.yaml", help="configuration whose anatomy gives the obstacles"
+        "--config",
+        default="config/needle_insertion.yaml",
+        help="case-study configuration: the robot (self-collision), the anatomy (obstacles), the property file",
     )
     parser.add_argument("--no-scene", action="store_true", help="no obstacles (obstacle properties are unknown)")
     parser.add_argument(
@@ -35,28 +37,20 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate and print; 0 if nothing is violated, 2 otherwise."""
     import numpy as np
 
+    from cosim_validation.assembly import check_records, monitor_world_of
     from cosim_validation.cli.output import format_table, print_json
-    from cosim_validation.config import load_config, resolve_resource
-    from cosim_validation.properties import PropertySet, Status
-    from cosim_validation.properties.checking import check_records
+    from cosim_validation.properties import Status
     from cosim_validation.record import RobotRole, TrajectoryRecord
 
-    properties = PropertySet.load(resolve_resource(args.properties))
     records = [TrajectoryRecord.load(Path(p)) for p in args.traces]
     expected = TrajectoryRecord.load(Path(args.expected)) if args.expected else None
     if expected is None:
         expected = next((r for r in records if r.robot is RobotRole.EXPECTED), None)
-    obstacles = {}
-    if not args.no_scene:
-        from cosim_validation.anatomy import load_anatomy
-        from cosim_validation.properties.scene_context import scene_obstacles
-
-        obstacles = scene_obstacles(load_anatomy(load_config(resolve_resource(args.config))["anatomy"]))
+    world = monitor_world_of(args.config, args.properties)
     target = np.asarray(args.target, dtype=np.float64) if args.target else None
-    self_collision = None if args.no_self_collision else _self_collision(load_config(resolve_resource(args.config)))
     reports = check_records(
-        properties, records, expected, obstacles, target,
-        machines=not args.no_machines, sources=args.traces, self_collision=self_collision,
+        world, records, expected, target, machines=not args.no_machines, sources=args.traces,
+        obstacles=not args.no_scene, self_collision=not args.no_self_collision,
     )  # fmt: skip
     violated = any(v.status is Status.VIOLATED for rep in reports for v in rep.verdicts)
     if args.json:
@@ -70,22 +64,6 @@ def run(args: argparse.Namespace) -> int:
             print(format_table(("kpi", "stage", "value", "unit", "note"), [_kpi_row(k) for k in rep.kpis]))
         print()
     return 2 if violated else 0
-
-
-def _self_collision(config: Any) -> Any:
-    """Record -> the robot's self-collision check with the record's needle (built once per needle length)."""
-    from cosim_validation.robot import RobotConfig, SelfCollision
-
-    kinematics = RobotConfig.from_config(config["robot"]).kinematics
-    checks: dict[float, Any] = {}
-
-    def for_record(record: Any) -> Any:
-        length = float(record.needle_length_m)
-        if length not in checks:
-            checks[length] = SelfCollision(kinematics.with_needle_length(length)).in_collision
-        return checks[length]
-
-    return for_record
 
 
 _VERDICT_HEADERS = ("property", "status", "margin", "unit", "first violation [s]", "stage", "note")

@@ -2,8 +2,8 @@
 
 1. ``cosim testgen``: a 20 mm grid suite (3 targets per cube) of the left lung within 3 cm of the heart,
    and a random suite of as many cases over the same region (seed 000's baseline).
-2. ``cosim session``: a digital-twin session of a few of its cases (the ROS 2 graph: controller with the
-   state validator, MuJoCo virtual robot, emulated physical ER3 Pro, monitor, recorder, markers).
+2. ``cosim session --validate``: a digital-twin session of a few of its cases (the ROS 2 graph: controller
+   with the state validator, MuJoCo virtual robot, emulated physical ER3 Pro, monitor, recorder, markers).
 3. ``cosim campaign``: both suites in batch on the virtual and the physical robot (the flawed
    ``straight`` controller: the monitor finds the cases where the needle enters the heart).
 4. ``cosim report`` of both runs; the last line is the path of the campaign's report.
@@ -52,8 +52,17 @@ def run(args: argparse.Namespace) -> int:
         ["testgen", "--method", "random", "--count", count, "--per-cube", "3", *region, "-o", str(random)],
     )
     step(
-        "digital-twin session (ROS 2 nodes over DDS, sim time)",
-        ["session", "--suite", str(grid), "--cases", str(args.session_cases), "--out", str(out / "session")],
+        "digital-twin session with the state validator (ROS 2 nodes over DDS, sim time)",
+        [
+            "session",
+            "--suite",
+            str(grid),
+            "--cases",
+            str(args.session_cases),
+            "--validate",
+            "--out",
+            str(out / "session"),
+        ],
     )
     step(
         "batch campaign: both suites on the virtual and the physical robot",

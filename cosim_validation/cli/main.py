@@ -71,7 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    """Console-script entry point."""
+    """Console-script entry point; takes Ctrl-C back if the parent ignored it (:mod:`cosim_validation.interrupts`)."""
+    from cosim_validation.interrupts import restore_sigint
+
+    restore_sigint()
     sys.exit(main())
 
 

@@ -16,12 +16,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``cosim replay``."""
     parser.add_argument("bag", help="session.mcap (or a rosbag2 folder)")
     parser.add_argument(
-        "--config", default="config/needle_insertion.yaml", help="case-study configuration (robot, anatomy)"
+        "--config",
+        default=None,
+        help="case-study configuration (robot, anatomy); default: the run directory's copy when the bag is a "
+        "session's (RUN/session.mcap), else config/needle_insertion.yaml",
     )
     parser.add_argument(
         "--properties",
-        default="config/properties.yaml",
-        help="properties, KPIs and, for someone else's bag, its topics (a 'topics:' section)",
+        default=None,
+        help="properties, KPIs and, for someone else's bag, its topics (a 'topics:' section); default: the run "
+        "directory's copy, else campaign.properties of the configuration",
     )
     parser.add_argument(
         "--rate", type=float, default=0.0, help="replay speed relative to the recording (0 = as fast as possible)"
@@ -40,17 +44,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, print a verdict table per case, and whether it equals the live monitor's."""
-    from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
     from cosim_validation.properties import Status
     from cosim_validation.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
-    from cosim_validation.session.monitor_world import load_monitor_world
 
     if args.rate < 0:
         raise InputError(f"--rate must be >= 0, got {args.rate}")
     if args.wait_for_subscribers < 0:
         raise InputError(f"--wait-for-subscribers must be >= 0 s, got {args.wait_for_subscribers}")
-    world = load_monitor_world(resolve_resource(args.config), resolve_resource(args.properties))
+    world = _world(args)
     topics = topics_from_config(world.properties_root)
     joint_topics = (topics or ReplayTopics()).joints.values()
     publisher = _publisher(args.bag, joint_topics, args.wait_for_subscribers) if args.publish else None
@@ -81,6 +83,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(args.bag, result, cases, problems)
     return 1 if problems else 0
+
+
+def _world(args: argparse.Namespace) -> Any:
+    """The monitor's world: the files given, else the copies of the bag's run directory, else the shipped ones."""
+    from pathlib import Path
+
+    from cosim_validation.assembly.monitor_world import monitor_world_of
+    from cosim_validation.assembly.run_inputs import read_manifest, run_monitor_world
+
+    run_dir = Path(args.bag).resolve().parent
+    if args.config is None and args.properties is None and read_manifest(run_dir):
+        world = run_monitor_world(run_dir, None, None, lambda text: print(f"warning: {text}", file=sys.stderr))
+        if world is not None:
+            return world
+    return monitor_world_of(args.config or "config/needle_insertion.yaml", args.properties or "")
 
 
 def _case_dict(end: Any, status: Any) -> dict[str, Any]:

@@ -6,6 +6,9 @@ import argparse
 import time
 from typing import Any
 
+from cosim_validation.assembly.lockstep import CaseListener
+from cosim_validation.exceptions import InputError
+
 HELP = "plan one needle-insertion case (five stages) and run it on a robot backend"
 
 # exit code of a case the controller refuses (bad input is an error: exit code 1)
@@ -28,55 +31,85 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--backend", default=None, help="mujoco | pybullet | emulated (default: backends.default)")
     parser.add_argument("--controller", default=None, help="straight | guarded (default: controllers.default)")
-    parser.add_argument("--validate", action="store_true", help="check every setpoint with the state validator")
+    parser.add_argument(
+        "--validate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="check every setpoint with the state validator; a refusal stops the robot (default: validator.enabled "
+        "of the configuration, off as shipped)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the emulated arm (default: config)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Plan, execute, summarize; print a table (or JSON with --json)."""
+    from cosim_validation.assembly import AssemblySpec, CaseAssembly
+    from cosim_validation.backends import default_backend
     from cosim_validation.config import load_config, resolve_resource
-    from cosim_validation.controllers import InsertionSetup
-    from cosim_validation.planning import PlanningError, validated_setpoints
     from cosim_validation.planning.stage_summary import summarize_stages
-    from cosim_validation.sim import execute_trajectory, make_backend
 
-    root = load_config(resolve_resource(args.config))
-    setup = InsertionSetup.from_config(root)
-    kinematics = setup.robot.kinematics
-    source = setup.planning.default_source_m if args.source is None else args.source
-    controller = setup.controller(args.controller)
-    started = time.perf_counter()
+    config_path = resolve_resource(args.config)
+    backend = args.backend or default_backend(load_config(config_path))
+    spec = AssemblySpec(str(config_path), (backend,), args.controller, args.validate, robot_seed=args.seed)
+    assembly = CaseAssembly(spec)
+    source = assembly.setup.planning.default_source_m if args.source is None else args.source
+    case = manual_case(source, args.target)
+    timer = _Timer()
     try:
-        plan = controller.plan_case(source, args.target)
-    except PlanningError as exc:
-        if exc.reason in _INPUT_REASONS:
-            raise
-        return _refused(args, controller.name, exc)
-    planning_s = time.perf_counter() - started
-    expected = plan.to_record(kinematics, "run-case")
-    sent, stop_index = plan.q_rad, None
-    if args.validate:
-        sent, stop_index = validated_setpoints(setup.state_validator(), plan.q_rad)
-    backend = make_backend(args.backend, root, kinematics, seed=args.seed)
-    try:
-        started = time.perf_counter()
-        executed = execute_trajectory(backend, kinematics, plan.t_s, plan.stage, sent, test_id="run-case")
-        execution_s = time.perf_counter() - started
+        batch = assembly.run_batch(case, timer)
     finally:
-        backend.close()
-    stages = summarize_stages(plan, expected, executed, setup.world)
-    report = _report(plan, controller.name, executed.backend, stages, planning_s, execution_s, stop_index)
+        assembly.close()
+    run = batch.run
+    if run.outcome == "refused":
+        if run.message.split(":", 1)[0] in _INPUT_REASONS:
+            raise InputError(f"run-case: {run.message}")
+        return _refused(args, assembly.controller_name, run.message)
+    planning_s, execution_s = timer.split()
+    expected, executed = batch.records[0], batch.records[1]
+    assert run.plan is not None
+    stages = summarize_stages(run.plan, expected, executed, assembly.setup.world)
+    stop = run.executed if run.outcome == "aborted" else None
+    report = _report(
+        run.plan, assembly.controller_name, executed.backend, stages, planning_s, execution_s, stop, run.message
+    )
     _print(args, report)
     return 0
 
 
-def _refused(args: argparse.Namespace, controller: str, exc: Any) -> int:
+class _Timer(CaseListener):
+    """When the case started streaming: planning (and the robot's reset) before, execution after."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.streaming = self.started
+
+    def before_streaming(self) -> None:
+        self.streaming = time.perf_counter()
+
+    def split(self) -> tuple[float, float]:
+        """(planning_s, execution_s) [s]."""
+        return self.streaming - self.started, time.perf_counter() - self.streaming
+
+
+def manual_case(source_m: Any, target_m: Any) -> Any:
+    """A test case from a source and a target given on the command line [m]."""
+    import numpy as np
+
+    from cosim_validation.coverage import TestCase
+
+    source = np.asarray(source_m, dtype=np.float64)
+    target = np.asarray(target_m, dtype=np.float64)
+    return TestCase("run-case", "", "base_link", source, target, np.full(3, -1), 0.0, "manual", 0, 0.0)
+
+
+def _refused(args: argparse.Namespace, controller: str, message: str) -> int:
     from cosim_validation.cli.output import print_json
 
+    reason, _, text = message.partition(": ")
     if args.json:
-        print_json({"outcome": "refused", "controller": controller, "reason": exc.reason, "message": str(exc)})
+        print_json({"outcome": "refused", "controller": controller, "reason": reason, "message": text})
     else:
-        print(f"refused by {controller} ({exc.reason}): {exc}")
+        print(f"refused by {controller} ({reason}): {text}")
     return EXIT_REFUSED
 
 
@@ -88,10 +121,12 @@ def _report(
     planning_s: float,
     execution_s: float,
     stop_index: int | None,
+    message: str,
 ) -> dict[str, Any]:
     line = plan.line
     return {
         "outcome": "stopped_by_validator" if stop_index is not None else "executed",
+        "message": message,
         "controller": controller,
         "backend": backend,
         "source_m": plan.source_m,
@@ -133,7 +168,7 @@ def _print(args: argparse.Namespace, report: dict[str, Any]) -> None:
         f"planned in {report['planning_s'] * mm:.0f} ms, executed in {report['execution_s']:.2f} s"
     )
     if report["validator_stop_sample"] is not None:
-        print(f"state validator stopped the robot at sample {report['validator_stop_sample']}")
+        print(f"stopped at sample {report['validator_stop_sample']}: {report['message']}")
     headers = [
         "stage",
         "duration s",
@@ -159,5 +194,5 @@ def _print(args: argparse.Namespace, report: dict[str, Any]) -> None:
     ]
     print(format_table(headers, rows))
     injection = next((s for s in report["stages"] if s["stage"] == "injection"), None)
-    if injection is not None:
+    if injection is not None and report["validator_stop_sample"] is None:
         print(f"targeting error (tip at the end of injection to the target): {injection['goal_error_m'] * mm:.3f} mm")

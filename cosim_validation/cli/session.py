@@ -22,20 +22,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cases", type=int, default=3, help="number of cases to run (0 = all of the suite)")
     parser.add_argument("--out", default="", help="run directory (default: runs/session-<time>)")
+    parser.add_argument(
+        "--validate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="check every setpoint with the state validator (default: validator.enabled of the configuration, "
+        "off as shipped; cosim campaign has the same default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Start the graph, run the cases, stop, print and write the summary."""
+    from cosim_validation.assembly.run_inputs import capture_inputs
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
-    from cosim_validation.session.graph import load_graph
+    from cosim_validation.session.graph import graph_inputs, load_graph
     from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
 
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
+    if args.validate is not None:
+        graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     prepare_run_dir(run_dir)  # refuse a used run directory before any work
+    capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
     suite = _suite_path(args.suite, graph, run_dir, args.json)
     if not args.json:
         print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
@@ -45,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
     summary = summarise(run_dir)
     summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
+    if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
+        outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
+        outcome.message = "the replayed bag's verdicts differ from the live monitor's (see bag_check)"
     path = write_summary(outcome, summary)
     if args.json:
         print_json(
@@ -101,23 +115,34 @@ def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: boo
 
 def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
     """Trajectories from the bag into results.sqlite, and the replay-equals-live check."""
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.assembly.run_inputs import run_monitor_world
     from cosim_validation.exceptions import CosimError
     from cosim_validation.ros.session_records import complete_session
-    from cosim_validation.session.monitor_world import load_monitor_world
+    from cosim_validation.session.graph import graph_inputs
 
     monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
     if monitor is None or not (run_dir / "session.mcap").is_file() or not (run_dir / "results.sqlite").is_file():
         return {"skipped": "no monitor, bag or results database"}
-    world = load_monitor_world(
-        resolve_resource(monitor.parameters["config"]), resolve_resource(monitor.parameters["properties"])
-    )
+    inputs = graph_inputs(graph)
+    world = run_monitor_world(run_dir, inputs.get("config"), inputs.get("properties"), _warner(as_json))
+    if world is None:
+        return {"skipped": "no configuration for the monitor"}
     try:
         return complete_session(run_dir, world)
     except CosimError as exc:  # a damaged bag: the live results stay as they are
         if not as_json:
             print(f"warning: could not replay session.mcap: {exc}")
         return {"error": str(exc)}
+
+
+def _warner(as_json: bool) -> Any:
+    import sys
+
+    def warn(message: str) -> None:
+        if not as_json:
+            print(f"warning: {message}", file=sys.stderr)
+
+    return warn
 
 
 def summarise(run_dir: Path) -> dict[str, Any]:

@@ -21,11 +21,14 @@ class ConfigNode:
         value: The raw value from YAML (mapping, list, str, number, bool or None).
         source: The file the value came from.
         key: Dotted key path of the value, "" for the document root.
+        base_dir: The folder relative paths are taken from; "" for the source file's folder (a run directory's
+            copy of a configuration resolves them from the original's folder).
     """
 
     value: Any
     source: str
     key: str = ""
+    base_dir: str = ""
 
     # ------------------------------------------------------------------ navigation
     def error(self, message: str) -> ConfigError:
@@ -51,14 +54,14 @@ class ConfigNode:
         if name not in mapping:
             known = ", ".join(sorted(map(str, mapping))) or "none"
             raise ConfigError(self.source, self._child_key(name), f"missing required key (keys here: {known})")
-        return ConfigNode(mapping[name], self.source, self._child_key(name))
+        return ConfigNode(mapping[name], self.source, self._child_key(name), self.base_dir)
 
     def get(self, name: str) -> ConfigNode | None:
         """The child ``name``, or None if absent (or null)."""
         mapping = self._mapping()
         if mapping.get(name) is None:
             return None
-        return ConfigNode(mapping[name], self.source, self._child_key(name))
+        return ConfigNode(mapping[name], self.source, self._child_key(name), self.base_dir)
 
     def keys(self) -> list[str]:
         """Keys of this mapping, in file order."""
@@ -73,7 +76,7 @@ class ConfigNode:
         """Children of this list."""
         if not isinstance(self.value, list):
             raise self.error(f"expected a list, got {type(self.value).__name__} {self.value!r}")
-        return [ConfigNode(v, self.source, self._child_key(i)) for i, v in enumerate(self.value)]
+        return [ConfigNode(v, self.source, self._child_key(i), self.base_dir) for i, v in enumerate(self.value)]
 
     def reject_unknown(self, allowed: Iterable[str]) -> None:
         """Raise if this mapping holds a key outside ``allowed`` (catches typos)."""
@@ -149,11 +152,11 @@ class ConfigNode:
         return np.array([item.to_float() for item in items], dtype=np.float64)
 
     def to_path(self) -> Path:
-        """The value as a path; relative paths are taken from the configuration file's folder."""
+        """The value as a path; relative paths are taken from the configuration file's folder (``base_dir``)."""
         text = self.to_str()
         if not text:
             raise self.error("expected a file path, got an empty string")
         path = Path(text).expanduser()
         if not path.is_absolute():
-            path = Path(self.source).parent / path
+            path = Path(self.base_dir or Path(self.source).parent) / path
         return path

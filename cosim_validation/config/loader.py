@@ -31,12 +31,13 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
-def parse_config(text: str, source: str | Path) -> ConfigNode:
+def parse_config(text: str, source: str | Path, base_dir: str | Path = "") -> ConfigNode:
     """Parse YAML text into a root :class:`ConfigNode` (a mapping).
 
     Args:
         text: YAML document.
         source: Name used in error messages (normally the file path).
+        base_dir: Folder of relative paths in it ("" for the folder of ``source``).
     """
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
@@ -48,14 +49,16 @@ def parse_config(text: str, source: str | Path) -> ConfigNode:
         raise ConfigError(source, "", f"invalid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(source, "", f"expected a mapping at the top level, got {type(data).__name__}")
-    return ConfigNode(data, str(source), "")
+    return ConfigNode(data, str(source), "", str(base_dir))
 
 
-def load_config(path: str | Path) -> ConfigNode:
+def load_config(path: str | Path, base_dir: str | Path = "") -> ConfigNode:
     """Read a YAML configuration file.
 
     Args:
         path: The file.
+        base_dir: Folder of relative paths in it ("" for the file's folder; a run directory's copy of a
+            configuration gives the original's folder).
 
     Raises:
         ConfigError: The file is missing, unreadable, not YAML or not a mapping.
@@ -67,4 +70,4 @@ def load_config(path: str | Path) -> ConfigNode:
         raise ConfigError(path, "", "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, "", f"cannot read: {exc}") from None
-    return parse_config(text, path)
+    return parse_config(text, path, base_dir)

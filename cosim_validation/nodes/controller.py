@@ -1,22 +1,16 @@
 """controller: the robot controller under test, as a RunTestCase action server.
 
-For each goal: plan the case with the configured controller (``straight`` or ``guarded``), reset every
-robot to the plan's first setpoint, then stream the setpoints at the sampling rate in lockstep: publish
-the expected state (``/cosim/expected``), send the setpoint to each robot (``/cosim/<robot>/command``),
-wait for each robot's measured joints of that sample. Every setpoint first passes the state validator
-(seed 002); a refused setpoint, a robot that does not answer within ``stale_timeout_s`` or a cancel
-stops the case (ABORTED) and the robots hold still. The case status goes to ``/cosim/case_status``;
-the result carries the monitor's verdicts and KPIs (``/cosim/case_reports``).
-
-Time: with ``publish_clock`` the controller is the session clock. It publishes ``/clock`` at every
-sample, so a simulated session runs as fast as the robots answer (nodes use ``use_sim_time``); without
-it, samples are paced at the sampling rate in wall time.
+Wiring around the case assembly's lockstep loop (:class:`~cosim_validation.assembly.Lockstep`, the loop the
+batch runner runs in-process): for each goal it plans the case, checks each setpoint with the state validator
+(when validating), streams it to every driver (``/cosim/<robot>/command``) and waits for each robot's measured
+joints. This node publishes what the loop tells it: the expected states (``/cosim/expected``), ``/clock`` (it
+is the session clock), the case status (``/cosim/case_status``) and the action feedback; the result carries
+the monitor's verdicts and KPIs (``/cosim/case_reports``).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 import traceback
 from typing import Any
 
@@ -25,17 +19,21 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
-from cosim_validation.config import load_config, resolve_resource
-from cosim_validation.controllers.insertion_setup import InsertionSetup
-from cosim_validation.exceptions import CosimError
-from cosim_validation.nodes.case_run import CaseAbortedError, CaseRun
+from cosim_validation.assembly import AssemblySpec, CaseAssembly, CaseRun
+from cosim_validation.config import resolve_resource
+from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.nodes.case_publisher import CasePublisher
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.nodes.report_waiter import ReportWaiter
 from cosim_validation.nodes.robot_link import RobotLink
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
-from cosim_validation.ros.qos import CLOCK, LATCHED, RESULT, STATE, to_rclpy
+from cosim_validation.ros.qos import CLOCK, LATCHED, STATE, to_rclpy
 from cosim_validation_interfaces.action import RunTestCase
-from cosim_validation_interfaces.msg import CaseReport, CaseStatus, RobotState
+from cosim_validation_interfaces.msg import CaseStatus, RobotState
+
+Result = RunTestCase.Result
+_OUTCOMES = {"completed": Result.COMPLETED, "refused": Result.REFUSED, "aborted": Result.ABORTED}
 
 
 class Controller(Node):
@@ -44,105 +42,94 @@ class Controller(Node):
     def __init__(self) -> None:
         super().__init__("controller")
         self.params = declare_parameters(self, "controller")
-        config = load_config(resolve_resource(self.params["config"]))
-        self.setup = InsertionSetup.from_config(config)
-        self.kinematics = self.setup.robot.kinematics
-        # one group for the long case execution, one for the short I/O callbacks it waits for: a mutually
-        # exclusive group keeps a ready entity out of the wait set until its handler has run
-        group = MutuallyExclusiveCallbackGroup()
-        action_group = MutuallyExclusiveCallbackGroup()
+        spec = AssemblySpec(str(resolve_resource(self.params["config"])), validate=self.params["validate_setpoints"])
+        self.assembly = CaseAssembly(spec)
+        # one group for the long case execution, one for the short I/O callbacks it waits for
+        group, action_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
+        timeouts = float(self.params["reset_timeout_s"]), float(self.params["stale_timeout_s"])
+        names = self.assembly.kinematics.joint_names
         self.links = {
-            role: RobotLink(self, role, self.kinematics.joint_names, group)
+            role: RobotLink(self, role, names, group, *timeouts)
             for role in (RobotRole.parse(r) for r in self.params["robots"])
         }
+        self.lockstep = self.assembly.lockstep(self.links, drop_lost_robots=self.params["drop_stale_robots"])
         self.expected_pub = self.create_publisher(RobotState, "/cosim/expected", to_rclpy(STATE))
         self.status_pub = self.create_publisher(CaseStatus, "/cosim/case_status", to_rclpy(LATCHED))
-        self.clock_pub = (
-            self.create_publisher(Clock, "/clock", to_rclpy(CLOCK)) if self.params["publish_clock"] else None
-        )
-        self.reports: dict[str, Any] = {}
-        self.reports_cond = threading.Condition()
-        self.create_subscription(
-            CaseReport, "/cosim/case_reports", self._on_report, to_rclpy(RESULT), callback_group=group
-        )
-        self.session_t_ns = 1_000_000_000  # session clock: cases follow each other on it
-        self.lost_robots: set[RobotRole] = set()  # robots that stopped answering (drop_stale_robots)
+        sim_time = bool(self.params["publish_clock"])
+        self.clock_pub = self.create_publisher(Clock, "/clock", to_rclpy(CLOCK)) if sim_time else None
+        self.reports = ReportWaiter(self, group)
         self._busy = threading.Lock()
-        self._settled = False  # the first case waits subscriber_settle_s once the subscriptions are seen
         ActionServer(
             self,
             RunTestCase,
             "/cosim/run_test_case",
             self._execute,
             callback_group=action_group,
-            goal_callback=self._on_goal,
+            goal_callback=lambda _: GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT,
             cancel_callback=lambda _: CancelResponse.ACCEPT,
             result_timeout=30,  # a client that asked late still gets it; memory stays bounded in a campaign
         )
-        if self.clock_pub is not None:
-            self.publish_clock(self.session_t_ns)
+        self.publish_clock(self.lockstep.clock.now_ns)
         self.get_logger().info(
-            f"controller {self.setup.controllers.default!r}, robots "
-            f"{[r.label for r in self.links]}, validator {self.params['validate_setpoints']}"
+            f"controller {self.assembly.controller_name!r}, robots {[r.label for r in self.links]}, "
+            f"validator {self.assembly.validate}"
         )
-
-    def _on_goal(self, goal: Any) -> GoalResponse:
-        return GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT
-
-    def _on_report(self, msg: CaseReport) -> None:
-        with self.reports_cond:
-            self.reports[msg.test_id] = msg
-            self.reports_cond.notify_all()
 
     def publish_clock(self, t_ns: int) -> None:
         """Advance the session clock (sim-time mode)."""
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=convert.time_to_msg(t_ns)))
 
-    def wait_for_subscribers(self) -> None:
-        """Before streaming, wait until the monitor, the recorder and the drivers listen (volatile topics drop
-        what is published before a subscription is matched): on what this node publishes, and on what the
-        drivers answer with (joint states, which this node reads too, and tip poses)."""
-        wanted = int(self.params["min_subscribers"])
-        needs = {self.expected_pub.topic_name: wanted}
-        needs.update({link.commands.topic_name: wanted for link in self.links.values()})
-        if self.clock_pub is not None:
-            needs[self.clock_pub.topic_name] = wanted
-        for role in self.links:
-            needs[f"/cosim/{role.label}/joint_states"] = wanted + 1  # this node listens as well
-            needs[f"/cosim/{role.label}/tip_pose"] = wanted
-        deadline = time.monotonic() + float(self.params["subscriber_timeout_s"])
-        while short := [topic for topic, n in needs.items() if self.count_subscribers(topic) < n]:
-            if time.monotonic() > deadline:
-                self.get_logger().warning(f"fewer than {wanted} subscribers on {short}; streaming anyway")
-                return
-            time.sleep(0.02)
-        if not self._settled:
-            # the graph shows a subscription once it is discovered, the writer matches it a little later
-            time.sleep(float(self.params["subscriber_settle_s"]))
-            self._settled = True
-
-    def wait_report(self, test_id: str, timeout_s: float) -> Any | None:
-        """The monitor's CaseReport of ``test_id``, or None after ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        with self.reports_cond:
-            while test_id not in self.reports and time.monotonic() < deadline:
-                self.reports_cond.wait(deadline - time.monotonic())
-            return self.reports.pop(test_id, None)
-
     def _execute(self, goal_handle: Any) -> Any:
+        goal = goal_handle.request
+        case = convert.test_case_from_msg(goal.test_case)
         with self._busy:
-            run = CaseRun(self, goal_handle)
+            publisher = CasePublisher(self, goal_handle)
             try:
-                run.execute()
-            except CaseAbortedError as exc:
-                run.finish_aborted(str(exc))
+                self._check_goal(goal)
+                run = self.lockstep.run(
+                    case, self.assembly.controller(goal.controller or None), publisher, _robots(goal)
+                )
             except CosimError as exc:  # a bad goal or a planning failure: the case fails, the node lives
-                run.finish_failed(str(exc))
+                run = CaseRun(case.test_id, "failed", str(exc))
             except Exception as exc:  # noqa: BLE001 - a bug must fail the case visibly, not pass it
                 self.get_logger().error(traceback.format_exc())
-                run.finish_failed(f"internal error: {type(exc).__name__}: {exc}")
-            return run.result(goal_handle)
+                run = CaseRun(case.test_id, "failed", f"internal error: {type(exc).__name__}: {exc}")
+            return self._result(goal_handle, run)
+
+    def _check_goal(self, goal: Any) -> None:
+        rate, needle = float(goal.sampling_rate_hz), float(goal.needle_length_m)
+        configured = self.assembly.setup.planning.sampling_rate_hz, self.assembly.kinematics.needle_length_m
+        if rate and rate != configured[0]:
+            raise InputError(f"goal sampling_rate_hz {rate!r} differs from planning.sampling_rate_hz {configured[0]!r}")
+        if needle and needle != configured[1]:
+            raise InputError(f"goal needle_length_m {needle!r} differs from robot.needle_length_m {configured[1]!r}")
+
+    def _result(self, goal_handle: Any, run: CaseRun) -> Any:
+        """The action result (with the monitor's verdicts and KPIs when it reported)."""
+        if run.outcome != "completed":
+            self.get_logger().error(f"{run.test_id}: {run.outcome}: {run.message}")
+        result = Result(
+            outcome=_OUTCOMES.get(run.outcome, Result.FAILED),
+            message=run.message,
+            last_stage=int(run.last_stage),
+            duration_s=run.duration_s,
+        )
+        if run.started:
+            report = self.reports.wait(run.test_id, float(self.params["report_timeout_s"]))
+            if report is None:
+                result.message += "; the monitor did not report this case"
+            else:
+                result.verdicts, result.kpis = report.verdicts, report.kpis
+        if run.outcome == "completed":
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+        return result
+
+
+def _robots(goal: Any) -> tuple[RobotRole, ...]:
+    return tuple(RobotRole.parse(r) for r in goal.robots)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -5,7 +5,8 @@ evaluates the properties online (:class:`~cosim_validation.session.case_tracker.
 same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
 non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
 ``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, whether each robot is alive: a
-robot that sends nothing for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR).
+robot that owes a sample for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR alert and
+diagnostic), and again alive (INFO alert) when it answers.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from cosim_validation.config import resolve_resource
+from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.properties import Status, Verdict
@@ -28,10 +29,11 @@ from cosim_validation.record import RobotRole, Stage
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
-from cosim_validation.session.monitor_world import load_monitor_world
 from cosim_validation.session.robot_liveness import RobotLiveness
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
+
+LIVENESS_PERIOD_S = 0.05  # how often stale robots are looked for (wall time)
 
 
 class Monitor(Node):
@@ -40,18 +42,10 @@ class Monitor(Node):
     def __init__(self) -> None:
         super().__init__("monitor")
         params = declare_parameters(self, "monitor")
-        world = load_monitor_world(resolve_resource(params["config"]), resolve_resource(params["properties"]))
+        world = monitor_world_of(params["config"], params["properties"])
         self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
         self._case_timeout_s = float(params["case_end_timeout_s"])
-        self._session = CaseTracker(
-            world.properties,
-            world.kinematics,
-            world.obstacles,
-            set(self._robots),
-            self._on_case_end,
-            self_distance=world.self_distance,
-            self_collision=world.self_collision,
-        )
+        self._session = CaseTracker(world, set(self._robots), self._on_case_end)
         self._liveness = RobotLiveness(float(params["stale_timeout_s"]))
         self._end_requested_at: float | None = None
         self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
@@ -72,7 +66,7 @@ class Monitor(Node):
                 PoseStamped, f"/cosim/{role.label}/tip_pose", lambda m, r=role: self._on_tip(r, m), to_rclpy(STATE)
             )
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # liveness is judged in wall time, also in sim time
-        self.create_timer(0.1, self._check_liveness, clock=wall)
+        self.create_timer(LIVENESS_PERIOD_S, self._check_liveness, clock=wall)
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
 
     # ------------------------------------------------------------------ inputs
@@ -84,7 +78,7 @@ class Monitor(Node):
             self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at = time.monotonic()
-            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message)
+            self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message, convert.samples_streamed(msg))
 
     def _on_expected(self, msg: RobotState) -> None:
         state = convert.expected_state_from_msg(msg)
@@ -94,7 +88,8 @@ class Monitor(Node):
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)
-        self._liveness.joints(role, sample.t_ns, time.monotonic())
+        if self._liveness.joints(role, sample.t_ns, time.monotonic()):
+            self._alert(Alert.INFO, role, "robot_recovered", f"the {role.label} robot answers again")
         self._guard(lambda: self._session.joints(role, sample.t_ns, sample.position_rad))
 
     def _on_tip(self, role: RobotRole, msg: PoseStamped) -> None:
@@ -139,8 +134,13 @@ class Monitor(Node):
         )
 
     def _alert(self, level: int, robot: RobotRole, code: str, message: str) -> None:
-        log = self.get_logger()
-        (log.error if level >= Alert.ERROR else log.warning)(message)
+        log = self.get_logger()  # one call site per severity: rclpy refuses another severity at a call site
+        if level >= Alert.ERROR:
+            log.error(message)
+        elif level == Alert.WARN:
+            log.warning(message)
+        else:
+            log.info(message)
         alert = Alert(level=level, robot=int(robot), source=self.get_name(), code=code, message=message)
         alert.header.stamp = self.get_clock().now().to_msg()
         self._alerts.publish(alert)

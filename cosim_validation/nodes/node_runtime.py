@@ -23,18 +23,26 @@ from rclpy.executors import (
     TimeoutException,
 )
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from cosim_validation.exceptions import CosimError
+from cosim_validation.interrupts import restore_sigint
 from cosim_validation.session.node_parameters import parameters_of
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 
 
 def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
-    """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values."""
+    """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values.
+
+    A parameter whose default is None is declared with its type and no value: it is None unless set.
+    """
     values: dict[str, Any] = {}
     for spec in parameters_of(executable):
         descriptor = ParameterDescriptor(description=spec.description, type=_TYPES[spec.kind])
+        if spec.default is None:
+            values[spec.name] = node.declare_parameter(spec.name, _UNSET[spec.kind], descriptor).value
+            continue
         default = spec.default if spec.kind is not list else list(spec.default)
         value = node.declare_parameter(spec.name, default, descriptor).value
         values[spec.name] = list(value or []) if spec.kind is list else value
@@ -48,6 +56,16 @@ _TYPES = {
     float: ParameterType.PARAMETER_DOUBLE,
     str: ParameterType.PARAMETER_STRING,
     list: ParameterType.PARAMETER_STRING_ARRAY,
+}
+
+
+# statically typed parameters without a default value
+_UNSET = {
+    bool: Parameter.Type.BOOL,
+    int: Parameter.Type.INTEGER,
+    float: Parameter.Type.DOUBLE,
+    str: Parameter.Type.STRING,
+    list: Parameter.Type.STRING_ARRAY,
 }
 
 
@@ -102,8 +120,10 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
 
     The exit code is 1 after a configuration error, else the node's ``exit_code`` attribute if it has one
-    (the test generator sets it when the suite could not be run), else 0.
+    (the test generator sets it when the suite could not be run), else 0. SIGINT stops the node even when
+    the process was started with it ignored (:func:`~cosim_validation.interrupts.restore_sigint`).
     """
+    restore_sigint()
     rclpy.init(args=list(args) if args is not None else sys.argv)
     node: Node | None = None
     name = "node"
@@ -131,7 +151,20 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
                 node.destroy_node()
             if rclpy.ok():
                 rclpy.try_shutdown()
-    return code
+    _end_process(code)
+    return code  # not reached: a node is its own process
+
+
+def _end_process(code: int) -> None:
+    """End the node's process now that its outputs are closed and its ROS entities torn down.
+
+    Skips the interpreter's finalization: with MuJoCo, open3d, numba's thread pool and a DDS participant loaded it
+    takes seconds on a loaded machine, during which the process ignores the launcher's SIGTERM, and it has
+    nothing left to write.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 TEARDOWN_LIMIT_S = 2.0  # below the launcher's shutdown_grace_s (3 s by default), after which it escalates

@@ -6,7 +6,6 @@ Topics are found by name prefix as they appear; the bag is finished on shutdown 
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from cosim_validation.nodes.node_runtime import declare_parameters, progress_file, run_node
 from cosim_validation.ros.bag import BagWriter
+from cosim_validation.ros.message_types import message_class
 from cosim_validation.ros.qos import QosSpec
-
-
-def message_class(msgtype: str) -> Any:
-    """The rclpy message class of ``pkg/msg/Name``."""
-    package, kind, name = msgtype.split("/")
-    return getattr(importlib.import_module(f"{package}.{kind}"), name)
 
 
 class Recorder(Node):

@@ -1,7 +1,7 @@
-"""The controller's side of one robot driver: reset service, command stream, measured joints in lockstep.
+"""The controller's side of one robot driver, as a :class:`~cosim_validation.assembly.RobotPort`.
 
-Blocking calls (``reset``, ``wait_joints``) need the node's executor spinning in another thread, as the
-controller's action server does (MultiThreadedExecutor, reentrant callback group).
+Reset service, command stream, measured joints in lockstep. Blocking calls (``reset``, ``wait``) need the
+node's executor spinning in another thread, as the controller's action server does.
 """
 
 from __future__ import annotations
@@ -15,22 +15,38 @@ from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from cosim_validation.assembly import RobotLostError
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import COMMAND, STATE, to_rclpy
 from cosim_validation_interfaces.srv import ResetRobot
 
 
-class RobotLinkError(Exception):
-    """The robot did not answer in time or refused."""
-
-
 class RobotLink:
-    """Talks to the driver of ``role`` under ``/cosim/<role>/``."""
+    """Talks to the driver of ``role`` under ``/cosim/<role>/``.
 
-    def __init__(self, node: Node, role: RobotRole, joint_names: tuple[str, ...], group: CallbackGroup) -> None:
-        self.role = role
+    Args:
+        node: The controller node.
+        role: The robot.
+        joint_names: Names of the J joints, in command order.
+        group: Callback group of the joint-state subscription and the reset client.
+        reset_timeout_s: Time allowed for a reset [s].
+        stale_timeout_s: Time allowed for a sample's answer [s] (wall time).
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        role: RobotRole,
+        joint_names: tuple[str, ...],
+        group: CallbackGroup,
+        reset_timeout_s: float,
+        stale_timeout_s: float,
+    ) -> None:
+        self._role = role
         self.names = joint_names
+        self.reset_timeout_s = reset_timeout_s
+        self.stale_timeout_s = stale_timeout_s
         prefix = f"/cosim/{role.label}"
         self.commands = node.create_publisher(JointState, f"{prefix}/command", to_rclpy(COMMAND))
         self._reset = node.create_client(ResetRobot, f"{prefix}/reset", callback_group=group)
@@ -39,53 +55,61 @@ class RobotLink:
         )
         self._joints: dict[int, np.ndarray] = {}
         self._cond = threading.Condition()
-        self.last_seen = time.monotonic()
+        self._last_answer_s = -float("inf")  # time.monotonic() of the last joint state
+
+    @property
+    def role(self) -> RobotRole:
+        """The robot."""
+        return self._role
 
     def _on_joints(self, msg: Any) -> None:
         sample = convert.joint_state_from_msg(msg, self.names)
         with self._cond:
             self._joints[sample.t_ns] = sample.position_rad
-            self.last_seen = time.monotonic()
+            self._last_answer_s = time.monotonic()
             self._cond.notify_all()
 
-    def connected(self) -> bool:
-        """Whether the driver's reset service and command subscription are there."""
-        return self._reset.service_is_ready() and self.commands.get_subscription_count() > 0
-
-    def reset(self, test_id: str, q_rad: np.ndarray, timeout_s: float) -> np.ndarray:
-        """Bring the robot to ``q_rad`` at rest; returns its measured joints."""
+    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
+        """Bring the robot to ``q0_rad`` at rest, its noise reseeded with ``case_seed``."""
+        timeout_s = self.reset_timeout_s
         if not self._reset.wait_for_service(timeout_sec=timeout_s):
-            raise RobotLinkError(f"{self.role.label} robot: no reset service after {timeout_s:.1f} s")
-        request = ResetRobot.Request(test_id=test_id, joint_names=list(self.names), position=[float(v) for v in q_rad])
+            raise RobotLostError(f"{self._role.label} robot: no reset service after {timeout_s:.1f} s")
+        request = ResetRobot.Request(
+            test_id=test_id, joint_names=list(self.names), position=[float(v) for v in q0_rad], seed=int(case_seed)
+        )
         done = threading.Event()
         future = self._reset.call_async(request)
         future.add_done_callback(lambda _: done.set())
         if not done.wait(timeout_s):
             future.cancel()
-            raise RobotLinkError(f"{self.role.label} robot: reset not answered within {timeout_s:.1f} s")
+            raise RobotLostError(f"{self._role.label} robot: reset not answered within {timeout_s:.1f} s")
         response = future.result()
         if response is None or not response.success:
             reason = response.message if response is not None else "no response"
-            raise RobotLinkError(f"{self.role.label} robot refused the reset: {reason}")
+            raise RobotLostError(f"{self._role.label} robot refused the reset: {reason}")
         with self._cond:
             self._joints.clear()
-            self.last_seen = time.monotonic()
-        return np.asarray(response.position, dtype=np.float64)
 
-    def send(self, t_ns: int, q_rad: np.ndarray) -> None:
-        """Stream one setpoint stamped ``t_ns``."""
-        self.commands.publish(convert.joint_state_to_msg(convert.JointSample(t_ns, self.names, q_rad, np.zeros(0))))
+    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+        """Stream one setpoint stamped ``stamp_ns``."""
+        sample = convert.JointSample(stamp_ns, self.names, q_rad, np.zeros(0))
+        self.commands.publish(convert.joint_state_to_msg(sample))
 
-    def wait_joints(self, t_ns: int, timeout_s: float) -> np.ndarray:
-        """The measured joints of the sample stamped ``t_ns`` (blocks up to ``timeout_s`` of wall time)."""
-        deadline = time.monotonic() + timeout_s
+    def answered_since(self, monotonic_s: float) -> bool:
+        """Whether a joint state came after ``monotonic_s`` (a frozen driver that runs again answers late)."""
         with self._cond:
-            while t_ns not in self._joints:
+            return self._last_answer_s > monotonic_s
+
+    def wait(self, stamp_ns: int) -> None:
+        """Block until the measured joints of the sample stamped ``stamp_ns`` came (up to the stale timeout)."""
+        deadline = time.monotonic() + self.stale_timeout_s
+        with self._cond:
+            while stamp_ns not in self._joints:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise RobotLinkError(
-                        f"{self.role.label} robot is stale: no joint state for the sample "
-                        f"at {t_ns / 1e9:.3f} s within {timeout_s:.1f} s"
+                    raise RobotLostError(
+                        f"{self._role.label} robot is stale: no joint state for the sample "
+                        f"at {stamp_ns / 1e9:.3f} s within {self.stale_timeout_s:.1f} s"
                     )
                 self._cond.wait(remaining)
-            return self._joints.pop(t_ns)
+            del self._joints[stamp_ns]

@@ -145,7 +145,7 @@ class TestGenerator(Node):
         )
         held = sum(1 for v in result.verdicts if v.verdict == 1)
         tail = f"{held} hold, {len(violated)} violated" + (f" ({', '.join(violated)})" if violated else "")
-        note = f" - {result.message}" if outcome != "completed" else ""
+        note = f" - {result.message}" if result.message != "every stage executed" else ""
         return f"[{n}/{total}] {case.test_id} target ({target_mm}) mm: {outcome}, {tail}  {wall_s:.1f} s{note}"
 
 

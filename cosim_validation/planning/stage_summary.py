@@ -61,7 +61,11 @@ def best_tip(record: TrajectoryRecord) -> tuple[np.ndarray, np.ndarray]:
 def summarize_stages(
     plan: Plan, expected: TrajectoryRecord, executed: TrajectoryRecord, world: CollisionWorld
 ) -> list[StageSummary]:
-    """Per-stage summary of ``executed`` (same samples as ``expected``, the plan's record) [m, s]."""
+    """Per-stage summary of ``executed`` (same samples as ``expected``, the plan's record) [m, s].
+
+    A run cut short (a case stopped by the state validator) has the plan's first samples only: the stages it
+    reached are summarized over what was executed of them, the others are left out.
+    """
     if executed.n_samples != expected.n_samples:
         raise ValueError(f"executed has {executed.n_samples} samples, the plan {expected.n_samples}")
     tip, axis = best_tip(executed)
@@ -71,7 +75,7 @@ def summarize_stages(
     out = []
     previous_end = 0.0
     for stage in CASE_STAGES:
-        idx = plan.stage_indices(stage)
+        idx = np.flatnonzero(expected.stage == int(stage))
         if idx.size == 0:
             continue
         last = int(idx[-1])
@@ -79,7 +83,7 @@ def summarize_stages(
         out.append(
             StageSummary(
                 stage=stage,
-                duration_s=float(plan.t_s[last]) - previous_end,
+                duration_s=float(expected.t_s[last]) - previous_end,
                 deviation_mean_m=float(deviation[idx].mean()),
                 deviation_max_m=float(deviation[idx].max()),
                 goal=_GOALS[stage],
@@ -88,5 +92,5 @@ def summarize_stages(
                 forbidden_name=names[closest],
             )
         )
-        previous_end = float(plan.t_s[last])
+        previous_end = float(expected.t_s[last])
     return out

@@ -19,7 +19,7 @@ from cosim_validation.planning.collision_world import CollisionWorld
 from cosim_validation.planning.motion_checker import MotionChecker
 from cosim_validation.robot import RobotConfig
 
-_KEYS = ("forbidden_clearance_m", "arm_clearance_m", "velocity_tolerance", "self_collision")
+_KEYS = ("enabled", "forbidden_clearance_m", "arm_clearance_m", "velocity_tolerance", "self_collision")
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,15 @@ class ValidatorSettings:
     """What the validator requires of a setpoint.
 
     Attributes:
+        enabled: Whether every mode (campaign, session, run-case) validates by default; ``--validate`` /
+            ``--no-validate`` override it.
         forbidden_clearance_m: The needle stays at least this far from every forbidden region [m].
         arm_clearance_m: Arm links and holder stay at least this far outside the skin [m].
         velocity_tolerance: A step may reach this multiple of (velocity limit x period).
         self_collision: Whether self-collision is checked.
     """
 
+    enabled: bool = False
     forbidden_clearance_m: float = 0.005
     arm_clearance_m: float = 0.0
     velocity_tolerance: float = 1.05
@@ -43,6 +46,7 @@ class ValidatorSettings:
         """Read the ``validator`` section (``node`` is that section)."""
         node.reject_unknown(_KEYS)
         return cls(
+            enabled=node["enabled"].to_bool(),
             forbidden_clearance_m=node["forbidden_clearance_m"].to_float(minimum=0.0),
             arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0),
             velocity_tolerance=node["velocity_tolerance"].to_float(minimum=1.0),

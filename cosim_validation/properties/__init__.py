@@ -15,11 +15,11 @@ The language is described in docs/PROPERTIES.md.
 
 from cosim_validation.properties.context import DistanceField, MonitorContext
 from cosim_validation.properties.errors import PropertyError, TraceError
-from cosim_validation.properties.offline import evaluate
-from cosim_validation.properties.online import OnlineMonitor, replay
+from cosim_validation.properties.offline.evaluation import evaluate
+from cosim_validation.properties.online.monitor import OnlineMonitor, replay
+from cosim_validation.properties.online.session_monitor import SessionMonitor
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet, PropertySpec
 from cosim_validation.properties.sample import Sample, record_samples
-from cosim_validation.properties.session_monitor import SessionMonitor
 from cosim_validation.properties.verdict import Kpi, Status, Verdict
 
 __all__ = [

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosim_validation.config import ConfigNode, load_config, parse_config
-from cosim_validation.properties import syntax
-from cosim_validation.properties.compiler import Compiled, compile_formula
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
-from cosim_validation.properties.kpi import KpiSpec, parse_kpis
+from cosim_validation.properties.kpis.specs import KpiSpec, parse_kpis
+from cosim_validation.properties.language import syntax
+from cosim_validation.properties.language.compiler import Compiled, compile_formula
+from cosim_validation.properties.language.parser import parse_formula
 from cosim_validation.properties.machines.examples import SHIPPED
-from cosim_validation.properties.parser import parse_formula
 from cosim_validation.record import RobotRole
 
 
@@ -148,3 +148,21 @@ def _spec(name: str, node: ConfigNode) -> PropertySpec:
         return PropertySpec(name, node["expression"].to_str(), description, robots)
     except PropertyError as exc:
         raise node["expression"].error(str(exc)) from None
+
+
+def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_expected: bool, has_actual: bool) -> str:
+    """Why ``prop`` cannot be decided with what is available, or "" if it can."""
+    needs = prop.compiled.requires
+    if "expected" in needs and not has_expected:
+        return "needs the expected trajectory (none given)"
+    if "target" in needs and context.target_m is None:
+        return "needs the case's target point (none in the context)"
+    if "self_distance" in needs and context.self_distance is None:
+        return "needs a self-collision distance model (none in the context)"
+    if "self_collision" in needs and context.self_collision is None:
+        return "needs a self-collision model (none in the context)"
+    if "obstacles" in needs and not context.obstacles:
+        return "needs obstacles (the context has none: no scene given)"
+    if "actual_tip" in needs and not has_actual:
+        return "needs the actual tip pose (the trace has none)"
+    return ""

@@ -2,8 +2,8 @@
 
 Both kinds of run write ``results.sqlite`` with one schema (:mod:`cosim_validation.campaign.results_db`);
 a campaign also keeps its suites' metadata (coverage metrics) in the database's meta. The robot model
-and the anatomy come from the run's configuration (meta ``config_path``), needed to rebuild compact
-trajectories and to draw the obstacles.
+and the anatomy come from the run's copy of its configuration (``inputs/``, see
+:mod:`cosim_validation.assembly.run_inputs`), needed to rebuild compact trajectories and to draw the obstacles.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from cosim_validation.anatomy import AnatomyScene
+    from cosim_validation.config import ConfigNode
     from cosim_validation.robot import Kinematics
 
 RESULTS_FILE = "results.sqlite"
@@ -92,40 +93,43 @@ class RunData:
         return flags.reindex(self.cases.index, fill_value=False).astype(bool)
 
     @cached_property
-    def config_path(self) -> Path | None:
-        """The run's configuration file (meta ``config_path``; the shipped one when the run names none)."""
-        given = self.meta.get("config_path")
-        if given and Path(given).is_file():
-            return Path(given)
-        if given:
-            self.notes.append(f"the run's configuration {given!r} no longer exists: no robot model or anatomy")
-            return None
-        from cosim_validation.config import package_root
+    def config(self) -> ConfigNode | None:
+        """The run's configuration: its copy in the run directory (``inputs/``), else the file the run names
+        (meta ``config_path``) or the shipped one, as it is now, with a note saying so."""
+        from cosim_validation.assembly.run_inputs import load_run_config
 
-        shipped = package_root() / "config" / "needle_insertion.yaml"
-        self.notes.append(f"the run names no configuration (meta config_path): the shipped {shipped.name} is assumed")
-        return shipped
+        given = self.meta.get("config_path")
+        if given and not Path(given).is_file():
+            given = None
+        if given is None:
+            from cosim_validation.config import package_root
+
+            given = package_root() / "config" / "needle_insertion.yaml"
+        return load_run_config(self.run_dir, "config", given, self.notes.append)
+
+    @property
+    def config_path(self) -> Path | None:
+        """Where the run's configuration was read from (its copy, or the fallback of :attr:`config`)."""
+        return Path(self.config.source) if self.config is not None else None
 
     @cached_property
     def kinematics(self) -> Kinematics | None:
         """The nominal robot of the run (rebuilds compact trajectories)."""
-        if self.config_path is None:
+        if self.config is None:
             return None
-        from cosim_validation.config import load_config
         from cosim_validation.robot import RobotConfig
 
-        return RobotConfig.from_config(load_config(self.config_path)["robot"]).kinematics
+        return RobotConfig.from_config(self.config["robot"]).kinematics
 
     @cached_property
     def scene(self) -> AnatomyScene | None:
         """The run's anatomy, placed in base_link."""
-        if self.config_path is None:
+        if self.config is None:
             return None
         from cosim_validation.anatomy import load_anatomy
-        from cosim_validation.config import load_config
 
         try:
-            return load_anatomy(load_config(self.config_path)["anatomy"])
+            return load_anatomy(self.config["anatomy"])
         except CosimError as exc:
             self.notes.append(f"anatomy not drawn: {exc}")
             return None

@@ -314,6 +314,13 @@ def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict
     return str(msg.test_id), outcome, verdicts, kpis, samples
 
 
+def samples_streamed(status: Any) -> int | None:
+    """The samples an ABORTED case streamed before it stopped (None for other events, and for bags recorded
+    before CaseStatus carried ``samples_sent``): what the monitor waits for before it concludes the case."""
+    sent = getattr(status, "samples_sent", None)
+    return int(sent) if sent is not None and int(status.event) == 4 else None
+
+
 def case_info_from_status(msg: Any) -> Any:
     """:class:`cosim_validation.session.case_tracker.CaseInfo` of a CaseStatus STARTED message."""
     from cosim_validation.record import RobotRole

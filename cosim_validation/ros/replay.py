@@ -3,8 +3,11 @@
 Messages are read in log-time order and fed, through the same conversions and the same
 :class:`~cosim_validation.session.case_tracker.CaseTracker` as the live monitor node, so the verdicts equal
 the ones the live monitor published (the bag holds those too, on ``/cosim/case_reports``; :func:`compare`
-checks them). A bag recorded by someone else, with standard ``sensor_msgs/JointState`` topics and no case
-status, is replayed as one case per bag: name its topics with :class:`ReplayTopics`.
+checks them). A case is concluded at the samples the live monitor concluded it with (each report says how
+many per robot): a case the live monitor had to conclude at a timeout, because a robot stopped answering, is
+judged on the same samples even if the robot's late answers were recorded afterwards. A bag recorded by
+someone else, with standard ``sensor_msgs/JointState`` topics and no case status, is replayed as one case per
+bag: name its topics with :class:`ReplayTopics`.
 """
 
 from __future__ import annotations
@@ -15,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.exceptions import InputError
 from cosim_validation.properties import Verdict
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.ros import convert
 from cosim_validation.ros.bag import BagMessage, read_messages, topics_of
 from cosim_validation.session.case_tracker import CaseEnd, CaseInfo, CaseTracker
-from cosim_validation.session.monitor_world import MonitorWorld
 
 STATUS_TOPIC = "/cosim/case_status"
 EXPECTED_TOPIC = "/cosim/expected"
@@ -84,17 +87,10 @@ def replay_bag(
             f"(it has {sorted(available)})"
         )
     result = ReplayResult()
-    tracker = CaseTracker(
-        world.properties,
-        world.kinematics,
-        world.obstacles,
-        set(tips),
-        result.cases.append,
-        self_distance=world.self_distance,
-        self_collision=world.self_collision,
-        keep_records=keep_records,
-    )
+    tracker = CaseTracker(world, set(tips), result.cases.append, keep_records=keep_records)
     by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
+    if REPORT_TOPIC in available:  # what the live monitor concluded each case with (read ahead)
+        result.live_reports = {str(m.message.test_id): m.message for m in read_messages(path, [REPORT_TOPIC])}
     with_status = STATUS_TOPIC in available
     if not with_status:  # someone else's bag: one case over the whole recording, no plan
         tracker = _standalone_tracker(world, set(tips), result, joints, keep_records)
@@ -112,17 +108,7 @@ def _standalone_tracker(
     world: MonitorWorld, tips: set[RobotRole], result: ReplayResult, joints: dict[RobotRole, str], keep_records: bool
 ) -> CaseTracker:
 
-    tracker = CaseTracker(
-        world.properties,
-        world.kinematics,
-        world.obstacles,
-        tips,
-        result.cases.append,
-        self_distance=world.self_distance,
-        self_collision=world.self_collision,
-        keep_records=keep_records,
-        with_expected=False,
-    )
+    tracker = CaseTracker(world, tips, result.cases.append, keep_records=keep_records, with_expected=False)
     tracker.start(CaseInfo("bag", None, tuple(joints), world.kinematics.needle_length_m, 0))
     return tracker
 
@@ -139,10 +125,12 @@ def _feed(
         if msg.event == 0:  # STARTED
             tracker.start(convert.case_info_from_status(msg))
         elif int(msg.event) in convert.CASE_OUTCOMES:
-            tracker.end(convert.CASE_OUTCOMES[int(msg.event)], str(msg.message))
+            live = result.live_reports.get(str(msg.test_case.test_id))
+            per_robot = convert.case_report_from_msg(live)[4] if live is not None else None
+            outcome = convert.CASE_OUTCOMES[int(msg.event)]
+            tracker.end(outcome, str(msg.message), convert.samples_streamed(msg), per_robot)
         return []
     if message.topic == REPORT_TOPIC:
-        result.live_reports[str(msg.test_id)] = msg
         return []
     if message.topic == EXPECTED_TOPIC:
         state = convert.expected_state_from_msg(msg)
@@ -185,11 +173,24 @@ def compare(result: ReplayResult) -> list[str]:
             continue
         for a, b in zip(live_verdicts, end.conclusion.verdicts, strict=True):
             if not a.same_outcome(b):
-                problems.append(
-                    f"{end.info.test_id}: {b.property}@{b.robot.label}: live {a.status.label} "
-                    f"margin {a.margin!r}, replay {b.status.label} margin {b.margin!r}"
-                )
+                problems.append(f"{end.info.test_id}: {b.property}@{b.robot.label}: {_difference(a, b)}")
     return problems
+
+
+def _difference(live: Verdict, replayed: Verdict) -> str:
+    """What differs between two verdicts of the same property, field by field (live first)."""
+    fields = {
+        "status": (live.status.label, replayed.status.label),
+        "margin": (live.margin, replayed.margin),
+        "first violation at": (live.first_violation_time_s, replayed.first_violation_time_s),
+        "in stage": (live.first_violation_stage.label, replayed.first_violation_stage.label),
+    }
+    differing = [
+        f"{name} {a!r} live, {b!r} replayed"
+        for name, (a, b) in fields.items()
+        if not (a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b))
+    ]
+    return "; ".join(differing) or "same fields, other property"
 
 
 def topics_from_config(root: Any) -> ReplayTopics | None:

@@ -41,7 +41,7 @@ class Republisher:
     def __init__(self, topics: Mapping[str, str]) -> None:
         import rclpy
 
-        from cosim_validation.nodes.recorder import message_class
+        from cosim_validation.ros.message_types import message_class
 
         self._rclpy = rclpy
         rclpy.init()

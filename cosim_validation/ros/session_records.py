@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.campaign.record_codec import encode_record
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.ros.replay import compare, replay_bag
-from cosim_validation.session.monitor_world import MonitorWorld
 
 
 def complete_session(run_dir: Path, world: MonitorWorld) -> dict[str, Any]:

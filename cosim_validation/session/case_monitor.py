@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cosim_validation.properties import Kpi, MonitorContext, PropertySet, Sample, SessionMonitor, Verdict
-from cosim_validation.properties.context import DistanceField, SelfCollisionCheck, SelfDistance
+from cosim_validation.assembly.case_outcome import conclude_verdicts
+from cosim_validation.assembly.monitor_world import MonitorWorld
+from cosim_validation.properties import Kpi, Sample, SessionMonitor, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
-from cosim_validation.robot import Kinematics
 from cosim_validation.session.record_builder import RecordBuilder
 from cosim_validation.session.stream_assembler import StreamAssembler
 
@@ -36,13 +36,10 @@ class CaseMonitor:
     """Online monitoring of one case.
 
     Args:
-        properties: The property set (with its KPIs).
-        kinematics: Nominal arm and needle (forward kinematics of measured joints).
+        world: The monitor's world (properties, KPIs, machines, arm, obstacles, self-collision).
         robots: ``{role: has_tip_stream}`` of the robots driven (VIRTUAL, PHYSICAL).
-        obstacles: Forbidden regions by name.
         target_m: (3,) the case's target [m], if known.
-        self_distance: Self-collision distance of the arm, if known.
-        self_collision: Self-collision check of the arm, if known.
+        needle_length_m: The case's needle [m] (default: the world's).
         with_expected: False for bags without an expected stream.
         test_id: Stored in the rebuilt records.
         backends: Backend name per robot, stored in the rebuilt records.
@@ -51,30 +48,23 @@ class CaseMonitor:
 
     def __init__(
         self,
-        properties: PropertySet,
-        kinematics: Kinematics,
+        world: MonitorWorld,
         robots: Mapping[RobotRole, bool],
-        obstacles: Mapping[str, DistanceField],
         *,
         target_m: np.ndarray | None = None,
-        self_distance: SelfDistance | None = None,
-        self_collision: SelfCollisionCheck | None = None,
+        needle_length_m: float | None = None,
         with_expected: bool = True,
         test_id: str = "",
         backends: Mapping[RobotRole, str] | None = None,
         keep_records: bool = False,
     ) -> None:
-        context = MonitorContext(
-            kinematics.joint_names,
-            kinematics.needle_length_m,
-            dict(obstacles),
-            self_distance=self_distance,
-            target_m=target_m,
-            self_collision=self_collision,
-        )
+        context = world.context(target_m, needle_length_m)
+        kinematics = world.kinematics
+        if context.needle_length_m != kinematics.needle_length_m:
+            kinematics = kinematics.with_needle_length(context.needle_length_m)
         self._assembler = StreamAssembler(kinematics, dict(robots), with_expected)
         roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)
-        self._monitor = SessionMonitor(properties, context, roles)
+        self._monitor = SessionMonitor(world.properties, context, roles)
         self._counts = dict.fromkeys(roles, 0)
         names = dict(backends or {})
         self._builders = (
@@ -118,10 +108,17 @@ class CaseMonitor:
                 self._builders[sample.robot].add(sample)
         return changes
 
-    def finish(self) -> CaseConclusion:
-        """End of the case: final verdicts and KPIs of every robot (and the rebuilt records)."""
+    def finish(self, outcome: str = "completed", message: str = "") -> CaseConclusion:
+        """End of the case: final verdicts and KPIs of every robot (and the rebuilt records).
+
+        Args:
+            outcome: How the case ended (:func:`~cosim_validation.assembly.case_outcome.conclude_verdicts`).
+            message: Why.
+        """
         self._push(self._assembler.flush())
-        verdicts = [v for per_robot in self._monitor.finish().values() for v in per_robot]
+        verdicts = conclude_verdicts(
+            [v for per_robot in self._monitor.finish().values() for v in per_robot], outcome, message
+        )
         kpis: list[Kpi] = [k for per_robot in self._monitor.kpis().values() for k in per_robot]
         records = {role: builder.build() for role, builder in self._builders.items() if len(builder)}
         return CaseConclusion(tuple(verdicts), tuple(kpis), dict(self._counts), records)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.properties import PropertySet, Verdict
-from cosim_validation.properties.context import DistanceField, SelfCollisionCheck, SelfDistance
+from cosim_validation.assembly.monitor_world import MonitorWorld
+from cosim_validation.properties import Verdict
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import Kinematics
 from cosim_validation.session.case_monitor import CaseConclusion, CaseMonitor
@@ -46,39 +46,32 @@ class CaseTracker:
     """Feeds a session's events into one :class:`CaseMonitor` per case.
 
     Args:
-        properties: The property set.
-        kinematics: Nominal arm (its needle length is replaced by each case's).
-        obstacles: Forbidden regions by name.
+        world: The monitor's world (properties, arm, obstacles, self-collision); each case's needle length
+            replaces the configured one.
         tips: Robots that publish an actual tip pose (others: NaN).
         on_case_end: Called with every concluded case.
-        self_distance: Self-collision distance, if known.
         keep_records: Rebuild each case's TrajectoryRecords.
         with_expected: False for recordings without an expected stream (each joint state is a sample).
     """
 
     def __init__(
         self,
-        properties: PropertySet,
-        kinematics: Kinematics,
-        obstacles: Mapping[str, DistanceField],
+        world: MonitorWorld,
         tips: set[RobotRole],
         on_case_end: Callable[[CaseEnd], None],
         *,
-        self_distance: SelfDistance | None = None,
-        self_collision: SelfCollisionCheck | None = None,
         keep_records: bool = False,
         with_expected: bool = True,
     ) -> None:
-        self._properties = properties
-        self._kin = kinematics
-        self._obstacles = obstacles
+        self._world = world
+        self._kin = world.kinematics
         self._tips = tips
         self._on_case_end = on_case_end
-        self._self_distance = self_distance
-        self._self_collision = self_collision
         self._keep_records = keep_records
         self._with_expected = with_expected
         self.case: CaseInfo | None = None
+        self._awaited: int | None = None  # samples streamed, once the controller said (else the planned count)
+        self._per_robot: dict[RobotRole, int] = {}
         self._monitor: CaseMonitor | None = None
         self._ending: tuple[str, str] | None = None
 
@@ -95,33 +88,44 @@ class CaseTracker:
     def start(self, info: CaseInfo) -> None:
         """A new case (concludes the previous one if it is still open)."""
         self.conclude_pending()
-        kin = (
-            self._kin
-            if info.needle_length_m == self._kin.needle_length_m
-            else self._kin.with_needle_length(info.needle_length_m)
-        )
         self.case = info
+        self._awaited, self._per_robot = None, {}
         self._monitor = CaseMonitor(
-            self._properties,
-            kin,
+            self._world,
             {r: r in self._tips for r in info.robots},
-            self._obstacles,
             target_m=info.target_m,
-            self_distance=self._self_distance,
-            self_collision=self._self_collision,
+            needle_length_m=info.needle_length_m,
             test_id=info.test_id,
             keep_records=self._keep_records,
             with_expected=self._with_expected,
         )
 
-    def end(self, outcome: str, message: str) -> None:
-        """The controller ended the case; it is concluded once every stream has caught up."""
+    def end(
+        self,
+        outcome: str,
+        message: str,
+        samples_sent: int | None = None,
+        per_robot: Mapping[RobotRole, int] | None = None,
+    ) -> None:
+        """The controller ended the case; it is concluded once every stream has caught up.
+
+        Args:
+            outcome: ``completed``, ``aborted`` or ``refused``.
+            message: Why.
+            samples_sent: Samples the controller streamed (an aborted case: fewer than planned); None: the
+                planned count.
+            per_robot: Samples to conclude with, per stream (a replay: what the live monitor concluded with, so a
+                case it concluded at a timeout is concluded at the same samples); overrides ``samples_sent``.
+        """
         if self.case is None:
             return
         if outcome == "refused":
             self._conclude(outcome, message)
             return
         self._ending = (outcome, message)
+        if samples_sent is not None:
+            self._awaited = samples_sent
+        self._per_robot = dict(per_robot or {})
         self._maybe_conclude()
 
     def expected(self, stamp_ns: int, stage: Stage, q_rad: np.ndarray) -> list[Verdict]:
@@ -157,12 +161,14 @@ class CaseTracker:
     def _maybe_conclude(self) -> None:
         if self._ending is None or self.case is None or self._monitor is None:
             return
-        if all(count >= self.case.sample_count for count in self._monitor.samples.values()):
+        awaited = self.case.sample_count if self._awaited is None else self._awaited
+        counts = self._monitor.samples
+        if all(n >= self._per_robot.get(role, awaited) for role, n in counts.items()):
             self._conclude(*self._ending)
 
     def _conclude(self, outcome: str, message: str) -> None:
         assert self.case is not None
         assert self._monitor is not None
-        end = CaseEnd(self.case, outcome, message, self._monitor.finish())
+        end = CaseEnd(self.case, outcome, message, self._monitor.finish(outcome, message))
         self.case, self._monitor, self._ending = None, None, None
         self._on_case_end(end)

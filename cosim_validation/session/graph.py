@@ -76,6 +76,16 @@ class GraphSpec:
             nodes.append(NodeSpec(n.name, n.executable, params, n.remappings, n.required, n.console))
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
+    def with_parameters(self, executable: str, overrides: Mapping[str, Any]) -> GraphSpec:
+        """A copy in which every node running ``executable`` gets ``overrides`` (command-line choices)."""
+        nodes = tuple(
+            NodeSpec(n.name, n.executable, {**n.parameters, **overrides}, n.remappings, n.required, n.console)
+            if n.executable == executable
+            else n
+            for n in self.nodes
+        )
+        return GraphSpec(self.source, self.settings, nodes)
+
 
 def _fill(value: Any, values: Mapping[str, str]) -> Any:
     if isinstance(value, str):
@@ -117,7 +127,7 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
     name = node["name"].to_str()
     executable = node["executable"].to_str(choices=sorted(NODE_PARAMETERS))
     declared = {p.name: p for p in parameters_of(executable)}
-    params: dict[str, Any] = {p.name: p.default for p in declared.values()}
+    params: dict[str, Any] = {p.name: p.default for p in declared.values() if p.default is not None}
     given = node.get("parameters")
     if given is not None:
         given.reject_unknown([*declared, "use_sim_time"])
@@ -189,3 +199,25 @@ def ros_arguments(spec: NodeSpec, params_file: Path) -> tuple[str, ...]:
     for source, target in spec.remappings:
         args += ["-r", f"{source}:={target}"]
     return tuple(args)
+
+
+def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
+    """The files a session of ``graph`` is made with (role -> path): the graph, the case-study configuration
+    (the monitor's, else the first node's ``config``) and the property file (the monitor's, else the
+    configuration's ``campaign.properties``)."""
+    from cosim_validation.assembly.campaign_config import CampaignConfig
+    from cosim_validation.config import resolve_resource
+
+    monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
+    holders = ([monitor] if monitor is not None else []) + [n for n in graph.nodes if "config" in n.parameters]
+    files: dict[str, Path] = {"graph": Path(graph.source)}
+    if not holders:
+        return files
+    config_path = resolve_resource(str(holders[0].parameters.get("config", "config/needle_insertion.yaml")))
+    files["config"] = config_path
+    given = monitor.parameters.get("properties", "") if monitor is not None else ""
+    if given:
+        files["properties"] = resolve_resource(str(given))
+    else:
+        files["properties"] = CampaignConfig.from_config(load_config(config_path)["campaign"]).properties_path
+    return files

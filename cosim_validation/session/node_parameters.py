@@ -16,7 +16,7 @@ class ParamSpec(NamedTuple):
 
     name: str
     kind: type  # bool, int, float, str or list (list of str)
-    default: Any
+    default: Any  # None: declared with its type and no value (the node then reads the configuration)
     description: str
 
 
@@ -50,7 +50,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "be the session clock: publish /clock at every sample and run "
             "as fast as the robots answer (false: real time)",
         ),
-        ParamSpec("validate_setpoints", bool, True, "check every setpoint with the state validator (seed 002)"),
+        ParamSpec(
+            "validate_setpoints",
+            bool,
+            None,
+            "check every setpoint with the state validator (seed 002); unset: validator.enabled of the configuration",
+        ),
         ParamSpec(
             "stale_timeout_s",
             float,
@@ -79,13 +84,19 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
     ),
     "monitor": (
-        ParamSpec("properties", str, "config/properties.yaml", "properties and KPIs to evaluate"),
+        ParamSpec(
+            "properties",
+            str,
+            "",
+            "properties, KPIs and machines to evaluate; '' = campaign.properties of the configuration (as a campaign)",
+        ),
         ParamSpec("robots", list, ["virtual", "physical"], "robots whose topics are monitored"),
         ParamSpec(
             "stale_timeout_s",
             float,
-            1.0,
-            "a robot silent this long (wall time) while it owes a sample is reported stale [s]",
+            0.5,
+            "a robot silent this long (wall time) while it owes a sample is reported stale [s]; checked every "
+            "50 ms, so a dead driver is reported well within 1 s",
         ),
         ParamSpec("case_end_timeout_s", float, 2.0, "after the case ends, wait this long for late samples [s]"),
     ),

@@ -1,8 +1,10 @@
 """Which robots of a running case have stopped answering (judged in wall time, also in a sim-time session).
 
 A robot is late when it owes the joint state of the newest expected sample; it is stale once it has owed it
-for longer than the timeout. A robot that is merely idle (no sample owed) is never stale, so a controller
-that pauses does not make its robots look dead.
+for longer than the timeout *and* nothing at all came from it for that long. A robot that is merely idle (no
+sample owed) is never stale, so a controller that pauses does not make its robots look dead; and a monitor that
+falls behind (a loaded machine: it is still working through older joint states of the robot) does not take
+its own lag for a dead robot.
 """
 
 from __future__ import annotations
@@ -28,11 +30,10 @@ class RobotLiveness:
         self.stale: set[RobotRole] = set()
 
     def start_case(self, robots: Iterable[RobotRole], now_s: float) -> None:
-        """A new case with these robots; nothing is owed yet."""
+        """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers."""
         self._robots = tuple(robots)
         self._owing_since.clear()
         self._latest_expected_ns = -1
-        self.stale.clear()
         for role in self._robots:
             self._last_seen.setdefault(role, now_s)
 
@@ -43,17 +44,22 @@ class RobotLiveness:
             for role in self._robots:
                 self._owing_since.setdefault(role, now_s)
 
-    def joints(self, role: RobotRole, stamp_ns: int, now_s: float) -> None:
-        """A robot answered the sample stamped ``stamp_ns``."""
+    def joints(self, role: RobotRole, stamp_ns: int, now_s: float) -> bool:
+        """A robot answered the sample stamped ``stamp_ns``; True if it was stale (it is alive again)."""
         self._last_seen[role] = now_s
         if stamp_ns >= self._latest_expected_ns:
             self._owing_since.pop(role, None)
+        if role in self.stale:
+            self.stale.discard(role)
+            return True
+        return False
 
     def newly_stale(self, now_s: float) -> list[tuple[RobotRole, float]]:
         """Robots that became stale since the last call, with how long they have owed a sample [s]."""
         found = []
         for role, since in self._owing_since.items():
-            if now_s - since > self.timeout_s and role not in self.stale:
+            silent = now_s - self._last_seen.get(role, since) > self.timeout_s
+            if now_s - since > self.timeout_s and silent and role not in self.stale:
                 self.stale.add(role)
                 found.append((role, now_s - since))
         return found

@@ -1,11 +1,12 @@
 """Assembling per-robot monitor samples from the separate streams of a live session or a bag.
 
 A session publishes, for every sample time t (header stamps are equal by construction):
-the expected state (controller: stage, planned joints), and per robot its measured joints (driver,
-sensor_msgs/JointState) and, where known, its actual tip pose (simulator ground truth or tracker,
-geometry_msgs/PoseStamped). Messages on different topics arrive in any order. The assembler joins them
-by stamp and hands out complete :class:`~cosim_validation.properties.Sample` objects per robot in time
-order; the live monitor node and ``cosim replay`` both use it, which is why they give equal verdicts.
+the expected state (controller: stage, planned joints; its actual tip is the planned tip), and per robot
+its measured joints (driver, sensor_msgs/JointState) and, where known, its actual tip pose (simulator
+ground truth or tracker, geometry_msgs/PoseStamped). Messages on different topics arrive in any order.
+The assembler joins them by stamp and hands out complete :class:`~cosim_validation.properties.Sample`
+objects per robot in time order; the live monitor node and ``cosim replay`` both use it, which is why
+they give equal verdicts.
 
 Without an expected stream (a bag recorded by someone else), every joint state is a sample on its own,
 its stage NONE and its time measured from the robot's first message.
@@ -136,6 +137,8 @@ class StreamAssembler:
     ) -> Sample:
         start = self._start_ns if self._with_expected else self._streams[role].first_ns
         fk = self._kin.record_arrays(q_meas[None, :])
+        if role is RobotRole.EXPECTED:  # the plan's actual tip is its planned tip (as in a plan's record)
+            tip_m, tip_quat = fk.tip_pos_m[0], fk.tip_quat_wxyz[0]
         return Sample(
             robot=role,
             t_s=(stamp_ns - (start or 0)) / 1e9,

@@ -1,17 +1,16 @@
 """Virtual robots behind one protocol (MuJoCo default, PyBullet second engine) and trajectory execution.
 
-The emulated physical arm lives in :mod:`cosim_validation.hardware` and implements the same protocol.
+The emulated physical arm lives in :mod:`cosim_validation.hardware` and implements the same protocol;
+:mod:`cosim_validation.backends` builds any of them by name.
 """
 
-from cosim_validation.sim.backends_config import BACKEND_NAMES, BackendsConfig, JointServoConfig
+from cosim_validation.sim.backends_config import BackendsConfig, JointServoConfig
 from cosim_validation.sim.errors import BackendInputError, BackendModelError
 from cosim_validation.sim.execute import execute_trajectory, run_samples
-from cosim_validation.sim.factory import make_backend
 from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
 from cosim_validation.sim.setpoint_ramp import SetpointRamp
 
 __all__ = [
-    "BACKEND_NAMES",
     "BackendInputError",
     "BackendModelError",
     "BackendSample",
@@ -20,6 +19,5 @@ __all__ = [
     "RobotBackend",
     "SetpointRamp",
     "execute_trajectory",
-    "make_backend",
     "run_samples",
 ]

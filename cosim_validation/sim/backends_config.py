@@ -9,9 +9,6 @@ import numpy as np
 from cosim_validation.config import ConfigNode
 from cosim_validation.sim.config_vectors import joint_vector
 
-#: Names accepted by :func:`cosim_validation.sim.make_backend`.
-BACKEND_NAMES: tuple[str, ...] = ("mujoco", "pybullet", "emulated")
-
 
 @dataclass(frozen=True)
 class JointServoConfig:
@@ -59,7 +56,8 @@ class BackendsConfig:
     """What every backend shares.
 
     Attributes:
-        default: Name of the backend used when none is asked for.
+        default: Name of the backend used when none is asked for (checked against the registry,
+            :mod:`cosim_validation.backends`, when a backend is built).
         physics_timestep_s: Physics and servo period [s] (0.001 = 1 kHz).
         servo: The joint position servo.
     """
@@ -73,7 +71,7 @@ class BackendsConfig:
         """Read the ``backends`` section (its ``emulated`` part is read by the emulated arm)."""
         node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated"])
         return cls(
-            default=node["default"].to_str(choices=BACKEND_NAMES),
+            default=node["default"].to_str(),
             physics_timestep_s=node["physics_timestep_s"].to_float(exclusive_minimum=0.0, maximum=0.01),
             servo=JointServoConfig.from_config(node["servo"], n_joints),
         )

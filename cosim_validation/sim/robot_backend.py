@@ -46,7 +46,7 @@ class RobotBackend(Protocol):
 
     @property
     def name(self) -> str:
-        """Backend name as accepted by :func:`cosim_validation.sim.make_backend` (``mujoco``, ...)."""
+        """Backend name as accepted by :func:`cosim_validation.backends.make_backend` (``mujoco``, ...)."""
         ...
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cosim_validation.campaign.campaign_config import CampaignConfig
+from cosim_validation.assembly.campaign_config import CampaignConfig
 from cosim_validation.config import load_config, package_root, parse_config
 from cosim_validation.exceptions import ConfigError, InputError
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.campaign.case_pipeline import CaseWorld, WorldSpec, build_world, case_seed, run_case, shared_world
+from cosim_validation.assembly import AssemblySpec, CaseAssembly, case_seed
+from cosim_validation.campaign.case_pipeline import run_case, shared_assembly
 from cosim_validation.campaign.results_db import CaseResult
 from cosim_validation.coverage import Suite
 from cosim_validation.exceptions import ConfigError, InputError
@@ -17,9 +18,9 @@ from test.campaign.run_fixtures import CONFIG
 
 
 @pytest.fixture(scope="module")
-def world() -> CaseWorld:
-    """The world the reference campaign uses (built once per test process)."""
-    return shared_world(WorldSpec(str(CONFIG), ("mujoco", "emulated"), "straight"))
+def world() -> CaseAssembly:
+    """The assembly the reference campaign uses (built once per test process)."""
+    return shared_assembly(AssemblySpec(str(CONFIG), ("mujoco", "emulated"), "straight"))
 
 
 def _same(a: CaseResult, b: CaseResult) -> None:
@@ -37,31 +38,34 @@ def test_case_seed_depends_on_suite_seed_and_id_only() -> None:
     assert all(0 <= s < 2**63 for s in seeds)
 
 
-def test_a_case_is_the_same_whatever_ran_before(world: CaseWorld, suites: tuple[Path, Path]) -> None:
+def test_a_case_is_the_same_whatever_ran_before(world: CaseAssembly, suites: tuple[Path, Path]) -> None:
     suite = Suite.read(suites[0])
     a, b = suite.case(0), suite.case(1)
-    first = run_case(world, a, 0, case_seed(1, a.test_id))
-    run_case(world, b, 1, case_seed(1, b.test_id))
-    again = run_case(world, a, 0, case_seed(1, a.test_id))
+    first = run_case(world, a, 0)
+    run_case(world, b, 1)
+    again = run_case(world, a, 0)
     _same(first, again)
     if first.case.outcome == "completed":
         assert [r.robot for r in first.trajectories] == [RobotRole.EXPECTED, RobotRole.VIRTUAL, RobotRole.PHYSICAL]
-        other_seed = run_case(world, a, 0, case_seed(2, a.test_id))  # the physical arm's noise follows the seed
+        assert first.trajectories[2].meta["seed"] == case_seed(a.seed, a.test_id)
+        other_seed = run_case(world, replace(a, seed=a.seed + 1), 0)  # the physical arm's noise follows the seed
         assert not np.array_equal(other_seed.trajectories[2].actual_tip_pos_m, first.trajectories[2].actual_tip_pos_m)
 
 
-def test_a_target_outside_the_lung_is_refused_with_its_reason(world: CaseWorld, suites: tuple[Path, Path]) -> None:
+def test_a_target_outside_the_lung_is_refused_with_its_reason(world: CaseAssembly, suites: tuple[Path, Path]) -> None:
     case = Suite.read(suites[0]).case(0)
     outside = replace(case, target_m=case.source_m + np.array([0.0, 0.0, 0.05]))
-    result = run_case(world, outside, 5, 0)
+    result = run_case(world, outside, 5)
     assert result.case.outcome == "refused"
     assert result.case.message.startswith("target_outside_target_model:")
     assert (result.verdicts, result.kpis, result.trajectories) == ((), (), ())
     assert (result.case.test_id, result.case.case_index) == (case.test_id, 5)
 
 
-def test_bad_world_requests() -> None:
+def test_bad_assembly_requests() -> None:
     with pytest.raises(InputError, match="unknown controller 'wild'; expected one of: straight, guarded"):
-        build_world(WorldSpec(str(CONFIG), ("mujoco",), controller="wild"))
+        CaseAssembly(AssemblySpec(str(CONFIG), ("mujoco",), controller="wild"))
     with pytest.raises((InputError, ConfigError), match=r"nope\.yaml"):
-        build_world(WorldSpec("nope.yaml"))
+        CaseAssembly(AssemblySpec("nope.yaml"))
+    with pytest.raises(InputError, match="two engines play the same robot: mujoco, pybullet"):
+        CaseAssembly(AssemblySpec(str(CONFIG), ("mujoco", "pybullet")))

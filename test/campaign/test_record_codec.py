@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.campaign.case_pipeline import CaseWorld, WorldSpec, run_case, shared_world
+from cosim_validation.assembly import AssemblySpec, CaseAssembly
+from cosim_validation.campaign.case_pipeline import run_case, shared_assembly
 from cosim_validation.campaign.record_codec import POS_STEP_M, Q_STEP_RAD, decode_record, encode_record, is_plan
 from cosim_validation.coverage import Suite
 from cosim_validation.exceptions import InputError
@@ -17,21 +18,21 @@ from test.campaign.run_fixtures import CONFIG
 
 
 @pytest.fixture(scope="module")
-def world() -> CaseWorld:
-    return shared_world(WorldSpec(str(CONFIG), ("mujoco", "emulated"), "straight"))
+def world() -> CaseAssembly:
+    return shared_assembly(AssemblySpec(str(CONFIG), ("mujoco", "emulated"), "straight"))
 
 
 @pytest.fixture(scope="module")
-def kinematics(world: CaseWorld) -> Kinematics:
+def kinematics(world: CaseAssembly) -> Kinematics:
     return world.kinematics
 
 
 @pytest.fixture(scope="module")
-def records(world: CaseWorld, suites: tuple[Path, Path]) -> dict[str, TrajectoryRecord]:
+def records(world: CaseAssembly, suites: tuple[Path, Path]) -> dict[str, TrajectoryRecord]:
     """A planned case: its expected record and its execution on MuJoCo and on the emulated arm."""
     suite = Suite.read(suites[0])
     for i in range(len(suite)):
-        result = run_case(world, suite.case(i), i, 11)
+        result = run_case(world, suite.case(i), i)
         if result.trajectories:
             return {r.backend: r for r in result.trajectories}
     raise AssertionError("no case of the grid suite could be planned")

@@ -36,13 +36,23 @@ def test_json_report_per_stage(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_text_table_and_validator_stop(capsys: pytest.CaptureFixture[str]) -> None:
+    """Behind the heart the straight needle would enter it: the validator stops the robot during the injection,
+    as it does in a campaign and in a live session; the stages after the stop never ran."""
     code, out, _ = _run(capsys, "--target", *BEHIND_HEART, "--backend", "mujoco", "--validate")
     assert code == 0
     assert "stopped_by_validator" in out
-    assert "state validator stopped the robot at sample" in out
-    assert "targeting error" in out
-    for stage in ("initialization", "approach", "injection", "extraction", "reset"):
+    assert "the state validator refused setpoint" in out
+    assert "(injection): needle" in out
+    assert "targeting error" not in out  # the injection never reached the target
+    for stage in ("initialization", "approach", "injection"):
         assert stage in out
+    for stage in ("extraction", "reset"):
+        assert stage not in out
+    code, out, _ = _run(capsys, "--target", *BEHIND_HEART, "--backend", "mujoco", "--validate", "--json")
+    report = json.loads(out)
+    assert report["outcome"] == "stopped_by_validator"
+    assert 0 < report["validator_stop_sample"] < report["samples"]
+    assert [s["stage"] for s in report["stages"]] == ["initialization", "approach", "injection"]
 
 
 def test_guarded_refusal_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

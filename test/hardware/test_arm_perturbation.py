@@ -7,12 +7,12 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pytest
 
+from cosim_validation.backends import make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.hardware.arm_perturbation import ArmPerturbation
 from cosim_validation.hardware.emulated_config import EmulatedArmConfig
 from cosim_validation.hardware.emulated_er3_pro import EmulatedEr3Pro
 from cosim_validation.robot import Kinematics, RobotConfig
-from cosim_validation.sim import make_backend
 from test.sim.plans import config_node, quiet_emulated, shipped_config_dict
 
 N_ARMS = 400

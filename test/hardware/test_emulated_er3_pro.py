@@ -10,11 +10,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from cosim_validation.backends import make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.hardware.emulated_er3_pro import EmulatedEr3Pro
 from cosim_validation.record import TrajectoryRecord
 from cosim_validation.robot import Kinematics, RobotConfig
-from cosim_validation.sim import execute_trajectory, make_backend
+from cosim_validation.sim import execute_trajectory
 from test.sim.plans import config_node, quiet_emulated, shipped_config_dict
 
 Plan = tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cosim_validation.properties.alignment import align_expected
-from cosim_validation.properties.expected_stream import ExpectedStream
+from cosim_validation.properties.online.expected_stream import ExpectedStream
 from cosim_validation.properties.sample import Block
 from test.properties.traces import make_record
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cosim_validation.properties import formula as f
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
+from cosim_validation.properties.language import formula as f
 from cosim_validation.properties.property_set import PropertySet, PropertySpec
 from test.properties.traces import JOINTS, Sphere
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cosim_validation.anatomy import load_anatomy
+from cosim_validation.assembly import MonitorWorld, RecordReport, check_records, monitor_world
+from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config, resolve_resource
-from cosim_validation.properties import PropertySet, SessionMonitor, Status, record_samples
-from cosim_validation.properties.checking import RecordReport, check_records
-from cosim_validation.properties.scene_context import record_context, scene_obstacles
+from cosim_validation.properties import SessionMonitor, Status, record_samples
 from cosim_validation.record import RobotRole, TrajectoryRecord
-from cosim_validation.robot import SelfCollision
-from cosim_validation.sim import execute_trajectory, make_backend
+from cosim_validation.sim import execute_trajectory
 
 TARGETS_M = {
     "clear": (0.44, 0.02, 0.03),  # a left-lung target the straight line reaches without touching the heart
@@ -29,16 +27,19 @@ Runs = dict[str, tuple[dict[str, TrajectoryRecord], dict[str, RecordReport]]]
 
 
 @pytest.fixture(scope="module")
-def runs() -> Runs:
+def world() -> MonitorWorld:
+    config = load_config(resolve_resource("config/needle_insertion.yaml"))
+    return monitor_world(config, resolve_resource("config/properties.yaml"))
+
+
+@pytest.fixture(scope="module")
+def runs(world: MonitorWorld) -> Runs:
     from cosim_validation.controllers import InsertionSetup
 
     config = load_config(resolve_resource("config/needle_insertion.yaml"))
     setup = InsertionSetup.from_config(config)
     kinematics = setup.robot.kinematics
     controller = setup.controller("straight")
-    props = PropertySet.load(resolve_resource("config/properties.yaml"))
-    obstacles = scene_obstacles(setup.scene)
-    check = SelfCollision(kinematics).in_collision
     out = {}
     for name, target in TARGETS_M.items():
         plan = controller.plan_case(setup.planning.default_source_m, np.array(target))
@@ -48,7 +49,7 @@ def runs() -> Runs:
             backend = make_backend(engine, config, kinematics, seed=1)
             records.append(execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q_rad, meta=meta))
             backend.close()
-        done = check_records(props, records, records[0], obstacles, self_collision=lambda record: check)
+        done = check_records(world, records, records[0])
         robots = ("expected", *ENGINES)
         out[name] = (dict(zip(robots, records, strict=True)), dict(zip(robots, done, strict=True)))
     return out
@@ -91,19 +92,16 @@ def test_the_emulated_arm_errs_like_a_real_one(reports: dict[str, dict[str, Reco
         assert emulated["actual_deviation_p2t_max"] > 1e-3
 
 
-def test_online_session_equals_offline_on_a_planned_case(runs: Runs) -> None:
+def test_online_session_equals_offline_on_a_planned_case(world: MonitorWorld, runs: Runs) -> None:
     records, _ = runs["through_heart"]
     plan, robot = records["expected"], records["emulated"]
-    props = PropertySet.load(resolve_resource("config/properties.yaml"))
-    scene = load_anatomy(load_config(resolve_resource("config/needle_insertion.yaml"))["anatomy"])
-    obstacles = scene_obstacles(scene)
-    context = record_context(robot, obstacles, self_collision=lambda q: np.zeros(len(q), dtype=bool))
-    session = SessionMonitor(props, context, robots=(RobotRole.EXPECTED, robot.robot))
+    context = world.context(np.array(TARGETS_M["through_heart"]))
+    session = SessionMonitor(world.properties, context, robots=(RobotRole.EXPECTED, robot.robot))
     changes = []
     for sample in sorted([*record_samples(plan), *record_samples(robot)], key=lambda s: s.t_s):
         changes += session.push(sample)
     finals = session.finish()
-    offline = check_records(props, [plan, robot], plan, obstacles, self_collision=lambda r: context.self_collision)
+    offline = check_records(world, [plan, robot], plan, context.target_m)
     for report in offline:
         online = finals[RobotRole.parse(report.robot)]
         assert all(a.same_outcome(b) for a, b in zip(report.verdicts, online, strict=True))

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cosim_validation.properties import MonitorContext, PropertyError, PropertySet
-from cosim_validation.properties.kpi import KpiSpec
-from cosim_validation.properties.offline import evaluate_run
+from cosim_validation.properties.kpis.specs import KpiSpec
+from cosim_validation.properties.offline.evaluation import evaluate_run
 from cosim_validation.record import RobotRole, Stage
 from test.properties.traces import JOINTS, make_record
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cosim_validation.properties import syntax as s
 from cosim_validation.properties.errors import PropertyError
-from cosim_validation.properties.parser import parse_formula, tokenize
+from cosim_validation.properties.language import syntax as s
+from cosim_validation.properties.language.parser import parse_formula, tokenize
 
 
 def test_tokens_keep_positions() -> None:

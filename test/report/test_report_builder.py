@@ -85,13 +85,47 @@ def test_a_run_without_suites_or_physical_robot_says_what_is_missing(report: Rep
     with sqlite3.connect(run / "results.sqlite") as db:  # a session: no suites, no physical robot
         db.execute("DELETE FROM meta WHERE key IN ('suites', 'kind', 'config_path')")
         db.execute("DELETE FROM trajectories WHERE robot = 'physical'")
+    (run / "inputs.json").unlink()  # and made before runs kept copies of their inputs
     outcome = build_report(run)
     sections = outcome.summary["report"]
     assert not sections["tables-2-3"]["available"]
     assert "no grid or random suites" in sections["tables-2-3"]["reason"]
     assert {d["robot"] for d in sections["figure-11-table-4"]["table_4"]} == {"virtual"}
     assert "Not available in this run: no grid or random suites" in outcome.html_path.read_text()
-    assert any("shipped needle_insertion.yaml is assumed" in note for note in sections["notes"])
+    notes = sections["notes"]
+    assert any(
+        "no copy of the run's config; assuming" in n and n.endswith("needle_insertion.yaml as it is now") for n in notes
+    )
+
+
+def test_the_report_reads_the_runs_copy_of_its_configuration(reference: CampaignOutcome, tmp_path: Path) -> None:
+    """Editing the configuration a run was made with, after the run, does not change its report."""
+    from cosim_validation.report.run_data import load_run
+
+    run = tmp_path / "run"
+    shutil.copytree(reference.out_dir, run)
+    manifest = json.loads((run / "inputs.json").read_text())
+    original = Path(manifest["config"]["original"])
+    edited = tmp_path / "edited.yaml"  # the file the run names, edited since: a longer needle
+    edited.write_text(original.read_text().replace("needle_length_m: 0.3 ", "needle_length_m: 0.35 "))
+    assert edited.read_text() != original.read_text()
+    manifest["config"]["original"] = str(edited)
+    (run / "inputs.json").write_text(json.dumps(manifest))
+    with sqlite3.connect(run / "results.sqlite") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'config_path'", (json.dumps(str(edited)),))
+    data = load_run(run)
+    try:
+        assert data.kinematics is not None
+        assert data.kinematics.needle_length_m == 0.3  # the copy's
+        assert data.config_path == run / manifest["config"]["copy"]
+        assert data.notes == []
+        (run / manifest["config"]["copy"]).write_text(edited.read_text())  # the copy itself tampered with
+        tampered = load_run(run)
+        assert tampered.kinematics is not None
+        assert any("changed since the run was made" in n for n in tampered.notes)
+        tampered.close()
+    finally:
+        data.close()
 
 
 def _a_file(folder: Path) -> Path:

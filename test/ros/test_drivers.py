@@ -1,4 +1,4 @@
-"""The driver nodes move their backends exactly as the batch runner does (same calls, same samples)."""
+"""The driver nodes move their backends exactly as the batch runner does (same calls, same seed, same samples)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,19 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.assembly import BackendPort
+from cosim_validation.backends import make_backend
 from cosim_validation.config import load_config
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import STATE, to_rclpy
 from cosim_validation.session.process_group import ProcessGroup, ProcessSpec
-from cosim_validation.sim import make_backend
-from cosim_validation.sim.execute import execute_trajectory
 
 pytestmark = pytest.mark.ros
 
 T0_NS = 3_000_000_000
+CASE_SEED = 4242  # the case's seed: the emulated arm's noise restarts from it at the reset
 
 
 def joint_plan(home: np.ndarray, n: int) -> np.ndarray:
@@ -49,6 +50,7 @@ def test_driver_matches_batch_execution(
     from rclpy.callback_groups import ReentrantCallbackGroup
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
+    from sensor_msgs.msg import JointState
 
     from cosim_validation.nodes.robot_link import RobotLink
 
@@ -59,36 +61,45 @@ def test_driver_matches_batch_execution(
     n = 25
     q = joint_plan(home, n)
     t_s = np.arange(n) * 0.1
-    reference = execute_trajectory(make_backend(backend, config, kin), kin, t_s, np.full(n, int(Stage.APPROACH)), q)
+    stamps = [T0_NS + round(t * 1e9) for t in t_s]
+    batch = BackendPort(make_backend(backend, config, kin))  # what the batch runner drives in-process
+    batch.reset("case-1", q[0], CASE_SEED)
+    for k in range(n):
+        batch.send(stamps[k], q[k])
 
     group = ProcessGroup(tmp_path, env=node_env)
     node = Node("controller_probe", context=rclpy_context)
     executor = MultiThreadedExecutor(num_threads=2, context=rclpy_context)
     executor.add_node(node)
     tips: dict[int, convert.StampedPose] = {}
+    joints: dict[int, np.ndarray] = {}
+    node.create_subscription(
+        JointState,
+        f"/cosim/{role.label}/joint_states",
+        lambda m: joints.setdefault(convert.joint_state_from_msg(m).t_ns, convert.joint_state_from_msg(m).position_rad),
+        to_rclpy(STATE),
+    )
     node.create_subscription(
         PoseStamped,
         f"/cosim/{role.label}/tip_pose",
         lambda m: tips.setdefault(convert.pose_stamped_from_msg(m).t_ns, convert.pose_stamped_from_msg(m)),
         to_rclpy(STATE),
     )
-    link = RobotLink(node, role, kin.joint_names, ReentrantCallbackGroup())
+    link = RobotLink(node, role, kin.joint_names, ReentrantCallbackGroup(), reset_timeout_s=30, stale_timeout_s=30)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     try:
         group.start(ProcessSpec(executable, executable, ("-p", f"config:={config_path}", "-p", f"backend:={backend}")))
         group.wait_ready([executable], timeout_s=120)
-        link.reset("case-1", q[0], timeout_s=30)
-        measured = []
+        link.reset("case-1", q[0], CASE_SEED)
         for k in range(n):
-            stamp = T0_NS + round(t_s[k] * 1e9)
-            link.send(stamp, q[k])
-            measured.append(link.wait_joints(stamp, timeout_s=30))
+            link.send(stamps[k], q[k])
+            link.wait(stamps[k])
     finally:
         group.stop()
         executor.shutdown()
         node.destroy_node()
-    np.testing.assert_allclose(np.array(measured), reference.q_measured_rad, rtol=0, atol=1e-12)
-    stamps = [T0_NS + round(t * 1e9) for t in t_s]
+    measured = np.array([joints[s] for s in stamps])
+    np.testing.assert_array_equal(measured, np.array([s.q_measured_rad for s in batch.samples]))
     got_tips = np.array([tips[s].position_m for s in stamps])
-    np.testing.assert_allclose(got_tips, reference.actual_tip_pos_m, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got_tips, np.array([s.actual_tip_pos_m for s in batch.samples]))

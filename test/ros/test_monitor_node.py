@@ -124,19 +124,11 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
     assert dict(zip(report.robots, report.samples, strict=True)) == {0: n, 1: n}
 
     # the same samples through the in-process monitor give the same verdicts and KPIs
+    from cosim_validation.assembly.monitor_world import load_monitor_world
     from cosim_validation.session.case_monitor import CaseMonitor
-    from cosim_validation.session.monitor_world import load_monitor_world
 
     world = load_monitor_world(repo_root / "config" / "needle_insertion.yaml", repo_root / "config" / "properties.yaml")
-    reference = CaseMonitor(
-        world.properties,
-        kin,
-        {RobotRole.VIRTUAL: True},
-        world.obstacles,
-        target_m=target,
-        self_distance=world.self_distance,
-        self_collision=world.self_collision,
-    )
+    reference = CaseMonitor(world, {RobotRole.VIRTUAL: True}, target_m=target)
     for k in range(n):
         stamp = START_NS + k * DT_NS
         reference.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint_rad[k])

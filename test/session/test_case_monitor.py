@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.anatomy import load_anatomy
-from cosim_validation.config import load_config
-from cosim_validation.properties import PropertySet
-from cosim_validation.properties.checking import check_records
-from cosim_validation.properties.scene_context import scene_obstacles
+from cosim_validation.assembly import MonitorWorld, check_records, load_monitor_world
 from cosim_validation.record import RobotRole, Stage
-from cosim_validation.robot import Kinematics, RobotConfig
 from cosim_validation.session.case_monitor import CaseMonitor
 from test.record.test_trajectory_record import assert_same
 from test.session.test_stream_assembler import DT_NS, START_NS, make_record
@@ -22,11 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def world() -> tuple[Kinematics, PropertySet, dict]:  # type: ignore[type-arg]
-    config = load_config(REPO / "config" / "needle_insertion.yaml")
-    kin = RobotConfig.from_config(config["robot"]).kinematics
-    obstacles = scene_obstacles(load_anatomy(config["anatomy"]))
-    return kin, PropertySet.load(REPO / "config" / "properties.yaml"), obstacles
+def world() -> MonitorWorld:
+    return load_monitor_world(REPO / "config" / "needle_insertion.yaml", REPO / "config" / "properties.yaml")
 
 
 def same(a: float, b: float) -> bool:
@@ -34,17 +26,15 @@ def same(a: float, b: float) -> bool:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_streams_give_the_offline_verdicts_and_kpis(world: tuple, seed: int) -> None:  # type: ignore[type-arg]
-    kin, properties, obstacles = world
+def test_streams_give_the_offline_verdicts_and_kpis(world: MonitorWorld, seed: int) -> None:
+    kin = world.kinematics
     n = 40
     expected = make_record(kin, RobotRole.EXPECTED, n, seed, with_tip=False)
     virtual = make_record(kin, RobotRole.VIRTUAL, n, seed, with_tip=True)
     target = expected.tip_pos_m[-1]
     monitor = CaseMonitor(
-        properties,
-        kin,
+        world,
         {RobotRole.VIRTUAL: True},
-        obstacles,
         target_m=target,
         test_id="c",
         backends={RobotRole.VIRTUAL: "test"},
@@ -58,7 +48,7 @@ def test_streams_give_the_offline_verdicts_and_kpis(world: tuple, seed: int) -> 
     conclusion = monitor.finish()
     assert conclusion.samples == {RobotRole.EXPECTED: n, RobotRole.VIRTUAL: n}
     assert_same(conclusion.records[RobotRole.VIRTUAL], virtual)
-    reports = check_records(properties, [expected, virtual], expected, obstacles, target)
+    reports = check_records(world, [expected, virtual], expected, target)
     offline = [v for report in reports for v in report.verdicts]
     offline_kpis = [k for report in reports for k in report.kpis]
     assert [v.property for v in conclusion.verdicts] == [v.property for v in offline]

@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcap.reader import make_reader
 
+from cosim_validation.assembly.monitor_world import load_monitor_world
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.ros.bag import read_messages, topics_of
 from cosim_validation.ros.replay import compare, replay_bag
 from cosim_validation.session.graph import load_graph
-from cosim_validation.session.monitor_world import load_monitor_world
 from cosim_validation.session.process_group import ProcessGroup
 from cosim_validation.session.session_runner import run_session, write_summary
 
@@ -114,39 +115,67 @@ def test_session_outputs_and_replay(
     assert compare(replayed) == []  # the replayed verdicts equal the live monitor's
 
 
+class FaultInjector:
+    """Sends ``sig`` to a node's process once the first case's injection starts, and times the stale alert."""
+
+    def __init__(self, context: Any, node_name: str, sig: int, resume_after_s: float | None = None) -> None:
+        from rclpy.node import Node
+
+        self.context, self.node_name, self.sig, self.resume_after_s = context, node_name, sig, resume_after_s
+        self.node = Node("fault_injector", context=context)
+        self.hit, self.done = threading.Event(), threading.Event()
+        self.hit_at = 0.0
+        self.stale_after_s: float | None = None
+        self.alerts: list[str] = []
+
+    def attach(self, group: ProcessGroup) -> None:
+        from cosim_validation.ros.qos import LATCHED, RESULT, to_rclpy
+        from cosim_validation_interfaces.msg import Alert, CaseStatus
+
+        def on_status(msg: Any) -> None:  # in the middle of the first moving case
+            if msg.event == CaseStatus.STAGE and msg.stage == 3 and not self.hit.is_set():
+                self.hit_at = time.monotonic()
+                group.kill(self.node_name, self.sig)
+                self.hit.set()
+                if self.resume_after_s is not None:
+                    timer = threading.Timer(self.resume_after_s, group.kill, (self.node_name, signal.SIGCONT))
+                    timer.start()
+
+        def on_alert(msg: Any) -> None:
+            self.alerts.append(str(msg.code))
+            if msg.code == "robot_stale" and self.hit.is_set() and self.stale_after_s is None:
+                self.stale_after_s = time.monotonic() - self.hit_at
+
+        self.node.create_subscription(CaseStatus, "/cosim/case_status", on_status, to_rclpy(LATCHED))
+        self.node.create_subscription(Alert, "/cosim/alerts", on_alert, to_rclpy(RESULT))
+        threading.Thread(target=self._spin, daemon=True).start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(self.node)
+        while not self.done.is_set() and self.context.ok():
+            executor.spin_once(timeout_sec=0.02)
+
+    def close(self) -> None:
+        self.done.set()
+        time.sleep(0.1)
+        self.node.destroy_node()
+
+
 def test_killing_a_driver_mid_session(
     tmp_path: Path, repo_root: Path, suite_file: Path, node_env: dict[str, str], rclpy_context: Any
 ) -> None:
-    from rclpy.node import Node
 
-    from cosim_validation.ros.qos import LATCHED, to_rclpy
-    from cosim_validation_interfaces.msg import CaseStatus
-
-    killed = threading.Event()
-    node = Node("fault_injector", context=rclpy_context)
-
-    def inject(group: ProcessGroup) -> None:
-        def on_status(msg: Any) -> None:  # kill the physical arm's driver in the middle of the first moving case
-            if msg.event == CaseStatus.STAGE and msg.stage == 3 and not killed.is_set():
-                group.kill("physical_driver", signal.SIGKILL)
-                killed.set()
-
-        node.create_subscription(CaseStatus, "/cosim/case_status", on_status, to_rclpy(LATCHED))
-
-        def spin() -> None:
-            from rclpy.executors import SingleThreadedExecutor
-
-            executor = SingleThreadedExecutor(context=rclpy_context)
-            executor.add_node(node)
-            while not killed.is_set() and rclpy_context.ok():
-                executor.spin_once(timeout_sec=0.05)
-
-        threading.Thread(target=spin, daemon=True).start()
-
+    faults = FaultInjector(rclpy_context, "physical_driver", signal.SIGKILL)
     run_dir = tmp_path / "run"
-    outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=inject)
-    node.destroy_node()
-    assert killed.is_set()
+    outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=faults.attach)
+    faults.close()
+    assert faults.hit.is_set()
+    # the monitor reported the dead driver stale within 1 s of the kill (wall time, at the test's subscription)
+    assert faults.stale_after_s is not None
+    assert faults.stale_after_s < 1.0, faults.stale_after_s
     assert outcome.status == "completed", outcome.message  # the session went on with the next cases
     assert outcome.exit_codes["physical_driver"] == -signal.SIGKILL
 
@@ -171,3 +200,32 @@ def test_killing_a_driver_mid_session(
     started = {m.message.test_case.test_id for m in read_messages(bag, ["/cosim/case_status"]) if m.message.event == 0}
     assert set(reports) == started  # every started case was concluded, also the aborted one
     assert {c.test_id for c in cases if c.outcome in ("completed", "aborted")} == started  # bag and database agree
+    assert any("without the physical robot" in c.message for c in later)  # said, not silent
+    world = load_monitor_world(repo_root / "config" / "needle_insertion.yaml", repo_root / "config" / "properties.yaml")
+    assert compare(replay_bag(bag, world)) == []  # the replay concludes the aborted case where the live monitor did
+
+
+def test_a_frozen_driver_is_back_in_the_next_case(
+    tmp_path: Path, repo_root: Path, suite_file: Path, world: Any, node_env: dict[str, str], rclpy_context: Any
+) -> None:
+    """SIGSTOP for 5 s: the case aborts (the controller waits 3 s), the monitor says stale then alive again, and
+    the next case drives the physical robot again."""
+    faults = FaultInjector(rclpy_context, "physical_driver", signal.SIGSTOP, resume_after_s=5.0)
+    run_dir = tmp_path / "run"
+    outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=faults.attach)
+    faults.close()
+    assert faults.hit.is_set()
+    assert outcome.status == "completed", outcome.message
+    assert outcome.exit_codes["physical_driver"] == 0  # it runs to the end
+    with ResultsDB.open(run_dir / "results.sqlite") as db:
+        cases = db.cases()
+        verdicts = db.verdicts()
+    aborted = [c for c in cases if c.outcome == "aborted"]
+    assert len(aborted) == 1
+    assert "physical robot is stale" in aborted[0].message
+    last = cases[-1]
+    assert last.outcome == "completed"
+    assert "physical" in {v.robot for v in verdicts if v.test_id == last.test_id}  # back in
+    assert faults.alerts.count("robot_stale") >= 1
+    assert "robot_recovered" in faults.alerts
+    assert compare(replay_bag(run_dir / "session.mcap", world)) == []

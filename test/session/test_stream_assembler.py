@@ -29,6 +29,8 @@ def make_record(kin: Kinematics, role: RobotRole, n: int, seed: int, with_tip: b
     fk = kin.record_arrays(measured)
     actual = fk.tip_pos_m + rng.normal(scale=2e-4, size=(n, 3)) if with_tip else np.full((n, 3), np.nan)
     quat = fk.tip_quat_wxyz if with_tip else np.full((n, 4), np.nan)
+    if role is RobotRole.EXPECTED:  # a plan's actual tip is its planned tip
+        actual, quat = fk.tip_pos_m, fk.tip_quat_wxyz
     return TrajectoryRecord(
         "c",
         role,

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.backends import BACKEND_NAMES
 from cosim_validation.config import ConfigNode
 from cosim_validation.exceptions import ConfigError
-from cosim_validation.sim import BACKEND_NAMES, BackendsConfig
+from cosim_validation.sim import BackendsConfig
 from test.sim.plans import config_node, shipped_config_dict
 
 
@@ -32,7 +33,6 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "match"),
     [
-        ("backends.default", "gazebo", r"backends\.default: expected one of 'mujoco', 'pybullet', 'emulated'"),
         ("backends.physics_timestep_s", 0.0, r"backends\.physics_timestep_s: expected a number > 0"),
         ("backends.physics_timestep_s", 0.05, r"backends\.physics_timestep_s: expected a number <= 0\.01"),
         ("backends.servo.kp_nm_per_rad", [1.0] * 6, r"backends\.servo\.kp_nm_per_rad: expected a list of 7"),

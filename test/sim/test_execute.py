@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.backends import make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.robot import Kinematics
-from cosim_validation.sim import BackendInputError, RobotBackend, execute_trajectory, make_backend
+from cosim_validation.sim import BackendInputError, RobotBackend, execute_trajectory
 
 Plan = tuple[np.ndarray, np.ndarray, np.ndarray]
 

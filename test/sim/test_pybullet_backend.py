@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cosim_validation.backends import make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.record import TrajectoryRecord
 from cosim_validation.robot import Kinematics
-from cosim_validation.sim import execute_trajectory, make_backend
+from cosim_validation.sim import execute_trajectory
 from cosim_validation.sim.pybullet_backend import PybulletBackend
 
 JOINT_TOLERANCE_RAD = 1e-8

@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.backends import BACKEND_NAMES, make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.record import RobotRole
 from cosim_validation.robot import Kinematics
-from cosim_validation.sim import BACKEND_NAMES, BackendInputError, RobotBackend, make_backend
+from cosim_validation.sim import BackendInputError, RobotBackend
 
 
 @pytest.fixture(scope="module", params=BACKEND_NAMES)

@@ -8,13 +8,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.properties.errors import PropertyError, TraceError
+from cosim_validation.properties.language.signals import z_axis_one
 from cosim_validation.properties.machines.machine import ANY, EOF, GREEN, RED, Machine, Snapshot, Transition, Vars
 from cosim_validation.properties.sample import Sample, record_samples
-from cosim_validation.properties.signals import z_axis_one
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 
 SETTLE_STEPS = 64  # at most this many transitions on the last snapshot (eof chains)
+_NOT_GREEN = ", not green"  # end of the reason of a machine that ended outside green without entering red
+
+
+def ended_outside_green(verdict: Verdict) -> bool:
+    """Whether a ``machine:<name>`` verdict is VIOLATED only because the run ended before the machine reached
+    green (it never entered red): on a run cut short this says nothing about the behaviour."""
+    return verdict.status is Status.VIOLATED and verdict.reason.endswith(_NOT_GREEN)
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,7 @@ class MachineRunner:
         if state == GREEN:
             self.result = self._outcome(Status.HOLDS, math.nan, Stage.NONE, "ended in green")
         else:
-            self.result = self._outcome(Status.VIOLATED, last.t_s, last.stage, f"ended in {self.path()!r}, not green")
+            self.result = self._outcome(Status.VIOLATED, last.t_s, last.stage, f"ended in {self.path()!r}{_NOT_GREEN}")
         return self.result
 
     # ------------------------------------------------------------------ stepping

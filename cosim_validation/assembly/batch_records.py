@@ -1,0 +1,85 @@
+"""The trajectory records of a case run in-process: what the live monitor would rebuild from the topics.
+
+Times are the samples' session stamps minus the case start (as the monitor computes them from message
+stamps), only the samples every robot answered are kept (an aborted case is a prefix), the expected record's
+actual tip is the planned tip, and every robot's kinematic fields come from forward kinematics of its
+measured joints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from cosim_validation.assembly.lockstep import CaseRun
+from cosim_validation.assembly.robot_port import BackendPort
+from cosim_validation.record import RobotRole, TrajectoryRecord
+from cosim_validation.robot import Kinematics
+
+
+def batch_records(
+    run: CaseRun, ports: Mapping[RobotRole, BackendPort], kinematics: Kinematics, target_m: np.ndarray
+) -> tuple[TrajectoryRecord, ...]:
+    """The expected record, then one per robot of ``run.robots`` (in that order), over the answered samples.
+
+    Args:
+        run: The case (its plan and stamps).
+        ports: The in-process robots that ran it.
+        kinematics: The nominal arm and needle.
+        target_m: (3,) the case's target [m], kept in each record's meta (``cosim check`` reads it).
+    """
+    plan = run.plan
+    assert plan is not None
+    n = run.executed
+    t_s = run.t_s
+    meta = {"seed": run.seed, "target_m": [float(v) for v in target_m], "outcome": run.outcome}
+    q_plan = plan.q_rad[:n]
+    stage = plan.stage[:n]
+    planned = kinematics.record_arrays(q_plan)
+    records = [
+        TrajectoryRecord(
+            test_id=run.test_id,
+            robot=RobotRole.EXPECTED,
+            backend="plan",
+            joint_names=kinematics.joint_names,
+            needle_length_m=kinematics.needle_length_m,
+            t_s=t_s,
+            stage=stage,
+            q_setpoint_rad=q_plan,
+            q_measured_rad=q_plan,
+            joint_pos_m=planned.joint_pos_m,
+            joint_axis=planned.joint_axis,
+            tip_pos_m=planned.tip_pos_m,
+            tip_quat_wxyz=planned.tip_quat_wxyz,
+            actual_tip_pos_m=planned.tip_pos_m,
+            actual_tip_quat_wxyz=planned.tip_quat_wxyz,
+            meta={"controller": plan.controller, **meta},
+        )
+    ]
+    for role in run.robots:
+        port = ports[role]
+        samples = port.samples[:n]
+        measured = np.array([s.q_measured_rad for s in samples]).reshape(n, kinematics.n_joints)
+        fk = kinematics.record_arrays(measured)
+        records.append(
+            TrajectoryRecord(
+                test_id=run.test_id,
+                robot=role,
+                backend=port.backend.name,
+                joint_names=kinematics.joint_names,
+                needle_length_m=kinematics.needle_length_m,
+                t_s=t_s,
+                stage=stage,
+                q_setpoint_rad=q_plan,
+                q_measured_rad=measured,
+                joint_pos_m=fk.joint_pos_m,
+                joint_axis=fk.joint_axis,
+                tip_pos_m=fk.tip_pos_m,
+                tip_quat_wxyz=fk.tip_quat_wxyz,
+                actual_tip_pos_m=np.array([s.actual_tip_pos_m for s in samples]).reshape(n, 3),
+                actual_tip_quat_wxyz=np.array([s.actual_tip_quat_wxyz for s in samples]).reshape(n, 4),
+                meta=meta,
+            )
+        )
+    return tuple(records)

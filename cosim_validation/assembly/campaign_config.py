@@ -1,0 +1,74 @@
+"""The ``campaign:`` section: the property set checked on every case, which engine plays which robot.
+
+```yaml
+campaign:
+  properties: properties.yaml       # property set and KPIs (relative to the configuration file)
+  robots: {virtual: mujoco, physical: emulated}   # engine behind each robot named in --backends
+  safety_property: needle_outside_forbidden_regions   # its violation makes a case "error-triggering"
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cosim_validation.backends import ENGINES
+from cosim_validation.config import ConfigNode
+from cosim_validation.exceptions import InputError
+from cosim_validation.record import RobotRole
+
+#: Engine names and the robot each one plays (from the backend registry).
+ENGINE_ROLES: dict[str, RobotRole] = {name: e.role for name, e in ENGINES.items()}
+ROBOT_NAMES: tuple[str, ...] = ("virtual", "physical")
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    """Validated ``campaign`` section.
+
+    Attributes:
+        properties_path: The property file (absolute).
+        robots: Engine name per robot role (``virtual``, ``physical``).
+        safety_property: Property whose violation counts as an error-triggering case in the tables.
+    """
+
+    properties_path: Path
+    robots: dict[str, str]
+    safety_property: str
+
+    @classmethod
+    def from_config(cls, node: ConfigNode) -> CampaignConfig:
+        """Read the ``campaign`` section (``node`` is that section)."""
+        node.reject_unknown(("properties", "robots", "safety_property"))
+        robots_node = node["robots"]
+        robots_node.reject_unknown(ROBOT_NAMES)
+        robots = {}
+        for role in ROBOT_NAMES:
+            choices = [name for name, r in ENGINE_ROLES.items() if r.label == role]
+            robots[role] = robots_node[role].to_str(choices=choices)
+        path = node["properties"].to_path().resolve()
+        if not path.is_file():
+            raise node["properties"].error(f"property file {str(path)!r} does not exist")
+        return cls(path, robots, node["safety_property"].to_str())
+
+    def engines(self, backends: Sequence[str]) -> tuple[str, ...]:
+        """Engine names for ``backends`` (robot names such as ``virtual`` or engine names), one per robot.
+
+        Raises:
+            InputError: An unknown name, or two engines for the same robot.
+        """
+        if not backends:
+            raise InputError("--backends: name at least one robot (virtual, physical) or engine")
+        engines: dict[RobotRole, str] = {}
+        for name in backends:
+            engine = self.robots.get(name, name)
+            if engine not in ENGINE_ROLES:
+                known = ", ".join((*ROBOT_NAMES, *ENGINE_ROLES))
+                raise InputError(f"--backends: unknown backend {name!r}; expected some of: {known}")
+            role = ENGINE_ROLES[engine]
+            if role in engines:
+                raise InputError(f"--backends: two backends for the {role.label} robot ({engines[role]!r}, {engine!r})")
+            engines[role] = engine
+        return tuple(engines[role] for role in sorted(engines))

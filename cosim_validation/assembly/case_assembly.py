@@ -1,0 +1,197 @@
+"""The one place a case is put together, for every mode.
+
+A :class:`CaseAssembly` is built once per process from an :class:`AssemblySpec` (configuration file,
+robots, controller, validation, property file): the case study (robot, anatomy, planner, controllers,
+state validator), the robots a case runs on (built by the backend registry, with whatever wraps them),
+and the monitor's world (properties, KPIs, machines, obstacles, self-collision). Every mode uses it:
+
+- ``cosim campaign`` and ``cosim run-case``: :meth:`CaseAssembly.run_batch` drives in-process robots through
+  the lockstep loop and :meth:`CaseAssembly.check` evaluates the records offline;
+- a live session: the controller node runs the same :class:`~cosim_validation.assembly.lockstep.Lockstep`
+  over ROS driver links (:meth:`CaseAssembly.lockstep`), each driver node answers with the robot
+  :meth:`CaseAssembly.robot` builds, and the monitor node, ``cosim replay`` and ``cosim check`` use the
+  assembly's :class:`~cosim_validation.assembly.monitor_world.MonitorWorld`.
+
+So a case is planned, validated, executed and monitored the same way live, in batch and on replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.assembly.batch_records import batch_records
+from cosim_validation.assembly.campaign_config import CampaignConfig
+from cosim_validation.assembly.case_outcome import conclude_verdicts
+from cosim_validation.assembly.lockstep import CaseListener, CaseRun, Lockstep, LockstepSettings, SessionClock
+from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
+from cosim_validation.assembly.record_check import RecordReport, check_records
+from cosim_validation.assembly.robot_port import BackendPort, RobotPort
+from cosim_validation.assembly.robots import build_robot
+from cosim_validation.backends import engine
+from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
+from cosim_validation.coverage import TestCase
+from cosim_validation.exceptions import InputError
+from cosim_validation.record import RobotRole, TrajectoryRecord
+from cosim_validation.sim.robot_backend import RobotBackend
+
+
+@dataclass(frozen=True)
+class AssemblySpec:
+    """What a case is made of; small, picklable (sent to workers) and stored with every run.
+
+    Attributes:
+        config_path: The case-study configuration file.
+        engines: Robots run in-process (batch), by registry name (``mujoco``, ``pybullet``, ``emulated``);
+            empty where the robots are ROS drivers (the controller node) or there are none (the monitor).
+        controller: Controller under test; None for ``controllers.default``.
+        validate: Check every setpoint with the state validator; None for ``validator.enabled``.
+        properties_path: The property file; None for ``campaign.properties`` of the configuration.
+        robot_seed: Seed of an emulated physical arm (its drawn geometry and masses); None for
+            ``backends.emulated.seed``.
+        config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
+            directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
+    """
+
+    config_path: str
+    engines: tuple[str, ...] = ()
+    controller: str | None = None
+    validate: bool | None = None
+    properties_path: str | None = None
+    robot_seed: int | None = None
+    config_base_dir: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (JSON), as stored in a run's metadata."""
+        return asdict(self) | {"engines": list(self.engines)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AssemblySpec:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            config_path=str(data["config_path"]),
+            engines=tuple(data.get("engines", ())),
+            controller=data.get("controller"),
+            validate=data.get("validate"),
+            properties_path=data.get("properties_path"),
+            robot_seed=data.get("robot_seed"),
+            config_base_dir=data.get("config_base_dir"),
+        )
+
+
+@dataclass(frozen=True)
+class BatchCase:
+    """A case run in-process.
+
+    Attributes:
+        run: How it went (outcome, message, plan, samples answered).
+        records: The expected record (the plan, as far as it was streamed) first, then one per robot; empty
+            when the case never started (refused).
+    """
+
+    run: CaseRun
+    records: tuple[TrajectoryRecord, ...]
+
+
+class CaseAssembly:
+    """Everything a case needs, built once (seconds: meshes, models, engines).
+
+    Args:
+        spec: What to build.
+
+    Raises:
+        ConfigError, InputError: Bad configuration or request (naming file and key).
+    """
+
+    def __init__(self, spec: AssemblySpec) -> None:
+        self.spec = spec
+        self.config: ConfigNode = load_config(spec.config_path, spec.config_base_dir or "")
+        self.campaign = CampaignConfig.from_config(self.config["campaign"])
+        self.controller_name = controller_name(spec.controller, self.config)  # fail before the build
+        roles = [engine(name).role for name in spec.engines]
+        if len(set(roles)) != len(roles):
+            raise InputError(f"two engines play the same robot: {', '.join(spec.engines)}")
+        self.setup = InsertionSetup.from_config(self.config)
+        self.validate = self.setup.validator_settings.enabled if spec.validate is None else bool(spec.validate)
+        collision = self.setup.planner.checker.self_collision  # one model of the arm for planner and monitor
+        self.monitor: MonitorWorld = monitor_world(
+            self.config,
+            self.properties_path,
+            kinematics=self.setup.robot.kinematics,
+            scene=self.setup.scene,
+            collision=collision,
+        )
+        self._backends: tuple[RobotBackend, ...] | None = None
+
+    @property
+    def properties_path(self) -> Path:
+        """The property file the monitor checks."""
+        if self.spec.properties_path is not None:
+            return Path(self.spec.properties_path)
+        return self.campaign.properties_path
+
+    @property
+    def kinematics(self) -> Any:
+        """The nominal arm and needle."""
+        return self.setup.robot.kinematics
+
+    def controller(self, name: str | None = None) -> Controller:
+        """The controller ``name`` (None: the assembly's controller under test)."""
+        return self.setup.controller(name or self.controller_name)
+
+    def robot(self, engine_name: str) -> RobotBackend:
+        """A robot of the registry for this case study (a batch robot, or the backend of a driver node)."""
+        return build_robot(self.config, engine_name, self.kinematics, seed=self.spec.robot_seed)
+
+    @property
+    def backends(self) -> tuple[RobotBackend, ...]:
+        """The in-process robots of :attr:`AssemblySpec.engines`, built on first use."""
+        if self._backends is None:
+            self._backends = tuple(self.robot(name) for name in self.spec.engines)
+        return self._backends
+
+    def lockstep(
+        self, ports: Mapping[RobotRole, RobotPort], clock: SessionClock | None = None, drop_lost_robots: bool = True
+    ) -> Lockstep:
+        """The lockstep loop over ``ports`` with this assembly's validation."""
+        settings = LockstepSettings(validate=self.validate, drop_lost_robots=drop_lost_robots)
+        return Lockstep(self.kinematics, ports, settings, self.setup.state_validator, clock)
+
+    def run_batch(self, case: TestCase, listener: CaseListener | None = None) -> BatchCase:
+        """Plan and run ``case`` on the in-process robots; the records of what was executed."""
+        ports = {backend.role: BackendPort(backend) for backend in self.backends}
+        run = self.lockstep(ports).run(case, self.controller(), listener)
+        if not run.started:
+            return BatchCase(run, ())
+        return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m))
+
+    def check(self, batch: BatchCase, target_m: Any) -> list[RecordReport]:
+        """The monitor's verdicts, KPIs and machines on every record of ``batch`` (the plan's record first), as
+        the live monitor concludes them for the case's outcome."""
+        expected = next((r for r in batch.records if r.robot is RobotRole.EXPECTED), None)
+        reports = check_records(self.monitor, batch.records, expected, target_m)
+        outcome, message = batch.run.outcome, batch.run.message
+        return [replace(r, verdicts=conclude_verdicts(r.verdicts, outcome, message)) for r in reports]
+
+    def close(self) -> None:
+        """Release the robots."""
+        for backend in self._backends or ():
+            backend.close()
+        self._backends = None
+
+
+def controller_name(name: str | None, config: ConfigNode) -> str:
+    """The controller to test: ``name``, or ``controllers.default`` of the configuration.
+
+    Raises:
+        InputError: An unknown name (the message lists the controllers).
+    """
+    from cosim_validation.controllers import ControllersConfig
+
+    chosen = ControllersConfig.from_config(config["controllers"]).default if name is None else name
+    if chosen not in CONTROLLER_NAMES:
+        raise InputError(f"unknown controller {name!r}; expected one of: {', '.join(CONTROLLER_NAMES)}")
+    return chosen

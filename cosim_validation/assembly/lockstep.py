@@ -1,0 +1,307 @@
+"""One case in lockstep: plan it, check each setpoint, stream it to every robot, wait for every answer.
+
+The same loop runs every case of every mode. In a campaign the robots are in-process backends
+(:class:`~cosim_validation.assembly.robot_port.BackendPort`); in a live session the controller node runs it
+with ROS driver links and publishes what the :class:`CaseListener` hears (expected states, /clock, the case
+status, action feedback). So a case is planned, validated, streamed and stopped identically live and in
+batch, and its samples carry the same stamps.
+
+Time: the loop owns the session clock (:class:`SessionClock`). Sample k of a case is stamped
+``case start + round(t_k * 1e9)`` ns; cases follow each other on it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from cosim_validation.assembly.case_seed import case_seed
+from cosim_validation.assembly.robot_port import RobotLostError, RobotPort
+from cosim_validation.controllers import Controller
+from cosim_validation.coverage import TestCase
+from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.planning import Plan
+from cosim_validation.planning.state_validator import StateValidator
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.robot import Kinematics
+
+
+class CaseEvent(IntEnum):
+    """What happened to a case; the values equal ``cosim_validation_interfaces/CaseStatus`` events."""
+
+    STARTED = 0
+    STAGE = 1
+    COMPLETED = 2
+    REFUSED = 3
+    ABORTED = 4
+
+
+#: Outcome label of each ending event (the ``outcome`` column of a results database).
+OUTCOME_OF_EVENT: dict[CaseEvent, str] = {
+    CaseEvent.COMPLETED: "completed",
+    CaseEvent.REFUSED: "refused",
+    CaseEvent.ABORTED: "aborted",
+}
+
+
+class CaseAbortedError(CosimError):
+    """The case stopped mid-way (validator refusal, lost robot, cancel); the message says why."""
+
+
+class SessionClock:
+    """The session's time [ns]: cases follow each other on it (the controller publishes it as /clock)."""
+
+    def __init__(self, start_ns: int = 1_000_000_000) -> None:
+        self.now_ns = int(start_ns)
+
+
+class CaseListener:
+    """What a lockstep case tells the outside world; the batch runner ignores it, the controller node publishes.
+
+    Override what you need; every method is called from the thread running the case.
+    """
+
+    def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
+        """The case started, changed stage or ended (``run`` says how far it got)."""
+
+    def setpoint(
+        self, k: int, stamp_ns: int, stage: Stage, q_rad: np.ndarray, tip: np.ndarray, quat: np.ndarray
+    ) -> None:
+        """Setpoint k passed every check and is about to be sent (planned tip pose from FK)."""
+
+    def progress(self, k: int, stage: Stage, n_samples: int) -> None:
+        """Sample k was answered by every robot (called at stage changes and every 10 samples)."""
+
+    def before_streaming(self) -> None:
+        """Every robot is reset; the first setpoint is next (a live session waits for its subscribers)."""
+
+    def pace(self, k: int, t_s: float) -> None:
+        """Called after sample k (a real-time session sleeps until the case time ``t_s`` [s])."""
+
+    def cancel_requested(self) -> bool:
+        """Whether the case should stop now (an action client canceled it)."""
+        return False
+
+
+@dataclass
+class CaseRun:
+    """How a case went.
+
+    Attributes:
+        test_id: The case.
+        outcome: ``completed``, ``refused``, ``aborted`` or ``failed``.
+        message: Why it ended that way ("every stage executed", the refusal or abort reason).
+        robots: The robots driven.
+        plan: The plan (None when refused or failed before planning).
+        stamps_ns: (n,) the plan's sample stamps on the session clock.
+        executed: Samples every robot answered (the first ``executed`` of the plan).
+        last_stage: The stage of the last sample answered.
+        seed: The case's seed (noise of the emulated arms).
+        started: Whether streaming began (STARTED was announced: the monitor sees the case).
+        left_out: Robots the case wanted but could not drive (they stopped answering in an earlier case).
+    """
+
+    test_id: str
+    outcome: str = "failed"
+    message: str = ""
+    robots: tuple[RobotRole, ...] = ()
+    plan: Plan | None = None
+    stamps_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    executed: int = 0
+    last_stage: Stage = Stage.NONE
+    seed: int = 0
+    started: bool = False
+    left_out: tuple[RobotRole, ...] = ()
+
+    @property
+    def duration_s(self) -> float:
+        """Case time covered by the answered samples [s]."""
+        if self.executed < 1:
+            return 0.0
+        return float(self.stamps_ns[self.executed - 1] - self.stamps_ns[0]) / 1e9
+
+    @property
+    def t_s(self) -> np.ndarray:
+        """(executed,) times of the answered samples since the case start [s] (as the monitor sees them)."""
+        stamps = self.stamps_ns[: self.executed]
+        return (stamps - self.stamps_ns[0]) / 1e9 if len(stamps) else np.zeros(0)
+
+
+@dataclass(frozen=True)
+class LockstepSettings:
+    """How the loop treats setpoints and robots.
+
+    Attributes:
+        validate: Check every setpoint with the state validator (seed 002); a refusal aborts the case.
+        drop_lost_robots: After a robot stopped answering, run later cases without it (else they abort).
+    """
+
+    validate: bool = False
+    drop_lost_robots: bool = True
+
+
+class Lockstep:
+    """Runs cases one after another on a fixed set of robots.
+
+    Args:
+        kinematics: The nominal arm and needle (the planned tip of each setpoint).
+        ports: The robots, by role.
+        settings: Validation and lost-robot policy.
+        validator: Makes a fresh state validator (required when ``settings.validate``).
+        clock: The session clock (a new one by default).
+    """
+
+    def __init__(
+        self,
+        kinematics: Kinematics,
+        ports: Mapping[RobotRole, RobotPort],
+        settings: LockstepSettings,
+        validator: Callable[[], StateValidator] | None = None,
+        clock: SessionClock | None = None,
+    ) -> None:
+        if settings.validate and validator is None:
+            raise InputError("validation asked for but no state validator given")
+        self.kinematics = kinematics
+        self.ports = dict(ports)
+        self.settings = settings
+        self._validator = validator
+        self.clock = clock or SessionClock()
+        self.lost: dict[RobotRole, float] = {}  # robot -> when it was lost (time.monotonic())
+
+    def robots_for(self, wanted: Sequence[RobotRole]) -> tuple[RobotRole, ...]:
+        """The robots a case drives: ``wanted`` (all ports when empty) without the lost ones; a lost robot that
+        answered again since it was lost (a driver that was frozen) is back.
+
+        Raises:
+            InputError: A robot no port drives.
+            CaseAbortedError: Every wanted robot is lost.
+        """
+        chosen = list(wanted) or list(self.ports)
+        unknown = [r.label for r in chosen if r not in self.ports]
+        if unknown:
+            raise InputError(f"robots {unknown} are not driven here (robots: {[r.label for r in self.ports]})")
+        for role, lost_at in list(self.lost.items()):
+            if self.ports[role].answered_since(lost_at):
+                del self.lost[role]
+        alive = tuple(r for r in chosen if r not in self.lost)
+        if not alive:
+            names = ", ".join(r.label for r in sorted(self.lost))
+            raise CaseAbortedError(f"no robot left: {names} stopped answering")
+        return alive
+
+    def run(
+        self,
+        case: TestCase,
+        controller: Controller,
+        listener: CaseListener | None = None,
+        robots: Sequence[RobotRole] = (),
+    ) -> CaseRun:
+        """Plan and run ``case``; every ending is a :class:`CaseRun` (errors of the robots abort the case).
+
+        Raises:
+            InputError: Bad robots for this loop (before anything moved).
+            CosimError: Planning failed for a reason other than a refusal (bad input).
+        """
+        listener = listener or CaseListener()
+        run = CaseRun(case.test_id, seed=case_seed(int(case.seed), case.test_id))
+        try:
+            run.robots = self.robots_for(robots)
+            run.left_out = tuple(r for r in (robots or self.ports) if r not in run.robots)
+            self._plan(run, case, controller, listener)
+            if run.plan is not None:
+                self._stream(run, listener)
+        except CaseAbortedError as exc:
+            self._abort(run, str(exc), listener)
+        return run
+
+    # ------------------------------------------------------------------ steps
+    def _plan(self, run: CaseRun, case: TestCase, controller: Controller, listener: CaseListener) -> None:
+        from cosim_validation.planning import PlanningError
+
+        try:
+            run.plan = controller.plan_case(case.source_m, case.target_m)
+        except PlanningError as exc:
+            run.outcome, run.message = "refused", f"{exc.reason}: {exc}"
+            listener.status(CaseEvent.REFUSED, Stage.NONE, run.message, run)
+            return
+        run.stamps_ns = self.clock.now_ns + np.round(run.plan.t_s * 1e9).astype(np.int64)
+
+    def _stream(self, run: CaseRun, listener: CaseListener) -> None:
+        plan = run.plan
+        assert plan is not None
+        q = plan.q_rad
+        for role in run.robots:
+            try:
+                self.ports[role].reset(run.test_id, q[0], run.seed)
+            except RobotLostError as exc:
+                self._lose(role)
+                raise CaseAbortedError(str(exc)) from None
+        validator = self._validator() if self.settings.validate and self._validator is not None else None
+        if validator is not None:
+            validator.reset(q[0])
+        listener.before_streaming()
+        run.last_stage = Stage(int(plan.stage[0]))
+        run.started = True
+        listener.status(CaseEvent.STARTED, run.last_stage, "", run)
+        fk = self.kinematics.record_arrays(q)
+        for k in range(plan.n_samples):
+            self._step(run, k, fk.tip_pos_m[k], fk.tip_quat_wxyz[k], validator, listener)
+            listener.pace(k, float(plan.t_s[k]))
+        period_ns = int(run.stamps_ns[1] - run.stamps_ns[0]) if plan.n_samples > 1 else 100_000_000
+        self.clock.now_ns = int(run.stamps_ns[-1]) + period_ns
+        run.outcome, run.message = "completed", "every stage executed"
+        if run.left_out:
+            names = " and ".join(r.label for r in run.left_out)
+            run.message += f" without the {names} robot (it stopped answering in an earlier case)"
+        listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
+
+    def _step(
+        self,
+        run: CaseRun,
+        k: int,
+        tip: np.ndarray,
+        quat: np.ndarray,
+        validator: StateValidator | None,
+        listener: CaseListener,
+    ) -> None:
+        plan = run.plan
+        assert plan is not None
+        stage = Stage(int(plan.stage[k]))
+        if listener.cancel_requested():
+            raise CaseAbortedError("canceled by the client")
+        if validator is not None:
+            verdict = validator.check(plan.q_rad[k])
+            if not verdict.accepted:
+                raise CaseAbortedError(f"the state validator refused setpoint {k} ({stage.label}): {verdict.message}")
+        stamp = int(run.stamps_ns[k])
+        listener.setpoint(k, stamp, stage, plan.q_rad[k], tip, quat)
+        for role in run.robots:
+            self.ports[role].send(stamp, plan.q_rad[k])
+        for role in run.robots:
+            try:
+                self.ports[role].wait(stamp)
+            except RobotLostError as exc:
+                self._lose(role)
+                raise CaseAbortedError(str(exc)) from None
+        run.executed = k + 1
+        changed = stage is not run.last_stage
+        if changed and k > 0:
+            listener.status(CaseEvent.STAGE, stage, "", run)
+        run.last_stage = stage
+        if changed or k % 10 == 0 or k == plan.n_samples - 1:
+            listener.progress(k, stage, plan.n_samples)
+
+    def _abort(self, run: CaseRun, reason: str, listener: CaseListener) -> None:
+        """The robots hold their last setpoint; the clock moves past the whole planned case."""
+        run.outcome, run.message = "aborted", reason
+        if run.started and run.plan is not None:
+            listener.status(CaseEvent.ABORTED, run.last_stage, reason, run)
+            self.clock.now_ns += round(float(run.plan.t_s[-1]) * 1e9) + 100_000_000
+
+    def _lose(self, role: RobotRole) -> None:
+        if self.settings.drop_lost_robots:
+            self.lost[role] = time.monotonic()

@@ -1,0 +1,123 @@
+"""A robot as the lockstep loop sees it: reset, send a setpoint, wait for the answer.
+
+The batch runner drives in-process backends through :class:`BackendPort`; the controller node drives ROS
+drivers through the same protocol (``nodes/robot_link.py``), and every driver node answers its commands with a
+:class:`BackendPort` too, so a setpoint reaches a backend the same way in every mode: the first setpoint
+after a reset only samples the arm at rest, setpoint k (stamped t_k) is reached linearly within
+t_k - t_(k-1) and the arm is read then.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.record import RobotRole
+from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
+
+
+class RobotLostError(CosimError):
+    """A robot did not answer in time, or refused; the message says which and why."""
+
+
+class RobotPort(Protocol):
+    """One robot in lockstep with the controller."""
+
+    @property
+    def role(self) -> RobotRole:
+        """Which robot (VIRTUAL or PHYSICAL)."""
+        ...
+
+    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
+        """Bring the robot to rest at ``q0_rad`` ((J,) [rad]) for case ``test_id``; reseed its noise.
+
+        Raises:
+            RobotLostError: The robot did not answer or refused.
+        """
+        ...
+
+    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+        """Stream the setpoint stamped ``stamp_ns`` [ns of session time]."""
+        ...
+
+    def wait(self, stamp_ns: int) -> None:
+        """Block until the robot answered the setpoint stamped ``stamp_ns``.
+
+        Raises:
+            RobotLostError: No answer in time.
+        """
+        ...
+
+    def answered_since(self, monotonic_s: float) -> bool:
+        """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``): a lost robot that
+        answers again (a driver that was frozen) may drive the next case."""
+        ...
+
+
+class BackendPort:
+    """A :class:`RobotBackend` driven by stamped setpoints (batch robot, and the core of a driver node).
+
+    Args:
+        backend: The robot; ``reseed(case_seed)`` is called on reset when the backend has it.
+        role: Its role in the case (default: the backend's own).
+    """
+
+    def __init__(self, backend: RobotBackend, role: RobotRole | None = None) -> None:
+        self.backend = backend
+        self._role = backend.role if role is None else role
+        self._last_ns: int | None = None
+        self._pending: BackendSample | None = None  # the sample read at reset, the answer to the first setpoint
+        self.reset_sample: BackendSample | None = None  # the arm at rest after the last reset
+        self.samples: list[BackendSample] = []
+
+    @property
+    def role(self) -> RobotRole:
+        """Which robot."""
+        return self._role
+
+    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
+        """Reseed, put the arm at rest at ``q0_rad``, read it (the answer to the first setpoint)."""
+        reseed = getattr(self.backend, "reseed", None)
+        if reseed is not None:
+            reseed(int(case_seed))  # a case's noise depends on the case only, not on what ran before
+        self.backend.reset(q0_rad)
+        self._pending = self.reset_sample = self.backend.read()  # read once: a read draws the arm's noise
+        self._last_ns = None
+        self.samples = []
+
+    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+        """Track the setpoint until ``stamp_ns`` and read the arm (the first one after a reset only reads).
+
+        Raises:
+            InputError: A setpoint before any reset, or not after the previous one.
+            BackendInputError: A malformed setpoint (naming the joint).
+        """
+        if self._pending is not None:
+            sample, self._pending = self._pending, None
+        else:
+            if self._last_ns is None:
+                raise InputError("setpoint before any reset: reset the robot first")
+            dt_s = (int(stamp_ns) - self._last_ns) / 1e9
+            if dt_s <= 0:
+                raise InputError(f"setpoint stamped {int(stamp_ns)} ns is not after the previous one ({self._last_ns})")
+            self.backend.command(q_rad, dt_s)
+            self.backend.advance(dt_s)
+            sample = self.backend.read()
+        self._last_ns = int(stamp_ns)
+        self.samples.append(sample)
+
+    def wait(self, stamp_ns: int) -> None:
+        """In-process: the answer is there as soon as :meth:`send` returned."""
+
+    def answered_since(self, monotonic_s: float) -> bool:
+        """In-process: always."""
+        return True
+
+    @property
+    def latest(self) -> BackendSample:
+        """The answer to the last setpoint."""
+        if not self.samples:
+            raise InputError("no setpoint sent since the last reset")
+        return self.samples[-1]

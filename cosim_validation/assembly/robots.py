@@ -1,0 +1,28 @@
+"""Building the robot that plays a role in a case: the one place the batch runner and the driver nodes get it.
+
+The registry (:mod:`cosim_validation.backends`) builds the engine; whatever wraps a robot (injected learned
+errors, injected hazards) is applied here, so it is present in a campaign, in ``cosim run-case`` and behind a
+session's driver nodes alike.
+"""
+
+from __future__ import annotations
+
+from cosim_validation.backends import make_backend
+from cosim_validation.config import ConfigNode
+from cosim_validation.robot import Kinematics, RobotConfig
+from cosim_validation.sim.robot_backend import RobotBackend
+
+
+def build_robot(
+    config: ConfigNode, engine_name: str | None, kinematics: Kinematics | None = None, seed: int | None = None
+) -> RobotBackend:
+    """The robot ``engine_name`` (None: ``backends.default``) of the case study ``config``.
+
+    Args:
+        config: The case-study configuration.
+        engine_name: A registry name (``mujoco``, ``pybullet``, ``emulated``) or None.
+        kinematics: The nominal arm and needle (default: the configuration's ``robot`` section).
+        seed: Seed of an emulated arm's drawn errors (None: ``backends.emulated.seed``).
+    """
+    kinematics = kinematics or RobotConfig.from_config(config["robot"]).kinematics
+    return make_backend(engine_name, config, kinematics, seed=seed)

@@ -1,0 +1,121 @@
+"""The recorded signals a property can name (``tip``, ``q[j]``, ``expected.tip``, ...) and context signals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cosim_validation.properties.language.terms import POINT, SCALAR, SEGMENT, STAGE, VECTOR, Env, Term
+from cosim_validation.properties.sample import Block
+
+
+def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
+    """(n, 3) +z axes of (n, 4) wxyz unit quaternions (the needle direction of a tip orientation)."""
+    w, x, y, z = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
+    return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
+
+
+def z_axis_one(quat_wxyz: np.ndarray) -> np.ndarray:
+    """(3,) +z axis of one (4,) wxyz unit quaternion (same formula as :func:`z_axis`, without array overhead)."""
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+
+
+@dataclass(eq=False)
+class Signal(Term):
+    """A recorded signal of the robot (or of the expected robot when ``expected`` is true).
+
+    ``name`` is one of the keys of :data:`SIGNALS`; ``joint`` the 0-based joint index for indexed ones.
+    """
+
+    name: str
+    kind: str
+    unit: str
+    joint: int = -1
+    expected: bool = False
+
+    def __post_init__(self) -> None:
+        self.uses_expected = self.expected
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        key = (self.name, self.joint, self.expected)
+        cached = env.signals.get(key)
+        if cached is None:
+            block = env.expected if self.expected else env.block
+            if block is None:
+                raise AssertionError("expected signal evaluated without expected samples")
+            cached = env.signals[key] = _read(block, self.name, self.joint)
+        return cached
+
+
+def _read(b: Block, name: str, j: int) -> np.ndarray:
+    if name == "t":
+        return b.t_s
+    if name == "stage":
+        return b.stage
+    if name in ("q", "q_setpoint"):
+        return (b.q_measured_rad if name == "q" else b.q_setpoint_rad)[:, j]
+    if name in ("joint", "joint_axis"):
+        return (b.joint_pos_m if name == "joint" else b.joint_axis)[:, j, :]
+    if name in ("tip", "actual_tip"):
+        return b.tip_pos_m if name == "tip" else b.actual_tip_pos_m
+    if name in ("tip_axis", "actual_tip_axis"):
+        return z_axis(b.tip_quat_wxyz if name == "tip_axis" else b.actual_tip_quat_wxyz)
+    if name == "needle_base":
+        return b.tip_pos_m - b.needle_length_m * z_axis(b.tip_quat_wxyz)
+    if name == "needle":
+        return np.stack([b.tip_pos_m - b.needle_length_m * z_axis(b.tip_quat_wxyz), b.tip_pos_m], axis=1)
+    raise AssertionError(name)
+
+
+#: Signals of a robot: name -> (kind, unit, indexed by joint).
+SIGNALS: dict[str, tuple[str, str, bool]] = {
+    "t": (SCALAR, "s", False),
+    "stage": (STAGE, "1", False),
+    "q": (SCALAR, "rad", True),
+    "q_setpoint": (SCALAR, "rad", True),
+    "joint": (POINT, "m", True),
+    "joint_axis": (VECTOR, "1", True),
+    "tip": (POINT, "m", False),
+    "tip_axis": (VECTOR, "1", False),
+    "actual_tip": (POINT, "m", False),
+    "actual_tip_axis": (VECTOR, "1", False),
+    "needle_base": (POINT, "m", False),
+    "needle": (SEGMENT, "m", False),
+}
+
+
+@dataclass(eq=False)
+class Target(Term):
+    """The case's target point from the context."""
+
+    kind: str = POINT
+    unit: str = "m"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        assert env.context.target_m is not None
+        return np.broadcast_to(env.context.target_m, (env.block.n, 3))
+
+
+@dataclass(eq=False)
+class SelfDistanceTerm(Term):
+    """Smallest distance between non-adjacent links [m], from the context's self-collision model."""
+
+    unit: str = "m"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        assert env.context.self_distance is not None
+        return np.asarray(env.context.self_distance(env.block.q_measured_rad), dtype=np.float64)
+
+
+@dataclass(eq=False)
+class SelfCollisionTerm(Term):
+    """Whether the robot's links touch each other (bool per sample), from the context's self-collision check."""
+
+    kind: str = "flag"
+    unit: str = "1"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        assert env.context.self_collision is not None
+        return np.asarray(env.context.self_collision(env.block.q_measured_rad), dtype=bool)

@@ -1,0 +1,90 @@
+"""Same case, same verdict: the cases of one suite through ``cosim session`` and ``cosim campaign --validate``.
+
+Both go through the one case assembly (the lockstep loop, the robots, the monitor world), so a live session over
+DDS and an in-process campaign give every case the same outcome and message, the same verdicts (status and
+margin) and the same KPIs on every robot, the emulated physical arm included. Two of the four cases are stopped
+by the state validator next to the heart.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.cli.main import main
+from cosim_validation.coverage import Suite
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+CASES = (0, 13, 25, 38)  # of the 39 cases of a 30 mm grid by the heart: two completed, two stopped by the validator
+TOLERANCE_M = 1e-9
+
+
+@pytest.fixture(scope="module")
+def suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
+    from cosim_validation.anatomy import load_anatomy
+    from cosim_validation.config import load_config
+    from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
+
+    config = load_config(repo_root / "config" / "needle_insertion.yaml")
+    request = TestgenRequest(method="grid", granularity_m=0.03, per_cube=1, seed=3, region="heart_side_7pct")
+    full, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
+    rows = list(CASES)
+    suite = Suite.build(
+        full.source_m[rows], full.target_m[rows], full.cube_index[rows], full.target_depth_m[rows],
+        {k: v for k, v in full.metadata.items() if k not in ("format", "frame_id", "unit", "suite_id")},
+    )  # fmt: skip
+    path = tmp_path_factory.mktemp("suite") / "heart_side.parquet"
+    suite.write(path)
+    return path
+
+
+def _rows(db_path: Path) -> tuple[dict, dict, dict]:  # type: ignore[type-arg]
+    with ResultsDB.open(db_path) as db:
+        cases = {c.test_id: (c.outcome, c.message) for c in db.cases()}
+        verdicts = {(v.test_id, v.property, v.robot): v for v in db.verdicts()}
+        kpis = {(k.test_id, k.name, k.robot, k.stage): k for k in db.kpis()}
+    return cases, verdicts, kpis
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    a, b = (math.nan if v is None else float(v) for v in (a, b))
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= TOLERANCE_M
+
+
+def test_session_and_campaign_give_the_same_results(
+    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_dir, campaign_dir = tmp_path / "session", tmp_path / "campaign"
+    assert main(["session", "--suite", str(suite_file), "--cases", "0", "--validate", "--out", str(session_dir)]) == 0
+    campaign = ["campaign", "--suite", str(suite_file), "--backends", "virtual,physical", "--validate"]
+    assert main([*campaign, "--workers", "1", "--out", str(campaign_dir)]) == 0
+    capsys.readouterr()
+    live_cases, live_verdicts, live_kpis = _rows(session_dir / "results.sqlite")
+    batch_cases, batch_verdicts, batch_kpis = _rows(campaign_dir / "results.sqlite")
+
+    assert live_cases == batch_cases
+    outcomes = sorted(outcome for outcome, _ in live_cases.values())
+    assert outcomes == ["aborted", "aborted", "completed", "completed"]
+    assert all("the state validator refused setpoint" in m for o, m in live_cases.values() if o == "aborted")
+
+    assert live_verdicts.keys() == batch_verdicts.keys()
+    assert {robot for _, _, robot in live_verdicts} == {"expected", "virtual", "physical"}
+    for key, live in live_verdicts.items():
+        batch = batch_verdicts[key]
+        assert live.status == batch.status, (key, live, batch)
+        assert _close(live.margin, batch.margin), (key, live.margin, batch.margin)
+        assert live.first_violation_stage == batch.first_violation_stage, key
+
+    assert live_kpis.keys() == batch_kpis.keys()
+    physical = [k for k in live_kpis if k[2] == "physical"]
+    assert len(physical) > 0
+    for key, live_kpi in live_kpis.items():
+        assert _close(live_kpi.value, batch_kpis[key].value), (key, live_kpi.value, batch_kpis[key].value)

@@ -22,28 +22,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cases", type=int, default=3, help="number of cases to run (0 = all of the suite)")
     parser.add_argument("--out", default="", help="run directory (default: runs/session-<time>)")
+    parser.add_argument(
+        "--domain-id",
+        type=int,
+        default=None,
+        help="ROS_DOMAIN_ID of the session's nodes (default: a free one of 1-101 that no other session on this "
+        "machine uses, never the caller's own)",
+    )
+    parser.add_argument(
+        "--discovery-range",
+        default="localhost",
+        help="ROS_AUTOMATIC_DISCOVERY_RANGE of the nodes: localhost (default), subnet, off, system_default",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Start the graph, run the cases, stop, print and write the summary."""
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
+    from cosim_validation.session.discovery_scope import DomainLease, check_discovery_range
     from cosim_validation.session.graph import load_graph
     from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
 
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
+    check_discovery_range(args.discovery_range)
     graph = load_graph(resolve_resource(args.config))
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     prepare_run_dir(run_dir)  # refuse a used run directory before any work
-    suite = _suite_path(args.suite, graph, run_dir, args.json)
-    if not args.json:
-        print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
-    outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
+    with DomainLease.acquire(args.domain_id, args.discovery_range) as scope:
+        suite = _suite_path(args.suite, graph, run_dir, args.json)
+        if not args.json:
+            print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
+            print(f"ROS 2: {scope.describe()}")
+        outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
     if outcome.escalated and not args.json:
         for name, sig in outcome.escalated.items():
             print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
-    summary = summarise(run_dir)
+    summary = {**scope.as_dict(), **summarise(run_dir)}
     summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
     path = write_summary(outcome, summary)
     if args.json:
@@ -62,31 +78,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
-    """The suite to run: the given file, or a 20 mm grid suite of the configured target made now."""
-    from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_config, resolve_resource
-    from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
+    """The suite to run: the given file, or the default grid suite made now into the run directory."""
     from cosim_validation.exceptions import InputError
+    from cosim_validation.session.default_suite import make_default_suite
 
     if given:
         path = Path(given)
         if not path.is_file():
             raise InputError(f"--suite {given!r}: no such file")
         return path
-    config_file = next(
-        (n.parameters["config"] for n in graph.nodes if "config" in n.parameters), "config/needle_insertion.yaml"
-    )
-    config = load_config(resolve_resource(config_file))
-    request = TestgenRequest(method="grid", granularity_m=DEFAULT_GRANULARITY_M, per_cube=1, seed=0)
-    suite, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
-    path = run_dir / "suite.parquet"
-    suite.write(path)
+    made = make_default_suite(graph, run_dir)
     if not as_json:
-        print(f"suite: {len(suite)} grid cases ({DEFAULT_GRANULARITY_M * 1000:.0f} mm, 1 per cube) -> {path}")
-    return path
-
-
-DEFAULT_GRANULARITY_M = 0.02
+        print(f"suite: {made.description} -> {made.path}")
+    return made.path
 
 
 def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: bool) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import (
     ConditionReachedException,
     ExternalShutdownException,
@@ -23,6 +24,7 @@ from rclpy.executors import (
     TimeoutException,
 )
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from cosim_validation.exceptions import CosimError
 from cosim_validation.session.node_parameters import parameters_of
@@ -31,24 +33,56 @@ READY_DIR_ENV = "COSIM_READY_DIR"
 
 
 def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
-    """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values."""
+    """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values.
+
+    Every parameter is declared by its type, not by its default: rclpy infers the type of a default value
+    and ignores the descriptor's ``type`` (rclpy ``Node.declare_parameters``: "The name and type in the
+    given descriptors are ignored"), so an empty list default would become BYTE_ARRAY and then refuse the
+    STRING_ARRAY a params file or launch gives. A parameter nobody set then takes the declared default,
+    set with its declared type.
+
+    Raises:
+        NodeParameterError: A value given for a parameter is of another type than declared.
+    """
     values: dict[str, Any] = {}
     for spec in parameters_of(executable):
-        descriptor = ParameterDescriptor(description=spec.description, type=_TYPES[spec.kind])
-        default = spec.default if spec.kind is not list else list(spec.default)
-        value = node.declare_parameter(spec.name, default, descriptor).value
-        values[spec.name] = list(value or []) if spec.kind is list else value
+        kind = _TYPES[spec.kind]
+        descriptor = ParameterDescriptor(description=spec.description)
+        try:
+            parameter: Parameter[Any] = node.declare_parameter(spec.name, kind, descriptor)
+        except InvalidParameterTypeException:
+            raise NodeParameterError(
+                f"parameter {spec.name!r} of {executable}: expected {_TYPE_NAMES[spec.kind]}, "
+                f"got {_given_type(node, spec.name)}"
+            ) from None
+        if parameter.type_ == Parameter.Type.NOT_SET:
+            parameter = Parameter(spec.name, kind, list(spec.default) if spec.kind is list else spec.default)
+            node.set_parameters([parameter])
+        value = parameter.value
+        values[spec.name] = list(value) if spec.kind is list else value
     return values
 
 
-# an empty list default carries no type, so every parameter declares its type explicitly
+class NodeParameterError(CosimError):
+    """A node parameter was given a value of the wrong type."""
+
+
+def _given_type(node: Node, name: str) -> str:
+    override = node._parameter_overrides.get(name)  # rclpy keeps what was given only here
+    if override is None:
+        return "a value of another type"
+    return f"{override.type_.name.lower()} {override.value!r}"
+
+
+# the declared type of every parameter (an empty list carries none)
 _TYPES = {
-    bool: ParameterType.PARAMETER_BOOL,
-    int: ParameterType.PARAMETER_INTEGER,
-    float: ParameterType.PARAMETER_DOUBLE,
-    str: ParameterType.PARAMETER_STRING,
-    list: ParameterType.PARAMETER_STRING_ARRAY,
+    bool: Parameter.Type.BOOL,
+    int: Parameter.Type.INTEGER,
+    float: Parameter.Type.DOUBLE,
+    str: Parameter.Type.STRING,
+    list: Parameter.Type.STRING_ARRAY,
 }
+_TYPE_NAMES = {bool: "a bool", int: "an integer", float: "a double", str: "a string", list: "a list of strings"}
 
 
 def progress_file(name: str) -> Path | None:

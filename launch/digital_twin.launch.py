@@ -103,7 +103,13 @@ def _node(launch: NodeLaunch, env: dict[str, str], graph: GraphSpec, on_exit: Ca
 def _required_exit(launch: NodeLaunch) -> Callable[..., Any] | None:
     if not launch.required:
         return None  # the controller goes on without a driver that died
-    return lambda event, context: [Shutdown(reason=f"required node {launch.name} exited with code {event.returncode}")]
+
+    def on_exit(event: Any, context: LaunchContext) -> list[Any]:
+        if context.is_shutdown:  # stopped with the others
+            return []
+        return [Shutdown(reason=f"required node {launch.name} exited with code {event.returncode}")]
+
+    return on_exit
 
 
 def _console_exit(name: str, ready_dir: Path, recorders: Sequence[str]) -> Callable[..., Any]:

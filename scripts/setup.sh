@@ -159,19 +159,23 @@ fi
 # ---------------------------------------------------------------- 6. the package in the ament index
 # What colcon installs for an ament_python package (setup.py data_files, setup.cfg script_dir), made in
 # .ros/install, which scripts/env.sh puts on AMENT_PREFIX_PATH: the package marker, share/cosim_validation
-# with package.xml and config/ launch/ urdf/ meshes/ (links into the checkout, so edits need no new set-up)
-# and lib/cosim_validation/<node> (the node entry points pip made in .venv/bin). Then
+# with package.xml and the files of config/ launch/ urdf/ meshes/ (each a relative link into the checkout, as
+# colcon --symlink-install makes them: folders are real, since `ros2 launch` walks them without following
+# links) and lib/cosim_validation/<node> (the node entry points pip made in .venv/bin). Then
 # get_package_share_directory('cosim_validation'), `ros2 run` and launch_ros find it as after a colcon build.
-# Cheap and idempotent, so it runs every time (step 4 may have emptied the prefix).
+# Cheap and idempotent, so it runs every time (step 4 may have emptied the prefix; files may have come or gone).
 SHARE="$PREFIX/share/cosim_validation"
+rm -rf "$SHARE" "$PREFIX/lib/cosim_validation"
 mkdir -p "$PREFIX/share/ament_index/resource_index/packages" "$SHARE" "$PREFIX/lib/cosim_validation"
 cp resource/cosim_validation "$PREFIX/share/ament_index/resource_index/packages/cosim_validation"
-ln -sfn ../../../../package.xml "$SHARE/package.xml"
-for folder in config launch urdf meshes; do ln -sfn "../../../../$folder" "$SHARE/$folder"; done
+while IFS= read -r file; do
+  mkdir -p "$SHARE/$(dirname "$file")"
+  ln -sfr "$ROOT/$file" "$SHARE/$file"
+done < <(printf '%s\n' package.xml; find config launch urdf meshes -type f ! -name '.*' | sort)
 NODES=$("$VENV/bin/python" -c 'from cosim_validation.session.node_parameters import NODE_PARAMETERS; print(*NODE_PARAMETERS)')
 for node in $NODES; do
   [ -x "$VENV/bin/$node" ] || die "no entry point .venv/bin/$node (setup.py NODES and node_parameters.py differ)"
-  ln -sfn "../../../../.venv/bin/$node" "$PREFIX/lib/cosim_validation/$node"
+  ln -sfr "$VENV/bin/$node" "$PREFIX/lib/cosim_validation/$node"
 done
 
 log "done. Use the environment with:  source scripts/env.sh"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
     from cosim_validation.campaign.results_db import ResultsDB
     from cosim_validation.exceptions import InputError
     from cosim_validation.ros.bag import topics_of
+    from cosim_validation.ros.recorded_types import skipped_file
 
     summary: dict[str, Any] = {"cases": {}, "verdicts": {}, "bag_topics": {}}
     db_path, bag_path = run_dir / "results.sqlite", run_dir / "session.mcap"
@@ -143,6 +145,9 @@ def summarise(run_dir: Path) -> dict[str, Any]:
         summary["bag_topics"] = {t: {"type": ty, "messages": n} for t, (ty, n) in topics_of(bag_path).items()}
     except InputError as exc:
         summary["bag_error"] = str(exc)
+    skipped = skipped_file(bag_path)  # topics of types the recorder does not know
+    if skipped.is_file():
+        summary["recorder_skipped_topics"] = json.loads(skipped.read_text())
     return summary
 
 
@@ -155,6 +160,8 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
     rows = [(t, v["type"], v["messages"]) for t, v in sorted(summary["bag_topics"].items())]
     if rows:
         print("\nsession.mcap:\n" + format_table(["topic", "type", "messages"], rows))
+    for topic, skipped in sorted(summary.get("recorder_skipped_topics", {}).items()):
+        print(f"not recorded: {topic} ({skipped['reason']})")
     check = summary.get("bag_check", {})
     if "replay_equals_live" in check:
         verdict = "equal" if check["replay_equals_live"] else "NOT equal: " + "; ".join(check["replay_differences"])

@@ -41,17 +41,16 @@ def run(args: argparse.Namespace) -> int:
     """Start the graph, run the cases, stop, print and write the summary."""
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
-    from cosim_validation.session.discovery_scope import DomainLease, check_discovery_range
+    from cosim_validation.session.discovery_scope import DomainLease
     from cosim_validation.session.graph import load_graph
     from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
 
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
-    check_discovery_range(args.discovery_range)
     graph = load_graph(resolve_resource(args.config))
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
-    prepare_run_dir(run_dir)  # refuse a used run directory before any work
-    with DomainLease.acquire(args.domain_id, args.discovery_range) as scope:
+    with DomainLease.acquire(args.domain_id, args.discovery_range) as scope:  # checks both options
+        prepare_run_dir(run_dir)  # refuse a used run directory before any work
         suite = _suite_path(args.suite, graph, run_dir, args.json)
         if not args.json:
             print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")

@@ -14,6 +14,7 @@ processes from, on the same graph YAML (config/digital_twin.yaml by default). As
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -65,7 +66,13 @@ def _session(context: LaunchContext) -> list[Any]:
     _LEASES.append(lease)
     ready_dir = run_dir / ".ready"
     ready_dir.mkdir(exist_ok=True)
-    env = {**lease.scope.env(), READY_DIR_ENV: str(ready_dir), "PYTHONUNBUFFERED": "1"}
+    # the nodes stop if this process dies (launch itself leaves them running after a SIGTERM)
+    env = {
+        **lease.scope.env(),
+        READY_DIR_ENV: str(ready_dir),
+        "PYTHONUNBUFFERED": "1",
+        "COSIM_PARENT_PID": str(os.getpid()),
+    }
     launches = node_launches(graph, run_dir, suite, _int_argument("cases", argument("cases")))
     notes += [
         f"session: {len(launches)} nodes from {graph.source}, run directory {run_dir}",
@@ -114,6 +121,8 @@ def _required_exit(launch: NodeLaunch) -> Callable[..., Any] | None:
 
 def _console_exit(name: str, ready_dir: Path, recorders: Sequence[str]) -> Callable[..., Any]:
     def on_exit(event: Any, context: LaunchContext) -> list[Any]:
+        if context.is_shutdown:  # stopped with the others (Ctrl-C, a required node's exit)
+            return []
         if event.returncode != 0:
             return [Shutdown(reason=f"{name} exited with code {event.returncode}")]
         return [_after_quiet([ready_dir / f"{r}.progress" for r in recorders], f"{name} finished: all cases run")]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
+import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -14,6 +17,7 @@ from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import (
     ConditionReachedException,
@@ -25,8 +29,10 @@ from rclpy.executors import (
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions, install_signal_handlers
 
 from cosim_validation.exceptions import CosimError
+from cosim_validation.session.discovery_scope import join_domain_lock
 from cosim_validation.session.node_parameters import parameters_of
 
 READY_DIR_ENV = "COSIM_READY_DIR"
@@ -138,19 +144,33 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     The exit code is 1 after a configuration error, else the node's ``exit_code`` attribute if it has one
     (the test generator sets it when the suite could not be run), else 0.
     """
-    rclpy.init(args=list(args) if args is not None else sys.argv)
+    # rclpy's SIGINT/SIGTERM handlers only shut the context down, which a node still building (loading the
+    # anatomy, building distance grids in C: seconds) does not notice, nor would Python's KeyboardInterrupt
+    # reach it before the C call returns: under launch such nodes outlived the 3 s grace period and were
+    # killed by SIGTERM. While building, SIGINT ends the process at once (it has no output to finish yet;
+    # exit status -2), also where the parent left SIGINT ignored; rclpy's handlers take over for spinning.
+    rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    stop_with_parent()
+    _HELD.append(join_domain_lock())
     node: Node | None = None
     name = "node"
     code = 0
     try:
         node = factory()
         name = node.get_name()  # read now: a context shut down from inside the node invalidates its handle
+        install_signal_handlers(SignalHandlerOptions.ALL)
         executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         signal_ready(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RCLError:
+        if rclpy.ok():
+            raise
+        # SIGINT: rclpy's handler shut the context down while the executor was making its wait set (seen under
+        # launch: "failed to initialize wait set: the given context is not valid"); that is a shutdown too
     except CosimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 1
@@ -165,7 +185,50 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
                 node.destroy_node()
             if rclpy.ok():
                 rclpy.try_shutdown()
+    end_process(name, code)
     return code
+
+
+PARENT_PID_ENV = "COSIM_PARENT_PID"  # set by the launch file: the launch process
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+_HELD: list[int | None] = []  # the session's domain lock, held shared until the process ends
+
+
+def stop_with_parent() -> None:
+    """Ask the kernel for SIGINT when the launching process (``COSIM_PARENT_PID``) dies.
+
+    launch stops its nodes on Ctrl-C, but a launch process killed by SIGTERM or SIGKILL leaves them
+    running (launch says so itself: "using SIGTERM can result in orphaned processes"). With this, a node
+    outliving its launcher stops as on Ctrl-C. ``cosim session`` sets the same signal (SIGTERM) when it
+    starts a node. Linux only; elsewhere nothing happens.
+    """
+    parent = os.environ.get(PARENT_PID_ENV, "")
+    if not parent.isdigit():
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+    if os.getppid() != int(parent):  # it died before the request: stop now
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def end_process(name: str, code: int) -> None:
+    """End the node's process at once with ``code``, once its outputs are closed and its ROS entities gone.
+
+    What is left would only slow the stop the launcher is waiting for: Python joins the executor's worker
+    threads at exit (a callback still waiting, e.g. the controller's case, which waits up to
+    ``stale_timeout_s`` for a robot, kept the process 3 s past Ctrl-C under launch, then SIGTERM), and the
+    interpreter's finalization (library destructors, the middleware's static objects) took 1.0-1.5 s for
+    the monitor alone, more on a loaded machine. Only from a node process's main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    workers = [t for t in threading.enumerate() if t.is_alive() and not t.daemon and t is not threading.main_thread()]
+    if workers:
+        print(f"{name}: exiting without joining {len(workers)} executor thread(s)", file=sys.stderr)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 TEARDOWN_LIMIT_S = 2.0  # below the launcher's shutdown_grace_s (3 s by default), after which it escalates

@@ -2,7 +2,10 @@
 
 Every session (``cosim session``, the launch file, the tests' ROS graphs) leases a domain id that no other
 session on this machine holds, by an exclusive ``flock`` on ``<temp>/cosim-ros-domains/<id>.lock`` kept for
-the session's lifetime (the kernel drops it when the process ends, however it ends). The caller's own
+the session's lifetime (the kernel drops it when the process ends, however it ends); the session's nodes hold
+it shared too (:func:`join_domain_lock`), so a node that outlived its launcher keeps its domain from being
+leased again while it runs (a launch killed by SIGTERM leaves its nodes behind: launch's own warning,
+"using SIGTERM can result in orphaned processes"). The caller's own
 ``ROS_DOMAIN_ID`` (0 when unset) is never leased, so nodes the user runs beside a session cannot reach it.
 Discovery is kept on this host by default (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``).
 
@@ -31,6 +34,7 @@ MAX_DOMAIN_ID = 232  # highest id whose DDS ports fit in 16 bits
 DISCOVERY_RANGES = ("localhost", "subnet", "off", "system_default")
 DEFAULT_DISCOVERY_RANGE = "localhost"
 LOCK_DIR_ENV = "COSIM_DOMAIN_LOCK_DIR"  # tests may point the locks elsewhere
+DOMAIN_LOCK_ENV = "COSIM_DOMAIN_LOCK"  # the lock file of the session's domain, for its nodes (join_domain_lock)
 _DROPPED_ENV = ("ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS")
 
 
@@ -53,6 +57,7 @@ class DiscoveryScope:
         env = {k: v for k, v in (os.environ if base is None else base).items() if k not in _DROPPED_ENV}
         env["ROS_DOMAIN_ID"] = str(self.domain_id)
         env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = self.discovery_range.upper()
+        env[DOMAIN_LOCK_ENV] = str(_lock_path(self.domain_id))
         return env
 
     def as_dict(self) -> dict[str, object]:
@@ -91,13 +96,41 @@ def check_discovery_range(text: str) -> str:
     return value
 
 
+def _lock_path(domain_id: int) -> Path:
+    return lock_dir() / f"{domain_id}.lock"
+
+
 def _try_lock(domain_id: int) -> int | None:
-    """An fd holding the exclusive lock of ``domain_id``, or None if another process holds it."""
-    path = lock_dir() / f"{domain_id}.lock"
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)  # read-only: another user's lock file still locks
+    """An fd holding the lock of ``domain_id``, or None if another process (session or node) holds it.
+
+    Taken exclusively, which only succeeds while nobody holds it, then held shared so the session's nodes
+    can join it (:func:`join_domain_lock`).
+    """
+    fd = os.open(_lock_path(domain_id), os.O_RDONLY | os.O_CREAT, 0o666)  # read-only: another user's file locks
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # not atomic: someone may slip in; then it is theirs
     except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def join_domain_lock(env: Mapping[str, str] | None = None) -> int | None:
+    """For a node: hold its session's domain lock shared for the life of the process (None if not in a session).
+
+    The fd is meant to stay open until the process ends; the kernel releases the lock then.
+    """
+    path = (os.environ if env is None else env).get(DOMAIN_LOCK_ENV)
+    if not path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:  # taken exclusively right now by someone checking it: our session still holds it
         os.close(fd)
         return None
     return fd

@@ -72,8 +72,32 @@ def test_every_domain_busy(locks: Path, monkeypatch: pytest.MonkeyPatch) -> None
         DomainLease.acquire()
 
 
-def test_environment_of_the_nodes() -> None:
+def test_environment_of_the_nodes(locks: Path) -> None:
     base = {"ROS_DOMAIN_ID": "0", "ROS_LOCALHOST_ONLY": "0", "ROS_STATIC_PEERS": "10.0.0.2", "PATH": "/bin"}
     env = DiscoveryScope(7).env(base)
-    assert env == {"ROS_DOMAIN_ID": "7", "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST", "PATH": "/bin"}
+    assert env == {
+        "ROS_DOMAIN_ID": "7",
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+        "COSIM_DOMAIN_LOCK": str(locks / "7.lock"),
+        "PATH": "/bin",
+    }
     assert DiscoveryScope(7).describe() == "ROS_DOMAIN_ID=7 (auto), ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
+
+
+def test_a_node_that_outlives_its_session_keeps_the_domain(locks: Path) -> None:
+    """Nodes hold their session's lock shared: an orphaned node blocks the domain until it ends."""
+    code = (
+        "import sys; from cosim_validation.session.discovery_scope import join_domain_lock\n"
+        "print(join_domain_lock() is not None, flush=True); sys.stdin.read()"
+    )
+    with DomainLease.acquire() as scope:
+        node = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=scope.env()
+        )
+    try:  # the session is over, its node is not
+        assert node.stdout is not None
+        assert node.stdout.readline().strip() == "True"
+        assert next_scope().domain_id == 2
+    finally:
+        node.communicate("", timeout=30)
+    assert next_scope().domain_id == 1

@@ -185,7 +185,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
                 node.destroy_node()
             if rclpy.ok():
                 rclpy.try_shutdown()
-    end_process(name, code)
+    end_process(code)
     return code
 
 
@@ -211,7 +211,7 @@ def stop_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGINT)
 
 
-def end_process(name: str, code: int) -> None:
+def end_process(code: int) -> None:
     """End the node's process at once with ``code``, once its outputs are closed and its ROS entities gone.
 
     What is left would only slow the stop the launcher is waiting for: Python joins the executor's worker
@@ -222,9 +222,6 @@ def end_process(name: str, code: int) -> None:
     """
     if threading.current_thread() is not threading.main_thread():
         return
-    workers = [t for t in threading.enumerate() if t.is_alive() and not t.daemon and t is not threading.main_thread()]
-    if workers:
-        print(f"{name}: exiting without joining {len(workers)} executor thread(s)", file=sys.stderr)
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -27,4 +27,4 @@ bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(WITH_ENV) python "$$b" || exit 1; done
 
 clean:
-	rm -rf .ros .cache build install log .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .ros .cache build install log .pytest_cache .mypy_cache .ruff_cache meshes/anatomy

@@ -1,5 +1,6 @@
 """ament_python packaging of cosim_validation (the repository root is the ROS 2 package)."""
 
+import os
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -19,20 +20,21 @@ NODES: list[str] = [
 
 
 def data_files() -> list[tuple[str, list[str]]]:
-    """Files installed under share/cosim_validation for ROS tools (launch, config, robot model)."""
+    """Files installed under share/cosim_validation for ROS tools (launch, config, robot model, meshes).
+
+    Every file below the folders, by sub-folder: meshes/robot (the link visuals) and, when made by
+    ``python scripts/make_meshes.py anatomy`` before the build, meshes/anatomy.
+    """
     files = [
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
     ]
-    for folder, pattern in (
-        ("launch", "launch/*.launch.py"),
-        ("config", "config/*.yaml"),
-        ("urdf", "urdf/*"),
-        ("meshes", "meshes/*"),
-    ):
-        matched = sorted(glob(pattern))
-        if matched:
-            files.append((f"share/{PACKAGE}/{folder}", matched))
+    by_folder: dict[str, list[str]] = {}
+    for folder in ("launch", "config", "urdf", "meshes"):
+        for path in sorted(glob(f"{folder}/**/*", recursive=True)):
+            if os.path.isfile(path) and not os.path.basename(path).startswith("."):
+                by_folder.setdefault(os.path.dirname(path), []).append(path)
+    files += [(f"share/{PACKAGE}/{folder}", paths) for folder, paths in sorted(by_folder.items())]
     return files
 
 

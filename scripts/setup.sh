@@ -6,6 +6,8 @@
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
 #   4. cosim_validation_interfaces built with cmake and installed into .ros/install.
+#   5. the built-in anatomy exported as STL into meshes/anatomy.
+#   6. cosim_validation registered in the ament index of .ros/install (share/, lib/<node> executables).
 #
 # Every step keeps a stamp (a hash of its inputs) so a second run with nothing changed
 # finishes in seconds. Nothing is written outside the repository except by apt-get.
@@ -142,5 +144,38 @@ if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
 else
   log "interfaces are up to date"
 fi
+
+# ---------------------------------------------------------------- 5. meshes of the built-in anatomy
+# meshes/anatomy/<name>.stl (patient frame) for RViz / Foxglove MESH_RESOURCE markers; 2.6 MB, so made here
+MESH_STAMP=$(hash_of cosim_validation/anatomy/builtin_models.py cosim_validation/anatomy/implicit_shapes.py \
+  cosim_validation/anatomy/radial_mesh.py cosim_validation/visuals/anatomy_meshes.py cosim_validation/visuals/stl_binary.py)
+if [ "$(cat meshes/anatomy/.cosim-stamp 2>/dev/null)" != "$MESH_STAMP" ]; then
+  log "exporting the built-in anatomy to meshes/anatomy"
+  COSIM_CACHE_DIR="$ROOT/.cache" NUMBA_CACHE_DIR="$ROOT/.cache/numba" "$VENV/bin/python" scripts/make_meshes.py anatomy \
+    >"$ROSDIR/meshes.log" 2>&1 || { cat "$ROSDIR/meshes.log"; die "exporting the anatomy meshes failed"; }
+  echo "$MESH_STAMP" > meshes/anatomy/.cosim-stamp
+fi
+
+# ---------------------------------------------------------------- 6. the package in the ament index
+# What colcon installs for an ament_python package (setup.py data_files, setup.cfg script_dir), made in
+# .ros/install, which scripts/env.sh puts on AMENT_PREFIX_PATH: the package marker, share/cosim_validation
+# with package.xml and the files of config/ launch/ urdf/ meshes/ (each a relative link into the checkout, as
+# colcon --symlink-install makes them: folders are real, since `ros2 launch` walks them without following
+# links) and lib/cosim_validation/<node> (the node entry points pip made in .venv/bin). Then
+# get_package_share_directory('cosim_validation'), `ros2 run` and launch_ros find it as after a colcon build.
+# Cheap and idempotent, so it runs every time (step 4 may have emptied the prefix; files may have come or gone).
+SHARE="$PREFIX/share/cosim_validation"
+rm -rf "$SHARE" "$PREFIX/lib/cosim_validation"
+mkdir -p "$PREFIX/share/ament_index/resource_index/packages" "$SHARE" "$PREFIX/lib/cosim_validation"
+cp resource/cosim_validation "$PREFIX/share/ament_index/resource_index/packages/cosim_validation"
+while IFS= read -r file; do
+  mkdir -p "$SHARE/$(dirname "$file")"
+  ln -sfr "$ROOT/$file" "$SHARE/$file"
+done < <(printf '%s\n' package.xml; find config launch urdf meshes -type f ! -name '.*' | sort)
+NODES=$("$VENV/bin/python" -c 'from cosim_validation.session.node_parameters import NODE_PARAMETERS; print(*NODE_PARAMETERS)')
+for node in $NODES; do
+  [ -x "$VENV/bin/$node" ] || die "no entry point .venv/bin/$node (setup.py NODES and node_parameters.py differ)"
+  ln -sfr "$VENV/bin/$node" "$PREFIX/lib/cosim_validation/$node"
+done
 
 log "done. Use the environment with:  source scripts/env.sh"

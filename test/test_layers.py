@@ -134,4 +134,4 @@ def test_a_layer_violation_is_caught() -> None:
     found = upward(fake, layer_table())
     assert len(found) == 2
     assert found[0].startswith("cosim_validation.metrics.point_distance (layer 3) imports cosim_validation.cli.main")
-    assert found[1].startswith("cosim_validation.sim.factory (layer 4) imports cosim_validation.hardware")
+    assert found[1].startswith("cosim_validation.sim.factory (layer 5) imports cosim_validation.hardware")

@@ -133,9 +133,46 @@ def check_interfaces() -> Finding:
     return Finding(name, True, True, _version(name, msg), _where(sys.modules[name]))
 
 
+def check_ament_index() -> Finding:
+    """cosim_validation in the ament index: what ``ros2 launch`` and ``get_package_share_directory`` find."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        share = Path(get_package_share_directory("cosim_validation"))
+    except Exception as exc:  # noqa: BLE001 - not installed, or the package is not registered
+        return Finding("ament index", False, True, "", f"{type(exc).__name__}: {exc} (run 'make setup')")
+    missing = [d for d in ("config", "launch", "urdf", "meshes") if not (share / d).is_dir()]
+    detail = f"{share}" + (f"; missing {', '.join(missing)}" if missing else "")
+    return Finding("ament index", not missing, True, "cosim_validation", detail)
+
+
+def check_session_scope() -> list[Finding]:
+    """The DDS scope a ``cosim session`` started now would get (its own domain, localhost discovery)."""
+    from cosim_validation.exceptions import CosimError
+    from cosim_validation.session.discovery_scope import SESSION_DOMAINS, caller_domain, next_scope
+
+    own = caller_domain()
+    try:
+        scope = next_scope()
+    except CosimError as exc:
+        return [Finding("session domain", False, False, "", str(exc))]
+    where = f"free of {SESSION_DOMAINS.start}-{SESSION_DOMAINS.stop - 1}, not this shell's {own}"
+    return [
+        Finding("session domain", True, False, str(scope.domain_id), f"ROS_DOMAIN_ID ({where}); --domain-id N"),
+        Finding(
+            "session discovery",
+            True,
+            False,
+            scope.discovery_range.upper(),
+            "ROS_AUTOMATIC_DISCOVERY_RANGE of the nodes; --discovery-range subnet to be seen on the network",
+        ),
+    ]
+
+
 def collect() -> list[Finding]:
     """Every finding, in the order shown."""
-    findings = [check_python(), check_ros_source(), *check_rclpy(), check_interfaces()]
+    findings = [check_python(), check_ros_source(), *check_rclpy(), check_interfaces(), check_ament_index()]
+    findings += check_session_scope()
     findings += [check_library(*lib) for lib in LIBRARIES]
     return findings
 

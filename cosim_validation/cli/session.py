@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check every setpoint with the state validator (default: validator.enabled of the configuration, "
         "off as shipped; cosim campaign has the same default)",
     )
+    parser.add_argument(
+        "--domain-id",
+        type=int,
+        default=None,
+        help="ROS_DOMAIN_ID of the session's nodes (default: a free one of 1-101 that no other session on this "
+        "machine uses, never the caller's own)",
+    )
+    parser.add_argument(
+        "--discovery-range",
+        default="localhost",
+        help="ROS_AUTOMATIC_DISCOVERY_RANGE of the nodes: localhost (default), subnet, off, system_default",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.assembly.run_inputs import capture_inputs
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
+    from cosim_validation.session.discovery_scope import DomainLease
     from cosim_validation.session.graph import graph_inputs, load_graph
     from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
 
@@ -45,16 +59,18 @@ def run(args: argparse.Namespace) -> int:
     if args.validate is not None:
         graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
-    prepare_run_dir(run_dir)  # refuse a used run directory before any work
-    capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
-    suite = _suite_path(args.suite, graph, run_dir, args.json)
-    if not args.json:
-        print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
-    outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
+    with DomainLease.acquire(args.domain_id, args.discovery_range) as scope:  # checks both options
+        prepare_run_dir(run_dir)  # refuse a used run directory before any work
+        capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
+        suite = _suite_path(args.suite, graph, run_dir, args.json)
+        if not args.json:
+            print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
+            print(f"ROS 2: {scope.describe()}")
+        outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
     if outcome.escalated and not args.json:
         for name, sig in outcome.escalated.items():
             print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
-    summary = summarise(run_dir)
+    summary = {**scope.as_dict(), **summarise(run_dir)}
     summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
     if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
         outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
@@ -76,31 +92,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
-    """The suite to run: the given file, or a 20 mm grid suite of the configured target made now."""
-    from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_config, resolve_resource
-    from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
+    """The suite to run: the given file, or the default grid suite made now into the run directory."""
     from cosim_validation.exceptions import InputError
+    from cosim_validation.session.default_suite import make_default_suite
 
     if given:
         path = Path(given)
         if not path.is_file():
             raise InputError(f"--suite {given!r}: no such file")
         return path
-    config_file = next(
-        (n.parameters["config"] for n in graph.nodes if "config" in n.parameters), "config/needle_insertion.yaml"
-    )
-    config = load_config(resolve_resource(config_file))
-    request = TestgenRequest(method="grid", granularity_m=DEFAULT_GRANULARITY_M, per_cube=1, seed=0)
-    suite, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
-    path = run_dir / "suite.parquet"
-    suite.write(path)
+    made = make_default_suite(graph, run_dir)
     if not as_json:
-        print(f"suite: {len(suite)} grid cases ({DEFAULT_GRANULARITY_M * 1000:.0f} mm, 1 per cube) -> {path}")
-    return path
-
-
-DEFAULT_GRANULARITY_M = 0.02
+        print(f"suite: {made.description} -> {made.path}")
+    return made.path
 
 
 def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: bool) -> dict[str, Any]:
@@ -150,6 +154,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
     from cosim_validation.campaign.results_db import ResultsDB
     from cosim_validation.exceptions import InputError
     from cosim_validation.ros.bag import topics_of
+    from cosim_validation.ros.recorded_types import skipped_file
 
     summary: dict[str, Any] = {"cases": {}, "verdicts": {}, "bag_topics": {}}
     db_path, bag_path = run_dir / "results.sqlite", run_dir / "session.mcap"
@@ -164,6 +169,9 @@ def summarise(run_dir: Path) -> dict[str, Any]:
         summary["bag_topics"] = {t: {"type": ty, "messages": n} for t, (ty, n) in topics_of(bag_path).items()}
     except InputError as exc:
         summary["bag_error"] = str(exc)
+    skipped = skipped_file(bag_path)  # topics of types the recorder does not know
+    if skipped.is_file():
+        summary["recorder_skipped_topics"] = json.loads(skipped.read_text())
     return summary
 
 
@@ -176,6 +184,8 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
     rows = [(t, v["type"], v["messages"]) for t, v in sorted(summary["bag_topics"].items())]
     if rows:
         print("\nsession.mcap:\n" + format_table(["topic", "type", "messages"], rows))
+    for topic, skipped in sorted(summary.get("recorder_skipped_topics", {}).items()):
+        print(f"not recorded: {topic} ({skipped['reason']})")
     check = summary.get("bag_check", {})
     if "replay_equals_live" in check:
         verdict = "equal" if check["replay_equals_live"] else "NOT equal: " + "; ".join(check["replay_differences"])

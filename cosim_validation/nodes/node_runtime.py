@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
+import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -13,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import (
     ConditionReachedException,
     ExternalShutdownException,
@@ -24,9 +29,10 @@ from rclpy.executors import (
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions, install_signal_handlers
 
 from cosim_validation.exceptions import CosimError
-from cosim_validation.interrupts import restore_sigint
+from cosim_validation.session.discovery_scope import join_domain_lock
 from cosim_validation.session.node_parameters import parameters_of
 
 READY_DIR_ENV = "COSIM_READY_DIR"
@@ -35,38 +41,57 @@ READY_DIR_ENV = "COSIM_READY_DIR"
 def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
     """Declare the node's parameters (cosim_validation.session.node_parameters) and return their values.
 
-    A parameter whose default is None is declared with its type and no value: it is None unless set.
+    Every parameter is declared by its type, not by its default: rclpy infers the type of a default value
+    and ignores the descriptor's ``type`` (rclpy ``Node.declare_parameters``: "The name and type in the
+    given descriptors are ignored"), so an empty list default would become BYTE_ARRAY and then refuse the
+    STRING_ARRAY a params file or launch gives. A parameter nobody set then takes the declared default,
+    set with its declared type; one whose default is None stays unset (None: the node reads the configuration).
+
+    Raises:
+        NodeParameterError: A value given for a parameter is of another type than declared.
     """
     values: dict[str, Any] = {}
     for spec in parameters_of(executable):
-        descriptor = ParameterDescriptor(description=spec.description, type=_TYPES[spec.kind])
-        if spec.default is None:
-            values[spec.name] = node.declare_parameter(spec.name, _UNSET[spec.kind], descriptor).value
-            continue
-        default = spec.default if spec.kind is not list else list(spec.default)
-        value = node.declare_parameter(spec.name, default, descriptor).value
-        values[spec.name] = list(value or []) if spec.kind is list else value
+        kind = _TYPES[spec.kind]
+        descriptor = ParameterDescriptor(description=spec.description)
+        try:
+            parameter: Parameter[Any] = node.declare_parameter(spec.name, kind, descriptor)
+        except InvalidParameterTypeException:
+            raise NodeParameterError(
+                f"parameter {spec.name!r} of {executable}: expected {_TYPE_NAMES[spec.kind]}, "
+                f"got {_given_type(node, spec.name)}"
+            ) from None
+        if parameter.type_ == Parameter.Type.NOT_SET:
+            if spec.default is None:
+                values[spec.name] = None
+                continue
+            parameter = Parameter(spec.name, kind, list(spec.default) if spec.kind is list else spec.default)
+            node.set_parameters([parameter])
+        value = parameter.value
+        values[spec.name] = list(value) if spec.kind is list else value
     return values
 
 
-# an empty list default carries no type, so every parameter declares its type explicitly
+class NodeParameterError(CosimError):
+    """A node parameter was given a value of the wrong type."""
+
+
+def _given_type(node: Node, name: str) -> str:
+    override = node._parameter_overrides.get(name)  # rclpy keeps what was given only here
+    if override is None:
+        return "a value of another type"
+    return f"{override.type_.name.lower()} {override.value!r}"
+
+
+# the declared type of every parameter (an empty list carries none)
 _TYPES = {
-    bool: ParameterType.PARAMETER_BOOL,
-    int: ParameterType.PARAMETER_INTEGER,
-    float: ParameterType.PARAMETER_DOUBLE,
-    str: ParameterType.PARAMETER_STRING,
-    list: ParameterType.PARAMETER_STRING_ARRAY,
-}
-
-
-# statically typed parameters without a default value
-_UNSET = {
     bool: Parameter.Type.BOOL,
     int: Parameter.Type.INTEGER,
     float: Parameter.Type.DOUBLE,
     str: Parameter.Type.STRING,
     list: Parameter.Type.STRING_ARRAY,
 }
+_TYPE_NAMES = {bool: "a bool", int: "an integer", float: "a double", str: "a string", list: "a list of strings"}
 
 
 def progress_file(name: str) -> Path | None:
@@ -120,23 +145,35 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
 
     The exit code is 1 after a configuration error, else the node's ``exit_code`` attribute if it has one
-    (the test generator sets it when the suite could not be run), else 0. SIGINT stops the node even when
-    the process was started with it ignored (:func:`~cosim_validation.interrupts.restore_sigint`).
+    (the test generator sets it when the suite could not be run), else 0.
     """
-    restore_sigint()
-    rclpy.init(args=list(args) if args is not None else sys.argv)
+    # rclpy's SIGINT/SIGTERM handlers only shut the context down, which a node still building (loading the
+    # anatomy, building distance grids in C: seconds) does not notice, nor would Python's KeyboardInterrupt
+    # reach it before the C call returns: under launch such nodes outlived the 3 s grace period and were
+    # killed by SIGTERM. While building, SIGINT ends the process at once (it has no output to finish yet;
+    # exit status -2), also where the parent left SIGINT ignored; rclpy's handlers take over for spinning.
+    rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    stop_with_parent()
+    _HELD.append(join_domain_lock())
     node: Node | None = None
     name = "node"
     code = 0
     try:
         node = factory()
         name = node.get_name()  # read now: a context shut down from inside the node invalidates its handle
+        install_signal_handlers(SignalHandlerOptions.ALL)
         executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         signal_ready(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RCLError:
+        if rclpy.ok():
+            raise
+        # SIGINT: rclpy's handler shut the context down while the executor was making its wait set (seen under
+        # launch: "failed to initialize wait set: the given context is not valid"); that is a shutdown too
     except CosimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 1
@@ -151,17 +188,44 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
                 node.destroy_node()
             if rclpy.ok():
                 rclpy.try_shutdown()
-    _end_process(code)
-    return code  # not reached: a node is its own process
+    end_process(code)
+    return code
 
 
-def _end_process(code: int) -> None:
-    """End the node's process now that its outputs are closed and its ROS entities torn down.
+PARENT_PID_ENV = "COSIM_PARENT_PID"  # set by the launch file: the launch process
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+_HELD: list[int | None] = []  # the session's domain lock, held shared until the process ends
 
-    Skips the interpreter's finalization: with MuJoCo, open3d, numba's thread pool and a DDS participant loaded it
-    takes seconds on a loaded machine, during which the process ignores the launcher's SIGTERM, and it has
-    nothing left to write.
+
+def stop_with_parent() -> None:
+    """Ask the kernel for SIGINT when the launching process (``COSIM_PARENT_PID``) dies.
+
+    launch stops its nodes on Ctrl-C, but a launch process killed by SIGTERM or SIGKILL leaves them
+    running (launch says so itself: "using SIGTERM can result in orphaned processes"). With this, a node
+    outliving its launcher stops as on Ctrl-C. ``cosim session`` sets the same signal (SIGTERM) when it
+    starts a node. Linux only; elsewhere nothing happens.
     """
+    parent = os.environ.get(PARENT_PID_ENV, "")
+    if not parent.isdigit():
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+    if os.getppid() != int(parent):  # it died before the request: stop now
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def end_process(code: int) -> None:
+    """End the node's process at once with ``code``, once its outputs are closed and its ROS entities gone.
+
+    What is left would only slow the stop the launcher is waiting for: Python joins the executor's worker
+    threads at exit (a callback still waiting, e.g. the controller's case, which waits up to
+    ``stale_timeout_s`` for a robot, kept the process 3 s past Ctrl-C under launch, then SIGTERM), and the
+    interpreter's finalization (library destructors, the middleware's static objects) took 1.0-1.5 s for
+    the monitor alone, more on a loaded machine. Only from a node process's main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -1,11 +1,15 @@
 """recorder: writes every /cosim topic (and /diagnostics, /clock) into one rosbag2 MCAP file.
 
 Messages are taken serialized (raw CDR) and written as they are, so recording costs no conversion.
-Topics are found by name prefix as they appear; the bag is finished on shutdown (Ctrl-C, SIGTERM).
+Topics are found by name prefix as they appear; only types the recorder knows are recorded
+(:mod:`cosim_validation.ros.recorded_types`), the others are logged once and listed, with the reason, in
+``<bag stem>.skipped.json`` beside the bag (``cosim session`` copies it into ``summary.json``). The bag is
+finished on shutdown (Ctrl-C, SIGTERM).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +19,18 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from cosim_validation.nodes.node_runtime import declare_parameters, progress_file, run_node
-from cosim_validation.ros.bag import BagWriter
+from cosim_validation.ros.bag import BagWriter, project_typestore
 from cosim_validation.ros.message_types import message_class
 from cosim_validation.ros.qos import QosSpec
+from cosim_validation.ros.recorded_types import RECORDED_PACKAGES, skip_reason, skipped_file
+
+
+def recorded_message_class(msgtype: str) -> Any:
+    """The rclpy message class of ``pkg/msg/Name``, for a package of RECORDED_PACKAGES only."""
+    package, kind, _ = msgtype.split("/")
+    if package not in RECORDED_PACKAGES or kind != "msg":
+        raise ValueError(f"the recorder does not import {msgtype!r}")
+    return message_class(msgtype)
 
 
 class Recorder(Node):
@@ -30,6 +43,8 @@ class Recorder(Node):
         self._extra = set(params["extra_topics"])
         self._writer = BagWriter(Path(params["output"]))
         self._recorded: dict[str, Any] = {}
+        self._skipped: dict[str, dict[str, str]] = {}  # topic -> {type, reason}
+        self._known = project_typestore().types
         self._discover()
         # wall-clock timers: in sim time the clock stands still until the controller streams, and the controller
         # waits for the recorder's subscriptions before it streams
@@ -51,9 +66,14 @@ class Recorder(Node):
 
     def _discover(self) -> None:
         for topic, types in self.get_topic_names_and_types():
-            if topic in self._recorded or not self._wanted(topic) or len(types) != 1:
+            if topic in self._recorded or topic in self._skipped or not self._wanted(topic):
                 continue
             if "/_action/" in topic or not self.get_publishers_info_by_topic(topic):
+                continue
+            reason = skip_reason(types, self._known)
+            if reason is not None:
+                self._skipped[topic] = {"type": ", ".join(types), "reason": reason}
+                self.get_logger().warning(f"not recording {topic}: {reason}")
                 continue
             qos = self._offered_qos(topic)
             self._writer.add_topic(topic, types[0], qos)
@@ -67,7 +87,11 @@ class Recorder(Node):
                 else DurabilityPolicy.VOLATILE,
             )
             self._recorded[topic] = self.create_subscription(
-                message_class(types[0]), topic, lambda data, t=topic: self._on_message(t, data), profile, raw=True
+                recorded_message_class(types[0]),
+                topic,
+                lambda data, t=topic: self._on_message(t, data),
+                profile,
+                raw=True,
             )
 
     def _on_message(self, topic: str, data: bytes) -> None:
@@ -78,9 +102,11 @@ class Recorder(Node):
             self._progress.write_text(str(self._writer.count))
 
     def close(self) -> None:
-        """Finish the bag file."""
+        """Finish the bag file and list the skipped topics beside it."""
         path = self._writer.close()
-        self.get_logger().info(f"wrote {self._writer.count} messages to {path}")
+        skipped_file(path).write_text(json.dumps(self._skipped, indent=2, sort_keys=True) + "\n")
+        note = f"; skipped {len(self._skipped)} topics: {', '.join(sorted(self._skipped))}" if self._skipped else ""
+        print(f"recorder: wrote {self._writer.count} messages to {path}{note}", flush=True)
 
 
 def main(args: list[str] | None = None) -> int:

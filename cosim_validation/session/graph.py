@@ -1,8 +1,10 @@
 """The session graph, described once as data (config/digital_twin.yaml).
 
 ``cosim session`` starts it as one process per node; ``launch/digital_twin.launch.py`` builds the same
-nodes for ``ros2 launch``. Both go through :func:`load_graph`, so parameter names and types are checked
+nodes for ``ros2 launch``. Both go through :func:`load_graph` and
+:func:`cosim_validation.session.session_plan.node_launches`, so parameter names and types are checked
 against the nodes' declarations (:mod:`cosim_validation.session.node_parameters`) before anything starts.
+An empty list is never passed to a node: a parameter whose default is ``[]`` is left out unless given.
 
 Parameter values may hold placeholders filled in when the session starts: ``{run_dir}`` (the run
 directory), ``{suite}`` (the suite file, "" for the embedded default suite), ``{cases}`` (the number of
@@ -15,8 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from cosim_validation.config import ConfigNode, load_config
 from cosim_validation.exceptions import ConfigError
@@ -127,12 +127,23 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
     name = node["name"].to_str()
     executable = node["executable"].to_str(choices=sorted(NODE_PARAMETERS))
     declared = {p.name: p for p in parameters_of(executable)}
-    params: dict[str, Any] = {p.name: p.default for p in declared.values() if p.default is not None}
+    # an empty list has no type on the way to a node (launch_ros refuses it, rclpy would infer BYTE_ARRAY), and
+    # None means "unset: the node reads the configuration": such parameters are left out
+    params: dict[str, Any] = {p.name: p.default for p in declared.values() if p.default not in ([], None)}
     given = node.get("parameters")
     if given is not None:
         given.reject_unknown([*declared, "use_sim_time"])
         for key, value in given.items():
-            params[key] = value.to_bool() if key == "use_sim_time" else _check_value(value, declared[key].kind)
+            if key == "use_sim_time":
+                params[key] = value.to_bool()
+                continue
+            checked = _check_value(value, declared[key].kind)
+            if checked == [] and declared[key].default != []:
+                raise value.error("expected a non-empty list (leave the key out for the node's default)")
+            if checked == []:
+                params.pop(key, None)
+            else:
+                params[key] = checked
     remaps = node.get("remappings")
     remappings = tuple((r["from"].to_str(), r["to"].to_str()) for r in remaps.elements()) if remaps else ()
     required = node["required"].to_bool() if node.has("required") else True
@@ -169,36 +180,6 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
 def load_graph(path: str | Path) -> GraphSpec:
     """Read and check a graph YAML."""
     return parse_graph(load_config(path))
-
-
-def params_file_content(spec: NodeSpec, use_sim_time: bool) -> str:
-    """The node's parameters in the ROS 2 params-file format (``{name: {ros__parameters: {...}}}``)."""
-    params = {"use_sim_time": use_sim_time, **spec.parameters}
-    return yaml.safe_dump({spec.name: {"ros__parameters": params}}, sort_keys=False)
-
-
-def launch_node_arguments(graph: GraphSpec) -> list[dict[str, Any]]:
-    """Keyword arguments of one ``launch_ros.actions.Node`` per node (package and output aside).
-
-    ``cosim session`` passes the same values on the command line (see :func:`ros_arguments`).
-    """
-    return [
-        {
-            "executable": spec.executable,
-            "name": spec.name,
-            "parameters": [{"use_sim_time": graph.settings.use_sim_time, **spec.parameters}],
-            "remappings": list(spec.remappings),
-        }
-        for spec in graph.nodes
-    ]
-
-
-def ros_arguments(spec: NodeSpec, params_file: Path) -> tuple[str, ...]:
-    """Arguments after ``--ros-args`` for one node process: its name, parameters file and remappings."""
-    args = ["-r", f"__node:={spec.name}", "--params-file", str(params_file)]
-    for source, target in spec.remappings:
-        args += ["-r", f"{source}:={target}"]
-    return tuple(args)
 
 
 def graph_inputs(graph: GraphSpec) -> dict[str, Path]:

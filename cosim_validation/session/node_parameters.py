@@ -100,7 +100,17 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
         ParamSpec("case_end_timeout_s", float, 2.0, "after the case ends, wait this long for late samples [s]"),
     ),
-    "markers": (ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),),
+    "markers": (
+        ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),
+        ParamSpec(
+            "anatomy_markers",
+            str,
+            "both",
+            "both | mesh | triangles: MESH_RESOURCE markers with package:// URIs on /cosim/markers/anatomy_mesh "
+            "(a model without a matching package file goes there as a triangle list), triangle lists on "
+            "/cosim/markers/anatomy (for viewers that cannot resolve package URIs), or both topics",
+        ),
+    ),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cosim_validation.config import package_root
 from cosim_validation.exceptions import CosimError, InputError
-from cosim_validation.session.graph import GraphSpec, params_file_content, ros_arguments
+from cosim_validation.session.graph import GraphSpec
 from cosim_validation.session.process_group import ProcessGroup, ProcessSpec
+from cosim_validation.session.session_plan import NodeLaunch, node_launches
 
 
 @dataclass
@@ -43,15 +43,15 @@ def prepare_run_dir(run_dir: Path) -> None:
     (run_dir / "params").mkdir(parents=True, exist_ok=True)
 
 
-def process_specs(graph: GraphSpec, run_dir: Path, console: bool) -> list[ProcessSpec]:
+def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool) -> list[ProcessSpec]:
     """One process per node, parameters written to ``run_dir/params/<node>.yaml``."""
     specs = []
-    for node in graph.nodes:
+    for node in launches:
         params_file = run_dir / "params" / f"{node.name}.yaml"
-        params_file.write_text(params_file_content(node, graph.settings.use_sim_time))
+        params_file.write_text(node.params_file_content())
         specs.append(
             ProcessSpec(
-                node.name, node.executable, ros_arguments(node, params_file), stdout_to_console=console and node.console
+                node.name, node.executable, node.ros_arguments(params_file), stdout_to_console=console and node.console
             )
         )
     return specs
@@ -80,10 +80,9 @@ def run_session(
     """
     run_dir = run_dir.resolve()
     prepare_run_dir(run_dir)
-    values = {"run_dir": str(run_dir), "suite": suite, "cases": str(cases), "package": str(package_root())}
-    resolved = graph.resolved(values)
-    specs = process_specs(resolved, run_dir, console)
-    last = [s for s in specs if resolved.node(s.name).console]
+    launches = node_launches(graph, run_dir, suite, cases)
+    specs = process_specs(launches, run_dir, console)
+    last = [s for s, node in zip(specs, launches, strict=True) if node.console]
     first = [s for s in specs if s not in last]
     if len(last) != 1:
         raise InputError(f"{graph.source}: exactly one node must have console: true (the test generator)")
@@ -93,21 +92,21 @@ def run_session(
     try:
         for spec in first:
             group.start(spec)
-        group.wait_ready([s.name for s in first], resolved.settings.ready_timeout_s)
+        group.wait_ready([s.name for s in first], graph.settings.ready_timeout_s)
         group.start(last[0])
-        group.wait_ready([last[0].name], resolved.settings.ready_timeout_s)
+        group.wait_ready([last[0].name], graph.settings.ready_timeout_s)
         if on_ready is not None:
             on_ready(group)
-        outcome.status, outcome.message = _wait(group, resolved, last[0].name)
+        outcome.status, outcome.message = _wait(group, graph, last[0].name)
     except KeyboardInterrupt:
         outcome.status, outcome.message = "interrupted", "interrupted by Ctrl-C"
     except CosimError as exc:
         outcome.status, outcome.message = "failed", str(exc)
     finally:
-        for node in resolved.nodes:  # let writers drain their backlog (the recorder) before stopping them
+        for node in graph.nodes:  # let writers drain their backlog (the recorder) before stopping them
             if node.executable == "recorder" and outcome.status == "completed":
                 group.wait_quiet(node.name)
-        outcome.exit_codes = group.stop(resolved.settings.shutdown_grace_s)
+        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s)
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
         outcome.wall_s = time.monotonic() - start

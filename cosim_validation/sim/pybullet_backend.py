@@ -11,6 +11,7 @@ own Featherstone implementation), the integration and the joint-limit constraint
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,22 @@ from cosim_validation.sim.errors import BackendModelError
 from cosim_validation.sim.quaternion import canonical, quat_multiply
 from cosim_validation.sim.robot_backend import BackendSample
 from cosim_validation.sim.setpoint_ramp import SetpointRamp
+from cosim_validation.visuals.package_uri import with_file_paths
 
 
 def _load_robot(p: Any, client: int, urdf_path: Path) -> tuple[int, list[int]]:
     """Load the URDF with a fixed base; return (body id, revolute joint indices = their child link indices)."""
-    try:
-        with quiet_stdout():
-            body = p.loadURDF(
-                str(urdf_path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client
-            )
-    except p.error as exc:
-        raise BackendModelError(f"{urdf_path}: PyBullet cannot load the URDF: {exc}") from None
+    # PyBullet cannot resolve package:// mesh URIs (the visuals): it reads a copy naming the files by path
+    with tempfile.TemporaryDirectory(prefix="cosim-urdf-") as folder:
+        resolved = Path(folder) / urdf_path.name
+        resolved.write_text(with_file_paths(urdf_path.read_text()))
+        try:
+            with quiet_stdout():
+                body = p.loadURDF(
+                    str(resolved), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client
+                )
+        except p.error as exc:
+            raise BackendModelError(f"{urdf_path}: PyBullet cannot load the URDF: {exc}") from None
     joints = []
     for index in range(p.getNumJoints(body, physicsClientId=client)):
         info = p.getJointInfo(body, index, physicsClientId=client)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,8 @@ def test_doctor_json_reports_every_component(capsys: pytest.CaptureFixture[str])
         assert required in names
     by_name = {c["name"]: c for c in report["components"]}
     assert by_name["rmw"]["version"].startswith("rmw_")
+    assert by_name["ament index"]["detail"].endswith("share/cosim_validation")
+    assert by_name["session discovery"]["version"] == "LOCALHOST"
     assert all(c["version"] for c in report["components"] if c["found"])
 
 
@@ -56,3 +59,19 @@ def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str])
         main(["no-such-command"])
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_doctor_reports_the_domain_a_session_would_lease(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The lowest free session domain that is not the caller's own; a domain another session holds is skipped."""
+    from cosim_validation.session.discovery_scope import LOCK_DIR_ENV, DomainLease
+
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("ROS_DOMAIN_ID", "1")
+    with DomainLease.acquire() as held:  # another session, in domain 2
+        main(["doctor", "--json"])
+    by_name = {c["name"]: c for c in json.loads(capsys.readouterr().out)["components"]}
+    assert held.domain_id == 2
+    assert by_name["session domain"]["version"] == "3"
+    assert "not this shell's 1" in by_name["session domain"]["detail"]

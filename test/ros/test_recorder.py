@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.ros
 
 
 def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, node_env: dict[str, str]) -> None:
+    from lifecycle_msgs.msg import State
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
@@ -34,6 +36,8 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
         joints = node.create_publisher(JointState, "/cosim/virtual/joint_states", to_rclpy(STATE))
         status = node.create_publisher(CaseStatus, "/cosim/case_status", to_rclpy(LATCHED))
         ignored = node.create_publisher(JointState, "/other/joint_states", to_rclpy(STATE))
+        # a type the recorder does not know, on a topic it would record: skipped and reported, never imported
+        foreign = node.create_publisher(State, "/cosim/foreign_state", to_rclpy(STATE))
         group.start(ProcessSpec("recorder", "recorder", ("-p", f"output:={bag}", "-p", "discovery_period_s:=0.05")))
         group.wait_ready(["recorder"], timeout_s=60)
         matched = spin_until(
@@ -43,6 +47,7 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
             timeout_s=20,
         )
         assert matched, "the recorder never subscribed"
+        foreign.publish(State(id=3, label="active"))
         names = tuple(f"joint{i}" for i in range(1, 8))
         sent = [JointSample(k * 100_000_000, names, np.full(7, 0.1 * k), np.full(7, 0.5)) for k in range(20)]
         for sample in sent:
@@ -50,6 +55,7 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
             ignored.publish(joint_state_to_msg(sample))
         status.publish(CaseStatus(event=CaseStatus.STARTED, controller="straight"))
         spin_until(node, executor, lambda: False, timeout_s=1.0)
+        foreign_subscribers = foreign.get_subscription_count()
     finally:
         codes = group.stop()
         executor.shutdown()
@@ -59,6 +65,17 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
     assert topics["/cosim/virtual/joint_states"] == ("sensor_msgs/msg/JointState", 20)
     assert topics["/cosim/case_status"] == ("cosim_validation_interfaces/msg/CaseStatus", 1)
     assert "/other/joint_states" not in topics
+    assert "/cosim/foreign_state" not in topics
+    assert foreign_subscribers == 0  # never subscribed
+    skipped = json.loads((tmp_path / "session.skipped.json").read_text())
+    assert skipped == {
+        "/cosim/foreign_state": {
+            "type": "lifecycle_msgs/msg/State",
+            "reason": skipped["/cosim/foreign_state"]["reason"],
+        }
+    }
+    assert "not of a package the recorder knows" in skipped["/cosim/foreign_state"]["reason"]
+    assert "not recording /cosim/foreign_state" in group.log_tail("recorder", lines=200)
     got = [joint_state_from_msg(m.message) for m in read_messages(bag, ["/cosim/virtual/joint_states"])]
     assert [g.t_ns for g in got] == [s.t_ns for s in sent]
     np.testing.assert_array_equal(np.stack([g.position_rad for g in got]), np.stack([s.position_rad for s in sent]))

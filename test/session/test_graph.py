@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
 from cosim_validation.config import parse_config
 from cosim_validation.exceptions import ConfigError
-from cosim_validation.session.graph import params_file_content, parse_graph
+from cosim_validation.session.graph import parse_graph
+from cosim_validation.session.session_plan import node_launches
 
 GOOD = """
 session: {use_sim_time: true, ready_timeout_s: 30}
@@ -19,14 +22,15 @@ nodes:
 """
 
 
-def test_parse_fill_and_params_file() -> None:
+def test_parse_fill_and_params_file(tmp_path: object) -> None:
     graph = parse_graph(parse_config(GOOD, "g.yaml"))
     assert graph.settings.ready_timeout_s == 30
     rec = graph.resolved({"run_dir": "/tmp/run"}).node("recorder")
     assert rec.parameters["output"] == "/tmp/run/session.mcap"
     assert rec.parameters["discovery_period_s"] == 0.2  # declared default
     assert rec.remappings == (("/a", "/b"),)
-    content = yaml.safe_load(params_file_content(rec, use_sim_time=True))
+    (launch,) = node_launches(graph, "/tmp/run", "/s.parquet", 2)
+    content = yaml.safe_load(launch.params_file_content())
     assert content == {
         "recorder": {
             "ros__parameters": {
@@ -38,6 +42,39 @@ def test_parse_fill_and_params_file() -> None:
             }
         }
     }
+    assert launch.ros_arguments(Path("/p.yaml")) == (
+        "-r",
+        "__node:=recorder",
+        "--params-file",
+        "/p.yaml",
+        "-r",
+        "/a:=/b",
+    )
+
+
+GENERATOR = """
+nodes:
+  - name: test_generator
+    executable: test_generator
+    parameters: {suite: "{suite}", cases: "{cases}"ROBOTS}
+"""
+
+
+def test_an_empty_list_default_is_left_out_and_a_given_list_kept() -> None:
+    """launch_ros refuses empty lists and rclpy would type them BYTE_ARRAY: the node's typed default applies."""
+    plain = parse_graph(parse_config(GENERATOR.replace("ROBOTS", ""), "g.yaml")).node("test_generator")
+    assert "robots" not in plain.parameters  # declared default []
+    assert plain.parameters["selection"] == "spread"  # other defaults are filled in
+    explicit_empty = parse_graph(parse_config(GENERATOR.replace("ROBOTS", ", robots: []"), "g.yaml"))
+    assert "robots" not in explicit_empty.node("test_generator").parameters
+    given = parse_graph(parse_config(GENERATOR.replace("ROBOTS", ", robots: [virtual, physical]"), "g.yaml"))
+    assert given.node("test_generator").parameters["robots"] == ["virtual", "physical"]
+
+
+def test_an_empty_list_for_a_non_empty_default_is_an_error() -> None:
+    text = "nodes:\n  - {name: monitor, executable: monitor, parameters: {robots: []}}\n"
+    with pytest.raises(ConfigError, match=r"nodes\[0\].parameters.robots: expected a non-empty list"):
+        parse_graph(parse_config(text, "g.yaml"))
 
 
 @pytest.mark.parametrize(

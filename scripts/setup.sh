@@ -50,6 +50,9 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# `cosim supervisor check`: the SPIN model checker, and a C compiler for its pan verifier.
+command -v spin >/dev/null 2>&1 || missing+=(spin)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 # open3d needs libusb at import time; MuJoCo and PyBullet need nothing beyond libc.
 ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
 

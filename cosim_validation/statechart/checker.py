@@ -1,0 +1,118 @@
+"""Model checking a machine against its goals: translate, run SPIN, replay every counterexample at run time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cosim_validation.exceptions import InputError
+from cosim_validation.statechart.counterexample import Trace
+from cosim_validation.statechart.goals import Goal, GoalSet, observed
+from cosim_validation.statechart.ltl_eval import violates
+from cosim_validation.statechart.model import Machine
+from cosim_validation.statechart.promela import raw_atoms, to_promela
+from cosim_validation.statechart.replay import Replay, replay_trace
+from cosim_validation.statechart.shorten import shorten
+from cosim_validation.statechart.smv import to_smv
+from cosim_validation.statechart.spin import GoalResult, compile_model, verify_goal
+from cosim_validation.statechart.step_table import build_step_table
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A violated goal's counterexample, checked on the runtime machine.
+
+    Attributes:
+        spin: SPIN's counterexample, as parsed from its replay of the trail.
+        replay: The runtime's run of it (``replay.reproduced``: state for state, transition for transition).
+        confirmed: Whether the runtime's run violates the goal by :mod:`.ltl_eval` (independent of SPIN);
+            None for a goal in SPIN's syntax, or a lasso whose cycle does not close at run time.
+        shortest: A shortened counterexample that still violates the goal on the runtime (None if
+            ``confirmed`` is not True), with the runtime's states.
+    """
+
+    spin: Trace
+    replay: Replay
+    confirmed: bool | None
+    shortest: Trace | None
+
+    @property
+    def shown(self) -> Trace:
+        """The counterexample to show: the shortened one when there is one, else SPIN's."""
+        return self.shortest or self.spin
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The outcome of :func:`check_goals`.
+
+    Attributes:
+        machine: The checked machine.
+        goals: Its goals.
+        results: SPIN's verdict per checked goal, in file order.
+        violations: Counterexample analysis per violated goal.
+        files: What was written: ``promela``, ``smv``, and per violated goal ``spin:<goal>`` (SPIN's
+            counterexample) and ``trace:<goal>`` (the shown one), both trace files for replay.
+        compile_s: Translating and compiling the verifier [s].
+        total_s: Everything, compilation, every search and the counterexample analysis [s].
+    """
+
+    machine: Machine
+    goals: GoalSet
+    results: tuple[GoalResult, ...]
+    violations: dict[str, Violation]
+    files: dict[str, Path]
+    compile_s: float
+    total_s: float
+
+    @property
+    def all_hold(self) -> bool:
+        """Whether every checked goal holds."""
+        return all(r.holds for r in self.results)
+
+
+def check_goals(machine: Machine, goals: GoalSet, out_dir: Path, only: Sequence[str] = ()) -> CheckReport:
+    """Check ``machine`` against ``goals`` (or the goals named in ``only``) with SPIN in ``out_dir``.
+
+    Raises:
+        InputError: ``only`` names a goal the file does not have.
+        MachineError: The machine cannot be translated or SPIN rejects a goal.
+        ModelCheckError: SPIN or the compiler is missing or fails.
+    """
+    unknown = [name for name in only if name not in goals.names()]
+    if unknown:
+        raise InputError(f"unknown goal {unknown[0]!r}; goals in {goals.source}: {', '.join(goals.names())}")
+    start = time.perf_counter()
+    atoms = observed(goals) | raw_atoms(goals)
+    table = build_step_table(machine, atoms)
+    model = to_promela(table, goals, atoms)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    smv_path = out_dir / f"{machine.name}.smv"
+    smv_path.write_text(to_smv(table, goals, atoms), encoding="utf-8")
+    pan = compile_model(model, goals, out_dir)
+    files = {"promela": out_dir / "model.pml", "smv": smv_path}
+    compile_s = time.perf_counter() - start
+    results, violations = [], {}
+    for goal in goals.goals:
+        if only and goal.name not in only:
+            continue
+        result = verify_goal(pan, model, goal.name)
+        results.append(result)
+        if result.trace is not None:
+            violation = _analyse(machine, goal, result.trace)
+            violations[goal.name] = violation
+            files[f"spin:{goal.name}"] = violation.spin.write(out_dir / f"{goal.name}.spin.yaml")
+            files[f"trace:{goal.name}"] = violation.shown.write(out_dir / f"{goal.name}.trace.yaml")
+    total_s = time.perf_counter() - start
+    return CheckReport(machine, goals, tuple(results), violations, files, compile_s, total_s)
+
+
+def _analyse(machine: Machine, goal: Goal, trace: Trace) -> Violation:
+    replay = replay_trace(machine, trace)
+    if goal.formula is None:
+        return Violation(trace, replay, None, None)
+    confirmed = violates(machine, goal.formula, trace)
+    shortest = shorten(machine, goal.formula, trace) if confirmed else None
+    return Violation(trace, replay, confirmed, shortest)

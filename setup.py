@@ -27,6 +27,8 @@ def data_files() -> list[tuple[str, list[str]]]:
     for folder, pattern in (
         ("launch", "launch/*.launch.py"),
         ("config", "config/*.yaml"),
+        ("config/supervisor", "config/supervisor/*.yaml"),
+        ("config/behaviours", "config/behaviours/*.yaml"),
         ("urdf", "urdf/*"),
         ("meshes", "meshes/*"),
     ):

@@ -9,15 +9,17 @@ from pathlib import Path
 
 from cosim_validation.exceptions import InputError
 from cosim_validation.statechart.counterexample import Trace
+from cosim_validation.statechart.errors import MachineError
 from cosim_validation.statechart.goals import Goal, GoalSet, observed
+from cosim_validation.statechart.ltl import Atom
 from cosim_validation.statechart.ltl_eval import violates
 from cosim_validation.statechart.model import Machine
 from cosim_validation.statechart.promela import raw_atoms, to_promela
 from cosim_validation.statechart.replay import Replay, replay_trace
 from cosim_validation.statechart.shorten import shorten
 from cosim_validation.statechart.smv import to_smv
-from cosim_validation.statechart.spin import GoalResult, compile_model, verify_goal
-from cosim_validation.statechart.step_table import build_step_table
+from cosim_validation.statechart.spin import GoalResult, SpinSyntaxError, compile_model, spin_syntax, verify_goal
+from cosim_validation.statechart.step_table import StepTable, build_step_table
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,11 @@ def check_goals(machine: Machine, goals: GoalSet, out_dir: Path, only: Sequence[
     out_dir.mkdir(parents=True, exist_ok=True)
     smv_path = out_dir / f"{machine.name}.smv"
     smv_path.write_text(to_smv(table, goals, atoms), encoding="utf-8")
-    pan = compile_model(model, goals, out_dir)
+    try:
+        pan = compile_model(model, out_dir)
+    except SpinSyntaxError:
+        _blame_goal(table, goals, atoms, out_dir)
+        raise
     files = {"promela": out_dir / "model.pml", "smv": smv_path}
     compile_s = time.perf_counter() - start
     results, violations = [], {}
@@ -116,3 +122,13 @@ def _analyse(machine: Machine, goal: Goal, trace: Trace) -> Violation:
     confirmed = violates(machine, goal.formula, trace)
     shortest = shorten(machine, goal.formula, trace) if confirmed else None
     return Violation(trace, replay, confirmed, shortest)
+
+
+def _blame_goal(table: StepTable, goals: GoalSet, atoms: set[Atom], out_dir: Path) -> None:
+    """Raise :class:`MachineError` for the first goal SPIN cannot parse on its own (models with one goal each)."""
+    for goal in goals.goals:
+        single = to_promela(table, GoalSet(goals.source, (goal,)), atoms)
+        complaint = spin_syntax(single.text, out_dir)
+        if complaint:
+            which = "promela" if goal.promela else "ltl"
+            raise MachineError(goals.source, f"{goal.key}.{which}", f"SPIN cannot parse the formula: {complaint}")

@@ -40,6 +40,8 @@ class Interval:
         return self.hi <= other
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, Interval):
+            return (self.lo, self.hi) == (other.lo, other.hi)
         if isinstance(other, int | float | np.floating):
             return bool(self.lo <= float(other) <= self.hi)
         return NotImplemented

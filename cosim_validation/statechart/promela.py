@@ -28,10 +28,9 @@ _RAW_VAR = re.compile(r"\b(ev|cmd)_([A-Za-z_][A-Za-z_0-9]*)")
 
 @dataclass(frozen=True)
 class PromelaModel:
-    """The generated text and where each goal's never claim starts (1-based lines, for SPIN's errors)."""
+    """The generated text, and the tables it was made from (to read SPIN's replays)."""
 
     text: str
-    goal_lines: dict[str, tuple[int, int]]
     table: StepTable
 
 
@@ -74,13 +73,10 @@ def to_promela(table: StepTable, goals: GoalSet, observed: set[Atom]) -> Promela
     lines += [f"byte hist_{ident(c)} = 0;" for c in table.history]
     lines += _macros(table, observed)
     lines += _process(table, commands)
-    goal_lines = {}
     for goal in goals.goals:
         body = goal.promela or render(goal.formula, atom_macro, "promela")  # type: ignore[arg-type]
-        start = len(lines) + 1
         lines.append(f"ltl {goal.name} {{ {body} }}")
-        goal_lines[goal.name] = (start, len(lines))
-    return PromelaModel("\n".join(lines) + "\n", goal_lines, table)
+    return PromelaModel("\n".join(lines) + "\n", table)
 
 
 def _in(table: StepTable, path: str, var: str = "leaf") -> str:

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.statechart.counterexample import Trace, parse_spin_replay
-from cosim_validation.statechart.errors import MachineError, ModelCheckError
-from cosim_validation.statechart.goals import GoalSet
+from cosim_validation.statechart.errors import ModelCheckError
 from cosim_validation.statechart.promela import PromelaModel
 
 MAX_DEPTH = 2_000_000  # pan's search depth bound (steps of the atomic blocks); a cut search is an error
-_LINE = re.compile(r"model\.pml:(\d+)")
+_ERROR = re.compile(r"\bError\b|syntax error")
 
 
 @dataclass(frozen=True)
@@ -61,11 +60,28 @@ def _run(cmd: list[str], cwd: Path, timeout_s: float) -> subprocess.CompletedPro
         raise ModelCheckError(f"cannot run {cmd[0]}: {exc}") from None
 
 
-def compile_model(model: PromelaModel, goals: GoalSet, workdir: Path, timeout_s: float = 300.0) -> Path:
+class SpinSyntaxError(ModelCheckError):
+    """``spin -a`` rejected the model text (the message is SPIN's)."""
+
+
+def spin_syntax(text: str, workdir: Path, timeout_s: float = 60.0) -> str:
+    """SPIN's complaint about a model text ("" if ``spin -a`` accepts it); writes ``syntax.pml``."""
+    spin = _tool("spin")
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "syntax.pml").write_text(text, encoding="utf-8")
+    result = _run([spin, "-a", "syntax.pml"], workdir, timeout_s)
+    out = result.stdout + result.stderr
+    if result.returncode == 0 and not _ERROR.search(out):
+        return ""
+    return " ".join(line.strip() for line in out.splitlines() if _ERROR.search(line)) or out.strip()
+
+
+def compile_model(model: PromelaModel, workdir: Path, timeout_s: float = 300.0) -> Path:
     """Write ``model.pml`` into ``workdir``, generate and compile the verifier; the path of ``pan``.
 
     Raises:
-        MachineError: SPIN rejects a goal's formula (naming the goals file and the goal).
+        SpinSyntaxError: SPIN rejects the model (normally a goal's formula in SPIN's syntax).
         ModelCheckError: The tools are missing or fail otherwise.
     """
     spin, gcc = _tool("spin"), _tool("gcc")
@@ -74,24 +90,13 @@ def compile_model(model: PromelaModel, goals: GoalSet, workdir: Path, timeout_s:
     (workdir / "model.pml").write_text(model.text, encoding="utf-8")
     generated = _run([spin, "-a", "model.pml"], workdir, timeout_s)
     text = generated.stdout + generated.stderr
-    if generated.returncode != 0 or "Error" in text:
-        raise _spin_error(text, model, goals)
+    if generated.returncode != 0 or _ERROR.search(text):
+        message = " ".join(line.strip() for line in text.splitlines() if _ERROR.search(line)) or text.strip()
+        raise SpinSyntaxError(f"SPIN rejected the generated model: {message[-2000:]}")
     built = _run([gcc, "-O2", "-w", "-DNOREDUCE", "-DVECTORSZ=4096", "-o", "pan", "pan.c"], workdir, timeout_s)
     if built.returncode != 0:
         raise ModelCheckError(f"compiling SPIN's verifier failed:\n{built.stderr.strip()[-2000:]}")
     return workdir / "pan"
-
-
-def _spin_error(text: str, model: PromelaModel, goals: GoalSet) -> Exception:
-    message = " ".join(line.strip() for line in text.splitlines() if "rror" in line) or text.strip()
-    for match in _LINE.finditer(text):
-        line = int(match.group(1))
-        for goal in goals.goals:
-            first, last = model.goal_lines[goal.name]
-            if first <= line <= last:
-                which = "promela" if goal.promela else "ltl"
-                return MachineError(goals.source, f"{goal.key}.{which}", f"SPIN cannot parse the formula: {message}")
-    return ModelCheckError(f"SPIN rejected the generated model: {message[-2000:]}")
 
 
 def verify_goal(pan: Path, model: PromelaModel, goal: str, timeout_s: float = 600.0) -> GoalResult:

@@ -135,7 +135,9 @@ class NeedleForceModel:
                               punctured)  # fmt: skip
         return forces, ForceState(punctured[-1].copy(), float(t[-1]), b[-1].copy())
 
-    def _speed(self, t: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64], state: ForceState) -> NDArray[np.float64]:
+    def _speed(
+        self, t: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64], state: ForceState
+    ) -> NDArray[np.float64]:
         """Axial tip speed: the tip's displacement since the previous sample along the needle, per second."""
         axis = (b - a) / np.linalg.norm(b - a, axis=1, keepdims=True)
         prev_tip = np.vstack([state.tip_m[None, :], b[:-1]])
@@ -143,7 +145,9 @@ class NeedleForceModel:
         speed = np.einsum("ij,ij->i", b - prev_tip, axis) / (t - prev_t)
         return np.where(np.isfinite(speed), speed, 0.0)
 
-    def _punctured(self, tip_layer: NDArray[np.int64], depth: NDArray[np.float64], before: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    def _punctured(
+        self, tip_layer: NDArray[np.int64], depth: NDArray[np.float64], before: NDArray[np.bool_]
+    ) -> NDArray[np.bool_]:
         """(n, L): tissue i punctured at sample k if it was before, or the tip reached its puncture depth."""
         n, n_layers = tip_layer.shape[0], len(self.parameters)
         reached = np.zeros((n, n_layers), dtype=bool)
@@ -161,7 +165,9 @@ class NeedleForceModel:
         cutting = np.where(speed > self.stick_speed_m_s, self._cut[layer], 0.0)
         return np.where(inside, np.where(cut, cutting, stiffness), 0.0)
 
-    def _friction(self, length_m: NDArray[np.float64], speed: NDArray[np.float64], punctured: NDArray[np.bool_]) -> NDArray[np.float64]:
+    def _friction(
+        self, length_m: NDArray[np.float64], speed: NDArray[np.float64], punctured: NDArray[np.bool_]
+    ) -> NDArray[np.float64]:
         per_length = self._coulomb[None, :] + self._viscous[None, :] * np.abs(speed)[:, None]
         magnitude = np.sum(np.where(punctured, length_m * per_length, 0.0), axis=1)
         moving = np.abs(speed) > self.stick_speed_m_s

@@ -109,11 +109,13 @@ class SupervisorConfig:
                                   f"events: {', '.join(machine.events)}")  # fmt: skip
         guard = machine.guards.get(self.exception_cleared_guard)
         if guard is None or guard.expr is not None:
-            raise ConfigError(source, "supervisor.exception_cleared_guard",
-                              f"machine {machine.name!r} has no input guard {self.exception_cleared_guard!r}")  # fmt: skip
+            message = f"machine {machine.name!r} has no input guard {self.exception_cleared_guard!r}"
+            raise ConfigError(source, "supervisor.exception_cleared_guard", message)
         flags = set().union(*(s.flags for s in machine.states.values()))
         for role, flag in self.flags.items():
             if flag not in flags:
                 raise ConfigError(source, f"supervisor.flags.{role}", f"no state of {machine.name!r} has flag {flag!r}")
         if not any(s.name == self.wait_state for s in machine.states.values()):
-            raise ConfigError(source, "supervisor.wait_state", f"machine {machine.name!r} has no state {self.wait_state!r}")
+            raise ConfigError(
+                source, "supervisor.wait_state", f"machine {machine.name!r} has no state {self.wait_state!r}"
+            )

@@ -53,7 +53,9 @@ class _Mesh:
         local = np.ascontiguousarray(vertices_m - self.origin_m, dtype=np.float32)
         self.scene.add_triangles(self.o3c.Tensor(local), self.o3c.Tensor(np.ascontiguousarray(faces, np.uint32)))
 
-    def crossings(self, a_m: NDArray[np.float64], b_m: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    def crossings(
+        self, a_m: NDArray[np.float64], b_m: NDArray[np.float64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """(segment index, t in (0, 1]) of every crossing of segments a -> b with the surface."""
         rays = np.concatenate([a_m - self.origin_m, b_m - a_m], axis=1).astype(np.float32)
         hits = self.scene.list_intersections(self.o3c.Tensor(rays))

@@ -12,7 +12,12 @@ import trimesh
 from cosim_validation.controllers import InsertionSetup
 from cosim_validation.exceptions import ConfigError
 from cosim_validation.record import Stage
-from cosim_validation.supervisor.needle_force import NeedleForceModel, NeedleForceStream, TissueParameters, axial_force_vectors
+from cosim_validation.supervisor.needle_force import (
+    NeedleForceModel,
+    NeedleForceStream,
+    TissueParameters,
+    axial_force_vectors,
+)
 from cosim_validation.supervisor.needle_force_config import load_needle_force
 from cosim_validation.supervisor.supervisor import Supervisor
 from cosim_validation.supervisor.supervisor_config import SupervisorConfig
@@ -39,7 +44,7 @@ def interval(lo: np.ndarray, hi: np.ndarray, a: float, b: float) -> np.ndarray:
 
 def vertical(z_tip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tip = np.stack([np.zeros_like(z_tip), np.zeros_like(z_tip), z_tip], axis=1)
-    return tip + [0.0, 0.0, NEEDLE_M], tip
+    return [*tip, 0.0, 0.0, NEEDLE_M], tip
 
 
 def test_lengths_along_the_needle_are_exact_and_exclusive(layers: TissueLayers) -> None:
@@ -73,8 +78,11 @@ def params(name: str, k1: float, k2: float, fp: float, cut: float, c: float, b: 
 def model(layers: TissueLayers) -> NeedleForceModel:
     return NeedleForceModel(
         layers,
-        [params("heart", 100.0, 1e4, 4.0, 1.5, 40.0, 100.0), params("lung", 40.0, 4e3, 0.5, 0.2, 5.0, 20.0),
-         params("torso", 200.0, 2e4, 2.5, 0.8, 20.0, 50.0)],  # fmt: skip
+        [
+            params("heart", 100.0, 1e4, 4.0, 1.5, 40.0, 100.0),
+            params("lung", 40.0, 4e3, 0.5, 0.2, 5.0, 20.0),
+            params("torso", 200.0, 2e4, 2.5, 0.8, 20.0, 50.0),
+        ],
         stick_speed_m_s=2e-4,
     )
 
@@ -96,13 +104,15 @@ def test_the_force_law_phase_by_phase(model: NeedleForceModel) -> None:
     np.testing.assert_allclose(f.tip_force_n[before], 200.0 * depth[before] + 2e4 * depth[before] ** 2, atol=1e-4)
     assert np.all(f.friction_n[before] == 0.0)  # nothing cut yet
     after = inserting & (depth > torso.puncture_depth_m + 1e-4) & (z > 0.3)
-    assert after.sum() > 100 and np.all(f.tip_force_n[after] == 0.8)
+    assert after.sum() > 100
+    assert np.all(f.tip_force_n[after] == 0.8)
     np.testing.assert_allclose(f.friction_n[after], depth[after] * (20.0 + 50.0 * v), rtol=1e-4)
     assert f.punctured[-1].tolist() == [False, True, True]  # 27 cm deep: through the torso into the lung
     held = slice(z_in.size + 1, z_in.size + z_hold.size)
     assert np.all(f.holder_force_n[held] == 0.0)  # still in punctured tissue: no cutting, no friction
     out = slice(z_in.size + z_hold.size, None)
-    assert np.all(f.tip_force_n[out] == 0.0) and np.all(f.friction_n[out] < 0.0)  # the tissue drags it back in
+    assert np.all(f.tip_force_n[out] == 0.0)
+    assert np.all(f.friction_n[out] < 0.0)
     np.testing.assert_allclose(f.speed_m_s[out], -v, rtol=1e-6)
     assert state.punctured.tolist() == [False, True, True]
     vectors = axial_force_vectors(f.holder_force_n, holder, tip)
@@ -124,8 +134,12 @@ def test_bad_parameters(tmp_path: Path, insertion_setup: InsertionSetup) -> None
     good = Path("config/supervisor/needle_force.yaml").read_text()
     cases = {
         good.replace("model: heart", "model: liver"): r"layers\[0\]\.model: the anatomy has no model 'liver'; models",
-        good.replace("puncture_force_n: 4.0", "puncture_force_n: 0.0"): r"layers\[0\]\.puncture_force_n: expected a number > 0",
-        good.replace("cutting_force_n: 1.5", "cutting_force_n: -1"): r"layers\[0\]\.cutting_force_n: expected a number >= 0",
+        good.replace(
+            "puncture_force_n: 4.0", "puncture_force_n: 0.0"
+        ): r"layers\[0\]\.puncture_force_n: expected a number > 0",
+        good.replace(
+            "cutting_force_n: 1.5", "cutting_force_n: -1"
+        ): r"layers\[0\]\.cutting_force_n: expected a number >= 0",
         good.replace("stick_speed_m_s", "stick_speed"): r"needle_force\.stick_speed: unknown key",
     }
     for text, message in cases.items():
@@ -165,7 +179,8 @@ def test_a_needle_aimed_through_the_heart_crosses_the_force_limit(
         assert over.any() or not deep
         if over.any():
             first = int(np.argmax(over))
-            assert plan.stage[first] == Stage.INJECTION and f.tip_layer[first] == heart
+            assert plan.stage[first] == Stage.INJECTION
+            assert f.tip_layer[first] == heart
             assert not f.punctured[first, heart]
             crossed += 1
     assert crossed >= 4
@@ -192,6 +207,7 @@ def test_the_supervisor_stops_the_injection_at_the_force_limit(
                 break
             continue
         sent.append(k)
-    assert status.state.endswith("TaskStopped") and status.events == ("e_ForceLimit",)
+    assert status.state.endswith("TaskStopped")
+    assert status.events == ("e_ForceLimit",)
     assert plan.stage[sent[-1]] == Stage.INJECTION
     assert abs(f.holder_force_n[k]) > 3.5 >= np.max(np.abs(f.holder_force_n[:k]))  # stopped at the first crossing

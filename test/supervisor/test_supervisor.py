@@ -36,13 +36,16 @@ def advance_to(sup: Supervisor, stage: Stage, t_s: float = 0.0) -> tuple[Supervi
         if status.state.endswith("WaitAtTarget"):
             t_s += 0.1
             status = sup.step(t_s)  # dwell_s = 0: the dwell ends at the next step
-    assert status.stage == stage and status.motion_allowed, status
+    assert status.stage == stage, status
+    assert status.motion_allowed, status
     return status, t_s
 
 
 def test_a_nominal_task_runs_the_stages_in_order() -> None:
     sup, first = fresh()
-    assert first.state == f"{TASK}.Configure" and not first.motion_allowed and first.stage is None
+    assert first.state == f"{TASK}.Configure"
+    assert not first.motion_allowed
+    assert first.stage is None
     assert first.commands == ("configure_case",)
     sup.task_configured()
     stages = []
@@ -57,7 +60,9 @@ def test_a_nominal_task_runs_the_stages_in_order() -> None:
         if status.stage is not None:
             sup.stage_finished(status.stage)
     assert stages == list(CASE_STAGES)
-    assert status.state == "Completed" and status.hold and status.commands == ("report_completed",)
+    assert status.state == "Completed"
+    assert status.hold
+    assert status.commands == ("report_completed",)
 
 
 @pytest.mark.parametrize("stage", CASE_STAGES)
@@ -77,7 +82,9 @@ def test_every_exception_in_every_motion_state_stops_in_the_same_step(stage: Sta
     sup.stage_finished(stage)  # the stage's own end in the same step loses against the exception
     status = sup.step(t + 0.7)
     assert status.state == "AutonomousMode.TaskStopped"
-    assert not status.motion_allowed and status.hold and status.stage is None
+    assert not status.motion_allowed
+    assert status.hold
+    assert status.stage is None
     assert status.commands == ("stop_and_hold",)
 
 
@@ -91,7 +98,9 @@ def test_recovery_resumes_the_interrupted_stage_only_once_the_condition_is_gone(
     sup.observe_force(1.0)
     sup.request("recover")
     status = sup.step(t + 0.3)
-    assert status.state == f"{TASK}.Inject" and status.stage is Stage.INJECTION and status.motion_allowed
+    assert status.state == f"{TASK}.Inject"
+    assert status.stage is Stage.INJECTION
+    assert status.motion_allowed
     assert status.commands == ("run_injection",)
 
 
@@ -100,13 +109,15 @@ def test_teleoperation_and_back() -> None:
     _, t = advance_to(sup, Stage.APPROACH)
     sup.request("teleoperation")
     status = sup.step(t + 0.1)
-    assert status.teleoperation and not status.motion_allowed
+    assert status.teleoperation
+    assert not status.motion_allowed
     assert status.commands == ("stop_and_hold", "teleoperation_on")
     sup.observe_clearance(0.0)  # ignored in teleoperation: the surgeon is in control
     assert sup.step(t + 0.2).teleoperation
     sup.request("auto")
     back = sup.step(t + 0.3)
-    assert back.state.endswith("TaskStopped") and back.commands == ("teleoperation_off", "stop_and_hold")
+    assert back.state.endswith("TaskStopped")
+    assert back.commands == ("teleoperation_off", "stop_and_hold")
 
 
 def test_exceptions_beat_a_teleoperation_request_of_the_same_step() -> None:
@@ -125,7 +136,9 @@ def test_the_dwell_holds_at_the_target(tmp_path: Path) -> None:
     _, t = advance_to(sup, Stage.INJECTION)
     sup.stage_finished(Stage.INJECTION)
     wait = sup.step(t + 0.1)
-    assert wait.state.endswith("WaitAtTarget") and wait.hold and not wait.motion_allowed
+    assert wait.state.endswith("WaitAtTarget")
+    assert wait.hold
+    assert not wait.motion_allowed
     assert sup.step(t + 1.0).state.endswith("WaitAtTarget")
     assert sup.step(t + 1.1).stage is Stage.EXTRACTION
 
@@ -137,10 +150,12 @@ def test_bad_use_and_bad_configuration(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown request 'pause'"):
         sup.request("pause")
     text = Path(CONFIG).read_text().replace("tracking: e_NeedleLost", "tracking: e_NeedleGone")
-    text = text.replace("machine: needle_insertion.yaml", f"machine: {Path('config/supervisor/needle_insertion.yaml').resolve()}")
+    text = text.replace(
+        "machine: needle_insertion.yaml", f"machine: {Path('config/supervisor/needle_insertion.yaml').resolve()}"
+    )
     bad = tmp_path / "supervisor.yaml"
     bad.write_text(text.replace("needle_force: needle_force.yaml", "needle_force: x.yaml"))
-    with pytest.raises(ConfigError, match="supervisor.events: machine 'needle_insertion' has no event 'e_NeedleGone'"):
+    with pytest.raises(ConfigError, match=r"supervisor\.events: machine 'needle_insertion' has no event 'e_NeedleGone"):
         Supervisor.from_file(bad)
     bad.write_text(Path(CONFIG).read_text().replace("force_limit_n: 3.5", "force_limit_n: -1"))
     with pytest.raises(ConfigError, match=r"supervisor\.sources\.force_limit_n: expected a number > 0"):

@@ -44,7 +44,7 @@ def interval(lo: np.ndarray, hi: np.ndarray, a: float, b: float) -> np.ndarray:
 
 def vertical(z_tip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tip = np.stack([np.zeros_like(z_tip), np.zeros_like(z_tip), z_tip], axis=1)
-    return [*tip, 0.0, 0.0, NEEDLE_M], tip
+    return tip + np.array([0.0, 0.0, NEEDLE_M]), tip
 
 
 def test_lengths_along_the_needle_are_exact_and_exclusive(layers: TissueLayers) -> None:

@@ -75,8 +75,19 @@ class CheckReport:
         return all(r.holds for r in self.results)
 
 
-def check_goals(machine: Machine, goals: GoalSet, out_dir: Path, only: Sequence[str] = ()) -> CheckReport:
+def check_goals(
+    machine: Machine,
+    goals: GoalSet,
+    out_dir: Path,
+    only: Sequence[str] = (),
+    *,
+    reduce: bool = True,
+    timeout_s: float = 600.0,
+) -> CheckReport:
     """Check ``machine`` against ``goals`` (or the goals named in ``only``) with SPIN in ``out_dir``.
+
+    ``reduce=False`` uses the plain encoding (every event free in every step; see :mod:`.step_table`);
+    ``timeout_s`` bounds each goal's search [s].
 
     Raises:
         InputError: ``only`` names a goal the file does not have.
@@ -88,7 +99,7 @@ def check_goals(machine: Machine, goals: GoalSet, out_dir: Path, only: Sequence[
         raise InputError(f"unknown goal {unknown[0]!r}; goals in {goals.source}: {', '.join(goals.names())}")
     start = time.perf_counter()
     atoms = observed(goals) | raw_atoms(goals)
-    table = build_step_table(machine, atoms)
+    table = build_step_table(machine, atoms, reduce=reduce)
     model = to_promela(table, goals, atoms)
     out_dir.mkdir(parents=True, exist_ok=True)
     smv_path = out_dir / f"{machine.name}.smv"
@@ -104,7 +115,7 @@ def check_goals(machine: Machine, goals: GoalSet, out_dir: Path, only: Sequence[
     for goal in goals.goals:
         if only and goal.name not in only:
             continue
-        result = verify_goal(pan, model, goal.name)
+        result = verify_goal(pan, model, goal.name, timeout_s)
         results.append(result)
         if result.trace is not None:
             violation = _analyse(machine, goal, result.trace)

@@ -71,8 +71,11 @@ class StepTable:
         return next(var for var, members in self.event_vars.items() if event in members)
 
 
-def build_step_table(machine: Machine, observed: set[Atom]) -> StepTable:
+def build_step_table(machine: Machine, observed: set[Atom], *, reduce: bool = True) -> StepTable:
     """The tables of ``machine`` for goals testing the atoms ``observed``.
+
+    With ``reduce=False`` every event is a free bit in every step (the plain encoding, as seed 002's SMV
+    model has one event module per event); the verdicts are the same, the search larger (benchmarks).
 
     Raises:
         MachineError: The machine uses what the translation cannot represent (variables, timed
@@ -80,7 +83,7 @@ def build_step_table(machine: Machine, observed: set[Atom]) -> StepTable:
     """
     _check_translatable(machine)
     leaves = machine.leaves()
-    watched = {a.argument for a in observed if a.predicate == "event"}
+    watched = {a.argument for a in observed if a.predicate == "event"} if reduce else set(machine.events)
     event_vars, relevant = _event_vars(machine, watched, leaves)
     order = global_order(machine)
     history = tuple(sorted({t.target for t in machine.transitions if t.resume}))

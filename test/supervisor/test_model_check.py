@@ -143,3 +143,37 @@ def test_the_smv_model_has_the_step_relation_and_every_goal(tmp_path: Path) -> N
     assert "next(hist_AutonomousMode__InsertionTask) := case" in smv
     first_case = smv.split("next(fired) := case")[1].splitlines()[1]
     assert "-- AutonomousMode -> AutonomousMode.TaskStopped" in first_case  # outer, priority 2: tried first
+
+
+def test_the_reduced_encoding_gives_the_plain_encodings_verdicts(tmp_path: Path) -> None:
+    """Watched events, groups of interchangeable events and relevance only shrink the search."""
+    text = """
+machine: small
+events: {go: "", back: "", stop: "", other: ""}
+guards: {ready: {input: true}}
+commands: {run: "", halt: ""}
+initial: A
+states:
+  A: {entry: [halt]}
+  B: {entry: [run]}
+  C: {entry: [halt]}
+transitions:
+  - {source: A, target: B, events: [go, other], guard: ready}
+  - {source: B, target: A, events: [back]}
+  - {source: B, target: C, events: [stop], priority: 1}
+  - {source: C, target: A, events: [back, other]}
+"""
+    goals = """
+goals:
+  stop_wins: {ltl: "G ((left(B) and event(stop)) -> (in(C) and command(halt)))"}
+  go_moves: {ltl: "G (event(go) -> in(B))"}
+  back_from_c: {ltl: "G (left(C) -> event(back))"}
+"""
+    machine = load_machine(write(tmp_path, text))
+    goal_set = load_goals(write(tmp_path, goals, "g.yaml"), machine)
+    reduced = check_goals(machine, goal_set, tmp_path / "reduced")
+    plain = check_goals(machine, goal_set, tmp_path / "plain", reduce=False)
+    assert [r.holds for r in reduced.results] == [r.holds for r in plain.results] == [True, False, False]
+    assert sum(r.transitions for r in reduced.results) < sum(r.transitions for r in plain.results)
+    for name, violation in reduced.violations.items():
+        assert violation.replay.reproduced and violation.confirmed, name

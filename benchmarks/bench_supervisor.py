@@ -63,9 +63,8 @@ def bench_spin(quick: bool, limit_s: float) -> None:
 
 
 def _table(ours, plain) -> None:  # type: ignore[no-untyped-def]
-    print(
-        f"{'goal':48} {'verdict':8} {'states':>9} {'trans.':>11} {'s':>7} | plain: {'states':>9} {'trans.':>12} {'s':>8} ratio s"
-    )
+    head = f"{'goal':48} {'verdict':8} {'states':>9} {'trans.':>11} {'s':>7}"
+    print(head + f" | plain: {'states':>9} {'trans.':>12} {'s':>8} ratio s")
     by_goal = {r.goal: r for r in plain.results} if plain is not None else {}
     for r in ours.results:
         p = by_goal.get(r.goal)
@@ -153,9 +152,9 @@ def bench_stop(setup: InsertionSetup) -> None:
             still = next(i for i in range(k + 1, len(q)) if np.max(np.abs(q[i] - q[i - 1])) < 1e-5)
             stops.append((still - k) * dt)
             moves.append(np.linalg.norm(run.tip_m[still] - run.tip_m[k]))
-            del name
+    travel = f"{min(moves) * 1e3:.2f}-{max(moves) * 1e3:.2f} mm"
     print(f"stop time after the exception's step ({len(stops)} runs): {min(stops):.1f}-{max(stops):.1f} s "
-          f"(mean {np.mean(stops):.2f}); tip travel meanwhile {min(moves) * 1e3:.2f}-{max(moves) * 1e3:.2f} mm")  # fmt: skip
+          f"(mean {np.mean(stops):.2f}); tip travel meanwhile {travel}")  # fmt: skip
 
 
 def _timed(fn) -> float:  # type: ignore[no-untyped-def]

@@ -176,4 +176,5 @@ goals:
     assert [r.holds for r in reduced.results] == [r.holds for r in plain.results] == [True, False, False]
     assert sum(r.transitions for r in reduced.results) < sum(r.transitions for r in plain.results)
     for name, violation in reduced.violations.items():
-        assert violation.replay.reproduced and violation.confirmed, name
+        assert violation.replay.reproduced, name
+        assert violation.confirmed, name

@@ -130,11 +130,7 @@ def bench_stop(setup: InsertionSetup) -> None:
     dt = float(plan.t_s[1] - plan.t_s[0])
     stops, moves = [], []
     for stage in CASE_STAGES:
-        for name, override in {
-            "force": {"force": 5.0},
-            "clearance": {"clearance": 0.0},
-            "abort": {"abort": True},
-        }.items():
+        for override in ({"force": 5.0}, {"clearance": 0.0}, {"abort": True}):
             seen: list[int] = []
 
             def inject(period, status, stage=stage, override=override, seen=seen):  # type: ignore[no-untyped-def]

@@ -119,7 +119,7 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
     """The machine as JSON-ready data."""
     states = {p: {"flags": sorted(s.flags), "attributes": dict(s.attributes), "entry": [a.text for a in s.entry],
                   "exit": [a.text for a in s.exit], "final": s.final, "initial": s.initial}
-              for p, s in machine.states.items() if p != ROOT}  # fmt: skip
+              for p, s in ((p, machine.states[p]) for p in _tree_order(machine, ROOT))}  # fmt: skip
     transitions = [
         {
             "source": t.source,
@@ -143,13 +143,21 @@ def print_machine(machine: Machine) -> None:
     """The state tree and the transitions, in the order a step tries them."""
     print(f"machine {machine.name} ({machine.source}): {machine.description}")
     print(f"priority {machine.priority}; initial leaf {machine.default_leaf(ROOT)}; goals {machine.goals_file or '-'}")
-    for path, state in machine.states.items():
-        if path == ROOT:
-            continue
+    for path in _tree_order(machine, ROOT):
+        state = machine.states[path]
         extras = [*(f"[{f}]" for f in sorted(state.flags)), *(f"{k}={v}" for k, v in state.attributes.items())]
         extras += [f"entry: {', '.join(a.text for a in state.entry)}"] if state.entry else []
+        extras += [f"exit: {', '.join(a.text for a in state.exit)}"] if state.exit else []
         extras += ["final"] if state.final else []
         print("  " * state.depth + state.name + ("  " + "  ".join(extras) if extras else ""))
     rows = [(t.source, t.target, " | ".join(t.events) or "-", t.guard_text or "-", t.priority)
             for t in global_order(machine)]  # fmt: skip
     print(format_table(["source", "target", "events", "guard", "priority"], rows))
+
+
+def _tree_order(machine: Machine, path: str) -> list[str]:
+    """The states below ``path`` depth first, parents before children, in file order."""
+    out = []
+    for child in machine.states[path].children:
+        out += [child, *_tree_order(machine, child)]
+    return out

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make setup`: from a fresh Debian machine to a working environment, with no human step.
 #
-#   1. Debian packages the project needs (only those missing; apt-get as root, else sudo -n).
+#   1. Debian packages the project needs (only those missing; apt-get as root, else sudo -n),
+#      SPIN and gcc for the model checker among them.
 #   2. ROS 2: a sourced distribution (ROS_DISTRO set, rclpy importable) is used as it is;
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.

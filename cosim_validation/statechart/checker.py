@@ -111,19 +111,15 @@ def check_goals(
         raise
     files = {"promela": out_dir / "model.pml", "smv": smv_path}
     compile_s = time.perf_counter() - start
-    results, violations = [], {}
-    for goal in goals.goals:
-        if only and goal.name not in only:
-            continue
-        result = verify_goal(pan, model, goal.name, timeout_s)
-        results.append(result)
+    checked = [g for g in goals.goals if not only or g.name in only]
+    results = tuple(verify_goal(pan, model, goal.name, timeout_s) for goal in checked)
+    violations = {}
+    for goal, result in zip(checked, results, strict=True):
         if result.trace is not None:
-            violation = _analyse(machine, goal, result.trace)
-            violations[goal.name] = violation
+            violation = violations[goal.name] = _analyse(machine, goal, result.trace)
             files[f"spin:{goal.name}"] = violation.spin.write(out_dir / f"{goal.name}.spin.yaml")
             files[f"trace:{goal.name}"] = violation.shown.write(out_dir / f"{goal.name}.trace.yaml")
-    total_s = time.perf_counter() - start
-    return CheckReport(machine, goals, tuple(results), violations, files, compile_s, total_s)
+    return CheckReport(machine, goals, results, violations, files, compile_s, time.perf_counter() - start)
 
 
 def _analyse(machine: Machine, goal: Goal, trace: Trace) -> Violation:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make setup`: from a fresh Debian machine to a working environment, with no human step.
 #
-#   1. Debian packages the project needs (only those missing; apt-get as root, else sudo -n).
+#   1. Debian packages the project needs (only those missing; apt-get as root, else sudo -n),
+#      SPIN and gcc for the model checker among them.
 #   2. ROS 2: a sourced distribution (ROS_DISTRO set, rclpy importable) is used as it is;
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
@@ -52,6 +53,9 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# `cosim supervisor check`: the SPIN model checker, and a C compiler for its pan verifier.
+command -v spin >/dev/null 2>&1 || missing+=(spin)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 # open3d needs libusb at import time; MuJoCo and PyBullet need nothing beyond libc.
 ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
 

@@ -1,0 +1,166 @@
+"""The task supervisor at run time: event sources in, one machine step per control period, decisions out.
+
+Call pattern (one step per 10 Hz setpoint; docs/SUPERVISOR.md, "In the control loop"):
+
+1. feed what was measured after the previous setpoint: :meth:`Supervisor.observe_clearance`,
+   :meth:`~Supervisor.observe_force`, :meth:`~Supervisor.observe_tip`; queue user requests with
+   :meth:`~Supervisor.request`; report progress with :meth:`~Supervisor.task_configured` and
+   :meth:`~Supervisor.stage_finished`;
+2. ``status = supervisor.step(t_s)``;
+3. send the next setpoint of ``status.stage`` only if ``status.motion_allowed``; otherwise send nothing
+   new (hold the last commanded joints), or follow the teleoperation command when ``status.teleoperation``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from cosim_validation.config import resolve_resource
+from cosim_validation.exceptions import InputError
+from cosim_validation.record import Stage
+from cosim_validation.statechart.loader import load_machine
+from cosim_validation.statechart.model import Machine
+from cosim_validation.statechart.runtime import Statechart, StepResult
+from cosim_validation.supervisor.event_sources import (
+    ClearanceMonitor,
+    ForceLimitMonitor,
+    TrackingMonitor,
+    UserRequests,
+    any_active,
+)
+from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+
+DEFAULT_CONFIG = "config/supervisor/supervisor.yaml"
+
+
+class SupervisorStatus(NamedTuple):
+    """The supervisor's decision after a step.
+
+    Attributes:
+        t_s: Time of the step [s].
+        state: Active leaf (dotted path).
+        stage: The stage the controller may stream now; None when no stage may run.
+        motion_allowed: Autonomous motion may continue (stream the next setpoint of ``stage``).
+        hold: The robot must stand still: send no new setpoint, hold the last commanded joints.
+        teleoperation: Autonomous motion is off; the robot follows the teleoperation command.
+        finished: The machine is in a final state (the task completed).
+        transition: The transition the step took ("" if none).
+        events: Events the step saw, sorted.
+        commands: Controller commands of the step's actions, in order.
+    """
+
+    t_s: float
+    state: str
+    stage: Stage | None
+    motion_allowed: bool
+    hold: bool
+    teleoperation: bool
+    finished: bool
+    transition: str
+    events: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
+class Supervisor:
+    """One task's supervisor: the machine, its event sources, and the names that connect them.
+
+    Args:
+        machine: The supervisor machine (e.g. config/supervisor/needle_insertion.yaml).
+        config: Sources' thresholds and the machine's names for events, flags and guards.
+
+    Raises:
+        ConfigError: The configuration names an event, guard, flag or state the machine lacks.
+    """
+
+    def __init__(self, machine: Machine, config: SupervisorConfig) -> None:
+        config.check_against(machine, str(config.machine_path))
+        self.machine = machine
+        self.config = config
+        self.chart = Statechart(machine)
+        src, ev = config.sources, config.events
+        self.clearance = ClearanceMonitor(src.clearance_m, ev["clearance"])
+        self.force = ForceLimitMonitor(src.force_limit_n, ev["force"])
+        self.tracking = TrackingMonitor(src.tip_lost_timeout_s, ev["tracking"])
+        self.requests = UserRequests(config.requests)
+        self._pending: list[str] = []
+        self.status: SupervisorStatus | None = None
+
+    @classmethod
+    def from_file(cls, path: str | Path = DEFAULT_CONFIG) -> Supervisor:
+        """The supervisor configured in ``path`` (the ``supervisor`` section) with its machine."""
+        config = SupervisorConfig.load(resolve_resource(path))
+        return cls(load_machine(config.machine_path), config)
+
+    # ------------------------------------------------------------------ inputs
+    def observe_clearance(self, distance_m: float) -> None:
+        """The needle's smallest distance to a forbidden region, measured after the last setpoint [m]."""
+        self._post(self.clearance.update(distance_m))
+
+    def observe_force(self, force_n: float) -> None:
+        """The axial force at the needle holder [N] (e.g. :class:`NeedleForceModel`'s holder force)."""
+        self._post(self.force.update(force_n))
+
+    def observe_tip(self, t_s: float, tracked: bool) -> None:
+        """Whether a needle-tip pose arrived since the last period, at time ``t_s`` [s]."""
+        self._post(self.tracking.update(t_s, tracked))
+
+    def request(self, name: str) -> None:
+        """A user request: ``abort``, ``recover``, ``teleoperation`` or ``auto``."""
+        self.requests.request(name)
+
+    def task_configured(self) -> None:
+        """The controller planned the case (its refusal is an ``abort`` request instead)."""
+        self._pending.append(self.config.events["configured"])
+
+    def stage_finished(self, stage: Stage) -> None:
+        """The controller sent, and the robot reached, the last setpoint of ``stage``."""
+        if stage not in self.config.stage_done:
+            raise InputError(f"stage {Stage(stage).label!r} has no completion event")
+        self._pending.append(self.config.stage_done[Stage(stage)])
+
+    def _post(self, event: str | None) -> None:
+        if event is not None:
+            self._pending.append(event)
+
+    # ------------------------------------------------------------------ stepping
+    def start(self, t_s: float = 0.0) -> SupervisorStatus:
+        """Enter the initial state at ``t_s`` [s] (the tracking timeout counts from here)."""
+        self.tracking.start(t_s)
+        return self._status(self.chart.start(t_s, self._guards()))
+
+    def step(self, t_s: float) -> SupervisorStatus:
+        """One machine step with every event collected since the last one (all dropped afterwards)."""
+        if self.status is None:
+            raise InputError("start() the supervisor before stepping it")
+        events = [*self._pending, *self.requests.drain(), *self._dwell_event(t_s)]
+        self._pending = []
+        return self._status(self.chart.step(t_s, self._guards(), events))
+
+    def _guards(self) -> dict[str, bool]:
+        cleared = not any_active((self.clearance, self.force, self.tracking))
+        return {self.config.exception_cleared_guard: cleared}
+
+    def _dwell_event(self, t_s: float) -> list[str]:
+        wait = next((s for s in self.chart.active if s.rsplit(".", 1)[-1] == self.config.wait_state), None)
+        if wait is None or t_s - self.chart.entered_at[wait] < self.config.sources.dwell_s:
+            return []
+        return [self.config.events["dwell"]]
+
+    def _status(self, result: StepResult) -> SupervisorStatus:
+        flags, names = self.chart.flags(), self.config.flags
+        motion = names["motion"] in flags
+        stage_label = self.chart.attribute(self.config.stage_attribute) if motion else None
+        self.status = SupervisorStatus(
+            t_s=result.t_s,
+            state=self.chart.leaf,
+            stage=Stage.parse(str(stage_label)) if stage_label is not None else None,
+            motion_allowed=motion,
+            hold=names["hold"] in flags,
+            teleoperation=names["teleoperation"] in flags,
+            finished=self.machine.states[self.chart.leaf].final,
+            transition=result.transition.label if result.transition is not None else "",
+            events=tuple(sorted(result.events)),
+            commands=result.commands,
+        )
+        return self.status

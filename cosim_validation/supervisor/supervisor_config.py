@@ -1,0 +1,121 @@
+"""The ``supervisor`` section of config/supervisor/supervisor.yaml, validated on load."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.exceptions import ConfigError
+from cosim_validation.record import Stage
+from cosim_validation.record.stage import CASE_STAGES
+from cosim_validation.statechart.model import Machine
+
+_KEYS = ("machine", "needle_force", "sources", "events", "exception_cleared_guard", "flags", "wait_state",
+         "stage_attribute")  # fmt: skip
+_SOURCE_KEYS = ("clearance_m", "force_limit_n", "tip_lost_timeout_s", "dwell_s")
+_EVENT_KEYS = ("clearance", "force", "tracking", "configured", "dwell", "requests", "stage_done")
+REQUESTS = ("abort", "recover", "teleoperation", "auto")
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """Thresholds of the event sources.
+
+    Attributes:
+        clearance_m: Needle-to-forbidden-region distance below which e_FRTooClose is raised [m].
+        force_limit_n: Axial holder force above which e_ForceLimit is raised [N].
+        tip_lost_timeout_s: Time without a tip pose after which e_NeedleLost is raised [s].
+        dwell_s: Minimum time in the wait state before the dwell event [s].
+    """
+
+    clearance_m: float = 0.005
+    force_limit_n: float = 3.5
+    tip_lost_timeout_s: float = 0.5
+    dwell_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    """The supervisor's machine, event sources and the names it maps between them.
+
+    Attributes:
+        machine_path: The machine file.
+        needle_force_path: The needle force model's tissue file.
+        sources: Thresholds of the event sources.
+        events: Event of each source and host report: ``clearance``, ``force``, ``tracking``,
+            ``configured``, ``dwell``.
+        requests: Event of each user request (``abort``, ``recover``, ``teleoperation``, ``auto``).
+        stage_done: Event raised when the controller finished a stage.
+        exception_cleared_guard: Input guard set each step: no exception condition holds.
+        flags: Machine flag for ``motion``, ``hold`` and ``teleoperation``.
+        wait_state: Name of the state in which the dwell is timed.
+        stage_attribute: State attribute naming the stage the controller may run.
+    """
+
+    machine_path: Path
+    needle_force_path: Path
+    sources: SourceSettings
+    events: Mapping[str, str]
+    requests: Mapping[str, str]
+    stage_done: Mapping[Stage, str]
+    exception_cleared_guard: str
+    flags: Mapping[str, str]
+    wait_state: str
+    stage_attribute: str
+
+    @classmethod
+    def load(cls, path: str | Path) -> SupervisorConfig:
+        """Read the ``supervisor`` section of ``path``."""
+        return cls.from_config(load_config(path)["supervisor"])
+
+    @classmethod
+    def from_config(cls, node: ConfigNode) -> SupervisorConfig:
+        """Read the section (``node`` is the ``supervisor`` mapping)."""
+        node.reject_unknown(_KEYS)
+        src = node["sources"]
+        src.reject_unknown(_SOURCE_KEYS)
+        sources = SourceSettings(
+            src["clearance_m"].to_float(minimum=0.0),
+            src["force_limit_n"].to_float(exclusive_minimum=0.0),
+            src["tip_lost_timeout_s"].to_float(exclusive_minimum=0.0),
+            src["dwell_s"].to_float(minimum=0.0),
+        )
+        ev = node["events"]
+        ev.reject_unknown(_EVENT_KEYS)
+        ev["requests"].reject_unknown(REQUESTS)
+        ev["stage_done"].reject_unknown([s.label for s in CASE_STAGES])
+        node["flags"].reject_unknown(("motion", "hold", "teleoperation"))
+        return cls(
+            machine_path=node["machine"].to_path(),
+            needle_force_path=node["needle_force"].to_path(),
+            sources=sources,
+            events={k: ev[k].to_str() for k in _EVENT_KEYS[:5]},
+            requests={k: ev["requests"][k].to_str() for k in REQUESTS},
+            stage_done={s: ev["stage_done"][s.label].to_str() for s in CASE_STAGES},
+            exception_cleared_guard=node["exception_cleared_guard"].to_str(),
+            flags={k: node["flags"][k].to_str() for k in ("motion", "hold", "teleoperation")},
+            wait_state=node["wait_state"].to_str(),
+            stage_attribute=node["stage_attribute"].to_str(),
+        )
+
+    def check_against(self, machine: Machine, source: str) -> None:
+        """Raise :class:`ConfigError` if a name here is not in ``machine`` (events, guard, flags, states)."""
+        named = [*self.events.values(), *self.requests.values(), *self.stage_done.values()]
+        for event in named:
+            if event not in machine.events:
+                raise ConfigError(source, "supervisor.events", f"machine {machine.name!r} has no event {event!r}; "
+                                  f"events: {', '.join(machine.events)}")  # fmt: skip
+        guard = machine.guards.get(self.exception_cleared_guard)
+        if guard is None or guard.expr is not None:
+            message = f"machine {machine.name!r} has no input guard {self.exception_cleared_guard!r}"
+            raise ConfigError(source, "supervisor.exception_cleared_guard", message)
+        flags = set().union(*(s.flags for s in machine.states.values()))
+        for role, flag in self.flags.items():
+            if flag not in flags:
+                raise ConfigError(source, f"supervisor.flags.{role}", f"no state of {machine.name!r} has flag {flag!r}")
+        if not any(s.name == self.wait_state for s in machine.states.values()):
+            raise ConfigError(
+                source, "supervisor.wait_state", f"machine {machine.name!r} has no state {self.wait_state!r}"
+            )

@@ -1,0 +1,140 @@
+"""A scripted teleoperation source for tests: tip twists or joint targets over time, turned into setpoints.
+
+In a session the surgeon's commands arrive as ``geometry_msgs/TwistStamped`` (tip velocity) or
+``sensor_msgs/JointState`` (joint targets); this script produces the same two kinds of command from a
+file, so TeleoperationMode can be tested without a haptic device::
+
+    teleoperation:
+      segments:
+        - {duration_s: 1.0, tip_linear_m_s: [0.0, 0.0, 0.01], tip_angular_rad_s: [0.0, 0.0, 0.0]}
+        - {duration_s: 2.0, joints_rad: [0.0, -0.4, 0.0, 1.46, 0.0, 1.3, 0.0]}
+
+A twist (base_link, at the tip) is followed by resolved-rate control, q += J+ v dt with a damped
+pseudo-inverse of the tip Jacobian; joint targets are approached linearly over their segment. After the
+last segment the robot holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.robot import Kinematics
+
+
+@dataclass(frozen=True)
+class TeleoperationSegment:
+    """One command held for ``duration_s`` [s]: a tip twist (6,) (v [m/s], w [rad/s]) or joint targets [rad]."""
+
+    duration_s: float
+    twist: NDArray[np.float64] | None = None
+    joints_rad: NDArray[np.float64] | None = None
+
+
+class TeleoperationCommand(NamedTuple):
+    """The command at a time: ``kind`` is ``twist``, ``joints`` or ``hold`` (after the script)."""
+
+    kind: str
+    segment: int
+    segment_start_s: float
+    twist: NDArray[np.float64] | None
+    joints_rad: NDArray[np.float64] | None
+
+
+class TeleoperationScript:
+    """Segments played one after the other from t = 0 (the start of teleoperation)."""
+
+    def __init__(self, segments: Sequence[TeleoperationSegment]) -> None:
+        self.segments = tuple(segments)
+        self.starts_s = np.concatenate([[0.0], np.cumsum([s.duration_s for s in segments])])
+
+    @property
+    def duration_s(self) -> float:
+        """Length of the script [s]."""
+        return float(self.starts_s[-1])
+
+    @classmethod
+    def load(cls, path: str | Path, n_joints: int = 7) -> TeleoperationScript:
+        """Read the ``teleoperation`` section of ``path`` (joint targets of ``n_joints`` values)."""
+        section = load_config(path)["teleoperation"]
+        section.reject_unknown(("segments",))
+        return cls([_segment(node, n_joints) for node in section["segments"].elements()])
+
+    def command_at(self, t_s: float) -> TeleoperationCommand:
+        """The command at ``t_s`` [s] after the start of teleoperation."""
+        index = int(np.searchsorted(self.starts_s, t_s, side="right")) - 1
+        if index < 0 or index >= len(self.segments):
+            return TeleoperationCommand("hold", len(self.segments), self.duration_s, None, None)
+        seg = self.segments[index]
+        kind = "twist" if seg.twist is not None else "joints"
+        return TeleoperationCommand(kind, index, float(self.starts_s[index]), seg.twist, seg.joints_rad)
+
+
+def _segment(node: ConfigNode, n_joints: int) -> TeleoperationSegment:
+    node.reject_unknown(("duration_s", "tip_linear_m_s", "tip_angular_rad_s", "joints_rad"))
+    duration = node["duration_s"].to_float(exclusive_minimum=0.0)
+    twist_given = node.has("tip_linear_m_s") or node.has("tip_angular_rad_s")
+    if twist_given == node.has("joints_rad"):
+        raise node.error("give either a tip twist (tip_linear_m_s, tip_angular_rad_s) or joints_rad")
+    if node.has("joints_rad"):
+        return TeleoperationSegment(duration, joints_rad=node["joints_rad"].to_vector(n_joints))
+    linear = node["tip_linear_m_s"].to_vector(3) if node.has("tip_linear_m_s") else np.zeros(3)
+    angular = node["tip_angular_rad_s"].to_vector(3) if node.has("tip_angular_rad_s") else np.zeros(3)
+    return TeleoperationSegment(duration, twist=np.concatenate([linear, angular]))
+
+
+class TeleoperationFollower:
+    """Joint setpoints that follow a teleoperation script.
+
+    Args:
+        kinematics: The arm and needle (tip Jacobian).
+        script: The commands.
+        damping: Damping of the least-squares pseudo-inverse (keeps joint steps bounded near singularities).
+    """
+
+    def __init__(self, kinematics: Kinematics, script: TeleoperationScript, damping: float = 1e-3) -> None:
+        self.kinematics = kinematics
+        self.script = script
+        self.damping = damping
+        self.q_rad = np.zeros(kinematics.n_joints)
+        self.start_s = 0.0
+        self._segment = -1
+        self._segment_q0 = self.q_rad
+
+    def start(self, q_rad: ArrayLike, t_s: float) -> None:
+        """Teleoperation begins at ``t_s`` [s] with the arm at ``q_rad`` (J,)."""
+        self.q_rad = self.kinematics.check_limits(q_rad)
+        self.start_s = t_s
+        self._segment = -1
+
+    def next_setpoint(self, t_s: float, dt_s: float) -> NDArray[np.float64]:
+        """The setpoint (J,) for ``t_s`` [s], one period ``dt_s`` [s] after the previous one.
+
+        The command of the period that ends at ``t_s`` applies: a twist is integrated over it, and joint
+        targets are approached so that they are reached at the end of their segment.
+        """
+        command = self.script.command_at(t_s - 0.5 * dt_s - self.start_s)  # mid-period: robust to rounding
+        if command.segment != self._segment:
+            self._segment, self._segment_q0 = command.segment, self.q_rad.copy()
+        if command.kind == "twist":
+            assert command.twist is not None
+            self.q_rad = self.q_rad + self._rate(command.twist) * dt_s
+        elif command.kind == "joints":
+            assert command.joints_rad is not None
+            seg = self.script.segments[command.segment]
+            fraction = min(1.0, (t_s - self.start_s - command.segment_start_s) / seg.duration_s)
+            self.q_rad = self._segment_q0 + fraction * (command.joints_rad - self._segment_q0)
+        return self.q_rad.copy()
+
+    def _rate(self, twist: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Joint velocity (J,) for a tip twist (6,): damped least squares J^T (J J^T + d^2 I)^-1 v."""
+        J = self.kinematics.tip_jacobian(self.q_rad)
+        gram = J @ J.T + self.damping**2 * np.eye(6)
+        rate: NDArray[np.float64] = J.T @ np.linalg.solve(gram, twist)
+        return rate

@@ -15,6 +15,7 @@ NODES: list[str] = [
     "monitor",
     "recorder",
     "markers",
+    "foxglove_bridge",
 ]
 
 
@@ -22,7 +23,7 @@ def data_files() -> list[tuple[str, list[str]]]:
     """Files installed under share/cosim_validation for ROS tools (launch, config, robot model)."""
     files = [
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
-        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}", ["package.xml", "plugin.xml"]),  # plugin.xml: the rqt plugin (dashboard)
     ]
     for folder, pattern in (
         ("launch", "launch/*.launch.py"),

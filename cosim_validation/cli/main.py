@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "campaign": "campaign",
     "report": "report",
     "experiment": "experiment",
+    "dashboard": "dashboard",
 }
 
 

@@ -22,6 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cases", type=int, default=3, help="number of cases to run (0 = all of the suite)")
     parser.add_argument("--out", default="", help="run directory (default: runs/session-<time>)")
+    parser.add_argument(
+        "--foxglove",
+        type=int,
+        nargs="?",
+        const=8765,
+        default=None,
+        metavar="PORT",
+        help="serve the session live to Foxglove on ws://127.0.0.1:PORT (default 8765; see docs/DASHBOARD.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,11 +43,17 @@ def run(args: argparse.Namespace) -> int:
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
+    if args.foxglove is not None:
+        from cosim_validation.dashboard.foxglove_graph import with_foxglove_bridge
+
+        graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     prepare_run_dir(run_dir)  # refuse a used run directory before any work
     suite = _suite_path(args.suite, graph, run_dir, args.json)
     if not args.json:
         print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
+        if args.foxglove is not None:
+            print(f"foxglove: ws://127.0.0.1:{args.foxglove} (open it with the layout config/foxglove_layout.json)")
     outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
     if outcome.escalated and not args.json:
         for name, sig in outcome.escalated.items():

@@ -84,7 +84,9 @@ class CaseView:
         stages, t_s = expected.stages, self.seconds(expected.t_ns)
         starts = np.flatnonzero(np.r_[True, stages[1:] != stages[:-1]])
         ends = np.r_[starts[1:], len(stages) - 1]
-        return [StageSpan(Stage(int(stages[a])), float(t_s[a]), float(t_s[b])) for a, b in zip(starts, ends, strict=True)]
+        return [
+            StageSpan(Stage(int(stages[a])), float(t_s[a]), float(t_s[b])) for a, b in zip(starts, ends, strict=True)
+        ]
 
     def violations(self) -> list[VerdictRow]:
         """Verdicts that are violated, sorted by property and robot."""

@@ -110,12 +110,9 @@ class DashboardModel:
 
     def _tip(self, sample: TipSample) -> None:
         self.last_t_ns = max(self.last_t_ns, sample.t_ns)
-        if sample.test_id:
-            case = self._case(sample.test_id, sample.t_ns)
-        else:
-            case = self._case_at(sample.t_ns)
-            if case is None:
-                return  # an actual tip before any case: nothing to compare it with
+        case = self._case(sample.test_id, sample.t_ns) if sample.test_id else self._case_at(sample.t_ns)
+        if case is None:
+            return  # an actual tip before any case: nothing to compare it with
         case.track(sample.robot).append(sample.t_ns, sample.position_m, sample.stage)
 
     def _case_at(self, t_ns: int) -> CaseView | None:

@@ -45,7 +45,8 @@ def minmax_decimate(y: np.ndarray, max_points: int = DEFAULT_MAX_POINTS) -> np.n
     chosen = np.minimum(chosen, n - 1)  # an all-NaN last bucket points at its first (padded) slot
     keep = np.ones(chosen.shape[0], dtype=bool)
     keep[1:] = chosen[1:] != chosen[:-1]
-    return chosen[keep]
+    result: np.ndarray = chosen[keep]
+    return result
 
 
 def stride_decimate(n: int, max_points: int = DEFAULT_MAX_POINTS) -> np.ndarray:

@@ -128,7 +128,10 @@ def anatomy_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
     meshes = []
     for marker in msg.markers:
         rgba = (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
-        role = min(convert.ROLE_COLORS_RGBA, key=lambda r: sum((a - b) ** 2 for a, b in zip(convert.ROLE_COLORS_RGBA[r], rgba, strict=True)))
+        role = min(
+            convert.ROLE_COLORS_RGBA,
+            key=lambda r: sum((a - b) ** 2 for a, b in zip(convert.ROLE_COLORS_RGBA[r], rgba, strict=True)),
+        )
         meshes.append(AnatomyMesh(str(marker.ns), role, convert.mesh_from_marker(marker)))
     return [AnatomyShown(tuple(meshes))]
 
@@ -179,7 +182,9 @@ def dashboard_topics(robots: Iterable[str] = ("virtual", "physical"), extra: Ite
     ]
     for name in robots:
         role = RobotRole.parse(name)
-        specs.append(TopicSpec(f"/cosim/{role.label}/tip_pose", "geometry_msgs/msg/PoseStamped", STATE, tip_events(role)))
+        specs.append(
+            TopicSpec(f"/cosim/{role.label}/tip_pose", "geometry_msgs/msg/PoseStamped", STATE, tip_events(role))
+        )
     known = {s.topic for s in specs}
     specs += [TopicSpec(t, "", RESULT, extra_events(t)) for t in extra if t not in known]
     return specs

@@ -56,7 +56,10 @@ class DashboardWidget:
         self.stage_strip = StageStrip()
         self.deviation_plot = DeviationPlot(max_points)
         self.stage_strip.widget.setXLink(self.deviation_plot.widget)  # one time axis for stages and deviation
-        self.path_views = (PathView("xy", "tip paths, top view (x-y)", max_points), PathView("xz", "tip paths, side view (x-z)", max_points))
+        self.path_views = (
+            PathView("xy", "tip paths, top view (x-y)", max_points),
+            PathView("xz", "tip paths, side view (x-z)", max_points),
+        )
         self.case_table = make_case_table()
         self.case_table.itemSelectionChanged.connect(self._on_case_clicked)
         self.verdict_table = make_table(VERDICT_COLUMNS, "verdict_table")
@@ -86,9 +89,13 @@ class DashboardWidget:
         plots.setSizes([60, 340])
         upper = self._split(Qt.Horizontal, [self._titled("cases", self.case_table), plots], [520, 880])
         paths = self._split(Qt.Horizontal, [v.widget for v in self.path_views], [1, 1])
-        middle = self._split(Qt.Horizontal, [self._titled("verdicts of the shown case", self.verdict_table), paths], [640, 760])
+        middle = self._split(
+            Qt.Horizontal, [self._titled("verdicts of the shown case", self.verdict_table), paths], [640, 760]
+        )
         lower = self._split(
-            Qt.Horizontal, [self._titled("alerts", self.alert_table), self._titled("states", self.state_table)], [900, 500]
+            Qt.Horizontal,
+            [self._titled("alerts", self.alert_table), self._titled("states", self.state_table)],
+            [900, 500],
         )
         main = self._split(Qt.Vertical, [upper, middle, lower], [300, 380, 170])
         layout = w.QVBoxLayout(self.widget)
@@ -166,6 +173,15 @@ class DashboardWidget:
             except queue.Empty:
                 break
         self.refresh()
+
+    def set_max_points(self, max_points: int) -> None:
+        """Draw at most ``max_points`` per series (>= 2)."""
+        if max_points < 2:
+            raise InputError(f"max_points must be >= 2, got {max_points}")
+        self.deviation_plot.max_points = max_points
+        for view in self.path_views:
+            view.max_points = max_points
+        self.refresh(force=True)
 
     def stop(self) -> None:
         """Stop the drain timer (the plugin's shutdown)."""

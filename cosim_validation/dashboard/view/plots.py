@@ -52,7 +52,14 @@ class StageStrip:
         self._items = []
         for span in spans:
             width = max(span.end_s - span.start_s, 1e-3)
-            bar = pg.BarGraphItem(x0=[span.start_s], width=[width], y0=[0.0], height=[1.0], brush=pg.mkBrush(*STAGE_COLORS[span.stage]), pen=pg.mkPen(None))
+            bar = pg.BarGraphItem(
+                x0=[span.start_s],
+                width=[width],
+                y0=[0.0],
+                height=[1.0],
+                brush=pg.mkBrush(*STAGE_COLORS[span.stage]),
+                pen=pg.mkPen(None),
+            )
             text = pg.TextItem(span.stage.label, color=(0, 0, 0), anchor=(0, 0.5))
             text.setPos(span.start_s, 0.5)
             self._items += [bar, text]
@@ -74,7 +81,9 @@ class DeviationPlot:
         self.widget.getAxis("left").setWidth(LEFT_AXIS_PX)
         self.widget.setLabel("bottom", "time since case start", units="s")
         self.widget.showGrid(x=True, y=True, alpha=0.3)
-        self.curves = {r: self.widget.plot([], [], pen=pg.mkPen(ROBOT_COLORS[r], width=2), name=r.label) for r in EXECUTING}
+        self.curves = {
+            r: self.widget.plot([], [], pen=pg.mkPen(ROBOT_COLORS[r], width=2), name=r.label) for r in EXECUTING
+        }
 
     def update(self, case: CaseView | None) -> None:
         """Set each robot's curve from ``case`` (decimated: min-max buckets above ``max_points``)."""
@@ -117,13 +126,13 @@ class PathView:
             xy = track.positions_m[stride_decimate(len(track), self.max_points)][:, columns] * 1000.0
             curve.setData(xy[:, 0], xy[:, 1])
         target = case.info.target_m[columns] * 1000.0 if case else np.full(2, np.nan)
-        self.target.setData([target[0]], [target[1]]) if np.isfinite(target).all() else self.target.setData([], [])
+        shown = np.isfinite(target).all()
+        self.target.setData([target[0]] if shown else [], [target[1]] if shown else [])
 
     def _draw_anatomy(self, model: DashboardModel) -> None:
         names = tuple(m.name for m in model.anatomy)
         if names == self._anatomy_drawn:
             return
-        pg = load_qt().pg
         for item in self._outlines:
             self.widget.removeItem(item)
         self._outlines = []

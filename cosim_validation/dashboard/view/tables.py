@@ -11,24 +11,12 @@ from cosim_validation.dashboard.dashboard_model import DashboardModel
 from cosim_validation.dashboard.events import VerdictRow
 from cosim_validation.dashboard.qt_binding import load_qt
 from cosim_validation.dashboard.view.style import LEVEL_BG, LEVEL_LABELS, UNKNOWN_BG, VERDICT_LABELS, VIOLATED_BG
+from cosim_validation.dashboard.view_text import margin_text
 
 VERDICT_COLUMNS = ("property", "robot", "verdict", "margin", "first violation [s]", "stage", "final")
 STATE_COLUMNS = ("topic", "name", "value")
 ALERT_COLUMNS = ("time [s]", "level", "source", "code", "message")
 NS_PER_S = 1e9
-
-
-def margin_text(row: VerdictRow) -> str:
-    """The margin in display units: mm for metres, degrees for radians."""
-    if math.isnan(row.margin):
-        return "-"
-    if math.isinf(row.margin):
-        return "inf" if row.margin > 0 else "-inf"
-    if row.unit == "m":
-        return f"{row.margin * 1000:.3f} mm"
-    if row.unit == "rad":
-        return f"{math.degrees(row.margin):.3f} deg"
-    return f"{row.margin:g}"
 
 
 def verdict_cells(row: VerdictRow) -> tuple[str, ...]:
@@ -38,7 +26,7 @@ def verdict_cells(row: VerdictRow) -> tuple[str, ...]:
         row.property,
         row.robot.label,
         VERDICT_LABELS.get(row.status, str(row.status)),
-        margin_text(row),
+        margin_text(row.margin, row.unit),
         "-" if math.isnan(t) else f"{t:.2f}",
         row.first_violation_stage.label if row.status == 2 else "-",
         "yes" if row.final else "no",

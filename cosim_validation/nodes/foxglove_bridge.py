@@ -18,6 +18,7 @@ from typing import Any
 
 import foxglove
 import foxglove.channels
+from foxglove.websocket import ServerListener
 import numpy as np
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -43,7 +44,7 @@ from cosim_validation.ros.republisher import qos_of
 LATCHED_DEPTH = {"/cosim/case_status": 10}  # others: the last message
 
 
-class _Subscriptions:
+class _Subscriptions(ServerListener):
     """foxglove ServerListener: remembers (client, channel) subscriptions so latched messages can be re-sent."""
 
     def __init__(self) -> None:
@@ -64,27 +65,27 @@ class FoxgloveBridge(Node):
         self._kin = RobotConfig.from_config(load_config(resolve_resource(params["config"]))["robot"]).kinematics
         self._prefixes, self._extra = tuple(params["topic_prefixes"]), set(params["extra_topics"])
         self._robots = [RobotRole.parse(r) for r in params["robots"]]
-        self._context = foxglove.Context()
+        self._fox = foxglove.Context()
         self._listener = _Subscriptions()
         self._server = foxglove.start_server(
             name="cosim_validation",
             host=params["host"],
             port=int(params["port"]),
-            context=self._context,
+            context=self._fox,
             server_listener=self._listener,
         )
         self._specs = {s.topic: s for s in dashboard_topics([r.label for r in self._robots])}
         self._model, self._deviations = DashboardModel(), DeviationStream()
-        self._channels: dict[str, Any] = {}
+        self._fox_channels: dict[str, Any] = {}
         self._latched: dict[str, list[bytes]] = {}
         self._joints: dict[RobotRole, Any] = {}
-        self._scene = foxglove.channels.SceneUpdateChannel(SCENE_TOPIC, context=self._context)
+        self._scene = foxglove.channels.SceneUpdateChannel(SCENE_TOPIC, context=self._fox)
         self._deviation_channels = {
-            r: foxglove.Channel(deviation_topic(r.label), schema=DEVIATION_SCHEMA, context=self._context)
+            r: foxglove.Channel(deviation_topic(r.label), schema=DEVIATION_SCHEMA, context=self._fox)
             for r in self._robots
         }
-        self._verdicts = foxglove.Channel(VERDICTS_TOPIC, schema=VERDICTS_SCHEMA, context=self._context)
-        self._subscriptions: dict[str, Any] = {}
+        self._verdicts = foxglove.Channel(VERDICTS_TOPIC, schema=VERDICTS_SCHEMA, context=self._fox)
+        self._forwarded: dict[str, Any] = {}
         steady = Clock(clock_type=ClockType.STEADY_TIME)  # sim time stands still between cases
         self.create_timer(float(params["discovery_period_s"]), self._discover, clock=steady)
         self.create_timer(float(params["scene_period_s"]), self._publish_scene, clock=steady)
@@ -97,25 +98,25 @@ class FoxgloveBridge(Node):
     def _discover(self) -> None:
         store = project_typestore()
         for topic, types in self.get_topic_names_and_types():
-            if topic in self._subscriptions or not self._wanted(topic) or len(types) != 1:
+            if topic in self._forwarded or not self._wanted(topic) or len(types) != 1:
                 continue
             if not self.get_publishers_info_by_topic(topic) or types[0] not in store.types:
                 continue
             schema = foxglove.Schema(
                 name=types[0], encoding="ros2msg", data=store.generate_msgdef(types[0], ros_version=2)[0].encode()
             )
-            self._channels[topic] = foxglove.Channel(
-                topic, message_encoding="cdr", schema=schema, context=self._context
+            self._fox_channels[topic] = foxglove.Channel(
+                topic, message_encoding="cdr", schema=schema, context=self._fox
             )
             cls = message_class(types[0])
-            self._subscriptions[topic] = self.create_subscription(
+            self._forwarded[topic] = self.create_subscription(
                 cls, topic, lambda data, t=topic, c=cls: self._on_message(t, c, data), to_rclpy(qos_of(topic)), raw=True
             )
         self._resend_latched()
 
     def _on_message(self, topic: str, cls: Any, data: bytes) -> None:
         now_ns = self.get_clock().now().nanoseconds
-        self._channels[topic].log(bytes(data), log_time=now_ns)
+        self._fox_channels[topic].log(bytes(data), log_time=now_ns)
         if qos_of(topic) == LATCHED:
             kept = self._latched.setdefault(topic, [])
             kept.append(bytes(data))
@@ -143,7 +144,7 @@ class FoxgloveBridge(Node):
             new, self._listener.new = self._listener.new, []
         for client_id, channel_id in new:
             for topic, messages in self._latched.items():
-                channel = self._channels[topic]
+                channel = self._fox_channels[topic]
                 if channel.id() == channel_id:
                     for data in messages:
                         channel.log(data, sink_id=client_id)

@@ -18,8 +18,8 @@ from typing import Any
 
 import foxglove
 import foxglove.channels
-from foxglove.websocket import ServerListener
 import numpy as np
+from foxglove.websocket import ServerListener
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
 from rclpy.node import Node

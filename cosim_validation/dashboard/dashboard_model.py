@@ -29,6 +29,7 @@ from cosim_validation.dashboard.events import (
 from cosim_validation.record import RobotRole
 
 MAX_ALERTS = 500  # the alert log keeps the newest this many
+MAX_PENDING = 4096  # robot samples whose expected sample has not arrived (a stamp without a plan cannot grow memory)
 
 
 class DashboardModel:
@@ -42,6 +43,8 @@ class DashboardModel:
         self.states: dict[tuple[str, str], StateReported] = {}
         self.anatomy: tuple[AnatomyMesh, ...] = ()
         self.last_t_ns = 0  # newest stamp seen
+        self._pending: dict[int, list[TipSample]] = {}  # robot samples waiting for their expected sample
+        self._planned: dict[int, str] = {}  # stamp of every expected sample -> its case
         self.revision = 0
 
     def apply_all(self, events: Iterable[DashboardEvent]) -> None:
@@ -91,12 +94,15 @@ class DashboardModel:
     # ------------------------------------------------------------------ updates
     def _start(self, event: CaseStarted) -> None:
         existing = self.cases.get(event.test_id)
-        if existing is None or existing.info.sample_count == 0:  # new, or a placeholder made by a late joiner
-            view = CaseView(event)
-            if existing is not None:
-                view.tracks, view.verdicts = existing.tracks, existing.verdicts
-            self.cases[event.test_id] = view
-        self.current = event.test_id
+        if existing is None:
+            self.cases[event.test_id] = CaseView(event)
+        elif existing.info.sample_count == 0:
+            # a placeholder: live topics are not ordered among each other, so samples, verdicts or even the
+            # report may arrive before the case's start; keep them and take the start's information
+            existing.info = event
+        running = self.cases.get(self.current)
+        if running is None or running.info.sample_count == 0 or running.info.t_ns <= event.t_ns:
+            self.current = event.test_id  # the case started last (a late STARTED of an older case does not win)
         self.last_t_ns = max(self.last_t_ns, event.t_ns)
 
     def _case(self, test_id: str, t_ns: int = 0) -> CaseView:
@@ -109,22 +115,26 @@ class DashboardModel:
         return case
 
     def _tip(self, sample: TipSample) -> None:
-        self.last_t_ns = max(self.last_t_ns, sample.t_ns)
-        case = self._case(sample.test_id, sample.t_ns) if sample.test_id else self._case_at(sample.t_ns)
-        if case is None:
-            return  # an actual tip before any case: nothing to compare it with
-        case.track(sample.robot).append(sample.t_ns, sample.position_m, sample.stage)
+        """An expected sample names its case; a robot's sample belongs to the case whose plan has its stamp.
 
-    def _case_at(self, t_ns: int) -> CaseView | None:
-        """The case running at ``t_ns``: the last one started at or before it."""
-        current = self.cases.get(self.current)
-        if current is not None and current.info.t_ns <= t_ns:
-            return current  # the common case: a sample of the running case
-        found = None
-        for case in self.cases.values():
-            if case.info.t_ns <= t_ns:
-                found = case
-        return found
+        Live topics are not ordered among each other, so a robot's sample may come before the expected
+        sample it answers: it waits (at most MAX_PENDING of them) until that expected sample arrives.
+        """
+        self.last_t_ns = max(self.last_t_ns, sample.t_ns)
+        if sample.test_id:
+            case = self._case(sample.test_id, sample.t_ns)
+            case.track(sample.robot).append(sample.t_ns, sample.position_m, sample.stage)
+            self._planned[sample.t_ns] = sample.test_id
+            for waiting in self._pending.pop(sample.t_ns, ()):
+                case.track(waiting.robot).append(waiting.t_ns, waiting.position_m)
+            return
+        owner = self.cases.get(self._planned.get(sample.t_ns, ""))
+        if owner is not None:
+            owner.track(sample.robot).append(sample.t_ns, sample.position_m)
+            return
+        self._pending.setdefault(sample.t_ns, []).append(sample)
+        if len(self._pending) > MAX_PENDING:
+            del self._pending[next(iter(self._pending))]  # the oldest stamp
 
     def _report(self, event: CaseReported) -> None:
         case = self._case(event.test_id)

@@ -36,6 +36,11 @@ class TipTrack:
         self._stage[n] = int(stage)
         self._n = n + 1
 
+    def contains(self, t_ns: int) -> bool:
+        """Whether a sample is stamped ``t_ns``."""
+        i = int(np.searchsorted(self._t_ns[: self._n], t_ns))
+        return i < self._n and int(self._t_ns[i]) == t_ns
+
     def _insert(self, t_ns: int, position_m: np.ndarray, stage: Stage) -> None:
         i = int(np.searchsorted(self._t_ns[: self._n], t_ns))
         if i < self._n and self._t_ns[i] == t_ns:

@@ -46,6 +46,7 @@ class LiveFeed:
         self._node, self._events = node, events
         self._subscriptions: dict[str, Any] = {}
         self._pending: list[TopicSpec] = []
+        self.rejected = 0  # messages that could not be converted (logged)
         for spec in dashboard_topics(robots, extra):
             if spec.msgtype:
                 self._subscribe(spec, spec.msgtype, spec.qos)
@@ -71,7 +72,13 @@ class LiveFeed:
 
     def _on_message(self, spec: TopicSpec, msg: Any) -> None:
         now_ns = self._node.get_clock().now().nanoseconds
-        for event in spec.convert(msg, now_ns):
+        try:
+            events = spec.convert(msg, now_ns)
+        except (AttributeError, TypeError, ValueError) as exc:  # a malformed message never stops the feed
+            self.rejected += 1
+            self._node.get_logger().warning(f"dashboard: cannot show a message of {spec.topic}: {exc!r}")
+            return
+        for event in events:
             self._events.put(event)
 
     def _discover(self) -> None:

@@ -17,7 +17,7 @@ class CaseTruth(NamedTuple):
     test_id: str
     start_ns: int
     expected: dict[int, tuple[np.ndarray, int]]  # stamp -> (tip position, stage)
-    actual: dict[str, dict[int, np.ndarray]]  # robot label -> stamp -> tip position
+    actual: dict[str, dict[int, np.ndarray]]  # robot label -> stamp -> tip position (stamps of the plan)
     report: Any  # the CaseReport message
 
 
@@ -37,14 +37,19 @@ def read_truth(bag: Path) -> dict[str, CaseTruth]:
             expected.setdefault(msg.test_id, {})[t] = (np.array([p.x, p.y, p.z]), int(msg.stage))
         elif m.topic.endswith("/tip_pose"):
             p = msg.pose.position
-            tips[m.topic.split("/")[2]].append((msg.header.stamp.sec * NS + msg.header.stamp.nanosec, np.array([p.x, p.y, p.z])))
+            tips[m.topic.split("/")[2]].append(
+                (msg.header.stamp.sec * NS + msg.header.stamp.nanosec, np.array([p.x, p.y, p.z]))
+            )
         elif m.topic == "/cosim/case_reports":
             reports[msg.test_id] = msg
     order = sorted(starts, key=starts.__getitem__)
     truth = {}
     for i, test_id in enumerate(order):
         end = starts[order[i + 1]] if i + 1 < len(order) else 2**63 - 1
-        actual = {r: {t: p for t, p in samples if starts[test_id] <= t < end} for r, samples in tips.items()}
+        planned = expected.get(test_id, {})
+        actual = {
+            r: {t: p for t, p in samples if starts[test_id] <= t < end and t in planned} for r, samples in tips.items()
+        }
         truth[test_id] = CaseTruth(test_id, starts[test_id], expected.get(test_id, {}), actual, reports.get(test_id))
     return truth
 

@@ -59,5 +59,3 @@ def session_bag(recorded_session: RecordedSession) -> Path:
     """The recorded session.mcap (the session must have completed)."""
     assert recorded_session.returncode == 0, recorded_session.output[-3000:]
     return recorded_session.bag
-
-

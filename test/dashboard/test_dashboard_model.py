@@ -35,7 +35,10 @@ def test_cases_reports_and_final_verdicts(model: DashboardModel, session_bag: Pa
         view = model.cases[test_id]
         assert view.reported and view.outcome == "completed"
         got = {(v.property, int(v.robot)): (v.status, v.first_violation_stage, v.final) for v in view.verdicts.values()}
-        want = {(v.property, int(v.robot)): (int(v.verdict), Stage(int(v.first_violation_stage)), True) for v in case.report.verdicts}
+        want = {
+            (v.property, int(v.robot)): (int(v.verdict), Stage(int(v.first_violation_stage)), True)
+            for v in case.report.verdicts
+        }
         assert got == want
         for v in case.report.verdicts:
             row = view.verdicts[(v.property, RobotRole(int(v.robot)))]
@@ -94,3 +97,21 @@ def test_model_imports_neither_qt_nor_ros() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+def test_live_order_does_not_matter(session_bag: Path) -> None:
+    """Live topics are not ordered among each other: a shuffled stream gives the bag's model."""
+    timeline = [event for _, event in bag_events(session_bag)]
+    in_order = DashboardModel()
+    in_order.apply_all(timeline)
+    shuffled = DashboardModel()
+    order = np.random.default_rng(3).permutation(len(timeline))
+    shuffled.apply_all(timeline[i] for i in order)
+    assert list(shuffled.cases) != [] and set(shuffled.cases) == set(in_order.cases)
+    assert shuffled.current == in_order.current
+    for test_id, case in in_order.cases.items():
+        other = shuffled.cases[test_id]
+        assert other.reported and other.info.sample_count == case.info.sample_count
+        assert {k: v.status for k, v in other.verdicts.items()} == {k: v.status for k, v in case.verdicts.items()}
+        for robot in (RobotRole.VIRTUAL, RobotRole.PHYSICAL):
+            np.testing.assert_array_equal(other.deviation(robot)[1], case.deviation(robot)[1])

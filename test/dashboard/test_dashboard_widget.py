@@ -93,7 +93,10 @@ def _region(image: Any, widget: Any, panel: Any) -> np.ndarray:
     top_left = panel.mapTo(widget, panel.rect().topLeft())
     w, h = panel.width(), panel.height()
     rgb = np.array(
-        [[image.pixelColor(top_left.x() + i, top_left.y() + j).getRgb()[:3] for i in range(0, w, 2)] for j in range(0, h, 2)]
+        [
+            [image.pixelColor(top_left.x() + i, top_left.y() + j).getRgb()[:3] for i in range(0, w, 2)]
+            for j in range(0, h, 2)
+        ]
     )
     return rgb
 
@@ -113,10 +116,14 @@ def test_screenshot_has_every_panel(dashboard: Any, tmp_path: Path) -> None:
         rgb = _region(image, dashboard.widget, panel)
         assert rgb.size and rgb.reshape(-1, 3).std(axis=0).max() > 5, f"panel {name} is blank"
     deviation = _region(image, dashboard.widget, panels["deviation_plot"])
-    assert _has_color(deviation, ROBOT_COLORS[RobotRole.PHYSICAL]) and _has_color(deviation, ROBOT_COLORS[RobotRole.VIRTUAL])
+    assert _has_color(deviation, ROBOT_COLORS[RobotRole.PHYSICAL]) and _has_color(
+        deviation, ROBOT_COLORS[RobotRole.VIRTUAL]
+    )
     for view in ("path_view_xy", "path_view_xz"):
         pixels = _region(image, dashboard.widget, panels[view])
-        assert _has_color(pixels, ROBOT_COLORS[RobotRole.EXPECTED]) or _has_color(pixels, ROBOT_COLORS[RobotRole.PHYSICAL])
+        assert _has_color(pixels, ROBOT_COLORS[RobotRole.EXPECTED]) or _has_color(
+            pixels, ROBOT_COLORS[RobotRole.PHYSICAL]
+        )
         assert _has_color(pixels, (236, 165, 165), tol=60)  # the heart's translucent red fill
     assert _has_color(_region(image, dashboard.widget, panels["verdict_table"]), VIOLATED_BG, tol=10)
     assert _has_color(_region(image, dashboard.widget, panels["stage_strip"]), (251, 154, 153), tol=10)  # injection

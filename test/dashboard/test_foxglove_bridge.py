@@ -53,7 +53,9 @@ def test_case_reports_decode_to_the_bags(session: RecordedSession) -> None:
     assert [r.test_id for r in reports] == list(truth) and len(reports) == CASES
     for report in reports:
         want = truth[report.test_id].report
-        assert [(v.property, v.robot, v.verdict) for v in report.verdicts] == [(v.property, v.robot, v.verdict) for v in want.verdicts]
+        assert [(v.property, v.robot, v.verdict) for v in report.verdicts] == [
+            (v.property, v.robot, v.verdict) for v in want.verdicts
+        ]
 
 
 def test_deviation_channels_carry_the_bags_deviations(session: RecordedSession) -> None:
@@ -68,7 +70,9 @@ def test_deviation_channels_carry_the_bags_deviations(session: RecordedSession) 
             case = truth[point["test_id"]]
             stamp = point["stamp"]["sec"] * NS + point["stamp"]["nsec"]
             want_m = math.dist(case.actual[robot][stamp], case.expected[stamp][0])
-            assert point["robot"] == robot and point["deviation_mm"] == pytest.approx(want_m * 1000.0, rel=1e-9, abs=1e-12)
+            assert point["robot"] == robot and point["deviation_mm"] == pytest.approx(
+                want_m * 1000.0, rel=1e-9, abs=1e-12
+            )
 
 
 def test_verdict_table_channel_ends_with_each_report(session: RecordedSession) -> None:
@@ -98,7 +102,11 @@ def _decode_protobuf(channel: dict[str, Any], payload: bytes) -> Any:
 
 def test_scene_has_arms_paths_and_target(session: RecordedSession) -> None:
     channel, messages = session.capture.by_topic(SCENE_TOPIC)
-    assert (channel["encoding"], channel["schemaName"], channel["schemaEncoding"]) == ("protobuf", "foxglove.SceneUpdate", "protobuf")
+    assert (channel["encoding"], channel["schemaName"], channel["schemaEncoding"]) == (
+        "protobuf",
+        "foxglove.SceneUpdate",
+        "protobuf",
+    )
     ids: set[str] = set()
     for _, payload in messages:
         update = _decode_protobuf(channel, payload)
@@ -115,7 +123,12 @@ def test_shipped_layout_is_made_from_the_graph() -> None:
     shipped = (package_root() / "config" / "foxglove_layout.json").read_text()
     assert shipped == layout_json(graph), "regenerate: cosim dashboard --foxglove-layout config/foxglove_layout.json"
     text = json.dumps(json.loads(shipped))
-    for topic in ("/cosim/markers/anatomy", "/cosim/virtual/tip_pose", "/cosim/physical/tip_pose", "/cosim/expected.stage"):
+    for topic in (
+        "/cosim/markers/anatomy",
+        "/cosim/virtual/tip_pose",
+        "/cosim/physical/tip_pose",
+        "/cosim/expected.stage",
+    ):
         assert topic in text
     for panel in ("ThreeDee", "Plot", "StateTransitions", "Table"):
         assert f'"panelType": "{panel}"' in text

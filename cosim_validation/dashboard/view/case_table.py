@@ -37,7 +37,7 @@ def make_case_table(parent: Any = None) -> Any:
 def fill_case_table(table: Any, model: DashboardModel, selected: str) -> None:
     """Rewrite the rows from ``model`` (one per case, in start order); highlight ``selected``."""
     qt = load_qt()
-    cases = list(model.cases.values())
+    cases = sorted(model.cases.values(), key=lambda c: c.info.t_ns)  # start order, whatever the arrival order
     table.blockSignals(True)
     table.setRowCount(len(cases))
     for row, case in enumerate(cases):

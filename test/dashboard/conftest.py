@@ -51,7 +51,7 @@ def recorded_session(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) 
         client.stop()
         client.join(timeout=10)
     output = done.stdout + done.stderr
-    yield RecordedSession(run_dir, run_dir / "session.mcap", done.returncode, output, client.capture)
+    return RecordedSession(run_dir, run_dir / "session.mcap", done.returncode, output, client.capture)
 
 
 @pytest.fixture(scope="session")

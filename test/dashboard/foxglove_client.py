@@ -2,8 +2,8 @@
 
 Protocol facts from the public spec (foxglove/ws-protocol, docs/spec.md, v1): the subprotocol is
 ``foxglove.websocket.v1`` (foxglove-sdk 0.30's server answers 400 to it and takes ``foxglove.sdk.v1``,
-the SDK's name for the same framing, so both are offered); the server sends JSON text frames ``serverInfo`` and ``advertise`` (channels with
-id, topic, encoding, schemaName, schema, schemaEncoding); a client subscribes with
+the SDK's name for the same framing, so both are offered); the server sends JSON text frames ``serverInfo``
+and ``advertise`` (channels with id, topic, encoding, schemaName, schema, schemaEncoding); a client subscribes with
 ``{"op": "subscribe", "subscriptions": [{"id", "channelId"}]}``; messages arrive as binary frames: opcode
 0x01, subscription id (uint32 LE), log time (uint64 LE, ns), payload.
 """

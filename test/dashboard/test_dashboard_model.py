@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -33,7 +34,8 @@ def test_cases_reports_and_final_verdicts(model: DashboardModel, session_bag: Pa
     assert list(model.cases) == list(truth)  # start order
     for test_id, case in truth.items():
         view = model.cases[test_id]
-        assert view.reported and view.outcome == "completed"
+        assert view.reported
+        assert view.outcome == "completed"
         got = {(v.property, int(v.robot)): (v.status, v.first_violation_stage, v.final) for v in view.verdicts.values()}
         want = {
             (v.property, int(v.robot)): (int(v.verdict), Stage(int(v.first_violation_stage)), True)
@@ -55,7 +57,7 @@ def test_deviations_and_stages(model: DashboardModel, session_bag: Path) -> None
             np.testing.assert_allclose(t_s, want_t, atol=1e-9)
             np.testing.assert_allclose(dev_m, want_dev, rtol=1e-12, atol=1e-15)
         stages = [s for _, (_, s) in sorted(case.expected.items())]
-        runs = [stages[0]] + [b for a, b in zip(stages, stages[1:], strict=False) if a != b]
+        runs = [stages[0]] + [b for a, b in itertools.pairwise(stages) if a != b]
         assert [int(s.stage) for s in view.stage_spans()] == runs
         assert runs == [1, 2, 3, 4, 5]
 
@@ -78,9 +80,11 @@ def test_deviation_stream_pairs_in_any_order() -> None:
     expected = TipSample(5, RobotRole.EXPECTED, np.zeros(3), "c", Stage.INJECTION)
     assert stream.push(TipSample(5, RobotRole.PHYSICAL, np.array([0.003, 0.004, 0.0]))) == []
     (point,) = stream.push(expected)
-    assert point.robot is RobotRole.PHYSICAL and point.deviation_m == pytest.approx(0.005)
+    assert point.robot is RobotRole.PHYSICAL
+    assert point.deviation_m == pytest.approx(0.005)
     (point,) = stream.push(TipSample(5, RobotRole.VIRTUAL, np.array([0.0, 0.0, 0.001])))
-    assert point.deviation_m == pytest.approx(0.001) and point.stage is Stage.INJECTION
+    assert point.deviation_m == pytest.approx(0.001)
+    assert point.stage is Stage.INJECTION
 
 
 def test_empty_timeline_is_an_input_error() -> None:
@@ -92,7 +96,8 @@ def test_model_imports_neither_qt_nor_ros() -> None:
     code = (
         "import sys, cosim_validation.dashboard, cosim_validation.dashboard.foxglove_layout, "
         "cosim_validation.dashboard.deviation_stream\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in {'PySide6', 'PyQt5', 'pyqtgraph', 'python_qt_binding', 'rclpy'}]\n"
+        "roots = {'PySide6', 'PyQt5', 'pyqtgraph', 'python_qt_binding', 'rclpy'}\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in roots]\n"
         "print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
@@ -107,11 +112,13 @@ def test_live_order_does_not_matter(session_bag: Path) -> None:
     shuffled = DashboardModel()
     order = np.random.default_rng(3).permutation(len(timeline))
     shuffled.apply_all(timeline[i] for i in order)
-    assert list(shuffled.cases) != [] and set(shuffled.cases) == set(in_order.cases)
+    assert list(shuffled.cases) != []
+    assert set(shuffled.cases) == set(in_order.cases)
     assert shuffled.current == in_order.current
     for test_id, case in in_order.cases.items():
         other = shuffled.cases[test_id]
-        assert other.reported and other.info.sample_count == case.info.sample_count
+        assert other.reported
+        assert other.info.sample_count == case.info.sample_count
         assert {k: v.status for k, v in other.verdicts.items()} == {k: v.status for k, v in case.verdicts.items()}
         for robot in (RobotRole.VIRTUAL, RobotRole.PHYSICAL):
             np.testing.assert_array_equal(other.deviation(robot)[1], case.deviation(robot)[1])

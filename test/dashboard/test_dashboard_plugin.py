@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytestqt.exceptions import TimeoutError as QtTimeoutError
 
 from cosim_validation.ros.bag import read_messages, topics_of
 from cosim_validation.ros.dashboard_live import message_class
@@ -38,7 +39,8 @@ def discover_plugin_class(repo_root: Path) -> type:
     root = ElementTree.parse(plugin_xml).getroot()
     (library,) = root.iter("library")
     (cls,) = [c for c in library.iter("class") if c.get("base_class_type") == "rqt_gui_py::Plugin"]
-    assert cls.get("name") == "DigitalTwinDashboard" and cls.find("qtgui/label").text == "Digital twin dashboard"
+    assert cls.get("name") == "DigitalTwinDashboard"
+    assert cls.find("qtgui/label").text == "Digital twin dashboard"
     module_name, class_name = cls.get("type").rsplit(".", 1)
     return getattr(importlib.import_module(module_name), class_name)
 
@@ -163,7 +165,7 @@ def test_plugin_loads_runs_live_and_keeps_settings(
     model = plugin.dashboard.model
     try:
         qtbot.waitUntil(lambda: sum(c.reported for c in model.cases.values()) == len(truth), timeout=60_000)
-    except Exception:
+    except QtTimeoutError:
         got = {k: (len(c.tracks.get(0, ())), c.reported, c.outcome) for k, c in model.cases.items()}
         raise AssertionError(f"model after publishing: {got}, revision {model.revision}") from None
     for test_id, case in truth.items():

@@ -114,11 +114,11 @@ def test_screenshot_has_every_panel(dashboard: Any, tmp_path: Path) -> None:
     panels = dashboard.panels
     for name, panel in panels.items():
         rgb = _region(image, dashboard.widget, panel)
-        assert rgb.size and rgb.reshape(-1, 3).std(axis=0).max() > 5, f"panel {name} is blank"
+        assert rgb.size, f"panel {name} has no pixels"
+        assert rgb.reshape(-1, 3).std(axis=0).max() > 5, f"panel {name} is blank"
     deviation = _region(image, dashboard.widget, panels["deviation_plot"])
-    assert _has_color(deviation, ROBOT_COLORS[RobotRole.PHYSICAL]) and _has_color(
-        deviation, ROBOT_COLORS[RobotRole.VIRTUAL]
-    )
+    assert _has_color(deviation, ROBOT_COLORS[RobotRole.PHYSICAL])
+    assert _has_color(deviation, ROBOT_COLORS[RobotRole.VIRTUAL])
     for view in ("path_view_xy", "path_view_xz"):
         pixels = _region(image, dashboard.widget, panels[view])
         assert _has_color(pixels, ROBOT_COLORS[RobotRole.EXPECTED]) or _has_color(
@@ -132,7 +132,8 @@ def test_screenshot_has_every_panel(dashboard: Any, tmp_path: Path) -> None:
 def test_play_pause_seek_controls(dashboard: Any, qtbot: Any, session_bag: Path) -> None:
     bar = dashboard.player_bar
     bar.seek(0.0)
-    assert len(dashboard.model.cases) <= 1 and not any(c.reported for c in dashboard.model.cases.values())
+    assert len(dashboard.model.cases) <= 1
+    assert not any(c.reported for c in dashboard.model.cases.values())
     bar.seek(bar.player.duration_s)
     assert bar.slider.value() == 1000
     bar.player.rate = 1000.0

@@ -23,11 +23,13 @@ def test_minmax_keeps_every_bucket_extreme(n: int, max_points: int) -> None:
     assert len(keep) <= max_points
     assert np.all(np.diff(keep) > 0)
     assert {n // 3, n // 2} <= set(keep.tolist())
-    assert y[keep].max() == y.max() and y[keep].min() == y.min()
+    assert y[keep].max() == y.max()
+    assert y[keep].min() == y.min()
     size = -(-n // (max_points // 2))
     for start in range(0, n, size):  # each bucket's min and max are among the kept samples
         bucket = y[start : start + size]
-        assert start + int(np.argmax(bucket)) in keep and start + int(np.argmin(bucket)) in keep
+        assert start + int(np.argmax(bucket)) in keep
+        assert start + int(np.argmin(bucket)) in keep
 
 
 def test_minmax_prefers_finite_samples() -> None:
@@ -40,7 +42,9 @@ def test_minmax_prefers_finite_samples() -> None:
 def test_stride_keeps_first_and_last() -> None:
     for n in (11, 1000, 4097):
         keep = stride_decimate(n, 100)
-        assert keep[0] == 0 and keep[-1] == n - 1 and len(keep) <= 100
+        assert keep[0] == 0
+        assert keep[-1] == n - 1
+        assert len(keep) <= 100
 
 
 def test_bad_max_points() -> None:

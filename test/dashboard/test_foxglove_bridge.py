@@ -50,7 +50,8 @@ def test_case_reports_decode_to_the_bags(session: RecordedSession) -> None:
     _, messages = session.capture.by_topic("/cosim/case_reports")
     reports = [store.deserialize_cdr(payload, "cosim_validation_interfaces/msg/CaseReport") for _, payload in messages]
     truth = read_truth(session.bag)
-    assert [r.test_id for r in reports] == list(truth) and len(reports) == CASES
+    assert [r.test_id for r in reports] == list(truth)
+    assert len(reports) == CASES
     for report in reports:
         want = truth[report.test_id].report
         assert [(v.property, v.robot, v.verdict) for v in report.verdicts] == [
@@ -62,7 +63,8 @@ def test_deviation_channels_carry_the_bags_deviations(session: RecordedSession) 
     truth = read_truth(session.bag)
     for robot in ("virtual", "physical"):
         channel, messages = session.capture.by_topic(deviation_topic(robot))
-        assert channel["encoding"] == "json" and channel["schemaEncoding"] == "jsonschema"
+        assert channel["encoding"] == "json"
+        assert channel["schemaEncoding"] == "jsonschema"
         assert "deviation_mm" in json.loads(channel["schema"])["properties"]
         assert len(messages) > 100
         for _, payload in messages:
@@ -70,9 +72,8 @@ def test_deviation_channels_carry_the_bags_deviations(session: RecordedSession) 
             case = truth[point["test_id"]]
             stamp = point["stamp"]["sec"] * NS + point["stamp"]["nsec"]
             want_m = math.dist(case.actual[robot][stamp], case.expected[stamp][0])
-            assert point["robot"] == robot and point["deviation_mm"] == pytest.approx(
-                want_m * 1000.0, rel=1e-9, abs=1e-12
-            )
+            assert point["robot"] == robot
+            assert point["deviation_mm"] == pytest.approx(want_m * 1000.0, rel=1e-9, abs=1e-12)
 
 
 def test_verdict_table_channel_ends_with_each_report(session: RecordedSession) -> None:
@@ -145,5 +146,7 @@ def test_layout_follows_remappings_and_robots(tmp_path: Path) -> None:
     path = tmp_path / "graph.yaml"
     path.write_text(source)
     text = layout_json(load_graph(path))
-    assert "/arm/tracker" in text and "/cosim/physical/tip_pose" not in text
-    assert "/cosim/dashboard/physical/tip_deviation" in text and "/cosim/dashboard/virtual/tip_deviation" not in text
+    assert "/arm/tracker" in text
+    assert "/cosim/physical/tip_pose" not in text
+    assert "/cosim/dashboard/physical/tip_deviation" in text
+    assert "/cosim/dashboard/virtual/tip_deviation" not in text

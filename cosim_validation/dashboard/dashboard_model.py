@@ -28,6 +28,7 @@ from cosim_validation.dashboard.events import (
 )
 from cosim_validation.record import RobotRole
 
+CASE_END_ALERTS = {"aborted": (2, "case_aborted"), "refused": (1, "case_refused")}  # (level, code)
 MAX_ALERTS = 500  # the alert log keeps the newest this many
 MAX_PENDING = 4096  # robot samples whose expected sample has not arrived (a stamp without a plan cannot grow memory)
 
@@ -64,8 +65,7 @@ class DashboardModel:
         elif isinstance(event, StageChanged):
             self._case(event.test_id).stage = event.stage
         elif isinstance(event, CaseEnded):
-            case = self._case(event.test_id)
-            case.outcome, case.message = event.outcome, event.message
+            self._end(event)
         elif isinstance(event, CaseReported):
             self._report(event)
         elif isinstance(event, AlertRaised):
@@ -135,6 +135,15 @@ class DashboardModel:
         self._pending.setdefault(sample.t_ns, []).append(sample)
         if len(self._pending) > MAX_PENDING:
             del self._pending[next(iter(self._pending))]  # the oldest stamp
+
+    def _end(self, event: CaseEnded) -> None:
+        """The case's outcome; a refused or aborted case (a validator stop, a stale robot) is also an alert."""
+        case = self._case(event.test_id)
+        case.outcome, case.message = event.outcome, event.message
+        if event.outcome in CASE_END_ALERTS:
+            level, code = CASE_END_ALERTS[event.outcome]
+            message = f"{event.test_id}: {event.message}" if event.message else event.test_id
+            self.apply(AlertRaised(event.t_ns, "/cosim/case_status", level, "controller", code, message))
 
     def _report(self, event: CaseReported) -> None:
         case = self._case(event.test_id)

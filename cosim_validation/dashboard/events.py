@@ -39,7 +39,8 @@ class CaseEnded(NamedTuple):
 
     test_id: str
     outcome: str  # completed | refused | aborted
-    message: str
+    message: str  # why, for a refused or aborted case (e.g. the state validator's refusal)
+    t_ns: int = 0
 
 
 class TipSample(NamedTuple):

@@ -76,7 +76,8 @@ def case_status_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
         ]
     if event == 1:
         return [StageChanged(str(case.test_id), Stage(int(msg.stage)))]
-    return [CaseEnded(str(case.test_id), convert.CASE_OUTCOMES.get(event, "unknown"), str(msg.message))]
+    outcome = convert.CASE_OUTCOMES.get(event, "unknown")
+    return [CaseEnded(str(case.test_id), outcome, str(msg.message), _stamp(msg, t_ns))]
 
 
 def expected_events(msg: Any, t_ns: int) -> list[DashboardEvent]:

@@ -122,3 +122,15 @@ def test_live_order_does_not_matter(session_bag: Path) -> None:
         assert {k: v.status for k, v in other.verdicts.items()} == {k: v.status for k, v in case.verdicts.items()}
         for robot in (RobotRole.VIRTUAL, RobotRole.PHYSICAL):
             np.testing.assert_array_equal(other.deviation(robot)[1], case.deviation(robot)[1])
+
+
+def test_an_aborted_case_is_an_alert() -> None:
+    from cosim_validation.dashboard.events import CaseEnded, CaseStarted
+
+    model = DashboardModel()
+    model.apply(CaseStarted(10, "c1", np.zeros(3), np.ones(3), 50, 10.0, ("virtual",)))
+    model.apply(CaseEnded("c1", "aborted", "the state validator refused setpoint 59 (injection)", 20))
+    (alert,) = model.alerts
+    assert (alert.level, alert.code, alert.source, alert.t_ns) == (2, "case_aborted", "controller", 20)
+    assert "refused setpoint 59" in alert.message
+    assert model.cases["c1"].outcome == "aborted"

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cosim_validation.dashboard import BagPlayer, minmax_decimate
+from cosim_validation.dashboard import BagPlayer, DashboardModel, minmax_decimate
 from cosim_validation.dashboard.view.style import ROBOT_COLORS, VIOLATED_BG
 from cosim_validation.record import RobotRole
 from cosim_validation.ros.dashboard_events import bag_events
@@ -155,6 +155,8 @@ def test_live_queue_is_drained_on_the_qt_thread(qtbot: Any, session_bag: Path) -
     timeline = bag_events(session_bag)
     for _, event in timeline:
         events.put(event)
+    reference = DashboardModel()
+    reference.apply_all(e for _, e in timeline)
     live.attach_queue(events)
-    qtbot.waitUntil(lambda: events.empty() and live.model.revision == len(timeline), timeout=30_000)
+    qtbot.waitUntil(lambda: events.empty() and live.model.revision == reference.revision, timeout=30_000)
     assert live.model.finished() == len(read_truth(session_bag))

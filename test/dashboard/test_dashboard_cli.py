@@ -77,7 +77,7 @@ def test_foxglove_bridge_node_added_to_the_graph() -> None:
     assert node.parameters["robots"] == ["virtual", "physical"]
     with pytest.raises(InputError, match="already has a node named"):
         with_foxglove_bridge(with_bridge, 9001)
-    with pytest.raises(InputError, match="0..65535"):
+    with pytest.raises(InputError, match=r"0\.\.65535"):
         with_foxglove_bridge(graph, 70000)
 
 

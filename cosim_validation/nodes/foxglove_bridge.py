@@ -32,6 +32,7 @@ from cosim_validation.dashboard.events import CaseReported, TipSample, VerdictRo
 from cosim_validation.dashboard.foxglove_json import DEVIATION_SCHEMA, VERDICTS_SCHEMA, deviation_json, verdicts_json
 from cosim_validation.dashboard.foxglove_layout import SCENE_TOPIC, VERDICTS_TOPIC, deviation_topic
 from cosim_validation.dashboard.foxglove_scene import arm_entity, case_entities, scene_update
+from cosim_validation.exceptions import InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
@@ -56,6 +57,16 @@ class _Subscriptions(ServerListener):
             self.new.append((client.id, channel.id))
 
 
+def _serve(host: str, port: int, context: Any, listener: ServerListener) -> Any:
+    """Start the WebSocket server; a port in use (or a bad address) is a one-line error, not a traceback."""
+    try:
+        return foxglove.start_server(
+            name="cosim_validation", host=host, port=port, context=context, server_listener=listener
+        )
+    except RuntimeError as exc:  # the SDK reports bind failures as RuntimeError("FoxgloveError: ...")
+        raise InputError(f"foxglove_bridge: cannot serve on {host}:{port}: {exc}") from None
+
+
 class FoxgloveBridge(Node):
     """Wiring: raw ROS messages -> Foxglove channels; dashboard model -> derived channels."""
 
@@ -67,13 +78,7 @@ class FoxgloveBridge(Node):
         self._robots = [RobotRole.parse(r) for r in params["robots"]]
         self._fox = foxglove.Context()
         self._listener = _Subscriptions()
-        self._server = foxglove.start_server(
-            name="cosim_validation",
-            host=params["host"],
-            port=int(params["port"]),
-            context=self._fox,
-            server_listener=self._listener,
-        )
+        self._server = _serve(params["host"], int(params["port"]), self._fox, self._listener)
         self._specs = {s.topic: s for s in dashboard_topics([r.label for r in self._robots])}
         self._model, self._deviations = DashboardModel(), DeviationStream()
         self._fox_channels: dict[str, Any] = {}

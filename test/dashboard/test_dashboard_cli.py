@@ -85,3 +85,22 @@ def test_session_refuses_a_bad_foxglove_port(tmp_path: Path, capsys: pytest.Capt
     assert main(["session", "--foxglove", "70000", "--out", str(tmp_path / "run")]) == 1
     assert "--foxglove port must be within 0..65535" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.ros
+def test_bridge_on_a_taken_port_is_one_error_line(node_env: dict[str, str], repo_root: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "cosim_validation.nodes.foxglove_bridge", "--ros-args", "-p", f"port:={port}"]
+        done = subprocess.run(command, cwd=repo_root, env=node_env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: foxglove_bridge: cannot serve on 127.0.0.1:{port}: {errors[0].split(': ', 3)[-1]}"]
+    assert "Address already in use" in errors[0]
+    assert "Traceback" not in done.stderr

@@ -5,12 +5,16 @@ Protocol facts from the public spec (foxglove/ws-protocol, docs/spec.md, v1): th
 the SDK's name for the same framing, so both are offered); the server sends JSON text frames ``serverInfo``
 and ``advertise`` (channels with id, topic, encoding, schemaName, schema, schemaEncoding); a client subscribes with
 ``{"op": "subscribe", "subscriptions": [{"id", "channelId"}]}``; messages arrive as binary frames: opcode
-0x01, subscription id (uint32 LE), log time (uint64 LE, ns), payload.
+0x01, subscription id (uint32 LE), log time (uint64 LE, ns), payload. A ``status`` message reports errors.
+Seen with foxglove-sdk 0.30.3: a subscription sent as soon as a channel is advertised is sometimes answered with
+the status "Unknown channel ID: N" (the server logs "attempted to subscribe to unknown channel"); this client then
+subscribes again (the retries are kept in the capture).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import struct
 import threading
 import time
@@ -20,6 +24,8 @@ from typing import Any
 SUBPROTOCOLS = ["foxglove.sdk.v1", "foxglove.websocket.v1"]
 MESSAGE_DATA = 0x01
 KEEP_PER_CHANNEL = 5000
+UNKNOWN_CHANNEL = re.compile(r"Unknown channel ID: (\d+)")
+MAX_RETRIES = 50
 
 
 @dataclass
@@ -30,6 +36,8 @@ class Capture:
     channels: dict[int, dict[str, Any]] = field(default_factory=dict)  # channel id -> advertisement
     messages: dict[int, list[tuple[int, bytes]]] = field(default_factory=dict)  # channel id -> (log time, payload)
     error: str = ""
+    text_ops: list[dict[str, Any]] = field(default_factory=list)
+    retries: dict[int, int] = field(default_factory=dict)  # channel id -> subscribe requests sent again
 
     def by_topic(self, topic: str) -> tuple[dict[str, Any], list[tuple[int, bytes]]]:
         """The advertisement and the messages of ``topic``."""
@@ -96,7 +104,16 @@ class FoxgloveClient(threading.Thread):
                 return
 
     def _on_text(self, ws: Any, message: dict[str, Any]) -> None:
-        if message.get("op") == "serverInfo":
+        self.capture.text_ops.append(message)
+        unknown = UNKNOWN_CHANNEL.fullmatch(str(message.get("message", ""))) if message.get("op") == "status" else None
+        if unknown is not None:  # foxglove-sdk 0.30.3 may not know a channel it has just advertised: ask again
+            channel_id = int(unknown.group(1))
+            self.capture.retries[channel_id] = self.capture.retries.get(channel_id, 0) + 1
+            if self.capture.retries[channel_id] <= MAX_RETRIES:
+                time.sleep(0.05)
+                sub_id = next(s for s, c in self._subs.items() if c == channel_id)
+                ws.send(json.dumps({"op": "subscribe", "subscriptions": [{"id": sub_id, "channelId": channel_id}]}))
+        elif message.get("op") == "serverInfo":
             self.capture.server_info = message
         elif message.get("op") == "advertise":
             subscriptions = []

@@ -16,6 +16,7 @@ NODES: list[str] = [
     "monitor",
     "recorder",
     "markers",
+    "foxglove_bridge",
 ]
 
 
@@ -27,7 +28,7 @@ def data_files() -> list[tuple[str, list[str]]]:
     """
     files = [
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
-        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}", ["package.xml", "plugin.xml"]),  # plugin.xml: the rqt plugin (dashboard)
     ]
     by_folder: dict[str, list[str]] = {}
     for folder in ("launch", "config", "urdf", "meshes"):

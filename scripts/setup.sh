@@ -2,7 +2,7 @@
 # `make setup`: from a fresh Debian machine to a working environment, with no human step.
 #
 #   1. Debian packages the project needs (only those missing; apt-get as root, else sudo -n),
-#      SPIN and gcc for the model checker among them.
+#      SPIN and gcc for the model checker, and the libraries Qt loads for the dashboard (also off-screen).
 #   2. ROS 2: a sourced distribution (ROS_DISTRO set, rclpy importable) is used as it is;
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
@@ -58,6 +58,12 @@ command -v spin >/dev/null 2>&1 || missing+=(spin)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 # open3d needs libusb at import time; MuJoCo and PyBullet need nothing beyond libc.
 ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
+# Qt (PySide6 wheels, the dashboard) at run time, also off-screen: GL/EGL, xkbcommon, fontconfig, D-Bus, GLib, a font.
+for lib_pkg in libGL.so.1:libgl1 libEGL.so.1:libegl1 libxkbcommon.so.0:libxkbcommon0 \
+               libfontconfig.so.1:libfontconfig1 libdbus-1.so.3:libdbus-1-3 libglib-2.0.so.0:libglib2.0-0; do
+  ldconfig -p 2>/dev/null | grep -q "${lib_pkg%%:*}" || missing+=("${lib_pkg##*:}")
+done
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"

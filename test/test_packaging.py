@@ -59,6 +59,7 @@ def test_wheel_installs_ament_marker_package_xml_and_urdf(repo_root: Path, tmp_p
     for expected in (
         f"{data}/ament_index/resource_index/packages/cosim_validation",
         f"{data}/cosim_validation/package.xml",
+        f"{data}/cosim_validation/plugin.xml",
         f"{data}/cosim_validation/urdf/xmate_er3_pro.urdf",
         "cosim_validation/py.typed",
         "cosim_validation/cli/main.py",

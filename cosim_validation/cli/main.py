@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "report",
     "experiment": "experiment",
     "supervisor": "supervisor",
+    "dashboard": "dashboard",
 }
 
 

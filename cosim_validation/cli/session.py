@@ -42,6 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="localhost",
         help="ROS_AUTOMATIC_DISCOVERY_RANGE of the nodes: localhost (default), subnet, off, system_default",
     )
+    parser.add_argument(
+        "--foxglove",
+        type=int,
+        nargs="?",
+        const=8765,
+        default=None,
+        metavar="PORT",
+        help="serve the session live to Foxglove on ws://127.0.0.1:PORT (default 8765; see docs/DASHBOARD.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     graph = load_graph(resolve_resource(args.config))
     if args.validate is not None:
         graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
+    if args.foxglove is not None:
+        from cosim_validation.dashboard.foxglove_graph import with_foxglove_bridge
+
+        graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     with DomainLease.acquire(args.domain_id, args.discovery_range) as scope:  # checks both options
         prepare_run_dir(run_dir)  # refuse a used run directory before any work
@@ -66,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
             print(f"ROS 2: {scope.describe()}")
+            if args.foxglove is not None:
+                print(f"foxglove: ws://127.0.0.1:{args.foxglove} (open it with the layout config/foxglove_layout.json)")
         outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
     if outcome.escalated and not args.json:
         for name, sig in outcome.escalated.items():

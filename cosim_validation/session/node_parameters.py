@@ -111,6 +111,15 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "/cosim/markers/anatomy (for viewers that cannot resolve package URIs), or both topics",
         ),
     ),
+    "foxglove_bridge": (
+        ParamSpec("host", str, "127.0.0.1", "address the Foxglove WebSocket server listens on"),
+        ParamSpec("port", int, 8765, "port of the Foxglove WebSocket server (0 = any free port)"),
+        ParamSpec("robots", list, ["virtual", "physical"], "robots whose arm, tip path and deviation are shown"),
+        ParamSpec("topic_prefixes", list, ["/cosim"], "forward every topic starting with one of these"),
+        ParamSpec("extra_topics", list, ["/diagnostics"], "also forward these topics"),
+        ParamSpec("discovery_period_s", float, 0.2, "how often to look for new topics [s]"),
+        ParamSpec("scene_period_s", float, 0.2, "how often the scene (arms, tip paths) is sent [s]"),
+    ),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

@@ -1,0 +1,177 @@
+"""``cosim dashboard``: the digital-twin dashboard without rqt, on a live session or a recorded bag."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.cli.output import print_json
+from cosim_validation.exceptions import InputError
+
+HELP = "watch a digital-twin session (live or from its bag), or render the dashboard to a PNG"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cosim dashboard``."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--bag", default="", help="a recorded session (session.mcap): play, pause, seek")
+    source.add_argument("--live", action="store_true", help="join a running session's ROS 2 graph")
+    source.add_argument(
+        "--foxglove-layout", default="", metavar="OUT.json", help="write the Foxglove layout made from --graph"
+    )
+    parser.add_argument(
+        "--domain-id", type=int, default=None, help="ROS domain of the session (default: ROS_DOMAIN_ID, else 0)"
+    )
+    parser.add_argument("--graph", default="config/digital_twin.yaml", help="session graph YAML (robots, topics)")
+    parser.add_argument("--screenshot", default="", metavar="OUT.png", help="render off-screen into a PNG and exit")
+    parser.add_argument(
+        "--at",
+        type=float,
+        default=None,
+        help="with --bag: the bag time shown [s from its start, default: the end]; "
+        "with --live: seconds to listen before the screenshot (default 10)",
+    )
+    parser.add_argument("--rate", type=float, default=1.0, help="playback speed of --bag (bag seconds per second)")
+    parser.add_argument(
+        "--extra-topic",
+        action="append",
+        default=[],
+        metavar="TOPIC",
+        help="an extra alert/state topic of any type (repeatable; /diagnostics is always shown)",
+    )
+    parser.add_argument("--max-points", type=int, default=2000, help="most points drawn per series (decimation)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the dashboard, or render it to a PNG, or write the Foxglove layout."""
+    if args.foxglove_layout:
+        return _write_layout(args)
+    if not args.bag and not args.live:
+        raise InputError("give --bag FILE (a recorded session), --live (a running one) or --foxglove-layout OUT.json")
+    if args.max_points < 2:
+        raise InputError(f"--max-points must be >= 2, got {args.max_points}")
+    if args.screenshot:
+        folder = Path(args.screenshot).resolve().parent
+        if not folder.is_dir():
+            raise InputError(f"--screenshot {args.screenshot!r}: folder {folder} does not exist")
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    elif not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
+        raise InputError("no display (DISPLAY is not set): use --screenshot OUT.png to render off-screen")
+    robots = _robots(args.graph)
+    extra = ["/diagnostics", *args.extra_topic]
+    if args.bag:
+        return _run_bag(args, robots, extra)
+    return _run_live(args, robots, extra)
+
+
+def _robots(graph_path: str) -> list[str]:
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.dashboard.foxglove_layout import session_robots
+    from cosim_validation.session.graph import load_graph
+
+    return session_robots(load_graph(resolve_resource(graph_path)))
+
+
+def _run_bag(args: argparse.Namespace, robots: list[str], extra: list[str]) -> int:
+    from cosim_validation.dashboard import BagPlayer
+    from cosim_validation.dashboard.qt_binding import application
+    from cosim_validation.ros.dashboard_events import bag_events
+
+    player = BagPlayer(bag_events(args.bag, robots, extra), rate=args.rate)
+    if args.at is not None and not 0 <= args.at <= player.duration_s:
+        raise InputError(f"--at {args.at:g}: the bag {args.bag} spans 0 to {player.duration_s:.1f} s")
+    player.seek(player.duration_s if args.at is None else args.at)
+    app = application()
+    from cosim_validation.dashboard.view.dashboard_widget import DashboardWidget
+
+    dashboard = DashboardWidget(player, args.max_points)
+    if args.screenshot:
+        return _screenshot(dashboard, args, f"bag {args.bag} at {player.position_s:.1f} of {player.duration_s:.1f} s")
+    dashboard.widget.show()
+    return int(app.exec())
+
+
+def _run_live(args: argparse.Namespace, robots: list[str], extra: list[str]) -> int:
+    import queue
+    import threading
+
+    from cosim_validation.dashboard.qt_binding import application
+    from cosim_validation.ros.dashboard_live import LiveFeed
+
+    domain = args.domain_id if args.domain_id is not None else int(os.environ.get("ROS_DOMAIN_ID", "0") or 0)
+    if not 0 <= domain <= 232:
+        raise InputError(f"--domain-id must be within 0..232 (Fast DDS), got {domain}")
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+
+    app = application()
+    from cosim_validation.dashboard.view.dashboard_widget import DashboardWidget
+
+    context = Context()
+    rclpy.init(context=context, domain_id=domain)
+    node = rclpy.create_node("cosim_dashboard", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    feed = LiveFeed(node, events, robots, extra)
+    spinner = threading.Thread(target=executor.spin, name="dashboard-ros", daemon=True)
+    spinner.start()
+    try:
+        dashboard = DashboardWidget(max_points=args.max_points)
+        dashboard.attach_queue(events)
+        if args.screenshot:
+            listen_s = 10.0 if args.at is None else args.at
+            _wait_qt(app, listen_s)
+            return _screenshot(dashboard, args, f"live in ROS domain {domain} after {listen_s:g} s")
+        dashboard.widget.show()
+        return int(app.exec())
+    finally:
+        feed.close()
+        executor.shutdown()
+        node.destroy_node()
+        context.try_shutdown()
+
+
+def _wait_qt(app: Any, seconds: float) -> None:
+    """Run the Qt event loop for ``seconds`` (the drain timer keeps filling the model)."""
+    from cosim_validation.dashboard.qt_binding import load_qt
+
+    qt = load_qt()
+    qt.QtCore.QTimer.singleShot(int(seconds * 1000), app.quit)
+    app.exec()
+
+
+def _screenshot(dashboard: Any, args: argparse.Namespace, what: str) -> int:
+    path = dashboard.save_png(args.screenshot)
+    model = dashboard.model
+    shown = dashboard.shown_case()
+    info = {
+        "screenshot": str(path.resolve()),
+        "source": what,
+        "cases": len(model.cases),
+        "finished": model.finished(),
+        "alerts": model.alert_count,
+        "shown_case": shown.test_id if shown else "",
+    }
+    if args.json:
+        print_json(info)
+    else:
+        print(f"{what}: {info['cases']} cases ({info['finished']} finished), {info['alerts']} alerts")
+        print(f"wrote {path}")
+    return 0
+
+
+def _write_layout(args: argparse.Namespace) -> int:
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.dashboard.foxglove_layout import write_layout
+    from cosim_validation.session.graph import load_graph
+
+    path = write_layout(load_graph(resolve_resource(args.graph)), Path(args.foxglove_layout))
+    if args.json:
+        print_json({"layout": str(path.resolve()), "graph": args.graph})
+    else:
+        print(f"wrote {path} (Foxglove layout of {args.graph})")
+    return 0

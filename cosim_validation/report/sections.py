@@ -98,7 +98,7 @@ def coverage(run: RunData) -> Section:
     s = Section("tables-2-3", "Tables 2 and 3: coverage and error-triggering, grid vs random")
     tables = coverage_tables(run)
     if not tables:
-        return s.missing("no grid or random suites in this run (a campaign over `cosim testgen` suites makes them)")
+        return s.missing(_no_coverage_reason(run))
     s.parts.append(paragraph(
         f"Error-triggering: the safety property {run.safety_property} is violated on the {run.primary_robot} robot; "
         "shares are of the cases that ran to the end. Points generated: candidates drawn to obtain the valid cases."
@@ -110,6 +110,16 @@ def coverage(run: RunData) -> Section:
         s.parts.append(f'<div class="wide">{grid}</div>')
     s.data = {"robot": run.primary_robot, "tables": [{"region": t.region, "rows": t.rows} for t in tables]}
     return s
+
+
+def _no_coverage_reason(run: RunData) -> str:
+    """Why Tables 2 and 3 are empty: no generated suites, or no verdict of the safety property to count."""
+    if not any(suite.get("generator") in ("grid", "random") for suite in run.suites):
+        return "no grid or random suites in this run (a campaign over `cosim testgen` suites makes them)"
+    return (
+        f"the run's safety property {run.safety_property!r} has no verdict on any robot, so no case can be counted "
+        "as error-triggering (is it a property of the run's property file?)"
+    )
 
 
 def frechet_cubes(run: RunData, max_cubes: int) -> Section:

@@ -10,12 +10,13 @@ points up to 39 mm outside "inside" (issue 15). The parity test assumes a closed
 every loaded AnatomyModel is; on an open mesh the sign, and with it p2m and contact, can be wrong near
 the holes (the unsigned distance stays exact).
 
-Precision: open3d (Embree) works in float32 (distances, closest points, ray hits). The mesh is stored relative to the centre of its bounding box
-and queries are shifted in float64 before rounding, so the rounding error is about 1e-7 of the model's
-extent (about 0.01 µm for a 0.15 m heart), not of the distance to the world origin.
+Precision: open3d (Embree) works in float32 (distances, closest points, ray hits). The mesh is stored
+relative to the centre of its bounding box and queries are shifted in float64 before rounding, so the
+rounding error is about 1e-7 of the model's extent (about 0.01 µm for a 0.15 m heart), not of the
+distance to the world origin.
 
 The needle is a segment from ``a`` to ``b``. Contact means the closed segment meets the surface or lies
-inside the model: a ray from a towards b hits a triangle within the segment, or a is inside. Otherwise the
+inside the model: a ray from a towards b hits a triangle within the segment, or a or b is inside. Otherwise the
 minimum distance along the segment is found by branch and bound. The distance f along the segment is
 1-Lipschitz in arc length, so on a piece of length L with end values f0, f1, ``min f >= δ = (f0 + f1 - L) / 2``;
 where δ > 0, f is also semiconcave (each |x - s| has second derivative <= 1/δ along the line, and f is their

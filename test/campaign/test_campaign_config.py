@@ -9,7 +9,10 @@ from cosim_validation.config import load_config, package_root, parse_config
 from cosim_validation.exceptions import ConfigError, InputError
 
 SOURCE = package_root() / "config" / "test-campaign.yaml"
-GOOD = "campaign:\n  properties: properties.yaml\n  robots: {virtual: mujoco, physical: emulated}\n  safety_property: needle_outside_forbidden_regions\n"
+GOOD = (
+    "campaign:\n  properties: properties.yaml\n  robots: {virtual: mujoco, physical: emulated}\n"
+    "  safety_property: needle_outside_forbidden_regions\n"
+)
 
 
 def test_shipped_section() -> None:
@@ -32,8 +35,8 @@ def test_shipped_section() -> None:
         ),
         (  # issue 15, item 3: accepted before, and Tables 2/3 vanished from the report
             GOOD.replace("needle_outside_forbidden_regions", "no_such_property"),
-            r"test-campaign\.yaml: campaign\.safety_property: 'no_such_property' is not a property of .*properties\.yaml'; "
-            r"expected one of: .*needle_outside_forbidden_regions",
+            r"test-campaign\.yaml: campaign\.safety_property: 'no_such_property' is not a property of "
+            r".*properties\.yaml'; expected one of: .*needle_outside_forbidden_regions",
         ),
     ],
 )

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from cosim_validation.anatomy import builtin_mesh
-from cosim_validation.metrics import InsideTest
 from cosim_validation.exceptions import InputError
+from cosim_validation.metrics import InsideTest
 from test.metrics.inside_reference import band_points, parity_along_x, winding_number
 
 

@@ -34,7 +34,7 @@ from cosim_validation.anatomy import AnatomyScene
 from cosim_validation.campaign.campaign_config import CampaignConfig
 from cosim_validation.campaign.case_monitor import monitor_case
 from cosim_validation.campaign.results_db import CaseResult, CaseRow
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config import ConfigNode, load_case_config
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, ControllersConfig, InsertionSetup
 from cosim_validation.coverage import TestCase
 from cosim_validation.exceptions import InputError
@@ -132,7 +132,7 @@ def build_world(spec: WorldSpec) -> CaseWorld:
     Raises:
         ConfigError, InputError: Bad configuration or request (naming file and key).
     """
-    config = load_config(spec.config_path)
+    config = load_case_config(spec.config_path)
     campaign = CampaignConfig.from_config(config["campaign"])
     controller_name(spec.controller, ControllersConfig.from_config(config["controllers"]))  # fail before the build
     setup = InsertionSetup.from_config(config)
@@ -157,7 +157,7 @@ def shared_world(spec: WorldSpec) -> CaseWorld:
     so one process running several campaigns one after the other (a test session, ``make demo``) builds it
     once. At most one world is kept.
     """
-    config = load_config(spec.config_path)
+    config = load_case_config(spec.config_path)
     key = (spec, config_digest(spec.config_path, CampaignConfig.from_config(config["campaign"]).properties_path))
     if key not in _SHARED:
         for old in _SHARED.values():

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from cosim_validation.cli.output import format_table, print_json
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.properties import PropertySet, Status
     from cosim_validation.properties.checking import check_records
     from cosim_validation.record import RobotRole, TrajectoryRecord
@@ -51,9 +51,13 @@ def run(args: argparse.Namespace) -> int:
         from cosim_validation.anatomy import load_anatomy
         from cosim_validation.properties.scene_context import scene_obstacles
 
-        obstacles = scene_obstacles(load_anatomy(load_config(resolve_resource(args.config))["anatomy"]))
+        obstacles = scene_obstacles(load_anatomy(load_case_config(resolve_resource(args.config))["anatomy"]))
     target = np.asarray(args.target, dtype=np.float64) if args.target else None
-    self_collision = None if args.no_self_collision else _self_collision(load_config(resolve_resource(args.config)))
+    config_path = resolve_resource(args.config)
+    files = {id(record): path for record, path in zip(records, args.traces, strict=True)}
+    if expected is not None and args.expected:
+        files[id(expected)] = args.expected
+    self_collision = None if args.no_self_collision else _self_collision(load_case_config(config_path), files)
     reports = check_records(
         properties, records, expected, obstacles, target,
         machines=not args.no_machines, sources=args.traces, self_collision=self_collision,
@@ -72,9 +76,14 @@ def run(args: argparse.Namespace) -> int:
     return 2 if violated else 0
 
 
-def _self_collision(config: Any) -> Any:
-    """Record -> the robot's self-collision check with the record's needle (built once per needle length)."""
+def _self_collision(config: Any, files: dict[int, str]) -> Any:
+    """Record -> the robot's self-collision check with the record's needle (built once per needle length).
+
+    ``files`` names each record's file (by ``id(record)``) for the error of a needle the arm cannot carry.
+    """
+    from cosim_validation.exceptions import InputError
     from cosim_validation.robot import RobotConfig, SelfCollision
+    from cosim_validation.robot.errors import KinematicsInputError
 
     kinematics = RobotConfig.from_config(config["robot"]).kinematics
     checks: dict[float, Any] = {}
@@ -82,7 +91,10 @@ def _self_collision(config: Any) -> Any:
     def for_record(record: Any) -> Any:
         length = float(record.needle_length_m)
         if length not in checks:
-            checks[length] = SelfCollision(kinematics.with_needle_length(length)).in_collision
+            try:
+                checks[length] = SelfCollision(kinematics.with_needle_length(length)).in_collision
+            except KinematicsInputError as exc:
+                raise InputError(f"{files.get(id(record), record.test_id)}: header: {exc}") from None
         return checks[length]
 
     return for_record

@@ -34,13 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plan, execute, summarize; print a table (or JSON with --json)."""
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.controllers import InsertionSetup
     from cosim_validation.planning import PlanningError, validated_setpoints
     from cosim_validation.planning.stage_summary import summarize_stages
     from cosim_validation.sim import execute_trajectory, make_backend
 
-    root = load_config(resolve_resource(args.config))
+    root = load_case_config(resolve_resource(args.config))
     setup = InsertionSetup.from_config(root)
     kinematics = setup.robot.kinematics
     source = setup.planning.default_source_m if args.source is None else args.source
@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         backend.close()
     stages = summarize_stages(plan, expected, executed, setup.world)
     report = _report(plan, controller.name, executed.backend, stages, planning_s, execution_s, stop_index)
-    _print(args, report)
+    report["anatomy_repairs"] = setup.scene.repairs()  # what repair: true removed (issue 15)
+    _print(args, report, setup.scene.repair_lines())
     return 0
 
 
@@ -120,12 +121,14 @@ def _report(
     }
 
 
-def _print(args: argparse.Namespace, report: dict[str, Any]) -> None:
+def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[str]) -> None:
     from cosim_validation.cli.output import format_table, print_json
 
     if args.json:
         print_json(report)
         return
+    for line in repair_lines:
+        print(line)
     mm = 1e3
     print(
         f"{report['controller']} controller on {report['backend']}: {report['outcome']}, "

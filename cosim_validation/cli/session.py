@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
     """The suite to run: the given file, or a 20 mm grid suite of the configured target made now."""
     from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
     from cosim_validation.exceptions import InputError
 
@@ -76,7 +76,7 @@ def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
     config_file = next(
         (n.parameters["config"] for n in graph.nodes if "config" in n.parameters), "config/needle_insertion.yaml"
     )
-    config = load_config(resolve_resource(config_file))
+    config = load_case_config(resolve_resource(config_file))
     request = TestgenRequest(method="grid", granularity_m=DEFAULT_GRANULARITY_M, per_cube=1, seed=0)
     suite, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
     path = run_dir / "suite.parquet"

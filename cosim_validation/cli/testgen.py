@@ -53,10 +53,10 @@ def _rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     """Generate, write atomically, print the metrics table (or JSON)."""
     from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
 
-    config = load_config(resolve_resource(args.config))
+    config = load_case_config(resolve_resource(args.config))
     scene = load_anatomy(config["anatomy"])
     cfg = load_testgen_config(config["testgen"])
     request = TestgenRequest(args.method, args.granularity_mm * 1e-3, args.per_cube, args.count, args.region, args.seed)
@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
     values = metrics.as_dict()
     if args.json:
         print_json({"suite": str(args.output), "suite_id": suite.suite_id, "region": suite.metadata["region"],
-                    "metrics": values})  # fmt: skip
+                    "metrics": values, "anatomy_repairs": scene.repairs()})  # fmt: skip
     else:
         region = suite.metadata["region"]["name"]
         print(f"suite {suite.suite_id}: {len(suite)} cases in region {region!r} -> {args.output}")
-        print(format_table(["metric", "value"], _rows(values)))
+        print("\n".join([*scene.repair_lines(), format_table(["metric", "value"], _rows(values))]))
     return 0

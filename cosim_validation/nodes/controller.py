@@ -25,7 +25,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.controllers.insertion_setup import InsertionSetup
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.case_run import CaseAbortedError, CaseRun
@@ -44,7 +44,7 @@ class Controller(Node):
     def __init__(self) -> None:
         super().__init__("controller")
         self.params = declare_parameters(self, "controller")
-        config = load_config(resolve_resource(self.params["config"]))
+        config = load_case_config(resolve_resource(self.params["config"]))
         self.setup = InsertionSetup.from_config(config)
         self.kinematics = self.setup.robot.kinematics
         # one group for the long case execution, one for the short I/O callbacks it waits for: a mutually

@@ -14,7 +14,7 @@ from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
 from cosim_validation.anatomy import load_anatomy
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import LATCHED, RESULT, to_rclpy
@@ -36,7 +36,7 @@ class Markers(Node):
     def __init__(self) -> None:
         super().__init__("markers")
         params = declare_parameters(self, "markers")
-        config = load_config(resolve_resource(params["config"]))
+        config = load_case_config(resolve_resource(params["config"]))
         scene = load_anatomy(config["anatomy"])
         anatomy = MarkerArray(
             markers=[

@@ -16,7 +16,7 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters
 from cosim_validation.record import RobotRole
@@ -35,7 +35,7 @@ class RobotDriver(Node):
         super().__init__(executable)
         params = declare_parameters(self, executable)
         self.role = role
-        config = load_config(resolve_resource(params["config"]))
+        config = load_case_config(resolve_resource(params["config"]))
         self._kin = RobotConfig.from_config(config["robot"]).kinematics
         seed = int(params["seed"])
         self._backend = make_backend(params["backend"], config, self._kin, seed=None if seed < 0 else seed)

@@ -111,10 +111,10 @@ class RunData:
         """The nominal robot of the run (rebuilds compact trajectories)."""
         if self.config_path is None:
             return None
-        from cosim_validation.config import load_config
+        from cosim_validation.config import load_case_config
         from cosim_validation.robot import RobotConfig
 
-        return RobotConfig.from_config(load_config(self.config_path)["robot"]).kinematics
+        return RobotConfig.from_config(load_case_config(self.config_path)["robot"]).kinematics
 
     @cached_property
     def scene(self) -> AnatomyScene | None:
@@ -122,10 +122,10 @@ class RunData:
         if self.config_path is None:
             return None
         from cosim_validation.anatomy import load_anatomy
-        from cosim_validation.config import load_config
+        from cosim_validation.config import load_case_config
 
         try:
-            return load_anatomy(load_config(self.config_path)["anatomy"])
+            return load_anatomy(load_case_config(self.config_path)["anatomy"])
         except CosimError as exc:
             self.notes.append(f"anatomy not drawn: {exc}")
             return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -50,13 +51,45 @@ def overview(run: RunData) -> Section:
         ),
     ]
     s.parts.append(table(["", ""], rows, "run-settings").replace("<table", '<table class="meta"', 1))  # no header
+    repairs = _anatomy_repairs(run)
+    rows = [_repair_row(r) for r in repairs]
+    if rows:
+        s.parts.append(paragraph("The anatomy was repaired (anatomy.repair: true); what each repair removed:"))
+        s.parts.append(
+            table(["model", "kept cm³", "removed cm³", "removed %", "shells dropped", "steps"], rows, "repairs")
+        )
     outcomes = Counter(run.cases["outcome"])
     s.parts.append(table(["outcome", "cases"], sorted(outcomes.items()), "outcomes"))
     refused = run.cases.loc[run.cases["outcome"] == "refused", "message"].str.split(":").str[0]
     if len(refused):
         s.parts.append(table(["refusal reason", "cases"], Counter(refused).most_common(), "refusals"))
-    s.data = {"cases": len(run.cases), "outcomes": dict(outcomes), "refusals": dict(Counter(refused))}
+    s.data = {
+        "cases": len(run.cases),
+        "outcomes": dict(outcomes),
+        "refusals": dict(Counter(refused)),
+        "anatomy_repairs": repairs,
+    }
     return s
+
+
+def _anatomy_repairs(run: RunData) -> list[dict[str, Any]]:
+    """What repair: true did: from the run's metadata (campaigns), else from the run's configuration."""
+    if "anatomy_repairs" in run.meta:
+        return list(run.meta["anatomy_repairs"])
+    scene = run.scene
+    return [] if scene is None else scene.repairs()
+
+
+def _repair_row(repair: dict[str, Any]) -> tuple[Any, ...]:
+    steps = "; ".join(str(step["action"]) for step in repair["steps"])
+    return (
+        f"{repair['model']} ({repair['source']})",
+        1e6 * float(repair["volume_m3"]),
+        1e6 * float(repair["removed_m3"]),
+        100.0 * float(repair["removed_share"]),
+        int(repair["shells_removed"]),
+        steps,
+    )
 
 
 def properties(run: RunData) -> Section:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.anatomy import load_anatomy
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config import ConfigNode, load_case_config, load_config
 from cosim_validation.properties import PropertySet
 from cosim_validation.properties.context import DistanceField, SelfCollisionCheck, SelfDistance
 from cosim_validation.properties.scene_context import scene_obstacles
@@ -29,7 +29,7 @@ class MonitorWorld:
 
 def load_monitor_world(config_path: str | Path, properties_path: str | Path) -> MonitorWorld:
     """Read the case-study configuration (robot, anatomy) and the properties file."""
-    config = load_config(config_path)
+    config = load_case_config(config_path)
     kinematics = RobotConfig.from_config(config["robot"]).kinematics
     root = load_config(properties_path)
     collision = SelfCollision(kinematics)

@@ -131,12 +131,20 @@ class Suite:
         """Read a suite file written by :meth:`write`.
 
         Raises:
-            InputError: The file is absent, not Parquet, not a suite, of another format version, or a
-                column is missing, mistyped or holds nulls; the message names the file and the column.
+            InputError: The file is absent, not Parquet, not a suite, of another format version, a column is
+                missing, mistyped or holds nulls (the message names the file and the column), or the cases do
+                not match the suite's id (a content hash: the file was edited after it was made).
         """
         table, metadata = _read_table(Path(path))
         arrays = {name: _column(table, name, path, "double") for name in FLOAT_COLUMNS}
         ints = {name: _column(table, name, path, "int32") for name in INT_COLUMNS}
+        content = _content_id(arrays | ints, metadata)
+        if content != metadata["suite_id"]:
+            raise InputError(
+                f"{path}: the cases do not match the suite's id {metadata['suite_id']!r} (their content hash is "
+                f"{content!r}): the file was changed after it was made, and a run stored under that id would be "
+                "mixed with another suite's; make a changed suite with Suite.build (it gets its own id)"
+            )
         return cls(
             np.stack([arrays[f"source_{a}_m"] for a in _XYZ], axis=1),
             np.stack([arrays[f"target_{a}_m"] for a in _XYZ], axis=1),

@@ -74,6 +74,28 @@ def test_damaged_database_is_refused_by_report_and_salvaged_by_resume(
     assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))
 
 
+def test_resume_with_an_edited_suite_is_refused(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 15, item 6: a suite edited with its metadata kept was resumed as "0 cases run, 2 already stored"."""
+    import pyarrow.parquet as pq
+
+    run = _copy(reference, tmp_path)
+    table = pq.read_table(suites[0])
+    column = table.column("target_x_m").to_numpy().copy()
+    column[0] += 0.001  # one target moved by 1 mm
+    edited = tmp_path / "edited.parquet"
+    index = table.column_names.index("target_x_m")
+    pq.write_table(table.set_column(index, "target_x_m", [column]), edited)  # schema metadata kept
+    argv = ["campaign", "--config", str(CONFIG), "--suite", str(edited), "--suite", str(suites[1])]
+    argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(run), "--resume"]
+    assert main(argv) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert f"error: {edited}: the cases do not match the suite's id" in err
+    assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))  # nothing was added or changed
+
+
 def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
     argv += ["--suite", str(suites[0]), "--suite", str(suites[1]), "--backends", "virtual,physical"]

@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "campaign": "campaign",
     "report": "report",
     "experiment": "experiment",
+    "bag": "bag",
 }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.run_lock import RunLock, command_line
 
 HELP = "run a digital-twin session: the ROS 2 node graph of config/digital_twin.yaml on a suite"
 
@@ -34,18 +35,21 @@ def run(args: argparse.Namespace) -> int:
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
+    given_suite = _checked_suite(args.suite)  # a bad suite is found before any node starts
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     prepare_run_dir(run_dir)  # refuse a used run directory before any work
-    suite = _suite_path(args.suite, graph, run_dir, args.json)
-    if not args.json:
-        print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
-    outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
-    if outcome.escalated and not args.json:
-        for name, sig in outcome.escalated.items():
-            print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
-    summary = summarise(run_dir)
-    summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
-    path = write_summary(outcome, summary)
+    with RunLock(run_dir, command_line()):  # one writer per run directory
+        suite = given_suite or _suite_path(graph, run_dir, args.json)
+        if not args.json:
+            print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
+        outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json)
+        if outcome.escalated and not args.json:
+            for name, sig in outcome.escalated.items():
+                print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
+        recovered = _recover_bag(run_dir, args.json)  # a recorder that died left its bag unfinished
+        summary = summarise(run_dir) | recovered
+        summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
+        path = write_summary(outcome, summary)
     if args.json:
         print_json(
             {
@@ -61,18 +65,26 @@ def run(args: argparse.Namespace) -> int:
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
 
 
-def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
-    """The suite to run: the given file, or a 20 mm grid suite of the configured target made now."""
+def _checked_suite(given: str) -> Path | None:
+    """The given suite file, read and checked (None if none was given)."""
+    from cosim_validation.coverage import Suite
+    from cosim_validation.exceptions import InputError
+
+    if not given:
+        return None
+    path = Path(given)
+    if not path.is_file():
+        raise InputError(f"--suite {given!r}: no such file")
+    Suite.read(path)  # names the file and what is wrong with it
+    return path
+
+
+def _suite_path(graph: Any, run_dir: Path, as_json: bool) -> Path:
+    """A 20 mm grid suite of the configured target, made now into the run directory."""
     from cosim_validation.anatomy import load_anatomy
     from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
-    from cosim_validation.exceptions import InputError
 
-    if given:
-        path = Path(given)
-        if not path.is_file():
-            raise InputError(f"--suite {given!r}: no such file")
-        return path
     config_file = next(
         (n.parameters["config"] for n in graph.nodes if "config" in n.parameters), "config/needle_insertion.yaml"
     )
@@ -120,6 +132,27 @@ def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
         return {"error": str(exc)}
 
 
+def _recover_bag(run_dir: Path, as_json: bool) -> dict[str, Any]:
+    """A recorder that died left its bag unfinished: finish it into session.mcap (issue 15)."""
+    from cosim_validation.exceptions import CosimError
+    from cosim_validation.ros.bag_recovery import in_progress_bag, recover_bag
+
+    bag = run_dir / "session.mcap"
+    part = None if bag.exists() else in_progress_bag(bag)
+    if part is None:
+        return {}
+    try:
+        recovered = recover_bag(part, bag)
+    except CosimError as exc:
+        if not as_json:
+            print(f"warning: the recorder left {part} unfinished and it cannot be recovered: {exc}")
+        return {"bag_recovery_error": str(exc)}
+    part.unlink()
+    if not as_json:
+        print(f"the recorder did not finish the bag: {recovered.message()}")
+    return {"bag_recovered": {"source": str(part), "messages": recovered.messages, "topics": recovered.topics}}
+
+
 def summarise(run_dir: Path) -> dict[str, Any]:
     """Cases, verdicts and bag contents of a finished (or interrupted) session."""
     from cosim_validation.campaign.results_db import ResultsDB
@@ -160,4 +193,6 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
         )
     elif "skipped" in check:
         print(f"\nbag check skipped: {check['skipped']}")
-    print(f"wrote {path.parent}/session.mcap, results.sqlite, summary.json")
+    written = [name for name in ("session.mcap", "results.sqlite", "summary.json") if (path.parent / name).is_file()]
+    missing = [name for name in ("session.mcap", "results.sqlite") if name not in written]
+    print(f"wrote {path.parent}: {', '.join(written)}" + (f" (no {' or '.join(missing)})" if missing else ""))

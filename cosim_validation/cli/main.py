@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "report",
     "experiment": "experiment",
     "bag": "bag",
+    "export": "export",
 }
 
 

@@ -114,14 +114,22 @@ class Suite:
         path = Path(path)
         if not path.parent.is_dir():
             raise InputError(f"{path}: cannot write the suite, folder {str(path.parent)!r} does not exist")
+        if path.is_dir():
+            raise InputError(f"{path}: is a directory; give the suite file to write (e.g. {path / 'suite.parquet'})")
         columns = _columns(self.source_m, self.target_m, self.cube_index, self.target_depth_m)
         table = pa.table({"test_id": pa.array(self.test_ids, pa.string()), **columns})
         table = table.replace_schema_metadata({METADATA_KEY: json.dumps(self.metadata).encode()})
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write the suite in {str(path.parent)!r} ({exc.strerror})") from None
         os.close(fd)
         try:
             pq.write_table(table, tmp)
             os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise InputError(f"{path}: cannot write the suite ({exc.strerror or exc})") from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

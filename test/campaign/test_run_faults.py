@@ -42,9 +42,7 @@ def _page(path: Path, where: str) -> int:
     if where == "last":
         return path.stat().st_size // PAGE
     with sqlite3.connect(path) as db:  # dbstat: SQLite's page map (compiled into Python's SQLite)
-        (page,) = db.execute(
-            "SELECT MAX(pageno) FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (where,)
-        ).fetchone()
+        (page,) = db.execute("SELECT MAX(pageno) FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (where,)).fetchone()
     return int(page)
 
 

@@ -169,6 +169,13 @@ def salvage_if_damaged(path: Path, schema: str) -> SalvageReport | None:
         raise InputError(f"{path}: cannot open as SQLite ({exc})") from None
     try:
         problems = integrity_problems(connection)
+        if problems:
+            connection.execute("SELECT COUNT(*) FROM meta").fetchone()  # a results database, if damaged
+    except sqlite3.DatabaseError as exc:
+        raise InputError(
+            f"{path}: cannot open as SQLite ({exc}): not a results database, nothing to resume; move it away to "
+            "start the run again"
+        ) from None
     finally:
         connection.close()
     return salvage(path, schema) if problems else None

@@ -184,6 +184,8 @@ class ResultsDB:
             self._db.executescript(_SCHEMA)
             stored = dict(self._db.execute("SELECT key, value FROM meta"))
             wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
+            if "schema" in stored and stored["schema"] != wanted["schema"]:
+                raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
             for key in ("suite", "config", "controller", "backends"):
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(

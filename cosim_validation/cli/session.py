@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
-    given_suite = _checked_suite(args.suite)  # a bad suite is found before any node starts
+    _check_node_files(graph)  # the nodes' configuration files, and a bad suite, are found before any node starts
+    given_suite = _checked_suite(args.suite)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     prepare_run_dir(run_dir)  # refuse a used run directory before any work
     with RunLock(run_dir, command_line()):  # one writer per run directory
@@ -63,6 +64,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(outcome.status, outcome.message, outcome.wall_s, summary, run_dir / path.name)  # as given
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
+
+
+def _check_node_files(graph: Any) -> None:
+    """Read the configuration and property files the nodes are given (a node would fail on them after start)."""
+    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.exceptions import ConfigError, CosimError
+    from cosim_validation.properties import PropertySet
+
+    readers = {"config": load_case_config, "properties": PropertySet.load}
+    for index, node in enumerate(graph.nodes):
+        for name, read in readers.items():
+            value = node.parameters.get(name)
+            if not isinstance(value, str) or "{" in value:
+                continue
+            try:
+                read(resolve_resource(value))
+            except CosimError as exc:
+                raise ConfigError(graph.source, f"nodes[{index}].parameters.{name}", str(exc)) from None
 
 
 def _checked_suite(given: str) -> Path | None:

@@ -26,6 +26,8 @@ from cosim_validation.record.robot_role import RobotRole
 from cosim_validation.record.stage import Stage
 
 _FORMAT = "cosim_validation.trajectory_record/1"
+#: Longest needle a record may carry [m] (0: no needle); robot.kinematics.NEEDLE_LENGTH_M bounds a real one.
+MAX_NEEDLE_LENGTH_M = 1.0
 
 
 def _quat_wxyz_to_z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -106,9 +108,10 @@ class TrajectoryRecord:
         if n > 1 and np.any(np.diff(self.t_s) < 0):
             first = int(np.argmax(np.diff(self.t_s) < 0)) + 1
             raise InputError(f"trajectory record {self.test_id!r}: time goes backwards at sample {first}")
-        if not np.isfinite(self.needle_length_m) or self.needle_length_m < 0:
+        if not 0.0 <= self.needle_length_m <= MAX_NEEDLE_LENGTH_M:
             raise InputError(
-                f"trajectory record {self.test_id!r}: needle_length_m must be >= 0, got {self.needle_length_m!r}"
+                f"trajectory record {self.test_id!r}: needle_length_m must be 0 to {MAX_NEEDLE_LENGTH_M:g} m, "
+                f"got {self.needle_length_m!r}"
             )
 
     # ------------------------------------------------------------------ derived views

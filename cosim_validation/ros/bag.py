@@ -232,6 +232,8 @@ def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:
     """``{topic: (msgtype, message count)}`` of a bag."""
     from rosbags.rosbag2 import Reader, ReaderError
 
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such bag")
     try:
         with Reader(Path(path)) as reader:
             return {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}

@@ -106,7 +106,7 @@ FLAGS: dict[str, FlagCase] = {
         ["campaign", "--suite", str(f / "s.parquet"), "--out", str(f / "run")],
         ("s.parquet", "suite file not found"),
         (f / "run",),
-    ),  # fmt: skip
+    ),
     "campaign:out_is_a_file": lambda f, ws: Case(
         ["campaign", "--config", str(ws.config), "--suite", str(ws.suite), "--out", str(_file(f))],
         ("a_file", "is a file"),

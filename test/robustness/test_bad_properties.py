@@ -98,15 +98,15 @@ GRAPH_EDITS: dict[str, Edit] = {
     "node:unknown_parameter": _set("nodes", 3, "parameters", "speed", value=2, key="nodes[3].parameters.speed"),
     "node:parameter_kind": _set(
         "nodes", 5, "parameters", "validate_setpoints", value="yes please", key="nodes[5].parameters.validate_setpoints"
-    ),  # fmt: skip
+    ),
     "node:required_text": _set("nodes", 3, "required", value="no", key="nodes[3].required"),
     "node:duplicate_name": _set("nodes", 2, "name", value="monitor", key="nodes"),
     "node:missing_config": _set(
         "nodes", 1, "parameters", "config", value="no/such/config.yaml", key="nodes[1].parameters.config"
-    ),  # fmt: skip
+    ),
     "node:missing_properties": _set(
         "nodes", 1, "parameters", "properties", value="no/such/props.yaml", key="nodes[1].parameters.properties"
-    ),  # fmt: skip
+    ),
     "nodes:empty": _set("nodes", value=[], key="nodes"),
     "nodes:no_console": _set("nodes", 6, "console", value=False, key="console"),
 }

@@ -90,17 +90,20 @@ def load_model(
     role = node["role"].to_str(choices=ROLES)
     repair = node["repair"].to_bool() if node.has("repair") else repair_default
     max_loss = _max_loss(node, max_loss_default)
-    mesh, source, sha256, unit = _source_mesh(node)
     T_patient_model = pose_from_config(node["pose"]) if node.has("pose") else np.eye(4)
     report: RepairReport | None = None
-    defects = mesh_defects(mesh, unit)
-    if defects and repair:
-        mesh, report = repair_mesh(mesh)
+    # a broken mesh makes trimesh divide by zero (flat bodies) and cast NaN (bad vertices): numpy's warnings
+    # would be printed before the error that names the defect (issue 15)
+    with np.errstate(all="ignore"):
+        mesh, source, sha256, unit = _source_mesh(node)
         defects = mesh_defects(mesh, unit)
-        if defects:
-            done = "; ".join(report.lines()) or "nothing could be repaired"
-            raise MeshDefectError(source, defects, f"repair was tried ({done}) and did not fix it")
-        _check_loss(node, source, report, max_loss)
+        if defects and repair:
+            mesh, report = repair_mesh(mesh)
+            defects = mesh_defects(mesh, unit)
+            if defects:
+                done = "; ".join(report.lines()) or "nothing could be repaired"
+                raise MeshDefectError(source, defects, f"repair was tried ({done}) and did not fix it")
+            _check_loss(node, source, report, max_loss)
     if defects:
         raise MeshDefectError(source, defects, f"set repair: true under {node.key} to try repairing it")
     vertices = transform_points(T_base_patient @ T_patient_model, np.asarray(mesh.vertices))

@@ -10,6 +10,7 @@ does not name what is wrong), ``LOST`` (an output file left half-written or clai
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,9 @@ class Case:
     names: tuple[str, ...]
     absent: tuple[Path, ...] = field(default_factory=tuple)
 
+
+#: Warnings Python does not print outside ``__main__`` by default (a user never sees them).
+_HIDDEN_BY_DEFAULT = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 
 #: A corpus entry: builds its case inside a fresh folder, from the shared workspace.
 Builder = Callable[[Path, "Workspace"], Case]
@@ -67,13 +71,20 @@ def run_case(case: Case, as_json: bool, capfd: pytest.CaptureFixture[str]) -> No
     capfd.readouterr()
     escaped: BaseException | None = None
     code = None
-    try:
-        code = main(argv)
-    except BaseException as exc:  # noqa: BLE001 - an escaping exception is what the corpus looks for
-        escaped = exc
+    with warnings.catch_warnings(record=True) as caught:  # what a user's terminal would show (pytest hides it)
+        warnings.simplefilter("default")
+        try:
+            code = main(argv)
+        except BaseException as exc:  # noqa: BLE001 - an escaping exception is what the corpus looks for
+            escaped = exc
     out, err = capfd.readouterr()
     if escaped is not None or "Traceback" in out + err:
         pytest.fail(f"TRACEBACK: cosim {' '.join(argv)}: {escaped!r}\n{err[-2000:]}")
+    shown = [w for w in caught if not issubclass(w.category, _HIDDEN_BY_DEFAULT)]
+    if shown:
+        pytest.fail(
+            f"WRONG: cosim {' '.join(argv)}: warnings printed before the error: {[str(w.message) for w in shown]}"
+        )
     if code != 1:
         pytest.fail(f"WRONG: cosim {' '.join(argv)}: exit code {code}, expected 1\n{out[-1000:]}\n{err[-1000:]}")
     message = _json_error(argv, out, err) if as_json else _text_error(argv, err)

@@ -82,7 +82,31 @@ MESHES: dict[str, tuple[str, Callable[[], bytes], str, str]] = {  # name: (file,
         "% of the volume: kept",
     ),
     "missing": ("absent.stl", lambda: b"", "", "mesh file not found"),
+    "flat": ("heart.stl", lambda: _stl(_flat()), "", "heart.stl"),
+    "flat_repaired": ("heart.stl", lambda: _stl(_flat()), ", repair: true", "repair was tried"),
+    "degenerate_only": ("heart.stl", lambda: _stl(_degenerate()), ", repair: true", "heart.stl"),
+    "nan_vertices": (
+        "heart.stl",
+        lambda: (
+            b"solid h\nfacet normal 0 0 1\nouter loop\nvertex nan 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
+            b"endloop\nendfacet\nendsolid h\n"
+        ),
+        "",
+        "heart.stl",
+    ),
 }
+
+
+def _flat() -> trimesh.Trimesh:
+    """Four coplanar corners closed as a tetrahedron: watertight, zero volume."""
+    corners = [[0, 0, 0.05], [0.05, 0, 0.05], [0, 0.05, 0.05], [0.05, 0.05, 0.05]]
+    return trimesh.Trimesh(corners, [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]], process=False)
+
+
+def _degenerate() -> trimesh.Trimesh:
+    """Triangles of zero area only (every corner on one line)."""
+    points = [[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.02, 0.0, 0.0], [0.03, 0.0, 0.0]]
+    return trimesh.Trimesh(points, [[0, 1, 2], [1, 2, 3], [0, 2, 3], [0, 1, 3]], process=False)
 
 
 def _mesh_case(name: str, folder: Path, ws: Workspace) -> Case:

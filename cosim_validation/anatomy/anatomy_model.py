@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.anatomy.repair_report import RepairReport
 from cosim_validation.exceptions import InputError
 
 ROLES: tuple[str, ...] = ("target", "obstacle", "skin")
@@ -27,7 +28,8 @@ class AnatomyModel:
         source: The file the mesh was read from, or ``builtin:<name>``.
         sha256: SHA-256 (hex) of the source content: the file's bytes, or the built-in's arrays.
         unit: Unit of the source's coordinates, ``m`` or ``mm``.
-        repairs: What ``repair: true`` changed, one line each; empty if nothing was repaired.
+        repair: What ``repair: true`` changed: every step with the shells and volume it removed; None if the
+            mesh needed no repair.
     """
 
     name: str
@@ -37,7 +39,7 @@ class AnatomyModel:
     source: str
     sha256: str
     unit: str
-    repairs: tuple[str, ...] = ()
+    repair: RepairReport | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -54,6 +56,11 @@ class AnatomyModel:
         faces.setflags(write=False)
         object.__setattr__(self, "vertices_m", vertices)
         object.__setattr__(self, "faces", faces)
+
+    @property
+    def repairs(self) -> tuple[str, ...]:
+        """What the repair changed, one line per step; empty if nothing was repaired."""
+        return () if self.repair is None else self.repair.lines()
 
     @cached_property
     def mesh(self) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -82,6 +83,19 @@ class AnatomyScene:
     def skin(self) -> AnatomyModel | None:
         """The first skin model, or None if the scene has none."""
         return self.skins[0] if self.skins else None
+
+    def repairs(self) -> list[dict[str, Any]]:
+        """What ``repair: true`` did to each repaired model, for JSON and run metadata (empty if nothing)."""
+        return [{"model": m.name, "source": m.source} | m.repair.to_dict() for m in self.models if m.repair is not None]
+
+    def repair_lines(self) -> list[str]:
+        """What ``repair: true`` did, as text: one line per repaired model, then one per step (indented)."""
+        lines = []
+        for m in self.models:
+            if m.repair is not None:
+                lines.append(f"anatomy: {m.name} ({m.source}) was repaired: {m.repair.summary()}")
+                lines += [f"  - {line}" for line in m.repair.lines()]
+        return lines
 
     def __iter__(self) -> Iterator[AnatomyModel]:
         return iter(self.models)

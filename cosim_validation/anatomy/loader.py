@@ -4,6 +4,7 @@
 anatomy:
   patient_pose: {xyz_m: [0.54, 0.50, 0.07], rpy_rad: [0.0, 0.0, 3.14159]}  # patient frame in base_link
   repair: false                       # true: repair what trimesh/manifold3d can, and report it
+  repair_max_loss: 0.05               # a repair may remove at most this share of a model's volume
   models:
     - {name: left_lung, role: target, builtin: left_lung}
     - {name: heart, role: obstacle, file: meshes/heart.stl, unit: m,
@@ -26,9 +27,12 @@ from cosim_validation.anatomy.mesh_check import mesh_defects
 from cosim_validation.anatomy.mesh_file import read_mesh_file
 from cosim_validation.anatomy.mesh_repair import repair_mesh
 from cosim_validation.anatomy.pose import pose_from_config, transform_points
-from cosim_validation.config import ConfigNode, load_config, resolve_resource
+from cosim_validation.anatomy.repair_report import RepairReport
+from cosim_validation.config import ConfigNode, load_case_config, resolve_resource
 
-_MODEL_KEYS = ("name", "role", "builtin", "file", "unit", "pose", "repair")
+_MODEL_KEYS = ("name", "role", "builtin", "file", "unit", "pose", "repair", "repair_max_loss")
+#: Share of a model's volume a repair may remove unless ``repair_max_loss`` allows more.
+DEFAULT_REPAIR_MAX_LOSS = 0.05
 
 
 def builtin_sha256(name: str) -> str:
@@ -62,12 +66,22 @@ def _source_mesh(node: ConfigNode) -> tuple[Any, str, str, str]:
     return loaded, str(path), sha256, unit
 
 
-def load_model(node: ConfigNode, T_base_patient: np.ndarray, repair_default: bool) -> AnatomyModel:
+def _max_loss(node: ConfigNode, default: float) -> float:
+    return node["repair_max_loss"].to_float(minimum=0.0, maximum=1.0) if node.has("repair_max_loss") else default
+
+
+def load_model(
+    node: ConfigNode,
+    T_base_patient: np.ndarray,
+    repair_default: bool,
+    max_loss_default: float = DEFAULT_REPAIR_MAX_LOSS,
+) -> AnatomyModel:
     """One entry of ``anatomy.models``, validated (and repaired if asked), placed in ``base_link``.
 
     Raises:
         ConfigError: A key is missing, unknown or malformed.
-        MeshDefectError: The mesh is not a usable solid (names the source and every defect).
+        MeshDefectError: The mesh is not a usable solid (names the source and every defect), or its repair
+            would remove more than ``repair_max_loss`` of its volume.
     """
     node.reject_unknown(_MODEL_KEYS)
     name = node["name"].to_str()
@@ -75,20 +89,38 @@ def load_model(node: ConfigNode, T_base_patient: np.ndarray, repair_default: boo
         raise node["name"].error("expected a non-empty name")
     role = node["role"].to_str(choices=ROLES)
     repair = node["repair"].to_bool() if node.has("repair") else repair_default
-    mesh, source, sha256, unit = _source_mesh(node)
+    max_loss = _max_loss(node, max_loss_default)
     T_patient_model = pose_from_config(node["pose"]) if node.has("pose") else np.eye(4)
-    repairs: list[str] = []
-    defects = mesh_defects(mesh, unit)
-    if defects and repair:
-        mesh, repairs = repair_mesh(mesh)
+    report: RepairReport | None = None
+    # a broken mesh makes trimesh divide by zero (flat bodies) and cast NaN (bad vertices): numpy's warnings
+    # would be printed before the error that names the defect (issue 15)
+    with np.errstate(all="ignore"):
+        mesh, source, sha256, unit = _source_mesh(node)
         defects = mesh_defects(mesh, unit)
-        if defects:
-            done = "; ".join(repairs) or "nothing could be repaired"
-            raise MeshDefectError(source, defects, f"repair was tried ({done}) and did not fix it")
+        if defects and repair:
+            mesh, report = repair_mesh(mesh)
+            defects = mesh_defects(mesh, unit)
+            if defects:
+                done = "; ".join(report.lines()) or "nothing could be repaired"
+                raise MeshDefectError(source, defects, f"repair was tried ({done}) and did not fix it")
+            _check_loss(node, source, report, max_loss)
     if defects:
         raise MeshDefectError(source, defects, f"set repair: true under {node.key} to try repairing it")
     vertices = transform_points(T_base_patient @ T_patient_model, np.asarray(mesh.vertices))
-    return AnatomyModel(name, role, vertices, np.asarray(mesh.faces), source, sha256, unit, tuple(repairs))
+    return AnatomyModel(name, role, vertices, np.asarray(mesh.faces), source, sha256, unit, report)
+
+
+def _check_loss(node: ConfigNode, source: str, report: RepairReport, max_loss: float) -> None:
+    """Refuse a repair that removed more than ``max_loss`` of the volume (it would remove anatomy silently)."""
+    if report.removed_share <= max_loss:
+        return
+    needed = min(1.0, np.ceil(report.removed_share * 100.0) / 100.0)
+    raise MeshDefectError(
+        source,
+        [f"repair would remove {100.0 * report.removed_share:.1f} % of the volume: {report.summary()}"],
+        f"{'; '.join(s.line() for s in report.steps if s.removed_m3 > 0)}. At most {100.0 * max_loss:g} % may "
+        f"be removed (repair_max_loss); fix the mesh, or allow it with repair_max_loss: {needed:g} under {node.key}",
+    )
 
 
 def load_anatomy(section: ConfigNode) -> AnatomyScene:
@@ -101,15 +133,16 @@ def load_anatomy(section: ConfigNode) -> AnatomyScene:
         ConfigError: Missing, unknown or malformed keys, duplicate names, no target model.
         MeshDefectError: A model's mesh is not a usable solid.
     """
-    section.reject_unknown(("patient_pose", "repair", "models"))
+    section.reject_unknown(("patient_pose", "repair", "repair_max_loss", "models"))
     T_base_patient = pose_from_config(section["patient_pose"])
     repair = section["repair"].to_bool() if section.has("repair") else False
+    max_loss = _max_loss(section, DEFAULT_REPAIR_MAX_LOSS)
     entries = section["models"].elements()
     if not entries:
         raise section["models"].error("expected at least one model")
     models, seen = [], set()
     for entry in entries:
-        model = load_model(entry, T_base_patient, repair)
+        model = load_model(entry, T_base_patient, repair, max_loss)
         if model.name in seen:
             raise entry["name"].error(f"model name {model.name!r} is used twice")
         seen.add(model.name)
@@ -121,4 +154,4 @@ def load_anatomy(section: ConfigNode) -> AnatomyScene:
 
 def load_anatomy_file(path: str = "config/needle_insertion.yaml") -> AnatomyScene:
     """The scene of a configuration file (default: the shipped case study)."""
-    return load_anatomy(load_config(resolve_resource(path))["anatomy"])
+    return load_anatomy(load_case_config(resolve_resource(path))["anatomy"])

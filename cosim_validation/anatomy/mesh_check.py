@@ -6,19 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.anatomy.mesh_solid import MIN_VOLUME_M3, edge_use_counts, shells, union_manifold
+
 # Anatomical models (a tumour to a whole body) measure between these largest extents [m].
 PLAUSIBLE_EXTENT_M: tuple[float, float] = (1e-3, 2.5)
-# Below this enclosed volume a mesh is taken as flat [m^3] (1 mm^3).
-MIN_VOLUME_M3 = 1e-9
 # Bodies of a multi-body mesh may not overlap by more than this fraction of their summed volume.
 _OVERLAP_TOLERANCE = 1e-3
-
-
-def edge_use_counts(faces: np.ndarray) -> np.ndarray:
-    """How many faces use each distinct undirected edge; (E,) int64."""
-    edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    _, counts = np.unique(edges, axis=0, return_counts=True)
-    return np.asarray(counts, dtype=np.int64)
 
 
 def size_defect(vertices_m: np.ndarray, unit: str) -> str | None:
@@ -58,21 +51,38 @@ def volume_defects(mesh: Any) -> list[str]:
     if volume < 0:
         return [f"inverted: faces are wound inward (signed volume {volume:.6g} m^3)"]
     bodies = mesh.split(only_watertight=False, repair=False)
-    if len(bodies) > 1:
-        summed = float(sum(abs(b.volume) for b in bodies))
-        united = union_volume(bodies)
-        if united < summed * (1.0 - _OVERLAP_TOLERANCE):
-            return [
-                f"overlapping shells: {len(bodies)} bodies whose volumes sum to {summed:.6g} m^3 but whose union "
-                f"is {united:.6g} m^3 (inside tests by ray parity would be wrong where they overlap)"
-            ]
-    return []
+    if len(bodies) == 1:
+        return []
+    defects = shell_defects(mesh)
+    outward = [b for b in bodies if float(b.volume) > 0]
+    summed = float(sum(b.volume for b in outward))
+    united = union_volume(outward) if len(outward) > 1 else summed
+    if united < summed * (1.0 - _OVERLAP_TOLERANCE):
+        defects.append(
+            f"overlapping shells: {len(outward)} bodies whose volumes sum to {summed:.6g} m^3 but whose union "
+            f"is {united:.6g} m^3 (inside tests by ray parity would be wrong where they overlap)"
+        )
+    return defects
+
+
+def shell_defects(mesh: Any) -> list[str]:
+    """Shells of inverted orientation that are not cavities of another shell (winding number -1 inside).
+
+    An inward-wound shell inside an outward one is a cavity (winding number 0 inside it) and is fine; one
+    that is not makes a pocket of winding number -1, which ray parity counts as inside (issue 15).
+    """
+    pockets = [s for s in shells(mesh) if s.volume_m3 < 0 and s.winding < 0]
+    if not pockets:
+        return []
+    volume = sum(-s.volume_m3 for s in pockets)
+    return [
+        f"inverted shells: {len(pockets)} shells wound inward that are not cavities of another shell "
+        f"(winding number -1 inside them; {volume:.3g} m^3, {sum(s.faces for s in pockets)} faces)"
+    ]
 
 
 def union_volume(bodies: list[Any]) -> float:
     """Volume of the union of closed bodies [m^3], by manifold3d."""
-    from cosim_validation.anatomy.mesh_union import union_manifold
-
     return float(union_manifold(bodies).volume())
 
 

@@ -38,6 +38,8 @@ def read_mesh_file(path: Path, unit: str) -> tuple[Any, str]:
         data = path.read_bytes()
     except OSError as exc:
         raise MeshDefectError(str(path), [f"cannot read the file: {exc.strerror or exc}"]) from None
+    if path.suffix.lower() == ".stl":
+        _check_stl_length(path, data)
     try:
         loaded = trimesh.load(path, force="mesh", process=False)
     except Exception as exc:  # noqa: BLE001 - every parser failure means: not a mesh file we can read
@@ -48,3 +50,24 @@ def read_mesh_file(path: Path, unit: str) -> tuple[Any, str]:
     mesh = trimesh.Trimesh(vertices, np.asarray(loaded.faces, dtype=np.int64), process=False, validate=False)
     mesh.merge_vertices(merge_tex=True, merge_norm=True, digits_vertex=12)
     return mesh, hashlib.sha256(data).hexdigest()
+
+
+def _check_stl_length(path: Path, data: bytes) -> None:
+    """A binary STL holds exactly 84 + 50 n bytes for the n triangles its header announces (a file cut short
+    was reported as "empty: no faces"); an ASCII STL (starting with ``solid``) ends with ``endsolid``."""
+    count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
+    if count >= 0 and len(data) == 84 + 50 * count:
+        return  # a whole binary STL (its header may start with "solid" too)
+    if data[:5].lower() == b"solid":
+        if b"endsolid" not in data[-4096:]:
+            raise MeshDefectError(str(path), ["truncated ASCII STL: no 'endsolid' at the end of the file"])
+        return
+    if count < 0:
+        raise MeshDefectError(str(path), [f"truncated binary STL: {len(data)} bytes, less than its 84-byte header"])
+    raise MeshDefectError(
+        str(path),
+        [
+            f"truncated or damaged binary STL: its header announces {count} triangles ({84 + 50 * count} bytes), "
+            f"the file has {len(data)} bytes"
+        ],
+    )

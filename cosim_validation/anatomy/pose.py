@@ -45,11 +45,28 @@ def transform_points(T: np.ndarray, points: np.ndarray) -> np.ndarray:
     return np.asarray(np.asarray(points, dtype=np.float64) @ T[:3, :3].T + T[:3, 3])
 
 
-def pose_from_config(node: ConfigNode) -> np.ndarray:
+#: A patient lies within reach of the robot, and a model within the patient: farther than this from the origin
+#: of its parent frame, a pose is taken as a unit mistake (``patient_pose`` in mm placed the targets 535 m away).
+MAX_OFFSET_M = 5.0
+
+
+def pose_from_config(node: ConfigNode, max_offset_m: float = MAX_OFFSET_M) -> np.ndarray:
     """A (4, 4) transform from a config mapping ``{xyz_m: [x, y, z], rpy_rad: [r, p, y]}``.
 
+    Args:
+        node: The mapping.
+        max_offset_m: Largest distance of ``xyz_m`` from the parent frame's origin [m].
+
     Raises:
-        ConfigError: Unknown keys, missing keys, or vectors that are not 3 finite numbers.
+        ConfigError: Unknown keys, missing keys, vectors that are not 3 finite numbers, or an offset beyond
+            ``max_offset_m`` (a pose in millimetres, most likely).
     """
     node.reject_unknown(("xyz_m", "rpy_rad"))
-    return pose_matrix(node["xyz_m"].to_vector(3), node["rpy_rad"].to_vector(3))
+    xyz = node["xyz_m"].to_vector(3)
+    offset = float(np.linalg.norm(xyz))
+    if offset > max_offset_m:
+        raise node["xyz_m"].error(
+            f"places the frame {offset:.4g} m away, more than {max_offset_m:g} m (xyz_m is in metres; "
+            f"in millimetres it would be {offset / 1000:.4g} m)"
+        )
+    return pose_matrix(xyz, node["rpy_rad"].to_vector(3))

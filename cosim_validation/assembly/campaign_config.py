@@ -51,7 +51,7 @@ class CampaignConfig:
         path = node["properties"].to_path().resolve()
         if not path.is_file():
             raise node["properties"].error(f"property file {str(path)!r} does not exist")
-        return cls(path, robots, node["safety_property"].to_str())
+        return cls(path, robots, _safety_property(node["safety_property"], path))
 
     def engines(self, backends: Sequence[str]) -> tuple[str, ...]:
         """Engine names for ``backends`` (robot names such as ``virtual`` or engine names), one per robot.
@@ -72,3 +72,17 @@ class CampaignConfig:
                 raise InputError(f"--backends: two backends for the {role.label} robot ({engines[role]!r}, {engine!r})")
             engines[role] = engine
         return tuple(engines[role] for role in sorted(engines))
+
+
+def _safety_property(node: ConfigNode, properties_path: Path) -> str:
+    """The safety property's name, which must be a property of the campaign's property file.
+
+    An unknown name would count no case as error-triggering and drop Tables 2 and 3 (issue 15).
+    """
+    from cosim_validation.properties import PropertySet
+
+    name = node.to_str()
+    names = [spec.name for spec in PropertySet.load(properties_path).properties]
+    if name not in names:
+        raise node.error(f"{name!r} is not a property of {str(properties_path)!r}; expected one of: {', '.join(names)}")
+    return name

@@ -31,7 +31,7 @@ from cosim_validation.assembly.record_check import RecordReport, check_records
 from cosim_validation.assembly.robot_port import BackendPort, RobotPort
 from cosim_validation.assembly.robots import build_robot
 from cosim_validation.backends import engine
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config import ConfigNode, load_case_config
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
 from cosim_validation.coverage import TestCase
 from cosim_validation.exceptions import InputError
@@ -108,7 +108,7 @@ class CaseAssembly:
 
     def __init__(self, spec: AssemblySpec) -> None:
         self.spec = spec
-        self.config: ConfigNode = load_config(spec.config_path, spec.config_base_dir or "")
+        self.config: ConfigNode = load_case_config(spec.config_path, spec.config_base_dir or "")
         self.campaign = CampaignConfig.from_config(self.config["campaign"])
         self.controller_name = controller_name(spec.controller, self.config)  # fail before the build
         roles = [engine(name).role for name in spec.engines]

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config import ConfigNode, load_case_config, load_config
 from cosim_validation.properties import MonitorContext, PropertySet
 from cosim_validation.properties.context import DistanceField, SelfCollisionCheck
 from cosim_validation.properties.scene_context import scene_obstacles
@@ -97,7 +97,7 @@ def monitor_world(
 
 def load_monitor_world(config_path: str | Path, properties_path: str | Path) -> MonitorWorld:
     """Read the case-study configuration (robot, anatomy) and the properties file."""
-    return monitor_world(load_config(config_path), properties_path)
+    return monitor_world(load_case_config(config_path), properties_path)
 
 
 def monitor_world_of(config_path: str | Path, properties_path: str | Path = "") -> MonitorWorld:
@@ -106,7 +106,7 @@ def monitor_world_of(config_path: str | Path, properties_path: str | Path = "") 
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.config import resolve_resource
 
-    config = load_config(resolve_resource(config_path))
+    config = load_case_config(resolve_resource(config_path))
     if properties_path:
         path = resolve_resource(properties_path)
     else:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
+from cosim_validation.exceptions import InputError
 from cosim_validation.properties.kpis.specs import plan_target
 from cosim_validation.properties.machines import MachineResult
 from cosim_validation.properties.offline.evaluation import evaluate_run
@@ -21,6 +22,7 @@ from cosim_validation.properties.sample import Block
 from cosim_validation.properties.scene_context import record_target
 from cosim_validation.properties.verdict import Kpi, Verdict
 from cosim_validation.record import RobotRole, TrajectoryRecord
+from cosim_validation.robot.errors import KinematicsInputError
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,11 @@ def check_records(
     target = case_target(records, expected, target_m)
     reports = []
     for i, record in enumerate(records):
-        context = world.context(target, record.needle_length_m)
+        source = sources[i] if sources is not None else record.test_id
+        try:
+            context = world.context(target, record.needle_length_m)
+        except KinematicsInputError as exc:  # a needle the arm cannot carry: name the record's file
+            raise InputError(f"{source}: header: {exc}") from None
         if not obstacles or not self_collision:
             context = replace(
                 context,
@@ -114,7 +120,6 @@ def check_records(
             )
         plan = None if record.robot is RobotRole.EXPECTED else expected
         result = evaluate_run(world.properties, record, context, plan, machines=None if machines else ())
-        source = sources[i] if sources is not None else record.test_id
         header = (source, record.test_id, record.robot.label, record.backend, record.n_samples)
         reports.append(RecordReport(*header, result.verdicts, result.kpis, result.machines))
     return reports

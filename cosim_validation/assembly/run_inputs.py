@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config import ConfigNode, load_case_config, load_config
 from cosim_validation.exceptions import InputError
 
 INPUTS_DIR = "inputs"
@@ -124,7 +124,7 @@ def load_run_config(
     path, base = run_input_path(run_dir, role, fallback, warn)
     if path is None:
         return None
-    return load_config(path, base or "")
+    return load_case_config(path, base or "") if role == "config" else load_config(path, base or "")
 
 
 def run_monitor_world(

@@ -8,7 +8,6 @@ must be those of the stored run.
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 import warnings
@@ -21,17 +20,19 @@ from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_nam
 from cosim_validation.assembly.campaign_config import CampaignConfig
 from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path
 from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
-from cosim_validation.campaign.executor import Outcome, default_workers, run_local, run_ray
+from cosim_validation.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
 from cosim_validation.campaign.progress import Progress
-from cosim_validation.campaign.record_codec import encode_record
-from cosim_validation.campaign.results_db import CaseResult, ResultsDB
+from cosim_validation.campaign.results_db import CaseResult
+from cosim_validation.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.campaign.run_summary import summarize, write_summary
-from cosim_validation.config import load_config
+from cosim_validation.campaign.world_check import check_world_config
+from cosim_validation.config import load_case_config
 from cosim_validation.coverage import Suite, TestCase
-from cosim_validation.exceptions import InputError
+from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.run_lock import command_line
 
 EXECUTORS: tuple[str, ...] = ("local", "ray")
-RESULTS_FILE = "results.sqlite"
+__all__ = ["EXECUTORS", "RESULTS_FILE", "CampaignOutcome", "CampaignRequest", "run_campaign", "suite_record"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class CampaignOutcome:
         interrupted: Whether Ctrl-C stopped the call before every case was stored.
         wall_s: Wall time of this call [s].
         summary: The run's summary (also in ``summary.json``).
+        notes: What the user should know besides the numbers: anatomy repairs, a salvaged database.
     """
 
     out_dir: Path
@@ -86,6 +88,7 @@ class CampaignOutcome:
     interrupted: bool = False
     wall_s: float = 0.0
     summary: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def _check(request: CampaignRequest) -> int:
@@ -203,69 +206,90 @@ def _validates(spec: AssemblySpec, config_path: Path) -> bool:
         return spec.validate
     from cosim_validation.planning.state_validator import ValidatorSettings
 
-    return ValidatorSettings.from_config(load_config(config_path)["validator"]).enabled
+    return ValidatorSettings.from_config(load_case_config(config_path)["validator"]).enabled
 
 
 def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.stderr) -> CampaignOutcome:
     """Run (or resume) a campaign; every finished case is stored at once.
 
+    Everything the workers will read is checked here first, so a bad request leaves no run directory behind;
+    the run directory is locked against a second writer while the call runs.
+
     Raises:
-        InputError, ConfigError: Bad request, configuration or suite, or a resume of another run.
+        InputError, ConfigError: Bad request, configuration or suite, a resume of another run, a run directory
+            another process writes, or a worker that cannot build its world.
     """
     workers = _check(request)
-    config = load_config(request.config_path)
+    config = load_case_config(request.config_path)
     campaign = CampaignConfig.from_config(config["campaign"])
     engines = campaign.engines(request.backends)
     controller = controller_name(request.controller, config)
     suites = _suites(request.suite_paths)
-    out = request.out_dir
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {str(out)!r} is a file, expected a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    scene = check_world_config(config, campaign, engines)
     spec = AssemblySpec(str(request.config_path), engines, controller, request.validate)
-    meta = _meta(request, campaign, spec, controller, suites)
-    db = ResultsDB.create(out / RESULTS_FILE, meta, resume=request.resume, encoder=encode_record)
-    started = time.perf_counter()
+    meta = _meta(request, campaign, spec, controller, suites) | {"anatomy_repairs": scene.repairs()}
+    pairs = list(zip(suites, request.suite_paths, strict=True))
+    run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())
+    outcome = CampaignOutcome(run.path, sum(len(s) for s in suites), 0, notes=[*scene.repair_lines(), *run.notes])
     try:
-        spec = _with_run_inputs(spec, out, request, campaign)
-        for suite, path in zip(suites, request.suite_paths, strict=True):
-            copy = out / "suites" / f"{suite.suite_id}.parquet"
-            if not copy.exists():
-                copy.parent.mkdir(exist_ok=True)
-                shutil.copyfile(path, copy)
-        done = db.finished_ids()
-        total = sum(len(s) for s in suites)
-        outcome = CampaignOutcome(out, total, len(done & {t for s in suites for t in s.test_ids}))
-        progress = Progress(total - outcome.skipped, stream=progress_stream)
-        workers = max(1, min(workers, total - outcome.skipped))  # no world built for a worker with nothing to do
-
-        def on_result(result: Outcome[Any]) -> None:
-            stored = result.value
-            if stored is None:
-                stored = _failed(_item(suites, result.index), result.error, controller)
-            db.add(stored)
-            outcome.ran += 1
-            progress.advance(failed=stored.case.outcome == "failed")
-
-        try:
-            if outcome.skipped == total:
-                pass  # everything is stored already: no worker, no world
-            elif request.executor == "ray":
-                init_args = (_Work(spec, request.trajectories), True)
-                run_ray(_init_world, init_args, _work, _items(suites, done), on_result, workers, request.address)
-            else:
-                init_args = (_Work(spec, request.trajectories), workers > 1)
-                run_local(_init_world, init_args, _work, _items(suites, done), on_result, workers)
-        except KeyboardInterrupt:
-            outcome.interrupted = True
-        finally:
-            progress.close()
-        outcome.wall_s = time.perf_counter() - started
-        outcome.summary = summarize(db) | {"last_call": _call_info(request, outcome, workers)}
-        write_summary(out / "summary.json", outcome.summary)
-    finally:
-        db.close()
+        spec = _with_run_inputs(spec, run.path, request, campaign)
+        _run(request, run, suites, spec, workers, outcome, progress_stream)
+    except CosimError:
+        if outcome.ran == 0 and not request.resume:
+            run.discard()
+        else:
+            run.close()
+        raise
+    run.close()
     return outcome
+
+
+def _run(
+    request: CampaignRequest,
+    run: RunDirectory,
+    suites: list[Suite],
+    spec: AssemblySpec,
+    workers: int,
+    outcome: CampaignOutcome,
+    progress_stream: TextIO | None,
+) -> None:
+    """Run the cases not stored yet into ``run``; fill ``outcome`` and write ``summary.json``."""
+    db, started = run.db, time.perf_counter()
+    done = db.finished_ids()
+    outcome.skipped = len(done & {t for s in suites for t in s.test_ids})
+    progress = Progress(outcome.total - outcome.skipped, stream=progress_stream)
+    workers = max(1, min(workers, outcome.total - outcome.skipped))  # no world built for a worker with nothing to do
+
+    def on_result(result: Outcome[Any]) -> None:
+        if result.setup_error:
+            raise WorkerSetupError(
+                f"a worker could not build its world from {request.config_path}: {result.setup_error}"
+            )
+        stored = result.value
+        if stored is None:
+            stored = _failed(_item(suites, result.index), result.error, spec.controller or "")
+        db.add(stored)
+        outcome.ran += 1
+        progress.advance(failed=stored.case.outcome == "failed")
+
+    try:
+        if outcome.skipped == outcome.total:
+            pass  # everything is stored already: no worker, no world
+        elif request.executor == "ray":
+            work = _Work(spec, request.trajectories)
+            run_ray(_init_world, (work, True), _work, _items(suites, done), on_result, workers, request.address)
+        else:
+            work = _Work(spec, request.trajectories)
+            run_local(_init_world, (work, workers > 1), _work, _items(suites, done), on_result, workers)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        progress.close()
+    outcome.wall_s = time.perf_counter() - started
+    outcome.summary = summarize(db) | {"last_call": _call_info(request, outcome, workers)}
+    if outcome.notes:
+        outcome.summary["notes"] = list(outcome.notes)
+    write_summary(run.path / "summary.json", outcome.summary)
 
 
 def _failed(item: tuple[TestCase, int], error: str, controller: str) -> CaseResult:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any, Generic, TypeVar
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.campaign.parent_watch import exit_with_parent
+from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.optional import require
 
 T = TypeVar("T")
@@ -32,11 +33,20 @@ _STATE: dict[str, Any] = {}
 
 @dataclass(frozen=True)
 class Outcome(Generic[T]):
-    """The result of one item, or why it failed (an exception inside ``work`` never stops the run)."""
+    """The result of one item, or why it failed (an exception inside ``work`` never stops the run).
+
+    ``setup_error`` is set instead when the worker could not build its state (``init`` raised): then no item
+    can run, and the caller stops the run with that message.
+    """
 
     index: int
     value: Any | None
     error: str = ""
+    setup_error: str = ""
+
+
+class WorkerSetupError(InputError):
+    """A worker could not build its state (e.g. a configuration value only the engine itself rejects)."""
 
 
 def default_workers() -> int:
@@ -45,16 +55,28 @@ def default_workers() -> int:
 
 
 def _init_worker(init: Callable[..., Any], init_args: Sequence[Any]) -> None:
-    _STATE["state"] = init(*init_args)
+    """Build the worker's state; a failure is kept (and reported with every item), never raised here.
+
+    Raised in a pool process, it would print a traceback and break the pool; the caller gets it instead.
+    """
+    _STATE.pop("setup_error", None)
+    try:
+        _STATE["state"] = init(*init_args)
+    except Exception as exc:  # noqa: BLE001 - handed to the caller as a message
+        _STATE["setup_error"] = str(exc) if isinstance(exc, CosimError) else f"{type(exc).__name__}: {exc}"
 
 
-def _init_pool_worker(init: Callable[..., Any], init_args: Sequence[Any]) -> None:
-    """A pool process: Ctrl-C is for the calling process, which decides what happens to running items."""
+def _init_pool_worker(init: Callable[..., Any], init_args: Sequence[Any], parent_pid: int) -> None:
+    """A pool process: Ctrl-C is for the calling process, which decides what happens to running items; the
+    process ends when the calling process does (see :mod:`cosim_validation.campaign.parent_watch`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent(parent_pid)
     _init_worker(init, init_args)
 
 
 def _call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]:
+    if "setup_error" in _STATE:
+        return Outcome(index, None, setup_error=_STATE["setup_error"])
     try:
         return Outcome(index, work(_STATE["state"], item))
     except Exception:  # noqa: BLE001 - a failing case is a result, not the end of the campaign
@@ -78,7 +100,9 @@ def run_local(
             on_result(_call(work, index, item))
         return
     context = get_context("spawn")  # no inherited threads or open files: safe with numba, open3d, MuJoCo
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_pool_worker, initargs=(init, init_args))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_init_pool_worker, initargs=(init, init_args, os.getpid())
+    )
     pending: set[Future[Outcome[Any]]] = set()
     try:
         for index, item in items:

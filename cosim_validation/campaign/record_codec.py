@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -95,8 +97,10 @@ def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndar
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             header = json.loads(npz["header"].tobytes().decode())
             arrays = {name: npz[name] for name in npz.files if name != "header"}
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-        raise InputError(f"{source}: not a trajectory record ({exc})") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise InputError(f"{source}: not a trajectory record ({type(exc).__name__}: {exc})") from None
+    if not isinstance(header, dict):
+        raise InputError(f"{source}: not a trajectory record (its header is a {type(header).__name__}, not a mapping)")
     return header, arrays
 
 

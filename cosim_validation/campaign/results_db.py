@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cosim_validation.campaign.db_salvage import SalvageReport, integrity_problems, salvage_if_damaged
 from cosim_validation.campaign.record_codec import decode_record
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import TrajectoryRecord
@@ -149,6 +150,8 @@ class ResultsDB:
         self.path = path
         self._db = connection
         self._encode: RecordEncoder = encoder or TrajectoryRecord.to_bytes
+        #: What a resume found damaged and kept (None: the database was sound).
+        self.salvaged: SalvageReport | None = None
 
     @classmethod
     def create(
@@ -165,7 +168,9 @@ class ResultsDB:
             raise InputError(f"{path}: already exists; use --resume to continue that run or choose another --out")
         if resume and not path.exists():
             raise InputError(f"{path}: nothing to resume (no results database there)")
+        salvaged = salvage_if_damaged(path, _SCHEMA) if resume else None
         db = cls(path, _connect(path), encoder)
+        db.salvaged = salvaged
         try:
             db._start(meta)
         except BaseException:
@@ -179,6 +184,8 @@ class ResultsDB:
             self._db.executescript(_SCHEMA)
             stored = dict(self._db.execute("SELECT key, value FROM meta"))
             wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
+            if "schema" in stored and stored["schema"] != wanted["schema"]:
+                raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
             for key in ("suite", "config", "controller", "backends", "validate"):
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(
@@ -188,16 +195,31 @@ class ResultsDB:
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
 
     @classmethod
-    def open(cls, path: str | Path, encoder: RecordEncoder | None = None) -> ResultsDB:
-        """Open an existing database (``encoder``: how :meth:`add_trajectories` stores records)."""
+    def open(cls, path: str | Path, encoder: RecordEncoder | None = None, *, check: bool = True) -> ResultsDB:
+        """Open an existing database (``encoder``: how :meth:`add_trajectories` stores records).
+
+        Args:
+            check: Run ``PRAGMA quick_check`` first and refuse a damaged database.
+
+        Raises:
+            InputError: No database, not a results database, another schema, or damaged (naming what).
+        """
         path = Path(path)
         if not path.is_file():
             raise InputError(f"{path}: no results database")
         db = cls(path, _connect(path), encoder)
         try:
-            version = db.meta().get("schema")
+            problems = integrity_problems(db._db) if check else []
+            version = db.meta().get("schema") if not problems else None
         except sqlite3.DatabaseError as exc:
+            db.close()
             raise InputError(f"{path}: not a results database ({exc})") from None
+        if problems:
+            db.close()
+            raise InputError(
+                f"{path}: the database is damaged (quick_check: {'; '.join(problems[:3])}); a campaign's "
+                "`cosim campaign ... --resume` keeps its whole cases and runs the others again"
+            )
         if version != SCHEMA_VERSION:
             raise InputError(f"{path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
         return db

@@ -46,7 +46,11 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
         "SELECT SUM(wall_s), AVG(wall_s), COUNT(DISTINCT worker) FROM timings"
     )
     return {
-        "run": {k: meta[k] for k in ("kind", "config_path", "controller", "backends", "safety_property") if k in meta}
+        "run": {
+            k: meta[k]
+            for k in ("kind", "config_path", "controller", "backends", "safety_property", "anatomy_repairs")
+            if k in meta
+        }
         | {
             "suites": [
                 {k: s.get(k) for k in ("suite_id", "generator", "granularity_m", "cases")}

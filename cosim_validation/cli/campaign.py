@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             f"{outcome.out_dir}: {outcome.ran} cases run, {outcome.skipped} already stored, "
             f"{call['wall_s']:.1f} s ({call['cases_per_s']:.2f} cases/s, {call['workers']} workers)"
         )
+        for note in outcome.notes:  # anatomy repairs, a salvaged database
+            print(note)
         print(summary_text(outcome.summary))
     if outcome.interrupted:
         print(

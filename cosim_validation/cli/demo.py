@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
@@ -34,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.session_cases < 1:
         raise InputError(f"--session-cases must be >= 1, got {args.session_cases}")
+    if not (math.isfinite(args.granularity_mm) and args.granularity_mm > 0):
+        raise InputError(f"--granularity-mm: expected a cube edge > 0 mm, got {args.granularity_mm!r}")
+    if args.workers < 0:
+        raise InputError(f"--workers: expected an integer >= 0 (0: every core), got {args.workers!r}")
     out = Path(args.out or f"runs/demo-{time.strftime('%Y%m%d-%H%M%S')}")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out}: not empty; choose another --out")

@@ -39,6 +39,22 @@ def _granularities(text: str | None) -> tuple[float, ...] | None:
         raise InputError(f"--granularities-mm: expected comma-separated numbers, got {text!r}") from None
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """What the campaign would refuse only after the suites were made into --out: checked first."""
+    from cosim_validation.campaign.campaign_runner import EXECUTORS
+    from cosim_validation.exceptions import InputError
+
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers: expected an integer >= 1, got {args.workers!r}")
+    if args.executor not in EXECUTORS:
+        raise InputError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {args.executor!r}")
+    if args.address is not None and args.executor != "ray":
+        raise InputError("--address applies to --executor ray only")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError(f"--out {args.out!r} is a file, expected a directory")
+    _granularities(args.granularities_mm)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print its answer."""
     from cosim_validation.config import resolve_resource
@@ -46,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.experiment.research_questions import RunOptions, run_experiment
 
+    _check_flags(args)
     options = RunOptions(
         resolve_resource(args.config), Path(args.out), args.workers, args.executor, args.address, args.resume
     )

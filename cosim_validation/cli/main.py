@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any, NoReturn
 
 from cosim_validation import __version__
-from cosim_validation.exceptions import CosimError
+from cosim_validation.exceptions import ConfigError, CosimError, InputError
 
 # subcommand name -> module under cosim_validation.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -30,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "experiment": "experiment",
     "supervisor": "supervisor",
     "dashboard": "dashboard",
+    "bag": "bag",
+    "export": "export",
 }
 
 
@@ -37,9 +41,21 @@ def _load(module: str) -> ModuleType:
     return importlib.import_module(f"cosim_validation.cli.{module}")
 
 
+class UsageError(InputError):
+    """A command line argparse refused (unknown option, missing or malformed value)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are :class:`UsageError` (one ``error:`` line, exit code 1) instead of
+    a usage block and exit code 2; ``--help`` and ``--version`` still print and exit 0."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cosim",
         description="Co-simulation validation of autonomous surgical-robot software.",
     )
@@ -55,18 +71,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_object(exc: BaseException) -> dict[str, Any]:
+    """What ``--json`` prints for an error: ``{"error": {"message", "kind", and "file" / "key" when known}}``."""
+    body: dict[str, Any] = {"message": str(exc), "kind": type(exc).__name__}
+    if isinstance(exc, ConfigError):
+        body |= {"file": exc.source, "key": exc.key}
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        body["file"] = str(exc.filename)
+    elif isinstance(getattr(exc, "source", None), str):
+        body["file"] = exc.source  # type: ignore[attr-defined]
+    return {"error": body}
+
+
+def _report(exc: BaseException, as_json: bool) -> int:
+    """One ``error:`` line on stderr, or the error object on stdout with ``--json``; exit code 1."""
+    if as_json:
+        print(json.dumps(error_object(exc), indent=2))
+    else:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+    return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, CosimError):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}{exc.strerror or exc}"
+    return " ".join(str(exc).split("\n")).strip() if "\n" in str(exc) else str(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``cosim`` with ``argv`` (default: sys.argv[1:]); return the exit code.
 
-    Bad input becomes one ``error:`` line on stderr and exit code 1, never a traceback.
+    Bad input becomes one ``error:`` line on stderr and exit code 1, never a traceback (with ``--json``: an
+    error object on stdout). An OSError that escapes (a file that cannot be read or written, a full disk) is
+    reported the same way, naming the file.
     """
-    parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args_list
+    try:
+        args = build_parser().parse_args(args_list)
+    except UsageError as exc:
+        return _report(exc, as_json)
     try:
         return int(args._module.run(args))
-    except CosimError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except (CosimError, OSError) as exc:
+        return _report(exc, as_json)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

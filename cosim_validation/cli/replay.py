@@ -120,7 +120,7 @@ def _print_text(bag: str, result: Any, cases: list[dict[str, Any]], problems: li
         samples = ", ".join(f"{r} {n}" for r, n in case["samples"].items())
         print(f"\n{case['test_id']}: {case['outcome']} ({samples} samples)")
         rows = [
-            (v["property"], v["robot"], v["status"], _mm(v["margin"], v["unit"]), v["first_violation_stage"])
+            (v["property"], v["robot"], v["status"], _mm(v["margin"], v["unit"]), _first_violation(v))
             for v in case["verdicts"]
         ]
         print(format_table(["property", "robot", "verdict", "margin", "first violation"], rows))
@@ -130,6 +130,15 @@ def _print_text(bag: str, result: Any, cases: list[dict[str, Any]], problems: li
             if not problems
             else "\nreplayed verdicts DIFFER from the live monitor's:\n  " + "\n  ".join(problems)
         )
+
+
+def _first_violation(verdict: dict[str, Any]) -> str:
+    """``10.46 s (injection)``: the time of the first violation and its stage, or ``none``."""
+    time_s = verdict.get("first_violation_time_s")
+    if time_s is None or time_s != time_s:
+        return "none"
+    stage = verdict.get("first_violation_stage") or "none"
+    return f"{time_s:.2f} s" + (f" ({stage})" if stage != "none" else "")
 
 
 def _mm(margin: float, unit: str) -> str:

@@ -45,11 +45,11 @@ def run(args: argparse.Namespace) -> int:
     """Plan, execute, summarize; print a table (or JSON with --json)."""
     from cosim_validation.assembly import AssemblySpec, CaseAssembly
     from cosim_validation.backends import default_backend
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.planning.stage_summary import summarize_stages
 
     config_path = resolve_resource(args.config)
-    backend = args.backend or default_backend(load_config(config_path))
+    backend = args.backend or default_backend(load_case_config(config_path))
     spec = AssemblySpec(str(config_path), (backend,), args.controller, args.validate, robot_seed=args.seed)
     assembly = CaseAssembly(spec)
     source = assembly.setup.planning.default_source_m if args.source is None else args.source
@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     report = _report(
         run.plan, assembly.controller_name, executed.backend, stages, planning_s, execution_s, stop, run.message
     )
-    _print(args, report)
+    report["anatomy_repairs"] = assembly.setup.scene.repairs()  # what repair: true removed
+    _print(args, report, assembly.setup.scene.repair_lines())
     return 0
 
 
@@ -155,12 +156,14 @@ def _report(
     }
 
 
-def _print(args: argparse.Namespace, report: dict[str, Any]) -> None:
+def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[str]) -> None:
     from cosim_validation.cli.output import format_table, print_json
 
     if args.json:
         print_json(report)
         return
+    for line in repair_lines:
+        print(line)
     mm = 1e3
     print(
         f"{report['controller']} controller on {report['backend']}: {report['outcome']}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.assembly.run_inputs import capture_inputs
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
+    from cosim_validation.run_lock import RunLock, command_line
     from cosim_validation.session.discovery_scope import DomainLease
     from cosim_validation.session.graph import graph_inputs, load_graph
     from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
@@ -65,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
     graph = load_graph(resolve_resource(args.config))
+    _check_node_files(graph)  # the nodes' configuration files, and a bad suite, are found before any node starts
+    given_suite = _checked_suite(args.suite)
     if args.validate is not None:
         graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
     if args.foxglove is not None:
@@ -72,25 +76,26 @@ def run(args: argparse.Namespace) -> int:
 
         graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
-    with DomainLease.acquire(args.domain_id, args.discovery_range) as scope:  # checks both options
-        prepare_run_dir(run_dir)  # refuse a used run directory before any work
+    prepare_run_dir(run_dir)  # refuse a used run directory before any work
+    with RunLock(run_dir, command_line()), DomainLease.acquire(args.domain_id, args.discovery_range) as scope:
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
-        suite = _suite_path(args.suite, graph, run_dir, args.json)
+        suite = given_suite or _default_suite(graph, run_dir, args.json)
         if not args.json:
             print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
             print(f"ROS 2: {scope.describe()}")
             if args.foxglove is not None:
                 print(f"foxglove: ws://127.0.0.1:{args.foxglove} (open it with the layout config/foxglove_layout.json)")
         outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
-    if outcome.escalated and not args.json:
-        for name, sig in outcome.escalated.items():
-            print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
-    summary = {**scope.as_dict(), **summarise(run_dir)}
-    summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
-    if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
-        outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
-        outcome.message = "the replayed bag's verdicts differ from the live monitor's (see bag_check)"
-    path = write_summary(outcome, summary)
+        if outcome.escalated and not args.json:
+            for name, sig in outcome.escalated.items():
+                print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
+        recovered = _recover_bag(run_dir, args.json)  # a recorder that died left its bag unfinished
+        summary = {**scope.as_dict(), **summarise(run_dir), **recovered}
+        summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
+        if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
+            outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
+            outcome.message = "the replayed bag's verdicts differ from the live monitor's (see bag_check)"
+        path = write_summary(outcome, summary)
     if args.json:
         print_json(
             {
@@ -106,16 +111,45 @@ def run(args: argparse.Namespace) -> int:
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
 
 
-def _suite_path(given: str, graph: Any, run_dir: Path, as_json: bool) -> Path:
-    """The suite to run: the given file, or the default grid suite made now into the run directory."""
+def _check_node_files(graph: Any) -> None:
+    """Read the configuration and property files the nodes are given (a node would fail on them after start)."""
+    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.exceptions import ConfigError, CosimError
+    from cosim_validation.properties import PropertySet
+
+    readers: dict[str, Callable[[Path], object]] = {
+        "config": lambda path: load_case_config(path),
+        "properties": PropertySet.load,
+    }
+    for index, node in enumerate(graph.nodes):
+        for name, read in readers.items():
+            value = node.parameters.get(name)
+            if not isinstance(value, str) or not value or "{" in value:  # "": the configuration's own file
+                continue
+            try:
+                read(resolve_resource(value))
+            except CosimError as exc:
+                raise ConfigError(graph.source, f"nodes[{index}].parameters.{name}", str(exc)) from None
+
+
+def _checked_suite(given: str) -> Path | None:
+    """The given suite file, read and checked (None if none was given)."""
+    from cosim_validation.coverage import Suite
     from cosim_validation.exceptions import InputError
+
+    if not given:
+        return None
+    path = Path(given)
+    if not path.is_file():
+        raise InputError(f"--suite {given!r}: no such file")
+    Suite.read(path)  # names the file and what is wrong with it
+    return path
+
+
+def _default_suite(graph: Any, run_dir: Path, as_json: bool) -> Path:
+    """The default grid suite, made now into the run directory."""
     from cosim_validation.session.default_suite import make_default_suite
 
-    if given:
-        path = Path(given)
-        if not path.is_file():
-            raise InputError(f"--suite {given!r}: no such file")
-        return path
     made = make_default_suite(graph, run_dir)
     if not as_json:
         print(f"suite: {made.description} -> {made.path}")
@@ -162,6 +196,27 @@ def _warner(as_json: bool) -> Any:
             print(f"warning: {message}", file=sys.stderr)
 
     return warn
+
+
+def _recover_bag(run_dir: Path, as_json: bool) -> dict[str, Any]:
+    """A recorder that died left its bag unfinished: finish it into session.mcap (issue 15)."""
+    from cosim_validation.exceptions import CosimError
+    from cosim_validation.ros.bag_recovery import in_progress_bag, recover_bag
+
+    bag = run_dir / "session.mcap"
+    part = None if bag.exists() else in_progress_bag(bag)
+    if part is None:
+        return {}
+    try:
+        recovered = recover_bag(part, bag)
+    except CosimError as exc:
+        if not as_json:
+            print(f"warning: the recorder left {part} unfinished and it cannot be recovered: {exc}")
+        return {"bag_recovery_error": str(exc)}
+    part.unlink()
+    if not as_json:
+        print(f"the recorder did not finish the bag: {recovered.message()}")
+    return {"bag_recovered": {"source": str(part), "messages": recovered.messages, "topics": recovered.topics}}
 
 
 def summarise(run_dir: Path) -> dict[str, Any]:

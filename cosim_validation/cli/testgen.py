@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +51,29 @@ def _rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """The numeric options, checked before any work (the generator checks them too, without the flag names)."""
+    from cosim_validation.exceptions import InputError
+
+    if not (math.isfinite(args.granularity_mm) and args.granularity_mm > 0):
+        raise InputError(f"--granularity-mm: expected a cube edge > 0 mm, got {args.granularity_mm!r}")
+    for flag, value, minimum in (
+        ("--per-cube", args.per_cube, 1),
+        ("--count", args.count, 1),
+        ("--seed", args.seed, 0),
+    ):
+        if value is not None and value < minimum:
+            raise InputError(f"{flag}: expected an integer >= {minimum}, got {value!r}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate, write atomically, print the metrics table (or JSON)."""
     from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
 
-    config = load_config(resolve_resource(args.config))
+    _check_flags(args)
+    config = load_case_config(resolve_resource(args.config))
     scene = load_anatomy(config["anatomy"])
     cfg = load_testgen_config(config["testgen"])
     request = TestgenRequest(args.method, args.granularity_mm * 1e-3, args.per_cube, args.count, args.region, args.seed)
@@ -66,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
     values = metrics.as_dict()
     if args.json:
         print_json({"suite": str(args.output), "suite_id": suite.suite_id, "region": suite.metadata["region"],
-                    "metrics": values})  # fmt: skip
+                    "metrics": values, "anatomy_repairs": scene.repairs()})  # fmt: skip
     else:
         region = suite.metadata["region"]["name"]
         print(f"suite {suite.suite_id}: {len(suite)} cases in region {region!r} -> {args.output}")
-        print(format_table(["metric", "value"], _rows(values)))
+        print("\n".join([*scene.repair_lines(), format_table(["metric", "value"], _rows(values))]))
     return 0

@@ -65,9 +65,10 @@ def build_region(scene: AnatomyScene, cfg: TestgenConfig, name: str | None) -> t
     """The region ``name`` (default ``cfg.target``) and its description for the suite's metadata.
 
     Raises:
-        InputError: Unknown name (lists models and regions), not a target, or swallowed by an obstacle.
+        ConfigError: ``testgen.target`` names no model or region (names the file and the key).
+        InputError: Unknown ``name`` (lists models and regions), not a target, or swallowed by an obstacle.
     """
-    name = name or cfg.target
+    given, name = name, name or cfg.target
     if name in cfg.regions:
         region, meta = _sub_region(scene, cfg, cfg.regions[name])
     elif name in scene:
@@ -76,7 +77,9 @@ def build_region(scene: AnatomyScene, cfg: TestgenConfig, name: str | None) -> t
         meta = {"name": name, "model": name, "near": None, "within_m": None, "volume_fraction": None,
                 "margin_m": cfg.margin_m}  # fmt: skip
     else:
-        known = [m.name for m in scene.targets] + sorted(cfg.regions)
-        raise InputError(f"unknown region {name!r}; target models and regions: {', '.join(known)}")
+        known = ", ".join([m.name for m in scene.targets] + sorted(cfg.regions))
+        if given is None:  # the configuration's default names it: say where
+            raise cfg.node["target"].error(f"unknown region {name!r}; target models and regions: {known}")
+        raise InputError(f"--region: unknown region {name!r}; target models and regions: {known}")
     _check_not_swallowed(region.target, region)
     return region, meta

@@ -114,14 +114,22 @@ class Suite:
         path = Path(path)
         if not path.parent.is_dir():
             raise InputError(f"{path}: cannot write the suite, folder {str(path.parent)!r} does not exist")
+        if path.is_dir():
+            raise InputError(f"{path}: is a directory; give the suite file to write (e.g. {path / 'suite.parquet'})")
         columns = _columns(self.source_m, self.target_m, self.cube_index, self.target_depth_m)
         table = pa.table({"test_id": pa.array(self.test_ids, pa.string()), **columns})
         table = table.replace_schema_metadata({METADATA_KEY: json.dumps(self.metadata).encode()})
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write the suite in {str(path.parent)!r} ({exc.strerror})") from None
         os.close(fd)
         try:
             pq.write_table(table, tmp)
             os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise InputError(f"{path}: cannot write the suite ({exc.strerror or exc})") from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -131,12 +139,20 @@ class Suite:
         """Read a suite file written by :meth:`write`.
 
         Raises:
-            InputError: The file is absent, not Parquet, not a suite, of another format version, or a
-                column is missing, mistyped or holds nulls; the message names the file and the column.
+            InputError: The file is absent, not Parquet, not a suite, of another format version, a column is
+                missing, mistyped or holds nulls (the message names the file and the column), or the cases do
+                not match the suite's id (a content hash: the file was edited after it was made).
         """
         table, metadata = _read_table(Path(path))
         arrays = {name: _column(table, name, path, "double") for name in FLOAT_COLUMNS}
         ints = {name: _column(table, name, path, "int32") for name in INT_COLUMNS}
+        content = _content_id(arrays | ints, metadata)
+        if content != metadata["suite_id"]:
+            raise InputError(
+                f"{path}: the cases do not match the suite's id {metadata['suite_id']!r} (their content hash is "
+                f"{content!r}): the file was changed after it was made, and a run stored under that id would be "
+                "mixed with another suite's; make a changed suite with Suite.build (it gets its own id)"
+            )
         return cls(
             np.stack([arrays[f"source_{a}_m"] for a in _XYZ], axis=1),
             np.stack([arrays[f"target_{a}_m"] for a in _XYZ], axis=1),

@@ -137,7 +137,9 @@ def generate_suite(
         "gave_up_cubes": made.gave_up.tolist(),
         "lattice_empty_cubes": made.lattice_empty.tolist(),
         "models": [
-            {"name": m.name, "role": m.role, "source": m.source, "sha256": m.sha256, "unit": m.unit} for m in scene
+            {"name": m.name, "role": m.role, "source": m.source, "sha256": m.sha256, "unit": m.unit}
+            | ({"repair": m.repair.to_dict()} if m.repair is not None else {})
+            for m in scene
         ],
         "T_base_patient": scene.T_base_patient.tolist(),
         "metrics": metrics.as_dict(),

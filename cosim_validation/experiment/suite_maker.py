@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config import ConfigNode, load_case_config
 from cosim_validation.coverage import (
     Suite,
     SuiteMetrics,
@@ -28,7 +28,7 @@ class SuiteMaker:
     @classmethod
     def from_config(cls, path: Path) -> SuiteMaker:
         """Load the configuration's anatomy and ``testgen`` section."""
-        config = load_config(path)
+        config = load_case_config(path)
         return cls(config, load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]))
 
     def make(self, request: TestgenRequest) -> tuple[Suite, SuiteMetrics]:

@@ -18,12 +18,14 @@ geometry errors, the gear play and torsion, and the tracker noise, as on a real 
 
 from __future__ import annotations
 
+import operator
 from collections import deque
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cosim_validation.exceptions import InputError
 from cosim_validation.hardware.arm_perturbation import ArmPerturbation, massive_body_names
 from cosim_validation.hardware.emulated_config import EmulatedArmConfig
 from cosim_validation.hardware.external_tracker import ExternalTracker
@@ -71,7 +73,7 @@ class EmulatedEr3Pro:
         seed: int | None = None,
     ) -> None:
         self._mujoco = require("mujoco", "mujoco", "the emulated ER3 Pro")
-        self.seed = emulated.seed if seed is None else int(seed)
+        self.seed = emulated.seed if seed is None else _seed(seed)
         geometry_rng, encoder_rng, tracker_rng = (
             np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(3)
         )
@@ -207,3 +209,14 @@ class EmulatedEr3Pro:
 
     def close(self) -> None:
         """Nothing to release (the model lives in this process)."""
+
+
+def _seed(seed: object) -> int:
+    """A seed for numpy's SeedSequence: an integer >= 0 (numpy raised a ValueError for -5, issue 15)."""
+    try:
+        value = operator.index(seed)  # type: ignore[arg-type]
+    except TypeError:
+        value = -1
+    if isinstance(seed, bool) or value < 0:
+        raise InputError(f"seed of the emulated arm: expected an integer >= 0, got {seed!r}")
+    return int(value)

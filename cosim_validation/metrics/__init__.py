@@ -7,6 +7,7 @@ Public API (all distances in the unit of the coordinates, metres in this project
   :func:`frechet_coupling` with an optimal coupling;
 - :func:`frechet_pairs`, :func:`within_pairs`, :func:`frechet_all_pairs`, :func:`within_all_pairs` batches
   in parallel; :class:`TrajectoryBatch` packs trajectories once for them;
+- :class:`InsideTest` exact ray-parity point-in-mesh test (numba), which signs every mesh distance;
 - :class:`MeshDistance` exact distance, signed distance, p2m, inside test and needle-segment queries
   against a triangle mesh; :class:`SignedDistanceGrid` the same questions in nanoseconds with a proven
   interval, exact threshold decisions;
@@ -18,6 +19,7 @@ from cosim_validation.metrics.errors import MetricInputError
 from cosim_validation.metrics.frechet import frechet, within
 from cosim_validation.metrics.frechet_batch import frechet_all_pairs, frechet_pairs, within_all_pairs, within_pairs
 from cosim_validation.metrics.frechet_coupling import FrechetCoupling, frechet_coupling
+from cosim_validation.metrics.inside_test import InsideTest
 from cosim_validation.metrics.mesh_distance import MeshDistance, SegmentDistance
 from cosim_validation.metrics.point_distance import p2p
 from cosim_validation.metrics.polyline_distance import p2t
@@ -26,6 +28,7 @@ from cosim_validation.metrics.trajectory_batch import TrajectoryBatch
 __all__ = [
     "DistanceBounds",
     "FrechetCoupling",
+    "InsideTest",
     "MeshDistance",
     "MetricInputError",
     "SegmentDistance",

@@ -1,16 +1,22 @@
 """p2m: exact distances from points and needle segments to a triangle mesh (open3d ``RaycastingScene``).
 
 Semantics (seed 000): ``p2m`` is the distance to the model surface, 0 inside the model; the signed
-distance is negative inside. Inside/outside is decided by open3d's ray-parity test, which assumes a
-closed (watertight) surface; on an open mesh the sign, and with it p2m and contact, can be wrong near the
-holes (the unsigned distance stays exact).
+distance is negative inside. Inside/outside is decided by the project's exact ray-parity test
+(:class:`~cosim_validation.metrics.inside_test.InsideTest`: float64, rays along +z, symbolic perturbation
+for rays through edges and vertices, so every crossing of a closed surface counts exactly once). open3d's
+own inside test (``compute_signed_distance`` / ``compute_occupancy``) casts one float32 ray per point and
+counts a crossing twice or not at all where the ray grazes an edge: on the built-in left lung it called
+points up to 39 mm outside "inside" (issue 15). The parity test assumes a closed (watertight) surface, as
+every loaded AnatomyModel is; on an open mesh the sign, and with it p2m and contact, can be wrong near
+the holes (the unsigned distance stays exact).
 
-Precision: open3d (Embree) works in float32. The mesh is stored relative to the centre of its bounding box
-and queries are shifted in float64 before rounding, so the rounding error is about 1e-7 of the model's
-extent (about 0.01 µm for a 0.15 m heart), not of the distance to the world origin.
+Precision: open3d (Embree) works in float32 (distances, closest points, ray hits). The mesh is stored
+relative to the centre of its bounding box and queries are shifted in float64 before rounding, so the
+rounding error is about 1e-7 of the model's extent (about 0.01 µm for a 0.15 m heart), not of the
+distance to the world origin.
 
 The needle is a segment from ``a`` to ``b``. Contact means the closed segment meets the surface or lies
-inside the model: a ray from a towards b hits a triangle within the segment, or a is inside. Otherwise the
+inside the model: a ray from a towards b hits a triangle within the segment, or a or b is inside. Otherwise the
 minimum distance along the segment is found by branch and bound. The distance f along the segment is
 1-Lipschitz in arc length, so on a piece of length L with end values f0, f1, ``min f >= δ = (f0 + f1 - L) / 2``;
 where δ > 0, f is also semiconcave (each |x - s| has second derivative <= 1/δ along the line, and f is their
@@ -30,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from cosim_validation.metrics.arrays import as_distance, as_point_or_points, as_points
 from cosim_validation.metrics.errors import MetricInputError
+from cosim_validation.metrics.inside_test import InsideTest
 from cosim_validation.optional import require
 
 #: Largest number of bisection rounds of the segment search (2**-60 of the segment length).
@@ -80,25 +87,21 @@ class MeshDistance:
     Args:
         vertices_m: (V, 3) vertex positions [m], in the frame of the query points (e.g. base_link).
         faces: (F, 3) integer vertex indices of the triangles, F >= 1.
-        inside_rays: Odd number of rays of open3d's inside test (majority vote); more is more robust on
-            slightly open meshes and slower.
 
     Raises:
         MetricInputError: Bad shapes, dtypes, NaN/inf vertices, face indices out of range.
         MissingDependencyError: open3d is not installed.
     """
 
-    def __init__(self, vertices_m: ArrayLike, faces: ArrayLike, *, inside_rays: int = 1) -> None:
+    def __init__(self, vertices_m: ArrayLike, faces: ArrayLike) -> None:
         vertices = as_points("vertices_m", vertices_m, dim=3, min_points=3)
         faces_u32 = _as_faces(faces, vertices.shape[0])
-        if not isinstance(inside_rays, int) or inside_rays < 1 or inside_rays % 2 == 0:
-            raise MetricInputError(f"inside_rays: expected an odd integer >= 1, got {inside_rays!r}")
         o3d = require("open3d", "open3d", "exact distance to a mesh (MeshDistance)", quiet=True)
         self._o3c: Any = o3d.core
         self.origin_m: NDArray[np.float64] = 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
         self.bounds_m: NDArray[np.float64] = np.stack([vertices.min(axis=0), vertices.max(axis=0)])
         self.n_faces = int(faces_u32.shape[0])
-        self._inside_rays = inside_rays
+        self.inside_test = InsideTest(vertices, faces_u32.astype(np.int64))
         self._scene: Any = o3d.t.geometry.RaycastingScene()
         local = np.ascontiguousarray(vertices - self.origin_m, dtype=np.float32)
         self._scene.add_triangles(self._o3c.Tensor(local), self._o3c.Tensor(faces_u32))
@@ -121,9 +124,8 @@ class MeshDistance:
 
     def signed(self, points_m: NDArray[np.float64]) -> NDArray[np.float64]:
         """Signed distance for checked (n, 3) float64 points (no input checks; internal fast path)."""
-        local = self._local(points_m)
-        values: NDArray[np.float64] = self._scene.compute_signed_distance(local, nsamples=self._inside_rays).numpy()
-        return values.astype(np.float64)
+        distance = self.unsigned(points_m)
+        return np.where(self.inside_test.contains(points_m), -distance, distance)
 
     def closest_local(self, points_m: NDArray[np.float64]) -> NDArray[np.float32]:
         """Closest surface points of checked (n, 3) float64 points, as open3d gives them: float32 relative to
@@ -153,10 +155,10 @@ class MeshDistance:
         return self._out(np.maximum(self.signed(pts), 0.0), single)
 
     def contains(self, points_m: ArrayLike) -> bool | NDArray[np.bool_]:
-        """Whether points (3,) or (n, 3) are inside the model (open3d ray parity)."""
+        """Whether points (3,) or (n, 3) are inside the model (exact ray parity, :class:`InsideTest`)."""
         pts, single = self._query("points_m", points_m)
-        occ = self._scene.compute_occupancy(self._local(pts), nsamples=self._inside_rays).numpy() > 0.5
-        return bool(occ[0]) if single else occ
+        inside = self.inside_test.contains(pts)
+        return bool(inside[0]) if single else inside
 
     def segment_distance(self, a_m: ArrayLike, b_m: ArrayLike, *, tolerance_m: float = 1e-6) -> SegmentDistance:
         """Minimum distance from needle segments a -> b to the surface, and contact.
@@ -185,13 +187,31 @@ class MeshDistance:
     def _segment_contact(
         self, a: NDArray[np.float64], b: NDArray[np.float64]
     ) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
-        """Contact flags and the parameter of the first hit (0 when a is inside, nan without contact)."""
+        """Contact flags and the parameter of the first hit (0 when a is inside, nan without contact).
+
+        A segment whose end b is inside (exact parity) crosses the surface even where open3d's float32 ray
+        slips through an edge; its crossing is then found by bisecting the inside test.
+        """
         rays = np.concatenate([a - self.origin_m, b - a], axis=1).astype(np.float32)
         t_hit = self._scene.cast_rays(self._o3c.Tensor(rays))["t_hit"].numpy().astype(np.float64)
         crossing = t_hit <= 1.0
-        inside = self._scene.compute_occupancy(self._local(a), nsamples=self._inside_rays).numpy() > 0.5
+        inside = self.inside_test.contains(a)
+        missed = ~crossing & ~inside & self.inside_test.contains(b)
+        if missed.any():
+            t_hit[missed] = self._bisect_crossing(a[missed], b[missed])
+            crossing |= missed
         t = np.where(inside, 0.0, np.where(crossing, t_hit, np.nan))
         return crossing | inside, t
+
+    def _bisect_crossing(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(k,) parameter of a crossing of segments with a outside and b inside, to 2**-MAX_ROUNDS."""
+        lo, hi = np.zeros(a.shape[0]), np.ones(a.shape[0])
+        for _ in range(MAX_ROUNDS):
+            mid = 0.5 * (lo + hi)
+            inside = self.inside_test.contains(a + mid[:, None] * (b - a))
+            hi = np.where(inside, mid, hi)
+            lo = np.where(inside, lo, mid)
+        return hi
 
     def _segment_min(
         self, a: NDArray[np.float64], b: NDArray[np.float64], tol: float

@@ -25,7 +25,7 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.dashboard import DashboardModel
 from cosim_validation.dashboard.deviation_stream import DeviationStream
 from cosim_validation.dashboard.events import CaseReported, TipSample, VerdictRow
@@ -73,7 +73,7 @@ class FoxgloveBridge(Node):
     def __init__(self) -> None:
         super().__init__("foxglove_bridge")
         params = declare_parameters(self, "foxglove_bridge")
-        self._kin = RobotConfig.from_config(load_config(resolve_resource(params["config"]))["robot"]).kinematics
+        self._kin = RobotConfig.from_config(load_case_config(resolve_resource(params["config"]))["robot"]).kinematics
         self._prefixes, self._extra = tuple(params["topic_prefixes"]), set(params["extra_topics"])
         self._robots = [RobotRole.parse(r) for r in params["robots"]]
         self._fox = foxglove.Context()

@@ -20,7 +20,7 @@ from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
 from cosim_validation.anatomy import load_anatomy
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.exceptions import InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.ros import convert
@@ -48,7 +48,7 @@ class Markers(Node):
         style = str(params["anatomy_markers"])
         if style not in ANATOMY_STYLES:
             raise InputError(f"parameter anatomy_markers: expected one of {', '.join(ANATOMY_STYLES)}, got {style!r}")
-        scene = load_anatomy(load_config(resolve_resource(params["config"]))["anatomy"])
+        scene = load_anatomy(load_case_config(resolve_resource(params["config"]))["anatomy"])
         if style in ("both", "mesh"):
             meshes = MarkerArray(markers=[self._mesh_marker(i, m) for i, m in enumerate(scene)])
             self.create_publisher(MarkerArray, "/cosim/markers/anatomy_mesh", to_rclpy(LATCHED)).publish(meshes)

@@ -20,7 +20,7 @@ from sensor_msgs.msg import JointState
 
 from cosim_validation.assembly import BackendPort
 from cosim_validation.assembly.robots import build_robot
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters
 from cosim_validation.record import RobotRole
@@ -37,7 +37,7 @@ class RobotDriver(Node):
         super().__init__(executable)
         params = declare_parameters(self, executable)
         self.role = role
-        config = load_config(resolve_resource(params["config"]))
+        config = load_case_config(resolve_resource(params["config"]))
         seed = int(params["seed"])
         self._backend = build_robot(config, params["backend"], seed=None if seed < 0 else seed)
         self._port = BackendPort(self._backend, role)

@@ -19,7 +19,7 @@ from rclpy.node import Node
 from cosim_validation.campaign.campaign_runner import suite_record
 from cosim_validation.campaign.result_rows import kpi_row, verdict_row
 from cosim_validation.campaign.results_db import CaseResult, CaseRow, ResultsDB
-from cosim_validation.config import load_config, resolve_resource
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.coverage.suite import Suite
 from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
@@ -33,7 +33,7 @@ OUTCOMES = {0: "completed", 1: "refused", 2: "aborted", 3: "failed"}
 def session_meta(suite: Suite, suite_path: Path, params: dict[str, Any], cases: int) -> dict[str, Any]:
     """The results database's meta of a session (what the report needs: suites, configuration, controller)."""
     config_path = resolve_resource(params["config"])
-    config = load_config(config_path)
+    config = load_case_config(config_path)
     controller = params["controller"] or config["controllers"]["default"].to_str()
     return {
         "kind": "session",

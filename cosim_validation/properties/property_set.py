@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosim_validation.config import ConfigNode, load_config, parse_config
+from cosim_validation.exceptions import ConfigError
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
 from cosim_validation.properties.kpis.specs import KpiSpec, parse_kpis
@@ -102,7 +103,15 @@ class PropertySet:
         """Every property compiled against ``context`` plus this set's constants."""
         merged = self.with_context(context)
         kpi_units = {k.name: k.unit for k in self.kpis}
-        return [spec.compile(merged, kpi_units) for spec in self.properties]
+        compiled = []
+        for spec in self.properties:
+            try:
+                compiled.append(spec.compile(merged, kpi_units))
+            except PropertyError as exc:  # name the file and the key, as errors found on load do
+                if self.source.startswith("<"):  # built in code or parsed from a string: no file to name
+                    raise
+                raise ConfigError(self.source, f"properties.{spec.name}.expression", str(exc)) from None
+        return compiled
 
     @classmethod
     def load(cls, path: str | Path) -> PropertySet:

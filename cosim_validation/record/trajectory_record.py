@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import tempfile
+import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -22,6 +26,8 @@ from cosim_validation.record.robot_role import RobotRole
 from cosim_validation.record.stage import Stage
 
 _FORMAT = "cosim_validation.trajectory_record/1"
+#: Longest needle a record may carry [m] (0: no needle); robot.kinematics.NEEDLE_LENGTH_M bounds a real one.
+MAX_NEEDLE_LENGTH_M = 1.0
 
 
 def _quat_wxyz_to_z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -102,9 +108,10 @@ class TrajectoryRecord:
         if n > 1 and np.any(np.diff(self.t_s) < 0):
             first = int(np.argmax(np.diff(self.t_s) < 0)) + 1
             raise InputError(f"trajectory record {self.test_id!r}: time goes backwards at sample {first}")
-        if not np.isfinite(self.needle_length_m) or self.needle_length_m < 0:
+        if not 0.0 <= self.needle_length_m <= MAX_NEEDLE_LENGTH_M:
             raise InputError(
-                f"trajectory record {self.test_id!r}: needle_length_m must be >= 0, got {self.needle_length_m!r}"
+                f"trajectory record {self.test_id!r}: needle_length_m must be 0 to {MAX_NEEDLE_LENGTH_M:g} m, "
+                f"got {self.needle_length_m!r}"
             )
 
     # ------------------------------------------------------------------ derived views
@@ -166,34 +173,126 @@ class TrajectoryRecord:
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>") -> TrajectoryRecord:
-        """Inverse of :meth:`to_bytes`."""
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                header = json.loads(npz["header"].tobytes().decode())
-                arrays = {name: npz[name] for name in npz.files if name != "header"}
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-            raise InputError(f"{source}: not a trajectory record ({exc})") from None
+        """Inverse of :meth:`to_bytes`.
+
+        Raises:
+            InputError: Not an intact npz, no or a malformed header, a missing or mistyped field or array, or
+                arrays that do not form a record; the message names ``source`` and the field.
+        """
+        header, arrays = _read_npz(data, source)
         if header.get("format") != _FORMAT:
             raise InputError(f"{source}: unsupported trajectory record format {header.get('format')!r}")
-        return cls(
-            test_id=header["test_id"],
-            robot=RobotRole.parse(header["robot"]),
-            backend=header["backend"],
-            joint_names=tuple(header["joint_names"]),
-            needle_length_m=float(header["needle_length_m"]),
-            meta=header.get("meta", {}),
-            **arrays,
-        )
+        fields_ = _header_fields(header, source)
+        missing = [name for name in _ARRAYS if name not in arrays]
+        if missing:
+            raise InputError(f"{source}: array {missing[0]!r} missing (the file holds: {', '.join(sorted(arrays))})")
+        for name in _ARRAYS:
+            if arrays[name].dtype.kind not in "biuf":
+                raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
+        values: dict[str, Any] = fields_ | {name: arrays[name] for name in _ARRAYS}
+        try:
+            return cls(**values)
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
 
     def save(self, path: str | Path) -> None:
-        """Write to an ``.npz`` file."""
-        Path(path).write_bytes(self.to_bytes())
+        """Write to an ``.npz`` file atomically (a temporary file renamed into place: never half a file).
+
+        Raises:
+            InputError: The file cannot be written (names the path and why).
+        """
+        path = Path(path)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write a trajectory record ({exc.strerror})") from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self.to_bytes())
+            os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise InputError(f"{path}: cannot write a trajectory record ({exc.strerror})") from None
 
     @classmethod
     def load(cls, path: str | Path) -> TrajectoryRecord:
-        """Read a file written by :meth:`save`."""
+        """Read a file written by :meth:`save`.
+
+        Raises:
+            InputError: The file cannot be read or is not a trajectory record (see :meth:`from_bytes`).
+        """
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise InputError(f"{path}: cannot read trajectory record ({exc.strerror})") from None
         return cls.from_bytes(data, source=str(path))
+
+
+#: The arrays of a stored record, by field name.
+_ARRAYS: tuple[str, ...] = (
+    "t_s",
+    "stage",
+    "q_setpoint_rad",
+    "q_measured_rad",
+    "joint_pos_m",
+    "joint_axis",
+    "tip_pos_m",
+    "tip_quat_wxyz",
+    "actual_tip_pos_m",
+    "actual_tip_quat_wxyz",
+)
+
+
+def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The JSON header and the arrays of npz bytes; every way the bytes can be broken is an InputError."""
+    if not data:
+        raise InputError(f"{source}: not a trajectory record (the file is empty)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            if "header" not in npz.files:
+                raise InputError(f"{source}: not a trajectory record (no 'header' entry; entries: {npz.files})")
+            raw = npz["header"].tobytes().decode()
+            arrays = {name: npz[name] for name in npz.files if name != "header"}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: not a trajectory record (damaged or not an npz: {exc})") from None
+    try:
+        header = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: header: not valid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise InputError(f"{source}: header: expected a JSON object, got a JSON {type(header).__name__}")
+    return header, arrays
+
+
+def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The record's scalar fields from its header, each checked (the message names the field)."""
+
+    def field_(name: str, kinds: tuple[type, ...], what: str) -> Any:
+        if name not in header:
+            raise InputError(f"{source}: header: {name!r} missing (keys: {', '.join(sorted(header))})")
+        value = header[name]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise InputError(f"{source}: header: {name!r} must be {what}, got {value!r}")
+        return value
+
+    names = field_("joint_names", (list,), "a list of joint names")
+    if not all(isinstance(n, str) for n in names):
+        raise InputError(f"{source}: header: 'joint_names' must be a list of strings, got {names!r}")
+    meta = header.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InputError(f"{source}: header: 'meta' must be a mapping, got {meta!r}")
+    robot_name = field_("robot", (str,), "a robot name")
+    try:
+        robot = RobotRole.parse(robot_name)
+    except InputError as exc:
+        raise InputError(f"{source}: header: 'robot': {exc}") from None
+    return {
+        "test_id": field_("test_id", (str,), "a string"),
+        "robot": robot,
+        "backend": field_("backend", (str,), "a string"),
+        "joint_names": tuple(names),
+        "needle_length_m": float(field_("needle_length_m", (int, float), "a length in metres")),
+        "meta": meta,
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -50,13 +51,45 @@ def overview(run: RunData) -> Section:
         ),
     ]
     s.parts.append(table(["", ""], rows, "run-settings").replace("<table", '<table class="meta"', 1))  # no header
+    repairs = _anatomy_repairs(run)
+    rows = [_repair_row(r) for r in repairs]
+    if rows:
+        s.parts.append(paragraph("The anatomy was repaired (anatomy.repair: true); what each repair removed:"))
+        s.parts.append(
+            table(["model", "kept cm³", "removed cm³", "removed %", "shells dropped", "steps"], rows, "repairs")
+        )
     outcomes = Counter(run.cases["outcome"])
     s.parts.append(table(["outcome", "cases"], sorted(outcomes.items()), "outcomes"))
     refused = run.cases.loc[run.cases["outcome"] == "refused", "message"].str.split(":").str[0]
     if len(refused):
         s.parts.append(table(["refusal reason", "cases"], Counter(refused).most_common(), "refusals"))
-    s.data = {"cases": len(run.cases), "outcomes": dict(outcomes), "refusals": dict(Counter(refused))}
+    s.data = {
+        "cases": len(run.cases),
+        "outcomes": dict(outcomes),
+        "refusals": dict(Counter(refused)),
+        "anatomy_repairs": repairs,
+    }
     return s
+
+
+def _anatomy_repairs(run: RunData) -> list[dict[str, Any]]:
+    """What repair: true did: from the run's metadata (campaigns), else from the run's configuration."""
+    if "anatomy_repairs" in run.meta:
+        return list(run.meta["anatomy_repairs"])
+    scene = run.scene
+    return [] if scene is None else scene.repairs()
+
+
+def _repair_row(repair: dict[str, Any]) -> tuple[Any, ...]:
+    steps = "; ".join(str(step["action"]) for step in repair["steps"])
+    return (
+        f"{repair['model']} ({repair['source']})",
+        1e6 * float(repair["volume_m3"]),
+        1e6 * float(repair["removed_m3"]),
+        100.0 * float(repair["removed_share"]),
+        int(repair["shells_removed"]),
+        steps,
+    )
 
 
 def properties(run: RunData) -> Section:
@@ -98,7 +131,7 @@ def coverage(run: RunData) -> Section:
     s = Section("tables-2-3", "Tables 2 and 3: coverage and error-triggering, grid vs random")
     tables = coverage_tables(run)
     if not tables:
-        return s.missing("no grid or random suites in this run (a campaign over `cosim testgen` suites makes them)")
+        return s.missing(_no_coverage_reason(run))
     s.parts.append(paragraph(
         f"Error-triggering: the safety property {run.safety_property} is violated on the {run.primary_robot} robot; "
         "shares are of the cases that ran to the end. Points generated: candidates drawn to obtain the valid cases."
@@ -110,6 +143,16 @@ def coverage(run: RunData) -> Section:
         s.parts.append(f'<div class="wide">{grid}</div>')
     s.data = {"robot": run.primary_robot, "tables": [{"region": t.region, "rows": t.rows} for t in tables]}
     return s
+
+
+def _no_coverage_reason(run: RunData) -> str:
+    """Why Tables 2 and 3 are empty: no generated suites, or no verdict of the safety property to count."""
+    if not any(suite.get("generator") in ("grid", "random") for suite in run.suites):
+        return "no grid or random suites in this run (a campaign over `cosim testgen` suites makes them)"
+    return (
+        f"the run's safety property {run.safety_property!r} has no verdict on any robot, so no case can be counted "
+        "as error-triggering (is it a property of the run's property file?)"
+    )
 
 
 def frechet_cubes(run: RunData, max_cubes: int) -> Section:

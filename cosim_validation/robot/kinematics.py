@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,6 +11,10 @@ from numpy.typing import ArrayLike
 from cosim_validation.robot.errors import KinematicsInputError
 from cosim_validation.robot.fk_kernels import fk_batch, jacobian_from_frames
 from cosim_validation.robot.kinematic_chain import KinematicChain, load_chain
+
+#: Needle lengths a surgical needle can have [m]: 1 mm to 1 m (the case study's is 0.3 m). Outside, MuJoCo
+#: cannot build the needle (1e-9 m and 1e300 m ended in a traceback, issue 15).
+NEEDLE_LENGTH_M: tuple[float, float] = (1e-3, 1.0)
 
 
 class RecordKinematics(NamedTuple):
@@ -59,8 +62,11 @@ class Kinematics:
     """
 
     def __init__(self, chain: KinematicChain, needle_length_m: float) -> None:
-        if not isinstance(needle_length_m, (int, float)) or not math.isfinite(needle_length_m) or needle_length_m <= 0:
-            raise KinematicsInputError(f"needle_length_m must be a finite number > 0 [m], got {needle_length_m!r}")
+        lo, hi = NEEDLE_LENGTH_M
+        if not isinstance(needle_length_m, (int, float)) or not lo <= needle_length_m <= hi:
+            raise KinematicsInputError(
+                f"needle_length_m must be a needle's length, {lo:g} to {hi:g} m, got {needle_length_m!r}"
+            )
         self.chain = chain
         self.needle_length_m = float(needle_length_m)
         T_mount_tip = np.eye(4)

@@ -9,7 +9,7 @@ import numpy as np
 
 from cosim_validation.config import ConfigNode, resolve_resource
 from cosim_validation.robot.errors import RobotModelError
-from cosim_validation.robot.kinematics import Kinematics
+from cosim_validation.robot.kinematics import NEEDLE_LENGTH_M, Kinematics
 
 _KEYS = ("urdf", "mount_frame", "needle_length_m", "home_q_rad", "joint_limit_margin_rad", "limits")
 _LIMIT_KEYS = ("velocity_rad_s", "acceleration_rad_s2", "jerk_rad_s3")
@@ -93,7 +93,7 @@ def _kinematics(node: ConfigNode) -> Kinematics:
         path = resolve_resource(Path(*[part for part in Path(urdf_node.to_str()).parts if part != ".."]))
     if not path.is_file():
         raise urdf_node.error(f"URDF file not found: {urdf_node.value!r}")
-    needle = node["needle_length_m"].to_float(exclusive_minimum=0.0)
+    needle = node["needle_length_m"].to_float(minimum=NEEDLE_LENGTH_M[0], maximum=NEEDLE_LENGTH_M[1])
     mount = node["mount_frame"].to_str() if node.has("mount_frame") else "needle_mount"
     try:
         return Kinematics.from_urdf(path, needle, mount)

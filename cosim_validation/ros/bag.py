@@ -1,19 +1,21 @@
 """rosbag2 (MCAP) files, written and read with the rosbags library (no rclpy needed).
 
-A session writes one MCAP file, ``session.mcap``, holding every ``/cosim`` topic with the message
-definitions embedded, so ``ros2 bag play session.mcap``, Foxglove, the mcap library and rosbags all open
-it. Reading registers unknown types from the definitions embedded in the bag, so a bag recorded with
-another version of the interfaces, or by someone else, still reads.
+A session writes one MCAP file, ``session.mcap`` (``session.mcap.part`` while it is written: a recorder that
+dies leaves that file, which :mod:`~cosim_validation.ros.bag_recovery` finishes), holding every ``/cosim``
+topic with the message definitions embedded, so ``ros2 bag play session.mcap``, Foxglove, the mcap library
+and rosbags all open it. Reading registers unknown types from the definitions embedded in the bag, so a bag
+recorded with another version of the interfaces, or by someone else, still reads.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import yaml
 
 from cosim_validation.config import package_root
 from cosim_validation.exceptions import InputError
@@ -77,42 +79,85 @@ def _qos_profile(spec: QosSpec) -> Any:
     )
 
 
-class BagWriter:
-    """Writes serialized (CDR) messages into one MCAP file.
+#: Suffix of a bag being written; the recorder renames it when the bag is finished.
+PART_SUFFIX = ".part"
 
-    rosbags writes a rosbag2 folder; on :meth:`close` the MCAP file is moved to ``path`` and the folder
-    removed, so the run directory holds a single ``session.mcap``.
+
+class _DirectFile:
+    """A file written with one write(2) per call, no user-space buffer (what a SIGKILL cannot lose)."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._position = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        view = memoryview(data)
+        while view.nbytes:
+            view = view[os.write(self._fd, view) :]
+        self._position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._position
+
+    def flush(self) -> None:
+        """Nothing is held back (every write went to the kernel)."""
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class BagWriter:
+    """Writes serialized (CDR) messages into one MCAP file that stays readable up to a crash.
+
+    Messages go into ``<path>.part`` as unchunked MCAP records, one write(2) per message, so everything
+    written before the process dies (SIGKILL included) is on disk and :func:`~cosim_validation.ros.bag_recovery.
+    recover_bag` can make a finished bag of it; :meth:`close` writes the summary and footer and renames the file
+    to ``path``. Schemas are the ROS 2 message definitions (``ros2msg``), messages CDR, the profile ``ros2``
+    (the MCAP ROS 2 profile, mcap.dev/spec/registry), so ``ros2 bag play``, Foxglove, rosbags and the mcap
+    library read it.
 
     Args:
         path: The ``.mcap`` file to create (must not exist).
     """
 
     def __init__(self, path: str | Path) -> None:
-        from rosbags.rosbag2 import StoragePlugin, Writer
+        from mcap.writer import CompressionType, Writer
 
         self.path = Path(path)
         if self.path.suffix != ".mcap":
             raise InputError(f"{self.path}: a bag file must end in .mcap")
         if self.path.exists():
             raise InputError(f"{self.path}: already exists; refusing to overwrite a recording")
-        self._folder = self.path.with_suffix(".bag-in-progress")
-        if self._folder.exists():
-            shutil.rmtree(self._folder)
+        self.part = self.path.with_name(self.path.name + PART_SUFFIX)
+        if self.part.exists():
+            raise InputError(
+                f"{self.part}: an unfinished recording is there; `cosim bag recover {self.part}` finishes it"
+            )
         self._store = project_typestore()
-        self._writer = Writer(self._folder, version=9, storage_plugin=StoragePlugin.MCAP)
-        self._writer.open()
-        self._connections: dict[str, Any] = {}
+        self._file = _DirectFile(self.part)  # unbuffered: a message is on disk once written
+        # the writer uses write, tell and flush only, which _DirectFile has
+        self._writer = Writer(self._file, use_chunking=False, compression=CompressionType.NONE)  # type: ignore[arg-type]
+        self._writer.start(profile="ros2", library="cosim_validation")
+        self._schemas: dict[str, int] = {}
+        self._connections: dict[str, int] = {}
         self.count = 0
 
     def add_topic(self, topic: str, msgtype: str, qos: QosSpec | None = None) -> None:
         """Declare ``topic`` with its type (``pkg/msg/Name``) before writing to it."""
+        from rosbags.rosbag2.metadata import dump_qos_v9
+
         if topic in self._connections:
             return
         if msgtype not in self._store.types:
             raise InputError(f"cannot record {topic!r}: unknown message type {msgtype!r}")
-        profiles = [_qos_profile(qos)] if qos is not None else []
-        self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self._store, offered_qos_profiles=profiles
+        if msgtype not in self._schemas:
+            text, _ = self._store.generate_msgdef(msgtype, ros_version=2)
+            self._schemas[msgtype] = self._writer.register_schema(msgtype, "ros2msg", text.encode())
+        # rosbag2's offered_qos_profiles channel metadata: the v9 profile list as YAML (as rosbag2 writes it)
+        profiles = yaml.safe_dump(dump_qos_v9([_qos_profile(qos)] if qos is not None else []), default_flow_style=False)
+        self._connections[topic] = self._writer.register_channel(
+            topic, "cdr", self._schemas[msgtype], {"offered_qos_profiles": profiles.strip()}
         )
 
     def has_topic(self, topic: str) -> bool:
@@ -121,7 +166,8 @@ class BagWriter:
 
     def write(self, topic: str, log_time_ns: int, cdr: bytes | memoryview) -> None:
         """Append one serialized message received at ``log_time_ns``."""
-        self._writer.write(self._connections[topic], int(log_time_ns), cdr)
+        stamp = int(log_time_ns)
+        self._writer.add_message(self._connections[topic], stamp, bytes(cdr), stamp)
         self.count += 1
 
     def write_message(self, topic: str, log_time_ns: int, message: Any, msgtype: str) -> None:
@@ -129,11 +175,10 @@ class BagWriter:
         self.write(topic, log_time_ns, self._store.serialize_cdr(message, msgtype))
 
     def close(self) -> Path:
-        """Finish the file (summary, index) and return its path."""
-        self._writer.close()
-        produced = self._folder / f"{self._folder.name}.mcap"
-        produced.replace(self.path)
-        shutil.rmtree(self._folder, ignore_errors=True)
+        """Finish the file (summary, footer), rename it to :attr:`path` and return that path."""
+        self._writer.finish()  # type: ignore[no-untyped-call]
+        self._file.close()
+        self.part.replace(self.path)
         return self.path
 
 
@@ -173,15 +218,24 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
             for conn, log_time, data in reader.messages(connections=connections):
                 yield BagMessage(conn.topic, conn.msgtype, log_time, store.deserialize_cdr(data, conn.msgtype))
     except ReaderError as exc:
-        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc})") from None
+        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(path)}") from None
+
+
+def _cut_short_hint(path: Path) -> str:
+    """How to read a bag whose writer died before finishing it."""
+    if path.name.endswith(PART_SUFFIX) or path.suffix == ".mcap":
+        return f"; if its recorder was killed, `cosim bag recover {path}` makes a finished bag of what it wrote"
+    return ""
 
 
 def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:
     """``{topic: (msgtype, message count)}`` of a bag."""
     from rosbags.rosbag2 import Reader, ReaderError
 
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such bag")
     try:
         with Reader(Path(path)) as reader:
             return {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}
     except (ReaderError, FileNotFoundError) as exc:
-        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc})") from None
+        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(Path(path))}") from None

@@ -86,6 +86,7 @@ def replay_bag(
             f"{path}: none of the joint-state topics {sorted(topics.joints.values())} is in the bag "
             f"(it has {sorted(available)})"
         )
+    _check_types(path, available, joints, tips)
     result = ReplayResult()
     tracker = CaseTracker(world, set(tips), result.cases.append, keep_records=keep_records)
     by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
@@ -102,6 +103,26 @@ def replay_bag(
         _feed(tracker, message, by_topic, joints, result)
     tracker.conclude_pending()
     return result
+
+
+#: The message type each stream of a replayed bag must have.
+JOINT_STATE, TIP_POSE = "sensor_msgs/msg/JointState", "geometry_msgs/msg/PoseStamped"
+_PROJECT_TYPES = {
+    STATUS_TOPIC: "cosim_validation_interfaces/msg/CaseStatus",
+    EXPECTED_TOPIC: "cosim_validation_interfaces/msg/RobotState",
+    REPORT_TOPIC: "cosim_validation_interfaces/msg/CaseReport",
+}
+
+
+def _check_types(
+    path: str | Path, available: dict[str, tuple[str, int]], joints: dict[RobotRole, str], tips: dict[RobotRole, str]
+) -> None:
+    """Every stream the replay reads has the type it decodes (a String on a joint-state topic was a traceback)."""
+    wanted = dict.fromkeys(joints.values(), JOINT_STATE) | dict.fromkeys(tips.values(), TIP_POSE)
+    wanted |= {t: msgtype for t, msgtype in _PROJECT_TYPES.items() if t in available}
+    for topic, msgtype in wanted.items():
+        if available[topic][0] != msgtype:
+            raise InputError(f"{path}: {topic}: type {available[topic][0]}, expected {msgtype}")
 
 
 def _standalone_tracker(

@@ -36,11 +36,16 @@ class SessionOutcome:
 
 
 def prepare_run_dir(run_dir: Path) -> None:
-    """Create the run directory; refuse one that already holds a session."""
-    for name in ("session.mcap", "results.sqlite", "summary.json"):
+    """Create the run directory; refuse a file, or a directory that already holds a session."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise InputError(f"--out {str(run_dir)!r} is a file, expected a run directory")
+    for name in ("session.mcap", "session.mcap.part", "results.sqlite", "summary.json"):
         if (run_dir / name).exists():
             raise InputError(f"{run_dir}: already holds {name}; choose another --out")
-    (run_dir / "params").mkdir(parents=True, exist_ok=True)
+    try:
+        (run_dir / "params").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {str(run_dir)!r}: cannot create the run directory ({exc.strerror})") from None
 
 
 def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool) -> list[ProcessSpec]:

@@ -10,7 +10,8 @@ from cosim_validation.exceptions import ConfigError, InputError
 
 SOURCE = package_root() / "config" / "test-campaign.yaml"
 GOOD = (
-    "campaign:\n  properties: properties.yaml\n  robots: {virtual: mujoco, physical: emulated}\n  safety_property: p\n"
+    "campaign:\n  properties: properties.yaml\n  robots: {virtual: mujoco, physical: emulated}\n"
+    "  safety_property: needle_outside_forbidden_regions\n"
 )
 
 
@@ -28,7 +29,15 @@ def test_shipped_section() -> None:
         (GOOD.replace("mujoco", "gazebo"), r"robots\.virtual: expected one of 'mujoco', 'pybullet', got 'gazebo'"),
         (GOOD.replace("properties.yaml", "none.yaml"), r"campaign\.properties: property file .*none\.yaml"),
         (GOOD + "  workers: 3\n", r"campaign\.workers: unknown key"),
-        (GOOD.replace("  safety_property: p\n", ""), r"campaign\.safety_property: missing required key"),
+        (
+            GOOD.replace("  safety_property: needle_outside_forbidden_regions\n", ""),
+            r"campaign\.safety_property: missing required key",
+        ),
+        (  # issue 15, item 3: accepted before, and Tables 2/3 vanished from the report
+            GOOD.replace("needle_outside_forbidden_regions", "no_such_property"),
+            r"test-campaign\.yaml: campaign\.safety_property: 'no_such_property' is not a property of "
+            r".*properties\.yaml'; expected one of: .*needle_outside_forbidden_regions",
+        ),
     ],
 )
 def test_bad_sections(text: str, message: str) -> None:

@@ -44,9 +44,9 @@ def test_random_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--granularity-mm", "0"], "granularity must be > 0"),
+        (["--granularity-mm", "0"], "--granularity-mm: expected a cube edge > 0 mm, got 0.0"),
         (["--granularity-mm", "900"], "is larger than region 'left_lung'"),
-        (["--granularity-mm", "20", "--per-cube", "0"], "k must be >= 1"),
+        (["--granularity-mm", "20", "--per-cube", "0"], "--per-cube: expected an integer >= 1, got 0"),
         (["--granularity-mm", "20", "--region", "spleen"], "unknown region 'spleen'"),
         (["--granularity-mm", "20", "--config", "no/such.yaml"], "no/such.yaml: file not found"),
     ],

@@ -20,7 +20,7 @@ from cosim_validation.coverage import (
 )
 from cosim_validation.coverage.model_distance import signed_distance_m
 from cosim_validation.exceptions import ConfigError, InputError
-from test.coverage.reference import parity_along_x
+from test.metrics.inside_reference import parity_along_x
 
 
 @pytest.fixture(scope="module")

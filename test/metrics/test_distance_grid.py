@@ -23,7 +23,7 @@ def heart() -> trimesh.Trimesh:
 
 @pytest.fixture(scope="module")
 def heart_distance(heart: trimesh.Trimesh) -> MeshDistance:
-    return MeshDistance(heart.vertices, heart.faces, inside_rays=3)
+    return MeshDistance(heart.vertices, heart.faces)
 
 
 @pytest.fixture(scope="module")

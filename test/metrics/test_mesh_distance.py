@@ -173,8 +173,6 @@ def test_bad_meshes(vertices: np.ndarray, faces: object, match: str) -> None:
 
 
 def test_bad_queries(scene: MeshDistance) -> None:
-    with pytest.raises(MetricInputError, match=r"inside_rays: expected an odd integer >= 1, got 2"):
-        MeshDistance(np.eye(3), [[0, 1, 2]], inside_rays=2)
     with pytest.raises(MetricInputError, match=r"points_m: expected points of dimension 3"):
         scene.p2m(np.zeros((4, 2)))
     with pytest.raises(MetricInputError, match=r"points_m: coordinates must be finite"):

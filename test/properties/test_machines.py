@@ -21,7 +21,8 @@ from cosim_validation.properties.machines import (
     shipped,
     stage_order,
 )
-from cosim_validation.record import Stage, TrajectoryRecord
+from cosim_validation.properties.machines.examples import SHIPPED
+from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from test.properties.traces import TARGET, edited, insertion_case, make_record
 
 
@@ -277,6 +278,37 @@ def test_shipped_machines(machine: object, record: object, status: Status, time_
 
 
 def test_settles_needs_a_target() -> None:
+    """Without a target the test cannot be decided: UNKNOWN with the reason (issue 15: it said violated)."""
     result = run_machine(settles_at_target(), nominal(), None)
-    assert result.status is Status.VIOLATED
-    assert result.final_state == "no_target"
+    assert result.status is Status.UNKNOWN
+    assert result.reason == "needs the case's target (none in the context, the record or the plan)"
+    assert result.to_verdict().status is Status.UNKNOWN
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_a_run_without_stages_is_unknown_for_every_shipped_machine(name: str) -> None:
+    """Issue 15, item 4: a foreign recording (no stage labels) made every shipped machine report violated."""
+    record = nominal()
+    unstaged = edited(record, stage=np.zeros_like(record.stage))
+    for target in (TARGET, None):
+        result = run_machine(shipped(name), unstaged, target)
+        assert result.status is Status.UNKNOWN, result
+        assert result.reason.startswith("needs the stages of a case" if target is not None else "needs ")
+    with_stages = run_machine(shipped(name), record, TARGET)
+    assert with_stages.status is Status.HOLDS, with_stages  # the same arm motion with its stages passes
+
+
+def test_leading_samples_without_a_stage_are_not_replayed() -> None:
+    """Samples before the first stage (stage none) are before the case: the verdict is the staged run's."""
+    record = nominal()
+    stage = np.array(record.stage)
+    stage[:3] = 0
+    for name in SHIPPED:
+        assert run_machine(shipped(name), edited(record, stage=stage.copy()), TARGET).status is Status.HOLDS, name
+    stage[40] = 0  # a sample without a stage inside the case is out of order
+    assert run_machine(shipped("stage_order"), edited(record, stage=stage), TARGET).status is Status.VIOLATED
+
+
+def test_unknown_requirement_is_an_error() -> None:
+    with pytest.raises(PropertyError, match=r"unknown requirement 'tracker'; expected some of: stages, target"):
+        MachineRunner(Machine("m", start="a", requires=("tracker",)).state("a"), RobotRole.VIRTUAL)

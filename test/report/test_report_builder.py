@@ -128,6 +128,18 @@ def test_the_report_reads_the_runs_copy_of_its_configuration(reference: Campaign
         data.close()
 
 
+def test_a_safety_property_without_verdicts_is_named_not_the_suites(report: ReportOutcome, tmp_path: Path) -> None:
+    """Issue 15, item 3: a run whose safety property has no verdicts said "no grid or random suites" (false)."""
+    run = tmp_path / "renamed"
+    shutil.copytree(report.html_path.parent, run)
+    with sqlite3.connect(run / "results.sqlite") as db:  # stored by a version that accepted any name
+        db.execute("UPDATE meta SET value = ? WHERE key = 'safety_property'", (json.dumps("no_such_property"),))
+    section = build_report(run).summary["report"]["tables-2-3"]
+    assert not section["available"]
+    assert "no grid or random suites" not in section["reason"]
+    assert section["reason"].startswith("the run's safety property 'no_such_property' has no verdict on any robot")
+
+
 def _a_file(folder: Path) -> Path:
     (folder / "file").write_text("")
     return folder / "file"

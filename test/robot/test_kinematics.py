@@ -141,9 +141,10 @@ def test_needle_length_moves_tip_along_axis(kinematics: Kinematics) -> None:
         np.testing.assert_allclose(b.pos_m - a.pos_m, 0.05 * a.axis, atol=1e-12)
 
 
-@pytest.mark.parametrize("length", [0.0, -0.1, float("nan"), float("inf")])
+@pytest.mark.parametrize("length", [0.0, -0.1, float("nan"), float("inf"), 1e-9, 1e300])
 def test_bad_needle_length_is_rejected(kinematics: Kinematics, length: float) -> None:
-    with pytest.raises(KinematicsInputError, match="needle_length_m must be a finite number > 0"):
+    """1e-9 m and 1e300 m reached MuJoCo, which failed with a traceback (issue 15)."""
+    with pytest.raises(KinematicsInputError, match=r"needle_length_m must be a needle's length, 0\.001 to 1 m"):
         kinematics.with_needle_length(length)
 
 

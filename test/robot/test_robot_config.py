@@ -42,8 +42,10 @@ def test_shipped_robot_section(robot_config: RobotConfig) -> None:
 @pytest.mark.parametrize(
     ("changes", "key", "message"),
     [
-        ({"needle_length_m": 0.0}, "robot.needle_length_m", "expected a number > 0.0, got 0.0"),
-        ({"needle_length_m": -0.05}, "robot.needle_length_m", "expected a number > 0.0"),
+        ({"needle_length_m": 0.0}, "robot.needle_length_m", "expected a number >= 0.001, got 0.0"),
+        ({"needle_length_m": -0.05}, "robot.needle_length_m", "expected a number >= 0.001"),
+        ({"needle_length_m": 1.0e-9}, "robot.needle_length_m", "expected a number >= 0.001"),  # MuJoCo failed
+        ({"needle_length_m": 1.0e300}, "robot.needle_length_m", "expected a number <= 1.0"),  # (issue 15)
         ({"needle_length_m": ".nan"}, "robot.needle_length_m", "expected a number"),
         ({"home_q_rad": [0.0] * 6}, "robot.home_q_rad", "expected a list of 7 numbers, got 6"),
         ({"home_q_rad": [0, 3.0, 0, 0, 0, 0, 0]}, "robot.home_q_rad", "joint2 = 3.0 rad outside"),

@@ -80,6 +80,37 @@ def test_someone_elses_bag(tmp_path: Path, repo_root: Path, capsys: pytest.Captu
     assert report["equal_to_live"] is None  # nothing live to compare with
 
 
+def test_machines_on_a_foreign_bag_are_unknown_and_the_table_shows_the_violation_time(
+    tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 15, item 4: all three shipped machines said violated on a bag without stages and target, and the
+    text table printed ``none`` in the first-violation column of a violated property."""
+    home = np.array([0.0, -0.4, 0.0, 1.46, 0.0, 1.3, 0.0])
+    q = home + np.sin(np.linspace(0, np.pi, 60))[:, None] * np.array([0.2, 0.1, 0.0, 0.1, 0.0, 0.1, 0.3])
+    bag, props = tmp_path / "theirs.mcap", tmp_path / "props.yaml"
+    foreign_bag(bag, q)
+    wrist = '  wrist_below_0_2_rad:\n    expression: "always q[6] < 0.2"\n'
+    machines = "machines: [stage_order, no_retraction_during_injection, settles_at_target]\n"
+    props.write_text(PROPERTIES.replace("topics:", wrist.rstrip("\n") + "\n" + machines + "topics:"))
+    config = str(repo_root / "config" / "needle_insertion.yaml")
+    assert main(["replay", str(bag), "--properties", str(props), "--config", config, "--json"]) == 0
+    (case,) = json.loads(capsys.readouterr().out)["cases"]
+    verdicts = {v["property"]: v for v in case["verdicts"]}
+    for name in ("stage_order", "no_retraction_during_injection", "settles_at_target"):
+        machine = verdicts[f"machine:{name}"]
+        assert machine["status"] == "unknown", machine
+        assert machine["reason"].startswith(("needs the stages of a case", "needs the case's target")), machine
+    wrist_verdict = verdicts["wrist_below_0_2_rad"]
+    assert wrist_verdict["status"] == "violated"
+    # q[6] = 0.3 sin(pi k / 59) first exceeds 0.2 at k = 14: 14 samples of 20 ms after the first
+    assert wrist_verdict["first_violation_time_s"] == pytest.approx(14 * 0.02)
+    assert case["violated"] == ["wrist_below_0_2_rad@virtual"]
+
+    assert main(["replay", str(bag), "--properties", str(props), "--config", config]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("wrist_below_0_2_rad"))
+    assert row.split()[-2:] == ["0.28", "s"]
+
+
 def test_bad_topics_section(tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bag, props = tmp_path / "theirs.mcap", tmp_path / "props.yaml"
     foreign_bag(bag, np.zeros((3, 7)))

@@ -29,33 +29,43 @@ class _Run:
     def none(self, spec: KpiSpec, reason: str, stage: Stage = Stage.NONE) -> KpiValue:
         return KpiValue(Kpi(spec.name, self.robot, stage, math.nan, spec.unit, reason), -1)
 
-    def path(self, spec: KpiSpec, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(m, 3) finite positions of ``spec.signal`` (within ``mask``) and their sample indices."""
+    def path(self, spec: KpiSpec, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """(m, 3) positions of ``spec.signal`` within ``mask``, their sample indices and how many are NaN.
+
+        A path with missing samples is not a path: a KPI over it is unknown (issue 15: a Fréchet distance
+        over a tracker gap joined the samples on either side and grew from 0.1 mm to 10 mm).
+        """
         points = positions(self.block, spec.signal)
-        keep = np.isfinite(points).all(axis=1)
-        if mask is not None:
-            keep &= mask
-        index = np.flatnonzero(keep)
-        return points[index], index
+        index = np.arange(self.block.n) if mask is None else np.flatnonzero(mask)
+        missing = int(np.sum(~np.isfinite(points[index]).all(axis=1)))
+        return points[index], index, missing
+
+    def gap(self, spec: KpiSpec, missing: int, total: int, where: str = "") -> KpiValue:
+        """Unknown: ``missing`` of ``total`` samples of the signal are NaN."""
+        return self.none(spec, f"{missing} of {total} {spec.signal} samples{where} are NaN (no data there)")
 
 
 def _targeting(run: _Run, spec: KpiSpec) -> KpiValue:
     target = target_point(run.context, run.expected)
     if target is None:
         return run.none(spec, "no target: none in the context and no injection in the expected trajectory")
-    points, index = run.path(spec, run.block.stage == int(Stage.INJECTION))
+    points, index, _ = run.path(spec, run.block.stage == int(Stage.INJECTION))
     if index.size == 0:
         return run.none(spec, f"no {spec.signal} sample in the injection stage")
+    if not np.isfinite(points[-1]).all():
+        return run.none(spec, f"the last injection sample has no {spec.signal} data (NaN)")
     d = points[-1] - target
     return run.value(spec, math.sqrt(float(d @ d)), int(index[-1]))
 
 
 def _deviation(run: _Run, spec: KpiSpec) -> KpiValue:
     assert run.expected is not None
-    points, index = run.path(spec)
+    points, index, missing = run.path(spec)
     plan = run.expected.tip_pos_m
-    if index.size == 0:
+    if missing == index.size:
         return run.none(spec, f"no finite {spec.signal} sample")
+    if missing:
+        return run.gap(spec, missing, index.size)
     if spec.kind == "deviation_frechet":
         return run.value(spec, frechet(points, plan), int(index[-1]))
     dist = np.asarray(p2t(points, plan))
@@ -67,6 +77,9 @@ def _joint_deviation(run: _Run, spec: KpiSpec) -> KpiValue:
     assert run.expected is not None
     pair = align_expected(run.block.t_s, run.expected.t_s)
     diff = np.abs(run.block.q_measured_rad - run.expected.q_measured_rad[pair]).max(axis=1)
+    missing = int(np.isnan(diff).sum())
+    if missing:
+        return run.none(spec, f"{missing} of {diff.size} samples have NaN joints (no data there)")
     worst = int(np.argmax(diff))
     return run.value(spec, float(diff[worst]), worst)
 
@@ -83,11 +96,13 @@ def _stage_motion(stage: np.ndarray, which: Stage) -> np.ndarray:
 
 def _stage_frechet(run: _Run, spec: KpiSpec) -> KpiValue:
     first, second = spec.stages
-    p, _ = run.path(spec, _stage_motion(run.block.stage, first))
-    q, index = run.path(spec, _stage_motion(run.block.stage, second))
-    if p.shape[0] == 0 or q.shape[0] == 0:
-        missing = first if p.shape[0] == 0 else second
-        return run.none(spec, f"no {spec.signal} sample in the {missing.label} stage")
+    p, _, p_missing = run.path(spec, _stage_motion(run.block.stage, first))
+    q, index, q_missing = run.path(spec, _stage_motion(run.block.stage, second))
+    for stage, size, missing in ((first, p.shape[0], p_missing), (second, q.shape[0], q_missing)):
+        if size == missing:
+            return run.none(spec, f"no {spec.signal} sample in the {stage.label} stage")
+        if missing:
+            return run.gap(spec, missing, size, f" of the {stage.label} stage")
     return run.value(spec, frechet(p, q[::-1]), int(index[-1]))
 
 

@@ -68,7 +68,7 @@ class _Compiler(TermResolver):
         if isinstance(node, s.Flag):
             self.per_sample.append(node.pos)
             self.requires.add("self_collision")
-            return f.FlagTest(sig.SelfCollisionTerm())
+            return f.FlagTest(sig.SelfCollisionTerm(), "self_collision")
         return self.compare(node, env)
 
     def forall(self, node: s.Forall, env: dict[str, int | Obstacle], level: int) -> f.Formula:

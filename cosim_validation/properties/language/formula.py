@@ -60,9 +60,11 @@ class StageTest(Formula):
 
 @dataclass(eq=False)
 class FlagTest(Formula):
-    """A boolean signal (``term`` evaluates to a bool array): robustness +inf when true, -inf when false."""
+    """A boolean signal (``term`` evaluates to a bool array, or floats with NaN where unknown): robustness +inf
+    when true, -inf when false, unknown where NaN; ``text`` is its name in the property."""
 
     term: Term
+    text: str = ""
 
 
 @dataclass(eq=False)

@@ -28,8 +28,12 @@ def leaf_bounds(leaf: f.Formula, env: Env) -> tuple[Bounds, np.ndarray]:
         value = np.full(n, np.inf if leaf.value else -np.inf)
         return (value, value), np.zeros(n, dtype=bool)
     if isinstance(leaf, f.FlagTest):
-        value = np.where(np.asarray(leaf.term.evaluate(env), dtype=bool), np.inf, -np.inf)
-        return (value, value), np.zeros(n, dtype=bool)
+        flags = np.asarray(leaf.term.evaluate(env), dtype=np.float64)
+        unknown_flag = np.isnan(flags)
+        value = np.where(flags > 0.5, np.inf, -np.inf)
+        if not unknown_flag.any():
+            return (value, value), unknown_flag
+        return (np.where(unknown_flag, -np.inf, value), np.where(unknown_flag, np.inf, value)), unknown_flag
     if isinstance(leaf, f.StageTest):
         equal = leaf.term.evaluate(env) == leaf.stage
         value = np.where(equal != leaf.negated, np.inf, -np.inf)

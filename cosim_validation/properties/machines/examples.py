@@ -37,7 +37,7 @@ def _in_stage(stage: Stage) -> Callable[[Snapshot, Vars], bool]:
 
 def stage_order(max_stage_s: float = 120.0) -> Machine:
     """Stages in the order of a case; every stage at most ``max_stage_s`` [s] (a stuck controller fails)."""
-    m = Machine("stage_order", start="waiting", variables={"allowed": (Stage.INITIALIZATION,)})
+    m = Machine("stage_order", start="waiting", variables={"allowed": (Stage.INITIALIZATION,)}, requires=("stages",))
     m.description = "stages occur in the order initialization, approach, injection, extraction, reset"
     m.state("waiting")
     for i, stage in enumerate(CASE_STAGES):
@@ -73,7 +73,7 @@ def no_retraction_during_injection(speed_tolerance_m_s: float = 1e-3) -> Machine
     advance.on("stopped", "advancing", "holding").on("moving_in", "holding", "advancing")
     advance.exit("retracting", ANY, RED)
 
-    m = Machine("no_retraction_during_injection", start="outside")
+    m = Machine("no_retraction_during_injection", start="outside", requires=("stages",))
     m.description = "the needle never moves back out during injection"
     m.state("outside").state("injecting", machine=advance).state("done").state(GREEN).state(RED)
     m.event("injection_starts", lambda s, v: s.stage == Stage.INJECTION)
@@ -106,15 +106,19 @@ def settles_at_target(radius_m: float = 0.003, max_oscillations: int = 2, tolera
     ball.exit("enters_too_often", "outside_ball", RED)
     ball.on("enters", "outside_ball", "inside_ball").on("leaves", "inside_ball", "outside_ball")
 
-    m = Machine("settles_at_target", start="approaching", variables={"entries": 0, "inside": False})
+    m = Machine(
+        "settles_at_target",
+        start="approaching",
+        variables={"entries": 0, "inside": False},
+        requires=("stages", "target"),
+    )
     m.description = f"the tip settles within {radius_m} m of the target, oscillating at most {max_oscillations} times"
-    m.state("approaching").state("no_target").state("injecting", machine=ball).state("settled")
+    m.state("approaching").state("injecting", machine=ball).state("settled")
     m.state(GREEN).state(RED)
-    m.event("no_target", lambda s, v: s.target_m is None)
     m.event("injection_starts", lambda s, v: s.stage == Stage.INJECTION)
     m.event("ended_inside", lambda s, v: s.stage != Stage.INJECTION and v.inside)
     m.event("ended_outside", lambda s, v: s.stage != Stage.INJECTION and not v.inside)
-    m.on("no_target", "approaching", "no_target").on("injection_starts", "approaching", "injecting")
+    m.on("injection_starts", "approaching", "injecting")
     m.on("ended_inside", "injecting", "settled").on("ended_outside", "injecting", RED)
     m.on(EOF, "settled", GREEN)
     return m

@@ -25,6 +25,11 @@ from cosim_validation.record import Stage
 
 ANY = "*"
 GREEN, RED, EOF = "green", "red", "eof"
+#: What a machine may require of a run; without it the test is UNKNOWN, not violated.
+REQUIREMENTS: dict[str, str] = {
+    "stages": "the stages of a case (no sample carries one: a recording without the expected trajectory?)",
+    "target": "the case's target (none in the context, the record or the plan)",
+}
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,15 @@ class Machine:
         start: The state the machine is spawned in.
         variables: Initial values of the machine's variables (shared with nested machines by name).
         description: What the test checks.
+        requires: Keys of :data:`REQUIREMENTS` the test needs; a run without them gives UNKNOWN with the
+            reason. With ``stages``, leading samples of stage NONE (before any stage) are not replayed.
     """
 
     name: str
     start: str
     variables: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    requires: tuple[str, ...] = ()
     states: dict[str, State] = field(default_factory=dict)
     events: dict[str, Event] = field(default_factory=dict)
     transitions: list[Transition] = field(default_factory=list)
@@ -152,6 +160,11 @@ class Machine:
     def check(self, parent: Machine | None = None) -> None:
         """Raise :class:`PropertyError` for unknown states or events (also in nested machines)."""
         known = ", ".join(self.states)
+        unknown = [r for r in self.requires if r not in REQUIREMENTS]
+        if unknown:
+            raise PropertyError(
+                self.name, f"unknown requirement {unknown[0]!r}; expected some of: {', '.join(REQUIREMENTS)}"
+            )
         if self.start not in self.states:
             raise PropertyError(self.name, f"start state {self.start!r} is not a state; states: {known}")
         for tr in self.transitions:

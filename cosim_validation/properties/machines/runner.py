@@ -9,7 +9,17 @@ import numpy as np
 
 from cosim_validation.properties.errors import PropertyError, TraceError
 from cosim_validation.properties.language.signals import z_axis_one
-from cosim_validation.properties.machines.machine import ANY, EOF, GREEN, RED, Machine, Snapshot, Transition, Vars
+from cosim_validation.properties.machines.machine import (
+    ANY,
+    EOF,
+    GREEN,
+    RED,
+    REQUIREMENTS,
+    Machine,
+    Snapshot,
+    Transition,
+    Vars,
+)
 from cosim_validation.properties.sample import Sample, record_samples
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
@@ -31,7 +41,8 @@ class MachineResult:
     Attributes:
         machine: Name of the machine.
         robot: Robot of the replayed run.
-        status: HOLDS (ended in green), VIOLATED (entered red, or ended elsewhere), UNKNOWN (no samples).
+        status: HOLDS (ended in green), VIOLATED (entered red, or ended elsewhere), UNKNOWN (no samples, or
+            the run lacks what the machine requires: stages, a target).
         final_state: Active state path at the end, e.g. ``injecting/advancing``.
         time_s: When it entered red (or the last sample when it ended outside green); NaN if it passed.
         stage: Stage at that time; NONE if it passed.
@@ -87,12 +98,21 @@ class MachineRunner:
         self.transitions: list[tuple[float, str, str]] = []
         self.red: tuple[float, Stage] | None = None
         self.result: MachineResult | None = None
+        self.staged = "stages" not in machine.requires  # a sample with a stage arrived (or none is needed)
+        self.unstaged = 0  # leading samples of stage NONE not replayed
+        if "target" in machine.requires and self.target_m is None:
+            self.result = self._missing("target")
 
     # ------------------------------------------------------------------ feeding
     def push(self, sample: Sample) -> MachineResult | None:
         """Take one sample; return the (failed) result as soon as the machine enters red, else None."""
         if self.result is not None:
             return None
+        if not self.staged:
+            if sample.stage == Stage.NONE:
+                self.unstaged += 1
+                return None
+            self.staged = True
         if self.pending is not None and sample.t_s < self.pending.t_s:
             raise TraceError(f"machine {self.machine.name!r}: time goes backwards at t={sample.t_s!r} s")
         if self.pending is not None:
@@ -103,6 +123,9 @@ class MachineRunner:
     def finish(self) -> MachineResult:
         """End of the run: the test's result."""
         if self.result is not None:
+            return self.result
+        if not self.staged:
+            self.result = self._missing("stages", f"{self.unstaged} samples, all of stage none")
             return self.result
         if self.pending is None:
             self.result = self._outcome(Status.UNKNOWN, math.nan, Stage.NONE, "empty trace: no samples")
@@ -197,6 +220,11 @@ class MachineRunner:
     def path(self) -> str:
         """The active state at every level, outermost first, joined by '/'."""
         return "/".join(state for _, state, _ in self.stack)
+
+    def _missing(self, requirement: str, detail: str = "") -> MachineResult:
+        """UNKNOWN: the run lacks a requirement of the machine (issue 15: such runs were called violated)."""
+        reason = f"needs {REQUIREMENTS[requirement]}" + (f"; {detail}" if detail else "")
+        return self._outcome(Status.UNKNOWN, math.nan, Stage.NONE, reason)
 
     def _outcome(self, status: Status, time_s: float, stage: Stage, reason: str) -> MachineResult:
         return MachineResult(

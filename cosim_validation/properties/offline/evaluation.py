@@ -45,7 +45,7 @@ class _Trace:
             if nan.any():
                 first = int(np.argmax(nan))
                 if math.isnan(self.unknowns.time_s) or self.t_s[first] < self.unknowns.time_s:
-                    text = node.text if isinstance(node, f.Atom) else ""
+                    text = node.text if isinstance(node, (f.Atom, f.FlagTest)) else ""
                     self.unknowns = Unknowns(float(self.t_s[first]), text)
             return lo, hi
         if isinstance(node, f.Not):

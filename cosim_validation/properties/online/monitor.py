@@ -70,7 +70,7 @@ class _PropertyMonitor:
                         continue
             (lo, hi), nan = leaf_bounds(atom, env)
             if nan[0] and math.isnan(self.unknowns.time_s):
-                self.unknowns = Unknowns(t, atom.text if isinstance(atom, f.Atom) else "")
+                self.unknowns = Unknowns(t, atom.text if isinstance(atom, (f.Atom, f.FlagTest)) else "")
             leaf.buf.append((t, stage, float(lo[0]), float(hi[0])))
         for clause in self.clauses:
             clause.update(final=False)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from cosim_validation.anatomy import builtin_mesh
-from cosim_validation.coverage import InsideTest
 from cosim_validation.exceptions import InputError
-from test.coverage.reference import band_points, parity_along_x, winding_number
+from cosim_validation.metrics import InsideTest
+from test.metrics.inside_reference import band_points, parity_along_x, winding_number
 
 
 @pytest.mark.parametrize("name", ["left_lung", "heart", "torso"])

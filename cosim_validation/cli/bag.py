@@ -1,0 +1,69 @@
+"""``cosim bag recover``: make a finished, readable bag of one whose recorder died before finishing it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cosim_validation.cli.output import print_json
+
+HELP = "recover a bag cut short (a killed recorder): every message written before the cut, in a finished MCAP"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``cosim bag``."""
+    parser.add_argument("action", choices=("recover",), help="recover: finish a bag cut short")
+    parser.add_argument(
+        "bag", help="the unfinished bag: session.mcap.part (or a run directory, or an older session.bag-in-progress)"
+    )
+    parser.add_argument(
+        "-o", "--output", default=None, help="the finished bag to write (default: the name without .part)"
+    )
+
+
+def _source(given: Path) -> Path:
+    """The unfinished file: ``given`` itself, or the one a run directory or its ``session.mcap`` left."""
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.ros.bag_recovery import in_progress_bag
+
+    if given.is_file():
+        return given
+    bag = given / "session.mcap" if given.is_dir() else given
+    found = in_progress_bag(bag)
+    if found is None:
+        raise InputError(
+            f"{given}: no unfinished bag there (looked for {bag.name}.part and {bag.stem}.bag-in-progress/)"
+        )
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    """Recover and print what was recovered."""
+    from cosim_validation.ros.bag import PART_SUFFIX
+    from cosim_validation.ros.bag_recovery import LEGACY_FOLDER_SUFFIX, recover_bag
+
+    source = _source(Path(args.bag))
+    if args.output:
+        target = Path(args.output)
+    elif source.name.endswith(PART_SUFFIX):
+        target = source.with_name(source.name[: -len(PART_SUFFIX)])
+    elif source.parent.name.endswith(LEGACY_FOLDER_SUFFIX):
+        target = source.parent.with_suffix(".mcap")
+    else:
+        target = source.with_name(source.stem + ".recovered.mcap")
+    recovered = recover_bag(source, target)
+    if args.json:
+        print_json(
+            {
+                "source": str(recovered.source),
+                "bag": str(recovered.path),
+                "messages": recovered.messages,
+                "topics": recovered.topics,
+                "finished": recovered.finished,
+                "read_bytes": recovered.read_bytes,
+                "size_bytes": recovered.size_bytes,
+            }
+        )
+    else:
+        print(recovered.message())
+    return 0

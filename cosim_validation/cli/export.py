@@ -1,0 +1,58 @@
+"""``cosim export``: write a run directory's stored trajectories as the ``.npz`` records ``cosim check`` reads."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cosim_validation.cli.output import print_json
+
+HELP = "write the trajectories stored in a run directory as .npz trajectory records (one per case and robot)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``cosim export``."""
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for <test_id>/<robot>.npz")
+    parser.add_argument(
+        "--case", action="append", default=[], metavar="TEST_ID", help="only this case (repeat for more)"
+    )
+    parser.add_argument(
+        "--robot", action="append", default=[], metavar="ROBOT", help="only expected, virtual or physical (repeatable)"
+    )
+    parser.add_argument(
+        "--config", default=None, help="configuration with the run's robot (default: the one the run names)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export and print what was written."""
+    from cosim_validation.campaign.record_export import export_records
+    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.report.run_data import load_run
+    from cosim_validation.robot import RobotConfig
+
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {str(out)!r} is a file, expected a folder")
+    run = load_run(args.run_dir)
+    try:
+        config = resolve_resource(args.config) if args.config else run.config_path
+        if config is None:
+            raise InputError(f"{args.run_dir}: the run's configuration is gone; give the robot's with --config")
+        kinematics = RobotConfig.from_config(load_case_config(config)["robot"]).kinematics
+        written = export_records(run.db, out, kinematics, args.case, args.robot)
+    finally:
+        run.close()
+    if args.json:
+        print_json(
+            {
+                "out": str(out),
+                "records": [{"test_id": w.test_id, "robot": w.robot, "path": str(w.path)} for w in written],
+            }
+        )
+    else:
+        cases = len({w.test_id for w in written})
+        print(f"wrote {len(written)} trajectory records of {cases} cases into {out} (<test_id>/<robot>.npz)")
+    return 0

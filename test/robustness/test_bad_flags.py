@@ -1,0 +1,170 @@
+"""Bad command lines of every subcommand: unknown options, malformed and out-of-range values, wrong choices,
+missing arguments, outputs that cannot be written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from test.robustness.harness import Case, Workspace, run_case
+
+FlagCase = Callable[[Path, Workspace], Case]
+
+
+def _file(folder: Path) -> Path:
+    path = folder / "a_file"
+    path.write_text("x")
+    return path
+
+
+def _testgen(*extra: str) -> FlagCase:
+    def build(folder: Path, ws: Workspace) -> Case:
+        out = folder / "suite.parquet"
+        return Case(["testgen", "--config", str(ws.config), *extra, "-o", str(out)], (), (out,))
+
+    return build
+
+
+def _with(build: FlagCase, *names: str) -> FlagCase:
+    def named(folder: Path, ws: Workspace) -> Case:
+        case = build(folder, ws)
+        return Case(case.argv, names, case.absent)
+
+    return named
+
+
+def _campaign(*extra: str) -> FlagCase:
+    def build(folder: Path, ws: Workspace) -> Case:
+        out = folder / "run"
+        argv = ["campaign", "--config", str(ws.config), "--suite", str(ws.suite), "--out", str(out), *extra]
+        return Case(argv, (), (out,))
+
+    return build
+
+
+def _run_case(*extra: str) -> FlagCase:
+    return lambda folder, ws: Case(["run-case", "--config", str(ws.config), *extra], ())
+
+
+FLAGS: dict[str, FlagCase] = {
+    "cosim:no_command": lambda f, ws: Case([], ("the following arguments are required: COMMAND",)),
+    "cosim:unknown_command": lambda f, ws: Case(["launch"], ("invalid choice: 'launch'",)),
+    "doctor:unknown_option": lambda f, ws: Case(["doctor", "--verbose"], ("unrecognized arguments: --verbose",)),
+    "testgen:no_output": lambda f, ws: Case(["testgen", "--granularity-mm", "40"], ("-o/--output",)),
+    "testgen:granularity_text": _with(_testgen("--granularity-mm", "fine"), "--granularity-mm", "'fine'"),
+    "testgen:granularity_zero": _with(_testgen("--granularity-mm", "0"), "--granularity-mm", "0"),
+    "testgen:granularity_negative": _with(_testgen("--granularity-mm", "-5"), "--granularity-mm", "-5"),
+    "testgen:granularity_nan": _with(_testgen("--granularity-mm", "nan"), "--granularity-mm", "nan"),
+    "testgen:per_cube_zero": _with(_testgen("--granularity-mm", "40", "--per-cube", "0"), "--per-cube", "0"),
+    "testgen:count_negative": _with(
+        _testgen("--granularity-mm", "40", "--method", "random", "--count", "-1"), "--count", "-1"
+    ),
+    "testgen:method": _with(_testgen("--granularity-mm", "40", "--method", "sobol"), "--method", "'sobol'"),
+    "testgen:seed_negative": _with(_testgen("--granularity-mm", "40", "--seed", "-1"), "--seed", "-1"),
+    "testgen:region": _with(_testgen("--granularity-mm", "40", "--region", "spleen"), "--region", "'spleen'"),
+    "testgen:output_directory": lambda f, ws: Case(
+        ["testgen", "--granularity-mm", "40", "-o", str(f)], (str(f), "is a directory")
+    ),
+    "testgen:output_in_proc": lambda f, ws: Case(
+        ["testgen", "--granularity-mm", "40", "-o", "/proc/version"], ("/proc/version", "cannot write the suite")
+    ),
+    "testgen:output_folder_missing": lambda f, ws: Case(
+        ["testgen", "--granularity-mm", "40", "-o", str(f / "no" / "s.parquet")], ("s.parquet", "does not exist")
+    ),
+    "run-case:target_two_values": _with(_run_case("--target", "0.4", "0.0"), "--target", "expected 3 arguments"),
+    "run-case:target_nan": _with(_run_case("--target", "nan", "nan", "nan"), "target", "nan"),
+    "run-case:target_outside": _with(_run_case("--target", "5", "5", "5"), "target", "outside"),
+    "run-case:source_text": _with(_run_case("--target", "0.4", "0", "0", "--source", "x", "0", "0"), "--source"),
+    "run-case:backend": _with(_run_case("--target", "0.45", "0", "0.05", "--backend", "gazebo"), "'gazebo'"),
+    "run-case:controller": _with(_run_case("--target", "0.45", "0", "0.05", "--controller", "wild"), "'wild'"),
+    "run-case:seed_negative": _with(
+        _run_case("--target", "0.45", "0", "0.05", "--backend", "emulated", "--seed", "-5"), "seed", "-5"
+    ),
+    "check:no_traces": lambda f, ws: Case(["check"], ("TRACE",)),
+    "check:missing_trace": lambda f, ws: Case(["check", str(f / "gone.npz")], ("gone.npz", "cannot read")),
+    "check:target_two_values": lambda f, ws: Case(
+        ["check", str(ws.records["virtual"]), "--target", "1", "2"], ("--target", "expected 3 arguments")
+    ),
+    "check:missing_properties": lambda f, ws: Case(
+        ["check", str(ws.records["virtual"]), "--properties", str(f / "p.yaml")], ("p.yaml", "file not found")
+    ),
+    "check:missing_config": lambda f, ws: Case(
+        ["check", str(ws.records["virtual"]), "--config", str(f / "c.yaml")], ("c.yaml", "file not found")
+    ),
+    "campaign:no_suite": lambda f, ws: Case(["campaign", "--out", str(f / "run")], ("--suite",), (f / "run",)),
+    "campaign:workers_zero": _with(_campaign("--workers", "0"), "--workers", "0"),
+    "campaign:workers_text": _with(_campaign("--workers", "two"), "--workers", "'two'"),
+    "campaign:executor": _with(_campaign("--executor", "dask"), "--executor", "'dask'"),
+    "campaign:backends": _with(_campaign("--backends", "virtual,gazebo"), "--backends", "'gazebo'"),
+    "campaign:two_virtual": _with(_campaign("--backends", "mujoco,pybullet"), "--backends", "two backends"),
+    "campaign:address_without_ray": _with(_campaign("--address", "10.0.0.1:6379"), "--address"),
+    "campaign:controller": _with(_campaign("--controller", "wild"), "'wild'"),
+    "campaign:nothing_to_resume": _with(_campaign("--resume"), "results.sqlite", "nothing to resume"),
+    "campaign:missing_suite": lambda f, ws: Case(
+        ["campaign", "--suite", str(f / "s.parquet"), "--out", str(f / "run")],
+        ("s.parquet", "suite file not found"),
+        (f / "run",),
+    ),
+    "campaign:out_is_a_file": lambda f, ws: Case(
+        ["campaign", "--config", str(ws.config), "--suite", str(ws.suite), "--out", str(_file(f))],
+        ("a_file", "is a file"),
+    ),
+    "campaign:existing_run": lambda f, ws: Case(
+        ["campaign", "--config", str(ws.config), "--suite", str(ws.suite), "--out", str(ws.run_dir)],
+        ("results.sqlite", "already exists; use --resume"),
+    ),
+    "session:cases_negative": lambda f, ws: Case(["session", "--cases", "-1", "--out", str(f / "r")], ("--cases",)),
+    "session:out_is_a_file": lambda f, ws: Case(["session", "--out", str(_file(f))], ("a_file", "is a file")),
+    "session:missing_suite": lambda f, ws: Case(
+        ["session", "--suite", str(f / "s.parquet"), "--out", str(f / "r")], ("--suite", "s.parquet", "no such file")
+    ),
+    "session:missing_graph": lambda f, ws: Case(["session", "--config", str(f / "g.yaml")], ("g.yaml", "not found")),
+    "replay:missing_bag": lambda f, ws: Case(["replay", str(f / "b.mcap")], ("b.mcap", "no such bag")),
+    "replay:rate_negative": lambda f, ws: Case(["replay", str(ws.bag), "--rate", "-1"], ("--rate", "-1")),
+    "replay:rate_text": lambda f, ws: Case(["replay", str(ws.bag), "--rate", "fast"], ("--rate", "'fast'")),
+    "replay:wait_negative": lambda f, ws: Case(
+        ["replay", str(ws.bag), "--wait-for-subscribers", "-2"], ("--wait-for-subscribers", "-2")
+    ),
+    "report:missing_dir": lambda f, ws: Case(["report", str(f / "nope")], ("nope", "no such directory")),
+    "report:a_file": lambda f, ws: Case(["report", str(_file(f))], ("a_file", "expected a directory")),
+    "export:no_output": lambda f, ws: Case(["export", str(ws.run_dir)], ("-o/--output",)),
+    "export:output_is_a_file": lambda f, ws: Case(
+        ["export", str(ws.run_dir), "-o", str(_file(f))], ("a_file", "is a file")
+    ),
+    "export:unknown_case": lambda f, ws: Case(
+        ["export", str(ws.run_dir), "-o", str(f / "x"), "--case", "nope"], ("--case", "'nope'"), (f / "x",)
+    ),
+    "export:unknown_robot": lambda f, ws: Case(
+        ["export", str(ws.run_dir), "-o", str(f / "x"), "--robot", "ghost"], ("'ghost'",), (f / "x",)
+    ),
+    "bag:unknown_action": lambda f, ws: Case(["bag", "explode", str(ws.bag)], ("invalid choice: 'explode'",)),
+    "bag:recover_missing_argument": lambda f, ws: Case(["bag", "recover"], ("bag",)),
+    "bag:recover_target_exists": lambda f, ws: Case(
+        ["bag", "recover", str(ws.bag), "-o", str(ws.bag)], (ws.bag.name, "already exists")
+    ),
+    "experiment:unknown": lambda f, ws: Case(["experiment", "rq9", "--out", str(f / "e")], ("'rq9'",)),
+    "experiment:granularities_text": lambda f, ws: Case(
+        ["experiment", "rq1", "--quick", "--granularities-mm", "fine", "--out", str(f / "e")],
+        ("--granularities-mm", "'fine'"),
+        (f / "e",),
+    ),
+    "experiment:workers_zero": lambda f, ws: Case(
+        ["experiment", "rq3", "--quick", "--workers", "0", "--out", str(f / "e")], ("--workers", "0"), (f / "e",)
+    ),
+    "experiment:out_is_a_file": lambda f, ws: Case(
+        ["experiment", "rq3", "--quick", "--out", str(_file(f))], ("a_file",)
+    ),
+    "demo:cases_negative": lambda f, ws: Case(
+        ["demo", "--session-cases", "-1", "--out", str(f / "d")], ("--session-cases", "-1"), (f / "d",)
+    ),
+    "demo:granularity_zero": lambda f, ws: Case(
+        ["demo", "--granularity-mm", "0", "--out", str(f / "d")], ("--granularity-mm", "0"), (f / "d",)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAGS))
+def test_bad_flags(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
+    run_case(FLAGS[name](tmp_path, workspace), sorted(FLAGS).index(name) % 2 == 1, capfd)

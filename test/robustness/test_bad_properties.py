@@ -1,0 +1,125 @@
+"""Bad property files and session graphs, generated from the shipped ``config/properties.yaml`` and
+``config/digital_twin.yaml``: broken and unknown expressions, KPIs, machines, constants and keys (through
+``cosim check`` and ``cosim replay``), and broken session graphs (through ``cosim session``, before any node
+starts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cosim_validation.config import package_root
+from test.robustness.harness import Case, Workspace, run_case
+
+PROPERTIES = yaml.safe_load((package_root() / "config" / "properties.yaml").read_text())
+GRAPH = yaml.safe_load((package_root() / "config" / "digital_twin.yaml").read_text())
+
+Edit = Callable[[dict[str, Any]], str]  # mutates the tree, returns the key the error must name
+
+
+def _set(*path: str | int, value: Any, key: str) -> Edit:
+    def edit(tree: dict[str, Any]) -> str:
+        node = tree
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+        return key
+
+    return edit
+
+
+def _property_edits() -> dict[str, Edit]:
+    edits: dict[str, Edit] = {}
+    for name in PROPERTIES["properties"]:
+        key = f"properties.{name}.expression"
+        edits[f"{name}:syntax"] = _set("properties", name, "expression", value="always (q[0] <", key=key)
+        edits[f"{name}:unknown_signal"] = _set("properties", name, "expression", value="always warp_speed > 0", key=key)
+        edits[f"{name}:unknown_key"] = _set(
+            "properties", name, "severity", value="high", key=f"properties.{name}.severity"
+        )
+    for name in PROPERTIES["kpis"]:
+        edits[f"kpi.{name}:kind"] = _set("kpis", name, "kind", value="bogus", key=f"kpis.{name}.kind")
+    edits["kpi:signal"] = _set(
+        "kpis", "deviation_frechet", "signal", value="elbow", key="kpis.deviation_frechet.signal"
+    )
+    edits["kpi:stages"] = _set(
+        "kpis", "injection_extraction_frechet", "stages", value=["injection"], key="kpis.injection_extraction_frechet"
+    )
+    edits["machines:unknown"] = _set("machines", 1, value="no_such_machine", key="machines[1]")
+    for name in PROPERTIES["constants"]:
+        edits[f"constant.{name}:text"] = _set("constants", name, value="abc", key=f"constants.{name}")
+    edits["root:unknown_key"] = _set("thresholds", value={}, key="thresholds")
+    edits["robots:unknown"] = _set(
+        "properties", "tip_follows_plan", "robots", value=["virtual", "hologram"], key="properties.tip_follows_plan"
+    )
+    edits["constant:unknown_in_expression"] = _set(
+        "properties", "targeting_error_bound", "expression", value="kpi(targeting_error) < no_such_constant",
+        key="properties.targeting_error_bound.expression",
+    )  # fmt: skip
+    edits["kpi:unknown_in_expression"] = _set(
+        "properties", "targeting_error_bound", "expression", value="kpi(no_such_kpi) < 0.003",
+        key="properties.targeting_error_bound.expression",
+    )  # fmt: skip
+    return edits
+
+
+PROPERTY_EDITS = _property_edits()
+
+
+@pytest.mark.parametrize("name", sorted(PROPERTY_EDITS))
+def test_bad_properties(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
+    tree = yaml.safe_load(yaml.safe_dump(PROPERTIES))
+    key = PROPERTY_EDITS[name](tree)
+    path = tmp_path / "props.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    index = sorted(PROPERTY_EDITS).index(name)
+    if index % 3 == 2:  # a third through cosim replay (of someone else's bag: its topics named), the rest check
+        tree.setdefault("topics", {"virtual": {"joint_states": "/my_arm/joint_states"}})
+        path.write_text(yaml.safe_dump(tree, sort_keys=False))
+        argv = ["replay", str(workspace.bag), "--properties", str(path)]
+    else:
+        argv = ["check", str(workspace.records["virtual"]), "--properties", str(path)]
+    run_case(Case(argv, ("props.yaml", key)), index % 2 == 1, capfd)
+
+
+GRAPH_EDITS: dict[str, Edit] = {
+    "root:unknown_key": _set("launch", value=1, key="launch"),
+    "session:unknown_key": _set("session", "speed", value=2, key="session.speed"),
+    "session:ready_timeout_text": _set("session", "ready_timeout_s", value="soon", key="session.ready_timeout_s"),
+    "session:grace_negative": _set("session", "shutdown_grace_s", value=-1, key="session.shutdown_grace_s"),
+    "session:sim_time_text": _set("session", "use_sim_time", value="maybe", key="session.use_sim_time"),
+    "node:unknown_key": _set("nodes", 0, "priority", value=1, key="nodes[0].priority"),
+    "node:unknown_executable": _set("nodes", 1, "executable", value="oracle", key="nodes[1].executable"),
+    "node:name_number": _set("nodes", 2, "name", value=7, key="nodes[2].name"),
+    "node:unknown_parameter": _set("nodes", 3, "parameters", "speed", value=2, key="nodes[3].parameters.speed"),
+    "node:parameter_kind": _set(
+        "nodes", 5, "parameters", "validate_setpoints", value="yes please", key="nodes[5].parameters.validate_setpoints"
+    ),
+    "node:required_text": _set("nodes", 3, "required", value="no", key="nodes[3].required"),
+    "node:duplicate_name": _set("nodes", 2, "name", value="monitor", key="nodes"),
+    "node:missing_config": _set(
+        "nodes", 1, "parameters", "config", value="no/such/config.yaml", key="nodes[1].parameters.config"
+    ),
+    "node:missing_properties": _set(
+        "nodes", 1, "parameters", "properties", value="no/such/props.yaml", key="nodes[1].parameters.properties"
+    ),
+    "nodes:empty": _set("nodes", value=[], key="nodes"),
+    "nodes:no_console": _set("nodes", 6, "console", value=False, key="console"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH_EDITS))
+def test_bad_session_graph(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
+    """Found before any node starts (item 13: a bad --suite was found only after all seven nodes started)."""
+    tree = yaml.safe_load(yaml.safe_dump(GRAPH))
+    key = GRAPH_EDITS[name](tree)
+    path = tmp_path / "graph.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    out = tmp_path / "run"
+    argv = ["session", "--config", str(path), "--suite", str(workspace.suite), "--cases", "1", "--out", str(out)]
+    run_case(Case(argv, ("graph.yaml", key), (out / "session.mcap", out / "results.sqlite")), False, capfd)
+    assert not (out / "logs").exists(), "a node was started"

@@ -144,7 +144,9 @@ def _feed(
     msg = message.message
     if message.topic == STATUS_TOPIC:
         if msg.event == 0:  # STARTED
-            tracker.start(convert.case_info_from_status(msg))
+            live = result.live_reports.get(str(msg.test_case.test_id))
+            caps = convert.case_report_from_msg(live)[4] if live is not None else None
+            tracker.start(convert.case_info_from_status(msg), caps)
         elif int(msg.event) in convert.CASE_OUTCOMES:
             live = result.live_reports.get(str(msg.test_case.test_id))
             per_robot = convert.case_report_from_msg(live)[4] if live is not None else None

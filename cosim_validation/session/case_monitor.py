@@ -66,6 +66,7 @@ class CaseMonitor:
         roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)
         self._monitor = SessionMonitor(world.properties, context, roles)
         self._counts = dict.fromkeys(roles, 0)
+        self._caps: dict[RobotRole, int] = {}
         names = dict(backends or {})
         self._builders = (
             {
@@ -99,9 +100,15 @@ class CaseMonitor:
         """A robot's actual tip pose; returns verdict changes."""
         return self._push(self._assembler.add_tip(role, stamp_ns, position_m, quat_wxyz))
 
+    def cap(self, per_robot: Mapping[RobotRole, int]) -> None:
+        """Monitor at most this many samples per robot (a replay: the samples the live monitor concluded with)."""
+        self._caps = dict(per_robot)
+
     def _push(self, samples: list[Sample]) -> list[Verdict]:
         changes: list[Verdict] = []
         for sample in samples:
+            if self._counts[sample.robot] >= self._caps.get(sample.robot, self._counts[sample.robot] + 1):
+                continue  # past what the live monitor judged (a late answer recorded after the case ended)
             self._counts[sample.robot] += 1
             changes += self._monitor.push(sample)
             if self._builders:

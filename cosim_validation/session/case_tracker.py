@@ -85,8 +85,13 @@ class CaseTracker:
         """Whether a case is being monitored."""
         return self.case is not None
 
-    def start(self, info: CaseInfo) -> None:
-        """A new case (concludes the previous one if it is still open)."""
+    def start(self, info: CaseInfo, caps: Mapping[RobotRole, int] | None = None) -> None:
+        """A new case (concludes the previous one if it is still open).
+
+        Args:
+            info: What the controller announced.
+            caps: At most this many samples per robot (a replay: what the live monitor concluded the case with).
+        """
         self.conclude_pending()
         self.case = info
         self._awaited, self._per_robot = None, {}
@@ -99,6 +104,8 @@ class CaseTracker:
             keep_records=self._keep_records,
             with_expected=self._with_expected,
         )
+        if caps:
+            self._monitor.cap(caps)
 
     def end(
         self,

@@ -71,3 +71,23 @@ def test_targeting_error_needs_the_last_injection_sample(reference: CampaignOutc
     kpis, _ = _evaluate(edited(record, actual_tip_pos_m=actual), plan)
     assert math.isnan(kpis["actual_targeting_error"].value)
     assert kpis["actual_targeting_error"].reason == "the last injection sample has no actual_tip data (NaN)"
+
+
+def _prefix(record: TrajectoryRecord, n: int) -> TrajectoryRecord:
+    """The first ``n`` samples of ``record`` (a case stopped there)."""
+    arrays = ("t_s", "stage", "q_setpoint_rad", "q_measured_rad", "joint_pos_m", "joint_axis", "tip_pos_m",
+              "tip_quat_wxyz", "actual_tip_pos_m", "actual_tip_quat_wxyz")  # fmt: skip
+    return edited(record, **{name: getattr(record, name)[:n] for name in arrays})
+
+
+def test_a_run_stopped_during_the_injection_has_no_targeting_error(reference: CampaignOutcome) -> None:
+    """An aborted case (the state validator stopped it by the heart): the needle never reached its end point."""
+    record, plan = _records(reference, "physical")
+    cut = int(np.flatnonzero(plan.stage == int(Stage.INJECTION))[5]) + 1
+    kpis, verdicts = _evaluate(_prefix(record, cut), _prefix(plan, cut))
+    for name in ("targeting_error", "actual_targeting_error"):
+        assert math.isnan(kpis[name].value)
+        assert "ends during the injection" in kpis[name].reason
+    assert verdicts["targeting_error_bound"].status is Status.UNKNOWN
+    whole, _ = _evaluate(record, plan)
+    assert not math.isnan(whole["targeting_error"].value)  # the complete run has one

@@ -118,10 +118,10 @@ def test_session_outputs_and_replay(
 class FaultInjector:
     """Sends ``sig`` to a node's process once the first case's injection starts, and times the stale alert."""
 
-    def __init__(self, context: Any, node_name: str, sig: int, resume_after_s: float | None = None) -> None:
+    def __init__(self, context: Any, node_name: str, sig: int, resume_on_abort: bool = False) -> None:
         from rclpy.node import Node
 
-        self.context, self.node_name, self.sig, self.resume_after_s = context, node_name, sig, resume_after_s
+        self.context, self.node_name, self.sig, self.resume_on_abort = context, node_name, sig, resume_on_abort
         self.node = Node("fault_injector", context=context)
         self.hit, self.done = threading.Event(), threading.Event()
         self.hit_at = 0.0
@@ -137,9 +137,8 @@ class FaultInjector:
                 self.hit_at = time.monotonic()
                 group.kill(self.node_name, self.sig)
                 self.hit.set()
-                if self.resume_after_s is not None:
-                    timer = threading.Timer(self.resume_after_s, group.kill, (self.node_name, signal.SIGCONT))
-                    timer.start()
+            elif msg.event == CaseStatus.ABORTED and self.resume_on_abort:  # frozen 3 s: the case gave it up
+                group.kill(self.node_name, signal.SIGCONT)
 
         def on_alert(msg: Any) -> None:
             self.alerts.append(str(msg.code))
@@ -208,9 +207,9 @@ def test_killing_a_driver_mid_session(
 def test_a_frozen_driver_is_back_in_the_next_case(
     tmp_path: Path, repo_root: Path, suite_file: Path, world: Any, node_env: dict[str, str], rclpy_context: Any
 ) -> None:
-    """SIGSTOP for 5 s: the case aborts (the controller waits 3 s), the monitor says stale then alive again, and
-    the next case drives the physical robot again."""
-    faults = FaultInjector(rclpy_context, "physical_driver", signal.SIGSTOP, resume_after_s=5.0)
+    """SIGSTOP until the case gives the robot up (the controller waits 3 s), then SIGCONT: the monitor says stale then
+    alive again, and a later case drives the physical robot again."""
+    faults = FaultInjector(rclpy_context, "physical_driver", signal.SIGSTOP, resume_on_abort=True)
     run_dir = tmp_path / "run"
     outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=faults.attach)
     faults.close()

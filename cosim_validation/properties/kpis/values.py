@@ -52,6 +52,8 @@ def _targeting(run: _Run, spec: KpiSpec) -> KpiValue:
     points, index, _ = run.path(spec, run.block.stage == int(Stage.INJECTION))
     if index.size == 0:
         return run.none(spec, f"no {spec.signal} sample in the injection stage")
+    if int(index[-1]) == run.block.n - 1:  # the run stopped during the injection (an aborted case)
+        return run.none(spec, "the run ends during the injection: the needle never reached its end point")
     if not np.isfinite(points[-1]).all():
         return run.none(spec, f"the last injection sample has no {spec.signal} data (NaN)")
     d = points[-1] - target

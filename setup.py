@@ -17,6 +17,7 @@ NODES: list[str] = [
     "recorder",
     "markers",
     "foxglove_bridge",
+    "robot_proxy",
 ]
 
 

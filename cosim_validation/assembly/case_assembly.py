@@ -28,6 +28,7 @@ from cosim_validation.assembly.case_outcome import conclude_verdicts
 from cosim_validation.assembly.lockstep import CaseListener, CaseRun, Lockstep, LockstepSettings, SessionClock
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
 from cosim_validation.assembly.record_check import RecordReport, check_records
+from cosim_validation.assembly.robot_filters import check_filters
 from cosim_validation.assembly.robot_port import BackendPort, RobotPort
 from cosim_validation.assembly.robots import build_robot
 from cosim_validation.backends import engine
@@ -52,6 +53,8 @@ class AssemblySpec:
         properties_path: The property file; None for ``campaign.properties`` of the configuration.
         robot_seed: Seed of an emulated physical arm (its drawn geometry and masses); None for
             ``backends.emulated.seed``.
+        filters: ``(robot, KIND:OPTIONS)`` of every layer around an in-process robot (injected errors, hazards,
+            a fixed offset; :mod:`~cosim_validation.assembly.robot_filters`), innermost first.
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
             directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
     """
@@ -63,10 +66,11 @@ class AssemblySpec:
     properties_path: str | None = None
     robot_seed: int | None = None
     config_base_dir: str | None = None
+    filters: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON), as stored in a run's metadata."""
-        return asdict(self) | {"engines": list(self.engines)}
+        return asdict(self) | {"engines": list(self.engines), "filters": [list(f) for f in self.filters]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssemblySpec:
@@ -79,6 +83,7 @@ class AssemblySpec:
             properties_path=data.get("properties_path"),
             robot_seed=data.get("robot_seed"),
             config_base_dir=data.get("config_base_dir"),
+            filters=tuple((str(r), str(t)) for r, t in data.get("filters", ())),
         )
 
 
@@ -115,6 +120,7 @@ class CaseAssembly:
         if len(set(roles)) != len(roles):
             raise InputError(f"two engines play the same robot: {', '.join(spec.engines)}")
         self.setup = InsertionSetup.from_config(self.config)
+        check_filters(self.config, spec.filters, [engine(n).role for n in spec.engines], self.setup.robot.kinematics)
         self.validate = self.setup.validator_settings.enabled if spec.validate is None else bool(spec.validate)
         collision = self.setup.planner.checker.self_collision  # one model of the arm for planner and monitor
         self.monitor: MonitorWorld = monitor_world(
@@ -143,8 +149,10 @@ class CaseAssembly:
         return self.setup.controller(name or self.controller_name)
 
     def robot(self, engine_name: str) -> RobotBackend:
-        """A robot of the registry for this case study (a batch robot, or the backend of a driver node)."""
-        return build_robot(self.config, engine_name, self.kinematics, seed=self.spec.robot_seed)
+        """A robot of the registry for this case study, through the spec's filters for its role."""
+        role = engine(engine_name).role.label
+        layers = [text for robot, text in self.spec.filters if robot == role]
+        return build_robot(self.config, engine_name, self.kinematics, seed=self.spec.robot_seed, filters=layers)
 
     @property
     def backends(self) -> tuple[RobotBackend, ...]:

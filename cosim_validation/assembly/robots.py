@@ -7,22 +7,34 @@ session's driver nodes alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from cosim_validation.assembly.robot_filters import make_filters
 from cosim_validation.backends import make_backend
 from cosim_validation.config import ConfigNode
 from cosim_validation.robot import Kinematics, RobotConfig
 from cosim_validation.sim.robot_backend import RobotBackend
+from cosim_validation.sim.robot_filter import FilteredBackend
 
 
 def build_robot(
-    config: ConfigNode, engine_name: str | None, kinematics: Kinematics | None = None, seed: int | None = None
+    config: ConfigNode,
+    engine_name: str | None,
+    kinematics: Kinematics | None = None,
+    seed: int | None = None,
+    filters: Sequence[str] = (),
 ) -> RobotBackend:
-    """The robot ``engine_name`` (None: ``backends.default``) of the case study ``config``.
+    """The robot ``engine_name`` (None: ``backends.default``) of the case study ``config``, seen through ``filters``.
 
     Args:
         config: The case-study configuration.
         engine_name: A registry name (``mujoco``, ``pybullet``, ``emulated``) or None.
         kinematics: The nominal arm and needle (default: the configuration's ``robot`` section).
         seed: Seed of an emulated arm's drawn errors (None: ``backends.emulated.seed``).
+        filters: ``KIND:OPTIONS`` of each layer around the robot, innermost first
+            (:mod:`~cosim_validation.assembly.robot_filters`); live, the proxy node applies the same ones.
     """
     kinematics = kinematics or RobotConfig.from_config(config["robot"]).kinematics
-    return make_backend(engine_name, config, kinematics, seed=seed)
+    layers = make_filters(config, filters, kinematics)  # bad options fail before an engine is built
+    backend = make_backend(engine_name, config, kinematics, seed=seed)
+    return FilteredBackend(backend, layers) if layers else backend

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_name
-from cosim_validation.assembly.campaign_config import CampaignConfig
+from cosim_validation.assembly.campaign_config import ENGINE_ROLES, CampaignConfig
+from cosim_validation.assembly.robot_filters import FilterSpec, check_filters
 from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path
 from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
@@ -29,6 +30,7 @@ from cosim_validation.campaign.world_check import check_world_config
 from cosim_validation.config import load_case_config
 from cosim_validation.coverage import Suite, TestCase
 from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.robot import RobotConfig
 from cosim_validation.run_lock import command_line
 
 EXECUTORS: tuple[str, ...] = ("local", "ray")
@@ -51,6 +53,7 @@ class CampaignRequest:
         controller: Controller under test; None for the configuration's default.
         trajectories: Store every robot's trajectory (expected, virtual, physical).
         validate: Check every setpoint with the state validator; None: ``validator.enabled`` of the configuration.
+        filters: Layers around the robots (injected errors, hazards, offsets), innermost first.
     """
 
     config_path: Path
@@ -64,6 +67,7 @@ class CampaignRequest:
     controller: str | None = None
     trajectories: bool = True
     validate: bool | None = None
+    filters: tuple[FilterSpec, ...] = ()
 
 
 @dataclass
@@ -174,6 +178,7 @@ def _meta(
         "controller": controller,
         "backends": list(spec.engines),
         "validate": _validates(spec, request.config_path),
+        "filters": [f"{robot}={text}" for robot, text in spec.filters],
         "assembly": spec.to_dict(),
         "safety_property": campaign.safety_property,
     }
@@ -209,11 +214,16 @@ def _validates(spec: AssemblySpec, config_path: Path) -> bool:
     return ValidatorSettings.from_config(load_case_config(config_path)["validator"]).enabled
 
 
-def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.stderr) -> CampaignOutcome:
+def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None = "stderr") -> CampaignOutcome:
     """Run (or resume) a campaign; every finished case is stored at once.
 
     Everything the workers will read is checked here first, so a bad request leaves no run directory behind;
     the run directory is locked against a second writer while the call runs.
+
+    Args:
+        request: What to run.
+        progress_stream: Where the progress line goes: ``"stderr"`` (the process's standard error when called),
+            a stream, or None (no progress).
 
     Raises:
         InputError, ConfigError: Bad request, configuration or suite, a resume of another run, a run directory
@@ -226,14 +236,18 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | None = sys.
     controller = controller_name(request.controller, config)
     suites = _suites(request.suite_paths)
     scene = check_world_config(config, campaign, engines)
-    spec = AssemblySpec(str(request.config_path), engines, controller, request.validate)
+    filters = tuple((f.robot.label, f.text) for f in request.filters)
+    roles = [ENGINE_ROLES[name] for name in engines]
+    check_filters(config, filters, roles, RobotConfig.from_config(config["robot"]).kinematics)  # before --out
+    spec = AssemblySpec(str(request.config_path), engines, controller, request.validate, filters=filters)
     meta = _meta(request, campaign, spec, controller, suites) | {"anatomy_repairs": scene.repairs()}
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())
     outcome = CampaignOutcome(run.path, sum(len(s) for s in suites), 0, notes=[*scene.repair_lines(), *run.notes])
     try:
         spec = _with_run_inputs(spec, run.path, request, campaign)
-        _run(request, run, suites, spec, workers, outcome, progress_stream)
+        stream = sys.stderr if progress_stream == "stderr" else progress_stream  # the stream of now, not of import
+        _run(request, run, suites, spec, workers, outcome, stream if not isinstance(stream, str) else None)
     except CosimError:
         if outcome.ran == 0 and not request.resume:
             run.discard()

@@ -37,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run stored in --out")
     parser.add_argument("--no-trajectories", action="store_true", help="store verdicts and KPIs only")
     parser.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="ROBOT=KIND:OPTIONS",
+        help="see a robot through a filter (repeat for more, innermost first): offset (a fixed joint offset, e.g. "
+        "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
+    )
+    parser.add_argument(
         "--validate",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -47,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
+    from cosim_validation.assembly.robot_filters import FilterSpec
     from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
@@ -64,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         controller=args.controller,
         trajectories=not args.no_trajectories,
         validate=args.validate,
+        filters=tuple(FilterSpec.parse(text) for text in args.filter),
     )
     outcome = run_campaign(request)
     if args.json:
@@ -100,6 +110,7 @@ def resume_command(args: argparse.Namespace) -> str:
         parts.append("--no-trajectories")
     if args.validate is not None:
         parts.append("--validate" if args.validate else "--no-validate")
+    parts += [f"--filter {shlex.quote(text)}" for text in args.filter]
     return " ".join([*parts, f"--out {shlex.quote(args.out)}", "--resume"])
 
 

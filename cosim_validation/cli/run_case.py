@@ -38,19 +38,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check every setpoint with the state validator; a refusal stops the robot (default: validator.enabled "
         "of the configuration, off as shipped)",
     )
+    parser.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="ROBOT=KIND:OPTIONS",
+        help="see a robot through a filter (repeat for more, innermost first): offset (a fixed joint offset, e.g. "
+        "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the emulated arm (default: config)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Plan, execute, summarize; print a table (or JSON with --json)."""
     from cosim_validation.assembly import AssemblySpec, CaseAssembly
+    from cosim_validation.assembly.robot_filters import FilterSpec
     from cosim_validation.backends import default_backend
     from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.planning.stage_summary import summarize_stages
 
     config_path = resolve_resource(args.config)
     backend = args.backend or default_backend(load_case_config(config_path))
-    spec = AssemblySpec(str(config_path), (backend,), args.controller, args.validate, robot_seed=args.seed)
+    filters = tuple((f.robot.label, f.text) for f in (FilterSpec.parse(text) for text in args.filter))
+    spec = AssemblySpec(
+        str(config_path), (backend,), args.controller, args.validate, robot_seed=args.seed, filters=filters
+    )
     assembly = CaseAssembly(spec)
     source = assembly.setup.planning.default_source_m if args.source is None else args.source
     case = manual_case(source, args.target)

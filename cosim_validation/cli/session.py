@@ -32,6 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "off as shipped; cosim campaign has the same default)",
     )
     parser.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="ROBOT=KIND:OPTIONS",
+        help="see a robot through a filter (repeat for more, innermost first): offset (a fixed joint offset, e.g. "
+        "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
+    )
+    parser.add_argument(
         "--domain-id",
         type=int,
         default=None,
@@ -71,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     given_suite = _checked_suite(args.suite)
     if args.validate is not None:
         graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
+    graph = _with_filters(graph, args.filter)
     if args.foxglove is not None:
         from cosim_validation.dashboard.foxglove_graph import with_foxglove_bridge
 
@@ -109,6 +118,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(outcome.status, outcome.message, outcome.wall_s, summary, run_dir / path.name)  # as given
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
+
+
+def _with_filters(graph: Any, texts: list[str]) -> Any:
+    """``graph`` with a proxy node applying the filters in front of each filtered robot's driver."""
+    from cosim_validation.assembly.robot_filters import FilterSpec
+
+    specs = [FilterSpec.parse(text) for text in texts]
+    for robot in dict.fromkeys(spec.robot for spec in specs):
+        graph = graph.with_robot_filters(robot.label, [s.text for s in specs if s.robot is robot])
+    return graph
 
 
 def _check_node_files(graph: Any) -> None:

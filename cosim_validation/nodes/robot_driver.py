@@ -7,7 +7,8 @@
   :class:`~cosim_validation.assembly.BackendPort` the batch runner drives: the first command after a reset
   only samples.
 - ``/cosim/<robot>/joint_states`` (sensor_msgs/JointState): measured joints, stamped like the command.
-- ``/cosim/<robot>/tip_pose`` (geometry_msgs/PoseStamped): actual tip (simulator ground truth or tracker).
+- ``/cosim/<robot>/tip_pose`` (geometry_msgs/PoseStamped): actual tip (simulator ground truth or tracker), one per
+  joint state, NaN where the robot cannot know it (so a proxy between controller and driver can pair the two).
 """
 
 from __future__ import annotations
@@ -75,12 +76,8 @@ class RobotDriver(Node):
         self._joints_pub.publish(
             convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, sample.q_measured_rad, empty))
         )
-        if np.isfinite(sample.actual_tip_pos_m).all():
-            self._tip_pub.publish(
-                convert.pose_stamped_to_msg(
-                    convert.StampedPose(command.t_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
-                )
-            )
+        tip = convert.StampedPose(command.t_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
+        self._tip_pub.publish(convert.pose_stamped_to_msg(tip))  # NaN where unknown: one tip per joint state
 
     def _alert(self, message: str) -> None:
         self.get_logger().error(message)

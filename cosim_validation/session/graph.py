@@ -76,6 +76,30 @@ class GraphSpec:
             nodes.append(NodeSpec(n.name, n.executable, params, n.remappings, n.required, n.console))
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
+    def with_robot_filters(self, robot: str, filters: list[str]) -> GraphSpec:
+        """A copy with a ``robot_proxy`` node in front of ``robot``'s driver, applying ``filters`` (``KIND:OPTIONS``).
+
+        The driver's topics and reset service move under ``/cosim/<robot>/raw/`` (remapped); the proxy serves the
+        usual names. Nothing changes without filters.
+        """
+        if not filters:
+            return self
+        driver = next((n for n in self.nodes if n.executable == f"{robot}_driver"), None)
+        if driver is None:
+            raise ConfigError(self.source, "nodes", f"no {robot}_driver node to put the filters {filters} in front of")
+        names = ("command", "joint_states", "tip_pose", "reset")
+        moved = tuple((f"/cosim/{robot}/{n}", f"/cosim/{robot}/raw/{n}") for n in names)
+        params = {"config": driver.parameters.get("config", "config/needle_insertion.yaml"), "robot": robot}
+        proxy = NodeSpec(f"{robot}_proxy", "robot_proxy", {**params, "filters": list(filters)}, (), driver.required)
+        nodes: list[NodeSpec] = []
+        for n in self.nodes:
+            if n is driver:
+                remaps = (*n.remappings, *moved)
+                nodes += [NodeSpec(n.name, n.executable, n.parameters, remaps, n.required, n.console), proxy]
+            else:
+                nodes.append(n)
+        return GraphSpec(self.source, self.settings, tuple(nodes))
+
     def with_parameters(self, executable: str, overrides: Mapping[str, Any]) -> GraphSpec:
         """A copy in which every node running ``executable`` gets ``overrides`` (command-line choices)."""
         nodes = tuple(

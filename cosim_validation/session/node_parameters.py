@@ -120,6 +120,17 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("discovery_period_s", float, 0.2, "how often to look for new topics [s]"),
         ParamSpec("scene_period_s", float, 0.2, "how often the scene (arms, tip paths) is sent [s]"),
     ),
+    "robot_proxy": (
+        ParamSpec("robot", str, "virtual", "the robot it stands in front of: virtual | physical"),
+        ParamSpec(
+            "filters",
+            list,
+            [],
+            "KIND:OPTIONS of every layer around the robot, innermost first (offset, errors, hazards; "
+            "cosim_validation.assembly.robot_filters)",
+        ),
+        ParamSpec("events_topic", str, "", "where the filters' events go; '' = /cosim/<robot>/events"),
+    ),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

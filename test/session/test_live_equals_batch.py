@@ -59,16 +59,22 @@ def _close(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= TOLERANCE_M
 
 
+def _both(tmp_path: Path, suite_file: Path, cases: str, *options: str) -> tuple[tuple, tuple]:  # type: ignore[type-arg]
+    """The rows of the same cases through ``cosim session`` and ``cosim campaign`` with ``options``."""
+    session_dir, campaign_dir = tmp_path / "session", tmp_path / "campaign"
+    session = ["session", "--suite", str(suite_file), "--cases", cases, *options]
+    assert main([*session, "--out", str(session_dir)]) == 0
+    campaign = ["campaign", "--suite", str(suite_file), "--backends", "virtual,physical", *options]
+    assert main([*campaign, "--workers", "1", "--out", str(campaign_dir)]) == 0
+    return _rows(session_dir / "results.sqlite"), _rows(campaign_dir / "results.sqlite")
+
+
 def test_session_and_campaign_give_the_same_results(
     tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    session_dir, campaign_dir = tmp_path / "session", tmp_path / "campaign"
-    assert main(["session", "--suite", str(suite_file), "--cases", "0", "--validate", "--out", str(session_dir)]) == 0
-    campaign = ["campaign", "--suite", str(suite_file), "--backends", "virtual,physical", "--validate"]
-    assert main([*campaign, "--workers", "1", "--out", str(campaign_dir)]) == 0
+    live, batch = _both(tmp_path, suite_file, "0", "--validate")
     capsys.readouterr()
-    live_cases, live_verdicts, live_kpis = _rows(session_dir / "results.sqlite")
-    batch_cases, batch_verdicts, batch_kpis = _rows(campaign_dir / "results.sqlite")
+    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
 
     assert live_cases == batch_cases
     outcomes = sorted(outcome for outcome, _ in live_cases.values())
@@ -88,3 +94,24 @@ def test_session_and_campaign_give_the_same_results(
     assert len(physical) > 0
     for key, live_kpi in live_kpis.items():
         assert _close(live_kpi.value, batch_kpis[key].value), (key, live_kpi.value, batch_kpis[key].value)
+
+
+def test_a_filtered_robot_is_the_same_live_and_in_batch(
+    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fixed offset on joint 2 of both robots: live through the proxy node, in batch around the backends."""
+    offsets = ["--filter", "virtual=offset:joint2=0.003", "--filter", "physical=offset:joint2=0.003"]
+    live, batch = _both(tmp_path, suite_file, "2", "--no-validate", *offsets)
+    capsys.readouterr()
+    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
+    assert set(live_cases) <= set(batch_cases)
+    assert len(live_cases) == 2
+    for test_id in live_cases:
+        assert live_cases[test_id] == batch_cases[test_id]
+    for key, verdict in live_verdicts.items():
+        assert verdict.status == batch_verdicts[key].status, key
+        assert _close(verdict.margin, batch_verdicts[key].margin), key
+    for key, kpi in live_kpis.items():
+        assert _close(kpi.value, batch_kpis[key].value), key
+    deviation = {k[2]: v.value for k, v in live_kpis.items() if k[1] == "joint_deviation_max" and k[3] == "case"}
+    assert deviation["virtual"] > 0.0025  # the offset shows: 3 mrad on joint 2 (0.0003 rad without it)

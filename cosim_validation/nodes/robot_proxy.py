@@ -1,0 +1,145 @@
+"""robot_proxy: a robot seen through filters (injected errors, hazards), between the controller and its driver.
+
+The driver runs under ``/cosim/<robot>/raw/`` (its topics and reset service remapped there); this node serves
+the robot's usual names to the controller and the monitor and passes everything through the filters of its
+``filters`` parameter (``KIND:OPTIONS``, innermost first), exactly as a batch robot is wrapped
+(:class:`~cosim_validation.sim.robot_filter.FilteredBackend`):
+
+- ``/cosim/<robot>/reset`` (ResetRobot): forwarded; on success every filter restarts with the case's seed;
+- ``/cosim/<robot>/command``: the first setpoint after a reset passes as it is (the driver only samples the arm
+  at rest), every later one goes through each filter's ``command`` at its case time;
+- ``/cosim/<robot>/raw/joint_states`` + ``raw/tip_pose`` of one stamp: joined into a sample, through each filter's
+  ``observe``, published on ``/cosim/<robot>/joint_states`` and ``tip_pose``;
+- the filters' events on ``events_topic`` (``cosim_validation_interfaces/Alert``: code = the event's kind).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from cosim_validation.assembly.robot_filters import make_filters
+from cosim_validation.config import load_case_config, resolve_resource
+from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.record import RobotRole
+from cosim_validation.robot import RobotConfig
+from cosim_validation.ros import convert
+from cosim_validation.ros.qos import COMMAND, RESULT, STATE, to_rclpy
+from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.sim.robot_filter import FilterEvent
+from cosim_validation_interfaces.msg import Alert
+from cosim_validation_interfaces.srv import ResetRobot
+
+RESET_TIMEOUT_S = 30.0
+
+
+class RobotProxy(Node):
+    """Wiring: topics and the reset service of one robot, through its filters."""
+
+    def __init__(self) -> None:
+        super().__init__("robot_proxy")
+        params = declare_parameters(self, "robot_proxy")
+        config = load_case_config(resolve_resource(params["config"]))
+        self._kin = RobotConfig.from_config(config["robot"]).kinematics
+        self._filters = make_filters(config, list(params["filters"]), self._kin)
+        self._role = RobotRole.parse(params["robot"])
+        self._names = self._kin.joint_names
+        group = ReentrantCallbackGroup()
+        mine, raw = f"/cosim/{self._role.label}", f"/cosim/{self._role.label}/raw"
+        self._raw_commands = self.create_publisher(JointState, f"{raw}/command", to_rclpy(COMMAND))
+        self._joints_pub = self.create_publisher(JointState, f"{mine}/joint_states", to_rclpy(STATE))
+        self._tip_pub = self.create_publisher(convert.pose_stamped_msg_type(), f"{mine}/tip_pose", to_rclpy(STATE))
+        self._events_pub = self.create_publisher(Alert, params["events_topic"] or f"{mine}/events", to_rclpy(RESULT))
+        self._raw_reset = self.create_client(ResetRobot, f"{raw}/reset", callback_group=group)
+        self.create_service(ResetRobot, f"{mine}/reset", self._on_reset, callback_group=group)
+        self.create_subscription(JointState, f"{mine}/command", self._on_command, to_rclpy(COMMAND))
+        self.create_subscription(JointState, f"{raw}/joint_states", self._on_joints, to_rclpy(STATE))
+        self.create_subscription(convert.pose_stamped_msg_type(), f"{raw}/tip_pose", self._on_tip, to_rclpy(STATE))
+        self._lock = threading.Lock()
+        self._last_ns: int | None = None  # stamp of the last setpoint since the reset (None: none yet)
+        self._t_s = 0.0
+        self._setpoint = np.zeros(len(self._names))
+        self._joints: dict[int, np.ndarray] = {}
+        self._tips: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.get_logger().info(f"{self._role.label} robot through {[f.name for f in self._filters]}")
+
+    def _on_reset(self, request: Any, response: Any) -> Any:
+        if not self._raw_reset.wait_for_service(timeout_sec=RESET_TIMEOUT_S):
+            response.success, response.message = False, "the robot's driver offers no reset service"
+            return response
+        answer = self._raw_reset.call(request)
+        if answer is not None and answer.success:
+            q0 = np.asarray(request.position, dtype=np.float64)
+            with self._lock:
+                for f in self._filters:
+                    f.reset(q0, int(request.seed))
+                self._last_ns, self._t_s, self._setpoint = None, 0.0, q0
+                self._joints.clear()
+                self._tips.clear()
+        return answer if answer is not None else response
+
+    def _on_command(self, msg: JointState) -> None:
+        command = convert.joint_state_from_msg(msg, self._names)
+        with self._lock:
+            q = command.position_rad
+            if self._last_ns is not None:  # the first setpoint after a reset reaches no filter (batch: no command)
+                self._t_s += (command.t_ns - self._last_ns) / 1e9
+                for f in self._filters:
+                    q = f.command(self._t_s, q)
+            self._last_ns, self._setpoint = command.t_ns, command.position_rad
+            self._publish_events()
+        self._raw_commands.publish(convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, q, q[:0])))
+
+    def _on_joints(self, msg: JointState) -> None:
+        sample = convert.joint_state_from_msg(msg, self._names)
+        with self._lock:
+            self._joints[sample.t_ns] = sample.position_rad
+            self._emit(sample.t_ns)
+
+    def _on_tip(self, msg: Any) -> None:
+        pose = convert.pose_stamped_from_msg(msg)
+        with self._lock:
+            self._tips[pose.t_ns] = (pose.position_m, pose.quat_wxyz)
+            self._emit(pose.t_ns)
+
+    def _emit(self, stamp_ns: int) -> None:
+        """Both halves of the sample ``stamp_ns`` are here: through the filters, out."""
+        if stamp_ns not in self._joints or stamp_ns not in self._tips:
+            return
+        position, quat = self._tips.pop(stamp_ns)
+        sample = BackendSample(self._t_s, self._setpoint.copy(), self._joints.pop(stamp_ns), position, quat)
+        for f in self._filters:
+            sample = f.observe(sample)
+        self._publish_events()
+        empty = np.zeros(0)
+        joints = convert.JointSample(stamp_ns, self._names, sample.q_measured_rad, empty)
+        self._joints_pub.publish(convert.joint_state_to_msg(joints))
+        tip = convert.StampedPose(stamp_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
+        self._tip_pub.publish(convert.pose_stamped_to_msg(tip))
+
+    def _publish_events(self) -> None:
+        for f in self._filters:
+            for event in f.events():
+                self._events_pub.publish(_alert(event, self._role, self.get_name(), self._last_ns or 0))
+
+
+def _alert(event: FilterEvent, role: RobotRole, source: str, stamp_ns: int) -> Alert:
+    alert = Alert(
+        level=Alert.WARN, robot=int(role), source=source, code=event.kind, message=f"{event.name}: {event.detail}"
+    )
+    alert.header.stamp = convert.time_to_msg(stamp_ns)
+    return alert
+
+
+def main(args: list[str] | None = None) -> int:
+    """ros2 run cosim_validation robot_proxy --ros-args -p robot:=virtual -p filters:=['offset:joint2=0.001']"""
+    return run_node(RobotProxy, args, threads=3)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

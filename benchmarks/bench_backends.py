@@ -49,15 +49,15 @@ def planned_case(config: ConfigNode) -> tuple[str, tuple[np.ndarray, np.ndarray,
     controller = setup.controller(None)
     plan = controller.plan_case(setup.planning.default_source_m, np.array(TARGET_M))
     what = f"five-stage planner ({controller.name} controller, target {TARGET_M} m)"
-    return what, (plan.t_s, plan.stage, plan.q_rad)
+    return what, (plan.t_s, plan.stage, plan.q)
 
 
-def joint_space_plan(home_q_rad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def joint_space_plan(home_q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n,) times [s], (n,) stages, (n, 7) setpoints [rad] of the fallback case."""
-    q, stage, current = [home_q_rad[None, :]], [int(Stage.INITIALIZATION)], home_q_rad
-    flip = home_q_rad + LEGS[2][1] > 1.9  # joints the offsets would take near their 2.09 rad limits
+    q, stage, current = [home_q[None, :]], [int(Stage.INITIALIZATION)], home_q
+    flip = home_q + LEGS[2][1] > 1.9  # joints the offsets would take near their 2.09 rad limits
     for st, offset, duration_s in LEGS:
-        goal = home_q_rad + np.where(flip, -offset, offset)
+        goal = home_q + np.where(flip, -offset, offset)
         s = np.arange(1, round(duration_s * RATE_HZ) + 1) / round(duration_s * RATE_HZ)
         q.append(current + (10 * s**3 - 15 * s**4 + 6 * s**5)[:, None] * (goal - current))
         stage += [int(st)] * len(s)
@@ -98,7 +98,7 @@ def main() -> int:
     if case is None:
         case = (
             "joint-space five-stage plan built by this benchmark (planner not installed)",
-            joint_space_plan(robot.home_q_rad),
+            joint_space_plan(robot.home_q),
         )
     what, plan = case
     duration_s = float(plan[0][-1] - plan[0][0])
@@ -113,7 +113,7 @@ def main() -> int:
         make_backend("mujoco", config, kinematics), config["backends"]["physics_timestep_s"].to_float()
     )
     rows.append(("mujoco, python loop per 1 ms step", *best_run(stepwise, kinematics, plan)))
-    if not np.array_equal(rows[0][2].q_measured_rad, rows[-1][2].q_measured_rad):
+    if not np.array_equal(rows[0][2].q_measured, rows[-1][2].q_measured):
         print("error: the per-step loop gave other joints than the segment loop", file=sys.stderr)
         return 1
     mujoco_wall = rows[0][1]

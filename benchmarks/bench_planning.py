@@ -58,9 +58,9 @@ def run_suite(setup: InsertionSetup, controller: Controller, sources: np.ndarray
             continue
         times.append(time.perf_counter() - started)
         durations.append(plan.duration_s)
-        tip = kin.tip_pose(plan.q_rad[plan.stage_indices(Stage.INJECTION)[-1]]).pos_m
+        tip = kin.tip_pose(plan.q[plan.stage_indices(Stage.INJECTION)[-1]]).pos_m
         reached += bool(np.linalg.norm(tip - target) <= 1e-4)
-        heart += bool(setup.planner.needle_clearance(plan.q_rad, 1e-9).min() <= 0.0)
+        heart += bool(setup.planner.needle_clearance(plan.q, 1e-9).min() <= 0.0)
     return SuiteResult(np.array(times), np.array(durations), reached, dict(refused), heart)
 
 

@@ -77,7 +77,7 @@ def _table(ours, plain) -> None:  # type: ignore[no-untyped-def]
 def bench_force(setup: InsertionSetup) -> None:
     model = load_needle_force(ROOT / "config/supervisor/needle_force.yaml", setup.scene)
     plan = setup.controller("straight").plan_case(setup.planning.default_source_m, TARGET)
-    holder, tip = setup.robot.kinematics.needle_segments(plan.q_rad)
+    holder, tip = setup.robot.kinematics.needle_segments(plan.q)
     model.forces(plan.t_s, holder, tip)  # warm up open3d
     best_batch = min(_timed(lambda: model.forces(plan.t_s, holder, tip)) for _ in range(5))
 
@@ -144,7 +144,7 @@ def bench_stop(setup: InsertionSetup) -> None:
                                  inject, extra_periods=20)  # fmt: skip
             backend.close()
             k = next(i for i, s in enumerate(run.status) if s.state.endswith("TaskStopped"))
-            q = np.asarray(run.q_measured_rad)
+            q = np.asarray(run.q_measured)
             still = next(i for i in range(k + 1, len(q)) if np.max(np.abs(q[i] - q[i - 1])) < 1e-5)
             stops.append((still - k) * dt)
             moves.append(np.linalg.norm(run.tip_m[still] - run.tip_m[k]))

@@ -34,7 +34,7 @@ def batch_records(
     n = run.executed
     t_s = run.t_s
     meta = {"seed": run.seed, "target_m": [float(v) for v in target_m], "outcome": run.outcome}
-    q_plan = plan.q_rad[:n]
+    q_plan = plan.q[:n]
     stage = plan.stage[:n]
     planned = kinematics.record_arrays(q_plan)
     records = [
@@ -46,8 +46,8 @@ def batch_records(
             needle_length_m=kinematics.needle_length_m,
             t_s=t_s,
             stage=stage,
-            q_setpoint_rad=q_plan,
-            q_measured_rad=q_plan,
+            q_setpoint=q_plan,
+            q_measured=q_plan,
             joint_pos_m=planned.joint_pos_m,
             joint_axis=planned.joint_axis,
             tip_pos_m=planned.tip_pos_m,
@@ -60,7 +60,7 @@ def batch_records(
     for role in run.robots:
         port = ports[role]
         samples = port.samples[:n]
-        measured = np.array([s.q_measured_rad for s in samples]).reshape(n, kinematics.n_joints)
+        measured = np.array([s.q_measured for s in samples]).reshape(n, kinematics.n_joints)
         fk = kinematics.record_arrays(measured)
         records.append(
             TrajectoryRecord(
@@ -71,8 +71,8 @@ def batch_records(
                 needle_length_m=kinematics.needle_length_m,
                 t_s=t_s,
                 stage=stage,
-                q_setpoint_rad=q_plan,
-                q_measured_rad=measured,
+                q_setpoint=q_plan,
+                q_measured=measured,
                 joint_pos_m=fk.joint_pos_m,
                 joint_axis=fk.joint_axis,
                 tip_pos_m=fk.tip_pos_m,

@@ -68,9 +68,7 @@ class CaseListener:
     def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
         """The case started, changed stage or ended (``run`` says how far it got)."""
 
-    def setpoint(
-        self, k: int, stamp_ns: int, stage: Stage, q_rad: np.ndarray, tip: np.ndarray, quat: np.ndarray
-    ) -> None:
+    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
         """Setpoint k passed every check and is about to be sent (planned tip pose from FK)."""
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:
@@ -233,7 +231,7 @@ class Lockstep:
     def _stream(self, run: CaseRun, listener: CaseListener) -> None:
         plan = run.plan
         assert plan is not None
-        q = plan.q_rad
+        q = plan.q
         for role in run.robots:
             try:
                 self.ports[role].reset(run.test_id, q[0], run.seed)
@@ -274,13 +272,13 @@ class Lockstep:
         if listener.cancel_requested():
             raise CaseAbortedError("canceled by the client")
         if validator is not None:
-            verdict = validator.check(plan.q_rad[k])
+            verdict = validator.check(plan.q[k])
             if not verdict.accepted:
                 raise CaseAbortedError(f"the state validator refused setpoint {k} ({stage.label}): {verdict.message}")
         stamp = int(run.stamps_ns[k])
-        listener.setpoint(k, stamp, stage, plan.q_rad[k], tip, quat)
+        listener.setpoint(k, stamp, stage, plan.q[k], tip, quat)
         for role in run.robots:
-            self.ports[role].send(stamp, plan.q_rad[k])
+            self.ports[role].send(stamp, plan.q[k])
         for role in run.robots:
             try:
                 self.ports[role].wait(stamp)

@@ -30,15 +30,15 @@ class RobotPort(Protocol):
         """Which robot (VIRTUAL or PHYSICAL)."""
         ...
 
-    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
-        """Bring the robot to rest at ``q0_rad`` ((J,) [rad]) for case ``test_id``; reseed its noise.
+    def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
+        """Bring the robot to rest at ``q0`` ((J,) [rad]) for case ``test_id``; reseed its noise.
 
         Raises:
             RobotLostError: The robot did not answer or refused.
         """
         ...
 
-    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+    def send(self, stamp_ns: int, q: np.ndarray) -> None:
         """Stream the setpoint stamped ``stamp_ns`` [ns of session time]."""
         ...
 
@@ -77,17 +77,17 @@ class BackendPort:
         """Which robot."""
         return self._role
 
-    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
-        """Reseed, put the arm at rest at ``q0_rad``, read it (the answer to the first setpoint)."""
+    def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
+        """Reseed, put the arm at rest at ``q0``, read it (the answer to the first setpoint)."""
         reseed = getattr(self.backend, "reseed", None)
         if reseed is not None:
             reseed(int(case_seed))  # a case's noise depends on the case only, not on what ran before
-        self.backend.reset(q0_rad)
+        self.backend.reset(q0)
         self._pending = self.reset_sample = self.backend.read()  # read once: a read draws the arm's noise
         self._last_ns = None
         self.samples = []
 
-    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+    def send(self, stamp_ns: int, q: np.ndarray) -> None:
         """Track the setpoint until ``stamp_ns`` and read the arm (the first one after a reset only reads).
 
         Raises:
@@ -102,7 +102,7 @@ class BackendPort:
             dt_s = (int(stamp_ns) - self._last_ns) / 1e9
             if dt_s <= 0:
                 raise InputError(f"setpoint stamped {int(stamp_ns)} ns is not after the previous one ({self._last_ns})")
-            self.backend.command(q_rad, dt_s)
+            self.backend.command(q, dt_s)
             self.backend.advance(dt_s)
             sample = self.backend.read()
         self._last_ns = int(stamp_ns)

@@ -56,7 +56,7 @@ def is_plan(record: TrajectoryRecord) -> bool:
     """Whether the record is an expected trajectory whose measured joints and actual tip are the plan's."""
     return (
         record.robot is RobotRole.EXPECTED
-        and np.array_equal(record.q_setpoint_rad, record.q_measured_rad)
+        and np.array_equal(record.q_setpoint, record.q_measured)
         and np.array_equal(record.actual_tip_pos_m, record.tip_pos_m)
     )
 
@@ -79,11 +79,11 @@ def encode_record(record: TrajectoryRecord) -> bytes:
     arrays: dict[str, Any] = {
         "t": _pack(record.t_s, T_STEP_S),
         "stage": record.stage,
-        "q_setpoint": _pack(record.q_setpoint_rad, Q_STEP_RAD),
+        "q_setpoint": _pack(record.q_setpoint, Q_STEP_RAD),
     }
     if not plan:  # measured minus setpoint, in steps: small numbers
-        difference = _ints(record.q_measured_rad, Q_STEP_RAD) - _ints(record.q_setpoint_rad, Q_STEP_RAD)
-        arrays["q_measured"] = _pack(record.q_measured_rad, Q_STEP_RAD, difference)
+        difference = _ints(record.q_measured, Q_STEP_RAD) - _ints(record.q_setpoint, Q_STEP_RAD)
+        arrays["q_measured"] = _pack(record.q_measured, Q_STEP_RAD, difference)
     if header["actual"] == "stored":
         arrays["actual_pos"] = _pack(record.actual_tip_pos_m, POS_STEP_M)
         arrays["actual_quat"] = _pack(record.actual_tip_quat_wxyz, QUAT_STEP)
@@ -141,8 +141,8 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
         needle_length_m=float(header["needle_length_m"]),
         t_s=_unpack(arrays["t"], T_STEP_S),
         stage=arrays["stage"],
-        q_setpoint_rad=q_setpoint,
-        q_measured_rad=q_measured,
+        q_setpoint=q_setpoint,
+        q_measured=q_measured,
         joint_pos_m=fk.joint_pos_m,
         joint_axis=fk.joint_axis,
         tip_pos_m=fk.tip_pos_m,

@@ -284,4 +284,5 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
         )
     elif "skipped" in check:
         print(f"\nbag check skipped: {check['skipped']}")
-    print(f"wrote {path.parent}/session.mcap, results.sqlite, summary.json")
+    written = [name for name in ("session.mcap", "results.sqlite", "summary.json") if (path.parent / name).is_file()]
+    print(f"wrote {path.parent}: {', '.join(written)}")  # only what is there (a bag that could not be recovered is not)

@@ -89,6 +89,20 @@ class ConfigNode:
                     f"unknown key; expected one of: {', '.join(sorted(allowed_set))}",
                 )
 
+    def with_renamed_keys(self, renamed: dict[str, str]) -> ConfigNode:
+        """This mapping with the keys of an older release read under their current names (``old -> new``),
+        so a run directory's copy of an older configuration still loads; both spellings at once is an error."""
+        mapping = self._mapping()
+        if not any(old in mapping for old in renamed):
+            return self
+        out: dict[str, Any] = {}
+        for name, value in mapping.items():
+            new = renamed.get(name, name)
+            if new != name and new in mapping:
+                raise ConfigError(self.source, self._child_key(name), f"give {new!r} only ({name!r} is its old name)")
+            out[new] = value
+        return ConfigNode(out, self.source, self.key, self.base_dir)
+
     # ------------------------------------------------------------------ scalars
     def to_float(
         self,

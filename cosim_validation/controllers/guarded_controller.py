@@ -76,10 +76,7 @@ class GuardedController:
                 except PlanningError as exc:
                     rejected[f"planning failed ({exc.reason})"] += 1
                     continue
-                if (
-                    self.planner.needle_clearance(plan.q_rad, self.settings.clearance_m).min()
-                    >= self.settings.clearance_m
-                ):
+                if self.planner.needle_clearance(plan.q, self.settings.clearance_m).min() >= self.settings.clearance_m:
                     return plan
                 rejected["planned needle motion within the clearance"] += 1
         summary = "; ".join(f"{count} {why}" for why, count in rejected.items() if count)

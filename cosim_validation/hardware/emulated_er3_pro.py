@@ -94,8 +94,8 @@ class EmulatedEr3Pro:
         model = compile_spec(spec, f"{kinematics.chain.urdf_path} (emulated ER3 Pro, seed {self.seed})")
         self._arm = MujocoArm(model)
         self._link_data = self._mujoco.MjData(model)  # the link-side (actual) configuration
-        self._q_lower_rad = np.array(model.jnt_range[:n, 0])
-        self._q_upper_rad = np.array(model.jnt_range[:n, 1])
+        self._q_lower = np.array(model.jnt_range[:n, 0])
+        self._q_upper = np.array(model.jnt_range[:n, 1])
         self._stiffness = dynamics.joint_stiffness_nm_per_rad
         self._play = LostMotion(dynamics.lost_motion_rad)
         self._emulated = emulated
@@ -106,7 +106,7 @@ class EmulatedEr3Pro:
         self._pending: deque[tuple[int, np.ndarray, float]] = deque()
         self._setpoint_rad = np.zeros(n)
         self._requested_s = 0.0
-        self.reset(np.clip(np.zeros(n), self._q_lower_rad, self._q_upper_rad))
+        self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -114,14 +114,14 @@ class EmulatedEr3Pro:
         return self._joint_names
 
     @property
-    def q_lower_rad(self) -> np.ndarray:
+    def q_lower(self) -> np.ndarray:
         """(J,) lower joint limits [rad] (controller soft limits = URDF limits)."""
-        return self._q_lower_rad.copy()
+        return self._q_lower.copy()
 
     @property
-    def q_upper_rad(self) -> np.ndarray:
+    def q_upper(self) -> np.ndarray:
         """(J,) upper joint limits [rad]."""
-        return self._q_upper_rad.copy()
+        return self._q_upper.copy()
 
     @property
     def physics_timestep_s(self) -> float:
@@ -134,9 +134,7 @@ class EmulatedEr3Pro:
         return self._arm.model
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
-        )
+        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)
 
     def reseed(self, case_seed: int) -> None:
         """Restart the encoder and tracker noise from (arm seed, ``case_seed``); the arm itself stays.
@@ -148,9 +146,9 @@ class EmulatedEr3Pro:
         self._encoder = JointEncoder(self._emulated.encoder, np.random.default_rng(streams[0]))
         self._tracker = ExternalTracker(self._emulated.tracker, np.random.default_rng(streams[1]))
 
-    def reset(self, q0_rad: ArrayLike) -> None:
-        """Hold ``q0_rad`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0."""
-        q0 = self._joints(q0_rad, "reset pose")
+    def reset(self, q0: ArrayLike) -> None:
+        """Hold ``q0`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0."""
+        q0 = self._joints(q0, "reset pose")
         self._arm.reset(q0)
         self._play.reset(q0)
         self._pending.clear()
@@ -159,9 +157,9 @@ class EmulatedEr3Pro:
         self._setpoint_rad = q0
         self._requested_s = 0.0
 
-    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
+    def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
         """Send a setpoint; it reaches the servo after the latency, then ramps within ``duration_s`` [s]."""
-        q = self._joints(q_setpoint_rad, "setpoint")
+        q = self._joints(q_setpoint, "setpoint")
         duration = checked_duration(duration_s, f"{self.name} command duration_s")
         self._pending.append((self._arm.steps + self._latency_steps, q, duration))
         self._setpoint_rad = q
@@ -201,8 +199,8 @@ class EmulatedEr3Pro:
         tip_pos_m, tip_quat_wxyz = self._tracker.measure(*self.true_tip_pose())
         return BackendSample(
             t_s=self._arm.time_s,
-            q_setpoint_rad=self._setpoint_rad.copy(),
-            q_measured_rad=self._encoder.read(self._arm.joint_positions_rad()),
+            q_setpoint=self._setpoint_rad.copy(),
+            q_measured=self._encoder.read(self._arm.joint_positions_rad()),
             actual_tip_pos_m=tip_pos_m,
             actual_tip_quat_wxyz=tip_quat_wxyz,
         )

@@ -20,9 +20,9 @@ class JointEncoder:
         self._resolution_rad = config.resolution_rad
         self._rng = rng
 
-    def read(self, q_rad: np.ndarray) -> np.ndarray:
-        """(J,) readings [rad] of the true angles ``q_rad`` ((J,) [rad]): noise, then quantisation."""
-        noisy = q_rad + self._rng.normal(0.0, self._noise_std_rad, q_rad.shape)
+    def read(self, q: np.ndarray) -> np.ndarray:
+        """(J,) readings [rad] of the true angles ``q`` ((J,) [rad]): noise, then quantisation."""
+        noisy = q + self._rng.normal(0.0, self._noise_std_rad, q.shape)
         if self._resolution_rad > 0.0:
             return np.round(noisy / self._resolution_rad) * self._resolution_rad
         return noisy

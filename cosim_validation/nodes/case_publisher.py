@@ -54,13 +54,11 @@ class CasePublisher(CaseListener):
         msg.header.stamp = convert.time_to_msg(stamp)
         self.node.status_pub.publish(msg)
 
-    def setpoint(
-        self, k: int, stamp_ns: int, stage: Stage, q_rad: np.ndarray, tip: np.ndarray, quat: np.ndarray
-    ) -> None:
+    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
         """Advance /clock and publish the expected state of setpoint k."""
         self.node.publish_clock(stamp_ns)
         names = self.node.assembly.kinematics.joint_names
-        state = convert.ExpectedState(stamp_ns, self.goal.test_case.test_id, int(stage), k, names, q_rad)
+        state = convert.ExpectedState(stamp_ns, self.goal.test_case.test_id, int(stage), k, names, q)
         self.node.expected_pub.publish(convert.expected_state_to_msg(state, tip, quat))
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:

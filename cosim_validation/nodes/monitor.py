@@ -84,13 +84,13 @@ class Monitor(Node):
         state = convert.expected_state_from_msg(msg)
         if self._session.case is not None:
             self._liveness.expected(state.t_ns, time.monotonic())
-        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q_rad))
+        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q))
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)
         if self._liveness.joints(role, sample.t_ns, time.monotonic()):
             self._alert(Alert.INFO, role, "robot_recovered", f"the {role.label} robot answers again")
-        self._guard(lambda: self._session.joints(role, sample.t_ns, sample.position_rad))
+        self._guard(lambda: self._session.joints(role, sample.t_ns, sample.position))
 
     def _on_tip(self, role: RobotRole, msg: PoseStamped) -> None:
         pose = convert.pose_stamped_from_msg(msg)

@@ -53,7 +53,7 @@ class RobotDriver(Node):
 
     def _on_reset(self, request: Any, response: Any) -> Any:
         try:
-            q = convert.joint_state_from_msg(_as_joint_state(request), self._names).position_rad
+            q = convert.joint_state_from_msg(_as_joint_state(request), self._names).position
             self._port.reset(str(request.test_id), q, int(request.seed))
         except CosimError as exc:
             response.success, response.message = False, str(exc)
@@ -61,20 +61,20 @@ class RobotDriver(Node):
         rest = self._port.reset_sample
         assert rest is not None
         response.success = True
-        response.position = [float(v) for v in rest.q_measured_rad]
+        response.position = [float(v) for v in rest.q_measured]
         return response
 
     def _on_command(self, msg: JointState) -> None:
         try:
             command = convert.joint_state_from_msg(msg, self._names)
-            self._port.send(command.t_ns, command.position_rad)
+            self._port.send(command.t_ns, command.position)
         except CosimError as exc:  # a bad command is reported, never fatal to the graph
             self._alert(str(exc))
             return
         sample = self._port.latest
         empty = np.zeros(0)
         self._joints_pub.publish(
-            convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, sample.q_measured_rad, empty))
+            convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, sample.q_measured, empty))
         )
         tip = convert.StampedPose(command.t_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
         self._tip_pub.publish(convert.pose_stamped_to_msg(tip))  # NaN where unknown: one tip per joint state

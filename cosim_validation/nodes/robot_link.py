@@ -65,17 +65,17 @@ class RobotLink:
     def _on_joints(self, msg: Any) -> None:
         sample = convert.joint_state_from_msg(msg, self.names)
         with self._cond:
-            self._joints[sample.t_ns] = sample.position_rad
+            self._joints[sample.t_ns] = sample.position
             self._last_answer_s = time.monotonic()
             self._cond.notify_all()
 
-    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
-        """Bring the robot to ``q0_rad`` at rest, its noise reseeded with ``case_seed``."""
+    def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
+        """Bring the robot to ``q0`` at rest, its noise reseeded with ``case_seed``."""
         timeout_s = self.reset_timeout_s
         if not self._reset.wait_for_service(timeout_sec=timeout_s):
             raise RobotLostError(f"{self._role.label} robot: no reset service after {timeout_s:.1f} s")
         request = ResetRobot.Request(
-            test_id=test_id, joint_names=list(self.names), position=[float(v) for v in q0_rad], seed=int(case_seed)
+            test_id=test_id, joint_names=list(self.names), position=[float(v) for v in q0], seed=int(case_seed)
         )
         done = threading.Event()
         future = self._reset.call_async(request)
@@ -90,9 +90,9 @@ class RobotLink:
         with self._cond:
             self._joints.clear()
 
-    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+    def send(self, stamp_ns: int, q: np.ndarray) -> None:
         """Stream one setpoint stamped ``stamp_ns``."""
-        sample = convert.JointSample(stamp_ns, self.names, q_rad, np.zeros(0))
+        sample = convert.JointSample(stamp_ns, self.names, q, np.zeros(0))
         self.commands.publish(convert.joint_state_to_msg(sample))
 
     def answered_since(self, monotonic_s: float) -> bool:

@@ -86,19 +86,19 @@ class RobotProxy(Node):
     def _on_command(self, msg: JointState) -> None:
         command = convert.joint_state_from_msg(msg, self._names)
         with self._lock:
-            q = command.position_rad
+            q = command.position
             if self._last_ns is not None:  # the first setpoint after a reset reaches no filter (batch: no command)
                 self._t_s += (command.t_ns - self._last_ns) / 1e9
                 for f in self._filters:
                     q = f.command(self._t_s, q)
-            self._last_ns, self._setpoint = command.t_ns, command.position_rad
+            self._last_ns, self._setpoint = command.t_ns, command.position
             self._publish_events()
         self._raw_commands.publish(convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, q, q[:0])))
 
     def _on_joints(self, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg, self._names)
         with self._lock:
-            self._joints[sample.t_ns] = sample.position_rad
+            self._joints[sample.t_ns] = sample.position
             self._emit(sample.t_ns)
 
     def _on_tip(self, msg: Any) -> None:
@@ -117,7 +117,7 @@ class RobotProxy(Node):
             sample = f.observe(sample)
         self._publish_events()
         empty = np.zeros(0)
-        joints = convert.JointSample(stamp_ns, self._names, sample.q_measured_rad, empty)
+        joints = convert.JointSample(stamp_ns, self._names, sample.q_measured, empty)
         self._joints_pub.publish(convert.joint_state_to_msg(joints))
         tip = convert.StampedPose(stamp_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
         self._tip_pub.publish(convert.pose_stamped_to_msg(tip))

@@ -84,7 +84,7 @@ def line_motion(
                 f"{length * 1e3:.1f} mm)",
                 "unreachable",
             )
-        q = np.concatenate((q_start[None, :], result.q_rad))
+        q = np.concatenate((q_start[None, :], result.q))
         velocity_ratio, acceleration_ratio = limit_ratios(q, joint_limits, dt_s)
         factor = max(velocity_ratio, np.sqrt(acceleration_ratio))
         if factor <= 1.0:

@@ -55,7 +55,7 @@ class FiveStagePlanner:
         self.config = planning
         self.world = world
         self.kinematics = robot.kinematics
-        self.ik = InverseKinematics(self.kinematics, robot.q_lower_rad, robot.q_upper_rad, robot.home_q_rad)
+        self.ik = InverseKinematics(self.kinematics, robot.q_lower, robot.q_upper, robot.home_q)
         self.joint_limits = scaled(robot.limits, planning.joint_velocity_scale, planning.joint_acceleration_scale)
         self.checker = MotionChecker(self.kinematics, world, planning.arm_clearance_m)
 
@@ -125,12 +125,12 @@ class FiveStagePlanner:
                 "unreachable",
             )
         points = _sample_polyline(self._waypoints(source_m, line), _COARSE_STEP_M)
-        best, best_score = solved.q_rad, self._look_ahead(solved.q_rad, points)
+        best, best_score = solved.q, self._look_ahead(solved.q, points)
         if best_score > _SMOOTH_STEP_RAD:  # the home-like solution is not smooth enough: try the other rolls
-            for candidate in self.ik.solve_rolls(solved.q_rad, _ROLLS)[1:]:
-                score = self._look_ahead(candidate.q_rad, points)
+            for candidate in self.ik.solve_rolls(solved.q, _ROLLS)[1:]:
+                score = self._look_ahead(candidate.q, points)
                 if score < best_score:
-                    best, best_score = candidate.q_rad, score
+                    best, best_score = candidate.q, score
         return best
 
     def _look_ahead(self, q_start: np.ndarray, points: np.ndarray) -> float:
@@ -140,7 +140,7 @@ class FiveStagePlanner:
         path = self.ik.track(q_start, points, R, full_orientation=False)
         if not path.converged:
             return np.inf
-        return float(np.max(np.abs(np.diff(np.vstack((q_start, path.q_rad)), axis=0))))
+        return float(np.max(np.abs(np.diff(np.vstack((q_start, path.q)), axis=0))))
 
     def needle_clearance(self, q: np.ndarray, enough_m: float = np.inf) -> np.ndarray:
         """(n,) distance of the needle to the nearest forbidden region at each joint vector (n, J) [m].
@@ -152,7 +152,7 @@ class FiveStagePlanner:
 
     def _initialization(self, q_source: np.ndarray) -> tuple[np.ndarray, bool]:
         """Joint samples from home to ``q_source``, and whether OMPL was needed."""
-        home = self.robot.home_q_rad
+        home = self.robot.home_q
         step = self.config.collision_step_rad
         for q, name in ((home, "home pose"), (q_source, "source pose")):
             problem = self.checker.problem(q[None, :], check_needle=True)
@@ -162,7 +162,7 @@ class FiveStagePlanner:
         if self.checker.problem(densify(straight, step), check_needle=True) is None:
             return straight, False
         waypoints = plan_joint_path(
-            home, q_source, self.robot.q_lower_rad, self.robot.q_upper_rad, self.checker.valid, step, self.config.ompl
+            home, q_source, self.robot.q_lower, self.robot.q_upper, self.checker.valid, step, self.config.ompl
         )
         motion = joint_polyline(waypoints, self.joint_limits, self.config.dt_s)
         self._require_free(densify(motion, step), "initialization (OMPL path)", check_needle=True)

@@ -32,9 +32,9 @@ def joint_line(q_from: np.ndarray, q_to: np.ndarray, limits: CommandLimits, dt_s
     span = np.abs(delta[moving])
     u = profile_samples(
         1.0,
-        float(np.min(limits.velocity_rad_s[moving] / span)),
-        float(np.min(limits.acceleration_rad_s2[moving] / span)),
-        float(np.min(limits.jerk_rad_s3[moving] / span)),
+        float(np.min(limits.velocity[moving] / span)),
+        float(np.min(limits.acceleration[moving] / span)),
+        float(np.min(limits.jerk[moving] / span)),
         dt_s,
     )
     q: np.ndarray = q_from + u[:, None] * delta
@@ -57,9 +57,9 @@ def joint_polyline(waypoints: np.ndarray, limits: CommandLimits, dt_s: float) ->
 def scaled(limits: CommandLimits, velocity_scale: float, acceleration_scale: float) -> CommandLimits:
     """Limits with velocity and acceleration scaled down (the planner leaves headroom for tracking)."""
     return CommandLimits(
-        limits.velocity_rad_s * velocity_scale,
-        limits.acceleration_rad_s2 * acceleration_scale,
-        limits.jerk_rad_s3,
+        limits.velocity * velocity_scale,
+        limits.acceleration * acceleration_scale,
+        limits.jerk,
     )
 
 
@@ -80,6 +80,6 @@ def limit_ratios(q: np.ndarray, limits: CommandLimits, dt_s: float) -> tuple[flo
     velocity = np.abs(np.diff(q, axis=0)) / dt_s
     acceleration = np.abs(np.diff(padded, 2, axis=0)) / dt_s**2
     return (
-        float(np.max(velocity / limits.velocity_rad_s)),
-        float(np.max(acceleration / limits.acceleration_rad_s2)),
+        float(np.max(velocity / limits.velocity)),
+        float(np.max(acceleration / limits.acceleration)),
     )

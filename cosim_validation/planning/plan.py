@@ -39,7 +39,7 @@ class Plan:
     Attributes:
         t_s: (n,) sample times from the case start [s], at the sampling period.
         stage: (n,) uint8 :class:`Stage` of each sample (the first sample belongs to initialization).
-        q_rad: (n, J) joint setpoints [rad].
+        q: (n, J) joint setpoints [rad].
         source_m: (3,) source point [m].
         line: The insertion line.
         controller: Name of the controller that made the plan.
@@ -48,7 +48,7 @@ class Plan:
 
     t_s: np.ndarray
     stage: np.ndarray
-    q_rad: np.ndarray
+    q: np.ndarray
     source_m: np.ndarray
     line: InsertionLine
     controller: str
@@ -91,7 +91,7 @@ class Plan:
         self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None
     ) -> TrajectoryRecord:
         """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip."""
-        arrays = kinematics.record_arrays(self.q_rad)
+        arrays = kinematics.record_arrays(self.q)
         info = {"controller": self.controller, "sampling_rate_hz": 1.0 / float(self.t_s[1] - self.t_s[0])}
         info.update(self.meta)
         info.update(meta or {})
@@ -103,8 +103,8 @@ class Plan:
             needle_length_m=kinematics.needle_length_m,
             t_s=self.t_s,
             stage=self.stage,
-            q_setpoint_rad=self.q_rad,
-            q_measured_rad=self.q_rad,
+            q_setpoint=self.q,
+            q_measured=self.q,
             joint_pos_m=arrays.joint_pos_m,
             joint_axis=arrays.joint_axis,
             tip_pos_m=arrays.tip_pos_m,

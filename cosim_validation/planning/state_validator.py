@@ -87,7 +87,7 @@ class StateValidator:
         self.kinematics = robot.kinematics
         self.world = world
         self.settings = settings
-        self.max_step_rad = robot.limits.velocity_rad_s * period_s * settings.velocity_tolerance
+        self.max_step_rad = robot.limits.velocity * period_s * settings.velocity_tolerance
         self.checker = MotionChecker(self.kinematics, world, settings.arm_clearance_m, cover_step_m=0.0)
         self._last: np.ndarray | None = None
         self.stop_reason: SetpointVerdict | None = None
@@ -107,19 +107,19 @@ class StateValidator:
         self._last = self.kinematics.as_joint_batch(q_current_rad, "q_current_rad")[0]
         self.stop_reason = None
 
-    def check(self, q_setpoint_rad: ArrayLike) -> SetpointVerdict:
+    def check(self, q_setpoint: ArrayLike) -> SetpointVerdict:
         """Check one setpoint (J,); an accepted one becomes the reference of the next velocity check."""
         if self.stop_reason is not None:
             return SetpointVerdict(False, "stopped", f"robot stopped: {self.stop_reason.message}")
-        verdict = self._evaluate(q_setpoint_rad)
+        verdict = self._evaluate(q_setpoint)
         if verdict.accepted:
-            self._last = np.asarray(q_setpoint_rad, dtype=np.float64).copy()
+            self._last = np.asarray(q_setpoint, dtype=np.float64).copy()
         else:
             self.stop_reason = verdict
         return verdict
 
-    def _evaluate(self, q_setpoint_rad: ArrayLike) -> SetpointVerdict:
-        q = np.asarray(q_setpoint_rad, dtype=np.float64)
+    def _evaluate(self, q_setpoint: ArrayLike) -> SetpointVerdict:
+        q = np.asarray(q_setpoint, dtype=np.float64)
         if q.shape != (self.kinematics.n_joints,) or not np.isfinite(q).all():
             return SetpointVerdict(
                 False, "malformed", f"setpoint must be {self.kinematics.n_joints} finite angles, got {q.tolist()!r}"
@@ -161,16 +161,16 @@ class StateValidator:
         return _OK
 
 
-def validated_setpoints(validator: StateValidator, q_plan_rad: np.ndarray) -> tuple[np.ndarray, int | None]:
+def validated_setpoints(validator: StateValidator, q_plan: np.ndarray) -> tuple[np.ndarray, int | None]:
     """Pass a plan's setpoints (n, J) through the validator, as a controller streaming them would.
 
     Returns:
         The setpoints actually sent (n, J) (after a refusal, the last accepted one is held) and the index of
         the first refused setpoint (None if all passed). The validator is reset to the plan's first sample.
     """
-    validator.reset(q_plan_rad[0])
-    sent = q_plan_rad.copy()
-    for i, q in enumerate(q_plan_rad):
+    validator.reset(q_plan[0])
+    sent = q_plan.copy()
+    for i, q in enumerate(q_plan):
         if not validator.check(q).accepted:
             held = validator.last_accepted
             assert held is not None

@@ -20,8 +20,8 @@ class Sample:
         robot: Which robot produced it (EXPECTED samples are the plan the others are compared with).
         t_s: Time since the case start [s].
         stage: Stage of the case at this sample.
-        q_setpoint_rad: (J,) commanded joint positions [rad].
-        q_measured_rad: (J,) measured joint positions [rad].
+        q_setpoint: (J,) commanded joint positions [rad].
+        q_measured: (J,) measured joint positions [rad].
         joint_pos_m: (J, 3) origin of every joint in base_link [m].
         joint_axis: (J, 3) unit rotation axis of every joint in base_link.
         tip_pos_m: (3,) needle tip from forward kinematics, base_link [m].
@@ -33,8 +33,8 @@ class Sample:
     robot: RobotRole
     t_s: float
     stage: Stage
-    q_setpoint_rad: np.ndarray
-    q_measured_rad: np.ndarray
+    q_setpoint: np.ndarray
+    q_measured: np.ndarray
     joint_pos_m: np.ndarray
     joint_axis: np.ndarray
     tip_pos_m: np.ndarray
@@ -49,8 +49,8 @@ class Sample:
             robot=record.robot,
             t_s=float(record.t_s[k]),
             stage=Stage(int(record.stage[k])),
-            q_setpoint_rad=record.q_setpoint_rad[k],
-            q_measured_rad=record.q_measured_rad[k],
+            q_setpoint=record.q_setpoint[k],
+            q_measured=record.q_measured[k],
             joint_pos_m=record.joint_pos_m[k],
             joint_axis=record.joint_axis[k],
             tip_pos_m=record.tip_pos_m[k],
@@ -72,7 +72,7 @@ class Block:
     Attributes:
         t_s: (n,) float64 times [s].
         stage: (n,) uint8 stages.
-        q_setpoint_rad, q_measured_rad: (n, J) joint positions [rad].
+        q_setpoint, q_measured: (n, J) joint positions [rad].
         joint_pos_m, joint_axis: (n, J, 3) joint origins [m] and unit axes.
         tip_pos_m: (n, 3); tip_quat_wxyz: (n, 4); actual_tip_pos_m: (n, 3); actual_tip_quat_wxyz: (n, 4).
         needle_length_m: Needle length [m].
@@ -80,8 +80,8 @@ class Block:
 
     t_s: np.ndarray
     stage: np.ndarray
-    q_setpoint_rad: np.ndarray
-    q_measured_rad: np.ndarray
+    q_setpoint: np.ndarray
+    q_measured: np.ndarray
     joint_pos_m: np.ndarray
     joint_axis: np.ndarray
     tip_pos_m: np.ndarray
@@ -101,8 +101,8 @@ class Block:
         return cls(
             record.t_s,
             record.stage,
-            record.q_setpoint_rad,
-            record.q_measured_rad,
+            record.q_setpoint,
+            record.q_measured,
             record.joint_pos_m,
             record.joint_axis,
             record.tip_pos_m,
@@ -122,8 +122,8 @@ class Block:
         if not math.isfinite(sample.t_s):
             raise TraceError(f"{sample.robot.label} sample: time must be finite, got {sample.t_s!r}")
         shapes = {
-            "q_setpoint_rad": (n_joints,),
-            "q_measured_rad": (n_joints,),
+            "q_setpoint": (n_joints,),
+            "q_measured": (n_joints,),
             "joint_pos_m": (n_joints, 3),
             "joint_axis": (n_joints, 3),
             "tip_pos_m": (3,),
@@ -165,8 +165,8 @@ class Block:
         return Block(
             self.t_s[index],
             self.stage[index],
-            self.q_setpoint_rad[index],
-            self.q_measured_rad[index],
+            self.q_setpoint[index],
+            self.q_measured[index],
             self.joint_pos_m[index],
             self.joint_axis[index],
             self.tip_pos_m[index],

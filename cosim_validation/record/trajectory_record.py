@@ -49,8 +49,8 @@ class TrajectoryRecord:
             ``tip_pos_m - needle_length_m * tip_axis`` to ``tip_pos_m``.
         t_s: (n,) float64 sample times since the case start [s], non-decreasing.
         stage: (n,) uint8 :class:`Stage` of each sample.
-        q_setpoint_rad: (n, J) commanded joint positions [rad].
-        q_measured_rad: (n, J) measured joint positions [rad].
+        q_setpoint: (n, J) commanded joint positions [rad].
+        q_measured: (n, J) measured joint positions [rad].
         joint_pos_m: (n, J, 3) origin of every joint in base_link, from the measured joints [m].
         joint_axis: (n, J, 3) unit rotation axis of every joint in base_link.
         tip_pos_m: (n, 3) needle-tip position from the measured joints (forward kinematics) [m].
@@ -67,8 +67,8 @@ class TrajectoryRecord:
     needle_length_m: float
     t_s: np.ndarray
     stage: np.ndarray
-    q_setpoint_rad: np.ndarray
-    q_measured_rad: np.ndarray
+    q_setpoint: np.ndarray
+    q_measured: np.ndarray
     joint_pos_m: np.ndarray
     joint_axis: np.ndarray
     tip_pos_m: np.ndarray
@@ -83,8 +83,8 @@ class TrajectoryRecord:
         expected = {
             "t_s": (n,),
             "stage": (n,),
-            "q_setpoint_rad": (n, j),
-            "q_measured_rad": (n, j),
+            "q_setpoint": (n, j),
+            "q_measured": (n, j),
             "joint_pos_m": (n, j, 3),
             "joint_axis": (n, j, 3),
             "tip_pos_m": (n, 3),
@@ -183,6 +183,9 @@ class TrajectoryRecord:
         if header.get("format") != _FORMAT:
             raise InputError(f"{source}: unsupported trajectory record format {header.get('format')!r}")
         fields_ = _header_fields(header, source)
+        for old, new in _OLD_ARRAYS.items():  # a record written before the units left the names
+            if old in arrays and new not in arrays:
+                arrays[new] = arrays.pop(old)
         missing = [name for name in _ARRAYS if name not in arrays]
         if missing:
             raise InputError(f"{source}: array {missing[0]!r} missing (the file holds: {', '.join(sorted(arrays))})")
@@ -232,8 +235,8 @@ class TrajectoryRecord:
 _ARRAYS: tuple[str, ...] = (
     "t_s",
     "stage",
-    "q_setpoint_rad",
-    "q_measured_rad",
+    "q_setpoint",
+    "q_measured",
     "joint_pos_m",
     "joint_axis",
     "tip_pos_m",
@@ -241,6 +244,9 @@ _ARRAYS: tuple[str, ...] = (
     "actual_tip_pos_m",
     "actual_tip_quat_wxyz",
 )
+
+#: Array names of records written before the units left the names (a prismatic joint's values are metres).
+_OLD_ARRAYS = {"q_setpoint_rad": "q_setpoint", "q_measured_rad": "q_measured"}
 
 
 def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -130,7 +130,7 @@ def _stats(values: np.ndarray) -> dict[str, float]:
 def record_deviation(record: TrajectoryRecord, expected: TrajectoryRecord) -> tuple[np.ndarray, np.ndarray]:
     """(n, J) joint deviations [rad] and (n,) tip deviations [m] of ``record`` from ``expected`` (nearest time)."""
     pair = align_expected(record.t_s, expected.t_s)
-    joints = np.abs(record.q_measured_rad - expected.q_measured_rad[pair])
+    joints = np.abs(record.q_measured - expected.q_measured[pair])
     tip = record.actual_tip_pos_m if record.has_actual_tip else record.tip_pos_m
     return joints, np.linalg.norm(tip - expected.tip_pos_m[pair], axis=1)
 

@@ -48,13 +48,13 @@ class IkResult(NamedTuple):
     """One solve.
 
     Attributes:
-        q_rad: (J,) joint vector, always within the solver's limits [rad].
+        q: (J,) joint vector, always within the solver's limits [rad].
         position_error_m: Remaining tip position error [m].
         orientation_error_rad: Remaining needle-axis (or orientation) error [rad].
         converged: Whether both errors are within tolerance.
     """
 
-    q_rad: np.ndarray
+    q: np.ndarray
     position_error_m: float
     orientation_error_rad: float
     converged: bool
@@ -64,13 +64,13 @@ class PathIkResult(NamedTuple):
     """A followed sequence of tip poses.
 
     Attributes:
-        q_rad: (n, J) joint vectors [rad].
+        q: (n, J) joint vectors [rad].
         position_error_m: (n,) tip position errors [m].
         orientation_error_rad: (n,) orientation errors [rad].
         converged: Whether every pose converged.
     """
 
-    q_rad: np.ndarray
+    q: np.ndarray
     position_error_m: np.ndarray
     orientation_error_rad: np.ndarray
     converged: bool
@@ -99,31 +99,31 @@ class InverseKinematics:
 
     Args:
         kinematics: Arm and needle.
-        q_lower_rad: (J,) lowest allowed joint angles (e.g. URDF limits + margin) [rad].
-        q_upper_rad: (J,) highest allowed joint angles [rad].
-        q_posture_rad: (J,) preferred posture for solves without a reference (e.g. the home pose) [rad].
+        q_lower: (J,) lowest allowed joint angles (e.g. URDF limits + margin) [rad].
+        q_upper: (J,) highest allowed joint angles [rad].
+        q_posture: (J,) preferred posture for solves without a reference (e.g. the home pose) [rad].
         settings: Tolerances and gains.
     """
 
     def __init__(
         self,
         kinematics: Kinematics,
-        q_lower_rad: np.ndarray,
-        q_upper_rad: np.ndarray,
-        q_posture_rad: np.ndarray,
+        q_lower: np.ndarray,
+        q_upper: np.ndarray,
+        q_posture: np.ndarray,
         settings: IkSettings | None = None,
     ) -> None:
         self.kinematics = kinematics
-        self.q_lower_rad = np.ascontiguousarray(q_lower_rad, dtype=np.float64)
-        self.q_upper_rad = np.ascontiguousarray(q_upper_rad, dtype=np.float64)
-        self.q_posture_rad = kinematics.check_limits(q_posture_rad, name="q_posture_rad")
+        self.q_lower = np.ascontiguousarray(q_lower, dtype=np.float64)
+        self.q_upper = np.ascontiguousarray(q_upper, dtype=np.float64)
+        self.q_posture = kinematics.check_limits(q_posture, name="q_posture")
         self.settings = settings or IkSettings()
 
     def _args(self) -> tuple[Any, ...]:
         s = self.settings
         chain = self.kinematics.chain
         return (
-            self.q_lower_rad, self.q_upper_rad, chain.T_parent_joint, chain.axis_in_joint,
+            self.q_lower, self.q_upper, chain.T_parent_joint, chain.axis_in_joint,
             self.kinematics.T_last_tip, s.max_iter, s.tol_pos_m, s.tol_rot_rad, s.posture_gain, s.damping,
         )  # fmt: skip
 
@@ -162,21 +162,21 @@ class InverseKinematics:
         R = frame_with_axis(axis)
         results = []
         for seed in self._seeds(pos):
-            q, err_p, err_r, _ = solve_ik(seed, pos, R, False, self.q_posture_rad, *self._args())
+            q, err_p, err_r, _ = solve_ik(seed, pos, R, False, self.q_posture, *self._args())
             results.append(IkResult(q, err_p, err_r, self._converged(err_p, err_r)))
             if len(results) == 1 and results[0].converged and self.limit_margin(q) >= _GOOD_MARGIN_RAD:
                 return results[0]  # from the preferred posture itself: nothing can be closer to it
         converged = [r for r in results if r.converged]
-        good = [r for r in converged if self.limit_margin(r.q_rad) >= _GOOD_MARGIN_RAD]
+        good = [r for r in converged if self.limit_margin(r.q) >= _GOOD_MARGIN_RAD]
         if good:
-            return min(good, key=lambda r: float(np.linalg.norm(r.q_rad - self.q_posture_rad)))
+            return min(good, key=lambda r: float(np.linalg.norm(r.q - self.q_posture)))
         if converged:
-            return max(converged, key=lambda r: self.limit_margin(r.q_rad))
+            return max(converged, key=lambda r: self.limit_margin(r.q))
         return min(results, key=lambda r: r.position_error_m)
 
-    def limit_margin(self, q_rad: np.ndarray) -> float:
+    def limit_margin(self, q: np.ndarray) -> float:
         """Smallest distance of the joints (J,) from the solver's limits [rad]."""
-        return float(np.min(np.minimum(q_rad - self.q_lower_rad, self.q_upper_rad - q_rad)))
+        return float(np.min(np.minimum(q - self.q_lower, self.q_upper - q)))
 
     def solve_rolls(self, q_solution: ArrayLike, n_rolls: int) -> list[IkResult]:
         """Solutions with the same tip position and needle axis, turned about the needle by 360/n_rolls deg steps.
@@ -203,14 +203,14 @@ class InverseKinematics:
         The shapes cover both elbow and wrist flips of the z-y-z-y-z-y-z arm (signs of joints 2, 4, 6 with
         joint 5 at 0 or pi), so tilted needles that need a flipped wrist are found too.
         """
-        home = self.q_posture_rad
+        home = self.q_posture
         azimuth = float(np.arctan2(tip_pos_m[1], tip_pos_m[0]))
         seeds = [home.copy()]
         for j5 in (0.0, np.pi, -np.pi):
             for j1 in (azimuth, azimuth - 0.7, azimuth + 0.7):
                 for j2, j4, j6 in _ARM_SHAPES:
                     seed = np.array([j1, j2, 0.0, j4, j5, j6 if j5 == 0.0 else -j6, 0.0])
-                    seeds.append(np.clip(seed, self.q_lower_rad, self.q_upper_rad))
+                    seeds.append(np.clip(seed, self.q_lower, self.q_upper))
         return seeds
 
     def track(

@@ -30,8 +30,8 @@ class KinematicChain:
             in base_link), at zero joint angle.
         axis_in_joint: (J, 3) unit rotation axis of each joint in its own frame.
         T_last_mount: (4, 4) placement of the tool mount frame (e.g. ``needle_mount``) in the last joint frame.
-        q_lower_rad: (J,) lower position limits from the URDF [rad].
-        q_upper_rad: (J,) upper position limits from the URDF [rad].
+        q_lower: (J,) lower position limits from the URDF [rad].
+        q_upper: (J,) upper position limits from the URDF [rad].
         velocity_limit_rad_s: (J,) URDF velocity limits [rad/s] (hardware maxima, not commanding limits).
         model: The pinocchio model (for cross-checks and dynamics).
     """
@@ -41,8 +41,8 @@ class KinematicChain:
     T_parent_joint: np.ndarray
     axis_in_joint: np.ndarray
     T_last_mount: np.ndarray
-    q_lower_rad: np.ndarray
-    q_upper_rad: np.ndarray
+    q_lower: np.ndarray
+    q_upper: np.ndarray
     velocity_limit_rad_s: np.ndarray
     model: Any
 
@@ -107,8 +107,8 @@ def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
         T_parent_joint=np.stack([_se3_matrix(model.jointPlacements[j]) for j in range(1, n + 1)]),
         axis_in_joint=np.stack([_joint_axis(model.joints[j], names[j - 1], path) for j in range(1, n + 1)]),
         T_last_mount=_se3_matrix(mount.placement),
-        q_lower_rad=np.array(model.lowerPositionLimit, dtype=np.float64),
-        q_upper_rad=np.array(model.upperPositionLimit, dtype=np.float64),
+        q_lower=np.array(model.lowerPositionLimit, dtype=np.float64),
+        q_upper=np.array(model.upperPositionLimit, dtype=np.float64),
         velocity_limit_rad_s=np.array(model.velocityLimit, dtype=np.float64),
         model=model,
     )

@@ -95,14 +95,14 @@ class Kinematics:
         return self.chain.n_joints
 
     @property
-    def q_lower_rad(self) -> np.ndarray:
+    def q_lower(self) -> np.ndarray:
         """(J,) URDF lower position limits [rad]."""
-        return self.chain.q_lower_rad
+        return self.chain.q_lower
 
     @property
-    def q_upper_rad(self) -> np.ndarray:
+    def q_upper(self) -> np.ndarray:
         """(J,) URDF upper position limits [rad]."""
-        return self.chain.q_upper_rad
+        return self.chain.q_upper
 
     # ------------------------------------------------------------------ input checks
     def as_joint_batch(self, q: ArrayLike, name: str = "q") -> np.ndarray:
@@ -128,7 +128,7 @@ class Kinematics:
     def limit_violations(self, q: ArrayLike, margin_rad: float = 0.0) -> list[str]:
         """Descriptions of the joints of a (J,) vector outside [lower + margin, upper - margin]; empty if none."""
         qv = self.as_joint_batch(q)[0]
-        lower, upper = self.q_lower_rad + margin_rad, self.q_upper_rad - margin_rad
+        lower, upper = self.q_lower + margin_rad, self.q_upper - margin_rad
         return [
             f"{self.joint_names[j]} = {float(qv[j])!r} rad outside [{lower[j]:.4f}, {upper[j]:.4f}]"
             for j in np.flatnonzero((qv < lower) | (qv > upper))

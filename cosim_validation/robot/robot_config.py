@@ -11,8 +11,12 @@ from cosim_validation.config import ConfigNode, resolve_resource
 from cosim_validation.robot.errors import RobotModelError
 from cosim_validation.robot.kinematics import NEEDLE_LENGTH_M, Kinematics
 
-_KEYS = ("urdf", "mount_frame", "needle_length_m", "home_q_rad", "joint_limit_margin_rad", "limits")
-_LIMIT_KEYS = ("velocity_rad_s", "acceleration_rad_s2", "jerk_rad_s3")
+_KEYS = ("urdf", "mount_frame", "needle_length_m", "home_q", "joint_limit_margin", "limits")
+_LIMIT_KEYS = ("velocity", "acceleration", "jerk")
+# Names before the units left the key names (issue 17: a prismatic joint's values are metres); a run directory's
+# copy of an older configuration still loads.
+_OLD_KEYS = {"home_q_rad": "home_q", "joint_limit_margin_rad": "joint_limit_margin"}
+_OLD_LIMIT_KEYS = {"velocity_rad_s": "velocity", "acceleration_rad_s2": "acceleration", "jerk_rad_s3": "jerk"}
 
 
 @dataclass(frozen=True)
@@ -20,14 +24,14 @@ class CommandLimits:
     """Joint limits for commanding the arm (the controller's real-time interface), per joint.
 
     Attributes:
-        velocity_rad_s: (J,) maximum joint speed [rad/s].
-        acceleration_rad_s2: (J,) maximum joint acceleration [rad/s^2].
-        jerk_rad_s3: (J,) maximum joint jerk [rad/s^3].
+        velocity: (J,) maximum joint speed [rad/s].
+        acceleration: (J,) maximum joint acceleration [rad/s^2].
+        jerk: (J,) maximum joint jerk [rad/s^3].
     """
 
-    velocity_rad_s: np.ndarray
-    acceleration_rad_s2: np.ndarray
-    jerk_rad_s3: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    jerk: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -36,25 +40,25 @@ class RobotConfig:
 
     Attributes:
         kinematics: Arm and needle (URDF limits inside).
-        home_q_rad: (J,) default pose where every case starts [rad].
-        joint_limit_margin_rad: Planned motion keeps this far from the URDF position limits [rad].
+        home_q: (J,) default pose where every case starts [rad].
+        joint_limit_margin: Planned motion keeps this far from the URDF position limits [rad].
         limits: Commanding limits (velocity, acceleration, jerk).
     """
 
     kinematics: Kinematics
-    home_q_rad: np.ndarray
-    joint_limit_margin_rad: float
+    home_q: np.ndarray
+    joint_limit_margin: float
     limits: CommandLimits
 
     @property
-    def q_lower_rad(self) -> np.ndarray:
+    def q_lower(self) -> np.ndarray:
         """(J,) lowest joint angles the planner may command (URDF limit + margin) [rad]."""
-        return self.kinematics.q_lower_rad + self.joint_limit_margin_rad
+        return self.kinematics.q_lower + self.joint_limit_margin
 
     @property
-    def q_upper_rad(self) -> np.ndarray:
+    def q_upper(self) -> np.ndarray:
         """(J,) highest joint angles the planner may command (URDF limit - margin) [rad]."""
-        return self.kinematics.q_upper_rad - self.joint_limit_margin_rad
+        return self.kinematics.q_upper - self.joint_limit_margin
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> RobotConfig:
@@ -64,17 +68,18 @@ class RobotConfig:
             ConfigError: A key is missing, unknown or out of range (naming file and key), the URDF is
                 unusable, or the home pose violates the joint limits.
         """
+        node = node.with_renamed_keys(_OLD_KEYS)
         node.reject_unknown(_KEYS)
         kinematics = _kinematics(node)
         n = kinematics.n_joints
-        margin = node["joint_limit_margin_rad"].to_float(minimum=0.0, maximum=0.2)
-        home = node["home_q_rad"].to_vector(n)
+        margin = node["joint_limit_margin"].to_float(minimum=0.0, maximum=0.2)
+        home = node["home_q"].to_vector(n)
         violations = kinematics.limit_violations(home, margin)
         if violations:
-            raise node["home_q_rad"].error(
+            raise node["home_q"].error(
                 f"home pose violates the joint limits (margin {margin} rad): {'; '.join(violations)}"
             )
-        limits_node = node["limits"]
+        limits_node = node["limits"].with_renamed_keys(_OLD_LIMIT_KEYS)
         limits_node.reject_unknown(_LIMIT_KEYS)
         vectors = {}
         for key in _LIMIT_KEYS:

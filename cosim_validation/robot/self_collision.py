@@ -79,7 +79,7 @@ class SelfCollision:
             return None
         index = {name: i for i, name in enumerate(self.kinematics.joint_names)}
         chain = self.kinematics.chain
-        q_ref = 0.5 * (self.kinematics.q_lower_rad + self.kinematics.q_upper_rad) + 0.1  # any generic pose
+        q_ref = 0.5 * (self.kinematics.q_lower + self.kinematics.q_upper) + 0.1  # any generic pose
         data.qpos[self._qpos_index] = q_ref
         mj.mj_kinematics(model, data)
         n_joints = self.kinematics.n_joints

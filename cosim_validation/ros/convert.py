@@ -96,8 +96,8 @@ class JointSample(NamedTuple):
 
     t_ns: int
     names: tuple[str, ...]
-    position_rad: np.ndarray  # (J,)
-    velocity_rad_s: np.ndarray  # (J,) or (0,) if unknown
+    position: np.ndarray  # (J,)
+    velocity: np.ndarray  # (J,) or (0,) if unknown
 
 
 def joint_state_to_msg(sample: JointSample) -> Any:
@@ -108,8 +108,8 @@ def joint_state_to_msg(sample: JointSample) -> Any:
     return JointState(
         header=Header(stamp=time_to_msg(sample.t_ns), frame_id=""),
         name=list(sample.names),
-        position=[float(v) for v in sample.position_rad],
-        velocity=[float(v) for v in sample.velocity_rad_s],
+        position=[float(v) for v in sample.position],
+        velocity=[float(v) for v in sample.velocity],
         effort=[],
     )
 
@@ -344,7 +344,7 @@ class ExpectedState(NamedTuple):
     stage: int
     sample_index: int
     names: tuple[str, ...]
-    q_rad: np.ndarray
+    q: np.ndarray
 
 
 def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> Any:
@@ -353,7 +353,7 @@ def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_
 
     from cosim_validation_interfaces.msg import Robot, RobotState
 
-    q = [float(v) for v in state.q_rad]
+    q = [float(v) for v in state.q]
     return RobotState(
         header=Header(stamp=time_to_msg(state.t_ns), frame_id="base_link"),
         test_id=state.test_id,

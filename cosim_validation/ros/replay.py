@@ -157,11 +157,11 @@ def _feed(
         return []
     if message.topic == EXPECTED_TOPIC:
         state = convert.expected_state_from_msg(msg)
-        return tracker.expected(state.t_ns, Stage(state.stage), state.q_rad)
+        return tracker.expected(state.t_ns, Stage(state.stage), state.q)
     role = by_topic[message.topic]
     if joints.get(role) == message.topic:
         sample = convert.joint_state_from_msg(msg, tuple(tracker.kinematics.joint_names))
-        return tracker.joints(role, sample.t_ns, sample.position_rad)
+        return tracker.joints(role, sample.t_ns, sample.position)
     pose = convert.pose_stamped_from_msg(msg)
     return tracker.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz)
 

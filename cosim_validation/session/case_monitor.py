@@ -88,13 +88,13 @@ class CaseMonitor:
         """Samples monitored so far per robot (EXPECTED included)."""
         return dict(self._counts)
 
-    def add_expected(self, stamp_ns: int, stage: Stage, q_plan_rad: np.ndarray) -> list[Verdict]:
+    def add_expected(self, stamp_ns: int, stage: Stage, q_plan: np.ndarray) -> list[Verdict]:
         """The controller's expected state; returns verdict changes."""
-        return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan_rad))
+        return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan))
 
-    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured_rad: np.ndarray) -> list[Verdict]:
+    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Verdict]:
         """A robot's measured joints; returns verdict changes."""
-        return self._push(self._assembler.add_joints(role, stamp_ns, q_measured_rad))
+        return self._push(self._assembler.add_joints(role, stamp_ns, q_measured))
 
     def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
         """A robot's actual tip pose; returns verdict changes."""

@@ -135,17 +135,17 @@ class CaseTracker:
         self._per_robot = dict(per_robot or {})
         self._maybe_conclude()
 
-    def expected(self, stamp_ns: int, stage: Stage, q_rad: np.ndarray) -> list[Verdict]:
+    def expected(self, stamp_ns: int, stage: Stage, q: np.ndarray) -> list[Verdict]:
         """An expected state; returns verdict changes."""
         if self._monitor is None:
             return []
-        return self._after(self._monitor.add_expected(stamp_ns, stage, q_rad))
+        return self._after(self._monitor.add_expected(stamp_ns, stage, q))
 
-    def joints(self, role: RobotRole, stamp_ns: int, q_rad: np.ndarray) -> list[Verdict]:
+    def joints(self, role: RobotRole, stamp_ns: int, q: np.ndarray) -> list[Verdict]:
         """A robot's measured joints; returns verdict changes."""
         if self._monitor is None or self.case is None or role not in self.case.robots:
             return []
-        return self._after(self._monitor.add_joints(role, stamp_ns, q_rad))
+        return self._after(self._monitor.add_joints(role, stamp_ns, q))
 
     def tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
         """A robot's actual tip pose; returns verdict changes."""

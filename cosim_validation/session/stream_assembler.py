@@ -58,21 +58,21 @@ class StreamAssembler:
         """How many samples were handed out per robot."""
         return {role: s.count for role, s in self._streams.items()}
 
-    def add_expected(self, stamp_ns: int, stage: Stage, q_plan_rad: np.ndarray) -> list[Sample]:
+    def add_expected(self, stamp_ns: int, stage: Stage, q_plan: np.ndarray) -> list[Sample]:
         """The controller's expected state at ``stamp_ns``; returns the EXPECTED sample and any completed."""
         if self._start_ns is None:
             self._start_ns = stamp_ns
-        q = self._checked(q_plan_rad, "expected")
+        q = self._checked(q_plan, "expected")
         self._expected[stamp_ns] = (stage, q)
         out = [self._sample(RobotRole.EXPECTED, stamp_ns, stage, q, q, _NAN3, _NAN4)]
         for role in self._streams:
             out += self._emit(role, final=False)
         return out
 
-    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured_rad: np.ndarray) -> list[Sample]:
+    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Sample]:
         """A robot's measured joints at ``stamp_ns``; returns the samples this completes."""
         stream = self._stream(role)
-        stream.joints[stamp_ns] = self._checked(q_measured_rad, role.label)
+        stream.joints[stamp_ns] = self._checked(q_measured, role.label)
         if stream.first_ns is None:
             stream.first_ns = stamp_ns
         return self._emit(role, final=False)
@@ -143,8 +143,8 @@ class StreamAssembler:
             robot=role,
             t_s=(stamp_ns - (start or 0)) / 1e9,
             stage=stage,
-            q_setpoint_rad=q_set,
-            q_measured_rad=q_meas,
+            q_setpoint=q_set,
+            q_measured=q_meas,
             joint_pos_m=fk.joint_pos_m[0],
             joint_axis=fk.joint_axis[0],
             tip_pos_m=fk.tip_pos_m[0],

@@ -17,8 +17,8 @@ def checked_joint_vector(
     value: ArrayLike,
     what: str,
     joint_names: tuple[str, ...],
-    q_lower_rad: np.ndarray,
-    q_upper_rad: np.ndarray,
+    q_lower: np.ndarray,
+    q_upper: np.ndarray,
 ) -> np.ndarray:
     """``value`` as a finite (J,) float64 vector inside the joint limits.
 
@@ -26,8 +26,8 @@ def checked_joint_vector(
         value: The joint vector [rad].
         what: What it is, for the message (e.g. ``mujoco setpoint``).
         joint_names: Names of the J joints.
-        q_lower_rad: (J,) lower limits [rad].
-        q_upper_rad: (J,) upper limits [rad].
+        q_lower: (J,) lower limits [rad].
+        q_upper: (J,) upper limits [rad].
 
     Raises:
         BackendInputError: Wrong shape, NaN or infinite entries, or a joint outside its limits.
@@ -42,12 +42,12 @@ def checked_joint_vector(
     if bad.any():
         i = int(np.argmax(bad))
         raise BackendInputError(f"{what}: {joint_names[i]} is {float(q[i])!r}; joint positions must be finite")
-    outside = (q < q_lower_rad - LIMIT_TOLERANCE_RAD) | (q > q_upper_rad + LIMIT_TOLERANCE_RAD)
+    outside = (q < q_lower - LIMIT_TOLERANCE_RAD) | (q > q_upper + LIMIT_TOLERANCE_RAD)
     if outside.any():
         i = int(np.argmax(outside))
         raise BackendInputError(
             f"{what}: {joint_names[i]} = {float(q[i])!r} rad is outside its limits "
-            f"[{float(q_lower_rad[i])!r}, {float(q_upper_rad[i])!r}] rad"
+            f"[{float(q_lower[i])!r}, {float(q_upper[i])!r}] rad"
         )
     return q
 

@@ -17,7 +17,7 @@ _STAGE_VALUES = np.array([int(s) for s in Stage])
 
 
 def _checked_plan(
-    t_s: ArrayLike, stage: ArrayLike, q_setpoint_rad: ArrayLike, backend: RobotBackend
+    t_s: ArrayLike, stage: ArrayLike, q_setpoint: ArrayLike, backend: RobotBackend
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The plan as (n,) times, (n,) uint8 stages, (n, J) setpoints; every problem named with its sample."""
     t = np.asarray(t_s, dtype=np.float64)
@@ -34,30 +34,30 @@ def _checked_plan(
     st = np.asarray(stage)
     if st.shape != (n,) or not np.isin(st, _STAGE_VALUES).all():
         raise BackendInputError(f"plan stage: expected ({n},) Stage values {_STAGE_VALUES.tolist()}, got {stage!r}")
-    q = np.asarray(q_setpoint_rad, dtype=np.float64)
+    q = np.asarray(q_setpoint, dtype=np.float64)
     if q.shape != (n, len(names)):
-        raise BackendInputError(f"plan q_setpoint_rad: expected shape ({n}, {len(names)}), got {q.shape}")
-    bad = ~np.isfinite(q) | (q < backend.q_lower_rad - 1e-9) | (q > backend.q_upper_rad + 1e-9)
+        raise BackendInputError(f"plan q_setpoint: expected shape ({n}, {len(names)}), got {q.shape}")
+    bad = ~np.isfinite(q) | (q < backend.q_lower - 1e-9) | (q > backend.q_upper + 1e-9)
     if bad.any():
         k, j = (int(i) for i in np.argwhere(bad)[0])
         raise BackendInputError(
-            f"plan q_setpoint_rad[{k}] ({names[j]} = {float(q[k, j])!r} rad) is not finite or outside "
-            f"[{float(backend.q_lower_rad[j])!r}, {float(backend.q_upper_rad[j])!r}]"
+            f"plan q_setpoint[{k}] ({names[j]} = {float(q[k, j])!r} rad) is not finite or outside "
+            f"[{float(backend.q_lower[j])!r}, {float(backend.q_upper[j])!r}]"
         )
     return t, st.astype(np.uint8), q
 
 
-def run_samples(backend: RobotBackend, t_s: np.ndarray, q_setpoint_rad: np.ndarray) -> list[BackendSample]:
+def run_samples(backend: RobotBackend, t_s: np.ndarray, q_setpoint: np.ndarray) -> list[BackendSample]:
     """Stream the setpoints at their times; sample k is read when setpoint k is due (t_s[k]).
 
     The arm starts at rest at setpoint 0 (sample 0); setpoint k is commanded at t_s[k-1] to be reached
     at t_s[k] (first-order hold), so sample k measures how well the arm follows setpoint k.
     """
-    backend.reset(q_setpoint_rad[0])
+    backend.reset(q_setpoint[0])
     samples = [backend.read()]
     for k in range(1, t_s.shape[0]):
         dt_s = float(t_s[k] - t_s[k - 1])
-        backend.command(q_setpoint_rad[k], dt_s)
+        backend.command(q_setpoint[k], dt_s)
         backend.advance(dt_s)
         samples.append(backend.read())
     return samples
@@ -68,7 +68,7 @@ def execute_trajectory(
     kinematics: Kinematics,
     t_s: ArrayLike,
     stage: ArrayLike,
-    q_setpoint_rad: ArrayLike,
+    q_setpoint: ArrayLike,
     *,
     test_id: str = "",
     meta: Mapping[str, Any] | None = None,
@@ -80,7 +80,7 @@ def execute_trajectory(
         kinematics: The nominal arm and needle: forward kinematics of the measured joints.
         t_s: (n,) plan times [s], strictly increasing.
         stage: (n,) :class:`~cosim_validation.record.Stage` of each sample.
-        q_setpoint_rad: (n, J) planned joint positions [rad], finite and within the joint limits.
+        q_setpoint: (n, J) planned joint positions [rad], finite and within the joint limits.
         test_id: Id of the case, stored in the record.
         meta: Extra metadata for the record.
 
@@ -92,9 +92,9 @@ def execute_trajectory(
     Raises:
         BackendInputError: Malformed plan (naming the sample and joint).
     """
-    t, st, q = _checked_plan(t_s, stage, q_setpoint_rad, backend)
+    t, st, q = _checked_plan(t_s, stage, q_setpoint, backend)
     samples = run_samples(backend, t, q)
-    measured = np.array([s.q_measured_rad for s in samples])
+    measured = np.array([s.q_measured for s in samples])
     fk = kinematics.record_arrays(measured)
     return TrajectoryRecord(
         test_id=test_id,
@@ -104,8 +104,8 @@ def execute_trajectory(
         needle_length_m=kinematics.needle_length_m,
         t_s=t[0] + np.array([s.t_s for s in samples]),
         stage=st,
-        q_setpoint_rad=q,
-        q_measured_rad=measured,
+        q_setpoint=q,
+        q_measured=measured,
         joint_pos_m=fk.joint_pos_m,
         joint_axis=fk.joint_axis,
         tip_pos_m=fk.tip_pos_m,

@@ -37,13 +37,13 @@ class MujocoArm:
         """Simulated time since the last reset [s]."""
         return self.steps * self.timestep_s
 
-    def reset(self, q0_rad: np.ndarray) -> None:
-        """At rest at ``q0_rad`` ((J,) [rad]), reference holding it, clock at 0."""
+    def reset(self, q0: np.ndarray) -> None:
+        """At rest at ``q0`` ((J,) [rad]), reference holding it, clock at 0."""
         self._mujoco.mj_resetData(self.model, self.data)
-        self.data.qpos[:] = q0_rad
-        self.data.act[:] = q0_rad
+        self.data.qpos[:] = q0
+        self.data.act[:] = q0
         self.data.ctrl[:] = 0.0
-        self.ramp.reset(q0_rad)
+        self.ramp.reset(q0)
         self.steps = 0
         self._mujoco.mj_forward(self.model, self.data)
 

@@ -34,11 +34,11 @@ class MujocoBackend:
         model = compile_spec(spec, str(kinematics.chain.urdf_path))
         self._arm = MujocoArm(model)
         self._joint_names = hinge_joint_names(spec)
-        self._q_lower_rad = np.array(model.jnt_range[: self._arm.n_joints, 0])
-        self._q_upper_rad = np.array(model.jnt_range[: self._arm.n_joints, 1])
+        self._q_lower = np.array(model.jnt_range[: self._arm.n_joints, 0])
+        self._q_upper = np.array(model.jnt_range[: self._arm.n_joints, 1])
         self._setpoint_rad = np.zeros(self._arm.n_joints)
         self._requested_s = 0.0
-        self.reset(np.clip(np.zeros(self._arm.n_joints), self._q_lower_rad, self._q_upper_rad))
+        self.reset(np.clip(np.zeros(self._arm.n_joints), self._q_lower, self._q_upper))
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -46,14 +46,14 @@ class MujocoBackend:
         return self._joint_names
 
     @property
-    def q_lower_rad(self) -> np.ndarray:
+    def q_lower(self) -> np.ndarray:
         """(J,) lower joint limits [rad]."""
-        return self._q_lower_rad.copy()
+        return self._q_lower.copy()
 
     @property
-    def q_upper_rad(self) -> np.ndarray:
+    def q_upper(self) -> np.ndarray:
         """(J,) upper joint limits [rad]."""
-        return self._q_upper_rad.copy()
+        return self._q_upper.copy()
 
     @property
     def physics_timestep_s(self) -> float:
@@ -61,20 +61,18 @@ class MujocoBackend:
         return self._arm.timestep_s
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
-        )
+        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)
 
-    def reset(self, q0_rad: ArrayLike) -> None:
-        """At rest at ``q0_rad`` ((J,) [rad]), clock at 0."""
-        q0 = self._joints(q0_rad, "reset pose")
+    def reset(self, q0: ArrayLike) -> None:
+        """At rest at ``q0`` ((J,) [rad]), clock at 0."""
+        q0 = self._joints(q0, "reset pose")
         self._arm.reset(q0)
         self._setpoint_rad = q0
         self._requested_s = 0.0
 
-    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
-        """Ramp the servo reference to ``q_setpoint_rad`` ((J,) [rad]) within ``duration_s`` [s]."""
-        q = self._joints(q_setpoint_rad, "setpoint")
+    def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
+        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s]."""
+        q = self._joints(q_setpoint, "setpoint")
         duration = checked_duration(duration_s, f"{self.name} command duration_s")
         self._arm.ramp.start(q, duration)
         self._setpoint_rad = q
@@ -90,8 +88,8 @@ class MujocoBackend:
         tip_pos_m, tip_quat_wxyz = self._arm.tip_pose()
         return BackendSample(
             t_s=self._arm.time_s,
-            q_setpoint_rad=self._setpoint_rad.copy(),
-            q_measured_rad=self._arm.joint_positions_rad(),
+            q_setpoint=self._setpoint_rad.copy(),
+            q_measured=self._arm.joint_positions_rad(),
             actual_tip_pos_m=tip_pos_m,
             actual_tip_quat_wxyz=tip_quat_wxyz,
         )

@@ -33,12 +33,12 @@ class OffsetFilter:
         """``offset:<options>``."""
         return self._name
 
-    def reset(self, q0_rad: np.ndarray, case_seed: int) -> None:
+    def reset(self, q0: np.ndarray, case_seed: int) -> None:
         """Nothing to restart."""
 
-    def command(self, t_s: float, q_setpoint_rad: np.ndarray) -> np.ndarray:
+    def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
         """The setpoint plus the offsets."""
-        return np.asarray(q_setpoint_rad, dtype=np.float64) + self.offset_rad
+        return np.asarray(q_setpoint, dtype=np.float64) + self.offset_rad
 
     def observe(self, sample: BackendSample) -> BackendSample:
         """Unchanged: the encoders read where the robot really is."""

@@ -81,8 +81,8 @@ class PybulletBackend:
                 f"{urdf_path}: PyBullet joints {self._joint_names}, kinematics joints {kinematics.joint_names}, "
                 f"servo configured for {servo.n_joints} joints: they must agree"
             )
-        self._q_lower_rad = np.array([info[8] for info in infos])
-        self._q_upper_rad = np.array([info[9] for info in infos])
+        self._q_lower = np.array([info[8] for info in infos])
+        self._q_upper = np.array([info[9] for info in infos])
         self._effort_nm = np.array([info[10] for info in infos])
         self._kp, self._kd = servo.kp_nm_per_rad, servo.kd_nms_per_rad
         self._armature, self._damping = servo.armature_kg_m2, servo.damping_nms_per_rad
@@ -102,7 +102,7 @@ class PybulletBackend:
         self._setpoint_rad = np.zeros(n)
         self._steps = 0
         self._requested_s = 0.0
-        self.reset(np.clip(np.zeros(n), self._q_lower_rad, self._q_upper_rad))
+        self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -110,23 +110,21 @@ class PybulletBackend:
         return self._joint_names
 
     @property
-    def q_lower_rad(self) -> np.ndarray:
+    def q_lower(self) -> np.ndarray:
         """(J,) lower joint limits [rad]."""
-        return self._q_lower_rad.copy()
+        return self._q_lower.copy()
 
     @property
-    def q_upper_rad(self) -> np.ndarray:
+    def q_upper(self) -> np.ndarray:
         """(J,) upper joint limits [rad]."""
-        return self._q_upper_rad.copy()
+        return self._q_upper.copy()
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower_rad, self._q_upper_rad
-        )
+        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)
 
-    def reset(self, q0_rad: ArrayLike) -> None:
-        """At rest at ``q0_rad`` ((J,) [rad]), clock at 0."""
-        q0 = self._joint_vector(q0_rad, "reset pose")
+    def reset(self, q0: ArrayLike) -> None:
+        """At rest at ``q0`` ((J,) [rad]), clock at 0."""
+        q0 = self._joint_vector(q0, "reset pose")
         for joint, q in zip(self._joints, q0, strict=True):
             self._p.resetJointState(self._body, joint, float(q), 0.0, physicsClientId=self._client)
         self._ramp.reset(q0)
@@ -134,9 +132,9 @@ class PybulletBackend:
         self._steps = 0
         self._requested_s = 0.0
 
-    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
-        """Ramp the servo reference to ``q_setpoint_rad`` ((J,) [rad]) within ``duration_s`` [s]."""
-        q = self._joint_vector(q_setpoint_rad, "setpoint")
+    def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
+        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s]."""
+        q = self._joint_vector(q_setpoint, "setpoint")
         self._ramp.start(q, checked_duration(duration_s, f"{self.name} command duration_s"))
         self._setpoint_rad = q
 
@@ -182,8 +180,8 @@ class PybulletBackend:
         x, y, z, w = link[5]
         return BackendSample(
             t_s=self._steps * self.physics_timestep_s,
-            q_setpoint_rad=self._setpoint_rad.copy(),
-            q_measured_rad=q,
+            q_setpoint=self._setpoint_rad.copy(),
+            q_measured=q,
             actual_tip_pos_m=np.array(link[4]) + rotation @ self._tip_in_last_m,
             actual_tip_quat_wxyz=canonical(quat_multiply(np.array([w, x, y, z]), self._tip_quat_in_last)),
         )

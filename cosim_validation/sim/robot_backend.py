@@ -21,16 +21,16 @@ class BackendSample(NamedTuple):
 
     Attributes:
         t_s: Time since the last reset [s].
-        q_setpoint_rad: (J,) the last commanded joint setpoint [rad] (the reset pose before any command).
-        q_measured_rad: (J,) measured joint positions [rad]: the simulator state, or the encoders.
+        q_setpoint: (J,) the last commanded joint setpoint [rad] (the reset pose before any command).
+        q_measured: (J,) measured joint positions [rad]: the simulator state, or the encoders.
         actual_tip_pos_m: (3,) actual needle-tip position in base_link [m]: simulator ground truth or an
             external tracker; NaN where the robot cannot know it.
         actual_tip_quat_wxyz: (4,) actual needle-tip orientation (tip +z along the needle); NaN if unknown.
     """
 
     t_s: float
-    q_setpoint_rad: np.ndarray
-    q_measured_rad: np.ndarray
+    q_setpoint: np.ndarray
+    q_measured: np.ndarray
     actual_tip_pos_m: np.ndarray
     actual_tip_quat_wxyz: np.ndarray
 
@@ -60,21 +60,21 @@ class RobotBackend(Protocol):
         ...
 
     @property
-    def q_lower_rad(self) -> np.ndarray:
+    def q_lower(self) -> np.ndarray:
         """(J,) lower joint position limits [rad]."""
         ...
 
     @property
-    def q_upper_rad(self) -> np.ndarray:
+    def q_upper(self) -> np.ndarray:
         """(J,) upper joint position limits [rad]."""
         ...
 
-    def reset(self, q0_rad: ArrayLike) -> None:
-        """Put the arm at rest at ``q0_rad`` ((J,) [rad]) and the clock at 0."""
+    def reset(self, q0: ArrayLike) -> None:
+        """Put the arm at rest at ``q0`` ((J,) [rad]) and the clock at 0."""
         ...
 
-    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
-        """Stream a setpoint: reach ``q_setpoint_rad`` ((J,) [rad]) linearly within ``duration_s`` [s]."""
+    def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
+        """Stream a setpoint: reach ``q_setpoint`` ((J,) [rad]) linearly within ``duration_s`` [s]."""
         ...
 
     def advance(self, dt_s: float) -> None:

@@ -45,11 +45,11 @@ class RobotFilter(Protocol):
         """What it is, for records and logs (e.g. ``errors:er3pro-v1``, ``hazards:sudden_jump``)."""
         ...
 
-    def reset(self, q0_rad: np.ndarray, case_seed: int) -> None:
-        """A new case starts at rest at ``q0_rad``; every random stream restarts from ``case_seed``."""
+    def reset(self, q0: np.ndarray, case_seed: int) -> None:
+        """A new case starts at rest at ``q0``; every random stream restarts from ``case_seed``."""
         ...
 
-    def command(self, t_s: float, q_setpoint_rad: np.ndarray) -> np.ndarray:
+    def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
         """The joint vector the robot gets for the controller's setpoint due at case time ``t_s`` [s]."""
         ...
 
@@ -95,18 +95,18 @@ class FilteredBackend:
         if reseed is not None:
             reseed(case_seed)
 
-    def reset(self, q0_rad: ArrayLike) -> None:
-        """Reset the robot at ``q0_rad``, then every filter (with the case seed of the last :meth:`reseed`)."""
-        self.inner.reset(q0_rad)
-        q0 = np.asarray(q0_rad, dtype=np.float64)
+    def reset(self, q0: ArrayLike) -> None:
+        """Reset the robot at ``q0``, then every filter (with the case seed of the last :meth:`reseed`)."""
+        self.inner.reset(q0)
+        q0 = np.asarray(q0, dtype=np.float64)
         for f in self.filters:
             f.reset(q0, self._seed)
         self._t_s = 0.0
 
-    def command(self, q_setpoint_rad: ArrayLike, duration_s: float) -> None:
+    def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
         """The setpoint due ``duration_s`` [s] from now, through every filter."""
         self._t_s += float(duration_s)
-        q = np.asarray(q_setpoint_rad, dtype=np.float64)
+        q = np.asarray(q_setpoint, dtype=np.float64)
         for f in self.filters:
             q = f.command(self._t_s, q)
         self.inner.command(q, duration_s)

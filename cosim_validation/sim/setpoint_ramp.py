@@ -41,9 +41,9 @@ class SetpointRamp:
         """Physics steps until the reference reaches the last setpoint (0 when holding)."""
         return self._steps_left
 
-    def reset(self, q_rad: np.ndarray) -> None:
-        """Hold ``q_rad`` ((J,) [rad])."""
-        self._reference_rad = np.array(q_rad, dtype=np.float64)
+    def reset(self, q: np.ndarray) -> None:
+        """Hold ``q`` ((J,) [rad])."""
+        self._reference_rad = np.array(q, dtype=np.float64)
         self._target_rad = self._reference_rad.copy()
         self._slope_rad_s[:] = 0.0
         self._steps_left = 0

@@ -27,7 +27,7 @@ from cosim_validation.config import package_root
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.statechart.loader import load_machine
-from cosim_validation.statechart.model import Machine
+from cosim_validation.statechart.model import REQUIREMENTS, Machine
 from cosim_validation.statechart.runtime import Statechart, StepResult
 from cosim_validation.statechart.snapshot import SIGNALS, SampleLike, record_rows, snapshot
 
@@ -42,7 +42,8 @@ class BehaviourResult(NamedTuple):
     Attributes:
         machine: Name of the machine.
         robot: Robot of the replayed run.
-        status: ``holds`` (ended in green), ``violated`` (entered red, or ended elsewhere), ``unknown`` (no samples).
+        status: ``holds`` (ended in green), ``violated`` (entered red, or ended elsewhere), ``unknown`` (no samples,
+            or the run lacks what the machine ``requires``: stages, a target).
         final_state: Active state at every level, outermost first, joined by '/'.
         time_s: When it entered red (or the last sample when it ended outside green); NaN if it passed.
         stage: Stage at that time; NONE if it passed.
@@ -95,11 +96,20 @@ class BehaviourRunner:
         self.transitions: list[tuple[float, str, str]] = []
         self.red: tuple[float, Stage] | None = None
         self.result: BehaviourResult | None = None
+        self.staged = "stages" not in machine.requires  # a sample with a stage arrived (or none is needed)
+        self.unstaged = 0  # leading samples of stage NONE not replayed
+        if "target" in machine.requires and self.target_m is None:
+            self.result = self._missing("target")
 
     def push(self, sample: SampleLike) -> BehaviourResult | None:
         """Take one sample; the (failed) result as soon as the machine enters red, else None."""
         if self.result is not None:
             return None
+        if not self.staged:
+            if int(sample.stage) == Stage.NONE:
+                self.unstaged += 1
+                return None
+            self.staged = True
         if self.pending is not None and sample.t_s < self.pending.t_s:
             raise InputError(f"machine {self.chart.machine.name!r}: time goes backwards at t={sample.t_s!r} s")
         if self.pending is not None:
@@ -110,6 +120,9 @@ class BehaviourRunner:
     def finish(self) -> BehaviourResult:
         """End of the run: the test's result."""
         if self.result is not None:
+            return self.result
+        if not self.staged and self.unstaged:
+            self.result = self._missing("stages", f"{self.unstaged} samples, all of stage none")
             return self.result
         if self.pending is None:
             self.result = self._outcome("unknown", math.nan, Stage.NONE, "empty trace: no samples")
@@ -154,6 +167,11 @@ class BehaviourRunner:
     def path(self) -> str:
         """The active state at every level, outermost first, joined by '/'."""
         return "/".join(self.chart.machine.states[s].name for s in self.chart.active)
+
+    def _missing(self, requirement: str, detail: str = "") -> BehaviourResult:
+        """``unknown``: the run lacks a requirement of the machine (``requires:`` in its file)."""
+        reason = f"needs {REQUIREMENTS[requirement]}" + (f"; {detail}" if detail else "")
+        return self._outcome("unknown", math.nan, Stage.NONE, reason)
 
     def _outcome(self, status: str, time_s: float, stage: Stage, reason: str) -> BehaviourResult:
         return BehaviourResult(self.chart.machine.name, self.robot, status, self.path(), time_s, stage, reason,

@@ -10,7 +10,7 @@ from typing import Any
 from cosim_validation.config import ConfigNode, load_config
 from cosim_validation.statechart.errors import ExpressionError, MachineError
 from cosim_validation.statechart.expression import parse_expression
-from cosim_validation.statechart.model import OUTER_FIRST, PRIORITY_SCHEMES, Guard, Machine
+from cosim_validation.statechart.model import OUTER_FIRST, PRIORITY_SCHEMES, REQUIREMENTS, Guard, Machine
 from cosim_validation.statechart.scope import ExpressionScope
 from cosim_validation.statechart.state_tree import parse_states
 from cosim_validation.statechart.transitions import parse_transitions
@@ -18,7 +18,7 @@ from cosim_validation.statechart.validation import check_machine
 
 _TOP_KEYS = (
     "machine", "description", "priority", "goals", "events", "guards", "commands", "variables", "parameters",
-    "signals", "initial", "states", "transitions",
+    "signals", "initial", "states", "transitions", "requires",
 )  # fmt: skip
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
@@ -63,10 +63,24 @@ def parse_machine(root: ConfigNode, overrides: Mapping[str, Any] | None = None) 
     goals = str(root["goals"].to_path()) if root.has("goals") else ""
     machine = Machine(
         root["machine"].to_str(), root.source, description, priority, states, events, guards, commands,
-        variables, parameters, signals, transitions, goals,
+        variables, parameters, signals, transitions, goals, _requirements(root.get("requires")),
     )  # fmt: skip
     check_machine(machine)
     return machine
+
+
+def _requirements(node: ConfigNode | None) -> tuple[str, ...]:
+    """The ``requires`` list: each one of :data:`REQUIREMENTS`."""
+    if node is None:
+        return ()
+    out = []
+    for child in node.elements():
+        name = child.to_str()
+        if name not in REQUIREMENTS:
+            raise MachineError(child.source, child.key, f"unknown requirement {name!r}; expected one of: "
+                               f"{', '.join(REQUIREMENTS)}")  # fmt: skip
+        out.append(name)
+    return tuple(out)
 
 
 def _identifier(node: ConfigNode, name: str) -> str:

@@ -123,6 +123,13 @@ class Transition:
         return text
 
 
+#: What a behaviour test may require of a run, and the reason given when the run lacks it.
+REQUIREMENTS: dict[str, str] = {
+    "stages": "the stages of a case (no sample carries one: a recording without the expected trajectory?)",
+    "target": "the case's target (none in the context, the record or the plan)",
+}
+
+
 @dataclass(frozen=True, eq=False)
 class Machine:
     """A validated state machine (build it with :func:`~cosim_validation.statechart.loader.load_machine`).
@@ -141,6 +148,8 @@ class Machine:
         signals: Names the host provides at each step (snapshot values), with descriptions.
         transitions: Every transition, wildcards expanded, in declaration order.
         goals_file: The LTL goals file named by the machine ("" if none).
+        requires: What a run must have for a behaviour test to judge it (``stages``, ``target``); a run without
+            it gives ``unknown`` with the reason (statechart/behaviour.py).
     """
 
     name: str
@@ -156,6 +165,7 @@ class Machine:
     signals: Mapping[str, str]
     transitions: tuple[Transition, ...]
     goals_file: str = ""
+    requires: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ tree navigation
     def state(self, path: str) -> State:

@@ -21,7 +21,7 @@ SIGNALS: dict[str, str] = {
     "tip_axis": "(3,) unit needle direction, towards the tip",
     "tip_velocity_m_s": "(3,) backward difference of the tip [m/s]; zeros at the first sample",
     "insertion_speed_m_s": "tip velocity along the needle axis [m/s]: > 0 moving in, < 0 moving out",
-    "q_rad": "(J,) measured joint positions [rad]",
+    "q": "(J,) measured joint positions [rad]",
     "actual_tip_m": "(3,) tracked or ground-truth tip [m]; NaN if unknown",
     "has_target": "whether the case's target is known",
     "distance_to_target_m": "distance of the tip from the target [m]; NaN without a target",
@@ -46,7 +46,7 @@ class SampleLike(Protocol):
     def tip_quat_wxyz(self) -> np.ndarray: ...
 
     @property
-    def q_measured_rad(self) -> np.ndarray: ...
+    def q_measured(self) -> np.ndarray: ...
 
     @property
     def actual_tip_pos_m(self) -> np.ndarray: ...
@@ -59,7 +59,7 @@ class RecordSample(NamedTuple):
     stage: Stage
     tip_pos_m: np.ndarray
     tip_quat_wxyz: np.ndarray
-    q_measured_rad: np.ndarray
+    q_measured: np.ndarray
     actual_tip_pos_m: np.ndarray
 
 
@@ -67,7 +67,7 @@ def record_rows(record: TrajectoryRecord) -> list[RecordSample]:
     """Every sample of ``record`` in order."""
     return [
         RecordSample(float(record.t_s[k]), Stage(int(record.stage[k])), record.tip_pos_m[k], record.tip_quat_wxyz[k],
-                     record.q_measured_rad[k], record.actual_tip_pos_m[k])
+                     record.q_measured[k], record.actual_tip_pos_m[k])
         for k in range(record.n_samples)
     ]  # fmt: skip
 
@@ -98,7 +98,7 @@ def snapshot(
         "tip_axis": axis,
         "tip_velocity_m_s": velocity,
         "insertion_speed_m_s": float(velocity @ axis),
-        "q_rad": np.asarray(sample.q_measured_rad),
+        "q": np.asarray(sample.q_measured),
         "actual_tip_m": np.asarray(sample.actual_tip_pos_m),
         "has_target": target_m is not None,
         "distance_to_target_m": distance,

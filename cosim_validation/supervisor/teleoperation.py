@@ -7,7 +7,7 @@ file, so TeleoperationMode can be tested without a haptic device::
     teleoperation:
       segments:
         - {duration_s: 1.0, tip_linear_m_s: [0.0, 0.0, 0.01], tip_angular_rad_s: [0.0, 0.0, 0.0]}
-        - {duration_s: 2.0, joints_rad: [0.0, -0.4, 0.0, 1.46, 0.0, 1.3, 0.0]}
+        - {duration_s: 2.0, joints: [0.0, -0.4, 0.0, 1.46, 0.0, 1.3, 0.0]}
 
 A twist (base_link, at the tip) is followed by resolved-rate control, q += J+ v dt with a damped
 pseudo-inverse of the tip Jacobian; joint targets are approached linearly over their segment. After the
@@ -34,7 +34,7 @@ class TeleoperationSegment:
 
     duration_s: float
     twist: NDArray[np.float64] | None = None
-    joints_rad: NDArray[np.float64] | None = None
+    joints: NDArray[np.float64] | None = None
 
 
 class TeleoperationCommand(NamedTuple):
@@ -44,7 +44,7 @@ class TeleoperationCommand(NamedTuple):
     segment: int
     segment_start_s: float
     twist: NDArray[np.float64] | None
-    joints_rad: NDArray[np.float64] | None
+    joints: NDArray[np.float64] | None
 
 
 class TeleoperationScript:
@@ -73,17 +73,17 @@ class TeleoperationScript:
             return TeleoperationCommand("hold", len(self.segments), self.duration_s, None, None)
         seg = self.segments[index]
         kind = "twist" if seg.twist is not None else "joints"
-        return TeleoperationCommand(kind, index, float(self.starts_s[index]), seg.twist, seg.joints_rad)
+        return TeleoperationCommand(kind, index, float(self.starts_s[index]), seg.twist, seg.joints)
 
 
 def _segment(node: ConfigNode, n_joints: int) -> TeleoperationSegment:
-    node.reject_unknown(("duration_s", "tip_linear_m_s", "tip_angular_rad_s", "joints_rad"))
+    node.reject_unknown(("duration_s", "tip_linear_m_s", "tip_angular_rad_s", "joints"))
     duration = node["duration_s"].to_float(exclusive_minimum=0.0)
     twist_given = node.has("tip_linear_m_s") or node.has("tip_angular_rad_s")
-    if twist_given == node.has("joints_rad"):
-        raise node.error("give either a tip twist (tip_linear_m_s, tip_angular_rad_s) or joints_rad")
-    if node.has("joints_rad"):
-        return TeleoperationSegment(duration, joints_rad=node["joints_rad"].to_vector(n_joints))
+    if twist_given == node.has("joints"):
+        raise node.error("give either a tip twist (tip_linear_m_s, tip_angular_rad_s) or joints")
+    if node.has("joints"):
+        return TeleoperationSegment(duration, joints=node["joints"].to_vector(n_joints))
     linear = node["tip_linear_m_s"].to_vector(3) if node.has("tip_linear_m_s") else np.zeros(3)
     angular = node["tip_angular_rad_s"].to_vector(3) if node.has("tip_angular_rad_s") else np.zeros(3)
     return TeleoperationSegment(duration, twist=np.concatenate([linear, angular]))
@@ -102,14 +102,14 @@ class TeleoperationFollower:
         self.kinematics = kinematics
         self.script = script
         self.damping = damping
-        self.q_rad = np.zeros(kinematics.n_joints)
+        self.q = np.zeros(kinematics.n_joints)
         self.start_s = 0.0
         self._segment = -1
-        self._segment_q0 = self.q_rad
+        self._segment_q0 = self.q
 
-    def start(self, q_rad: ArrayLike, t_s: float) -> None:
-        """Teleoperation begins at ``t_s`` [s] with the arm at ``q_rad`` (J,)."""
-        self.q_rad = self.kinematics.check_limits(q_rad)
+    def start(self, q: ArrayLike, t_s: float) -> None:
+        """Teleoperation begins at ``t_s`` [s] with the arm at ``q`` (J,)."""
+        self.q = self.kinematics.check_limits(q)
         self.start_s = t_s
         self._segment = -1
 
@@ -121,20 +121,20 @@ class TeleoperationFollower:
         """
         command = self.script.command_at(t_s - 0.5 * dt_s - self.start_s)  # mid-period: robust to rounding
         if command.segment != self._segment:
-            self._segment, self._segment_q0 = command.segment, self.q_rad.copy()
+            self._segment, self._segment_q0 = command.segment, self.q.copy()
         if command.kind == "twist":
             assert command.twist is not None
-            self.q_rad = self.q_rad + self._rate(command.twist) * dt_s
+            self.q = self.q + self._rate(command.twist) * dt_s
         elif command.kind == "joints":
-            assert command.joints_rad is not None
+            assert command.joints is not None
             seg = self.script.segments[command.segment]
             fraction = min(1.0, (t_s - self.start_s - command.segment_start_s) / seg.duration_s)
-            self.q_rad = self._segment_q0 + fraction * (command.joints_rad - self._segment_q0)
-        return self.q_rad.copy()
+            self.q = self._segment_q0 + fraction * (command.joints - self._segment_q0)
+        return self.q.copy()
 
     def _rate(self, twist: NDArray[np.float64]) -> NDArray[np.float64]:
         """Joint velocity (J,) for a tip twist (6,): damped least squares J^T (J J^T + d^2 I)^-1 v."""
-        J = self.kinematics.tip_jacobian(self.q_rad)
+        J = self.kinematics.tip_jacobian(self.q)
         gram = J @ J.T + self.damping**2 * np.eye(6)
         rate: NDArray[np.float64] = J.T @ np.linalg.solve(gram, twist)
         return rate

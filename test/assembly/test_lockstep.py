@@ -69,11 +69,11 @@ class FakePort:
     sent: list[int] = field(default_factory=list)
     answered_at: float = -1.0  # time.monotonic() of its last answer (a frozen robot that runs again answers late)
 
-    def reset(self, test_id: str, q0_rad: np.ndarray, case_seed: int) -> None:
+    def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
         self.resets.append((test_id, case_seed))
         self.sent.clear()
 
-    def send(self, stamp_ns: int, q_rad: np.ndarray) -> None:
+    def send(self, stamp_ns: int, q: np.ndarray) -> None:
         self.sent.append(stamp_ns)
 
     def wait(self, stamp_ns: int) -> None:
@@ -130,7 +130,7 @@ def loop(kinematics: Kinematics, *ports: FakePort, validate: int | None = None, 
 def test_a_completed_case_streams_every_setpoint_to_every_robot(kinematics: Kinematics) -> None:
     virtual, physical = FakePort(RobotRole.VIRTUAL), FakePort(RobotRole.PHYSICAL)
     lockstep, heard, case = loop(kinematics, virtual, physical), Heard(), make_case()
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     run = lockstep.run(case, FakeController(home), heard)
     assert (run.outcome, run.message, run.executed, run.started) == ("completed", "every stage executed", N, True)
     stamps = [1_000_000_000 + k * 100_000_000 for k in range(N)]
@@ -150,7 +150,7 @@ def test_a_completed_case_streams_every_setpoint_to_every_robot(kinematics: Kine
 def test_a_refused_setpoint_aborts_before_it_is_sent(kinematics: Kinematics) -> None:
     port, heard = FakePort(RobotRole.VIRTUAL), Heard()
     lockstep = loop(kinematics, port, validate=5)
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     run = lockstep.run(make_case(), FakeController(home), heard)
     assert run.outcome == "aborted"
     assert run.message == "the state validator refused setpoint 5 (initialization): needle 4.2 mm from 'heart'"
@@ -165,7 +165,7 @@ def test_a_refused_setpoint_aborts_before_it_is_sent(kinematics: Kinematics) -> 
 def test_a_lost_robot_aborts_the_case_and_is_left_out_of_the_next(kinematics: Kinematics) -> None:
     virtual, physical = FakePort(RobotRole.VIRTUAL), FakePort(RobotRole.PHYSICAL, lose_at=3)
     lockstep = loop(kinematics, virtual, physical)
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     run = lockstep.run(make_case(), FakeController(home), Heard())
     assert (run.outcome, run.message, run.executed) == ("aborted", "physical robot is stale", 3)
     assert set(lockstep.lost) == {RobotRole.PHYSICAL}
@@ -183,7 +183,7 @@ def test_a_lost_robot_aborts_the_case_and_is_left_out_of_the_next(kinematics: Ki
 def test_without_dropping_a_lost_robot_every_case_tries_it_again(kinematics: Kinematics) -> None:
     physical = FakePort(RobotRole.PHYSICAL, lose_at=0)
     lockstep = loop(kinematics, physical, drop=False)
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     for test_id in ("a-1", "a-2"):
         assert lockstep.run(make_case(test_id), FakeController(home), Heard()).outcome == "aborted"
     assert lockstep.lost == {}
@@ -194,7 +194,7 @@ def test_a_lost_robot_that_answers_again_drives_the_next_case(kinematics: Kinema
     """A driver frozen for a while (SIGSTOP) answers its backlog when it runs again: it is back."""
     virtual, physical = FakePort(RobotRole.VIRTUAL), FakePort(RobotRole.PHYSICAL, lose_at=2)
     lockstep = loop(kinematics, virtual, physical)
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     assert lockstep.run(make_case("a-1"), FakeController(home), Heard()).outcome == "aborted"
     assert lockstep.run(make_case("a-2"), FakeController(home), Heard()).left_out == (RobotRole.PHYSICAL,)
     physical.lose_at = None
@@ -206,7 +206,7 @@ def test_a_lost_robot_that_answers_again_drives_the_next_case(kinematics: Kinema
 
 def test_a_refusal_moves_nothing(kinematics: Kinematics) -> None:
     port, heard = FakePort(RobotRole.VIRTUAL), Heard()
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     run = loop(kinematics, port).run(make_case(), FakeController(home, refuse=True), heard)
     assert (run.outcome, run.message, run.started) == ("refused", "clearance: no needle keeps the clearance", False)
     assert port.resets == []
@@ -216,13 +216,13 @@ def test_a_refusal_moves_nothing(kinematics: Kinematics) -> None:
 
 def test_a_cancel_stops_at_the_next_setpoint(kinematics: Kinematics) -> None:
     port = FakePort(RobotRole.VIRTUAL)
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     run = loop(kinematics, port).run(make_case(), FakeController(home), Heard(cancel_at=4))
     assert (run.outcome, run.message, run.executed) == ("aborted", "canceled by the client", 4)
 
 
 def test_bad_requests(kinematics: Kinematics) -> None:
-    home = RobotConfig.from_config(_config()["robot"]).home_q_rad
+    home = RobotConfig.from_config(_config()["robot"]).home_q
     with pytest.raises(InputError, match=r"robots \['physical'\] are not driven here \(robots: \['virtual'\]\)"):
         loop(kinematics, FakePort(RobotRole.VIRTUAL)).run(
             make_case(), FakeController(home), robots=[RobotRole.PHYSICAL]

@@ -24,11 +24,11 @@ def drive(port: BackendPort, seed: int, home: np.ndarray) -> np.ndarray:
     port.reset("case", home, seed)
     for k in range(8):
         port.send(5_000_000_000 + k * 100_000_000, home + 0.01 * k)
-    return np.array([np.concatenate((s.q_measured_rad, s.actual_tip_pos_m)) for s in port.samples])
+    return np.array([np.concatenate((s.q_measured, s.actual_tip_pos_m)) for s in port.samples])
 
 
 def test_a_case_depends_on_its_seed_only(arm: BackendPort) -> None:
-    home = RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).home_q_rad
+    home = RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).home_q
     first = drive(arm, 11, home)
     drive(arm, 12, home)  # something else ran in between
     again = drive(arm, 11, home)
@@ -37,7 +37,7 @@ def test_a_case_depends_on_its_seed_only(arm: BackendPort) -> None:
 
 
 def test_the_first_setpoint_answers_with_the_arm_at_rest(arm: BackendPort) -> None:
-    home = RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).home_q_rad
+    home = RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).home_q
     arm.reset("case", home, 3)
     rest = arm.reset_sample
     arm.send(1_000_000_000, home)
@@ -50,7 +50,7 @@ def test_stamps_must_increase_and_a_reset_comes_first() -> None:
     config = load_config(CONFIG_PATH)
     kinematics = RobotConfig.from_config(config["robot"]).kinematics
     port = BackendPort(make_backend("mujoco", config, kinematics))
-    home = RobotConfig.from_config(config["robot"]).home_q_rad
+    home = RobotConfig.from_config(config["robot"]).home_q
     port.reset("case", home, 0)
     port.send(1_000_000_000, home)  # the answer read at the reset
     with pytest.raises(InputError, match="setpoint stamped 1000000000 ns is not after the previous one"):

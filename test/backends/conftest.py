@@ -30,5 +30,5 @@ def kinematics(robot_config: RobotConfig) -> Kinematics:
 
 @pytest.fixture(scope="session")
 def plan(robot_config: RobotConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A 21 s five-stage joint plan at 10 Hz: (t_s, stage, q_setpoint_rad)."""
-    return five_stage_plan(robot_config.home_q_rad)
+    """A 21 s five-stage joint plan at 10 Hz: (t_s, stage, q_setpoint)."""
+    return five_stage_plan(robot_config.home_q)

@@ -21,7 +21,7 @@ def stored_rows(run_dir: Path) -> dict[str, Any]:
         for test_id, robots in db.trajectory_robots().items():
             for robot in robots:
                 r = db.trajectory(test_id, robot, kinematics)
-                arrays = (r.t_s, r.stage, r.q_setpoint_rad, r.q_measured_rad, r.actual_tip_pos_m)
+                arrays = (r.t_s, r.stage, r.q_setpoint, r.q_measured, r.actual_tip_pos_m)
                 records[(test_id, robot)] = (r.backend, *arrays)
         return {"cases": db.cases(), "verdicts": db.verdicts(), "kpis": db.kpis(), "records": records}
 

@@ -27,7 +27,7 @@ def _same(a: CaseResult, b: CaseResult) -> None:
     assert (a.case, a.verdicts, a.kpis) == (b.case, b.verdicts, b.kpis)
     assert [r.robot for r in a.trajectories] == [r.robot for r in b.trajectories]
     for x, y in zip(a.trajectories, b.trajectories, strict=True):
-        np.testing.assert_array_equal(x.q_measured_rad, y.q_measured_rad)
+        np.testing.assert_array_equal(x.q_measured, y.q_measured)
         np.testing.assert_array_equal(x.actual_tip_pos_m, y.actual_tip_pos_m)
 
 

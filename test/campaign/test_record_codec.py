@@ -52,8 +52,8 @@ def test_round_trip_within_one_step(name: str, records: dict[str, TrajectoryReco
     )
     np.testing.assert_array_equal(back.stage, record.stage)
     np.testing.assert_allclose(back.t_s, record.t_s, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(back.q_setpoint_rad, record.q_setpoint_rad, rtol=0, atol=Q_STEP_RAD / 2 + 1e-15)
-    np.testing.assert_allclose(back.q_measured_rad, record.q_measured_rad, rtol=0, atol=Q_STEP_RAD / 2 + 1e-15)
+    np.testing.assert_allclose(back.q_setpoint, record.q_setpoint, rtol=0, atol=Q_STEP_RAD / 2 + 1e-15)
+    np.testing.assert_allclose(back.q_measured, record.q_measured, rtol=0, atol=Q_STEP_RAD / 2 + 1e-15)
     # a plan's actual tip is its FK tip; a robot's is stored
     actual_atol = 20 * Q_STEP_RAD if name == "plan" else POS_STEP_M / 2 + 1e-15
     np.testing.assert_allclose(back.actual_tip_pos_m, record.actual_tip_pos_m, rtol=0, atol=actual_atol)

@@ -105,10 +105,10 @@ def test_bad_input_is_one_error_line(
 
 def test_self_collision_from_the_configured_robot(case_files: dict[str, Path], tmp_path: Path) -> None:
     record = TrajectoryRecord.load(case_files["virtual"])
-    q = record.q_measured_rad.copy()
+    q = record.q_measured.copy()
     q[20:23] = [0.0, 0.0, 0.0, 2.09, 0.0, 2.09, 0.0]  # elbow and wrist folded: link7 and the needle hit link2
     folded = tmp_path / "folded.npz"
-    edited(record, q_measured_rad=q, q_setpoint_rad=q).save(folded)
+    edited(record, q_measured=q, q_setpoint=q).save(folded)
     out = tmp_path / "out.json"
     with out.open("w") as stream, contextlib.redirect_stdout(stream):
         code = main(["check", str(folded), "--no-scene", "--no-machines", "--json"])

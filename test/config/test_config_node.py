@@ -13,7 +13,7 @@ from cosim_validation.exceptions import ConfigError
 DOC = """
 robot:
   needle_length_m: 0.15
-  home_q_rad: [0, 0.5, 0, 1.0, 0, 0.5, 0]
+  home_q: [0, 0.5, 0, 1.0, 0, 0.5, 0]
   name: er3_pro
   enabled: true
 anatomy:
@@ -31,7 +31,7 @@ def root() -> object:
 def test_values_come_back_typed(root) -> None:  # type: ignore[no-untyped-def]
     robot = root["robot"]
     assert robot["needle_length_m"].to_float(exclusive_minimum=0) == 0.15
-    np.testing.assert_array_equal(robot["home_q_rad"].to_vector(7), [0, 0.5, 0, 1.0, 0, 0.5, 0])
+    np.testing.assert_array_equal(robot["home_q"].to_vector(7), [0, 0.5, 0, 1.0, 0, 0.5, 0])
     assert robot["name"].to_str(choices=["er3_pro"]) == "er3_pro"
     assert robot["enabled"].to_bool() is True
     assert root.get("absent") is None
@@ -45,11 +45,11 @@ def test_values_come_back_typed(root) -> None:  # type: ignore[no-untyped-def]
             lambda r: r["anatomy"]["models"].elements()[1]["unit"].to_str(choices=["m", "mm"]),
             r"cfg.yaml: anatomy.models\[1\].unit: expected one of 'm', 'mm', got 'cm'",
         ),
-        (lambda r: r["robot"]["home_q_rad"].to_vector(6), r"robot.home_q_rad: expected a list of 6 numbers, got 7"),
+        (lambda r: r["robot"]["home_q"].to_vector(6), r"robot.home_q: expected a list of 6 numbers, got 7"),
         (lambda r: r["robot"]["needle_length_m"].to_float(minimum=1.0), r"expected a number >= 1.0, got 0.15"),
         (lambda r: r["robot"]["name"].to_float(), r"robot.name: expected a number, got 'er3_pro'"),
         (lambda r: r["robot"]["enabled"].to_int(), r"robot.enabled: expected an integer, got True"),
-        (lambda r: r["robot"].reject_unknown(["needle_length_m"]), r"robot.home_q_rad: unknown key; expected one of"),
+        (lambda r: r["robot"].reject_unknown(["needle_length_m"]), r"robot.home_q: unknown key; expected one of"),
     ],
 )
 def test_bad_values_name_file_key_and_problem(root, get, message) -> None:  # type: ignore[no-untyped-def]

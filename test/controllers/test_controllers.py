@@ -25,7 +25,7 @@ def test_straight_enters_the_heart(insertion_setup: InsertionSetup, targets: np.
         plan = controller.plan_case(source, target)
         # it follows the source-target line whatever lies on it
         np.testing.assert_allclose(plan.line.axis, (target - source) / np.linalg.norm(target - source), atol=1e-12)
-        assert insertion_setup.planner.needle_clearance(plan.q_rad).min() == 0.0
+        assert insertion_setup.planner.needle_clearance(plan.q).min() == 0.0
 
 
 def test_guarded_keeps_the_clearance_or_refuses(insertion_setup: InsertionSetup, targets: np.ndarray) -> None:
@@ -41,8 +41,8 @@ def test_guarded_keeps_the_clearance_or_refuses(insertion_setup: InsertionSetup,
             continue
         planned += 1
         # exact distance of every planned needle position (no bounding-sphere shortcut)
-        assert insertion_setup.planner.needle_clearance(plan.q_rad).min() >= clearance
-        assert np.linalg.norm(insertion_setup.robot.kinematics.tip_pose(plan.q_rad[-1]).pos_m - source) < 1e-6
+        assert insertion_setup.planner.needle_clearance(plan.q).min() >= clearance
+        assert np.linalg.norm(insertion_setup.robot.kinematics.tip_pose(plan.q[-1]).pos_m - source) < 1e-6
     assert planned >= N_BEHIND // 2  # the guarded controller reaches most of them another way
     assert all(exc.reason == "clearance" and "candidates" in str(exc) for exc in refusals)
 

@@ -56,7 +56,7 @@ def test_draws_have_the_configured_spread(config: ConfigNode) -> None:
 def test_zero_offsets_shift_the_joints(kinematics: Kinematics, robot_config: RobotConfig) -> None:
     """Law: the real arm at encoder angles q is the nominal arm at q + offsets."""
     (arm,) = _arms(kinematics, [3], joint_zero_offset_std_rad=1e-2)
-    q = robot_config.home_q_rad
+    q = robot_config.home_q
     pos, quat = _true_tip(arm, q)
     nominal = kinematics.record_arrays(q + arm.perturbation.joint_zero_offset_rad)
     np.testing.assert_allclose(pos, nominal.tip_pos_m[0], atol=1e-9)
@@ -65,7 +65,7 @@ def test_zero_offsets_shift_the_joints(kinematics: Kinematics, robot_config: Rob
 
 def test_needle_error_moves_the_tip_along_the_needle(kinematics: Kinematics, robot_config: RobotConfig) -> None:
     (arm,) = _arms(kinematics, [4], needle_length_error_std_m=2e-3)
-    q = robot_config.home_q_rad
+    q = robot_config.home_q
     pos, _ = _true_tip(arm, q)
     pose = kinematics.tip_pose(q)
     np.testing.assert_allclose(pos - pose.pos_m, arm.perturbation.needle_length_error_m * pose.axis, atol=1e-10)
@@ -74,7 +74,7 @@ def test_needle_error_moves_the_tip_along_the_needle(kinematics: Kinematics, rob
 def test_tip_error_spread_matches_first_order_prediction(kinematics: Kinematics, robot_config: RobotConfig) -> None:
     """Over many arms, E|tip error|^2 = s_zero^2 sum_i |a_i x (p_tip - p_i)|^2 + J s_len^2 + s_needle^2."""
     std = shipped_config_dict()["backends"]["emulated"]["kinematics"]
-    q = robot_config.home_q_rad
+    q = robot_config.home_q
     frames = kinematics.record_arrays(q)
     lever = np.cross(frames.joint_axis[0], frames.tip_pos_m[0] - frames.joint_pos_m[0])
     predicted = (

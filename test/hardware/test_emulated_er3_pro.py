@@ -38,7 +38,7 @@ def test_quiet_arm_is_the_virtual_robot_delayed_by_its_latency(
     arm = _emulated(kinematics, lambda e: e.update(command_latency_s=0.1))
     delayed = execute_trajectory(arm, kinematics, *plan)
     virtual = execute_trajectory(make_backend("mujoco", config, kinematics), kinematics, *plan)
-    np.testing.assert_allclose(delayed.q_measured_rad[1:], virtual.q_measured_rad[:-1], atol=1e-9)
+    np.testing.assert_allclose(delayed.q_measured[1:], virtual.q_measured[:-1], atol=1e-9)
     np.testing.assert_allclose(delayed.actual_tip_pos_m[1:], virtual.actual_tip_pos_m[:-1], atol=1e-9)
 
 
@@ -46,13 +46,13 @@ def test_friction_leaves_a_direction_dependent_error(kinematics: Kinematics, rob
     friction = np.array(SHIPPED["emulated"]["dynamics"]["coulomb_friction_nm"])
     arm = _emulated(kinematics, lambda e: e["dynamics"].update(coulomb_friction_nm=friction.tolist()))
     band_rad = friction / np.array(SHIPPED["servo"]["kp_nm_per_rad"])
-    target = robot_config.home_q_rad
+    target = robot_config.home_q
     error = {}
     for side in (-1.0, 1.0):
         arm.reset(target + side * 0.05)
         arm.command(target, 0.5)
         arm.advance(3.0)
-        error[side] = arm.read().q_measured_rad - target
+        error[side] = arm.read().q_measured - target
     assert np.all(np.sign(error[-1.0]) == -np.sign(error[1.0]))  # each joint rests on the other side
     assert np.all(np.abs(error[-1.0]) <= 1.05 * band_rad)
     assert np.all(np.abs(error[1.0]) <= 1.05 * band_rad)
@@ -63,10 +63,10 @@ def test_gear_torsion_sags_the_tip_by_the_gravity_torque(kinematics: Kinematics,
     """Law (first order): tip - FK(motor) = J (-g(q) / k), g from pinocchio; the encoders do not see it."""
     stiffness = np.array(SHIPPED["emulated"]["dynamics"]["joint_stiffness_nm_per_rad"])
     arm = _emulated(kinematics, lambda e: e["dynamics"].update(joint_stiffness_nm_per_rad=stiffness.tolist()))
-    q = robot_config.home_q_rad
+    q = robot_config.home_q
     arm.reset(q)
     sample = arm.read()
-    np.testing.assert_allclose(sample.q_measured_rad, q, atol=1e-9)
+    np.testing.assert_allclose(sample.q_measured, q, atol=1e-9)
     model = kinematics.chain.model
     gravity_nm = pin.computeGeneralizedGravity(model, model.createData(), q)
     sag_m = kinematics.tip_jacobian(q)[:3] @ (-gravity_nm / stiffness)
@@ -80,7 +80,7 @@ def test_encoders_and_tracker_have_the_configured_noise(kinematics: Kinematics, 
         e["tracker"] = dict(SHIPPED["emulated"]["tracker"])
 
     arm = _emulated(kinematics, noisy)
-    q = robot_config.home_q_rad
+    q = robot_config.home_q
     arm.reset(q)
     true_pos, _ = arm.true_tip_pose()
     samples = []
@@ -88,7 +88,7 @@ def test_encoders_and_tracker_have_the_configured_noise(kinematics: Kinematics, 
         arm.advance(0.001)
         samples.append(arm.read())
     encoder, tracker = SHIPPED["emulated"]["encoder"], SHIPPED["emulated"]["tracker"]
-    joint_noise = np.array([s.q_measured_rad for s in samples]) - q
+    joint_noise = np.array([s.q_measured for s in samples]) - q
     expected = np.hypot(encoder["noise_std_rad"], encoder["resolution_rad"] / np.sqrt(12.0))
     assert np.sqrt(np.mean(joint_noise**2)) == pytest.approx(expected, rel=0.05)
     tip_noise = np.array([s.actual_tip_pos_m for s in samples]) - true_pos
@@ -105,7 +105,7 @@ def runs(config: ConfigNode, kinematics: Kinematics, plan: Plan) -> dict[str, Tr
 
 
 def _tip_error_m(record: TrajectoryRecord, kinematics: Kinematics) -> np.ndarray:
-    expected = kinematics.record_arrays(record.q_setpoint_rad).tip_pos_m
+    expected = kinematics.record_arrays(record.q_setpoint).tip_pos_m
     return np.asarray(np.linalg.norm(record.actual_tip_pos_m - expected, axis=1))
 
 
@@ -132,7 +132,7 @@ def test_same_seed_same_run_other_seed_other_arm(config: ConfigNode, kinematics:
         execute_trajectory(make_backend("emulated", config, kinematics, seed=seed), kinematics, *short)
         for seed in (7, 7, 8)
     )
-    for field in ("q_measured_rad", "actual_tip_pos_m", "actual_tip_quat_wxyz", "tip_pos_m"):
+    for field in ("q_measured", "actual_tip_pos_m", "actual_tip_quat_wxyz", "tip_pos_m"):
         np.testing.assert_array_equal(getattr(first, field), getattr(again, field))
         assert not np.array_equal(getattr(first, field), getattr(other, field))
 
@@ -149,6 +149,6 @@ def test_reseed_makes_a_case_independent_of_what_ran_before(
     other = execute_trajectory(arm, kinematics, *plan)
     arm.reseed(7)
     again = execute_trajectory(arm, kinematics, *plan)
-    np.testing.assert_array_equal(again.q_measured_rad, first.q_measured_rad)
+    np.testing.assert_array_equal(again.q_measured, first.q_measured)
     np.testing.assert_array_equal(again.actual_tip_pos_m, first.actual_tip_pos_m)
     assert not np.array_equal(other.actual_tip_pos_m, first.actual_tip_pos_m)  # the noise did change

@@ -42,7 +42,7 @@ def test_stages_come_in_order(plan: Plan, insertion_setup: InsertionSetup) -> No
     assert np.all(np.diff(plan.stage.astype(int)) >= 0)
     assert [Stage(s) for s in np.unique(plan.stage)] == list(CASE_STAGES)
     np.testing.assert_allclose(np.diff(plan.t_s), insertion_setup.planning.dt_s, atol=1e-12)
-    np.testing.assert_allclose(plan.q_rad[0], insertion_setup.robot.home_q_rad)
+    np.testing.assert_allclose(plan.q[0], insertion_setup.robot.home_q)
 
 
 def test_each_stage_ends_at_its_goal(plan: Plan, record: TrajectoryRecord) -> None:
@@ -73,17 +73,15 @@ def test_injection_is_straight_with_constant_orientation(plan: Plan, record: Tra
 
 
 def test_extraction_and_reset_reverse_injection_and_approach(plan: Plan) -> None:
-    injection = plan.q_rad[
+    injection = plan.q[
         np.concatenate(([plan.stage_indices(Stage.INJECTION)[0] - 1], plan.stage_indices(Stage.INJECTION)))
     ]
-    extraction = plan.q_rad[
+    extraction = plan.q[
         np.concatenate(([plan.stage_indices(Stage.EXTRACTION)[0] - 1], plan.stage_indices(Stage.EXTRACTION)))
     ]
     np.testing.assert_array_equal(extraction, injection[::-1])
-    approach = plan.q_rad[
-        np.concatenate(([plan.stage_indices(Stage.APPROACH)[0] - 1], plan.stage_indices(Stage.APPROACH)))
-    ]
-    reset = plan.q_rad[np.concatenate(([plan.stage_indices(Stage.RESET)[0] - 1], plan.stage_indices(Stage.RESET)))]
+    approach = plan.q[np.concatenate(([plan.stage_indices(Stage.APPROACH)[0] - 1], plan.stage_indices(Stage.APPROACH)))]
+    reset = plan.q[np.concatenate(([plan.stage_indices(Stage.RESET)[0] - 1], plan.stage_indices(Stage.RESET)))]
     np.testing.assert_array_equal(reset, approach[::-1])
 
 
@@ -97,13 +95,13 @@ def test_approach_keeps_the_needle_aligned(plan: Plan, record: TrajectoryRecord)
 
 def test_limits_are_respected(plan: Plan, insertion_setup: InsertionSetup) -> None:
     robot = insertion_setup.robot
-    assert np.all(plan.q_rad >= robot.q_lower_rad - 1e-12)
-    assert np.all(plan.q_rad <= robot.q_upper_rad + 1e-12)
+    assert np.all(plan.q >= robot.q_lower - 1e-12)
+    assert np.all(plan.q <= robot.q_upper + 1e-12)
     cfg = insertion_setup.planning
     used = scaled(robot.limits, cfg.joint_velocity_scale, cfg.joint_acceleration_scale)
     for stage in CASE_STAGES:
         idx = plan.stage_indices(stage)
-        velocity, acceleration = limit_ratios(plan.q_rad[np.concatenate(([max(idx[0] - 1, 0)], idx))], used, cfg.dt_s)
+        velocity, acceleration = limit_ratios(plan.q[np.concatenate(([max(idx[0] - 1, 0)], idx))], used, cfg.dt_s)
         assert velocity <= 1.0 + 1e-9, stage
         assert acceleration <= 1.0 + 1e-9, stage
 
@@ -111,7 +109,7 @@ def test_limits_are_respected(plan: Plan, insertion_setup: InsertionSetup) -> No
 def test_expected_record(record: TrajectoryRecord, plan: Plan) -> None:
     assert record.robot == RobotRole.EXPECTED
     assert record.backend == "plan"
-    np.testing.assert_array_equal(record.q_setpoint_rad, plan.q_rad)
+    np.testing.assert_array_equal(record.q_setpoint, plan.q)
     np.testing.assert_array_equal(record.stage, plan.stage)
     assert record.meta["controller"] == plan.controller
     assert record.meta["sampling_rate_hz"] == pytest.approx(10.0)

@@ -16,14 +16,14 @@ def test_needle_in_the_body_and_arm_in_the_body_are_found(insertion_setup: Inser
     ik = insertion_setup.planner.ik
     inside = ik.solve([0.45, 0.0, 0.10], [0.0, 0.0, -1.0])  # tip 9 cm under the skin, holder outside
     assert inside.converged
-    assert checker.needle_problem(inside.q_rad[None, :]) is not None
-    assert checker.arm_problem(inside.q_rad[None, :]) is None
+    assert checker.needle_problem(inside.q[None, :]) is not None
+    assert checker.arm_problem(inside.q[None, :]) is None
     # the tip 3 cm deeper than the deepest allowed insertion: the mount is 3.7 cm above the skin, closer than the
     # holder radius 20 mm + clearance 10 mm + sampling slack 10 mm
     deep = ik.solve([0.45, 0.0, -0.075], [0.0, 0.0, -1.0])
     assert deep.converged
-    assert checker.arm_problem(deep.q_rad[None, :]) is not None
-    assert checker.valid(insertion_setup.robot.home_q_rad)
+    assert checker.arm_problem(deep.q[None, :]) is not None
+    assert checker.valid(insertion_setup.robot.home_q)
 
 
 def test_densify_limits_the_joint_step() -> None:
@@ -35,7 +35,7 @@ def test_densify_limits_the_joint_step() -> None:
 
 def test_ompl_finds_a_path_around_a_blocked_region(insertion_setup: InsertionSetup) -> None:
     robot = insertion_setup.robot
-    home = robot.home_q_rad
+    home = robot.home_q
     goal = home.copy()
     goal[0] += 1.0
     centre = 0.5 * (home + goal)
@@ -45,7 +45,7 @@ def test_ompl_finds_a_path_around_a_blocked_region(insertion_setup: InsertionSet
         return lambda q: bool(np.linalg.norm(q - centre) >= radius)
 
     waypoints = plan_joint_path(
-        home, goal, robot.q_lower_rad, robot.q_upper_rad, clear_of_ball(0.3), 0.02, OmplSettings(seed=3)
+        home, goal, robot.q_lower, robot.q_upper, clear_of_ball(0.3), 0.02, OmplSettings(seed=3)
     )
     np.testing.assert_allclose(waypoints[0], home)
     np.testing.assert_allclose(waypoints[-1], goal)

@@ -29,7 +29,7 @@ def test_straight_reaches_99_percent_of_a_grid_suite(insertion_setup: InsertionS
         except PlanningError as exc:
             refused[exc.reason or "NO REASON"] += 1
             continue
-        tip = kin.tip_pose(plan.q_rad[plan.stage_indices(Stage.INJECTION)[-1]]).pos_m
+        tip = kin.tip_pose(plan.q[plan.stage_indices(Stage.INJECTION)[-1]]).pos_m
         errors.append(float(np.linalg.norm(tip - case.target_m)))
         reached += errors[-1] <= 1e-4
     assert len(suite) > 500

@@ -23,9 +23,9 @@ def validator(insertion_setup: InsertionSetup) -> StateValidator:
 
 
 def test_a_safe_plan_passes_untouched(validator: StateValidator, safe_plan: Plan) -> None:
-    sent, stop = validated_setpoints(validator, safe_plan.q_rad)
+    sent, stop = validated_setpoints(validator, safe_plan.q)
     assert stop is None
-    np.testing.assert_array_equal(sent, safe_plan.q_rad)
+    np.testing.assert_array_equal(sent, safe_plan.q)
     assert not validator.stopped
 
 
@@ -34,8 +34,8 @@ def test_straight_into_the_heart_is_stopped_before_the_heart(
 ) -> None:
     planner = insertion_setup.planner
     plan = insertion_setup.controller("straight").plan_case(insertion_setup.planning.default_source_m, behind_heart[0])
-    assert planner.needle_clearance(plan.q_rad).min() == 0.0  # the plan enters the heart
-    sent, stop = validated_setpoints(validator, plan.q_rad)
+    assert planner.needle_clearance(plan.q).min() == 0.0  # the plan enters the heart
+    sent, stop = validated_setpoints(validator, plan.q)
     assert stop is not None
     assert plan.stage[stop] == Stage.INJECTION
     assert validator.stop_reason is not None
@@ -47,7 +47,7 @@ def test_straight_into_the_heart_is_stopped_before_the_heart(
 
 
 def test_after_a_refusal_everything_is_refused_until_reset(validator: StateValidator, safe_plan: Plan) -> None:
-    q0 = safe_plan.q_rad[0]
+    q0 = safe_plan.q[0]
     validator.reset(q0)
     bad = q0.copy()
     bad[1] = 2.5
@@ -71,7 +71,7 @@ def test_after_a_refusal_everything_is_refused_until_reset(validator: StateValid
     ],
 )
 def test_bad_setpoints_are_refused(validator: StateValidator, safe_plan: Plan, change: object, code: str) -> None:
-    q0 = safe_plan.q_rad[0]
+    q0 = safe_plan.q[0]
     validator.reset(q0)
     verdict = validator.check(change(q0))  # type: ignore[operator]
     assert not verdict.accepted
@@ -90,13 +90,13 @@ def test_self_collision_is_refused(insertion_setup: InsertionSetup) -> None:
 def test_arm_in_the_body_is_refused(insertion_setup: InsertionSetup, safe_plan: Plan) -> None:
     """Pushing the needle 5 cm deeper than the plan's target drives the holder into the skin."""
     kin = insertion_setup.robot.kinematics
-    deepest = safe_plan.q_rad[safe_plan.stage_indices(Stage.INJECTION)[-1]]
+    deepest = safe_plan.q[safe_plan.stage_indices(Stage.INJECTION)[-1]]
     pose = kin.tip_pose(deepest)
     path = insertion_setup.planner.ik.track(
         deepest, pose.pos_m + np.linspace(0, 0.12, 61)[1:, None] * pose.axis, pose.R
     )
     validator = insertion_setup.state_validator()
-    _sent, stop = validated_setpoints(validator, np.concatenate((deepest[None, :], path.q_rad)))
+    _sent, stop = validated_setpoints(validator, np.concatenate((deepest[None, :], path.q)))
     assert stop is not None
     assert validator.stop_reason is not None
     assert validator.stop_reason.code == "arm_in_body"

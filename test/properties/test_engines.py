@@ -47,7 +47,7 @@ def runs(world: MonitorWorld) -> Runs:
         records: list[TrajectoryRecord] = [plan.to_record(kinematics, name, meta)]
         for engine in ENGINES:
             backend = make_backend(engine, config, kinematics, seed=1)
-            records.append(execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q_rad, meta=meta))
+            records.append(execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q, meta=meta))
             backend.close()
         done = check_records(world, records, records[0])
         robots = ("expected", *ENGINES)

@@ -24,7 +24,7 @@ def run(kpis: tuple[KpiSpec, ...], **kwargs: object):  # type: ignore[no-untyped
     tip = np.stack([X, Y, np.zeros(7)], axis=1)
     q = np.zeros((7, 7))
     q[:, 2] = [0.0, 0.0, 0.01, 0.0, 0.0, -0.03, 0.0]
-    record = make_record(tip, STAGE, t_s=T, q_rad=q)
+    record = make_record(tip, STAGE, t_s=T, q=q)
     plan = make_record(np.stack([X, np.zeros(7), np.zeros(7)], axis=1), STAGE, t_s=T, robot=RobotRole.EXPECTED)
     context = MonitorContext(JOINTS, 0.1, target_m=kwargs.get("target", np.array([3.0, 0.0, 0.5])))  # type: ignore[arg-type]
     result = evaluate_run(PropertySet((), kpis), record, context, plan)

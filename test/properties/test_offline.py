@@ -88,7 +88,7 @@ def test_boolean_properties_have_infinite_margins_and_unit_1() -> None:
 def test_seed_predicates() -> None:
     q = np.zeros((5, 7))
     q[:, 0] = [0.45, 0.5, 0.55, 0.5, 0.5]
-    record = x_record(q_rad=q)
+    record = x_record(q=q)
     assert check("always safediff(q[0], 0.5, 0.1)", record).margin == pytest.approx(0.05)
     assert check("always safebound(tip, target, 3.5)", record).margin == pytest.approx(0.5)
     assert check("always safedis(tip, target)", record).margin == pytest.approx(0.0)  # the tip passes the target

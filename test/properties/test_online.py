@@ -175,8 +175,8 @@ def test_bad_samples_are_refused() -> None:
         monitor.push(samples[0])
     with pytest.raises(TraceError, match="monitor of the virtual robot got a physical sample"):
         monitor.push(dataclasses.replace(samples[2], robot=RobotRole.PHYSICAL))
-    with pytest.raises(TraceError, match=r"q_measured_rad has shape \(6,\), expected \(7,\)"):
-        monitor.push(dataclasses.replace(samples[2], q_measured_rad=np.zeros(6)))
+    with pytest.raises(TraceError, match=r"q_measured has shape \(6,\), expected \(7,\)"):
+        monitor.push(dataclasses.replace(samples[2], q_measured=np.zeros(6)))
     with pytest.raises(TraceError, match="time must be finite"):
         monitor.push(dataclasses.replace(samples[2], t_s=math.nan))
     monitor.finish()

@@ -45,7 +45,7 @@ def make_runs() -> dict[str, TrajectoryRecord]:
     config = load_config(resolve_resource("config/needle_insertion.yaml"))
     robot = RobotConfig.from_config(config["robot"])
     kinematics = robot.kinematics
-    t, stage, q = joint_plan(np.asarray(robot.home_q_rad))
+    t, stage, q = joint_plan(np.asarray(robot.home_q))
     arrays = kinematics.record_arrays(q)
     nan3, nan4 = np.full((t.size, 3), np.nan), np.full((t.size, 4), np.nan)
     names, needle = kinematics.joint_names, kinematics.needle_length_m

@@ -27,9 +27,9 @@ from test.properties.traces import (
 Case = tuple[TrajectoryRecord, TrajectoryRecord]
 
 
-def folded_elbow_collides(q_rad: np.ndarray) -> np.ndarray:
+def folded_elbow_collides(q: np.ndarray) -> np.ndarray:
     """Test double of a self-collision check: the links touch when joint 4 folds beyond 2 rad."""
-    return np.abs(q_rad[:, 3]) > 2.0
+    return np.abs(q[:, 3]) > 2.0
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def folded_elbow(case: Case) -> Case:
     def change(record: TrajectoryRecord, q: np.ndarray) -> None:
         q[10:13, 3] = 2.2
 
-    return both(both(case, "q_measured_rad", change), "q_setpoint_rad", change)
+    return both(both(case, "q_measured", change), "q_setpoint", change)
 
 
 def needle_through_heart(case: Case) -> Case:
@@ -151,7 +151,7 @@ def joint_off_plan(case: Case) -> Case:
     def change(record: TrajectoryRecord, q: np.ndarray) -> None:
         q[50, 2] += 0.02
 
-    return robot_only(case, "q_measured_rad", change)
+    return robot_only(case, "q_measured", change)
 
 
 VIOLATIONS: dict[str, tuple[Callable[[Case], Case], float]] = {

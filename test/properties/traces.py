@@ -26,7 +26,7 @@ def make_record(
     stage: np.ndarray,
     *,
     t_s: np.ndarray | None = None,
-    q_rad: np.ndarray | None = None,
+    q: np.ndarray | None = None,
     joint_pos_m: np.ndarray | None = None,
     tip_axis: np.ndarray | None = None,
     actual_tip_m: np.ndarray | None = None,
@@ -38,7 +38,7 @@ def make_record(
     tip_m = np.asarray(tip_m, dtype=np.float64)
     n = tip_m.shape[0]
     t_s = np.arange(n) * 0.1 if t_s is None else t_s
-    q_rad = np.zeros((n, 7)) if q_rad is None else q_rad
+    q = np.zeros((n, 7)) if q is None else q
     if joint_pos_m is None:
         joint_pos_m = np.zeros((n, 7, 3))
         joint_pos_m[:, :, 2] = np.linspace(0.0, 1.3, 7)
@@ -50,7 +50,7 @@ def make_record(
     actual_quat = np.full((n, 4), np.nan) if actual_tip_m is None else quat
     return TrajectoryRecord(
         test_id, robot, "synthetic", JOINTS, needle_length_m, t_s, np.asarray(stage, dtype=np.uint8),
-        q_rad, q_rad, joint_pos_m, axes, tip_m, quat, actual, actual_quat,
+        q, q, joint_pos_m, axes, tip_m, quat, actual, actual_quat,
     )  # fmt: skip
 
 
@@ -133,12 +133,12 @@ def insertion_case(
     q = insertion_q(n, dt)
     axis = np.tile(DOWN, (n, 1))
     expected = make_record(
-        tip, stage, t_s=t_s, q_rad=q, joint_pos_m=insertion_joints(tip), tip_axis=axis, robot=RobotRole.EXPECTED
+        tip, stage, t_s=t_s, q=q, joint_pos_m=insertion_joints(tip), tip_axis=axis, robot=RobotRole.EXPECTED
     )
     rng = np.random.default_rng(seed)
     moved = tip + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0])  # lateral tracking noise
     record = make_record(
-        moved, stage, t_s=t_s, q_rad=q + rng.uniform(-1e-3, 1e-3, q.shape), joint_pos_m=insertion_joints(moved),
+        moved, stage, t_s=t_s, q=q + rng.uniform(-1e-3, 1e-3, q.shape), joint_pos_m=insertion_joints(moved),
         tip_axis=axis, actual_tip_m=moved + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0]),
         robot=robot,
     )  # fmt: skip

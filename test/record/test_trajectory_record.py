@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +28,8 @@ def make_record(n: int = 20, joints: int = 7, seed: int = 0) -> TrajectoryRecord
         needle_length_m=0.15,
         t_s=np.arange(n) * 0.1,
         stage=np.repeat(np.arange(1, 6), int(np.ceil(n / 5)))[:n],
-        q_setpoint_rad=rng.normal(size=(n, joints)),
-        q_measured_rad=rng.normal(size=(n, joints)),
+        q_setpoint=rng.normal(size=(n, joints)),
+        q_measured=rng.normal(size=(n, joints)),
         joint_pos_m=rng.normal(size=(n, joints, 3)),
         joint_axis=axis,
         tip_pos_m=rng.normal(size=(n, 3)),
@@ -51,8 +52,8 @@ def assert_same(a: TrajectoryRecord, b: TrajectoryRecord) -> None:
     for name in (
         "t_s",
         "stage",
-        "q_setpoint_rad",
-        "q_measured_rad",
+        "q_setpoint",
+        "q_measured",
         "joint_pos_m",
         "joint_axis",
         "tip_pos_m",
@@ -118,3 +119,16 @@ def test_stage_and_role_parse() -> None:
     assert RobotRole.parse("physical") is RobotRole.PHYSICAL
     with pytest.raises(InputError, match="expected one of: none, initialization"):
         Stage.parse("insertion")
+
+
+def test_a_record_written_with_the_old_array_names_still_loads() -> None:
+    """Before joint values lost the unit in their names (a prismatic joint is in metres), the arrays were
+    q_setpoint_rad and q_measured_rad: the databases and files of older runs hold them."""
+    record = make_record()
+    with np.load(io.BytesIO(record.to_bytes())) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    arrays["q_setpoint_rad"] = arrays.pop("q_setpoint")
+    arrays["q_measured_rad"] = arrays.pop("q_measured")
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    assert_same(record, TrajectoryRecord.from_bytes(buffer.getvalue()))

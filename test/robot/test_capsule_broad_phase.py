@@ -53,7 +53,7 @@ def _mujoco_flags(collision: SelfCollision, q: np.ndarray) -> np.ndarray:
 
 def test_capsules_lower_bound_mujocos_distance(collision: SelfCollision, robot_config: RobotConfig) -> None:
     rng = np.random.default_rng(8)
-    q = rng.uniform(robot_config.q_lower_rad, robot_config.q_upper_rad, size=(300, 7))
+    q = rng.uniform(robot_config.q_lower, robot_config.q_upper, size=(300, 7))
     capsule = collision.capsule_clearance(q)
     exact = SelfDistance(collision, horizon_m=10.0)(q)
     assert np.all(capsule <= exact + 1e-9)  # each capsule contains its cylinder
@@ -66,9 +66,9 @@ def test_same_answers_as_mujoco_on_random_and_folded_configurations(
     collision: SelfCollision, robot_config: RobotConfig
 ) -> None:
     rng = np.random.default_rng(12)
-    q = rng.uniform(robot_config.q_lower_rad, robot_config.q_upper_rad, size=(4000, 7))
+    q = rng.uniform(robot_config.q_lower, robot_config.q_upper, size=(4000, 7))
     folded = np.array([0.0, 2.0, 0.0, 2.05, 0.0, 2.0, 0.0])
-    q = np.vstack([q, folded, robot_config.home_q_rad])
+    q = np.vstack([q, folded, robot_config.home_q])
     expected = _mujoco_flags(collision, q)
     assert expected.sum() >= 10  # collisions occur, so both answers are exercised
     np.testing.assert_array_equal(collision.in_collision(q), expected)
@@ -79,7 +79,7 @@ def test_trajectories_through_contact_skip_samples_and_keep_the_answers(
 ) -> None:
     """Smooth paths from home into a folded pose at 1 kHz: most samples are proven free by the Lipschitz
     bound, the answers still equal MuJoCo's at every sample, and the bounds never exceed the exact value."""
-    home = robot_config.home_q_rad
+    home = robot_config.home_q
     folded = np.array([0.0, 2.0, 0.0, 2.05, 0.0, 2.0, 0.0])
     s = np.linspace(0.0, 1.0, 6000)[:, None]
     path = home + (0.5 - 0.5 * np.cos(np.pi * s)) * (folded - home)

@@ -11,30 +11,28 @@ from cosim_validation.robot.inverse_kinematics import frame_with_axis
 
 @pytest.fixture(scope="module")
 def ik(robot_config: RobotConfig) -> InverseKinematics:
-    return InverseKinematics(
-        robot_config.kinematics, robot_config.q_lower_rad, robot_config.q_upper_rad, robot_config.home_q_rad
-    )
+    return InverseKinematics(robot_config.kinematics, robot_config.q_lower, robot_config.q_upper, robot_config.home_q)
 
 
 def test_reaches_poses_of_random_configurations(ik: InverseKinematics, robot_config: RobotConfig) -> None:
     """Every pose of a configuration inside the limits is reached, within the limits, to 0.1 µm."""
     kin = robot_config.kinematics
     rng = np.random.default_rng(7)
-    for q in rng.uniform(robot_config.q_lower_rad, robot_config.q_upper_rad, size=(60, 7)):
+    for q in rng.uniform(robot_config.q_lower, robot_config.q_upper, size=(60, 7)):
         pose = kin.tip_pose(q)
         result = ik.solve(pose.pos_m, pose.axis)
         assert result.converged
-        reached = kin.tip_pose(result.q_rad)
+        reached = kin.tip_pose(result.q)
         assert np.linalg.norm(reached.pos_m - pose.pos_m) < 1e-7
         assert np.degrees(np.arccos(min(1.0, reached.axis @ pose.axis))) < 1e-4
-        assert np.all(result.q_rad >= robot_config.q_lower_rad)
-        assert np.all(result.q_rad <= robot_config.q_upper_rad)
+        assert np.all(result.q >= robot_config.q_lower)
+        assert np.all(result.q <= robot_config.q_upper)
 
 
 def test_solve_is_deterministic(ik: InverseKinematics) -> None:
     a = ik.solve([0.45, 0.05, -0.1], [0.1, 0.0, -1.0])
     b = ik.solve([0.45, 0.05, -0.1], [0.1, 0.0, -1.0])
-    np.testing.assert_array_equal(a.q_rad, b.q_rad)
+    np.testing.assert_array_equal(a.q, b.q)
 
 
 def test_track_follows_a_line_smoothly(ik: InverseKinematics, robot_config: RobotConfig) -> None:
@@ -42,32 +40,32 @@ def test_track_follows_a_line_smoothly(ik: InverseKinematics, robot_config: Robo
     start = ik.solve([0.45, 0.0, 0.05], [0.0, 0.0, -1.0])
     assert start.converged
     points = np.linspace([0.45, 0.0, 0.05], [0.45, 0.0, -0.15], 101)
-    R = kin.tip_pose(start.q_rad).R
-    path = ik.track(start.q_rad, points[1:], R)
+    R = kin.tip_pose(start.q).R
+    path = ik.track(start.q, points[1:], R)
     assert path.converged
     assert np.max(path.position_error_m) < 1e-7
-    tips, tip_R = kin.tip_poses(path.q_rad)
+    tips, tip_R = kin.tip_poses(path.q)
     np.testing.assert_allclose(tips, points[1:], atol=1e-7)
     np.testing.assert_allclose(tip_R, np.broadcast_to(R, tip_R.shape), atol=1e-6)
     # 2 mm steps of the tip: the redundancy is resolved continuously (no jumps between branches)
-    assert np.max(np.abs(np.diff(path.q_rad, axis=0))) < 0.02
+    assert np.max(np.abs(np.diff(path.q, axis=0))) < 0.02
 
 
 def test_unreachable_pose_is_reported_not_faked(ik: InverseKinematics, robot_config: RobotConfig) -> None:
     result = ik.solve([1.5, 0.0, 0.3], [0.0, 0.0, -1.0])
     assert not result.converged
     assert result.position_error_m > 0.3
-    assert np.all(result.q_rad >= robot_config.q_lower_rad)
-    assert np.all(result.q_rad <= robot_config.q_upper_rad)
+    assert np.all(result.q >= robot_config.q_lower)
+    assert np.all(result.q <= robot_config.q_upper)
 
 
 def test_limits_are_respected_when_narrowed(robot_config: RobotConfig) -> None:
     kin = robot_config.kinematics
-    lower, upper = robot_config.q_lower_rad.copy(), robot_config.q_upper_rad.copy()
+    lower, upper = robot_config.q_lower.copy(), robot_config.q_upper.copy()
     lower[3], upper[3] = 1.3, 1.5
-    narrow = InverseKinematics(kin, lower, upper, np.clip(robot_config.home_q_rad, lower, upper))
+    narrow = InverseKinematics(kin, lower, upper, np.clip(robot_config.home_q, lower, upper))
     result = narrow.solve([0.45, 0.0, -0.05], [0.0, 0.0, -1.0])
-    assert 1.3 <= result.q_rad[3] <= 1.5
+    assert 1.3 <= result.q[3] <= 1.5
 
 
 def test_frame_with_axis_is_a_rotation() -> None:
@@ -96,10 +94,10 @@ def test_bad_targets_are_rejected(
 
 
 def test_bad_path_input_is_rejected(ik: InverseKinematics, robot_config: RobotConfig) -> None:
-    home = robot_config.home_q_rad
+    home = robot_config.home_q
     with pytest.raises(KinematicsInputError, match=r"finite \(n, 3\)"):
         ik.track(home, [[0.4, 0.0, np.nan]], np.eye(3))
     with pytest.raises(KinematicsInputError, match="R_target must be finite"):
         ik.track(home, [[0.4, 0.0, 0.0]], np.eye(2))
     with pytest.raises(KinematicsInputError, match="violates joint limits"):
-        InverseKinematics(robot_config.kinematics, robot_config.q_lower_rad, robot_config.q_upper_rad, home + 10)
+        InverseKinematics(robot_config.kinematics, robot_config.q_lower, robot_config.q_upper, home + 10)

@@ -17,7 +17,7 @@ N_RANDOM = 200
 
 def _random_q(kinematics: Kinematics, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return rng.uniform(kinematics.q_lower_rad, kinematics.q_upper_rad, size=(n, kinematics.n_joints))
+    return rng.uniform(kinematics.q_lower, kinematics.q_upper, size=(n, kinematics.n_joints))
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +108,8 @@ def test_record_arrays_fit_a_trajectory_record(kinematics: Kinematics) -> None:
         needle_length_m=kinematics.needle_length_m,
         t_s=np.arange(n) * 0.1,
         stage=np.ones(n, dtype=np.uint8),
-        q_setpoint_rad=q,
-        q_measured_rad=q,
+        q_setpoint=q,
+        q_measured=q,
         joint_pos_m=arrays.joint_pos_m,
         joint_axis=arrays.joint_axis,
         tip_pos_m=arrays.tip_pos_m,

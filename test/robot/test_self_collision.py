@@ -23,7 +23,7 @@ def colliding(
     """Self-colliding configurations among seeded random ones, with their pairs."""
     rng = np.random.default_rng(11)
     found = []
-    for q in rng.uniform(robot_config.q_lower_rad, robot_config.q_upper_rad, size=(3000, 7)):
+    for q in rng.uniform(robot_config.q_lower, robot_config.q_upper, size=(3000, 7)):
         pairs = self_collision.colliding_pairs(q)
         if pairs:
             found.append((q, pairs))
@@ -31,7 +31,7 @@ def colliding(
 
 
 def test_home_and_zero_pose_are_free(self_collision: SelfCollision, robot_config: RobotConfig) -> None:
-    assert self_collision.colliding_pairs(robot_config.home_q_rad) == []
+    assert self_collision.colliding_pairs(robot_config.home_q) == []
     assert self_collision.colliding_pairs(np.zeros(7)) == []
 
 

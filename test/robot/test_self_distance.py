@@ -25,7 +25,7 @@ def models() -> tuple[RobotConfig, SelfCollision, SelfDistance]:
 def test_sign_agrees_with_the_collision_check(models: tuple[RobotConfig, SelfCollision, SelfDistance]) -> None:
     robot, collision, distance = models
     rng = np.random.default_rng(7)
-    q = rng.uniform(robot.q_lower_rad, robot.q_upper_rad, size=(400, robot.kinematics.n_joints))
+    q = rng.uniform(robot.q_lower, robot.q_upper, size=(400, robot.kinematics.n_joints))
     folded = np.array([0.0, 2.0, 0.0, 2.05, 0.0, 2.0, 0.0])  # elbow and wrist folded onto the base
     q = np.vstack([q, folded])
     d = distance(q)
@@ -36,7 +36,7 @@ def test_sign_agrees_with_the_collision_check(models: tuple[RobotConfig, SelfCol
 
 def test_home_is_clear_and_distance_is_continuous(models: tuple[RobotConfig, SelfCollision, SelfDistance]) -> None:
     robot, _, distance = models
-    home = robot.home_q_rad
+    home = robot.home_q
     assert distance(home[None])[0] > 0.02
     step = np.zeros_like(home)
     step[3] = 1e-4

@@ -241,8 +241,8 @@ RECORDS: dict[str, tuple[Callable[[Workspace], bytes], str]] = {
     "format_2": (lambda ws: _npz(ws, lambda h, a: h | {"format": "x/2"}), "unsupported trajectory record format"),
     "joint_names_text": (lambda ws: _npz(ws, lambda h, a: h | {"joint_names": "j1"}), "'joint_names' must be"),
     "six_joints": (
-        lambda ws: _npz(ws, lambda h, a: a.update(q_measured_rad=a["q_measured_rad"][:, :6]) or None),
-        "q_measured_rad has shape",
+        lambda ws: _npz(ws, lambda h, a: a.update(q_measured=a["q_measured"][:, :6]) or None),
+        "q_measured has shape",
     ),
     "time_backwards": (lambda ws: _npz(ws, _backwards), "time goes backwards"),
     "strings_array": (

@@ -60,14 +60,14 @@ def test_joint_state(decoded: bool) -> None:
         msg = via_bag(msg, "sensor_msgs/msg/JointState")
     back = convert.joint_state_from_msg(msg, NAMES)
     assert back.t_ns == sample.t_ns
-    np.testing.assert_array_equal(back.position_rad, sample.position_rad)
-    np.testing.assert_array_equal(back.velocity_rad_s, sample.velocity_rad_s)
+    np.testing.assert_array_equal(back.position, sample.position)
+    np.testing.assert_array_equal(back.velocity, sample.velocity)
 
 
 def test_joint_state_is_reordered_by_name_and_checked() -> None:
     sample = convert.JointSample(0, NAMES[::-1], np.arange(7.0), np.zeros(0))
     back = convert.joint_state_from_msg(convert.joint_state_to_msg(sample), NAMES)
-    np.testing.assert_array_equal(back.position_rad, np.arange(7.0)[::-1])
+    np.testing.assert_array_equal(back.position, np.arange(7.0)[::-1])
     short = convert.JointSample(0, NAMES[:6], np.zeros(6), np.zeros(0))
     with pytest.raises(Exception, match=r"lacks joints \['joint7'\]"):
         convert.joint_state_from_msg(convert.joint_state_to_msg(short), NAMES)
@@ -110,7 +110,7 @@ def test_expected_state(decoded: bool) -> None:
         msg = via_bag(msg, "cosim_validation_interfaces/msg/RobotState")
     back = convert.expected_state_from_msg(msg)
     assert back[:5] == state[:5]
-    np.testing.assert_array_equal(back.q_rad, state.q_rad)
+    np.testing.assert_array_equal(back.q, state.q)
     np.testing.assert_array_equal(convert.pose_from_msg(msg.tip_pose)[0], [0.4, 0.0, 0.1])
 
 

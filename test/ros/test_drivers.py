@@ -57,7 +57,7 @@ def test_driver_matches_batch_execution(
     config_path = repo_root / "config" / "needle_insertion.yaml"
     config = load_config(config_path)
     kin = RobotConfig.from_config(config["robot"]).kinematics
-    home = RobotConfig.from_config(config["robot"]).home_q_rad
+    home = RobotConfig.from_config(config["robot"]).home_q
     n = 25
     q = joint_plan(home, n)
     t_s = np.arange(n) * 0.1
@@ -76,7 +76,7 @@ def test_driver_matches_batch_execution(
     node.create_subscription(
         JointState,
         f"/cosim/{role.label}/joint_states",
-        lambda m: joints.setdefault(convert.joint_state_from_msg(m).t_ns, convert.joint_state_from_msg(m).position_rad),
+        lambda m: joints.setdefault(convert.joint_state_from_msg(m).t_ns, convert.joint_state_from_msg(m).position),
         to_rclpy(STATE),
     )
     node.create_subscription(
@@ -100,6 +100,6 @@ def test_driver_matches_batch_execution(
         executor.shutdown()
         node.destroy_node()
     measured = np.array([joints[s] for s in stamps])
-    np.testing.assert_array_equal(measured, np.array([s.q_measured_rad for s in batch.samples]))
+    np.testing.assert_array_equal(measured, np.array([s.q_measured for s in batch.samples]))
     got_tips = np.array([tips[s].position_m for s in stamps])
     np.testing.assert_array_equal(got_tips, np.array([s.actual_tip_pos_m for s in batch.samples]))

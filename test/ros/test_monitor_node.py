@@ -103,13 +103,11 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
     for k in range(n):
         stamp = START_NS + k * DT_NS
         state = convert.ExpectedState(
-            stamp, "case-a", int(expected.stage[k]), k, kin.joint_names, expected.q_setpoint_rad[k]
+            stamp, "case-a", int(expected.stage[k]), k, kin.joint_names, expected.q_setpoint[k]
         )
         fake.expected.publish(convert.expected_state_to_msg(state, expected.tip_pos_m[k], expected.tip_quat_wxyz[k]))
         fake.joints.publish(
-            convert.joint_state_to_msg(
-                convert.JointSample(stamp, kin.joint_names, virtual.q_measured_rad[k], np.zeros(0))
-            )
+            convert.joint_state_to_msg(convert.JointSample(stamp, kin.joint_names, virtual.q_measured[k], np.zeros(0)))
         )
         fake.tips.publish(
             convert.pose_stamped_to_msg(
@@ -131,8 +129,8 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
     reference = CaseMonitor(world, {RobotRole.VIRTUAL: True}, target_m=target)
     for k in range(n):
         stamp = START_NS + k * DT_NS
-        reference.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint_rad[k])
-        reference.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured_rad[k])
+        reference.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint[k])
+        reference.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured[k])
         reference.add_tip(RobotRole.VIRTUAL, stamp, virtual.actual_tip_pos_m[k], virtual.actual_tip_quat_wxyz[k])
     conclusion = reference.finish()
     live = [convert.verdict_from_msg(v)[1] for v in report.verdicts]

@@ -78,7 +78,7 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
     assert "not recording /cosim/foreign_state" in group.log_tail("recorder", lines=200)
     got = [joint_state_from_msg(m.message) for m in read_messages(bag, ["/cosim/virtual/joint_states"])]
     assert [g.t_ns for g in got] == [s.t_ns for s in sent]
-    np.testing.assert_array_equal(np.stack([g.position_rad for g in got]), np.stack([s.position_rad for s in sent]))
+    np.testing.assert_array_equal(np.stack([g.position for g in got]), np.stack([s.position for s in sent]))
     with bag.open("rb") as f:  # the mcap library reads it too, with the schemas embedded
         summary = make_reader(f).get_summary()
     assert summary is not None

@@ -43,8 +43,8 @@ def test_streams_give_the_offline_verdicts_and_kpis(world: MonitorWorld, seed: i
     for k in range(n):
         stamp = START_NS + k * DT_NS
         monitor.add_tip(RobotRole.VIRTUAL, stamp, virtual.actual_tip_pos_m[k], virtual.actual_tip_quat_wxyz[k])
-        monitor.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured_rad[k])
-        monitor.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint_rad[k])
+        monitor.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured[k])
+        monitor.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint[k])
     conclusion = monitor.finish()
     assert conclusion.samples == {RobotRole.EXPECTED: n, RobotRole.VIRTUAL: n}
     assert_same(conclusion.records[RobotRole.VIRTUAL], virtual)

@@ -54,8 +54,8 @@ def assert_sample_equal(a: Sample, b: Sample) -> None:
     assert (a.robot, a.stage) == (b.robot, b.stage)
     assert a.t_s == pytest.approx(b.t_s, abs=1e-12)
     for name in (
-        "q_setpoint_rad",
-        "q_measured_rad",
+        "q_setpoint",
+        "q_measured",
         "joint_pos_m",
         "joint_axis",
         "tip_pos_m",
@@ -72,7 +72,7 @@ def test_shuffled_streams_give_the_record_rows(kin: Kinematics, seed: int) -> No
     expected = make_record(kin, RobotRole.EXPECTED, n, seed, with_tip=False)
     virtual = make_record(kin, RobotRole.VIRTUAL, n, seed, with_tip=True)
     physical = make_record(kin, RobotRole.PHYSICAL, n, seed + 10, with_tip=False)
-    physical = TrajectoryRecord(**{**physical.__dict__, "q_setpoint_rad": expected.q_setpoint_rad})
+    physical = TrajectoryRecord(**{**physical.__dict__, "q_setpoint": expected.q_setpoint})
     # each topic is in order (one publisher, reliable); the four topics interleave at random
     queues = [[(k, kind, START_NS + k * DT_NS) for k in range(n)] for kind in ("expected", "vj", "vt", "pj")]
     rng = np.random.default_rng(seed)
@@ -84,13 +84,13 @@ def test_shuffled_streams_give_the_record_rows(kin: Kinematics, seed: int) -> No
     got: dict[RobotRole, list[Sample]] = {r: [] for r in RobotRole}
     for k, kind, stamp in order:
         if kind == "expected":
-            out = asm.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint_rad[k])
+            out = asm.add_expected(stamp, Stage(int(expected.stage[k])), expected.q_setpoint[k])
         elif kind == "vj":
-            out = asm.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured_rad[k])
+            out = asm.add_joints(RobotRole.VIRTUAL, stamp, virtual.q_measured[k])
         elif kind == "vt":
             out = asm.add_tip(RobotRole.VIRTUAL, stamp, virtual.actual_tip_pos_m[k], virtual.actual_tip_quat_wxyz[k])
         else:
-            out = asm.add_joints(RobotRole.PHYSICAL, stamp, physical.q_measured_rad[k])
+            out = asm.add_joints(RobotRole.PHYSICAL, stamp, physical.q_measured[k])
         for sample in out:
             got[sample.robot].append(sample)
     for sample in asm.flush():

@@ -58,24 +58,24 @@ def _quintic(q_from: np.ndarray, q_to: np.ndarray, duration_s: float, rate_hz: f
     return q_from + h[:, None] * (q_to - q_from)
 
 
-def _inward(home_q_rad: np.ndarray, offset: np.ndarray) -> np.ndarray:
+def _inward(home_q: np.ndarray, offset: np.ndarray) -> np.ndarray:
     """``offset``, flipped on joints it would take above 1.9 rad (near the 2.09 rad limits of joints 2, 4, 6)."""
-    return np.where(home_q_rad + offset > 1.9, -offset, offset)
+    return np.where(home_q + offset > 1.9, -offset, offset)
 
 
-def five_stage_plan(home_q_rad: np.ndarray, rate_hz: float = 10.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n,) times [s], (n,) stages, (n, 7) joint setpoints [rad] of a 21 s five-stage case from ``home_q_rad``."""
-    source = home_q_rad + _inward(home_q_rad, _SOURCE_OFFSET)
-    entry = source + _inward(home_q_rad, _ENTRY_STEP)
-    target = entry + _inward(home_q_rad, _TARGET_STEP)
+def five_stage_plan(home_q: np.ndarray, rate_hz: float = 10.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n,) times [s], (n,) stages, (n, 7) joint setpoints [rad] of a 21 s five-stage case from ``home_q``."""
+    source = home_q + _inward(home_q, _SOURCE_OFFSET)
+    entry = source + _inward(home_q, _ENTRY_STEP)
+    target = entry + _inward(home_q, _TARGET_STEP)
     legs = [
-        (Stage.INITIALIZATION, home_q_rad, source, 6.0),
+        (Stage.INITIALIZATION, home_q, source, 6.0),
         (Stage.APPROACH, source, entry, 3.0),
         (Stage.INJECTION, entry, target, 3.0),
         (Stage.EXTRACTION, target, entry, 3.0),
-        (Stage.RESET, entry, home_q_rad, 6.0),
+        (Stage.RESET, entry, home_q, 6.0),
     ]
-    q = [home_q_rad[None, :]]
+    q = [home_q[None, :]]
     stage = [int(Stage.INITIALIZATION)]
     for st, a, b, duration in legs:
         samples = _quintic(a, b, duration, rate_hz)

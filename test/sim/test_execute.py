@@ -35,7 +35,7 @@ def test_record_holds_the_plan_and_the_run(record: TrajectoryRecord, kinematics:
     assert record.needle_length_m == kinematics.needle_length_m
     np.testing.assert_allclose(record.t_s, t_s, atol=1e-12)
     np.testing.assert_array_equal(record.stage, stage)
-    np.testing.assert_array_equal(record.q_setpoint_rad, q)
+    np.testing.assert_array_equal(record.q_setpoint, q)
     assert [Stage(s) for s in dict.fromkeys(record.stage.tolist())] == [
         Stage.INITIALIZATION,
         Stage.APPROACH,
@@ -46,12 +46,12 @@ def test_record_holds_the_plan_and_the_run(record: TrajectoryRecord, kinematics:
 
 
 def test_fk_fields_come_from_the_measured_joints(record: TrajectoryRecord, kinematics: Kinematics) -> None:
-    fk = kinematics.record_arrays(record.q_measured_rad)
+    fk = kinematics.record_arrays(record.q_measured)
     np.testing.assert_array_equal(record.joint_pos_m, fk.joint_pos_m)
     np.testing.assert_array_equal(record.joint_axis, fk.joint_axis)
     np.testing.assert_array_equal(record.tip_pos_m, fk.tip_pos_m)
     np.testing.assert_array_equal(record.tip_quat_wxyz, fk.tip_quat_wxyz)
-    assert not np.array_equal(record.q_measured_rad, record.q_setpoint_rad)
+    assert not np.array_equal(record.q_measured, record.q_setpoint)
 
 
 def test_virtual_actual_tip_is_ground_truth(record: TrajectoryRecord) -> None:
@@ -85,9 +85,9 @@ def _set(array: np.ndarray, where: tuple[int, ...], value: float) -> np.ndarray:
         (0, lambda t: _set(t, (5,), t[4]), r"plan t_s must increase strictly; t_s\[5\] = 0\.4 after 0\.4"),
         (1, lambda s: s[:-1], r"plan stage: expected \(211,\) Stage values"),
         (1, lambda s: _set(s, (3,), 9), r"plan stage: expected \(211,\) Stage values"),
-        (2, lambda q: q[:, :6], r"plan q_setpoint_rad: expected shape \(211, 7\), got \(211, 6\)"),
-        (2, lambda q: _set(q, (12, 4), np.inf), r"plan q_setpoint_rad\[12\] \(joint5 = inf rad\) is not finite"),
-        (2, lambda q: _set(q, (30, 1), -3.0), r"plan q_setpoint_rad\[30\] \(joint2 = -3\.0 rad\) .* outside"),
+        (2, lambda q: q[:, :6], r"plan q_setpoint: expected shape \(211, 7\), got \(211, 6\)"),
+        (2, lambda q: _set(q, (12, 4), np.inf), r"plan q_setpoint\[12\] \(joint5 = inf rad\) is not finite"),
+        (2, lambda q: _set(q, (30, 1), -3.0), r"plan q_setpoint\[30\] \(joint2 = -3\.0 rad\) .* outside"),
     ],
 )
 def test_malformed_plans_are_refused(
@@ -101,4 +101,4 @@ def test_a_single_sample_plan_is_the_rest_pose(mujoco: RobotBackend, kinematics:
     t_s, stage, q = plan
     one = execute_trajectory(mujoco, kinematics, t_s[:1], stage[:1], q[:1])
     assert one.n_samples == 1
-    np.testing.assert_allclose(one.q_measured_rad, q[:1])
+    np.testing.assert_allclose(one.q_measured, q[:1])

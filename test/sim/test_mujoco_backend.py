@@ -26,19 +26,19 @@ def mujoco_backend(shared: BackendsConfig, kinematics: Kinematics) -> MujocoBack
 
 def _poses(robot_config: RobotConfig, n: int) -> np.ndarray:
     rng = np.random.default_rng(7)
-    return rng.uniform(robot_config.q_lower_rad * 0.7, robot_config.q_upper_rad * 0.7, (n, 7))
+    return rng.uniform(robot_config.q_lower * 0.7, robot_config.q_upper * 0.7, (n, 7))
 
 
 def test_tracking_reaches_the_setpoint_in_steady_state(
     mujoco_backend: MujocoBackend, robot_config: RobotConfig
 ) -> None:
-    home = robot_config.home_q_rad
+    home = robot_config.home_q
     for target in _poses(robot_config, 3):
         mujoco_backend.reset(home)
         mujoco_backend.command(target, 1.5)
         mujoco_backend.advance(3.0)
         sample = mujoco_backend.read()
-        np.testing.assert_allclose(sample.q_measured_rad, target, atol=1e-7)
+        np.testing.assert_allclose(sample.q_measured, target, atol=1e-7)
 
 
 def test_tracking_error_at_samples_stays_small_on_a_plan(
@@ -56,7 +56,7 @@ def test_ground_truth_tip_equals_nominal_fk(
     for q in _poses(robot_config, 5):
         mujoco_backend.reset(q)
         sample = mujoco_backend.read()
-        pose = kinematics.tip_pose(sample.q_measured_rad)
+        pose = kinematics.tip_pose(sample.q_measured)
         np.testing.assert_allclose(sample.actual_tip_pos_m, pose.pos_m, atol=1e-9)
         w, x, y, z = sample.actual_tip_quat_wxyz
         needle_axis = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
@@ -74,7 +74,7 @@ def test_without_compensation_gravity_deflects_by_g_over_kp(
     for q_ref in _poses(robot_config, 3):
         backend.reset(q_ref)
         backend.advance(4.0)
-        q = backend.read().q_measured_rad
+        q = backend.read().q_measured
         gravity_nm = pin.computeGeneralizedGravity(model, data, q)
         assert np.abs(gravity_nm).max() > 1.0  # a pose that loads the arm
         np.testing.assert_allclose(servo.kp_nm_per_rad * (q_ref - q), gravity_nm, rtol=1e-3, atol=1e-3)

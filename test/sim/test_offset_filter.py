@@ -39,7 +39,7 @@ def test_bad_offsets_are_named(options: str, message: str) -> None:
 
 
 def test_the_filtered_robot_sits_away_from_the_plan_by_the_offset(config: ConfigNode, kinematics: Kinematics) -> None:
-    home = RobotConfig.from_config(config["robot"]).home_q_rad
+    home = RobotConfig.from_config(config["robot"]).home_q
     robot = build_robot(config, "mujoco", kinematics, filters=["offset:joint2=0.002"])
     assert isinstance(robot, FilteredBackend)
     assert robot.name == "mujoco+offset:joint2=0.002"
@@ -48,7 +48,7 @@ def test_the_filtered_robot_sits_away_from_the_plan_by_the_offset(config: Config
     for _ in range(20):  # hold the home setpoint for 2 s: the servo settles on home + offset
         robot.command(home, 0.1)
         robot.advance(0.1)
-    q = robot.read().q_measured_rad
+    q = robot.read().q_measured
     assert q[1] - home[1] == pytest.approx(0.002, abs=2e-5)
     assert np.abs(np.delete(q - home, 1)).max() < 2e-5
     robot.close()

@@ -38,7 +38,7 @@ def records(
 def test_engines_agree_on_a_whole_case(records: dict[str, TrajectoryRecord]) -> None:
     mujoco, pybullet = records["mujoco"], records["pybullet"]
     np.testing.assert_array_equal(mujoco.t_s, pybullet.t_s)
-    assert np.abs(mujoco.q_measured_rad - pybullet.q_measured_rad).max() < JOINT_TOLERANCE_RAD
+    assert np.abs(mujoco.q_measured - pybullet.q_measured).max() < JOINT_TOLERANCE_RAD
     tip_gap_m = np.linalg.norm(mujoco.actual_tip_pos_m - pybullet.actual_tip_pos_m, axis=1)
     assert tip_gap_m.max() < TIP_TOLERANCE_M
     quat_gap = np.minimum(
@@ -51,7 +51,7 @@ def test_engines_agree_on_a_whole_case(records: dict[str, TrajectoryRecord]) -> 
 def test_agreement_is_not_trivial(records: dict[str, TrajectoryRecord]) -> None:
     """Both arms lag the plan by far more than they differ from each other."""
     for record in records.values():
-        lag_rad = np.abs(record.q_measured_rad - record.q_setpoint_rad).max()
+        lag_rad = np.abs(record.q_measured - record.q_setpoint).max()
         assert lag_rad > 100 * JOINT_TOLERANCE_RAD
 
 

@@ -24,23 +24,23 @@ def backend(request: pytest.FixtureRequest, config: ConfigNode, kinematics: Kine
 
 @pytest.fixture
 def home(backend: RobotBackend, robot_config: Any) -> np.ndarray:
-    backend.reset(robot_config.home_q_rad)
-    return np.asarray(robot_config.home_q_rad)
+    backend.reset(robot_config.home_q)
+    return np.asarray(robot_config.home_q)
 
 
 def test_implements_the_protocol(backend: RobotBackend, kinematics: Kinematics) -> None:
     assert isinstance(backend, RobotBackend)
     assert backend.joint_names == kinematics.joint_names
     assert backend.role == (RobotRole.PHYSICAL if backend.name == "emulated" else RobotRole.VIRTUAL)
-    np.testing.assert_allclose(backend.q_lower_rad, kinematics.q_lower_rad)
-    np.testing.assert_allclose(backend.q_upper_rad, kinematics.q_upper_rad)
+    np.testing.assert_allclose(backend.q_lower, kinematics.q_lower)
+    np.testing.assert_allclose(backend.q_upper, kinematics.q_upper)
 
 
 def test_reset_starts_the_clock_at_rest(backend: RobotBackend, home: np.ndarray) -> None:
     sample = backend.read()
     assert sample.t_s == 0.0
-    np.testing.assert_array_equal(sample.q_setpoint_rad, home)
-    np.testing.assert_allclose(sample.q_measured_rad, home, atol=2e-4)
+    np.testing.assert_array_equal(sample.q_setpoint, home)
+    np.testing.assert_allclose(sample.q_measured, home, atol=2e-4)
     assert sample.actual_tip_pos_m.shape == (3,)
     assert np.linalg.norm(sample.actual_tip_quat_wxyz) == pytest.approx(1.0)
 
@@ -57,7 +57,7 @@ def test_clock_does_not_drift(backend: RobotBackend, home: np.ndarray) -> None:
 def test_read_reports_the_last_setpoint(backend: RobotBackend, home: np.ndarray) -> None:
     target = home + 0.01
     backend.command(target, 0.1)
-    np.testing.assert_array_equal(backend.read().q_setpoint_rad, target)
+    np.testing.assert_array_equal(backend.read().q_setpoint, target)
 
 
 def _with(home: np.ndarray, joint: int, value: float) -> np.ndarray:
@@ -80,7 +80,7 @@ def _with(home: np.ndarray, joint: int, value: float) -> np.ndarray:
 def test_bad_setpoints_are_refused(backend: RobotBackend, home: np.ndarray, make_q: Any, match: str) -> None:
     with pytest.raises(BackendInputError, match=rf"^{backend.name} {match}"):
         backend.command(make_q(home), 0.1)
-    np.testing.assert_array_equal(backend.read().q_setpoint_rad, home)  # nothing was accepted
+    np.testing.assert_array_equal(backend.read().q_setpoint, home)  # nothing was accepted
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.1, float("nan"), float("inf"), "0.1", None, True])

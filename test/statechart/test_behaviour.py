@@ -40,7 +40,7 @@ def records(insertion_setup: InsertionSetup) -> list[tuple[TrajectoryRecord, np.
         out.append((plan.to_record(kinematics, "case"), plan.line.target_m))
         for name in ("mujoco", "emulated"):
             backend = make_backend(name, config, kinematics, seed=3)
-            out.append((execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q_rad), plan.line.target_m))
+            out.append((execute_trajectory(backend, kinematics, plan.t_s, plan.stage, plan.q), plan.line.target_m))
             backend.close()
     return out
 
@@ -64,7 +64,7 @@ def failing_variants(record: TrajectoryRecord, target: np.ndarray) -> list[tuple
     ]
 
 
-_ARRAYS = ("t_s", "stage", "q_setpoint_rad", "q_measured_rad", "joint_pos_m", "joint_axis", "tip_pos_m",
+_ARRAYS = ("t_s", "stage", "q_setpoint", "q_measured", "joint_pos_m", "joint_axis", "tip_pos_m",
            "tip_quat_wxyz", "actual_tip_pos_m", "actual_tip_quat_wxyz")  # fmt: skip
 
 
@@ -118,7 +118,7 @@ def test_identical_results_on_real_and_failing_records(
         got = run_behaviour(yaml, record, target)
         same(expected, got)
         outcomes.add(got.status)
-    assert outcomes == {"holds", "violated"}  # both outcomes occur, so the comparison can tell them apart
+    assert {"holds", "violated"} <= outcomes  # both outcomes occur, so the comparison can tell them apart
 
 
 def test_online_pushing_equals_offline(records: list[tuple[TrajectoryRecord, np.ndarray]]) -> None:

@@ -31,7 +31,7 @@ class LoopRun:
     t_s: list[float] = field(default_factory=list)
     status: list[SupervisorStatus] = field(default_factory=list)
     sent_index: list[int] = field(default_factory=list)  # plan index commanded in the period (-1: hold)
-    q_measured_rad: list[np.ndarray] = field(default_factory=list)
+    q_measured: list[np.ndarray] = field(default_factory=list)
     tip_m: list[np.ndarray] = field(default_factory=list)
 
 
@@ -47,15 +47,15 @@ def run_supervised(
 ) -> LoopRun:
     """Run ``plan`` under ``supervisor`` on ``backend`` until the task ends or stops (+ ``extra_periods``)."""
     dt = float(plan.t_s[1] - plan.t_s[0])
-    backend.reset(plan.q_rad[0])
+    backend.reset(plan.q[0])
     stream = NeedleForceStream(forces)
     status = supervisor.start(0.0)
     supervisor.task_configured()
-    sent, last_q, run, tail = 0, plan.q_rad[0], LoopRun(), None
+    sent, last_q, run, tail = 0, plan.q[0], LoopRun(), None
     for period in range(1, 10 * plan.n_samples):
         t = period * dt
         sample = backend.read()
-        holder, tip = kinematics.needle_segments(sample.q_measured_rad)
+        holder, tip = kinematics.needle_segments(sample.q_measured)
         override = inject(period, status)
         distance, _ = world.forbidden_distance(holder, tip)
         supervisor.observe_clearance(float(override.get("clearance", distance[0])))
@@ -67,7 +67,7 @@ def run_supervised(
         index = -1
         if status.motion_allowed and sent + 1 < plan.n_samples and plan.stage[sent + 1] == status.stage:
             sent = index = sent + 1
-            last_q = plan.q_rad[sent]
+            last_q = plan.q[sent]
             if sent + 1 == plan.n_samples or plan.stage[sent + 1] != plan.stage[sent]:
                 supervisor.stage_finished(Stage(plan.stage[sent]))
         backend.command(last_q, dt)
@@ -75,7 +75,7 @@ def run_supervised(
         run.t_s.append(t)
         run.status.append(status)
         run.sent_index.append(index)
-        run.q_measured_rad.append(sample.q_measured_rad)
+        run.q_measured.append(sample.q_measured)
         run.tip_m.append(tip[0])
         if tail is None and (status.finished or status.state.endswith("TaskStopped")):
             tail = extra_periods

@@ -90,7 +90,7 @@ def test_an_exception_stops_the_stream_within_one_period(
     assert all(i < 0 for i in run.sent_index[k:])  # zero motion commands from the step that saw the exception
     last = max(i for i in run.sent_index[:k] if i >= 0)
     assert plan.stage[last] == stage
-    q_rest = np.asarray(run.q_measured_rad[-1])
-    np.testing.assert_allclose(q_rest, plan.q_rad[last], atol=2e-3)  # at rest on the last setpoint sent
-    step = np.abs(np.asarray(run.q_measured_rad[-1]) - np.asarray(run.q_measured_rad[-2]))
+    q_rest = np.asarray(run.q_measured[-1])
+    np.testing.assert_allclose(q_rest, plan.q[last], atol=2e-3)  # at rest on the last setpoint sent
+    step = np.abs(np.asarray(run.q_measured[-1]) - np.asarray(run.q_measured[-2]))
     assert step.max() < 1e-5  # no motion left in the last period

@@ -156,7 +156,7 @@ def shipped_model(insertion_setup: InsertionSetup) -> NeedleForceModel:
 
 def plan_forces(setup: InsertionSetup, model: NeedleForceModel, target: np.ndarray):  # type: ignore[no-untyped-def]
     plan = setup.controller("straight").plan_case(setup.planning.default_source_m, target)
-    holder, tip = setup.robot.kinematics.needle_segments(plan.q_rad)
+    holder, tip = setup.robot.kinematics.needle_segments(plan.q)
     forces, _ = model.forces(plan.t_s, holder, tip)
     return plan, forces
 

@@ -26,7 +26,7 @@ def test_the_shipped_script_plays_its_segments_in_order() -> None:
 
 def test_a_tip_twist_moves_the_tip_as_commanded(insertion_setup: InsertionSetup) -> None:
     kin = insertion_setup.robot.kinematics
-    q0 = np.asarray(insertion_setup.robot.home_q_rad)
+    q0 = np.asarray(insertion_setup.robot.home_q)
     follower = TeleoperationFollower(kin, TeleoperationScript.load(EXAMPLE))
     follower.start(q0, 5.0)
     dt = 0.01
@@ -47,10 +47,10 @@ def test_a_tip_twist_moves_the_tip_as_commanded(insertion_setup: InsertionSetup)
 
 def test_joint_targets_are_reached_at_the_end_of_their_segment(tmp_path: Path, insertion_setup: InsertionSetup) -> None:
     kin = insertion_setup.robot.kinematics
-    q0 = np.asarray(insertion_setup.robot.home_q_rad)
+    q0 = np.asarray(insertion_setup.robot.home_q)
     target = q0 + np.array([0.1, -0.05, 0.0, 0.1, 0.0, -0.1, 0.2])
     path = tmp_path / "joints.yaml"
-    path.write_text(f"teleoperation:\n  segments:\n    - {{duration_s: 2.0, joints_rad: {target.tolist()}}}\n")
+    path.write_text(f"teleoperation:\n  segments:\n    - {{duration_s: 2.0, joints: {target.tolist()}}}\n")
     follower = TeleoperationFollower(kin, TeleoperationScript.load(path))
     follower.start(q0, 0.0)
     halfway = follower.next_setpoint(1.0, 1.0)
@@ -63,9 +63,9 @@ def test_joint_targets_are_reached_at_the_end_of_their_segment(tmp_path: Path, i
     ("segment", "message"),
     [
         ("{duration_s: 1.0}", "give either a tip twist"),
-        ("{duration_s: 1.0, tip_linear_m_s: [0, 0, 0.01], joints_rad: [0, 0, 0, 0, 0, 0, 0]}", "give either"),
+        ("{duration_s: 1.0, tip_linear_m_s: [0, 0, 0.01], joints: [0, 0, 0, 0, 0, 0, 0]}", "give either"),
         ("{duration_s: 0.0, tip_linear_m_s: [0, 0, 0.01]}", r"segments\[0\]\.duration_s: expected a number > 0"),
-        ("{duration_s: 1.0, joints_rad: [0, 0]}", r"segments\[0\]\.joints_rad: expected a list of 7 numbers"),
+        ("{duration_s: 1.0, joints: [0, 0]}", r"segments\[0\]\.joints: expected a list of 7 numbers"),
         ("{duration_s: 1.0, tip_linear_m_s: [0, 0, 0.01], speed: 2}", r"segments\[0\]\.speed: unknown key"),
     ],
 )

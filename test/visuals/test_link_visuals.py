@@ -66,7 +66,7 @@ def test_kinematics_and_collisions_do_not_see_the_visuals(urdf: Path, tmp_path: 
     bare = _without_visuals(urdf, tmp_path)
     with_meshes, without = Kinematics.from_urdf(urdf, NEEDLE_M), Kinematics.from_urdf(bare, NEEDLE_M)
     rng = np.random.default_rng(3)
-    q = rng.uniform(with_meshes.q_lower_rad, with_meshes.q_upper_rad, size=(400, 7))
+    q = rng.uniform(with_meshes.q_lower, with_meshes.q_upper, size=(400, 7))
     for a, b in zip(with_meshes.record_arrays(q), without.record_arrays(q), strict=True):
         np.testing.assert_array_equal(a, b)
     hits = SelfCollision(with_meshes).in_collision(q)

@@ -78,7 +78,7 @@ def _deviation(run: _Run, spec: KpiSpec) -> KpiValue:
 def _joint_deviation(run: _Run, spec: KpiSpec) -> KpiValue:
     assert run.expected is not None
     pair = align_expected(run.block.t_s, run.expected.t_s)
-    diff = np.abs(run.block.q_measured_rad - run.expected.q_measured_rad[pair]).max(axis=1)
+    diff = np.abs(run.block.q_measured - run.expected.q_measured[pair]).max(axis=1)
     missing = int(np.isnan(diff).sum())
     if missing:
         return run.none(spec, f"{missing} of {diff.size} samples have NaN joints (no data there)")

@@ -57,7 +57,7 @@ def _read(b: Block, name: str, j: int) -> np.ndarray:
     if name == "stage":
         return b.stage
     if name in ("q", "q_setpoint"):
-        return (b.q_measured_rad if name == "q" else b.q_setpoint_rad)[:, j]
+        return (b.q_measured if name == "q" else b.q_setpoint)[:, j]
     if name in ("joint", "joint_axis"):
         return (b.joint_pos_m if name == "joint" else b.joint_axis)[:, j, :]
     if name in ("tip", "actual_tip"):
@@ -108,7 +108,7 @@ class SelfDistanceTerm(Term):
 
     def evaluate(self, env: Env) -> np.ndarray:
         assert env.context.self_distance is not None
-        return _on_known_joints(env.block.q_measured_rad, env.context.self_distance)
+        return _on_known_joints(env.block.q_measured, env.context.self_distance)
 
 
 @dataclass(eq=False)
@@ -121,13 +121,13 @@ class SelfCollisionTerm(Term):
 
     def evaluate(self, env: Env) -> np.ndarray:
         assert env.context.self_collision is not None
-        return _on_known_joints(env.block.q_measured_rad, env.context.self_collision)
+        return _on_known_joints(env.block.q_measured, env.context.self_collision)
 
 
-def _on_known_joints(q_rad: np.ndarray, check: Callable[[np.ndarray], Any]) -> np.ndarray:
+def _on_known_joints(q: np.ndarray, check: Callable[[np.ndarray], Any]) -> np.ndarray:
     """``check`` of the samples whose joints are all known, as floats; NaN where a joint is NaN (the arm's
     pose is unknown there: the verdict says so instead of the model failing on it, issue 15)."""
-    q = np.asarray(q_rad, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
     known = np.isfinite(q).all(axis=1)
     out = np.full(q.shape[0], np.nan)
     if known.any():

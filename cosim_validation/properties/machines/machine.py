@@ -22,14 +22,10 @@ import numpy as np
 
 from cosim_validation.properties.errors import PropertyError
 from cosim_validation.record import Stage
+from cosim_validation.statechart.model import REQUIREMENTS  # without a requirement the test is UNKNOWN
 
 ANY = "*"
 GREEN, RED, EOF = "green", "red", "eof"
-#: What a machine may require of a run; without it the test is UNKNOWN, not violated.
-REQUIREMENTS: dict[str, str] = {
-    "stages": "the stages of a case (no sample carries one: a recording without the expected trajectory?)",
-    "target": "the case's target (none in the context, the record or the plan)",
-}
 
 
 @dataclass(frozen=True)
@@ -42,7 +38,7 @@ class Snapshot:
         tip_m: (3,) needle tip (forward kinematics) in base_link [m].
         tip_axis: (3,) unit needle direction (towards the tip).
         tip_velocity_m_s: (3,) backward difference of the tip [m/s]; zeros at the first sample.
-        q_rad: (J,) measured joint positions [rad].
+        q: (J,) measured joint positions [rad].
         actual_tip_m: (3,) tracked / ground-truth tip [m]; NaN if unknown.
         target_m: (3,) the case's target [m], or None if unknown.
         index: 0-based sample index.
@@ -54,7 +50,7 @@ class Snapshot:
     tip_m: np.ndarray
     tip_axis: np.ndarray
     tip_velocity_m_s: np.ndarray
-    q_rad: np.ndarray
+    q: np.ndarray
     actual_tip_m: np.ndarray
     target_m: np.ndarray | None
     index: int

@@ -14,7 +14,6 @@ from cosim_validation.properties.machines.machine import (
     EOF,
     GREEN,
     RED,
-    REQUIREMENTS,
     Machine,
     Snapshot,
     Transition,
@@ -23,6 +22,7 @@ from cosim_validation.properties.machines.machine import (
 from cosim_validation.properties.sample import Sample, record_samples
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.statechart.model import REQUIREMENTS
 
 SETTLE_STEPS = 64  # at most this many transitions on the last snapshot (eof chains)
 _NOT_GREEN = ", not green"  # end of the reason of a machine that ended outside green without entering red
@@ -124,7 +124,7 @@ class MachineRunner:
         """End of the run: the test's result."""
         if self.result is not None:
             return self.result
-        if not self.staged:
+        if not self.staged and self.unstaged:
             self.result = self._missing("stages", f"{self.unstaged} samples, all of stage none")
             return self.result
         if self.pending is None:
@@ -149,7 +149,7 @@ class MachineRunner:
             velocity = (tip - self.previous.tip_pos_m) / (sample.t_s - self.previous.t_s)
         axis = z_axis_one(sample.tip_quat_wxyz)
         return Snapshot(
-            sample.t_s, Stage(sample.stage), tip, axis, velocity, np.asarray(sample.q_measured_rad),
+            sample.t_s, Stage(sample.stage), tip, axis, velocity, np.asarray(sample.q_measured),
             np.asarray(sample.actual_tip_pos_m), self.target_m, self.index, is_last,
         )  # fmt: skip
 

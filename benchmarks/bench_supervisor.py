@@ -9,11 +9,12 @@
    samples one call each (:class:`NeedleForceStream`, what a control loop does); and the exact tissue
    intervals versus dense sampling of the needle (occupancy every 0.5 mm, the obvious alternative), with
    the largest length difference.
-3. Stop time: the MuJoCo arm in the lockstep loop of test/supervisor/lockstep.py, every exception
-   injected halfway through every motion stage: time from the supervisor step that saw the exception until
-   the arm's joints move less than 1e-5 rad per period, and how far the tip moved meanwhile.
+3. Stop time: the MuJoCo arm in the real lockstep loop (assembly/lockstep.py with the supervisor), every
+   exception injected halfway through every motion state (test/supervisor/exception_cases.py): time from the
+   supervisor step that saw the exception until the arm's joints move less than 1e-5 rad per period, and how
+   far the tip moved meanwhile; and the cost of a supervised period against the same loop without one.
 
-Run: ``nice -n 10 python benchmarks/bench_supervisor.py [--quick]``.
+Run: ``nice -n 10 python benchmarks/bench_supervisor.py [--quick] [--stop-only]``.
 """
 
 from __future__ import annotations
@@ -118,39 +119,48 @@ def _sampled_lengths(model, holder: np.ndarray, tip: np.ndarray) -> tuple[np.nda
 
 
 def bench_stop(setup: InsertionSetup) -> None:
-    from cosim_validation.backends import make_backend
-    from cosim_validation.record import Stage
+    """Stop times of every exception in every motion state (the real lockstep loop), and the supervisor's cost
+    per period against the same loop without a supervisor (named alternative)."""
+    from cosim_validation.assembly import AssemblySpec, CaseAssembly
+    from cosim_validation.coverage import TestCase
     from cosim_validation.record.stage import CASE_STAGES
-    from cosim_validation.supervisor.supervisor import Supervisor
-    from test.supervisor.lockstep import run_supervised
+    from test.supervisor.exception_cases import EXCEPTIONS, TARGET, case_id, run_cases, write_scenario
 
-    config = load_config(ROOT / "config/needle_insertion.yaml")
-    forces = load_needle_force(ROOT / "config/supervisor/needle_force.yaml", setup.scene)
-    plan = setup.controller("straight").plan_case(setup.planning.default_source_m, TARGET)
+    assembly = CaseAssembly(AssemblySpec(str(ROOT / "config/needle_insertion.yaml"), engines=("mujoco",)))
+    plan = assembly.controller("straight").plan_case(setup.planning.default_source_m, TARGET)
     dt = float(plan.t_s[1] - plan.t_s[0])
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "scenario.yaml"
+        write_scenario(scenario, plan)
+        ids = [case_id(s, e) for s in CASE_STAGES for e in EXCEPTIONS if e != "tracking"]
+        start = time.perf_counter()
+        runs = run_cases(assembly, scenario, ["nominal", *ids])
+        supervised_s = time.perf_counter() - start
     stops, moves = [], []
-    for stage in CASE_STAGES:
-        for override in ({"force": 5.0}, {"clearance": 0.0}, {"abort": True}):
-            seen: list[int] = []
-
-            def inject(period, status, stage=stage, override=override, seen=seen):  # type: ignore[no-untyped-def]
-                if status.stage != Stage(stage) or len(seen) > int(np.sum(plan.stage == stage)) // 2:
-                    return {}
-                seen.append(period)
-                return dict(override) if len(seen) > int(np.sum(plan.stage == stage)) // 2 else {}
-
-            backend = make_backend("mujoco", config, setup.robot.kinematics)
-            run = run_supervised(plan, backend, setup.robot.kinematics, setup.world, forces, Supervisor.from_file(),
-                                 inject, extra_periods=20)  # fmt: skip
-            backend.close()
-            k = next(i for i, s in enumerate(run.status) if s.state.endswith("TaskStopped"))
-            q = np.asarray(run.q_measured)
-            still = next(i for i in range(k + 1, len(q)) if np.max(np.abs(q[i] - q[i - 1])) < 1e-5)
-            stops.append((still - k) * dt)
-            moves.append(np.linalg.norm(run.tip_m[still] - run.tip_m[k]))
+    for test_id in ids:
+        run, samples = runs[test_id]
+        k = next(i for i, d in enumerate(run.supervision) if d.status.state.endswith("TaskStopped")) + 1
+        q = np.array([s.q_measured for s in samples])
+        tip = assembly.kinematics.record_arrays(q).tip_pos_m
+        still = next(i for i in range(k + 1, len(q)) if np.max(np.abs(q[i] - q[i - 1])) < 1e-5)
+        stops.append((still - k) * dt)
+        moves.append(np.linalg.norm(tip[still] - tip[k]))
     travel = f"{min(moves) * 1e3:.2f}-{max(moves) * 1e3:.2f} mm"
     print(f"stop time after the exception's step ({len(stops)} runs): {min(stops):.1f}-{max(stops):.1f} s "
           f"(mean {np.mean(stops):.2f}); tip travel meanwhile {travel}")  # fmt: skip
+    periods = sum(len(r.supervision) + 1 for r, _ in runs.values())
+    case = TestCase(
+        "plain", "s", "base_link", setup.planning.default_source_m, TARGET, np.full(3, -1), 0.0, "m", 7, 0.0
+    )
+    start = time.perf_counter()
+    plain_periods = 0
+    for _ in range(len(runs)):
+        plain_periods += assembly.run_batch(case).run.executed
+    plain_s = time.perf_counter() - start
+    per_supervised, per_plain = supervised_s / periods * 1e3, plain_s / plain_periods * 1e3
+    print(f"lockstep period on MuJoCo: supervised {per_supervised:.2f} ms, without a supervisor {per_plain:.2f} ms "
+          f"(ratio {per_supervised / per_plain:.2f}; {len(runs)} cases each)")  # fmt: skip
+    assembly.close()
 
 
 def _timed(fn) -> float:  # type: ignore[no-untyped-def]
@@ -163,11 +173,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="only one goal in the plain encoding")
     parser.add_argument("--plain-limit-s", type=float, default=600.0, help="time limit of each plain search [s]")
+    parser.add_argument("--stop-only", action="store_true", help="only the stop times and the loop's cost (3.)")
     args = parser.parse_args()
     setup = InsertionSetup.from_config(load_config(ROOT / "config/needle_insertion.yaml"))
-    bench_force(setup)
+    if not args.stop_only:
+        bench_force(setup)
     bench_stop(setup)
-    bench_spin(args.quick, args.plain_limit_s)
+    if not args.stop_only:
+        bench_spin(args.quick, args.plain_limit_s)
     return 0
 
 

@@ -24,7 +24,7 @@ def batch_records(
     """The expected record, then one per robot of ``run.robots`` (in that order), over the answered samples.
 
     Args:
-        run: The case (its plan and stamps).
+        run: The case (its plan and stamps; a supervised case: the setpoints it streamed).
         ports: The in-process robots that ran it.
         kinematics: The nominal arm and needle.
         target_m: (3,) the case's target [m], kept in each record's meta (``cosim check`` reads it).
@@ -34,8 +34,9 @@ def batch_records(
     n = run.executed
     t_s = run.t_s
     meta = {"seed": run.seed, "target_m": [float(v) for v in target_m], "outcome": run.outcome}
-    q_plan = plan.q[:n]
-    stage = plan.stage[:n]
+    supervised = len(run.q_sent) > 0  # the setpoints the supervisor let through, else the plan's
+    q_plan = run.q_sent[:n] if supervised else plan.q[:n]
+    stage = run.stage_sent[:n] if supervised else plan.stage[:n]
     planned = kinematics.record_arrays(q_plan)
     records = [
         TrajectoryRecord(

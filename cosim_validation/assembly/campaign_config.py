@@ -5,6 +5,7 @@ campaign:
   properties: properties.yaml       # property set and KPIs (relative to the configuration file)
   robots: {virtual: mujoco, physical: emulated}   # engine behind each robot named in --backends
   safety_property: needle_outside_forbidden_regions   # its violation makes a case "error-triggering"
+  supervisor: supervisor/supervisor.yaml   # optional: every case runs under the task supervisor (docs/SUPERVISOR.md)
 ```
 """
 
@@ -32,16 +33,18 @@ class CampaignConfig:
         properties_path: The property file (absolute).
         robots: Engine name per robot role (``virtual``, ``physical``).
         safety_property: Property whose violation counts as an error-triggering case in the tables.
+        supervisor_path: The task supervisor's configuration every case runs under, or None (no supervisor).
     """
 
     properties_path: Path
     robots: dict[str, str]
     safety_property: str
+    supervisor_path: Path | None = None
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> CampaignConfig:
         """Read the ``campaign`` section (``node`` is that section)."""
-        node.reject_unknown(("properties", "robots", "safety_property"))
+        node.reject_unknown(("properties", "robots", "safety_property", "supervisor"))
         robots_node = node["robots"]
         robots_node.reject_unknown(ROBOT_NAMES)
         robots = {}
@@ -51,7 +54,11 @@ class CampaignConfig:
         path = node["properties"].to_path().resolve()
         if not path.is_file():
             raise node["properties"].error(f"property file {str(path)!r} does not exist")
-        return cls(path, robots, _safety_property(node["safety_property"], path))
+        supervisor = node.get("supervisor")
+        supervisor_path = supervisor.to_path().resolve() if supervisor is not None else None
+        if supervisor is not None and supervisor_path is not None and not supervisor_path.is_file():
+            raise supervisor.error(f"supervisor configuration {str(supervisor_path)!r} does not exist")
+        return cls(path, robots, _safety_property(node["safety_property"], path), supervisor_path)
 
     def engines(self, backends: Sequence[str]) -> tuple[str, ...]:
         """Engine names for ``backends`` (robot names such as ``virtual`` or engine names), one per robot.

@@ -31,6 +31,7 @@ from cosim_validation.assembly.record_check import RecordReport, check_records
 from cosim_validation.assembly.robot_filters import check_filters
 from cosim_validation.assembly.robot_port import BackendPort, RobotPort
 from cosim_validation.assembly.robots import build_robot
+from cosim_validation.assembly.supervision import Supervision
 from cosim_validation.backends import engine
 from cosim_validation.config import ConfigNode, load_case_config
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
@@ -55,6 +56,10 @@ class AssemblySpec:
             ``backends.emulated.seed``.
         filters: ``(robot, KIND:OPTIONS)`` of every layer around an in-process robot (injected errors, hazards,
             a fixed offset; :mod:`~cosim_validation.assembly.robot_filters`), innermost first.
+        supervisor: The task supervisor's configuration every case runs under (docs/SUPERVISOR.md); None for
+            ``campaign.supervisor`` of the configuration (absent: no supervisor, the plan is streamed as planned).
+        supervisor_scenario: A scenario file (scripted requests, faults, teleoperation) for the supervisor; None
+            for the supervisor configuration's ``scenario``.
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
             directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
     """
@@ -67,6 +72,8 @@ class AssemblySpec:
     robot_seed: int | None = None
     config_base_dir: str | None = None
     filters: tuple[tuple[str, str], ...] = ()
+    supervisor: str | None = None
+    supervisor_scenario: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON), as stored in a run's metadata."""
@@ -84,6 +91,8 @@ class AssemblySpec:
             robot_seed=data.get("robot_seed"),
             config_base_dir=data.get("config_base_dir"),
             filters=tuple((str(r), str(t)) for r, t in data.get("filters", ())),
+            supervisor=data.get("supervisor"),
+            supervisor_scenario=data.get("supervisor_scenario"),
         )
 
 
@@ -131,6 +140,19 @@ class CaseAssembly:
             collision=collision,
         )
         self._backends: tuple[RobotBackend, ...] | None = None
+        self.supervision: Supervision | None = self._supervision()
+
+    def _supervision(self) -> Supervision | None:
+        """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
+        path = self.spec.supervisor if self.spec.supervisor is not None else self.campaign.supervisor_path
+        if path is None:
+            if self.spec.supervisor_scenario is not None:
+                raise InputError("a supervisor scenario needs a supervisor (--supervisor or campaign.supervisor)")
+            return None
+        limits = self.setup.robot.limits.velocity
+        return Supervision(
+            path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario
+        )
 
     @property
     def properties_path(self) -> Path:
@@ -166,7 +188,7 @@ class CaseAssembly:
     ) -> Lockstep:
         """The lockstep loop over ``ports`` with this assembly's validation."""
         settings = LockstepSettings(validate=self.validate, drop_lost_robots=drop_lost_robots)
-        return Lockstep(self.kinematics, ports, settings, self.setup.state_validator, clock)
+        return Lockstep(self.kinematics, ports, settings, self.setup.state_validator, clock, self.supervision)
 
     def run_batch(self, case: TestCase, listener: CaseListener | None = None) -> BatchCase:
         """Plan and run ``case`` on the in-process robots; the records of what was executed."""

@@ -14,119 +14,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import IntEnum
+from dataclasses import dataclass
 
 import numpy as np
 
+from cosim_validation.assembly.case_run import (
+    OUTCOME_OF_EVENT,
+    CaseAbortedError,
+    CaseEvent,
+    CaseListener,
+    CaseRun,
+    SessionClock,
+)
 from cosim_validation.assembly.case_seed import case_seed
 from cosim_validation.assembly.robot_port import RobotLostError, RobotPort
+from cosim_validation.assembly.supervised_stream import stream_supervised
+from cosim_validation.assembly.supervision import Supervision
 from cosim_validation.controllers import Controller
 from cosim_validation.coverage import TestCase
-from cosim_validation.exceptions import CosimError, InputError
-from cosim_validation.planning import Plan
+from cosim_validation.exceptions import InputError
 from cosim_validation.planning.state_validator import StateValidator
 from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import Kinematics
-
-
-class CaseEvent(IntEnum):
-    """What happened to a case; the values equal ``cosim_validation_interfaces/CaseStatus`` events."""
-
-    STARTED = 0
-    STAGE = 1
-    COMPLETED = 2
-    REFUSED = 3
-    ABORTED = 4
-
-
-#: Outcome label of each ending event (the ``outcome`` column of a results database).
-OUTCOME_OF_EVENT: dict[CaseEvent, str] = {
-    CaseEvent.COMPLETED: "completed",
-    CaseEvent.REFUSED: "refused",
-    CaseEvent.ABORTED: "aborted",
-}
-
-
-class CaseAbortedError(CosimError):
-    """The case stopped mid-way (validator refusal, lost robot, cancel); the message says why."""
-
-
-class SessionClock:
-    """The session's time [ns]: cases follow each other on it (the controller publishes it as /clock)."""
-
-    def __init__(self, start_ns: int = 1_000_000_000) -> None:
-        self.now_ns = int(start_ns)
-
-
-class CaseListener:
-    """What a lockstep case tells the outside world; the batch runner ignores it, the controller node publishes.
-
-    Override what you need; every method is called from the thread running the case.
-    """
-
-    def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
-        """The case started, changed stage or ended (``run`` says how far it got)."""
-
-    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
-        """Setpoint k passed every check and is about to be sent (planned tip pose from FK)."""
-
-    def progress(self, k: int, stage: Stage, n_samples: int) -> None:
-        """Sample k was answered by every robot (called at stage changes and every 10 samples)."""
-
-    def before_streaming(self) -> None:
-        """Every robot is reset; the first setpoint is next (a live session waits for its subscribers)."""
-
-    def pace(self, k: int, t_s: float) -> None:
-        """Called after sample k (a real-time session sleeps until the case time ``t_s`` [s])."""
-
-    def cancel_requested(self) -> bool:
-        """Whether the case should stop now (an action client canceled it)."""
-        return False
-
-
-@dataclass
-class CaseRun:
-    """How a case went.
-
-    Attributes:
-        test_id: The case.
-        outcome: ``completed``, ``refused``, ``aborted`` or ``failed``.
-        message: Why it ended that way ("every stage executed", the refusal or abort reason).
-        robots: The robots driven.
-        plan: The plan (None when refused or failed before planning).
-        stamps_ns: (n,) the plan's sample stamps on the session clock.
-        executed: Samples every robot answered (the first ``executed`` of the plan).
-        last_stage: The stage of the last sample answered.
-        seed: The case's seed (noise of the emulated arms).
-        started: Whether streaming began (STARTED was announced: the monitor sees the case).
-        left_out: Robots the case wanted but could not drive (they stopped answering in an earlier case).
-    """
-
-    test_id: str
-    outcome: str = "failed"
-    message: str = ""
-    robots: tuple[RobotRole, ...] = ()
-    plan: Plan | None = None
-    stamps_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    executed: int = 0
-    last_stage: Stage = Stage.NONE
-    seed: int = 0
-    started: bool = False
-    left_out: tuple[RobotRole, ...] = ()
-
-    @property
-    def duration_s(self) -> float:
-        """Case time covered by the answered samples [s]."""
-        if self.executed < 1:
-            return 0.0
-        return float(self.stamps_ns[self.executed - 1] - self.stamps_ns[0]) / 1e9
-
-    @property
-    def t_s(self) -> np.ndarray:
-        """(executed,) times of the answered samples since the case start [s] (as the monitor sees them)."""
-        stamps = self.stamps_ns[: self.executed]
-        return (stamps - self.stamps_ns[0]) / 1e9 if len(stamps) else np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -151,6 +60,8 @@ class Lockstep:
         settings: Validation and lost-robot policy.
         validator: Makes a fresh state validator (required when ``settings.validate``).
         clock: The session clock (a new one by default).
+        supervision: The task supervisor (one step per control period, it decides every setpoint); None: the
+            plan is streamed as planned.
     """
 
     def __init__(
@@ -160,6 +71,7 @@ class Lockstep:
         settings: LockstepSettings,
         validator: Callable[[], StateValidator] | None = None,
         clock: SessionClock | None = None,
+        supervision: Supervision | None = None,
     ) -> None:
         if settings.validate and validator is None:
             raise InputError("validation asked for but no state validator given")
@@ -168,6 +80,7 @@ class Lockstep:
         self.settings = settings
         self._validator = validator
         self.clock = clock or SessionClock()
+        self.supervision = supervision
         self.lost: dict[RobotRole, float] = {}  # robot -> when it was lost (time.monotonic())
 
     def robots_for(self, wanted: Sequence[RobotRole]) -> tuple[RobotRole, ...]:
@@ -210,7 +123,9 @@ class Lockstep:
             run.robots = self.robots_for(robots)
             run.left_out = tuple(r for r in (robots or self.ports) if r not in run.robots)
             self._plan(run, case, controller, listener)
-            if run.plan is not None:
+            if run.plan is not None and self.supervision is not None:
+                stream_supervised(self, run, self.supervision, listener)
+            elif run.plan is not None:
                 self._stream(run, listener)
         except CaseAbortedError as exc:
             self._abort(run, str(exc), listener)
@@ -232,19 +147,7 @@ class Lockstep:
         plan = run.plan
         assert plan is not None
         q = plan.q
-        for role in run.robots:
-            try:
-                self.ports[role].reset(run.test_id, q[0], run.seed)
-            except RobotLostError as exc:
-                self._lose(role)
-                raise CaseAbortedError(str(exc)) from None
-        validator = self._validator() if self.settings.validate and self._validator is not None else None
-        if validator is not None:
-            validator.reset(q[0])
-        listener.before_streaming()
-        run.last_stage = Stage(int(plan.stage[0]))
-        run.started = True
-        listener.status(CaseEvent.STARTED, run.last_stage, "", run)
+        validator = self.start_streaming(run, listener)
         fk = self.kinematics.record_arrays(q)
         for k in range(plan.n_samples):
             self._step(run, k, fk.tip_pos_m[k], fk.tip_quat_wxyz[k], validator, listener)
@@ -256,6 +159,40 @@ class Lockstep:
             names = " and ".join(r.label for r in run.left_out)
             run.message += f" without the {names} robot (it stopped answering in an earlier case)"
         listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
+
+    def start_streaming(self, run: CaseRun, listener: CaseListener) -> StateValidator | None:
+        """Reset every robot to the plan's first setpoint, announce STARTED; the case's validator (or None)."""
+        plan = run.plan
+        assert plan is not None
+        for role in run.robots:
+            try:
+                self.ports[role].reset(run.test_id, plan.q[0], run.seed)
+            except RobotLostError as exc:
+                self.lose(role)
+                raise CaseAbortedError(str(exc)) from None
+        validator = self._validator() if self.settings.validate and self._validator is not None else None
+        if validator is not None:
+            validator.reset(plan.q[0])
+        listener.before_streaming()
+        run.last_stage = Stage(int(plan.stage[0]))
+        run.started = True
+        listener.status(CaseEvent.STARTED, run.last_stage, "", run)
+        return validator
+
+    def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray) -> None:
+        """Send setpoint ``q`` stamped ``stamp_ns`` to every robot of ``run`` and wait for every answer.
+
+        Raises:
+            CaseAbortedError: A robot did not answer (it is dropped from later cases when so configured).
+        """
+        for role in run.robots:
+            self.ports[role].send(stamp_ns, q)
+        for role in run.robots:
+            try:
+                self.ports[role].wait(stamp_ns)
+            except RobotLostError as exc:
+                self.lose(role)
+                raise CaseAbortedError(str(exc)) from None
 
     def _step(
         self,
@@ -277,14 +214,7 @@ class Lockstep:
                 raise CaseAbortedError(f"the state validator refused setpoint {k} ({stage.label}): {verdict.message}")
         stamp = int(run.stamps_ns[k])
         listener.setpoint(k, stamp, stage, plan.q[k], tip, quat)
-        for role in run.robots:
-            self.ports[role].send(stamp, plan.q[k])
-        for role in run.robots:
-            try:
-                self.ports[role].wait(stamp)
-            except RobotLostError as exc:
-                self._lose(role)
-                raise CaseAbortedError(str(exc)) from None
+        self.exchange(run, stamp, plan.q[k])
         run.executed = k + 1
         changed = stage is not run.last_stage
         if changed and k > 0:
@@ -298,8 +228,22 @@ class Lockstep:
         run.outcome, run.message = "aborted", reason
         if run.started and run.plan is not None:
             listener.status(CaseEvent.ABORTED, run.last_stage, reason, run)
-            self.clock.now_ns += round(float(run.plan.t_s[-1]) * 1e9) + 100_000_000
+            streamed_ns = int(run.stamps_ns[-1] - run.stamps_ns[0]) if len(run.stamps_ns) else 0
+            self.clock.now_ns += max(round(float(run.plan.t_s[-1]) * 1e9), streamed_ns) + 100_000_000
 
-    def _lose(self, role: RobotRole) -> None:
+    def lose(self, role: RobotRole) -> None:
+        """Robot ``role`` stopped answering: later cases run without it (when so configured)."""
         if self.settings.drop_lost_robots:
             self.lost[role] = time.monotonic()
+
+
+__all__ = [
+    "OUTCOME_OF_EVENT",
+    "CaseAbortedError",
+    "CaseEvent",
+    "CaseListener",
+    "CaseRun",
+    "Lockstep",
+    "LockstepSettings",
+    "SessionClock",
+]

@@ -9,7 +9,7 @@ t_k - t_(k-1) and the arm is read then.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -20,6 +20,20 @@ from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
 
 class RobotLostError(CosimError):
     """A robot did not answer in time, or refused; the message says which and why."""
+
+
+class Measurement(NamedTuple):
+    """What a robot reported with its answer to one setpoint (what the task supervisor's sources read).
+
+    Attributes:
+        q_measured: (J,) measured joints (rad, or m for a prismatic joint).
+        tip_pos_m: (3,) the actual tip (tracker or simulator ground truth), base_link [m]; NaN if unknown.
+        tip_quat_wxyz: (4,) its orientation (+z along the needle); NaN if unknown.
+    """
+
+    q_measured: np.ndarray
+    tip_pos_m: np.ndarray
+    tip_quat_wxyz: np.ndarray
 
 
 class RobotPort(Protocol):
@@ -53,6 +67,11 @@ class RobotPort(Protocol):
     def answered_since(self, monotonic_s: float) -> bool:
         """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``): a lost robot that
         answers again (a driver that was frozen) may drive the next case."""
+        ...
+
+    def measurement(self, stamp_ns: int) -> Measurement:
+        """What the robot reported with its answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`); a
+        tip pose that did not come is NaN."""
         ...
 
 
@@ -114,6 +133,11 @@ class BackendPort:
     def answered_since(self, monotonic_s: float) -> bool:
         """In-process: always."""
         return True
+
+    def measurement(self, stamp_ns: int) -> Measurement:
+        """In-process: the reading of the last setpoint."""
+        sample = self.latest
+        return Measurement(sample.q_measured, sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
 
     @property
     def latest(self) -> BackendSample:

@@ -54,6 +54,8 @@ class CampaignRequest:
         trajectories: Store every robot's trajectory (expected, virtual, physical).
         validate: Check every setpoint with the state validator; None: ``validator.enabled`` of the configuration.
         filters: Layers around the robots (injected errors, hazards, offsets), innermost first.
+        supervisor: The task supervisor's configuration every case runs under; None: ``campaign.supervisor``.
+        supervisor_scenario: A scenario for the supervisor (scripted requests, faults, teleoperation), or None.
     """
 
     config_path: Path
@@ -68,6 +70,8 @@ class CampaignRequest:
     trajectories: bool = True
     validate: bool | None = None
     filters: tuple[FilterSpec, ...] = ()
+    supervisor: str | None = None
+    supervisor_scenario: str | None = None
 
 
 @dataclass
@@ -179,6 +183,8 @@ def _meta(
         "backends": list(spec.engines),
         "validate": _validates(spec, request.config_path),
         "filters": [f"{robot}={text}" for robot, text in spec.filters],
+        "supervisor": spec.supervisor if spec.supervisor is not None else _str(campaign.supervisor_path),
+        "supervisor_scenario": spec.supervisor_scenario,
         "assembly": spec.to_dict(),
         "safety_property": campaign.safety_property,
     }
@@ -199,6 +205,10 @@ def _with_run_inputs(spec: AssemblySpec, out: Path, request: CampaignRequest, ca
         properties_path=str(properties),
         config_base_dir=str(base) if base is not None else None,
     )
+
+
+def _str(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
 
 
 def _warn_stderr(message: str) -> None:
@@ -239,7 +249,15 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
     filters = tuple((f.robot.label, f.text) for f in request.filters)
     roles = [ENGINE_ROLES[name] for name in engines]
     check_filters(config, filters, roles, RobotConfig.from_config(config["robot"]).kinematics)  # before --out
-    spec = AssemblySpec(str(request.config_path), engines, controller, request.validate, filters=filters)
+    spec = AssemblySpec(
+        str(request.config_path),
+        engines,
+        controller,
+        request.validate,
+        filters=filters,
+        supervisor=request.supervisor,
+        supervisor_scenario=request.supervisor_scenario,
+    )
     meta = _meta(request, campaign, spec, controller, suites) | {"anatomy_repairs": scene.repairs()}
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())

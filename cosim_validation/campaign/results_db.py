@@ -186,7 +186,7 @@ class ResultsDB:
             wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
             if "schema" in stored and stored["schema"] != wanted["schema"]:
                 raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
-            for key in ("suite", "config", "controller", "backends", "validate", "filters"):
+            for key in ("suite", "config", "controller", "backends", "validate", "filters", "supervisor"):
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(
                         f"{self.path}: cannot resume, it was made with another {key} "

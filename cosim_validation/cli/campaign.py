@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 
 HELP = "run test suites through the planner, the robots and the monitor in batch, into a resumable run directory"
 
@@ -51,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check every setpoint with the state validator; a refused setpoint stops the robot and aborts the "
         "case (default: validator.enabled of the configuration, off as shipped; cosim session has the same default)",
     )
+    add_supervisor_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.config import resolve_resource
 
+    supervisor, scenario = supervisor_paths(args)
     request = CampaignRequest(
         config_path=resolve_resource(args.config),
         suite_paths=tuple(Path(s) for s in args.suite),
@@ -74,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         trajectories=not args.no_trajectories,
         validate=args.validate,
         filters=tuple(FilterSpec.parse(text) for text in args.filter),
+        supervisor=supervisor,
+        supervisor_scenario=scenario,
     )
     outcome = run_campaign(request)
     if args.json:
@@ -111,6 +116,10 @@ def resume_command(args: argparse.Namespace) -> str:
     if args.validate is not None:
         parts.append("--validate" if args.validate else "--no-validate")
     parts += [f"--filter {shlex.quote(text)}" for text in args.filter]
+    if args.supervisor is not None:
+        parts.append(f"--supervisor {shlex.quote(args.supervisor)}")
+    if args.supervisor_scenario is not None:
+        parts.append(f"--supervisor-scenario {shlex.quote(args.supervisor_scenario)}")
     return " ".join([*parts, f"--out {shlex.quote(args.out)}", "--resume"])
 
 

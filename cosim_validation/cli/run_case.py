@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from cosim_validation.assembly.lockstep import CaseListener
+from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 from cosim_validation.exceptions import InputError
 
 HELP = "plan one needle-insertion case (five stages) and run it on a robot backend"
@@ -47,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the emulated arm (default: config)")
+    add_supervisor_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,8 +62,16 @@ def run(args: argparse.Namespace) -> int:
     config_path = resolve_resource(args.config)
     backend = args.backend or default_backend(load_case_config(config_path))
     filters = tuple((f.robot.label, f.text) for f in (FilterSpec.parse(text) for text in args.filter))
+    supervisor, scenario = supervisor_paths(args)
     spec = AssemblySpec(
-        str(config_path), (backend,), args.controller, args.validate, robot_seed=args.seed, filters=filters
+        str(config_path),
+        (backend,),
+        args.controller,
+        args.validate,
+        robot_seed=args.seed,
+        filters=filters,
+        supervisor=supervisor,
+        supervisor_scenario=scenario,
     )
     assembly = CaseAssembly(spec)
     source = assembly.setup.planning.default_source_m if args.source is None else args.source
@@ -85,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         run.plan, assembly.controller_name, executed.backend, stages, planning_s, execution_s, stop, run.message
     )
     report["anatomy_repairs"] = assembly.setup.scene.repairs()  # what repair: true removed
+    if assembly.supervision is not None:
+        report |= _supervised(run)
     _print(args, report, assembly.setup.scene.repair_lines())
     return 0
 
@@ -113,6 +125,23 @@ def manual_case(source_m: Any, target_m: Any) -> Any:
     source = np.asarray(source_m, dtype=np.float64)
     target = np.asarray(target_m, dtype=np.float64)
     return TestCase("run-case", "", "base_link", source, target, np.full(3, -1), 0.0, "manual", 0, 0.0)
+
+
+def _supervised(run: Any) -> dict[str, Any]:
+    """What the task supervisor did: its transitions, the setpoints streamed, why it stopped."""
+    transitions = [
+        {"t_s": d.status.t_s, "transition": d.status.transition, "events": list(d.status.events)}
+        for d in run.supervision
+        if d.status.transition
+    ]
+    outcome = "completed" if run.outcome == "completed" else "stopped_by_supervisor"
+    return {
+        "outcome": outcome,
+        "samples": run.executed,
+        "duration_s": run.duration_s,
+        "validator_stop_sample": None,
+        "supervisor": {"streamed": run.executed, "transitions": transitions, "message": run.message},
+    }
 
 
 def _refused(args: argparse.Namespace, controller: str, message: str) -> int:
@@ -184,6 +213,10 @@ def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[
     )
     if report["validator_stop_sample"] is not None:
         print(f"stopped at sample {report['validator_stop_sample']}: {report['message']}")
+    for item in report.get("supervisor", {}).get("transitions", []):
+        print(f"supervisor {item['t_s']:6.1f} s  {item['transition']}")
+    if report.get("outcome") == "stopped_by_supervisor":
+        print(f"stopped by the supervisor: {report['message']}")
     headers = [
         "stage",
         "duration s",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 
 HELP = "run a digital-twin session: the ROS 2 node graph of config/digital_twin.yaml on a suite"
 
@@ -39,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="see a robot through a filter (repeat for more, innermost first): offset (a fixed joint offset, e.g. "
         "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
     )
+    add_supervisor_options(parser)
     parser.add_argument(
         "--domain-id",
         type=int,
@@ -80,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
     if args.validate is not None:
         graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
     graph = _with_filters(graph, args.filter)
+    supervisor, scenario = supervisor_paths(args)
+    chosen = {"supervisor": supervisor, "supervisor_scenario": scenario}
+    graph = graph.with_parameters("controller", {k: v for k, v in chosen.items() if v is not None})
     if args.foxglove is not None:
         from cosim_validation.dashboard.foxglove_graph import with_foxglove_bridge
 

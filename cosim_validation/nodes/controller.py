@@ -42,7 +42,12 @@ class Controller(Node):
     def __init__(self) -> None:
         super().__init__("controller")
         self.params = declare_parameters(self, "controller")
-        spec = AssemblySpec(str(resolve_resource(self.params["config"])), validate=self.params["validate_setpoints"])
+        spec = AssemblySpec(
+            str(resolve_resource(self.params["config"])),
+            validate=self.params["validate_setpoints"],
+            supervisor=self.params["supervisor"],
+            supervisor_scenario=self.params["supervisor_scenario"],
+        )
         self.assembly = CaseAssembly(spec)
         # one group for the long case execution, one for the short I/O callbacks it waits for
         group, action_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()

@@ -1,7 +1,8 @@
 """The controller's side of one robot driver, as a :class:`~cosim_validation.assembly.RobotPort`.
 
-Reset service, command stream, measured joints in lockstep. Blocking calls (``reset``, ``wait``) need the
-node's executor spinning in another thread, as the controller's action server does.
+Reset service, command stream, measured joints in lockstep, and the actual tip pose the driver publishes with
+every joint state (read by the task supervisor's sources, :meth:`RobotLink.measurement`). Blocking calls
+(``reset``, ``wait``) need the node's executor spinning in another thread, as the controller's action server does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.assembly import RobotLostError
+from cosim_validation.assembly.robot_port import Measurement
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import COMMAND, STATE, to_rclpy
@@ -53,7 +55,12 @@ class RobotLink:
         node.create_subscription(
             JointState, f"{prefix}/joint_states", self._on_joints, to_rclpy(STATE), callback_group=group
         )
+        node.create_subscription(
+            convert.pose_stamped_msg_type(), f"{prefix}/tip_pose", self._on_tip, to_rclpy(STATE), callback_group=group
+        )
         self._joints: dict[int, np.ndarray] = {}
+        self._tips: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._answered: tuple[int, np.ndarray] = (-1, np.zeros(len(joint_names)))
         self._cond = threading.Condition()
         self._last_answer_s = -float("inf")  # time.monotonic() of the last joint state
 
@@ -67,6 +74,13 @@ class RobotLink:
         with self._cond:
             self._joints[sample.t_ns] = sample.position
             self._last_answer_s = time.monotonic()
+            self._cond.notify_all()
+
+    def _on_tip(self, msg: Any) -> None:
+        pose = convert.pose_stamped_from_msg(msg)
+        with self._cond:
+            if pose.t_ns > self._answered[0] - 1:  # older tips are of answered samples: nobody asks any more
+                self._tips[pose.t_ns] = (pose.position_m, pose.quat_wxyz)
             self._cond.notify_all()
 
     def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
@@ -89,6 +103,8 @@ class RobotLink:
             raise RobotLostError(f"{self._role.label} robot refused the reset: {reason}")
         with self._cond:
             self._joints.clear()
+            self._tips.clear()
+            self._answered = (-1, np.asarray(q0, dtype=np.float64))
 
     def send(self, stamp_ns: int, q: np.ndarray) -> None:
         """Stream one setpoint stamped ``stamp_ns``."""
@@ -112,4 +128,22 @@ class RobotLink:
                         f"at {stamp_ns / 1e9:.3f} s within {self.stale_timeout_s:.1f} s"
                     )
                 self._cond.wait(remaining)
-            del self._joints[stamp_ns]
+            self._answered = (stamp_ns, self._joints.pop(stamp_ns))
+            for old in [t for t in self._tips if t < stamp_ns]:
+                del self._tips[old]
+
+    def measurement(self, stamp_ns: int) -> Measurement:
+        """The answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`) with its tip pose; the driver
+        publishes the tip right after the joints, so it is waited for up to the stale timeout (NaN if it does
+        not come: an untracked tip)."""
+        deadline = time.monotonic() + self.stale_timeout_s
+        with self._cond:
+            answered, q = self._answered
+            if answered != stamp_ns:
+                raise RobotLostError(f"{self._role.label} robot: no answer to the sample at {stamp_ns / 1e9:.3f} s")
+            while stamp_ns not in self._tips and deadline > time.monotonic():
+                self._cond.wait(deadline - time.monotonic())
+            position, quat = self._tips.get(stamp_ns, (np.full(3, np.nan), np.full(4, np.nan)))
+            for old in [t for t in self._tips if t <= stamp_ns]:
+                del self._tips[old]
+        return Measurement(q, position, quat)

@@ -67,6 +67,14 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("report_timeout_s", float, 5.0, "time to wait for the monitor's case report [s]"),
         ParamSpec("drop_stale_robots", bool, True, "after a robot stopped answering, run later cases without it"),
         ParamSpec(
+            "supervisor",
+            str,
+            None,
+            "the task supervisor's configuration every case runs under (docs/SUPERVISOR.md); unset: "
+            "campaign.supervisor of the configuration (absent as shipped: no supervisor)",
+        ),
+        ParamSpec("supervisor_scenario", str, None, "scripted requests, faults and teleoperation for the supervisor"),
+        ParamSpec(
             "min_subscribers",
             int,
             2,

@@ -86,6 +86,28 @@ class TrackingMonitor(EdgeCondition):
         return self._set(t_s - self.last_seen_s > self.timeout_s)
 
 
+class AlarmInput(EdgeCondition):
+    """An exception raised from outside the supervisor: any alarm source (a hazard detector, a watchdog) that
+    reports an active alarm. The event is raised when the first alarm becomes active; while any is active the
+    task cannot be recovered.
+
+    Args:
+        event: The machine's event for an alarm (config ``events.alarm``).
+    """
+
+    def __init__(self, event: str) -> None:
+        super().__init__(event)
+        self.sources: dict[str, str] = {}  # active alarms: source -> reason
+
+    def update(self, source: str, active: bool, reason: str = "") -> str | None:
+        """Alarm ``source`` became active (with ``reason``) or cleared; the event on the first active alarm."""
+        if active:
+            self.sources[source] = reason
+        else:
+            self.sources.pop(source, None)
+        return self._set(bool(self.sources))
+
+
 class UserRequests:
     """The surgeon's requests (abort, recover, teleoperation, auto), queued until the next step.
 

@@ -4,8 +4,8 @@ Call pattern (one step per 10 Hz setpoint; docs/SUPERVISOR.md, "In the control l
 
 1. feed what was measured after the previous setpoint: :meth:`Supervisor.observe_clearance`,
    :meth:`~Supervisor.observe_force`, :meth:`~Supervisor.observe_tip`; queue user requests with
-   :meth:`~Supervisor.request`; report progress with :meth:`~Supervisor.task_configured` and
-   :meth:`~Supervisor.stage_finished`;
+   :meth:`~Supervisor.request` and external alarms (a hazard detector) with :meth:`~Supervisor.observe_alarm`;
+   report progress with :meth:`~Supervisor.task_configured` and :meth:`~Supervisor.stage_finished`;
 2. ``status = supervisor.step(t_s)``;
 3. send the next setpoint of ``status.stage`` only if ``status.motion_allowed``; otherwise send nothing
    new (hold the last commanded joints), or follow the teleoperation command when ``status.teleoperation``.
@@ -23,6 +23,7 @@ from cosim_validation.statechart.loader import load_machine
 from cosim_validation.statechart.model import Machine
 from cosim_validation.statechart.runtime import Statechart, StepResult
 from cosim_validation.supervisor.event_sources import (
+    AlarmInput,
     ClearanceMonitor,
     ForceLimitMonitor,
     TrackingMonitor,
@@ -30,6 +31,7 @@ from cosim_validation.supervisor.event_sources import (
     any_active,
 )
 from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+from cosim_validation.supervisor.supervisor_mode import SupervisorMode
 
 DEFAULT_CONFIG = "config/supervisor/supervisor.yaml"
 
@@ -48,6 +50,10 @@ class SupervisorStatus(NamedTuple):
         transition: The transition the step took ("" if none).
         events: Events the step saw, sorted.
         commands: Controller commands of the step's actions, in order.
+        mode: The per-sample supervisor signal (autonomous, holding, stopped, teleoperation, completed).
+        previous_state: Active leaf before the step ("" for the initial entry).
+        exception_cleared: No exception condition holds now (the guard of recovery).
+        conditions: Exception conditions that hold now: ``clearance``, ``force``, ``tracking``, ``alarm:<source>``.
     """
 
     t_s: float
@@ -60,6 +66,10 @@ class SupervisorStatus(NamedTuple):
     transition: str
     events: tuple[str, ...]
     commands: tuple[str, ...]
+    mode: SupervisorMode = SupervisorMode.HOLDING
+    previous_state: str = ""
+    exception_cleared: bool = True
+    conditions: tuple[str, ...] = ()
 
 
 class Supervisor:
@@ -82,6 +92,7 @@ class Supervisor:
         self.clearance = ClearanceMonitor(src.clearance_m, ev["clearance"])
         self.force = ForceLimitMonitor(src.force_limit_n, ev["force"])
         self.tracking = TrackingMonitor(src.tip_lost_timeout_s, ev["tracking"])
+        self.alarm = AlarmInput(ev["alarm"])
         self.requests = UserRequests(config.requests)
         self._pending: list[str] = []
         self.status: SupervisorStatus | None = None
@@ -104,6 +115,20 @@ class Supervisor:
     def observe_tip(self, t_s: float, tracked: bool) -> None:
         """Whether a needle-tip pose arrived since the last period, at time ``t_s`` [s]."""
         self._post(self.tracking.update(t_s, tracked))
+
+    def observe_alarm(self, source: str, active: bool, reason: str = "") -> None:
+        """An external alarm (e.g. a hazard detector): ``source`` raised (``active``) or cleared it.
+
+        The first active alarm raises the configured ``events.alarm`` (an exception: the task stops); while any
+        alarm is active the task cannot be recovered.
+        """
+        self._post(self.alarm.update(source, active, reason))
+
+    def conditions(self) -> tuple[str, ...]:
+        """The exception conditions that hold now (``alarm:<source>`` per active alarm)."""
+        names = [n for n, c in (("clearance", self.clearance), ("force", self.force), ("tracking", self.tracking))
+                 if c.active]  # fmt: skip
+        return (*names, *(f"alarm:{source}" for source in sorted(self.alarm.sources)))
 
     def request(self, name: str) -> None:
         """A user request: ``abort``, ``recover``, ``teleoperation`` or ``auto``."""
@@ -138,7 +163,7 @@ class Supervisor:
         return self._status(self.chart.step(t_s, self._guards(), events))
 
     def _guards(self) -> dict[str, bool]:
-        cleared = not any_active((self.clearance, self.force, self.tracking))
+        cleared = not any_active((self.clearance, self.force, self.tracking, self.alarm))
         return {self.config.exception_cleared_guard: cleared}
 
     def _dwell_event(self, t_s: float) -> list[str]:
@@ -151,16 +176,34 @@ class Supervisor:
         flags, names = self.chart.flags(), self.config.flags
         motion = names["motion"] in flags
         stage_label = self.chart.attribute(self.config.stage_attribute) if motion else None
+        teleoperation = names["teleoperation"] in flags
+        finished = self.machine.states[self.chart.leaf].final
+        guards = self._guards()
         self.status = SupervisorStatus(
             t_s=result.t_s,
             state=self.chart.leaf,
             stage=Stage.parse(str(stage_label)) if stage_label is not None else None,
             motion_allowed=motion,
             hold=names["hold"] in flags,
-            teleoperation=names["teleoperation"] in flags,
-            finished=self.machine.states[self.chart.leaf].final,
+            teleoperation=teleoperation,
+            finished=finished,
             transition=result.transition.label if result.transition is not None else "",
             events=tuple(sorted(result.events)),
             commands=result.commands,
+            mode=_mode(motion, teleoperation, names["stopped"] in flags, finished),
+            previous_state=result.before,
+            exception_cleared=guards[self.config.exception_cleared_guard],
+            conditions=self.conditions(),
         )
         return self.status
+
+
+def _mode(motion: bool, teleoperation: bool, stopped: bool, finished: bool) -> SupervisorMode:
+    """The per-sample supervisor signal of a configuration's flags (docs/SUPERVISOR.md)."""
+    if teleoperation:
+        return SupervisorMode.TELEOPERATION
+    if finished:
+        return SupervisorMode.COMPLETED
+    if stopped:
+        return SupervisorMode.STOPPED
+    return SupervisorMode.AUTONOMOUS if motion else SupervisorMode.HOLDING

@@ -13,10 +13,12 @@ from cosim_validation.record.stage import CASE_STAGES
 from cosim_validation.statechart.model import Machine
 
 _KEYS = ("machine", "needle_force", "sources", "events", "exception_cleared_guard", "flags", "wait_state",
-         "stage_attribute")  # fmt: skip
+         "stage_attribute", "loop", "scenario")  # fmt: skip
 _SOURCE_KEYS = ("clearance_m", "force_limit_n", "tip_lost_timeout_s", "dwell_s")
-_EVENT_KEYS = ("clearance", "force", "tracking", "configured", "dwell", "requests", "stage_done")
+_EVENT_KEYS = ("clearance", "force", "tracking", "configured", "dwell", "alarm", "requests", "stage_done")
+_LOOP_KEYS = ("stopped_timeout_s", "teleoperation_idle_s", "rejoin_speed_fraction", "max_case_s")
 REQUESTS = ("abort", "recover", "teleoperation", "auto")
+FLAG_ROLES = ("motion", "hold", "teleoperation", "stopped")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,24 @@ class SourceSettings:
 
 
 @dataclass(frozen=True)
+class LoopSettings:
+    """How the control loop ends a case the supervisor holds, and how it returns to the plan.
+
+    Attributes:
+        stopped_timeout_s: A task stopped this long without leaving TaskStopped ends the case (aborted) [s].
+        teleoperation_idle_s: Teleoperation without a command this long ends the case (aborted) [s].
+        rejoin_speed_fraction: After teleoperation moved the arm, the controller goes back to where the plan
+            resumes at this fraction of every joint's velocity limit before it streams the plan again.
+        max_case_s: No case runs longer than this, whatever the supervisor does [s].
+    """
+
+    stopped_timeout_s: float = 1.0
+    teleoperation_idle_s: float = 1.0
+    rejoin_speed_fraction: float = 0.2
+    max_case_s: float = 600.0
+
+
+@dataclass(frozen=True)
 class SupervisorConfig:
     """The supervisor's machine, event sources and the names it maps between them.
 
@@ -45,13 +65,16 @@ class SupervisorConfig:
         needle_force_path: The needle force model's tissue file.
         sources: Thresholds of the event sources.
         events: Event of each source and host report: ``clearance``, ``force``, ``tracking``,
-            ``configured``, ``dwell``.
+            ``configured``, ``dwell``, ``alarm`` (an external alarm, e.g. a hazard detector; default: the abort
+            request's event).
         requests: Event of each user request (``abort``, ``recover``, ``teleoperation``, ``auto``).
         stage_done: Event raised when the controller finished a stage.
         exception_cleared_guard: Input guard set each step: no exception condition holds.
-        flags: Machine flag for ``motion``, ``hold`` and ``teleoperation``.
+        flags: Machine flag for ``motion``, ``hold``, ``teleoperation`` and ``stopped`` (default ``stopped``).
         wait_state: Name of the state in which the dwell is timed.
         stage_attribute: State attribute naming the stage the controller may run.
+        loop: How the control loop ends held cases.
+        scenario_path: A scenario file (scripted requests, faults and teleoperation), or None.
     """
 
     machine_path: Path
@@ -64,6 +87,8 @@ class SupervisorConfig:
     flags: Mapping[str, str]
     wait_state: str
     stage_attribute: str
+    loop: LoopSettings = LoopSettings()
+    scenario_path: Path | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisorConfig:
@@ -86,18 +111,26 @@ class SupervisorConfig:
         ev.reject_unknown(_EVENT_KEYS)
         ev["requests"].reject_unknown(REQUESTS)
         ev["stage_done"].reject_unknown([s.label for s in CASE_STAGES])
-        node["flags"].reject_unknown(("motion", "hold", "teleoperation"))
+        node["flags"].reject_unknown(FLAG_ROLES)
+        requests = {k: ev["requests"][k].to_str() for k in REQUESTS}
+        events = {k: ev[k].to_str() for k in _EVENT_KEYS[:5]}
+        events["alarm"] = ev["alarm"].to_str() if ev.has("alarm") else requests["abort"]
+        flags = {k: node["flags"][k].to_str() for k in FLAG_ROLES[:3]}
+        flags["stopped"] = node["flags"]["stopped"].to_str() if node["flags"].has("stopped") else "stopped"
+        scenario = node.get("scenario")
         return cls(
             machine_path=node["machine"].to_path(),
             needle_force_path=node["needle_force"].to_path(),
             sources=sources,
-            events={k: ev[k].to_str() for k in _EVENT_KEYS[:5]},
-            requests={k: ev["requests"][k].to_str() for k in REQUESTS},
+            events=events,
+            requests=requests,
             stage_done={s: ev["stage_done"][s.label].to_str() for s in CASE_STAGES},
             exception_cleared_guard=node["exception_cleared_guard"].to_str(),
-            flags={k: node["flags"][k].to_str() for k in ("motion", "hold", "teleoperation")},
+            flags=flags,
             wait_state=node["wait_state"].to_str(),
             stage_attribute=node["stage_attribute"].to_str(),
+            loop=_loop(node.get("loop")),
+            scenario_path=scenario.to_path() if scenario is not None else None,
         )
 
     def check_against(self, machine: Machine, source: str) -> None:
@@ -119,3 +152,22 @@ class SupervisorConfig:
             raise ConfigError(
                 source, "supervisor.wait_state", f"machine {machine.name!r} has no state {self.wait_state!r}"
             )
+
+
+def _loop(node: ConfigNode | None) -> LoopSettings:
+    """The ``loop`` section (defaults where absent)."""
+    if node is None:
+        return LoopSettings()
+    node.reject_unknown(_LOOP_KEYS)
+    default = LoopSettings()
+
+    def value(name: str, **bounds: float) -> float:
+        child = node.get(name)
+        return float(getattr(default, name)) if child is None else child.to_float(**bounds)
+
+    return LoopSettings(
+        stopped_timeout_s=value("stopped_timeout_s", exclusive_minimum=0.0),
+        teleoperation_idle_s=value("teleoperation_idle_s", exclusive_minimum=0.0),
+        rejoin_speed_fraction=value("rejoin_speed_fraction", exclusive_minimum=0.0, maximum=1.0),
+        max_case_s=value("max_case_s", exclusive_minimum=0.0),
+    )

@@ -11,7 +11,9 @@ file, so TeleoperationMode can be tested without a haptic device::
 
 A twist (base_link, at the tip) is followed by resolved-rate control, q += J+ v dt with a damped
 pseudo-inverse of the tip Jacobian; joint targets are approached linearly over their segment. After the
-last segment the robot holds.
+last segment the robot holds. The follower takes any :class:`TeleoperationSource` (the script, or the latest
+command of the teleoperation topics in a session: :mod:`.teleoperation_input`), and bounds every joint's step
+per period by its velocity limit.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,13 +40,24 @@ class TeleoperationSegment:
 
 
 class TeleoperationCommand(NamedTuple):
-    """The command at a time: ``kind`` is ``twist``, ``joints`` or ``hold`` (after the script)."""
+    """The command at a time: ``kind`` is ``twist``, ``joints`` or ``hold`` (no command: after the script, or the
+    topics are silent). ``segment`` changes with every new command; joint targets are reached ``duration_s``
+    [s] after ``segment_start_s`` (0: at once, within the velocity limits)."""
 
     kind: str
     segment: int
     segment_start_s: float
     twist: NDArray[np.float64] | None
     joints: NDArray[np.float64] | None
+    duration_s: float = 0.0
+
+
+class TeleoperationSource(Protocol):
+    """Where teleoperation commands come from: a script, or the latest message of a topic."""
+
+    def command_at(self, t_s: float) -> TeleoperationCommand:
+        """The command at ``t_s`` [s] after the start of teleoperation."""
+        ...
 
 
 class TeleoperationScript:
@@ -73,7 +86,7 @@ class TeleoperationScript:
             return TeleoperationCommand("hold", len(self.segments), self.duration_s, None, None)
         seg = self.segments[index]
         kind = "twist" if seg.twist is not None else "joints"
-        return TeleoperationCommand(kind, index, float(self.starts_s[index]), seg.twist, seg.joints)
+        return TeleoperationCommand(kind, index, float(self.starts_s[index]), seg.twist, seg.joints, seg.duration_s)
 
 
 def _segment(node: ConfigNode, n_joints: int) -> TeleoperationSegment:
@@ -94,16 +107,25 @@ class TeleoperationFollower:
 
     Args:
         kinematics: The arm and needle (tip Jacobian).
-        script: The commands.
+        script: The commands (a :class:`TeleoperationScript` or any :class:`TeleoperationSource`).
         damping: Damping of the least-squares pseudo-inverse (keeps joint steps bounded near singularities).
+        max_rate: (J,) largest joint speed (rad/s, or m/s for a prismatic joint); None: unbounded.
     """
 
-    def __init__(self, kinematics: Kinematics, script: TeleoperationScript, damping: float = 1e-3) -> None:
+    def __init__(
+        self,
+        kinematics: Kinematics,
+        script: TeleoperationSource,
+        damping: float = 1e-3,
+        max_rate: ArrayLike | None = None,
+    ) -> None:
         self.kinematics = kinematics
         self.script = script
         self.damping = damping
+        self.max_rate = None if max_rate is None else np.asarray(max_rate, dtype=np.float64)
         self.q = np.zeros(kinematics.n_joints)
         self.start_s = 0.0
+        self.last_kind = "hold"
         self._segment = -1
         self._segment_q0 = self.q
 
@@ -120,16 +142,21 @@ class TeleoperationFollower:
         targets are approached so that they are reached at the end of their segment.
         """
         command = self.script.command_at(t_s - 0.5 * dt_s - self.start_s)  # mid-period: robust to rounding
+        self.last_kind = command.kind
         if command.segment != self._segment:
             self._segment, self._segment_q0 = command.segment, self.q.copy()
+        q = self.q
         if command.kind == "twist":
             assert command.twist is not None
-            self.q = self.q + self._rate(command.twist) * dt_s
+            q = self.q + self._rate(command.twist) * dt_s
         elif command.kind == "joints":
             assert command.joints is not None
-            seg = self.script.segments[command.segment]
-            fraction = min(1.0, (t_s - self.start_s - command.segment_start_s) / seg.duration_s)
-            self.q = self._segment_q0 + fraction * (command.joints - self._segment_q0)
+            elapsed = t_s - self.start_s - command.segment_start_s
+            fraction = 1.0 if command.duration_s <= 0 else min(1.0, elapsed / command.duration_s)
+            q = self._segment_q0 + fraction * (command.joints - self._segment_q0)
+        if self.max_rate is not None:
+            q = self.q + np.clip(q - self.q, -self.max_rate * dt_s, self.max_rate * dt_s)
+        self.q = np.clip(q, self.kinematics.q_lower, self.kinematics.q_upper)
         return self.q.copy()
 
     def _rate(self, twist: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -1,0 +1,127 @@
+"""What a lockstep case is and tells the outside world: its events, listener, clock and how it went.
+
+Shared by the lockstep loop (:mod:`.lockstep`) and its supervised stream (:mod:`.supervised_stream`); every
+name is also importable from :mod:`cosim_validation.assembly.lockstep`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.exceptions import CosimError
+from cosim_validation.planning import Plan
+from cosim_validation.record import RobotRole, Stage
+
+
+class CaseEvent(IntEnum):
+    """What happened to a case; the values equal ``cosim_validation_interfaces/CaseStatus`` events."""
+
+    STARTED = 0
+    STAGE = 1
+    COMPLETED = 2
+    REFUSED = 3
+    ABORTED = 4
+
+
+#: Outcome label of each ending event (the ``outcome`` column of a results database).
+OUTCOME_OF_EVENT: dict[CaseEvent, str] = {
+    CaseEvent.COMPLETED: "completed",
+    CaseEvent.REFUSED: "refused",
+    CaseEvent.ABORTED: "aborted",
+}
+
+
+class CaseAbortedError(CosimError):
+    """The case stopped mid-way (validator refusal, lost robot, cancel); the message says why."""
+
+
+class SessionClock:
+    """The session's time [ns]: cases follow each other on it (the controller publishes it as /clock)."""
+
+    def __init__(self, start_ns: int = 1_000_000_000) -> None:
+        self.now_ns = int(start_ns)
+
+
+class CaseListener:
+    """What a lockstep case tells the outside world; the batch runner ignores it, the controller node publishes.
+
+    Override what you need; every method is called from the thread running the case.
+    """
+
+    def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
+        """The case started, changed stage or ended (``run`` says how far it got)."""
+
+    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
+        """Setpoint k passed every check and is about to be sent (planned tip pose from FK)."""
+
+    def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
+        """A supervised case: the supervisor's step that decided the setpoint stamped ``stamp_ns`` (a
+        :class:`~cosim_validation.assembly.supervision.Decision`), called before :meth:`setpoint`."""
+
+    def progress(self, k: int, stage: Stage, n_samples: int) -> None:
+        """Sample k was answered by every robot (called at stage changes and every 10 samples)."""
+
+    def before_streaming(self) -> None:
+        """Every robot is reset; the first setpoint is next (a live session waits for its subscribers)."""
+
+    def pace(self, k: int, t_s: float) -> None:
+        """Called after sample k (a real-time session sleeps until the case time ``t_s`` [s])."""
+
+    def cancel_requested(self) -> bool:
+        """Whether the case should stop now (an action client canceled it)."""
+        return False
+
+
+@dataclass
+class CaseRun:
+    """How a case went.
+
+    Attributes:
+        test_id: The case.
+        outcome: ``completed``, ``refused``, ``aborted`` or ``failed``.
+        message: Why it ended that way ("every stage executed", the refusal or abort reason).
+        robots: The robots driven.
+        plan: The plan (None when refused or failed before planning).
+        stamps_ns: (n,) the plan's sample stamps on the session clock.
+        executed: Samples every robot answered (the first ``executed`` of the plan).
+        last_stage: The stage of the last sample answered.
+        seed: The case's seed (noise of the emulated arms).
+        started: Whether streaming began (STARTED was announced: the monitor sees the case).
+        left_out: Robots the case wanted but could not drive (they stopped answering in an earlier case).
+        q_sent: (m, J) the setpoints streamed, one per stamp, of a supervised case (empty otherwise: the plan's).
+        stage_sent: (m,) the stage of each (supervised case).
+        supervision: Every :class:`~cosim_validation.assembly.supervision.Decision` of a supervised case, one per
+            streamed stamp after the first, else empty.
+    """
+
+    test_id: str
+    outcome: str = "failed"
+    message: str = ""
+    robots: tuple[RobotRole, ...] = ()
+    plan: Plan | None = None
+    stamps_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    executed: int = 0
+    last_stage: Stage = Stage.NONE
+    seed: int = 0
+    started: bool = False
+    left_out: tuple[RobotRole, ...] = ()
+    q_sent: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    stage_sent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    supervision: list[Any] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        """Case time covered by the answered samples [s]."""
+        if self.executed < 1:
+            return 0.0
+        return float(self.stamps_ns[self.executed - 1] - self.stamps_ns[0]) / 1e9
+
+    @property
+    def t_s(self) -> np.ndarray:
+        """(executed,) times of the answered samples since the case start [s] (as the monitor sees them)."""
+        stamps = self.stamps_ns[: self.executed]
+        return (stamps - self.stamps_ns[0]) / 1e9 if len(stamps) else np.zeros(0)

@@ -1,0 +1,249 @@
+"""The task supervisor in the lockstep loop (seed 002; docs/SUPERVISOR.md, "In the control loop").
+
+A supervised case streams one setpoint per control period, and the supervisor decides each one: the next
+setpoint of the plan while the machine is in the motion state of that stage, the last one again (hold) on
+any exception, a request to stop or while waiting, and the teleoperation follower's setpoint in
+TeleoperationMode. After teleoperation moved the arm, the controller returns to where the plan resumes at
+``loop.rejoin_speed_fraction`` of every joint's velocity limit before it streams the plan again.
+
+Event sources, identical in batch and live (both read a :class:`~.robot_port.Measurement` of the robot that
+feeds the supervisor, see :func:`feeding_robot`): the needle-to-forbidden-region distance from the measured
+joints (nominal kinematics, the case study's anatomy), the axial holder force from the needle force model,
+the tip tracking from the reported tip pose (NaN: none), scripted requests and faults of a scenario, user
+requests (:meth:`SupervisedCase.request`) and external alarms (:class:`AlarmSource`, e.g. a hazard detector).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from cosim_validation.assembly.robot_port import Measurement
+from cosim_validation.config import resolve_resource
+from cosim_validation.exceptions import InputError
+from cosim_validation.planning import Plan
+from cosim_validation.planning.collision_world import CollisionWorld
+from cosim_validation.record import RobotRole, Stage
+from cosim_validation.robot import Kinematics
+from cosim_validation.statechart.loader import load_machine
+from cosim_validation.supervisor.needle_force import NeedleForceModel, NeedleForceStream
+from cosim_validation.supervisor.needle_force_config import load_needle_force
+from cosim_validation.supervisor.scenario import Scenario, ScenarioRunner
+from cosim_validation.supervisor.supervisor import Supervisor, SupervisorStatus
+from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+from cosim_validation.supervisor.teleoperation import TeleoperationFollower, TeleoperationScript
+
+
+class AlarmSource(Protocol):
+    """Anything outside the supervisor that can raise an exception (a hazard detector, a watchdog).
+
+    Polled once per control period, before the supervisor's step: the alarms active now, source -> reason.
+    The first active alarm raises the supervisor's ``events.alarm`` (the task stops); while any is active the
+    task cannot be recovered.
+    """
+
+    def active_alarms(self, t_s: float) -> Mapping[str, str]:
+        """Active alarms at case time ``t_s`` [s]."""
+        ...
+
+
+class Decision(NamedTuple):
+    """What the supervisor decided for one control period.
+
+    Attributes:
+        q: (J,) the setpoint to stream (rad, or m for a prismatic joint).
+        stage: Its stage (the stage last streamed while holding).
+        status: The supervisor's step.
+        plan_index: The plan sample streamed, or -1 (hold, teleoperation, rejoin).
+        end: "" while the case goes on; else ``completed`` or the reason it is aborted.
+    """
+
+    q: np.ndarray
+    stage: Stage
+    status: SupervisorStatus
+    plan_index: int
+    end: str
+
+
+def feeding_robot(robots: Sequence[RobotRole]) -> RobotRole:
+    """Whose measurements feed the supervisor: the physical robot when the case drives one, else the virtual.
+
+    Raises:
+        InputError: The case drives neither.
+    """
+    for role in (RobotRole.PHYSICAL, RobotRole.VIRTUAL):
+        if role in robots:
+            return role
+    raise InputError(f"a supervised case needs a virtual or physical robot, got {[r.label for r in robots]}")
+
+
+class Supervision:
+    """The supervisor's machine, sources and scenario for every case of an assembly (loaded once).
+
+    Args:
+        config_path: The supervisor configuration (``config/supervisor/supervisor.yaml`` or a user file).
+        kinematics: The nominal arm and needle (needle segment of the measured joints).
+        world: The anatomy (forbidden regions) and the scene of the needle force model.
+        scene: The anatomy scene (the force model's tissue layers name its models).
+        velocity_limit: (J,) joint speed limits (teleoperation and the rejoin are bounded by them).
+        scenario_path: A scenario file; None: the configuration's ``scenario`` (if any).
+
+    Raises:
+        ConfigError, InputError: A bad configuration, machine, force model or scenario (naming file and key).
+    """
+
+    def __init__(
+        self,
+        config_path: str | Path,
+        kinematics: Kinematics,
+        world: CollisionWorld,
+        scene: object,
+        velocity_limit: np.ndarray,
+        scenario_path: str | Path | None = None,
+    ) -> None:
+        self.config = SupervisorConfig.load(resolve_resource(config_path))
+        self.machine = load_machine(self.config.machine_path)
+        self.config.check_against(self.machine, str(config_path))
+        self.forces: NeedleForceModel = load_needle_force(self.config.needle_force_path, scene)  # type: ignore[arg-type]
+        self.kinematics = kinematics
+        self.world = world
+        self.velocity_limit = np.asarray(velocity_limit, dtype=np.float64)
+        path = scenario_path if scenario_path is not None else self.config.scenario_path
+        self.scenario = Scenario.load(path) if path is not None else None
+        script = self.scenario.teleoperation_path if self.scenario is not None else None
+        self.teleoperation = TeleoperationScript.load(script, kinematics.n_joints) if script is not None else None
+        self.alarm_sources: list[AlarmSource] = []
+
+    def for_case(self, test_id: str, plan: Plan) -> SupervisedCase:
+        """A fresh supervisor for one case, started and told the case is planned."""
+        return SupervisedCase(self, test_id, plan)
+
+    def clearance_m(self, q_measured: np.ndarray) -> float:
+        """Needle-to-forbidden-region distance at measured joints (J,) [m] (0 on contact, inf without regions);
+        exact below twice ``sources.clearance_m``, a lower bound above it (a bounding-sphere test instead of a
+        mesh query: the event only needs to know whether the needle is closer than the threshold)."""
+        holder, tip = self.kinematics.needle_segments(np.asarray(q_measured, dtype=np.float64))
+        distance, _ = self.world.forbidden_distance(holder, tip, enough_m=2.0 * self.config.sources.clearance_m)
+        return float(distance[0])
+
+
+class SupervisedCase:
+    """One case under the supervisor: feed it each period's measurement, then ask for the period's setpoint."""
+
+    def __init__(self, supervision: Supervision, test_id: str, plan: Plan) -> None:
+        if plan.n_samples < 2:
+            raise InputError(f"case {test_id!r}: a supervised case needs a plan of at least 2 samples")
+        self.s = supervision
+        self.plan = plan
+        self.dt_s = float(plan.t_s[1] - plan.t_s[0])
+        self.supervisor = Supervisor(supervision.machine, supervision.config)
+        self.force_stream = NeedleForceStream(supervision.forces)
+        self.scenario: ScenarioRunner | None = supervision.scenario.runner(test_id) if supervision.scenario else None
+        self.status = self.supervisor.start(0.0)
+        self.supervisor.task_configured()
+        self.sent = 0
+        self.q = plan.q[0].copy()
+        self.stage = Stage(int(plan.stage[0]))
+        self.follower: TeleoperationFollower | None = None
+        self.rejoin = False
+        self.stopped_since_s: float | None = None
+        self.tip_force_n = self.holder_force_n = self.clearance_m = float("nan")
+        self.transitions: list[SupervisorStatus] = []
+
+    def request(self, name: str) -> None:
+        """A user request (abort, recover, teleoperation, auto), seen by the next step."""
+        self.supervisor.request(name)
+
+    def observe(self, t_s: float, measurement: Measurement | None) -> None:
+        """What was measured after the previous setpoint (None before the first answer), at case time ``t_s``."""
+        faults = self.scenario.active(t_s) if self.scenario is not None else {}
+        if measurement is not None:
+            holder, tip = self.s.kinematics.needle_segments(measurement.q_measured)
+            self.clearance_m = self.s.clearance_m(measurement.q_measured)
+            self.tip_force_n, self.holder_force_n = self.force_stream.update(t_s, holder[0], tip[0])
+            tracked = bool(np.all(np.isfinite(measurement.tip_pos_m)))
+            self.supervisor.observe_clearance(faults.get("clearance", self.clearance_m))
+            self.supervisor.observe_force(faults.get("force", self.holder_force_n))
+            self.supervisor.observe_tip(t_s, tracked and "tracking" not in faults)
+        alarms = {"scenario": "scripted alarm"} if "alarm" in faults else {}
+        for source in self.s.alarm_sources:
+            alarms.update(source.active_alarms(t_s))
+        for name in set(self.supervisor.alarm.sources) - set(alarms):
+            self.supervisor.observe_alarm(name, False)
+        for name, reason in alarms.items():
+            self.supervisor.observe_alarm(name, True, reason)
+
+    def decide(self, t_s: float) -> Decision:
+        """One supervisor step at case time ``t_s`` [s] and the setpoint of this period."""
+        status = self.status = self.supervisor.step(t_s)
+        if status.transition:
+            self.transitions.append(status)
+        index = -1
+        if status.teleoperation:
+            self._teleoperate(t_s)
+        elif status.motion_allowed and status.stage is not None:
+            index = self._advance(status.stage)
+        else:
+            self.follower = None
+        if self.scenario is not None:
+            requests, _ = self.scenario.update(t_s, status.state)
+            for name in requests:
+                self.supervisor.request(name)
+        return Decision(self.q.copy(), self.stage, status, index, self._end(t_s, status))
+
+    def _advance(self, stage: Stage) -> int:
+        """The next setpoint of ``stage`` (or the rejoin toward it); the plan index streamed or -1."""
+        self.follower = None
+        plan, nxt = self.plan, self.sent + 1
+        if self.rejoin:
+            step = self.s.config.loop.rejoin_speed_fraction * self.s.velocity_limit * self.dt_s
+            delta = plan.q[self.sent] - self.q
+            self.q = self.q + np.clip(delta, -step, step)
+            self.rejoin = bool(np.any(np.abs(delta) > step))
+            return -1
+        if nxt < plan.n_samples and Stage(int(plan.stage[nxt])) is stage:
+            self.sent, self.q, self.stage = nxt, plan.q[nxt].copy(), stage
+            if nxt + 1 == plan.n_samples or plan.stage[nxt + 1] != plan.stage[nxt]:
+                self.supervisor.stage_finished(stage)
+            return nxt
+        if not np.any(plan.stage[nxt:] == int(stage)):  # a stage the plan does not have (or already ran)
+            self.supervisor.stage_finished(stage)
+        return -1
+
+    def _teleoperate(self, t_s: float) -> None:
+        if self.s.teleoperation is None:
+            return  # nothing to follow: hold (the idle timeout ends the case)
+        if self.follower is None:
+            script, limit = self.s.teleoperation, self.s.velocity_limit
+            self.follower = TeleoperationFollower(self.s.kinematics, script, max_rate=limit)
+            self.follower.start(self.q, t_s)
+        self.q = self.follower.next_setpoint(t_s, self.dt_s)
+        self.rejoin = self.rejoin or bool(np.any(self.q != self.plan.q[self.sent]))
+
+    def _end(self, t_s: float, status: SupervisorStatus) -> str:
+        """``completed`` at the final state; the abort reason once the task stayed stopped (or teleoperation
+        idle) for the loop's timeout, or the case ran past ``loop.max_case_s``; else ""."""
+        loop = self.s.config.loop
+        if status.finished:
+            return "completed"
+        if status.state.rsplit(".", 1)[-1] == "TaskStopped":
+            timeout_s = loop.stopped_timeout_s
+        elif status.teleoperation and self._idle():
+            timeout_s = loop.teleoperation_idle_s
+        else:
+            timeout_s = np.inf
+            self.stopped_since_s = None
+        if self.stopped_since_s is None and np.isfinite(timeout_s):
+            self.stopped_since_s = t_s
+        if self.stopped_since_s is not None and t_s - self.stopped_since_s >= timeout_s - 1e-9:
+            seen = sorted({e for d in self.transitions for e in d.events})
+            return f"the supervisor stopped the task in {status.state} (events: {', '.join(seen) or 'none'})"
+        if t_s >= loop.max_case_s - 1e-9:
+            return f"the supervisor held the case longer than loop.max_case_s ({loop.max_case_s:g} s)"
+        return ""
+
+    def _idle(self) -> bool:
+        return self.follower is None or self.follower.last_kind == "hold"

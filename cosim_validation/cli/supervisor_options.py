@@ -1,0 +1,50 @@
+"""The options that put the task supervisor into the control loop, shared by campaign, session and run-case."""
+
+from __future__ import annotations
+
+import argparse
+
+#: The shipped supervisor configuration (``--supervisor`` without a path).
+DEFAULT_SUPERVISOR = "config/supervisor/supervisor.yaml"
+
+
+def add_supervisor_options(parser: argparse.ArgumentParser) -> None:
+    """``--supervisor [PATH]`` and ``--supervisor-scenario PATH``."""
+    parser.add_argument(
+        "--supervisor",
+        nargs="?",
+        const=DEFAULT_SUPERVISOR,
+        default=None,
+        metavar="PATH",
+        help="run every case under the task supervisor (seed 002; docs/SUPERVISOR.md): one step per control "
+        f"period decides each setpoint (default PATH: {DEFAULT_SUPERVISOR}; without the option: "
+        "campaign.supervisor of the configuration, absent as shipped: the plan is streamed as planned)",
+    )
+    parser.add_argument(
+        "--supervisor-scenario",
+        default=None,
+        metavar="PATH",
+        help="scripted user requests, sensor faults and teleoperation for the supervisor (a scenario file, "
+        "docs/SUPERVISOR.md; needs a supervisor)",
+    )
+
+
+def supervisor_paths(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The supervisor configuration and scenario chosen (paths resolved as the configuration's are).
+
+    Raises:
+        InputError: A scenario without a supervisor, or a file that does not exist.
+    """
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.exceptions import InputError
+
+    chosen: list[str | None] = []
+    for option, value in (("--supervisor", args.supervisor), ("--supervisor-scenario", args.supervisor_scenario)):
+        if value is None:
+            chosen.append(None)
+            continue
+        path = resolve_resource(value)
+        if not path.is_file():
+            raise InputError(f"{option}: file {value!r} does not exist")
+        chosen.append(str(path))
+    return chosen[0], chosen[1]

@@ -54,7 +54,7 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
     plan = run.plan
     assert plan is not None
     case = supervision.for_case(run.test_id, plan)
-    feed = feeding_robot(run.robots)
+    feed = case.robot = feeding_robot(run.robots)
     start_ns, period_ns = int(run.stamps_ns[0]), round(case.dt_s * 1e9)
     stamps: list[int] = []
     q_sent: list[np.ndarray] = []
@@ -90,6 +90,7 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
             listener.pace(p, t_s)
     finally:
         _sync(run, stamps, q_sent, stages)
+        supervision.current = None
     assert decision is not None
     if decision.end != "completed":
         raise CaseAbortedError(decision.end)

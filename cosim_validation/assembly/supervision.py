@@ -15,6 +15,7 @@ requests (:meth:`SupervisedCase.request`) and external alarms (:class:`AlarmSour
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -34,7 +35,11 @@ from cosim_validation.supervisor.needle_force_config import load_needle_force
 from cosim_validation.supervisor.scenario import Scenario, ScenarioRunner
 from cosim_validation.supervisor.supervisor import Supervisor, SupervisorStatus
 from cosim_validation.supervisor.supervisor_config import SupervisorConfig
-from cosim_validation.supervisor.teleoperation import TeleoperationFollower, TeleoperationScript
+from cosim_validation.supervisor.teleoperation import (
+    TeleoperationFollower,
+    TeleoperationScript,
+    TeleoperationSource,
+)
 
 
 class AlarmSource(Protocol):
@@ -114,12 +119,18 @@ class Supervision:
         path = scenario_path if scenario_path is not None else self.config.scenario_path
         self.scenario = Scenario.load(path) if path is not None else None
         script = self.scenario.teleoperation_path if self.scenario is not None else None
-        self.teleoperation = TeleoperationScript.load(script, kinematics.n_joints) if script is not None else None
+        #: What TeleoperationMode follows: the scenario's script, else None (hold); a live session sets the
+        #: latest command of its teleoperation topics (:mod:`cosim_validation.supervisor.teleoperation_input`).
+        self.teleoperation: TeleoperationSource | None = None
+        if script is not None:
+            self.teleoperation = TeleoperationScript.load(script, kinematics.n_joints)
         self.alarm_sources: list[AlarmSource] = []
+        self.current: SupervisedCase | None = None  # the case running now (user requests go to it)
 
     def for_case(self, test_id: str, plan: Plan) -> SupervisedCase:
-        """A fresh supervisor for one case, started and told the case is planned."""
-        return SupervisedCase(self, test_id, plan)
+        """A fresh supervisor for one case, started and told the case is planned (it becomes :attr:`current`)."""
+        self.current = SupervisedCase(self, test_id, plan)
+        return self.current
 
     def clearance_m(self, q_measured: np.ndarray) -> float:
         """Needle-to-forbidden-region distance at measured joints (J,) [m] (0 on contact, inf without regions);
@@ -137,6 +148,7 @@ class SupervisedCase:
         if plan.n_samples < 2:
             raise InputError(f"case {test_id!r}: a supervised case needs a plan of at least 2 samples")
         self.s = supervision
+        self.test_id = test_id
         self.plan = plan
         self.dt_s = float(plan.t_s[1] - plan.t_s[0])
         self.supervisor = Supervisor(supervision.machine, supervision.config)
@@ -152,22 +164,37 @@ class SupervisedCase:
         self.stopped_since_s: float | None = None
         self.tip_force_n = self.holder_force_n = self.clearance_m = float("nan")
         self.transitions: list[SupervisorStatus] = []
+        self.tip_tracked = False
+        self.robot: RobotRole | None = None  # whose measurements feed the supervisor (set by the loop)
+        self.holder_m = self.tip_m = np.full(3, np.nan)  # the needle at the last measurement, base_link [m]
+        self._requests: queue.SimpleQueue[str] = queue.SimpleQueue()  # from service threads to the loop
 
     def request(self, name: str) -> None:
-        """A user request (abort, recover, teleoperation, auto), seen by the next step."""
-        self.supervisor.request(name)
+        """A user request (abort, recover, teleoperation, auto), seen by the next step; thread-safe.
+
+        Raises:
+            InputError: An unknown request.
+        """
+        if name not in self.s.config.requests:
+            raise InputError(
+                f"unknown supervisor request {name!r}; expected one of: {', '.join(self.s.config.requests)}"
+            )
+        self._requests.put(name)
 
     def observe(self, t_s: float, measurement: Measurement | None) -> None:
         """What was measured after the previous setpoint (None before the first answer), at case time ``t_s``."""
         faults = self.scenario.active(t_s) if self.scenario is not None else {}
+        while not self._requests.empty():
+            self.supervisor.request(self._requests.get())
         if measurement is not None:
             holder, tip = self.s.kinematics.needle_segments(measurement.q_measured)
+            self.holder_m, self.tip_m = holder[0], tip[0]
             self.clearance_m = self.s.clearance_m(measurement.q_measured)
             self.tip_force_n, self.holder_force_n = self.force_stream.update(t_s, holder[0], tip[0])
-            tracked = bool(np.all(np.isfinite(measurement.tip_pos_m)))
+            tracked = self.tip_tracked = bool(np.all(np.isfinite(measurement.tip_pos_m))) and "tracking" not in faults
             self.supervisor.observe_clearance(faults.get("clearance", self.clearance_m))
             self.supervisor.observe_force(faults.get("force", self.holder_force_n))
-            self.supervisor.observe_tip(t_s, tracked and "tracking" not in faults)
+            self.supervisor.observe_tip(t_s, tracked)
         alarms = {"scenario": "scripted alarm"} if "alarm" in faults else {}
         for source in self.s.alarm_sources:
             alarms.update(source.active_alarms(t_s))

@@ -54,6 +54,11 @@ class CasePublisher(CaseListener):
         msg.header.stamp = convert.time_to_msg(stamp)
         self.node.status_pub.publish(msg)
 
+    def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
+        """Publish the supervisor's step (state, transition, needle wrenches) of the setpoint stamped ``stamp_ns``."""
+        if self.node.supervisor_io is not None:  # type: ignore[attr-defined]
+            self.node.supervisor_io.publish(stamp_ns, decision)  # type: ignore[attr-defined]
+
     def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
         """Advance /clock and publish the expected state of setpoint k."""
         self.node.publish_clock(stamp_ns)

@@ -26,6 +26,7 @@ from cosim_validation.nodes.case_publisher import CasePublisher
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.nodes.report_waiter import ReportWaiter
 from cosim_validation.nodes.robot_link import RobotLink
+from cosim_validation.nodes.supervisor_io import SupervisorIO
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import CLOCK, LATCHED, STATE, to_rclpy
@@ -63,6 +64,9 @@ class Controller(Node):
         sim_time = bool(self.params["publish_clock"])
         self.clock_pub = self.create_publisher(Clock, "/clock", to_rclpy(CLOCK)) if sim_time else None
         self.reports = ReportWaiter(self, group)
+        supervision = self.assembly.supervision
+        io_group = MutuallyExclusiveCallbackGroup()  # requests and teleoperation, answered while a case runs
+        self.supervisor_io = SupervisorIO(self, supervision, io_group) if supervision is not None else None
         self._busy = threading.Lock()
         ActionServer(
             self,
@@ -77,7 +81,8 @@ class Controller(Node):
         self.publish_clock(self.lockstep.clock.now_ns)
         self.get_logger().info(
             f"controller {self.assembly.controller_name!r}, robots {[r.label for r in self.links]}, "
-            f"validator {self.assembly.validate}"
+            f"validator {self.assembly.validate}, supervisor "
+            f"{self.assembly.supervision.machine.name if self.assembly.supervision is not None else 'none'}"
         )
 
     def publish_clock(self, t_ns: int) -> None:

@@ -315,10 +315,11 @@ def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict
 
 
 def samples_streamed(status: Any) -> int | None:
-    """The samples an ABORTED case streamed before it stopped (None for other events, and for bags recorded
-    before CaseStatus carried ``samples_sent``): what the monitor waits for before it concludes the case."""
+    """The samples a COMPLETED or ABORTED case streamed (an aborted case: fewer than planned; a supervised case:
+    more, its holds included), None for other events and for bags recorded before CaseStatus carried
+    ``samples_sent``: what the monitor waits for before it concludes the case."""
     sent = getattr(status, "samples_sent", None)
-    return int(sent) if sent is not None and int(status.event) == 4 else None
+    return int(sent) if sent is not None and int(status.event) in (2, 4) else None
 
 
 def case_info_from_status(msg: Any) -> Any:

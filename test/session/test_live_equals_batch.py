@@ -115,3 +115,68 @@ def test_a_filtered_robot_is_the_same_live_and_in_batch(
         assert _close(kpi.value, batch_kpis[key].value), key
     deviation = {k[2]: v.value for k, v in live_kpis.items() if k[1] == "joint_deviation_max" and k[3] == "case"}
     assert deviation["virtual"] > 0.0025  # the offset shows: 3 mrad on joint 2 (0.0003 rad without it)
+
+
+def _supervisor_scenario(path: Path, test_ids: list[str]) -> Path:
+    """One exception per case: a force fault in Inject recovered after 0.4 s (the case completes), a clearance
+    fault in Approach, a lost tip in Extract and an abort in Inject (each stops its case)."""
+    lines = [
+        "scenario:",
+        "  actions:",
+        f"    - {{cases: [{test_ids[0]}], when: {{state: Inject, after_s: 1.0}}, fault: force, value: 5, for_s: 0.3}}",
+        f"    - {{cases: [{test_ids[0]}], when: {{state: TaskStopped, after_s: 0.4}}, request: recover}}",
+        f"    - {{cases: [{test_ids[1]}], when: {{state: Approach, after_s: 1.0}}, fault: clearance, value: 0.001}}",
+        f"    - {{cases: [{test_ids[2]}], when: {{state: Extract, after_s: 1.0}}, fault: tracking}}",
+        f"    - {{cases: [{test_ids[3]}], when: {{state: Inject, after_s: 2.0}}, request: abort}}",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_supervised_case_is_the_same_live_and_in_batch(
+    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every case under the supervisor, each with an exception in another motion state: the same outcomes,
+    verdicts and KPIs live over DDS and in batch; live, no robot gets a new setpoint from the step that saw the
+    exception on (read from the session's bag: supervisor states and command streams)."""
+    from cosim_validation.ros.bag import read_messages
+    from cosim_validation.ros.convert import joint_state_from_msg, time_from_msg
+
+    scenario = _supervisor_scenario(tmp_path / "scenario.yaml", Suite.read(suite_file).test_ids)
+    options = ("--no-validate", "--supervisor", "--supervisor-scenario", str(scenario))
+    live, batch = _both(tmp_path, suite_file, "0", *options)
+    capsys.readouterr()
+    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
+    assert live_cases == batch_cases
+    assert sorted(o for o, _ in live_cases.values()).count("aborted") >= 3
+    assert live_verdicts.keys() == batch_verdicts.keys()
+    for key, verdict in live_verdicts.items():
+        assert verdict.status == batch_verdicts[key].status, key
+        assert _close(verdict.margin, batch_verdicts[key].margin), key
+    assert live_kpis.keys() == batch_kpis.keys()
+    for key, kpi in live_kpis.items():
+        assert _close(kpi.value, batch_kpis[key].value), key
+
+    steps: dict[str, list[tuple[int, str]]] = {}  # test id -> (stamp, active state) of every supervisor step
+    commands: dict[str, list[tuple[int, tuple[float, ...]]]] = {}
+    topics = ["/cosim/supervisor/state", "/cosim/virtual/command", "/cosim/physical/command"]
+    for message in read_messages(tmp_path / "session" / "session.mcap", topics):
+        msg = message.message
+        if message.topic == "/cosim/supervisor/state":
+            steps.setdefault(msg.test_id, []).append((time_from_msg(msg.header.stamp), msg.state))
+        else:
+            sample = joint_state_from_msg(msg)
+            commands.setdefault(message.topic, []).append((sample.t_ns, tuple(sample.position)))
+    assert sorted(steps) == sorted(live_cases)
+    assert set(commands) == {"/cosim/virtual/command", "/cosim/physical/command"}
+    for test_id, states in steps.items():
+        assert len(states) > 20  # one per control period
+        stop_ns = next(t for t, state in states if state.endswith("TaskStopped"))  # every case saw an exception
+        resume_ns = next((t for t, state in states if t > stop_ns and not state.endswith("TaskStopped")), None)
+        end_ns = resume_ns if resume_ns is not None else states[-1][0] + 1
+        for topic, stream in commands.items():
+            before = [q for t, q in stream if t < stop_ns][-1]
+            held = [q for t, q in stream if stop_ns <= t < end_ns]
+            assert len(held) >= 4, (topic, test_id)  # held at least the 0.4 s before a recovery
+            assert all(q == before for q in held), (topic, test_id)  # zero motion commands after the exception
+    assert live_cases[min(live_cases)][0] == "completed"  # recovered from the force limit, then ran to its end

@@ -31,7 +31,7 @@ from cosim_validation.assembly.record_check import RecordReport, check_records
 from cosim_validation.assembly.robot_filters import check_filters
 from cosim_validation.assembly.robot_port import BackendPort, RobotPort
 from cosim_validation.assembly.robots import build_robot
-from cosim_validation.assembly.supervision import Supervision
+from cosim_validation.assembly.supervision import Supervision, check_supervision
 from cosim_validation.backends import engine
 from cosim_validation.config import ConfigNode, load_case_config
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
@@ -145,9 +145,8 @@ class CaseAssembly:
     def _supervision(self) -> Supervision | None:
         """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
         path = self.spec.supervisor if self.spec.supervisor is not None else self.campaign.supervisor_path
+        check_supervision(path, self.spec.supervisor_scenario)
         if path is None:
-            if self.spec.supervisor_scenario is not None:
-                raise InputError("a supervisor scenario needs a supervisor (--supervisor or campaign.supervisor)")
             return None
         limits = self.setup.robot.limits.velocity
         return Supervision(

@@ -73,6 +73,24 @@ class Decision(NamedTuple):
     end: str
 
 
+def check_supervision(config_path: str | Path | None, scenario_path: str | Path | None) -> None:
+    """Read the supervisor configuration, its machine and the scenario without building anything (a campaign checks
+    them before it touches its run directory).
+
+    Raises:
+        ConfigError, InputError: A bad file (naming it and the key), or a scenario without a supervisor.
+    """
+    if config_path is None:
+        if scenario_path is not None:
+            raise InputError("a supervisor scenario needs a supervisor (--supervisor or campaign.supervisor)")
+        return
+    config = SupervisorConfig.load(resolve_resource(config_path))
+    config.check_against(load_machine(config.machine_path), str(config_path))
+    scenario = scenario_path if scenario_path is not None else config.scenario_path
+    if scenario is not None:
+        Scenario.load(scenario)
+
+
 def feeding_robot(robots: Sequence[RobotRole]) -> RobotRole:
     """Whose measurements feed the supervisor: the physical robot when the case drives one, else the virtual.
 

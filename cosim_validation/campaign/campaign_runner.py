@@ -20,6 +20,7 @@ from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_nam
 from cosim_validation.assembly.campaign_config import ENGINE_ROLES, CampaignConfig
 from cosim_validation.assembly.robot_filters import FilterSpec, check_filters
 from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path
+from cosim_validation.assembly.supervision import check_supervision
 from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
 from cosim_validation.campaign.progress import Progress
@@ -258,6 +259,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         supervisor=request.supervisor,
         supervisor_scenario=request.supervisor_scenario,
     )
+    check_supervision(spec.supervisor or campaign.supervisor_path, spec.supervisor_scenario)  # before --out
     meta = _meta(request, campaign, spec, controller, suites) | {"anatomy_repairs": scene.repairs()}
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())

@@ -19,6 +19,26 @@ def _file(folder: Path) -> Path:
     return path
 
 
+def _scenario(folder: Path, action: str) -> Path:
+    """A scenario file with one action at 1 s."""
+    path = folder / "scenario.yaml"
+    path.write_text(f"scenario:\n  actions:\n    - {{when: {{t_s: 1.0}}, {action}}}\n")
+    return path
+
+
+def _supervisor(folder: Path, loop: str) -> Path:
+    """The shipped supervisor configuration with one ``loop`` setting, next to its machine."""
+    from cosim_validation.config import package_root
+
+    shipped = package_root() / "config" / "supervisor"
+    text = (shipped / "supervisor.yaml").read_text().replace("stopped_timeout_s: 1.0", loop)
+    text = text.replace("machine: needle_insertion.yaml", f"machine: {shipped / 'needle_insertion.yaml'}")
+    text = text.replace("needle_force: needle_force.yaml", f"needle_force: {shipped / 'needle_force.yaml'}")
+    path = folder / "supervisor.yaml"
+    path.write_text(text)
+    return path
+
+
 def _testgen(*extra: str) -> FlagCase:
     def build(folder: Path, ws: Workspace) -> Case:
         out = folder / "suite.parquet"
@@ -156,6 +176,31 @@ FLAGS: dict[str, FlagCase] = {
     "experiment:out_is_a_file": lambda f, ws: Case(
         ["experiment", "rq3", "--quick", "--out", str(_file(f))], ("a_file",)
     ),
+    "campaign:supervisor_missing": _with(
+        _campaign("--supervisor", "no_such_supervisor.yaml"), "--supervisor", "no_such_supervisor.yaml"
+    ),
+    "campaign:scenario_without_supervisor": lambda f, ws: _with(
+        _campaign("--supervisor-scenario", str(_scenario(f, "request: abort"))), "needs a supervisor"
+    )(f, ws),
+    "campaign:scenario_bad_request": lambda f, ws: _with(
+        _campaign("--supervisor", "--supervisor-scenario", str(_scenario(f, "request: pause"))), "request", "pause"
+    )(f, ws),
+    "run-case:scenario_fault_and_request": lambda f, ws: _with(
+        _run_case(
+            "--target",
+            "0.45",
+            "-0.05",
+            "0.05",
+            "--supervisor",
+            "--supervisor-scenario",
+            str(_scenario(f, "request: abort, fault: force")),
+        ),
+        "either a request or a fault",
+    )(f, ws),
+    "run-case:supervisor_bad_loop": lambda f, ws: _with(
+        _run_case("--target", "0.45", "-0.05", "0.05", "--supervisor", str(_supervisor(f, "stopped_timeout_s: -1"))),
+        "loop.stopped_timeout_s",
+    )(f, ws),
     "demo:cases_negative": lambda f, ws: Case(
         ["demo", "--session-cases", "-1", "--out", str(f / "d")], ("--session-cases", "-1"), (f / "d",)
     ),

@@ -10,7 +10,7 @@ File format (docs/PROPERTIES.md)::
         description: every joint keeps delta from every obstacle   # optional
         robots: [virtual, physical]                                # optional, default: all
     kpis: ...             # see kpi.py
-    machines: [stage_order]   # shipped behaviour tests to run too (machines/examples.py)
+    machines: [stage_order]   # behaviour tests to run too: shipped names (config/behaviours/) or machine files
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosim_validation.config import ConfigNode, load_config, parse_config
-from cosim_validation.exceptions import ConfigError
+from cosim_validation.exceptions import ConfigError, CosimError
 from cosim_validation.properties.context import MonitorContext
 from cosim_validation.properties.errors import PropertyError
 from cosim_validation.properties.kpis.specs import KpiSpec, parse_kpis
 from cosim_validation.properties.language import syntax
 from cosim_validation.properties.language.compiler import Compiled, compile_formula
 from cosim_validation.properties.language.parser import parse_formula
-from cosim_validation.properties.machines.examples import SHIPPED
+from cosim_validation.properties.machines.behaviours import checked_ref
 from cosim_validation.record import RobotRole
 
 
@@ -137,8 +137,12 @@ class PropertySet:
         kpis = parse_kpis(root.get("kpis"))
         machines: list[str] = []
         if root.get("machines") is not None:
+            base = Path(root.source).parent
             for item in root["machines"].elements():
-                machines.append(item.to_str(choices=SHIPPED))
+                try:
+                    machines.append(checked_ref(item.to_str(), base))
+                except CosimError as exc:
+                    raise item.error(str(exc)) from None
         return cls(tuple(specs), kpis, constants, root.source, tuple(machines))
 
 

@@ -50,6 +50,7 @@ def _property_edits() -> dict[str, Edit]:
         "kpis", "injection_extraction_frechet", "stages", value=["injection"], key="kpis.injection_extraction_frechet"
     )
     edits["machines:unknown"] = _set("machines", 1, value="no_such_machine", key="machines[1]")
+    edits["machines:missing_file"] = _set("machines", 0, value="no_such_machine.yaml", key="machines[0]")
     for name in PROPERTIES["constants"]:
         edits[f"constant.{name}:text"] = _set("constants", name, value="abc", key=f"constants.{name}")
     edits["root:unknown_key"] = _set("thresholds", value={}, key="thresholds")

@@ -22,7 +22,8 @@ from cosim_validation.properties.language.robustness import (
     unknown,
 )
 from cosim_validation.properties.language.terms import Env
-from cosim_validation.properties.machines import MachineResult, run_machine, shipped
+from cosim_validation.properties.machines import MachineResult
+from cosim_validation.properties.machines.behaviours import run_named
 from cosim_validation.properties.offline import kernels as k
 from cosim_validation.properties.offline.bounded_always import BoundedAlways
 from cosim_validation.properties.property_set import CompiledProperty, PropertySet, missing_requirement
@@ -257,7 +258,7 @@ def evaluate_run(
             verdicts.append(case_level_verdict(prop, by_name, block, record.robot, context))
         else:
             verdicts.append(evaluate_property(prop, record, context, expected, run))
-    results = tuple(run_machine(shipped(name), record, context.target_m) for name in machines or ())
+    results = tuple(run_named(ref, record, context.target_m) for ref in machines or ())
     verdicts += [m.to_verdict() for m in results]
     return RunResult(tuple(verdicts), tuple(kpis_of(values)), results)
 

@@ -359,10 +359,13 @@ def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict
 
 def samples_streamed(status: Any) -> int | None:
     """The samples a COMPLETED or ABORTED case streamed (an aborted case: fewer than planned; a supervised case:
-    more, its holds included), None for other events and for bags recorded before CaseStatus carried
-    ``samples_sent``: what the monitor waits for before it concludes the case."""
+    more, its holds included), None for other events, for bags recorded before CaseStatus carried
+    ``samples_sent`` and for a COMPLETED status that leaves it 0 (unset: a completed case streamed something; its
+    planned ``sample_count`` applies): what the monitor waits for before it concludes the case."""
     sent = getattr(status, "samples_sent", None)
-    return int(sent) if sent is not None and int(status.event) in (2, 4) else None
+    if sent is None or int(status.event) not in (2, 4) or (int(status.event) == 2 and int(sent) == 0):
+        return None
+    return int(sent)
 
 
 def case_info_from_status(msg: Any) -> Any:

@@ -118,7 +118,7 @@ def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytes
     with sqlite3.connect(run / "results.sqlite") as db:
         (dropped,) = db.execute("SELECT test_id FROM cases ORDER BY test_id DESC LIMIT 1").fetchone()
         for table in CASE_TABLES:
-            db.execute(f"DELETE FROM {table} WHERE test_id = ?", (dropped,))  # noqa: S608 (our table names)
+            db.execute(f"DELETE FROM {table} WHERE test_id = ?", (dropped,))
     shipped = properties.read_text()
     strict = yaml.safe_load(shipped)
     strict["constants"]["tip_deviation_bound_m"] = 1e-9

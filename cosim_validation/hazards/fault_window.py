@@ -8,6 +8,7 @@ same case opens the same windows in every mode.
 from __future__ import annotations
 
 import math
+import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -16,6 +17,13 @@ from cosim_validation.hazards.scenario import Scenario, TriggerKind
 
 #: Tolerance on case times [s] (setpoint times are sums of periods).
 TIME_EPS_S = 1e-9
+#: Stream number of the window trigger (the faults' own draws use 0).
+TRIGGER_STREAM = 1
+
+
+def case_stream(name: str, case_seed: int, stream: int, cycle: int) -> np.random.Generator:
+    """The random stream ``stream`` of scenario ``name`` at control cycle ``cycle`` of the case ``case_seed``."""
+    return np.random.default_rng([int(case_seed), zlib.crc32(name.encode()), stream, cycle])
 
 
 class WindowChange(NamedTuple):
@@ -87,3 +95,26 @@ class FaultWindow:
             return self.count == 0
         window = math.floor((t_s - trigger.at_s + TIME_EPS_S) / trigger.period_s)
         return window >= self.count and t_s < trigger.at_s + window * trigger.period_s + self.scenario.duration_s
+
+
+def schedule(scenario: Scenario, times_s: np.ndarray, case_seed: int) -> list[tuple[float, float]]:
+    """The windows ``(start_s, end_s)`` the injector opens in a case whose setpoints are due at ``times_s``.
+
+    ``times_s`` (m,) are the case times of the setpoints after the first (the first reaches no filter); a window
+    still open at the end of the case ends at the last setpoint's time. The same schedule as the injector's, from
+    the same seed (a campaign's records carry the times, so their windows need not be stored).
+    """
+    window = FaultWindow(scenario)
+    window.reset(case_stream(scenario.name, case_seed, TRIGGER_STREAM, 0))
+    windows: list[tuple[float, float]] = []
+    for t_s in np.asarray(times_s, dtype=np.float64):
+        change = window.step(float(t_s))
+        if change is not None and change.opened:
+            if windows and math.isnan(windows[-1][1]):
+                windows[-1] = (windows[-1][0], float(t_s))
+            windows.append((float(t_s), math.nan))
+        elif change is not None:
+            windows[-1] = (windows[-1][0], float(t_s))
+    if windows and math.isnan(windows[-1][1]):
+        windows[-1] = (windows[-1][0], float(times_s[-1]) if len(times_s) else windows[-1][0])
+    return windows

@@ -15,22 +15,18 @@ the case seed and the control cycle, so a case injects the same faults in every 
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 
 from cosim_validation.config import ConfigNode
 from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.fault_models import StreamHistory, WindowState, corrupt
-from cosim_validation.hazards.fault_window import FaultWindow, WindowChange
+from cosim_validation.hazards.fault_window import TRIGGER_STREAM, FaultWindow, WindowChange, case_stream
 from cosim_validation.hazards.hazard_library import DEFAULT_LIBRARY, joint_selection, load_library, scenario_named
 from cosim_validation.hazards.scenario import Scenario, Strike
 from cosim_validation.robot import Kinematics
 from cosim_validation.sim.robot_backend import BackendSample
 from cosim_validation.sim.robot_filter import FilterEvent
-
-#: Salt of the window-trigger stream (the fault's own draws use 0).
-TRIGGER_STREAM = 1
 
 
 class HazardFilter:
@@ -54,7 +50,6 @@ class HazardFilter:
         else:
             self._index = {"joints": joint_selection(scenario, kinematics.joint_names)}
         self._q_lower, self._q_upper = kinematics.q_lower, kinematics.q_upper
-        self._salt = zlib.crc32(scenario.name.encode())
         self._window = FaultWindow(scenario)
         depth = scenario.fault.delay_cycles + 2
         self._history = {key: StreamHistory(depth) for key in ("command", "joints", "position", "orientation")}
@@ -151,7 +146,7 @@ class HazardFilter:
         return corrupt(self.scenario.fault, clean, index, state, lost=lost)
 
     def _rng(self, stream: int, cycle: int) -> np.random.Generator:
-        return np.random.default_rng([self._seed, self._salt, stream, cycle])
+        return case_stream(self.scenario.name, self._seed, stream, cycle)
 
 
 def parse_options(options: str) -> tuple[str, str]:

@@ -102,7 +102,9 @@ def run_hazards(request: HazardRequest) -> Path:
 
 def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
     """The detector over the stored runs of ``request.out_dir``; writes and returns ``hazards.sqlite``."""
-    kinematics = RobotConfig.from_config(load_config(request.config_path)["robot"]).kinematics
+    config = load_config(request.config_path)
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    period_s = 1.0 / config["planning"]["sampling_rate_hz"].to_float(exclusive_minimum=0.0)
     runs = request.out_dir / RUNS_DIR
     settings, source = request.settings, "set"
     if settings is None:
@@ -119,7 +121,7 @@ def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
         cases += more_cases
         windows += more_windows
     path = request.out_dir / HAZARDS_FILE
-    write_tables(path, scenarios, settings, source, cases, windows)
+    write_tables(path, scenarios, settings, source, cases, windows, period_s)
     return path
 
 

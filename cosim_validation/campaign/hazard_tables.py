@@ -162,15 +162,20 @@ def write_tables(
     source: str,
     cases: Sequence[CaseDetection],
     windows: Sequence[tuple[str, str, WindowVerdict]],
+    period_s: float,
 ) -> None:
-    """(Re)write the detection tables of ``path`` (a hazard run's analysis is recomputed from its records)."""
+    """(Re)write the detection tables of ``path`` (a hazard run's analysis is recomputed from its records).
+
+    ``period_s``: the control cycle [s] (the setpoint period), kept with the thresholds.
+    """
     with closing(sqlite3.connect(path)) as db, db:
         db.executescript(_SCHEMA + "DELETE FROM scenarios; DELETE FROM thresholds; DELETE FROM windows; "
                          "DELETE FROM detection;")  # fmt: skip
         db.executemany("INSERT INTO scenarios VALUES (?,?,?,?,?,?,?,?,?)", [_scenario_row(s) for s in scenarios])
         db.executemany(
             "INSERT INTO thresholds VALUES (?,?,?)",
-            [(f.name, _finite(getattr(settings, f.name)), source) for f in fields(settings)],
+            [(f.name, _finite(getattr(settings, f.name)), source) for f in fields(settings)]
+            + [("period_s", period_s, "planning.sampling_rate_hz")],
         )
         db.executemany(
             f"INSERT INTO windows VALUES ({','.join('?' * 11)})",
@@ -238,9 +243,10 @@ class ScenarioSummary:
         return self.false_alarms / self.case_hours if self.case_hours else math.nan
 
 
-def summarize(path: Path, period_s: float) -> list[ScenarioSummary]:
+def summarize(path: Path) -> list[ScenarioSummary]:
     """One row per scenario of the hazard tables in ``path``, in the order of its ``scenarios`` (fault-free first)."""
     with closing(sqlite3.connect(path)) as db:
+        period_s = float(db.execute("SELECT value FROM thresholds WHERE key = 'period_s'").fetchone()[0])
         names = [FAULT_FREE] + [r[0] for r in db.execute("SELECT name FROM scenarios ORDER BY rowid")]
         rows = []
         for name in names:

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.campaign.hazard_campaign import HazardRequest, analyse, chosen_scenarios, run_hazards
     from cosim_validation.campaign.hazard_tables import HAZARDS_FILE
     from cosim_validation.cli.main import UsageError
-    from cosim_validation.config import load_config, resolve_resource
+    from cosim_validation.config import resolve_resource
     from cosim_validation.hazards.detector import DetectorSettings
 
     config_path = resolve_resource(args.config)
@@ -55,17 +55,16 @@ def run(args: argparse.Namespace) -> int:
             calibration=Path(args.calibration) if args.calibration else None,
         )  # fmt: skip
         run_hazards(request) if not args.reanalyse else analyse(request, chosen_scenarios(request))
-    period_s = 1.0 / load_config(config_path)["planning"]["sampling_rate_hz"].to_float(exclusive_minimum=0.0)
-    return _show(out / HAZARDS_FILE, period_s, args.json)
+    return _show(out / HAZARDS_FILE, args.json)
 
 
-def _show(path: Path, period_s: float, as_json: bool) -> int:
+def _show(path: Path, as_json: bool) -> int:
     from cosim_validation.campaign.hazard_tables import summarize
     from cosim_validation.exceptions import InputError
 
     if not path.is_file():
         raise InputError(f"{path}: no hazard tables (run cosim hazards run first)")
-    rows = summarize(path, period_s)
+    rows = summarize(path)
     if as_json:
         print_json({"tables": str(path), "scenarios": [_as_dict(r) for r in rows]})
         return 0

@@ -66,6 +66,14 @@ def test_a_hazard_run_measures_detection_and_resumes(
     assert main([*reanalyse, *command[2:]]) == 0
     assert _table(capsys)["sudden_jump"]["detected"] == jump["windows"]
 
+    assert main(["report", str(out / "runs" / "sudden_jump"), "--json"]) == 0  # the report's hazard section
+    capsys.readouterr()
+    section = json.loads((out / "runs" / "sudden_jump" / "summary.json").read_text())["report"]["hazards"]
+    assert section["available"]
+    assert section["scenarios"]["sudden_jump"]["detected"] == jump["windows"]
+    assert section["thresholds"]["threshold_m"] == pytest.approx(0.003)
+    assert 'id="hazards-figure-4"' in (out / "runs" / "sudden_jump" / "report.html").read_text()
+
 
 @pytest.mark.parametrize(
     ("argv", "message"),

@@ -69,12 +69,14 @@ class HazardRequest:
 
 
 def chosen_scenarios(request: HazardRequest) -> list[Scenario]:
-    """The scenarios to run, in library order (all of them for none or ``all``).
+    """The scenarios to run, in library order (all of them for no name or ``all``; none for ``none``).
 
     Raises:
         InputError: An unknown name (the message lists the library's).
     """
     library = load_library(request.library)
+    if request.scenarios == ("none",):  # the fault-free run alone (false alarms, thresholds)
+        return []
     names = [n for n in request.scenarios if n != "all"]
     unknown = [n for n in names if n not in library]
     if unknown:

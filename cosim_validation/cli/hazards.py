@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("run", "table"), help="run: campaigns + detector; table: show a run's")
     parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
     parser.add_argument("--suite", action="append", default=[], help="suite file (Parquet); repeat for more (run)")
-    parser.add_argument("--scenarios", default="all", help="scenario names, comma-separated, or all (run)")
+    parser.add_argument("--scenarios", default="all", help="names, comma-separated, all, or none (fault-free only)")
     parser.add_argument("--library", default="config/hazards.yaml", help="scenario library (run)")
     parser.add_argument("--out", required=True, help="hazard run directory (runs/<scenario>/, hazards.sqlite)")
     parser.add_argument("--resume", action="store_true", help="continue the runs stored in --out (run)")

@@ -10,7 +10,6 @@ taken from). The detection tables go to ``RUN/hazards.sqlite`` (:mod:`~cosim_val
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +90,6 @@ def run_hazards(request: HazardRequest) -> Path:
         raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
     for name in (FAULT_FREE, *(s.name for s in scenarios)):
         out = request.out_dir / RUNS_DIR / name
-        print(f"hazards: {name}", file=sys.stderr)
         spec = FilterSpec(RobotRole.PHYSICAL, "hazards", f"{name}@{request.library}")
         filters = () if name == FAULT_FREE else (spec,)
         run_campaign(CampaignRequest(

@@ -129,7 +129,7 @@ class GraphSpec:
 #: Executables that stand in front of a robot's driver (robot filters), and their default robot.
 PROXIES: dict[str, str] = {"robot_proxy": "virtual", "hazard_injector": "physical"}
 #: The names a proxy serves in place of the driver (the driver's move under ``/cosim/<robot>/raw/``).
-PROXIED_TOPICS = ("command", "joint_states", "tip_pose", "reset")
+PROXIED_TOPICS = ("command", "joint_states", "tip_pose", "marker", "reset")
 
 
 def _proxy_robot(node: NodeSpec) -> str | None:

@@ -8,7 +8,8 @@ from cosim_validation.config import package_root, parse_config
 from cosim_validation.exceptions import ConfigError
 from cosim_validation.session.graph import GraphSpec, load_graph, parse_graph
 
-RAW = {f"/cosim/physical/{t}": f"/cosim/physical/raw/{t}" for t in ("command", "joint_states", "tip_pose", "reset")}
+TOPICS = ("command", "joint_states", "tip_pose", "marker", "reset")
+RAW = {f"/cosim/physical/{t}": f"/cosim/physical/raw/{t}" for t in TOPICS}
 INJECTOR = """
   - name: jump_injector
     executable: hazard_injector

@@ -43,10 +43,10 @@ def _records(db_path: Path, kinematics: object) -> dict:  # type: ignore[type-ar
 
 def test_every_scenario_gives_the_same_traces_live_and_in_batch(
     tmp_path: Path,
-    suite_file: Path,
+    suite_file: Path,  # noqa: F811
     node_env: dict[str, str],
     repo_root: Path,
-    capsys: pytest.CaptureFixture[str],  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     filters = _filters()
     assert len(filters) == len(load_library())

@@ -1,4 +1,4 @@
-"""The report's hazard section (issue 19, seed 003): the detection table and seed 003's Fig. 4 on our data.
+"""The report's hazard section (issue 19, seed 003): the detection table, seed 003's Fig. 4 and 5 on our data.
 
 Shown in the report of a run of a hazard campaign (``cosim report RUN/runs/<scenario>``, the tables being in
 ``RUN/hazards.sqlite``) or of a directory holding ``hazards.sqlite`` beside its ``results.sqlite``.
@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from cosim_validation.campaign.hazard_tables import HAZARDS_FILE, ScenarioSummary, summarize
 from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
 from cosim_validation.report.figures import GREEN, RED, png
 from cosim_validation.report.html_page import Section, figure, paragraph, table
 from cosim_validation.report.run_data import RunData
@@ -56,7 +57,7 @@ def hazards(run: RunData) -> Section:
     s.data = {"tables": str(path), "scenarios": {r.scenario: _data(r) for r in rows}, "thresholds": thresholds}
     jump_db = path.parent / "runs" / JUMP / "results.sqlite"
     if jump_db.is_file():
-        s.parts.append(_figure_4(jump_db, path, run.kinematics))
+        s.parts += _figures_4_5(jump_db, path, run.kinematics, float(thresholds["threshold_m"]))
     return s
 
 
@@ -72,8 +73,8 @@ def _data(r: ScenarioSummary) -> dict[str, object]:
     return {k: getattr(r, k) for k in keys}
 
 
-def _figure_4(jump_db: Path, tables: Path, kinematics: Kinematics | None) -> str:
-    """Joint 1 of the robot and of the model in the first sudden-jump case, the windows shaded."""
+def _figures_4_5(jump_db: Path, tables: Path, kinematics: Kinematics | None, threshold_m: float) -> list[str]:
+    """Joint 1 of the robot and of the model in the first sudden-jump case, the windows shaded; the force."""
     with ResultsDB.open(jump_db) as db:
         test_id = sorted(db.finished_ids())[0]
         physical, virtual = (db.trajectory(test_id, robot, kinematics) for robot in ("physical", "virtual"))
@@ -92,4 +93,26 @@ def _figure_4(jump_db: Path, tables: Path, kinematics: Kinematics | None) -> str
     ax.legend(fontsize=8)
     caption = (f"Seed 003 Fig. 4 on our data: {physical.joint_names[0]} of robot and model in case {test_id} "
                "with the sudden-jump windows shaded.")  # fmt: skip
-    return figure(png(fig), caption, "hazards-figure-4")
+    force = _figure_5(physical.t_s, physical.tip_pos_m, virtual.tip_pos_m, threshold_m, windows)
+    return [figure(png(fig), caption, "hazards-figure-4"), force]
+
+
+def _figure_5(
+    t_s: np.ndarray, robot_m: np.ndarray, model_m: np.ndarray, threshold_m: float, windows: list[tuple[float, float]]
+) -> str:
+    """The magnitude of seed 003's feedback force over the case, the windows shaded."""
+    gains = FeedbackGains()
+    force_n = feedback_force(t_s, robot_m, model_m, threshold_m, gains)
+    fig = Figure(figsize=(10, 3))
+    ax = fig.add_subplot(1, 1, 1)
+    for start_s, end_s in windows:
+        ax.axvspan(start_s, end_s, color=RED, alpha=0.15)
+    ax.plot(t_s, np.linalg.norm(force_n, axis=1), color=RED)
+    ax.set_xlabel("case time [s]")
+    ax.set_ylabel("feedback force [N]")
+    ax.grid(alpha=0.3)
+    caption = (
+        f"Seed 003 Fig. 5 on our data: magnitude of the spring-damper feedback force (Kp {gains.kp_n_per_m:g} N/m, "
+        f"Kd {gains.kd_ns_per_m:g} N s/m, saturated at {gains.max_force_n:g} N) in the same case."
+    )
+    return figure(png(fig), caption, "hazards-figure-5")

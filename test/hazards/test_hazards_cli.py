@@ -72,7 +72,9 @@ def test_a_hazard_run_measures_detection_and_resumes(
     assert section["available"]
     assert section["scenarios"]["sudden_jump"]["detected"] == jump["windows"]
     assert section["thresholds"]["threshold_m"] == pytest.approx(0.003)
-    assert 'id="hazards-figure-4"' in (out / "runs" / "sudden_jump" / "report.html").read_text()
+    html = (out / "runs" / "sudden_jump" / "report.html").read_text()
+    assert 'id="hazards-figure-4"' in html
+    assert 'id="hazards-figure-5"' in html
 
 
 @pytest.mark.parametrize(

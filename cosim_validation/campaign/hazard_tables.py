@@ -48,6 +48,7 @@ class CaseDetection:
         windows: Injected windows.
         detected: Of them, detected by the first detector.
         false_alarms: Alarm episodes of the first detector outside every window and its grace time.
+        second_false_alarms: The same for the second detector.
         max_deviation_m: Largest tip deviation robot vs model [m].
         max_joint_deviation: Largest joint deviation [rad | m].
         violated_by_fault: Properties of the physical robot violated here that hold in the fault-free run.
@@ -60,6 +61,7 @@ class CaseDetection:
     windows: int
     detected: int
     false_alarms: int
+    second_false_alarms: int
     max_deviation_m: float
     max_joint_deviation: float
     violated_by_fault: str
@@ -109,10 +111,11 @@ def judge_run(
     for outcome, physical, virtual in record_pairs(db, kinematics):
         detection = detect(physical, virtual, settings)
         spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"])) if scenario is not None else []
-        verdicts, false_alarms = judge_windows(detection, spans, settings.threshold_m)
+        verdicts, false_alarms, second_false = judge_windows(detection, spans, settings.threshold_m)
         windows += [(name, physical.test_id, w) for w in verdicts]
         by_fault = sorted(violated.get(physical.test_id, set()) & clean.get(physical.test_id, set()))
-        cases.append(_case_row(name, physical.test_id, outcome, detection, verdicts, false_alarms, by_fault))
+        false = (false_alarms, second_false)
+        cases.append(_case_row(name, physical.test_id, outcome, detection, verdicts, false, by_fault))
     return cases, windows
 
 
@@ -122,13 +125,13 @@ def _case_row(
     outcome: str,
     detection: Detection,
     verdicts: list[WindowVerdict],
-    false: int,
+    false: tuple[int, int],
     by: list[str],
 ) -> CaseDetection:
     t = detection.t_s
     return CaseDetection(
         name, test_id, outcome, float(t[-1] - t[0]) if len(t) else 0.0, len(verdicts),
-        sum(w.detected for w in verdicts), false, float(detection.deviation_m.max(initial=0.0)),
+        sum(w.detected for w in verdicts), *false, float(detection.deviation_m.max(initial=0.0)),
         float(detection.joint_deviation.max(initial=0.0)), ",".join(by),
     )  # fmt: skip
 
@@ -150,7 +153,8 @@ CREATE TABLE IF NOT EXISTS windows (scenario TEXT, test_id TEXT, number INTEGER,
     detected INTEGER, latency_s REAL, crossing_s REAL, max_deviation_m REAL, second_detected INTEGER,
     second_latency_s REAL, PRIMARY KEY (scenario, test_id, number));
 CREATE TABLE IF NOT EXISTS detection (scenario TEXT, test_id TEXT, outcome TEXT, duration_s REAL, windows INTEGER,
-    detected INTEGER, false_alarms INTEGER, max_deviation_m REAL, max_joint_deviation REAL, violated_by_fault TEXT,
+    detected INTEGER, false_alarms INTEGER, second_false_alarms INTEGER, max_deviation_m REAL,
+    max_joint_deviation REAL, violated_by_fault TEXT,
     PRIMARY KEY (scenario, test_id));
 """
 
@@ -182,7 +186,7 @@ def write_tables(
             [(name, test_id, *(_finite(v) for v in w)) for name, test_id, w in windows],
         )
         db.executemany(
-            f"INSERT INTO detection VALUES ({','.join('?' * 10)})", [tuple(map(_finite, astuple(c))) for c in cases]
+            f"INSERT INTO detection VALUES ({','.join('?' * 11)})", [tuple(map(_finite, astuple(c))) for c in cases]
         )
 
 
@@ -216,6 +220,7 @@ class ScenarioSummary:
         within_cycle: Detected windows whose alarm came at most one control cycle after the threshold crossing.
         second_detected: Windows the second detector (tracker vs encoders) caught.
         false_alarms: Alarm episodes outside every window.
+        second_false_alarms: The same for the second detector.
         case_hours: Summed length of the cases [h].
         violated_cases: Cases with a property of the physical robot violated with the fault and not without.
     """
@@ -229,6 +234,7 @@ class ScenarioSummary:
     within_cycle: int
     second_detected: int
     false_alarms: int
+    second_false_alarms: int
     case_hours: float
     violated_cases: int
 
@@ -251,7 +257,8 @@ def summarize(path: Path) -> list[ScenarioSummary]:
         rows = []
         for name in names:
             cases = db.execute("SELECT COUNT(*), COALESCE(SUM(duration_s), 0), COALESCE(SUM(false_alarms), 0), "
-                               "COALESCE(SUM(violated_by_fault != ''), 0) FROM detection WHERE scenario = ?",
+                               "COALESCE(SUM(violated_by_fault != ''), 0), COALESCE(SUM(second_false_alarms), 0) "
+                               "FROM detection WHERE scenario = ?",
                                (name,)).fetchone()  # fmt: skip
             w = db.execute("SELECT detected, latency_s, crossing_s - start_s, second_detected FROM windows "
                            "WHERE scenario = ?", (name,)).fetchall()  # fmt: skip
@@ -262,6 +269,6 @@ def summarize(path: Path) -> list[ScenarioSummary]:
             rows.append(ScenarioSummary(
                 name, int(cases[0]), len(w), sum(r[0] for r in w),
                 float(np.median(lat)) if len(lat) else math.nan, float(lat.max()) if len(lat) else math.nan,
-                cycle, sum(r[3] for r in w), int(cases[2]), float(cases[1]) / 3600.0, int(cases[3]),
+                cycle, sum(r[3] for r in w), int(cases[2]), int(cases[4]), float(cases[1]) / 3600.0, int(cases[3]),
             ))  # fmt: skip
     return rows

@@ -47,8 +47,8 @@ class WindowVerdict(NamedTuple):
 
 def judge_windows(
     detection: Detection, windows: list[tuple[float, float]], threshold_m: float, grace_s: float = GRACE_S
-) -> tuple[list[WindowVerdict], int]:
-    """Each window's verdict, and the number of false-alarm episodes of the first detector in the case."""
+) -> tuple[list[WindowVerdict], int, int]:
+    """Each window's verdict, and the false-alarm episodes of the first and of the second detector in the case."""
     t = detection.t_s
     covered = np.zeros(len(t), dtype=bool)
     verdicts = []
@@ -63,7 +63,7 @@ def judge_windows(
             number, start_s, end_s, not math.isnan(alarm_s), alarm_s - start_s, crossing_s,
             float(deviation.max()) if len(deviation) else math.nan, not math.isnan(second_s), second_s - start_s,
         ))  # fmt: skip
-    return verdicts, alarm_episodes(detection.alarm & ~covered)
+    return verdicts, alarm_episodes(detection.alarm & ~covered), alarm_episodes(detection.tracker_alarm & ~covered)
 
 
 def alarm_episodes(alarm: np.ndarray) -> int:

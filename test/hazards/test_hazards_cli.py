@@ -45,6 +45,7 @@ def test_a_hazard_run_measures_detection_and_resumes(
     assert list(table) == ["fault_free", "sudden_jump", "tracker_dropout"]
     assert table["fault_free"]["cases"] == CASES
     assert table["fault_free"]["false_alarms"] == 0  # thresholds derived from these very cases (in-sample)
+    assert table["fault_free"]["second_false_alarms"] == 0
     jump = table["sudden_jump"]
     assert jump["windows"] >= CASES
     assert jump["detected"] == jump["windows"] == jump["within_cycle"]

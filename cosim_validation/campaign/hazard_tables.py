@@ -145,6 +145,10 @@ def holding_properties(db: ResultsDB) -> dict[str, set[str]]:
     return holds
 
 
+_DROP = (
+    "DROP TABLE IF EXISTS scenarios; DROP TABLE IF EXISTS thresholds; DROP TABLE IF EXISTS windows; "
+    "DROP TABLE IF EXISTS detection;"
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scenarios (name TEXT PRIMARY KEY, outcome TEXT, unsafe_control_action TEXT,
     causal_factor TEXT, strike TEXT, variables TEXT, fault TEXT, trigger TEXT, duration_s REAL);
@@ -173,8 +177,7 @@ def write_tables(
     ``period_s``: the control cycle [s] (the setpoint period), kept with the thresholds.
     """
     with closing(sqlite3.connect(path)) as db, db:
-        db.executescript(_SCHEMA + "DELETE FROM scenarios; DELETE FROM thresholds; DELETE FROM windows; "
-                         "DELETE FROM detection;")  # fmt: skip
+        db.executescript(_DROP + _SCHEMA)  # recomputed from the records: an older layout is replaced
         db.executemany("INSERT INTO scenarios VALUES (?,?,?,?,?,?,?,?,?)", [_scenario_row(s) for s in scenarios])
         db.executemany(
             "INSERT INTO thresholds VALUES (?,?,?)",

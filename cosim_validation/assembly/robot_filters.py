@@ -25,6 +25,7 @@ FilterFactory = Callable[[ConfigNode, str, Kinematics], RobotFilter]
 #: Filter kinds: name -> ``module:function`` of its factory (imported when used).
 FILTER_KINDS: dict[str, str] = {
     "offset": "cosim_validation.sim.offset_filter:make_offset_filter",
+    "hazards": "cosim_validation.hazards.hazard_filter:make_hazard_filter",
 }
 
 

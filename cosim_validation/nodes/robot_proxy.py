@@ -42,9 +42,9 @@ RESET_TIMEOUT_S = 30.0
 class RobotProxy(Node):
     """Wiring: topics and the reset service of one robot, through its filters."""
 
-    def __init__(self) -> None:
-        super().__init__("robot_proxy")
-        params = declare_parameters(self, "robot_proxy")
+    def __init__(self, executable: str = "robot_proxy") -> None:
+        super().__init__(executable)
+        params = declare_parameters(self, executable)
         config = load_case_config(resolve_resource(params["config"]))
         self._kin = RobotConfig.from_config(config["robot"]).kinematics
         self._filters = make_filters(config, list(params["filters"]), self._kin)
@@ -123,7 +123,11 @@ class RobotProxy(Node):
 
 def _alert(event: FilterEvent, role: RobotRole, source: str, stamp_ns: int) -> Alert:
     alert = Alert(
-        level=Alert.WARN, robot=int(role), source=source, code=event.kind, message=f"{event.name}: {event.detail}"
+        level=Alert.WARN,
+        robot=int(role),
+        source=source,
+        code=event.kind,
+        message=f"{event.name}: {event.detail} (case time {event.t_s:.3f} s)",
     )
     alert.header.stamp = convert.time_to_msg(stamp_ns)
     return alert

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.campaign.run_summary import read_summary, summarize, write_summary
-from cosim_validation.report import sections
+from cosim_validation.report import hazard_section, sections
 from cosim_validation.report.html_page import Section, page, paragraph
 from cosim_validation.report.run_data import load_run
 
@@ -66,6 +66,8 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
             sections.tip_deviation(run),
             sections.virtual_vs_physical(run, max_cases),
         ]
+        if hazard_section.hazard_tables(run.run_dir) is not None:  # a run of a hazard campaign
+            parts.append(hazard_section.hazards(run))
         notes = Section("notes", "Notes")
         for note in dict.fromkeys(run.notes):
             notes.parts.append(paragraph(note, missing=True))

@@ -77,27 +77,42 @@ class GraphSpec:
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
     def with_robot_filters(self, robot: str, filters: list[str]) -> GraphSpec:
-        """A copy with a ``robot_proxy`` node in front of ``robot``'s driver, applying ``filters`` (``KIND:OPTIONS``).
+        """A copy with a proxy node in front of ``robot``'s driver, applying ``filters`` (``KIND:OPTIONS``).
 
-        The driver's topics and reset service move under ``/cosim/<robot>/raw/`` (remapped); the proxy serves the
-        usual names. Nothing changes without filters.
+        The proxy is a ``hazard_injector`` when every filter is of kind ``hazards`` (its events then go to
+        ``/cosim/hazards/events``), else a ``robot_proxy``; a proxy the graph already has for ``robot`` gets the
+        filters after its own. The driver's topics and reset service move under ``/cosim/<robot>/raw/``
+        (remapped); the proxy serves the usual names. Nothing changes without filters.
         """
         if not filters:
             return self
-        driver = next((n for n in self.nodes if n.executable == f"{robot}_driver"), None)
-        if driver is None:
-            raise ConfigError(self.source, "nodes", f"no {robot}_driver node to put the filters {filters} in front of")
-        names = ("command", "joint_states", "tip_pose", "marker", "reset")
-        moved = tuple((f"/cosim/{robot}/{n}", f"/cosim/{robot}/raw/{n}") for n in names)
+        existing = next((n for n in self.nodes if _proxy_robot(n) == robot), None)
+        if existing is not None:
+            merged = [*existing.parameters.get("filters", []), *filters]
+            params = {**existing.parameters, "filters": merged}
+            node = NodeSpec(existing.name, existing.executable, params, existing.remappings, existing.required)
+            return GraphSpec(self.source, self.settings, tuple(node if n is existing else n for n in self.nodes))
+        driver = _driver_of(self, robot, filters)
+        executable = "hazard_injector" if all(f.startswith("hazards:") for f in filters) else "robot_proxy"
         params = {"config": driver.parameters.get("config", "config/needle_insertion.yaml"), "robot": robot}
-        proxy = NodeSpec(f"{robot}_proxy", "robot_proxy", {**params, "filters": list(filters)}, (), driver.required)
+        proxy = NodeSpec(f"{robot}_{executable.removeprefix('robot_')}", executable,
+                         {**params, "filters": list(filters)}, (), driver.required)  # fmt: skip
         nodes: list[NodeSpec] = []
         for n in self.nodes:
-            if n is driver:
-                remaps = (*n.remappings, *moved)
-                nodes += [NodeSpec(n.name, n.executable, n.parameters, remaps, n.required, n.console), proxy]
-            else:
-                nodes.append(n)
+            nodes += [n, proxy] if n is driver else [n]
+        return GraphSpec(self.source, self.settings, tuple(nodes)).with_proxies_wired()
+
+    def with_proxies_wired(self) -> GraphSpec:
+        """A copy in which the driver of every robot with a proxy node is moved under ``/cosim/<robot>/raw/``."""
+        proxied = {robot for n in self.nodes if (robot := _proxy_robot(n)) is not None}
+        nodes = []
+        for n in self.nodes:
+            robot = n.executable.removesuffix("_driver")
+            if n.executable.endswith("_driver") and robot in proxied:
+                moved = tuple((f"/cosim/{robot}/{t}", f"/cosim/{robot}/raw/{t}") for t in PROXIED_TOPICS)
+                remaps = (*n.remappings, *(m for m in moved if m not in n.remappings))
+                n = NodeSpec(n.name, n.executable, n.parameters, remaps, n.required, n.console)
+            nodes.append(n)
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
     def with_parameters(self, executable: str, overrides: Mapping[str, Any]) -> GraphSpec:
@@ -109,6 +124,26 @@ class GraphSpec:
             for n in self.nodes
         )
         return GraphSpec(self.source, self.settings, nodes)
+
+
+#: Executables that stand in front of a robot's driver (robot filters), and their default robot.
+PROXIES: dict[str, str] = {"robot_proxy": "virtual", "hazard_injector": "physical"}
+#: The names a proxy serves in place of the driver (the driver's move under ``/cosim/<robot>/raw/``).
+PROXIED_TOPICS = ("command", "joint_states", "tip_pose", "marker", "reset")
+
+
+def _proxy_robot(node: NodeSpec) -> str | None:
+    """The robot a proxy node stands in front of (None: not a proxy)."""
+    if node.executable not in PROXIES:
+        return None
+    return str(node.parameters.get("robot", PROXIES[node.executable]))
+
+
+def _driver_of(graph: GraphSpec, robot: str, filters: list[str]) -> NodeSpec:
+    driver = next((n for n in graph.nodes if n.executable == f"{robot}_driver"), None)
+    if driver is None:
+        raise ConfigError(graph.source, "nodes", f"no {robot}_driver node to put the filters {filters} in front of")
+    return driver
 
 
 def _fill(value: Any, values: Mapping[str, str]) -> Any:
@@ -198,7 +233,11 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
         raise ConfigError(root.source, "nodes", f"node names must be unique; repeated: {', '.join(duplicates)}")
     if not nodes:
         raise ConfigError(root.source, "nodes", "expected at least one node")
-    return GraphSpec(root.source, settings, nodes)
+    for n in nodes:
+        robot = _proxy_robot(n)
+        if robot is not None and not any(d.executable == f"{robot}_driver" for d in nodes):
+            raise ConfigError(root.source, "nodes", f"node {n.name!r}: no {robot}_driver node to stand in front of")
+    return GraphSpec(root.source, settings, nodes).with_proxies_wired()
 
 
 def load_graph(path: str | Path) -> GraphSpec:

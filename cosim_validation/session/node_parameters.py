@@ -139,6 +139,11 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
         ParamSpec("events_topic", str, "", "where the filters' events go; '' = /cosim/<robot>/events"),
     ),
+    "hazard_injector": (  # the robot_proxy node with hazard filters (issue 19), its events on the hazards topic
+        ParamSpec("robot", str, "physical", "the robot it stands in front of: virtual | physical"),
+        ParamSpec("filters", list, [], "hazards:SCENARIO[@LIBRARY] of every injected scenario (config/hazards.yaml)"),
+        ParamSpec("events_topic", str, "/cosim/hazards/events", "where the injection windows' start and end go"),
+    ),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

@@ -1,0 +1,93 @@
+"""``cosim hazards run|table``: safety hazard campaigns (issue 19, seed 003) and their detection table."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.cli.output import format_table, print_json
+
+HELP = "inject hazard scenarios (config/hazards.yaml) into the physical robot and measure their detection"
+
+HEADERS = ("scenario", "cases", "windows", "detected", "rate", "latency median [s]", "latency max [s]",
+           "within 1 cycle", "2nd detector", "false alarms", "per case-hour", "2nd false alarms",
+           "violated by fault")  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``cosim hazards``: an action, then its options."""
+    parser.add_argument("action", choices=("run", "table"), help="run: campaigns + detector; table: show a run's")
+    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
+    parser.add_argument("--suite", action="append", default=[], help="suite file (Parquet); repeat for more (run)")
+    parser.add_argument("--scenarios", default="all", help="names, comma-separated, all, or none (fault-free only)")
+    parser.add_argument("--library", default="config/hazards.yaml", help="scenario library (run)")
+    parser.add_argument("--out", required=True, help="hazard run directory (runs/<scenario>/, hazards.sqlite)")
+    parser.add_argument("--resume", action="store_true", help="continue the runs stored in --out (run)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
+    parser.add_argument("--validate", action=argparse.BooleanOptionalAction, default=None, help="state validator")
+    parser.add_argument("--threshold-mm", type=float, default=None, help="tip threshold [mm] (default: derived)")
+    parser.add_argument("--margin", type=float, default=1.25, help="derived thresholds = fault-free max x margin")
+    parser.add_argument("--calibration", default=None, help="fault-free campaign run to derive thresholds from")
+    parser.add_argument("--reanalyse", action="store_true", help="run: only recompute the detection tables")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the action; the detection table on stdout."""
+    from cosim_validation.campaign.hazard_campaign import HazardRequest, analyse, chosen_scenarios, run_hazards
+    from cosim_validation.campaign.hazard_tables import HAZARDS_FILE
+    from cosim_validation.cli.main import UsageError
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.hazards.detector import DetectorSettings
+
+    config_path = resolve_resource(args.config)
+    out = Path(args.out)
+    if args.action == "run":
+        if not args.suite and not args.reanalyse:
+            raise UsageError("cosim hazards run: --suite is required")
+        if args.threshold_mm is not None and not (math.isfinite(args.threshold_mm) and args.threshold_mm > 0):
+            raise UsageError(f"cosim hazards run: --threshold-mm: expected a number > 0, got {args.threshold_mm}")
+        settings = None if args.threshold_mm is None else DetectorSettings(args.threshold_mm / 1000.0)
+        request = HazardRequest(
+            config_path=config_path, suite_paths=tuple(Path(s) for s in args.suite), out_dir=out,
+            scenarios=tuple(n.strip() for n in args.scenarios.split(",") if n.strip()), library=args.library,
+            workers=args.workers, resume=args.resume, validate=args.validate, settings=settings, margin=args.margin,
+            calibration=Path(args.calibration) if args.calibration else None,
+        )  # fmt: skip
+        run_hazards(request) if not args.reanalyse else analyse(request, chosen_scenarios(request))
+    return _show(out / HAZARDS_FILE, args.json)
+
+
+def _show(path: Path, as_json: bool) -> int:
+    from cosim_validation.campaign.hazard_tables import summarize
+    from cosim_validation.exceptions import InputError
+
+    if not path.is_file():
+        raise InputError(f"{path}: no hazard tables (run cosim hazards run first)")
+    rows = summarize(path)
+    if as_json:
+        print_json({"tables": str(path), "scenarios": [_as_dict(r) for r in rows]})
+        return 0
+    print(f"{path}:")
+    print(format_table(HEADERS, [_cells(r) for r in rows]))
+    return 0
+
+
+def _cells(r: Any) -> list[Any]:
+    rates = [_pct(r.rate), _num(r.latency_median_s), _num(r.latency_max_s)]
+    alarms = [r.within_cycle, r.second_detected, r.false_alarms, _num(r.false_alarms_per_case_hour)]
+    return [r.scenario, r.cases, r.windows, r.detected, *rates, *alarms, r.second_false_alarms, r.violated_cases]
+
+
+def _as_dict(r: Any) -> dict[str, Any]:
+    out = {k: getattr(r, k) for k in r.__dataclass_fields__}
+    return out | {"rate": r.rate, "false_alarms_per_case_hour": r.false_alarms_per_case_hour}
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f} %"
+
+
+def _num(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3g}"

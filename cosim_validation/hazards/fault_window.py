@@ -1,0 +1,120 @@
+"""When a scenario's windows are open, control cycle by control cycle (seed 003's injection trigger).
+
+The schedule advances once per setpoint (a control cycle), with the case time of that setpoint, in the same order
+in batch and live; its random draws (``probability`` triggers) come from a stream seeded by the case seed, so the
+same case opens the same windows in every mode.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import NamedTuple
+
+import numpy as np
+
+from cosim_validation.hazards.scenario import Scenario, TriggerKind
+
+#: Tolerance on case times [s] (setpoint times are sums of periods).
+TIME_EPS_S = 1e-9
+#: Stream number of the window trigger (the faults' own draws use 0).
+TRIGGER_STREAM = 1
+
+
+def case_stream(name: str, case_seed: int, stream: int, cycle: int) -> np.random.Generator:
+    """The random stream ``stream`` of scenario ``name`` at control cycle ``cycle`` of the case ``case_seed``."""
+    return np.random.default_rng([int(case_seed), zlib.crc32(name.encode()), stream, cycle])
+
+
+class WindowChange(NamedTuple):
+    """A window opening or closing at a control cycle.
+
+    Attributes:
+        t_s: Case time of the cycle [s].
+        opened: True when the window opens, False when it closes.
+        number: 0-based number of the window in the case.
+    """
+
+    t_s: float
+    opened: bool
+    number: int
+
+
+class FaultWindow:
+    """The open/closed state of one scenario's windows in one case.
+
+    Args:
+        scenario: What opens the windows and how long they last.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self._rng = np.random.default_rng(0)
+        self.reset(np.random.default_rng(0))
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """A new case; ``rng`` is the case's stream for the ``probability`` trigger."""
+        self._rng = rng
+        self.cycle = 0
+        self.is_open = False
+        self.opened_at_s = math.nan
+        self.opened_cycle = 0
+        self.count = 0
+
+    def step(self, t_s: float) -> WindowChange | None:
+        """Advance to the next control cycle, due at case time ``t_s`` [s]; what changed, if anything."""
+        self.cycle += 1
+        if (
+            self.is_open
+            and not self.scenario.permanent
+            and t_s >= self.opened_at_s + self.scenario.duration_s - TIME_EPS_S
+        ):
+            self.is_open = False
+            change = WindowChange(t_s, False, self.count - 1)
+            if self._opens(t_s):  # back to back (a window per cycle of a probability trigger, say)
+                return self._open(t_s)
+            return change
+        if not self.is_open and self._opens(t_s):
+            return self._open(t_s)
+        return None
+
+    def _open(self, t_s: float) -> WindowChange:
+        self.is_open, self.opened_at_s, self.opened_cycle = True, t_s, self.cycle
+        self.count += 1
+        return WindowChange(t_s, True, self.count - 1)
+
+    def _opens(self, t_s: float) -> bool:
+        trigger = self.scenario.trigger
+        if trigger.kind is TriggerKind.PROBABILITY:
+            return bool(self._rng.random() < trigger.probability)
+        if trigger.kind is TriggerKind.SAMPLE:
+            return self.cycle == trigger.sample
+        if t_s < trigger.at_s - TIME_EPS_S:
+            return False
+        if trigger.kind is TriggerKind.TIME:
+            return self.count == 0
+        window = math.floor((t_s - trigger.at_s + TIME_EPS_S) / trigger.period_s)
+        return window >= self.count and t_s < trigger.at_s + window * trigger.period_s + self.scenario.duration_s
+
+
+def schedule(scenario: Scenario, times_s: np.ndarray, case_seed: int) -> list[tuple[float, float]]:
+    """The windows ``(start_s, end_s)`` the injector opens in a case whose setpoints are due at ``times_s``.
+
+    ``times_s`` (m,) are the case times of the setpoints after the first (the first reaches no filter); a window
+    still open at the end of the case ends at the last setpoint's time. The same schedule as the injector's, from
+    the same seed (a campaign's records carry the times, so their windows need not be stored).
+    """
+    window = FaultWindow(scenario)
+    window.reset(case_stream(scenario.name, case_seed, TRIGGER_STREAM, 0))
+    windows: list[tuple[float, float]] = []
+    for t_s in np.asarray(times_s, dtype=np.float64):
+        change = window.step(float(t_s))
+        if change is not None and change.opened:
+            if windows and math.isnan(windows[-1][1]):
+                windows[-1] = (windows[-1][0], float(t_s))
+            windows.append((float(t_s), math.nan))
+        elif change is not None:
+            windows[-1] = (windows[-1][0], float(t_s))
+    if windows and math.isnan(windows[-1][1]):
+        windows[-1] = (windows[-1][0], float(times_s[-1]) if len(times_s) else windows[-1][0])
+    return windows

@@ -1,0 +1,206 @@
+"""The hazard scenario library (``config/hazards.yaml``), read and checked like the rest of the configuration.
+
+The file holds ``scenarios:``, a mapping name -> scenario (see :class:`~cosim_validation.hazards.scenario.Scenario`
+for the meaning of each key)::
+
+    scenarios:
+      sudden_jump:
+        outcome: Unintended movement of robotic arms (Sudden Jump)
+        unsafe_control_action: A command far from the current position is sent to the motors
+        causal_factor: Actuator failures
+        strike: joint_command          # user_command | joint_command | encoder | tracker
+        variables: [joint1]            # joint names, or tracker fields (position, orientation), or all
+        fault: {model: constant, value: 0.05, relative: true}
+        trigger: {kind: periodic, at_s: 8.0, period_s: 8.0}
+        duration_s: 0.3                # .inf: to the end of the case
+
+Joint names are checked against a robot when a scenario is bound to it (:func:`joint_selection`), since the
+library does not know which robot it will strike. Every error names the file, the scenario and the key.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.config.package_paths import resolve_resource
+from cosim_validation.exceptions import InputError
+from cosim_validation.hazards.scenario import (
+    MODELS_OF_STRIKE,
+    TRACKER_FIELDS,
+    Fault,
+    FaultModel,
+    Scenario,
+    Strike,
+    Trigger,
+    TriggerKind,
+)
+
+#: The library shipped with the package (relative to the package root or the current directory).
+DEFAULT_LIBRARY = "config/hazards.yaml"
+
+SCENARIO_KEYS = (
+    "outcome",
+    "unsafe_control_action",
+    "causal_factor",
+    "strike",
+    "variables",
+    "fault",
+    "trigger",
+    "duration_s",
+    "description",
+)
+FAULT_KEYS = ("model", "value", "relative", "delay_cycles", "probability")
+TRIGGER_KEYS = ("kind", "at_s", "period_s", "sample", "probability")
+#: Tracker fault models that make sense on the orientation (a quaternion is not offset or noised per component).
+ORIENTATION_MODELS = frozenset({FaultModel.DROP, FaultModel.HOLD, FaultModel.DELAY})
+
+
+def load_library(path: str | Path = DEFAULT_LIBRARY) -> dict[str, Scenario]:
+    """Every scenario of the library ``path``, by name, in file order.
+
+    Raises:
+        ConfigError: A missing or malformed key, naming the file, the scenario and the key.
+    """
+    root = load_config(resolve_resource(path))
+    root.reject_unknown(("scenarios",))
+    scenarios = root["scenarios"]
+    if not scenarios.keys():
+        raise scenarios.error("expected at least one scenario")
+    return {name: parse_scenario(name, node) for name, node in scenarios.items()}
+
+
+def parse_scenario(name: str, node: ConfigNode) -> Scenario:
+    """One scenario from its mapping ``node``."""
+    node.reject_unknown(SCENARIO_KEYS)
+    strike = Strike(node["strike"].to_str(choices=[s.value for s in Strike]))
+    fault = _fault(node["fault"], strike)
+    variables = _variables(node["variables"], strike, fault)
+    trigger = _trigger(node["trigger"])
+    duration_s = _duration(node["duration_s"])
+    if trigger.kind is TriggerKind.PERIODIC and duration_s >= trigger.period_s:
+        raise node["duration_s"].error(
+            f"windows overlap: duration_s {duration_s} s is not shorter than trigger.period_s {trigger.period_s} s"
+        )
+    text = {key: node[key].to_str() for key in ("outcome", "unsafe_control_action", "causal_factor")}
+    description = node["description"].to_str() if node.get("description") is not None else ""
+    return Scenario(name, strike=strike, variables=variables, fault=fault, trigger=trigger,
+                    duration_s=duration_s, description=description, **text)  # fmt: skip
+
+
+def _duration(node: ConfigNode) -> float:
+    """A window length [s] > 0, or ``.inf`` (permanent)."""
+    if isinstance(node.value, float) and math.isinf(node.value) and node.value > 0:
+        return math.inf
+    return node.to_float(exclusive_minimum=0.0)
+
+
+def _fault(node: ConfigNode, strike: Strike) -> Fault:
+    node.reject_unknown(FAULT_KEYS)
+    model = FaultModel(node["model"].to_str(choices=[m.value for m in FaultModel]))
+    if model not in MODELS_OF_STRIKE[strike]:
+        allowed = ", ".join(sorted(m.value for m in MODELS_OF_STRIKE[strike]))
+        raise node["model"].error(f"{model.value!r} does not apply to a {strike.value} strike; expected: {allowed}")
+    value = node["value"].to_float() if node.get("value") is not None else 0.0
+    if model in (FaultModel.OFFSET, FaultModel.SCALE, FaultModel.NOISE, FaultModel.CONSTANT) and not node.has("value"):
+        raise node.error(f"fault model {model.value!r} needs a value")
+    if model is FaultModel.NOISE and value <= 0.0:
+        raise node["value"].error(f"noise standard deviation must be > 0, got {value}")
+    delay = node["delay_cycles"].to_int(minimum=1) if node.get("delay_cycles") is not None else 0
+    if model is FaultModel.DELAY and delay < 1:
+        raise node.error("fault model 'delay' needs delay_cycles >= 1")
+    probability = 1.0
+    if node.get("probability") is not None:
+        probability = node["probability"].to_float(minimum=0.0, maximum=1.0)
+        if probability <= 0.0:
+            raise node["probability"].error("expected 0 < probability <= 1")
+    relative = node["relative"].to_bool() if node.get("relative") is not None else False
+    return Fault(model, value, relative, delay, probability)
+
+
+def _variables(node: ConfigNode, strike: Strike, fault: Fault) -> tuple[str, ...]:
+    if node.value == "all":
+        names: tuple[str, ...] = ("all",)
+    else:
+        names = tuple(child.to_str() for child in node.elements())
+    if not names:
+        raise node.error("expected at least one variable (joint names, tracker fields, or all)")
+    if len(set(names)) != len(names):
+        raise node.error(f"a variable is named twice: {list(names)}")
+    if strike is Strike.TRACKER and names != ("all",):
+        unknown = [n for n in names if n not in TRACKER_FIELDS]
+        if unknown:
+            raise node.error(f"unknown tracker field {unknown[0]!r}; expected: {', '.join(TRACKER_FIELDS)} or all")
+    orientation = strike is Strike.TRACKER and ("orientation" in names or names == ("all",))
+    if orientation and fault.model not in ORIENTATION_MODELS:
+        raise node.error(f"fault model {fault.model.value!r} does not apply to the tracker orientation")
+    if fault.model is FaultModel.SWAP and len(names) != 2:
+        raise node.error(f"fault model 'swap' exchanges exactly two joints, got {list(names)}")
+    return names
+
+
+def _trigger(node: ConfigNode) -> Trigger:
+    node.reject_unknown(TRIGGER_KEYS)
+    kind = TriggerKind(node["kind"].to_str(choices=[k.value for k in TriggerKind]))
+    needs = {TriggerKind.TIME: ("at_s",), TriggerKind.PERIODIC: ("at_s", "period_s"),
+             TriggerKind.SAMPLE: ("sample",), TriggerKind.PROBABILITY: ("probability",)}[kind]  # fmt: skip
+    for key in needs:
+        if node.get(key) is None:
+            raise node.error(f"trigger kind {kind.value!r} needs {key}")
+    at_s = node["at_s"].to_float(minimum=0.0) if node.get("at_s") is not None else 0.0
+    period_s = node["period_s"].to_float(exclusive_minimum=0.0) if node.get("period_s") is not None else math.inf
+    sample = node["sample"].to_int(minimum=1) if node.get("sample") is not None else 0
+    probability = 0.0
+    if node.get("probability") is not None:
+        probability = node["probability"].to_float(minimum=0.0, maximum=1.0)
+        if probability <= 0.0:
+            raise node["probability"].error("expected 0 < probability <= 1")
+    return Trigger(kind, at_s, period_s, sample, probability)
+
+
+def joint_selection(scenario: Scenario, joint_names: tuple[str, ...]) -> np.ndarray:
+    """The indices of the joints ``scenario`` corrupts on a robot with ``joint_names`` (in the scenario's order).
+
+    Raises:
+        InputError: A joint the robot does not have (the message names the scenario and lists the joints).
+    """
+    if scenario.variables == ("all",):
+        return np.arange(len(joint_names))
+    unknown = [n for n in scenario.variables if n not in joint_names]
+    if unknown:
+        raise InputError(
+            f"hazard scenario {scenario.name!r}: variables: unknown joint {unknown[0]!r}; "
+            f"joints: {', '.join(joint_names)}"
+        )
+    return np.array([joint_names.index(n) for n in scenario.variables], dtype=np.intp)
+
+
+def scenario_named(library: dict[str, Scenario], name: str, source: str) -> Scenario:
+    """``library[name]``, or an error listing the scenarios of ``source``."""
+    if name not in library:
+        raise InputError(f"{source}: unknown hazard scenario {name!r}; scenarios: {', '.join(library)}")
+    return library[name]
+
+
+def case_warnings(scenario: Scenario, case_duration_s: float, period_s: float) -> list[str]:
+    """Why ``scenario`` may not do what it says in a case of ``case_duration_s`` [s] at a ``period_s`` [s] cycle.
+
+    A trigger that never fires in the case, or a window longer than the case.
+    """
+    first_s = {TriggerKind.TIME: scenario.trigger.at_s, TriggerKind.PERIODIC: scenario.trigger.at_s,
+               TriggerKind.SAMPLE: scenario.trigger.sample * period_s, TriggerKind.PROBABILITY: 0.0}  # fmt: skip
+    warnings = []
+    if first_s[scenario.trigger.kind] >= case_duration_s:
+        warnings.append(
+            f"hazard scenario {scenario.name!r}: trigger: first window at {first_s[scenario.trigger.kind]:.3g} s, "
+            f"after the end of the case ({case_duration_s:.3g} s): it never fires"
+        )
+    if not scenario.permanent and scenario.duration_s > case_duration_s:
+        warnings.append(
+            f"hazard scenario {scenario.name!r}: duration_s: {scenario.duration_s:.3g} s is longer than the case "
+            f"({case_duration_s:.3g} s)"
+        )
+    return warnings

@@ -1,0 +1,95 @@
+"""``cosim hazards run``: campaigns fault-free and under scenarios, the detection tables, resume, bad input."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.cli.main import main
+from cosim_validation.coverage import Suite
+
+pytestmark = pytest.mark.slow
+
+CASES = 3
+
+
+@pytest.fixture(scope="module")
+def small_suite(suites: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first three cases of the random suite near the heart."""
+    full = Suite.read(suites[1])
+    rows = list(range(CASES))
+    keep = {k: v for k, v in full.metadata.items() if k not in ("format", "frame_id", "unit", "suite_id")}
+    suite = Suite.build(
+        full.source_m[rows], full.target_m[rows], full.cube_index[rows], full.target_depth_m[rows], keep
+    )
+    path = tmp_path_factory.mktemp("hazard_suite") / "three.parquet"
+    suite.write(path)
+    return path
+
+
+def _table(capsys: pytest.CaptureFixture[str]) -> dict[str, dict]:  # type: ignore[type-arg]
+    return {row["scenario"]: row for row in json.loads(capsys.readouterr().out)["scenarios"]}
+
+
+def test_a_hazard_run_measures_detection_and_resumes(
+    small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "hazards"
+    command = ["hazards", "run", "--suite", str(small_suite), "--scenarios", "sudden_jump,tracker_dropout"]
+    assert main([*command, "--workers", "1", "--out", str(out), "--json"]) == 0
+    table = _table(capsys)
+    assert list(table) == ["fault_free", "sudden_jump", "tracker_dropout"]
+    assert table["fault_free"]["cases"] == CASES
+    assert table["fault_free"]["false_alarms"] == 0  # thresholds derived from these very cases (in-sample)
+    assert table["fault_free"]["second_false_alarms"] == 0
+    jump = table["sudden_jump"]
+    assert jump["windows"] >= CASES
+    assert jump["detected"] == jump["windows"] == jump["within_cycle"]
+    assert jump["latency_max_s"] <= 0.1 + 1e-9
+    dropout = table["tracker_dropout"]
+    assert (dropout["detected"], dropout["second_detected"]) == (0, dropout["windows"])
+    with closing(sqlite3.connect(out / "hazards.sqlite")) as db:
+        assert db.execute("SELECT COUNT(*) FROM scenarios").fetchone()[0] == 2
+        source = db.execute("SELECT source FROM thresholds WHERE key = 'threshold_m'").fetchone()[0]
+        assert "fault_free" in source
+        windows = db.execute("SELECT start_s, end_s FROM windows WHERE scenario = 'sudden_jump' ORDER BY start_s")
+        assert windows.fetchall()[0] == pytest.approx((8.0, 8.3))
+
+    assert main([*command, "--out", str(out)]) == 1  # a second call must say --resume
+    assert "add --resume" in capsys.readouterr().err
+    assert main([*command, "--workers", "1", "--out", str(out), "--resume", "--json"]) == 0
+    assert _table(capsys) == table  # nothing new ran, the same tables
+    reanalyse = ["hazards", "run", "--reanalyse", "--out", str(out), "--threshold-mm", "3", "--json"]
+    assert main([*reanalyse, *command[2:]]) == 0
+    assert _table(capsys)["sudden_jump"]["detected"] == jump["windows"]
+
+    assert main(["report", str(out / "runs" / "sudden_jump"), "--json"]) == 0  # the report's hazard section
+    capsys.readouterr()
+    section = json.loads((out / "runs" / "sudden_jump" / "summary.json").read_text())["report"]["hazards"]
+    assert section["available"]
+    assert section["scenarios"]["sudden_jump"]["detected"] == jump["windows"]
+    assert section["thresholds"]["threshold_m"] == pytest.approx(0.003)
+    html = (out / "runs" / "sudden_jump" / "report.html").read_text()
+    assert 'id="hazards-figure-4"' in html
+    assert 'id="hazards-figure-5"' in html
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--scenarios", "no_such"], "unknown scenario 'no_such'; scenarios: temporarily_unavailable"),
+        (["--threshold-mm", "-1"], "--threshold-mm: expected a number > 0"),
+    ],
+)
+def test_bad_hazard_runs_are_one_error_line(
+    argv: list[str], message: str, small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["hazards", "run", "--suite", str(small_suite), "--out", str(tmp_path / "x"), *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.startswith("error:")
+    assert not (tmp_path / "x").exists()

@@ -1,0 +1,86 @@
+"""Bad hazard inputs (issue 19): scenario libraries, hazard filters, ``cosim hazards`` command lines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.config import package_root
+from test.robustness.harness import Case, Workspace, run_case
+
+HazardCase = Callable[[Path, Workspace], Case]
+SHIPPED = package_root() / "config" / "hazards.yaml"
+_RUN_CASE = ["run-case", "--backend", "emulated", "--target", "0.45", "0.0", "0.05"]
+
+
+def _library(folder: Path, old: str, new: str) -> Path:
+    text = SHIPPED.read_text()
+    assert old in text, old
+    path = folder / "bad_hazards.yaml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def _run(folder: Path, ws: Workspace, *extra: str) -> Case:
+    out = folder / "hz"
+    argv = ["hazards", "run", "--config", str(ws.config), "--suite", str(ws.suite), "--out", str(out), *extra]
+    return Case(argv, (), (out,))
+
+
+def _library_case(old: str, new: str, *names: str) -> HazardCase:
+    def build(folder: Path, ws: Workspace) -> Case:
+        library = _library(folder, old, new)
+        case = _run(folder, ws, "--library", str(library))
+        return Case(case.argv, (str(library), *names), case.absent)
+
+    return build
+
+
+def _filter_case(old: str, new: str, scenario: str, *names: str) -> HazardCase:
+    def build(folder: Path, ws: Workspace) -> Case:
+        library = _library(folder, old, new)
+        argv = [*_RUN_CASE, "--config", str(ws.config), "--filter", f"physical=hazards:{scenario}@{library}"]
+        return Case(argv, names)
+
+    return build
+
+
+_DROPOUT = "variables: all\n    fault: {model: drop}\n    trigger: {kind: time, at_s: 5.0}"
+
+CASES: dict[str, HazardCase] = {
+    "library:unknown_strike": _library_case(
+        "strike: encoder", "strike: motor", "scenarios.permanently_unavailable.strike"
+    ),
+    "library:unknown_model": _library_case("{model: stuck}", "{model: melt}", "permanently_unavailable.fault.model"),
+    "library:overlapping_windows": _library_case(
+        "duration_s: 0.3", "duration_s: 9.0", "sudden_jump.duration_s", "overlap"
+    ),
+    "library:no_trigger_time": _library_case(
+        "{kind: time, at_s: 5.0}", "{kind: time}", "temporarily_unavailable.trigger", "at_s"
+    ),
+    "library:unknown_field": _library_case(
+        _DROPOUT, _DROPOUT.replace("all", "[colour]"), "tracker_dropout.variables", "'colour'"
+    ),
+    "library:negative_duration": _library_case("duration_s: 1.5", "duration_s: -1.5", "duration_s", "-1.5"),
+    "filter:unknown_joint": _filter_case(
+        "variables: [joint1]", "variables: [shoulder]", "sudden_jump", "sudden_jump", "variables", "'shoulder'"
+    ),
+    "filter:unknown_scenario": lambda f, ws: Case(
+        [*_RUN_CASE, "--config", str(ws.config), "--filter", "physical=hazards:nope"], ("'nope'", "sudden_jump")
+    ),
+    "hazards:unknown_scenario": lambda f, ws: Case(
+        _run(f, ws, "--scenarios", "nope").argv, ("--scenarios", "'nope'"), (f / "hz",)
+    ),
+    "hazards:threshold_negative": lambda f, ws: Case(
+        _run(f, ws, "--threshold-mm", "-3").argv, ("--threshold-mm", "-3"), (f / "hz",)
+    ),
+    "hazards:no_suite": lambda f, ws: Case(["hazards", "run", "--out", str(f / "hz")], ("--suite",), (f / "hz",)),
+    "hazards:table_of_nothing": lambda f, ws: Case(["hazards", "table", "--out", str(f)], ("hazards.sqlite",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_hazard_inputs(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
+    run_case(CASES[name](tmp_path, workspace), sorted(CASES).index(name) % 2 == 1, capfd)

@@ -65,5 +65,7 @@ class ArmCapsules:
         batch = self.kinematics.as_joint_batch(q)
         chain = self.kinematics.chain
         return np.asarray(
-            link_points_batch(batch, chain.T_parent_joint, chain.axis_in_joint, self.point_joint, self.point_local_m)
+            link_points_batch(
+                batch, chain.T_parent_joint, chain.axis_in_joint, chain.joint_type, self.point_joint, self.point_local_m
+            )
         )

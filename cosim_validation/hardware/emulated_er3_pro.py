@@ -37,7 +37,7 @@ from cosim_validation.robot import Kinematics
 from cosim_validation.sim.backends_config import BackendsConfig
 from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.sim.mujoco_arm import MujocoArm
-from cosim_validation.sim.mujoco_model import add_servo, compile_spec, hinge_joint_names, load_arm_spec
+from cosim_validation.sim.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
 from cosim_validation.sim.robot_backend import BackendSample
 
 # MuJoCo's dry friction is a soft constraint: with its default impedance (0.9-0.95) a joint creeps through
@@ -79,7 +79,7 @@ class EmulatedEr3Pro:
         )
         spec = load_arm_spec(kinematics)
         add_servo(spec, config.servo, config.physics_timestep_s)
-        self._joint_names = hinge_joint_names(spec)
+        self._joint_names = actuated_joint_names(spec)
         n = len(self._joint_names)
         dynamics = emulated.dynamics
         self.perturbation = ArmPerturbation.draw(

@@ -20,6 +20,7 @@ from cosim_validation.robot import (
     PRISMATIC,
     REVOLUTE,
     ROBOT_MODELS,
+    ArmCapsules,
     Kinematics,
     RobotConfig,
     RobotModelError,
@@ -173,6 +174,16 @@ def test_every_registered_robot_loads_with_its_home_pose_inside_its_limits(repo_
         kinematics = Kinematics.from_urdf(repo_root / model.urdf, model.needle_length_m, model.mount_frame)
         assert kinematics.n_joints == model.n_joints == len(model.velocity) == len(model.jerk)
         assert kinematics.limit_violations(np.array(model.home_q), model.joint_limit_margin) == []
+        every = ArmCapsules(kinematics)
+        through_port = ArmCapsules(kinematics, exempt_links=model.port_links)
+        assert set(every.link_names) - set(through_port.link_names) == set(model.port_links)
+
+
+def test_a_port_link_the_urdf_lacks_is_named(repo_root: Path) -> None:
+    model = robot_model("dvrk_psm")
+    kinematics = Kinematics.from_urdf(repo_root / model.urdf, model.needle_length_m, model.mount_frame)
+    with pytest.raises(RobotModelError, match="no link 'shaft_link'"):
+        ArmCapsules(kinematics, exempt_links=("shaft_link",))
 
 
 def _robot_section(tmp_path: Path, text: str) -> RobotConfig:

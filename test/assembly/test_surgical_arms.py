@@ -1,5 +1,6 @@
-"""The dVRK PSM through the one assembly: config/dvrk_psm_insertion.yaml planned, run in MuJoCo and on the emulated
-(perturbed, cable-driven) PSM, and checked by the monitor, like an ER3 Pro case (issue 17)."""
+"""The dVRK PSM and the Raven-II through the one assembly: config/dvrk_psm_insertion.yaml and
+config/raven2_insertion.yaml planned, run in MuJoCo and on the emulated (perturbed, cable-driven) arm, and checked by
+the monitor, like an ER3 Pro case (issue 17)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ from cosim_validation.config import resolve_resource
 from cosim_validation.coverage import TestCase
 from cosim_validation.record import RobotRole, Stage
 
-PSM_CONFIG = resolve_resource("config/dvrk_psm_insertion.yaml")
+CONFIGS = {"dvrk_psm": "config/dvrk_psm_insertion.yaml", "raven2": "config/raven2_insertion.yaml"}
 TARGET_M = np.array([0.0303, 0.0063, -0.19996])  # in the left lung, ~0.2 m below the RCM (a testgen target)
 STANDOFF_M = 0.015  # testgen.source_region.toward_target_m of the configuration
 
 
-@pytest.fixture(scope="module")
-def psm() -> Iterator[CaseAssembly]:
-    assembly = CaseAssembly(AssemblySpec(str(PSM_CONFIG), engines=("mujoco", "emulated")))
+@pytest.fixture(scope="module", params=sorted(CONFIGS))
+def psm(request: pytest.FixtureRequest) -> Iterator[CaseAssembly]:
+    config = resolve_resource(CONFIGS[request.param])
+    assembly = CaseAssembly(AssemblySpec(str(config), engines=("mujoco", "emulated")))
     yield assembly
     assembly.close()
 
@@ -34,12 +36,13 @@ def batch(psm: CaseAssembly) -> BatchCase:
     return psm.run_batch(case)
 
 
-def test_a_psm_case_runs_through_the_assembly_on_both_robots(batch: BatchCase) -> None:
+def test_a_case_runs_through_the_assembly_on_both_robots(psm: CaseAssembly, batch: BatchCase) -> None:
     assert batch.run.outcome == "completed", batch.run.message
     roles = [r.robot for r in batch.records]
     assert roles == [RobotRole.EXPECTED, RobotRole.VIRTUAL, RobotRole.PHYSICAL]
     for record in batch.records:
-        assert record.joint_names == ("yaw", "pitch", "insertion", "roll", "wrist_pitch", "wrist_yaw")
+        assert record.joint_names == psm.kinematics.joint_names
+        assert record.joint_names[2] == "insertion"
         assert record.q_measured.shape[1] == 6
 
 
@@ -54,14 +57,14 @@ def test_the_insertion_is_straight_through_the_rcm_by_the_insertion_joint(batch:
     assert off_line.max() < 1e-6
     q = plan.q_measured[injection]
     travel = np.linalg.norm(tips[-1] - tips[0])
-    assert q[-1, 2] - q[0, 2] == pytest.approx(travel, abs=1e-6)
+    assert abs(q[-1, 2] - q[0, 2]) == pytest.approx(travel, abs=1e-6)
     others = np.delete(q, 2, axis=1)
     assert np.abs(others - others[0]).max() < 1e-4  # rad: the arm pivots before, not during the insertion
     assert np.linalg.norm(tips[-1] - TARGET_M) < 1e-6
 
 
-def test_the_emulated_psm_misses_by_what_its_encoders_cannot_see(batch: BatchCase) -> None:
-    """MuJoCo follows the plan to micrometres; the emulated PSM's actual tip (its hidden joint offsets, cable
+def test_the_emulated_arm_misses_by_what_its_encoders_cannot_see(batch: BatchCase) -> None:
+    """MuJoCo follows the plan to micrometres; the emulated arm's actual tip (its hidden joint offsets, cable
     play and stretch) is off its own forward kinematics by a millimetre-scale error."""
     _, virtual, physical = batch.records
     end = int(np.flatnonzero(physical.stage == int(Stage.INJECTION))[-1])
@@ -70,7 +73,7 @@ def test_the_emulated_psm_misses_by_what_its_encoders_cannot_see(batch: BatchCas
     assert 2e-4 < float(np.mean(hidden)) < 1e-2
 
 
-def test_the_monitor_judges_a_psm_case(psm: CaseAssembly, batch: BatchCase) -> None:
+def test_the_monitor_judges_the_case(psm: CaseAssembly, batch: BatchCase) -> None:
     reports = psm.check(batch, TARGET_M)
     assert [r.robot for r in reports] == ["expected", "virtual", "physical"]
     for report in reports:
@@ -79,3 +82,16 @@ def test_the_monitor_judges_a_psm_case(psm: CaseAssembly, batch: BatchCase) -> N
         assert verdicts["no_self_collision"] == "HOLDS"
         kpis = {k.name: k.value for k in report.kpis}
         assert np.isfinite(kpis["targeting_error"])
+
+
+def test_joint_deviation_kpis_never_mix_radians_and_metres(psm: CaseAssembly, batch: BatchCase) -> None:
+    """joint_deviation_max covers the revolute joints [rad], insertion_deviation_max the insertion [m]."""
+    physical = psm.check(batch, TARGET_M)[2]
+    kpis = {k.name: k for k in physical.kpis}
+    record, plan = batch.records[2], batch.records[0]
+    n = min(len(record.t_s), len(plan.t_s))
+    deviation = np.abs(record.q_measured[:n] - plan.q_measured[:n])
+    assert kpis["joint_deviation_max"].unit == "rad"
+    assert kpis["joint_deviation_max"].value == pytest.approx(np.delete(deviation, 2, axis=1).max(), rel=1e-9)
+    assert kpis["insertion_deviation_max"].unit == "m"
+    assert kpis["insertion_deviation_max"].value == pytest.approx(deviation[:, 2].max(), rel=1e-9)

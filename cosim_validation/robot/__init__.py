@@ -6,7 +6,7 @@ from cosim_validation.robot.inverse_kinematics import IkResult, IkSettings, Inve
 from cosim_validation.robot.kinematic_chain import JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE, KinematicChain, load_chain
 from cosim_validation.robot.kinematics import Kinematics, RecordKinematics, TipPose
 from cosim_validation.robot.robot_config import CommandLimits, RobotConfig, model_of
-from cosim_validation.robot.robot_models import ROBOT_MODELS, CrtkInterface, RobotModel, robot_model
+from cosim_validation.robot.robot_models import ROBOT_MODELS, RobotModel, robot_model
 from cosim_validation.robot.self_collision import SelfCollision
 
 __all__ = [
@@ -16,7 +16,6 @@ __all__ = [
     "ROBOT_MODELS",
     "ArmCapsules",
     "CommandLimits",
-    "CrtkInterface",
     "IkResult",
     "IkSettings",
     "InverseKinematics",

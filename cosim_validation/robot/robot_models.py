@@ -2,7 +2,7 @@
 
 A case study chooses its robot with ``robot: {model: NAME}`` in its configuration; the entry gives the URDF,
 the tool frame the needle (or instrument tip) hangs from, the needle length, the home pose, the commanding
-limits and, for a robot with a CRTK interface, its topics.
+limits and the links an instrument passes through the body wall with.
 Keys of the ``robot:`` section override the entry's values (see :class:`~cosim_validation.robot.RobotConfig`).
 
 Joint values are in rad for a revolute joint and in m for a prismatic one (the dVRK PSM's and the Raven-II's
@@ -14,32 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cosim_validation.robot.errors import RobotModelError
-
-
-@dataclass(frozen=True)
-class CrtkInterface:
-    """How a robot speaks CRTK (Collaborative Robotics Toolkit) over ROS.
-
-    Attributes:
-        namespace: The arm's namespace, e.g. ``/PSM1`` (dVRK 2.x) or ``/arm1`` (Raven-II, branch crtk).
-        cartesian_type: Message type of the ``*_cp`` topics: ``geometry_msgs/msg/PoseStamped`` (dVRK since
-            2022) or ``geometry_msgs/msg/TransformStamped`` (Raven-II).
-        enable_command: The ``state_command`` string that enables the arm (``enable``; Raven-II ``ENABLE``).
-        home_command: The ``state_command`` string that homes the arm (``home``; Raven-II ``HOME``).
-        has_move_jp: Whether the arm offers ``move_jp`` (a planned move to a joint goal; the Raven-II has only
-            ``servo_*``).
-        gripper: The namespaces of the gripper joints under the arm's, each with ``measured_js`` and
-            ``servo_jp`` (dVRK PSM ``jaw``; Raven-II ``grasp1``, ``grasp2``).
-        state_rate_hz: Rate at which the robot publishes its state topics [Hz].
-    """
-
-    namespace: str
-    cartesian_type: str
-    enable_command: str
-    home_command: str
-    has_move_jp: bool
-    gripper: tuple[str, ...]
-    state_rate_hz: float
 
 
 @dataclass(frozen=True)
@@ -59,7 +33,6 @@ class RobotModel:
         jerk: (J,) commanding jerk limits [rad/s^3, or m/s^3].
         port_links: Links that pass through the body wall at the remote centre of motion (an instrument shaft
             in its cannula): exempt from keeping the arm's clearance from the skin.
-        crtk: The robot's CRTK interface, None without one.
         sources: Where the numbers come from.
     """
 
@@ -74,7 +47,6 @@ class RobotModel:
     acceleration: tuple[float, ...]
     jerk: tuple[float, ...]
     port_links: tuple[str, ...]
-    crtk: CrtkInterface | None
     sources: str
 
     @property
@@ -97,14 +69,13 @@ XMATE_ER3_PRO = RobotModel(
     acceleration=(15.0, 7.5, 10.0, 10.0, 15.0, 15.0, 20.0),
     jerk=(5000.0, 3500.0, 5000.0, 5000.0, 7500.0, 7500.0, 7500.0),
     port_links=(),
-    crtk=None,
     sources="kinematics: RokaeRobot/rokae_ros2 (ROBOTS.md 1.2); commanding limits: xCore SDK real-time limits "
     "(ROBOTS.md 1.4); home pose and needle: this project (needle down, tip at (0.40, 0, 0.35) m)",
 )
 
 DVRK_PSM = RobotModel(
     name="dvrk_psm",
-    title="dVRK Classic PSM with the Large Needle Driver 400006, 6 joints (insertion prismatic), CRTK /PSM1",
+    title="dVRK Classic PSM with the Large Needle Driver 400006, 6 joints (insertion prismatic)",
     urdf="urdf/dvrk_psm.urdf",
     mount_frame="tool_tip",
     needle_length_m=0.01,
@@ -114,24 +85,15 @@ DVRK_PSM = RobotModel(
     acceleration=(90 * _DEG, 90 * _DEG, 0.2, 720 * _DEG, 720 * _DEG, 720 * _DEG),
     jerk=(900 * _DEG, 900 * _DEG, 2.0, 7200 * _DEG, 7200 * _DEG, 7200 * _DEG),
     port_links=("roll_link", "wrist_pitch_link", "wrist_yaw_link"),
-    crtk=CrtkInterface(
-        namespace="/PSM1",
-        cartesian_type="geometry_msgs/msg/PoseStamped",
-        enable_command="enable",
-        home_command="home",
-        has_move_jp=True,
-        gripper=("jaw",),
-        state_rate_hz=100.0,
-    ),
     sources="DH and limits: sawIntuitiveResearchKit share/kinematic/PSM.json, share/tool/"
     "LARGE_NEEDLE_DRIVER_400006.json; velocity and acceleration: the joint-trajectory limits of "
-    "mtsIntuitiveResearchKitPSM.cpp; home: the homing goal (insertion 12 cm); topics: dVRK 2.x CRTK over ROS 2 "
-    "(ROBOTS.md 2.1-2.4); jerk (10 x acceleration) and the 1 cm needle: this project",
+    "mtsIntuitiveResearchKitPSM.cpp; home: the homing goal (insertion 12 cm) (ROBOTS.md 2.1-2.4); "
+    "jerk (10 x acceleration) and the 1 cm needle: this project",
 )
 
 RAVEN2 = RobotModel(
     name="raven2",
-    title="Raven-II gold (left) arm with a RAVEN II grasper, 6 joints (insertion prismatic), CRTK /arm1",
+    title="Raven-II gold (left) arm with a RAVEN II grasper, 6 joints (insertion prismatic)",
     urdf="urdf/raven2.urdf",
     mount_frame="tool_tip",
     needle_length_m=0.01,
@@ -141,18 +103,8 @@ RAVEN2 = RobotModel(
     acceleration=(1.0, 1.0, 0.5, 1.0, 1.0, 1.0),
     jerk=(10.0, 10.0, 5.0, 10.0, 10.0, 10.0),
     port_links=("tool_roll_link", "wrist_link", "grasper_link"),
-    crtk=CrtkInterface(
-        namespace="/arm1",
-        cartesian_type="geometry_msgs/msg/TransformStamped",
-        enable_command="ENABLE",
-        home_command="HOME",
-        has_move_jp=False,
-        gripper=("grasp1", "grasp2"),
-        state_rate_hz=1000.0,
-    ),
     sources="DH: uw-biorobotics/raven2 r2_kinematics.h/.cpp; joint stops: defines.h, tools.cpp; V_MAX 3.0 rad/s, "
-    "A_MAX 1.0 rad/s^2: defines.h; CRTK topics and state commands: branch crtk, local_io.cpp, crtk_state.cpp "
-    "(ROBOTS.md 3.1-3.2); insertion limits, jerk, home pose and needle: this project",
+    "A_MAX 1.0 rad/s^2: defines.h (ROBOTS.md 3.1-3.2); insertion limits, jerk, home pose and needle: this project",
 )
 
 #: Every robot of the registry, by name.

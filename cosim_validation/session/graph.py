@@ -87,7 +87,7 @@ class GraphSpec:
         driver = next((n for n in self.nodes if n.executable == f"{robot}_driver"), None)
         if driver is None:
             raise ConfigError(self.source, "nodes", f"no {robot}_driver node to put the filters {filters} in front of")
-        names = ("command", "joint_states", "tip_pose", "reset")
+        names = ("command", "joint_states", "tip_pose", "marker", "reset")
         moved = tuple((f"/cosim/{robot}/{n}", f"/cosim/{robot}/raw/{n}") for n in names)
         params = {"config": driver.parameters.get("config", "config/needle_insertion.yaml"), "robot": robot}
         proxy = NodeSpec(f"{robot}_proxy", "robot_proxy", {**params, "filters": list(filters)}, (), driver.required)

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.exceptions import InputError
 from cosim_validation.hardware.arm_perturbation import ArmPerturbation, massive_body_names
+from cosim_validation.hardware.cable_transmission import CableTransmission
 from cosim_validation.hardware.emulated_config import EmulatedArmConfig
 from cosim_validation.hardware.external_tracker import ExternalTracker
 from cosim_validation.hardware.joint_encoder import JointEncoder
@@ -106,6 +107,8 @@ class EmulatedEr3Pro:
         self._encoder = JointEncoder(emulated.encoder, encoder_rng)
         self._tracker = ExternalTracker(emulated.tracker, tracker_rng)
         self._marker = _marker_tracker(emulated, marker_rng)
+        transmission_rng = np.random.default_rng(np.random.SeedSequence(self.seed).spawn(5)[4])
+        self.transmission = CableTransmission.draw(emulated.transmission, n, transmission_rng)
         self._latency_steps = round(emulated.command_latency_s / self._arm.timestep_s)
         self._settle_steps = round(emulated.reset_settle_s / self._arm.timestep_s)
         self._pending: deque[tuple[int, np.ndarray, float]] = deque()
@@ -188,11 +191,12 @@ class EmulatedEr3Pro:
             self._play.update(self._arm.joint_positions_rad())
 
     def link_angles_rad(self) -> np.ndarray:
-        """(J,) the real link angles now [rad]: motor angles minus gear play and gear torsion."""
+        """(J,) the real link angles now [rad, or m]: motor angles minus gear play and gear torsion, through the
+        cable transmission's ratio and coupling errors (identity for a gear-driven arm)."""
         self._arm.forward()
         torque_nm = np.array(self._arm.data.qfrc_actuator[: len(self._joint_names)])
         link_rad: np.ndarray = self._play.link_rad - torque_nm / self._stiffness
-        return link_rad
+        return self.transmission.link(link_rad)
 
     def true_tip_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """The actual tip position (3,) [m] and orientation (4,) wxyz, without tracker noise."""

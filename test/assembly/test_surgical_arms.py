@@ -18,6 +18,9 @@ from cosim_validation.record import RobotRole, Stage
 CONFIGS = {"dvrk_psm": "config/dvrk_psm_insertion.yaml", "raven2": "config/raven2_insertion.yaml"}
 TARGET_M = np.array([0.0303, 0.0063, -0.19996])  # in the left lung, ~0.2 m below the RCM (a testgen target)
 STANDOFF_M = 0.015  # testgen.source_region.toward_target_m of the configuration
+#: robot -> (setpoint-to-measured, measured-to-actual) tip error, mean over this case [mm] (seed 0's arm, as
+#: documented in backends.emulated of config/<robot>_insertion.yaml)
+DOCUMENTED_MM = {"dvrk_psm": (0.24, 1.6), "raven2": (0.25, 2.3)}
 
 
 @pytest.fixture(scope="module", params=sorted(CONFIGS))
@@ -63,14 +66,19 @@ def test_the_insertion_is_straight_through_the_rcm_by_the_insertion_joint(batch:
     assert np.linalg.norm(tips[-1] - TARGET_M) < 1e-6
 
 
-def test_the_emulated_arm_misses_by_what_its_encoders_cannot_see(batch: BatchCase) -> None:
-    """MuJoCo follows the plan to micrometres; the emulated arm's actual tip (its hidden joint offsets, cable
-    play and stretch) is off its own forward kinematics by a millimetre-scale error."""
-    _, virtual, physical = batch.records
+def test_the_emulated_arm_misses_by_what_its_encoders_cannot_see(psm: CaseAssembly, batch: BatchCase) -> None:
+    """MuJoCo follows the plan to micrometres; the emulated arm follows its setpoints to a fraction of a millimetre
+    (by its encoders) while its actual tip (hidden joint offsets, ratio and coupling errors, cable play and stretch)
+    is millimetres off its own forward kinematics: the statistics documented in config/<robot>_insertion.yaml,
+    within 20 %."""
+    expected, virtual, physical = batch.records
     end = int(np.flatnonzero(physical.stage == int(Stage.INJECTION))[-1])
     assert np.linalg.norm(virtual.tip_pos_m[end] - TARGET_M) < 2e-5
+    following_mm, hidden_mm = DOCUMENTED_MM[psm.setup.robot.model.name]
+    following = np.linalg.norm(physical.tip_pos_m - expected.tip_pos_m, axis=1)
     hidden = np.linalg.norm(physical.actual_tip_pos_m - physical.tip_pos_m, axis=1)
-    assert 2e-4 < float(np.mean(hidden)) < 1e-2
+    assert 1e3 * float(np.mean(following)) == pytest.approx(following_mm, rel=0.2)
+    assert 1e3 * float(np.mean(hidden)) == pytest.approx(hidden_mm, rel=0.2)
 
 
 def test_the_monitor_judges_the_case(psm: CaseAssembly, batch: BatchCase) -> None:

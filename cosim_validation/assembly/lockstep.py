@@ -136,7 +136,7 @@ class Lockstep:
         from cosim_validation.planning import PlanningError
 
         try:
-            run.plan = controller.plan_case(case.source_m, case.target_m)
+            run.plan = controller.plan_case(case.source_m, case.target_m, seed=run.seed)
         except PlanningError as exc:
             run.outcome, run.message = "refused", f"{exc.reason}: {exc}"
             listener.status(CaseEvent.REFUSED, Stage.NONE, run.message, run)

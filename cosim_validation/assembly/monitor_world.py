@@ -75,6 +75,7 @@ class MonitorWorld:
             self_distance=SelfDistance(collision),
             target_m=target_m,
             self_collision=collision.in_collision,
+            prismatic=tuple(self.kinematics.chain.prismatic.tolist()),
         )
 
 

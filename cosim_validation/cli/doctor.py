@@ -10,6 +10,7 @@ import sys
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.optional import quiet_stdout
@@ -177,6 +178,30 @@ def collect() -> list[Finding]:
     return findings
 
 
+def robots() -> list[dict[str, Any]]:
+    """The robots of the registry (``robot: {model: NAME}``): joints with their types and units, the URDF and the
+    tool frame; ``error`` names a model that does not load."""
+    from cosim_validation.config import package_root
+    from cosim_validation.exceptions import CosimError
+    from cosim_validation.robot import JOINT_TYPE_NAMES, ROBOT_MODELS, Kinematics
+
+    out: list[dict[str, Any]] = []
+    for model in ROBOT_MODELS.values():
+        entry: dict[str, Any] = {"name": model.name, "title": model.title, "urdf": model.urdf}
+        entry["tool_frame"] = model.mount_frame
+        try:
+            chain = Kinematics.from_urdf(package_root() / model.urdf, model.needle_length_m, model.mount_frame).chain
+        except CosimError as exc:
+            out.append(entry | {"error": str(exc)})
+            continue
+        kinds = [JOINT_TYPE_NAMES[int(k)] for k in chain.joint_type]
+        entry["joints"] = [
+            {"name": name, "type": kinds[j], "unit": chain.joint_unit(j)} for j, name in enumerate(chain.joint_names)
+        ]
+        out.append(entry)
+    return out
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """No options beyond --json."""
 
@@ -186,14 +211,25 @@ def run(args: argparse.Namespace) -> int:
     findings = collect()
     missing = [f.name for f in findings if f.required and not f.found]
     if args.json:
-        print_json({"ok": not missing, "missing": missing, "components": [asdict(f) for f in findings]})
+        components = [asdict(f) for f in findings]
+        print_json({"ok": not missing, "missing": missing, "components": components, "robots": robots()})
     else:
         rows = [
             (f.name, "ok" if f.found else ("MISSING" if f.required else "absent (optional)"), f.version, f.detail)
             for f in findings
         ]
         print(format_table(["component", "status", "version", "where / why"], rows))
+        robot_rows = [
+            (r["name"], len(r.get("joints", [])), _joint_kinds(r), r["urdf"], r.get("error", "ok")) for r in robots()
+        ]
+        print()
+        print(format_table(["robot", "joints", "types", "urdf", "status"], robot_rows))
     if missing:
         print(f"error: missing required components: {', '.join(missing)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _joint_kinds(robot: dict[str, Any]) -> str:
+    """``R R P R R R``: the joint types of a robot entry, base to tool (R revolute, P prismatic)."""
+    return " ".join(j["type"][0].upper() for j in robot.get("joints", []))

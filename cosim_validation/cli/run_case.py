@@ -31,7 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="source point in base_link [m] (default: planning.default_source_m)",
     )
     parser.add_argument("--backend", default=None, help="mujoco | pybullet | emulated (default: backends.default)")
-    parser.add_argument("--controller", default=None, help="straight | guarded (default: controllers.default)")
+    parser.add_argument(
+        "--controller",
+        default=None,
+        help="straight | guarded | joint_goals | teleoperation (default: controllers.default)",
+    )
     parser.add_argument(
         "--validate",
         action=argparse.BooleanOptionalAction,

@@ -10,7 +10,7 @@ from cosim_validation.planning.plan import Plan
 
 
 class Controller(Protocol):
-    """A needle-insertion controller under test.
+    """A controller under test: a needle insertion (``straight``, ``guarded``) or a joint-space case.
 
     ``plan_case`` raises :class:`~cosim_validation.planning.errors.PlanningError` (with ``reason``) for bad
     input or a target it refuses or cannot reach.
@@ -18,6 +18,7 @@ class Controller(Protocol):
 
     name: str
 
-    def plan_case(self, source: ArrayLike, target: ArrayLike) -> Plan:
-        """The expected trajectory from the home pose through the five stages, for a source and a target [m]."""
+    def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
+        """The expected trajectory from the home pose, for a source and a target [m] and the case seed (the random
+        stream of a joint-space case; an insertion does not use it)."""
         ...

@@ -1,14 +1,17 @@
-"""The ``controllers:`` section: which controller runs by default and the guarded controller's settings."""
+"""The ``controllers:`` section: which controller runs by default, the guarded controller's settings and the shape
+of joint-space cases (``joint_space``, optional: defaults of :class:`JointSpaceSettings`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cosim_validation.config import ConfigNode
+from cosim_validation.planning.joint_space_motion import JointSpaceSettings
 
-CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded")
-_KEYS = ("default", "guarded")
+CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded", "joint_goals", "teleoperation")
+_KEYS = ("default", "guarded", "joint_space")
 _GUARDED_KEYS = ("clearance_m", "n_directions", "max_deviation_rad", "max_attempts")
+_JOINT_SPACE_KEYS = ("goals", "range_fraction", "hold_s", "teleoperation_s", "max_frequency_hz", "max_attempts")
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,11 @@ class GuardedSettings:
 
 @dataclass(frozen=True)
 class ControllersConfig:
-    """Attributes: ``default`` controller name; ``guarded`` settings."""
+    """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape."""
 
     default: str
     guarded: GuardedSettings
+    joint_space: JointSpaceSettings = field(default_factory=JointSpaceSettings)
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> ControllersConfig:
@@ -49,4 +53,26 @@ class ControllersConfig:
                 max_deviation_rad=guarded["max_deviation_rad"].to_float(minimum=0.0, maximum=3.1416),
                 max_attempts=guarded["max_attempts"].to_int(minimum=1),
             ),
+            joint_space=_joint_space(node["joint_space"]) if node.has("joint_space") else JointSpaceSettings(),
         )
+
+
+def _joint_space(node: ConfigNode) -> JointSpaceSettings:
+    """The ``joint_space`` section; a key left out keeps its default."""
+    node.reject_unknown(_JOINT_SPACE_KEYS)
+    default = JointSpaceSettings()
+
+    def number(key: str, **bounds: float) -> float:
+        return node[key].to_float(**bounds) if node.has(key) else float(getattr(default, key))
+
+    def count(key: str, maximum: int) -> int:
+        return node[key].to_int(minimum=1, maximum=maximum) if node.has(key) else int(getattr(default, key))
+
+    return JointSpaceSettings(
+        goals=count("goals", 1000),
+        range_fraction=number("range_fraction", exclusive_minimum=0.0, maximum=1.0),
+        hold_s=number("hold_s", minimum=0.0, maximum=60.0),
+        teleoperation_s=number("teleoperation_s", minimum=2.5, maximum=3600.0),
+        max_frequency_hz=number("max_frequency_hz", exclusive_minimum=0.0, maximum=5.0),
+        max_attempts=count("max_attempts", 100_000),
+    )

@@ -55,8 +55,8 @@ class GuardedController:
         ordered = keep[np.argsort(deviation[keep], kind="stable")]
         return np.concatenate((direct[None, :], self._lattice[ordered]))
 
-    def plan_case(self, source: ArrayLike, target: ArrayLike) -> Plan:
-        """The plan of one case, or a refusal.
+    def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
+        """The plan of one case, or a refusal (``seed`` is not used: the search is deterministic).
 
         Raises:
             PlanningError: Bad input, or ``clearance`` (no direction keeps the clearance and can be planned;

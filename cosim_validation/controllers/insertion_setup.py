@@ -9,6 +9,7 @@ from cosim_validation.config import ConfigNode
 from cosim_validation.controllers.controller import Controller
 from cosim_validation.controllers.controllers_config import CONTROLLER_NAMES, ControllersConfig
 from cosim_validation.controllers.guarded_controller import GuardedController
+from cosim_validation.controllers.joint_space_controller import JOINT_SPACE_KINDS, JointSpaceController
 from cosim_validation.controllers.straight_controller import StraightController
 from cosim_validation.exceptions import InputError
 from cosim_validation.planning.collision_world import CollisionWorld
@@ -52,12 +53,16 @@ class InsertionSetup:
         )
 
     def controller(self, name: str | None = None) -> Controller:
-        """The controller ``name`` (``straight`` or ``guarded``; None: ``controllers.default``)."""
+        """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``; None:
+        ``controllers.default``)."""
         chosen = self.controllers.default if name is None else name
         if chosen == "straight":
             return StraightController(self.planner)
         if chosen == "guarded":
             return GuardedController(self.planner, self.controllers.guarded)
+        if chosen in JOINT_SPACE_KINDS:
+            settings = self.controllers.joint_space
+            return JointSpaceController(chosen, self.robot, self.planning, settings, self.planner.checker)
         raise InputError(f"unknown controller {name!r}; expected one of: {', '.join(CONTROLLER_NAMES)}")
 
     def state_validator(self) -> StateValidator:

@@ -23,8 +23,8 @@ class StraightController:
     def __init__(self, planner: FiveStagePlanner) -> None:
         self.planner = planner
 
-    def plan_case(self, source: ArrayLike, target: ArrayLike) -> Plan:
-        """The plan of one case.
+    def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
+        """The plan of one case (``seed`` is not used: the plan is deterministic).
 
         Raises:
             PlanningError: Bad input, or the target cannot be reached along the line (with the reason).

@@ -124,7 +124,8 @@ def generate_suite(
         len(made.lattice_empty),
         generation_s,
     )
-    sources = cfg.source_region.sample(np.random.default_rng([request.seed, 1]), len(made.targets_m), scene.models)
+    rng = np.random.default_rng([request.seed, 1])
+    sources = cfg.source_region.sample(rng, len(made.targets_m), scene.models, made.targets_m)
     depth = surface_distance_m(region.target, made.targets_m)
     meta = {
         "generator": request.method,

@@ -72,11 +72,12 @@ def _region(name: str, node: ConfigNode) -> RegionSpec:
 
 
 def _source_region(node: ConfigNode) -> SourceRegion:
-    node.reject_unknown(("center_m", "half_extent_m"))
+    node.reject_unknown(("center_m", "half_extent_m", "toward_target_m"))
     half = node["half_extent_m"].to_vector(3)
     if np.any(half < 0):
         raise node["half_extent_m"].error(f"expected half extents >= 0, got {node['half_extent_m'].value!r}")
-    return SourceRegion(node["center_m"].to_vector(3), half)
+    toward = node["toward_target_m"].to_float(minimum=0.0, maximum=1.0) if node.has("toward_target_m") else 0.0
+    return SourceRegion(node["center_m"].to_vector(3), half, toward)
 
 
 def load_testgen_config(section: ConfigNode) -> TestgenConfig:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.config import ConfigNode
+from cosim_validation.hardware.cable_transmission import CableTransmissionConfig
 from cosim_validation.hardware.optical_tracker_config import OpticalTrackerConfig
 from cosim_validation.sim.config_vectors import joint_vector
 
@@ -132,6 +133,7 @@ class EmulatedArmConfig:
         dynamics: Mass, friction, gear play and gear stiffness.
         encoder: Joint encoders.
         tracker: External tip tracker.
+        transmission: The cable transmission's ratio and coupling errors (cable-driven arms); None: ideal.
     """
 
     seed: int
@@ -141,13 +143,24 @@ class EmulatedArmConfig:
     dynamics: DynamicsErrorConfig
     encoder: EncoderConfig
     tracker: TrackerConfig
+    transmission: CableTransmissionConfig | None = None
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int = 7) -> EmulatedArmConfig:
         """Read ``backends.emulated``."""
         node.reject_unknown(
-            ["seed", "reset_settle_s", "command_latency_s", "kinematics", "dynamics", "encoder", "tracker"]
+            [
+                "seed",
+                "reset_settle_s",
+                "command_latency_s",
+                "kinematics",
+                "dynamics",
+                "encoder",
+                "tracker",
+                "transmission",
+            ]
         )
+        transmission = node.get("transmission")
         return cls(
             seed=node["seed"].to_int(minimum=0),
             reset_settle_s=node["reset_settle_s"].to_float(minimum=0.0, maximum=60.0),
@@ -156,4 +169,5 @@ class EmulatedArmConfig:
             dynamics=DynamicsErrorConfig.from_config(node["dynamics"], n_joints),
             encoder=EncoderConfig.from_config(node["encoder"]),
             tracker=TrackerConfig.from_config(node["tracker"]),
+            transmission=None if transmission is None else CableTransmissionConfig.from_config(transmission, n_joints),
         )

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.exceptions import InputError
 from cosim_validation.hardware.arm_perturbation import ArmPerturbation, massive_body_names
+from cosim_validation.hardware.cable_transmission import CableTransmission
 from cosim_validation.hardware.emulated_config import EmulatedArmConfig
 from cosim_validation.hardware.external_tracker import ExternalTracker
 from cosim_validation.hardware.joint_encoder import JointEncoder
@@ -41,7 +42,7 @@ from cosim_validation.robot import Kinematics
 from cosim_validation.sim.backends_config import BackendsConfig
 from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.sim.mujoco_arm import MujocoArm
-from cosim_validation.sim.mujoco_model import add_servo, compile_spec, hinge_joint_names, load_arm_spec
+from cosim_validation.sim.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
 from cosim_validation.sim.robot_backend import BackendSample
 
 # MuJoCo's dry friction is a soft constraint: with its default impedance (0.9-0.95) a joint creeps through
@@ -83,7 +84,7 @@ class EmulatedEr3Pro:
         )
         spec = load_arm_spec(kinematics)
         add_servo(spec, config.servo, config.physics_timestep_s)
-        self._joint_names = hinge_joint_names(spec)
+        self._joint_names = actuated_joint_names(spec)
         n = len(self._joint_names)
         dynamics = emulated.dynamics
         self.perturbation = ArmPerturbation.draw(
@@ -106,6 +107,8 @@ class EmulatedEr3Pro:
         self._encoder = JointEncoder(emulated.encoder, encoder_rng)
         self._tracker = ExternalTracker(emulated.tracker, tracker_rng)
         self._marker = _marker_tracker(emulated, marker_rng)
+        transmission_rng = np.random.default_rng(np.random.SeedSequence(self.seed).spawn(5)[4])
+        self.transmission = CableTransmission.draw(emulated.transmission, n, transmission_rng)
         self._latency_steps = round(emulated.command_latency_s / self._arm.timestep_s)
         self._settle_steps = round(emulated.reset_settle_s / self._arm.timestep_s)
         self._pending: deque[tuple[int, np.ndarray, float]] = deque()
@@ -188,11 +191,12 @@ class EmulatedEr3Pro:
             self._play.update(self._arm.joint_positions_rad())
 
     def link_angles_rad(self) -> np.ndarray:
-        """(J,) the real link angles now [rad]: motor angles minus gear play and gear torsion."""
+        """(J,) the real link angles now [rad, or m]: motor angles minus gear play and gear torsion, through the
+        cable transmission's ratio and coupling errors (identity for a gear-driven arm)."""
         self._arm.forward()
         torque_nm = np.array(self._arm.data.qfrc_actuator[: len(self._joint_names)])
         link_rad: np.ndarray = self._play.link_rad - torque_nm / self._stiffness
-        return link_rad
+        return self.transmission.link(link_rad)
 
     def true_tip_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """The actual tip position (3,) [m] and orientation (4,) wxyz, without tracker noise."""

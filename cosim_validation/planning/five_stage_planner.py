@@ -57,11 +57,14 @@ class FiveStagePlanner:
         self.kinematics = robot.kinematics
         self.ik = InverseKinematics(self.kinematics, robot.q_lower, robot.q_upper, robot.home_q)
         self.joint_limits = scaled(robot.limits, planning.joint_velocity_scale, planning.joint_acceleration_scale)
-        self.checker = MotionChecker(self.kinematics, world, planning.arm_clearance_m)
+        self.checker = MotionChecker(self.kinematics, world, planning.arm_clearance_m, port_links=robot.port_links)
 
     @property
     def max_depth_m(self) -> float:
-        """Deepest insertion the needle allows (length - reserve) [m]."""
+        """Deepest insertion the needle allows (length - reserve) [m]; unlimited (the arm's reach decides) for
+        an instrument that enters through a port at its remote centre of motion (the dVRK PSM, the Raven-II)."""
+        if self.robot.port_links:
+            return float("inf")
         return self.kinematics.needle_length_m - self.config.needle_reserve_m
 
     def plan(self, source_m: np.ndarray, line: InsertionLine, controller: str) -> Plan:

@@ -41,6 +41,8 @@ class MotionChecker:
         cover_step_m: Unchecked samples are within this distance of a checked one [m]; 0 checks every sample.
         joint_step_rad: Self-collision is checked whenever a joint moved this much [rad].
         box_prefilter: Skip mesh queries for points far from the skin's bounding box (off: query every point).
+        port_links: Links that pass through the body wall at a remote centre of motion: not checked against the
+            skin (an instrument through its port is meant to be inside).
     """
 
     def __init__(
@@ -51,10 +53,11 @@ class MotionChecker:
         cover_step_m: float = 0.0,
         joint_step_rad: float = 0.02,
         box_prefilter: bool = True,
+        port_links: tuple[str, ...] = (),
     ) -> None:
         self.kinematics = kinematics
         self.world = world
-        self.capsules = ArmCapsules(kinematics)
+        self.capsules = ArmCapsules(kinematics, exempt_links=port_links)
         self.self_collision = SelfCollision(kinematics)
         self.arm_clearance_m = float(arm_clearance_m)
         self.cover_step_m = float(cover_step_m)

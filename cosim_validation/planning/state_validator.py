@@ -88,7 +88,9 @@ class StateValidator:
         self.world = world
         self.settings = settings
         self.max_step_rad = robot.limits.velocity * period_s * settings.velocity_tolerance
-        self.checker = MotionChecker(self.kinematics, world, settings.arm_clearance_m, cover_step_m=0.0)
+        self.checker = MotionChecker(
+            self.kinematics, world, settings.arm_clearance_m, cover_step_m=0.0, port_links=robot.port_links
+        )
         self._last: np.ndarray | None = None
         self.stop_reason: SetpointVerdict | None = None
 

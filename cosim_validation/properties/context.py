@@ -65,6 +65,7 @@ class MonitorContext:
         self_collision: Self-collision check of the robot, if known (condition ``self_collision``).
         target_m: (3,) the case's target point in base_link [m] (signal ``target``), if known.
         constants: Named numbers usable in expressions (e.g. ``delta_m: 0.02``).
+        prismatic: (J,) whether each joint is prismatic (its values in m, not rad); empty: every joint revolute.
     """
 
     joint_names: tuple[str, ...]
@@ -74,9 +75,13 @@ class MonitorContext:
     target_m: np.ndarray | None = None
     constants: Mapping[str, float] = field(default_factory=dict)
     self_collision: SelfCollisionCheck | None = None
+    prismatic: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        object.__setattr__(self, "prismatic", tuple(bool(p) for p in self.prismatic))
+        if self.prismatic and len(self.prismatic) != len(self.joint_names):
+            raise InputError(f"monitor context: {len(self.prismatic)} joint types for {len(self.joint_names)} joints")
         if not np.isfinite(self.needle_length_m) or self.needle_length_m < 0:
             raise InputError(f"monitor context: needle_length_m must be >= 0, got {self.needle_length_m!r}")
         if self.target_m is not None:
@@ -93,3 +98,8 @@ class MonitorContext:
     def n_joints(self) -> int:
         """Number of joints J."""
         return len(self.joint_names)
+
+    @property
+    def prismatic_mask(self) -> np.ndarray:
+        """(J,) bool, the prismatic joints (all False when the context gives no joint types)."""
+        return np.array(self.prismatic or (False,) * self.n_joints, dtype=bool)

@@ -3,12 +3,17 @@
 from cosim_validation.robot.arm_capsules import ArmCapsules
 from cosim_validation.robot.errors import KinematicsInputError, RobotModelError
 from cosim_validation.robot.inverse_kinematics import IkResult, IkSettings, InverseKinematics, PathIkResult
-from cosim_validation.robot.kinematic_chain import KinematicChain, load_chain
+from cosim_validation.robot.kinematic_chain import JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE, KinematicChain, load_chain
 from cosim_validation.robot.kinematics import Kinematics, RecordKinematics, TipPose
-from cosim_validation.robot.robot_config import CommandLimits, RobotConfig
+from cosim_validation.robot.robot_config import CommandLimits, RobotConfig, model_of
+from cosim_validation.robot.robot_models import ROBOT_MODELS, RobotModel, robot_model
 from cosim_validation.robot.self_collision import SelfCollision
 
 __all__ = [
+    "JOINT_TYPE_NAMES",
+    "PRISMATIC",
+    "REVOLUTE",
+    "ROBOT_MODELS",
     "ArmCapsules",
     "CommandLimits",
     "IkResult",
@@ -20,8 +25,11 @@ __all__ = [
     "PathIkResult",
     "RecordKinematics",
     "RobotConfig",
+    "RobotModel",
     "RobotModelError",
     "SelfCollision",
     "TipPose",
     "load_chain",
+    "model_of",
+    "robot_model",
 ]

@@ -23,14 +23,22 @@ class ArmCapsules:
     Args:
         kinematics: Arm (its URDF's collision geometry is read with pinocchio).
         spacing_m: Largest distance between sample points along an axis [m].
+        exempt_links: Links left out: an instrument that passes through the body wall at the remote centre
+            of motion (:attr:`~cosim_validation.robot.RobotModel.port_links`) is meant to be inside the skin.
     """
 
-    def __init__(self, kinematics: Kinematics, spacing_m: float = 0.02) -> None:
+    def __init__(self, kinematics: Kinematics, spacing_m: float = 0.02, exempt_links: tuple[str, ...] = ()) -> None:
         pin = require("pinocchio", "pin", "arm collision geometry")
         chain = kinematics.chain
         geometry = pin.buildGeomFromUrdf(chain.model, str(chain.urdf_path), pin.GeometryType.COLLISION)
+        links = {frame.name for frame in chain.model.frames}
+        unknown = [name for name in exempt_links if name not in links]
+        if unknown:
+            raise RobotModelError(f"{chain.urdf_path}: no link {unknown[0]!r} (a port link of the robot model)")
         joints, points, radii, names = [], [], [], []
         for obj in geometry.geometryObjects:
+            if chain.model.frames[obj.parentFrame].name in exempt_links:
+                continue
             shape = obj.geometry
             if not hasattr(shape, "radius") or not hasattr(shape, "halfLength"):
                 raise RobotModelError(f"{chain.urdf_path}: collision geometry {obj.name!r} is not a cylinder")
@@ -65,5 +73,7 @@ class ArmCapsules:
         batch = self.kinematics.as_joint_batch(q)
         chain = self.kinematics.chain
         return np.asarray(
-            link_points_batch(batch, chain.T_parent_joint, chain.axis_in_joint, self.point_joint, self.point_local_m)
+            link_points_batch(
+                batch, chain.T_parent_joint, chain.axis_in_joint, chain.joint_type, self.point_joint, self.point_local_m
+            )
         )

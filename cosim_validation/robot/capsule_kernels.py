@@ -6,10 +6,11 @@ whose capsules all keep apart is free of self-collision without asking MuJoCo.
 
 Along a trajectory most configurations need no geometry at all. Turning joint k by Δ moves every point
 distal to it by at most R_k |Δ|, R_k a bound of the point's distance from the joint's origin (the sum of the
-chain's offsets from joint k to the point's frame, plus the point's offset in that frame: triangle
-inequality, whatever the other joints do). Two capsules that are both distal to joint k turn together and
-keep their distance; otherwise one of them moves relative to the other. Going from q to q' one joint at a
-time therefore changes the smallest clearance by at most Σ_k R_k |q'_k - q_k|, and a sample within that
+chain's offsets from joint k to the point's frame, each with the largest travel of a prismatic joint between,
+plus the point's offset in that frame: triangle inequality, whatever the other joints do); sliding a prismatic
+joint by Δ moves every distal point by exactly |Δ| (R_k = 1). Two capsules that are both distal to joint k
+turn together and keep their distance; otherwise one of them moves relative to the other. Going from q to q'
+one joint at a time therefore changes the smallest clearance by at most Σ_k R_k |q'_k - q_k|, and a sample within that
 reach of the last computed one (an anchor) whose clearance exceeded the threshold by more is free.
 
 Closest points of two segments: minimise |p1 + s d1 - (p2 + t d2)|² over s, t in [0, 1]. The unconstrained
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+_PRISMATIC = 1  # joint_type of a prismatic joint (robot.kinematic_chain)
 
 #: Squared length below which a segment counts as a point [m²].
 DEGENERATE_M2 = 1e-24
@@ -87,8 +90,8 @@ def _rotate_about(R: np.ndarray, axis: np.ndarray, angle: float, out: np.ndarray
 
 @njit(cache=True)
 def _clearance_at(
-    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, point_joint: np.ndarray,
-    point_local: np.ndarray, radius: np.ndarray, pairs: np.ndarray,
+    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, joint_type: np.ndarray,
+    point_joint: np.ndarray, point_local: np.ndarray, radius: np.ndarray, pairs: np.ndarray,
     frames_R: np.ndarray, frames_p: np.ndarray, ends: np.ndarray, tmp: np.ndarray,
 ) -> float:  # fmt: skip
     """Smallest capsule clearance at one joint vector, with caller-provided scratch arrays."""
@@ -104,7 +107,14 @@ def _clearance_at(
             frames_p[j + 1, r] = frames_p[j, r] + R[r, 0] * P[0, 3] + R[r, 1] * P[1, 3] + R[r, 2] * P[2, 3]
             for c in range(3):
                 tmp[r, c] = R[r, 0] * P[0, c] + R[r, 1] * P[1, c] + R[r, 2] * P[2, c]
-        _rotate_about(tmp, axis_in_joint[j], q[j], frames_R[j + 1])
+        if joint_type[j] == _PRISMATIC:  # slide along the axis (in the joint frame, tmp) by q [m]
+            a = axis_in_joint[j]
+            for r in range(3):
+                frames_p[j + 1, r] += q[j] * (tmp[r, 0] * a[0] + tmp[r, 1] * a[1] + tmp[r, 2] * a[2])
+                for c in range(3):
+                    frames_R[j + 1, r, c] = tmp[r, c]
+        else:
+            _rotate_about(tmp, axis_in_joint[j], q[j], frames_R[j + 1])
     for k in range(point_local.shape[0]):
         f = point_joint[k]
         R = frames_R[f]
@@ -122,8 +132,9 @@ def _clearance_at(
 
 @njit(cache=True)
 def clearance_lower_bounds(
-    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, point_joint: np.ndarray,
-    point_local: np.ndarray, radius: np.ndarray, pairs: np.ndarray, reach: np.ndarray, threshold: float,
+    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, joint_type: np.ndarray,
+    point_joint: np.ndarray, point_local: np.ndarray, radius: np.ndarray, pairs: np.ndarray, reach: np.ndarray,
+    threshold: float,
 ) -> np.ndarray:  # fmt: skip
     """Guaranteed lower bounds of the smallest capsule clearance along a sequence of joint vectors.
 
@@ -131,11 +142,12 @@ def clearance_lower_bounds(
     not already clear ``threshold``; elsewhere that bound, which is >= threshold.
 
     Args:
-        q: (n, J) joint vectors, in the order of the trajectory (any order is correct; this one is fast).
-        T_parent_joint, axis_in_joint: The chain (see :func:`fk_kernels.fk_into`).
+        q: (n, J) joint vectors [rad, or m for a prismatic joint], in the order of the trajectory (any order is
+            correct; this one is fast).
+        T_parent_joint, axis_in_joint, joint_type: The chain (see :func:`fk_kernels.fk_into`).
         point_joint: (2G,) frame of each capsule end (0 = base, j = after joint j); point_local (2G, 3).
         radius: (G,) capsule radii [m]; pairs: (P, 2) capsule pairs.
-        reach: (J,) R_k [m/rad]: how far joint k can move any point distal to it per radian.
+        reach: (J,) R_k [m/rad, or m/m]: how far joint k can move any point distal to it per unit of its value.
         threshold: Clearance that needs no exact evaluation when the bound clears it [m].
 
     Returns:
@@ -159,8 +171,9 @@ def clearance_lower_bounds(
                 out[i] = bound
                 continue
         value = _clearance_at(
-            q[i], T_parent_joint, axis_in_joint, point_joint, point_local, radius, pairs, frames_R, frames_p, ends, tmp
-        )
+            q[i], T_parent_joint, axis_in_joint, joint_type, point_joint, point_local, radius, pairs,
+            frames_R, frames_p, ends, tmp,
+        )  # fmt: skip
         out[i] = value
         anchor = i
         anchor_value = value

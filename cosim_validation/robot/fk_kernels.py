@@ -1,14 +1,18 @@
 """numba kernels of serial-chain forward kinematics, the tip Jacobian and rotation helpers.
 
 The chain is given as arrays (see :class:`~cosim_validation.robot.kinematic_chain.KinematicChain`):
-joint placements ``T_parent_joint`` (J, 4, 4), joint axes ``axis_in_joint`` (J, 3) and the tool
-placement ``T_last_tip`` (4, 4) in the last joint frame. Every output is in base_link.
+joint placements ``T_parent_joint`` (J, 4, 4), joint axes ``axis_in_joint`` (J, 3), joint types
+``joint_type`` (J,) (0 revolute: q in rad turns about the axis; 1 prismatic: q in m slides along it) and the
+tool placement ``T_last_tip`` (4, 4) in the last joint frame. Every output is in base_link.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+#: ``joint_type`` value of a prismatic joint (see :mod:`cosim_validation.robot.kinematic_chain`).
+_PRISMATIC = 1
 
 
 @njit(cache=True)
@@ -47,6 +51,7 @@ def fk_into(
     q: np.ndarray,
     T_parent_joint: np.ndarray,
     axis_in_joint: np.ndarray,
+    joint_type: np.ndarray,
     T_last_tip: np.ndarray,
     joint_pos: np.ndarray,
     joint_axis: np.ndarray,
@@ -56,11 +61,12 @@ def fk_into(
     """Forward kinematics of one joint vector, written into the output arrays.
 
     Args:
-        q: (J,) joint angles [rad].
-        T_parent_joint: (J, 4, 4) joint placements at zero angle.
+        q: (J,) joint values [rad, or m for a prismatic joint].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value.
         axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) int64, 0 revolute, 1 prismatic.
         T_last_tip: (4, 4) tip frame in the last joint frame.
-        joint_pos: (J, 3) out: joint origins in base_link [m].
+        joint_pos: (J, 3) out: joint origins in base_link [m] (a prismatic joint's before its travel).
         joint_axis: (J, 3) out: unit joint axes in base_link.
         tip_pos: (3,) out: tip position in base_link [m].
         tip_R: (3, 3) out: tip orientation (columns = tip axes in base_link).
@@ -73,23 +79,38 @@ def fk_into(
         R = _mat3(R, np.ascontiguousarray(P[:3, :3]))
         a = np.ascontiguousarray(axis_in_joint[j])
         joint_pos[j] = p
-        joint_axis[j] = R @ a
-        R = _mat3(R, axis_angle_matrix(a, q[j]))
+        axis = R @ a
+        joint_axis[j] = axis
+        if joint_type[j] == _PRISMATIC:
+            p = p + q[j] * axis
+        else:
+            R = _mat3(R, axis_angle_matrix(a, q[j]))
     tip_pos[:] = p + R @ np.ascontiguousarray(T_last_tip[:3, 3])
     tip_R[:, :] = _mat3(R, np.ascontiguousarray(T_last_tip[:3, :3]))
 
 
 @njit(cache=True)
-def jacobian_from_frames(joint_pos: np.ndarray, joint_axis: np.ndarray, tip_pos: np.ndarray) -> np.ndarray:
-    """(6, J) geometric Jacobian of the tip for revolute joints, rows (v, omega) in base_link axes.
+def jacobian_from_frames(
+    joint_pos: np.ndarray, joint_axis: np.ndarray, joint_type: np.ndarray, tip_pos: np.ndarray
+) -> np.ndarray:
+    """(6, J) geometric Jacobian of the tip, rows (v, omega) in base_link axes.
 
-    Column j is ``(a_j x (p_tip - o_j), a_j)``: tip linear velocity [m/s] and angular velocity [rad/s] per
-    unit joint rate (pinocchio's LOCAL_WORLD_ALIGNED convention).
+    Column j is ``(a_j x (p_tip - o_j), a_j)`` for a revolute joint and ``(a_j, 0)`` for a prismatic one: tip
+    linear velocity [m/s] and angular velocity [rad/s] per unit joint rate [rad/s, or m/s] (pinocchio's
+    LOCAL_WORLD_ALIGNED convention).
     """
     n = joint_pos.shape[0]
     J = np.empty((6, n))
     for j in range(n):
         a = joint_axis[j]
+        if joint_type[j] == _PRISMATIC:
+            J[0, j] = a[0]
+            J[1, j] = a[1]
+            J[2, j] = a[2]
+            J[3, j] = 0.0
+            J[4, j] = 0.0
+            J[5, j] = 0.0
+            continue
         r = tip_pos - joint_pos[j]
         J[0, j] = a[1] * r[2] - a[2] * r[1]
         J[1, j] = a[2] * r[0] - a[0] * r[2]
@@ -137,12 +158,12 @@ def matrix_to_quat_wxyz(R: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def fk_batch(
-    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, T_last_tip: np.ndarray
+    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, joint_type: np.ndarray, T_last_tip: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Forward kinematics of n joint vectors.
 
     Args:
-        q: (n, J) joint angles [rad].
+        q: (n, J) joint values [rad, or m for a prismatic joint].
 
     Returns:
         joint_pos (n, J, 3) [m], joint_axis (n, J, 3), tip_pos (n, 3) [m], tip_R (n, 3, 3),
@@ -155,7 +176,10 @@ def fk_batch(
     tip_R = np.empty((n, 3, 3))
     tip_quat = np.empty((n, 4))
     for i in range(n):
-        fk_into(q[i], T_parent_joint, axis_in_joint, T_last_tip, joint_pos[i], joint_axis[i], tip_pos[i], tip_R[i])
+        fk_into(
+            q[i], T_parent_joint, axis_in_joint, joint_type, T_last_tip,
+            joint_pos[i], joint_axis[i], tip_pos[i], tip_R[i],
+        )  # fmt: skip
         tip_quat[i] = matrix_to_quat_wxyz(tip_R[i])
     return joint_pos, joint_axis, tip_pos, tip_R, tip_quat
 
@@ -165,13 +189,14 @@ def link_points_batch(
     q: np.ndarray,
     T_parent_joint: np.ndarray,
     axis_in_joint: np.ndarray,
+    joint_type: np.ndarray,
     point_joint: np.ndarray,
     point_local: np.ndarray,
 ) -> np.ndarray:
     """Positions in base_link of points fixed to the links, for n joint vectors.
 
     Args:
-        q: (n, J) joint angles [rad].
+        q: (n, J) joint values [rad, or m for a prismatic joint].
         point_joint: (P,) int, the joint whose child link carries each point (0 = base_link, j = after joint j).
         point_local: (P, 3) the points in their link frame [m].
 
@@ -190,7 +215,11 @@ def link_points_batch(
         for j in range(nj):
             P = T_parent_joint[j]
             p = p + R @ np.ascontiguousarray(P[:3, 3])
-            R = _mat3(_mat3(R, np.ascontiguousarray(P[:3, :3])), axis_angle_matrix(axis_in_joint[j], q[i, j]))
+            R = _mat3(R, np.ascontiguousarray(P[:3, :3]))
+            if joint_type[j] == _PRISMATIC:
+                p = p + q[i, j] * (R @ np.ascontiguousarray(axis_in_joint[j]))
+            else:
+                R = _mat3(R, axis_angle_matrix(axis_in_joint[j], q[i, j]))
             frames_R[j + 1] = R
             frames_p[j + 1] = p
         for k in range(point_local.shape[0]):

@@ -12,7 +12,9 @@ from numba import njit
 
 from cosim_validation.robot.fk_kernels import fk_into, jacobian_from_frames
 
-_MAX_STEP_RAD = 0.25  # largest joint change per iteration, keeps the linearisation valid
+_MAX_STEP_RAD = 0.25  # largest revolute joint change per iteration, keeps the linearisation valid
+_MAX_STEP_M = 0.05  # largest prismatic joint change per iteration
+_PRISMATIC = 1  # joint_type of a prismatic joint (robot.kinematic_chain)
 
 
 @njit(cache=True)
@@ -120,6 +122,7 @@ def solve_ik(
     q_upper: np.ndarray,
     T_parent_joint: np.ndarray,
     axis_in_joint: np.ndarray,
+    joint_type: np.ndarray,
     T_last_tip: np.ndarray,
     max_iter: int,
     tol_pos_m: float,
@@ -130,11 +133,12 @@ def solve_ik(
     """Iterate to a joint vector whose tip meets the target.
 
     Args:
-        q_init: (J,) start [rad].
+        q_init: (J,) start [rad, or m for a prismatic joint].
         target_pos: (3,) tip position in base_link [m].
         target_R: (3, 3) target orientation; only column 2 (needle axis) is used unless ``full_orientation``.
-        q_ref: (J,) posture pulled towards in the nullspace [rad].
-        q_lower, q_upper: (J,) limits the solution stays within [rad].
+        q_ref: (J,) posture pulled towards in the nullspace [rad, or m].
+        q_lower, q_upper: (J,) limits the solution stays within [rad, or m].
+        joint_type: (J,) 0 revolute, 1 prismatic (see :func:`fk_kernels.fk_into`).
         posture_gain: Fraction of (q_ref - q) applied per iteration in the nullspace.
         damping: Damping of the least-squares solve [m].
 
@@ -150,8 +154,8 @@ def solve_ik(
     err_p = np.inf
     err_r = np.inf
     for it in range(max_iter + 1):
-        fk_into(q, T_parent_joint, axis_in_joint, T_last_tip, joint_pos, joint_axis, tip_pos, tip_R)
-        J6 = jacobian_from_frames(joint_pos, joint_axis, tip_pos)
+        fk_into(q, T_parent_joint, axis_in_joint, joint_type, T_last_tip, joint_pos, joint_axis, tip_pos, tip_R)
+        J6 = jacobian_from_frames(joint_pos, joint_axis, joint_type, tip_pos)
         A, e, err_p, err_r = _task(J6, tip_pos, tip_R, target_pos, target_R, full_orientation)
         if (err_p < tol_pos_m and err_r < tol_rot_rad) or it == max_iter:
             return q, err_p, err_r, it
@@ -164,9 +168,12 @@ def solve_ik(
             locked[j] = at_lower or at_upper
         if locked.any():
             dq = _dls_step(A, e, dq_null, locked, damping)
-        largest = np.max(np.abs(dq))
-        if largest > _MAX_STEP_RAD:
-            dq *= _MAX_STEP_RAD / largest
+        largest = 0.0  # the step's size relative to the largest allowed one (0.25 rad, 0.05 m)
+        for j in range(nj):
+            allowed = _MAX_STEP_M if joint_type[j] == _PRISMATIC else _MAX_STEP_RAD
+            largest = max(largest, abs(dq[j]) / allowed)
+        if largest > 1.0:
+            dq /= largest
         q = np.minimum(np.maximum(q + dq, q_lower), q_upper)
     return q, err_p, err_r, max_iter
 
@@ -181,6 +188,7 @@ def track_poses(
     q_upper: np.ndarray,
     T_parent_joint: np.ndarray,
     axis_in_joint: np.ndarray,
+    joint_type: np.ndarray,
     T_last_tip: np.ndarray,
     max_iter: int,
     tol_pos_m: float,
@@ -206,7 +214,8 @@ def track_poses(
     for i in range(n):
         q, err_p[i], err_r[i], _ = solve_ik(
             q, target_pos[i], target_R[i], full_orientation, q, q_lower, q_upper,
-            T_parent_joint, axis_in_joint, T_last_tip, max_iter, tol_pos_m, tol_rot_rad, posture_gain, damping,
+            T_parent_joint, axis_in_joint, joint_type, T_last_tip, max_iter, tol_pos_m, tol_rot_rad, posture_gain,
+            damping,
         )  # fmt: skip
         out[i] = q
     return out, err_p, err_r

@@ -12,9 +12,10 @@ from cosim_validation.robot.errors import KinematicsInputError
 from cosim_validation.robot.ik_kernels import solve_ik, track_poses
 from cosim_validation.robot.kinematics import Kinematics
 
-_GOOD_MARGIN_RAD = 0.15  # a cold solution this far inside every limit is taken at once
+_GOOD_MARGIN_RAD = 0.15  # a cold solution this far inside every limit is taken at once (rad, or m)
+_GENERIC_SEEDS = 24  # start postures of arms other than 7-axis ones, spread over the joint ranges
 
-# (joint 2, joint 4, joint 6) of the seed arm shapes [rad]
+# (joint 2, joint 4, joint 6) of the seed arm shapes of a 7-axis z-y-z-y-z-y-z arm (the ER3 Pro) [rad]
 _ARM_SHAPES: tuple[tuple[float, float, float], ...] = (
     (0.4, 1.6, 1.0),
     (0.1, 1.2, 1.5),
@@ -123,7 +124,7 @@ class InverseKinematics:
         s = self.settings
         chain = self.kinematics.chain
         return (
-            self.q_lower, self.q_upper, chain.T_parent_joint, chain.axis_in_joint,
+            self.q_lower, self.q_upper, chain.T_parent_joint, chain.axis_in_joint, chain.joint_type,
             self.kinematics.T_last_tip, s.max_iter, s.tol_pos_m, s.tol_rot_rad, s.posture_gain, s.damping,
         )  # fmt: skip
 
@@ -175,7 +176,7 @@ class InverseKinematics:
         return min(results, key=lambda r: r.position_error_m)
 
     def limit_margin(self, q: np.ndarray) -> float:
-        """Smallest distance of the joints (J,) from the solver's limits [rad]."""
+        """Smallest distance of the joints (J,) from the solver's limits [rad, or m for a prismatic joint]."""
         return float(np.min(np.minimum(q - self.q_lower, self.q_upper - q)))
 
     def solve_rolls(self, q_solution: ArrayLike, n_rolls: int) -> list[IkResult]:
@@ -198,12 +199,15 @@ class InverseKinematics:
         return out
 
     def _seeds(self, tip_pos_m: np.ndarray) -> list[np.ndarray]:
-        """Deterministic start postures: the preferred one, then arm shapes facing the target.
+        """Deterministic start postures: the preferred one, then arm shapes facing the target (7-axis arm) or
+        postures spread over the joint ranges (any other arm).
 
         The shapes cover both elbow and wrist flips of the z-y-z-y-z-y-z arm (signs of joints 2, 4, 6 with
         joint 5 at 0 or pi), so tilted needles that need a flipped wrist are found too.
         """
         home = self.q_posture
+        if self.kinematics.n_joints != 7:
+            return [home.copy(), *spread_postures(self.q_lower, self.q_upper, _GENERIC_SEEDS)]
         azimuth = float(np.arctan2(tip_pos_m[1], tip_pos_m[0]))
         seeds = [home.copy()]
         for j5 in (0.0, np.pi, -np.pi):
@@ -235,3 +239,29 @@ class InverseKinematics:
         q, err_p, err_r = track_poses(q0, pos, R, full_orientation, *self._args())
         ok = bool(np.all(err_p < self.settings.tol_pos_m) and np.all(err_r < self.settings.tol_rot_rad))
         return PathIkResult(q, err_p, err_r, ok)
+
+
+def spread_postures(q_lower: np.ndarray, q_upper: np.ndarray, count: int) -> list[np.ndarray]:
+    """``count`` joint vectors spread over the box [q_lower, q_upper] (J,) by a Halton sequence (deterministic).
+
+    Points k = 1 .. count; coordinate j uses the j-th prime as base, so the postures fill the ranges evenly.
+    """
+    primes = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    n = len(q_lower)
+    if n > len(primes):
+        raise KinematicsInputError(f"spread postures need at most {len(primes)} joints, got {n}")
+    out = []
+    for k in range(1, count + 1):
+        u = np.array([_radical_inverse(k, primes[j]) for j in range(n)])
+        out.append(q_lower + u * (q_upper - q_lower))
+    return out
+
+
+def _radical_inverse(k: int, base: int) -> float:
+    """The van der Corput radical inverse of ``k`` in ``base``, in [0, 1)."""
+    value, scale = 0.0, 1.0 / base
+    while k > 0:
+        value += (k % base) * scale
+        k //= base
+        scale /= base
+    return value

@@ -11,28 +11,51 @@ import numpy as np
 from cosim_validation.optional import require
 from cosim_validation.robot.errors import RobotModelError
 
-# pinocchio joint model short names -> unit axis in the joint frame
-_AXIS_OF_JOINT: dict[str, tuple[float, float, float]] = {
-    "JointModelRX": (1.0, 0.0, 0.0),
-    "JointModelRY": (0.0, 1.0, 0.0),
-    "JointModelRZ": (0.0, 0.0, 1.0),
+#: Joint types of a chain (``KinematicChain.joint_type``): a revolute joint turns about its axis (values in
+#: rad), a prismatic one slides along it (values in m).
+REVOLUTE = 0
+PRISMATIC = 1
+JOINT_TYPE_NAMES: dict[int, str] = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
+
+# pinocchio joint model short names -> (joint type, unit axis in the joint frame)
+_AXIS_OF_JOINT: dict[str, tuple[int, tuple[float, float, float]]] = {
+    "JointModelRX": (REVOLUTE, (1.0, 0.0, 0.0)),
+    "JointModelRY": (REVOLUTE, (0.0, 1.0, 0.0)),
+    "JointModelRZ": (REVOLUTE, (0.0, 0.0, 1.0)),
+    "JointModelPX": (PRISMATIC, (1.0, 0.0, 0.0)),
+    "JointModelPY": (PRISMATIC, (0.0, 1.0, 0.0)),
+    "JointModelPZ": (PRISMATIC, (0.0, 0.0, 1.0)),
+}
+_UNALIGNED: dict[str, int] = {"JointModelRevoluteUnaligned": REVOLUTE, "JointModelPrismaticUnaligned": PRISMATIC}
+# pinocchio's names of the joints it makes from other URDF joint types, for the error message
+_URDF_TYPE_OF: dict[str, str] = {
+    "JointModelRUBX": "continuous",
+    "JointModelRUBY": "continuous",
+    "JointModelRUBZ": "continuous",
+    "JointModelRevoluteUnboundedUnaligned": "continuous",
+    "JointModelPlanar": "planar",
+    "JointModelFreeFlyer": "floating",
+    "JointModelSpherical": "spherical",
 }
 
 
 @dataclass(frozen=True)
 class KinematicChain:
-    """A serial chain of revolute joints ending at a tool frame.
+    """A serial chain of revolute and prismatic joints ending at a tool frame.
+
+    Joint values are in rad for a revolute joint and in m for a prismatic one (``joint_type``).
 
     Attributes:
         urdf_path: The URDF it was read from.
         joint_names: Names of the J actuated joints, base to tool.
         T_parent_joint: (J, 4, 4) placement of each joint frame in the previous joint's frame (the first
-            in base_link), at zero joint angle.
-        axis_in_joint: (J, 3) unit rotation axis of each joint in its own frame.
+            in base_link), at zero joint value.
+        axis_in_joint: (J, 3) unit axis of each joint in its own frame (rotation or sliding axis).
+        joint_type: (J,) int64, :data:`REVOLUTE` or :data:`PRISMATIC` per joint.
         T_last_mount: (4, 4) placement of the tool mount frame (e.g. ``needle_mount``) in the last joint frame.
-        q_lower: (J,) lower position limits from the URDF [rad].
-        q_upper: (J,) upper position limits from the URDF [rad].
-        velocity_limit_rad_s: (J,) URDF velocity limits [rad/s] (hardware maxima, not commanding limits).
+        q_lower: (J,) lower position limits from the URDF [rad, or m for a prismatic joint].
+        q_upper: (J,) upper position limits from the URDF [rad, or m for a prismatic joint].
+        velocity_limit: (J,) URDF velocity limits [rad/s, or m/s] (hardware maxima, not commanding limits).
         model: The pinocchio model (for cross-checks and dynamics).
     """
 
@@ -40,16 +63,27 @@ class KinematicChain:
     joint_names: tuple[str, ...]
     T_parent_joint: np.ndarray
     axis_in_joint: np.ndarray
+    joint_type: np.ndarray
     T_last_mount: np.ndarray
     q_lower: np.ndarray
     q_upper: np.ndarray
-    velocity_limit_rad_s: np.ndarray
+    velocity_limit: np.ndarray
     model: Any
 
     @property
     def n_joints(self) -> int:
         """Number of actuated joints J."""
         return len(self.joint_names)
+
+    @property
+    def prismatic(self) -> np.ndarray:
+        """(J,) bool, whether each joint is prismatic (its values in m)."""
+        mask: np.ndarray = self.joint_type == PRISMATIC
+        return mask
+
+    def joint_unit(self, j: int) -> str:
+        """Unit of joint ``j``'s values: ``rad`` or ``m``."""
+        return "m" if self.joint_type[j] == PRISMATIC else "rad"
 
 
 def _se3_matrix(placement: Any) -> np.ndarray:
@@ -59,14 +93,24 @@ def _se3_matrix(placement: Any) -> np.ndarray:
     return T
 
 
-def _joint_axis(joint: Any, name: str, urdf_path: Path) -> np.ndarray:
+def _joint_axis(joint: Any, name: str, urdf_path: Path) -> tuple[int, np.ndarray]:
+    """The joint's type and unit axis in its own frame.
+
+    Raises:
+        RobotModelError: A joint that is neither revolute nor prismatic (naming the joint and its pinocchio type).
+    """
     short = joint.shortname()
     if short in _AXIS_OF_JOINT:
-        return np.array(_AXIS_OF_JOINT[short])
-    if short == "JointModelRevoluteUnaligned":
-        axis = np.asarray(joint.extract().axis, dtype=np.float64)
-        return axis / np.linalg.norm(axis)
-    raise RobotModelError(f"{urdf_path}: joint {name!r} is a {short}; only revolute joints are supported")
+        kind, axis = _AXIS_OF_JOINT[short]
+        return kind, np.array(axis)
+    if short in _UNALIGNED:
+        vector = np.asarray(joint.extract().axis, dtype=np.float64)
+        return _UNALIGNED[short], vector / np.linalg.norm(vector)
+    kind = _URDF_TYPE_OF.get(short, short)
+    raise RobotModelError(
+        f"{urdf_path}: joint {name!r} is a {kind} joint; only revolute and prismatic joints (URDF types revolute "
+        "and prismatic, one degree of freedom with position limits) are supported"
+    )
 
 
 def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
@@ -78,7 +122,7 @@ def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
 
     Raises:
         RobotModelError: The file is missing or unreadable, the frame does not exist, or the joints do not
-            form one serial chain of revolute joints ending before the frame.
+            form one serial chain of revolute and prismatic joints ending before the frame.
     """
     pin = require("pinocchio", "pin", "robot kinematics")
     path = Path(urdf_path)
@@ -95,20 +139,22 @@ def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
     if n < 1:
         raise RobotModelError(f"{path}: no movable joint")
     for j in range(1, n + 1):
-        if model.parents[j] != j - 1 or model.joints[j].nq != 1:
-            raise RobotModelError(f"{path}: joint {model.names[j]!r} breaks the serial chain of 1-DOF joints")
+        if model.parents[j] != j - 1:
+            raise RobotModelError(f"{path}: joint {model.names[j]!r} breaks the serial chain (it branches)")
     mount = model.frames[model.getFrameId(mount_frame)]
     if mount.parentJoint != n:
         raise RobotModelError(f"{path}: frame {mount_frame!r} is not after the last joint {model.names[n]!r}")
     names = tuple(str(model.names[j]) for j in range(1, n + 1))
+    kinds, axes = zip(*(_joint_axis(model.joints[j], names[j - 1], path) for j in range(1, n + 1)), strict=True)
     return KinematicChain(
         urdf_path=path,
         joint_names=names,
         T_parent_joint=np.stack([_se3_matrix(model.jointPlacements[j]) for j in range(1, n + 1)]),
-        axis_in_joint=np.stack([_joint_axis(model.joints[j], names[j - 1], path) for j in range(1, n + 1)]),
+        axis_in_joint=np.stack(axes),
+        joint_type=np.array(kinds, dtype=np.int64),
         T_last_mount=_se3_matrix(mount.placement),
         q_lower=np.array(model.lowerPositionLimit, dtype=np.float64),
         q_upper=np.array(model.upperPositionLimit, dtype=np.float64),
-        velocity_limit_rad_s=np.array(model.velocityLimit, dtype=np.float64),
+        velocity_limit=np.array(model.velocityLimit, dtype=np.float64),
         model=model,
     )

@@ -173,7 +173,7 @@ class Kinematics:
     def tip_jacobian(self, q: ArrayLike) -> np.ndarray:
         """(6, J) geometric Jacobian of the tip for one joint vector: rows (v [m/s], omega [rad/s]) in base_link."""
         joint_pos, joint_axis, tip_pos, _, _ = self._fk(self.as_joint_batch(q))
-        return np.asarray(jacobian_from_frames(joint_pos[0], joint_axis[0], tip_pos[0]))
+        return np.asarray(jacobian_from_frames(joint_pos[0], joint_axis[0], self.chain.joint_type, tip_pos[0]))
 
     def needle_segments(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Needle start (mount) points (n, 3) and tip points (n, 3) in base_link [m]."""
@@ -181,5 +181,6 @@ class Kinematics:
         return tip_pos - self.needle_length_m * tip_R[:, :, 2], tip_pos
 
     def _fk(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        result = fk_batch(q, self.chain.T_parent_joint, self.chain.axis_in_joint, self.T_last_tip)
+        chain = self.chain
+        result = fk_batch(q, chain.T_parent_joint, chain.axis_in_joint, chain.joint_type, self.T_last_tip)
         return (result[0], result[1], result[2], result[3], result[4])

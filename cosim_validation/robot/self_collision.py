@@ -86,7 +86,7 @@ class SelfCollision:
         frame_points = np.zeros((n_joints + 1, 4, 3))  # origin and unit axes of every joint frame
         frame_points[:, 1:] = np.eye(3)
         frames = link_points_batch(
-            q_ref[None], chain.T_parent_joint, chain.axis_in_joint,
+            q_ref[None], chain.T_parent_joint, chain.axis_in_joint, chain.joint_type,
             np.repeat(np.arange(n_joints + 1), 4), frame_points.reshape(-1, 3),
         )[0].reshape(n_joints + 1, 4, 3)  # fmt: skip
         point_joint, point_local, radius = [], [], []
@@ -103,9 +103,14 @@ class SelfCollision:
                 point_local.append(axes @ (end - origin))
             radius.append(float(model.geom_size[g, 0]))
         frame_of, local = np.array(point_joint, dtype=np.int64), np.array(point_local)
-        offsets = np.linalg.norm(chain.T_parent_joint[:, :3, 3], axis=1)  # |t_m|: frame m -> frame m + 1
+        # |t_m| plus a prismatic joint's largest travel: the distance from frame m to frame m + 1
+        travel = np.where(chain.prismatic, np.maximum(np.abs(chain.q_lower), np.abs(chain.q_upper)), 0.0)
+        offsets = np.linalg.norm(chain.T_parent_joint[:, :3, 3], axis=1) + travel
         reach = np.zeros(n_joints)
         for k in range(n_joints):  # joint k turns frames k + 1 and beyond about the origin of frame k + 1
+            if chain.prismatic[k]:  # or slides them: every distal point moves by exactly the travel [m/m]
+                reach[k] = 1.0
+                continue
             for f, point in zip(frame_of, local, strict=True):
                 if f >= k + 1:
                     reach[k] = max(reach[k], float(offsets[k + 1 : f].sum() + np.linalg.norm(point)))
@@ -123,7 +128,8 @@ class SelfCollision:
         chain = self.kinematics.chain
         return np.asarray(
             clearance_lower_bounds(
-                np.ascontiguousarray(batch), chain.T_parent_joint, chain.axis_in_joint, point_joint, point_local,
+                np.ascontiguousarray(batch), chain.T_parent_joint, chain.axis_in_joint, chain.joint_type,
+                point_joint, point_local,
                 radius, self.pairs,
                 reach, threshold,
             )

@@ -10,7 +10,7 @@ from cosim_validation.robot import Kinematics
 from cosim_validation.sim.backends_config import BackendsConfig
 from cosim_validation.sim.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.sim.mujoco_arm import MujocoArm
-from cosim_validation.sim.mujoco_model import add_servo, compile_spec, hinge_joint_names, load_arm_spec
+from cosim_validation.sim.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
 from cosim_validation.sim.robot_backend import BackendSample
 
 
@@ -33,7 +33,7 @@ class MujocoBackend:
         add_servo(spec, config.servo, config.physics_timestep_s)
         model = compile_spec(spec, str(kinematics.chain.urdf_path))
         self._arm = MujocoArm(model)
-        self._joint_names = hinge_joint_names(spec)
+        self._joint_names = actuated_joint_names(spec)
         self._q_lower = np.array(model.jnt_range[: self._arm.n_joints, 0])
         self._q_upper = np.array(model.jnt_range[: self._arm.n_joints, 1])
         self._setpoint_rad = np.zeros(self._arm.n_joints)

@@ -50,7 +50,7 @@ def load_arm_spec(kinematics: Kinematics) -> Any:
     except Exception as exc:  # noqa: BLE001 - MuJoCo raises plain ValueError/RuntimeError with its parser text
         raise BackendModelError(f"{urdf_path}: MuJoCo cannot read the URDF: {exc}") from None
     spec.compiler.fusestatic = False  # keep flange, needle_holder, needle_mount as named bodies
-    names = hinge_joint_names(spec)
+    names = actuated_joint_names(spec)
     if names != kinematics.joint_names:
         raise BackendModelError(
             f"{urdf_path}: MuJoCo joints {names} differ from the kinematics' {kinematics.joint_names}"
@@ -73,10 +73,11 @@ def load_arm_spec(kinematics: Kinematics) -> Any:
     return spec
 
 
-def hinge_joint_names(spec: Any) -> tuple[str, ...]:
-    """Names of the revolute joints of ``spec``, base to tool."""
+def actuated_joint_names(spec: Any) -> tuple[str, ...]:
+    """Names of the revolute (hinge) and prismatic (slide) joints of ``spec``, base to tool."""
     mujoco = _mujoco()
-    return tuple(j.name for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE)
+    kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    return tuple(j.name for j in spec.joints if j.type in kinds)
 
 
 def add_servo(spec: Any, servo: JointServoConfig, timestep_s: float) -> None:
@@ -86,7 +87,7 @@ def add_servo(spec: Any, servo: JointServoConfig, timestep_s: float) -> None:
         BackendModelError: The servo has a different number of joints than the model.
     """
     mujoco = _mujoco()
-    names = hinge_joint_names(spec)
+    names = actuated_joint_names(spec)
     if len(names) != servo.n_joints:
         raise BackendModelError(f"the servo configures {servo.n_joints} joints, the model has {len(names)}: {names}")
     spec.option.timestep = timestep_s

@@ -50,7 +50,7 @@ class FakeController:
     def __init__(self, home: np.ndarray, refuse: bool = False) -> None:
         self.home, self.refuse = home, refuse
 
-    def plan_case(self, source: Any, target: Any) -> Plan:
+    def plan_case(self, source: Any, target: Any, seed: int = 0) -> Plan:
         if self.refuse:
             raise PlanningError("no needle keeps the clearance", "clearance")
         q = self.home + np.linspace(0.0, 0.1, N)[:, None]

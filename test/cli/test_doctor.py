@@ -76,3 +76,14 @@ def test_doctor_reports_the_domain_a_session_would_lease(
     assert held.domain_id == 2
     assert by_name["session domain"]["version"] == "3"
     assert "not this shell's 1" in by_name["session domain"]["detail"]
+
+
+def test_doctor_json_lists_the_robots_with_their_joint_types(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["doctor", "--json"])
+    robots = {r["name"]: r for r in json.loads(capsys.readouterr().out)["robots"]}
+    assert set(robots) == {"xmate_er3_pro", "dvrk_psm", "raven2"}
+    assert [j["type"] for j in robots["xmate_er3_pro"]["joints"]] == ["revolute"] * 7
+    for name in ("dvrk_psm", "raven2"):
+        joints = robots[name]["joints"]
+        assert [j["unit"] for j in joints] == ["rad", "rad", "m", "rad", "rad", "rad"]
+        assert joints[2]["name"] == "insertion"

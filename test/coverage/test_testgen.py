@@ -183,3 +183,25 @@ def test_source_region_inside_a_model(scene: AnatomyScene, testgen_cfg: TestgenC
     cfg = dataclasses.replace(testgen_cfg, source_region=box)
     with pytest.raises(InputError, match=r"source region .* lies inside the models \['left_lung', 'torso'\]"):
         generate_suite(scene, cfg, TestgenRequest("grid", 0.02, 1))
+
+
+def test_sources_toward_the_target_lie_on_the_line_from_the_centre(
+    scene: AnatomyScene, testgen_cfg: TestgenConfig
+) -> None:
+    """An arm with a remote centre of motion starts each case on the line from that centre to its target."""
+    centre = testgen_cfg.source_region.center_m
+    box = dataclasses.replace(testgen_cfg.source_region, half_extent_m=np.zeros(3), toward_target_m=0.015)
+    cfg = dataclasses.replace(testgen_cfg, source_region=box)
+    suite, _ = generate_suite(scene, cfg, TestgenRequest("grid", 0.04, 1))
+    offset = suite.source_m - centre
+    direction = suite.target_m - centre
+    assert np.allclose(np.linalg.norm(offset, axis=1), 0.015)
+    assert np.allclose(np.cross(offset, direction), 0.0, atol=1e-12)
+    assert (np.einsum("ij,ij->i", offset, direction) > 0).all()
+
+
+def test_a_source_moved_into_a_model_is_named(scene: AnatomyScene, testgen_cfg: TestgenConfig) -> None:
+    box = dataclasses.replace(testgen_cfg.source_region, half_extent_m=np.zeros(3), toward_target_m=0.2)
+    cfg = dataclasses.replace(testgen_cfg, source_region=box)
+    with pytest.raises(InputError, match=r"source region: a source 0\.2 m from .* lies inside the model 'left_lung'"):
+        generate_suite(scene, cfg, TestgenRequest("grid", 0.04, 1))

@@ -34,7 +34,7 @@ def test_shipped_robot_section(robot_config: RobotConfig) -> None:
     assert kin.needle_length_m > 0
     # ROBOTS.md 1.4: SDK real-time limits, below the URDF velocities
     np.testing.assert_allclose(robot_config.limits.velocity, [2.175] * 4 + [2.61] * 3)
-    assert np.all(robot_config.limits.velocity < kin.chain.velocity_limit_rad_s)
+    assert np.all(robot_config.limits.velocity < kin.chain.velocity_limit)
     assert np.all(robot_config.q_lower > kin.q_lower)
     assert kin.limit_violations(robot_config.home_q, robot_config.joint_limit_margin) == []
 
@@ -52,7 +52,7 @@ def test_shipped_robot_section(robot_config: RobotConfig) -> None:
         ({"urdf": "missing.urdf"}, "robot.urdf", "URDF file not found: 'missing.urdf'"),
         ({"mount_frame": "tool0"}, "robot.urdf", "no frame 'tool0'"),
         ({"limits__velocity": [1.0] * 6 + [0.0]}, "robot.limits.velocity", "expected 7 numbers > 0"),
-        ({"limits__jerk": None}, "robot.limits.jerk", "missing required key"),
+        ({"model": "ur5"}, "robot.model", "expected one of 'xmate_er3_pro', 'dvrk_psm', 'raven2', got 'ur5'"),
         ({"needle_lenght_m": 0.1}, "robot.needle_lenght_m", "unknown key"),
     ],
 )

@@ -5,7 +5,8 @@ File format, under ``kpis:`` of a properties file::
     targeting_error:   {kind: targeting_error, signal: tip}          # m
     deviation_p2t_max: {kind: deviation_p2t_max, signal: tip}        # m
     deviation_frechet: {kind: deviation_frechet, signal: tip}        # m
-    joint_deviation_max: {kind: joint_deviation_max}                 # rad
+    joint_deviation_max: {kind: joint_deviation_max}                 # rad, over the revolute joints
+    insertion_deviation_max: {kind: insertion_deviation_max}         # m, over the prismatic joints
     injection_extraction_frechet: {kind: stage_frechet, stages: [injection, extraction]}  # m
     duration: {kind: duration}                                       # s, one KPI per stage and the whole case
 
@@ -36,10 +37,13 @@ KINDS: dict[str, str] = {
     "deviation_p2t_max": "m",
     "deviation_frechet": "m",
     "joint_deviation_max": "rad",
+    "insertion_deviation_max": "m",
     "stage_frechet": "m",
     "duration": "s",
 }
-_NEEDS_EXPECTED = frozenset({"deviation_p2t_max", "deviation_frechet", "joint_deviation_max"})
+_NEEDS_EXPECTED = frozenset(
+    {"deviation_p2t_max", "deviation_frechet", "joint_deviation_max", "insertion_deviation_max"}
+)
 
 
 @dataclass(frozen=True)

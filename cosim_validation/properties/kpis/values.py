@@ -76,9 +76,16 @@ def _deviation(run: _Run, spec: KpiSpec) -> KpiValue:
 
 
 def _joint_deviation(run: _Run, spec: KpiSpec) -> KpiValue:
+    """Largest joint deviation from the plan, over the revolute joints [rad] (``joint_deviation_max``) or the
+    prismatic ones [m] (``insertion_deviation_max``): one KPI never mixes the two units."""
     assert run.expected is not None
+    wanted = run.context.prismatic_mask == (spec.kind == "insertion_deviation_max")
+    if not wanted.any():
+        return run.none(
+            spec, f"the robot has no {'prismatic' if spec.kind == 'insertion_deviation_max' else 'revolute'} joint"
+        )
     pair = align_expected(run.block.t_s, run.expected.t_s)
-    diff = np.abs(run.block.q_measured - run.expected.q_measured[pair]).max(axis=1)
+    diff = np.abs(run.block.q_measured[:, wanted] - run.expected.q_measured[pair][:, wanted]).max(axis=1)
     missing = int(np.isnan(diff).sum())
     if missing:
         return run.none(spec, f"{missing} of {diff.size} samples have NaN joints (no data there)")
@@ -146,7 +153,7 @@ def evaluate_kpis(
             out.append(_targeting(run, spec))
         elif spec.kind in ("deviation_p2t_max", "deviation_frechet"):
             out.append(_deviation(run, spec))
-        elif spec.kind == "joint_deviation_max":
+        elif spec.kind in ("joint_deviation_max", "insertion_deviation_max"):
             out.append(_joint_deviation(run, spec))
         else:
             out.append(_stage_frechet(run, spec))

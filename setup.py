@@ -18,6 +18,7 @@ NODES: list[str] = [
     "markers",
     "foxglove_bridge",
     "robot_proxy",
+    "error_injector",
 ]
 
 

@@ -77,27 +77,44 @@ class GraphSpec:
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
     def with_robot_filters(self, robot: str, filters: list[str]) -> GraphSpec:
-        """A copy with a ``robot_proxy`` node in front of ``robot``'s driver, applying ``filters`` (``KIND:OPTIONS``).
+        """A copy with ``filters`` (``KIND:OPTIONS``) in front of ``robot``'s driver.
 
-        The driver's topics and reset service move under ``/cosim/<robot>/raw/`` (remapped); the proxy serves the
-        usual names. Nothing changes without filters.
+        A ``robot_proxy`` node is added (the driver's topics and reset service move under ``/cosim/<robot>/raw/``,
+        remapped; the proxy serves the usual names), or, where the graph already has a proxy for that robot
+        (a ``robot_proxy`` or an ``error_injector`` node in the YAML), the filters are added outside its own.
+        Nothing changes without filters.
         """
         if not filters:
             return self
-        driver = next((n for n in self.nodes if n.executable == f"{robot}_driver"), None)
-        if driver is None:
-            raise ConfigError(self.source, "nodes", f"no {robot}_driver node to put the filters {filters} in front of")
-        names = ("command", "joint_states", "tip_pose", "reset")
-        moved = tuple((f"/cosim/{robot}/{n}", f"/cosim/{robot}/raw/{n}") for n in names)
+        existing = _proxy_of(self.nodes, robot)
+        if existing is not None:
+            params = {**existing.parameters, "filters": [*existing.parameters.get("filters", []), *filters]}
+            changed = NodeSpec(existing.name, existing.executable, params, existing.remappings, existing.required)
+            return GraphSpec(self.source, self.settings, tuple(changed if n is existing else n for n in self.nodes))
+        driver = _driver_of(self, robot, filters)
         params = {"config": driver.parameters.get("config", "config/needle_insertion.yaml"), "robot": robot}
         proxy = NodeSpec(f"{robot}_proxy", "robot_proxy", {**params, "filters": list(filters)}, (), driver.required)
         nodes: list[NodeSpec] = []
         for n in self.nodes:
-            if n is driver:
-                remaps = (*n.remappings, *moved)
-                nodes += [NodeSpec(n.name, n.executable, n.parameters, remaps, n.required, n.console), proxy]
-            else:
-                nodes.append(n)
+            nodes += [_moved_to_raw(n, robot), proxy] if n is driver else [n]
+        return GraphSpec(self.source, self.settings, tuple(nodes))
+
+    def with_proxies_wired(self) -> GraphSpec:
+        """A copy in which the driver of every robot with a proxy node in the YAML is moved under ``raw/``.
+
+        Raises:
+            ConfigError: Two proxies for one robot, or a proxy for a robot without a driver.
+        """
+        nodes = list(self.nodes)
+        for proxy in [n for n in self.nodes if n.executable in PROXY_EXECUTABLES]:
+            robot = str(proxy.parameters.get("robot", "virtual"))
+            others = [n.name for n in self.nodes if n.executable in PROXY_EXECUTABLES and n is not proxy
+                      and str(n.parameters.get("robot", "virtual")) == robot]  # fmt: skip
+            if others:
+                raise ConfigError(self.source, "nodes", f"{proxy.name} and {others[0]} both stand in front of the "
+                                  f"{robot} robot; give one of them all its filters")  # fmt: skip
+            driver = _driver_of(self, robot, [proxy.name])
+            nodes = [_moved_to_raw(n, robot) if n is driver else n for n in nodes]
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
     def with_parameters(self, executable: str, overrides: Mapping[str, Any]) -> GraphSpec:
@@ -109,6 +126,30 @@ class GraphSpec:
             for n in self.nodes
         )
         return GraphSpec(self.source, self.settings, nodes)
+
+
+#: Executables that stand between the controller and a robot's driver (``robot`` parameter: which one).
+PROXY_EXECUTABLES = ("robot_proxy", "error_injector")
+
+_MOVED = ("command", "joint_states", "tip_pose", "reset")
+
+
+def _proxy_of(nodes: tuple[NodeSpec, ...], robot: str) -> NodeSpec | None:
+    return next((n for n in nodes if n.executable in PROXY_EXECUTABLES and n.parameters.get("robot") == robot), None)
+
+
+def _driver_of(graph: GraphSpec, robot: str, what: list[str]) -> NodeSpec:
+    driver = next((n for n in graph.nodes if n.executable == f"{robot}_driver"), None)
+    if driver is None:
+        raise ConfigError(graph.source, "nodes", f"no {robot}_driver node to put {what} in front of")
+    return driver
+
+
+def _moved_to_raw(driver: NodeSpec, robot: str) -> NodeSpec:
+    """``driver`` with its topics and reset service remapped under ``/cosim/<robot>/raw/``."""
+    moved = tuple((f"/cosim/{robot}/{n}", f"/cosim/{robot}/raw/{n}") for n in _MOVED)
+    remaps = (*driver.remappings, *(m for m in moved if m not in driver.remappings))
+    return NodeSpec(driver.name, driver.executable, driver.parameters, remaps, driver.required, driver.console)
 
 
 def _fill(value: Any, values: Mapping[str, str]) -> Any:
@@ -198,7 +239,7 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
         raise ConfigError(root.source, "nodes", f"node names must be unique; repeated: {', '.join(duplicates)}")
     if not nodes:
         raise ConfigError(root.source, "nodes", "expected at least one node")
-    return GraphSpec(root.source, settings, nodes)
+    return GraphSpec(root.source, settings, nodes).with_proxies_wired()
 
 
 def load_graph(path: str | Path) -> GraphSpec:

@@ -3,7 +3,8 @@
 Seed 001's networks are small MLPs with ReLU hidden layers and a linear output, trained on z-scored inputs and
 outputs. :class:`Network` holds exactly what a model file stores (weights, biases, the four normalisers) and
 folds the normalisers into the first and last layer once, so evaluating a row is the plain layer loop of
-:func:`_forward` (about a microsecond for seed 001's 16-32 network). It equals scikit-learn's ``predict`` of the
+:func:`_forward` (a few microseconds for seed 001's 16-32 network, benchmarks/bench_errors.py); many rows at once
+go through numpy's matrix products. It equals scikit-learn's ``predict`` of the
 network it was taken from to rounding (tested).
 """
 
@@ -16,6 +17,9 @@ from numba import njit
 
 from cosim_validation.errors.error_types import ModelFileError
 from cosim_validation.errors.features import FeatureSpec
+
+#: From this many rows on, :meth:`Network.predict` uses numpy's matrix products instead of the row kernel.
+BATCH_ROWS = 64
 
 
 @njit(cache=True)
@@ -73,6 +77,7 @@ class Network:
     y_std: np.ndarray
     _params: np.ndarray = field(init=False, repr=False, compare=False)
     _sizes: np.ndarray = field(init=False, repr=False, compare=False)
+    _layers: tuple[tuple[np.ndarray, np.ndarray], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_shapes(self)
@@ -84,6 +89,7 @@ class Network:
         biases[-1] = biases[-1] * self.y_std + self.y_mean
         params = np.concatenate([np.concatenate((w.ravel(), b)) for w, b in zip(weights, biases, strict=True)])
         sizes = np.array([weights[0].shape[0], *(w.shape[1] for w in weights)], dtype=np.int64)
+        object.__setattr__(self, "_layers", tuple(zip(weights, biases, strict=True)))
         object.__setattr__(self, "_params", params)
         object.__setattr__(self, "_sizes", sizes)
 
@@ -97,7 +103,13 @@ class Network:
         x = np.asarray(x, dtype=np.float64)
         if x.ndim == 1:
             return _forward(x[None, :], self._params, self._sizes)[0]  # type: ignore[no-any-return]
-        return _forward(np.ascontiguousarray(x), self._params, self._sizes)
+        if x.shape[0] < BATCH_ROWS:
+            return _forward(np.ascontiguousarray(x), self._params, self._sizes)
+        for i, (w, b) in enumerate(self._layers):  # many rows: matrix products (BLAS) beat the row loop
+            x = x @ w + b
+            if i < len(self._layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x
 
 
 def check_shapes(net: Network) -> None:

@@ -56,8 +56,9 @@ def test_the_numpy_network_equals_sklearn_predict() -> None:
     )
     net = Network(FeatureSpec("CP", 3), tuple(mlp.coefs_), tuple(mlp.intercepts_), x_mean, x_std, y_mean, y_std)
     expected = mlp.predict((x - x_mean) / x_std) * y_std + y_mean
-    np.testing.assert_allclose(net.predict(x), expected, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(net.predict(x[7]), expected[7], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(net.predict(x), expected, rtol=1e-10, atol=1e-12)  # many rows: matrix products
+    np.testing.assert_allclose(net.predict(x[7]), expected[7], rtol=1e-10, atol=1e-12)  # one row: the kernel
+    np.testing.assert_allclose(net.predict(x[:10]), expected[:10], rtol=1e-10, atol=1e-12)  # few rows: the kernel
 
 
 def test_the_same_data_and_seed_give_the_same_network() -> None:

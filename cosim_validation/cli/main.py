@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, str] = {
     "dashboard": "dashboard",
     "bag": "bag",
     "export": "export",
+    "errors": "errors",
 }
 
 

@@ -91,7 +91,7 @@ def solve_closed_form(A: np.ndarray, B: np.ndarray) -> HandEye:
         [np.einsum("nij,kl->nikjl", R_A, eye).reshape(n * 9, 9),
          -np.einsum("ij,nlk->nikjl", eye, R_B).reshape(n * 9, 9)], axis=1,
     )  # fmt: skip
-    _, s, Vt = np.linalg.svd(K)
+    _, s, Vt = np.linalg.svd(K, full_matrices=False)
     if s[-2] < DEGENERATE_RATIO * s[0]:
         raise CalibrationError(
             "calibration: the motion leaves the hand-eye rotation open (singular values "

@@ -16,6 +16,7 @@ from cosim_validation.assembly.lockstep import CaseRun
 from cosim_validation.assembly.robot_port import BackendPort
 from cosim_validation.record import RobotRole, TrajectoryRecord
 from cosim_validation.robot import Kinematics
+from cosim_validation.sim import marker_arrays
 
 
 def batch_records(
@@ -79,6 +80,7 @@ def batch_records(
                 tip_quat_wxyz=fk.tip_quat_wxyz,
                 actual_tip_pos_m=np.array([s.actual_tip_pos_m for s in samples]).reshape(n, 3),
                 actual_tip_quat_wxyz=np.array([s.actual_tip_quat_wxyz for s in samples]).reshape(n, 4),
+                **marker_arrays(samples),
                 meta=meta,
             )
         )

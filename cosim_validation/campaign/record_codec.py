@@ -2,9 +2,11 @@
 
 A full :meth:`TrajectoryRecord.to_bytes` blob holds every derived array (joint origins and axes, FK tip
 pose): ~200 kB for a 46 s case at 10 Hz, 2 GB per 10,000 cases. The compact form keeps what cannot
-be derived: times, stages, joint setpoints, measured joints and the actual tip pose, quantized to
-steps far below any sensor's resolution (10 nrad, 10 nm, 1e-9 for quaternions, 1 ns), delta-coded
-along time and compressed. Decoding recomputes the joint origins, axes and tip pose with the nominal
+be derived: times, stages, joint setpoints, measured joints, the actual tip pose and a tracked marker (pose and
+registration error), quantized to steps far below any sensor's resolution (10 nrad, 10 nm, 1e-9 for quaternions,
+1 ns), delta-coded along time and compressed; what is not known in a sample (NaN: a joint of a silent driver, a
+marker the tracker did not see) is kept in a mask beside its array, and what is known in no sample is not stored.
+Decoding recomputes the joint origins, axes and tip pose with the nominal
 :class:`Kinematics` of the run, exactly as :func:`cosim_validation.sim.execute_trajectory` made them.
 The expected record (a plan: measured = setpoint, actual tip = FK tip) stores its joints once.
 """
@@ -21,11 +23,15 @@ import numpy as np
 
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import RobotRole, TrajectoryRecord
+from cosim_validation.robot import RecordKinematics
 
 if TYPE_CHECKING:
     from cosim_validation.robot import Kinematics
 
-FORMAT = "cosim_validation.compact_record/1"
+FORMAT = "cosim_validation.compact_record/2"
+#: The first version: an actual tip pose stored only if known in every sample, no NaN joints, no marker (read).
+FORMAT_1 = "cosim_validation.compact_record/1"
+_NAN_SUFFIX = "~nan"
 Q_STEP_RAD = 1e-8
 POS_STEP_M = 1e-8
 QUAT_STEP = 1e-9
@@ -64,7 +70,6 @@ def is_plan(record: TrajectoryRecord) -> bool:
 def encode_record(record: TrajectoryRecord) -> bytes:
     """Compact bytes of ``record`` (see the module docstring for what is kept and how)."""
     plan = is_plan(record)
-    has_actual = bool(np.isfinite(record.actual_tip_pos_m).all() and np.isfinite(record.actual_tip_quat_wxyz).all())
     header = {
         "format": FORMAT,
         "test_id": record.test_id,
@@ -74,22 +79,66 @@ def encode_record(record: TrajectoryRecord) -> bytes:
         "needle_length_m": record.needle_length_m,
         "meta": dict(record.meta),
         "plan": plan,
-        "actual": "none" if plan else ("stored" if has_actual else "nan"),
     }
-    arrays: dict[str, Any] = {
-        "t": _pack(record.t_s, T_STEP_S),
-        "stage": record.stage,
-        "q_setpoint": _pack(record.q_setpoint, Q_STEP_RAD),
-    }
+    arrays: dict[str, Any] = {"t": _pack(record.t_s, T_STEP_S), "stage": record.stage}
+    setpoint = _put(arrays, "q_setpoint", record.q_setpoint, Q_STEP_RAD)
     if not plan:  # measured minus setpoint, in steps: small numbers
-        difference = _ints(record.q_measured, Q_STEP_RAD) - _ints(record.q_setpoint, Q_STEP_RAD)
-        arrays["q_measured"] = _pack(record.q_measured, Q_STEP_RAD, difference)
-    if header["actual"] == "stored":
-        arrays["actual_pos"] = _pack(record.actual_tip_pos_m, POS_STEP_M)
-        arrays["actual_quat"] = _pack(record.actual_tip_quat_wxyz, QUAT_STEP)
+        _put(arrays, "q_measured", record.q_measured, Q_STEP_RAD, base=setpoint)
+        for key, values, step in (
+            ("actual_pos", record.actual_tip_pos_m, POS_STEP_M),
+            ("actual_quat", record.actual_tip_quat_wxyz, QUAT_STEP),
+            ("marker_pos", record.marker_pos_m, POS_STEP_M),
+            ("marker_quat", record.marker_quat_wxyz, QUAT_STEP),
+            ("marker_error", record.marker_error_m, POS_STEP_M),
+        ):
+            if np.isfinite(values).any():  # none known (a simulator without a tracker): nothing stored
+                _put(arrays, key, values, step)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
     return buffer.getvalue()
+
+
+def _put(
+    arrays: dict[str, Any], key: str, values: np.ndarray, step: float, base: np.ndarray | None = None
+) -> np.ndarray:
+    """Store ``values`` under ``key`` quantized and delta-coded (minus ``base`` steps if given); the non-finite
+    entries (a joint or pose not known in a sample) in a mask ``key~nan`` beside them. Returns the steps."""
+    finite = np.isfinite(values)
+    if not finite.all():
+        arrays[f"{key}{_NAN_SUFFIX}"] = ~finite
+    ints = _ints(np.where(finite, values, 0.0), step)
+    arrays[key] = _pack(values, step, ints if base is None else ints - base)
+    return ints
+
+
+def _get(
+    arrays: dict[str, np.ndarray], key: str, step: float, shape: tuple[int, ...], base: np.ndarray | None = None
+) -> np.ndarray:
+    """Inverse of :func:`_put`; all NaN of ``shape`` if ``key`` was not stored."""
+    if key not in arrays:
+        return np.full(shape, np.nan)
+    ints = np.cumsum(arrays[key].astype(np.int64), axis=0)
+    values = (ints if base is None else ints + base).astype(np.float64) * step
+    mask = arrays.get(f"{key}{_NAN_SUFFIX}")
+    if mask is not None:
+        values[mask.astype(bool)] = np.nan
+    return values.reshape(shape)
+
+
+def _fk_where_known(kinematics: Kinematics, q: np.ndarray) -> RecordKinematics:
+    """Forward kinematics of the samples whose joints are all known; NaN in the others."""
+    known = np.isfinite(q).all(axis=1)
+    if known.all():
+        return kinematics.record_arrays(q)
+    n, j = q.shape
+    out = RecordKinematics(
+        np.full((n, j, 3), np.nan), np.full((n, j, 3), np.nan), np.full((n, 3), np.nan), np.full((n, 4), np.nan)
+    )
+    if known.any():
+        fk = kinematics.record_arrays(q[known])
+        for mine, theirs in zip(out, fk, strict=True):
+            mine[known] = theirs
+    return out
 
 
 def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -105,7 +154,8 @@ def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndar
 
 
 def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<bytes>") -> TrajectoryRecord:
-    """A record from compact bytes, or from full :meth:`TrajectoryRecord.to_bytes` bytes.
+    """A record from compact bytes (this format or its first version), or from full :meth:`TrajectoryRecord.to_bytes`
+    bytes.
 
     Args:
         data: The stored bytes.
@@ -116,23 +166,24 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
         InputError: Not a record, or compact bytes without kinematics or with other joints.
     """
     header, arrays = _header(data, source)
-    if header.get("format") != FORMAT:
+    if header.get("format") not in (FORMAT, FORMAT_1):
         return TrajectoryRecord.from_bytes(data, source)
     if kinematics is None:
         raise InputError(f"{source}: a compact trajectory record needs the robot model to be rebuilt")
     if tuple(header["joint_names"]) != kinematics.joint_names:
         raise InputError(f"{source}: joints {header['joint_names']} differ from the robot model's")
+    n, j = arrays["q_setpoint"].shape
     setpoint_steps = np.cumsum(arrays["q_setpoint"].astype(np.int64), axis=0)
-    q_setpoint = setpoint_steps.astype(np.float64) * Q_STEP_RAD
-    q_measured = q_setpoint if header["plan"] else _unpack(arrays["q_measured"], Q_STEP_RAD, setpoint_steps)
-    fk = kinematics.record_arrays(q_measured)
-    n = q_setpoint.shape[0]
-    if header["actual"] == "stored":
-        actual_pos, actual_quat = _unpack(arrays["actual_pos"], POS_STEP_M), _unpack(arrays["actual_quat"], QUAT_STEP)
-    elif header["plan"]:
+    q_setpoint = _get(arrays, "q_setpoint", Q_STEP_RAD, (n, j))
+    q_measured = q_setpoint if header["plan"] else _get(arrays, "q_measured", Q_STEP_RAD, (n, j), setpoint_steps)
+    fk = _fk_where_known(kinematics, q_measured)
+    if header["plan"]:
         actual_pos, actual_quat = fk.tip_pos_m, fk.tip_quat_wxyz
     else:
-        actual_pos, actual_quat = np.full((n, 3), np.nan), np.full((n, 4), np.nan)
+        actual_pos, actual_quat = (
+            _get(arrays, "actual_pos", POS_STEP_M, (n, 3)),
+            _get(arrays, "actual_quat", QUAT_STEP, (n, 4)),
+        )
     return TrajectoryRecord(
         test_id=header["test_id"],
         robot=RobotRole.parse(header["robot"]),
@@ -150,4 +201,7 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
         actual_tip_pos_m=actual_pos,
         actual_tip_quat_wxyz=actual_quat,
         meta=header.get("meta", {}),
+        marker_pos_m=_get(arrays, "marker_pos", POS_STEP_M, (n, 3)),
+        marker_quat_wxyz=_get(arrays, "marker_quat", QUAT_STEP, (n, 4)),
+        marker_error_m=_get(arrays, "marker_error", POS_STEP_M, (n,)),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--foxglove-layout", default="", metavar="OUT.json", help="write the Foxglove layout made from --graph"
     )
     parser.add_argument(
-        "--domain-id", type=int, default=None, help="ROS domain of the session (default: ROS_DOMAIN_ID, else 0)"
+        "--domain-id",
+        type=int,
+        default=None,
+        help="ROS domain of the session (default: the domain of the one cosim session running on this machine; "
+        "with none running, ROS_DOMAIN_ID, else 0)",
     )
     parser.add_argument("--graph", default="config/digital_twin.yaml", help="session graph YAML (robots, topics)")
     parser.add_argument("--screenshot", default="", metavar="OUT.png", help="render off-screen into a PNG and exit")
@@ -93,6 +98,33 @@ def _run_bag(args: argparse.Namespace, robots: list[str], extra: list[str]) -> i
     return int(app.exec())
 
 
+def live_domain(given: int | None) -> int:
+    """The ROS domain ``--live`` joins: ``given``; else the one running session's (sessions lease their own
+    domain, see session/discovery_scope.py); else the caller's ROS_DOMAIN_ID (0 when unset).
+
+    Raises:
+        InputError: ``given`` out of range, or several sessions running and none chosen.
+    """
+    from cosim_validation.session.discovery_scope import MAX_DOMAIN_ID, caller_domain, running_sessions
+
+    if given is not None:
+        if not 0 <= given <= MAX_DOMAIN_ID:
+            raise InputError(f"--domain-id must be within 0..{MAX_DOMAIN_ID} (Fast DDS), got {given}")
+        return given
+    sessions = running_sessions()
+    if len(sessions) > 1:
+        listed = ", ".join(str(d) for d in sessions)
+        raise InputError(
+            f"--live: {len(sessions)} cosim sessions are running (ROS domains {listed}): choose one with --domain-id"
+        )
+    if sessions:
+        print(f"dashboard: joining the running cosim session in ROS domain {sessions[0]}", file=sys.stderr)
+        return sessions[0]
+    domain = caller_domain()
+    print(f"dashboard: no cosim session is running on this machine; listening on ROS domain {domain}", file=sys.stderr)
+    return domain
+
+
 def _run_live(args: argparse.Namespace, robots: list[str], extra: list[str]) -> int:
     import queue
     import threading
@@ -100,9 +132,7 @@ def _run_live(args: argparse.Namespace, robots: list[str], extra: list[str]) -> 
     from cosim_validation.dashboard.qt_binding import application
     from cosim_validation.ros.dashboard_live import LiveFeed
 
-    domain = args.domain_id if args.domain_id is not None else int(os.environ.get("ROS_DOMAIN_ID", "0") or 0)
-    if not 0 <= domain <= 232:
-        raise InputError(f"--domain-id must be within 0..232 (Fast DDS), got {domain}")
+    domain = live_domain(args.domain_id)
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.config import ConfigNode
+from cosim_validation.hardware.optical_tracker_config import OpticalTrackerConfig
 from cosim_validation.sim.config_vectors import joint_vector
 
 
@@ -99,18 +100,23 @@ class TrackerConfig:
     Attributes:
         position_noise_std_m: White noise on each position axis [m].
         orientation_noise_std_rad: White noise on each axis of the orientation's rotation vector [rad].
+        marker: An optical tracker following a marker on the last link (raw marker poses for hand-eye
+            calibration and error learning, seed 001), or None.
     """
 
     position_noise_std_m: float
     orientation_noise_std_rad: float
+    marker: OpticalTrackerConfig | None = None
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> TrackerConfig:
         """Read ``backends.emulated.tracker``."""
-        node.reject_unknown(["position_noise_std_m", "orientation_noise_std_rad"])
+        node.reject_unknown(["position_noise_std_m", "orientation_noise_std_rad", "marker"])
+        marker = node.get("marker")
         return cls(
             position_noise_std_m=node["position_noise_std_m"].to_float(minimum=0.0, maximum=0.01),
             orientation_noise_std_rad=node["orientation_noise_std_rad"].to_float(minimum=0.0, maximum=0.1),
+            marker=None if marker is None else OpticalTrackerConfig.from_config(marker),
         )
 
 

@@ -10,7 +10,10 @@ What happens to a setpoint, in order:
 4. the links sit behind the motors by the gear play (lost motion, direction-dependent) and the gear
    torsion under the transmitted torque (quasi-static: link = motor - play - torque / stiffness);
 5. the real geometry (joint zero offsets, link lengths, needle length drawn from the tolerances) places
-   the tip, which the external tracker reports with noise: the *actual tip pose*.
+   the tip, which the external tracker reports with noise: the *actual tip pose*;
+6. with ``tracker.marker`` configured, an optical tracker also reports the pose of a marker on the tool in its
+   own frame, at transforms the software is not told (hardware/optical_tracker.py): the raw data of hand-eye
+   calibration and error learning (seed 001).
 
 Forward kinematics of the measured joints with the nominal model therefore misses the actual tip by the
 geometry errors, the gear play and torsion, and the tracker noise, as on a real arm.
@@ -31,6 +34,7 @@ from cosim_validation.hardware.emulated_config import EmulatedArmConfig
 from cosim_validation.hardware.external_tracker import ExternalTracker
 from cosim_validation.hardware.joint_encoder import JointEncoder
 from cosim_validation.hardware.lost_motion import LostMotion
+from cosim_validation.hardware.optical_tracker import NOT_SEEN, OpticalTracker
 from cosim_validation.optional import require
 from cosim_validation.record import RobotRole
 from cosim_validation.robot import Kinematics
@@ -74,8 +78,8 @@ class EmulatedEr3Pro:
     ) -> None:
         self._mujoco = require("mujoco", "mujoco", "the emulated ER3 Pro")
         self.seed = emulated.seed if seed is None else _seed(seed)
-        geometry_rng, encoder_rng, tracker_rng = (
-            np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(3)
+        geometry_rng, encoder_rng, tracker_rng, marker_rng = (
+            np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(4)
         )
         spec = load_arm_spec(kinematics)
         add_servo(spec, config.servo, config.physics_timestep_s)
@@ -101,6 +105,7 @@ class EmulatedEr3Pro:
         self._emulated = emulated
         self._encoder = JointEncoder(emulated.encoder, encoder_rng)
         self._tracker = ExternalTracker(emulated.tracker, tracker_rng)
+        self._marker = _marker_tracker(emulated, marker_rng)
         self._latency_steps = round(emulated.command_latency_s / self._arm.timestep_s)
         self._settle_steps = round(emulated.reset_settle_s / self._arm.timestep_s)
         self._pending: deque[tuple[int, np.ndarray, float]] = deque()
@@ -142,9 +147,10 @@ class EmulatedEr3Pro:
         The batch runner calls this before each case, so a case's noise depends on the case only, not on
         the cases this arm ran before (local and Ray runs, resumed and uninterrupted runs agree).
         """
-        streams = np.random.SeedSequence([self.seed, int(case_seed)]).spawn(2)
+        streams = np.random.SeedSequence([self.seed, int(case_seed)]).spawn(3)
         self._encoder = JointEncoder(self._emulated.encoder, np.random.default_rng(streams[0]))
         self._tracker = ExternalTracker(self._emulated.tracker, np.random.default_rng(streams[1]))
+        self._marker = _marker_tracker(self._emulated, np.random.default_rng(streams[2]))
 
     def reset(self, q0: ArrayLike) -> None:
         """Hold ``q0`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0."""
@@ -195,18 +201,29 @@ class EmulatedEr3Pro:
         return self._arm.tip_pose(self._link_data)
 
     def read(self) -> BackendSample:
-        """Time, setpoint, encoder readings and the tracker's tip pose now."""
-        tip_pos_m, tip_quat_wxyz = self._tracker.measure(*self.true_tip_pose())
+        """Time, setpoint, encoder readings, the tracker's tip pose and, with an optical tracker, the marker now."""
+        true_tip = self.true_tip_pose()
+        tip_pos_m, tip_quat_wxyz = self._tracker.measure(*true_tip)
+        marker = NOT_SEEN if self._marker is None else self._marker.measure(self._arm.time_s, *true_tip)
         return BackendSample(
             t_s=self._arm.time_s,
             q_setpoint=self._setpoint_rad.copy(),
             q_measured=self._encoder.read(self._arm.joint_positions_rad()),
             actual_tip_pos_m=tip_pos_m,
             actual_tip_quat_wxyz=tip_quat_wxyz,
+            marker_pos_m=marker.pos_m,
+            marker_quat_wxyz=marker.quat_wxyz,
+            marker_error_m=marker.registration_error_m,
         )
 
     def close(self) -> None:
         """Nothing to release (the model lives in this process)."""
+
+
+def _marker_tracker(emulated: EmulatedArmConfig, rng: np.random.Generator) -> OpticalTracker | None:
+    """The optical tracker of the marker, if the configuration has one."""
+    marker = emulated.tracker.marker
+    return None if marker is None else OpticalTracker(marker, rng)
 
 
 def _seed(seed: object) -> int:

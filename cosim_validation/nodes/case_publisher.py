@@ -89,6 +89,7 @@ class CasePublisher(CaseListener):
         for role in node.links:
             needs[f"/cosim/{role.label}/joint_states"] = wanted + 1  # the controller listens as well
             needs[f"/cosim/{role.label}/tip_pose"] = wanted
+            needs[f"/cosim/{role.label}/marker"] = wanted
         deadline = time.monotonic() + float(params["subscriber_timeout_s"])
         while short := [topic for topic, n in needs.items() if node.count_subscribers(topic) < n]:
             if time.monotonic() > deadline:

@@ -1,6 +1,6 @@
 """monitor: the runtime monitor of a digital-twin session.
 
-Subscribes to the case status, the expected states and each robot's joint states and tip poses, and
+Subscribes to the case status, the expected states and each robot's joint states, tip poses and markers, and
 evaluates the properties online (:class:`~cosim_validation.session.case_tracker.CaseTracker`, the
 same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
 non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
@@ -45,7 +45,8 @@ class Monitor(Node):
         world = monitor_world_of(params["config"], params["properties"])
         self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
         self._case_timeout_s = float(params["case_end_timeout_s"])
-        self._session = CaseTracker(world, set(self._robots), self._on_case_end)
+        # every driver (and proxy) publishes one tip pose and one marker per joint state (ros/sample_topics.py)
+        self._session = CaseTracker(world, set(self._robots), self._on_case_end, markers=frozenset(self._robots))
         self._liveness = RobotLiveness(float(params["stale_timeout_s"]))
         self._end_requested_at: float | None = None
         self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
@@ -64,6 +65,12 @@ class Monitor(Node):
             )
             self.create_subscription(
                 PoseStamped, f"/cosim/{role.label}/tip_pose", lambda m, r=role: self._on_tip(r, m), to_rclpy(STATE)
+            )
+            self.create_subscription(
+                convert.marker_msg_type(),
+                f"/cosim/{role.label}/marker",
+                lambda m, r=role: self._on_marker(r, m),
+                to_rclpy(STATE),
             )
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # liveness is judged in wall time, also in sim time
         self.create_timer(LIVENESS_PERIOD_S, self._check_liveness, clock=wall)
@@ -95,6 +102,14 @@ class Monitor(Node):
     def _on_tip(self, role: RobotRole, msg: PoseStamped) -> None:
         pose = convert.pose_stamped_from_msg(msg)
         self._guard(lambda: self._session.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz))
+
+    def _on_marker(self, role: RobotRole, msg: Any) -> None:
+        frame = convert.marker_from_msg(msg)
+        self._guard(
+            lambda: self._session.marker(
+                role, frame.t_ns, frame.position_m, frame.quat_wxyz, frame.registration_error_m
+            )
+        )
 
     def _guard(self, feed: Any) -> None:
         """Feed the monitor; bad data is an alert, never the end of the node."""

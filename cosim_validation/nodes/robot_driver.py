@@ -6,16 +6,16 @@
   stamp (first-order hold, as the backend's real-time joint interface) by the same
   :class:`~cosim_validation.assembly.BackendPort` the batch runner drives: the first command after a reset
   only samples.
-- ``/cosim/<robot>/joint_states`` (sensor_msgs/JointState): measured joints, stamped like the command.
-- ``/cosim/<robot>/tip_pose`` (geometry_msgs/PoseStamped): actual tip (simulator ground truth or tracker), one per
-  joint state, NaN where the robot cannot know it (so a proxy between controller and driver can pair the two).
+- ``/cosim/<robot>/joint_states`` (sensor_msgs/JointState): measured joints, stamped like the command;
+  ``tip_pose`` (geometry_msgs/PoseStamped): actual tip (simulator ground truth or tracker); ``marker``
+  (TrackedMarker): the tool's marker as an optical tracker saw it: one of each per sample, NaN where unknown
+  (ros/sample_topics.py), so whoever joins them never waits for a message that will not come.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -26,7 +26,8 @@ from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
-from cosim_validation.ros.qos import COMMAND, RESULT, STATE, to_rclpy
+from cosim_validation.ros.qos import COMMAND, RESULT, to_rclpy
+from cosim_validation.ros.sample_topics import SamplePublisher
 from cosim_validation_interfaces.msg import Alert
 from cosim_validation_interfaces.srv import ResetRobot
 
@@ -44,8 +45,7 @@ class RobotDriver(Node):
         self._port = BackendPort(self._backend, role)
         self._names = self._backend.joint_names
         prefix = f"/cosim/{role.label}"
-        self._joints_pub = self.create_publisher(JointState, f"{prefix}/joint_states", to_rclpy(STATE))
-        self._tip_pub = self.create_publisher(convert.pose_stamped_msg_type(), f"{prefix}/tip_pose", to_rclpy(STATE))
+        self._samples = SamplePublisher(self, prefix, self._names)
         self._alerts = self.create_publisher(Alert, "/cosim/alerts", to_rclpy(RESULT))
         self.create_subscription(JointState, f"{prefix}/command", self._on_command, to_rclpy(COMMAND))
         self.create_service(ResetRobot, f"{prefix}/reset", self._on_reset)
@@ -71,13 +71,7 @@ class RobotDriver(Node):
         except CosimError as exc:  # a bad command is reported, never fatal to the graph
             self._alert(str(exc))
             return
-        sample = self._port.latest
-        empty = np.zeros(0)
-        self._joints_pub.publish(
-            convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, sample.q_measured, empty))
-        )
-        tip = convert.StampedPose(command.t_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
-        self._tip_pub.publish(convert.pose_stamped_to_msg(tip))  # NaN where unknown: one tip per joint state
+        self._samples.publish(command.t_ns, self._port.latest)
 
     def _alert(self, message: str) -> None:
         self.get_logger().error(message)

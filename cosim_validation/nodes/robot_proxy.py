@@ -8,14 +8,15 @@ the robot's usual names to the controller and the monitor and passes everything 
 - ``/cosim/<robot>/reset`` (ResetRobot): forwarded; on success every filter restarts with the case's seed;
 - ``/cosim/<robot>/command``: the first setpoint after a reset passes as it is (the driver only samples the arm
   at rest), every later one goes through each filter's ``command`` at its case time;
-- ``/cosim/<robot>/raw/joint_states`` + ``raw/tip_pose`` of one stamp: joined into a sample, through each filter's
-  ``observe``, published on ``/cosim/<robot>/joint_states`` and ``tip_pose``;
+- ``/cosim/<robot>/raw/joint_states`` + ``raw/tip_pose`` + ``raw/marker`` of one stamp: joined into a sample,
+  through each filter's ``observe``, published on ``/cosim/<robot>/joint_states``, ``tip_pose`` and ``marker``;
 - the filters' events on ``events_topic`` (``cosim_validation_interfaces/Alert``: code = the event's kind).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import COMMAND, RESULT, STATE, to_rclpy
-from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.ros.sample_topics import SampleJoiner, SamplePublisher, joined_sample
 from cosim_validation.sim.robot_filter import FilterEvent
 from cosim_validation_interfaces.msg import Alert
 from cosim_validation_interfaces.srv import ResetRobot
@@ -53,20 +54,23 @@ class RobotProxy(Node):
         group = ReentrantCallbackGroup()
         mine, raw = f"/cosim/{self._role.label}", f"/cosim/{self._role.label}/raw"
         self._raw_commands = self.create_publisher(JointState, f"{raw}/command", to_rclpy(COMMAND))
-        self._joints_pub = self.create_publisher(JointState, f"{mine}/joint_states", to_rclpy(STATE))
-        self._tip_pub = self.create_publisher(convert.pose_stamped_msg_type(), f"{mine}/tip_pose", to_rclpy(STATE))
+        self._samples = SamplePublisher(self, mine, self._names)
         self._events_pub = self.create_publisher(Alert, params["events_topic"] or f"{mine}/events", to_rclpy(RESULT))
         self._raw_reset = self.create_client(ResetRobot, f"{raw}/reset", callback_group=group)
         self.create_service(ResetRobot, f"{mine}/reset", self._on_reset, callback_group=group)
         self.create_subscription(JointState, f"{mine}/command", self._on_command, to_rclpy(COMMAND))
-        self.create_subscription(JointState, f"{raw}/joint_states", self._on_joints, to_rclpy(STATE))
-        self.create_subscription(convert.pose_stamped_msg_type(), f"{raw}/tip_pose", self._on_tip, to_rclpy(STATE))
+        self._joiner = SampleJoiner(self._names)
+        self.create_subscription(JointState, f"{raw}/joint_states", self._on_part(self._joiner.joints), to_rclpy(STATE))
+        self.create_subscription(
+            convert.pose_stamped_msg_type(), f"{raw}/tip_pose", self._on_part(self._joiner.tip), to_rclpy(STATE)
+        )
+        self.create_subscription(
+            convert.marker_msg_type(), f"{raw}/marker", self._on_part(self._joiner.marker), to_rclpy(STATE)
+        )
         self._lock = threading.Lock()
         self._last_ns: int | None = None  # stamp of the last setpoint since the reset (None: none yet)
         self._t_s = 0.0
         self._setpoint = np.zeros(len(self._names))
-        self._joints: dict[int, np.ndarray] = {}
-        self._tips: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.get_logger().info(f"{self._role.label} robot through {[f.name for f in self._filters]}")
 
     def _on_reset(self, request: Any, response: Any) -> Any:
@@ -80,8 +84,7 @@ class RobotProxy(Node):
                 for f in self._filters:
                     f.reset(q0, int(request.seed))
                 self._last_ns, self._t_s, self._setpoint = None, 0.0, q0
-                self._joints.clear()
-                self._tips.clear()
+                self._joiner.clear()
         return answer if answer is not None else response
 
     def _on_command(self, msg: JointState) -> None:
@@ -96,32 +99,22 @@ class RobotProxy(Node):
             self._publish_events()
         self._raw_commands.publish(convert.joint_state_to_msg(convert.JointSample(command.t_ns, self._names, q, q[:0])))
 
-    def _on_joints(self, msg: JointState) -> None:
-        sample = convert.joint_state_from_msg(msg, self._names)
-        with self._lock:
-            self._joints[sample.t_ns] = sample.position
-            self._emit(sample.t_ns)
+    def _on_part(self, add: Callable[[Any], tuple[int, dict[str, Any]] | None]) -> Callable[[Any], None]:
+        """A subscription callback: ``add`` the message; once its sample is complete, through the filters, out."""
 
-    def _on_tip(self, msg: Any) -> None:
-        pose = convert.pose_stamped_from_msg(msg)
-        with self._lock:
-            self._tips[pose.t_ns] = (pose.position_m, pose.quat_wxyz)
-            self._emit(pose.t_ns)
+        def callback(msg: Any) -> None:
+            with self._lock:
+                complete = add(msg)
+                if complete is None:
+                    return
+                stamp_ns, parts = complete
+                sample = joined_sample(self._t_s, self._setpoint.copy(), parts)
+                for f in self._filters:
+                    sample = f.observe(sample)
+                self._publish_events()
+                self._samples.publish(stamp_ns, sample)
 
-    def _emit(self, stamp_ns: int) -> None:
-        """Both halves of the sample ``stamp_ns`` are here: through the filters, out."""
-        if stamp_ns not in self._joints or stamp_ns not in self._tips:
-            return
-        position, quat = self._tips.pop(stamp_ns)
-        sample = BackendSample(self._t_s, self._setpoint.copy(), self._joints.pop(stamp_ns), position, quat)
-        for f in self._filters:
-            sample = f.observe(sample)
-        self._publish_events()
-        empty = np.zeros(0)
-        joints = convert.JointSample(stamp_ns, self._names, sample.q_measured, empty)
-        self._joints_pub.publish(convert.joint_state_to_msg(joints))
-        tip = convert.StampedPose(stamp_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
-        self._tip_pub.publish(convert.pose_stamped_to_msg(tip))
+        return callback
 
     def _publish_events(self) -> None:
         for f in self._filters:

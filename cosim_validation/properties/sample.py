@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.properties.errors import TraceError
-from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.record import NO_MARKER_POS, NO_MARKER_QUAT, RobotRole, Stage, TrajectoryRecord
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,9 @@ class Sample:
         tip_quat_wxyz: (4,) needle-tip orientation (+z along the needle towards the tip).
         actual_tip_pos_m: (3,) tracked or ground-truth tip [m]; NaN if unknown.
         actual_tip_quat_wxyz: (4,) tracked tip orientation; NaN if unknown.
+        marker_pos_m: (3,) the tool's marker in an optical tracker's frame [m]; NaN if not seen (keyword only).
+        marker_quat_wxyz: (4,) its orientation in the tracker's frame; NaN if not seen.
+        marker_error_m: The tracker's registration error [m]; NaN if not seen.
     """
 
     robot: RobotRole
@@ -41,6 +44,9 @@ class Sample:
     tip_quat_wxyz: np.ndarray
     actual_tip_pos_m: np.ndarray
     actual_tip_quat_wxyz: np.ndarray
+    marker_pos_m: np.ndarray = dataclasses.field(default_factory=lambda: NO_MARKER_POS, kw_only=True)
+    marker_quat_wxyz: np.ndarray = dataclasses.field(default_factory=lambda: NO_MARKER_QUAT, kw_only=True)
+    marker_error_m: float = dataclasses.field(default=math.nan, kw_only=True)
 
     @classmethod
     def from_record(cls, record: TrajectoryRecord, k: int) -> Sample:
@@ -57,6 +63,9 @@ class Sample:
             tip_quat_wxyz=record.tip_quat_wxyz[k],
             actual_tip_pos_m=record.actual_tip_pos_m[k],
             actual_tip_quat_wxyz=record.actual_tip_quat_wxyz[k],
+            marker_pos_m=record.marker_pos_m[k],
+            marker_quat_wxyz=record.marker_quat_wxyz[k],
+            marker_error_m=float(record.marker_error_m[k]),
         )
 
 

@@ -2,6 +2,6 @@
 
 from cosim_validation.record.robot_role import RobotRole
 from cosim_validation.record.stage import Stage
-from cosim_validation.record.trajectory_record import TrajectoryRecord
+from cosim_validation.record.trajectory_record import NO_MARKER_POS, NO_MARKER_QUAT, TrajectoryRecord
 
-__all__ = ["RobotRole", "Stage", "TrajectoryRecord"]
+__all__ = ["NO_MARKER_POS", "NO_MARKER_QUAT", "RobotRole", "Stage", "TrajectoryRecord"]

@@ -15,7 +15,7 @@ import tempfile
 import zipfile
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,11 @@ from cosim_validation.record.robot_role import RobotRole
 from cosim_validation.record.stage import Stage
 
 _FORMAT = "cosim_validation.trajectory_record/1"
+#: The marker position and orientation of a sample in which no optical tracker saw a marker (read-only).
+NO_MARKER_POS = np.full(3, np.nan)
+NO_MARKER_QUAT = np.full(4, np.nan)
+NO_MARKER_POS.setflags(write=False)
+NO_MARKER_QUAT.setflags(write=False)
 #: Longest needle a record may carry [m] (0: no needle); robot.kinematics.NEEDLE_LENGTH_M bounds a real one.
 MAX_NEEDLE_LENGTH_M = 1.0
 
@@ -58,6 +63,10 @@ class TrajectoryRecord:
         actual_tip_pos_m: (n, 3) actual tip position (tracker or simulator ground truth) [m]; NaN if unknown.
         actual_tip_quat_wxyz: (n, 4) actual tip orientation; NaN if unknown.
         meta: Free-form scalar metadata (controller, sampling_rate_hz, seed, ...).
+        marker_pos_m: (n, 3) the tool's marker in an optical tracker's frame (not base_link) [m]; NaN where the
+            tracker did not see it or the robot has none (keyword only; default all NaN).
+        marker_quat_wxyz: (n, 4) the marker's orientation in the tracker's frame; NaN likewise.
+        marker_error_m: (n,) the tracker's registration error per sample [m]; NaN likewise.
     """
 
     test_id: str
@@ -76,10 +85,16 @@ class TrajectoryRecord:
     actual_tip_pos_m: np.ndarray
     actual_tip_quat_wxyz: np.ndarray
     meta: Mapping[str, Any] = field(default_factory=dict)
+    marker_pos_m: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+    marker_quat_wxyz: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+    marker_error_m: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         n = int(np.asarray(self.t_s).shape[0]) if np.ndim(self.t_s) == 1 else -1
         j = len(self.joint_names)
+        for name, shape in _MARKER_SHAPES.items():  # no tracked marker: NaN (a virtual robot, an older record)
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.full((max(n, 0), *shape), np.nan))
         expected = {
             "t_s": (n,),
             "stage": (n,),
@@ -91,7 +106,7 @@ class TrajectoryRecord:
             "tip_quat_wxyz": (n, 4),
             "actual_tip_pos_m": (n, 3),
             "actual_tip_quat_wxyz": (n, 4),
-        }
+        } | {name: (n, *shape) for name, shape in _MARKER_SHAPES.items()}
         if n < 0:
             raise InputError(f"trajectory record {self.test_id!r}: t_s must be 1-D, got shape {np.shape(self.t_s)}")
         for name, shape in expected.items():
@@ -136,6 +151,11 @@ class TrajectoryRecord:
         return self.tip_pos_m - self.needle_length_m * self.tip_axis
 
     @property
+    def has_marker(self) -> bool:
+        """Whether any sample holds a marker seen by an optical tracker."""
+        return bool(np.isfinite(self.marker_error_m).any())
+
+    @property
     def has_actual_tip(self) -> bool:
         """Whether any sample holds an actual tip pose."""
         return bool(np.isfinite(self.actual_tip_pos_m).any())
@@ -149,6 +169,11 @@ class TrajectoryRecord:
         azimuth = np.arctan2(a[..., 1], a[..., 0])
         altitude = np.arctan2(a[..., 2], np.hypot(a[..., 0], a[..., 1]))
         return np.stack([azimuth, altitude], axis=-1)
+
+    def head(self, n: int) -> TrajectoryRecord:
+        """The first ``n`` samples (a case stopped there); every per-sample array is cut, the rest kept."""
+        cut = {f.name: getattr(self, f.name)[:n] for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}
+        return replace(self, **cut)
 
     def stage_indices(self, stage: Stage) -> np.ndarray:
         """Indices of the samples in ``stage``."""
@@ -192,7 +217,11 @@ class TrajectoryRecord:
         for name in _ARRAYS:
             if arrays[name].dtype.kind not in "biuf":
                 raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
-        values: dict[str, Any] = fields_ | {name: arrays[name] for name in _ARRAYS}
+        for name in _MARKER_SHAPES:  # optional: records written before markers were recorded have none
+            if name in arrays and arrays[name].dtype.kind not in "biuf":
+                raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
+        markers = {name: arrays[name] for name in _MARKER_SHAPES if name in arrays}
+        values: dict[str, Any] = fields_ | {name: arrays[name] for name in _ARRAYS} | markers
         try:
             return cls(**values)
         except InputError as exc:
@@ -244,6 +273,9 @@ _ARRAYS: tuple[str, ...] = (
     "actual_tip_pos_m",
     "actual_tip_quat_wxyz",
 )
+
+#: The optional marker arrays of a record and their shapes per sample.
+_MARKER_SHAPES: dict[str, tuple[int, ...]] = {"marker_pos_m": (3,), "marker_quat_wxyz": (4,), "marker_error_m": ()}
 
 #: Array names of records written before the units left the names (a prismatic joint's values are metres).
 _OLD_ARRAYS = {"q_setpoint_rad": "q_setpoint", "q_measured_rad": "q_measured"}

@@ -90,6 +90,49 @@ def pose_stamped_from_msg(msg: Any) -> StampedPose:
     return StampedPose(time_from_msg(msg.header.stamp), str(msg.header.frame_id), position, quat)
 
 
+# ---------------------------------------------------------------------------- tracked markers
+#: The frame of every marker pose (an optical tracker's, not base_link).
+TRACKER_FRAME = "tracker"
+
+
+class MarkerFrame(NamedTuple):
+    """One frame of an optical tracker for a tool's marker (NaN pose and error when not seen)."""
+
+    t_ns: int
+    position_m: np.ndarray  # (3,) in the tracker's frame
+    quat_wxyz: np.ndarray  # (4,)
+    registration_error_m: float
+
+
+def marker_msg_type() -> Any:
+    """The cosim_validation_interfaces/TrackedMarker class (for publishers)."""
+    from cosim_validation_interfaces.msg import TrackedMarker
+
+    return TrackedMarker
+
+
+def marker_to_msg(frame: MarkerFrame) -> Any:
+    """cosim_validation_interfaces/TrackedMarker of a :class:`MarkerFrame`."""
+    from std_msgs.msg import Header
+
+    seen = bool(np.isfinite(frame.registration_error_m))
+    return marker_msg_type()(
+        header=Header(stamp=time_to_msg(frame.t_ns), frame_id=TRACKER_FRAME),
+        seen=seen,
+        pose=pose_to_msg(frame.position_m, frame.quat_wxyz),
+        registration_error=float(frame.registration_error_m),
+    )
+
+
+def marker_from_msg(msg: Any) -> MarkerFrame:
+    """:class:`MarkerFrame` of a TrackedMarker (all NaN unless ``seen``)."""
+    t_ns = time_from_msg(msg.header.stamp)
+    if not msg.seen:
+        return MarkerFrame(t_ns, np.full(3, np.nan), np.full(4, np.nan), float("nan"))
+    position, quat = pose_from_msg(msg.pose)
+    return MarkerFrame(t_ns, position, quat, float(msg.registration_error))
+
+
 # ---------------------------------------------------------------------------- joint states
 class JointSample(NamedTuple):
     """Joint positions (and velocities, if known) at a time."""

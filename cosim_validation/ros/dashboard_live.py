@@ -3,8 +3,10 @@
 The callbacks run on whatever thread spins the node (rqt's spinner thread, or the standalone dashboard's
 executor thread) and only convert and enqueue; the Qt thread drains the queue on a timer
 (``dashboard.view.dashboard_widget``), so ROS never blocks the window and the window never blocks ROS.
-Extra alert/state topics may be of any type: each is subscribed once it appears in the graph, with the
-type and the durability its publishers offer.
+Extra alert/state topics may be of any type the recorder knows (``ros/recorded_types.py``: the project's
+interfaces and the standard packages): each is subscribed once it appears in the graph, with the type and the
+durability its publishers offer. A topic offered with another type (any participant of the domain decides what
+it publishes) is not imported: it is skipped, logged and listed in :attr:`LiveFeed.skipped`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import queue
 from collections.abc import Iterable
 from typing import Any
 
+from cosim_validation.ros.bag import project_typestore
 from cosim_validation.ros.dashboard_events import TopicSpec, dashboard_topics
 from cosim_validation.ros.qos import QosSpec, to_rclpy
+from cosim_validation.ros.recorded_types import skip_reason
 
 DISCOVERY_PERIOD_S = 0.5
 
@@ -47,6 +51,7 @@ class LiveFeed:
         self._subscriptions: dict[str, Any] = {}
         self._pending: list[TopicSpec] = []
         self.rejected = 0  # messages that could not be converted (logged)
+        self.skipped: dict[str, str] = {}  # extra topics not subscribed, and why
         for spec in dashboard_topics(robots, extra):
             if spec.msgtype:
                 self._subscribe(spec, spec.msgtype, spec.qos)
@@ -87,7 +92,13 @@ class LiveFeed:
         types = dict(self._node.get_topic_names_and_types())
         for spec in list(self._pending):
             found = types.get(spec.topic, [])
-            if len(found) != 1:
+            if not found:
+                continue
+            reason = skip_reason(found, project_typestore().types)
+            if reason is not None:
+                self.skipped[spec.topic] = reason
+                self._pending.remove(spec)
+                self._node.get_logger().warning(f"dashboard: not showing {spec.topic}: {reason}")
                 continue
             infos = self._node.get_publishers_info_by_topic(spec.topic)
             self._subscribe(spec, found[0], _offered(infos, spec.qos))

@@ -33,7 +33,7 @@ REPORT_TOPIC = "/cosim/case_reports"
 
 @dataclass(frozen=True)
 class ReplayTopics:
-    """Where a bag's streams are: per robot its joint-state topic and, if any, its tip-pose topic."""
+    """Where a bag's streams are: per robot its joint-state topic and, if any, its tip-pose and marker topics."""
 
     joints: dict[RobotRole, str] = field(
         default_factory=lambda: {
@@ -45,6 +45,12 @@ class ReplayTopics:
         default_factory=lambda: {
             RobotRole.VIRTUAL: "/cosim/virtual/tip_pose",
             RobotRole.PHYSICAL: "/cosim/physical/tip_pose",
+        }
+    )
+    markers: dict[RobotRole, str] = field(
+        default_factory=lambda: {
+            RobotRole.VIRTUAL: "/cosim/virtual/marker",
+            RobotRole.PHYSICAL: "/cosim/physical/marker",
         }
     )
 
@@ -81,32 +87,34 @@ def replay_bag(
     available = topics_of(path)
     joints = {r: t for r, t in topics.joints.items() if t in available}
     tips = {r: t for r, t in topics.tips.items() if t in available}
+    markers = {r: t for r, t in topics.markers.items() if t in available}  # bags recorded before markers: none
     if not joints:
         raise InputError(
             f"{path}: none of the joint-state topics {sorted(topics.joints.values())} is in the bag "
             f"(it has {sorted(available)})"
         )
-    _check_types(path, available, joints, tips)
+    _check_types(path, available, joints, tips, markers)
     result = ReplayResult()
-    tracker = CaseTracker(world, set(tips), result.cases.append, keep_records=keep_records)
-    by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()}
+    tracker = CaseTracker(world, set(tips), result.cases.append, keep_records=keep_records, markers=frozenset(markers))
+    by_topic = {t: r for r, t in joints.items()} | {t: r for r, t in tips.items()} | {t: r for r, t in markers.items()}
     if REPORT_TOPIC in available:  # what the live monitor concluded each case with (read ahead)
         result.live_reports = {str(m.message.test_id): m.message for m in read_messages(path, [REPORT_TOPIC])}
     with_status = STATUS_TOPIC in available
     if not with_status:  # someone else's bag: one case over the whole recording, no plan
-        tracker = _standalone_tracker(world, set(tips), result, joints, keep_records)
+        tracker = _standalone_tracker(world, set(tips), result, joints, keep_records, frozenset(markers))
     wanted = [STATUS_TOPIC, EXPECTED_TOPIC, REPORT_TOPIC, *by_topic]
     for message in _paced(read_messages(path, [t for t in wanted if t in available]), rate):
         result.messages += 1
         if on_message is not None:
             on_message(message)
-        _feed(tracker, message, by_topic, joints, result)
+        _feed(tracker, message, by_topic, joints, markers, result)
     tracker.conclude_pending()
     return result
 
 
 #: The message type each stream of a replayed bag must have.
 JOINT_STATE, TIP_POSE = "sensor_msgs/msg/JointState", "geometry_msgs/msg/PoseStamped"
+TRACKED_MARKER = "cosim_validation_interfaces/msg/TrackedMarker"
 _PROJECT_TYPES = {
     STATUS_TOPIC: "cosim_validation_interfaces/msg/CaseStatus",
     EXPECTED_TOPIC: "cosim_validation_interfaces/msg/RobotState",
@@ -115,10 +123,15 @@ _PROJECT_TYPES = {
 
 
 def _check_types(
-    path: str | Path, available: dict[str, tuple[str, int]], joints: dict[RobotRole, str], tips: dict[RobotRole, str]
+    path: str | Path,
+    available: dict[str, tuple[str, int]],
+    joints: dict[RobotRole, str],
+    tips: dict[RobotRole, str],
+    markers: dict[RobotRole, str],
 ) -> None:
     """Every stream the replay reads has the type it decodes (a String on a joint-state topic was a traceback)."""
     wanted = dict.fromkeys(joints.values(), JOINT_STATE) | dict.fromkeys(tips.values(), TIP_POSE)
+    wanted |= dict.fromkeys(markers.values(), TRACKED_MARKER)
     wanted |= {t: msgtype for t, msgtype in _PROJECT_TYPES.items() if t in available}
     for topic, msgtype in wanted.items():
         if available[topic][0] != msgtype:
@@ -126,10 +139,16 @@ def _check_types(
 
 
 def _standalone_tracker(
-    world: MonitorWorld, tips: set[RobotRole], result: ReplayResult, joints: dict[RobotRole, str], keep_records: bool
+    world: MonitorWorld,
+    tips: set[RobotRole],
+    result: ReplayResult,
+    joints: dict[RobotRole, str],
+    keep_records: bool,
+    markers: frozenset[RobotRole],
 ) -> CaseTracker:
-
-    tracker = CaseTracker(world, tips, result.cases.append, keep_records=keep_records, with_expected=False)
+    tracker = CaseTracker(
+        world, tips, result.cases.append, keep_records=keep_records, with_expected=False, markers=markers
+    )
     tracker.start(CaseInfo("bag", None, tuple(joints), world.kinematics.needle_length_m, 0))
     return tracker
 
@@ -139,6 +158,7 @@ def _feed(
     message: BagMessage,
     by_topic: dict[str, RobotRole],
     joints: dict[RobotRole, str],
+    markers: dict[RobotRole, str],
     result: ReplayResult,
 ) -> list[Verdict]:
     msg = message.message
@@ -162,6 +182,9 @@ def _feed(
     if joints.get(role) == message.topic:
         sample = convert.joint_state_from_msg(msg, tuple(tracker.kinematics.joint_names))
         return tracker.joints(role, sample.t_ns, sample.position)
+    if markers.get(role) == message.topic:
+        frame = convert.marker_from_msg(msg)
+        return tracker.marker(role, frame.t_ns, frame.position_m, frame.quat_wxyz, frame.registration_error_m)
     pose = convert.pose_stamped_from_msg(msg)
     return tracker.tip(role, pose.t_ns, pose.position_m, pose.quat_wxyz)
 
@@ -221,19 +244,22 @@ def topics_from_config(root: Any) -> ReplayTopics | None:
 
     topics:
       virtual: {joint_states: /my_arm/joint_states, tip_pose: /tracker/tip}   # tip_pose optional
-      physical: {joint_states: /real_arm/joint_states}
+      physical: {joint_states: /real_arm/joint_states, marker: /tracker/marker}  # marker (TrackedMarker) optional
     """
     node = root.get("topics")
     if node is None:
         return None
     joints: dict[RobotRole, str] = {}
     tips: dict[RobotRole, str] = {}
+    markers: dict[RobotRole, str] = {}
     for name, robot in node.items():
         role = RobotRole.parse(name)
         if role is RobotRole.EXPECTED:
             raise robot.error("the expected trajectory comes from /cosim/expected; name virtual or physical robots")
-        robot.reject_unknown(["joint_states", "tip_pose"])
+        robot.reject_unknown(["joint_states", "tip_pose", "marker"])
         joints[role] = robot["joint_states"].to_str()
         if robot.has("tip_pose"):
             tips[role] = robot["tip_pose"].to_str()
-    return ReplayTopics(joints, tips)
+        if robot.has("marker"):
+            markers[role] = robot["marker"].to_str()
+    return ReplayTopics(joints, tips, markers)

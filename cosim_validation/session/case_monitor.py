@@ -44,6 +44,7 @@ class CaseMonitor:
         test_id: Stored in the rebuilt records.
         backends: Backend name per robot, stored in the rebuilt records.
         keep_records: Rebuild each robot's TrajectoryRecord (sessions store them).
+        markers: The robots whose tracked-marker stream comes too.
     """
 
     def __init__(
@@ -57,12 +58,13 @@ class CaseMonitor:
         test_id: str = "",
         backends: Mapping[RobotRole, str] | None = None,
         keep_records: bool = False,
+        markers: frozenset[RobotRole] = frozenset(),
     ) -> None:
         context = world.context(target_m, needle_length_m)
         kinematics = world.kinematics
         if context.needle_length_m != kinematics.needle_length_m:
             kinematics = kinematics.with_needle_length(context.needle_length_m)
-        self._assembler = StreamAssembler(kinematics, dict(robots), with_expected)
+        self._assembler = StreamAssembler(kinematics, dict(robots), with_expected, markers)
         roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)
         self._monitor = SessionMonitor(world.properties, context, roles)
         self._counts = dict.fromkeys(roles, 0)
@@ -99,6 +101,12 @@ class CaseMonitor:
     def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
         """A robot's actual tip pose; returns verdict changes."""
         return self._push(self._assembler.add_tip(role, stamp_ns, position_m, quat_wxyz))
+
+    def add_marker(
+        self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
+    ) -> list[Verdict]:
+        """A robot's tracked marker; returns verdict changes."""
+        return self._push(self._assembler.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
 
     def cap(self, per_robot: Mapping[RobotRole, int]) -> None:
         """Monitor at most this many samples per robot (a replay: the samples the live monitor concluded with)."""

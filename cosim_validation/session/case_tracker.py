@@ -52,6 +52,7 @@ class CaseTracker:
         on_case_end: Called with every concluded case.
         keep_records: Rebuild each case's TrajectoryRecords.
         with_expected: False for recordings without an expected stream (each joint state is a sample).
+        markers: Robots that publish a tracked marker (live: every driver; a bag: those with a marker topic).
     """
 
     def __init__(
@@ -62,8 +63,10 @@ class CaseTracker:
         *,
         keep_records: bool = False,
         with_expected: bool = True,
+        markers: frozenset[RobotRole] = frozenset(),
     ) -> None:
         self._world = world
+        self._markers = markers
         self._kin = world.kinematics
         self._tips = tips
         self._on_case_end = on_case_end
@@ -103,6 +106,7 @@ class CaseTracker:
             test_id=info.test_id,
             keep_records=self._keep_records,
             with_expected=self._with_expected,
+            markers=self._markers & frozenset(info.robots),
         )
         if caps:
             self._monitor.cap(caps)
@@ -152,6 +156,14 @@ class CaseTracker:
         if self._monitor is None or self.case is None or role not in self.case.robots or role not in self._tips:
             return []
         return self._after(self._monitor.add_tip(role, stamp_ns, position_m, quat_wxyz))
+
+    def marker(
+        self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
+    ) -> list[Verdict]:
+        """A robot's tracked marker; returns verdict changes."""
+        if self._monitor is None or self.case is None or role not in self.case.robots or role not in self._markers:
+            return []
+        return self._after(self._monitor.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
 
     def conclude_pending(self) -> None:
         """Conclude the open case with what arrived (end of a bag, a live timeout, the next case)."""

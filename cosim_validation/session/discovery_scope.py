@@ -116,6 +116,29 @@ def _try_lock(domain_id: int) -> int | None:
     return fd
 
 
+def running_sessions() -> list[int]:
+    """The domain ids that sessions on this machine hold now (what ``cosim dashboard --live`` can join).
+
+    A domain is held while its lock cannot be taken exclusively; the probe gives the lock back at once (a session
+    starting at that very instant skips to the next domain, as it would for any other holder).
+    """
+    held = []
+    for path in sorted(lock_dir().glob("*.lock"), key=lambda p: (len(p.stem), p.stem)):
+        if not path.stem.isdigit():
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.append(int(path.stem))
+        finally:
+            os.close(fd)
+    return held
+
+
 def join_domain_lock(env: Mapping[str, str] | None = None) -> int | None:
     """For a node: hold its session's domain lock shared for the life of the process (None if not in a session).
 

@@ -131,7 +131,7 @@ class GraphSpec:
 #: Executables that stand between the controller and a robot's driver (``robot`` parameter: which one).
 PROXY_EXECUTABLES = ("robot_proxy", "error_injector")
 
-_MOVED = ("command", "joint_states", "tip_pose", "reset")
+_MOVED = ("command", "joint_states", "tip_pose", "marker", "reset")
 
 
 def _proxy_of(nodes: tuple[NodeSpec, ...], robot: str) -> NodeSpec | None:

@@ -61,4 +61,7 @@ class RecordBuilder:
             actual_tip_pos_m=stack("actual_tip_pos_m", (3,)),
             actual_tip_quat_wxyz=stack("actual_tip_quat_wxyz", (4,)),
             meta=dict(meta or {}),
+            marker_pos_m=stack("marker_pos_m", (3,)),
+            marker_quat_wxyz=stack("marker_quat_wxyz", (4,)),
+            marker_error_m=stack("marker_error_m", ()),
         )

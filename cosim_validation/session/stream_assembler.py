@@ -2,8 +2,9 @@
 
 A session publishes, for every sample time t (header stamps are equal by construction):
 the expected state (controller: stage, planned joints; its actual tip is the planned tip), and per robot
-its measured joints (driver, sensor_msgs/JointState) and, where known, its actual tip pose (simulator
-ground truth or tracker, geometry_msgs/PoseStamped). Messages on different topics arrive in any order.
+its measured joints (driver, sensor_msgs/JointState), its actual tip pose (simulator ground truth or tracker,
+geometry_msgs/PoseStamped; NaN where unknown) and the marker an optical tracker saw (TrackedMarker).
+Messages on different topics arrive in any order.
 The assembler joins them by stamp and hands out complete :class:`~cosim_validation.properties.Sample`
 objects per robot in time order; the live monitor node and ``cosim replay`` both use it, which is why
 they give equal verdicts.
@@ -27,11 +28,16 @@ _NAN3 = np.full(3, np.nan)
 _NAN4 = np.full(4, np.nan)
 
 
+_NOT_SEEN = (_NAN3, _NAN4, float("nan"))
+
+
 @dataclass
 class _RobotStream:
     has_tip: bool
+    has_marker: bool = False
     joints: dict[int, np.ndarray] = field(default_factory=dict)  # stamp -> q measured
     tips: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    markers: dict[int, tuple[np.ndarray, np.ndarray, float]] = field(default_factory=dict)
     emitted_until_ns: int = -1
     first_ns: int | None = None
     count: int = 0
@@ -44,12 +50,19 @@ class StreamAssembler:
         kinematics: Nominal arm and needle: forward kinematics of measured joints.
         robots: ``{role: has_tip}`` for every monitored robot (VIRTUAL, PHYSICAL).
         with_expected: False for bags without an expected stream.
+        markers: The robots whose tracked-marker stream comes too (a sample waits for its marker message).
     """
 
-    def __init__(self, kinematics: Kinematics, robots: dict[RobotRole, bool], with_expected: bool = True) -> None:
+    def __init__(
+        self,
+        kinematics: Kinematics,
+        robots: dict[RobotRole, bool],
+        with_expected: bool = True,
+        markers: frozenset[RobotRole] = frozenset(),
+    ) -> None:
         self._kin = kinematics
         self._with_expected = with_expected
-        self._streams = {role: _RobotStream(has_tip) for role, has_tip in robots.items()}
+        self._streams = {role: _RobotStream(has_tip, role in markers) for role, has_tip in robots.items()}
         self._expected: dict[int, tuple[Stage, np.ndarray]] = {}
         self._start_ns: int | None = None
 
@@ -64,7 +77,7 @@ class StreamAssembler:
             self._start_ns = stamp_ns
         q = self._checked(q_plan, "expected")
         self._expected[stamp_ns] = (stage, q)
-        out = [self._sample(RobotRole.EXPECTED, stamp_ns, stage, q, q, _NAN3, _NAN4)]
+        out = [self._sample(RobotRole.EXPECTED, stamp_ns, stage, q, q, (_NAN3, _NAN4), _NOT_SEEN)]
         for role in self._streams:
             out += self._emit(role, final=False)
         return out
@@ -80,6 +93,14 @@ class StreamAssembler:
     def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Sample]:
         """A robot's actual tip pose at ``stamp_ns``; returns the samples this completes."""
         self._stream(role).tips[stamp_ns] = (np.asarray(position_m, float), np.asarray(quat_wxyz, float))
+        return self._emit(role, final=False)
+
+    def add_marker(
+        self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
+    ) -> list[Sample]:
+        """A robot's tracked marker at ``stamp_ns`` (tracker frame; NaN if not seen); the samples this completes."""
+        frame = (np.asarray(position_m, float), np.asarray(quat_wxyz, float), float(registration_error_m))
+        self._stream(role).markers[stamp_ns] = frame
         return self._emit(role, final=False)
 
     def flush(self) -> list[Sample]:
@@ -112,17 +133,22 @@ class StreamAssembler:
                 continue
             if stream.has_tip and stamp not in stream.tips and not final:
                 break  # keep time order: wait for this sample's tip pose
+            if stream.has_marker and stamp not in stream.markers and not final:
+                break  # and for its marker
             q = stream.joints.pop(stamp)
-            position, quat = stream.tips.pop(stamp, (_NAN3, _NAN4))
+            tip = stream.tips.pop(stamp, (_NAN3, _NAN4))
+            marker = stream.markers.pop(stamp, _NOT_SEEN)
             if self._with_expected:
                 stage, q_plan = self._expected[stamp]
             else:
                 stage, q_plan = Stage.NONE, q
-            out.append(self._sample(role, stamp, stage, q_plan, q, position, quat))
+            out.append(self._sample(role, stamp, stage, q_plan, q, tip, marker))
             stream.emitted_until_ns = stamp
             stream.count += 1
         for old in [s for s in stream.tips if s <= stream.emitted_until_ns]:
             del stream.tips[old]
+        for old in [s for s in stream.markers if s <= stream.emitted_until_ns]:
+            del stream.markers[old]
         return out
 
     def _sample(
@@ -132,11 +158,12 @@ class StreamAssembler:
         stage: Stage,
         q_set: np.ndarray,
         q_meas: np.ndarray,
-        tip_m: np.ndarray,
-        tip_quat: np.ndarray,
+        tip: tuple[np.ndarray, np.ndarray],
+        marker: tuple[np.ndarray, np.ndarray, float],
     ) -> Sample:
         start = self._start_ns if self._with_expected else self._streams[role].first_ns
         fk = self._kin.record_arrays(q_meas[None, :])
+        tip_m, tip_quat = tip
         if role is RobotRole.EXPECTED:  # the plan's actual tip is its planned tip (as in a plan's record)
             tip_m, tip_quat = fk.tip_pos_m[0], fk.tip_quat_wxyz[0]
         return Sample(
@@ -151,4 +178,7 @@ class StreamAssembler:
             tip_quat_wxyz=fk.tip_quat_wxyz[0],
             actual_tip_pos_m=tip_m,
             actual_tip_quat_wxyz=tip_quat,
+            marker_pos_m=marker[0],
+            marker_quat_wxyz=marker[1],
+            marker_error_m=marker[2],
         )

@@ -7,7 +7,7 @@ The emulated physical arm lives in :mod:`cosim_validation.hardware` and implemen
 from cosim_validation.sim.backends_config import BackendsConfig, JointServoConfig
 from cosim_validation.sim.errors import BackendInputError, BackendModelError
 from cosim_validation.sim.execute import execute_trajectory, run_samples
-from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
+from cosim_validation.sim.robot_backend import BackendSample, RobotBackend, marker_arrays
 from cosim_validation.sim.setpoint_ramp import SetpointRamp
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "RobotBackend",
     "SetpointRamp",
     "execute_trajectory",
+    "marker_arrays",
     "run_samples",
 ]

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from cosim_validation.record import Stage, TrajectoryRecord
 from cosim_validation.robot import Kinematics
 from cosim_validation.sim.errors import BackendInputError
-from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
+from cosim_validation.sim.robot_backend import BackendSample, RobotBackend, marker_arrays
 
 _STAGE_VALUES = np.array([int(s) for s in Stage])
 
@@ -112,5 +112,6 @@ def execute_trajectory(
         tip_quat_wxyz=fk.tip_quat_wxyz,
         actual_tip_pos_m=np.array([s.actual_tip_pos_m for s in samples]),
         actual_tip_quat_wxyz=np.array([s.actual_tip_quat_wxyz for s in samples]),
+        **marker_arrays(samples),
         meta=dict(meta or {}),
     )

@@ -8,12 +8,14 @@ runner (:func:`cosim_validation.sim.execute.execute_trajectory`) calls it direct
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.record import RobotRole
+from cosim_validation.record import NO_MARKER_POS, NO_MARKER_QUAT, RobotRole
 
 
 class BackendSample(NamedTuple):
@@ -26,6 +28,10 @@ class BackendSample(NamedTuple):
         actual_tip_pos_m: (3,) actual needle-tip position in base_link [m]: simulator ground truth or an
             external tracker; NaN where the robot cannot know it.
         actual_tip_quat_wxyz: (4,) actual needle-tip orientation (tip +z along the needle); NaN if unknown.
+        marker_pos_m: (3,) position of the tool's marker in an optical tracker's frame (not base_link) [m]; NaN if
+            the robot has no such tracker or it did not see the marker.
+        marker_quat_wxyz: (4,) orientation of the marker in the tracker's frame; NaN likewise.
+        marker_error_m: The tracker's registration error for this frame [m]; NaN likewise.
     """
 
     t_s: float
@@ -33,6 +39,20 @@ class BackendSample(NamedTuple):
     q_measured: np.ndarray
     actual_tip_pos_m: np.ndarray
     actual_tip_quat_wxyz: np.ndarray
+    marker_pos_m: np.ndarray = NO_MARKER_POS
+    marker_quat_wxyz: np.ndarray = NO_MARKER_QUAT
+    marker_error_m: float = math.nan
+
+
+def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
+    """The marker fields of ``samples`` as a record's arrays: ``marker_pos_m`` (n, 3), ``marker_quat_wxyz`` (n, 4),
+    ``marker_error_m`` (n,)."""
+    n = len(samples)
+    return {
+        "marker_pos_m": np.array([s.marker_pos_m for s in samples], dtype=np.float64).reshape(n, 3),
+        "marker_quat_wxyz": np.array([s.marker_quat_wxyz for s in samples], dtype=np.float64).reshape(n, 4),
+        "marker_error_m": np.array([s.marker_error_m for s in samples], dtype=np.float64).reshape(n),
+    }
 
 
 @runtime_checkable

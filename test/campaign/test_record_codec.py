@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -9,12 +10,21 @@ import pytest
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly
 from cosim_validation.campaign.case_pipeline import run_case, shared_assembly
-from cosim_validation.campaign.record_codec import POS_STEP_M, Q_STEP_RAD, decode_record, encode_record, is_plan
+from cosim_validation.campaign.record_codec import (
+    POS_STEP_M,
+    Q_STEP_RAD,
+    QUAT_STEP,
+    decode_record,
+    encode_record,
+    is_plan,
+)
 from cosim_validation.coverage import Suite
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import TrajectoryRecord
 from cosim_validation.robot import Kinematics
 from test.campaign.run_fixtures import CONFIG
+
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +71,43 @@ def test_round_trip_within_one_step(name: str, records: dict[str, TrajectoryReco
     np.testing.assert_allclose(back.tip_pos_m, record.tip_pos_m, rtol=0, atol=20 * Q_STEP_RAD)
     np.testing.assert_allclose(back.joint_axis, record.joint_axis, rtol=0, atol=20 * Q_STEP_RAD)
     assert is_plan(back) == (name == "plan")
+    # the emulated arm's tracker marker travels too; a simulator has none and none comes back
+    assert back.has_marker == record.has_marker == (name == "emulated")
+    if record.has_marker:
+        np.testing.assert_allclose(back.marker_pos_m, record.marker_pos_m, rtol=0, atol=POS_STEP_M / 2 + 1e-15)
+        np.testing.assert_allclose(back.marker_quat_wxyz, record.marker_quat_wxyz, rtol=0, atol=QUAT_STEP / 2 + 1e-15)
+        np.testing.assert_allclose(back.marker_error_m, record.marker_error_m, rtol=0, atol=POS_STEP_M / 2 + 1e-15)
+        np.testing.assert_array_equal(np.isnan(back.marker_pos_m), np.isnan(record.marker_pos_m))
+
+
+def test_unknown_values_stay_unknown(records: dict[str, TrajectoryRecord], kinematics: Kinematics) -> None:
+    """A joint or a tracker sample that was not known in some samples comes back as NaN exactly there, and the
+    known neighbours keep their values (the first format lost a record's actual tip when any sample was NaN)."""
+    record = records["emulated"]
+    q_measured = record.q_measured.copy()
+    q_measured[5:9, 2] = np.nan
+    actual = record.actual_tip_pos_m.copy()
+    actual[50:60] = np.nan
+    marker = record.marker_pos_m.copy()
+    marker[:3] = np.nan
+    gappy = dataclasses.replace(record, q_measured=q_measured, actual_tip_pos_m=actual, marker_pos_m=marker)
+    back = decode_record(encode_record(gappy), kinematics, "test")
+    for name in ("q_measured", "actual_tip_pos_m", "marker_pos_m"):
+        mine, theirs = getattr(back, name), getattr(gappy, name)
+        np.testing.assert_array_equal(np.isnan(mine), np.isnan(theirs), err_msg=name)
+        np.testing.assert_allclose(mine[np.isfinite(theirs)], theirs[np.isfinite(theirs)], rtol=0, atol=1e-6)
+
+
+def test_first_format_still_decodes(kinematics: Kinematics) -> None:
+    """A compact record written by the first format (shipped fixture: 40 samples of an emulated run, and the full
+    record it was made from) decodes to within one step; it has no tracker marker."""
+    compact = (DATA / "emulated_v1.compact.npz").read_bytes()
+    full = TrajectoryRecord.from_bytes((DATA / "emulated_v1.full.npz").read_bytes(), "fixture")
+    back = decode_record(compact, kinematics, "fixture")
+    assert back.n_samples == full.n_samples == 40
+    np.testing.assert_allclose(back.q_measured, full.q_measured, rtol=0, atol=Q_STEP_RAD / 2 + 1e-15)
+    np.testing.assert_allclose(back.actual_tip_pos_m, full.actual_tip_pos_m, rtol=0, atol=POS_STEP_M / 2 + 1e-15)
+    assert not back.has_marker
 
 
 def test_full_records_still_read(records: dict[str, TrajectoryRecord]) -> None:

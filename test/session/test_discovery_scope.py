@@ -101,3 +101,26 @@ def test_a_node_that_outlives_its_session_keeps_the_domain(locks: Path) -> None:
     finally:
         node.communicate("", timeout=30)
     assert next_scope().domain_id == 1
+
+
+def test_the_dashboard_joins_the_one_running_session(locks: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``cosim dashboard --live`` without --domain-id: the running session's leased domain, or the caller's when
+    none runs, and a clear refusal when several run."""
+    from cosim_validation.cli.dashboard import live_domain
+    from cosim_validation.session.discovery_scope import running_sessions
+
+    assert running_sessions() == []
+    assert live_domain(None) == 0
+    assert "no cosim session is running" in capsys.readouterr().err
+    with DomainLease.acquire() as first:
+        assert running_sessions() == [first.domain_id]
+        assert live_domain(None) == first.domain_id
+        assert f"joining the running cosim session in ROS domain {first.domain_id}" in capsys.readouterr().err
+        with DomainLease.acquire(57) as second:
+            assert running_sessions() == [first.domain_id, 57]
+            with pytest.raises(InputError, match=r"2 cosim sessions are running \(ROS domains 1, 57\)"):
+                live_domain(None)
+            assert live_domain(57) == second.domain_id
+    assert running_sessions() == []  # given back
+    with pytest.raises(InputError, match=r"--domain-id must be within 0\.\.232"):
+        live_domain(300)

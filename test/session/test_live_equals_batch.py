@@ -11,16 +11,20 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from cosim_validation.campaign.record_codec import POS_STEP_M, QUAT_STEP
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.cli.main import main
 from cosim_validation.coverage import Suite
+from cosim_validation.record import TrajectoryRecord
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 CASES = (0, 13, 25, 38)  # of the 39 cases of a 30 mm grid by the heart: two completed, two stopped by the validator
 TOLERANCE_M = 1e-9
+QUANTUM_M = max(POS_STEP_M, QUAT_STEP)  # stored records are quantized to this step (compact record codec)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +98,31 @@ def test_session_and_campaign_give_the_same_results(
     assert len(physical) > 0
     for key, live_kpi in live_kpis.items():
         assert _close(live_kpi.value, batch_kpis[key].value), (key, live_kpi.value, batch_kpis[key].value)
+
+    # the physical arm's optical-tracker marker (over DDS on /cosim/physical/marker live) is the same sample for
+    # sample as in batch, occlusions included
+    live_markers, batch_markers = (_markers(tmp_path / d / "results.sqlite") for d in ("session", "campaign"))
+    assert live_markers.keys() == batch_markers.keys() == live_cases.keys()
+    for test_id, live_record in live_markers.items():
+        batch_record = batch_markers[test_id]
+        assert live_record.has_marker, test_id
+        assert batch_record.has_marker, test_id
+        assert live_record.n_samples == batch_record.n_samples, test_id
+        for name in ("marker_pos_m", "marker_quat_wxyz", "marker_error_m"):
+            mine, theirs = getattr(live_record, name), getattr(batch_record, name)
+            np.testing.assert_array_equal(np.isnan(mine), np.isnan(theirs), err_msg=f"{test_id} {name}")
+            np.testing.assert_allclose(mine, theirs, rtol=0, atol=QUANTUM_M, err_msg=f"{test_id} {name}")
+
+
+def _markers(db_path: Path) -> dict[str, TrajectoryRecord]:
+    """The physical robot's stored record of every case (rebuilt with the run's nominal arm)."""
+    from cosim_validation.config import load_config, package_root
+    from cosim_validation.robot import RobotConfig
+
+    config = load_config(package_root() / "config" / "needle_insertion.yaml")
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    with ResultsDB.open(db_path) as db:
+        return {r.test_id: r for r in db.trajectories("physical", kinematics)}
 
 
 def test_a_filtered_robot_is_the_same_live_and_in_batch(

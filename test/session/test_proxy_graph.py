@@ -17,7 +17,8 @@ nodes:
 """
 INJECTOR = "  - {name: virtual_errors, executable: error_injector, parameters: {robot: virtual, model: m.npz}}\n"
 RAW = tuple(
-    (f"/cosim/virtual/{n}", f"/cosim/virtual/raw/{n}") for n in ("command", "joint_states", "tip_pose", "reset")
+    (f"/cosim/virtual/{n}", f"/cosim/virtual/raw/{n}")
+    for n in ("command", "joint_states", "tip_pose", "marker", "reset")
 )
 
 

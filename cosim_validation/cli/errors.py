@@ -1,5 +1,7 @@
-"""``cosim errors calibrate|train|evaluate``: learned error injection from a physical robot's dataset (seed 001).
+"""``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot (seed 001).
 
+- ``collect -o DATASET``: drive the physical robot (the emulated ER3 Pro in batch) through random settled steps
+  and a held-out continuous motion; write the dataset (Parquet);
 - ``calibrate DATASET``: hand-eye calibration AX = YB on the tracked training rows; residuals, X and Y;
 - ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
 - ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and
@@ -23,6 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``cosim errors``."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
+    c = sub.add_parser("collect", help="drive the physical robot and write a dataset", description=__doc__)
+    c.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+    c.add_argument("-o", "--output", required=True, metavar="DATASET", help="dataset to write (.parquet)")
+    c.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
+    c.add_argument("--backend", default="emulated", help="the physical robot (a backend name; default emulated)")
+    c.add_argument("--goals", type=int, default=60, help="random goals of the training motion")
+    c.add_argument("--test-s", type=float, default=60.0, help="length of the held-out motion [s]")
+    c.add_argument("--seed", type=int, default=0, help="goals, held-out motion, the robot's noise")
     for name, text in (("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
                        ("train", "train NN1 and NN2 on a dataset and write the error model"),
                        ("evaluate", "compare the simulated robot with the physical one on held-out rows")):  # fmt: skip
@@ -71,8 +81,36 @@ def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
     return label(dataset, kinematics, max_registration_error_m=1e-3 * args.max_registration_error_mm), kinematics
 
 
+def _collect(args: argparse.Namespace) -> int:
+    from cosim_validation.backends import make_backend
+    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.errors.collection import CollectSettings, collect
+    from cosim_validation.errors.dataset_io import write_parquet
+    from cosim_validation.robot import RobotConfig
+
+    config = load_case_config(resolve_resource(args.config))
+    robot = RobotConfig.from_config(config["robot"])
+    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed)
+    backend = make_backend(args.backend, config, robot.kinematics, seed=args.seed)
+    try:
+        dataset = collect(backend, robot.kinematics, robot.home_q, settings)
+    finally:
+        backend.close()
+    write_parquet(dataset, args.output)
+    counts = {name: int((dataset.set_name == name).sum()) for name in ("train", "test")}
+    seen = int(dataset.marker_seen.sum())
+    if args.json:
+        print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": backend.name})
+    else:
+        print(f"wrote {args.output}: {counts['train']} settled training rows, {counts['test']} held-out rows "
+              f"({seen} with the marker seen) from the {backend.name} robot")  # fmt: skip
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the action and print its result."""
+    if args.action == "collect":
+        return _collect(args)
     labelled, kinematics = _labelled(args)
     result: dict[str, Any] = {"dataset": str(args.dataset), "rows": labelled.cleaned.counts}
     result["calibration"] = labelled.hand_eye.summary()
@@ -131,7 +169,7 @@ def _print(action: str, result: dict[str, Any]) -> None:
                   f"validation MSE {net['validation_mse']:.4f} (normalised)")  # fmt: skip
         print(f"wrote {result['model']}")
     elif action == "evaluate":
-        print(f"{result['rows']} held-out samples; gap between real and simulated actual pose:")
+        print(f"{result['samples']} held-out samples; gap between real and simulated actual pose:")
         for name, row in result["table"].items():
             print(f"  {name:<24} mean {row['mean']:.4f}  std {row['std']:.4f}  median {row['median']:.4f}  "
                   f"max {row['max']:.4f}")  # fmt: skip

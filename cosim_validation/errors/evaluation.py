@@ -73,7 +73,7 @@ class Evaluation(NamedTuple):
         table = self.table()
         ratio = {k: table[f"{k} without"]["mean"] / max(table[f"{k} with"]["mean"], 1e-15)
                  for k in ("translation_mm", "rotation_deg")}  # fmt: skip
-        return {"rows": int(self.translation_m["with"].size), "table": table, "improvement": ratio,
+        return {"samples": int(self.translation_m["with"].size), "table": table, "improvement": ratio,
                 "distributions": self.distances()}  # fmt: skip
 
 

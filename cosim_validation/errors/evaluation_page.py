@@ -70,7 +70,7 @@ def write_page(evaluation: Evaluation, path: Path, title: str) -> None:
     text = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif} td,th{padding:2px 8px;text-align:right}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>{summary['rows']} held-out samples. Mean gap cut "
+        f"<h1>{html.escape(title)}</h1><p>{summary['samples']} held-out samples. Mean gap cut "
         f"{ratio['translation_mm']:.2f}x (position), {ratio['rotation_deg']:.2f}x (rotation).</p>"
         f"<h2>Real vs simulated actual pose (seed 001, Table II)</h2>{_rows(summary['table'])}"
         f"<h2>Error distributions, two-sample statistics</h2>{_rows(summary['distributions'])}"

@@ -33,7 +33,7 @@ def test_train_then_evaluate_writes_the_model_and_the_page(
     page = tmp_path / "report.html"
     assert main(["errors", "evaluate", str(dataset_file), "--model", str(model), "--html", str(page), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["rows"] == 300
+    assert result["samples"] == 300
     assert set(result["table"]) == {f"{w} {c}" for w in ("translation_mm", "rotation_deg") for c in ("without", "with")}
     assert result["improvement"]["translation_mm"] > 1.0
     assert "Table II" in page.read_text()

@@ -36,7 +36,7 @@ def test_calibration_labels_and_learning_close_the_gap_on_held_out_motion(kinema
     assert report["nn2"]["rows"] == usable[:3000].sum()
     assert model.training_data_hash == data.content_hash()
     summary = evaluate(model, labelled, kinematics).summary()
-    assert summary["rows"] == 599
+    assert summary["samples"] == 599
     # measured 1.95x / 2.57x / KS 0.11 (docs/ERRORS.md): the goals (4x / 2.5x / 0.1) are not all met here;
     # the injector's self-fed history can settle on the wrong side of the play on slow held-out motion
     assert summary["improvement"]["translation_mm"] > 1.5

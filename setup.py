@@ -19,6 +19,7 @@ NODES: list[str] = [
     "foxglove_bridge",
     "robot_proxy",
     "hazard_injector",
+    "error_injector",
 ]
 
 

@@ -1,7 +1,7 @@
 """The layers a robot can be seen through (injected errors, hazards, a fixed offset), by name, for every mode.
 
 A filter is named on the command line and in a graph as ``KIND:OPTIONS`` (``offset:joint2=0.001``,
-``errors:models/er3pro.npz``, ``hazards:sudden_jump``); :func:`make_filter` builds it for a case study. The same
+``errors:model=models/er3pro.npz``, ``hazards:sudden_jump``); :func:`make_filter` builds it for a case study. The same
 filter objects wrap the batch robots (:func:`~cosim_validation.assembly.robots.build_robot` returns a
 :class:`~cosim_validation.sim.robot_filter.FilteredBackend`) and run in the live proxy node between the controller
 and a driver (``nodes/robot_proxy.py``), so a filtered robot behaves the same in a campaign and in a session.
@@ -26,6 +26,7 @@ FilterFactory = Callable[[ConfigNode, str, Kinematics], RobotFilter]
 FILTER_KINDS: dict[str, str] = {
     "offset": "cosim_validation.sim.offset_filter:make_offset_filter",
     "hazards": "cosim_validation.hazards.hazard_filter:make_hazard_filter",
+    "errors": "cosim_validation.errors.injection:make_errors_filter",
 }
 
 

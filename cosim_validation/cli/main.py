@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, str] = {
     "bag": "bag",
     "export": "export",
     "hazards": "hazards",
+    "errors": "errors",
 }
 
 

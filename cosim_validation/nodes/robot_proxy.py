@@ -26,6 +26,7 @@ from sensor_msgs.msg import JointState
 
 from cosim_validation.assembly.robot_filters import make_filters
 from cosim_validation.config import load_case_config, resolve_resource
+from cosim_validation.exceptions import InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
@@ -47,7 +48,7 @@ class RobotProxy(Node):
         params = declare_parameters(self, executable)
         config = load_case_config(resolve_resource(params["config"]))
         self._kin = RobotConfig.from_config(config["robot"]).kinematics
-        self._filters = make_filters(config, list(params["filters"]), self._kin)
+        self._filters = make_filters(config, filter_texts(executable, params), self._kin)
         self._role = RobotRole.parse(params["robot"])
         self._names = self._kin.joint_names
         group = ReentrantCallbackGroup()
@@ -119,6 +120,21 @@ class RobotProxy(Node):
         for f in self._filters:
             for event in f.events():
                 self._events_pub.publish(_alert(event, self._role, self.get_name(), self._last_ns or 0))
+
+
+def filter_texts(executable: str, params: dict[str, Any]) -> list[str]:
+    """The ``KIND:OPTIONS`` of the node's filters, innermost first: ``filters``, after the errors model of an
+    ``error_injector`` (seed 001's injector is this node with the ``errors`` filter of its ``model``).
+
+    Raises:
+        InputError: An error injector without a model.
+    """
+    filters = [str(f) for f in params.get("filters", [])]
+    if executable != "error_injector":
+        return filters
+    if not params.get("model"):
+        raise InputError("error_injector: parameter 'model': name the error model file (cosim errors train)")
+    return [f"errors:model={params['model']}", *filters]
 
 
 def _alert(event: FilterEvent, role: RobotRole, source: str, stamp_ns: int) -> Alert:

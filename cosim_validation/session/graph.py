@@ -80,8 +80,9 @@ class GraphSpec:
         """A copy with a proxy node in front of ``robot``'s driver, applying ``filters`` (``KIND:OPTIONS``).
 
         The proxy is a ``hazard_injector`` when every filter is of kind ``hazards`` (its events then go to
-        ``/cosim/hazards/events``), else a ``robot_proxy``; a proxy the graph already has for ``robot`` gets the
-        filters after its own. The driver's topics and reset service move under ``/cosim/<robot>/raw/``
+        ``/cosim/hazards/events``), else a ``robot_proxy``; a proxy the graph already has for ``robot`` (a
+        ``robot_proxy``, ``hazard_injector`` or ``error_injector`` node in the YAML) gets the filters outside its
+        own. The driver's topics and reset service move under ``/cosim/<robot>/raw/``
         (remapped); the proxy serves the usual names. Nothing changes without filters.
         """
         if not filters:
@@ -127,7 +128,7 @@ class GraphSpec:
 
 
 #: Executables that stand in front of a robot's driver (robot filters), and their default robot.
-PROXIES: dict[str, str] = {"robot_proxy": "virtual", "hazard_injector": "physical"}
+PROXIES: dict[str, str] = {"robot_proxy": "virtual", "hazard_injector": "physical", "error_injector": "virtual"}
 #: The names a proxy serves in place of the driver (the driver's move under ``/cosim/<robot>/raw/``).
 PROXIED_TOPICS = ("command", "joint_states", "tip_pose", "marker", "reset")
 
@@ -233,10 +234,17 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
         raise ConfigError(root.source, "nodes", f"node names must be unique; repeated: {', '.join(duplicates)}")
     if not nodes:
         raise ConfigError(root.source, "nodes", "expected at least one node")
+    proxies: dict[str, str] = {}
     for n in nodes:
         robot = _proxy_robot(n)
-        if robot is not None and not any(d.executable == f"{robot}_driver" for d in nodes):
+        if robot is None:
+            continue
+        if not any(d.executable == f"{robot}_driver" for d in nodes):
             raise ConfigError(root.source, "nodes", f"node {n.name!r}: no {robot}_driver node to stand in front of")
+        if robot in proxies:
+            raise ConfigError(root.source, "nodes", f"{n.name} and {proxies[robot]} both stand in front of the "
+                              f"{robot} robot; give one of them all its filters")  # fmt: skip
+        proxies[robot] = n.name
     return GraphSpec(root.source, settings, nodes).with_proxies_wired()
 
 

@@ -144,6 +144,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("filters", list, [], "hazards:SCENARIO[@LIBRARY] of every injected scenario (config/hazards.yaml)"),
         ParamSpec("events_topic", str, "/cosim/hazards/events", "where the injection windows' start and end go"),
     ),
+    "error_injector": (
+        ParamSpec("robot", str, "virtual", "the simulated robot it injects the learned errors into"),
+        ParamSpec("model", str, "", "the error model file (cosim errors train); required"),
+        ParamSpec("filters", list, [], "KIND:OPTIONS of further layers outside the injected errors"),
+        ParamSpec("events_topic", str, "", "where the filters' events go; '' = /cosim/<robot>/events"),
+    ),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

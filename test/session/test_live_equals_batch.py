@@ -209,3 +209,35 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
             assert len(held) >= 4, (topic, test_id)  # held at least the 0.4 s before a recovery
             assert all(q == before for q in held), (topic, test_id)  # zero motion commands after the exception
     assert live_cases[min(live_cases)][0] == "completed"  # recovered from the force limit, then ran to its end
+def test_injected_learned_errors_are_the_same_live_and_in_batch(
+    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str], repo_root: Path
+) -> None:
+    """The errors filter on the virtual robot: live in the proxy node, in batch around the MuJoCo backend.
+
+    The model is trained on known synthetic errors (test/errors/synthetic.py): its offsets (about 1 mrad per
+    joint) move the virtual arm away from the plan, equally in both modes. The encoders it reports read
+    setpoint + NN1 (the physical arm's controller error), its tip sits where setpoint + NN1 + NN2 puts it.
+    """
+    from cosim_validation.config import load_config
+    from cosim_validation.robot import RobotConfig
+    from test.errors.synthetic import train_synthetic_model
+
+    kinematics = RobotConfig.from_config(
+        load_config(repo_root / "config" / "needle_insertion.yaml")["robot"]
+    ).kinematics
+    model = tmp_path / "synthetic.npz"
+    train_synthetic_model(kinematics).save(model)
+    live, batch = _both(tmp_path, suite_file, "2", "--no-validate", "--filter", f"virtual=errors:model={model}")
+    capsys.readouterr()
+    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
+    assert len(live_cases) == 2
+    for test_id in live_cases:
+        assert live_cases[test_id] == batch_cases[test_id]
+    assert live_verdicts.keys() <= batch_verdicts.keys()
+    for key, verdict in live_verdicts.items():
+        assert verdict.status == batch_verdicts[key].status, key
+        assert _close(verdict.margin, batch_verdicts[key].margin), key
+    for key, kpi in live_kpis.items():
+        assert _close(kpi.value, batch_kpis[key].value), key
+    deviation = {k[2]: v.value for k, v in live_kpis.items() if k[1] == "joint_deviation_max" and k[3] == "case"}
+    assert deviation["virtual"] > 0.0005  # NN1's offsets (up to 0.6 mrad) show in the encoders (0.0003 without)

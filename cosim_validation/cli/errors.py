@@ -1,0 +1,182 @@
+"""``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot (seed 001).
+
+- ``collect -o DATASET``: drive the physical robot (the emulated ER3 Pro in batch) through random settled steps
+  and a held-out continuous motion; write the dataset (Parquet);
+- ``calibrate DATASET``: hand-eye calibration AX = YB on the tracked training rows; residuals, X and Y;
+- ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
+- ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and
+  with ``--html`` the page with the distributions.
+
+A dataset is the Parquet file of docs/ERRORS.md, or the documented CSV (its robot is the configuration's).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.cli.output import print_json
+
+HELP = "learned error injection: calibrate, train and evaluate error models from a robot's dataset"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``cosim errors``."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    c = sub.add_parser("collect", help="drive the physical robot and write a dataset", description=__doc__)
+    c.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+    c.add_argument("-o", "--output", required=True, metavar="DATASET", help="dataset to write (.parquet)")
+    c.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
+    c.add_argument("--backend", default="emulated", help="the physical robot (a backend name; default emulated)")
+    c.add_argument("--goals", type=int, default=60, help="random goals of the training motion")
+    c.add_argument("--test-s", type=float, default=60.0, help="length of the held-out motion [s]")
+    c.add_argument("--seed", type=int, default=0, help="goals, held-out motion, the robot's noise")
+    for name, text in (("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
+                       ("train", "train NN1 and NN2 on a dataset and write the error model"),
+                       ("evaluate", "compare the simulated robot with the physical one on held-out rows")):  # fmt: skip
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+        p.add_argument("dataset", metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)")
+        p.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
+        p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")
+        if name == "train":
+            p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (.npz)")
+            p.add_argument("--nn1", default="CPE", choices=("OC", "CP", "CPE"), help="NN1 features (default CPE)")
+            p.add_argument("--nn2", default="CPE", choices=("OC", "CP", "CPE"), help="NN2 features (default CPE)")
+            p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
+            p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
+            p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
+        if name == "evaluate":
+            p.add_argument("--model", required=True, help="error model file (cosim errors train)")
+            p.add_argument("--set", default="test", choices=("train", "test"), help="rows to evaluate on")
+            p.add_argument("--html", default=None, metavar="PAGE", help="write the page with Table II and figures")
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.errors.dataset_io import read_csv, read_parquet
+    from cosim_validation.errors.robot_identity import RobotIdentity
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.robot import RobotConfig
+
+    kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
+    path = Path(args.dataset)
+    if path.suffix.lower() == ".csv":
+        units = tuple("rad" for _ in kinematics.joint_names)
+        return read_csv(path, RobotIdentity.of(kinematics), units), kinematics
+    if path.suffix.lower() != ".parquet":
+        raise InputError(f"{path}: expected a .parquet or .csv dataset")
+    return read_parquet(path), kinematics
+
+
+def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
+    from cosim_validation.errors.learning import label
+    from cosim_validation.exceptions import InputError
+
+    if not args.max_registration_error_mm > 0:
+        raise InputError(f"--max-registration-error-mm: expected a number > 0, got {args.max_registration_error_mm}")
+    dataset, kinematics = _inputs(args)
+    return label(dataset, kinematics, max_registration_error_m=1e-3 * args.max_registration_error_mm), kinematics
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from cosim_validation.backends import make_backend
+    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.errors.collection import CollectSettings, collect
+    from cosim_validation.errors.dataset_io import write_parquet
+    from cosim_validation.robot import RobotConfig
+
+    config = load_case_config(resolve_resource(args.config))
+    robot = RobotConfig.from_config(config["robot"])
+    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed)
+    backend = make_backend(args.backend, config, robot.kinematics, seed=args.seed)
+    try:
+        dataset = collect(backend, robot.kinematics, robot.home_q, settings)
+    finally:
+        backend.close()
+    write_parquet(dataset, args.output)
+    counts = {name: int((dataset.set_name == name).sum()) for name in ("train", "test")}
+    seen = int(dataset.marker_seen.sum())
+    if args.json:
+        print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": backend.name})
+    else:
+        print(f"wrote {args.output}: {counts['train']} settled training rows, {counts['test']} held-out rows "
+              f"({seen} with the marker seen) from the {backend.name} robot")  # fmt: skip
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the action and print its result."""
+    if args.action == "collect":
+        return _collect(args)
+    labelled, kinematics = _labelled(args)
+    result: dict[str, Any] = {"dataset": str(args.dataset), "rows": labelled.cleaned.counts}
+    result["calibration"] = labelled.hand_eye.summary()
+    if args.action == "calibrate":
+        result["X_tip_marker"] = labelled.hand_eye.X.tolist()
+        result["Y_base_tracker"] = labelled.hand_eye.Y.tolist()
+    elif args.action == "train":
+        result |= _train(args, labelled)
+    else:
+        result |= _evaluate(args, labelled, kinematics)
+    if args.json:
+        print_json(result)
+    else:
+        _print(args.action, result)
+    return 0
+
+
+def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
+    from cosim_validation.errors.learning import LearnSettings, learn
+    from cosim_validation.errors.training import TrainingSettings
+
+    training = TrainingSettings(max_epochs=args.max_epochs, seed=args.seed)
+    model, report = learn(labelled, LearnSettings(args.nn1, args.nn2, training, args.search), str(args.dataset))
+    model.save(args.output)
+    return {"model": str(args.output), "nn1": report["nn1"], "nn2": report["nn2"]}
+
+
+def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[str, Any]:
+    from cosim_validation.errors.evaluation import evaluate
+    from cosim_validation.errors.model_file import ErrorModel
+    from cosim_validation.errors.robot_identity import RobotIdentity
+
+    model = ErrorModel.load(args.model)
+    model.check_robot(RobotIdentity.of(kinematics), str(args.model))
+    evaluation = evaluate(model, labelled, kinematics, args.set)
+    out: dict[str, Any] = {"model": str(args.model)} | evaluation.summary()
+    if args.html:
+        from cosim_validation.errors.evaluation_page import write_page
+
+        write_page(evaluation, Path(args.html), f"Learned error injection: {Path(args.model).name}")
+        out["html"] = str(args.html)
+    return out
+
+
+def _print(action: str, result: dict[str, Any]) -> None:
+    rows, cal = result["rows"], result["calibration"]
+    print(f"{result['dataset']}: {rows['rows']} rows, {rows['nan_joints']} dropped (joints not finite), "
+          f"{rows['marker_dropouts']} marker dropouts, {rows['registration_error_above']} above the registration "
+          f"error threshold, {rows.get('ik_unreached', 0)} poses the joints do not reach")  # fmt: skip
+    print(f"calibration ({cal['method']}, {cal['poses']} poses): residual {cal['translation_mean_mm']:.3f} mm mean "
+          f"({cal['translation_max_mm']:.3f} max), {cal['rotation_mean_deg']:.3f} deg mean")  # fmt: skip
+    if action == "train":
+        for key in ("nn1", "nn2"):
+            net = result[key]
+            print(f"{key}: {net['features']}, {net['rows']} rows, {net['epochs']} epochs, "
+                  f"validation MSE {net['validation_mse']:.4f} (normalised)")  # fmt: skip
+        print(f"wrote {result['model']}")
+    elif action == "evaluate":
+        print(f"{result['samples']} held-out samples; gap between real and simulated actual pose:")
+        for name, row in result["table"].items():
+            print(f"  {name:<24} mean {row['mean']:.4f}  std {row['std']:.4f}  median {row['median']:.4f}  "
+                  f"max {row['max']:.4f}")  # fmt: skip
+        ratio = result["improvement"]
+        print(f"cut {ratio['translation_mm']:.2f}x (position), {ratio['rotation_deg']:.2f}x (rotation)")
+        for name, row in result["distributions"].items():
+            if name.startswith("tip"):
+                print(f"  {name}: KS {row['ks']:.3f}, Wasserstein {row['wasserstein']:.4f} mm")
+        if "html" in result:
+            print(f"wrote {result['html']}")

@@ -1,0 +1,7 @@
+"""Learned error injection (seed 001): a simulated robot that errs like the physical one.
+
+The dataset of a physical robot's settled samples (:mod:`~.dataset`, :mod:`~.dataset_io`, :mod:`~.dataset_cleaning`),
+hand-eye calibration AX = YB (:mod:`~.hand_eye`), the two error networks NN1 / NN2 (:mod:`~.features`,
+:mod:`~.training`, :mod:`~.mlp`, :mod:`~.model_file`) and their injection into a simulated robot as the ``errors``
+robot filter (:mod:`~.injection`). ROS-free; docs/ERRORS.md describes the method, the formats and the results.
+"""

@@ -1,0 +1,115 @@
+"""Collecting an error dataset from a physical robot (seed 001, IV-B): random goals in small settled steps, and a
+continuous held-out motion.
+
+Training motion: random joint goals inside a box around the case study's home pose (``reach`` of each joint's
+range on either side, kept inside the limits), reached by linear interpolation in joint space in steps of at most
+``step_rad``; at every step the robot is given ``settle_s`` to stop, then sampled (setpoint, encoders, marker pose
+and registration error). Held-out motion: a continuous, teleoperation-like trajectory (two slow sines per joint
+with random frequencies and phases, in the same box) sampled at ``rate_hz`` without stopping. Both start from rest
+at the home pose (one segment each). The robot is any :class:`~cosim_validation.sim.robot_backend.RobotBackend`;
+the software learns nothing of it but what it reports (no hand-eye transform, no error parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cosim_validation.errors.dataset import ErrorDataset
+from cosim_validation.errors.robot_identity import RobotIdentity
+from cosim_validation.exceptions import InputError
+from cosim_validation.robot import Kinematics
+from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
+
+
+@dataclass(frozen=True)
+class CollectSettings:
+    """How the robot is driven.
+
+    Attributes:
+        goals: Random goals of the training motion.
+        step_rad: Largest joint change of one step [rad | m].
+        settle_s: Time given to stop at each step before sampling [s].
+        reach: Half-width of the box around home, as a share of each joint's range.
+        test_s: Length of the held-out continuous motion [s].
+        rate_hz: Sampling rate of the held-out motion [Hz].
+        seed: Goals, sine frequencies and phases; the robot's own noise (``reseed``).
+    """
+
+    goals: int = 60
+    step_rad: float = 0.05
+    settle_s: float = 0.3
+    reach: float = 0.1
+    test_s: float = 60.0
+    rate_hz: float = 10.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        checks = {"goals": self.goals >= 1, "step_rad": self.step_rad > 0, "settle_s": self.settle_s > 0,
+                  "reach": 0 < self.reach <= 0.5, "test_s": self.test_s > 0, "rate_hz": self.rate_hz > 0}  # fmt: skip
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise InputError(f"collection settings: {', '.join(bad)} out of range ({self!r})")
+
+
+def _box(kinematics: Kinematics, home: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
+    span = reach * (kinematics.q_upper - kinematics.q_lower)
+    return np.maximum(home - span, kinematics.q_lower), np.minimum(home + span, kinematics.q_upper)
+
+
+def training_setpoints(kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> np.ndarray:
+    """(n, J) the settled steps towards :attr:`CollectSettings.goals` random goals, from home."""
+    rng = np.random.default_rng(settings.seed)
+    lower, upper = _box(kinematics, home, settings.reach)
+    rows: list[np.ndarray] = []
+    here = np.asarray(home, dtype=np.float64)
+    for _ in range(settings.goals):
+        goal = rng.uniform(lower, upper)
+        steps = max(1, int(np.ceil(np.abs(goal - here).max() / settings.step_rad)))
+        rows.extend(here + (goal - here) * (k / steps) for k in range(1, steps + 1))
+        here = goal
+    return np.asarray(rows)
+
+
+def held_out_setpoints(kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> np.ndarray:
+    """(n, J) the continuous held-out motion at :attr:`CollectSettings.rate_hz`, starting at rest at home."""
+    rng = np.random.default_rng(settings.seed + 1)
+    lower, upper = _box(kinematics, home, settings.reach)
+    t = np.arange(1, int(settings.test_s * settings.rate_hz) + 1)[:, None] / settings.rate_hz
+    freq = rng.uniform(0.02, 0.1, size=(2, len(home))) * 2 * np.pi  # [rad/s]: 10-50 s periods, at most ~0.3 rad/s
+    phase = rng.uniform(0, 2 * np.pi, size=(2, len(home)))
+    wave = 0.5 * (np.sin(freq[0] * t + phase[0]) - np.sin(phase[0]) + np.sin(freq[1] * t + phase[1]) - np.sin(phase[1]))
+    half = 0.5 * (upper - lower)
+    return np.clip(home + half * np.clip(wave, -1.0, 1.0), lower, upper)  # type: ignore[no-any-return]
+
+
+def drive(backend: RobotBackend, home: np.ndarray, setpoints: np.ndarray, dwell_s: float) -> list[BackendSample]:
+    """Reset at ``home``, then command each setpoint over ``dwell_s`` [s] and sample at its end."""
+    backend.reset(home)
+    samples = []
+    for q in setpoints:
+        backend.command(q, dwell_s)
+        backend.advance(dwell_s)
+        samples.append(backend.read())
+    return samples
+
+
+def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> ErrorDataset:
+    """Drive ``backend`` through the training and the held-out motion; the dataset of what it reported."""
+    reseed = getattr(backend, "reseed", None)
+    if reseed is not None:
+        reseed(settings.seed)
+    train = drive(backend, home, training_setpoints(kinematics, home, settings), settings.settle_s)
+    test = drive(backend, home, held_out_setpoints(kinematics, home, settings), 1.0 / settings.rate_hz)
+    parts = [("train", train), ("test", test)]
+    samples = [s for _, part in parts for s in part]
+    set_name = np.array([name for name, part in parts for _ in part])
+    segment = np.repeat(np.arange(len(parts)), [len(part) for _, part in parts]).astype(np.int64)
+    meta = {"source": f"cosim errors collect ({backend.name})", "settings": dict(vars(settings))}
+    return ErrorDataset(
+        RobotIdentity.of(kinematics), tuple("rad" for _ in kinematics.joint_names), set_name, segment,
+        np.array([s.t_s for s in samples]), np.array([s.q_setpoint for s in samples]),
+        np.array([s.q_measured for s in samples]), np.array([s.marker_pos_m for s in samples]),
+        np.array([s.marker_quat_wxyz for s in samples]), np.array([s.marker_error_m for s in samples]), meta,
+    )  # fmt: skip

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import replace
 
-from cosim_validation.properties.machines.runner import ended_outside_green
+from cosim_validation.properties.machines.runner import decided_by_the_end
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import Stage
 
@@ -35,7 +35,7 @@ def conclude_verdicts(verdicts: Iterable[Verdict], outcome: str, message: str) -
             first_violation_stage=Stage.NONE,
             reason=reason,
         )
-        if ended_outside_green(v)
+        if decided_by_the_end(v)
         else v
         for v in verdicts
     )

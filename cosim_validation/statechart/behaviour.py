@@ -27,7 +27,7 @@ from cosim_validation.config import package_root
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.statechart.loader import load_machine
-from cosim_validation.statechart.model import REQUIREMENTS, Machine
+from cosim_validation.statechart.model import AT_END, NOT_GREEN, REQUIREMENTS, Machine
 from cosim_validation.statechart.runtime import Statechart, StepResult
 from cosim_validation.statechart.snapshot import SIGNALS, SampleLike, record_rows, snapshot
 
@@ -129,12 +129,13 @@ class BehaviourRunner:
             return self.result
         last = self.pending
         failed = self._process(last, is_last=True)
-        if failed is not None:
-            return failed
+        if failed is not None:  # red entered on the last sample, with the end-of-run signal on
+            self.result = failed._replace(reason=failed.reason + AT_END)
+            return self.result
         if self.chart.active[0] == GREEN:
             self.result = self._outcome("holds", math.nan, Stage.NONE, "ended in green")
         else:
-            reason = f"ended in {self.path()!r}, not green"
+            reason = f"ended in {self.path()!r}{NOT_GREEN}"
             self.result = self._outcome("violated", last.t_s, Stage(int(last.stage)), reason)
         return self.result
 

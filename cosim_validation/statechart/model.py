@@ -129,6 +129,13 @@ REQUIREMENTS: dict[str, str] = {
     "target": "the case's target (none in the context, the record or the plan)",
 }
 
+#: How the reason of a behaviour test that was decided by the end of its run ends (every runner words it so):
+#: it ended outside green without entering red, or it entered red while settling on the last sample, where the
+#: end-of-run signal (``is_last``) is on. Such a verdict is about the run's end, so a case stopped early (aborted,
+#: refused) makes it unknown (``assembly/case_outcome.py``), while one that entered red earlier stays violated.
+NOT_GREEN = ", not green"
+AT_END = ", at the end of the run"
+
 
 @dataclass(frozen=True, eq=False)
 class Machine:

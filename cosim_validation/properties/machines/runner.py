@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,16 +22,14 @@ from cosim_validation.properties.machines.machine import (
 from cosim_validation.properties.sample import Sample, record_samples
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
-from cosim_validation.statechart.model import REQUIREMENTS
+from cosim_validation.statechart.model import AT_END, NOT_GREEN, REQUIREMENTS
 
 SETTLE_STEPS = 64  # at most this many transitions on the last snapshot (eof chains)
-_NOT_GREEN = ", not green"  # end of the reason of a machine that ended outside green without entering red
-
-
-def ended_outside_green(verdict: Verdict) -> bool:
-    """Whether a ``machine:<name>`` verdict is VIOLATED only because the run ended before the machine reached
-    green (it never entered red): on a run cut short this says nothing about the behaviour."""
-    return verdict.status is Status.VIOLATED and verdict.reason.endswith(_NOT_GREEN)
+def decided_by_the_end(verdict: Verdict) -> bool:
+    """Whether a ``machine:<name>`` verdict is VIOLATED only because of how the run ended: it ended outside green
+    without entering red, or entered red on the last sample (where the end-of-run signal is on). On a run cut
+    short (an aborted or refused case) such a verdict says nothing about the behaviour."""
+    return verdict.status is Status.VIOLATED and verdict.reason.endswith((NOT_GREEN, AT_END))
 
 
 @dataclass(frozen=True)
@@ -132,13 +130,15 @@ class MachineRunner:
             return self.result
         last = self.pending
         self._process(last, is_last=True)
-        if self.red is not None:
-            return self._red_result()
+        if self.red is not None:  # entered on the last sample, with the end-of-run signal on
+            red = self._red_result()
+            self.result = replace(red, reason=red.reason + AT_END)
+            return self.result
         state = self.stack[0][1]
         if state == GREEN:
             self.result = self._outcome(Status.HOLDS, math.nan, Stage.NONE, "ended in green")
         else:
-            self.result = self._outcome(Status.VIOLATED, last.t_s, last.stage, f"ended in {self.path()!r}{_NOT_GREEN}")
+            self.result = self._outcome(Status.VIOLATED, last.t_s, last.stage, f"ended in {self.path()!r}{NOT_GREEN}")
         return self.result
 
     # ------------------------------------------------------------------ stepping

@@ -100,8 +100,20 @@ def test_session_and_replay_show_the_repair(
     assert main(["session", "--config", str(graph_file), "--cases", "1", "--out", str(run)]) == 0
     assert "  - removed duplicate faces, 7 faces" in capsys.readouterr().out
     assert _steps(json.loads((run / "summary.json").read_text())["anatomy_repairs"])[0] == "removed duplicate faces"
-    assert main(["replay", str(run / "session.mcap"), "--json"]) == 0
-    assert _steps(json.loads(capsys.readouterr().out)["anatomy_repairs"])[0] == "removed duplicate faces"
+    # the replay judges with the run's copies (issue 22, item 4): the property file edited since (a 1 nm tip
+    # bound) changes nothing, the verdicts still equal the live monitor's
+    properties = config.parent / "properties.yaml"
+    shipped = properties.read_text()
+    strict = yaml.safe_load(shipped)
+    strict["constants"]["tip_deviation_bound_m"] = 1e-9
+    properties.write_text(yaml.safe_dump(strict, sort_keys=False))
+    try:
+        assert main(["replay", str(run / "session.mcap"), "--json"]) == 0
+    finally:
+        properties.write_text(shipped)
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["equal_to_live"] is True
+    assert _steps(replayed["anatomy_repairs"])[0] == "removed duplicate faces"
 
 
 def test_session_refuses_a_run_directory_another_process_writes(

@@ -33,6 +33,8 @@ class MonitorWorld:
         obstacles: The scene's forbidden regions, by name.
         collision: The arm's self-collision model (the configured needle).
         properties_root: The properties file as read (its optional ``topics`` section, for replay).
+        repairs: What ``repair: true`` did to the anatomy, one dict per repaired model (for ``--json``).
+        repair_lines: The same as text (:meth:`AnatomyScene.repair_lines`), shown by every mode that uses it.
     """
 
     properties: PropertySet
@@ -40,6 +42,8 @@ class MonitorWorld:
     obstacles: dict[str, DistanceField]
     collision: SelfCollision
     properties_root: ConfigNode
+    repairs: list[dict[str, object]] = field(default_factory=list)
+    repair_lines: list[str] = field(default_factory=list)
     _by_needle: dict[float, SelfCollision] = field(default_factory=dict, repr=False)
 
     @property
@@ -92,6 +96,8 @@ def monitor_world(
         obstacles=scene_obstacles(scene),
         collision=collision or SelfCollision(kinematics),
         properties_root=root,
+        repairs=scene.repairs(),
+        repair_lines=scene.repair_lines(),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,12 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     violated = any(v.status is Status.VIOLATED for rep in reports for v in rep.verdicts)
     if args.json:
+        for line in world.repair_lines:  # the JSON on stdout is the list of reports
+            print(f"note: {line}", file=sys.stderr)
         print_json([rep.to_dict() for rep in reports])
         return 2 if violated else 0
+    for line in world.repair_lines:
+        print(line)
     for rep in reports:
         print(f"{rep.source}: test {rep.test_id!r}, {rep.robot} robot ({rep.backend}), {rep.n_samples} samples")
         print(format_table(_VERDICT_HEADERS, [_verdict_row(v) for v in rep.verdicts]))

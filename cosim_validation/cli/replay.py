@@ -78,9 +78,12 @@ def run(args: argparse.Namespace) -> int:
                 "live_reports": len(result.live_reports),
                 "equal_to_live": not problems if result.live_reports else None,
                 "differences": problems,
+                "anatomy_repairs": world.repairs,
             }
         )
     else:
+        for line in world.repair_lines:
+            print(line)
         _print_text(args.bag, result, cases, problems)
     return 1 if problems else 0
 

@@ -89,9 +89,12 @@ def run(args: argparse.Namespace) -> int:
     with RunLock(run_dir, command_line()), DomainLease.acquire(args.domain_id, args.discovery_range) as scope:
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
         suite = given_suite or _default_suite(graph, run_dir, args.json)
+        repairs, repair_lines = _anatomy_repairs(graph)
         if not args.json:
             print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
             print(f"ROS 2: {scope.describe()}")
+            for line in repair_lines:
+                print(line)
             if args.foxglove is not None:
                 print(f"foxglove: ws://127.0.0.1:{args.foxglove} (open it with the layout config/foxglove_layout.json)")
         outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             for name, sig in outcome.escalated.items():
                 print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
         recovered = _recover_bag(run_dir, args.json)  # a recorder that died left its bag unfinished
-        summary = {**scope.as_dict(), **summarise(run_dir), **recovered}
+        summary = {**scope.as_dict(), **summarise(run_dir), **recovered, "anatomy_repairs": repairs}
         summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
         if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
             outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
@@ -128,6 +131,19 @@ def _with_filters(graph: Any, texts: list[str]) -> Any:
     for robot in dict.fromkeys(spec.robot for spec in specs):
         graph = graph.with_robot_filters(robot.label, [s.text for s in specs if s.robot is robot])
     return graph
+
+
+def _anatomy_repairs(graph: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """What ``repair: true`` did to the session's anatomy (the nodes load the same scene), as dicts and lines."""
+    from cosim_validation.anatomy import load_anatomy
+    from cosim_validation.config import load_case_config
+    from cosim_validation.session.graph import graph_inputs
+
+    config = graph_inputs(graph).get("config")
+    if config is None:
+        return [], []
+    scene = load_anatomy(load_case_config(config)["anatomy"])
+    return scene.repairs(), scene.repair_lines()
 
 
 def _check_node_files(graph: Any) -> None:

@@ -94,6 +94,46 @@ def test_resume_with_an_edited_suite_is_refused(
     assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))  # nothing was added or changed
 
 
+def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 22, item 4: a run is resumed only with the inputs it was made with. Its property file edited in
+    place (a 1 nm tip bound that would violate tip_follows_plan) is refused, naming the run and both hashes, and
+    nothing is run; put back, the resume runs the missing case with the run's copies and gives exactly the row of
+    the first run."""
+    import yaml
+
+    from cosim_validation.campaign.db_salvage import CASE_TABLES
+
+    properties = tmp_path / "properties.yaml"
+    properties.write_text((CONFIG.parent / "properties.yaml").read_text())
+    config = yaml.safe_load(CONFIG.read_text())
+    config["campaign"]["properties"] = str(properties)
+    case_config = tmp_path / "case.yaml"
+    case_config.write_text(yaml.safe_dump(config, sort_keys=False))
+    suite, run, first = tmp_path / "suite.parquet", tmp_path / "run", tmp_path / "first"
+    argv = ["testgen", "--config", str(case_config), "--method", "random", "--granularity-mm", "90", "--count", "2"]
+    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(case_config), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    assert main(campaign) == 0
+    shutil.copytree(run, first)
+    with sqlite3.connect(run / "results.sqlite") as db:
+        (dropped,) = db.execute("SELECT test_id FROM cases ORDER BY test_id DESC LIMIT 1").fetchone()
+        for table in CASE_TABLES:
+            db.execute(f"DELETE FROM {table} WHERE test_id = ?", (dropped,))
+    shipped = properties.read_text()
+    strict = yaml.safe_load(shipped)
+    strict["constants"]["tip_deviation_bound_m"] = 1e-9
+    properties.write_text(yaml.safe_dump(strict, sort_keys=False))
+    capfd.readouterr()
+    assert main([*campaign, "--resume"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert "results.sqlite: cannot resume, it was made with another config" in err
+    properties.write_text(shipped)
+    assert main([*campaign, "--resume"]) == 0
+    assert "1 cases run" in capfd.readouterr().out
+    assert_same_rows(stored_rows(run), stored_rows(first))
+
+
 def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
     argv += ["--suite", str(suites[0]), "--suite", str(suites[1]), "--backends", "virtual,physical"]

@@ -73,6 +73,48 @@ def test_testgen_campaign_report_and_run_case_show_the_repair(
     assert main(["run-case", "--config", str(config), "--target", "0.45", "0.0", "0.05", "--json"]) in (0, 2)
     assert _steps(json.loads(capsys.readouterr().out)["anatomy_repairs"]) == steps
 
+    records = tmp_path / "records"
+    assert main(["export", str(run), "-o", str(records), "--robot", "virtual"]) == 0
+    capsys.readouterr()
+    virtual = sorted(records.glob("*/virtual.npz"))
+    assert virtual
+    assert main(["check", "--config", str(config), str(virtual[0])]) in (0, 2)
+    assert "  - removed duplicate faces, 7 faces" in capsys.readouterr().out
+    assert main(["check", "--config", str(config), str(virtual[0]), "--json"]) in (0, 2)
+    captured = capsys.readouterr()
+    assert isinstance(json.loads(captured.out), list)
+    assert "note: anatomy: heart (" in captured.err
+
+
+def test_session_and_replay_show_the_repair(
+    config: Path, tmp_path: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The session's nodes and its bag check load the repaired heart; the session says so, and so does a replay."""
+    graph = yaml.safe_load((package_root() / "config" / "digital_twin.yaml").read_text())
+    for node in graph["nodes"]:
+        if "config" in node.get("parameters", {}):
+            node["parameters"]["config"] = str(config)
+    graph_file = tmp_path / "graph.yaml"
+    graph_file.write_text(yaml.safe_dump(graph, sort_keys=False))
+    run = tmp_path / "session"
+    assert main(["session", "--config", str(graph_file), "--cases", "1", "--out", str(run)]) == 0
+    assert "  - removed duplicate faces, 7 faces" in capsys.readouterr().out
+    assert _steps(json.loads((run / "summary.json").read_text())["anatomy_repairs"])[0] == "removed duplicate faces"
+    # the replay judges with the run's copies (issue 22, item 4): the property file edited since (a 1 nm tip
+    # bound) changes nothing, the verdicts still equal the live monitor's
+    properties = config.parent / "properties.yaml"
+    shipped = properties.read_text()
+    strict = yaml.safe_load(shipped)
+    strict["constants"]["tip_deviation_bound_m"] = 1e-9
+    properties.write_text(yaml.safe_dump(strict, sort_keys=False))
+    try:
+        assert main(["replay", str(run / "session.mcap"), "--json"]) == 0
+    finally:
+        properties.write_text(shipped)
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["equal_to_live"] is True
+    assert _steps(replayed["anatomy_repairs"])[0] == "removed duplicate faces"
+
 
 def test_session_refuses_a_run_directory_another_process_writes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

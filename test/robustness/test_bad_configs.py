@@ -109,3 +109,24 @@ def test_unknown_section_in_every_command(
     out = tmp_path / "out"
     argv = OTHER_COMMANDS[command](config, workspace, out)
     run_case(Case(argv, ("case.yaml", "robotz: unknown key; expected one of: anatomy"), (out,)), False, capfd)
+
+
+#: Values of the right kind that mean something wrong (issue 15, item 13): each names the file and the key.
+MEANINGS = {
+    "patient_pose_in_mm": (("anatomy", "patient_pose", "xyz_m"), [535, 500, 60], "in millimetres it would be"),
+    "unknown_target": (("testgen", "target"), "spleen", "unknown region 'spleen'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEANINGS))
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_value_that_means_something_wrong(
+    name: str, as_json: bool, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]
+) -> None:
+    path, value, says = MEANINGS[name]
+    config = tmp_path / "case.yaml"
+    (tmp_path / "properties.yaml").write_text(workspace.properties.read_text())
+    config.write_text(yaml.safe_dump(_mutated(path, value), sort_keys=False))
+    out = tmp_path / "out" / "suite.parquet"
+    argv = ["testgen", "--config", str(config), "--granularity-mm", "60", "-o", str(out)]
+    run_case(Case(argv, ("case.yaml", _key(path), says), (out,)), as_json, capfd)

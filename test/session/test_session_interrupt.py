@@ -25,8 +25,18 @@ def _alive(pid: int) -> bool:
         return f.read().split()[2] != "Z"
 
 
-def _start_and_wait_for_first_case(run_dir: Path, repo_root: Path, node_env: dict[str, str]) -> tuple[Any, list[int]]:
-    """A 50-case session once its first case is done (every node up and busy), and the nodes' pids."""
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_and_wait_for_first_case(
+    run_dir: Path, repo_root: Path, node_env: dict[str, str], sigint_ignored: bool = False
+) -> tuple[Any, list[int]]:
+    """A 50-case session once its first case is done (every node up and busy), and the nodes' pids.
+
+    ``sigint_ignored``: started as from a background job (``make test &``) or some CI runners, with SIGINT
+    ignored, which a process inherits; the session and its nodes must take Ctrl-C back themselves.
+    """
     session = subprocess.Popen(
         [sys.executable, "-m", "cosim_validation.cli.main", "session", "--cases", "50", "--out", str(run_dir)],
         cwd=repo_root,
@@ -34,6 +44,7 @@ def _start_and_wait_for_first_case(run_dir: Path, repo_root: Path, node_env: dic
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     lines = []
     assert session.stdout is not None
@@ -56,9 +67,12 @@ def _stopped_after(pids: list[int], session: Any, started: float) -> float:
     return time.monotonic() - started
 
 
-def test_ctrl_c_stops_every_node(tmp_path: Path, repo_root: Path, node_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["sigint_default", "sigint_ignored_by_parent"])
+def test_ctrl_c_stops_every_node(
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str], sigint_ignored: bool
+) -> None:
     run_dir = tmp_path / "run"
-    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env)
+    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env, sigint_ignored)
     sent = time.monotonic()
     session.send_signal(signal.SIGINT)
     nodes_stopped_s = _stopped_after(pids, session, sent)

@@ -17,6 +17,7 @@ from cosim_validation.properties import Status
 from cosim_validation.properties.machines import run_machine, shipped
 from cosim_validation.properties.machines.behaviours import run_named
 from cosim_validation.record import Stage, TrajectoryRecord
+from test.planning.setup_fixtures import insertion_setup  # noqa: F401 (a fixture)
 
 TARGET = np.array([0.45, -0.05, 0.05])
 

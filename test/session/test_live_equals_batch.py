@@ -209,6 +209,8 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
             assert len(held) >= 4, (topic, test_id)  # held at least the 0.4 s before a recovery
             assert all(q == before for q in held), (topic, test_id)  # zero motion commands after the exception
     assert live_cases[min(live_cases)][0] == "completed"  # recovered from the force limit, then ran to its end
+
+
 def test_injected_learned_errors_are_the_same_live_and_in_batch(
     tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str], repo_root: Path
 ) -> None:

@@ -25,6 +25,8 @@ from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.statechart.model import AT_END, NOT_GREEN, REQUIREMENTS
 
 SETTLE_STEPS = 64  # at most this many transitions on the last snapshot (eof chains)
+
+
 def decided_by_the_end(verdict: Verdict) -> bool:
     """Whether a ``machine:<name>`` verdict is VIOLATED only because of how the run ended: it ended outside green
     without entering red, or entered red on the last sample (where the end-of-run signal is on). On a run cut

@@ -12,18 +12,19 @@ import numpy as np
 import pytest
 
 from cosim_validation.assembly.case_outcome import conclude_verdicts
+from cosim_validation.config import load_config
 from cosim_validation.controllers import InsertionSetup
 from cosim_validation.properties import Status
 from cosim_validation.properties.machines import run_machine, shipped
 from cosim_validation.properties.machines.behaviours import run_named
 from cosim_validation.record import Stage, TrajectoryRecord
-from test.planning.setup_fixtures import insertion_setup  # noqa: F401 (a fixture)
 
 TARGET = np.array([0.45, -0.05, 0.05])
 
 
 @pytest.fixture(scope="module")
-def plan_record(insertion_setup: InsertionSetup) -> tuple[TrajectoryRecord, np.ndarray]:
+def plan_record() -> tuple[TrajectoryRecord, np.ndarray]:
+    insertion_setup = InsertionSetup.from_config(load_config("config/needle_insertion.yaml"))
     plan = insertion_setup.controller("straight").plan_case(insertion_setup.planning.default_source_m, TARGET)
     return plan.to_record(insertion_setup.robot.kinematics, "case"), plan.line.target_m
 

@@ -19,6 +19,7 @@ import numpy as np
 from cosim_validation.errors.dataset import ErrorDataset
 from cosim_validation.errors.robot_identity import RobotIdentity
 from cosim_validation.exceptions import InputError
+from cosim_validation.planning.joint_space_motion import goal_box
 from cosim_validation.robot import Kinematics
 from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
 
@@ -54,8 +55,9 @@ class CollectSettings:
 
 
 def _box(kinematics: Kinematics, home: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
-    span = reach * (kinematics.q_upper - kinematics.q_lower)
-    return np.maximum(home - span, kinematics.q_lower), np.minimum(home + span, kinematics.q_upper)
+    """The joint-space planner's goal box: ``reach`` of each joint's range on either side of home, within limits."""
+    lower, upper = goal_box(home, kinematics.q_lower, kinematics.q_upper, 2.0 * reach)
+    return lower, upper
 
 
 def training_setpoints(kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> np.ndarray:

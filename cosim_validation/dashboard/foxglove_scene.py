@@ -1,7 +1,9 @@
-"""The session as Foxglove scene entities: each robot's arm, the tip paths and the target (SDK messages).
+"""The session as Foxglove scene entities: the anatomy, each robot's arm, the tip paths and the target (SDK
+messages).
 
-Built from plain arrays (joint origins from the robot's forward kinematics, tip tracks of the dashboard's
-model), in ``base_link`` [m]. The anatomy reaches Foxglove as the session's own marker topic.
+Built from plain arrays (the anatomy's vertices and faces, joint origins from the robot's forward kinematics, tip
+tracks of the dashboard's model), in ``base_link`` [m]. The anatomy also reaches Foxglove as the session's own
+marker topic (``/cosim/markers/anatomy``); as scene entities it needs no marker settings in the 3D panel.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ RGBA = {
     RobotRole.PHYSICAL: (0.9, 0.47, 0.08, 1.0),
 }
 MAX_PATH_POINTS = 1000
+#: Anatomy colours by role: targets green, forbidden regions red, the skin a faint beige (all translucent).
+ROLE_RGBA = {"target": (0.2, 0.7, 0.3, 0.25), "obstacle": (0.85, 0.1, 0.1, 0.5), "skin": (0.9, 0.8, 0.7, 0.08)}
 
 
 def _fm() -> Any:
@@ -49,6 +53,27 @@ def arm_entity(robot: RobotRole, joint_origins_m: np.ndarray, needle_m: np.ndarr
         for p in joint_origins_m
     ]
     return fm.SceneEntity(frame_id=FRAME, id=f"arm/{robot.label}", lines=[arm, needle], spheres=joints)
+
+
+def anatomy_entities(models: Any) -> list[Any]:
+    """One entity per anatomical model (``anatomy/<name>``): its mesh as an indexed triangle list."""
+    fm = _fm()
+    origin = _pose(np.zeros(3))
+    return [
+        fm.SceneEntity(
+            frame_id=FRAME,
+            id=f"anatomy/{model.name}",
+            triangles=[
+                fm.TriangleListPrimitive(
+                    pose=origin,
+                    points=_points(model.vertices_m),
+                    color=_color(ROLE_RGBA.get(model.role, (0.5, 0.5, 0.5, 0.3))),
+                    indices=np.asarray(model.faces, dtype=np.int64).ravel().tolist(),
+                )
+            ],
+        )
+        for model in models
+    ]
 
 
 def _pose(position_m: np.ndarray) -> Any:

@@ -5,8 +5,9 @@
   subscribes later gets the last messages of the latched topics (case status, markers) again.
 - Derived channels from the dashboard's model (``cosim_validation.dashboard``): each robot's tip deviation
   from the plan (JSON, ``/cosim/dashboard/<robot>/tip_deviation``), the verdicts of the running case (JSON,
-  ``/cosim/dashboard/verdicts``) and a scene (``foxglove.SceneUpdate``, ``/cosim/dashboard/scene``): each
-  robot's arm from its joint states, the tip paths of the running case and its target.
+  ``/cosim/dashboard/verdicts``) and a scene (``foxglove.SceneUpdate``, ``/cosim/dashboard/scene``): the
+  anatomy of the case-study configuration (sent once, and again to each client that subscribes), each robot's
+  arm from its joint states, the tip paths of the running case and its target.
 
 Started by ``cosim session --foxglove [PORT]``; the layout to open it with is ``config/foxglove_layout.json``.
 """
@@ -25,13 +26,14 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 
+from cosim_validation.anatomy import load_anatomy
 from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.dashboard import DashboardModel
 from cosim_validation.dashboard.deviation_stream import DeviationStream
 from cosim_validation.dashboard.events import CaseReported, TipSample, VerdictRow
 from cosim_validation.dashboard.foxglove_json import DEVIATION_SCHEMA, VERDICTS_SCHEMA, deviation_json, verdicts_json
 from cosim_validation.dashboard.foxglove_layout import SCENE_TOPIC, VERDICTS_TOPIC, deviation_topic
-from cosim_validation.dashboard.foxglove_scene import arm_entity, case_entities, scene_update
+from cosim_validation.dashboard.foxglove_scene import anatomy_entities, arm_entity, case_entities, scene_update
 from cosim_validation.exceptions import InputError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.record import RobotRole
@@ -73,7 +75,9 @@ class FoxgloveBridge(Node):
     def __init__(self) -> None:
         super().__init__("foxglove_bridge")
         params = declare_parameters(self, "foxglove_bridge")
-        self._kin = RobotConfig.from_config(load_case_config(resolve_resource(params["config"]))["robot"]).kinematics
+        case_config = load_case_config(resolve_resource(params["config"]))
+        self._kin = RobotConfig.from_config(case_config["robot"]).kinematics
+        self._anatomy = scene_update(anatomy_entities(load_anatomy(case_config["anatomy"])))
         self._prefixes, self._extra = tuple(params["topic_prefixes"]), set(params["extra_topics"])
         self._robots = [RobotRole.parse(r) for r in params["robots"]]
         self._fox = foxglove.Context()
@@ -85,6 +89,7 @@ class FoxgloveBridge(Node):
         self._latched: dict[str, list[bytes]] = {}
         self._joints: dict[RobotRole, Any] = {}
         self._scene = foxglove.channels.SceneUpdateChannel(SCENE_TOPIC, context=self._fox)
+        self._scene.log(self._anatomy)
         self._deviation_channels = {
             r: foxglove.Channel(deviation_topic(r.label), schema=DEVIATION_SCHEMA, context=self._fox)
             for r in self._robots
@@ -148,6 +153,8 @@ class FoxgloveBridge(Node):
         with self._listener.lock:
             new, self._listener.new = self._listener.new, []
         for client_id, channel_id in new:
+            if channel_id == self._scene.id():  # the anatomy was sent before this client subscribed
+                self._scene.log(self._anatomy, sink_id=client_id)
             for topic, messages in self._latched.items():
                 channel = self._fox_channels[topic]
                 if channel.id() == channel_id:

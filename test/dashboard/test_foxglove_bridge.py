@@ -117,7 +117,11 @@ def test_scene_has_arms_paths_and_target(session: RecordedSession) -> None:
             assert entity.frame_id == "base_link"
             if entity.id.startswith("arm/"):
                 assert len(entity.lines[0].points) == 7  # one point per joint origin of the ER3 Pro
+            if entity.id == "anatomy/heart":  # the built-in heart: 2562 vertices, 5120 triangles
+                (heart,) = entity.triangles
+                assert (len(heart.points), len(heart.indices)) == (2562, 3 * 5120)
     assert {"arm/virtual", "arm/physical", "path/expected", "path/virtual", "path/physical", "target"} <= ids
+    assert {"anatomy/left_lung", "anatomy/right_lung", "anatomy/heart", "anatomy/torso"} <= ids
 
 
 def test_shipped_layout_is_made_from_the_graph() -> None:

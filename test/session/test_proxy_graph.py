@@ -58,7 +58,7 @@ def test_two_proxies_for_one_robot_are_refused() -> None:
 
 def test_a_proxy_without_its_driver_is_refused() -> None:
     text = "nodes:\n" + INJECTOR
-    with pytest.raises(ConfigError, match="node .virtual_errors.: no virtual_driver node to stand in front of"):
+    with pytest.raises(ConfigError, match="node 'virtual_errors': no virtual_driver node to stand in front of"):
         parse_graph(parse_config(text, "g.yaml"))
 
 

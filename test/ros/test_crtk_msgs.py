@@ -68,4 +68,4 @@ def test_the_vendored_definitions_are_the_cited_release(repo_root: Path) -> None
     built = sorted(p.name for p in [*vendored.glob("msg/*.msg"), *vendored.glob("srv/*.srv")])
     listed = (vendored / "CMakeLists.txt").read_text()
     assert len(built) == 11
-    assert all(f"/{name}\"" in listed for name in built)
+    assert all(f'/{name}"' in listed for name in built)

@@ -34,4 +34,3 @@ def cp_message(type_name: str, stamp_ns: int, frame_id: str, pos_m: np.ndarray, 
     msg.transform.translation = Vector3(x=float(pos_m[0]), y=float(pos_m[1]), z=float(pos_m[2]))
     msg.transform.rotation = Quaternion(w=float(quat[0]), x=float(quat[1]), y=float(quat[2]), z=float(quat[3]))
     return msg
-

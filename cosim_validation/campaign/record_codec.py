@@ -23,7 +23,6 @@ import numpy as np
 
 from cosim_validation.exceptions import InputError
 from cosim_validation.record import RobotRole, TrajectoryRecord
-from cosim_validation.robot import RecordKinematics
 
 if TYPE_CHECKING:
     from cosim_validation.robot import Kinematics
@@ -125,22 +124,6 @@ def _get(
     return values.reshape(shape)
 
 
-def _fk_where_known(kinematics: Kinematics, q: np.ndarray) -> RecordKinematics:
-    """Forward kinematics of the samples whose joints are all known; NaN in the others."""
-    known = np.isfinite(q).all(axis=1)
-    if known.all():
-        return kinematics.record_arrays(q)
-    n, j = q.shape
-    out = RecordKinematics(
-        np.full((n, j, 3), np.nan), np.full((n, j, 3), np.nan), np.full((n, 3), np.nan), np.full((n, 4), np.nan)
-    )
-    if known.any():
-        fk = kinematics.record_arrays(q[known])
-        for mine, theirs in zip(out, fk, strict=True):
-            mine[known] = theirs
-    return out
-
-
 def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
@@ -176,7 +159,7 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
     setpoint_steps = np.cumsum(arrays["q_setpoint"].astype(np.int64), axis=0)
     q_setpoint = _get(arrays, "q_setpoint", Q_STEP_RAD, (n, j))
     q_measured = q_setpoint if header["plan"] else _get(arrays, "q_measured", Q_STEP_RAD, (n, j), setpoint_steps)
-    fk = _fk_where_known(kinematics, q_measured)
+    fk = kinematics.record_arrays_where_known(q_measured)
     if header["plan"]:
         actual_pos, actual_quat = fk.tip_pos_m, fk.tip_quat_wxyz
     else:

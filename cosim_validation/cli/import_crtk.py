@@ -1,26 +1,42 @@
-"""``cosim import-crtk``: a CRTK-style bag or the dataset CSV as an error dataset (Parquet) for ``cosim errors``."""
+"""``cosim import-crtk``: a CRTK-style bag or the dataset CSV as an error dataset (Parquet) for ``cosim errors``,
+or as a trajectory record (.npz) for ``cosim check``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cosim_validation.cli.output import print_json
 
-HELP = "read a CRTK-style rosbag2 (.mcap) or the dataset CSV into an error dataset (.parquet) (docs/CRTK.md)"
+if TYPE_CHECKING:
+    from cosim_validation.errors.dataset import ErrorDataset
+    from cosim_validation.robot import Kinematics
+
+HELP = (
+    "read a CRTK-style rosbag2 (.mcap) or the dataset CSV into an error dataset (.parquet) or a trajectory record "
+    "(.npz, for cosim check) (docs/CRTK.md)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``cosim import-crtk``."""
     parser.add_argument("input", metavar="FILE", help="a CRTK-style .mcap (or rosbag2 folder), or a dataset .csv")
-    parser.add_argument("-o", "--output", required=True, metavar="FILE.parquet", help="the error dataset to write")
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE.parquet|FILE.npz",
+        help="what to write: an error dataset (.parquet) or a trajectory record (.npz; stage none, no plan known)",
+    )  # fmt: skip
     parser.add_argument("--config", required=True, help="configuration with the robot the data comes from")
     parser.add_argument("--namespace", default="", help="the arm's CRTK namespace (default: the bag's only arm)")
     parser.add_argument("--tracker-namespace", default="/tracker", help="the tracker's namespace (default /tracker)")
+    parser.add_argument("--test-id", default="", help="the record's test id (.npz only; default: the input's name)")
+    parser.add_argument(
+        "--robot", default="physical", choices=("virtual", "physical"), help="the record's robot role (.npz only)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Import, write, and say how many rows (and how many with the marker seen)."""
+    """Import, write, and say how many rows or samples (and how many with the marker seen)."""
     from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.errors.dataset_io import read_csv, write_parquet
     from cosim_validation.errors.robot_identity import RobotIdentity
@@ -29,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.ros.crtk_bag import import_crtk_bag
 
     source, out = Path(args.input), Path(args.output)
-    if out.suffix.lower() != ".parquet":
-        raise InputError(f"-o {str(out)!r}: expected a .parquet error dataset")
+    if out.suffix.lower() not in (".parquet", ".npz"):
+        raise InputError(f"-o {str(out)!r}: expected a .parquet error dataset or a .npz trajectory record")
     if out.exists():
         raise InputError(f"-o {str(out)!r}: already exists; refusing to overwrite it")
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
@@ -40,10 +56,33 @@ def run(args: argparse.Namespace) -> int:
         dataset = read_csv(source, robot, units)
     else:
         dataset = import_crtk_bag(source, robot, units, args.namespace, args.tracker_namespace)
-    write_parquet(dataset, out)
     seen = int(dataset.marker_seen.sum())
+    if out.suffix.lower() == ".npz":
+        return _write_record(args, dataset, kinematics, source, out, seen)
+    write_parquet(dataset, out)
     if args.json:
         print_json({"out": str(out), "rows": dataset.n_rows, "marker_seen": seen, "source": dataset.meta["source"]})
     else:
         print(f"wrote {out}: {dataset.n_rows} rows ({seen} with the marker seen) from {dataset.meta['source']}")
+    return 0
+
+
+def _write_record(
+    args: argparse.Namespace, dataset: ErrorDataset, kinematics: Kinematics, source: Path, out: Path, seen: int
+) -> int:
+    """Write the dataset's rows as one trajectory record (errors.record_of_dataset) and say so."""
+    from cosim_validation.errors.record_of_dataset import record_of_dataset
+    from cosim_validation.record import RobotRole
+
+    test_id = args.test_id or source.stem
+    record = record_of_dataset(
+        dataset, kinematics, test_id, RobotRole.parse(args.robot), f"crtk import of {source.name}", str(source)
+    )
+    record.save(out)
+    if args.json:
+        print_json({"out": str(out), "test_id": test_id, "robot": record.robot.label, "samples": record.n_samples,
+                    "marker_seen": seen, "source": dataset.meta["source"]})  # fmt: skip
+    else:
+        print(f"wrote {out}: record {test_id!r} ({record.robot.label}), {record.n_samples} samples "
+              f"({seen} with the marker seen), stage none (no plan) from {dataset.meta['source']}")  # fmt: skip
     return 0

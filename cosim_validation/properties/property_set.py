@@ -163,9 +163,17 @@ def _spec(name: str, node: ConfigNode) -> PropertySpec:
         raise node["expression"].error(str(exc)) from None
 
 
-def missing_requirement(prop: CompiledProperty, context: MonitorContext, has_expected: bool, has_actual: bool) -> str:
-    """Why ``prop`` cannot be decided with what is available, or "" if it can."""
+def missing_requirement(
+    prop: CompiledProperty, context: MonitorContext, has_expected: bool, has_actual: bool, has_stages: bool = True
+) -> str:
+    """Why ``prop`` cannot be decided with what is available, or "" if it can.
+
+    ``has_stages`` false: the trace has no stages (a recorded run imported without its plan, Stage.NONE
+    throughout), so a property naming a stage would hold vacuously; it is UNKNOWN instead.
+    """
     needs = prop.compiled.requires
+    if "stages" in needs and not has_stages:
+        return "needs the case's stages (the trace has none: stage NONE throughout, no plan known)"
     if "expected" in needs and not has_expected:
         return "needs the expected trajectory (none given)"
     if "target" in needs and context.target_m is None:

@@ -156,6 +156,11 @@ class TrajectoryRecord:
         return bool(np.isfinite(self.marker_error_m).any())
 
     @property
+    def has_stages(self) -> bool:
+        """Whether the samples carry stages (an imported run without a plan has Stage.NONE throughout)."""
+        return bool(np.any(self.stage != int(Stage.NONE)))
+
+    @property
     def has_actual_tip(self) -> bool:
         """Whether any sample holds an actual tip pose."""
         return bool(np.isfinite(self.actual_tip_pos_m).any())

@@ -152,6 +152,20 @@ class Kinematics:
         joint_pos, joint_axis, tip_pos, _, tip_quat = self._fk(self.as_joint_batch(q))
         return RecordKinematics(joint_pos, joint_axis, tip_pos, tip_quat)
 
+    def record_arrays_where_known(self, q: np.ndarray) -> RecordKinematics:
+        """:meth:`record_arrays` of the samples of (n, J) ``q`` whose joints are all known; NaN in the others."""
+        known = np.isfinite(q).all(axis=1)
+        if known.all():
+            return self.record_arrays(q)
+        n, j = q.shape
+        out = RecordKinematics(
+            np.full((n, j, 3), np.nan), np.full((n, j, 3), np.nan), np.full((n, 3), np.nan), np.full((n, 4), np.nan)
+        )
+        if known.any():
+            for mine, theirs in zip(out, self.record_arrays(q[known]), strict=True):
+                mine[known] = theirs
+        return out
+
     def tip_poses(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Tip positions (n, 3) [m] and orientations (n, 3, 3) of n joint vectors, in base_link."""
         _, _, tip_pos, tip_R, _ = self._fk(self.as_joint_batch(q))

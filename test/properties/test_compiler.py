@@ -42,6 +42,9 @@ def test_units_of_margins(context: MonitorContext) -> None:
 def test_requirements_are_collected(context: MonitorContext) -> None:
     compiled = PropertySpec("p", "always safebound(actual_tip, expected.tip, 0.002) and dist(tip, target) < 1")
     assert compiled.compile(context).compiled.requires == {"actual_tip", "expected", "target"}
+    staged = PropertySpec("p", "always (stage == injection -> angle(tip_axis, entry(tip_axis, injection)) < 0.02)")
+    assert staged.compile(context).compiled.requires == {"stages"}
+    assert PropertySpec("p", "always t < 30").compile(context).compiled.requires == frozenset()
 
 
 @pytest.mark.parametrize(

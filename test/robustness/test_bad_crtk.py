@@ -83,6 +83,22 @@ def _psm_config(folder: Path, ws: Workspace) -> list[str]:
     return ["--config", str(package_root() / "config" / "dvrk_psm_insertion.yaml")]
 
 
+def _csv_of_two_recordings(folder: Path, ws: Workspace) -> Case:
+    """A CSV holding the case twice (time starts again): one record is one recording."""
+    path = _exported(folder, ws, "run.csv")
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines, *lines[1:]]) + "\n")
+    out = folder / "d.npz"
+    argv = ["import-crtk", str(path), "--config", str(ws.config), "-o", str(out)]
+    return Case(argv, (str(path), "time_s goes backwards at row", str(len(lines) - 1)), (out,))
+
+
+def _onto_a_record(folder: Path, ws: Workspace) -> Case:
+    out = folder / "d.npz"
+    out.write_bytes(b"mine")
+    return Case(["import-crtk", str(ws.bag), "--config", str(ws.config), "-o", str(out)], (str(out), "already exists"))
+
+
 CRTK_IO: dict[str, Callable[[Path, Workspace], Case]] = {
     "import:no_crtk_topics": _import(lambda f, ws: ws.bag, "setpoint_js", "/my_arm/joint_states"),
     "import:missing_topic": _import(lambda f, ws: ws.bag, "'/my_arm/setpoint_js'", extra=("--namespace", "/my_arm")),
@@ -95,6 +111,13 @@ CRTK_IO: dict[str, Callable[[Path, Workspace], Case]] = {
         ("er3.mcap", "'/xmate_er3_pro/setpoint_js'", "joint 'yaw' missing"),
         (f / "d.parquet",),
     ),
+    "import:record_of_another_robot": lambda f, ws: Case(
+        ["import-crtk", str(_exported(f, ws, "er3.mcap")), *_psm_config(f, ws), "-o", str(f / "d.npz")],
+        ("er3.mcap", "'/xmate_er3_pro/setpoint_js'", "joint 'yaw' missing"),
+        (f / "d.npz",),
+    ),
+    "import:record_of_two_recordings": _csv_of_two_recordings,
+    "import:record_onto_a_file": _onto_a_record,
     "export:unknown_case": lambda f, ws: Case(
         ["export-crtk", str(ws.run_dir), "no-such-case", "-o", str(f / "x.mcap")], ("'no-such-case'",), (f / "x.mcap",)
     ),

@@ -24,7 +24,8 @@ class Compiled:
         formula: The formula tree.
         unit: Unit of the margin (m, rad, s or 1).
         requires: What the context or trace must provide: ``target``, ``self_distance``, ``obstacles``,
-            ``expected``, ``actual_tip``; missing ones make the verdict UNKNOWN.
+            ``expected``, ``actual_tip``, ``stages`` (the property names a stage); missing ones make the verdict
+            UNKNOWN.
     """
 
     formula: f.Formula

@@ -113,6 +113,7 @@ class TermResolver:
             self.requires.add("self_distance")
             return sig.SelfDistanceTerm()
         if ident in STAGES:
+            self.requires.add("stages")
             return t.StageConst(STAGES[ident])
         if ident in self.ctx.obstacles:
             return Obstacle(ident)
@@ -127,6 +128,8 @@ class TermResolver:
             self.requires.add("expected")
         if base.startswith("actual_tip"):
             self.requires.add("actual_tip")
+        if base == "stage":
+            self.requires.add("stages")
         return sig.Signal(base, kind, unit, joint, expected)
 
     def indexed(self, node: s.Index, env: dict[str, int | Obstacle]) -> t.Term:

@@ -193,7 +193,8 @@ def evaluate_property(
     unit = prop.compiled.unit
     if record.n_samples == 0:
         return unknown(prop.name, record.robot, unit, "empty trace: no samples")
-    missing = missing_requirement(prop, context, expected is not None and expected.n_samples > 0, record.has_actual_tip)
+    has_expected = expected is not None and expected.n_samples > 0
+    missing = missing_requirement(prop, context, has_expected, record.has_actual_tip, record.has_stages)
     if missing:
         return unknown(prop.name, record.robot, unit, missing)
     run = _Run(record, expected) if run is None else run

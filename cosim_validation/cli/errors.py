@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--goals", type=int, default=60, help="random goals of the training motion")
     c.add_argument("--test-s", type=float, default=60.0, help="length of the held-out motion [s]")
     c.add_argument("--seed", type=int, default=0, help="goals, held-out motion, the robot's noise")
+    c.add_argument("--motion-s", type=float, default=120.0, help="length of the continuous training motion [s]")
+    c.add_argument("--repeats", type=int, default=5, help="readings of each settled step (averaged; default 5)")
     for name, text in (("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
                        ("train", "train NN1 and NN2 on a dataset and write the error model"),
                        ("evaluate", "compare the simulated robot with the physical one on held-out rows")):  # fmt: skip
@@ -43,8 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")
         if name == "train":
             p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (.npz)")
-            p.add_argument("--nn1", default="CPE", choices=("OC", "CP", "CPE"), help="NN1 features (default CPE)")
-            p.add_argument("--nn2", default="CPE", choices=("OC", "CP", "CPE"), help="NN2 features (default CPE)")
+            kinds = ("OC", "CP", "CPE", "CS")
+            p.add_argument("--nn1", default="CS", choices=kinds, help="NN1 features (default CS: setpoint step)")
+            p.add_argument("--nn2", default="CPE", choices=kinds, help="NN2 features (default CPE)")
             p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
             p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
@@ -90,7 +93,8 @@ def _collect(args: argparse.Namespace) -> int:
 
     config = load_case_config(resolve_resource(args.config))
     robot = RobotConfig.from_config(config["robot"])
-    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed)
+    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats,
+                               motion_s=args.motion_s)  # fmt: skip
     backend = make_backend(args.backend, config, robot.kinematics, seed=args.seed)
     try:
         dataset = collect(backend, robot.kinematics, robot.home_q, settings)
@@ -102,7 +106,7 @@ def _collect(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": backend.name})
     else:
-        print(f"wrote {args.output}: {counts['train']} settled training rows, {counts['test']} held-out rows "
+        print(f"wrote {args.output}: {counts['train']} training rows, {counts['test']} held-out rows "
               f"({seen} with the marker seen) from the {backend.name} robot")  # fmt: skip
     return 0
 

@@ -12,9 +12,9 @@ and reports:
 4. the position and rotation gap of the held-out motion measured against the tracked pose (what ``cosim errors
    evaluate`` reports) and against the true pose, without and with injection.
 
-Usage (about a minute)::
+Usage (about two minutes)::
 
-    scripts/with_env.sh python scripts/diagnose_errors.py [--goals 200] [--test-s 120] [--repeats 5]
+    scripts/with_env.sh python scripts/diagnose_errors.py [--goals 200] [--test-s 120] [--repeats 5] [--motion-s 600]
 """
 
 from __future__ import annotations
@@ -69,13 +69,15 @@ def main() -> None:
     parser.add_argument("--goals", type=int, default=200)
     parser.add_argument("--test-s", type=float, default=120.0)
     parser.add_argument("--repeats", type=int, default=5, help="settled samples per training step")
+    parser.add_argument("--motion-s", type=float, default=600.0, help="continuous training motion [s]")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     config = load_case_config(resolve_resource("config/needle_insertion.yaml"))
     robot = RobotConfig.from_config(config["robot"])
     kin = robot.kinematics
     witness = _Witness(make_backend("emulated", config, kin, seed=args.seed))
-    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats)
+    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats,
+                               motion_s=args.motion_s)  # fmt: skip
     dataset = collect(witness, kin, robot.home_q, settings)  # type: ignore[arg-type]
     labelled = label(dataset, kin)
     group = groups(clean(dataset))
@@ -111,10 +113,10 @@ def main() -> None:
     q_m = labelled.data.q_measured
     solved = actual_joints(kin, q_m, true_T)
     q_true = solved.q
-    rows = tracked & np.isfinite(labelled.q_actual).all(axis=1)
+    rows = tracked & np.isfinite(labelled.q_actual).all(axis=1) & labelled.settled_rows()  # NN2's rows
     noise = (labelled.q_actual - q_true)[rows]
     signal = (q_true - q_m)[rows]
-    print("2. NN2 labels per joint [mrad]: signal std | label noise std (tracked - true)")
+    print("2. NN2 labels (settled rows) per joint [mrad]: signal std | label noise std (tracked - true)")
     print("   signal " + " ".join(f"{1e3 * s:7.3f}" for s in signal.std(axis=0)))
     print("   noise  " + " ".join(f"{1e3 * s:7.3f}" for s in noise.std(axis=0)))
 

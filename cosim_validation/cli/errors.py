@@ -143,6 +143,8 @@ def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
 
 
 def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[str, Any]:
+    import numpy as np
+
     from cosim_validation.errors.evaluation import evaluate
     from cosim_validation.errors.model_file import ErrorModel
     from cosim_validation.errors.robot_identity import RobotIdentity
@@ -151,6 +153,11 @@ def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[
     model.check_robot(RobotIdentity.of(kinematics), str(args.model))
     evaluation = evaluate(model, labelled, kinematics, args.set)
     out: dict[str, Any] = {"model": str(args.model)} | evaluation.summary()
+    if labelled.single_reading_gap is not None:  # what a perfect model still leaves against one tracked reading
+        t_m, r_rad = labelled.single_reading_gap
+        floor = {"translation_mm": 1e3 * t_m, "rotation_deg": float(np.degrees(r_rad))}
+        best = {k: out["table"][f"{k} without"]["mean"] / max(v, 1e-15) for k, v in floor.items()}
+        out["tracker_floor"] = floor | {"best_cut": best}
     if args.html:
         from cosim_validation.errors.evaluation_page import write_page
 
@@ -169,7 +176,7 @@ def _print(action: str, result: dict[str, Any]) -> None:
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
-            print(f"{key}: {net['features']}, {net['rows']} rows, {net['epochs']} epochs, "
+            print(f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
                   f"validation MSE {net['validation_mse']:.4f} (normalised)")  # fmt: skip
         print(f"wrote {result['model']}")
     elif action == "evaluate":
@@ -179,6 +186,11 @@ def _print(action: str, result: dict[str, Any]) -> None:
                   f"max {row['max']:.4f}")  # fmt: skip
         ratio = result["improvement"]
         print(f"cut {ratio['translation_mm']:.2f}x (position), {ratio['rotation_deg']:.2f}x (rotation)")
+        if "tracker_floor" in result:
+            floor, best = result["tracker_floor"], result["tracker_floor"]["best_cut"]
+            print(f"tracker floor (spread of repeated readings): {floor['translation_mm']:.4f} mm, "
+                  f"{floor['rotation_deg']:.4f} deg; a perfect model would cut {best['translation_mm']:.2f}x, "
+                  f"{best['rotation_deg']:.2f}x")  # fmt: skip
         for name, row in result["distributions"].items():
             if name.startswith("tip"):
                 print(f"  {name}: KS {row['ks']:.3f}, Wasserstein {row['wasserstein']:.4f} mm")

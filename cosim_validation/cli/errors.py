@@ -60,15 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.errors.dataset_io import read_csv, read_parquet
-    from cosim_validation.errors.robot_identity import RobotIdentity
+    from cosim_validation.errors.robot_identity import RobotIdentity, joint_units
     from cosim_validation.exceptions import InputError
     from cosim_validation.robot import RobotConfig
 
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
     if path.suffix.lower() == ".csv":
-        units = tuple("rad" for _ in kinematics.joint_names)
-        return read_csv(path, RobotIdentity.of(kinematics), units), kinematics
+        return read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
     if path.suffix.lower() != ".parquet":
         raise InputError(f"{path}: expected a .parquet or .csv dataset")
     return read_parquet(path), kinematics

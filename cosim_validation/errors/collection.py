@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.errors.dataset import ErrorDataset
-from cosim_validation.errors.robot_identity import RobotIdentity
+from cosim_validation.errors.robot_identity import RobotIdentity, joint_units
 from cosim_validation.exceptions import InputError
 from cosim_validation.planning.joint_space_motion import goal_box
 from cosim_validation.robot import Kinematics
@@ -135,7 +135,7 @@ def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, set
     segment = np.repeat(np.arange(len(parts)), [len(part) for _, part in parts]).astype(np.int64)
     meta = {"source": f"cosim errors collect ({backend.name})", "settings": dict(vars(settings))}
     return ErrorDataset(
-        RobotIdentity.of(kinematics), tuple("rad" for _ in kinematics.joint_names), set_name, segment,
+        RobotIdentity.of(kinematics), joint_units(kinematics), set_name, segment,
         np.array([s.t_s for s in samples]), np.array([s.q_setpoint for s in samples]),
         np.array([s.q_measured for s in samples]), np.array([s.marker_pos_m for s in samples]),
         np.array([s.marker_quat_wxyz for s in samples]), np.array([s.marker_error_m for s in samples]), meta,

@@ -55,7 +55,8 @@ def test_collect_from_the_emulated_arm(config: ConfigNode, robot_config: RobotCo
 
 def test_collect_cli_writes_the_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "d.parquet"
-    assert main(["errors", "collect", "-o", str(out), "--goals", "2", "--test-s", "1", "--motion-s", "1", "--json"]) == 0
+    argv = ["errors", "collect", "-o", str(out), "--goals", "2", "--test-s", "1", "--motion-s", "1", "--json"]
+    assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["rows"]["test"] == 10
     assert read_parquet(out).meta["source"] == "cosim errors collect (emulated)"

@@ -26,8 +26,9 @@ GOAL_SHARE = 0.15
 
 
 def _row(d: Deviation, label: str) -> dict[str, Any]:
-    return {"robot": label, "n_cases": d.n_cases, "joint_deg": d.joint_deg, "tip_mm": d.tip_mm,
-            "tip_source": d.tip_source}  # fmt: skip
+    row = {"robot": label, "n_cases": d.n_cases, "joint_deg": d.joint_deg, "tip_mm": d.tip_mm,
+           "tip_source": d.tip_source}  # fmt: skip
+    return row | ({} if d.prismatic_mm is None else {"prismatic_mm": d.prismatic_mm})
 
 
 def table_4_with_errors(run_dir: Path, errors_run_dir: Path) -> dict[str, Any]:

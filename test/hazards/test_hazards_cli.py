@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.cli.main import main
 from cosim_validation.coverage import Suite
 
@@ -78,9 +79,39 @@ def test_a_hazard_run_measures_detection_and_resumes(
     assert 'id="hazards-figure-5"' in html
 
 
+def test_a_mitigated_run_stops_every_jumped_case_and_no_fault_free_one(
+    small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "mitigated"
+    command = ["hazards", "run", "--suite", str(small_suite), "--scenarios", "sudden_jump", "--mitigate"]
+    # 12 mm: above these heart-side cases' fault-free deviation (11.7 mm), below a jump's (> 19 mm)
+    assert main([*command, "--threshold-mm", "12", "--workers", "1", "--out", str(out), "--json"]) == 0
+    table = _table(capsys)
+    assert table["fault_free"]["false_alarms"] == 0
+    jump = table["sudden_jump"]
+    assert jump["windows"] >= 1
+    assert jump["detected"] == jump["windows"]
+    with closing(sqlite3.connect(out / "hazards.sqlite")) as db:
+        source = db.execute("SELECT source FROM thresholds WHERE key = 'threshold_m'").fetchone()[0]
+        jumped = db.execute("SELECT test_id FROM detection WHERE scenario = 'sudden_jump' AND windows > 0").fetchall()
+    assert source == "set; mitigated: stop on alarm"
+    messages = {}
+    for name in ("fault_free", "sudden_jump"):
+        with ResultsDB.open(out / "runs" / name / "results.sqlite") as results:
+            messages[name] = {c.test_id: (c.outcome, c.message) for c in results.cases()}
+            assembly = results.meta()["assembly"]
+        assert (assembly["detector"], assembly["stop_on_alarm"]) == ("tip_mm=12.0", True)
+    assert not any("e_TaskAborted" in m for _, m in messages["fault_free"].values())  # the detector stopped none
+    for (test_id,) in jumped:  # the detector stopped every case a jump struck (events.alarm = e_TaskAborted)
+        outcome, message = messages["sudden_jump"][test_id]
+        assert outcome == "aborted"
+        assert "e_TaskAborted" in message
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["--mitigate"], "--mitigate: the detector in the loop needs its thresholds first"),
         (["--scenarios", "no_such"], "unknown scenario 'no_such'; scenarios: temporarily_unavailable"),
         (["--threshold-mm", "-1"], "--threshold-mm: expected a number > 0"),
     ],

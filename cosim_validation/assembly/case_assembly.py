@@ -40,6 +40,7 @@ from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
 from cosim_validation.record import RobotRole, TrajectoryRecord
 from cosim_validation.sim.robot_backend import RobotBackend
+from cosim_validation.sim.robot_filter import FilteredBackend, FilterEvent
 
 
 @dataclass(frozen=True)
@@ -112,10 +113,12 @@ class BatchCase:
         run: How it went (outcome, message, plan, samples answered).
         records: The expected record (the plan, as far as it was streamed) first, then one per robot; empty
             when the case never started (refused).
+        events: What the robots' filters did during the case, as it happened: ``(robot, FilterEvent)`` in order.
     """
 
     run: CaseRun
     records: tuple[TrajectoryRecord, ...]
+    events: tuple[tuple[RobotRole, FilterEvent], ...] = ()
 
 
 class CaseAssembly:
@@ -216,10 +219,21 @@ class CaseAssembly:
     def run_batch(self, case: TestCase, listener: CaseListener | None = None) -> BatchCase:
         """Plan and run ``case`` on the in-process robots; the records of what was executed."""
         ports = {backend.role: BackendPort(backend) for backend in self.backends}
+        self._filter_events()  # nothing left over from a case before
         run = self.lockstep(ports).run(case, self.controller(), listener)
+        events = self._filter_events()
         if not run.started:
-            return BatchCase(run, ())
-        return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m))
+            return BatchCase(run, (), events)
+        return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m), events)
+
+    def _filter_events(self) -> tuple[tuple[RobotRole, FilterEvent], ...]:
+        """The events of every filtered in-process robot since the last call."""
+        return tuple(
+            (backend.role, event)
+            for backend in self.backends
+            if isinstance(backend, FilteredBackend)
+            for event in backend.events()
+        )
 
     def check(self, batch: BatchCase, target_m: Any) -> list[RecordReport]:
         """The monitor's verdicts, KPIs and machines on every record of ``batch`` (the plan's record first), as

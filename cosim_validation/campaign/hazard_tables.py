@@ -2,8 +2,9 @@
 
 A hazard campaign (``cosim hazards run``) runs a suite fault-free and under each scenario (one campaign run each,
 ``RUN/runs/<name>/results.sqlite``); this module runs the detector over their stored records (the physical robot
-against the virtual twin of the same case), recomputes each case's injection windows from the scenario and the
-case seed, and writes ``RUN/hazards.sqlite``:
+against the virtual twin of the same case), takes each case's injection windows from the events its filter
+stored as they happened (a run made before events were stored: recomputed from the scenario and the case seed),
+and writes ``RUN/hazards.sqlite``:
 
 - ``scenarios``: the library entries run (name, outcome, strike, fault, trigger, duration);
 - ``thresholds``: the detector's settings and where they came from;
@@ -26,7 +27,7 @@ import numpy as np
 
 from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.hazards.detector import Detection, DetectorSettings, derive_threshold, detect, deviations
-from cosim_validation.hazards.fault_window import schedule
+from cosim_validation.hazards.fault_window import schedule, windows_of_events
 from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.hazards.window_verdict import WindowVerdict, judge_windows
 from cosim_validation.record import TrajectoryRecord
@@ -108,9 +109,18 @@ def judge_run(
         if v.robot == "physical" and v.status == "violated":
             violated.setdefault(v.test_id, set()).add(v.property)
     cases, windows = [], []
+    stored = db.events()
+    happened: dict[str, list[tuple[float, str]]] = {}
+    for event in stored or ():
+        if scenario is not None and event.robot == "physical" and event.name == scenario.name:
+            happened.setdefault(event.test_id, []).append((event.t_s, event.kind))
     for outcome, physical, virtual in record_pairs(db, kinematics):
         detection = detect(physical, virtual, settings)
-        spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"])) if scenario is not None else []
+        spans: list[tuple[float, float]] = []
+        if scenario is not None and stored is not None:
+            spans = windows_of_events(happened.get(physical.test_id, []), float(physical.t_s[-1]))
+        elif scenario is not None:
+            spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"]))
         verdicts, false_alarms, second_false = judge_windows(detection, spans, settings.threshold_m)
         windows += [(name, physical.test_id, w) for w in verdicts]
         by_fault = sorted(violated.get(physical.test_id, set()) & clean.get(physical.test_id, set()))

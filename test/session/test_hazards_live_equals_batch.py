@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.campaign.results_db import EventRow, ResultsDB
 from cosim_validation.config import load_config
 from cosim_validation.hazards.detector import detect
 from cosim_validation.hazards.fault_window import schedule
@@ -27,6 +27,7 @@ from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_forc
 from cosim_validation.hazards.hazard_library import load_library
 from cosim_validation.hazards.hazard_watch import parse_detector
 from cosim_validation.hazards.window_verdict import judge_windows
+from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
 from test.session.test_live_equals_batch import _both, _close, suite_file  # noqa: F401  (suite_file: fixture)
 
@@ -93,6 +94,12 @@ def test_every_scenario_gives_the_same_traces_live_and_in_batch(
     started = {e.message.split(":")[0] for e in events if e.code == "fault_start"}
     assert started == set(load_library())
     assert {e.code for e in events} == {"fault_start", "fault_end"}
+    # the campaign stored its filters' events as they happened: the same as the bag's, one for one
+    with ResultsDB.open(tmp_path / "campaign" / "results.sqlite") as db:
+        stored = [e for e in db.events() or () if e.test_id in live_cases]
+    assert sorted(_event_text(e) for e in stored) == sorted(
+        (RobotRole(e.robot).label, e.code, e.message) for e in events
+    )
 
     (test_id,) = live_cases
     _check_detector_topics(tmp_path / "session" / "session.mcap", batch_records, test_id)
@@ -130,6 +137,11 @@ def _check_detector_topics(bag: Path, batch_records: dict, test_id: str) -> None
     force = feedback_force(physical.t_s, physical.tip_pos_m, model.tip_pos_m, settings.threshold_m, FeedbackGains())
     np.testing.assert_allclose(live_force, force, atol=1e-4)  # stored records are quantized (1e-9 rad)
     assert np.linalg.norm(live_force, axis=1).max() > 0
+
+
+def _event_text(event: EventRow) -> tuple[str, str, str]:
+    """(robot, kind, message) of a stored event as the injector publishes it (nodes/robot_proxy.py)."""
+    return event.robot, event.kind, f"{event.name}: {event.detail} (case time {event.t_s:.3f} s)"
 
 
 def _ns(stamp: object) -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.hazards.detector import Detection, DetectorSettings, derive_threshold, detect, deviations
 from cosim_validation.hazards.fault_window import schedule, windows_of_events
 from cosim_validation.hazards.scenario import Scenario
@@ -79,16 +80,18 @@ def record_pairs(db: ResultsDB, kinematics: Kinematics) -> Iterator[tuple[str, T
 
 def derive_settings(db: ResultsDB, kinematics: Kinematics, margin: float) -> DetectorSettings:
     """Thresholds from the fault-free run ``db``: each quantity's largest value over its cases times ``margin``."""
-    tips, joints, residuals = [], [], []
+    tips, joints, residuals, progress = [], [], [], []
     for _, physical, virtual in record_pairs(db, kinematics):
         tip_m, joint, residual_m = deviations(physical, virtual)
         tips.append(tip_m.max(initial=0.0))
         joints.append(joint.max(initial=0.0))
         residuals.append(np.nanmax(residual_m, initial=0.0))
+        progress.append(np.nanmax(command_progress(physical.q_setpoint, physical.q_measured), initial=0.0))
     return DetectorSettings(
         derive_threshold(np.array(tips), margin),
         derive_threshold(np.array(joints), margin),
         derive_threshold(np.array(residuals), margin),
+        derive_threshold(np.array(progress), margin),
     )
 
 

@@ -80,8 +80,9 @@ class Monitor(Node):
     def _on_status(self, msg: CaseStatus) -> None:
         if msg.event == CaseStatus.STARTED:
             info = convert.case_info_from_status(msg)
-            self._session.start(info)
-            self._end_requested_at = None
+            self._guard(lambda: self._session.start(info))  # the case's messages that came before it
+            if not self._session.ending:  # else the previous case still waits for late samples: keep its timeout
+                self._end_requested_at = None
             self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at = time.monotonic()
@@ -91,7 +92,7 @@ class Monitor(Node):
         state = convert.expected_state_from_msg(msg)
         if self._session.case is not None:
             self._liveness.expected(state.t_ns, time.monotonic())
-        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q))
+        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q, state.test_id))
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)
@@ -171,7 +172,7 @@ class Monitor(Node):
                 self._publish_diagnostics()
         if self._end_requested_at is not None and now - self._end_requested_at > self._case_timeout_s:
             self._end_requested_at = None
-            self._session.conclude_pending()  # a stream never caught up: conclude with what arrived
+            self._session.conclude_ending()  # a stream never caught up: conclude with what arrived
 
     def _publish_diagnostics(self) -> None:
         now = time.monotonic()

@@ -16,7 +16,7 @@ from cosim_validation.coverage import TestCase
 from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.detector import DetectorSettings, detect
 from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
-from cosim_validation.hazards.hazard_watch import HazardSample, parse_detector
+from cosim_validation.hazards.hazard_watch import HazardSample, check_detector, parse_detector
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole
 
@@ -85,14 +85,10 @@ def test_bad_thresholds_name_the_option_and_key(text: str, message: str) -> None
 
 
 def test_stopping_on_alarms_needs_a_detector_and_a_supervisor() -> None:
-    for spec in (
-        AssemblySpec("config/needle_insertion.yaml", detector=DETECTOR, stop_on_alarm=True),
-        AssemblySpec(
-            "config/needle_insertion.yaml", supervisor="config/supervisor/supervisor.yaml", stop_on_alarm=True
-        ),
-    ):
+    for detector, supervisor in ((DETECTOR, None), (None, "config/supervisor/supervisor.yaml")):
         with pytest.raises(InputError, match="stop on alarm needs a hazard detector"):
-            CaseAssembly(spec)
+            check_detector(detector, True, supervisor)  # what CaseAssembly, campaign and session call first
+    assert check_detector(None, False, None) is None
 
 
 # case 16 of the 30 mm grid by the heart (seed 3, as test/session/test_live_equals_batch.py builds it): the first

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rclpy.clock import Clock
@@ -25,7 +26,7 @@ from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.properties import Status, Verdict
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
@@ -91,7 +92,7 @@ class Monitor(Node):
         state = convert.expected_state_from_msg(msg)
         if self._session.case is not None:
             self._liveness.expected(state.t_ns, time.monotonic())
-        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q))
+        self._guard(lambda: self._session.expected(state.t_ns, *_stage_q_mode(state)))
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)
@@ -190,6 +191,12 @@ class Monitor(Node):
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self._diagnostics.publish(array)
+
+
+def _stage_q_mode(state: convert.ExpectedState) -> tuple[Stage, np.ndarray, SupervisorMode]:
+    """The stage, planned joints and supervisor mode of an expected state (InputError: an unknown stage or mode)."""
+    stage, mode = convert.expected_labels(state)
+    return stage, state.q, mode
 
 
 def main(args: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.properties import Verdict
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.robot import Kinematics
 from cosim_validation.session.case_monitor import CaseConclusion, CaseMonitor
 
@@ -139,11 +139,13 @@ class CaseTracker:
         self._per_robot = dict(per_robot or {})
         self._maybe_conclude()
 
-    def expected(self, stamp_ns: int, stage: Stage, q: np.ndarray) -> list[Verdict]:
-        """An expected state; returns verdict changes."""
+    def expected(
+        self, stamp_ns: int, stage: Stage, q: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
+    ) -> list[Verdict]:
+        """An expected state (``mode``: the supervisor's when it was sent); returns verdict changes."""
         if self._monitor is None:
             return []
-        return self._after(self._monitor.add_expected(stamp_ns, stage, q))
+        return self._after(self._monitor.add_expected(stamp_ns, stage, q, mode))
 
     def joints(self, role: RobotRole, stamp_ns: int, q: np.ndarray) -> list[Verdict]:
         """A robot's measured joints; returns verdict changes."""

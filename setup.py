@@ -20,6 +20,8 @@ NODES: list[str] = [
     "robot_proxy",
     "hazard_injector",
     "error_injector",
+    "crtk_driver",
+    "crtk_emulator",
 ]
 
 

@@ -6,7 +6,8 @@
 #   2. ROS 2: a sourced distribution (ROS_DISTRO set, rclpy importable) is used as it is;
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
-#   4. cosim_validation_interfaces built with cmake and installed into .ros/install.
+#   4. cosim_validation_interfaces built with cmake and installed into .ros/install;
+#      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it.
 #   5. the built-in anatomy exported as STL into meshes/anatomy.
 #   6. cosim_validation registered in the ament index of .ros/install (share/, lib/<node> executables).
 #
@@ -153,6 +154,59 @@ if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
   echo "$IF_STAMP" > "$PREFIX/.cosim-stamp"
 else
   log "interfaces are up to date"
+fi
+
+# ---------------------------------------------------------------- 4b. crtk_msgs
+# The CRTK interfaces of dVRK 2.x and the Raven-II (third_party/crtk_msgs/SOURCE.md), built the same way, but
+# only when no ROS 2 install on AMENT_PREFIX_PATH (or the wheels' venv) provides crtk_msgs: never a second copy.
+CRTK_BUILD="$ROSDIR/build/crtk_msgs"
+crtk_provider() {  # prints the prefix of a crtk_msgs that is not ours, if any
+  local prefix
+  local IFS=:
+  for prefix in ${AMENT_PREFIX_PATH:-} "$VENV"; do
+    [ -n "$prefix" ] && [ "$prefix" != "$PREFIX" ] || continue
+    [ -f "$prefix/share/crtk_msgs/package.xml" ] && { echo "$prefix"; return 0; }
+  done
+  return 1
+}
+if provider=$(crtk_provider); then
+  log "crtk_msgs: provided by $provider; not building the vendored copy"
+  if [ -f "$CRTK_BUILD/install_manifest.txt" ] && [ -d "$PREFIX/share/crtk_msgs" ]; then
+    log "crtk_msgs: removing the copy built here earlier from .ros/install"
+    xargs -d '\n' rm -f < "$CRTK_BUILD/install_manifest.txt"
+    rm -rf "$PREFIX/share/crtk_msgs" "$PREFIX/lib/python3.11/site-packages/crtk_msgs" "$PREFIX/include/crtk_msgs" "$PREFIX/.crtk-stamp"
+  fi
+else
+  # shellcheck disable=SC2046
+  CRTK_STAMP=$(hash_of $(find third_party/crtk_msgs -type f | sort) scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
+  if [ "$(cat "$PREFIX/.crtk-stamp" 2>/dev/null)" != "$CRTK_STAMP" ]; then
+    log "building crtk_msgs (vendored public definitions) into .ros/install"
+    rm -rf "$CRTK_BUILD"
+    crtk_args=(
+      -S third_party/crtk_msgs -B "$CRTK_BUILD"
+      -DCMAKE_INSTALL_PREFIX="$PREFIX"
+      -DCMAKE_BUILD_TYPE=Release
+      -DBUILD_TESTING=OFF
+      -DPython3_EXECUTABLE="$VENV/bin/python"
+      -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../../..'
+    )
+    if [ "${MODE%%:*}" = wheels ]; then
+      crtk_args+=(
+        -DCMAKE_PREFIX_PATH="$VENV"
+        -DCMAKE_PROJECT_INCLUDE="$ROOT/scripts/wheel_prefix_fix.cmake"
+        -DCOSIM_PYTHON_INCLUDE_DIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+        -DCOSIM_NUMPY_INCLUDE_DIR="$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')"
+      )
+      export AMENT_PREFIX_PATH="$VENV"
+    fi
+    log_file="$ROSDIR/build-crtk_msgs.log"
+    cmake "${crtk_args[@]}" >"$log_file" 2>&1 || { tail -30 "$log_file"; die "configuring crtk_msgs failed (log: .ros/build-crtk_msgs.log)"; }
+    cmake --build "$CRTK_BUILD" -j"$(nproc)" >>"$log_file" 2>&1 || { tail -30 "$log_file"; die "building crtk_msgs failed (log: .ros/build-crtk_msgs.log)"; }
+    cmake --install "$CRTK_BUILD" >>"$log_file" 2>&1 || die "installing crtk_msgs failed (log: .ros/build-crtk_msgs.log)"
+    echo "$CRTK_STAMP" > "$PREFIX/.crtk-stamp"
+  else
+    log "crtk_msgs is up to date"
+  fi
 fi
 
 # ---------------------------------------------------------------- 5. meshes of the built-in anatomy

@@ -64,7 +64,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
     if path.suffix.lower() == ".csv":
-        units = tuple("rad" for _ in kinematics.joint_names)
+        units = tuple(kinematics.chain.joint_unit(j) for j in range(kinematics.n_joints))  # rad, or m (prismatic)
         return read_csv(path, RobotIdentity.of(kinematics), units), kinematics
     if path.suffix.lower() != ".parquet":
         raise InputError(f"{path}: expected a .parquet or .csv dataset")

@@ -108,10 +108,11 @@ def answer_text(name: str, results: dict[str, Any]) -> str:
             format_table(list(TABLE_COLUMNS), [[r[c] for c in TABLE_COLUMNS] for r in table["rows"]]),
         ]
     for row in answer.get("table_4", []):
-        joint, tip = row["joint_deg"], row["tip_mm"]
+        joint, tip, linear = row["joint_deg"], row["tip_mm"], row.get("prismatic_mm")
+        prismatic = f"; prismatic |dq| mean {linear['mean']:.4f} mm, max {linear['max']:.4f} mm" if linear else ""
         lines.append(
             f"{row['robot']} ({row['n_cases']} cases): joint |dq| mean {joint['mean']:.4f} deg, max {joint['max']:.4f} "
-            f"deg; tip mean {tip['mean']:.3f} mm, max {tip['max']:.3f} mm"
+            f"deg{prismatic}; tip mean {tip['mean']:.3f} mm, max {tip['max']:.3f} mm"
         )
     if "report" in results:
         lines.append(f"report: {results['report']}")

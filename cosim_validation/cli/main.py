@@ -34,6 +34,8 @@ SUBCOMMANDS: dict[str, str] = {
     "dashboard": "dashboard",
     "bag": "bag",
     "export": "export",
+    "export-crtk": "export_crtk",
+    "import-crtk": "import_crtk",
     "hazards": "hazards",
     "errors": "errors",
 }

@@ -18,7 +18,8 @@ column                                    type      meaning
 
 The Parquet file's schema metadata ``cosim_validation.error_dataset`` holds JSON: ``format``, ``robot``
 (joint names, model hash: :mod:`~.robot_identity`), ``joint_units``, ``source`` (how it was collected) and the
-collection's settings. The documented CSV import takes the same columns (``set`` and ``segment`` optional).
+collection's settings. The documented CSV import takes the same columns (``set`` and ``segment`` optional; the
+orientation may be given as a rotation vector ``marker_r{x,y,z}_rad`` instead of ``marker_q*``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from cosim_validation.errors.robot_identity import RobotIdentity
 SETS = ("train", "test")
 MARKER_POSITION = ("marker_x_m", "marker_y_m", "marker_z_m")
 MARKER_QUATERNION = ("marker_qw", "marker_qx", "marker_qy", "marker_qz")
+#: In the CSV import only: the marker's orientation as a rotation vector [rad], in place of the quaternion.
+MARKER_ROTVEC = ("marker_rx_rad", "marker_ry_rad", "marker_rz_rad")
 MARKER_ERROR = "marker_registration_error_m"
 
 

@@ -19,11 +19,13 @@ from cosim_validation.errors.dataset import (
     MARKER_ERROR,
     MARKER_POSITION,
     MARKER_QUATERNION,
+    MARKER_ROTVEC,
     ErrorDataset,
     joint_columns,
 )
 from cosim_validation.errors.error_types import DatasetError
 from cosim_validation.errors.robot_identity import RobotIdentity
+from cosim_validation.record import TrajectoryRecord
 
 FORMAT = "cosim-error-dataset/1"
 METADATA_KEY = b"cosim_validation.error_dataset"
@@ -146,5 +148,40 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
     except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
         raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
     columns = {str(name): frame[name].to_numpy() for name in frame.columns}
+    if not frame.empty:
+        columns = _quaternions_of_rotation_vectors(columns, str(path))
     meta = {"source": f"csv import of {path.name}"}
     return _dataset(columns, robot, tuple(joint_units), meta, str(path), optional=True)
+
+
+def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str) -> dict[str, np.ndarray]:
+    """The marker's orientation given as a rotation vector (``marker_r{x,y,z}_rad``) instead of ``marker_q*``."""
+    from cosim_validation.sim.quaternion import quat_from_rotvec
+
+    if any(c in columns for c in MARKER_QUATERNION) or not any(c in columns for c in MARKER_ROTVEC):
+        return columns
+    rotvec = np.stack([_numbers(columns, c, source) for c in MARKER_ROTVEC], axis=1)
+    quat = np.full((len(rotvec), 4), np.nan)
+    seen = np.isfinite(rotvec).all(axis=1)
+    quat[seen] = np.array([quat_from_rotvec(r) for r in rotvec[seen]]).reshape(-1, 4)
+    rest = {k: v for k, v in columns.items() if k not in MARKER_ROTVEC}
+    return rest | dict(zip(MARKER_QUATERNION, quat.T, strict=True))
+
+
+def write_csv(dataset: ErrorDataset, path: str | Path) -> None:
+    """Write ``dataset`` as the documented CSV (the columns of :meth:`ErrorDataset.columns`, NaN as empty cells)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(dataset.columns())
+    write_atomic(Path(path), lambda tmp: frame.to_csv(tmp, index=False, float_format="%.17g"), "a CSV dataset")
+
+
+def dataset_of_record(record: TrajectoryRecord, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
+    """One robot's record of a case as dataset rows (set ``train``, one segment, every sample)."""
+    n = len(record.t_s)
+    return ErrorDataset(
+        robot, tuple(joint_units), np.full(n, "train"), np.zeros(n, dtype=np.int64),
+        np.asarray(record.t_s, dtype=np.float64), record.q_setpoint, record.q_measured, record.marker_pos_m,
+        record.marker_quat_wxyz, np.asarray(record.marker_error_m, dtype=np.float64),
+        {"source": f"record of {record.test_id} ({record.robot.label}, {record.backend})"},
+    )  # fmt: skip

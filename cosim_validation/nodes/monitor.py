@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rclpy.clock import Clock
@@ -26,7 +25,7 @@ from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.properties import Status, Verdict
-from cosim_validation.record import RobotRole, Stage, SupervisorMode
+from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
@@ -81,8 +80,9 @@ class Monitor(Node):
     def _on_status(self, msg: CaseStatus) -> None:
         if msg.event == CaseStatus.STARTED:
             info = convert.case_info_from_status(msg)
-            self._session.start(info)
-            self._end_requested_at = None
+            self._guard(lambda: self._session.start(info))  # the case's messages that came before it
+            if not self._session.ending:  # else the previous case still waits for late samples: keep its timeout
+                self._end_requested_at = None
             self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at = time.monotonic()
@@ -92,7 +92,12 @@ class Monitor(Node):
         state = convert.expected_state_from_msg(msg)
         if self._session.case is not None:
             self._liveness.expected(state.t_ns, time.monotonic())
-        self._guard(lambda: self._session.expected(state.t_ns, *_stage_q_mode(state)))
+        self._guard(lambda: self._feed_expected(state))
+
+    def _feed_expected(self, state: convert.ExpectedState) -> list[Verdict]:
+        """The expected state, its stage and supervisor mode checked (InputError: an unknown one), to the cases."""
+        stage, mode = convert.expected_labels(state)
+        return self._session.expected(state.t_ns, stage, state.q, state.test_id, mode)
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)
@@ -172,7 +177,7 @@ class Monitor(Node):
                 self._publish_diagnostics()
         if self._end_requested_at is not None and now - self._end_requested_at > self._case_timeout_s:
             self._end_requested_at = None
-            self._session.conclude_pending()  # a stream never caught up: conclude with what arrived
+            self._session.conclude_ending()  # a stream never caught up: conclude with what arrived
 
     def _publish_diagnostics(self) -> None:
         now = time.monotonic()
@@ -191,12 +196,6 @@ class Monitor(Node):
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self._diagnostics.publish(array)
-
-
-def _stage_q_mode(state: convert.ExpectedState) -> tuple[Stage, np.ndarray, SupervisorMode]:
-    """The stage, planned joints and supervisor mode of an expected state (InputError: an unknown stage or mode)."""
-    stage, mode = convert.expected_labels(state)
-    return stage, state.q, mode
 
 
 def main(args: list[str] | None = None) -> int:

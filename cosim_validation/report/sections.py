@@ -293,7 +293,9 @@ def virtual_vs_physical(run: RunData, max_cases: int) -> Section:
         return s.missing("no collision-free completed case with stored expected and executed trajectories")
     rows = []
     for d in stats:
-        rows.append((d.robot, "joint angle |q - q_expected| [deg]", d.n_cases, *d.joint_deg.values()))
+        rows.append((d.robot, "revolute joint |q - q_expected| [deg]", d.n_cases, *d.joint_deg.values()))
+        if d.prismatic_mm is not None:  # a prismatic joint's deviation is a length: mm, never degrees
+            rows.append((d.robot, "prismatic joint |q - q_expected| [mm]", d.n_cases, *d.prismatic_mm.values()))
         rows.append((d.robot, f"needle-tip position ({d.tip_source}) to expected [mm]", d.n_cases, *d.tip_mm.values()))
     s.parts.append(table(["robot", "deviation", "cases", "mean", "std", "median", "p95", "max"], rows, "table-4"))
     robot = "physical" if any(d.robot == "physical" for d in stats) else stats[0].robot

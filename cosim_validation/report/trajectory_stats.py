@@ -103,9 +103,12 @@ class Deviation:
     Attributes:
         robot: ``virtual`` or ``physical``.
         n_cases: Cases pooled.
-        joint_deg: mean, std, median, p95, max of |q_measured - q_expected| over every joint and sample [deg].
+        joint_deg: mean, std, median, p95, max of |q_measured - q_expected| over every revolute joint and
+            sample [deg].
         tip_mm: the same for the needle-tip distance to the expected tip [mm].
         tip_source: ``actual`` (simulator ground truth / tracker) or ``fk`` (forward kinematics of the encoders).
+        prismatic_mm: the same as ``joint_deg`` over the prismatic joints (the PSM's and the Raven-II's insertion)
+            [mm]; None for a robot without one (a length is never converted to degrees).
     """
 
     robot: str
@@ -113,6 +116,7 @@ class Deviation:
     joint_deg: dict[str, float]
     tip_mm: dict[str, float]
     tip_source: str
+    prismatic_mm: dict[str, float] | None = None
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -136,9 +140,11 @@ def record_deviation(record: TrajectoryRecord, expected: TrajectoryRecord) -> tu
 
 
 def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("virtual", "physical")) -> list[Deviation]:
-    """Table 4 over ``test_ids`` for each robot with trajectories there."""
+    """Table 4 over ``test_ids`` for each robot with trajectories there; revolute joints in degrees, prismatic
+    joints in millimetres (joint types from the run's robot model)."""
     out = []
     stored = run.trajectory_robots
+    prismatic = run.kinematics.chain.prismatic if run.kinematics is not None else None
     for robot in robots:
         ids = [t for t in test_ids if {"expected", robot} <= set(stored.get(t, ()))]
         if not ids:
@@ -147,12 +153,16 @@ def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("vi
         for test_id in ids:
             record = run.trajectory(test_id, robot)
             j, d = record_deviation(record, run.trajectory(test_id, "expected"))
-            joints.append(j.ravel())
+            joints.append(j)
             tips.append(d)
             actual &= record.has_actual_tip
-        joint_deg = np.degrees(np.concatenate(joints))
+        pooled = np.concatenate(joints)
+        linear = np.zeros(pooled.shape[1], dtype=bool) if prismatic is None else np.asarray(prismatic, dtype=bool)
+        joint_deg = np.degrees(pooled[:, ~linear].ravel())
+        prismatic_mm = _stats(1e3 * pooled[:, linear].ravel()) if linear.any() else None
         tip_mm = 1e3 * np.concatenate(tips)
-        out.append(Deviation(robot, len(ids), _stats(joint_deg), _stats(tip_mm), "actual" if actual else "fk"))
+        source = "actual" if actual else "fk"
+        out.append(Deviation(robot, len(ids), _stats(joint_deg), _stats(tip_mm), source, prismatic_mm))
     return out
 
 

@@ -49,14 +49,28 @@ def interface_definitions() -> dict[str, str]:
     raise InputError(f"cannot find the {INTERFACES} message definitions (looked in {', '.join(map(str, candidates))})")
 
 
+def crtk_definitions() -> dict[str, str]:
+    """``{'crtk_msgs/msg/OperatingState': '<.msg text>', ...}``: the public CRTK messages the CRTK arms publish
+    (third_party/crtk_msgs in the checkout, else the crtk_msgs of a prefix on AMENT_PREFIX_PATH; {} if neither)."""
+    candidates = [package_root() / "third_party" / "crtk_msgs" / "msg"]
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            candidates.append(Path(prefix) / "share" / "crtk_msgs" / "msg")
+    for folder in candidates:
+        files = sorted(folder.glob("*.msg"))
+        if files:
+            return {f"crtk_msgs/msg/{f.stem}": f.read_text() for f in files}
+    return {}
+
+
 @lru_cache(maxsize=1)
 def project_typestore() -> Any:
-    """A rosbags typestore of ROS 2 Kilted plus the project's interfaces."""
+    """A rosbags typestore of ROS 2 Kilted plus the project's interfaces and crtk_msgs."""
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     store = get_typestore(Stores.ROS2_KILTED)
     types: dict[str, Any] = {}
-    for name, text in interface_definitions().items():
+    for name, text in {**interface_definitions(), **crtk_definitions()}.items():
         types.update(get_types_from_msg(text, name))
     store.register(types)
     return store

@@ -381,6 +381,7 @@ def case_info_from_status(msg: Any) -> Any:
         robots=tuple(RobotRole.parse(str(r)) for r in msg.robots),
         needle_length_m=float(msg.needle_length_m),
         sample_count=int(msg.sample_count),
+        start_ns=time_from_msg(msg.header.stamp),
     )
 
 

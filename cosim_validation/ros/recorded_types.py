@@ -3,7 +3,7 @@
 Topic types come from DDS discovery, that is from any participant in the session's domain. The recorder
 imports a type's Python module to subscribe, so it only takes types it knows: well-formed
 ``package/msg/Name`` names of the packages below that the bag's typestore (ROS 2 Kilted + the project's
-interfaces) defines. Any other topic is skipped and reported (log and ``summary.json``).
+interfaces and crtk_msgs) defines. Any other topic is skipped and reported (log and ``summary.json``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ RECORDED_PACKAGES = frozenset(
         "visualization_msgs",
         "diagnostic_msgs",
         "rosgraph_msgs",
+        "crtk_msgs",  # the CRTK arms' operating_state and state_command (docs/CRTK.md)
     }
 )
 _MESSAGE_TYPE = re.compile(r"^([a-z][a-z0-9_]*)/msg/([A-Z][A-Za-z0-9]*)$")

@@ -166,7 +166,7 @@ def _feed(
         if msg.event == 0:  # STARTED
             live = result.live_reports.get(str(msg.test_case.test_id))
             caps = convert.case_report_from_msg(live)[4] if live is not None else None
-            tracker.start(convert.case_info_from_status(msg), caps)
+            return tracker.start(convert.case_info_from_status(msg), caps)
         elif int(msg.event) in convert.CASE_OUTCOMES:
             live = result.live_reports.get(str(msg.test_case.test_id))
             per_robot = convert.case_report_from_msg(live)[4] if live is not None else None
@@ -178,7 +178,7 @@ def _feed(
     if message.topic == EXPECTED_TOPIC:
         state = convert.expected_state_from_msg(msg)
         stage, mode = convert.expected_labels(state)
-        return tracker.expected(state.t_ns, stage, state.q, mode)
+        return tracker.expected(state.t_ns, stage, state.q, state.test_id, mode)
     role = by_topic[message.topic]
     if joints.get(role) == message.topic:
         sample = convert.joint_state_from_msg(msg, tuple(tracker.kinematics.joint_names))

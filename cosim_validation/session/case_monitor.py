@@ -19,7 +19,7 @@ from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.properties import Kpi, Sample, SessionMonitor, Verdict
 from cosim_validation.record import RobotRole, Stage, SupervisorMode, TrajectoryRecord
 from cosim_validation.session.record_builder import RecordBuilder
-from cosim_validation.session.stream_assembler import StreamAssembler
+from cosim_validation.session.stream_assembler import StreamAssembler, Unmatched
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,15 @@ class CaseMonitor:
             if self._builders:
                 self._builders[sample.robot].add(sample)
         return changes
+
+    @property
+    def unmatched(self) -> list[Unmatched]:
+        """After :meth:`finish`: the robot messages of no planned sample of this case (perhaps the next case's)."""
+        return self._assembler.unmatched
+
+    def take_from(self, stamp_ns: int) -> list[Unmatched]:
+        """Remove the waiting robot messages stamped at or after ``stamp_ns`` (they are a later case's)."""
+        return self._assembler.take_from(stamp_ns)
 
     def finish(self, outcome: str = "completed", message: str = "") -> CaseConclusion:
         """End of the case: final verdicts and KPIs of every robot (and the rebuilt records).

@@ -1,16 +1,21 @@
 """Monitoring a whole session from its events, case after case (live monitor node and ``cosim replay``).
 
 Case boundaries come from the controller's case status (STARTED, then COMPLETED, ABORTED or REFUSED).
-Topics arrive in any order relative to each other, so a case is concluded only when every monitored
-stream has delivered the case's planned number of samples, or when the next case starts, or when the
-caller says the wait is over (:meth:`conclude_pending`: a live timeout, or the end of a bag). Given the
-same messages, the live node and the replay therefore conclude the same samples and give the same verdicts.
+Topics arrive in any order relative to each other (a monitor or a recorder can receive a case's first samples
+before its STARTED status, or the next case's STARTED before this case's last tip pose), so every message
+goes to the case its stamp (or, for an expected state, its test id) belongs to: a message of a case not
+announced yet is kept for it, a case that ended keeps receiving its late samples while the next one runs,
+and a case is concluded only when every monitored stream has delivered the samples the controller streamed,
+or when the caller says the wait is over (:meth:`conclude_ending`: a live timeout; :meth:`conclude_pending`:
+the end of a bag). Given the same messages in any interleaving of the topics, the live node and the replay
+therefore conclude the same samples and give the same verdicts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -19,6 +24,7 @@ from cosim_validation.properties import Verdict
 from cosim_validation.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.robot import Kinematics
 from cosim_validation.session.case_monitor import CaseConclusion, CaseMonitor
+from cosim_validation.session.stream_assembler import Unmatched
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class CaseInfo:
     robots: tuple[RobotRole, ...]
     needle_length_m: float
     sample_count: int
+    start_ns: int | None = None  # the stamp of the case's first sample (None: unknown, take every message)
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,43 @@ class CaseEnd:
     outcome: str
     message: str
     conclusion: CaseConclusion
+
+
+#: Messages kept for a case not announced yet (about 10 s of a session's streams at 100 Hz).
+EARLY_LIMIT = 10_000
+
+Feed = Callable[["_OpenCase"], list[Verdict]]
+
+
+@dataclass
+class _OpenCase:
+    """A case being monitored: announced, perhaps ended by the controller, not concluded yet."""
+
+    info: CaseInfo
+    monitor: CaseMonitor
+    ending: tuple[str, str] | None = None  # (outcome, message) once the controller ended it
+    awaited: int | None = None  # samples streamed, once the controller said (else the planned count)
+    per_robot: dict[RobotRole, int] = field(default_factory=dict)
+    expected_count: int = 0
+    last_expected_ns: int = -1
+
+    @property
+    def start_ns(self) -> int:
+        return self.info.start_ns or 0
+
+    def streamed(self) -> int:
+        """Samples the case has: what the controller said it streamed, else the planned count."""
+        return self.info.sample_count if self.awaited is None else self.awaited
+
+    def caught_up(self) -> bool:
+        """Ended, and every stream delivered the samples it owes."""
+        counts = self.monitor.samples
+        awaited = self.streamed()
+        return self.ending is not None and all(n >= self.per_robot.get(r, awaited) for r, n in counts.items())
+
+    def after_its_end(self, stamp_ns: int) -> bool:
+        """Whether a robot message stamped ``stamp_ns`` comes after this case's last sample."""
+        return self.expected_count >= self.streamed() and stamp_ns > self.last_expected_ns
 
 
 class CaseTracker:
@@ -72,11 +116,8 @@ class CaseTracker:
         self._on_case_end = on_case_end
         self._keep_records = keep_records
         self._with_expected = with_expected
-        self.case: CaseInfo | None = None
-        self._awaited: int | None = None  # samples streamed, once the controller said (else the planned count)
-        self._per_robot: dict[RobotRole, int] = {}
-        self._monitor: CaseMonitor | None = None
-        self._ending: tuple[str, str] | None = None
+        self._open: list[_OpenCase] = []  # oldest first; at most one ended case besides the newest
+        self._early: list[tuple[int, str | None, Feed]] = []  # messages of a case not announced yet
 
     @property
     def kinematics(self) -> Kinematics:
@@ -84,21 +125,34 @@ class CaseTracker:
         return self._kin
 
     @property
+    def case(self) -> CaseInfo | None:
+        """The newest case being monitored."""
+        return self._open[-1].info if self._open else None
+
+    @property
     def active(self) -> bool:
         """Whether a case is being monitored."""
-        return self.case is not None
+        return bool(self._open)
 
-    def start(self, info: CaseInfo, caps: Mapping[RobotRole, int] | None = None) -> None:
-        """A new case (concludes the previous one if it is still open).
+    @property
+    def ending(self) -> bool:
+        """Whether a case the controller ended still waits for samples."""
+        return any(c.ending is not None for c in self._open)
+
+    def start(self, info: CaseInfo, caps: Mapping[RobotRole, int] | None = None) -> list[Verdict]:
+        """A new case; returns the verdict changes of its messages that came before its announcement.
+
+        The previous case, if the controller ended it, keeps receiving its late samples until it has them all
+        (or :meth:`conclude_ending`); a case still running, or an older one still waiting, is concluded now.
 
         Args:
             info: What the controller announced.
             caps: At most this many samples per robot (a replay: what the live monitor concluded the case with).
         """
-        self.conclude_pending()
-        self.case = info
-        self._awaited, self._per_robot = None, {}
-        self._monitor = CaseMonitor(
+        for old in list(self._open):
+            if old is not self._open[-1] or old.ending is None:
+                self._conclude(old, *(old.ending or _UNFINISHED))
+        monitor = CaseMonitor(
             self._world,
             {r: r in self._tips for r in info.robots},
             target_m=info.target_m,
@@ -109,7 +163,16 @@ class CaseTracker:
             markers=self._markers & frozenset(info.robots),
         )
         if caps:
-            self._monitor.cap(caps)
+            monitor.cap(caps)
+        for old in self._open:  # what the ended case holds from this case's start on is this case's
+            self._keep_for_later(old.monitor.take_from(info.start_ns or 0))
+        self._open.append(_OpenCase(info, monitor))
+        early, self._early = self._early, []
+        changes: list[Verdict] = []
+        for stamp_ns, test_id, feed in sorted(early, key=lambda kept: kept[0]):  # a stream's order is its stamps
+            if stamp_ns >= (info.start_ns or 0) and test_id in (None, info.test_id):
+                changes += self._route(stamp_ns, test_id, feed)
+        return changes
 
     def end(
         self,
@@ -118,7 +181,8 @@ class CaseTracker:
         samples_sent: int | None = None,
         per_robot: Mapping[RobotRole, int] | None = None,
     ) -> None:
-        """The controller ended the case; it is concluded once every stream has caught up.
+        """The controller ended the newest case (a topic keeps its order: a case's end comes before the next
+        case's start); it is concluded once every stream has caught up.
 
         Args:
             outcome: ``completed``, ``aborted`` or ``refused``.
@@ -128,68 +192,141 @@ class CaseTracker:
             per_robot: Samples to conclude with, per stream (a replay: what the live monitor concluded with, so a
                 case it concluded at a timeout is concluded at the same samples); overrides ``samples_sent``.
         """
-        if self.case is None:
+        if not self._open:
             return
+        case = self._open[-1]
         if outcome == "refused":
-            self._conclude(outcome, message)
+            self._conclude(case, outcome, message)
             return
-        self._ending = (outcome, message)
+        case.ending = (outcome, message)
         if samples_sent is not None:
-            self._awaited = samples_sent
-        self._per_robot = dict(per_robot or {})
-        self._maybe_conclude()
+            case.awaited = samples_sent
+        case.per_robot = dict(per_robot or {})
+        self._maybe_conclude(case)
 
     def expected(
-        self, stamp_ns: int, stage: Stage, q: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
+        self,
+        stamp_ns: int,
+        stage: Stage,
+        q: np.ndarray,
+        test_id: str | None = None,
+        mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> list[Verdict]:
-        """An expected state (``mode``: the supervisor's when it was sent); returns verdict changes."""
-        if self._monitor is None:
-            return []
-        return self._after(self._monitor.add_expected(stamp_ns, stage, q, mode))
+        """An expected state (of the case ``test_id``, if said; ``mode``: the supervisor's when it was sent);
+        returns verdict changes."""
+        add = partial(_add_expected, stamp_ns=stamp_ns, stage=stage, q=q, mode=mode)
+        return self._route(stamp_ns, test_id, add)
 
     def joints(self, role: RobotRole, stamp_ns: int, q: np.ndarray) -> list[Verdict]:
         """A robot's measured joints; returns verdict changes."""
-        if self._monitor is None or self.case is None or role not in self.case.robots:
-            return []
-        return self._after(self._monitor.add_joints(role, stamp_ns, q))
+        return self._route(stamp_ns, None, partial(self._add_joints, role, stamp_ns, q))
 
     def tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
         """A robot's actual tip pose; returns verdict changes."""
-        if self._monitor is None or self.case is None or role not in self.case.robots or role not in self._tips:
-            return []
-        return self._after(self._monitor.add_tip(role, stamp_ns, position_m, quat_wxyz))
+        return self._route(stamp_ns, None, partial(self._add_tip, role, stamp_ns, position_m, quat_wxyz))
 
     def marker(
         self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
     ) -> list[Verdict]:
         """A robot's tracked marker; returns verdict changes."""
-        if self._monitor is None or self.case is None or role not in self.case.robots or role not in self._markers:
-            return []
-        return self._after(self._monitor.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
+        feed = partial(self._add_marker, role, stamp_ns, position_m, quat_wxyz, registration_error_m)
+        return self._route(stamp_ns, None, feed)
+
+    def conclude_ending(self) -> None:
+        """Conclude the cases the controller ended with what arrived (a live timeout: a stream never caught up)."""
+        for case in [c for c in self._open if c.ending is not None]:
+            self._conclude(case, *case.ending)  # type: ignore[misc]
 
     def conclude_pending(self) -> None:
-        """Conclude the open case with what arrived (end of a bag, a live timeout, the next case)."""
-        if self.case is not None:
-            unfinished = ("unfinished", "the recording ended before the case did")
-            recorded = ("recorded", "a recording without case status: one case over all of it")
-            outcome, message = self._ending or (unfinished if self._with_expected else recorded)
-            self._conclude(outcome, message)
+        """Conclude every open case with what arrived (the end of a bag)."""
+        for case in list(self._open):
+            if case.ending is None and not self._with_expected:
+                self._conclude(case, "recorded", "a recording without case status: one case over all of it")
+            else:
+                self._conclude(case, *(case.ending or _UNFINISHED))
 
-    def _after(self, changes: list[Verdict]) -> list[Verdict]:
-        self._maybe_conclude()
+    # ------------------------------------------------------------------ which case a message is of
+    def _route(self, stamp_ns: int, test_id: str | None, feed: Feed) -> list[Verdict]:
+        """Feed a message to the open case it belongs to, keep it for a case not announced yet, or drop it
+        (a late message of a case already concluded). Kept messages are bounded by :data:`EARLY_LIMIT`."""
+        case = self._case_of(stamp_ns, test_id)
+        if case is None:
+            if self._open and stamp_ns < self._open[0].start_ns:
+                return []  # from before every open case: a case already concluded
+            self._early.append((stamp_ns, test_id, feed))
+            del self._early[:-EARLY_LIMIT]
+            return []
+        changes = feed(case)
+        self._maybe_conclude(case)
         return changes
 
-    def _maybe_conclude(self) -> None:
-        if self._ending is None or self.case is None or self._monitor is None:
-            return
-        awaited = self.case.sample_count if self._awaited is None else self._awaited
-        counts = self._monitor.samples
-        if all(n >= self._per_robot.get(role, awaited) for role, n in counts.items()):
-            self._conclude(*self._ending)
+    def _case_of(self, stamp_ns: int, test_id: str | None) -> _OpenCase | None:
+        if not self._with_expected:
+            return self._open[-1] if self._open else None
+        if test_id is not None:
+            return next((c for c in self._open if c.info.test_id == test_id), None)
+        started = [c for c in self._open if c.start_ns <= stamp_ns]
+        if not started or started[-1].after_its_end(stamp_ns):
+            return None
+        return started[-1]
 
-    def _conclude(self, outcome: str, message: str) -> None:
-        assert self.case is not None
-        assert self._monitor is not None
-        end = CaseEnd(self.case, outcome, message, self._monitor.finish(outcome, message))
-        self.case, self._monitor, self._ending = None, None, None
+    def _add_joints(self, role: RobotRole, stamp_ns: int, q: np.ndarray, case: _OpenCase) -> list[Verdict]:
+        if role not in case.info.robots:
+            return []
+        return case.monitor.add_joints(role, stamp_ns, q)
+
+    def _add_tip(
+        self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, case: _OpenCase
+    ) -> list[Verdict]:
+        if role not in case.info.robots or role not in self._tips:
+            return []
+        return case.monitor.add_tip(role, stamp_ns, position_m, quat_wxyz)
+
+    def _add_marker(
+        self,
+        role: RobotRole,
+        stamp_ns: int,
+        position_m: np.ndarray,
+        quat_wxyz: np.ndarray,
+        registration_error_m: float,
+        case: _OpenCase,
+    ) -> list[Verdict]:
+        if role not in case.info.robots or role not in self._markers:
+            return []
+        return case.monitor.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m)
+
+    # ------------------------------------------------------------------ concluding
+    def _maybe_conclude(self, case: _OpenCase) -> None:
+        if case in self._open and case.caught_up():
+            assert case.ending is not None
+            self._conclude(case, *case.ending)
+
+    def _conclude(self, case: _OpenCase, outcome: str, message: str) -> None:
+        self._open.remove(case)
+        end = CaseEnd(case.info, outcome, message, case.monitor.finish(outcome, message))
         self._on_case_end(end)
+        for left in case.monitor.unmatched:  # perhaps a later case's: routed again (dropped if from before it)
+            self._route(left.stamp_ns, None, self._refeed(left))
+
+    def _keep_for_later(self, messages: list[Unmatched]) -> None:
+        self._early += [(m.stamp_ns, None, self._refeed(m)) for m in messages]
+        del self._early[:-EARLY_LIMIT]
+
+    def _refeed(self, message: Unmatched) -> Feed:
+        adders: dict[str, Callable[..., list[Verdict]]] = {
+            "joints": self._add_joints,
+            "tip": self._add_tip,
+            "marker": self._add_marker,
+        }
+        return partial(adders[message.stream], message.role, message.stamp_ns, *message.values)
+
+
+_UNFINISHED = ("unfinished", "the recording ended before the case did")
+
+
+def _add_expected(
+    case: _OpenCase, *, stamp_ns: int, stage: Stage, q: np.ndarray, mode: SupervisorMode
+) -> list[Verdict]:
+    case.expected_count += 1
+    case.last_expected_ns = max(case.last_expected_ns, stamp_ns)
+    return case.monitor.add_expected(stamp_ns, stage, q, mode)

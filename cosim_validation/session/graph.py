@@ -108,8 +108,8 @@ class GraphSpec:
         proxied = {robot for n in self.nodes if (robot := _proxy_robot(n)) is not None}
         nodes = []
         for n in self.nodes:
-            robot = n.executable.removesuffix("_driver")
-            if n.executable.endswith("_driver") and robot in proxied:
+            robot = driver_robot(n)
+            if robot is not None and robot in proxied:
                 moved = tuple((f"/cosim/{robot}/{t}", f"/cosim/{robot}/raw/{t}") for t in PROXIED_TOPICS)
                 remaps = (*n.remappings, *(m for m in moved if m not in n.remappings))
                 n = NodeSpec(n.name, n.executable, n.parameters, remaps, n.required, n.console)
@@ -140,8 +140,18 @@ def _proxy_robot(node: NodeSpec) -> str | None:
     return str(node.parameters.get("robot", PROXIES[node.executable]))
 
 
+def driver_robot(node: NodeSpec) -> str | None:
+    """The robot a driver node drives (``virtual_driver``, ``physical_driver``, a ``crtk_driver`` by its ``robot``
+    parameter); None: not a driver."""
+    if node.executable == "crtk_driver":
+        return str(node.parameters.get("robot", "physical"))
+    if node.executable in ("virtual_driver", "physical_driver"):
+        return node.executable.removesuffix("_driver")
+    return None
+
+
 def _driver_of(graph: GraphSpec, robot: str, filters: list[str]) -> NodeSpec:
-    driver = next((n for n in graph.nodes if n.executable == f"{robot}_driver"), None)
+    driver = next((n for n in graph.nodes if driver_robot(n) == robot), None)
     if driver is None:
         raise ConfigError(graph.source, "nodes", f"no {robot}_driver node to put the filters {filters} in front of")
     return driver
@@ -239,7 +249,7 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
         robot = _proxy_robot(n)
         if robot is None:
             continue
-        if not any(d.executable == f"{robot}_driver" for d in nodes):
+        if not any(driver_robot(d) == robot for d in nodes):
             raise ConfigError(root.source, "nodes", f"node {n.name!r}: no {robot}_driver node to stand in front of")
         if robot in proxies:
             raise ConfigError(root.source, "nodes", f"{n.name} and {proxies[robot]} both stand in front of the "

@@ -150,6 +150,23 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("filters", list, [], "KIND:OPTIONS of further layers outside the injected errors"),
         ParamSpec("events_topic", str, "", "where the filters' events go; '' = /cosim/<robot>/events"),
     ),
+    "crtk_driver": (  # a robot's driver talking CRTK to the arm (docs/CRTK.md)
+        ParamSpec("robot", str, "physical", "the robot it drives in the graph: virtual | physical"),
+        ParamSpec("namespace", str, "/PSM1", "the arm's CRTK namespace (/PSM1 on a dVRK, /arm1 on a Raven-II)"),
+        ParamSpec("flavour", str, "", "dvrk | raven; '' = the robot model's (dvrk_psm: dvrk, raven2: raven)"),
+        ParamSpec("tracker_namespace", str, "", "optical tracker's namespace (tip/measured_cp, marker); '' = none"),
+        ParamSpec("emulated", bool, False, "the arm is a crtk_emulator: reset through its emulation/reset service"),
+        ParamSpec("enable_timeout_s", float, 30.0, "time for the arm to become ENABLED and homed at start [s]"),
+        ParamSpec("reset_timeout_s", float, 10.0, "time for the arm to reach a case's first setpoint [s]"),
+        ParamSpec("reset_tolerance", float, 1.0e-3, "a real arm is at the reset pose within this [rad, or m]"),
+    ),
+    "crtk_emulator": (  # an emulated arm serving its CRTK interface (docs/CRTK.md)
+        ParamSpec("backend", str, "emulated", "the arm behind the topics: emulated | mujoco | pybullet"),
+        ParamSpec("seed", int, -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config"),
+        ParamSpec("namespace", str, "/PSM1", "CRTK namespace it serves (/PSM1 on a dVRK, /arm1 on a Raven-II)"),
+        ParamSpec("flavour", str, "", "dvrk | raven; '' = the robot model's (dvrk_psm: dvrk, raven2: raven)"),
+        ParamSpec("tracker_namespace", str, "/tracker", "where its optical tracker publishes tip/measured_cp, marker"),
+    ),
     "virtual_driver": _driver("mujoco"),
     "physical_driver": _driver("emulated"),
     "recorder": (

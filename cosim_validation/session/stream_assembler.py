@@ -17,6 +17,7 @@ its stage NONE, its supervisor mode UNSUPERVISED and its time measured from the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,6 +31,16 @@ _NAN4 = np.full(4, np.nan)
 
 
 _NOT_SEEN = (_NAN3, _NAN4, float("nan"))
+
+
+class Unmatched(NamedTuple):
+    """A robot message the case had no planned sample for (``stream``: joints | tip | marker; ``values``: the
+    arguments of the matching ``add_*`` after the stamp)."""
+
+    stream: str
+    role: RobotRole
+    stamp_ns: int
+    values: tuple[Any, ...]
 
 
 @dataclass
@@ -66,6 +77,7 @@ class StreamAssembler:
         self._streams = {role: _RobotStream(has_tip, role in markers) for role, has_tip in robots.items()}
         self._expected: dict[int, tuple[Stage, np.ndarray, SupervisorMode]] = {}
         self._start_ns: int | None = None
+        self.unmatched: list[Unmatched] = []  # after flush: robot messages of no planned sample
 
     @property
     def samples_per_robot(self) -> dict[RobotRole, int]:
@@ -89,6 +101,8 @@ class StreamAssembler:
     def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Sample]:
         """A robot's measured joints at ``stamp_ns``; returns the samples this completes."""
         stream = self._stream(role)
+        if stamp_ns <= stream.emitted_until_ns:
+            return []  # older than a sample already handed out (one robot's messages keep their order)
         stream.joints[stamp_ns] = self._checked(q_measured, role.label)
         if stream.first_ns is None:
             stream.first_ns = stamp_ns
@@ -114,6 +128,17 @@ class StreamAssembler:
             out += self._emit(role, final=True)
         return out
 
+    def take_from(self, stamp_ns: int) -> list[Unmatched]:
+        """Remove and return the waiting robot messages stamped at or after ``stamp_ns`` (the next case's start:
+        they arrived before it was announced)."""
+        taken: list[Unmatched] = []
+        for role, stream in self._streams.items():
+            for name, pending in (("joints", stream.joints), ("tip", stream.tips), ("marker", stream.markers)):
+                for stamp in sorted(s for s in pending if s >= stamp_ns):
+                    value = pending.pop(stamp)
+                    taken.append(Unmatched(name, role, stamp, value if isinstance(value, tuple) else (value,)))
+        return taken
+
     # ------------------------------------------------------------------ internals
     def _stream(self, role: RobotRole) -> _RobotStream:
         if role not in self._streams:
@@ -133,7 +158,8 @@ class StreamAssembler:
             if self._with_expected and stamp not in self._expected:
                 if not final:
                     break  # keep time order: wait for the expected state of this sample
-                del stream.joints[stamp]  # a joint state of no planned sample: nothing to compare with
+                # a joint state of no planned sample: nothing to compare with here (perhaps the next case's)
+                self.unmatched.append(Unmatched("joints", role, stamp, (stream.joints.pop(stamp),)))
                 continue
             if stream.has_tip and stamp not in stream.tips and not final:
                 break  # keep time order: wait for this sample's tip pose
@@ -153,6 +179,10 @@ class StreamAssembler:
             del stream.tips[old]
         for old in [s for s in stream.markers if s <= stream.emitted_until_ns]:
             del stream.markers[old]
+        if final:  # tip poses and markers whose joint state never came
+            self.unmatched += [Unmatched("tip", role, s, tip) for s, tip in sorted(stream.tips.items())]
+            self.unmatched += [Unmatched("marker", role, s, frame) for s, frame in sorted(stream.markers.items())]
+            stream.tips, stream.markers = {}, {}
         return out
 
     def _sample(

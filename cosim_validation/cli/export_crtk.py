@@ -1,0 +1,63 @@
+"""``cosim export-crtk``: one robot's record of a case in a run as a CRTK-style MCAP, or as the dataset CSV."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cosim_validation.cli.output import print_json
+
+HELP = "write one robot's record of a case as a CRTK-style rosbag2 (.mcap) or the error dataset CSV (docs/CRTK.md)"
+
+#: The CRTK namespace of each robot model by default (dVRK PSM1, Raven-II gold arm); others: /<model>.
+DEFAULT_NAMESPACES = {"dvrk_psm": "/PSM1", "raven2": "/arm1"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``cosim export-crtk``."""
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)")
+    parser.add_argument("case", metavar="TEST_ID", help="the case whose record to write")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.mcap (CRTK bag) or FILE.csv")
+    parser.add_argument("--robot", default="physical", help="expected, virtual or physical (default: physical)")
+    parser.add_argument("--namespace", default=None, help="the arm's CRTK namespace (default: /PSM1, /arm1, /<model>)")
+    parser.add_argument("--tracker-namespace", default="/tracker", help="the tracker's namespace (default /tracker)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the file and say what it holds."""
+    from cosim_validation.errors.dataset_io import dataset_of_record, write_csv
+    from cosim_validation.errors.robot_identity import RobotIdentity
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.record import RobotRole
+    from cosim_validation.report.run_data import load_run
+    from cosim_validation.robot import RobotConfig
+    from cosim_validation.ros.crtk_bag import export_crtk_bag
+
+    out = Path(args.output)
+    if out.suffix.lower() not in (".mcap", ".csv"):
+        raise InputError(f"-o {str(out)!r}: expected a .mcap (CRTK bag) or .csv (dataset) file")
+    if out.exists():
+        raise InputError(f"-o {str(out)!r}: already exists; refusing to overwrite it")
+    RobotRole.parse(args.robot)
+    run_data = load_run(args.run_dir)
+    try:
+        if run_data.config is None or run_data.kinematics is None:
+            raise InputError(f"{args.run_dir}: the run's configuration is gone")
+        model = RobotConfig.from_config(run_data.config["robot"]).model.name
+        kinematics = run_data.kinematics
+        record = run_data.trajectory(args.case, args.robot)
+    finally:
+        run_data.close()
+    namespace = args.namespace or DEFAULT_NAMESPACES.get(model, f"/{model}")
+    units = tuple(kinematics.chain.joint_unit(j) for j in range(kinematics.n_joints))
+    if out.suffix.lower() == ".mcap":
+        messages = export_crtk_bag(record, out, namespace, args.tracker_namespace)
+        what = f"{messages} messages under {namespace} and {args.tracker_namespace}"
+    else:
+        write_csv(dataset_of_record(record, RobotIdentity.of(kinematics), units), out)
+        messages, what = len(record.t_s), f"{len(record.t_s)} rows"
+    if args.json:
+        print_json({"out": str(out), "samples": len(record.t_s), "messages": messages, "namespace": namespace})
+    else:
+        print(f"wrote {out}: {args.case} ({args.robot}, {model}), {len(record.t_s)} samples, {what}")
+    return 0

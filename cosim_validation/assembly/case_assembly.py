@@ -37,8 +37,10 @@ from cosim_validation.config import ConfigNode, load_case_config
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
 from cosim_validation.coverage import TestCase
 from cosim_validation.exceptions import InputError
+from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
 from cosim_validation.record import RobotRole, TrajectoryRecord
 from cosim_validation.sim.robot_backend import RobotBackend
+from cosim_validation.sim.robot_filter import FilteredBackend, FilterEvent
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class AssemblySpec:
             for the supervisor configuration's ``scenario``.
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
             directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
+        detector: The hazard detector's thresholds in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``,
+            :func:`~cosim_validation.hazards.hazard_watch.parse_detector`); None: no detector in the loop.
+        stop_on_alarm: Mitigation: a detector alarm is an exception of the task supervisor (needs both).
     """
 
     config_path: str
@@ -74,6 +79,8 @@ class AssemblySpec:
     filters: tuple[tuple[str, str], ...] = ()
     supervisor: str | None = None
     supervisor_scenario: str | None = None
+    detector: str | None = None
+    stop_on_alarm: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON), as stored in a run's metadata."""
@@ -93,6 +100,8 @@ class AssemblySpec:
             filters=tuple((str(r), str(t)) for r, t in data.get("filters", ())),
             supervisor=data.get("supervisor"),
             supervisor_scenario=data.get("supervisor_scenario"),
+            detector=data.get("detector"),
+            stop_on_alarm=bool(data.get("stop_on_alarm", False)),
         )
 
 
@@ -104,10 +113,12 @@ class BatchCase:
         run: How it went (outcome, message, plan, samples answered).
         records: The expected record (the plan, as far as it was streamed) first, then one per robot; empty
             when the case never started (refused).
+        events: What the robots' filters did during the case, as it happened: ``(robot, FilterEvent)`` in order.
     """
 
     run: CaseRun
     records: tuple[TrajectoryRecord, ...]
+    events: tuple[tuple[RobotRole, FilterEvent], ...] = ()
 
 
 class CaseAssembly:
@@ -141,6 +152,7 @@ class CaseAssembly:
         )
         self._backends: tuple[RobotBackend, ...] | None = None
         self.supervision: Supervision | None = self._supervision()
+        self.hazard_watch: HazardWatch | None = self._hazard_watch()
 
     def _supervision(self) -> Supervision | None:
         """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
@@ -152,6 +164,20 @@ class CaseAssembly:
         return Supervision(
             path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario
         )
+
+    def _hazard_watch(self) -> HazardWatch | None:
+        """The hazard detector in the loop (an alarm source of the supervisor when stopping on alarms), or None.
+
+        Raises:
+            InputError: Bad thresholds, or stop on alarm without a detector or a supervisor.
+        """
+        settings = check_detector(self.spec.detector, self.spec.stop_on_alarm, self.supervision)
+        if settings is None:
+            return None
+        watch = HazardWatch(settings, self.kinematics, self.spec.stop_on_alarm)
+        if self.spec.stop_on_alarm and self.supervision is not None:
+            self.supervision.alarm_sources.append(watch)
+        return watch
 
     @property
     def properties_path(self) -> Path:
@@ -187,15 +213,27 @@ class CaseAssembly:
     ) -> Lockstep:
         """The lockstep loop over ``ports`` with this assembly's validation."""
         settings = LockstepSettings(validate=self.validate, drop_lost_robots=drop_lost_robots)
-        return Lockstep(self.kinematics, ports, settings, self.setup.state_validator, clock, self.supervision)
+        validator, supervision, watch = self.setup.state_validator, self.supervision, self.hazard_watch
+        return Lockstep(self.kinematics, ports, settings, validator, clock, supervision, watch)
 
     def run_batch(self, case: TestCase, listener: CaseListener | None = None) -> BatchCase:
         """Plan and run ``case`` on the in-process robots; the records of what was executed."""
         ports = {backend.role: BackendPort(backend) for backend in self.backends}
+        self._filter_events()  # nothing left over from a case before
         run = self.lockstep(ports).run(case, self.controller(), listener)
+        events = self._filter_events()
         if not run.started:
-            return BatchCase(run, ())
-        return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m))
+            return BatchCase(run, (), events)
+        return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m), events)
+
+    def _filter_events(self) -> tuple[tuple[RobotRole, FilterEvent], ...]:
+        """The events of every filtered in-process robot since the last call."""
+        return tuple(
+            (backend.role, event)
+            for backend in self.backends
+            if isinstance(backend, FilteredBackend)
+            for event in backend.events()
+        )
 
     def check(self, batch: BatchCase, target_m: Any) -> list[RecordReport]:
         """The monitor's verdicts, KPIs and machines on every record of ``batch`` (the plan's record first), as

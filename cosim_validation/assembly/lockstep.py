@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from cosim_validation.assembly.case_run import (
     SessionClock,
 )
 from cosim_validation.assembly.case_seed import case_seed
-from cosim_validation.assembly.robot_port import RobotLostError, RobotPort
+from cosim_validation.assembly.robot_port import Measurement, RobotLostError, RobotPort
 from cosim_validation.assembly.supervised_stream import stream_supervised
 from cosim_validation.assembly.supervision import Supervision
 from cosim_validation.controllers import Controller
@@ -51,6 +52,19 @@ class LockstepSettings:
     drop_lost_robots: bool = True
 
 
+class CaseWatch(Protocol):
+    """Judges the physical robot's answer against the virtual twin's at every setpoint both answered
+    (:class:`~cosim_validation.hazards.hazard_watch.HazardWatch`)."""
+
+    def start_case(self, test_id: str) -> None:
+        """A new case starts streaming."""
+        ...
+
+    def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement) -> Any:
+        """Both answers to the setpoint stamped ``stamp_ns`` (case time ``t_s`` [s])."""
+        ...
+
+
 class Lockstep:
     """Runs cases one after another on a fixed set of robots.
 
@@ -62,6 +76,7 @@ class Lockstep:
         clock: The session clock (a new one by default).
         supervision: The task supervisor (one step per control period, it decides every setpoint); None: the
             plan is streamed as planned.
+        watch: Judges robot vs twin after every exchange of a case that drives both (a hazard detector).
     """
 
     def __init__(
@@ -72,6 +87,7 @@ class Lockstep:
         validator: Callable[[], StateValidator] | None = None,
         clock: SessionClock | None = None,
         supervision: Supervision | None = None,
+        watch: CaseWatch | None = None,
     ) -> None:
         if settings.validate and validator is None:
             raise InputError("validation asked for but no state validator given")
@@ -81,6 +97,7 @@ class Lockstep:
         self._validator = validator
         self.clock = clock or SessionClock()
         self.supervision = supervision
+        self.watch = watch
         self.lost: dict[RobotRole, float] = {}  # robot -> when it was lost (time.monotonic())
 
     def robots_for(self, wanted: Sequence[RobotRole]) -> tuple[RobotRole, ...]:
@@ -173,6 +190,8 @@ class Lockstep:
         validator = self._validator() if self.settings.validate and self._validator is not None else None
         if validator is not None:
             validator.reset(plan.q[0])
+        if self.watch is not None:
+            self.watch.start_case(run.test_id)
         listener.before_streaming()
         run.last_stage = Stage(int(plan.stage[0]))
         run.started = True
@@ -180,7 +199,8 @@ class Lockstep:
         return validator
 
     def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray) -> None:
-        """Send setpoint ``q`` stamped ``stamp_ns`` to every robot of ``run`` and wait for every answer.
+        """Send setpoint ``q`` stamped ``stamp_ns`` to every robot of ``run`` and wait for every answer (then the
+        watch, if any, judges the physical robot's answer against the virtual twin's).
 
         Raises:
             CaseAbortedError: A robot did not answer (it is dropped from later cases when so configured).
@@ -193,6 +213,9 @@ class Lockstep:
             except RobotLostError as exc:
                 self.lose(role)
                 raise CaseAbortedError(str(exc)) from None
+        if self.watch is not None and RobotRole.PHYSICAL in run.robots and RobotRole.VIRTUAL in run.robots:
+            robot, model = (self.ports[r].measurement(stamp_ns) for r in (RobotRole.PHYSICAL, RobotRole.VIRTUAL))
+            self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model)
 
     def _step(
         self,
@@ -243,6 +266,7 @@ __all__ = [
     "CaseEvent",
     "CaseListener",
     "CaseRun",
+    "CaseWatch",
     "Lockstep",
     "LockstepSettings",
     "SessionClock",

@@ -31,6 +31,7 @@ from cosim_validation.campaign.world_check import check_world_config
 from cosim_validation.config import load_case_config
 from cosim_validation.coverage import Suite, TestCase
 from cosim_validation.exceptions import CosimError, InputError
+from cosim_validation.hazards.hazard_watch import check_detector
 from cosim_validation.robot import RobotConfig
 from cosim_validation.run_lock import command_line
 
@@ -57,6 +58,8 @@ class CampaignRequest:
         filters: Layers around the robots (injected errors, hazards, offsets), innermost first.
         supervisor: The task supervisor's configuration every case runs under; None: ``campaign.supervisor``.
         supervisor_scenario: A scenario for the supervisor (scripted requests, faults, teleoperation), or None.
+        detector: The hazard detector in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``), or None.
+        stop_on_alarm: A detector alarm stops the task (an exception of the supervisor; needs both).
     """
 
     config_path: Path
@@ -73,6 +76,8 @@ class CampaignRequest:
     filters: tuple[FilterSpec, ...] = ()
     supervisor: str | None = None
     supervisor_scenario: str | None = None
+    detector: str | None = None
+    stop_on_alarm: bool = False
 
 
 @dataclass
@@ -269,8 +274,11 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         filters=filters,
         supervisor=request.supervisor,
         supervisor_scenario=request.supervisor_scenario,
+        detector=request.detector,
+        stop_on_alarm=request.stop_on_alarm,
     )
     check_supervision(spec.supervisor or campaign.supervisor_path, spec.supervisor_scenario)  # before --out
+    check_detector(spec.detector, spec.stop_on_alarm, spec.supervisor or campaign.supervisor_path)
     meta = _meta(request, campaign, spec, controller, suites) | {"anatomy_repairs": scene.repairs()}
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())

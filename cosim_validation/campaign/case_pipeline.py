@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly, CaseRun
+from cosim_validation.assembly.case_assembly import BatchCase
 from cosim_validation.campaign.result_rows import kpi_row, verdict_row
-from cosim_validation.campaign.results_db import CaseResult, CaseRow
+from cosim_validation.campaign.results_db import CaseResult, CaseRow, EventRow
 from cosim_validation.coverage import TestCase
 
 
@@ -84,7 +85,17 @@ def run_case(assembly: CaseAssembly, case: TestCase, case_index: int, trajectori
     verdicts = tuple(verdict_row(case.test_id, v) for report in reports for v in report.verdicts)
     kpis = tuple(kpi_row(case.test_id, k) for report in reports for k in report.kpis)
     stored = batch.records if trajectories else ()
-    return CaseResult(row, verdicts, kpis, stored, wall_s=time.perf_counter() - started, worker=worker_name())
+    wall_s = time.perf_counter() - started
+    return CaseResult(row, verdicts, kpis, stored, wall_s, worker_name(), event_rows(case.test_id, batch))
+
+
+def event_rows(test_id: str, batch: BatchCase) -> tuple[EventRow, ...]:
+    """The case's robot filter events as stored rows, numbered per robot in the order they happened."""
+    rows, seq = [], dict[str, int]()
+    for role, event in batch.events:
+        number = seq[role.label] = seq.get(role.label, -1) + 1
+        rows.append(EventRow(test_id, role.label, number, event.t_s, event.kind, event.name, event.detail))
+    return tuple(rows)
 
 
 _SHARED: dict[tuple[AssemblySpec, str], CaseAssembly] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cosim_validation.assembly.robot_filters import FilterSpec
 from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
@@ -24,10 +25,11 @@ from cosim_validation.campaign.hazard_tables import (
     write_tables,
 )
 from cosim_validation.campaign.results_db import ResultsDB
-from cosim_validation.config import load_config
+from cosim_validation.config import load_config, resolve_resource
 from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.detector import DetectorSettings
 from cosim_validation.hazards.hazard_library import load_library
+from cosim_validation.hazards.hazard_watch import format_detector, parse_detector
 from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
@@ -52,6 +54,9 @@ class HazardRequest:
         settings: Thresholds to use (None: derive them).
         margin: Derived thresholds = largest fault-free value x margin.
         calibration: A fault-free campaign run directory to derive them from (None: this run's fault-free run).
+        mitigate: Every run (fault-free too) with the detector in the loop and stop on alarm under ``supervisor``:
+            the thresholds must be known before the cases run (``settings`` or ``calibration``).
+        supervisor: The task supervisor's configuration of a mitigated run.
     """
 
     config_path: Path
@@ -65,6 +70,8 @@ class HazardRequest:
     settings: DetectorSettings | None = None
     margin: float = DEFAULT_MARGIN
     calibration: Path | None = None
+    mitigate: bool = False
+    supervisor: str = "config/supervisor/supervisor.yaml"
 
 
 def chosen_scenarios(request: HazardRequest) -> list[Scenario]:
@@ -88,6 +95,10 @@ def run_hazards(request: HazardRequest) -> Path:
     scenarios = chosen_scenarios(request)
     if request.out_dir.exists() and not request.resume and any(request.out_dir.iterdir()):
         raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
+    loop: dict[str, Any] = {}
+    if request.mitigate:
+        supervisor = str(resolve_resource(request.supervisor))
+        loop = {"detector": format_detector(_loop_settings(request)), "stop_on_alarm": True, "supervisor": supervisor}
     for name in (FAULT_FREE, *(s.name for s in scenarios)):
         out = request.out_dir / RUNS_DIR / name
         spec = FilterSpec(RobotRole.PHYSICAL, "hazards", f"{name}@{request.library}")
@@ -95,9 +106,28 @@ def run_hazards(request: HazardRequest) -> Path:
         run_campaign(CampaignRequest(
             config_path=request.config_path, suite_paths=request.suite_paths, out_dir=out,
             backends=("virtual", "physical"), workers=request.workers, resume=out.exists(),
-            validate=request.validate, filters=filters,
+            validate=request.validate, filters=filters, **loop,
         ))  # fmt: skip
     return analyse(request, scenarios)
+
+
+def _loop_settings(request: HazardRequest) -> DetectorSettings:
+    """The thresholds of a mitigated run, known before its cases run (as the loop will read them back).
+
+    Raises:
+        InputError: Neither set nor a calibration run to derive them from.
+    """
+    settings = request.settings
+    if settings is None and request.calibration is None:
+        raise InputError(
+            "--mitigate: the detector in the loop needs its thresholds first: --calibration or --threshold-mm"
+        )
+    if settings is None:
+        assert request.calibration is not None
+        config = load_config(request.config_path)
+        with ResultsDB.open(_results(request.calibration)) as db:
+            settings = derive_settings(db, RobotConfig.from_config(config["robot"]).kinematics, request.margin)
+    return parse_detector(format_detector(settings))
 
 
 def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
@@ -112,6 +142,8 @@ def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
         with ResultsDB.open(_results(calibration)) as db:
             settings = derive_settings(db, kinematics, request.margin)
         source = f"derived: fault-free maxima of {calibration} x {request.margin:g}"
+    if request.mitigate:  # the loop's thresholds, as it read them
+        settings, source = _loop_settings(request), f"{source}; mitigated: stop on alarm"
     with ResultsDB.open(_results(runs / FAULT_FREE)) as db:
         clean = holding_properties(db)
         cases, windows = judge_run(db, kinematics, None, settings, clean)

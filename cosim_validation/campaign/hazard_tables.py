@@ -2,8 +2,9 @@
 
 A hazard campaign (``cosim hazards run``) runs a suite fault-free and under each scenario (one campaign run each,
 ``RUN/runs/<name>/results.sqlite``); this module runs the detector over their stored records (the physical robot
-against the virtual twin of the same case), recomputes each case's injection windows from the scenario and the
-case seed, and writes ``RUN/hazards.sqlite``:
+against the virtual twin of the same case), takes each case's injection windows from the events its filter
+stored as they happened (a run made before events were stored: recomputed from the scenario and the case seed),
+and writes ``RUN/hazards.sqlite``:
 
 - ``scenarios``: the library entries run (name, outcome, strike, fault, trigger, duration);
 - ``thresholds``: the detector's settings and where they came from;
@@ -25,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.hazards.detector import Detection, DetectorSettings, derive_threshold, detect, deviations
-from cosim_validation.hazards.fault_window import schedule
+from cosim_validation.hazards.fault_window import schedule, windows_of_events
 from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.hazards.window_verdict import WindowVerdict, judge_windows
 from cosim_validation.record import TrajectoryRecord
@@ -78,16 +80,18 @@ def record_pairs(db: ResultsDB, kinematics: Kinematics) -> Iterator[tuple[str, T
 
 def derive_settings(db: ResultsDB, kinematics: Kinematics, margin: float) -> DetectorSettings:
     """Thresholds from the fault-free run ``db``: each quantity's largest value over its cases times ``margin``."""
-    tips, joints, residuals = [], [], []
+    tips, joints, residuals, progress = [], [], [], []
     for _, physical, virtual in record_pairs(db, kinematics):
         tip_m, joint, residual_m = deviations(physical, virtual)
         tips.append(tip_m.max(initial=0.0))
         joints.append(joint.max(initial=0.0))
         residuals.append(np.nanmax(residual_m, initial=0.0))
+        progress.append(np.nanmax(command_progress(physical.q_setpoint, physical.q_measured), initial=0.0))
     return DetectorSettings(
         derive_threshold(np.array(tips), margin),
         derive_threshold(np.array(joints), margin),
         derive_threshold(np.array(residuals), margin),
+        derive_threshold(np.array(progress), margin),
     )
 
 
@@ -108,9 +112,18 @@ def judge_run(
         if v.robot == "physical" and v.status == "violated":
             violated.setdefault(v.test_id, set()).add(v.property)
     cases, windows = [], []
+    stored = db.events()
+    happened: dict[str, list[tuple[float, str]]] = {}
+    for event in stored or ():
+        if scenario is not None and event.robot == "physical" and event.name == scenario.name:
+            happened.setdefault(event.test_id, []).append((event.t_s, event.kind))
     for outcome, physical, virtual in record_pairs(db, kinematics):
         detection = detect(physical, virtual, settings)
-        spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"])) if scenario is not None else []
+        spans: list[tuple[float, float]] = []
+        if scenario is not None and stored is not None:
+            spans = windows_of_events(happened.get(physical.test_id, []), float(physical.t_s[-1]))
+        elif scenario is not None:
+            spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"]))
         verdicts, false_alarms, second_false = judge_windows(detection, spans, settings.threshold_m)
         windows += [(name, physical.test_id, w) for w in verdicts]
         by_fault = sorted(violated.get(physical.test_id, set()) & clean.get(physical.test_id, set()))

@@ -53,6 +53,9 @@ CREATE TABLE IF NOT EXISTS kpis (
 CREATE TABLE IF NOT EXISTS trajectories (
     test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, record BLOB NOT NULL,
     PRIMARY KEY (test_id, robot));
+CREATE TABLE IF NOT EXISTS events (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, seq INTEGER NOT NULL, t_s REAL NOT NULL,
+    kind TEXT NOT NULL, name TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (test_id, robot, seq));
 """
 
 
@@ -112,6 +115,25 @@ class KpiRow:
 
 
 @dataclass(frozen=True)
+class EventRow:
+    """Something a robot filter did during a case (an injected fault's window opening or closing), in order.
+
+    Attributes:
+        test_id, robot: The case and the robot whose filter it was.
+        seq: Its place among that robot's events of the case (0, 1, ...).
+        t_s: Case time [s]; kind, name, detail: as the filter's ``FilterEvent``.
+    """
+
+    test_id: str
+    robot: str
+    seq: int
+    t_s: float
+    kind: str
+    name: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """Everything stored for one case."""
 
@@ -121,6 +143,7 @@ class CaseResult:
     trajectories: tuple[TrajectoryRecord, ...] = ()
     wall_s: float = 0.0
     worker: str = ""
+    events: tuple[EventRow, ...] = ()
 
 
 def _insert(table: str, row_type: type) -> str:
@@ -131,6 +154,7 @@ def _insert(table: str, row_type: type) -> str:
 _INSERT_CASE = _insert("cases", CaseRow)
 _INSERT_VERDICT = _insert("verdicts", VerdictRow)
 _INSERT_KPI = _insert("kpis", KpiRow)
+_INSERT_EVENT = _insert("events", EventRow)
 
 
 def _nan_to_none(row: Any) -> tuple[Any, ...]:
@@ -234,6 +258,7 @@ class ResultsDB:
             self._db.execute(_INSERT_CASE, _nan_to_none(result.case))
             self._db.executemany(_INSERT_VERDICT, [_nan_to_none(v) for v in result.verdicts])
             self._db.executemany(_INSERT_KPI, [_nan_to_none(k) for k in result.kpis])
+            self._db.executemany(_INSERT_EVENT, [_nan_to_none(e) for e in result.events])
             self._db.executemany(
                 "INSERT INTO trajectories VALUES (?, ?, ?)",
                 [(result.case.test_id, r.robot.label, self._encode(r)) for r in result.trajectories],
@@ -273,6 +298,13 @@ class ResultsDB:
             f"SELECT {', '.join(f.name for f in fields(KpiRow))} FROM kpis ORDER BY test_id, robot, name, stage"
         )
         return [KpiRow(*row) for row in cur]
+
+    def events(self) -> list[EventRow] | None:
+        """Every robot filter event, by case, robot and order; None for a run made before they were stored."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone() is None:
+            return None
+        names = ", ".join(f.name for f in fields(EventRow))
+        return [EventRow(*row) for row in self._db.execute(f"SELECT {names} FROM events ORDER BY test_id, robot, seq")]
 
     def timings(self) -> dict[str, tuple[float, str]]:
         """``{test_id: (wall time [s], worker)}``."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 
@@ -53,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "case (default: validator.enabled of the configuration, off as shipped; cosim session has the same default)",
     )
     add_supervisor_options(parser)
+    add_detector_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         filters=tuple(FilterSpec.parse(text) for text in args.filter),
         supervisor=supervisor,
         supervisor_scenario=scenario,
+        detector=args.detector,
+        stop_on_alarm=args.stop_on_alarm,
     )
     outcome = run_campaign(request)
     if args.json:
@@ -120,6 +124,10 @@ def resume_command(args: argparse.Namespace) -> str:
         parts.append(f"--supervisor {shlex.quote(args.supervisor)}")
     if args.supervisor_scenario is not None:
         parts.append(f"--supervisor-scenario {shlex.quote(args.supervisor_scenario)}")
+    if args.detector is not None:
+        parts.append(f"--detector {shlex.quote(args.detector)}")
+    if args.stop_on_alarm:
+        parts.append("--stop-on-alarm")
     return " ".join([*parts, f"--out {shlex.quote(args.out)}", "--resume"])
 
 

@@ -31,6 +31,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--margin", type=float, default=1.25, help="derived thresholds = fault-free max x margin")
     parser.add_argument("--calibration", default=None, help="fault-free campaign run to derive thresholds from")
     parser.add_argument("--reanalyse", action="store_true", help="run: only recompute the detection tables")
+    parser.add_argument(
+        "--mitigate",
+        action="store_true",
+        help="run every case with the detector in the loop and stop on alarm under the task supervisor (needs "
+        "--calibration or --threshold-mm: the thresholds are fixed before the cases run)",
+    )
+    parser.add_argument(
+        "--supervisor",
+        default="config/supervisor/supervisor.yaml",
+        help="the task supervisor of a --mitigate run",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
             config_path=config_path, suite_paths=tuple(Path(s) for s in args.suite), out_dir=out,
             scenarios=tuple(n.strip() for n in args.scenarios.split(",") if n.strip()), library=args.library,
             workers=args.workers, resume=args.resume, validate=args.validate, settings=settings, margin=args.margin,
-            calibration=Path(args.calibration) if args.calibration else None,
+            calibration=Path(args.calibration) if args.calibration else None, mitigate=args.mitigate,
+            supervisor=args.supervisor,
         )  # fmt: skip
         run_hazards(request) if not args.reanalyse else analyse(request, chosen_scenarios(request))
     return _show(out / HAZARDS_FILE, args.json)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 
@@ -41,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
     )
     add_supervisor_options(parser)
+    add_detector_options(parser)
     parser.add_argument(
         "--domain-id",
         type=int,
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.assembly.run_inputs import capture_inputs
     from cosim_validation.config import resolve_resource
     from cosim_validation.exceptions import InputError
+    from cosim_validation.hazards.hazard_watch import check_detector
     from cosim_validation.run_lock import RunLock, command_line
     from cosim_validation.session.discovery_scope import DomainLease
     from cosim_validation.session.graph import graph_inputs, load_graph
@@ -83,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
         graph = graph.with_parameters("controller", {"validate_setpoints": bool(args.validate)})
     graph = _with_filters(graph, args.filter)
     supervisor, scenario = supervisor_paths(args)
-    chosen = {"supervisor": supervisor, "supervisor_scenario": scenario}
+    check_detector(args.detector, args.stop_on_alarm, supervisor)  # a session stopping on alarms names --supervisor
+    chosen = {"supervisor": supervisor, "supervisor_scenario": scenario, "detector": args.detector}
+    if args.stop_on_alarm:
+        chosen["stop_on_alarm"] = True
     graph = graph.with_parameters("controller", {k: v for k, v in chosen.items() if v is not None})
     if args.foxglove is not None:
         from cosim_validation.dashboard.foxglove_graph import with_foxglove_bridge

@@ -9,7 +9,8 @@ robot); the physical robot is the one that may be faulty. At every sample the de
 - (second detector) the physical robot's own two views of its tip, the external tracker against the forward
   kinematics of its encoders: an alarm when they disagree by more than ``tracker_threshold_m`` or the tracker
   reports nothing. It sees what the first cannot: a tracker that drops out, freezes or drifts while the joints
-  move as commanded.
+  move as commanded. With ``progress_threshold`` the second detector also checks the robot against its own
+  commands (:mod:`~cosim_validation.hazards.command_progress`): commands applied out of order make it stutter.
 
 Everything here is vectorised over the samples of a record, so the same verdicts come from a campaign's stored
 records, a replayed bag, or :class:`~cosim_validation.hazards.online_detector.OnlineDetector` fed one sample at a
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.exceptions import InputError
+from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.record import TrajectoryRecord
 
 #: Seed 003's threshold on the tip deviation [m], the documented fallback when none is derived or set.
@@ -38,11 +40,13 @@ class DetectorSettings:
         threshold_m: Tip deviation robot vs model that raises the alarm [m].
         joint_threshold: Per-joint deviation that raises it [rad, or m for a prismatic joint]; inf = off.
         tracker_threshold_m: Second detector: tracker vs encoder forward kinematics of the robot [m]; inf = off.
+        progress_threshold: Second detector: largest ``|rho - 1|`` of the command progress [1]; inf = off.
     """
 
     threshold_m: float = SEED_003_THRESHOLD_M
     joint_threshold: float = math.inf
     tracker_threshold_m: float = math.inf
+    progress_threshold: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class Detection:
         tip_alarm: (n,) deviation above the threshold.
         joint_alarm: (n,) some joint above its threshold.
         tracker_alarm: (n,) second detector: residual above its threshold, or no tracker reading (when enabled).
+        progress: (n,) ``|rho - 1|`` of the robot's command progress; NaN where not judged.
+        progress_alarm: (n,) second detector: progress above its threshold (when enabled).
     """
 
     t_s: np.ndarray
@@ -66,15 +72,22 @@ class Detection:
     tip_alarm: np.ndarray
     joint_alarm: np.ndarray
     tracker_alarm: np.ndarray
+    progress: np.ndarray
+    progress_alarm: np.ndarray
 
     @property
     def alarm(self) -> np.ndarray:
         """(n,) any alarm of the first detector (tip or joint)."""
         return np.asarray(self.tip_alarm | self.joint_alarm, dtype=bool)
 
+    @property
+    def second_alarm(self) -> np.ndarray:
+        """(n,) any alarm of the second detector (tracker or command progress)."""
+        return np.asarray(self.tracker_alarm | self.progress_alarm, dtype=bool)
+
     def first_alarm_s(self, second: bool = False) -> float:
         """Time of the first alarm [s] (``second``: of the second detector); NaN if none."""
-        alarm = self.tracker_alarm if second else self.alarm
+        alarm = self.second_alarm if second else self.alarm
         hits = np.flatnonzero(alarm)
         return float(self.t_s[hits[0]]) if len(hits) else math.nan
 
@@ -104,6 +117,9 @@ def detect(physical: TrajectoryRecord, model: TrajectoryRecord, settings: Detect
     if math.isfinite(settings.tracker_threshold_m):
         with np.errstate(invalid="ignore"):
             tracker = ~(residual_m <= settings.tracker_threshold_m)  # NaN (no reading) alarms too
+    progress = command_progress(physical.q_setpoint[:n], physical.q_measured[:n])
+    with np.errstate(invalid="ignore"):
+        progress_alarm = progress > settings.progress_threshold  # NaN (not judged) never alarms
     return Detection(
         t_s=np.asarray(physical.t_s[:n], dtype=np.float64),
         deviation_m=deviation_m,
@@ -112,6 +128,8 @@ def detect(physical: TrajectoryRecord, model: TrajectoryRecord, settings: Detect
         tip_alarm=deviation_m > settings.threshold_m,
         joint_alarm=np.any(joint_deviation > settings.joint_threshold, axis=1),
         tracker_alarm=tracker,
+        progress=progress,
+        progress_alarm=progress_alarm,
     )
 
 

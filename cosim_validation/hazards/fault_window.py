@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -117,4 +118,24 @@ def schedule(scenario: Scenario, times_s: np.ndarray, case_seed: int) -> list[tu
             windows[-1] = (windows[-1][0], float(t_s))
     if windows and math.isnan(windows[-1][1]):
         windows[-1] = (windows[-1][0], float(times_s[-1]) if len(times_s) else windows[-1][0])
+    return windows
+
+
+def windows_of_events(events: Sequence[tuple[float, str]], end_s: float) -> list[tuple[float, float]]:
+    """The windows ``(start_s, end_s)`` of a case from its filter's events as they happened.
+
+    Args:
+        events: ``(t_s, kind)`` in order, kind ``fault_start`` or ``fault_end`` (others are ignored).
+        end_s: The case's last setpoint time [s]: the end of a window still open when the case ended.
+    """
+    windows: list[tuple[float, float]] = []
+    for t_s, kind in events:
+        if kind == "fault_start":
+            if windows and math.isnan(windows[-1][1]):
+                windows[-1] = (windows[-1][0], float(t_s))
+            windows.append((float(t_s), math.nan))
+        elif kind == "fault_end" and windows:
+            windows[-1] = (windows[-1][0], float(t_s))
+    if windows and math.isnan(windows[-1][1]):
+        windows[-1] = (windows[-1][0], float(end_s))
     return windows

@@ -4,8 +4,10 @@ Seed 003, eq. (5)-(6): ``F = Kp (p_model - p_robot) + Kd (v_model - v_robot)`` w
 detector's threshold apart (zero otherwise), directed from the robot's tip towards the model's, saturated "with
 appropriate gains and saturations" for the haptic device's stability. Seed 003 gives no numbers; the defaults
 below are this project's choice for a desktop haptic device (a few newtons at most), stated as such. Tip
-velocities are finite differences of the tip positions over the sample times (seed 003 maps joint velocities
-through the Jacobian; on sampled records the two agree to the sampling error).
+velocities are backward differences of the tip positions over the sample times (seed 003 maps joint velocities
+through the Jacobian; on sampled records the two agree to the sampling error): causal, so the force a live
+session sends at a sample (:class:`FeedbackForceStream`, one sample at a time) is the force computed over the
+whole record afterwards (:func:`feedback_force`), bit for bit.
 """
 
 from __future__ import annotations
@@ -43,9 +45,44 @@ def feedback_force(
     """
     t = np.asarray(t_s, dtype=np.float64)
     error_m = np.asarray(model_tip_m, dtype=np.float64) - np.asarray(robot_tip_m, dtype=np.float64)
-    rate_m_per_s = np.gradient(error_m, t, axis=0) if len(t) > 1 else np.zeros_like(error_m)
+    rate_m_per_s = np.zeros_like(error_m)  # the first sample has no predecessor: no damping term
+    rate_m_per_s[1:] = (error_m[1:] - error_m[:-1]) / (t[1:] - t[:-1])[:, None]
+    return _spring_damper(error_m, rate_m_per_s, threshold_m, gains)
+
+
+def _spring_damper(
+    error_m: np.ndarray, rate_m_per_s: np.ndarray, threshold_m: float, gains: FeedbackGains
+) -> np.ndarray:
+    """(n, 3) saturated ``Kp e + Kd de/dt`` [N], zero where ``|e| <= threshold_m``."""
     force_n = gains.kp_n_per_m * error_m + gains.kd_ns_per_m * rate_m_per_s
     force_n[np.linalg.norm(error_m, axis=1) <= threshold_m] = 0.0
     magnitude_n = np.linalg.norm(force_n, axis=1, keepdims=True)
     scale = np.minimum(1.0, gains.max_force_n / np.maximum(magnitude_n, 1e-300))
     return np.asarray(force_n * scale)
+
+
+class FeedbackForceStream:
+    """:func:`feedback_force` one sample at a time (a live session's haptic feedback): the same numbers.
+
+    Args:
+        threshold_m: Tip deviation above which the force acts [m].
+        gains: Stiffness, damping, saturation.
+    """
+
+    def __init__(self, threshold_m: float, gains: FeedbackGains) -> None:
+        self.threshold_m = threshold_m
+        self.gains = gains
+        self._last: tuple[float, np.ndarray] | None = None
+
+    def reset(self) -> None:
+        """A new case: the next sample is a first sample (no damping term)."""
+        self._last = None
+
+    def push(self, t_s: float, robot_tip_m: np.ndarray, model_tip_m: np.ndarray) -> np.ndarray:
+        """(3,) force [N] at sample time ``t_s`` [s] from the two tips (3,) [m] (base_link)."""
+        error_m = (np.asarray(model_tip_m, dtype=np.float64) - np.asarray(robot_tip_m, dtype=np.float64))[None, :]
+        rate_m_per_s = np.zeros_like(error_m)
+        if self._last is not None:
+            rate_m_per_s = (error_m - self._last[1]) / np.array([t_s - self._last[0]])[:, None]
+        self._last = (float(t_s), error_m)
+        return np.asarray(_spring_damper(error_m, rate_m_per_s, self.threshold_m, self.gains)[0])

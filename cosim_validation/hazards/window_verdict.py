@@ -56,14 +56,14 @@ def judge_windows(
         span = (t >= start_s - 1e-9) & (t <= end_s + grace_s + 1e-9)
         covered |= span
         alarm_s = _first(t, span & detection.alarm)
-        second_s = _first(t, span & detection.tracker_alarm)
+        second_s = _first(t, span & detection.second_alarm)
         crossing_s = _first(t, span & (detection.deviation_m > threshold_m))
         deviation = detection.deviation_m[span]
         verdicts.append(WindowVerdict(
             number, start_s, end_s, not math.isnan(alarm_s), alarm_s - start_s, crossing_s,
             float(deviation.max()) if len(deviation) else math.nan, not math.isnan(second_s), second_s - start_s,
         ))  # fmt: skip
-    return verdicts, alarm_episodes(detection.alarm & ~covered), alarm_episodes(detection.tracker_alarm & ~covered)
+    return verdicts, alarm_episodes(detection.alarm & ~covered), alarm_episodes(detection.second_alarm & ~covered)
 
 
 def alarm_episodes(alarm: np.ndarray) -> int:

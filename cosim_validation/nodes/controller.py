@@ -5,7 +5,10 @@ batch runner runs in-process): for each goal it plans the case, checks each setp
 (when validating), streams it to every driver (``/cosim/<robot>/command``) and waits for each robot's measured
 joints. This node publishes what the loop tells it: the expected states (``/cosim/expected``), ``/clock`` (it
 is the session clock), the case status (``/cosim/case_status``) and the action feedback; the result carries
-the monitor's verdicts and KPIs (``/cosim/case_reports``).
+the monitor's verdicts and KPIs (``/cosim/case_reports``). With a hazard detector (parameter ``detector``) the
+loop judges the physical robot against the virtual twin at every setpoint both answered (here, where the twin's
+clean answer and the physical answer meet) and this node publishes its alarms and feedback force
+(:mod:`~cosim_validation.nodes.hazard_feedback`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from cosim_validation.assembly import AssemblySpec, CaseAssembly, CaseRun
 from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.nodes.case_publisher import CasePublisher
+from cosim_validation.nodes.hazard_feedback import HazardFeedback
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.nodes.report_waiter import ReportWaiter
 from cosim_validation.nodes.robot_link import RobotLink
@@ -48,8 +52,12 @@ class Controller(Node):
             validate=self.params["validate_setpoints"],
             supervisor=self.params["supervisor"],
             supervisor_scenario=self.params["supervisor_scenario"],
+            detector=self.params["detector"],
+            stop_on_alarm=bool(self.params["stop_on_alarm"]),
         )
         self.assembly = CaseAssembly(spec)
+        if self.assembly.hazard_watch is not None:  # alarms and feedback force, published from the loop's thread
+            self.assembly.hazard_watch.sink = HazardFeedback(self).publish
         # one group for the long case execution, one for the short I/O callbacks it waits for
         group, action_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
         timeouts = float(self.params["reset_timeout_s"]), float(self.params["stale_timeout_s"])

@@ -75,6 +75,14 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
         ParamSpec("supervisor_scenario", str, None, "scripted requests, faults and teleoperation for the supervisor"),
         ParamSpec(
+            "detector",
+            str,
+            None,
+            "the hazard detector in the loop, tip_mm=X[,joint=Y][,tracker_mm=Z] (docs/HAZARDS.md): alarms on "
+            "/cosim/hazards/alarms, the feedback force on /cosim/feedback_wrench; unset: none",
+        ),
+        ParamSpec("stop_on_alarm", bool, False, "a detector alarm is an exception of the task supervisor (mitigation)"),
+        ParamSpec(
             "min_subscribers",
             int,
             2,

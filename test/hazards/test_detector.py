@@ -9,6 +9,7 @@ import pytest
 
 from cosim_validation.config import ConfigNode
 from cosim_validation.exceptions import InputError
+from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.hazards.detector import DetectorSettings, derive_threshold, detect, deviations
 from cosim_validation.hazards.fault_window import schedule
 from cosim_validation.hazards.hazard_library import load_library
@@ -27,10 +28,12 @@ def settings(config: ConfigNode, kinematics: Kinematics) -> DetectorSettings:
     """Thresholds derived from a fault-free case of another seed than the ones judged."""
     physical, model = case_records(config, kinematics, [], seed=100)
     tip_m, joint, residual_m = deviations(physical, model)
+    progress = command_progress(physical.q_setpoint, physical.q_measured)
     return DetectorSettings(
         derive_threshold(np.array([tip_m.max()]), MARGIN),
         derive_threshold(np.array([joint.max()]), MARGIN),
         derive_threshold(np.array([np.nanmax(residual_m)]), MARGIN),
+        derive_threshold(np.array([np.nanmax(progress)]), MARGIN),
     )
 
 
@@ -44,7 +47,7 @@ def test_no_alarm_on_fault_free_cases(config: ConfigNode, kinematics: Kinematics
     for seed in (1, 2):
         detection = detect(*case_records(config, kinematics, [], seed=seed), settings)
         assert not detection.alarm.any(), (seed, detection.deviation_m.max())
-        assert not detection.tracker_alarm.any()
+        assert not detection.second_alarm.any()
 
 
 def test_every_sudden_jump_is_caught_within_a_cycle(
@@ -89,3 +92,16 @@ def test_alarm_episodes_and_bad_thresholds() -> None:
         derive_threshold(np.array([math.nan]), 1.5)
     with pytest.raises(InputError, match="margin must be > 1"):
         derive_threshold(np.array([0.001]), 1.0)
+
+
+def test_commands_out_of_order_are_caught_by_the_command_progress_at_once(
+    config: ConfigNode, kinematics: Kinematics, settings: DetectorSettings
+) -> None:
+    physical, model = case_records(config, kinematics, ["hazards:commands_out_of_order"], seed=1)
+    detection, _, (verdict,), false_alarms, second_false = _judge(physical, model, settings, "commands_out_of_order", 1)
+    assert not detection.tracker_alarm.any()  # the tracker agrees with the encoders: only the progress check
+    assert (false_alarms, second_false) == (0, 0)
+    assert verdict.second_detected
+    assert 0.0 <= verdict.second_latency_s <= PERIOD_S + 1e-9  # the first stuttered sample
+    stutter = detection.progress[np.isfinite(detection.progress) & (detection.t_s > verdict.start_s)]
+    assert stutter.max() > 0.9  # a command not applied (rho ~ 0) or two at once (rho ~ 2)

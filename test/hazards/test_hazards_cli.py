@@ -7,10 +7,17 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.cli.main import main
+from cosim_validation.config import load_config
 from cosim_validation.coverage import Suite
+from cosim_validation.hazards.fault_window import schedule, windows_of_events
+from cosim_validation.hazards.hazard_library import load_library
+from cosim_validation.robot import RobotConfig
+from test.sim.plans import CONFIG_PATH
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +65,7 @@ def test_a_hazard_run_measures_detection_and_resumes(
         assert "fault_free" in source
         windows = db.execute("SELECT start_s, end_s FROM windows WHERE scenario = 'sudden_jump' ORDER BY start_s")
         assert windows.fetchall()[0] == pytest.approx((8.0, 8.3))
+    _check_stored_windows(out / "runs" / "sudden_jump" / "results.sqlite")
 
     assert main([*command, "--out", str(out)]) == 1  # a second call must say --resume
     assert "add --resume" in capsys.readouterr().err
@@ -78,9 +86,57 @@ def test_a_hazard_run_measures_detection_and_resumes(
     assert 'id="hazards-figure-5"' in html
 
 
+def _check_stored_windows(results: Path) -> None:
+    """The windows stored as they happened are those the scenario and the case seed give, in every case."""
+    kinematics = RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).kinematics
+    scenario = load_library()["sudden_jump"]
+    with ResultsDB.open(results) as db:
+        events = db.events()
+        assert events is not None
+        assert {e.robot for e in events} == {"physical"}
+        for test_id in db.finished_ids():
+            physical = db.trajectory(test_id, "physical", kinematics)
+            happened = [(e.t_s, e.kind) for e in events if e.test_id == test_id]
+            stored = windows_of_events(happened, float(physical.t_s[-1]))
+            assert stored  # every case lives past 8 s
+            recomputed = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"]))
+            assert len(stored) == len(recomputed)  # the filter's clock sums periods: equal to 1e-9 s
+            assert np.asarray(stored) == pytest.approx(np.asarray(recomputed), abs=1e-9)
+
+
+def test_a_mitigated_run_stops_every_jumped_case_and_no_fault_free_one(
+    small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "mitigated"
+    command = ["hazards", "run", "--suite", str(small_suite), "--scenarios", "sudden_jump", "--mitigate"]
+    # 12 mm: above these heart-side cases' fault-free deviation (11.7 mm), below a jump's (> 19 mm)
+    assert main([*command, "--threshold-mm", "12", "--workers", "1", "--out", str(out), "--json"]) == 0
+    table = _table(capsys)
+    assert table["fault_free"]["false_alarms"] == 0
+    jump = table["sudden_jump"]
+    assert jump["windows"] >= 1
+    assert jump["detected"] == jump["windows"]
+    with closing(sqlite3.connect(out / "hazards.sqlite")) as db:
+        source = db.execute("SELECT source FROM thresholds WHERE key = 'threshold_m'").fetchone()[0]
+        jumped = db.execute("SELECT test_id FROM detection WHERE scenario = 'sudden_jump' AND windows > 0").fetchall()
+    assert source == "set; mitigated: stop on alarm"
+    messages = {}
+    for name in ("fault_free", "sudden_jump"):
+        with ResultsDB.open(out / "runs" / name / "results.sqlite") as results:
+            messages[name] = {c.test_id: (c.outcome, c.message) for c in results.cases()}
+            assembly = results.meta()["assembly"]
+        assert (assembly["detector"], assembly["stop_on_alarm"]) == ("tip_mm=12.0", True)
+    assert not any("e_TaskAborted" in m for _, m in messages["fault_free"].values())  # the detector stopped none
+    for (test_id,) in jumped:  # the detector stopped every case a jump struck (events.alarm = e_TaskAborted)
+        outcome, message = messages["sudden_jump"][test_id]
+        assert outcome == "aborted"
+        assert "e_TaskAborted" in message
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["--mitigate"], "--mitigate: the detector in the loop needs its thresholds first"),
         (["--scenarios", "no_such"], "unknown scenario 'no_such'; scenarios: temporarily_unavailable"),
         (["--threshold-mm", "-1"], "--threshold-mm: expected a number > 0"),
     ],

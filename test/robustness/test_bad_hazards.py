@@ -47,6 +47,15 @@ def _filter_case(old: str, new: str, scenario: str, *names: str) -> HazardCase:
     return build
 
 
+def _campaign(folder: Path, ws: Workspace, *extra: str) -> list[str]:
+    base = ["campaign", "--config", str(ws.config), "--suite", str(ws.suite), "--backends", "virtual,physical"]
+    return [*base, "--out", str(folder / "run"), *extra]
+
+
+def _session(folder: Path, ws: Workspace, *extra: str) -> list[str]:
+    return ["session", "--suite", str(ws.suite), "--out", str(folder / "session"), *extra]
+
+
 _DROPOUT = "variables: all\n    fault: {model: drop}\n    trigger: {kind: time, at_s: 5.0}"
 
 CASES: dict[str, HazardCase] = {
@@ -77,6 +86,21 @@ CASES: dict[str, HazardCase] = {
         _run(f, ws, "--threshold-mm", "-3").argv, ("--threshold-mm", "-3"), (f / "hz",)
     ),
     "hazards:no_suite": lambda f, ws: Case(["hazards", "run", "--out", str(f / "hz")], ("--suite",), (f / "hz",)),
+    "hazards:mitigate_without_thresholds": lambda f, ws: Case(
+        _run(f, ws, "--scenarios", "sudden_jump", "--mitigate").argv, ("--mitigate", "--threshold-mm"), (f / "hz",)
+    ),
+    "detector:unknown_key": lambda f, ws: Case(
+        _campaign(f, ws, "--detector", "tip_mm=3,elbow=1"), ("--detector", "'elbow'"), (f / "run",)
+    ),
+    "detector:not_a_number": lambda f, ws: Case(
+        _campaign(f, ws, "--detector", "tip_mm=three"), ("--detector", "tip_mm", "'three'"), (f / "run",)
+    ),
+    "detector:stop_without_supervisor": lambda f, ws: Case(
+        _campaign(f, ws, "--detector", "tip_mm=3", "--stop-on-alarm"), ("stop on alarm", "--supervisor"), (f / "run",)
+    ),
+    "detector:session_without_tip": lambda f, ws: Case(
+        _session(f, ws, "--detector", "joint=0.01"), ("--detector", "tip_mm is required"), (f / "session",)
+    ),
     "hazards:table_of_nothing": lambda f, ws: Case(["hazards", "table", "--out", str(f)], ("hazards.sqlite",)),
 }
 

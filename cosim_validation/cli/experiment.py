@@ -26,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--executor", default="local", help="local (process pool) or ray")
     parser.add_argument("--address", default=None, help="Ray cluster address")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted experiment in --out")
+    parser.add_argument(
+        "--errors", default=None, metavar="MODEL",
+        help="rq3: a third row of Table 4, the virtual robot with the learned errors of MODEL (cosim errors train)",
+    )  # fmt: skip
 
 
 def _granularities(text: str | None) -> tuple[float, ...] | None:
@@ -63,18 +67,21 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.experiment.research_questions import RunOptions, run_experiment
 
     _check_flags(args)
+    errors_model = None if args.errors is None else Path(args.errors)
     options = RunOptions(
-        resolve_resource(args.config), Path(args.out), args.workers, args.executor, args.address, args.resume
-    )
+        resolve_resource(args.config), Path(args.out), args.workers, args.executor, args.address, args.resume,
+        errors_model,
+    )  # fmt: skip
     started = time.perf_counter()
     if args.name == "adaptive":
         from cosim_validation.cli.output import to_json
         from cosim_validation.experiment.adaptive import ADAPTIVE, run_adaptive
 
-        if args.granularities_mm is not None:
+        if args.granularities_mm is not None or args.errors is not None:
             from cosim_validation.exceptions import InputError
 
-            raise InputError("--granularities-mm applies to rq1 and rq2 only")
+            flag = "--granularities-mm applies to rq1 and rq2" if args.errors is None else "--errors applies to rq3"
+            raise InputError(f"{flag} only")
         results = run_adaptive(ADAPTIVE[args.quick], options) | {"wall_s": time.perf_counter() - started}
         (Path(args.out) / "experiment.json").write_text(to_json(results) + "\n")
     else:
@@ -114,6 +121,10 @@ def answer_text(name: str, results: dict[str, Any]) -> str:
             f"{row['robot']} ({row['n_cases']} cases): joint |dq| mean {joint['mean']:.4f} deg, max {joint['max']:.4f} "
             f"deg{prismatic}; tip mean {tip['mean']:.3f} mm, max {tip['max']:.3f} mm"
         )
+    if "table_4_errors" in answer:
+        from cosim_validation.experiment.rq3_errors import goal_lines
+
+        lines += goal_lines(answer["table_4_errors"])
     if "report" in results:
         lines.append(f"report: {results['report']}")
     return "\n".join(lines)

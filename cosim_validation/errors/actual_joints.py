@@ -6,7 +6,9 @@ ER3 Pro) the pose leaves a null-space motion open: :func:`actual_joints` takes t
 measured joints that reaches the pose (damped Gauss-Newton from the measured joints, each step the minimum-norm
 solution), which for the small errors at hand (below a few mrad) is the smallest joint correction that explains
 them. Vectorised over samples: every step is one batch of forward kinematics and one batch of 6 x J solves.
-Revolute joints (the Jacobian's columns are a_j x (p_tip - o_j), a_j in base_link).
+The Jacobian's column of a revolute joint is (a_j x (p_tip - o_j), a_j), of a prismatic joint (a_j, 0), a_j in
+base_link (as :func:`cosim_validation.robot.fk_kernels.jacobian_from_frames`); joint values are rad, or m for a
+prismatic joint.
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ from typing import NamedTuple
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from cosim_validation.robot import Kinematics
+from cosim_validation.robot import PRISMATIC, Kinematics
 from cosim_validation.robot.kinematics import RecordKinematics
 
-#: Gauss-Newton steps (the start is within a few mrad: three or four suffice; the rest confirm convergence).
-ITERATIONS = 10
+#: Gauss-Newton steps (the start is within a few mrad: a well-conditioned arm needs three or four; the PSM's and
+#: the Raven-II's wrists, Jacobian condition numbers up to ~5000 in their workspace, need about twenty).
+ITERATIONS = 30
 
-#: Damping of the least-squares step [m^2 | rad^2] (keeps a step near a singularity bounded).
-DAMPING = 1e-6
+#: Damping of the least-squares step [m^2 | rad^2] (keeps a step near a singularity bounded; 1e-6 held the
+#: PSM's short levers back by micrometres and milliradians after ten steps; test/errors/test_prismatic.py).
+DAMPING = 1e-10
 
-#: Largest change of one joint in one step [rad] (a step near a singularity must not throw the arm elsewhere).
+#: Largest change of one joint in one step [rad | m] (a step near a singularity must not throw the arm elsewhere).
 MAX_STEP_RAD = 0.02
 
 
@@ -33,7 +37,7 @@ class ActualJoints(NamedTuple):
     """Joint vectors whose nominal tip pose is the tracked one.
 
     Attributes:
-        q: (n, J) actual joints [rad].
+        q: (n, J) actual joints [rad | m].
         position_residual_m: (n,) tip position left unexplained [m].
         rotation_residual_rad: (n,) tip rotation left unexplained [rad].
     """
@@ -56,14 +60,17 @@ def actual_joints(kinematics: Kinematics, q_measured: np.ndarray, T_tip_actual: 
 
     Args:
         kinematics: The nominal model (the one the networks' offsets are relative to).
-        q_measured: (n, J) start [rad].
+        q_measured: (n, J) start [rad | m].
         T_tip_actual: (n, 4, 4) tracked tip poses in base_link.
     """
     q = np.array(q_measured, dtype=np.float64)
+    prismatic = (kinematics.chain.joint_type == PRISMATIC)[None, :, None]
     for _ in range(ITERATIONS):
         error, arrays = _pose_error(kinematics, q, T_tip_actual)
         lever = arrays.tip_pos_m[:, None, :] - arrays.joint_pos_m
-        J = np.concatenate((np.cross(arrays.joint_axis, lever), arrays.joint_axis), axis=2).transpose(0, 2, 1)
+        axis = arrays.joint_axis
+        linear = np.where(prismatic, axis, np.cross(axis, lever))
+        J = np.concatenate((linear, np.where(prismatic, 0.0, axis)), axis=2).transpose(0, 2, 1)
         JJt = J @ J.transpose(0, 2, 1) + DAMPING * np.eye(6)
         step = (J.transpose(0, 2, 1) @ np.linalg.solve(JJt, error[:, :, None]))[:, :, 0]
         largest = np.abs(step).max(axis=1, keepdims=True)

@@ -8,7 +8,12 @@ it came from, to joint offsets:
 - ``CPE`` (current + previous encoded): the J joints now and, per joint, the direction of motion as +1 / -1: the
   sign of (now - previous measured). A move smaller than ``deadband`` keeps the last direction (encoder noise
   must not flip it; a gear's play stays on the side it was last pushed to), and a series starts with 0 (at rest,
-  no direction yet).
+  no direction yet);
+- ``CS`` (current + setpoint step, this project's addition): the J joints now and the setpoint's change since the
+  previous sample (0 at a series' start). It comes from the setpoint history only, which the injector knows
+  exactly; a history of measured joints is the simulated robot's own in the injector (its predicted errors fed
+  back), and the physical robot's when training. On continuous motion the controller error is mostly a lag
+  proportional to the speed, which this feature carries and the direction does not (docs/ERRORS.md, "Diagnosis").
 
 The same encoding runs over a whole dataset (:func:`feature_matrix`, rows in time order, restarting at every new
 segment) and one command at a time in the injector (:class:`DirectionState`); they agree exactly (tested).
@@ -23,7 +28,7 @@ import numpy as np
 
 from cosim_validation.exceptions import InputError
 
-FEATURE_KINDS = ("OC", "CP", "CPE")
+FEATURE_KINDS = ("OC", "CP", "CPE", "CS")
 
 #: Default deadband of the direction encoding [rad | m]: a few times the encoder noise of a real arm.
 DEFAULT_DEADBAND = 5e-5
@@ -34,7 +39,7 @@ class FeatureSpec:
     """Which features a network takes.
 
     Attributes:
-        kind: ``OC``, ``CP`` or ``CPE``.
+        kind: ``OC``, ``CP``, ``CPE`` or ``CS``.
         n_joints: J.
         deadband: Smallest move that sets a direction (CPE) [rad | m], >= 0.
     """
@@ -59,17 +64,35 @@ class FeatureSpec:
     @property
     def uses_history(self) -> bool:
         """Whether the previous measured joints matter."""
-        return self.kind != "OC"
+        return self.kind in ("CP", "CPE")
 
-    def row(self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray) -> np.ndarray:
-        """(F,) features of one sample: ``current``, ``previous`` measured, ``direction`` state (each (J,))."""
+    def row(self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray,
+            setpoint_step: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+        """(F,) features of one sample: ``current``, ``previous`` measured, ``direction`` state, ``setpoint_step``
+        (each (J,); the step only for CS)."""
         if self.kind == "OC":
             return np.asarray(current, dtype=np.float64)
+        if self.kind == "CS":
+            return np.concatenate((current, _required(setpoint_step)))
         return np.concatenate((current, previous if self.kind == "CP" else direction))
 
     def to_json(self) -> dict[str, object]:
         """As stored in a model file."""
         return {"kind": self.kind, "n_joints": self.n_joints, "deadband": self.deadband}
+
+
+def _required(setpoint_step: np.ndarray | None) -> np.ndarray:
+    if setpoint_step is None:
+        raise InputError("feature set CS: the setpoint step is needed")
+    return setpoint_step
+
+
+def setpoint_steps(q_setpoint: np.ndarray, segment_start: np.ndarray) -> np.ndarray:
+    """(n, J) each setpoint minus the one before in its series (0 at a series' start) [rad | m]."""
+    step = np.zeros_like(q_setpoint, dtype=np.float64)
+    step[1:] = q_setpoint[1:] - q_setpoint[:-1]
+    step[segment_start] = 0.0
+    return step
 
 
 def step_directions(state: np.ndarray, move: np.ndarray, deadband: float) -> np.ndarray:
@@ -96,7 +119,11 @@ def series_directions(move: np.ndarray, deadband: float, segment_start: np.ndarr
 
 
 def feature_matrix(
-    spec: FeatureSpec, current: np.ndarray, previous: np.ndarray, segment_start: np.ndarray
+    spec: FeatureSpec,
+    current: np.ndarray,
+    previous: np.ndarray,
+    segment_start: np.ndarray,
+    setpoint_step: np.ndarray | None = None,
 ) -> np.ndarray:
     """(n, F) features of a series.
 
@@ -105,9 +132,12 @@ def feature_matrix(
         current: (n, J) the joints now (setpoints for NN1, measured joints for NN2).
         previous: (n, J) the measured joints of the sample before (the row itself at a segment's start).
         segment_start: (n,) bool, True at each segment's first row.
+        setpoint_step: (n, J) :func:`setpoint_steps` (CS only).
     """
     if spec.kind == "OC":
         return np.array(current, dtype=np.float64)
+    if spec.kind == "CS":
+        return np.hstack((current, _required(setpoint_step)))
     if spec.kind == "CP":
         return np.hstack((current, previous))
     return np.hstack((current, series_directions(current - previous, spec.deadband, segment_start)))
@@ -124,8 +154,11 @@ class DirectionState:
         """A new series: no direction yet."""
         self.state = np.zeros(self.spec.n_joints)
 
-    def features(self, current: np.ndarray, previous: np.ndarray) -> np.ndarray:
-        """(F,) features of ``current`` (J,) after ``previous`` (J,) measured; advances the state."""
+    def features(
+        self, current: np.ndarray, previous: np.ndarray, setpoint_step: np.ndarray | None = None
+    ) -> np.ndarray:
+        """(F,) features of ``current`` (J,) after ``previous`` (J,) measured and a setpoint change
+        ``setpoint_step`` (J,) (CS only); advances the state."""
         if self.spec.kind == "CPE":
             self.state = step_directions(self.state, current - previous, self.spec.deadband)
-        return self.spec.row(current, previous, self.state)
+        return self.spec.row(current, previous, self.state, setpoint_step)

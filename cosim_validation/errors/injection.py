@@ -54,6 +54,7 @@ class ErrorInjector:
         self._nn2 = DirectionState(model.nn2.features)
         n = model.robot.n_joints
         self._previous = np.zeros(n)  # the measured joints last reported
+        self._previous_setpoint = np.zeros(n)  # the setpoint of the command before
         self._a2 = np.zeros(n)  # the kinematic offset of the command the robot is tracking
         self.last_offsets = (np.zeros(n), np.zeros(n))
 
@@ -67,13 +68,16 @@ class ErrorInjector:
         self._nn1.reset()
         self._nn2.reset()
         self._previous = np.array(q0, dtype=np.float64)
+        self._previous_setpoint = self._previous.copy()
         self._a2 = np.zeros_like(self._previous)
 
     def offsets(self, q_setpoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(a1, a2), each (J,), for the setpoint after the current history; advances the direction states."""
-        a1 = self.model.nn1.predict(self._nn1.features(q_setpoint, self._previous))
+        """(a1, a2), each (J,), for the setpoint after the current history; advances the history."""
+        step = q_setpoint - self._previous_setpoint
+        self._previous_setpoint = np.array(q_setpoint, dtype=np.float64)
+        a1 = self.model.nn1.predict(self._nn1.features(q_setpoint, self._previous, step))
         measured = q_setpoint + a1
-        a2 = self.model.nn2.predict(self._nn2.features(measured, self._previous))
+        a2 = self.model.nn2.predict(self._nn2.features(measured, self._previous, step))
         return a1, a2
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
 """From a dataset to an error model: calibrate, label every sample with its actual joints, train NN1 and NN2.
 
 1. :func:`~.dataset_cleaning.clean` drops rows with non-finite joints and marks the rows with a usable marker pose
-   (the counts are reported);
+   (the counts are reported); :func:`~.repeats.average_repeats` merges the repeated readings of each settled pose
+   into one row (their spread is the tracker's noise: :attr:`Labelled.single_reading_gap`);
 2. hand-eye calibration (:mod:`~.hand_eye`) on the (FK(measured joints), marker pose) pairs of the training set,
    unless a calibration is given;
 3. the actual tip pose of every tracked row, Y B X^-1, and its actual joints (:mod:`~.actual_joints`);
@@ -23,11 +24,18 @@ from cosim_validation.errors.actual_joints import actual_joints
 from cosim_validation.errors.dataset import ErrorDataset
 from cosim_validation.errors.dataset_cleaning import DEFAULT_MAX_REGISTRATION_ERROR_M, CleanedDataset, clean
 from cosim_validation.errors.error_types import DatasetError
-from cosim_validation.errors.features import FeatureSpec, feature_matrix
+from cosim_validation.errors.features import FeatureSpec, feature_matrix, setpoint_steps
 from cosim_validation.errors.hand_eye import HandEye, calibrate
 from cosim_validation.errors.model_file import ErrorModel
+from cosim_validation.errors.repeats import average_repeats, groups, single_reading_gap
 from cosim_validation.errors.robot_identity import RobotIdentity
-from cosim_validation.errors.training import TrainedNetwork, TrainingSettings, search, train_network
+from cosim_validation.errors.training import (
+    MIN_TRAINING_ROWS,
+    TrainedNetwork,
+    TrainingSettings,
+    search,
+    train_network,
+)
 from cosim_validation.errors.transforms import poses
 from cosim_validation.robot import Kinematics
 
@@ -45,12 +53,24 @@ class Labelled:
         q_actual: (n, J) actual joints [rad]; NaN on rows without a usable marker pose or whose pose the joints
             do not reach within :data:`IK_TOLERANCE_M` (next to a singularity).
         ik_residual_m: (n,) tip position the actual joints leave unexplained [m]; NaN likewise.
+        single_reading_gap: Mean position [m] and rotation [rad] gap of one tracked reading from the pose it
+            measures, from the spread of repeated readings (None without repeats): what even a perfect model
+            leaves against single tracked samples.
+        settled: (n,) bool: the row averages several readings of a settled pose (None: not known, none).
+        dataset_hash: :meth:`~.dataset.ErrorDataset.content_hash` of the dataset as given (before cleaning).
     """
 
     cleaned: CleanedDataset
     hand_eye: HandEye
     q_actual: np.ndarray
     ik_residual_m: np.ndarray
+    single_reading_gap: tuple[float, float] | None = None
+    settled: np.ndarray | None = None
+    dataset_hash: str = ""
+
+    def settled_rows(self) -> np.ndarray:
+        """(n,) bool: rows averaged from several readings of a settled pose (all False for a dataset without)."""
+        return np.zeros(self.data.n_rows, dtype=bool) if self.settled is None else self.settled
 
     @property
     def data(self) -> ErrorDataset:
@@ -87,13 +107,18 @@ def label(dataset: ErrorDataset, kinematics: Kinematics, hand_eye: HandEye | Non
             f"dataset: recorded on another robot (joints {list(dataset.robot.joint_names)}, model hash "
             f"{dataset.robot.model_hash[:12]}...), not this one ({identity.model_hash[:12]}...)"
         )
-    cleaned = clean(dataset, max_registration_error_m)
+    readings = clean(dataset, max_registration_error_m)
+    cleaned = average_repeats(readings)
+    settled = np.bincount(groups(readings)) > 1
     data, tracked = cleaned.dataset, cleaned.tracked
     B = poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked])
     A = np.stack([kinematics.tip_transform(q) for q in data.q_measured[tracked]]) if tracked.any() else B
     if hand_eye is None:
         train = data.set_name[tracked] == "train"
         hand_eye = calibrate(A[train], B[train])
+    gap = _single_reading_gap(
+        readings, hand_eye, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0))
+    )
     q_actual = np.full(data.q_measured.shape, np.nan)
     residual = np.full(data.n_rows, np.nan)
     if tracked.any():
@@ -102,7 +127,17 @@ def label(dataset: ErrorDataset, kinematics: Kinematics, hand_eye: HandEye | Non
     unreached = tracked & ~(residual <= IK_TOLERANCE_M)  # near a singularity no small joint change reaches it
     q_actual[unreached] = np.nan
     cleaned.counts["ik_unreached"] = int(unreached.sum())
-    return Labelled(cleaned, hand_eye, q_actual, residual)
+    return Labelled(cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash())
+
+
+def _single_reading_gap(readings: CleanedDataset, hand_eye: HandEye, B_means: np.ndarray) -> tuple[float, float] | None:
+    """The tip-pose spread of single readings around their group's mean (:func:`~.repeats.single_reading_gap`)."""
+    tracked = readings.tracked
+    if not tracked.any():
+        return None
+    data = readings.dataset
+    T = hand_eye.actual_tool_poses(poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked]))
+    return single_reading_gap(T, groups(readings)[tracked], hand_eye.actual_tool_poses(B_means))
 
 
 @dataclass(frozen=True)
@@ -110,12 +145,13 @@ class LearnSettings:
     """What to train.
 
     Attributes:
-        nn1_features, nn2_features: ``OC``, ``CP`` or ``CPE`` (seed 001's best: CPE for both).
+        nn1_features, nn2_features: ``OC``, ``CP``, ``CPE`` or ``CS`` (seed 001's best: CPE for both; here CS
+            for NN1: docs/ERRORS.md, "Diagnosis").
         training: Hyper-parameters (seed 001's by default).
         search: Try :data:`~.training.SEARCH_GRID` and keep the best on the validation rows.
     """
 
-    nn1_features: str = "CPE"
+    nn1_features: str = "CS"
     nn2_features: str = "CPE"
     training: TrainingSettings = field(default_factory=TrainingSettings)
     search: bool = False
@@ -127,6 +163,18 @@ def _fit(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSetting
     return train_network(spec, x, y, settings.training, what)
 
 
+def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: str) -> tuple[np.ndarray, str]:
+    """The ``preferred`` rows if there are enough to train on, else all ``rows``; and which, for messages.
+
+    NN1 learns the controller error of motion, so it prefers the rows sampled in motion (continuous training
+    motion) over settled ones (no lag there); NN2 learns where the links are, which averaged readings of a settled
+    pose tell best. A dataset without repeated readings (a CSV) trains both on every row, as seed 001 does.
+    """
+    if int(preferred.sum()) >= MIN_TRAINING_ROWS:
+        return preferred, preferred_what
+    return rows, what
+
+
 def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") -> tuple[ErrorModel, dict[str, Any]]:
     """NN1 and NN2 from the training rows of ``labelled``; the model and a JSON report of how it went.
 
@@ -136,18 +184,23 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
     data = labelled.data
     n_joints = data.robot.n_joints
     starts, previous = data.segment_starts(), labelled.previous_measured()
-    train = data.set_name == "train"
+    step = setpoint_steps(data.q_setpoint, starts)
+    train, settled = data.set_name == "train", labelled.settled_rows()
     spec1, spec2 = FeatureSpec(settings.nn1_features, n_joints), FeatureSpec(settings.nn2_features, n_joints)
-    x1 = feature_matrix(spec1, data.q_setpoint, previous, starts)
-    x2 = feature_matrix(spec2, data.q_measured, previous, starts)
-    nn1 = _fit(spec1, x1[train], (data.q_measured - data.q_setpoint)[train], settings, "NN1 (training rows)")
-    rows2 = train & np.isfinite(labelled.q_actual).all(axis=1)
-    nn2 = _fit(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, "NN2 (tracked training rows)")
+    x1 = feature_matrix(spec1, data.q_setpoint, previous, starts, step)
+    x2 = feature_matrix(spec2, data.q_measured, previous, starts, step)
+    rows1, what1 = _prefer(train, train & ~settled, "NN1 (training rows in motion)", "NN1 (training rows)")
+    nn1 = _fit(spec1, x1[rows1], (data.q_measured - data.q_setpoint)[rows1], settings, what1)
+    labelled_rows = train & np.isfinite(labelled.q_actual).all(axis=1)
+    rows2, what2 = _prefer(labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)",
+                           "NN2 (tracked training rows)")  # fmt: skip
+    nn2 = _fit(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, what2)
     report = {
         "source": source,
         "rows": labelled.cleaned.counts,
         "calibration": labelled.hand_eye.summary(),
-        "nn1": nn1.to_json() | {"features": spec1.kind},
-        "nn2": nn2.to_json() | {"features": spec2.kind},
+        "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1},
+        "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2},
     }
-    return ErrorModel(data.robot, nn1.network, nn2.network, data.content_hash(), report), report
+    source_hash = labelled.dataset_hash or data.content_hash()
+    return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report), report

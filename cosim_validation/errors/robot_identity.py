@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from cosim_validation.robot import Kinematics
+from cosim_validation.robot import PRISMATIC, Kinematics
 
 # Placements are rounded to this before hashing, so the same URDF read twice hashes alike [m | rad].
 _ROUND = 1e-12
@@ -43,6 +43,11 @@ class RobotIdentity(NamedTuple):
     def to_json(self) -> dict[str, object]:
         """As stored in model and dataset metadata."""
         return {"joint_names": list(self.joint_names), "model_hash": self.model_hash}
+
+
+def joint_units(kinematics: Kinematics) -> tuple[str, ...]:
+    """(J,) ``m`` for a prismatic joint, ``rad`` for a revolute one: the units of a dataset's joint columns."""
+    return tuple("m" if t == PRISMATIC else "rad" for t in kinematics.chain.joint_type)
 
 
 def _rounded(values: np.ndarray) -> bytes:

@@ -4,6 +4,7 @@ Layout of the output directory::
 
     DIR/suites/<method>-<granularity>mm.parquet    the generated suites
     DIR/run/                                       the campaign (results.sqlite, report.html, summary.json)
+    DIR/run-errors/                                RQ3 with --errors: the virtual robot with injected errors
     DIR/experiment.json                            definition, wall times per phase, the answer's numbers
 
 A resumed experiment keeps the record of its earlier calls (:mod:`cosim_validation.experiment.call_log`):
@@ -14,24 +15,30 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from cosim_validation.assembly.robot_filters import FilterSpec, check_filters
 from cosim_validation.campaign.campaign_runner import RESULTS_FILE, CampaignRequest, run_campaign
 from cosim_validation.campaign.json_file import read_json, write_json
 from cosim_validation.campaign.results_db import ResultsDB
+from cosim_validation.config import load_case_config
 from cosim_validation.coverage import Suite, TestgenRequest
 from cosim_validation.exceptions import InputError
 from cosim_validation.experiment.call_log import EXPERIMENT_FILE, earlier_calls, summed_wall_s, utc_now
 from cosim_validation.experiment.experiment_specs import ExperimentSpec
+from cosim_validation.experiment.rq3_errors import ERRORS_RUN, table_4_with_errors
 from cosim_validation.experiment.suite_maker import SuiteMaker
+from cosim_validation.record import RobotRole
 from cosim_validation.report import build_report
+from cosim_validation.robot import RobotConfig
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How an experiment's campaign runs (see ``cosim campaign``)."""
+    """How an experiment's campaign runs (see ``cosim campaign``); ``errors_model``: RQ3's third row
+    (:mod:`~.rq3_errors`)."""
 
     config_path: Path
     out_dir: Path
@@ -39,6 +46,7 @@ class RunOptions:
     executor: str = "local"
     address: str | None = None
     resume: bool = False
+    errors_model: Path | None = None
 
 
 @dataclass
@@ -145,6 +153,7 @@ def run_experiment(
     started = time.perf_counter()
     out = options.out_dir
     check_out_dir(out, options.resume, out / "run" / RESULTS_FILE)
+    check_errors_model(spec, options)
     earlier = earlier_calls(out, options.resume, out / "run" / "results.sqlite")
     this_call: dict[str, Any] = {"started_at": utc_now(), "ended": False}
     maker = SuiteMaker.from_config(options.config_path)
@@ -157,6 +166,10 @@ def run_experiment(
     )  # fmt: skip
     campaign = run_campaign(request, progress)
     wall_s = {"generation": generation_s, "campaign": campaign.wall_s}
+    if options.errors_model is not None and not campaign.interrupted:
+        injected = run_campaign(errors_request(request, options), progress)
+        wall_s["campaign_errors"] = injected.wall_s
+        campaign = replace(campaign, interrupted=injected.interrupted, ran=campaign.ran + injected.ran)
     results: dict[str, Any] = {
         "experiment": spec.name,
         "question": spec.question,
@@ -170,6 +183,8 @@ def run_experiment(
         wall_s["report"] = report.wall_s
         results["report"] = str(report.html_path)
         results["answer"] = _answer(spec, report.summary["report"])
+        if options.errors_model is not None:
+            results["answer"]["table_4_errors"] = table_4_with_errors(out / "run", out / ERRORS_RUN)
     wall_s["total"] = time.perf_counter() - started
     this_call |= {"ended": True, "interrupted": campaign.interrupted, "cases_run": campaign.ran, "wall_s": wall_s}
     results["calls"] = [*earlier, this_call]
@@ -177,6 +192,30 @@ def run_experiment(
     results["interrupted"] = campaign.interrupted
     write_json(out / EXPERIMENT_FILE, results)
     return outcome
+
+
+def errors_request(request: CampaignRequest, options: RunOptions) -> CampaignRequest:
+    """The same suites on the virtual robot behind the ``errors`` filter of ``options.errors_model``."""
+    out = options.out_dir / ERRORS_RUN
+    model = FilterSpec(RobotRole.VIRTUAL, "errors", f"model={options.errors_model}")
+    resume = options.resume and (out / RESULTS_FILE).is_file()
+    return replace(request, out_dir=out, backends=("virtual",), resume=resume, filters=(model,))
+
+
+def check_errors_model(spec: ExperimentSpec, options: RunOptions) -> None:
+    """Refuse ``--errors`` for another experiment than RQ3, or a model the virtual robot cannot load, before any work.
+
+    Raises:
+        InputError, ModelFileError: As above.
+    """
+    if options.errors_model is None:
+        return
+    if spec.name != "rq3":
+        raise InputError(f"--errors applies to rq3 only, not {spec.name}")
+    config = load_case_config(options.config_path)
+    model = FilterSpec(RobotRole.VIRTUAL, "errors", f"model={options.errors_model}")
+    check_filters(config, ((model.robot.label, model.text),), (RobotRole.VIRTUAL,),
+                  RobotConfig.from_config(config["robot"]).kinematics)  # fmt: skip
 
 
 def read_results(out_dir: Path) -> dict[str, Any]:

@@ -32,11 +32,19 @@ def test_the_motion_stays_in_the_box_in_small_steps(robot_config: RobotConfig) -
 def test_collect_from_the_emulated_arm(config: ConfigNode, robot_config: RobotConfig) -> None:
     kin = robot_config.kinematics
     backend = make_backend("emulated", config, kin, seed=3)
-    data = collect(backend, kin, robot_config.home_q, CollectSettings(goals=2, test_s=2.0, seed=3))
+    settings = CollectSettings(goals=2, test_s=2.0, motion_s=1.0, seed=3, repeats=4)
+    data = collect(backend, kin, robot_config.home_q, settings)
     backend.close()
     assert set(data.set_name) == {"train", "test"}
     assert (data.set_name == "test").sum() == 20
-    assert list(np.unique(data.segment)) == [0, 1]
+    assert list(np.unique(data.segment)) == [0, 1, 2]  # settled steps, continuous training motion, held out
+    steps = training_setpoints(kin, robot_config.home_q, settings)
+    settled = data.segment == 0
+    assert settled.sum() == 4 * len(steps)
+    readings = data.q_measured[settled].reshape(len(steps), 4, kin.n_joints)
+    np.testing.assert_array_equal(data.q_setpoint[settled], np.repeat(steps, 4, axis=0))
+    # settled: the readings of one step differ by the encoders' noise only (1e-5 rad), not by motion
+    assert np.abs(readings - readings[:, :1]).max() < 1e-4
     gap = np.abs(data.q_measured - data.q_setpoint).max()
     assert 1e-5 < gap < 0.05  # the emulated arm errs, a little
     assert data.marker_seen.any()
@@ -47,7 +55,8 @@ def test_collect_from_the_emulated_arm(config: ConfigNode, robot_config: RobotCo
 
 def test_collect_cli_writes_the_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "d.parquet"
-    assert main(["errors", "collect", "-o", str(out), "--goals", "2", "--test-s", "1", "--json"]) == 0
+    argv = ["errors", "collect", "-o", str(out), "--goals", "2", "--test-s", "1", "--motion-s", "1", "--json"]
+    assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["rows"]["test"] == 10
     assert read_parquet(out).meta["source"] == "cosim errors collect (emulated)"
@@ -56,3 +65,5 @@ def test_collect_cli_writes_the_dataset(tmp_path: Path, capsys: pytest.CaptureFi
 def test_bad_collection_settings_are_named() -> None:
     with pytest.raises(InputError, match="goals, test_s out of range"):
         CollectSettings(goals=0, test_s=-1.0)
+    with pytest.raises(InputError, match="repeats out of range"):
+        CollectSettings(repeats=0)

@@ -173,6 +173,19 @@ FLAGS: dict[str, FlagCase] = {
     "experiment:workers_zero": lambda f, ws: Case(
         ["experiment", "rq3", "--quick", "--workers", "0", "--out", str(f / "e")], ("--workers", "0"), (f / "e",)
     ),
+    "experiment:errors_outside_rq3": lambda f, ws: Case(
+        ["experiment", "rq1", "--quick", "--errors", str(_file(f)), "--out", str(f / "e")],
+        ("--errors", "rq3 only"),
+        (f / "e",),
+    ),
+    "experiment:errors_model_missing": lambda f, ws: Case(
+        ["experiment", "rq3", "--quick", "--errors", str(f / "none.npz"), "--out", str(f / "e")],
+        ("none.npz",),
+        (f / "e",),
+    ),
+    "experiment:errors_model_not_a_model": lambda f, ws: Case(
+        ["experiment", "rq3", "--quick", "--errors", str(_file(f)), "--out", str(f / "e")], ("a_file",), (f / "e",)
+    ),
     "experiment:out_is_a_file": lambda f, ws: Case(
         ["experiment", "rq3", "--quick", "--out", str(_file(f))], ("a_file",)
     ),

@@ -193,6 +193,8 @@ def _meta(
         "filters": [f"{robot}={text}" for robot, text in spec.filters],
         "supervisor": spec.supervisor if spec.supervisor is not None else _str(campaign.supervisor_path),
         "supervisor_scenario": spec.supervisor_scenario,
+        "detector": spec.detector,
+        "stop_on_alarm": spec.stop_on_alarm,
         "assembly": spec.to_dict(),
         "safety_property": campaign.safety_property,
     }

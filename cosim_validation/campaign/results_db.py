@@ -28,6 +28,18 @@ if TYPE_CHECKING:
 RecordEncoder = Callable[[TrajectoryRecord], bytes]
 
 SCHEMA_VERSION = 1
+#: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key).
+_RUN_KEYS = (
+    "suite",
+    "config",
+    "controller",
+    "backends",
+    "validate",
+    "filters",
+    "detector",
+    "stop_on_alarm",
+    "supervisor",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -184,8 +196,8 @@ class ResultsDB:
         """Create (or, with ``resume``, reopen) a database for a run described by ``meta``.
 
         Raises:
-            InputError: The file exists and ``resume`` is false, or it belongs to another run (its ``suite``
-                ``config``, ``controller``, ``backends`` or ``validate`` meta differ).
+            InputError: The file exists and ``resume`` is false, or it belongs to another run (one of its
+                ``_RUN_KEYS`` meta differs: suite, configuration, controller, backends, filters, detector...).
         """
         path = Path(path)
         if path.exists() and not resume:
@@ -210,7 +222,7 @@ class ResultsDB:
             wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
             if "schema" in stored and stored["schema"] != wanted["schema"]:
                 raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
-            for key in ("suite", "config", "controller", "backends", "validate", "filters", "supervisor"):
+            for key in _RUN_KEYS:
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(
                         f"{self.path}: cannot resume, it was made with another {key} "

@@ -94,6 +94,21 @@ def test_resume_with_an_edited_suite_is_refused(
     assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))  # nothing was added or changed
 
 
+def test_resume_with_another_detector_is_refused(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 19: a detector in the loop changes the cases (an alarm can stop one), so a run made without one is
+    not resumed with one: one error line naming both values, and nothing is added."""
+    run = _copy(reference, tmp_path)
+    argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[0]), "--suite", str(suites[1])]
+    argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(run), "--resume"]
+    assert main([*argv, "--detector", "tip_mm=3"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert "results.sqlite: cannot resume, it was made with another detector (None, now 'tip_mm=3')" in err
+    assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))
+
+
 def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """Issue 22, item 4: a run is resumed only with the inputs it was made with. Its property file edited in
     place (a 1 nm tip bound that would violate tip_follows_plan) is refused, naming the run and both hashes, and

@@ -132,6 +132,19 @@ def test_a_mitigated_run_stops_every_jumped_case_and_no_fault_free_one(
         assert outcome == "aborted"
         assert "e_TaskAborted" in message
 
+    # a resume keeps the mitigation it was made with: other thresholds, or none, are one error line
+    resume = [*command[:-1], "--workers", "1", "--out", str(out), "--resume"]
+    for argv, values in (
+        ([*resume, "--mitigate", "--threshold-mm", "10"], "('tip_mm=12.0', now 'tip_mm=10.0')"),
+        (resume, "('tip_mm=12.0', now None)"),
+    ):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("error:") == 1
+        assert f"fault_free/results.sqlite: cannot resume, it was made with another detector {values}" in err
+    with ResultsDB.open(out / "runs" / "sudden_jump" / "results.sqlite") as results:
+        assert {c.test_id: (c.outcome, c.message) for c in results.cases()} == messages["sudden_jump"]
+
 
 @pytest.mark.parametrize(
     ("argv", "message"),

@@ -38,6 +38,7 @@ def batch_records(
     supervised = len(run.q_sent) > 0  # the setpoints the supervisor let through, else the plan's
     q_plan = run.q_sent[:n] if supervised else plan.q[:n]
     stage = run.stage_sent[:n] if supervised else plan.stage[:n]
+    mode = run.supervisor_sent[:n] if supervised else np.zeros(n, dtype=np.uint8)  # 0: unsupervised
     planned = kinematics.record_arrays(q_plan)
     records = [
         TrajectoryRecord(
@@ -48,6 +49,7 @@ def batch_records(
             needle_length_m=kinematics.needle_length_m,
             t_s=t_s,
             stage=stage,
+            supervisor=mode,
             q_setpoint=q_plan,
             q_measured=q_plan,
             joint_pos_m=planned.joint_pos_m,
@@ -73,6 +75,7 @@ def batch_records(
                 needle_length_m=kinematics.needle_length_m,
                 t_s=t_s,
                 stage=stage,
+                supervisor=mode,
                 q_setpoint=q_plan,
                 q_measured=measured,
                 joint_pos_m=fk.joint_pos_m,

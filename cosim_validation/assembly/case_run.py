@@ -14,7 +14,7 @@ import numpy as np
 
 from cosim_validation.exceptions import CosimError
 from cosim_validation.planning import Plan
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole, Stage, SupervisorMode
 
 
 class CaseEvent(IntEnum):
@@ -55,8 +55,18 @@ class CaseListener:
     def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
         """The case started, changed stage or ended (``run`` says how far it got)."""
 
-    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
-        """Setpoint k passed every check and is about to be sent (planned tip pose from FK)."""
+    def setpoint(
+        self,
+        k: int,
+        stamp_ns: int,
+        stage: Stage,
+        q: np.ndarray,
+        tip: np.ndarray,
+        quat: np.ndarray,
+        mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
+    ) -> None:
+        """Setpoint k passed every check and is about to be sent (planned tip pose from FK; ``mode``: what the
+        supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor)."""
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
         """A supervised case: the supervisor's step that decided the setpoint stamped ``stamp_ns`` (a
@@ -94,6 +104,7 @@ class CaseRun:
         left_out: Robots the case wanted but could not drive (they stopped answering in an earlier case).
         q_sent: (m, J) the setpoints streamed, one per stamp, of a supervised case (empty otherwise: the plan's).
         stage_sent: (m,) the stage of each (supervised case).
+        supervisor_sent: (m,) the supervisor's mode (:class:`SupervisorMode`) of each (supervised case).
         supervision: Every :class:`~cosim_validation.assembly.supervision.Decision` of a supervised case, one per
             streamed stamp after the first, else empty.
     """
@@ -111,6 +122,7 @@ class CaseRun:
     left_out: tuple[RobotRole, ...] = ()
     q_sent: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     stage_sent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    supervisor_sent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
     supervision: list[Any] = field(default_factory=list)
 
     @property

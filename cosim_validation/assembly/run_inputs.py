@@ -1,4 +1,5 @@
-"""A run directory carries the files that produced it: copies of the configuration, properties and graph.
+"""A run directory carries the files that produced it: copies of the configuration, properties and graph (and, a
+supervised run, of the supervisor's configuration, machine, needle force model, scenario and teleoperation script).
 
 ``cosim campaign`` and ``cosim session`` copy them into ``RUN/inputs/`` when the run starts, beside a manifest
 (``RUN/inputs.json``: each file's role, its original path, the copy and its SHA-256). Whatever later reads the
@@ -7,6 +8,8 @@ so editing a configuration after a run cannot change what the run says. Relative
 mesh files, the property file) are still resolved from the original's folder, recorded in the manifest.
 
 A run made before the copies existed is read with the files as they are now, and a warning names them.
+The supervisor's copies are kept and hashed (a campaign refuses to resume when one was edited since) but not yet
+read back: a resumed campaign loads its supervisor from the original paths, which then hold the same bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +28,18 @@ from cosim_validation.exceptions import InputError
 
 INPUTS_DIR = "inputs"
 MANIFEST = "inputs.json"
-ROLES = ("config", "properties", "graph")
+#: The roles of a run's inputs: the case study, the monitor's properties, the session graph, and a supervised run's
+#: supervisor configuration, machine, needle force model, scenario and teleoperation script (issue 20).
+ROLES = (
+    "config",
+    "properties",
+    "graph",
+    "supervisor",
+    "supervisor_machine",
+    "needle_force",
+    "supervisor_scenario",
+    "teleoperation",
+)
 
 
 @dataclass(frozen=True)
@@ -33,7 +47,9 @@ class RunInput:
     """One file a run was made with.
 
     Attributes:
-        role: ``config`` (case study), ``properties`` (monitor) or ``graph`` (session nodes).
+        role: ``config`` (case study), ``properties`` (monitor), ``graph`` (session nodes), or one of a supervised
+            run's files (``supervisor``, ``supervisor_machine``, ``needle_force``, ``supervisor_scenario``,
+            ``teleoperation``).
         original: Its absolute path when the run started.
         copy: The copy, relative to the run directory.
         sha256: Hex SHA-256 of its content.
@@ -70,6 +86,29 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
         entries[role] = RunInput(role, str(source), str(copy.relative_to(run_dir)), file_sha256(copy))
     _write_json(Path(run_dir) / MANIFEST, {role: asdict(entry) for role, entry in entries.items()})
     return entries
+
+
+def supervision_files(config_path: str | Path | None, scenario_path: str | Path | None) -> dict[str, Path]:
+    """Every file a supervised run reads, by run-input role: the supervisor configuration, its machine and needle
+    force model, the scenario and its teleoperation script; {} without a supervisor. Call after
+    :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are read, not checked again)."""
+    from cosim_validation.config import resolve_resource
+    from cosim_validation.supervisor.scenario import Scenario
+    from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+
+    if config_path is None:
+        return {}
+    source = resolve_resource(config_path)
+    config = SupervisorConfig.load(source)
+    files = {"supervisor": Path(source), "supervisor_machine": config.machine_path}
+    files["needle_force"] = config.needle_force_path
+    scenario = scenario_path if scenario_path is not None else config.scenario_path
+    if scenario is not None:
+        files["supervisor_scenario"] = Path(scenario)
+        script = Scenario.load(scenario).teleoperation_path
+        if script is not None:
+            files["teleoperation"] = script
+    return files
 
 
 def _write_json(path: Path, data: object) -> None:

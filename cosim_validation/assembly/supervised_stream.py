@@ -1,6 +1,7 @@
 """The lockstep stream of a supervised case: one supervisor step per control period decides each setpoint.
 
-Period 0 streams the plan's first setpoint (the robots were reset there; the supervisor is configuring).
+Period 0 streams the plan's first setpoint (the robots were reset there; the supervisor is configuring: its
+sample's supervisor mode is HOLDING).
 Period p >= 1, at case time p * dt: the supervisor observes what the feeding robot answered to setpoint
 p - 1, steps, and the period's setpoint (:meth:`SupervisedCase.decide`) is validated, streamed to every
 robot and waited for. The stamps run on from the case start at the plan's period whatever the supervisor
@@ -20,7 +21,7 @@ from cosim_validation.assembly.case_run import CaseAbortedError, CaseEvent, Case
 from cosim_validation.assembly.robot_port import RobotPort
 from cosim_validation.assembly.supervision import Decision, Supervision, feeding_robot
 from cosim_validation.planning.state_validator import StateValidator
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.robot import Kinematics
 
 
@@ -59,6 +60,7 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
     stamps: list[int] = []
     q_sent: list[np.ndarray] = []
     stages: list[int] = []
+    modes: list[int] = []
     validator = loop.start_streaming(run, listener)
     decision: Decision | None = None
     try:
@@ -69,9 +71,9 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
                 case.observe(t_s, loop.ports[feed].measurement(stamps[-1]))
                 decision = case.decide(t_s)
                 run.supervision.append(decision)
-                q, stage = decision.q, decision.stage
+                q, stage, mode = decision.q, decision.stage, decision.status.mode
             else:
-                q, stage = plan.q[0], Stage(int(plan.stage[0]))
+                q, stage, mode = plan.q[0], Stage(int(plan.stage[0])), SupervisorMode.HOLDING
             stamp = start_ns + p * period_ns
             if listener.cancel_requested():
                 raise CaseAbortedError("canceled by the client")
@@ -83,13 +85,14 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
             stamps.append(stamp)
             q_sent.append(q)
             stages.append(int(stage))
-            _sync(run, stamps, q_sent, stages)
+            modes.append(int(mode))
+            _sync(run, stamps, q_sent, stages, modes)
             if decision is not None:
                 listener.supervisor_step(stamp, decision)
-            _exchange(loop, run, p, stamp, stage, q, listener)
+            _exchange(loop, run, p, stamp, (stage, mode), q, listener)
             listener.pace(p, t_s)
     finally:
-        _sync(run, stamps, q_sent, stages)
+        _sync(run, stamps, q_sent, stages, modes)
         supervision.current = None
     assert decision is not None
     if decision.end != "completed":
@@ -103,11 +106,19 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
 
 
 def _exchange(
-    loop: Lockstep, run: CaseRun, p: int, stamp: int, stage: Stage, q: np.ndarray, listener: CaseListener
+    loop: Lockstep,
+    run: CaseRun,
+    p: int,
+    stamp: int,
+    stage_mode: tuple[Stage, SupervisorMode],
+    q: np.ndarray,
+    listener: CaseListener,
 ) -> None:
-    """Announce, send and wait for setpoint ``p``; the case's progress and stage changes."""
+    """Announce, send and wait for setpoint ``p`` of ``stage_mode`` (its stage and supervisor mode); the case's
+    progress and stage changes."""
+    stage, mode = stage_mode
     fk = loop.kinematics.record_arrays(q[None, :])
-    listener.setpoint(p, stamp, stage, q, fk.tip_pos_m[0], fk.tip_quat_wxyz[0])
+    listener.setpoint(p, stamp, stage, q, fk.tip_pos_m[0], fk.tip_quat_wxyz[0], mode)
     loop.exchange(run, stamp, q)
     run.executed = p + 1
     changed = stage is not run.last_stage
@@ -118,8 +129,9 @@ def _exchange(
         listener.progress(p, stage, max(p + 1, run.plan.n_samples if run.plan is not None else 0))
 
 
-def _sync(run: CaseRun, stamps: list[int], q_sent: list[np.ndarray], stages: list[int]) -> None:
+def _sync(run: CaseRun, stamps: list[int], q_sent: list[np.ndarray], stages: list[int], modes: list[int]) -> None:
     """The run's arrays of what was streamed so far (the case start alone before the first setpoint)."""
     run.stamps_ns = np.asarray(stamps or [int(run.stamps_ns[0])], dtype=np.int64)
     run.q_sent = np.asarray(q_sent, dtype=np.float64).reshape(len(q_sent), -1)
     run.stage_sent = np.asarray(stages, dtype=np.uint8)
+    run.supervisor_sent = np.asarray(modes, dtype=np.uint8)

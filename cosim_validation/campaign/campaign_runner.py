@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_name
 from cosim_validation.assembly.campaign_config import ENGINE_ROLES, CampaignConfig
 from cosim_validation.assembly.robot_filters import FilterSpec, check_filters
-from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path
+from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path, supervision_files
 from cosim_validation.assembly.supervision import check_supervision
 from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
@@ -181,7 +181,9 @@ def _meta(
 ) -> dict[str, Any]:
     return {
         "kind": "campaign",
-        "config": config_digest(request.config_path, campaign.properties_path),
+        "config": config_digest(
+            request.config_path, campaign.properties_path, *_supervision_files(spec, campaign).values()
+        ),
         "config_path": str(request.config_path.resolve()),
         "suite": [s.suite_id for s in suites],
         "suites": [suite_record(s) for s in suites],
@@ -199,7 +201,8 @@ def _meta(
 def _with_run_inputs(spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig) -> AssemblySpec:
     """The spec reading the run directory's copies of the configuration and properties (made by a new run)."""
     if not request.resume:
-        capture_inputs(out, {"config": request.config_path, "properties": campaign.properties_path})
+        files = {"config": request.config_path, "properties": campaign.properties_path}
+        capture_inputs(out, files | _supervision_files(spec, campaign))
     warn = _warn_stderr
     config, base = run_input_path(out, "config", request.config_path, warn)
     properties, _ = run_input_path(out, "properties", campaign.properties_path, warn)
@@ -211,6 +214,14 @@ def _with_run_inputs(spec: AssemblySpec, out: Path, request: CampaignRequest, ca
         properties_path=str(properties),
         config_base_dir=str(base) if base is not None else None,
     )
+
+
+def _supervision_files(spec: AssemblySpec, campaign: CampaignConfig) -> dict[str, Path]:
+    """The supervised run's files by run-input role (its configuration, machine, needle force model, scenario and
+    teleoperation script); {} without a supervisor. Their content is part of the run's configuration digest, so a
+    resume with an edited machine is refused like one with an edited property file."""
+    config = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
+    return supervision_files(config, spec.supervisor_scenario)
 
 
 def _str(path: Path | None) -> str | None:

@@ -2,7 +2,8 @@
 
 A full :meth:`TrajectoryRecord.to_bytes` blob holds every derived array (joint origins and axes, FK tip
 pose): ~200 kB for a 46 s case at 10 Hz, 2 GB per 10,000 cases. The compact form keeps what cannot
-be derived: times, stages, joint setpoints, measured joints, the actual tip pose and a tracked marker (pose and
+be derived: times, stages, the supervisor's mode (only if a sample was supervised; a format-2 file without it
+decodes as unsupervised), joint setpoints, measured joints, the actual tip pose and a tracked marker (pose and
 registration error), quantized to steps far below any sensor's resolution (10 nrad, 10 nm, 1e-9 for quaternions,
 1 ns), delta-coded along time and compressed; what is not known in a sample (NaN: a joint of a silent driver, a
 marker the tracker did not see) is kept in a mask beside its array, and what is known in no sample is not stored.
@@ -81,6 +82,8 @@ def encode_record(record: TrajectoryRecord) -> bytes:
         "plan": plan,
     }
     arrays: dict[str, Any] = {"t": _pack(record.t_s, T_STEP_S), "stage": record.stage}
+    if record.supervisor.any():  # a supervised case; an unsupervised one stores nothing more
+        arrays["supervisor"] = record.supervisor
     setpoint = _put(arrays, "q_setpoint", record.q_setpoint, Q_STEP_RAD)
     if not plan:  # measured minus setpoint, in steps: small numbers
         _put(arrays, "q_measured", record.q_measured, Q_STEP_RAD, base=setpoint)
@@ -204,4 +207,5 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
         marker_pos_m=_get(arrays, "marker_pos", POS_STEP_M, (n, 3)),
         marker_quat_wxyz=_get(arrays, "marker_quat", QUAT_STEP, (n, 4)),
         marker_error_m=_get(arrays, "marker_error", POS_STEP_M, (n,)),
+        supervisor=arrays.get("supervisor", np.zeros(n, dtype=np.uint8)),
     )

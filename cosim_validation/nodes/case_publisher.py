@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cosim_validation.assembly import CaseEvent, CaseListener, CaseRun
-from cosim_validation.record import Stage
+from cosim_validation.record import Stage, SupervisorMode
 from cosim_validation.ros import convert
 from cosim_validation_interfaces.action import RunTestCase
 from cosim_validation_interfaces.msg import CaseStatus
@@ -59,11 +59,20 @@ class CasePublisher(CaseListener):
         if self.node.supervisor_io is not None:  # type: ignore[attr-defined]
             self.node.supervisor_io.publish(stamp_ns, decision)  # type: ignore[attr-defined]
 
-    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
-        """Advance /clock and publish the expected state of setpoint k."""
+    def setpoint(
+        self,
+        k: int,
+        stamp_ns: int,
+        stage: Stage,
+        q: np.ndarray,
+        tip: np.ndarray,
+        quat: np.ndarray,
+        mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
+    ) -> None:
+        """Advance /clock and publish the expected state of setpoint k (with the supervisor's mode)."""
         self.node.publish_clock(stamp_ns)
         names = self.node.assembly.kinematics.joint_names
-        state = convert.ExpectedState(stamp_ns, self.goal.test_case.test_id, int(stage), k, names, q)
+        state = convert.ExpectedState(stamp_ns, self.goal.test_case.test_id, int(stage), k, names, q, int(mode))
         self.node.expected_pub.publish(convert.expected_state_to_msg(state, tip, quat))
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:

@@ -25,7 +25,7 @@ from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.properties import Status, Verdict
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.session.case_tracker import CaseEnd, CaseTracker
@@ -92,7 +92,12 @@ class Monitor(Node):
         state = convert.expected_state_from_msg(msg)
         if self._session.case is not None:
             self._liveness.expected(state.t_ns, time.monotonic())
-        self._guard(lambda: self._session.expected(state.t_ns, Stage(state.stage), state.q, state.test_id))
+        self._guard(lambda: self._feed_expected(state))
+
+    def _feed_expected(self, state: convert.ExpectedState) -> list[Verdict]:
+        """The expected state, its stage and supervisor mode checked (InputError: an unknown one), to the cases."""
+        stage, mode = convert.expected_labels(state)
+        return self._session.expected(state.t_ns, stage, state.q, state.test_id, mode)
 
     def _on_joints(self, role: RobotRole, msg: JointState) -> None:
         sample = convert.joint_state_from_msg(msg)

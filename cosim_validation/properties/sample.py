@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.properties.errors import TraceError
-from cosim_validation.record import NO_MARKER_POS, NO_MARKER_QUAT, RobotRole, Stage, TrajectoryRecord
+from cosim_validation.record import NO_MARKER_POS, NO_MARKER_QUAT, RobotRole, Stage, SupervisorMode, TrajectoryRecord
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class Sample:
         marker_pos_m: (3,) the tool's marker in an optical tracker's frame [m]; NaN if not seen (keyword only).
         marker_quat_wxyz: (4,) its orientation in the tracker's frame; NaN if not seen.
         marker_error_m: The tracker's registration error [m]; NaN if not seen.
+        supervisor: The task supervisor's mode when the sample's setpoint was sent (keyword only; UNSUPERVISED
+            without a supervisor).
     """
 
     robot: RobotRole
@@ -47,6 +49,7 @@ class Sample:
     marker_pos_m: np.ndarray = dataclasses.field(default_factory=lambda: NO_MARKER_POS, kw_only=True)
     marker_quat_wxyz: np.ndarray = dataclasses.field(default_factory=lambda: NO_MARKER_QUAT, kw_only=True)
     marker_error_m: float = dataclasses.field(default=math.nan, kw_only=True)
+    supervisor: SupervisorMode = dataclasses.field(default=SupervisorMode.UNSUPERVISED, kw_only=True)
 
     @classmethod
     def from_record(cls, record: TrajectoryRecord, k: int) -> Sample:
@@ -66,6 +69,7 @@ class Sample:
             marker_pos_m=record.marker_pos_m[k],
             marker_quat_wxyz=record.marker_quat_wxyz[k],
             marker_error_m=float(record.marker_error_m[k]),
+            supervisor=SupervisorMode(int(record.supervisor[k])),
         )
 
 
@@ -81,6 +85,7 @@ class Block:
     Attributes:
         t_s: (n,) float64 times [s].
         stage: (n,) uint8 stages.
+        supervisor: (n,) uint8 supervisor modes (:class:`SupervisorMode`).
         q_setpoint, q_measured: (n, J) joint positions [rad].
         joint_pos_m, joint_axis: (n, J, 3) joint origins [m] and unit axes.
         tip_pos_m: (n, 3); tip_quat_wxyz: (n, 4); actual_tip_pos_m: (n, 3); actual_tip_quat_wxyz: (n, 4).
@@ -98,6 +103,7 @@ class Block:
     actual_tip_pos_m: np.ndarray
     actual_tip_quat_wxyz: np.ndarray
     needle_length_m: float
+    supervisor: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.uint8), kw_only=True)
 
     @property
     def n(self) -> int:
@@ -119,6 +125,7 @@ class Block:
             record.actual_tip_pos_m,
             record.actual_tip_quat_wxyz,
             record.needle_length_m,
+            supervisor=record.supervisor,
         )
 
     @classmethod
@@ -152,6 +159,7 @@ class Block:
         return cls(
             t_s=np.array([sample.t_s], dtype=np.float64),
             stage=np.array([int(sample.stage)], dtype=np.uint8),
+            supervisor=np.array([int(sample.supervisor)], dtype=np.uint8),
             needle_length_m=needle_length_m,
             **rows,
         )
@@ -183,4 +191,5 @@ class Block:
             self.actual_tip_pos_m[index],
             self.actual_tip_quat_wxyz[index],
             self.needle_length_m,
+            supervisor=self.supervisor[index],
         )

@@ -24,6 +24,7 @@ import numpy as np
 from cosim_validation.exceptions import InputError
 from cosim_validation.record.robot_role import RobotRole
 from cosim_validation.record.stage import Stage
+from cosim_validation.record.supervisor_mode import SupervisorMode
 
 _FORMAT = "cosim_validation.trajectory_record/1"
 #: The marker position and orientation of a sample in which no optical tracker saw a marker (read-only).
@@ -67,6 +68,9 @@ class TrajectoryRecord:
             tracker did not see it or the robot has none (keyword only; default all NaN).
         marker_quat_wxyz: (n, 4) the marker's orientation in the tracker's frame; NaN likewise.
         marker_error_m: (n,) the tracker's registration error per sample [m]; NaN likewise.
+        supervisor: (n,) uint8 :class:`SupervisorMode` of each sample: what the task supervisor let the
+            controller do when it sent the sample's setpoint (keyword only; default all UNSUPERVISED, as in a
+            run without a supervisor or a record written before the supervisor was recorded).
     """
 
     test_id: str
@@ -88,6 +92,7 @@ class TrajectoryRecord:
     marker_pos_m: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
     marker_quat_wxyz: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
     marker_error_m: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+    supervisor: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         n = int(np.asarray(self.t_s).shape[0]) if np.ndim(self.t_s) == 1 else -1
@@ -95,9 +100,12 @@ class TrajectoryRecord:
         for name, shape in _MARKER_SHAPES.items():  # no tracked marker: NaN (a virtual robot, an older record)
             if getattr(self, name) is None:
                 object.__setattr__(self, name, np.full((max(n, 0), *shape), np.nan))
+        if getattr(self, "supervisor") is None:  # noqa: B009 - the field is typed as set once this has run
+            object.__setattr__(self, "supervisor", np.full(max(n, 0), int(SupervisorMode.UNSUPERVISED)))
         expected = {
             "t_s": (n,),
             "stage": (n,),
+            "supervisor": (n,),
             "q_setpoint": (n, j),
             "q_measured": (n, j),
             "joint_pos_m": (n, j, 3),
@@ -110,7 +118,7 @@ class TrajectoryRecord:
         if n < 0:
             raise InputError(f"trajectory record {self.test_id!r}: t_s must be 1-D, got shape {np.shape(self.t_s)}")
         for name, shape in expected.items():
-            dtype = np.uint8 if name == "stage" else np.float64
+            dtype = np.uint8 if name in ("stage", "supervisor") else np.float64
             value = np.ascontiguousarray(getattr(self, name), dtype=dtype)
             if value.shape != shape:
                 raise InputError(
@@ -118,6 +126,12 @@ class TrajectoryRecord:
                 )
             value.setflags(write=False)
             object.__setattr__(self, name, value)
+        if self.supervisor.size and int(self.supervisor.max()) > max(SupervisorMode):
+            first = int(np.argmax(self.supervisor > max(SupervisorMode)))
+            raise InputError(
+                f"trajectory record {self.test_id!r}: supervisor {int(self.supervisor[first])} at sample {first} "
+                f"is not a supervisor mode (0 to {int(max(SupervisorMode))})"
+            )
         object.__setattr__(self, "robot", RobotRole(self.robot))
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         if n > 1 and np.any(np.diff(self.t_s) < 0):
@@ -217,11 +231,11 @@ class TrajectoryRecord:
         for name in _ARRAYS:
             if arrays[name].dtype.kind not in "biuf":
                 raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
-        for name in _MARKER_SHAPES:  # optional: records written before markers were recorded have none
+        for name in _OPTIONAL:  # records written before markers or the supervisor were recorded have none
             if name in arrays and arrays[name].dtype.kind not in "biuf":
                 raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
-        markers = {name: arrays[name] for name in _MARKER_SHAPES if name in arrays}
-        values: dict[str, Any] = fields_ | {name: arrays[name] for name in _ARRAYS} | markers
+        optional = {name: arrays[name] for name in _OPTIONAL if name in arrays}
+        values: dict[str, Any] = fields_ | {name: arrays[name] for name in _ARRAYS} | optional
         try:
             return cls(**values)
         except InputError as exc:
@@ -276,6 +290,9 @@ _ARRAYS: tuple[str, ...] = (
 
 #: The optional marker arrays of a record and their shapes per sample.
 _MARKER_SHAPES: dict[str, tuple[int, ...]] = {"marker_pos_m": (3,), "marker_quat_wxyz": (4,), "marker_error_m": ()}
+
+#: The arrays a record may lack (written before markers, or the supervisor, were recorded).
+_OPTIONAL: tuple[str, ...] = (*_MARKER_SHAPES, "supervisor")
 
 #: Array names of records written before the units left the names (a prismatic joint's values are metres).
 _OLD_ARRAYS = {"q_setpoint_rad": "q_setpoint", "q_measured_rad": "q_measured"}

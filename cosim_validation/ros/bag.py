@@ -196,16 +196,31 @@ class BagWriter:
         return self.path
 
 
-def _register_embedded_types(store: Any, connections: Iterable[Any]) -> None:
-    from rosbags.typesys import get_types_from_msg
+def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
+    """The typestore to decode each connection with (by connection id): ``store``, into which the types it does
+    not know are registered from the definitions embedded in the bag; or, for a type it knows under another
+    definition (a bag recorded with another version of the interfaces, e.g. a RobotState without its
+    ``supervisor`` field), a store of the bag's own definitions."""
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
+    out: dict[int, Any] = {}
+    own: Any = None
     for conn in connections:
-        if conn.msgtype in store.types:
+        out[conn.id] = store
+        text = conn.msgdef.data if conn.msgdef is not None else ""
+        if conn.msgtype in store.types and not text:
             continue
         try:
-            store.register(get_types_from_msg(conn.msgdef.data, conn.msgtype))
+            embedded = get_types_from_msg(text, conn.msgtype) if text else {}
+            if conn.msgtype not in store.types:
+                store.register(embedded)
+            elif embedded.get(conn.msgtype, store.fielddefs[conn.msgtype]) != store.fielddefs[conn.msgtype]:
+                own = own or get_typestore(Stores.ROS2_KILTED)
+                own.register(embedded)
+                out[conn.id] = own
         except Exception as exc:  # noqa: BLE001 - rosbags raises several parser errors
             raise InputError(f"cannot decode topic {conn.topic!r}: type {conn.msgtype!r} ({exc})") from None
+    return out
 
 
 def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[BagMessage]:
@@ -228,9 +243,10 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
     try:
         with Reader(path) as reader:
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
-            _register_embedded_types(store, connections)
+            decoders = _decoders(store, connections)
             for conn, log_time, data in reader.messages(connections=connections):
-                yield BagMessage(conn.topic, conn.msgtype, log_time, store.deserialize_cdr(data, conn.msgtype))
+                message = decoders[conn.id].deserialize_cdr(data, conn.msgtype)
+                yield BagMessage(conn.topic, conn.msgtype, log_time, message)
     except ReaderError as exc:
         raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(path)}") from None
 

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cosim_validation.exceptions import InputError
+from cosim_validation.record import Stage, SupervisorMode
 
 NS_PER_S = 1_000_000_000
 
@@ -393,6 +394,21 @@ class ExpectedState(NamedTuple):
     sample_index: int
     names: tuple[str, ...]
     q: np.ndarray
+    supervisor: int = 0  # a SupervisorMode (UNSUPERVISED: no supervisor, or a bag recorded before it was sent)
+
+
+def expected_labels(state: ExpectedState) -> tuple[Stage, SupervisorMode]:
+    """The stage and supervisor mode of an expected state.
+
+    Raises:
+        InputError: Either is not a known value.
+    """
+    try:
+        return Stage(state.stage), SupervisorMode(state.supervisor)
+    except ValueError:
+        raise InputError(
+            f"RobotState at {state.t_ns} ns: stage {state.stage} or supervisor mode {state.supervisor} is unknown"
+        ) from None
 
 
 def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> Any:
@@ -407,6 +423,7 @@ def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_
         test_id=state.test_id,
         robot=Robot.EXPECTED,
         stage=int(state.stage),
+        supervisor=int(state.supervisor),
         sample_index=int(state.sample_index),
         joint_names=list(state.names),
         setpoint=q,
@@ -423,8 +440,9 @@ def expected_state_from_msg(msg: Any) -> ExpectedState:
     q = np.asarray(msg.setpoint, dtype=np.float64)
     if q.shape != (len(names),):
         raise InputError(f"RobotState has {len(names)} joint names but {q.shape[0]} setpoints")
+    mode = int(getattr(msg, "supervisor", 0))  # a RobotState recorded before the field existed has none
     return ExpectedState(
-        time_from_msg(msg.header.stamp), str(msg.test_id), int(msg.stage), int(msg.sample_index), names, q
+        time_from_msg(msg.header.stamp), str(msg.test_id), int(msg.stage), int(msg.sample_index), names, q, mode
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.exceptions import InputError
 from cosim_validation.properties import Verdict
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.bag import BagMessage, read_messages, topics_of
 from cosim_validation.session.case_tracker import CaseEnd, CaseInfo, CaseTracker
@@ -177,7 +177,8 @@ def _feed(
         return []
     if message.topic == EXPECTED_TOPIC:
         state = convert.expected_state_from_msg(msg)
-        return tracker.expected(state.t_ns, Stage(state.stage), state.q, state.test_id)
+        stage, mode = convert.expected_labels(state)
+        return tracker.expected(state.t_ns, stage, state.q, state.test_id, mode)
     role = by_topic[message.topic]
     if joints.get(role) == message.topic:
         sample = convert.joint_state_from_msg(msg, tuple(tracker.kinematics.joint_names))

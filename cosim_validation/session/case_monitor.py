@@ -17,7 +17,7 @@ import numpy as np
 from cosim_validation.assembly.case_outcome import conclude_verdicts
 from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.properties import Kpi, Sample, SessionMonitor, Verdict
-from cosim_validation.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.record import RobotRole, Stage, SupervisorMode, TrajectoryRecord
 from cosim_validation.session.record_builder import RecordBuilder
 from cosim_validation.session.stream_assembler import StreamAssembler, Unmatched
 
@@ -90,9 +90,11 @@ class CaseMonitor:
         """Samples monitored so far per robot (EXPECTED included)."""
         return dict(self._counts)
 
-    def add_expected(self, stamp_ns: int, stage: Stage, q_plan: np.ndarray) -> list[Verdict]:
-        """The controller's expected state; returns verdict changes."""
-        return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan))
+    def add_expected(
+        self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
+    ) -> list[Verdict]:
+        """The controller's expected state (and the supervisor's mode when it was sent); returns verdict changes."""
+        return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan, mode))
 
     def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Verdict]:
         """A robot's measured joints; returns verdict changes."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.properties import Verdict
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.robot import Kinematics
 from cosim_validation.session.case_monitor import CaseConclusion, CaseMonitor
 from cosim_validation.session.stream_assembler import Unmatched
@@ -204,9 +204,18 @@ class CaseTracker:
         case.per_robot = dict(per_robot or {})
         self._maybe_conclude(case)
 
-    def expected(self, stamp_ns: int, stage: Stage, q: np.ndarray, test_id: str | None = None) -> list[Verdict]:
-        """An expected state (of the case ``test_id``, if said); returns verdict changes."""
-        return self._route(stamp_ns, test_id, partial(_add_expected, stamp_ns=stamp_ns, stage=stage, q=q))
+    def expected(
+        self,
+        stamp_ns: int,
+        stage: Stage,
+        q: np.ndarray,
+        test_id: str | None = None,
+        mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
+    ) -> list[Verdict]:
+        """An expected state (of the case ``test_id``, if said; ``mode``: the supervisor's when it was sent);
+        returns verdict changes."""
+        add = partial(_add_expected, stamp_ns=stamp_ns, stage=stage, q=q, mode=mode)
+        return self._route(stamp_ns, test_id, add)
 
     def joints(self, role: RobotRole, stamp_ns: int, q: np.ndarray) -> list[Verdict]:
         """A robot's measured joints; returns verdict changes."""
@@ -315,7 +324,9 @@ class CaseTracker:
 _UNFINISHED = ("unfinished", "the recording ended before the case did")
 
 
-def _add_expected(case: _OpenCase, *, stamp_ns: int, stage: Stage, q: np.ndarray) -> list[Verdict]:
+def _add_expected(
+    case: _OpenCase, *, stamp_ns: int, stage: Stage, q: np.ndarray, mode: SupervisorMode
+) -> list[Verdict]:
     case.expected_count += 1
     case.last_expected_ns = max(case.last_expected_ns, stamp_ns)
-    return case.monitor.add_expected(stamp_ns, stage, q)
+    return case.monitor.add_expected(stamp_ns, stage, q, mode)

@@ -265,9 +265,11 @@ def load_graph(path: str | Path) -> GraphSpec:
 
 def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
     """The files a session of ``graph`` is made with (role -> path): the graph, the case-study configuration
-    (the monitor's, else the first node's ``config``) and the property file (the monitor's, else the
-    configuration's ``campaign.properties``)."""
+    (the monitor's, else the first node's ``config``), the property file (the monitor's, else the
+    configuration's ``campaign.properties``) and, when the controller runs a supervisor (its ``supervisor``
+    parameter, else ``campaign.supervisor``), the supervisor's files (``run_inputs.supervision_files``)."""
     from cosim_validation.assembly.campaign_config import CampaignConfig
+    from cosim_validation.assembly.run_inputs import supervision_files
     from cosim_validation.config import resolve_resource
 
     monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
@@ -282,4 +284,10 @@ def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
         files["properties"] = resolve_resource(str(given))
     else:
         files["properties"] = CampaignConfig.from_config(load_config(config_path)["campaign"]).properties_path
-    return files
+    controller = next((n for n in graph.nodes if n.executable == "controller"), None)
+    if controller is None:
+        return files
+    supervisor = controller.parameters.get("supervisor")
+    if supervisor is None:
+        supervisor = CampaignConfig.from_config(load_config(config_path)["campaign"]).supervisor_path
+    return files | supervision_files(supervisor, controller.parameters.get("supervisor_scenario"))

@@ -64,4 +64,5 @@ class RecordBuilder:
             marker_pos_m=stack("marker_pos_m", (3,)),
             marker_quat_wxyz=stack("marker_quat_wxyz", (4,)),
             marker_error_m=stack("marker_error_m", ()),
+            supervisor=np.array([int(x.supervisor) for x in s], dtype=np.uint8),
         )

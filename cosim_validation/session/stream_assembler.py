@@ -1,7 +1,8 @@
 """Assembling per-robot monitor samples from the separate streams of a live session or a bag.
 
 A session publishes, for every sample time t (header stamps are equal by construction):
-the expected state (controller: stage, planned joints; its actual tip is the planned tip), and per robot
+the expected state (controller: stage, supervisor mode, planned joints; its actual tip is the planned tip; a robot's
+sample takes the stage and supervisor mode of the expected state of its stamp), and per robot
 its measured joints (driver, sensor_msgs/JointState), its actual tip pose (simulator ground truth or tracker,
 geometry_msgs/PoseStamped; NaN where unknown) and the marker an optical tracker saw (TrackedMarker).
 Messages on different topics arrive in any order.
@@ -10,7 +11,7 @@ objects per robot in time order; the live monitor node and ``cosim replay`` both
 they give equal verdicts.
 
 Without an expected stream (a bag recorded by someone else), every joint state is a sample on its own,
-its stage NONE and its time measured from the robot's first message.
+its stage NONE, its supervisor mode UNSUPERVISED and its time measured from the robot's first message.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 
 from cosim_validation.exceptions import InputError
 from cosim_validation.properties import Sample
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.robot import Kinematics
 
 _NAN3 = np.full(3, np.nan)
@@ -74,7 +75,7 @@ class StreamAssembler:
         self._kin = kinematics
         self._with_expected = with_expected
         self._streams = {role: _RobotStream(has_tip, role in markers) for role, has_tip in robots.items()}
-        self._expected: dict[int, tuple[Stage, np.ndarray]] = {}
+        self._expected: dict[int, tuple[Stage, np.ndarray, SupervisorMode]] = {}
         self._start_ns: int | None = None
         self.unmatched: list[Unmatched] = []  # after flush: robot messages of no planned sample
 
@@ -83,13 +84,16 @@ class StreamAssembler:
         """How many samples were handed out per robot."""
         return {role: s.count for role, s in self._streams.items()}
 
-    def add_expected(self, stamp_ns: int, stage: Stage, q_plan: np.ndarray) -> list[Sample]:
-        """The controller's expected state at ``stamp_ns``; returns the EXPECTED sample and any completed."""
+    def add_expected(
+        self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
+    ) -> list[Sample]:
+        """The controller's expected state at ``stamp_ns`` (``mode``: the supervisor's when it was sent); returns the
+        EXPECTED sample and any completed."""
         if self._start_ns is None:
             self._start_ns = stamp_ns
         q = self._checked(q_plan, "expected")
-        self._expected[stamp_ns] = (stage, q)
-        out = [self._sample(RobotRole.EXPECTED, stamp_ns, stage, q, q, (_NAN3, _NAN4), _NOT_SEEN)]
+        self._expected[stamp_ns] = (stage, q, mode)
+        out = [self._sample(RobotRole.EXPECTED, stamp_ns, (stage, mode), q, q, (_NAN3, _NAN4), _NOT_SEEN)]
         for role in self._streams:
             out += self._emit(role, final=False)
         return out
@@ -165,10 +169,10 @@ class StreamAssembler:
             tip = stream.tips.pop(stamp, (_NAN3, _NAN4))
             marker = stream.markers.pop(stamp, _NOT_SEEN)
             if self._with_expected:
-                stage, q_plan = self._expected[stamp]
+                stage, q_plan, mode = self._expected[stamp]
             else:
-                stage, q_plan = Stage.NONE, q
-            out.append(self._sample(role, stamp, stage, q_plan, q, tip, marker))
+                stage, q_plan, mode = Stage.NONE, q, SupervisorMode.UNSUPERVISED
+            out.append(self._sample(role, stamp, (stage, mode), q_plan, q, tip, marker))
             stream.emitted_until_ns = stamp
             stream.count += 1
         for old in [s for s in stream.tips if s <= stream.emitted_until_ns]:
@@ -185,7 +189,7 @@ class StreamAssembler:
         self,
         role: RobotRole,
         stamp_ns: int,
-        stage: Stage,
+        stage_mode: tuple[Stage, SupervisorMode],
         q_set: np.ndarray,
         q_meas: np.ndarray,
         tip: tuple[np.ndarray, np.ndarray],
@@ -199,7 +203,8 @@ class StreamAssembler:
         return Sample(
             robot=role,
             t_s=(stamp_ns - (start or 0)) / 1e9,
-            stage=stage,
+            stage=stage_mode[0],
+            supervisor=stage_mode[1],
             q_setpoint=q_set,
             q_measured=q_meas,
             joint_pos_m=fk.joint_pos_m[0],

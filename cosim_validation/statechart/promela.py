@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cosim_validation.statechart.expression import Binary, Const, Expr, Unary, Var
 from cosim_validation.statechart.goals import GoalSet
 from cosim_validation.statechart.ltl import Atom, render
 from cosim_validation.statechart.model import Transition
+from cosim_validation.statechart.model_text import PROMELA, atom_name, enabled, ident, leaf_among, leaf_in
 from cosim_validation.statechart.step_table import Row, StepTable
 
 _RAW_VAR = re.compile(r"\b(ev|cmd)_([A-Za-z_][A-Za-z_0-9]*)")
@@ -34,11 +34,6 @@ class PromelaModel:
     table: StepTable
 
 
-def ident(path: str) -> str:
-    """A Promela identifier for a state path."""
-    return path.replace(".", "__")
-
-
 def raw_atoms(goals: GoalSet) -> set[Atom]:
     """Atoms that goals written in SPIN's syntax use through ``ev_<event>`` and ``cmd_<command>``."""
     found = set()
@@ -46,17 +41,6 @@ def raw_atoms(goals: GoalSet) -> set[Atom]:
         for kind, name in _RAW_VAR.findall(goal.promela):
             found.add(Atom("event" if kind == "ev" else "command", name))
     return found
-
-
-def atom_macro(atom: Atom) -> str:
-    """The macro (or variable) that stands for ``atom`` in formulas."""
-    if atom.predicate == "event":
-        return f"ev_{atom.argument}"
-    if atom.predicate == "command":
-        return f"cmd_{atom.argument}"
-    if atom.predicate == "fired":
-        return "p_fired"
-    return f"{atom.predicate}_{ident(atom.argument)}"
 
 
 def to_promela(table: StepTable, goals: GoalSet, observed: set[Atom]) -> PromelaModel:
@@ -74,14 +58,9 @@ def to_promela(table: StepTable, goals: GoalSet, observed: set[Atom]) -> Promela
     lines += _macros(table, observed)
     lines += _process(table, commands)
     for goal in goals.goals:
-        body = goal.promela or render(goal.formula, atom_macro, "promela")  # type: ignore[arg-type]
+        body = goal.promela or render(goal.formula, atom_name, "promela")  # type: ignore[arg-type]
         lines.append(f"ltl {goal.name} {{ {body} }}")
     return PromelaModel("\n".join(lines) + "\n", table)
-
-
-def _in(table: StepTable, path: str, var: str = "leaf") -> str:
-    numbers = table.leaves_of(path)
-    return "(" + " || ".join(f"{var} == {n}" for n in numbers) + ")"
 
 
 def _macros(table: StepTable, observed: set[Atom]) -> list[str]:
@@ -89,13 +68,14 @@ def _macros(table: StepTable, observed: set[Atom]) -> list[str]:
     out = ["#define p_fired (fired != 0)"]
     states = {a.argument for a in observed if a.predicate in ("in", "left", "entered")}
     for path in sorted(states):
-        out.append(f"#define in_{ident(path)} {_in(table, path)}")
-        out.append(f"#define left_{ident(path)} ({_in(table, path, 'prev')} && !{_in(table, path)})")
-        out.append(f"#define entered_{ident(path)} (!{_in(table, path, 'prev')} && {_in(table, path)})")
+        now, before = leaf_in(table, path, PROMELA), leaf_in(table, path, PROMELA, "prev")
+        out.append(f"#define in_{ident(path)} {now}")
+        out.append(f"#define left_{ident(path)} ({before} && !{now})")
+        out.append(f"#define entered_{ident(path)} (!{before} && {now})")
     for flag in sorted({a.argument for a in observed if a.predicate == "flag"}):
         flagged = [s for s in m.states if flag in m.states[s].flags]
         leaves = sorted({n for s in flagged for n in table.leaves_of(s)})
-        out.append(f"#define flag_{flag} (" + (" || ".join(f"leaf == {n}" for n in leaves) or "false") + ")")
+        out.append(f"#define flag_{flag} (" + (leaf_among(leaves, PROMELA) or "false") + ")")
     return out
 
 
@@ -129,8 +109,7 @@ def _choices(table: StepTable) -> list[str]:
         if len(where) == len(table.leaves):
             out.append(f"{pick};")
         elif where:
-            cond = " || ".join(f"leaf == {n}" for n in where)
-            out.append(f"if :: ({cond}) -> {pick} :: else -> {var} = 0 fi;")
+            out.append(f"if :: ({leaf_among(where, PROMELA)}) -> {pick} :: else -> {var} = 0 fi;")
         else:
             out.append(f"{var} = 0;")
     return out
@@ -141,12 +120,7 @@ def _chain(table: StepTable, t_id: int, commands: list[str]) -> list[str]:
     if t_id > len(table.order):
         return ["skip"]
     tr = table.order[t_id - 1]
-    cond = [_in(table, tr.source)]
-    if tr.events:
-        cond.append("(" + " || ".join(sorted({table.event_var(e) for e in tr.events})) + ")")
-    if tr.guard is not None:
-        cond.append(_guard(tr.guard))
-    out = ["if", f":: {' && '.join(cond)} -> /* {tr.label} */", f"   fired = {t_id};"]
+    out = ["if", f":: {enabled(table, tr, PROMELA)} -> /* {tr.label} */", f"   fired = {t_id};"]
     out += ["   " + line for line in _rows(tr, table.rows[t_id], commands)]
     out += [":: else ->"] + ["   " + line for line in _chain(table, t_id + 1, commands)] + ["fi;"]
     return out
@@ -164,15 +138,3 @@ def _rows(tr: Transition, rows: tuple[Row, ...], commands: list[str]) -> list[st
         out.append(f":: {cond} -> {'; '.join(effects)}")
     out.append("fi")
     return out
-
-
-def _guard(expr: Expr) -> str:
-    if isinstance(expr, Var):
-        return f"g_{expr.name}"
-    if isinstance(expr, Const):
-        return "true" if expr.value else "false"
-    if isinstance(expr, Unary):
-        return f"!({_guard(expr.operand)})"
-    assert isinstance(expr, Binary)
-    op = "&&" if expr.op == "and" else "||"
-    return f"({_guard(expr.left)} {op} {_guard(expr.right)})"

@@ -11,25 +11,10 @@ development machine); SPIN checks the Promela model built from the same tables.
 
 from __future__ import annotations
 
-from cosim_validation.statechart.expression import Binary, Const, Expr, Unary, Var
 from cosim_validation.statechart.goals import GoalSet
 from cosim_validation.statechart.ltl import Atom, render
-from cosim_validation.statechart.promela import ident
+from cosim_validation.statechart.model_text import SMV, atom_name, enabled, ident, leaf_among, leaf_in
 from cosim_validation.statechart.step_table import StepTable
-
-
-def _leaf_in(table: StepTable, path: str, var: str = "leaf") -> str:
-    return "(" + " | ".join(f"{var} = {n}" for n in table.leaves_of(path)) + ")"
-
-
-def _atom(atom: Atom) -> str:
-    if atom.predicate == "event":
-        return f"ev_{atom.argument}"
-    if atom.predicate == "command":
-        return f"cmd_{atom.argument}"
-    if atom.predicate == "fired":
-        return "p_fired"
-    return f"{atom.predicate}_{ident(atom.argument)}"
 
 
 def to_smv(table: StepTable, goals: GoalSet, observed: set[Atom]) -> str:
@@ -53,7 +38,7 @@ def to_smv(table: StepTable, goals: GoalSet, observed: set[Atom]) -> str:
         if goal.formula is None:
             lines.append(f"-- goal {goal.name} is written in SPIN's syntax: not translated")
         else:
-            lines.append(f"LTLSPEC NAME {goal.name} := {render(goal.formula, _atom, 'smv')};")
+            lines.append(f"LTLSPEC NAME {goal.name} := {render(goal.formula, atom_name, 'smv')};")
     return "\n".join(lines) + "\n"
 
 
@@ -64,8 +49,7 @@ def _free_choices(table: StepTable) -> list[str]:
         if len(where) == len(table.leaves):
             out.append(f"  next({var}) := {{TRUE, FALSE}};")
         elif where:
-            cond = " | ".join(f"leaf = {n}" for n in where)
-            out.append(f"  next({var}) := case {cond} : {{TRUE, FALSE}}; TRUE : FALSE; esac;")
+            out.append(f"  next({var}) := case {leaf_among(where, SMV)} : {{TRUE, FALSE}}; TRUE : FALSE; esac;")
         else:
             out.append(f"  next({var}) := FALSE;")
     return out
@@ -74,12 +58,7 @@ def _free_choices(table: StepTable) -> list[str]:
 def _fired(table: StepTable) -> list[str]:
     out = ["  next(fired) := case"]
     for t_id, tr in enumerate(table.order, start=1):
-        cond = [_leaf_in(table, tr.source)]
-        if tr.events:
-            cond.append("(" + " | ".join(f"next({v})" for v in sorted({table.event_var(e) for e in tr.events})) + ")")
-        if tr.guard is not None:
-            cond.append(_guard(tr.guard))
-        out.append(f"    {' & '.join(cond)} : {t_id};  -- {tr.label}")
+        out.append(f"    {enabled(table, tr, SMV)} : {t_id};  -- {tr.label}")
     return [*out, "    TRUE : 0;", "  esac;"]
 
 
@@ -113,12 +92,12 @@ def _definitions(table: StepTable, observed: set[Atom]) -> list[str]:
     m = table.machine
     out = []
     for path in sorted({a.argument for a in observed if a.predicate in ("in", "left", "entered")}):
-        now, before = _leaf_in(table, path), _leaf_in(table, path, "prev")
+        now, before = leaf_in(table, path, SMV), leaf_in(table, path, SMV, "prev")
         out += [f"  in_{ident(path)} := {now};", f"  left_{ident(path)} := {before} & !{now};",
                 f"  entered_{ident(path)} := !{before} & {now};"]  # fmt: skip
     for flag in sorted({a.argument for a in observed if a.predicate == "flag"}):
         leaves = sorted({n for s in m.states if flag in m.states[s].flags for n in table.leaves_of(s)})
-        out.append(f"  flag_{flag} := " + (" | ".join(f"leaf = {n}" for n in leaves) or "FALSE") + ";")
+        out.append(f"  flag_{flag} := " + (leaf_among(leaves, SMV) or "FALSE") + ";")
     for command in sorted({a.argument for a in observed if a.predicate == "command"}):
         terms = [f"(fired = {t} & prev = {r.leaf} & leaf = {r.to_leaf})"
                  for t, rows in table.rows.items() for r in rows if command in r.commands]  # fmt: skip
@@ -126,14 +105,3 @@ def _definitions(table: StepTable, observed: set[Atom]) -> list[str]:
             terms.append("prev = 0")
         out.append(f"  cmd_{command} := " + (" | ".join(terms) or "FALSE") + ";")
     return out
-
-
-def _guard(expr: Expr) -> str:
-    if isinstance(expr, Var):
-        return f"next(g_{expr.name})"
-    if isinstance(expr, Const):
-        return "TRUE" if expr.value else "FALSE"
-    if isinstance(expr, Unary):
-        return f"!({_guard(expr.operand)})"
-    assert isinstance(expr, Binary)
-    return f"({_guard(expr.left)} {'&' if expr.op == 'and' else '|'} {_guard(expr.right)})"

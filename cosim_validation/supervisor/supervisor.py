@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import InputError
-from cosim_validation.record import Stage
+from cosim_validation.record import Stage, SupervisorMode
 from cosim_validation.statechart.loader import load_machine
 from cosim_validation.statechart.model import Machine
 from cosim_validation.statechart.runtime import Statechart, StepResult
@@ -31,7 +31,6 @@ from cosim_validation.supervisor.event_sources import (
     any_active,
 )
 from cosim_validation.supervisor.supervisor_config import SupervisorConfig
-from cosim_validation.supervisor.supervisor_mode import SupervisorMode
 
 DEFAULT_CONFIG = "config/supervisor/supervisor.yaml"
 

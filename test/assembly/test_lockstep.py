@@ -112,7 +112,9 @@ class Heard(CaseListener):
     def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
         self.events.append((event, stage, message, run.executed))
 
-    def setpoint(self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray) -> None:
+    def setpoint(
+        self, k: int, stamp_ns: int, stage: Stage, q: np.ndarray, tip: np.ndarray, quat: np.ndarray, mode: object = 0
+    ) -> None:
         assert tip.shape == (3,)
         assert quat.shape == (4,)
         self.setpoints.append((k, stamp_ns))

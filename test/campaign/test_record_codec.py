@@ -98,6 +98,20 @@ def test_unknown_values_stay_unknown(records: dict[str, TrajectoryRecord], kinem
         np.testing.assert_allclose(mine[np.isfinite(theirs)], theirs[np.isfinite(theirs)], rtol=0, atol=1e-6)
 
 
+def test_the_supervisor_mode_round_trips(records: dict[str, TrajectoryRecord], kinematics: Kinematics) -> None:
+    """A supervised record's mode per sample comes back exactly; an unsupervised one stores no mode array (so
+    a format-2 file written before the mode was recorded is the same bytes) and decodes as unsupervised."""
+    import io
+
+    record = records["emulated"]
+    modes = np.resize(np.array([2, 1, 1, 3, 3, 4, 1], dtype=np.uint8), record.n_samples)
+    supervised = dataclasses.replace(record, supervisor=modes)
+    np.testing.assert_array_equal(decode_record(encode_record(supervised), kinematics, "test").supervisor, modes)
+    with np.load(io.BytesIO(encode_record(record))) as npz:
+        assert "supervisor" not in npz.files
+    assert not decode_record(encode_record(record), kinematics, "test").supervisor.any()
+
+
 def test_first_format_still_decodes(kinematics: Kinematics) -> None:
     """A compact record written by the first format (shipped fixture: 40 samples of an emulated run, and the full
     record it was made from) decodes to within one step; it has no tracker marker."""
@@ -108,6 +122,7 @@ def test_first_format_still_decodes(kinematics: Kinematics) -> None:
     np.testing.assert_allclose(back.q_measured, full.q_measured, rtol=0, atol=Q_STEP_RAD / 2 + 1e-15)
     np.testing.assert_allclose(back.actual_tip_pos_m, full.actual_tip_pos_m, rtol=0, atol=POS_STEP_M / 2 + 1e-15)
     assert not back.has_marker
+    assert not back.supervisor.any()  # nor a supervisor mode: unsupervised
 
 
 def test_full_records_still_read(records: dict[str, TrajectoryRecord]) -> None:

@@ -67,7 +67,11 @@ def test_requirements_are_collected(context: MonitorContext) -> None:
         ("always self_collision < 1", "self_collision is a condition"),
         ("forall j in joints: always j < 1", "a joint variable is an index"),
         ("always x(tip) * x(tip) < 1", "needs a plain number on one side"),
-        ("always entry(tip, tip) < 1", "entry needs a stage name"),
+        ("always entry(tip, tip) < 1", "entry needs a stage or supervisor mode name"),
+        ("always supervisor < stopped", "supervisor modes compare with == or != only"),
+        ("always supervisor == 1", "compare the supervisor signal with a mode name"),
+        ("always stage == stopped", "compare the stage signal with a stage name"),
+        ("always supervisor == injection", "compare the stage signal with a stage name"),
         ("forall j in joints, j in joints: q[j] < 1", "variable 'j' is already bound"),
     ],
 )

@@ -132,3 +132,25 @@ def test_a_record_written_with_the_old_array_names_still_loads() -> None:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     assert_same(record, TrajectoryRecord.from_bytes(buffer.getvalue()))
+
+
+def test_the_supervisor_mode_travels_with_each_sample() -> None:
+    """A supervised record keeps its per-sample supervisor mode through bytes; one written before the mode was
+    recorded (no ``supervisor`` array) reads as unsupervised; a value that is no mode is refused, naming it."""
+    from cosim_validation.record import SupervisorMode
+
+    record = make_record(n=6)
+    assert record.supervisor.tolist() == [0] * 6  # UNSUPERVISED unless given
+    modes = np.array([2, 1, 1, 3, 3, 4], dtype=np.uint8)
+    supervised = TrajectoryRecord(**{**record.__dict__, "supervisor": modes})
+    back = TrajectoryRecord.from_bytes(supervised.to_bytes())
+    np.testing.assert_array_equal(back.supervisor, modes)
+    assert SupervisorMode(int(back.supervisor[3])) is SupervisorMode.STOPPED
+    assert back.head(4).supervisor.tolist() == [2, 1, 1, 3]
+    with np.load(io.BytesIO(supervised.to_bytes())) as npz:
+        arrays = {name: npz[name] for name in npz.files if name != "supervisor"}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    assert TrajectoryRecord.from_bytes(buffer.getvalue()).supervisor.tolist() == [0] * 6
+    with pytest.raises(InputError, match=r"supervisor 9 at sample 2 is not a supervisor mode \(0 to 5\)"):
+        TrajectoryRecord(**{**record.__dict__, "supervisor": np.array([0, 0, 9, 0, 0, 0])})

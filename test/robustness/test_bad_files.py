@@ -249,6 +249,14 @@ RECORDS: dict[str, tuple[Callable[[Workspace], bytes], str]] = {
         lambda ws: _npz(ws, lambda h, a: a.update(stage=np.array(["x"] * len(a["stage"]))) or None),
         "array 'stage' holds",
     ),
+    "supervisor_mode_unknown": (
+        lambda ws: _npz(ws, lambda h, a: a.update(supervisor=np.full(len(a["stage"]), 7, dtype=np.uint8)) or None),
+        "supervisor 7 at sample 0 is not a supervisor mode",
+    ),
+    "supervisor_mode_text": (
+        lambda ws: _npz(ws, lambda h, a: a.update(supervisor=np.array(["stopped"] * len(a["stage"]))) or None),
+        "array 'supervisor' holds",
+    ),
 }
 
 

@@ -65,6 +65,14 @@ def _property_edits() -> dict[str, Edit]:
         "properties", "targeting_error_bound", "expression", value="kpi(no_such_kpi) < 0.003",
         key="properties.targeting_error_bound.expression",
     )  # fmt: skip
+    edits["supervisor:ordered"] = _set(
+        "properties", "tip_follows_plan", "expression", value="always supervisor < stopped",
+        key="properties.tip_follows_plan.expression",
+    )  # fmt: skip
+    edits["supervisor:unknown_mode"] = _set(
+        "properties", "tip_follows_plan", "expression", value="always (supervisor == paused -> x(tip) < 1)",
+        key="properties.tip_follows_plan.expression",
+    )  # fmt: skip
     return edits
 
 

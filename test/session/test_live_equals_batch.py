@@ -8,6 +8,7 @@ by the state validator next to the heart.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -63,12 +64,16 @@ def _close(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= TOLERANCE_M
 
 
-def _both(tmp_path: Path, suite_file: Path, cases: str, *options: str) -> tuple[tuple, tuple]:  # type: ignore[type-arg]
-    """The rows of the same cases through ``cosim session`` and ``cosim campaign`` with ``options``."""
+def _both(
+    tmp_path: Path, suite_file: Path, cases: str, *options: str, configs: tuple[str, ...] = ()
+) -> tuple[tuple, tuple]:  # type: ignore[type-arg]
+    """The rows of the same cases through ``cosim session`` and ``cosim campaign`` with ``options``; ``configs``:
+    the session's graph and the campaign's case-study configuration (default: the shipped ones)."""
     session_dir, campaign_dir = tmp_path / "session", tmp_path / "campaign"
-    session = ["session", "--suite", str(suite_file), "--cases", cases, *options]
+    graph, case_config = (["--config", configs[0]], ["--config", configs[1]]) if configs else ([], [])
+    session = ["session", *graph, "--suite", str(suite_file), "--cases", cases, *options]
     assert main([*session, "--out", str(session_dir)]) == 0
-    campaign = ["campaign", "--suite", str(suite_file), "--backends", "virtual,physical", *options]
+    campaign = ["campaign", *case_config, "--suite", str(suite_file), "--backends", "virtual,physical", *options]
     assert main([*campaign, "--workers", "1", "--out", str(campaign_dir)]) == 0
     return _rows(session_dir / "results.sqlite"), _rows(campaign_dir / "results.sqlite")
 
@@ -187,18 +192,60 @@ def _supervisor_scenario(path: Path, test_ids: list[str]) -> Path:
     return path
 
 
+def _supervised_configs(folder: Path) -> tuple[str, str]:
+    """A session graph and a case-study configuration whose property set is the shipped one plus the supervisor's
+    (config/supervisor/properties.yaml: properties over the supervisor's mode)."""
+    import yaml
+
+    from cosim_validation.config import package_root
+
+    root = package_root() / "config"
+    properties = yaml.safe_load((root / "properties.yaml").read_text())
+    supervisor = yaml.safe_load((root / "supervisor" / "properties.yaml").read_text())
+    for key in ("constants", "properties"):
+        properties[key] |= supervisor[key]
+    (folder / "properties.yaml").write_text(yaml.safe_dump(properties, sort_keys=False))
+    case = yaml.safe_load((root / "needle_insertion.yaml").read_text())
+    case["campaign"]["properties"] = str(folder / "properties.yaml")
+    (folder / "case.yaml").write_text(yaml.safe_dump(case, sort_keys=False))
+    graph = yaml.safe_load((root / "digital_twin.yaml").read_text())
+    for node in graph["nodes"]:
+        if node.get("parameters", {}).get("config") == "config/needle_insertion.yaml":
+            node["parameters"]["config"] = str(folder / "case.yaml")
+    (folder / "graph.yaml").write_text(yaml.safe_dump(graph, sort_keys=False))
+    return str(folder / "graph.yaml"), str(folder / "case.yaml")
+
+
+def _supervisor_modes(db_path: Path) -> dict[tuple[str, str], dict[int, int]]:
+    """(test id, robot) -> the stored record's supervisor mode per sample, by sample time [ms]."""
+    from cosim_validation.config import load_config, package_root
+    from cosim_validation.robot import RobotConfig
+
+    config = load_config(package_root() / "config" / "needle_insertion.yaml")
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    with ResultsDB.open(db_path) as db:
+        return {
+            (r.test_id, robot): {round(t * 1000): int(m) for t, m in zip(r.t_s, r.supervisor, strict=True)}
+            for robot in ("expected", "virtual", "physical")
+            for r in db.trajectories(robot, kinematics)
+        }
+
+
 def test_a_supervised_case_is_the_same_live_and_in_batch(
     tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every case under the supervisor, each with an exception in another motion state: the same outcomes,
     verdicts and KPIs live over DDS and in batch; live, no robot gets a new setpoint from the step that saw the
-    exception on (read from the session's bag: supervisor states and command streams)."""
+    exception on (read from the session's bag: supervisor states and command streams). The supervisor's mode
+    travels with every sample into the records and the monitor, the same live and in batch, and a property over it
+    (stopped_task_holds) is judged on it."""
+    from cosim_validation.record import SupervisorMode
     from cosim_validation.ros.bag import read_messages
     from cosim_validation.ros.convert import joint_state_from_msg, time_from_msg
 
     scenario = _supervisor_scenario(tmp_path / "scenario.yaml", Suite.read(suite_file).test_ids)
     options = ("--no-validate", "--supervisor", "--supervisor-scenario", str(scenario))
-    live, batch = _both(tmp_path, suite_file, "0", *options)
+    live, batch = _both(tmp_path, suite_file, "0", *options, configs=_supervised_configs(tmp_path))
     capsys.readouterr()
     (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
     assert live_cases == batch_cases
@@ -234,6 +281,31 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
             assert len(held) >= 4, (topic, test_id)  # held at least the 0.4 s before a recovery
             assert all(q == before for q in held), (topic, test_id)  # zero motion commands after the exception
     assert live_cases[min(live_cases)][0] == "completed"  # recovered from the force limit, then ran to its end
+
+    # the supervisor's mode per sample: the same in the session's records as in the campaign's, every case stopped
+    # (a session's records are rebuilt from its bag, which under load can lack some of a robot's joint states: seen
+    # its first one, and 6 of 176 at 16.9-17.5 s, with verdicts and KPIs still equal; so the modes are compared
+    # at every sample time both records hold, which must be at least 90 % of the batch record's)
+    live_modes, batch_modes = (_supervisor_modes(tmp_path / d / "results.sqlite") for d in ("session", "campaign"))
+    assert live_modes.keys() == batch_modes.keys()
+    assert {test_id for test_id, _ in live_modes} == set(live_cases)
+    for key, modes in live_modes.items():
+        both = modes.keys() & batch_modes[key].keys()
+        assert len(both) >= 0.9 * len(batch_modes[key]), key
+        assert {t: modes[t] for t in both} == {t: batch_modes[key][t] for t in both}, key
+        assert batch_modes[key][0] == SupervisorMode.HOLDING  # configuring
+        assert SupervisorMode.AUTONOMOUS in modes.values(), key
+        assert SupervisorMode.STOPPED in modes.values(), key
+    holds = {k: v for k, v in live_verdicts.items() if k[1] == "stopped_task_holds"}
+    assert {(t, r) for t, _, r in holds} == {(t, r) for t in live_cases for r in ("expected", "virtual", "physical")}
+    assert {v.status for v in holds.values()} == {"holds"}  # the tip stays within 2 mm of where it stopped
+
+    # both runs keep copies of the supervisor's files: configuration, machine, force model and scenario
+    for run in ("session", "campaign"):
+        manifest = json.loads((tmp_path / run / "inputs.json").read_text())
+        roles = {"supervisor", "supervisor_machine", "needle_force", "supervisor_scenario"}
+        assert roles <= set(manifest), run
+        assert Path(manifest["supervisor_scenario"]["original"]) == scenario.resolve()
 
 
 def test_injected_learned_errors_are_the_same_live_and_in_batch(

@@ -12,6 +12,7 @@ from cosim_validation.properties.language import signals as sig
 from cosim_validation.properties.language import syntax as s
 from cosim_validation.properties.language import terms as t
 from cosim_validation.properties.language.term_resolver import Obstacle, TermResolver, snippet, start_of
+from cosim_validation.record import SupervisorMode
 
 DOMAINS = ("joints", "obstacles")
 
@@ -130,6 +131,8 @@ class _Compiler(TermResolver):
         right = self.term(node.right, env)
         if t.STAGE in (left.kind, right.kind):
             return self.stage_test(node, left, right)
+        if t.MODE in (left.kind, right.kind):
+            return self.mode_test(node, left, right)
         if left.kind != t.SCALAR or right.kind != t.SCALAR:
             raise self.error(f"can only compare scalars, got a {left.kind} and a {right.kind}", node.pos)
         if node.op in ("==", "!="):
@@ -145,6 +148,18 @@ class _Compiler(TermResolver):
         if not isinstance(const, t.StageConst) or other.kind != t.STAGE:
             raise self.error("compare the stage signal with a stage name, e.g. stage == injection", node.pos)
         return f.StageTest(other, int(const.stage), node.op == "!=")
+
+    def mode_test(self, node: s.Compare, left: t.Term, right: t.Term) -> f.Formula:
+        """``supervisor == stopped``: the same integer test as a stage's, on the supervisor signal."""
+        if node.op not in ("==", "!="):
+            raise self.error(f"supervisor modes compare with == or != only, got {node.op!r}", node.pos)
+        const, other = (right, left) if isinstance(right, t.ModeConst) else (left, right)
+        if not isinstance(const, t.ModeConst) or other.kind != t.MODE:
+            modes = ", ".join(m.label for m in SupervisorMode)
+            raise self.error(
+                f"compare the supervisor signal with a mode name ({modes}), e.g. supervisor == stopped", node.pos
+            )
+        return f.StageTest(other, int(const.mode), node.op == "!=")
 
     def atom(self, term: t.Term, unit: str, text: str) -> f.Atom:
         unit = unit or "1"

@@ -47,7 +47,8 @@ class Atom(Formula):
 
 @dataclass(eq=False)
 class StageTest(Formula):
-    """``stage == S`` (or ``!=`` when ``negated``): robustness +inf when true, -inf when false."""
+    """``stage == S`` or ``supervisor == M`` (``!=`` when ``negated``): an integer signal equal to ``stage`` (a
+    stage or supervisor mode value): robustness +inf when true, -inf when false."""
 
     term: Term
     stage: int

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.properties.language.terms import POINT, SCALAR, SEGMENT, STAGE, VECTOR, Env, Term
+from cosim_validation.properties.language.terms import MODE, POINT, SCALAR, SEGMENT, STAGE, VECTOR, Env, Term
 from cosim_validation.properties.sample import Block
 
 
@@ -56,6 +56,8 @@ def _read(b: Block, name: str, j: int) -> np.ndarray:
         return b.t_s
     if name == "stage":
         return b.stage
+    if name == "supervisor":
+        return b.supervisor
     if name in ("q", "q_setpoint"):
         return (b.q_measured if name == "q" else b.q_setpoint)[:, j]
     if name in ("joint", "joint_axis"):
@@ -75,6 +77,7 @@ def _read(b: Block, name: str, j: int) -> np.ndarray:
 SIGNALS: dict[str, tuple[str, str, bool]] = {
     "t": (SCALAR, "s", False),
     "stage": (STAGE, "1", False),
+    "supervisor": (MODE, "1", False),
     "q": (SCALAR, "rad", True),
     "q_setpoint": (SCALAR, "rad", True),
     "joint": (POINT, "m", True),

@@ -11,10 +11,13 @@ from cosim_validation.properties.errors import PropertyError
 from cosim_validation.properties.language import signals as sig
 from cosim_validation.properties.language import syntax as s
 from cosim_validation.properties.language import terms as t
-from cosim_validation.record import Stage
+from cosim_validation.properties.language.mode_entry import ModeEntry
+from cosim_validation.record import Stage, SupervisorMode
 
 FUNCTIONS = ("dist", "angle", "abs", "x", "y", "z", "p2m", "entry", "kpi")
 STAGES = {stage.label: stage for stage in Stage}
+#: The supervisor's modes by name (``supervisor == stopped``); none shares a name with a stage.
+MODES = {mode.label: mode for mode in SupervisorMode}
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,8 @@ class TermResolver:
             return sig.SelfDistanceTerm()
         if ident in STAGES:
             return t.StageConst(STAGES[ident])
+        if ident in MODES:
+            return t.ModeConst(MODES[ident])
         if ident in self.ctx.obstacles:
             return Obstacle(ident)
         if ident in self.ctx.constants:
@@ -179,8 +184,11 @@ class TermResolver:
             return self.obstacle_distance(x, obstacle, node.args[1])
         x = self.term(node.args[0], env)
         stage = self.resolve(node.args[1], env)
+        if isinstance(stage, t.ModeConst):  # where the current stay in a supervisor mode began
+            return ModeEntry(x, stage.mode)
         if not isinstance(stage, t.StageConst):
-            raise self.error(f"entry needs a stage name second; stages: {', '.join(STAGES)}", start_of(node.args[1]))
+            names = f"stages: {', '.join(STAGES)}; supervisor modes: {', '.join(MODES)}"
+            raise self.error(f"entry needs a stage or supervisor mode name second; {names}", start_of(node.args[1]))
         return t.Entry(x, stage.stage)
 
     def kpi(self, node: s.Call) -> t.Term:

@@ -14,9 +14,11 @@ import numpy as np
 
 from cosim_validation.properties.context import BoundedDistanceField, MonitorContext
 from cosim_validation.properties.sample import Block
-from cosim_validation.record import Stage
+from cosim_validation.record import Stage, SupervisorMode
 
 SCALAR, POINT, VECTOR, SEGMENT, STAGE = "scalar", "point", "vector", "segment", "stage"
+#: The kind of the ``supervisor`` signal and of the supervisor mode names (``stopped``, ``teleoperation``, ...).
+MODE = "supervisor mode"
 
 
 @dataclass
@@ -88,6 +90,17 @@ class StageConst(Term):
 
     def evaluate(self, env: Env) -> np.ndarray:
         return np.full(env.block.n, int(self.stage), dtype=np.uint8)
+
+
+@dataclass(eq=False)
+class ModeConst(Term):
+    """A supervisor mode name such as ``stopped`` (:class:`~cosim_validation.record.SupervisorMode`)."""
+
+    mode: SupervisorMode
+    kind: str = MODE
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        return np.full(env.block.n, int(self.mode), dtype=np.uint8)
 
 
 @dataclass(eq=False)

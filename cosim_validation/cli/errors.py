@@ -1,7 +1,8 @@
 """``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot (seed 001).
 
 - ``collect -o DATASET``: drive the physical robot (the emulated ER3 Pro in batch) through random settled steps
-  and a held-out continuous motion; write the dataset (Parquet);
+  and a held-out continuous motion; write the dataset (Parquet); with ``--from-run RUN`` the dataset is made of
+  a session's or campaign's stored trajectories instead (a session drives the robot live, through its driver);
 - ``calibrate DATASET``: hand-eye calibration AX = YB on the tracked training rows; residuals, X and Y;
 - ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
 - ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and
@@ -35,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--seed", type=int, default=0, help="goals, held-out motion, the robot's noise")
     c.add_argument("--motion-s", type=float, default=120.0, help="length of the continuous training motion [s]")
     c.add_argument("--repeats", type=int, default=5, help="readings of each settled step (averaged; default 5)")
+    c.add_argument("--from-run", default=None, metavar="RUN_DIR",
+                   help="instead of driving a backend: the stored trajectories of a session or campaign run "
+                        "(live through the drivers: a `cosim session` run), one segment per case")  # fmt: skip
+    c.add_argument("--robot", default="physical", help="with --from-run: whose trajectories (default physical)")
+    c.add_argument("--test-cases", default="", metavar="ID[,ID]",
+                   help="with --from-run: the cases held out for testing (set test); the others train")  # fmt: skip
     for name, text in (("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
                        ("train", "train NN1 and NN2 on a dataset and write the error model"),
                        ("evaluate", "compare the simulated robot with the physical one on held-out rows")):  # fmt: skip
@@ -83,11 +90,53 @@ def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
     return label(dataset, kinematics, max_registration_error_m=1e-3 * args.max_registration_error_mm), kinematics
 
 
+def _collect_from_run(args: argparse.Namespace) -> int:
+    from cosim_validation.errors.dataset_io import dataset_of_records
+    from cosim_validation.errors.robot_identity import RobotIdentity, joint_units
+    from cosim_validation.exceptions import InputError
+    from cosim_validation.record import RobotRole
+    from cosim_validation.report.run_data import load_run
+
+    RobotRole.parse(args.robot)
+    held_out = frozenset(t for t in args.test_cases.split(",") if t)
+    run_data = load_run(args.from_run)
+    try:
+        if run_data.kinematics is None:
+            raise InputError(f"{args.from_run}: the run's configuration is gone")
+        kinematics = run_data.kinematics
+        stored = run_data.trajectory_robots
+        test_ids = [t for t in run_data.cases.index if args.robot in stored.get(t, [])]
+        if not test_ids:
+            raise InputError(f"{args.from_run}: no stored trajectories of robot {args.robot!r}")
+        unknown = sorted(held_out - set(test_ids))
+        if unknown:
+            raise InputError(f"--test-cases: {', '.join(unknown)} not among the {args.robot} trajectories of the run")
+        records = [run_data.trajectory(t, args.robot) for t in test_ids]
+    finally:
+        run_data.close()
+    source = f"run {Path(args.from_run).name} ({run_data.kind}, {args.robot}, {len(records)} cases)"
+    dataset = dataset_of_records(records, RobotIdentity.of(kinematics), joint_units(kinematics), held_out, source)
+    return _written(args, dataset, f"{args.robot} robot of {source}")
+
+
+def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
+    from cosim_validation.errors.dataset_io import write_parquet
+
+    write_parquet(dataset, args.output)
+    counts = {name: int((dataset.set_name == name).sum()) for name in ("train", "test")}
+    seen = int(dataset.marker_seen.sum())
+    if args.json:
+        print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": robot})
+    else:
+        print(f"wrote {args.output}: {counts['train']} training rows, {counts['test']} held-out rows "
+              f"({seen} with the marker seen) from the {robot}")  # fmt: skip
+    return 0
+
+
 def _collect(args: argparse.Namespace) -> int:
     from cosim_validation.backends import make_backend
     from cosim_validation.config import load_case_config, resolve_resource
     from cosim_validation.errors.collection import CollectSettings, collect
-    from cosim_validation.errors.dataset_io import write_parquet
     from cosim_validation.robot import RobotConfig
 
     config = load_case_config(resolve_resource(args.config))
@@ -99,21 +148,13 @@ def _collect(args: argparse.Namespace) -> int:
         dataset = collect(backend, robot.kinematics, robot.home_q, settings)
     finally:
         backend.close()
-    write_parquet(dataset, args.output)
-    counts = {name: int((dataset.set_name == name).sum()) for name in ("train", "test")}
-    seen = int(dataset.marker_seen.sum())
-    if args.json:
-        print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": backend.name})
-    else:
-        print(f"wrote {args.output}: {counts['train']} training rows, {counts['test']} held-out rows "
-              f"({seen} with the marker seen) from the {backend.name} robot")  # fmt: skip
-    return 0
+    return _written(args, dataset, f"{backend.name} robot")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the action and print its result."""
     if args.action == "collect":
-        return _collect(args)
+        return _collect_from_run(args) if args.from_run else _collect(args)
     labelled, kinematics = _labelled(args)
     result: dict[str, Any] = {"dataset": str(args.dataset), "rows": labelled.cleaned.counts}
     result["calibration"] = labelled.hand_eye.summary()

@@ -185,3 +185,27 @@ def dataset_of_record(record: TrajectoryRecord, robot: RobotIdentity, joint_unit
         record.marker_quat_wxyz, np.asarray(record.marker_error_m, dtype=np.float64),
         {"source": f"record of {record.test_id} ({record.robot.label}, {record.backend})"},
     )  # fmt: skip
+
+
+def dataset_of_records(records: list[TrajectoryRecord], robot: RobotIdentity, joint_units: tuple[str, ...],
+                       held_out: frozenset[str] = frozenset(), source: str = "records") -> ErrorDataset:  # fmt: skip
+    """Many cases' records of one robot as one dataset: a segment per case (in the given order, the history
+    restarts with each case), set ``test`` for the cases named in ``held_out``, ``train`` for the others; every
+    sample a row (a case that holds still repeats its setpoint: :mod:`~.repeats` merges those readings).
+
+    Raises:
+        DatasetError: No records, or a record of another joint count.
+    """
+    if not records:
+        raise DatasetError(f"{source}: no stored trajectories to make a dataset of")
+    parts = [dataset_of_record(record, robot, joint_units) for record in records]
+    lengths = [part.n_rows for part in parts]
+    sets = np.concatenate([np.full(n, "test" if r.test_id in held_out else "train")
+                           for r, n in zip(records, lengths, strict=True)])  # fmt: skip
+    meta = {"source": source, "cases": [r.test_id for r in records], "held_out": sorted(held_out)}
+    return ErrorDataset(
+        robot, tuple(joint_units), sets, np.repeat(np.arange(len(parts), dtype=np.int64), lengths),
+        np.concatenate([p.time_s for p in parts]), np.concatenate([p.q_setpoint for p in parts]),
+        np.concatenate([p.q_measured for p in parts]), np.concatenate([p.marker_pos_m for p in parts]),
+        np.concatenate([p.marker_quat_wxyz for p in parts]), np.concatenate([p.marker_error_m for p in parts]), meta,
+    )  # fmt: skip

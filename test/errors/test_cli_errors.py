@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from cosim_validation.campaign.campaign_runner import CampaignOutcome
 from cosim_validation.cli.main import main
 from cosim_validation.errors.dataset_io import write_parquet
 from cosim_validation.errors.model_file import ErrorModel
@@ -70,3 +72,30 @@ def test_a_model_for_another_robot_is_refused_by_evaluate(
     assert main(["errors", "evaluate", str(dataset_file), "--model", str(cut), "--json"]) == 1
     error = json.loads(capsys.readouterr().out)["error"]
     assert "not an intact error model" in error["message"]
+
+
+def test_a_run_becomes_a_dataset_of_its_stored_trajectories(
+    reference: CampaignOutcome, kinematics: Kinematics, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``collect --from-run``: every sample of the robot's trajectory of every case, a segment per case, the
+    named cases held out; the rows are the stored records' own values."""
+    from cosim_validation.campaign.results_db import ResultsDB
+    from cosim_validation.errors.dataset_io import read_parquet
+
+    with ResultsDB.open(reference.out_dir / "results.sqlite") as db:
+        records = list(db.trajectories("physical", kinematics))
+    held_out = records[-1].test_id
+    out = tmp_path / "run.parquet"
+    argv = ["errors", "collect", "--from-run", str(reference.out_dir), "--test-cases", held_out, "-o", str(out)]
+    assert main([*argv, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    dataset = read_parquet(out)
+    assert printed["rows"] == {"train": sum(r.n_samples for r in records[:-1]), "test": records[-1].n_samples}
+    assert dataset.meta["cases"] == [r.test_id for r in records]
+    for segment, record in enumerate(records):
+        rows = dataset.rows(dataset.segment == segment)
+        assert set(rows.set_name) == {"test" if record.test_id == held_out else "train"}
+        np.testing.assert_array_equal(rows.q_setpoint, record.q_setpoint)
+        np.testing.assert_array_equal(rows.q_measured, record.q_measured)
+        np.testing.assert_array_equal(rows.marker_error_m, record.marker_error_m)
+    assert dataset.marker_seen.any()

@@ -19,7 +19,7 @@ from cosim_validation.errors.dataset_io import write_parquet
 from cosim_validation.errors.robot_identity import RobotIdentity
 from cosim_validation.robot import RobotConfig
 from test.errors.synthetic import synthetic_dataset, train_synthetic_model
-from test.robustness.harness import Case, run_case
+from test.robustness.harness import Case, Workspace, run_case
 from test.sim.plans import CONFIG_PATH
 
 
@@ -115,3 +115,30 @@ def test_bad_error_input(
 ) -> None:
     case = _corpus(inputs)[name](tmp_path)
     run_case(case, as_json, capfd)
+
+
+def _from_run(ws: Workspace, out: Path, *extra: str) -> list[str]:
+    return ["errors", "collect", "--from-run", str(ws.run_dir), "-o", str(out), *extra]
+
+
+#: ``cosim errors collect --from-run``: an unknown held-out case, an unknown robot, a folder that is not a run.
+FROM_RUN: dict[str, Callable[[Path, Workspace], Case]] = {
+    "from_run:unknown_test_case": lambda f, ws: Case(
+        _from_run(ws, f / "d.parquet", "--test-cases", "no-such-case"),
+        ("--test-cases", "no-such-case"),
+        (f / "d.parquet",),
+    ),
+    "from_run:unknown_robot": lambda f, ws: Case(
+        _from_run(ws, f / "d.parquet", "--robot", "real"), ("'real'", "expected"), (f / "d.parquet",)
+    ),
+    "from_run:not_a_run": lambda f, ws: Case(
+        ["errors", "collect", "--from-run", str(f), "-o", str(f / "d.parquet")],
+        (str(f), "results.sqlite"),
+        (f / "d.parquet",),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROM_RUN))
+def test_bad_collection_run(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
+    run_case(FROM_RUN[name](tmp_path, workspace), sorted(FROM_RUN).index(name) % 2 == 1, capfd)

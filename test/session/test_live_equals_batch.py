@@ -117,6 +117,31 @@ def test_session_and_campaign_give_the_same_results(
             mine, theirs = getattr(live_record, name), getattr(batch_record, name)
             np.testing.assert_array_equal(np.isnan(mine), np.isnan(theirs), err_msg=f"{test_id} {name}")
             np.testing.assert_allclose(mine, theirs, rtol=0, atol=QUANTUM_M, err_msg=f"{test_id} {name}")
+    _same_error_datasets(tmp_path, min(live_cases))
+
+
+def _same_error_datasets(tmp_path: Path, held_out: str) -> None:
+    """Issue 18's collection live through the drivers: the session's physical trajectories as an error dataset
+    (``cosim errors collect --from-run``) are the campaign's rows, one stored quantum apart at most."""
+    from cosim_validation.errors.dataset_io import read_parquet
+
+    datasets = []
+    for mode in ("session", "campaign"):
+        out = tmp_path / f"{mode}.parquet"
+        argv = ["errors", "collect", "--from-run", str(tmp_path / mode), "--test-cases", held_out, "-o", str(out)]
+        assert main(argv) == 0
+        datasets.append(read_parquet(out))
+    live, batch = datasets
+    assert live.robot == batch.robot
+    assert live.meta["cases"] == batch.meta["cases"]
+    assert live.n_rows == batch.n_rows > 100
+    np.testing.assert_array_equal(live.set_name, batch.set_name)
+    assert 0 < int((live.set_name == "test").sum()) < live.n_rows
+    np.testing.assert_array_equal(live.segment, batch.segment)
+    np.testing.assert_array_equal(live.marker_seen, batch.marker_seen)
+    for name in ("time_s", "q_setpoint", "q_measured", "marker_pos_m", "marker_quat_wxyz", "marker_error_m"):
+        mine, theirs = getattr(live, name), getattr(batch, name)
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=QUANTUM_M, err_msg=name)
 
 
 def _markers(db_path: Path) -> dict[str, TrajectoryRecord]:

@@ -28,10 +28,11 @@ if TYPE_CHECKING:
 RecordEncoder = Callable[[TrajectoryRecord], bytes]
 
 SCHEMA_VERSION = 1
-#: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key).
+#: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
+#: options come before the configuration's digest: that digest covers the supervisor's files when one runs, so a
+#: changed option is named rather than the digest it changes too.
 _RUN_KEYS = (
     "suite",
-    "config",
     "controller",
     "backends",
     "validate",
@@ -39,6 +40,7 @@ _RUN_KEYS = (
     "detector",
     "stop_on_alarm",
     "supervisor",
+    "config",
 )
 
 _SCHEMA = """

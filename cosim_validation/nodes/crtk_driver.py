@@ -31,6 +31,7 @@ from sensor_msgs.msg import JointState
 from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.nodes.robot_driver import reset_joints
 from cosim_validation.record import RobotRole
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert, crtk_topics
@@ -138,7 +139,7 @@ class CrtkDriver(Node):
     # ------------------------------------------------------------------ reset
     def _on_reset(self, request: Any, response: Any) -> Any:
         try:
-            q0 = convert.joint_state_from_msg(_as_joint_state(request), self._names).position
+            q0 = reset_joints(request, self._names)
             if self._emulated:
                 if not self._emulation.wait_for_service(timeout_sec=self._reset_timeout_s):
                     raise CrtkPeerError(f"no {self._topic('emulation/reset')} service: is the peer an emulated arm?")
@@ -211,10 +212,6 @@ def _describe(state: OperatingState | None) -> str:
         return "none received"
     flags = f"is_homed={str(bool(state.is_homed)).lower()}, is_busy={str(bool(state.is_busy)).lower()}"
     return f"state={state.state or '(empty)'}, {flags}"
-
-
-def _as_joint_state(request: Any) -> Any:
-    return JointState(name=list(request.joint_names), position=list(request.position))
 
 
 def main(args: list[str] | None = None) -> int:

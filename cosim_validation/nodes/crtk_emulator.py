@@ -35,6 +35,7 @@ from cosim_validation.assembly.robots import build_robot
 from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.exceptions import CosimError
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.nodes.robot_driver import answer_reset
 from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert, crtk_topics
 from cosim_validation.ros.crtk_messages import cp_message, joint_state
@@ -114,18 +115,8 @@ class CrtkEmulator(Node):
                 response.success = False
                 response.message = f"{self._ns} is {self._state}, homed {self._homed}: enable and home it first"
                 return response
-            try:
-                q0 = convert.joint_state_from_msg(_as_joint_state(request), self._names).position
-                self._seed = int(request.seed)
-                self._port.reset(str(request.test_id), q0, self._seed)
-            except CosimError as exc:
-                response.success, response.message = False, str(exc)
-                return response
-            rest = self._port.reset_sample
-            assert rest is not None
-        response.success = True
-        response.position = [float(v) for v in rest.q_measured]
-        return response
+            self._seed = int(request.seed)
+            return answer_reset(self._port, self._names, request, response)
 
     def _on_move_jp(self, msg: JointState) -> None:
         with self._lock:
@@ -196,10 +187,6 @@ def _msg_type(type_name: str) -> Any:
 
 def _qos(name: str) -> Any:
     return 10 if name == "operating_state" else to_rclpy(STATE)
-
-
-def _as_joint_state(request: Any) -> Any:
-    return JointState(name=list(request.joint_names), position=list(request.position))
 
 
 def main(args: list[str] | None = None) -> int:

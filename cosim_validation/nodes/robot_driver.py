@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -52,17 +54,7 @@ class RobotDriver(Node):
         self.get_logger().info(f"{role.label} robot: backend {self._backend.name!r}, joints {list(self._names)}")
 
     def _on_reset(self, request: Any, response: Any) -> Any:
-        try:
-            q = convert.joint_state_from_msg(_as_joint_state(request), self._names).position
-            self._port.reset(str(request.test_id), q, int(request.seed))
-        except CosimError as exc:
-            response.success, response.message = False, str(exc)
-            return response
-        rest = self._port.reset_sample
-        assert rest is not None
-        response.success = True
-        response.position = [float(v) for v in rest.q_measured]
-        return response
+        return answer_reset(self._port, self._names, request, response)
 
     def _on_command(self, msg: JointState) -> None:
         try:
@@ -84,7 +76,27 @@ class RobotDriver(Node):
         self._backend.close()
 
 
-def _as_joint_state(request: Any) -> Any:
-    """A JointState-like view of a ResetRobot request (names and positions, no stamp)."""
-    state = JointState(name=list(request.joint_names), position=list(request.position))
-    return state
+def reset_joints(request: Any, names: Sequence[str]) -> np.ndarray:
+    """The joints a ResetRobot request asks for, in the order of ``names`` (rad, or m for a prismatic joint).
+
+    Raises:
+        InputError: A joint is missing or the values are not finite.
+    """
+    as_state = JointState(name=list(request.joint_names), position=list(request.position))
+    return convert.joint_state_from_msg(as_state, tuple(names)).position
+
+
+def answer_reset(port: BackendPort, names: Sequence[str], request: Any, response: Any) -> Any:
+    """Reset the robot behind ``port`` as a ResetRobot request asks (joints by name, the case's seed) and fill in
+    the response: success and the joints it rests at, or the error's message (the driver lives on)."""
+    try:
+        q = reset_joints(request, names)
+        port.reset(str(request.test_id), q, int(request.seed))
+    except CosimError as exc:
+        response.success, response.message = False, str(exc)
+        return response
+    rest = port.reset_sample
+    assert rest is not None
+    response.success = True
+    response.position = [float(v) for v in rest.q_measured]
+    return response

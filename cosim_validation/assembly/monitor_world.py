@@ -76,6 +76,8 @@ class MonitorWorld:
             target_m=target_m,
             self_collision=collision.in_collision,
             prismatic=tuple(self.kinematics.chain.prismatic.tolist()),
+            q_lower=tuple(self.kinematics.q_lower.tolist()),
+            q_upper=tuple(self.kinematics.q_upper.tolist()),
         )
 
 

@@ -66,6 +66,9 @@ class MonitorContext:
         target_m: (3,) the case's target point in base_link [m] (signal ``target``), if known.
         constants: Named numbers usable in expressions (e.g. ``delta_m: 0.02``).
         prismatic: (J,) whether each joint is prismatic (its values in m, not rad); empty: every joint revolute.
+        q_lower: (J,) the robot model's lower position limits (rad, or m for a prismatic joint; signal
+            ``q_lower[j]``); empty: unknown.
+        q_upper: (J,) its upper position limits (signal ``q_upper[j]``); empty: unknown.
     """
 
     joint_names: tuple[str, ...]
@@ -76,10 +79,17 @@ class MonitorContext:
     constants: Mapping[str, float] = field(default_factory=dict)
     self_collision: SelfCollisionCheck | None = None
     prismatic: tuple[bool, ...] = ()
+    q_lower: tuple[float, ...] = ()
+    q_upper: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         object.__setattr__(self, "prismatic", tuple(bool(p) for p in self.prismatic))
+        for name in ("q_lower", "q_upper"):
+            limits = tuple(float(v) for v in getattr(self, name))
+            if limits and len(limits) != len(self.joint_names):
+                raise InputError(f"monitor context: {len(limits)} {name} values for {len(self.joint_names)} joints")
+            object.__setattr__(self, name, limits)
         if self.prismatic and len(self.prismatic) != len(self.joint_names):
             raise InputError(f"monitor context: {len(self.prismatic)} joint types for {len(self.joint_names)} joints")
         if not np.isfinite(self.needle_length_m) or self.needle_length_m < 0:

@@ -184,6 +184,8 @@ def missing_requirement(
         return "needs a self-collision model (none in the context)"
     if "obstacles" in needs and not context.obstacles:
         return "needs obstacles (the context has none: no scene given)"
+    if "joint_limits" in needs and not (context.q_lower and context.q_upper):
+        return "needs the robot model's joint limits (none in the context)"
     if "actual_tip" in needs and not has_actual:
         return "needs the actual tip pose (the trace has none)"
     return ""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cosim_validation.assembly import AssemblySpec, CaseAssembly, case_seed
+from cosim_validation.assembly import AssemblySpec, CaseAssembly, case_seed, check_records
 from cosim_validation.config import load_case_config, parse_case_config, resolve_resource
 from cosim_validation.controllers import ControllersConfig, InsertionSetup
 from cosim_validation.controllers.joint_space_controller import JointSpaceController
@@ -110,6 +111,22 @@ def test_a_joint_space_case_runs_through_the_assembly(robot: str) -> None:
         virtual = {v.property: v.status.name for v in reports[RobotRole.VIRTUAL.label].verdicts}
         assert virtual["no_self_collision"] == "HOLDS"
         assert virtual["tip_follows_plan"] == "HOLDS"
+        limits = {r: next(v for v in reports[r].verdicts if v.property == "joints_within_limits") for r in reports}
+        kin = assembly.kinematics
+        for record in batch.records:  # the margin is the smallest distance of a measured joint to its limits
+            margin = np.min(np.minimum(record.q_measured - kin.q_lower, kin.q_upper - record.q_measured))
+            assert limits[record.robot.label].status.name == "HOLDS"
+            assert limits[record.robot.label].margin == pytest.approx(margin, abs=1e-12), record.robot
+        # the physical arm's last joint 1 mm or 1 mrad past its upper limit from sample 40 on: violated there
+        physical = batch.records[-1]
+        q = physical.q_measured.copy()
+        q[40:, -1] = kin.q_upper[-1] + 0.001
+        beyond = dataclasses.replace(physical, q_measured=q)
+        report = check_records(assembly.monitor, [beyond], batch.records[0], z)[0]
+        verdict = next(v for v in report.verdicts if v.property == "joints_within_limits")
+        assert verdict.status.name == "VIOLATED"
+        assert verdict.margin == pytest.approx(-0.001, abs=1e-12)
+        assert verdict.first_violation_time_s == pytest.approx(physical.t_s[40])
         kpis = {k.name: k for k in reports[RobotRole.PHYSICAL.label].kpis}
         assert np.isfinite(kpis["deviation_frechet"].value)
         assert np.isfinite(kpis["insertion_deviation_max"].value) == (robot != "xmate_er3_pro")

@@ -47,6 +47,24 @@ def test_requirements_are_collected(context: MonitorContext) -> None:
     assert PropertySpec("p", "always t < 30").compile(context).compiled.requires == frozenset()
 
 
+def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> None:
+    from cosim_validation.properties.property_set import missing_requirement
+
+    spec = PropertySpec("p", "forall j in joints: always (q[j] >= q_lower[j] and q[j] <= q_upper[j])")
+    compiled = spec.compile(context)
+    assert compiled.compiled.requires == frozenset({"joint_limits"})
+    assert compiled.compiled.unit == "rad"
+    assert "needs the robot model's joint limits" in missing_requirement(compiled, context, True, True)
+    limited = MonitorContext(JOINTS, 0.1, q_lower=(-1.0,) * 7, q_upper=(1.0,) * 7)
+    assert missing_requirement(spec.compile(limited), limited, True, True) == ""
+    with pytest.raises(PropertyError, match="joint index 7 out of range"):
+        PropertySpec("p", "always q[0] < q_upper[7]").compile(limited)
+    with pytest.raises(PropertyError, match=r"'expected.q_upper' cannot be indexed; indexed signals: .*q_upper"):
+        PropertySpec("p", "always q[0] < expected.q_upper[0]").compile(limited)
+    with pytest.raises(Exception, match="3 q_lower values for 7 joints"):
+        MonitorContext(JOINTS, 0.1, q_lower=(0.0,) * 3)
+
+
 @pytest.mark.parametrize(
     ("expression", "message"),
     [

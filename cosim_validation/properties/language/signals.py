@@ -91,6 +91,24 @@ SIGNALS: dict[str, tuple[str, str, bool]] = {
 }
 
 
+#: Indexed constants of the robot model: name -> whether it is the upper limit.
+JOINT_LIMITS = {"q_lower": False, "q_upper": True}
+
+
+@dataclass(eq=False)
+class JointLimit(Term):
+    """The robot model's lower or upper position limit of joint ``joint`` (rad, or m for a prismatic joint), from
+    the context."""
+
+    upper: bool = False
+    joint: int = 0
+    unit: str = "rad"
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        limits = env.context.q_upper if self.upper else env.context.q_lower
+        return np.full(env.block.n, float(limits[self.joint]))
+
+
 @dataclass(eq=False)
 class Target(Term):
     """The case's target point from the context."""

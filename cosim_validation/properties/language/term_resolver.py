@@ -140,9 +140,18 @@ class TermResolver:
     def indexed(self, node: s.Index, env: dict[str, int | Obstacle]) -> t.Term:
         self.per_sample.append(node.pos)
         base = node.base.ident.removeprefix("expected.")
+        if node.base.ident in sig.JOINT_LIMITS:
+            self.requires.add("joint_limits")
+            return sig.JointLimit(upper=sig.JOINT_LIMITS[base], joint=self.joint_index(node, env))
         if base not in sig.SIGNALS or not sig.SIGNALS[base][2]:
-            indexed = ", ".join(n for n, spec in sig.SIGNALS.items() if spec[2])
+            indexed = ", ".join([*(n for n, spec in sig.SIGNALS.items() if spec[2]), *sig.JOINT_LIMITS])
             raise self.error(f"{node.base.ident!r} cannot be indexed; indexed signals: {indexed}", node.pos)
+        joint = self.joint_index(node, env)
+        kind, unit, _ = sig.SIGNALS[base]
+        return self.signal(base, kind, unit, joint, node.base.ident.startswith("expected."), node.pos)
+
+    def joint_index(self, node: s.Index, env: dict[str, int | Obstacle]) -> int:
+        """The 0-based joint index of ``name[index]`` (a literal or a ``forall j in joints`` variable)."""
         index = self.resolve(node.index, env)
         if isinstance(index, t.Const) and float(index.value).is_integer():
             joint = int(index.value)
@@ -156,8 +165,7 @@ class TermResolver:
                 f"(0..{self.ctx.n_joints - 1})",
                 start_of(node.index),
             )
-        kind, unit, _ = sig.SIGNALS[base]
-        return self.signal(base, kind, unit, joint, node.base.ident.startswith("expected."), node.pos)
+        return joint
 
     def call(self, node: s.Call, env: dict[str, int | Obstacle]) -> t.Term:
         arity = {"dist": 2, "angle": 2, "abs": 1, "x": 1, "y": 1, "z": 1, "p2m": 2, "entry": 2, "kpi": 1}

@@ -131,11 +131,11 @@ def test_a_case_over_crtk_is_the_same_live_and_in_batch(
     assert not any(t.startswith(f"{ns}/") and t not in CRTK_TABLE[robot] for t in topics)
     bag = live_dir / "session.mcap"
     commands = [m.message.string for m in read_messages(bag, [f"{ns}/state_command"])]
-    # the driver's first commands can precede the recorder's subscription to a topic it discovers at start (a CI
-    # run under load recorded only the "home"): what is recorded is enable, then home, and nothing else
-    assert "home" in commands
+    # the driver's start-up commands can precede the recorder's subscription to a topic it discovers at start (CI
+    # runs under load recorded only the "home", or none): what is recorded is enable, then home, and nothing else;
+    # that the driver enabled and homed the arm shows in the operating state below
     assert set(commands) <= {"enable", "home"}
-    if "enable" in commands:
+    if "enable" in commands and "home" in commands:
         assert commands.index("enable") < commands.index("home")
     last = [m.message for m in read_messages(bag, [f"{ns}/operating_state"])][-1]
     assert (last.state, last.is_homed) == ("ENABLED", True)

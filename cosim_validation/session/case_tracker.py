@@ -253,8 +253,7 @@ class CaseTracker:
         if case is None:
             if self._open and stamp_ns < self._open[0].start_ns:
                 return []  # from before every open case: a case already concluded
-            self._early.append((stamp_ns, test_id, feed))
-            del self._early[:-EARLY_LIMIT]
+            self._keep(stamp_ns, test_id, feed)
             return []
         changes = feed(case)
         self._maybe_conclude(case)
@@ -309,7 +308,12 @@ class CaseTracker:
             self._route(left.stamp_ns, None, self._refeed(left))
 
     def _keep_for_later(self, messages: list[Unmatched]) -> None:
-        self._early += [(m.stamp_ns, None, self._refeed(m)) for m in messages]
+        for m in messages:
+            self._keep(m.stamp_ns, None, self._refeed(m))
+
+    def _keep(self, stamp_ns: int, test_id: str | None, feed: Feed) -> None:
+        """Keep a message for a case not announced yet (the oldest go beyond :data:`EARLY_LIMIT`)."""
+        self._early.append((stamp_ns, test_id, feed))
         del self._early[:-EARLY_LIMIT]
 
     def _refeed(self, message: Unmatched) -> Feed:

@@ -35,6 +35,7 @@ from cosim_validation.errors.learning import LearnSettings, label, learn
 from cosim_validation.errors.repeats import groups
 from cosim_validation.errors.training import TrainingSettings, train_network
 from cosim_validation.errors.transforms import pose_gap, poses
+from cosim_validation.planning.collection_motion import collection_motion
 from cosim_validation.robot import RobotConfig
 from cosim_validation.sim.robot_backend import BackendSample
 
@@ -75,7 +76,7 @@ def main() -> None:
     config = load_case_config(resolve_resource("config/needle_insertion.yaml"))
     robot = RobotConfig.from_config(config["robot"])
     kin = robot.kinematics
-    witness = _Witness(make_backend("emulated", config, kin, seed=args.seed))
+    witness = _Witness(make_backend("emulated", config, kin))
     settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats,
                                motion_s=args.motion_s)  # fmt: skip
     dataset = collect(witness, kin, robot.home_q, settings)  # type: ignore[arg-type]
@@ -83,7 +84,8 @@ def main() -> None:
     group = groups(clean(dataset))
     assert len(group) == dataset.n_rows, "rows were dropped: the witness no longer lines up"
     first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])  # the arm stands still over a group's readings
-    true_T, true_marker = np.stack(witness.true_tip)[first], np.stack(witness.true_marker)[first]
+    read = collection_motion(robot.home_q, kin.q_lower, kin.q_upper, settings).reading  # a read per setpoint
+    true_T, true_marker = np.stack(witness.true_tip)[read][first], np.stack(witness.true_marker)[read][first]
     if labelled.single_reading_gap is not None:
         t_m, r_rad = labelled.single_reading_gap
         print(f"single reading's gap from the repeats: {1e3 * t_m:.4f} mm, {np.degrees(r_rad):.4f} deg")

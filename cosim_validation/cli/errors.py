@@ -14,6 +14,7 @@ A dataset is the Parquet file of docs/ERRORS.md, or the documented CSV (its robo
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("-o", "--output", required=True, metavar="DATASET", help="dataset to write (.parquet)")
     c.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
     c.add_argument("--backend", default="emulated", help="the physical robot (a backend name; default emulated)")
-    c.add_argument("--goals", type=int, default=60, help="random goals of the training motion")
-    c.add_argument("--test-s", type=float, default=60.0, help="length of the held-out motion [s]")
-    c.add_argument("--seed", type=int, default=0, help="goals, held-out motion, the robot's noise")
-    c.add_argument("--motion-s", type=float, default=120.0, help="length of the continuous training motion [s]")
-    c.add_argument("--repeats", type=int, default=5, help="readings of each settled step (averaged; default 5)")
+    c.add_argument(
+        "--goals",
+        type=int,
+        default=None,
+        help="random goals of the training motion (default: "
+        "controllers.collection of the configuration, else 60; likewise below)",
+    )
+    c.add_argument("--test-s", type=float, default=None, help="length of the held-out motion [s] (60)")
+    c.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="goals, continuous motions, the robot's noise (a session's error_collection case uses its case seed)",
+    )
+    c.add_argument("--motion-s", type=float, default=None, help="length of the continuous training motion [s] (120)")
+    c.add_argument("--repeats", type=int, default=None, help="readings of each settled step (averaged; 5)")
     c.add_argument("--from-run", default=None, metavar="RUN_DIR",
                    help="instead of driving a backend: the stored trajectories of a session or campaign run "
                         "(live through the drivers: a `cosim session` run), one segment per case")  # fmt: skip
@@ -112,11 +124,32 @@ def _collect_from_run(args: argparse.Namespace) -> int:
         if unknown:
             raise InputError(f"--test-cases: {', '.join(unknown)} not among the {args.robot} trajectories of the run")
         records = [run_data.trajectory(t, args.robot) for t in test_ids]
+        source = f"run {Path(args.from_run).name} ({run_data.kind}, {args.robot}, {len(records)} cases)"
+        if run_data.meta.get("controller") == "error_collection":
+            if held_out:
+                raise InputError("--test-cases: an error_collection case holds out its own continuous motion")
+            dataset = _collection_dataset(run_data, records, source)
+        else:
+            dataset = dataset_of_records(records, RobotIdentity.of(kinematics), joint_units(kinematics), held_out,
+                                         source)  # fmt: skip
     finally:
         run_data.close()
-    source = f"run {Path(args.from_run).name} ({run_data.kind}, {args.robot}, {len(records)} cases)"
-    dataset = dataset_of_records(records, RobotIdentity.of(kinematics), joint_units(kinematics), held_out, source)
     return _written(args, dataset, f"{args.robot} robot of {source}")
+
+
+def _collection_dataset(run_data: Any, records: list[Any], source: str) -> Any:
+    """The read samples of a run's ``error_collection`` cases (each case's seed from its suite's seed)."""
+    from cosim_validation.assembly import case_seed
+    from cosim_validation.controllers.controllers_config import ControllersConfig
+    from cosim_validation.errors.collection_records import dataset_of_collection_records
+    from cosim_validation.robot import RobotConfig
+
+    config = run_data.config
+    robot = RobotConfig.from_config(config["robot"])
+    settings = ControllersConfig.from_config(config["controllers"]).collection
+    suite_seeds = [int(s["seed"]) for s in run_data.suites if "seed" in s]
+    seeds = [[case_seed(s, r.test_id) for s in suite_seeds] for r in records]
+    return dataset_of_collection_records(records, robot.kinematics, robot.home_q, settings, seeds, source)
 
 
 def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
@@ -136,14 +169,16 @@ def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
 def _collect(args: argparse.Namespace) -> int:
     from cosim_validation.backends import make_backend
     from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.errors.collection import CollectSettings, collect
+    from cosim_validation.controllers.controllers_config import ControllersConfig
+    from cosim_validation.errors.collection import collect
     from cosim_validation.robot import RobotConfig
 
     config = load_case_config(resolve_resource(args.config))
     robot = RobotConfig.from_config(config["robot"])
-    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats,
-                               motion_s=args.motion_s)  # fmt: skip
-    backend = make_backend(args.backend, config, robot.kinematics, seed=args.seed)
+    given = {"goals": args.goals, "test_s": args.test_s, "repeats": args.repeats, "motion_s": args.motion_s}
+    configured = ControllersConfig.from_config(config["controllers"]).collection
+    settings = replace(configured, seed=args.seed, **{k: v for k, v in given.items() if v is not None})
+    backend = make_backend(args.backend, config, robot.kinematics)
     try:
         dataset = collect(backend, robot.kinematics, robot.home_q, settings)
     finally:

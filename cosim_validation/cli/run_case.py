@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--controller",
         default=None,
-        help="straight | guarded | joint_goals | teleoperation (default: controllers.default)",
+        help="straight | guarded | joint_goals | teleoperation | error_collection (default: controllers.default)",
     )
     parser.add_argument(
         "--validate",

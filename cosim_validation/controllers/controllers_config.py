@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cosim_validation.config import ConfigNode
+from cosim_validation.exceptions import InputError
+from cosim_validation.planning.collection_motion import CollectSettings
 from cosim_validation.planning.joint_space_motion import JointSpaceSettings
 
-CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded", "joint_goals", "teleoperation")
-_KEYS = ("default", "guarded", "joint_space")
+CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded", "joint_goals", "teleoperation", "error_collection")
+_KEYS = ("default", "guarded", "joint_space", "collection")
 _GUARDED_KEYS = ("clearance_m", "n_directions", "max_deviation_rad", "max_attempts")
 _JOINT_SPACE_KEYS = ("goals", "range_fraction", "hold_s", "teleoperation_s", "max_frequency_hz", "max_attempts")
 
@@ -33,11 +35,14 @@ class GuardedSettings:
 
 @dataclass(frozen=True)
 class ControllersConfig:
-    """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape."""
+    """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape; ``collection``:
+    the ``error_collection`` case (seed 001's data collection; its ``seed`` is unused there: a case draws from its
+    case seed)."""
 
     default: str
     guarded: GuardedSettings
     joint_space: JointSpaceSettings = field(default_factory=JointSpaceSettings)
+    collection: CollectSettings = field(default_factory=CollectSettings)
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> ControllersConfig:
@@ -54,6 +59,7 @@ class ControllersConfig:
                 max_attempts=guarded["max_attempts"].to_int(minimum=1),
             ),
             joint_space=_joint_space(node["joint_space"]) if node.has("joint_space") else JointSpaceSettings(),
+            collection=_collection(node["collection"]) if node.has("collection") else CollectSettings(),
         )
 
 
@@ -76,3 +82,21 @@ def _joint_space(node: ConfigNode) -> JointSpaceSettings:
         max_frequency_hz=number("max_frequency_hz", exclusive_minimum=0.0, maximum=5.0),
         max_attempts=count("max_attempts", 100_000),
     )
+
+
+_COLLECTION_COUNTS = ("goals", "repeats")
+
+
+def _collection(node: ConfigNode) -> CollectSettings:
+    """The ``collection`` section (keys of :class:`CollectSettings` but ``seed``); a key left out keeps its default."""
+    default = CollectSettings()
+    keys = tuple(k for k in vars(default) if k != "seed")
+    node.reject_unknown(keys)
+    given: dict[str, float | int] = {}
+    for key in keys:
+        if node.has(key):
+            given[key] = node[key].to_int(minimum=1) if key in _COLLECTION_COUNTS else node[key].to_float()
+    try:
+        return CollectSettings(**given)  # type: ignore[arg-type]
+    except InputError as exc:
+        raise node.error(str(exc)) from None

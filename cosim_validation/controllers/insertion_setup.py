@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
 from cosim_validation.config import ConfigNode
+from cosim_validation.controllers.collection_controller import COLLECTION_KIND, CollectionController
 from cosim_validation.controllers.controller import Controller
 from cosim_validation.controllers.controllers_config import CONTROLLER_NAMES, ControllersConfig
 from cosim_validation.controllers.guarded_controller import GuardedController
@@ -53,8 +54,8 @@ class InsertionSetup:
         )
 
     def controller(self, name: str | None = None) -> Controller:
-        """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``; None:
-        ``controllers.default``)."""
+        """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``,
+        ``error_collection``; None: ``controllers.default``)."""
         chosen = self.controllers.default if name is None else name
         if chosen == "straight":
             return StraightController(self.planner)
@@ -63,6 +64,8 @@ class InsertionSetup:
         if chosen in JOINT_SPACE_KINDS:
             settings = self.controllers.joint_space
             return JointSpaceController(chosen, self.robot, self.planning, settings, self.planner.checker)
+        if chosen == COLLECTION_KIND:
+            return CollectionController(self.robot, self.controllers.collection)
         raise InputError(f"unknown controller {name!r}; expected one of: {', '.join(CONTROLLER_NAMES)}")
 
     def state_validator(self) -> StateValidator:

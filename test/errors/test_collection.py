@@ -11,7 +11,13 @@ import pytest
 from cosim_validation.backends import make_backend
 from cosim_validation.cli.main import main
 from cosim_validation.config import ConfigNode
-from cosim_validation.errors.collection import CollectSettings, collect, held_out_setpoints, training_setpoints
+from cosim_validation.errors.collection import (
+    CollectSettings,
+    collect,
+    continuous_setpoints,
+    motion_box,
+    training_setpoints,
+)
 from cosim_validation.errors.dataset_io import read_parquet
 from cosim_validation.exceptions import InputError
 from cosim_validation.robot import RobotConfig
@@ -20,25 +26,27 @@ from cosim_validation.robot import RobotConfig
 def test_the_motion_stays_in_the_box_in_small_steps(robot_config: RobotConfig) -> None:
     kin, home = robot_config.kinematics, robot_config.home_q
     settings = CollectSettings(goals=5, test_s=3.0)
-    train = training_setpoints(kin, home, settings)
+    box = motion_box(home, kin.q_lower, kin.q_upper, settings.reach)
+    train = training_setpoints(home, box, settings, settings.seed)
     assert np.abs(np.diff(np.vstack((home, train)), axis=0)).max() <= settings.step_rad + 1e-12
     span = settings.reach * (kin.q_upper - kin.q_lower)
     assert (np.abs(train - home) <= span + 1e-12).all()
-    test = held_out_setpoints(kin, home, settings)
+    test = continuous_setpoints(home, box, settings, settings.seed)
     assert test.shape == (30, kin.n_joints)
     assert np.abs(test[0] - home).max() < 0.05  # starts at rest near home, moves continuously
 
 
 def test_collect_from_the_emulated_arm(config: ConfigNode, robot_config: RobotConfig) -> None:
     kin = robot_config.kinematics
-    backend = make_backend("emulated", config, kin, seed=3)
+    backend = make_backend("emulated", config, kin)
     settings = CollectSettings(goals=2, test_s=2.0, motion_s=1.0, seed=3, repeats=4)
     data = collect(backend, kin, robot_config.home_q, settings)
     backend.close()
     assert set(data.set_name) == {"train", "test"}
     assert (data.set_name == "test").sum() == 20
     assert list(np.unique(data.segment)) == [0, 1, 2]  # settled steps, continuous training motion, held out
-    steps = training_setpoints(kin, robot_config.home_q, settings)
+    home = robot_config.home_q
+    steps = training_setpoints(home, motion_box(home, kin.q_lower, kin.q_upper, settings.reach), settings, 3)
     settled = data.segment == 0
     assert settled.sum() == 4 * len(steps)
     readings = data.q_measured[settled].reshape(len(steps), 4, kin.n_joints)

@@ -142,3 +142,32 @@ FROM_RUN: dict[str, Callable[[Path, Workspace], Case]] = {
 @pytest.mark.parametrize("name", sorted(FROM_RUN))
 def test_bad_collection_run(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
     run_case(FROM_RUN[name](tmp_path, workspace), sorted(FROM_RUN).index(name) % 2 == 1, capfd)
+
+
+def _collection_config(folder: Path, collection: dict[str, object]) -> Path:
+    """The shipped case study with ``controllers.collection`` set to ``collection``."""
+    import yaml
+
+    tree = yaml.safe_load(CONFIG_PATH.read_text())
+    tree["campaign"]["properties"] = str(CONFIG_PATH.parent / tree["campaign"]["properties"])
+    tree["controllers"]["collection"] = collection
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+#: ``controllers.collection`` (the error_collection case; cosim errors collect's defaults): an unknown key, a
+#: settle time of zero, a count that is not a whole number.
+COLLECTION_CONFIGS: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
+    "collection:unknown_key": ({"goal": 3}, ("case.yaml", "controllers.collection", "goal")),
+    "collection:zero_settle": ({"settle_s": 0.0}, ("case.yaml", "controllers.collection", "settle_s out of range")),
+    "collection:fractional_goals": ({"goals": 2.5}, ("case.yaml", "controllers.collection.goals")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTION_CONFIGS))
+def test_bad_collection_settings(name: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    collection, says = COLLECTION_CONFIGS[name]
+    config = _collection_config(tmp_path, collection)
+    argv = ["errors", "collect", "--config", str(config), "-o", str(tmp_path / "d.parquet")]
+    run_case(Case(argv, says, (tmp_path / "d.parquet",)), sorted(COLLECTION_CONFIGS).index(name) % 2 == 1, capfd)

@@ -340,3 +340,67 @@ def test_injected_learned_errors_are_the_same_live_and_in_batch(
         assert _close(kpi.value, batch_kpis[key].value), key
     deviation = {k[2]: v.value for k, v in live_kpis.items() if k[1] == "joint_deviation_max" and k[3] == "case"}
     assert deviation["virtual"] > 0.0005  # NN1's offsets (up to 0.6 mrad) show in the encoders (0.0003 without)
+
+
+def _collection_configs(folder: Path) -> tuple[str, str]:
+    """A session graph of the physical robot alone whose controller runs ``error_collection`` cases (2 goals 5 % of
+    each joint range from home, 3 readings per settled step, 1 s of each continuous motion), and its case study."""
+    import yaml
+
+    from cosim_validation.config import package_root
+
+    root = package_root() / "config"
+    case = yaml.safe_load((root / "needle_insertion.yaml").read_text())
+    case["campaign"]["properties"] = str(root / case["campaign"]["properties"])
+    case["controllers"]["default"] = "error_collection"
+    case["controllers"]["collection"] = {"goals": 2, "repeats": 3, "test_s": 1.0, "motion_s": 1.0, "reach": 0.05}
+    (folder / "case.yaml").write_text(yaml.safe_dump(case, sort_keys=False))
+    graph = yaml.safe_load((root / "digital_twin.yaml").read_text())
+    graph["nodes"] = [n for n in graph["nodes"] if n["name"] not in ("virtual_driver", "markers")]
+    for node in graph["nodes"]:
+        parameters = node.get("parameters", {})
+        if parameters.get("config") == "config/needle_insertion.yaml":
+            parameters["config"] = str(folder / "case.yaml")
+        if "robots" in parameters:
+            parameters["robots"] = ["physical"]
+    (folder / "graph.yaml").write_text(yaml.safe_dump(graph, sort_keys=False))
+    return str(folder / "graph.yaml"), str(folder / "case.yaml")
+
+
+def test_the_collection_motion_live_gives_the_rows_of_a_batch_collection(
+    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 18's collection pattern live: an ``error_collection`` case (settled steps read 3 times, continuous
+    motions) through the physical driver node over DDS; ``cosim errors collect --from-run`` gives the rows of
+    ``cosim errors collect`` in batch with the case's seed, every value within one stored quantum (1e-8: both
+    drive the emulated arm through the same stamped setpoints and noise streams, the session's record is stored
+    through the record codec, the batch dataset is not)."""
+    from cosim_validation.assembly import case_seed
+    from cosim_validation.errors.dataset_io import read_parquet
+
+    graph, case = _collection_configs(tmp_path)
+    run = tmp_path / "session"
+    argv = ["session", "--config", graph, "--suite", str(suite_file), "--cases", "1", "--no-validate"]
+    assert main([*argv, "--out", str(run)]) == 0
+    assert main(["errors", "collect", "--from-run", str(run), "-o", str(tmp_path / "live.parquet")]) == 0
+    suite = Suite.read(suite_file)
+    seed = case_seed(int(suite.metadata["seed"]), suite.test_ids[0])
+    batch_argv = ["errors", "collect", "--config", case, "--seed", str(seed), "-o", str(tmp_path / "batch.parquet")]
+    assert main(batch_argv) == 0
+    capsys.readouterr()
+    live, batch = (read_parquet(tmp_path / f"{mode}.parquet") for mode in ("live", "batch"))
+    assert live.meta["case_seeds"] == [seed]
+    assert live.robot == batch.robot
+    assert live.n_rows == batch.n_rows > 50
+    np.testing.assert_array_equal(live.set_name, batch.set_name)
+    assert int((live.set_name == "test").sum()) == 10  # 1 s of held-out motion at 10 Hz
+    np.testing.assert_array_equal(live.segment, batch.segment)
+    assert list(np.unique(live.segment)) == [0, 1, 2]
+    np.testing.assert_array_equal(live.marker_seen, batch.marker_seen)
+    for name in ("time_s", "q_setpoint", "q_measured", "marker_pos_m", "marker_quat_wxyz", "marker_error_m"):
+        mine, theirs = getattr(live, name), getattr(batch, name)
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=QUANTUM_M, err_msg=name)
+    settled = live.segment == 0  # three readings of each settled step: the same setpoint, the arm at rest
+    steps = live.q_setpoint[settled].reshape(-1, 3, live.robot.n_joints)
+    assert (steps == steps[:, :1]).all()
+    assert np.abs(np.diff(live.q_measured[settled].reshape(steps.shape), axis=1)).max() < 1e-4

@@ -308,25 +308,38 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
         assert Path(manifest["supervisor_scenario"]["original"]) == scenario.resolve()
 
 
+def _tip_mean_mm(run_dir: Path, test_ids: list[str], robots: tuple[str, ...]) -> dict[str, float]:
+    """Table 4's tip deviation of each robot over ``test_ids``: the mean distance of its actual needle tip to the
+    planned one over every sample [mm] (``report.trajectory_stats.deviations``)."""
+    from cosim_validation.report.run_data import load_run
+    from cosim_validation.report.trajectory_stats import deviations
+
+    run = load_run(run_dir)
+    try:
+        return {d.robot: d.tip_mm["mean"] for d in deviations(run, test_ids, robots)}
+    finally:
+        run.close()
+
+
 def test_injected_learned_errors_are_the_same_live_and_in_batch(
     tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str], repo_root: Path
 ) -> None:
-    """The errors filter on the virtual robot: live in the proxy node, in batch around the MuJoCo backend.
+    """The errors filter on the virtual robot, with a model learned from the emulated physical arm
+    (test/errors/data/er3_emulated.npz, made by scripts/make_error_model_fixture.py): live in the proxy node, in
+    batch around the MuJoCo backend, the same verdicts and KPIs; and live, the virtual tip deviates from the plan
+    like the physical one.
 
-    The model is trained on known synthetic errors (test/errors/synthetic.py): its offsets (about 1 mrad per
-    joint) move the virtual arm away from the plan, equally in both modes. The encoders it reports read
-    setpoint + NN1 (the physical arm's controller error), its tip sits where setpoint + NN1 + NN2 puts it.
+    Measure: Table 4's tip deviation (mean distance of the actual needle tip to the planned one over every sample
+    of the session's two cases). Measured on the same two cases in batch: 1.325 mm injected, 1.452 mm physical
+    (9 % apart), 0.045 mm without injection; over the suite's four: 1.58 against 1.59 mm, per case 2-15 % apart.
+    Tolerance: the injected virtual robot within 25 %
+    of the physical one (two cases pool fewer samples than the 15 % goal of RQ3's 120 cases assumes), and without
+    injection the virtual robot below 10 % of it (the MuJoCo twin follows the plan to hundredths of a mm).
     """
-    from cosim_validation.config import load_config
-    from cosim_validation.robot import RobotConfig
-    from test.errors.synthetic import train_synthetic_model
-
-    kinematics = RobotConfig.from_config(
-        load_config(repo_root / "config" / "needle_insertion.yaml")["robot"]
-    ).kinematics
-    model = tmp_path / "synthetic.npz"
-    train_synthetic_model(kinematics).save(model)
+    model = repo_root / "test" / "errors" / "data" / "er3_emulated.npz"
     live, batch = _both(tmp_path, suite_file, "2", "--no-validate", "--filter", f"virtual=errors:model={model}")
+    plain = ["campaign", "--suite", str(suite_file), "--backends", "virtual", "--no-validate", "--workers", "1"]
+    assert main([*plain, "--out", str(tmp_path / "plain")]) == 0
     capsys.readouterr()
     (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
     assert len(live_cases) == 2
@@ -338,8 +351,14 @@ def test_injected_learned_errors_are_the_same_live_and_in_batch(
         assert _close(verdict.margin, batch_verdicts[key].margin), key
     for key, kpi in live_kpis.items():
         assert _close(kpi.value, batch_kpis[key].value), key
-    deviation = {k[2]: v.value for k, v in live_kpis.items() if k[1] == "joint_deviation_max" and k[3] == "case"}
-    assert deviation["virtual"] > 0.0005  # NN1's offsets (up to 0.6 mrad) show in the encoders (0.0003 without)
+
+    cases = sorted(live_cases)
+    injected = _tip_mean_mm(tmp_path / "session", cases, ("virtual", "physical"))
+    without = _tip_mean_mm(tmp_path / "plain", cases, ("virtual",))["virtual"]
+    physical = injected["physical"]
+    assert physical > 0.5, injected  # the emulated arm misses the plan by about 1.5 mm
+    assert abs(injected["virtual"] - physical) <= 0.25 * physical, (injected, without)
+    assert without < 0.1 * physical, (injected, without)
 
 
 def _collection_configs(folder: Path) -> tuple[str, str]:

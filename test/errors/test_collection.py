@@ -75,3 +75,34 @@ def test_bad_collection_settings_are_named() -> None:
         CollectSettings(goals=0, test_s=-1.0)
     with pytest.raises(InputError, match="repeats out of range"):
         CollectSettings(repeats=0)
+
+
+def test_a_collection_case_gives_the_rows_of_the_batch_collection(
+    config: ConfigNode, robot_config: RobotConfig
+) -> None:
+    """The ``error_collection`` controller's plan run as a case (a record of every sample) gives, through
+    ``dataset_of_collection_records``, the rows ``collect`` keeps; a record of another seed's motion is refused."""
+    from dataclasses import replace
+
+    from cosim_validation.controllers.collection_controller import CollectionController
+    from cosim_validation.errors.collection_records import dataset_of_collection_records
+    from cosim_validation.errors.error_types import DatasetError
+    from cosim_validation.sim.execute import execute_trajectory
+
+    kin, home = robot_config.kinematics, robot_config.home_q
+    settings = CollectSettings(goals=1, test_s=0.5, motion_s=0.5, repeats=2)
+    plan = CollectionController(robot_config, settings).plan_case(np.zeros(3), np.zeros(3), seed=7)
+    backend = make_backend("emulated", config, kin)
+    backend.reseed(7)  # type: ignore[attr-defined]
+    record = execute_trajectory(backend, kin, plan.t_s, plan.stage, plan.q, test_id="c")
+    batch = collect(backend, kin, home, replace(settings, seed=7))
+    backend.close()
+    rows = dataset_of_collection_records([record], kin, home, settings, [[3, 7]], "a record")
+    assert rows.meta["case_seeds"] == [7]
+    assert rows.n_rows == batch.n_rows == plan.meta["readings"] < len(plan.t_s)
+    np.testing.assert_array_equal(rows.set_name, batch.set_name)
+    np.testing.assert_array_equal(rows.segment, batch.segment)
+    np.testing.assert_array_equal(rows.q_setpoint, batch.q_setpoint)
+    np.testing.assert_allclose(rows.q_measured, batch.q_measured, rtol=0, atol=1e-9)
+    with pytest.raises(DatasetError, match="case c: not the error_collection motion of the run"):
+        dataset_of_collection_records([record], kin, home, settings, [[3]], "a record")

@@ -127,7 +127,8 @@ class Supervision:
         velocity_limit: np.ndarray,
         scenario_path: str | Path | None = None,
     ) -> None:
-        self.config = SupervisorConfig.load(resolve_resource(config_path))
+        self.config_path = resolve_resource(config_path)  # what was loaded: the supervisor node shows it
+        self.config = SupervisorConfig.load(self.config_path)
         self.machine = load_machine(self.config.machine_path)
         self.config.check_against(self.machine, str(config_path))
         self.forces: NeedleForceModel = load_needle_force(self.config.needle_force_path, scene)  # type: ignore[arg-type]
@@ -135,6 +136,7 @@ class Supervision:
         self.world = world
         self.velocity_limit = np.asarray(velocity_limit, dtype=np.float64)
         path = scenario_path if scenario_path is not None else self.config.scenario_path
+        self.scenario_path = Path(path) if path is not None else None
         self.scenario = Scenario.load(path) if path is not None else None
         script = self.scenario.teleoperation_path if self.scenario is not None else None
         #: What TeleoperationMode follows: the scenario's script, else None (hold); a live session sets the

@@ -52,13 +52,19 @@ class SupervisorNode(Node):
     Args:
         supervision: The controller's assembly's supervisor.
         context: The controller's rclpy context (same process, same executor).
+        cli_args: This node's own ROS arguments (``["--ros-args", "-p", ...]``), as composition gives them.
 
     Raises:
         NodeParameterError: ``teleoperation_stale_s`` is not a positive double.
     """
 
-    def __init__(self, supervision: Supervision, context: Any = None) -> None:
-        super().__init__(NAME, context=context)
+    def __init__(self, supervision: Supervision, context: Any = None, cli_args: list[str] | None = None) -> None:
+        super().__init__(NAME, context=context, cli_args=cli_args)
+        try:  # checked first: a bad value is the node's error, whatever was loaded
+            stale_s = self._stale_s()
+        except NodeParameterError:
+            self.destroy_node()
+            raise
         self.supervision = supervision
         scenario = supervision.scenario_path
         loaded = {
@@ -69,7 +75,6 @@ class SupervisorNode(Node):
         for name, value in loaded.items():
             descriptor = ParameterDescriptor(read_only=True, description="loaded by the controller (read-only)")
             self.declare_parameter(name, value, descriptor)
-        stale_s = self._stale_s()
         group = MutuallyExclusiveCallbackGroup()  # requests and teleoperation, answered while a case runs
         self.state_pub = self.create_publisher(SupervisorState, f"{PREFIX}/state", to_rclpy(STATE))
         self.transition_pub = self.create_publisher(SupervisorTransition, f"{PREFIX}/transitions", to_rclpy(RESULT))

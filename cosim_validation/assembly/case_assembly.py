@@ -62,6 +62,8 @@ class AssemblySpec:
             ``campaign.supervisor`` of the configuration (absent: no supervisor, the plan is streamed as planned).
         supervisor_scenario: A scenario file (scripted requests, faults, teleoperation) for the supervisor; None
             for the supervisor configuration's ``scenario``.
+        supervisor_files: (role, path) of a run's copies of the supervisor's files, read in place of the files the
+            configuration and the scenario name (:mod:`~cosim_validation.assembly.run_supervision`).
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
             directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
         detector: The hazard detector's thresholds in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``,
@@ -79,12 +81,14 @@ class AssemblySpec:
     filters: tuple[tuple[str, str], ...] = ()
     supervisor: str | None = None
     supervisor_scenario: str | None = None
+    supervisor_files: tuple[tuple[str, str], ...] = ()
     detector: str | None = None
     stop_on_alarm: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON), as stored in a run's metadata."""
-        return asdict(self) | {"engines": list(self.engines), "filters": [list(f) for f in self.filters]}
+        pairs = {name: [list(p) for p in getattr(self, name)] for name in ("filters", "supervisor_files")}
+        return asdict(self) | {"engines": list(self.engines)} | pairs
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssemblySpec:
@@ -100,6 +104,7 @@ class AssemblySpec:
             filters=tuple((str(r), str(t)) for r, t in data.get("filters", ())),
             supervisor=data.get("supervisor"),
             supervisor_scenario=data.get("supervisor_scenario"),
+            supervisor_files=tuple((str(r), str(p)) for r, p in data.get("supervisor_files", ())),
             detector=data.get("detector"),
             stop_on_alarm=bool(data.get("stop_on_alarm", False)),
         )
@@ -157,12 +162,13 @@ class CaseAssembly:
     def _supervision(self) -> Supervision | None:
         """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
         path = self.spec.supervisor if self.spec.supervisor is not None else self.campaign.supervisor_path
-        check_supervision(path, self.spec.supervisor_scenario)
+        files = {role: Path(p) for role, p in self.spec.supervisor_files}
+        check_supervision(path, self.spec.supervisor_scenario, files)
         if path is None:
             return None
         limits = self.setup.robot.limits.velocity
         return Supervision(
-            path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario
+            path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario, files
         )
 
     def _hazard_watch(self) -> HazardWatch | None:

@@ -95,9 +95,9 @@ def supervision_files(config_path: str | Path | None, scenario_path: str | Path 
     machine's goals (if it names them), the needle force model, the scenario and its teleoperation script; {}
     without a supervisor. Call after :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are
     read, not checked again)."""
-    from cosim_validation.assembly.run_supervision import supervisor_inputs
     from cosim_validation.config import resolve_resource
     from cosim_validation.statechart.loader import load_machine
+    from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs
 
     if config_path is None:
         return {}

@@ -5,8 +5,9 @@ model, scenario and teleoperation script into ``RUN/inputs/`` (:mod:`~cosim_vali
 copies are what the run was made with, so whatever reads the run again reads them: the campaign's workers (a new
 run and a resume alike), ``cosim supervisor check|replay|show RUN``. A copy of the configuration names its machine
 and force model relative to the original's folder; :class:`StoredSupervision` gives every file by role, and
-:class:`~cosim_validation.assembly.supervision.Supervision` takes them as overrides (``files``), so the run never
-reads an original again.
+:class:`~cosim_validation.assembly.supervision.Supervision` takes them as overrides (``files``,
+:func:`~cosim_validation.supervisor.supervisor_inputs.supervisor_inputs`), so the run never reads an original
+again.
 
 A resume (:func:`check_resume`) must name the run's own supervisor files (compared as absolute paths, so the
 working directory does not matter when the path still names the same file); an original edited since the run
@@ -17,14 +18,12 @@ deleted) is no obstacle: the copy is read, after a warning that says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.assembly.run_inputs import MANIFEST, file_sha256, read_manifest
 from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import InputError
-from cosim_validation.supervisor.scenario import Scenario
-from cosim_validation.supervisor.supervisor_config import SupervisorConfig
 
 #: The run-input roles of a supervised run's files.
 SUPERVISOR_ROLES = (
@@ -132,27 +131,3 @@ def check_resume(
         elif file_sha256(original) != file_sha256(stored.files[role]):
             raise InputError(f"{where}, it was made with another config: {original} was edited since the run "
                              f"started (the run's copy: {stored.files[role]})")  # fmt: skip
-
-
-def supervisor_inputs(
-    config_path: str | Path, scenario_path: str | Path | None, files: Mapping[str, Path] | None = None
-) -> tuple[SupervisorConfig, Scenario | None]:
-    """The supervisor configuration and scenario, with ``files`` (role -> path, a run's copies) in place of the
-    files they name: the machine, the needle force model, the configuration's scenario, the teleoperation script.
-
-    Raises:
-        ConfigError, InputError: A bad file (naming it and the key).
-    """
-    files = files or {}
-    config = SupervisorConfig.load(resolve_resource(config_path))
-    config = replace(
-        config,
-        machine_path=files.get("supervisor_machine", config.machine_path),
-        needle_force_path=files.get("needle_force", config.needle_force_path),
-        scenario_path=files.get("supervisor_scenario", config.scenario_path) if config.scenario_path else None,
-    )
-    path = scenario_path if scenario_path is not None else config.scenario_path
-    scenario = Scenario.load(path) if path is not None else None
-    if scenario is not None and scenario.teleoperation_path is not None and "teleoperation" in files:
-        scenario = replace(scenario, teleoperation_path=files["teleoperation"])
-    return config, scenario

@@ -23,7 +23,6 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from cosim_validation.assembly.robot_port import Measurement
-from cosim_validation.assembly.run_supervision import supervisor_inputs
 from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import InputError
 from cosim_validation.planning import Plan
@@ -35,6 +34,7 @@ from cosim_validation.supervisor.needle_force import NeedleForceModel, NeedleFor
 from cosim_validation.supervisor.needle_force_config import load_needle_force
 from cosim_validation.supervisor.scenario import ScenarioRunner
 from cosim_validation.supervisor.supervisor import Supervisor, SupervisorStatus
+from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs
 from cosim_validation.supervisor.teleoperation import (
     TeleoperationFollower,
     TeleoperationScript,

@@ -72,6 +72,15 @@ CASES: dict[str, HazardCase] = {
     "library:unknown_field": _library_case(
         _DROPOUT, _DROPOUT.replace("all", "[colour]"), "tracker_dropout.variables", "'colour'"
     ),
+    "library:unknown_stage": _library_case(
+        "{kind: stage, stage: injection}",
+        "{kind: stage, stage: insertion}",
+        "encoder_offset_during_injection.trigger.stage",
+        "'insertion'",
+    ),
+    "library:stage_trigger_without_stage": _library_case(
+        "{kind: stage, stage: injection}", "{kind: stage}", "encoder_offset_during_injection.trigger", "needs stage"
+    ),
     "library:negative_duration": _library_case("duration_s: 1.5", "duration_s: -1.5", "duration_s", "-1.5"),
     "filter:unknown_joint": _filter_case(
         "variables: [joint1]", "variables: [shoulder]", "sudden_jump", "sudden_jump", "variables", "'shoulder'"

@@ -1,7 +1,8 @@
 """Every shipped hazard scenario injected live (hazard_injector nodes over DDS) and in batch: identical traces.
 
-All the scenarios of config/hazards.yaml at once on one case: the command faults on the virtual robot, seed 003's
-three and the feedback faults on the physical one (each filter corrupts its own windows; stacked, they must still
+All the scenarios of config/hazards.yaml at once on one case: the command faults (and the stage-triggered encoder
+offset, whose injector learns each setpoint's stage from /cosim/expected) on the virtual robot, seed 003's three
+and the feedback faults on the physical one (each filter corrupts its own windows; stacked, they must still
 give the same corrupted streams in both modes). The records of both robots, sample for sample, the verdicts and
 the KPIs are the same in a session and in a campaign, and the bag holds every window's start and end on
 /cosim/hazards/events.
@@ -22,18 +23,19 @@ import pytest
 from cosim_validation.campaign.results_db import EventRow, ResultsDB
 from cosim_validation.config import load_config
 from cosim_validation.hazards.detector import detect
-from cosim_validation.hazards.fault_window import schedule
+from cosim_validation.hazards.fault_window import schedule, windows_of_events
 from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
 from cosim_validation.hazards.hazard_library import load_library
 from cosim_validation.hazards.hazard_watch import parse_detector
 from cosim_validation.hazards.window_verdict import judge_windows
-from cosim_validation.record import RobotRole
+from cosim_validation.record import RobotRole, Stage
 from cosim_validation.robot import RobotConfig
 from test.session.test_live_equals_batch import _both, _close, suite_file  # noqa: F401  (suite_file: fixture)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 DETECTOR = "tip_mm=7.68,joint=0.00939,tracker_mm=2.67"  # README's thresholds from 200 fault-free cases
+STAGED = "encoder_offset_during_injection"  # the stage-triggered scenario (on the virtual robot, like the others)
 PHYSICAL = ("sudden_jump", "temporarily_unavailable", "permanently_unavailable", "encoder_zeroed", "tracker_dropout")
 
 
@@ -103,6 +105,20 @@ def test_every_scenario_gives_the_same_traces_live_and_in_batch(
 
     (test_id,) = live_cases
     _check_detector_topics(tmp_path / "session" / "session.mcap", batch_records, test_id)
+    _check_stage_window(stored, batch_records[test_id, "virtual"])
+
+
+def _check_stage_window(stored: list[EventRow], record: object) -> None:
+    """The stage-triggered scenario's window is the injection stage of the record (live = batch: checked above)."""
+    scenario = load_library()[STAGED]
+    happened = [(e.t_s, e.kind) for e in stored if e.name == STAGED]
+    assert {e.robot for e in stored if e.name == STAGED} == {"virtual"}
+    t, stage = record.t_s, record.stage  # type: ignore[attr-defined]
+    (window,) = windows_of_events(happened, float(t[-1]))
+    injection = np.flatnonzero(stage == int(Stage.INJECTION))
+    assert window == pytest.approx((t[injection[0]], t[injection[-1] + 1]), abs=1e-9)  # opens and closes with it
+    recomputed = schedule(scenario, t[1:], int(record.meta["seed"]), stage[1:])  # type: ignore[attr-defined]
+    assert np.asarray(recomputed) == pytest.approx(np.array([window]), abs=1e-9)
 
 
 def _check_detector_topics(bag: Path, batch_records: dict, test_id: str) -> None:  # type: ignore[type-arg]

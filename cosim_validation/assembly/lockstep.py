@@ -60,8 +60,8 @@ class CaseWatch(Protocol):
         """A new case starts streaming."""
         ...
 
-    def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement) -> Any:
-        """Both answers to the setpoint stamped ``stamp_ns`` (case time ``t_s`` [s])."""
+    def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement, q_setpoint: np.ndarray) -> Any:
+        """Both answers to the setpoint ``q_setpoint`` stamped ``stamp_ns`` (case time ``t_s`` [s])."""
         ...
 
 
@@ -220,7 +220,7 @@ class Lockstep:
                 raise CaseAbortedError(str(exc)) from None
         if self.watch is not None and RobotRole.PHYSICAL in run.robots and RobotRole.VIRTUAL in run.robots:
             robot, model = (self.ports[r].measurement(stamp_ns) for r in (RobotRole.PHYSICAL, RobotRole.VIRTUAL))
-            self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model)
+            self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model, q)
 
     def _step(
         self,

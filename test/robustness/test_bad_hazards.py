@@ -107,8 +107,11 @@ CASES: dict[str, HazardCase] = {
     "detector:stop_without_supervisor": lambda f, ws: Case(
         _campaign(f, ws, "--detector", "tip_mm=3", "--stop-on-alarm"), ("stop on alarm", "--supervisor"), (f / "run",)
     ),
-    "detector:session_without_tip": lambda f, ws: Case(
-        _session(f, ws, "--detector", "joint=0.01"), ("--detector", "tip_mm is required"), (f / "session",)
+    "detector:session_no_detector": lambda f, ws: Case(
+        _session(f, ws, "--detector", ","), ("--detector", "no detector chosen"), (f / "session",)
+    ),
+    "detector:session_negative_progress": lambda f, ws: Case(
+        _session(f, ws, "--detector", "progress=-1"), ("--detector", "progress", "'-1'"), (f / "session",)
     ),
     "hazards:table_of_nothing": lambda f, ws: Case(["hazards", "table", "--out", str(f)], ("hazards.sqlite",)),
 }

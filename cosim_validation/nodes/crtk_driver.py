@@ -4,7 +4,8 @@ Towards the controller it is a driver like ``physical_driver`` (``/cosim/<robot>
 ``joint_states``, ``tip_pose``, ``marker``: :mod:`cosim_validation.ros.sample_topics`); towards the arm it speaks
 the flavour's CRTK topics under ``namespace`` (:mod:`cosim_validation.ros.crtk_topics`):
 
-- start: ``state_command`` ``enable``, then ``home``, repeated every 0.5 s until ``operating_state`` says
+- start: once ``state_command`` has ``min_subscribers`` matched readers (or after ``subscriber_timeout_s``),
+  ``state_command`` ``enable``, then ``home``, repeated every 0.5 s until ``operating_state`` says
   ``ENABLED`` and homed; not within ``enable_timeout_s``: one error naming the namespace and the last state seen,
   and the node exits 1 before it is ready (the session fails cleanly);
 - reset: with ``emulated`` true, the emulated arm's ``<namespace>/emulation/reset`` service (reseeds its errors
@@ -65,6 +66,8 @@ class CrtkDriver(Node):
         self._reset_timeout_s = float(params["reset_timeout_s"])
         self._reset_tolerance = float(params["reset_tolerance"])
         self._emulated = bool(params["emulated"])
+        self._min_subscribers = int(params["min_subscribers"])
+        self._subscriber_timeout_s = float(params["subscriber_timeout_s"])
         self._lock = threading.Condition()
         self._state: OperatingState | None = None
         self._latest_js: tuple[float, np.ndarray] | None = None  # (monotonic s, q) of the last measured_js
@@ -109,6 +112,7 @@ class CrtkDriver(Node):
         executor = SingleThreadedExecutor(context=self.context)
         executor.add_node(self)
         try:
+            self._await_listeners(executor)
             deadline = time.monotonic() + self._enable_timeout_s
             next_send = 0.0
             while not self._ready():
@@ -125,6 +129,22 @@ class CrtkDriver(Node):
                 executor.spin_once(timeout_sec=0.05)
         finally:
             executor.remove_node(self)
+
+    def _await_listeners(self, executor: SingleThreadedExecutor) -> None:
+        """Wait until ``min_subscribers`` readers are matched to ``state_command`` (the arm; in a session also the
+        recorder, so the bag holds the whole start-up conversation), at most ``subscriber_timeout_s``.
+
+        The topic is volatile: a command published before a reader is matched never reaches that reader.
+        """
+        deadline = time.monotonic() + self._subscriber_timeout_s
+        while self._state_pub.get_subscription_count() < self._min_subscribers:
+            if time.monotonic() > deadline:
+                self.get_logger().warning(
+                    f"{self._topic('state_command')} has {self._state_pub.get_subscription_count()} of "
+                    f"{self._min_subscribers} readers after {self._subscriber_timeout_s:.1f} s; enabling anyway"
+                )
+                return
+            executor.spin_once(timeout_sec=0.02)
 
     def _send_state_command(self, command: str) -> None:
         msg = StringStamped(string=command)

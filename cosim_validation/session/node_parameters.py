@@ -167,6 +167,14 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("enable_timeout_s", float, 30.0, "time for the arm to become ENABLED and homed at start [s]"),
         ParamSpec("reset_timeout_s", float, 10.0, "time for the arm to reach a case's first setpoint [s]"),
         ParamSpec("reset_tolerance", float, 1.0e-3, "a real arm is at the reset pose within this [rad, or m]"),
+        ParamSpec(
+            "min_subscribers",
+            int,
+            1,
+            "before enabling, wait until state_command has this many matched readers (the arm; 2 in a session: "
+            "the arm and the recorder, so the bag holds the start-up commands)",
+        ),
+        ParamSpec("subscriber_timeout_s", float, 5.0, "enable anyway after waiting this long for readers [s]"),
     ),
     "crtk_emulator": (  # an emulated arm serving its CRTK interface (docs/CRTK.md)
         ParamSpec("backend", str, "emulated", "the arm behind the topics: emulated | mujoco | pybullet"),

@@ -66,7 +66,7 @@ class AssemblySpec:
             configuration and the scenario name (:mod:`~cosim_validation.assembly.run_supervision`).
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
             directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
-        detector: The hazard detector's thresholds in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``,
+        detector: The hazard detector's thresholds in the loop (``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]``,
             :func:`~cosim_validation.hazards.hazard_watch.parse_detector`); None: no detector in the loop.
         stop_on_alarm: Mitigation: a detector alarm is an exception of the task supervisor (needs both).
     """
@@ -118,7 +118,8 @@ class BatchCase:
         run: How it went (outcome, message, plan, samples answered).
         records: The expected record (the plan, as far as it was streamed) first, then one per robot; empty
             when the case never started (refused).
-        events: What the robots' filters did during the case, as it happened: ``(robot, FilterEvent)`` in order.
+        events: What the robots' filters did during the case, and the alarms of the hazard detector in the loop
+            (physical robot, kind ``hazard_alarm``), as it happened: ``(robot, FilterEvent)`` in time order.
     """
 
     run: CaseRun
@@ -228,6 +229,9 @@ class CaseAssembly:
         self._filter_events()  # nothing left over from a case before
         run = self.lockstep(ports).run(case, self.controller(), listener)
         events = self._filter_events()
+        if self.hazard_watch is not None:  # the loop's alarms, among the filters' events in time order
+            alarms = ((RobotRole.PHYSICAL, e) for e in self.hazard_watch.events())
+            events = tuple(sorted((*events, *alarms), key=lambda pair: pair[1].t_s))
         if not run.started:
             return BatchCase(run, (), events)
         return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m), events)

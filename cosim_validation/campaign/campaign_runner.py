@@ -59,7 +59,7 @@ class CampaignRequest:
         filters: Layers around the robots (injected errors, hazards, offsets), innermost first.
         supervisor: The task supervisor's configuration every case runs under; None: ``campaign.supervisor``.
         supervisor_scenario: A scenario for the supervisor (scripted requests, faults, teleoperation), or None.
-        detector: The hazard detector in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``), or None.
+        detector: The hazard detector in the loop (``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]``), or None.
         stop_on_alarm: A detector alarm stops the task (an exception of the supervisor; needs both).
     """
 

@@ -78,8 +78,8 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "detector",
             str,
             None,
-            "the hazard detector in the loop, tip_mm=X[,joint=Y][,tracker_mm=Z] (docs/HAZARDS.md): alarms on "
-            "/cosim/hazards/alarms, the feedback force on /cosim/feedback_wrench; unset: none",
+            "the hazard detector in the loop, [tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P] (docs/HAZARDS.md): "
+            "alarms on /cosim/hazards/alarms, the feedback force on /cosim/feedback_wrench; unset: none",
         ),
         ParamSpec("stop_on_alarm", bool, False, "a detector alarm is an exception of the task supervisor (mitigation)"),
         ParamSpec(

@@ -1,6 +1,9 @@
 # The two commands of the README: `make demo` and `make test`. Both set up everything first.
 SHELL := /bin/bash
 WITH_ENV := scripts/with_env.sh
+# `make test` runs pytest on this many processes (pytest-xdist); each test directory is one unit of work
+# (test/conftest.py), so its shared fixtures are built once. PYTEST_WORKERS=0 runs in this process.
+PYTEST_WORKERS ?= 2
 
 .PHONY: setup demo test lint typecheck pytest bench clean
 
@@ -14,7 +17,7 @@ test: setup
 	@$(WITH_ENV) ruff check .
 	@$(WITH_ENV) ruff format --check .
 	@$(WITH_ENV) mypy
-	@$(WITH_ENV) python -m pytest -q $(PYTEST_ARGS)
+	@$(WITH_ENV) python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: setup
 	@$(WITH_ENV) ruff check .

@@ -20,7 +20,6 @@ cd "$ROOT"
 VENV="$ROOT/.venv"
 ROSDIR="$ROOT/.ros"
 PREFIX="$ROSDIR/install"
-BUILD="$ROSDIR/build/cosim_validation_interfaces"
 PIP_QUIET=${COSIM_PIP_QUIET:--q}
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -123,14 +122,14 @@ else
 fi
 
 # ---------------------------------------------------------------- 4. interfaces
-IFACE_FILES=$(find cosim_validation_interfaces -type f | sort)
-# shellcheck disable=SC2086
-IF_STAMP=$(hash_of $IFACE_FILES scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
-if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
-  log "building cosim_validation_interfaces into .ros/install"
-  rm -rf "$BUILD" "$PREFIX"
-  cmake_args=(
-    -S cosim_validation_interfaces -B "$BUILD"
+# build_package SOURCE_DIR NAME: configure, build and install one rosidl package into .ros/install
+# (log: .ros/build-NAME.log); with the ROS 2 wheels, against the venv's prefix.
+build_package() {
+  local source=$1 name=$2
+  local build_dir="$ROSDIR/build/$name" log_file="$ROSDIR/build-$name.log"
+  rm -rf "$build_dir"
+  local args=(
+    -S "$source" -B "$build_dir"
     -DCMAKE_INSTALL_PREFIX="$PREFIX"
     -DCMAKE_BUILD_TYPE=Release
     -DBUILD_TESTING=OFF
@@ -139,18 +138,26 @@ if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
     -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../../..'
   )
   if [ "${MODE%%:*}" = wheels ]; then
-    pyinc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-    npinc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
-    cmake_args+=(
+    args+=(
       -DCMAKE_PREFIX_PATH="$VENV"
       -DCMAKE_PROJECT_INCLUDE="$ROOT/scripts/wheel_prefix_fix.cmake"
-      -DCOSIM_PYTHON_INCLUDE_DIR="$pyinc" -DCOSIM_NUMPY_INCLUDE_DIR="$npinc"
+      -DCOSIM_PYTHON_INCLUDE_DIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+      -DCOSIM_NUMPY_INCLUDE_DIR="$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')"
     )
     export AMENT_PREFIX_PATH="$VENV"
   fi
-  cmake "${cmake_args[@]}" >"$ROSDIR/build.log" 2>&1 || { tail -30 "$ROSDIR/build.log"; die "configuring the interfaces failed (log: .ros/build.log)"; }
-  cmake --build "$BUILD" -j"$(nproc)" >>"$ROSDIR/build.log" 2>&1 || { tail -30 "$ROSDIR/build.log"; die "building the interfaces failed (log: .ros/build.log)"; }
-  cmake --install "$BUILD" >>"$ROSDIR/build.log" 2>&1 || die "installing the interfaces failed (log: .ros/build.log)"
+  cmake "${args[@]}" >"$log_file" 2>&1 || { tail -30 "$log_file"; die "configuring $name failed (log: .ros/build-$name.log)"; }
+  cmake --build "$build_dir" -j"$(nproc)" >>"$log_file" 2>&1 || { tail -30 "$log_file"; die "building $name failed (log: .ros/build-$name.log)"; }
+  cmake --install "$build_dir" >>"$log_file" 2>&1 || die "installing $name failed (log: .ros/build-$name.log)"
+}
+
+IFACE_FILES=$(find cosim_validation_interfaces -type f | sort)
+# shellcheck disable=SC2086
+IF_STAMP=$(hash_of $IFACE_FILES scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
+if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
+  log "building cosim_validation_interfaces into .ros/install"
+  rm -rf "$PREFIX" "$ROSDIR/build"
+  build_package cosim_validation_interfaces cosim_validation_interfaces
   echo "$IF_STAMP" > "$PREFIX/.cosim-stamp"
 else
   log "interfaces are up to date"
@@ -181,28 +188,7 @@ else
   CRTK_STAMP=$(hash_of $(find third_party/crtk_msgs -type f | sort) scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
   if [ "$(cat "$PREFIX/.crtk-stamp" 2>/dev/null)" != "$CRTK_STAMP" ]; then
     log "building crtk_msgs (vendored public definitions) into .ros/install"
-    rm -rf "$CRTK_BUILD"
-    crtk_args=(
-      -S third_party/crtk_msgs -B "$CRTK_BUILD"
-      -DCMAKE_INSTALL_PREFIX="$PREFIX"
-      -DCMAKE_BUILD_TYPE=Release
-      -DBUILD_TESTING=OFF
-      -DPython3_EXECUTABLE="$VENV/bin/python"
-      -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../../..'
-    )
-    if [ "${MODE%%:*}" = wheels ]; then
-      crtk_args+=(
-        -DCMAKE_PREFIX_PATH="$VENV"
-        -DCMAKE_PROJECT_INCLUDE="$ROOT/scripts/wheel_prefix_fix.cmake"
-        -DCOSIM_PYTHON_INCLUDE_DIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
-        -DCOSIM_NUMPY_INCLUDE_DIR="$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')"
-      )
-      export AMENT_PREFIX_PATH="$VENV"
-    fi
-    log_file="$ROSDIR/build-crtk_msgs.log"
-    cmake "${crtk_args[@]}" >"$log_file" 2>&1 || { tail -30 "$log_file"; die "configuring crtk_msgs failed (log: .ros/build-crtk_msgs.log)"; }
-    cmake --build "$CRTK_BUILD" -j"$(nproc)" >>"$log_file" 2>&1 || { tail -30 "$log_file"; die "building crtk_msgs failed (log: .ros/build-crtk_msgs.log)"; }
-    cmake --install "$CRTK_BUILD" >>"$log_file" 2>&1 || die "installing crtk_msgs failed (log: .ros/build-crtk_msgs.log)"
+    build_package third_party/crtk_msgs crtk_msgs
     echo "$CRTK_STAMP" > "$PREFIX/.crtk-stamp"
   else
     log "crtk_msgs is up to date"

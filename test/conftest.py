@@ -17,6 +17,16 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["test.campaign.run_fixtures"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """One xdist group per test directory: `make test` runs the suite on two processes (``-n 2 --dist
+    loadgroup``), and a directory's session-scoped fixtures (a reference campaign, a built case study) are then
+    computed once, by the process that runs the whole directory."""
+    for item in items:
+        relative = item.path.relative_to(REPO / "test")
+        group = relative.parts[0] if len(relative.parts) > 1 else "root"
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root (the cosim_validation package folder)."""

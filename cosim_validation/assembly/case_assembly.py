@@ -62,9 +62,11 @@ class AssemblySpec:
             ``campaign.supervisor`` of the configuration (absent: no supervisor, the plan is streamed as planned).
         supervisor_scenario: A scenario file (scripted requests, faults, teleoperation) for the supervisor; None
             for the supervisor configuration's ``scenario``.
+        supervisor_files: (role, path) of a run's copies of the supervisor's files, read in place of the files the
+            configuration and the scenario name (:mod:`~cosim_validation.assembly.run_supervision`).
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
             directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
-        detector: The hazard detector's thresholds in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``,
+        detector: The hazard detector's thresholds in the loop (``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]``,
             :func:`~cosim_validation.hazards.hazard_watch.parse_detector`); None: no detector in the loop.
         stop_on_alarm: Mitigation: a detector alarm is an exception of the task supervisor (needs both).
     """
@@ -79,12 +81,14 @@ class AssemblySpec:
     filters: tuple[tuple[str, str], ...] = ()
     supervisor: str | None = None
     supervisor_scenario: str | None = None
+    supervisor_files: tuple[tuple[str, str], ...] = ()
     detector: str | None = None
     stop_on_alarm: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON), as stored in a run's metadata."""
-        return asdict(self) | {"engines": list(self.engines), "filters": [list(f) for f in self.filters]}
+        pairs = {name: [list(p) for p in getattr(self, name)] for name in ("filters", "supervisor_files")}
+        return asdict(self) | {"engines": list(self.engines)} | pairs
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssemblySpec:
@@ -100,6 +104,7 @@ class AssemblySpec:
             filters=tuple((str(r), str(t)) for r, t in data.get("filters", ())),
             supervisor=data.get("supervisor"),
             supervisor_scenario=data.get("supervisor_scenario"),
+            supervisor_files=tuple((str(r), str(p)) for r, p in data.get("supervisor_files", ())),
             detector=data.get("detector"),
             stop_on_alarm=bool(data.get("stop_on_alarm", False)),
         )
@@ -113,7 +118,8 @@ class BatchCase:
         run: How it went (outcome, message, plan, samples answered).
         records: The expected record (the plan, as far as it was streamed) first, then one per robot; empty
             when the case never started (refused).
-        events: What the robots' filters did during the case, as it happened: ``(robot, FilterEvent)`` in order.
+        events: What the robots' filters did during the case, and the alarms of the hazard detector in the loop
+            (physical robot, kind ``hazard_alarm``), as it happened: ``(robot, FilterEvent)`` in time order.
     """
 
     run: CaseRun
@@ -157,12 +163,13 @@ class CaseAssembly:
     def _supervision(self) -> Supervision | None:
         """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
         path = self.spec.supervisor if self.spec.supervisor is not None else self.campaign.supervisor_path
-        check_supervision(path, self.spec.supervisor_scenario)
+        files = {role: Path(p) for role, p in self.spec.supervisor_files}
+        check_supervision(path, self.spec.supervisor_scenario, files)
         if path is None:
             return None
         limits = self.setup.robot.limits.velocity
         return Supervision(
-            path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario
+            path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario, files
         )
 
     def _hazard_watch(self) -> HazardWatch | None:
@@ -222,6 +229,9 @@ class CaseAssembly:
         self._filter_events()  # nothing left over from a case before
         run = self.lockstep(ports).run(case, self.controller(), listener)
         events = self._filter_events()
+        if self.hazard_watch is not None:  # the loop's alarms, among the filters' events in time order
+            alarms = ((RobotRole.PHYSICAL, e) for e in self.hazard_watch.events())
+            events = tuple(sorted((*events, *alarms), key=lambda pair: pair[1].t_s))
         if not run.started:
             return BatchCase(run, (), events)
         return BatchCase(run, batch_records(run, ports, self.kinematics, case.target_m), events)

@@ -60,8 +60,8 @@ class CaseWatch(Protocol):
         """A new case starts streaming."""
         ...
 
-    def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement) -> Any:
-        """Both answers to the setpoint stamped ``stamp_ns`` (case time ``t_s`` [s])."""
+    def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement, q_setpoint: np.ndarray) -> Any:
+        """Both answers to the setpoint ``q_setpoint`` stamped ``stamp_ns`` (case time ``t_s`` [s])."""
         ...
 
 
@@ -198,14 +198,19 @@ class Lockstep:
         listener.status(CaseEvent.STARTED, run.last_stage, "", run)
         return validator
 
-    def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray) -> None:
-        """Send setpoint ``q`` stamped ``stamp_ns`` to every robot of ``run`` and wait for every answer (then the
-        watch, if any, judges the physical robot's answer against the virtual twin's).
+    def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray, stage: Stage = Stage.NONE) -> None:
+        """Send setpoint ``q`` of ``stage`` stamped ``stamp_ns`` to every robot of ``run`` and wait for every answer
+        (then the watch, if any, judges the physical robot's answer against the virtual twin's). A port with the
+        optional ``stage`` notification (an in-process robot, whose filters may use it) is told the stage first;
+        live, the robot's proxy reads it from the expected state the listener published.
 
         Raises:
             CaseAbortedError: A robot did not answer (it is dropped from later cases when so configured).
         """
         for role in run.robots:
+            notify = getattr(self.ports[role], "stage", None)
+            if notify is not None:
+                notify(int(stage))
             self.ports[role].send(stamp_ns, q)
         for role in run.robots:
             try:
@@ -215,7 +220,7 @@ class Lockstep:
                 raise CaseAbortedError(str(exc)) from None
         if self.watch is not None and RobotRole.PHYSICAL in run.robots and RobotRole.VIRTUAL in run.robots:
             robot, model = (self.ports[r].measurement(stamp_ns) for r in (RobotRole.PHYSICAL, RobotRole.VIRTUAL))
-            self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model)
+            self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model, q)
 
     def _step(
         self,
@@ -237,7 +242,7 @@ class Lockstep:
                 raise CaseAbortedError(f"the state validator refused setpoint {k} ({stage.label}): {verdict.message}")
         stamp = int(run.stamps_ns[k])
         listener.setpoint(k, stamp, stage, plan.q[k], tip, quat)
-        self.exchange(run, stamp, plan.q[k])
+        self.exchange(run, stamp, plan.q[k], stage)
         run.executed = k + 1
         changed = stage is not run.last_stage
         if changed and k > 0:

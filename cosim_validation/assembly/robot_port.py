@@ -127,6 +127,13 @@ class BackendPort:
         self._last_ns = int(stamp_ns)
         self.samples.append(sample)
 
+    def stage(self, stage: int) -> None:
+        """The stage of the next setpoint to :meth:`send` (a ``Stage`` value), for a robot whose filters use it
+        (:class:`~cosim_validation.sim.robot_filter.FilteredBackend`); other backends ignore it."""
+        notify = getattr(self.backend, "stage", None)
+        if notify is not None:
+            notify(int(stage))
+
     def wait(self, stamp_ns: int) -> None:
         """In-process: the answer is there as soon as :meth:`send` returned."""
 

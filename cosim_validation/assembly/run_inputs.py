@@ -8,8 +8,8 @@ so editing a configuration after a run cannot change what the run says. Relative
 mesh files, the property file) are still resolved from the original's folder, recorded in the manifest.
 
 A run made before the copies existed is read with the files as they are now, and a warning names them.
-The supervisor's copies are kept and hashed (a campaign refuses to resume when one was edited since) but not yet
-read back: a resumed campaign loads its supervisor from the original paths, which then hold the same bytes.
+A supervised run's copies of the supervisor's files are read back through
+:mod:`~cosim_validation.assembly.run_supervision` (a campaign's workers, a resume, ``cosim supervisor ... RUN``).
 """
 
 from __future__ import annotations
@@ -29,13 +29,15 @@ from cosim_validation.exceptions import InputError
 INPUTS_DIR = "inputs"
 MANIFEST = "inputs.json"
 #: The roles of a run's inputs: the case study, the monitor's properties, the session graph, and a supervised run's
-#: supervisor configuration, machine, needle force model, scenario and teleoperation script (issue 20).
+#: supervisor configuration, machine, the machine's LTL goals, needle force model, scenario and teleoperation script
+#: (issue 20).
 ROLES = (
     "config",
     "properties",
     "graph",
     "supervisor",
     "supervisor_machine",
+    "supervisor_goals",
     "needle_force",
     "supervisor_scenario",
     "teleoperation",
@@ -89,25 +91,26 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
 
 
 def supervision_files(config_path: str | Path | None, scenario_path: str | Path | None) -> dict[str, Path]:
-    """Every file a supervised run reads, by run-input role: the supervisor configuration, its machine and needle
-    force model, the scenario and its teleoperation script; {} without a supervisor. Call after
-    :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are read, not checked again)."""
+    """Every file a supervised run reads, by run-input role: the supervisor configuration, its machine, the
+    machine's goals (if it names them), the needle force model, the scenario and its teleoperation script; {}
+    without a supervisor. Call after :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are
+    read, not checked again)."""
     from cosim_validation.config import resolve_resource
-    from cosim_validation.supervisor.scenario import Scenario
-    from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+    from cosim_validation.statechart.loader import load_machine
+    from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs
 
     if config_path is None:
         return {}
-    source = resolve_resource(config_path)
-    config = SupervisorConfig.load(source)
-    files = {"supervisor": Path(source), "supervisor_machine": config.machine_path}
+    config, scenario = supervisor_inputs(config_path, scenario_path)
+    files = {"supervisor": Path(resolve_resource(config_path)), "supervisor_machine": config.machine_path}
+    goals = load_machine(config.machine_path).goals_file
+    if goals and Path(goals).is_file():  # only `cosim supervisor check` reads it: a missing one is not the run's
+        files["supervisor_goals"] = Path(goals)
     files["needle_force"] = config.needle_force_path
-    scenario = scenario_path if scenario_path is not None else config.scenario_path
     if scenario is not None:
-        files["supervisor_scenario"] = Path(scenario)
-        script = Scenario.load(scenario).teleoperation_path
-        if script is not None:
-            files["teleoperation"] = script
+        files["supervisor_scenario"] = Path(scenario.source)
+        if scenario.teleoperation_path is not None:
+            files["teleoperation"] = scenario.teleoperation_path
     return files
 
 

@@ -40,8 +40,8 @@ class Lockstep(Protocol):
         """Reset the robots, announce STARTED; the case's validator."""
         ...
 
-    def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray) -> None:
-        """Send a setpoint to every robot and wait for every answer."""
+    def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray, stage: Stage = Stage.NONE) -> None:
+        """Send a setpoint of ``stage`` to every robot and wait for every answer."""
         ...
 
 
@@ -119,7 +119,7 @@ def _exchange(
     stage, mode = stage_mode
     fk = loop.kinematics.record_arrays(q[None, :])
     listener.setpoint(p, stamp, stage, q, fk.tip_pos_m[0], fk.tip_quat_wxyz[0], mode)
-    loop.exchange(run, stamp, q)
+    loop.exchange(run, stamp, q, stage)
     run.executed = p + 1
     changed = stage is not run.last_stage
     if changed and p > 0:

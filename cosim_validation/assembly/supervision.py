@@ -32,9 +32,9 @@ from cosim_validation.robot import Kinematics
 from cosim_validation.statechart.loader import load_machine
 from cosim_validation.supervisor.needle_force import NeedleForceModel, NeedleForceStream
 from cosim_validation.supervisor.needle_force_config import load_needle_force
-from cosim_validation.supervisor.scenario import Scenario, ScenarioRunner
+from cosim_validation.supervisor.scenario import ScenarioRunner
 from cosim_validation.supervisor.supervisor import Supervisor, SupervisorStatus
-from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs
 from cosim_validation.supervisor.teleoperation import (
     TeleoperationFollower,
     TeleoperationScript,
@@ -73,9 +73,11 @@ class Decision(NamedTuple):
     end: str
 
 
-def check_supervision(config_path: str | Path | None, scenario_path: str | Path | None) -> None:
+def check_supervision(
+    config_path: str | Path | None, scenario_path: str | Path | None, files: Mapping[str, Path] | None = None
+) -> None:
     """Read the supervisor configuration, its machine and the scenario without building anything (a campaign checks
-    them before it touches its run directory).
+    them before it touches its run directory); ``files``: a run's copies in place of the files they name.
 
     Raises:
         ConfigError, InputError: A bad file (naming it and the key), or a scenario without a supervisor.
@@ -84,11 +86,8 @@ def check_supervision(config_path: str | Path | None, scenario_path: str | Path 
         if scenario_path is not None:
             raise InputError("a supervisor scenario needs a supervisor (--supervisor or campaign.supervisor)")
         return
-    config = SupervisorConfig.load(resolve_resource(config_path))
+    config, _ = supervisor_inputs(config_path, scenario_path, files)
     config.check_against(load_machine(config.machine_path), str(config_path))
-    scenario = scenario_path if scenario_path is not None else config.scenario_path
-    if scenario is not None:
-        Scenario.load(scenario)
 
 
 def feeding_robot(robots: Sequence[RobotRole]) -> RobotRole:
@@ -113,6 +112,8 @@ class Supervision:
         scene: The anatomy scene (the force model's tissue layers name its models).
         velocity_limit: (J,) joint speed limits (teleoperation and the rejoin are bounded by them).
         scenario_path: A scenario file; None: the configuration's ``scenario`` (if any).
+        files: A run's copies (role -> path, :mod:`~cosim_validation.assembly.run_supervision`) read in place of
+            the files the configuration and the scenario name.
 
     Raises:
         ConfigError, InputError: A bad configuration, machine, force model or scenario (naming file and key).
@@ -126,16 +127,17 @@ class Supervision:
         scene: object,
         velocity_limit: np.ndarray,
         scenario_path: str | Path | None = None,
+        files: Mapping[str, Path] | None = None,
     ) -> None:
-        self.config = SupervisorConfig.load(resolve_resource(config_path))
+        self.config_path = resolve_resource(config_path)  # what was loaded: the supervisor node shows it
+        self.config, self.scenario = supervisor_inputs(config_path, scenario_path, files)
         self.machine = load_machine(self.config.machine_path)
         self.config.check_against(self.machine, str(config_path))
         self.forces: NeedleForceModel = load_needle_force(self.config.needle_force_path, scene)  # type: ignore[arg-type]
         self.kinematics = kinematics
         self.world = world
         self.velocity_limit = np.asarray(velocity_limit, dtype=np.float64)
-        path = scenario_path if scenario_path is not None else self.config.scenario_path
-        self.scenario = Scenario.load(path) if path is not None else None
+        self.scenario_path = Path(self.scenario.source) if self.scenario is not None else None
         script = self.scenario.teleoperation_path if self.scenario is not None else None
         #: What TeleoperationMode follows: the scenario's script, else None (hold); a live session sets the
         #: latest command of its teleoperation topics (:mod:`cosim_validation.supervisor.teleoperation_input`).

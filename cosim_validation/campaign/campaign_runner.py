@@ -20,6 +20,7 @@ from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_nam
 from cosim_validation.assembly.campaign_config import ENGINE_ROLES, CampaignConfig
 from cosim_validation.assembly.robot_filters import FilterSpec, check_filters
 from cosim_validation.assembly.run_inputs import capture_inputs, run_input_path, supervision_files
+from cosim_validation.assembly.run_supervision import check_resume, stored_supervision
 from cosim_validation.assembly.supervision import check_supervision
 from cosim_validation.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
@@ -28,7 +29,7 @@ from cosim_validation.campaign.results_db import CaseResult
 from cosim_validation.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.campaign.run_summary import summarize, write_summary
 from cosim_validation.campaign.world_check import check_world_config
-from cosim_validation.config import load_case_config
+from cosim_validation.config import load_case_config, resolve_resource
 from cosim_validation.coverage import Suite, TestCase
 from cosim_validation.exceptions import CosimError, InputError
 from cosim_validation.hazards.hazard_watch import check_detector
@@ -58,7 +59,7 @@ class CampaignRequest:
         filters: Layers around the robots (injected errors, hazards, offsets), innermost first.
         supervisor: The task supervisor's configuration every case runs under; None: ``campaign.supervisor``.
         supervisor_scenario: A scenario for the supervisor (scripted requests, faults, teleoperation), or None.
-        detector: The hazard detector in the loop (``tip_mm=X[,joint=Y][,tracker_mm=Z]``), or None.
+        detector: The hazard detector in the loop (``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]``), or None.
         stop_on_alarm: A detector alarm stops the task (an exception of the supervisor; needs both).
     """
 
@@ -177,13 +178,16 @@ def _work(world: tuple[CaseAssembly, bool], item: tuple[TestCase, int]) -> CaseR
 
 
 def _meta(
-    request: CampaignRequest, campaign: CampaignConfig, spec: AssemblySpec, controller: str, suites: list[Suite]
+    request: CampaignRequest,
+    campaign: CampaignConfig,
+    spec: AssemblySpec,
+    run_setup: tuple[str, list[Suite], dict[str, Path]],
 ) -> dict[str, Any]:
+    """The run's meta; ``run_setup``: the controller, the suites and the supervisor's files by role."""
+    controller, suites, supervision_files = run_setup
     return {
         "kind": "campaign",
-        "config": config_digest(
-            request.config_path, campaign.properties_path, *_supervision_files(spec, campaign).values()
-        ),
+        "config": config_digest(request.config_path, campaign.properties_path, *_digested(supervision_files)),
         "config_path": str(request.config_path.resolve()),
         "suite": [s.suite_id for s in suites],
         "suites": [suite_record(s) for s in suites],
@@ -191,8 +195,8 @@ def _meta(
         "backends": list(spec.engines),
         "validate": _validates(spec, request.config_path),
         "filters": [f"{robot}={text}" for robot, text in spec.filters],
-        "supervisor": spec.supervisor if spec.supervisor is not None else _str(campaign.supervisor_path),
-        "supervisor_scenario": spec.supervisor_scenario,
+        "supervisor": _absolute(spec.supervisor if spec.supervisor is not None else campaign.supervisor_path),
+        "supervisor_scenario": _absolute(spec.supervisor_scenario),
         "detector": spec.detector,
         "stop_on_alarm": spec.stop_on_alarm,
         "assembly": spec.to_dict(),
@@ -200,34 +204,62 @@ def _meta(
     }
 
 
-def _with_run_inputs(spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig) -> AssemblySpec:
-    """The spec reading the run directory's copies of the configuration and properties (made by a new run)."""
+def _with_run_inputs(
+    spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig, supervision: dict[str, Path]
+) -> AssemblySpec:
+    """The spec reading the run directory's copies of the configuration, properties and supervisor files (made by a
+    new run from ``supervision``, the supervisor's files by role)."""
     if not request.resume:
         files = {"config": request.config_path, "properties": campaign.properties_path}
-        capture_inputs(out, files | _supervision_files(spec, campaign))
+        capture_inputs(out, files | supervision)
     warn = _warn_stderr
     config, base = run_input_path(out, "config", request.config_path, warn)
     properties, _ = run_input_path(out, "properties", campaign.properties_path, warn)
     assert config is not None
     assert properties is not None
-    return replace(
+    spec = replace(
         spec,
         config_path=str(config),
         properties_path=str(properties),
         config_base_dir=str(base) if base is not None else None,
     )
+    stored = stored_supervision(out)
+    if stored is None:
+        return spec
+    scenario = stored.scenario if spec.supervisor_scenario is not None else None
+    return replace(
+        spec,
+        supervisor=str(stored.config),
+        supervisor_scenario=str(scenario) if scenario is not None else None,
+        supervisor_files=tuple((role, str(path)) for role, path in stored.files.items()),
+    )
 
 
-def _supervision_files(spec: AssemblySpec, campaign: CampaignConfig) -> dict[str, Path]:
-    """The supervised run's files by run-input role (its configuration, machine, needle force model, scenario and
-    teleoperation script); {} without a supervisor. Their content is part of the run's configuration digest, so a
-    resume with an edited machine is refused like one with an edited property file."""
+def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: CampaignConfig) -> dict[str, Path]:
+    """The supervised run's files by run-input role (its configuration, machine and goals, needle force model,
+    scenario and teleoperation script); {} without a supervisor. A resume takes the run's copies, once the
+    options are found to name the run's own files, none of them edited since (an original that is gone: a
+    warning). Checked (before the run directory is touched)."""
     config = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
-    return supervision_files(config, spec.supervisor_scenario)
+    stored = stored_supervision(request.out_dir) if request.resume and config is not None else None
+    if stored is None:
+        check_supervision(config, spec.supervisor_scenario)
+        return supervision_files(config, spec.supervisor_scenario)
+    check_resume(stored, config, spec.supervisor_scenario, _warn_stderr)
+    scenario = stored.scenario if spec.supervisor_scenario is not None else None
+    check_supervision(stored.config, scenario, stored.files)
+    return dict(stored.files)
 
 
-def _str(path: Path | None) -> str | None:
-    return str(path) if path is not None else None
+def _digested(files: dict[str, Path]) -> list[Path]:
+    """The supervisor files the run's configuration digest covers: all but the goals (only ``cosim supervisor
+    check`` reads them), so a resume with an edited machine is refused like one with an edited property file."""
+    return [path for role, path in files.items() if role != "supervisor_goals"]
+
+
+def _absolute(path: str | Path | None) -> str | None:
+    """A path as the absolute file it names (the run's meta: a resume from another directory names the same)."""
+    return str(resolve_resource(path).resolve()) if path is not None else None
 
 
 def _warn_stderr(message: str) -> None:
@@ -279,14 +311,14 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         detector=request.detector,
         stop_on_alarm=request.stop_on_alarm,
     )
-    check_supervision(spec.supervisor or campaign.supervisor_path, spec.supervisor_scenario)  # before --out
+    supervision = _supervision_files(request, spec, campaign)  # checked before --out
     check_detector(spec.detector, spec.stop_on_alarm, spec.supervisor or campaign.supervisor_path)
-    meta = _meta(request, campaign, spec, controller, suites) | {"anatomy_repairs": scene.repairs()}
+    meta = _meta(request, campaign, spec, (controller, suites, supervision)) | {"anatomy_repairs": scene.repairs()}
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())
     outcome = CampaignOutcome(run.path, sum(len(s) for s in suites), 0, notes=[*scene.repair_lines(), *run.notes])
     try:
-        spec = _with_run_inputs(spec, run.path, request, campaign)
+        spec = _with_run_inputs(spec, run.path, request, campaign, supervision)
         stream = sys.stderr if progress_stream == "stderr" else progress_stream  # the stream of now, not of import
         _run(request, run, suites, spec, workers, outcome, stream if not isinstance(stream, str) else None)
     except CosimError:

@@ -10,6 +10,7 @@ taken from). The detection tables go to ``RUN/hazards.sqlite`` (:mod:`~cosim_val
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,12 +150,16 @@ def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
         cases, windows = judge_run(db, kinematics, None, settings, clean)
     for scenario in scenarios:
         with ResultsDB.open(_results(runs / scenario.name)) as db:
-            more_cases, more_windows = judge_run(db, kinematics, scenario, settings, clean)
+            more_cases, more_windows = judge_run(db, kinematics, scenario, settings, clean, _warn_stderr)
         cases += more_cases
         windows += more_windows
     path = request.out_dir / HAZARDS_FILE
     write_tables(path, scenarios, settings, source, cases, windows, period_s)
     return path
+
+
+def _warn_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _results(run_dir: Path) -> Path:

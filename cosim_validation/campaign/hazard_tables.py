@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
@@ -29,6 +29,7 @@ from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.hazards.detector import Detection, DetectorSettings, derive_threshold, detect, deviations
 from cosim_validation.hazards.fault_window import schedule, windows_of_events
+from cosim_validation.hazards.hazard_library import case_warnings
 from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.hazards.window_verdict import WindowVerdict, judge_windows
 from cosim_validation.record import TrajectoryRecord
@@ -101,10 +102,13 @@ def judge_run(
     scenario: Scenario | None,
     settings: DetectorSettings,
     clean: dict[str, set[str]],
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[list[CaseDetection], list[tuple[str, str, WindowVerdict]]]:
     """Every case of the run ``db`` of ``scenario`` (None: fault-free): case rows and window rows.
 
-    ``clean``: test id -> properties of the physical robot that hold in the fault-free run.
+    ``clean``: test id -> properties of the physical robot that hold in the fault-free run. ``warn`` gets, per
+    case, why the scenario may not have done what it says there (``case_warnings``: a trigger that never fired,
+    e.g. a stage the case never reached; a window longer than the case).
     """
     name = scenario.name if scenario is not None else FAULT_FREE
     violated: dict[str, set[str]] = {}
@@ -123,7 +127,11 @@ def judge_run(
         if scenario is not None and stored is not None:
             spans = windows_of_events(happened.get(physical.test_id, []), float(physical.t_s[-1]))
         elif scenario is not None:
-            spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"]))
+            spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"]), physical.stage[1:])
+        if scenario is not None and warn is not None and len(physical.t_s) > 1:
+            t = physical.t_s
+            for text in case_warnings(scenario, float(t[-1] - t[0]), float(t[1] - t[0]), set(physical.stage[1:])):
+                warn(f"{physical.test_id}: {text}")
         verdicts, false_alarms, second_false = judge_windows(detection, spans, settings.threshold_m)
         windows += [(name, physical.test_id, w) for w in verdicts]
         by_fault = sorted(violated.get(physical.test_id, set()) & clean.get(physical.test_id, set()))

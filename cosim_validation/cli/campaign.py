@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.config import resolve_resource
 
-    supervisor, scenario = supervisor_paths(args)
+    supervisor, scenario = supervisor_paths(args, must_exist=not args.resume)
     request = CampaignRequest(
         config_path=resolve_resource(args.config),
         suite_paths=tuple(Path(s) for s in args.suite),
@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
 
 def resume_command(args: argparse.Namespace) -> str:
     """The command line that continues this run."""
+    from cosim_validation.config import resolve_resource
+
     parts = ["cosim campaign", f"--config {shlex.quote(args.config)}"]
     parts += [f"--suite {shlex.quote(s)}" for s in args.suite]
     parts.append(f"--backends {shlex.quote(args.backends)}")
@@ -120,10 +122,9 @@ def resume_command(args: argparse.Namespace) -> str:
     if args.validate is not None:
         parts.append("--validate" if args.validate else "--no-validate")
     parts += [f"--filter {shlex.quote(text)}" for text in args.filter]
-    if args.supervisor is not None:
-        parts.append(f"--supervisor {shlex.quote(args.supervisor)}")
-    if args.supervisor_scenario is not None:
-        parts.append(f"--supervisor-scenario {shlex.quote(args.supervisor_scenario)}")
+    for option, value in (("--supervisor", args.supervisor), ("--supervisor-scenario", args.supervisor_scenario)):
+        if value is not None:  # absolute: the resume may run from another directory
+            parts.append(f"{option} {shlex.quote(str(resolve_resource(value).resolve()))}")
     if args.detector is not None:
         parts.append(f"--detector {shlex.quote(args.detector)}")
     if args.stop_on_alarm:

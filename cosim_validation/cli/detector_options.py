@@ -10,10 +10,12 @@ def add_detector_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--detector",
         default=None,
-        metavar="tip_mm=X[,joint=Y][,tracker_mm=Z]",
-        help="run seed 003's hazard detector in the control loop, the physical robot against the virtual twin at "
-        "every setpoint (docs/HAZARDS.md): live it publishes /cosim/hazards/alarms and /cosim/feedback_wrench; "
-        "joint in rad (m for a prismatic joint); thresholds e.g. from `cosim hazards table`",
+        metavar="[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]",
+        help="run seed 003's hazard detector in the control loop at every setpoint (docs/HAZARDS.md): tip_mm, "
+        "joint (rad, m for a prismatic joint) and tracker_mm compare the physical robot with the virtual twin, "
+        "progress the robot with its own commands (|rho - 1| of the command progress); the keys given choose the "
+        "detectors. Live it publishes /cosim/hazards/alarms and /cosim/feedback_wrench, a campaign stores the "
+        "alarms in its events table; thresholds e.g. from `cosim hazards table`",
     )
     parser.add_argument(
         "--stop-on-alarm",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 HELP = "task supervisor state machines: model-check with SPIN (check), replay a counterexample (replay), show"
 DEFAULT_MACHINE = "config/supervisor/needle_insertion.yaml"
+MACHINE_HELP = "machine file, or a supervised run's directory (the machine and goals the run kept)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,42 +16,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     check = actions.add_parser("check", help="check every LTL goal with SPIN; exit 2 if one is violated")
-    check.add_argument("machine", nargs="?", default=DEFAULT_MACHINE, help=f"machine file (default {DEFAULT_MACHINE})")
-    check.add_argument("--goals", help="goals file (default: the one the machine names under 'goals')")
+    default = f"{MACHINE_HELP} (default {DEFAULT_MACHINE})"
+    check.add_argument("machine", nargs="?", default=DEFAULT_MACHINE, help=default)
+    check.add_argument("--goals", help="goals file (default: the one the machine names under 'goals', or the run's)")
     check.add_argument("--goal", action="append", default=[], metavar="NAME", help="check only this goal (repeatable)")
     check.add_argument("--priority", choices=("outer_first", "inner_first"), help="override the conflict resolution")
     check.add_argument("--out", help="directory for the models and counterexamples (default runs/supervisor/<name>)")
     replay = actions.add_parser("replay", help="run a trace file on the runtime machine; exit 2 if it differs")
-    replay.add_argument("machine", help="machine file")
+    replay.add_argument("machine", help=MACHINE_HELP)
     replay.add_argument("trace", help="trace file (a counterexample written by check, or hand-written)")
     replay.add_argument("--priority", choices=("outer_first", "inner_first"), help="override the conflict resolution")
     show = actions.add_parser("show", help="print the states, events, transitions and goals of a machine")
-    show.add_argument("machine", nargs="?", default=DEFAULT_MACHINE, help=f"machine file (default {DEFAULT_MACHINE})")
+    show.add_argument("machine", nargs="?", default=DEFAULT_MACHINE, help=default)
     for sub in (check, replay, show):
         sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the action; with ``--json`` a bad input is also a JSON error object on stdout."""
-    from cosim_validation.cli.output import print_json
-    from cosim_validation.exceptions import CosimError
-
-    try:
-        return {"check": _check, "replay": _replay, "show": _show}[args.action](args)
-    except CosimError as exc:
-        if getattr(args, "json", False):
-            print_json({"error": str(exc)})
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        raise
+    """Dispatch to the action (a bad input: ``cli.main`` prints one ``error:`` line, or the JSON error object)."""
+    return {"check": _check, "replay": _replay, "show": _show}[args.action](args)
 
 
 def _machine(path: str, priority: str | None = None) -> Any:
+    """The machine of a file, or the one a supervised run kept (its goals file then the run's copy too)."""
+    from dataclasses import replace
+
     from cosim_validation.config import resolve_resource
     from cosim_validation.statechart.loader import load_machine
 
-    machine = load_machine(resolve_resource(path))
+    stored = _stored(path)
+    if stored is None:
+        machine = load_machine(resolve_resource(path))
+    else:
+        machine = load_machine(stored.role_file("supervisor_machine", "supervisor machine"))
+        goals = stored.files.get("supervisor_goals")
+        machine = replace(machine, goals_file=str(goals) if goals is not None else "")
     return machine.with_priority(priority) if priority else machine
+
+
+def _stored(path: str) -> Any:
+    """The supervisor files a run directory kept, or None when ``path`` is not a directory.
+
+    Raises:
+        InputError: A directory that is not a supervised run.
+    """
+    from cosim_validation.assembly.run_inputs import MANIFEST
+    from cosim_validation.assembly.run_supervision import stored_supervision
+    from cosim_validation.exceptions import InputError
+
+    if not Path(path).is_dir():
+        return None
+    stored = stored_supervision(path)
+    if stored is None:
+        raise InputError(f"{path}: not a supervised run (no {MANIFEST} naming its supervisor's files)")
+    return stored
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -64,7 +82,7 @@ def _check(args: argparse.Namespace) -> int:
     machine = _machine(args.machine, args.priority)
     goals_path = args.goals or machine.goals_file
     if not goals_path:
-        raise InputError(f"{machine.source}: the machine names no goals file; give one with --goals")
+        raise InputError(f"{machine.source}: the machine names no goals file (a run: kept none); give one with --goals")
     goals = load_goals(goals_path, machine)
     out = Path(args.out) if args.out else Path("runs") / "supervisor" / machine.name
     report = check_goals(machine, goals, out, args.goal)

@@ -29,8 +29,13 @@ def add_supervisor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def supervisor_paths(args: argparse.Namespace) -> tuple[str | None, str | None]:
+def supervisor_paths(args: argparse.Namespace, must_exist: bool = True) -> tuple[str | None, str | None]:
     """The supervisor configuration and scenario chosen (paths resolved as the configuration's are).
+
+    Args:
+        args: The parsed options.
+        must_exist: False for a resume: a file gone since the run started is read from the run's copy
+            (:mod:`~cosim_validation.assembly.run_supervision` checks the path names the run's file).
 
     Raises:
         InputError: A scenario without a supervisor, or a file that does not exist.
@@ -44,7 +49,7 @@ def supervisor_paths(args: argparse.Namespace) -> tuple[str | None, str | None]:
             chosen.append(None)
             continue
         path = resolve_resource(value)
-        if not path.is_file():
+        if must_exist and not path.is_file():
             raise InputError(f"{option}: file {value!r} does not exist")
         chosen.append(str(path))
     return chosen[0], chosen[1]

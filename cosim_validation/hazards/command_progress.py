@@ -10,8 +10,9 @@ along each commanded step: the **progress** of sample k,
 is about 1 when the arm follows (it reaches each setpoint within the period), about 0 when a command was not
 applied and about 2 when two were applied at once. It is judged only where the commanded step is at least
 ``MIN_STEP`` (a still or creeping command says nothing). ``q_setpoint`` is the clean setpoint the controller sent
-(what the records carry), ``q_measured`` what the robot reported. Vectorised over a record; offline only
-(campaigns, replay): the online detector in the loop does not run it.
+(what the records carry), ``q_measured`` what the robot reported. Vectorised over a record (campaigns,
+replay); :func:`step_progress` judges one step with the same operations, for the detector in the loop
+(:class:`~cosim_validation.hazards.online_detector.OnlineDetector`), so both flag the same samples.
 """
 
 from __future__ import annotations
@@ -42,3 +43,17 @@ def command_progress(q_setpoint: np.ndarray, q_measured: np.ndarray) -> np.ndarr
     rho = np.sum(moved * step, axis=1)[judged] / norm2[judged]
     out[1:][judged] = np.abs(rho - 1.0)
     return out
+
+
+def step_progress(
+    previous_setpoint: np.ndarray, setpoint: np.ndarray, previous_measured: np.ndarray, measured: np.ndarray
+) -> float:
+    """``|rho - 1|`` of one sample from its and the previous sample's (J,) setpoints and measured joints (NaN where
+    the commanded step is < MIN_STEP): :func:`command_progress` one sample at a time, the same operations."""
+    step = (np.asarray(setpoint, dtype=np.float64) - np.asarray(previous_setpoint, dtype=np.float64))[None, :]
+    moved = (np.asarray(measured, dtype=np.float64) - np.asarray(previous_measured, dtype=np.float64))[None, :]
+    norm2 = np.sum(step * step, axis=1)
+    if not norm2[0] >= MIN_STEP * MIN_STEP:
+        return float("nan")
+    rho = np.sum(moved * step, axis=1) / norm2
+    return float(np.abs(rho - 1.0)[0])

@@ -1,8 +1,8 @@
 """When a scenario's windows are open, control cycle by control cycle (seed 003's injection trigger).
 
-The schedule advances once per setpoint (a control cycle), with the case time of that setpoint, in the same order
-in batch and live; its random draws (``probability`` triggers) come from a stream seeded by the case seed, so the
-same case opens the same windows in every mode.
+The schedule advances once per setpoint (a control cycle), with the case time and the stage of that setpoint, in
+the same order in batch and live; its random draws (``probability`` triggers) come from a stream seeded by the
+case seed, so the same case opens the same windows in every mode.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cosim_validation.hazards.scenario import Scenario, TriggerKind
+from cosim_validation.record.stage import Stage
 
 #: Tolerance on case times [s] (setpoint times are sums of periods).
 TIME_EPS_S = 1e-9
@@ -61,15 +62,14 @@ class FaultWindow:
         self.opened_at_s = math.nan
         self.opened_cycle = 0
         self.count = 0
+        self.stage = Stage.NONE
 
-    def step(self, t_s: float) -> WindowChange | None:
-        """Advance to the next control cycle, due at case time ``t_s`` [s]; what changed, if anything."""
+    def step(self, t_s: float, stage: Stage = Stage.NONE) -> WindowChange | None:
+        """Advance to the next control cycle, due at case time ``t_s`` [s], a setpoint of ``stage``; what changed,
+        if anything."""
         self.cycle += 1
-        if (
-            self.is_open
-            and not self.scenario.permanent
-            and t_s >= self.opened_at_s + self.scenario.duration_s - TIME_EPS_S
-        ):
+        self.stage = stage
+        if self.is_open and self._closes(t_s):
             self.is_open = False
             change = WindowChange(t_s, False, self.count - 1)
             if self._opens(t_s):  # back to back (a window per cycle of a probability trigger, say)
@@ -78,6 +78,12 @@ class FaultWindow:
         if not self.is_open and self._opens(t_s):
             return self._open(t_s)
         return None
+
+    def _closes(self, t_s: float) -> bool:
+        trigger = self.scenario.trigger
+        if trigger.kind is TriggerKind.STAGE and self.stage is not trigger.stage:
+            return True
+        return not self.scenario.permanent and t_s >= self.opened_at_s + self.scenario.duration_s - TIME_EPS_S
 
     def _open(self, t_s: float) -> WindowChange:
         self.is_open, self.opened_at_s, self.opened_cycle = True, t_s, self.cycle
@@ -90,6 +96,8 @@ class FaultWindow:
             return bool(self._rng.random() < trigger.probability)
         if trigger.kind is TriggerKind.SAMPLE:
             return self.cycle == trigger.sample
+        if trigger.kind is TriggerKind.STAGE:
+            return self.count == 0 and self.stage is trigger.stage
         if t_s < trigger.at_s - TIME_EPS_S:
             return False
         if trigger.kind is TriggerKind.TIME:
@@ -98,18 +106,24 @@ class FaultWindow:
         return window >= self.count and t_s < trigger.at_s + window * trigger.period_s + self.scenario.duration_s
 
 
-def schedule(scenario: Scenario, times_s: np.ndarray, case_seed: int) -> list[tuple[float, float]]:
+def schedule(
+    scenario: Scenario, times_s: np.ndarray, case_seed: int, stages: np.ndarray | None = None
+) -> list[tuple[float, float]]:
     """The windows ``(start_s, end_s)`` the injector opens in a case whose setpoints are due at ``times_s``.
 
-    ``times_s`` (m,) are the case times of the setpoints after the first (the first reaches no filter); a window
-    still open at the end of the case ends at the last setpoint's time. The same schedule as the injector's, from
-    the same seed (a campaign's records carry the times, so their windows need not be stored).
+    ``times_s`` (m,) are the case times of the setpoints after the first (the first reaches no filter) and
+    ``stages`` (m,) their stages (``Stage`` values, a record's ``stage`` column; needed by a stage trigger, which
+    never fires without them); a window still open at the end of the case ends at the last setpoint's time. The
+    same schedule as the injector's, from the same seed (a campaign's records carry the times and stages, so their
+    windows need not be stored).
     """
     window = FaultWindow(scenario)
     window.reset(case_stream(scenario.name, case_seed, TRIGGER_STREAM, 0))
     windows: list[tuple[float, float]] = []
-    for t_s in np.asarray(times_s, dtype=np.float64):
-        change = window.step(float(t_s))
+    times = np.asarray(times_s, dtype=np.float64)
+    stage_of = np.zeros(len(times), dtype=np.int64) if stages is None else np.asarray(stages, dtype=np.int64)
+    for t_s, stage in zip(times, stage_of, strict=True):
+        change = window.step(float(t_s), Stage(int(stage)))
         if change is not None and change.opened:
             if windows and math.isnan(windows[-1][1]):
                 windows[-1] = (windows[-1][0], float(t_s))

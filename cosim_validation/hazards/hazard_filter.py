@@ -23,7 +23,8 @@ from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.fault_models import StreamHistory, WindowState, corrupt
 from cosim_validation.hazards.fault_window import TRIGGER_STREAM, FaultWindow, WindowChange, case_stream
 from cosim_validation.hazards.hazard_library import DEFAULT_LIBRARY, joint_selection, load_library, scenario_named
-from cosim_validation.hazards.scenario import Scenario, Strike
+from cosim_validation.hazards.scenario import Scenario, Strike, TriggerKind
+from cosim_validation.record.stage import Stage
 from cosim_validation.robot import Kinematics
 from cosim_validation.sim.robot_backend import BackendSample
 from cosim_validation.sim.robot_filter import FilterEvent
@@ -59,11 +60,21 @@ class HazardFilter:
         self._seed = 0
         self._t_s = 0.0
         self._clean_setpoint = np.zeros(kinematics.n_joints)
+        self._stage = Stage.NONE
 
     @property
     def name(self) -> str:
         """``hazards:<scenario>``."""
         return f"hazards:{self.scenario.name}"
+
+    @property
+    def needs_stage(self) -> bool:
+        """Whether the windows depend on the setpoints' stages (a live proxy then waits for each stage)."""
+        return self.scenario.trigger.kind is TriggerKind.STAGE
+
+    def stage(self, stage: int) -> None:
+        """The stage of the next setpoint to :meth:`command` (a ``Stage`` value)."""
+        self._stage = Stage(int(stage))
 
     def reset(self, q0: np.ndarray, case_seed: int) -> None:
         """A new case at rest at ``q0``: no window open, histories restart, streams from ``case_seed``."""
@@ -79,13 +90,14 @@ class HazardFilter:
         self._events.clear()
         self._t_s = 0.0
         self._clean_setpoint = q0.copy()
+        self._stage = Stage.NONE
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
         """The joint vector the robot gets for the clean setpoint due at case time ``t_s`` [s]."""
         self._t_s = float(t_s)
         clean = np.asarray(q_setpoint, dtype=np.float64)
         self._clean_setpoint = clean.copy()
-        change = self._window.step(self._t_s)
+        change = self._window.step(self._t_s, self._stage)
         if change is not None:
             self._on_change(change)
         cycle = self._window.cycle

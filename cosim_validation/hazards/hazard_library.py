@@ -21,6 +21,7 @@ library does not know which robot it will strike. Every error names the file, th
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from cosim_validation.hazards.scenario import (
     Trigger,
     TriggerKind,
 )
+from cosim_validation.record.stage import CASE_STAGES, Stage
 
 #: The library shipped with the package (relative to the package root or the current directory).
 DEFAULT_LIBRARY = "config/hazards.yaml"
@@ -54,7 +56,7 @@ SCENARIO_KEYS = (
     "description",
 )
 FAULT_KEYS = ("model", "value", "relative", "delay_cycles", "probability")
-TRIGGER_KEYS = ("kind", "at_s", "period_s", "sample", "probability")
+TRIGGER_KEYS = ("kind", "at_s", "period_s", "sample", "probability", "stage")
 #: Tracker fault models that make sense on the orientation (a quaternion is not offset or noised per component).
 ORIENTATION_MODELS = frozenset({FaultModel.DROP, FaultModel.HOLD, FaultModel.DELAY})
 
@@ -146,7 +148,8 @@ def _trigger(node: ConfigNode) -> Trigger:
     node.reject_unknown(TRIGGER_KEYS)
     kind = TriggerKind(node["kind"].to_str(choices=[k.value for k in TriggerKind]))
     needs = {TriggerKind.TIME: ("at_s",), TriggerKind.PERIODIC: ("at_s", "period_s"),
-             TriggerKind.SAMPLE: ("sample",), TriggerKind.PROBABILITY: ("probability",)}[kind]  # fmt: skip
+             TriggerKind.SAMPLE: ("sample",), TriggerKind.PROBABILITY: ("probability",),
+             TriggerKind.STAGE: ("stage",)}[kind]  # fmt: skip
     for key in needs:
         if node.get(key) is None:
             raise node.error(f"trigger kind {kind.value!r} needs {key}")
@@ -158,7 +161,10 @@ def _trigger(node: ConfigNode) -> Trigger:
         probability = node["probability"].to_float(minimum=0.0, maximum=1.0)
         if probability <= 0.0:
             raise node["probability"].error("expected 0 < probability <= 1")
-    return Trigger(kind, at_s, period_s, sample, probability)
+    stage = Stage.NONE
+    if node.get("stage") is not None:
+        stage = Stage.parse(node["stage"].to_str(choices=[s.label for s in CASE_STAGES]))
+    return Trigger(kind, at_s, period_s, sample, probability, stage)
 
 
 def joint_selection(scenario: Scenario, joint_names: tuple[str, ...]) -> np.ndarray:
@@ -185,19 +191,31 @@ def scenario_named(library: dict[str, Scenario], name: str, source: str) -> Scen
     return library[name]
 
 
-def case_warnings(scenario: Scenario, case_duration_s: float, period_s: float) -> list[str]:
+def case_warnings(
+    scenario: Scenario, case_duration_s: float, period_s: float, stages: Collection[int] | None = None
+) -> list[str]:
     """Why ``scenario`` may not do what it says in a case of ``case_duration_s`` [s] at a ``period_s`` [s] cycle.
 
-    A trigger that never fires in the case, or a window longer than the case.
+    A trigger that never fires in the case (a stage trigger: its stage is not among ``stages``, the stages of the
+    case's setpoints after the first; not judged when None), or a window longer than the case.
     """
-    first_s = {TriggerKind.TIME: scenario.trigger.at_s, TriggerKind.PERIODIC: scenario.trigger.at_s,
-               TriggerKind.SAMPLE: scenario.trigger.sample * period_s, TriggerKind.PROBABILITY: 0.0}  # fmt: skip
+    trigger = scenario.trigger
     warnings = []
-    if first_s[scenario.trigger.kind] >= case_duration_s:
-        warnings.append(
-            f"hazard scenario {scenario.name!r}: trigger: first window at {first_s[scenario.trigger.kind]:.3g} s, "
-            f"after the end of the case ({case_duration_s:.3g} s): it never fires"
-        )
+    if trigger.kind is TriggerKind.STAGE:
+        if stages is not None and int(trigger.stage) not in {int(s) for s in stages}:
+            warnings.append(
+                f"hazard scenario {scenario.name!r}: trigger.stage: the case has no {trigger.stage.label} "
+                "setpoint: it never fires"
+            )
+    else:
+        first_s = {TriggerKind.TIME: trigger.at_s, TriggerKind.PERIODIC: trigger.at_s,
+                   TriggerKind.SAMPLE: trigger.sample * period_s,
+                   TriggerKind.PROBABILITY: 0.0}[trigger.kind]  # fmt: skip
+        if first_s >= case_duration_s:
+            warnings.append(
+                f"hazard scenario {scenario.name!r}: trigger: first window at {first_s:.3g} s, "
+                f"after the end of the case ({case_duration_s:.3g} s): it never fires"
+            )
     if not scenario.permanent and scenario.duration_s > case_duration_s:
         warnings.append(
             f"hazard scenario {scenario.name!r}: duration_s: {scenario.duration_s:.3g} s is longer than the case "

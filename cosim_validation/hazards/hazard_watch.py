@@ -11,6 +11,12 @@ the next period's step, an active alarm raises the supervisor's ``events.alarm``
 
 Tips are the nominal forward kinematics of each robot's measured joints, as in the stored records the offline
 :func:`~cosim_validation.hazards.detector.detect` reads, so the alarms are the offline ones sample for sample.
+The command progress (the robot against its own commands, :mod:`~cosim_validation.hazards.command_progress`) is
+judged from the setpoint the loop sent and the robot's measured joints, as from the records.
+
+Every alarmed sample is also kept as an event (:meth:`HazardWatch.events`: kind ``hazard_alarm``, name the
+detectors that alarm, detail :func:`alarm_detail`); a campaign stores them in its ``events`` table, as the
+live controller publishes them on ``/cosim/hazards/alarms``.
 """
 
 from __future__ import annotations
@@ -26,11 +32,15 @@ from cosim_validation.hazards.detector import DetectorSettings
 from cosim_validation.hazards.feedback_force import FeedbackForceStream, FeedbackGains
 from cosim_validation.hazards.online_detector import Alarm, OnlineDetector
 from cosim_validation.robot import Kinematics
+from cosim_validation.sim.robot_filter import FilterEvent
 
 #: The name the watch's alarm has among the supervisor's alarm sources.
 ALARM_SOURCE = "hazard_detector"
 
-_KEYS = {"tip_mm": 1e-3, "joint": 1.0, "tracker_mm": 1e-3}
+_KEYS = {"tip_mm": 1e-3, "joint": 1.0, "tracker_mm": 1e-3, "progress": 1.0}
+_GRAMMAR = "[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P] (at least one)"
+#: The kind of an alarm event (stored rows, Alert code).
+ALARM_KIND = "hazard_alarm"
 
 
 class Answer(Protocol):
@@ -64,22 +74,41 @@ class HazardSample(NamedTuple):
 
     @property
     def alarmed(self) -> bool:
-        """Whether the first detector (tip or joint) alarms at this sample."""
-        return self.alarm.tip or self.alarm.joint
+        """Whether a detector of the robot's motion alarms at this sample: tip, joint or command progress (what
+        stops the task with ``stop_on_alarm``; a tracker alarm says the tracker is wrong, not the robot)."""
+        return self.alarm.tip or self.alarm.joint or self.alarm.progress
+
+    @property
+    def reported(self) -> bool:
+        """Whether any detector alarms (the sample is published and stored as an alarm)."""
+        return bool(self.alarm.detectors)
+
+
+def alarm_detail(alarm: Alarm) -> str:
+    """``tip deviation D mm[, command progress P] at case time T s`` of an alarmed sample."""
+    progress = f", command progress {alarm.progress_value:.6f}" if alarm.progress else ""
+    return f"tip deviation {alarm.deviation_m * 1e3:.6f} mm{progress} at case time {alarm.t_s:.6f} s"
+
+
+def alarm_text(alarm: Alarm) -> str:
+    """``DETECTORS: DETAIL`` (detectors comma-separated, e.g. ``tip,progress``), as published live."""
+    return f"{','.join(alarm.detectors)}: {alarm_detail(alarm)}"
 
 
 def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
-    """Thresholds from ``tip_mm=X[,joint=Y][,tracker_mm=Z]`` (joint: rad, or m for a prismatic joint).
+    """Thresholds from ``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]`` (joint: rad, or m for a prismatic
+    joint; progress: of ``|rho - 1|``, no unit); a detector left out is off, so ``tip_mm=X`` alone is the tip
+    detector, ``progress=P`` alone the command progress, both together both.
 
     Raises:
-        InputError: An unknown key, a missing tip threshold or a value that is not a positive number (naming
-            ``option`` and the key).
+        InputError: An unknown key, no key at all or a value that is not a positive number (naming ``option`` and
+            the key).
     """
     values: dict[str, float] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, raw = part.partition("=")
         if not sep or key not in _KEYS:
-            raise InputError(f"{option}: unknown key {key!r} in {text!r}; expected tip_mm=X[,joint=Y][,tracker_mm=Z]")
+            raise InputError(f"{option}: unknown key {key!r} in {text!r}; expected {_GRAMMAR}")
         try:
             value = float(raw)
         except ValueError:
@@ -87,18 +116,27 @@ def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
         if not value > 0 or not math.isfinite(value):
             raise InputError(f"{option}: {key} must be a positive number, got {raw!r}")
         values[key] = value * _KEYS[key]
-    if "tip_mm" not in values:
-        raise InputError(f"{option}: tip_mm is required (the tip deviation threshold [mm]), got {text!r}")
-    return DetectorSettings(values["tip_mm"], values.get("joint", math.inf), values.get("tracker_mm", math.inf))
+    if not values:
+        raise InputError(f"{option}: no detector chosen in {text!r}; expected {_GRAMMAR}")
+    return DetectorSettings(
+        values.get("tip_mm", math.inf),
+        values.get("joint", math.inf),
+        values.get("tracker_mm", math.inf),
+        values.get("progress", math.inf),
+    )
 
 
 def format_detector(settings: DetectorSettings) -> str:
     """The option string of ``settings`` (:func:`parse_detector` reads it back; infinite thresholds are left out)."""
-    parts = [f"tip_mm={settings.threshold_m * 1e3!r}"]
+    parts = []
+    if math.isfinite(settings.threshold_m):
+        parts.append(f"tip_mm={settings.threshold_m * 1e3!r}")
     if math.isfinite(settings.joint_threshold):
         parts.append(f"joint={settings.joint_threshold!r}")
     if math.isfinite(settings.tracker_threshold_m):
         parts.append(f"tracker_mm={settings.tracker_threshold_m * 1e3!r}")
+    if math.isfinite(settings.progress_threshold):
+        parts.append(f"progress={settings.progress_threshold!r}")
     return ",".join(parts)
 
 
@@ -140,29 +178,43 @@ class HazardWatch:
         self.test_id = ""
         self.last: HazardSample | None = None
         self.first_alarm_s = math.nan
+        self._events: list[FilterEvent] = []
 
     def start_case(self, test_id: str) -> None:
-        """A new case: no alarm yet, the force's difference starts again."""
+        """A new case: no alarm yet, the force's difference and the command progress start again."""
         self.test_id, self.last, self.first_alarm_s = test_id, None, math.nan
         self.force.reset()
+        self.detector.reset()
+        self._events.clear()
 
-    def push(self, t_s: float, stamp_ns: int, robot: Answer, model: Answer) -> HazardSample:
-        """Judge the answers of the robot and of its fault-free model to the setpoint at case time ``t_s`` [s]."""
+    def push(self, t_s: float, stamp_ns: int, robot: Answer, model: Answer, q_setpoint: np.ndarray) -> HazardSample:
+        """Judge the answers of the robot and of its fault-free model to the setpoint ``q_setpoint`` (J,) (the clean
+        one the loop sent) at case time ``t_s`` [s]."""
         q = np.stack([np.asarray(robot.q_measured, dtype=np.float64), np.asarray(model.q_measured, dtype=np.float64)])
         tips = self.kinematics.record_arrays(q).tip_pos_m
-        alarm = self.detector.push(t_s, tips[0], tips[1], q[0], q[1], np.asarray(robot.tip_pos_m))
+        alarm = self.detector.push(t_s, tips[0], tips[1], q[0], q[1], np.asarray(robot.tip_pos_m), q_setpoint)
         sample = HazardSample(self.test_id, int(stamp_ns), alarm, self.force.push(t_s, tips[0], tips[1]))
         if sample.alarmed and math.isnan(self.first_alarm_s):
             self.first_alarm_s = float(t_s)
+        if sample.reported:
+            self._events.append(FilterEvent(float(t_s), ALARM_KIND, ",".join(alarm.detectors), alarm_detail(alarm)))
         self.last = sample
         if self.sink is not None:
             self.sink(sample)
         return sample
+
+    def events(self) -> list[FilterEvent]:
+        """The alarms of the case since the last call, as events of the physical robot (then forgotten)."""
+        events, self._events = self._events, []
+        return events
 
     def active_alarms(self, t_s: float) -> Mapping[str, str]:
         """The supervisor's view (when stopping on alarms): the detector's alarm at the last answered setpoint."""
         last = self.last
         if not self.stop_on_alarm or last is None or not last.alarmed:
             return {}
+        if not (last.alarm.tip or last.alarm.joint):
+            value = last.alarm.progress_value
+            return {ALARM_SOURCE: f"command progress of the robot {value:.2f} off its commands at {t_s:.2f} s"}
         kinds = "tip" if last.alarm.tip else "joint"
         return {ALARM_SOURCE: f"{kinds} deviation robot vs model {last.alarm.deviation_m * 1e3:.2f} mm at {t_s:.2f} s"}

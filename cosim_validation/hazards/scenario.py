@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
+from cosim_validation.record import Stage
+
 
 class Strike(Enum):
     """Where a fault strikes the control path.
@@ -95,12 +97,13 @@ class Fault:
 
 
 class TriggerKind(Enum):
-    """When windows open: at a case time, at a control cycle, periodically, or at random."""
+    """When windows open: at a case time, at a control cycle, periodically, at random, or when a stage starts."""
 
     TIME = "time"
     SAMPLE = "sample"
     PERIODIC = "periodic"
     PROBABILITY = "probability"
+    STAGE = "stage"
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,8 @@ class Trigger:
         period_s: ``periodic``: time between openings [s].
         sample: ``sample``: the control cycle that opens the window (1 = the first setpoint after the start).
         probability: ``probability``: chance a window opens at each control cycle outside a window.
+        stage: ``stage``: the window opens at the first setpoint of this stage and closes at the first setpoint
+            of another stage or after ``duration_s``, whichever comes first (once per case).
     """
 
     kind: TriggerKind
@@ -120,6 +125,7 @@ class Trigger:
     period_s: float = math.inf
     sample: int = 0
     probability: float = 0.0
+    stage: Stage = Stage.NONE
 
 
 @dataclass(frozen=True)

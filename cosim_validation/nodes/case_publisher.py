@@ -56,8 +56,8 @@ class CasePublisher(CaseListener):
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
         """Publish the supervisor's step (state, transition, needle wrenches) of the setpoint stamped ``stamp_ns``."""
-        if self.node.supervisor_io is not None:  # type: ignore[attr-defined]
-            self.node.supervisor_io.publish(stamp_ns, decision)  # type: ignore[attr-defined]
+        if self.node.supervisor_node is not None:  # type: ignore[attr-defined]
+            self.node.supervisor_node.publish(stamp_ns, decision)  # type: ignore[attr-defined]
 
     def setpoint(
         self,

@@ -5,7 +5,9 @@ batch runner runs in-process): for each goal it plans the case, checks each setp
 (when validating), streams it to every driver (``/cosim/<robot>/command``) and waits for each robot's measured
 joints. This node publishes what the loop tells it: the expected states (``/cosim/expected``), ``/clock`` (it
 is the session clock), the case status (``/cosim/case_status``) and the action feedback; the result carries
-the monitor's verdicts and KPIs (``/cosim/case_reports``). With a hazard detector (parameter ``detector``) the
+the monitor's verdicts and KPIs (``/cosim/case_reports``). With a task supervisor the process also hosts the
+``supervisor`` node (:mod:`~cosim_validation.nodes.supervisor_node`: its topics, request service and teleoperation
+input), which the loop calls in-process at every step. With a hazard detector (parameter ``detector``) the
 loop judges the physical robot against the virtual twin at every setpoint both answered (here, where the twin's
 clean answer and the physical answer meet) and this node publishes its alarms and feedback force
 (:mod:`~cosim_validation.nodes.hazard_feedback`).
@@ -30,7 +32,7 @@ from cosim_validation.nodes.hazard_feedback import HazardFeedback
 from cosim_validation.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.nodes.report_waiter import ReportWaiter
 from cosim_validation.nodes.robot_link import RobotLink
-from cosim_validation.nodes.supervisor_io import SupervisorIO
+from cosim_validation.nodes.supervisor_node import SupervisorNode
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import CLOCK, LATCHED, STATE, to_rclpy
@@ -73,8 +75,10 @@ class Controller(Node):
         self.clock_pub = self.create_publisher(Clock, "/clock", to_rclpy(CLOCK)) if sim_time else None
         self.reports = ReportWaiter(self, group)
         supervision = self.assembly.supervision
-        io_group = MutuallyExclusiveCallbackGroup()  # requests and teleoperation, answered while a case runs
-        self.supervisor_io = SupervisorIO(self, supervision, io_group) if supervision is not None else None
+        #: The task supervisor's own node (``/supervisor``), composed into this process: run_node spins it with
+        #: this node; the loop calls it in-process every period.
+        self.supervisor_node = SupervisorNode(supervision, self.context) if supervision is not None else None
+        self.composed_nodes: list[Node] = [self.supervisor_node] if self.supervisor_node is not None else []
         self._busy = threading.Lock()
         ActionServer(
             self,

@@ -5,8 +5,9 @@ The controller node's lockstep loop runs the hazard detector after every setpoin
 setpoint's stamp:
 
 - ``/cosim/hazards/alarms`` (``cosim_validation_interfaces/Alert``): one message per sample at which a detector
-  alarms, ``code`` ``hazard_alarm``, ``message`` ``KINDS: tip deviation D mm at case time T s`` (KINDS among
-  ``tip``, ``joint``, ``tracker``);
+  alarms, ``code`` ``hazard_alarm``, ``message`` ``DETECTORS: tip deviation D mm[, command progress P] at case
+  time T s`` (DETECTORS among ``tip``, ``joint``, ``tracker``, ``progress``; ``hazard_watch.alarm_text``, the
+  same text a campaign stores as the alarm's row in its ``events`` table);
 - ``/cosim/feedback_wrench`` (``geometry_msgs/WrenchStamped``, frame ``base_link``): the feedback force of every
   sample (zero within the threshold) for a haptic device; no torque (seed 003's force acts on the tip).
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 
-from cosim_validation.hazards.hazard_watch import HazardSample
+from cosim_validation.hazards.hazard_watch import ALARM_KIND, HazardSample, alarm_text
 from cosim_validation.record import RobotRole
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import RESULT, STATE, to_rclpy
@@ -26,13 +27,6 @@ from cosim_validation_interfaces.msg import Alert
 
 ALARMS_TOPIC = "/cosim/hazards/alarms"
 WRENCH_TOPIC = "/cosim/feedback_wrench"
-
-
-def alarm_text(sample: HazardSample) -> str:
-    """``KINDS: tip deviation D mm at case time T s`` of an alarmed sample."""
-    alarm = sample.alarm
-    kinds = ",".join(k for k, on in (("tip", alarm.tip), ("joint", alarm.joint), ("tracker", alarm.tracker)) if on)
-    return f"{kinds}: tip deviation {alarm.deviation_m * 1e3:.6f} mm at case time {alarm.t_s:.6f} s"
 
 
 class HazardFeedback:
@@ -50,15 +44,15 @@ class HazardFeedback:
         wrench.header.stamp, wrench.header.frame_id = stamp, "base_link"
         wrench.wrench.force.x, wrench.wrench.force.y, wrench.wrench.force.z = (float(f) for f in sample.force_n)
         self._wrench.publish(wrench)
-        if not (sample.alarmed or sample.alarm.tracker):
+        if not sample.reported:
             return
         alert = Alert(
             test_id=sample.test_id,
             level=Alert.ERROR,
             robot=int(RobotRole.PHYSICAL),
             source=self._node.get_name(),
-            code="hazard_alarm",
-            message=alarm_text(sample),
+            code=ALARM_KIND,
+            message=alarm_text(sample.alarm),
         )
         alert.header.stamp = stamp
         self._alarms.publish(alert)

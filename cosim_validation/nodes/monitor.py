@@ -48,7 +48,11 @@ class Monitor(Node):
         # every driver (and proxy) publishes one tip pose and one marker per joint state (ros/sample_topics.py)
         self._session = CaseTracker(world, set(self._robots), self._on_case_end, markers=frozenset(self._robots))
         self._liveness = RobotLiveness(float(params["stale_timeout_s"]))
+        # when the ending case last heard from its streams (its end, or a late sample after it): it is concluded
+        # with what arrived once it has heard nothing for case_end_timeout_s (a backlog still being read under load
+        # keeps it open); a sample after the next case started no longer counts
         self._end_requested_at: float | None = None
+        self._next_started = False
         self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
         self._kpis = self.create_publisher(Kpi, "/cosim/kpis", to_rclpy(RESULT))
         self._reports = self.create_publisher(CaseReport, "/cosim/case_reports", to_rclpy(RESULT))
@@ -83,9 +87,10 @@ class Monitor(Node):
             self._guard(lambda: self._session.start(info))  # the case's messages that came before it
             if not self._session.ending:  # else the previous case still waits for late samples: keep its timeout
                 self._end_requested_at = None
+            self._next_started = self._session.ending
             self._liveness.start_case(info.robots, time.monotonic())
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
-            self._end_requested_at = time.monotonic()
+            self._end_requested_at, self._next_started = time.monotonic(), False
             self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message, convert.samples_streamed(msg))
 
     def _on_expected(self, msg: RobotState) -> None:
@@ -119,6 +124,8 @@ class Monitor(Node):
 
     def _guard(self, feed: Any) -> None:
         """Feed the monitor; bad data is an alert, never the end of the node."""
+        if self._end_requested_at is not None and not self._next_started:
+            self._end_requested_at = time.monotonic()  # the ending case's streams are still being read
         try:
             changes = feed()
         except CosimError as exc:

@@ -144,8 +144,9 @@ class PoliteMultiThreadedExecutor(MultiThreadedExecutor):
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, threads: int = 2) -> int:
     """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
 
-    The exit code is 1 after a configuration error, else the node's ``exit_code`` attribute if it has one
-    (the test generator sets it when the suite could not be run), else 0.
+    A node may host others in the same process (ROS 2 composition): its ``composed_nodes`` are spun by the same
+    executor and destroyed before it. The exit code is 1 after a configuration error, else the node's
+    ``exit_code`` attribute if it has one (the test generator sets it when the suite could not be run), else 0.
     """
     # rclpy's SIGINT/SIGTERM handlers only shut the context down, which a node still building (loading the
     # anatomy, building distance grids in C: seconds) does not notice, nor would Python's KeyboardInterrupt
@@ -165,6 +166,8 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
         install_signal_handlers(SignalHandlerOptions.ALL)
         executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
+        for composed in getattr(node, "composed_nodes", ()):  # nodes it hosts in this process (composition)
+            executor.add_node(composed)
         signal_ready(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -185,6 +188,8 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
             code = code or int(getattr(node, "exit_code", 0))  # a node that ends itself may set its code
         with teardown_watchdog(name, TEARDOWN_LIMIT_S, code):
             if node is not None:
+                for composed in getattr(node, "composed_nodes", ()):
+                    composed.destroy_node()
                 node.destroy_node()
             if rclpy.ok():
                 rclpy.try_shutdown()

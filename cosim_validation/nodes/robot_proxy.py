@@ -10,7 +10,12 @@ the robot's usual names to the controller and the monitor and passes everything 
   at rest), every later one goes through each filter's ``command`` at its case time;
 - ``/cosim/<robot>/raw/joint_states`` + ``raw/tip_pose`` + ``raw/marker`` of one stamp: joined into a sample,
   through each filter's ``observe``, published on ``/cosim/<robot>/joint_states``, ``tip_pose`` and ``marker``;
-- the filters' events on ``events_topic`` (``cosim_validation_interfaces/Alert``: code = the event's kind).
+- the filters' events on ``events_topic`` (``cosim_validation_interfaces/Alert``: code = the event's kind);
+- when a filter depends on the stage (a hazard with a stage trigger): ``/cosim/expected``, the controller's
+  expected state of each setpoint (stamp + stage). The controller publishes it before the command of the same
+  stamp, but on another topic, so DDS does not order the two: a command waits until the expected state of its
+  stamp arrived (at most :data:`STAGE_TIMEOUT_S`; on timeout the last known stage is used, said in the log and
+  as an Alert ``stage_timeout`` on ``events_topic``).
 """
 
 from __future__ import annotations
@@ -33,11 +38,15 @@ from cosim_validation.robot import RobotConfig
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import COMMAND, RESULT, STATE, to_rclpy
 from cosim_validation.ros.sample_topics import SampleJoiner, SamplePublisher, joined_sample
-from cosim_validation.sim.robot_filter import FilterEvent
-from cosim_validation_interfaces.msg import Alert
+from cosim_validation.sim.robot_filter import FilterEvent, needs_stage, notify_stage
+from cosim_validation_interfaces.msg import Alert, RobotState
 from cosim_validation_interfaces.srv import ResetRobot
 
 RESET_TIMEOUT_S = 30.0
+#: How long a command waits for the expected state (the stage) of its stamp [s].
+STAGE_TIMEOUT_S = 2.0
+#: Stages kept by stamp (far more than the commands in flight).
+STAGES_KEPT = 1000
 
 
 class RobotProxy(Node):
@@ -67,6 +76,13 @@ class RobotProxy(Node):
         self.create_subscription(
             convert.marker_msg_type(), f"{raw}/marker", self._on_part(self._joiner.marker), to_rclpy(STATE)
         )
+        self._stages: dict[int, int] = {}  # stamp [ns] -> stage of the expected state
+        self._stage_cond = threading.Condition()
+        self._last_stage = 0
+        if needs_stage(self._filters):
+            self.create_subscription(
+                RobotState, "/cosim/expected", self._on_expected, to_rclpy(STATE), callback_group=group
+            )
         self._lock = threading.Lock()
         self._last_ns: int | None = None  # stamp of the last setpoint since the reset (None: none yet)
         self._t_s = 0.0
@@ -87,12 +103,37 @@ class RobotProxy(Node):
                 self._joiner.clear()
         return answer if answer is not None else response
 
+    def _on_expected(self, msg: Any) -> None:
+        with self._stage_cond:
+            self._stages[convert.time_from_msg(msg.header.stamp)] = int(msg.stage)
+            while len(self._stages) > STAGES_KEPT:
+                del self._stages[next(iter(self._stages))]
+            self._stage_cond.notify_all()
+
+    def _stage_of(self, stamp_ns: int) -> int:
+        """The stage of the setpoint stamped ``stamp_ns`` (waits for its expected state; see the module doc)."""
+        with self._stage_cond:
+            if self._stage_cond.wait_for(lambda: stamp_ns in self._stages, timeout=STAGE_TIMEOUT_S):
+                self._last_stage = self._stages[stamp_ns]
+                return self._last_stage
+        text = (
+            f"no expected state of the setpoint stamped {stamp_ns} ns within {STAGE_TIMEOUT_S} s: "
+            f"its stage is taken to be the last known one ({self._last_stage})"
+        )
+        self.get_logger().error(text)
+        self._events_pub.publish(_alert(FilterEvent(self._t_s, "stage_timeout", "stage", text), self._role,
+                                        self.get_name(), stamp_ns))  # fmt: skip
+        return self._last_stage
+
     def _on_command(self, msg: JointState) -> None:
         command = convert.joint_state_from_msg(msg, self._names)
+        stage = self._stage_of(command.t_ns) if needs_stage(self._filters) and self._last_ns is not None else None
         with self._lock:
             q = command.position
             if self._last_ns is not None:  # the first setpoint after a reset reaches no filter (batch: no command)
                 self._t_s += (command.t_ns - self._last_ns) / 1e9
+                if stage is not None:
+                    notify_stage(self._filters, stage)
                 for f in self._filters:
                     q = f.command(self._t_s, q)
             self._last_ns, self._setpoint = command.t_ns, command.position

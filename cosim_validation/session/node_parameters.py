@@ -78,8 +78,8 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "detector",
             str,
             None,
-            "the hazard detector in the loop, tip_mm=X[,joint=Y][,tracker_mm=Z] (docs/HAZARDS.md): alarms on "
-            "/cosim/hazards/alarms, the feedback force on /cosim/feedback_wrench; unset: none",
+            "the hazard detector in the loop, [tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P] (docs/HAZARDS.md): "
+            "alarms on /cosim/hazards/alarms, the feedback force on /cosim/feedback_wrench; unset: none",
         ),
         ParamSpec("stop_on_alarm", bool, False, "a detector alarm is an exception of the task supervisor (mitigation)"),
         ParamSpec(
@@ -114,7 +114,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "a robot silent this long (wall time) while it owes a sample is reported stale [s]; checked every "
             "50 ms, so a dead driver is reported well within 1 s",
         ),
-        ParamSpec("case_end_timeout_s", float, 2.0, "after the case ends, wait this long for late samples [s]"),
+        ParamSpec(
+            "case_end_timeout_s",
+            float,
+            2.0,
+            "an ended case waits for late samples until its streams have been quiet this long (wall time) [s]",
+        ),
     ),
     "markers": (
         ParamSpec("target_diameter_m", float, 0.004, "diameter of a target sphere [m]"),

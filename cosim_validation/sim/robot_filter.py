@@ -9,6 +9,12 @@ robot's sample into what the controller and the monitor see. The same filter obj
 - live, inside a proxy node between the controller and the robot's driver (``nodes/robot_proxy.py``),
 
 fed the same calls in the same order, so a filtered robot behaves the same in both modes.
+
+A filter whose behaviour depends on the stage of the case (a hazard triggered by a stage) also has the optional
+``stage(stage)`` notification (:func:`notify_stage`; filters without it ignore stages) and says so with a true
+``needs_stage``: it is told the stage of each setpoint before that setpoint's :meth:`RobotFilter.command`, in
+batch by :class:`FilteredBackend` (the lockstep loop knows each setpoint's stage), live by the proxy from the
+controller's expected state of the setpoint's stamp.
 """
 
 from __future__ import annotations
@@ -62,6 +68,20 @@ class RobotFilter(Protocol):
         ...
 
 
+def notify_stage(filters: list[RobotFilter], stage: int) -> None:
+    """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint
+    (a :class:`~cosim_validation.record.Stage` value); the others need no stage."""
+    for f in filters:
+        notify = getattr(f, "stage", None)
+        if notify is not None:
+            notify(int(stage))
+
+
+def needs_stage(filters: list[RobotFilter]) -> bool:
+    """Whether some filter's behaviour depends on the setpoints' stages (its ``needs_stage`` is true)."""
+    return any(bool(getattr(f, "needs_stage", False)) for f in filters)
+
+
 class FilteredBackend:
     """A :class:`RobotBackend` seen through :class:`RobotFilter` s (innermost first).
 
@@ -102,6 +122,10 @@ class FilteredBackend:
         for f in self.filters:
             f.reset(q0, self._seed)
         self._t_s = 0.0
+
+    def stage(self, stage: int) -> None:
+        """The stage of the next setpoint (a ``Stage`` value), for the filters that use it."""
+        notify_stage(self.filters, stage)
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
         """The setpoint due ``duration_s`` [s] from now, through every filter."""

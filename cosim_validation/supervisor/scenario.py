@@ -1,8 +1,7 @@
 """A supervisor scenario: scripted user requests, injected sensor faults and a teleoperation script.
 
 What a surgeon and a faulty sensor would do, written down so a case runs the same way in a campaign and in
-a session (the controller applies it at every supervisor step; ``ros2 run cosim_validation supervisor`` plays
-its requests and teleoperation over the ROS services and topics)::
+a session (the control loop applies it at every supervisor step, in batch and live alike)::
 
     scenario:
       teleoperation: teleoperation_example.yaml     # optional; in TeleoperationMode the robot follows it

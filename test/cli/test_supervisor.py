@@ -112,7 +112,8 @@ def test_bad_input_is_one_error_line(
     assert "Traceback" not in err
     assert main([*argv, "--json"]) == 1
     captured = capsys.readouterr()
-    assert message in json.loads(captured.out)["error"]
+    assert message in json.loads(captured.out)["error"]["message"]  # the error object of every subcommand
+    assert captured.err == ""
 
 
 def test_replay_rejects_an_unknown_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

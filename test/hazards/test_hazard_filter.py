@@ -10,8 +10,10 @@ import pytest
 from cosim_validation.assembly.robot_filters import make_filter
 from cosim_validation.config import ConfigNode
 from cosim_validation.exceptions import InputError
+from cosim_validation.hazards.fault_window import schedule
 from cosim_validation.hazards.hazard_filter import HazardFilter
 from cosim_validation.hazards.scenario import Fault, FaultModel, Scenario, Strike, Trigger, TriggerKind
+from cosim_validation.record import Stage
 from cosim_validation.robot import Kinematics
 from cosim_validation.sim.robot_backend import BackendSample
 
@@ -125,3 +127,25 @@ def test_bad_options(config: ConfigNode, kinematics: Kinematics) -> None:
         make_filter(config, "hazards:nope", kinematics)
     with pytest.raises(InputError, match="name a scenario"):
         make_filter(config, "hazards:", kinematics)
+
+
+def test_a_stage_trigger_opens_with_the_stage_and_closes_when_it_ends(
+    config: ConfigNode, kinematics: Kinematics
+) -> None:
+    f = make_filter(config, "hazards:encoder_offset_during_injection", kinematics)
+    assert isinstance(f, HazardFilter)
+    assert f.needs_stage
+    q0 = np.zeros(kinematics.n_joints)
+    stages = np.array([Stage.APPROACH] * 5 + [Stage.INJECTION] * 4 + [Stage.EXTRACTION] * 3 + [Stage.INJECTION] * 2)
+    f.reset(q0, 3)
+    offsets = []
+    for k, stage in enumerate(stages, start=1):
+        f.stage(int(stage))
+        f.command(k * PERIOD_S, q0)
+        sample = BackendSample(k * PERIOD_S, q0, q0.copy(), np.zeros(3), np.array([1.0, 0, 0, 0]))
+        offsets.append(f.observe(sample).q_measured[1])
+    np.testing.assert_allclose(offsets, [0.0] * 5 + [0.01] * 4 + [0.0] * 5)  # once per case: not re-entered
+    assert [(round(e.t_s, 6), e.kind) for e in f.events()] == [(0.6, "fault_start"), (1.0, "fault_end")]
+    windows = schedule(f.scenario, PERIOD_S * np.arange(1, len(stages) + 1), 3, stages)
+    assert np.asarray(windows) == pytest.approx(np.array([[0.6, 1.0]]))  # recomputed from the records' stages
+    assert schedule(f.scenario, PERIOD_S * np.arange(1, len(stages) + 1), 3) == []  # without stages: never

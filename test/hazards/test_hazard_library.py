@@ -10,6 +10,7 @@ import pytest
 from cosim_validation.exceptions import ConfigError, InputError
 from cosim_validation.hazards.hazard_library import case_warnings, joint_selection, load_library
 from cosim_validation.hazards.scenario import FaultModel, Scenario, Strike, TriggerKind
+from cosim_validation.record import Stage
 from cosim_validation.robot import Kinematics
 
 GOOD = """
@@ -64,6 +65,9 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("model: constant, value: 0.05, relative: true", "model: swap", "scenarios.jump.variables", "exactly two"),
         ("    duration_s: 0.3", "    duration_s: 0.3\n    colour: red", "scenarios.jump", "colour"),
         ("value: 0.05, relative: true", "relative: true", "scenarios.jump.fault", "needs a value"),
+        ("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage, stage: insertion", "scenarios.jump.trigger.stage",
+         "expected one of 'initialization', 'approach', 'injection', 'extraction', 'reset', got 'insertion'"),
+        ("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage", "scenarios.jump.trigger", "needs stage"),
     ],
 )  # fmt: skip
 def test_a_bad_scenario_names_the_file_the_scenario_and_the_key(
@@ -103,3 +107,11 @@ def test_a_trigger_after_the_case_and_a_window_longer_than_the_case_are_warned(t
     long = load_library(_write(tmp_path, GOOD.replace("period_s: 8.0", "period_s: 80.0").replace("0.3", "30.0")))
     assert any("longer than the case" in w for w in case_warnings(long["jump"], 20.0, 0.1))
     assert math.isinf(load_library()["permanently_unavailable"].duration_s)
+
+
+def test_a_stage_trigger_whose_stage_the_case_never_reaches_is_warned(tmp_path: Path) -> None:
+    text = GOOD.replace("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage, stage: injection")
+    scenario = load_library(_write(tmp_path, text))["jump"]
+    assert case_warnings(scenario, 20.0, 0.1, {int(Stage.APPROACH), int(Stage.INJECTION)}) == []
+    (never,) = case_warnings(scenario, 20.0, 0.1, {int(Stage.INITIALIZATION), int(Stage.APPROACH)})
+    assert never == "hazard scenario 'jump': trigger.stage: the case has no injection setpoint: it never fires"

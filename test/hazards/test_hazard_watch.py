@@ -4,6 +4,7 @@ alarm (mitigation): a sudden jump by the heart stops the task at the next step a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from cosim_validation.coverage import TestCase
 from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.detector import DetectorSettings, detect
 from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
-from cosim_validation.hazards.hazard_watch import HazardSample, check_detector, parse_detector
+from cosim_validation.hazards.hazard_watch import (
+    ALARM_KIND,
+    HazardSample,
+    alarm_text,
+    check_detector,
+    format_detector,
+    parse_detector,
+)
 from cosim_validation.properties.verdict import Status, Verdict
 from cosim_validation.record import RobotRole
 
@@ -64,15 +72,59 @@ def test_the_loop_raises_the_offline_alarms_and_force_sample_for_sample() -> Non
     assert watch.active_alarms(8.1) == {}  # not stopping on alarms: never an exception of the supervisor
 
 
+PROGRESS = "progress=0.827"  # docs/HAZARDS.md: 0.66 (largest over 100 fault-free cases) x 1.25
+
+
+def test_the_command_progress_runs_in_the_loop_alone_and_its_alarms_are_stored_events() -> None:
+    spec = AssemblySpec(
+        "config/needle_insertion.yaml",
+        engines=("mujoco", "emulated"),
+        filters=(("physical", "hazards:commands_out_of_order"),),
+        detector=PROGRESS,  # the second detector alone: no tip, joint or tracker check
+    )
+    assembly = CaseAssembly(spec)
+    watch = assembly.hazard_watch
+    assert watch is not None
+    samples: list[HazardSample] = []
+    watch.sink = samples.append
+    try:
+        batch = assembly.run_batch(_case(assembly, "progress-1"))
+    finally:
+        assembly.close()
+    records = {r.robot: r for r in batch.records}
+    detection = detect(records[RobotRole.PHYSICAL], records[RobotRole.VIRTUAL], watch.settings)
+    np.testing.assert_array_equal([s.alarm.progress for s in samples], detection.progress_alarm)
+    np.testing.assert_array_equal([s.alarm.progress_value for s in samples], detection.progress)  # bit for bit
+    assert not any(s.alarm.tip or s.alarm.joint or s.alarm.tracker for s in samples)  # those detectors are off
+    alarmed = [s for s in samples if s.alarm.progress]
+    assert alarmed
+    assert all(4.0 <= s.alarm.t_s <= 9.0 for s in alarmed)  # in the 4 s window from 4 s (+ 1 s)
+    assert watch.first_alarm_s == pytest.approx(alarmed[0].alarm.t_s)
+    stored = [(role, e) for role, e in batch.events if e.kind == ALARM_KIND]  # the campaign's events table rows
+    assert [(role, e.t_s, e.name) for role, e in stored] == [
+        (RobotRole.PHYSICAL, s.alarm.t_s, "progress") for s in alarmed
+    ]
+    assert all(f"{e.name}: {e.detail}" == alarm_text(s.alarm) for (_, e), s in zip(stored, alarmed, strict=True))
+    times = [e.t_s for _, e in batch.events]
+    assert times == sorted(times)  # among the filter's window events, in time order
+    assert [e.kind for _, e in batch.events if e.kind != ALARM_KIND] == ["fault_start", "fault_end"]
+
+
 def test_thresholds_from_an_option() -> None:
     assert parse_detector(DETECTOR) == DetectorSettings(7.68e-3, 0.00939, 2.67e-3)
     assert parse_detector("tip_mm=3") == DetectorSettings(3e-3, math.inf, math.inf)
+    assert parse_detector(PROGRESS) == DetectorSettings(math.inf, math.inf, math.inf, 0.827)
+    both = parse_detector(f"{DETECTOR},{PROGRESS}")
+    assert both == DetectorSettings(7.68e-3, 0.00939, 2.67e-3, 0.827)
+    assert dataclasses.astuple(parse_detector(format_detector(both))) == pytest.approx(dataclasses.astuple(both))
+    assert parse_detector(format_detector(parse_detector(PROGRESS))) == parse_detector(PROGRESS)
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("joint=0.01", "--detector: tip_mm is required"),
+        ("", "--detector: no detector chosen in ''"),
+        ("progress=0", "--detector: progress must be a positive number, got '0'"),
         ("tip_mm=3,elbow=1", "--detector: unknown key 'elbow'"),
         ("tip_mm=-3", "--detector: tip_mm must be a positive number, got '-3'"),
         ("tip_mm=nan", "--detector: tip_mm must be a positive number"),

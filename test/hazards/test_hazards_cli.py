@@ -22,6 +22,7 @@ from test.sim.plans import CONFIG_PATH
 pytestmark = pytest.mark.slow
 
 CASES = 3
+LIBRARY = Path(__file__).resolve().parents[2] / "config" / "hazards.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,14 @@ def test_a_hazard_run_measures_detection_and_resumes(
     reanalyse = ["hazards", "run", "--reanalyse", "--out", str(out), "--threshold-mm", "3", "--json"]
     assert main([*reanalyse, *command[2:]]) == 0
     assert _table(capsys)["sudden_jump"]["detected"] == jump["windows"]
+    late = tmp_path / "late.yaml"  # the same scenarios, sudden_jump's trigger after the end of every case
+    late.write_text(
+        LIBRARY.read_text().replace("{kind: periodic, at_s: 8.0, period_s: 8.0}", "{kind: time, at_s: 500}")
+    )
+    assert main([*reanalyse, *command[2:], "--library", str(late)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == CASES  # one per case, naming the case, the scenario and the key
+    assert all("hazard scenario 'sudden_jump': trigger: first window at 500 s" in w for w in warnings)
 
     assert main(["report", str(out / "runs" / "sudden_jump"), "--json"]) == 0  # the report's hazard section
     capsys.readouterr()

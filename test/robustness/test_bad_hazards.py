@@ -72,6 +72,15 @@ CASES: dict[str, HazardCase] = {
     "library:unknown_field": _library_case(
         _DROPOUT, _DROPOUT.replace("all", "[colour]"), "tracker_dropout.variables", "'colour'"
     ),
+    "library:unknown_stage": _library_case(
+        "{kind: stage, stage: injection}",
+        "{kind: stage, stage: insertion}",
+        "encoder_offset_during_injection.trigger.stage",
+        "'insertion'",
+    ),
+    "library:stage_trigger_without_stage": _library_case(
+        "{kind: stage, stage: injection}", "{kind: stage}", "encoder_offset_during_injection.trigger", "needs stage"
+    ),
     "library:negative_duration": _library_case("duration_s: 1.5", "duration_s: -1.5", "duration_s", "-1.5"),
     "filter:unknown_joint": _filter_case(
         "variables: [joint1]", "variables: [shoulder]", "sudden_jump", "sudden_jump", "variables", "'shoulder'"
@@ -98,8 +107,11 @@ CASES: dict[str, HazardCase] = {
     "detector:stop_without_supervisor": lambda f, ws: Case(
         _campaign(f, ws, "--detector", "tip_mm=3", "--stop-on-alarm"), ("stop on alarm", "--supervisor"), (f / "run",)
     ),
-    "detector:session_without_tip": lambda f, ws: Case(
-        _session(f, ws, "--detector", "joint=0.01"), ("--detector", "tip_mm is required"), (f / "session",)
+    "detector:session_no_detector": lambda f, ws: Case(
+        _session(f, ws, "--detector", ","), ("--detector", "no detector chosen"), (f / "session",)
+    ),
+    "detector:session_negative_progress": lambda f, ws: Case(
+        _session(f, ws, "--detector", "progress=-1"), ("--detector", "progress", "'-1'"), (f / "session",)
     ),
     "hazards:table_of_nothing": lambda f, ws: Case(["hazards", "table", "--out", str(f)], ("hazards.sqlite",)),
 }

@@ -72,3 +72,17 @@ def test_a_value_of_the_wrong_type_is_one_error(rclpy_context: Any) -> None:
             declare_parameters(node, "test_generator")
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("1", "expected a double"), ("-0.5", "expected > 0 s, got -0.5"), ("0.0", "expected > 0 s, got 0.0")],
+)
+def test_the_supervisor_nodes_stale_time_is_checked(rclpy_context: Any, value: str, message: str) -> None:
+    """The supervisor node's own parameter: a wrong type or a non-positive time is one error naming it (checked
+    before the node touches the controller's supervisor, which is never reached here)."""
+    from cosim_validation.nodes.supervisor_node import SupervisorNode
+
+    args = ["--ros-args", "-p", f"teleoperation_stale_s:={value}"]
+    with pytest.raises(NodeParameterError, match=f"parameter 'teleoperation_stale_s' of supervisor: {message}"):
+        SupervisorNode(None, rclpy_context, args)  # type: ignore[arg-type]

@@ -1,8 +1,9 @@
 """The task supervisor's ROS interface from a separate client, over DDS (issue 20): the controller node runs a
 supervised case in real time while this test, another process's node, calls ``/cosim/supervisor/request`` (abort,
 teleoperation, auto, recover) and drives the tip with ``TwistStamped`` on ``/cosim/supervisor/teleoperation/twist``.
-One session, several checks: the request service's answers, the state and transition topics, the robot holding
-after the abort and following the teleoperation command."""
+One session, several checks: the supervisor is a node of its own in the graph (``/supervisor``, with the
+service, the topics and its parameters), the request service's answers, the state and transition topics, the
+robot holding after the abort and following the teleoperation command."""
 
 from __future__ import annotations
 
@@ -45,6 +46,30 @@ def _wait(condition: Callable[[], bool], what: str, log: Callable[[], str]) -> N
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}\n{log()}")
         time.sleep(0.02)
+
+
+def _supervisor_is_a_node(node: Any, log: Callable[[], str]) -> None:
+    """The graph, seen from this process: a node ``/supervisor`` (composed into the controller's process) serves
+    the request service and publishes the supervisor's topics, the controller node neither; its parameters say
+    what the controller loaded and its own setting."""
+    from rcl_interfaces.srv import GetParameters
+
+    def services(name: str) -> dict[str, list[str]]:
+        return dict(node.get_service_names_and_types_by_node(name, "/"))
+
+    request = "/cosim/supervisor/request"
+    _wait(lambda: request in services("supervisor"), "the supervisor node's request service", log)
+    assert services("supervisor")[request] == ["cosim_validation_interfaces/srv/SupervisorRequest"]
+    assert request not in services("controller")
+    published = dict(node.get_publisher_names_and_types_by_node("supervisor", "/"))
+    assert {"/cosim/supervisor/state", "/cosim/supervisor/transitions"} <= set(published)
+    assert "/cosim/supervisor/state" not in dict(node.get_publisher_names_and_types_by_node("controller", "/"))
+    client = node.create_client(GetParameters, "/supervisor/get_parameters")
+    assert client.wait_for_service(timeout_sec=30)
+    future = client.call_async(GetParameters.Request(names=["machine", "scenario", "teleoperation_stale_s"]))
+    _wait(future.done, "the supervisor node's parameters", log)
+    machine, scenario, stale = future.result().values
+    assert (machine.string_value, scenario.string_value, stale.double_value) == ("needle_insertion", "", 0.5)
 
 
 def test_requests_and_teleoperation_from_another_node(
@@ -107,6 +132,7 @@ def test_requests_and_teleoperation_from_another_node(
         group.start(ProcessSpec("controller", "controller", tuple(a for p in params for a in ("-p", p))))
         group.wait_ready(["virtual_driver", "controller"], timeout_s=120)
         assert requests.wait_for_service(timeout_sec=30)
+        _supervisor_is_a_node(node, log)
         idle = ask("abort")  # no case yet: refused, saying why
         assert (idle.accepted, idle.message) == (False, "no supervised case is running")
 

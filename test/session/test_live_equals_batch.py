@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import pairwise
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -25,11 +27,24 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 CASES = (0, 13, 25, 38)  # of the 39 cases of a 30 mm grid by the heart: two completed, two stopped by the validator
 TOLERANCE_M = 1e-9
+#: Four cases of the same grid the supervisor lets run to their end (13-15 s plans, the shortest of those that
+#: neither come within the supervisor's clearance of the heart nor cross its force limit).
+SUPERVISED_CASES = (3, 9, 16, 20)
+MOTION_STATES = ("MoveToSource", "Approach", "Inject", "Extract", "Reset")
+#: Scenario action of each case's exception (injected in every motion state in turn) and the event it raises.
+#: A fault fired at a step is seen by the next one and lasts one period (for_s 0.15; a lost tip 0.7 s: past the
+#: 0.5 s timeout), so the recovery's guard holds again.
+EXCEPTIONS = {
+    "force": ("fault: force, value: 5, for_s: 0.15", "e_ForceLimit"),
+    "clearance": ("fault: clearance, value: 0.001, for_s: 0.15", "e_FRTooClose"),
+    "tracking": ("fault: tracking, for_s: 0.7", "e_NeedleLost"),
+    "abort": ("request: abort", "e_TaskAborted"),
+}
 QUANTUM_M = max(POS_STEP_M, QUAT_STEP)  # stored records are quantized to this step (compact record codec)
 
 
-@pytest.fixture(scope="module")
-def suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
+def _grid_suite(path: Path, repo_root: Path, rows: tuple[int, ...]) -> Path:
+    """``rows`` of the 39 cases of a 30 mm grid by the heart, written to ``path``."""
     from cosim_validation.anatomy import load_anatomy
     from cosim_validation.config import load_config
     from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
@@ -37,14 +52,23 @@ def suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Pat
     config = load_config(repo_root / "config" / "needle_insertion.yaml")
     request = TestgenRequest(method="grid", granularity_m=0.03, per_cube=1, seed=3, region="heart_side_7pct")
     full, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
-    rows = list(CASES)
+    picked = list(rows)
     suite = Suite.build(
-        full.source_m[rows], full.target_m[rows], full.cube_index[rows], full.target_depth_m[rows],
+        full.source_m[picked], full.target_m[picked], full.cube_index[picked], full.target_depth_m[picked],
         {k: v for k, v in full.metadata.items() if k not in ("format", "frame_id", "unit", "suite_id")},
     )  # fmt: skip
-    path = tmp_path_factory.mktemp("suite") / "heart_side.parquet"
     suite.write(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
+    return _grid_suite(tmp_path_factory.mktemp("suite") / "heart_side.parquet", repo_root, CASES)
+
+
+@pytest.fixture(scope="module")
+def supervised_suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
+    return _grid_suite(tmp_path_factory.mktemp("suite") / "supervised.parquet", repo_root, SUPERVISED_CASES)
 
 
 def _rows(db_path: Path) -> tuple[dict, dict, dict]:  # type: ignore[type-arg]
@@ -177,17 +201,14 @@ def test_a_filtered_robot_is_the_same_live_and_in_batch(
 
 
 def _supervisor_scenario(path: Path, test_ids: list[str]) -> Path:
-    """One exception per case: a force fault in Inject recovered after 0.4 s (the case completes), a clearance
-    fault in Approach, a lost tip in Extract and an abort in Inject (each stops its case)."""
-    lines = [
-        "scenario:",
-        "  actions:",
-        f"    - {{cases: [{test_ids[0]}], when: {{state: Inject, after_s: 1.0}}, fault: force, value: 5, for_s: 0.3}}",
-        f"    - {{cases: [{test_ids[0]}], when: {{state: TaskStopped, after_s: 0.4}}, request: recover}}",
-        f"    - {{cases: [{test_ids[1]}], when: {{state: Approach, after_s: 1.0}}, fault: clearance, value: 0.001}}",
-        f"    - {{cases: [{test_ids[2]}], when: {{state: Extract, after_s: 1.0}}, fault: tracking}}",
-        f"    - {{cases: [{test_ids[3]}], when: {{state: Inject, after_s: 2.0}}, request: abort}}",
-    ]
+    """Case i injects the i-th exception of EXCEPTIONS in every motion state in turn (0.1 s after entering it)
+    and is recovered 0.2 s after each stop, so every case completes."""
+    lines = ["scenario:", "  actions:"]
+    for test_id, (action, _) in zip(test_ids, EXCEPTIONS.values(), strict=True):
+        for state in MOTION_STATES:
+            lines.append(f"    - {{cases: [{test_id}], when: {{state: {state}, after_s: 0.1}}, {action}}}")
+        recover = f"when: {{state: TaskStopped, after_s: 0.2}}, request: recover, times: {len(MOTION_STATES)}"
+        lines.append(f"    - {{cases: [{test_id}], {recover}}}")
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -232,24 +253,24 @@ def _supervisor_modes(db_path: Path) -> dict[tuple[str, str], dict[int, int]]:
 
 
 def test_a_supervised_case_is_the_same_live_and_in_batch(
-    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, supervised_suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every case under the supervisor, each with an exception in another motion state: the same outcomes,
-    verdicts and KPIs live over DDS and in batch; live, no robot gets a new setpoint from the step that saw the
-    exception on (read from the session's bag: supervisor states and command streams). The supervisor's mode
+    """Every exception injected in every motion state (four cases, one exception each, five stops and recoveries
+    per case): the same outcomes, verdicts and KPIs live over DDS and in batch. Live, per (exception, state), read
+    from the session's bag: the stop time from the step that saw the exception to the first command equal to the
+    held setpoint, and no robot gets a new setpoint from that step until the recovery. The supervisor's mode
     travels with every sample into the records and the monitor, the same live and in batch, and a property over it
     (stopped_task_holds) is judged on it."""
     from cosim_validation.record import SupervisorMode
-    from cosim_validation.ros.bag import read_messages
-    from cosim_validation.ros.convert import joint_state_from_msg, time_from_msg
 
-    scenario = _supervisor_scenario(tmp_path / "scenario.yaml", Suite.read(suite_file).test_ids)
+    test_ids = Suite.read(supervised_suite_file).test_ids
+    scenario = _supervisor_scenario(tmp_path / "scenario.yaml", test_ids)
     options = ("--no-validate", "--supervisor", "--supervisor-scenario", str(scenario))
-    live, batch = _both(tmp_path, suite_file, "0", *options, configs=_supervised_configs(tmp_path))
+    live, batch = _both(tmp_path, supervised_suite_file, "0", *options, configs=_supervised_configs(tmp_path))
     capsys.readouterr()
     (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
     assert live_cases == batch_cases
-    assert sorted(o for o, _ in live_cases.values()).count("aborted") >= 3
+    assert {o for o, _ in live_cases.values()} == {"completed"}  # recovered after every exception
     assert live_verdicts.keys() == batch_verdicts.keys()
     for key, verdict in live_verdicts.items():
         assert verdict.status == batch_verdicts[key].status, key
@@ -258,29 +279,24 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
     for key, kpi in live_kpis.items():
         assert _close(kpi.value, batch_kpis[key].value), key
 
-    steps: dict[str, list[tuple[int, str]]] = {}  # test id -> (stamp, active state) of every supervisor step
-    commands: dict[str, list[tuple[int, tuple[float, ...]]]] = {}
-    topics = ["/cosim/supervisor/state", "/cosim/virtual/command", "/cosim/physical/command"]
-    for message in read_messages(tmp_path / "session" / "session.mcap", topics):
-        msg = message.message
-        if message.topic == "/cosim/supervisor/state":
-            steps.setdefault(msg.test_id, []).append((time_from_msg(msg.header.stamp), msg.state))
-        else:
-            sample = joint_state_from_msg(msg)
-            commands.setdefault(message.topic, []).append((sample.t_ns, tuple(sample.position)))
-    assert sorted(steps) == sorted(live_cases)
+    stops, commands, period_ns = _bag_stops(tmp_path / "session" / "session.mcap")
+    assert sorted(stops) == sorted(test_ids)
     assert set(commands) == {"/cosim/virtual/command", "/cosim/physical/command"}
-    for test_id, states in steps.items():
-        assert len(states) > 20  # one per control period
-        stop_ns = next(t for t, state in states if state.endswith("TaskStopped"))  # every case saw an exception
-        resume_ns = next((t for t, state in states if t > stop_ns and not state.endswith("TaskStopped")), None)
-        end_ns = resume_ns if resume_ns is not None else states[-1][0] + 1
-        for topic, stream in commands.items():
-            before = [q for t, q in stream if t < stop_ns][-1]
-            held = [q for t, q in stream if stop_ns <= t < end_ns]
-            assert len(held) >= 4, (topic, test_id)  # held at least the 0.4 s before a recovery
-            assert all(q == before for q in held), (topic, test_id)  # zero motion commands after the exception
-    assert live_cases[min(live_cases)][0] == "completed"  # recovered from the force limit, then ran to its end
+    stop_periods: dict[tuple[str, str, str], float] = {}  # (exception, state, command topic) -> stop time
+    for test_id, (exception, (_, event)) in zip(test_ids, EXCEPTIONS.items(), strict=True):
+        assert [stop.state for stop in stops[test_id]] == list(MOTION_STATES), test_id  # each interrupted once
+        for stop in stops[test_id]:
+            assert event in stop.events, (test_id, stop)
+            for topic, stream in commands.items():
+                before = [q for t, q in stream if t < stop.stop_ns][-1]
+                held = [(t, q) for t, q in stream if stop.stop_ns <= t < stop.resume_ns]
+                assert len(held) >= 3, (topic, stop)  # held at least the 0.2 s before the recovery
+                assert all(q == before for _, q in held), (topic, stop)  # zero plan setpoints until the recovery
+                first_ns = next(t for t, q in held if q == before)
+                stop_periods[exception, stop.state, topic] = (first_ns - stop.stop_ns) / period_ns
+    assert len(stop_periods) == len(EXCEPTIONS) * len(MOTION_STATES) * 2
+    assert max(stop_periods.values()) <= 1.0  # the issue: stopped within one control period
+    print(f"stop time over {len(stop_periods)} (exception, state, robot): max {max(stop_periods.values()):g} periods")
 
     # the supervisor's mode per sample: the same in the session's records as in the campaign's, every case stopped
     # (a session's records are rebuilt from its bag, which under load can lack some of a robot's joint states: seen
@@ -319,6 +335,51 @@ def _tip_mean_mm(run_dir: Path, test_ids: list[str], robots: tuple[str, ...]) ->
         return {d.robot: d.tip_mm["mean"] for d in deviations(run, test_ids, robots)}
     finally:
         run.close()
+
+
+class _Stop(NamedTuple):
+    """One exception of a supervised case, read from a session's bag.
+
+    Attributes:
+        state: The motion state it interrupted (leaf name).
+        events: The events of the step whose measurement carried it.
+        stop_ns: That step's stamp (the stamp of the setpoint it decided) [ns].
+        resume_ns: The stamp of the first step out of TaskStopped (the recovery) [ns].
+    """
+
+    state: str
+    events: tuple[str, ...]
+    stop_ns: int
+    resume_ns: int
+
+
+def _bag_stops(bag: Path) -> tuple[dict[str, list[_Stop]], dict[str, list[tuple[int, tuple[float, ...]]]], int]:
+    """Each case's stops (from /cosim/supervisor/state), the commands to each robot (topic -> (stamp [ns],
+    joints)) and the control period [ns]."""
+    from cosim_validation.ros.bag import read_messages
+    from cosim_validation.ros.convert import joint_state_from_msg, time_from_msg
+
+    steps: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}  # test id -> (stamp, leaf, events) per step
+    commands: dict[str, list[tuple[int, tuple[float, ...]]]] = {}
+    topics = ["/cosim/supervisor/state", "/cosim/virtual/command", "/cosim/physical/command"]
+    for message in read_messages(bag, topics):
+        msg = message.message
+        if message.topic == "/cosim/supervisor/state":
+            leaf = msg.state.rsplit(".", 1)[-1]
+            steps.setdefault(msg.test_id, []).append((time_from_msg(msg.header.stamp), leaf, tuple(msg.events)))
+        else:
+            sample = joint_state_from_msg(msg)
+            commands.setdefault(message.topic, []).append((sample.t_ns, tuple(sample.position)))
+    stops: dict[str, list[_Stop]] = {}
+    for test_id, case_steps in steps.items():
+        assert len(case_steps) > 20, test_id  # one per control period
+        stops[test_id] = []
+        for (_, before, _), (t_ns, leaf, events) in pairwise(case_steps):
+            if leaf == "TaskStopped" and before != "TaskStopped":
+                resume_ns = next(t for t, s, _ in case_steps if t > t_ns and s != "TaskStopped")
+                stops[test_id].append(_Stop(before, events, t_ns, resume_ns))
+    period_ns = min(b[0] - a[0] for s in steps.values() for a, b in pairwise(s))
+    return stops, commands, period_ns
 
 
 def test_injected_learned_errors_are_the_same_live_and_in_batch(

@@ -1,4 +1,9 @@
-"""The task supervisor's ROS interface, served by the controller node (the supervisor runs in its control loop).
+"""supervisor: the task supervisor's ROS node, composed into the controller's process (docs/SUPERVISOR.md).
+
+The supervisor decides every setpoint inside the controller's control loop (no latency between a measurement
+and the hold); this node is its face in the ROS graph: a node of its own named ``supervisor`` (``ros2 node list``
+shows ``/supervisor``), built by the controller node, spun by the same executor in the same process (like ROS 2
+composition), and called in-process by the loop once per period. It owns:
 
 - ``/cosim/supervisor/state`` (cosim_validation_interfaces/SupervisorState): every step, stamped like the expected
   state of the setpoint it decided;
@@ -8,7 +13,10 @@
 - ``/cosim/supervisor/request`` (service SupervisorRequest): abort, recover, teleoperation, auto;
 - ``/cosim/supervisor/teleoperation/twist`` (geometry_msgs/TwistStamped, tip in base_link) and
   ``/cosim/supervisor/teleoperation/joints`` (sensor_msgs/JointState): what TeleoperationMode follows when the
-  supervisor's scenario has no teleoperation script.
+  supervisor's scenario has no teleoperation script;
+- its parameters: ``teleoperation_stale_s`` (a teleoperation command older than this, wall time, is no command;
+  default 0.5 s) and, read-only, what the controller's assembly loaded: ``configuration``, ``machine``,
+  ``scenario`` (the controller's ``supervisor`` and ``supervisor_scenario`` parameters choose them).
 """
 
 from __future__ import annotations
@@ -17,12 +25,15 @@ from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import TwistStamped, WrenchStamped
-from rclpy.callback_groups import CallbackGroup
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.assembly.supervision import Decision, Supervision
 from cosim_validation.exceptions import InputError
+from cosim_validation.nodes.node_runtime import NodeParameterError
 from cosim_validation.ros import convert
 from cosim_validation.ros.qos import RESULT, STATE, to_rclpy
 from cosim_validation.supervisor.needle_force import axial_force_vectors
@@ -31,34 +42,71 @@ from cosim_validation_interfaces.msg import SupervisorState, SupervisorTransitio
 from cosim_validation_interfaces.srv import SupervisorRequest
 
 PREFIX = "/cosim/supervisor"
+NAME = "supervisor"
+STALE_S = 0.5  # default teleoperation_stale_s [s]
 
 
-class SupervisorIO:
+class SupervisorNode(Node):
     """Publishes each step of the supervised cases and takes requests and teleoperation commands.
 
     Args:
-        node: The controller node.
-        supervision: The assembly's supervisor.
-        group: Callback group of the service and the teleoperation subscriptions.
+        supervision: The controller's assembly's supervisor.
+        context: The controller's rclpy context (same process, same executor).
+        cli_args: This node's own ROS arguments (``["--ros-args", "-p", ...]``), as composition gives them.
+
+    Raises:
+        NodeParameterError: ``teleoperation_stale_s`` is not a positive double.
     """
 
-    def __init__(self, node: Node, supervision: Supervision, group: CallbackGroup) -> None:
-        self.node = node
+    def __init__(self, supervision: Supervision, context: Any = None, cli_args: list[str] | None = None) -> None:
+        super().__init__(NAME, context=context, cli_args=cli_args)
+        try:  # checked first: a bad value is the node's error, whatever was loaded
+            stale_s = self._stale_s()
+        except NodeParameterError:
+            self.destroy_node()
+            raise
         self.supervision = supervision
-        self.state_pub = node.create_publisher(SupervisorState, f"{PREFIX}/state", to_rclpy(STATE))
-        self.transition_pub = node.create_publisher(SupervisorTransition, f"{PREFIX}/transitions", to_rclpy(RESULT))
-        self.tip_pub = node.create_publisher(WrenchStamped, f"{PREFIX}/tip_wrench", to_rclpy(STATE))
-        self.holder_pub = node.create_publisher(WrenchStamped, f"{PREFIX}/holder_wrench", to_rclpy(STATE))
-        node.create_service(SupervisorRequest, f"{PREFIX}/request", self._on_request, callback_group=group)
+        scenario = supervision.scenario_path
+        loaded = {
+            "configuration": str(supervision.config_path),
+            "machine": supervision.machine.name,
+            "scenario": str(scenario) if scenario is not None else "",
+        }
+        for name, value in loaded.items():
+            descriptor = ParameterDescriptor(read_only=True, description="loaded by the controller (read-only)")
+            self.declare_parameter(name, value, descriptor)
+        group = MutuallyExclusiveCallbackGroup()  # requests and teleoperation, answered while a case runs
+        self.state_pub = self.create_publisher(SupervisorState, f"{PREFIX}/state", to_rclpy(STATE))
+        self.transition_pub = self.create_publisher(SupervisorTransition, f"{PREFIX}/transitions", to_rclpy(RESULT))
+        self.tip_pub = self.create_publisher(WrenchStamped, f"{PREFIX}/tip_wrench", to_rclpy(STATE))
+        self.holder_pub = self.create_publisher(WrenchStamped, f"{PREFIX}/holder_wrench", to_rclpy(STATE))
+        self.create_service(SupervisorRequest, f"{PREFIX}/request", self._on_request, callback_group=group)
         self.teleoperation: LatestTeleoperation | None = None
         if supervision.teleoperation is None:  # no script: follow the topics
-            self.teleoperation = LatestTeleoperation(supervision.kinematics.n_joints)
+            self.teleoperation = LatestTeleoperation(supervision.kinematics.n_joints, stale_s)
             supervision.teleoperation = self.teleoperation
             qos = to_rclpy(STATE)
-            node.create_subscription(TwistStamped, f"{PREFIX}/teleoperation/twist", self._on_twist, qos,
+            self.create_subscription(TwistStamped, f"{PREFIX}/teleoperation/twist", self._on_twist, qos,
                                      callback_group=group)  # fmt: skip
-            node.create_subscription(JointState, f"{PREFIX}/teleoperation/joints", self._on_joints, qos,
+            self.create_subscription(JointState, f"{PREFIX}/teleoperation/joints", self._on_joints, qos,
                                      callback_group=group)  # fmt: skip
+
+    def _stale_s(self) -> float:
+        """The ``teleoperation_stale_s`` parameter [s].
+
+        Raises:
+            NodeParameterError: It is not a positive double.
+        """
+        description = "a teleoperation command older than this (wall time) is no command [s]"
+        try:  # an integer given (-p teleoperation_stale_s:=1) is a type error in rclpy
+            value = self.declare_parameter(
+                "teleoperation_stale_s", STALE_S, ParameterDescriptor(description=description)
+            ).value
+        except InvalidParameterTypeException:
+            raise NodeParameterError("parameter 'teleoperation_stale_s' of supervisor: expected a double") from None
+        if not value > 0.0:
+            raise NodeParameterError(f"parameter 'teleoperation_stale_s' of supervisor: expected > 0 s, got {value!r}")
+        return float(value)
 
     def publish(self, stamp_ns: int, decision: Decision) -> None:
         """The step that decided the setpoint stamped ``stamp_ns``: state, transition, needle wrenches."""
@@ -122,7 +170,7 @@ class SupervisorIO:
         try:
             self.teleoperation.twist([linear.x, linear.y, linear.z], [angular.x, angular.y, angular.z])
         except InputError as exc:
-            self.node.get_logger().warning(f"ignored: {exc}")
+            self.get_logger().warning(f"ignored: {exc}")
 
     def _on_joints(self, msg: Any) -> None:
         assert self.teleoperation is not None
@@ -130,4 +178,4 @@ class SupervisorIO:
             sample = convert.joint_state_from_msg(msg, self.supervision.kinematics.joint_names)
             self.teleoperation.joints(np.asarray(sample.position))
         except InputError as exc:
-            self.node.get_logger().warning(f"ignored: {exc}")
+            self.get_logger().warning(f"ignored: {exc}")

@@ -1,0 +1,40 @@
+"""The supervisor configuration and scenario of a run, with other copies of the files they name.
+
+A run directory keeps copies of the supervisor's files (:mod:`cosim_validation.assembly.run_supervision`); the copy
+of a configuration still names its machine and needle force model relative to the original's folder, and a
+scenario its teleoperation script. :func:`supervisor_inputs` loads both with the copies put in their place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from cosim_validation.config import resolve_resource
+from cosim_validation.supervisor.scenario import Scenario
+from cosim_validation.supervisor.supervisor_config import SupervisorConfig
+
+
+def supervisor_inputs(
+    config_path: str | Path, scenario_path: str | Path | None, files: Mapping[str, Path] | None = None
+) -> tuple[SupervisorConfig, Scenario | None]:
+    """The supervisor configuration and scenario, with ``files`` (role -> path, a run's copies) in place of the
+    files they name: the machine, the needle force model, the configuration's scenario, the teleoperation script.
+
+    Raises:
+        ConfigError, InputError: A bad file (naming it and the key).
+    """
+    files = files or {}
+    config = SupervisorConfig.load(resolve_resource(config_path))
+    config = replace(
+        config,
+        machine_path=files.get("supervisor_machine", config.machine_path),
+        needle_force_path=files.get("needle_force", config.needle_force_path),
+        scenario_path=files.get("supervisor_scenario", config.scenario_path) if config.scenario_path else None,
+    )
+    path = scenario_path if scenario_path is not None else config.scenario_path
+    scenario = Scenario.load(path) if path is not None else None
+    if scenario is not None and scenario.teleoperation_path is not None and "teleoperation" in files:
+        scenario = replace(scenario, teleoperation_path=files["teleoperation"])
+    return config, scenario

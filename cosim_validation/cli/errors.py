@@ -2,7 +2,8 @@
 
 - ``collect -o DATASET``: drive the physical robot (the emulated ER3 Pro in batch) through random settled steps
   and a held-out continuous motion; write the dataset (Parquet); with ``--from-run RUN`` the dataset is made of
-  a session's or campaign's stored trajectories instead (a session drives the robot live, through its driver);
+  a session's or campaign's stored trajectories instead (a session drives the robot live, through its driver; an
+  ``error_collection`` case gives the rows of the batch collection with its case seed);
 - ``calibrate DATASET``: hand-eye calibration AX = YB on the tracked training rows; residuals, X and Y;
 - ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
 - ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and

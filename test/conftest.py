@@ -17,13 +17,23 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["test.campaign.run_fixtures"]
 
 
+# directories whose files share no directory-wide fixture: each file is its own unit of work, so their live
+# sessions (30-100 s each) are spread over both processes rather than queued on one
+_PER_FILE = frozenset({"session", "ros", "cli"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """One xdist group per test directory: `make test` runs the suite on two processes (``-n 2 --dist
-    loadgroup``), and a directory's session-scoped fixtures (a reference campaign, a built case study) are then
-    computed once, by the process that runs the whole directory."""
+    """xdist groups: `make test` runs the suite on two processes (``-n 2 --dist loadgroup``). A test directory is
+    one group, so its session-scoped fixtures (a reference campaign, a built case study) are computed once, by
+    the process that runs the whole directory; the directories of _PER_FILE are one group per file."""
     for item in items:
-        relative = item.path.relative_to(REPO / "test")
-        group = relative.parts[0] if len(relative.parts) > 1 else "root"
+        parts = item.path.relative_to(REPO / "test").parts
+        if len(parts) == 1:
+            group = "root"
+        elif parts[0] in _PER_FILE:
+            group = "/".join(parts[:2])
+        else:
+            group = parts[0]
         item.add_marker(pytest.mark.xdist_group(group))
 
 

@@ -28,13 +28,9 @@ from cosim_validation.exceptions import InputError
 
 INPUTS_DIR = "inputs"
 MANIFEST = "inputs.json"
-#: The roles of a run's inputs: the case study, the monitor's properties, the session graph, and a supervised run's
-#: supervisor configuration, machine, the machine's LTL goals, needle force model, scenario and teleoperation script
-#: (issue 20).
-ROLES = (
-    "config",
-    "properties",
-    "graph",
+#: The roles of a supervised run's files: the supervisor configuration, machine, the machine's LTL goals, needle
+#: force model, scenario and teleoperation script (issue 20).
+SUPERVISOR_ROLES = (
     "supervisor",
     "supervisor_machine",
     "supervisor_goals",
@@ -42,6 +38,8 @@ ROLES = (
     "supervisor_scenario",
     "teleoperation",
 )
+#: The roles of a run's inputs: the case study, the monitor's properties, the session graph and the supervisor's.
+ROLES = ("config", "properties", "graph", *SUPERVISOR_ROLES)
 
 
 @dataclass(frozen=True)

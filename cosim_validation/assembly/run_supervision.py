@@ -21,19 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cosim_validation.assembly.run_inputs import MANIFEST, file_sha256, read_manifest
+from cosim_validation.assembly.run_inputs import MANIFEST, SUPERVISOR_ROLES, file_sha256, read_manifest
 from cosim_validation.config import resolve_resource
 from cosim_validation.exceptions import InputError
-
-#: The run-input roles of a supervised run's files.
-SUPERVISOR_ROLES = (
-    "supervisor",
-    "supervisor_machine",
-    "supervisor_goals",
-    "needle_force",
-    "supervisor_scenario",
-    "teleoperation",
-)
 
 
 @dataclass(frozen=True)

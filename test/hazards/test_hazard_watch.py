@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.assembly import AssemblySpec, CaseAssembly
+from cosim_validation.assembly import AssemblySpec, BatchCase, CaseAssembly
 from cosim_validation.assembly.lockstep import CaseRun
 from cosim_validation.coverage import TestCase
 from cosim_validation.exceptions import InputError
@@ -20,6 +20,7 @@ from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_forc
 from cosim_validation.hazards.hazard_watch import (
     ALARM_KIND,
     HazardSample,
+    HazardWatch,
     alarm_text,
     check_detector,
     format_detector,
@@ -37,22 +38,27 @@ def _case(assembly: CaseAssembly, test_id: str = "watch-1") -> TestCase:
     return TestCase(test_id, "s", "base_link", source, TARGET_M, np.full(3, -1), 0.0, "manual", 7, 0.0)
 
 
-def test_the_loop_raises_the_offline_alarms_and_force_sample_for_sample() -> None:
-    spec = AssemblySpec(
-        "config/needle_insertion.yaml",
-        engines=("mujoco", "emulated"),
-        filters=(("physical", "hazards:sudden_jump"), ("physical", "hazards:tracker_dropout")),
-        detector=DETECTOR,
+def _watched_run(
+    filters: tuple[tuple[str, str], ...], detector: str, test_id: str
+) -> tuple[HazardWatch, list[HazardSample], BatchCase]:
+    """Run one case in batch with the hazard watch in the loop: (watch, its samples, the batch outcome)."""
+    assembly = CaseAssembly(
+        AssemblySpec("config/needle_insertion.yaml", engines=("mujoco", "emulated"), filters=filters, detector=detector)
     )
-    assembly = CaseAssembly(spec)
     watch = assembly.hazard_watch
     assert watch is not None
     samples: list[HazardSample] = []
     watch.sink = samples.append
     try:
-        batch = assembly.run_batch(_case(assembly))
+        batch = assembly.run_batch(_case(assembly, test_id))
     finally:
         assembly.close()
+    return watch, samples, batch
+
+
+def test_the_loop_raises_the_offline_alarms_and_force_sample_for_sample() -> None:
+    filters = (("physical", "hazards:sudden_jump"), ("physical", "hazards:tracker_dropout"))
+    watch, samples, batch = _watched_run(filters, DETECTOR, "watch-1")
     records = {r.robot: r for r in batch.records}
     physical, model = records[RobotRole.PHYSICAL], records[RobotRole.VIRTUAL]
     detection = detect(physical, model, watch.settings)
@@ -76,21 +82,8 @@ PROGRESS = "progress=0.827"  # docs/HAZARDS.md: 0.66 (largest over 100 fault-fre
 
 
 def test_the_command_progress_runs_in_the_loop_alone_and_its_alarms_are_stored_events() -> None:
-    spec = AssemblySpec(
-        "config/needle_insertion.yaml",
-        engines=("mujoco", "emulated"),
-        filters=(("physical", "hazards:commands_out_of_order"),),
-        detector=PROGRESS,  # the second detector alone: no tip, joint or tracker check
-    )
-    assembly = CaseAssembly(spec)
-    watch = assembly.hazard_watch
-    assert watch is not None
-    samples: list[HazardSample] = []
-    watch.sink = samples.append
-    try:
-        batch = assembly.run_batch(_case(assembly, "progress-1"))
-    finally:
-        assembly.close()
+    # the second detector alone: no tip, joint or tracker check
+    watch, samples, batch = _watched_run((("physical", "hazards:commands_out_of_order"),), PROGRESS, "progress-1")
     records = {r.robot: r for r in batch.records}
     detection = detect(records[RobotRole.PHYSICAL], records[RobotRole.VIRTUAL], watch.settings)
     np.testing.assert_array_equal([s.alarm.progress for s in samples], detection.progress_alarm)

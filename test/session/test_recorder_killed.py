@@ -70,7 +70,12 @@ def test_recorder_killed_after_a_case(
     for test_id in completed:  # every finished case's trajectories, from the recovered bag
         assert set(with_trajectories.get(test_id, [])) == {"expected", "virtual", "physical"}, test_id
     reports = {m.message.test_id for m in read_messages(run_dir / "session.mcap", ["/cosim/case_reports"])}
-    assert set(completed) <= reports
+    # the case announced before the kill has its report in the bag; a case that finished while the recorder was
+    # being killed can have had its report published after it (CI under load: case 2's samples were recorded, its
+    # report was not); its trajectories above and the replay below still hold it
+    first = lines[-1].split()[1]
+    assert first in completed
+    assert first in reports
     # and cosim replay reads it (before: "File end magic is invalid")
     assert main(["replay", str(run_dir / "session.mcap"), "--json"]) in (0, 1)
     replayed = json.loads(capfd.readouterr().out)

@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 
 PACKAGE = "cosim_validation"
 
-# One entry per node (ros2 run cosim_validation <node>); the list grows with cosim_validation/nodes.
+# One entry per node (ros2 run cosim_validation <node>); the list grows with cosim_validation/live/nodes.
 NODES: list[str] = [
     "test_generator",
     "controller",
@@ -59,6 +59,6 @@ setup(
     python_requires=">=3.10",
     entry_points={
         "console_scripts": [f"cosim = {PACKAGE}.cli.main:entry_point"]
-        + [f"{node} = {PACKAGE}.nodes.{node}:main" for node in NODES],
+        + [f"{node} = {PACKAGE}.live.nodes.{node}:main" for node in NODES],
     },
 )

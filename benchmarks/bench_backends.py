@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.backends import make_backend
-from cosim_validation.config import ConfigNode, load_config, package_root
-from cosim_validation.record import Stage, TrajectoryRecord
-from cosim_validation.robot import Kinematics, RobotConfig
-from cosim_validation.sim import RobotBackend, execute_trajectory
+from cosim_validation.common.config import ConfigNode, load_config, package_root
+from cosim_validation.common.record import Stage, TrajectoryRecord
+from cosim_validation.robots.model import Kinematics, RobotConfig
+from cosim_validation.robots.registry import make_backend
+from cosim_validation.robots.virtual import RobotBackend, execute_trajectory
 
 RATE_HZ = 10.0
 REPEATS = 3

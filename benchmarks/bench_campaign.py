@@ -33,8 +33,8 @@ from datetime import datetime
 from pathlib import Path
 
 from cosim_validation.anatomy import load_anatomy
-from cosim_validation.config import load_config, package_root
-from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
+from cosim_validation.common.config import load_config, package_root
+from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config
 
 CONFIG = package_root() / "config" / "needle_insertion.yaml"
 

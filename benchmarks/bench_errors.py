@@ -4,7 +4,7 @@ Both error networks of seed 001's size (two ReLU hidden layers of 16 and 32, CPE
 scikit-learn on random data for the shipped arm's joint count (the weights do not change the cost). Measured:
 
 - the injector's whole ``command`` + ``observe`` of one setpoint (two networks, the CPE direction state, the
-  joint limits) with the numba network of :mod:`cosim_validation.errors.mlp`;
+  joint limits) with the numba network of :mod:`cosim_validation.error_injection.mlp`;
 - the named alternative: the same two networks through ``MLPRegressor.predict`` of one row each;
 - a batch of 10 000 rows through both (offline evaluation of a dataset; ours: numpy matrix products).
 
@@ -21,14 +21,14 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.neural_network import MLPRegressor  # type: ignore[import-untyped]
 
-from cosim_validation.config import load_config, package_root
-from cosim_validation.errors.features import FeatureSpec
-from cosim_validation.errors.injection import ErrorInjector
-from cosim_validation.errors.mlp import Network
-from cosim_validation.errors.model_file import ErrorModel
-from cosim_validation.errors.robot_identity import RobotIdentity
-from cosim_validation.robot import RobotConfig
-from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.common.config import load_config, package_root
+from cosim_validation.error_injection.features import FeatureSpec
+from cosim_validation.error_injection.injection import ErrorInjector
+from cosim_validation.error_injection.mlp import Network
+from cosim_validation.error_injection.model_file import ErrorModel
+from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.robot_backend import BackendSample
 
 REPEATS = 5
 COMMANDS = 2000

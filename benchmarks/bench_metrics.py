@@ -1,4 +1,4 @@
-"""Benchmark of cosim_validation.metrics against every contender named in issue 4, in one run.
+"""Benchmark of cosim_validation.monitor.metrics against every contender named in issue 4, in one run.
 
 Run:  source scripts/env.sh && nice -n 10 python benchmarks/bench_metrics.py [--quick] [--json FILE]
 
@@ -91,8 +91,8 @@ _COMPILE_SNIPPET = textwrap.dedent(
     warnings.filterwarnings("ignore", message=".*TBB.*")
     t0 = time.perf_counter()
     import numpy as np
-    from cosim_validation import metrics
-    from cosim_validation.metrics import distance_grid, frechet_batch, polyline_distance
+    from cosim_validation.monitor import metrics
+    from cosim_validation.monitor.metrics import distance_grid, frechet_batch, polyline_distance
     out = {"import": time.perf_counter() - t0}
     # compile the parallel variants too, whatever the size thresholds
     frechet_batch.PARALLEL_CELLS = polyline_distance.PARALLEL_WORK = distance_grid.PARALLEL_POINTS = 0
@@ -164,14 +164,14 @@ def _contenders() -> dict[str, Callable[[np.ndarray, np.ndarray], float] | str]:
 
 
 def bench_frechet_single(rng: np.random.Generator, n: int, quick: bool) -> None:
-    from cosim_validation.metrics import frechet
+    from cosim_validation.monitor.metrics import frechet
 
     header(f"discrete Fréchet, one pair, n = m = {n}, 3-D (ns per DP cell, including the Python call)")
     P, Q = walk(rng, n), walk(rng, n)
     cells = float(n * n)
     ours = timed(lambda: frechet(P, Q))
     section = f"frechet_n{n}"
-    row(section, "cosim_validation.metrics.frechet", ours, cells, "cell", None)
+    row(section, "cosim_validation.monitor.metrics.frechet", ours, cells, "cell", None)
     expected = frechet(P, Q)
     for name, fn in _contenders().items():
         if isinstance(fn, str):
@@ -201,8 +201,13 @@ def bench_frechet_single(rng: np.random.Generator, n: int, quick: bool) -> None:
 def bench_frechet_batch(rng: np.random.Generator, quick: bool) -> None:
     import numba
 
-    from cosim_validation.metrics import TrajectoryBatch, frechet
-    from cosim_validation.metrics.frechet_batch import frechet_all_pairs, frechet_pairs, within_all_pairs, within_pairs
+    from cosim_validation.monitor.metrics import TrajectoryBatch, frechet
+    from cosim_validation.monitor.metrics.frechet_batch import (
+        frechet_all_pairs,
+        frechet_pairs,
+        within_all_pairs,
+        within_pairs,
+    )
 
     k, n = 1000, 200
     header(f"discrete Fréchet, {k} pairs of n = m = {n}, 3-D, {numba.get_num_threads()} threads")
@@ -259,14 +264,14 @@ def bench_frechet_batch(rng: np.random.Generator, quick: bool) -> None:
 
 # ----------------------------------------------------------------------------------------------- p2t
 def bench_p2t(rng: np.random.Generator) -> None:
-    from cosim_validation.metrics import p2t
+    from cosim_validation.monitor.metrics import p2t
 
     header("p2t: 10 000 points to a 1000-sample polyline (ns per point-segment)")
     line = walk(rng, 1000)
     points = line[rng.integers(0, 1000, size=10000)] + rng.normal(scale=2.0, size=(10000, 3))
     work = 10000.0 * 999
     ours = timed(lambda: p2t(points, line))
-    row("p2t", "cosim_validation.metrics.p2t", ours, work, "pair", None)
+    row("p2t", "cosim_validation.monitor.metrics.p2t", ours, work, "pair", None)
 
     def numpy_chunked() -> np.ndarray:
         a, ab = line[:-1], np.diff(line, axis=0)
@@ -314,7 +319,7 @@ def bench_p2m_exact(rng: np.random.Generator, quick: bool) -> None:
     import open3d as o3d
     import trimesh
 
-    from cosim_validation.metrics import MeshDistance
+    from cosim_validation.monitor.metrics import MeshDistance
 
     mesh = heart_mesh(1)
     n = 20000 if quick else 100000
@@ -388,8 +393,8 @@ def bench_p2m_exact(rng: np.random.Generator, quick: bool) -> None:
 
 
 def bench_grid(rng: np.random.Generator, quick: bool) -> None:
-    from cosim_validation.metrics import MeshDistance
-    from cosim_validation.metrics.distance_grid import SignedDistanceGrid
+    from cosim_validation.monitor.metrics import MeshDistance
+    from cosim_validation.monitor.metrics.distance_grid import SignedDistanceGrid
 
     mesh = heart_mesh(1)
     scene = MeshDistance(mesh.vertices, mesh.faces)

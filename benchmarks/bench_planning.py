@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.config import load_config, package_root
+from cosim_validation.common.config import load_config, package_root
+from cosim_validation.common.record import Stage
 from cosim_validation.controllers import Controller, InsertionSetup
-from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
-from cosim_validation.planning import MotionChecker, PlanningError
-from cosim_validation.record import Stage
+from cosim_validation.controllers.planning import MotionChecker, PlanningError
+from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config
 
 GRANULARITY_M = 0.02
 

@@ -28,15 +28,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cosim_validation.config import load_config, resolve_resource
-from cosim_validation.properties import MonitorContext, PropertySet, PropertySpec, record_samples
-from cosim_validation.properties.kpis.specs import KpiSpec
-from cosim_validation.properties.offline.evaluation import evaluate_run
-from cosim_validation.properties.online.monitor import OnlineMonitor
-from cosim_validation.record import RobotRole, TrajectoryRecord
-from cosim_validation.robot import RobotConfig, SelfCollision
-from test.properties.rtamt_anchor import OURS, rtamt_robustness
-from test.properties.traces import TARGET, heart_mesh_obstacle, insertion_case
+from cosim_validation.common.config import load_config, resolve_resource
+from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.monitor.properties import MonitorContext, PropertySet, PropertySpec, record_samples
+from cosim_validation.monitor.properties.kpis.specs import KpiSpec
+from cosim_validation.monitor.properties.offline.evaluation import evaluate_run
+from cosim_validation.monitor.properties.online.monitor import OnlineMonitor
+from cosim_validation.robots.model import RobotConfig, SelfCollision
+from test.monitor.properties.rtamt_anchor import OURS, rtamt_robustness
+from test.monitor.properties.traces import TARGET, heart_mesh_obstacle, insertion_case
 
 
 def best_of(repeats: int, work: Callable[[], object]) -> float:

@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly
-from cosim_validation.config import resolve_resource
-from cosim_validation.coverage import TestCase
+from cosim_validation.common.config import resolve_resource
+from cosim_validation.testgen import TestCase
 
 REPEATS = 3
 #: robot -> (configuration, source, target) of one case [m]; PSM and Raven-II insert through the RCM (the origin)

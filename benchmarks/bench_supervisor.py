@@ -30,12 +30,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cosim_validation.config import load_config  # noqa: E402
+from cosim_validation.common.config import load_config  # noqa: E402
+from cosim_validation.common.exceptions import CosimError  # noqa: E402
 from cosim_validation.controllers import InsertionSetup  # noqa: E402
-from cosim_validation.exceptions import CosimError  # noqa: E402
-from cosim_validation.statechart.checker import check_goals  # noqa: E402
-from cosim_validation.statechart.goals import load_goals  # noqa: E402
-from cosim_validation.statechart.loader import load_machine  # noqa: E402
+from cosim_validation.monitor.statechart.checker import check_goals  # noqa: E402
+from cosim_validation.monitor.statechart.goals import load_goals  # noqa: E402
+from cosim_validation.monitor.statechart.loader import load_machine  # noqa: E402
 from cosim_validation.supervisor.needle_force import NeedleForceStream  # noqa: E402
 from cosim_validation.supervisor.needle_force_config import load_needle_force  # noqa: E402
 
@@ -122,8 +122,8 @@ def bench_stop(setup: InsertionSetup) -> None:
     """Stop times of every exception in every motion state (the real lockstep loop), and the supervisor's cost
     per period against the same loop without a supervisor (named alternative)."""
     from cosim_validation.assembly import AssemblySpec, CaseAssembly
-    from cosim_validation.coverage import TestCase
-    from cosim_validation.record.stage import CASE_STAGES
+    from cosim_validation.common.record.stage import CASE_STAGES
+    from cosim_validation.testgen import TestCase
     from test.supervisor.exception_cases import EXCEPTIONS, TARGET, case_id, run_cases, write_scenario
 
     assembly = CaseAssembly(AssemblySpec(str(ROOT / "config/needle_insertion.yaml"), engines=("mujoco",)))

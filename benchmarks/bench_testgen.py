@@ -2,7 +2,7 @@
 
 Both generators make k = 3 targets per cube of a grid over the lung's bounding box, at 20, 10, 5 and 2 mm:
 
-- ``cosim``: cosim_validation.coverage (cubes classified full / partial / empty once; full cubes need no
+- ``cosim``: cosim_validation.testgen (cubes classified full / partial / empty once; full cubes need no
   check; partial cubes are checked by the numba ray-parity test; thin cubes sampled along the surface);
 - ``trimesh``: every cube of the box is sampled until 3 candidates are inside by ``trimesh.Trimesh.contains``
   (every candidate checked, at most 64 per cube, candidates batched over all cubes).
@@ -25,11 +25,11 @@ import time
 import numpy as np
 
 from cosim_validation.anatomy import load_anatomy_file
-from cosim_validation.config import load_config, resolve_resource
-from cosim_validation.coverage import CubeGrid, TestgenRequest, build_region, generate_suite, load_testgen_config
-from cosim_validation.coverage.generators import grid_targets
-from cosim_validation.coverage.model_distance import surface_distance_m
-from cosim_validation.coverage.testgen import discretize
+from cosim_validation.common.config import load_config, resolve_resource
+from cosim_validation.testgen import CubeGrid, TestgenRequest, build_region, generate_suite, load_testgen_config
+from cosim_validation.testgen.generators import grid_targets
+from cosim_validation.testgen.model_distance import surface_distance_m
+from cosim_validation.testgen.testgen import discretize
 
 K, MAX_ATTEMPTS, SUBSET_CUBES = 3, 64, 3000
 
@@ -56,8 +56,8 @@ def compile_seconds() -> float:
     code = (
         "import time;t=time.perf_counter();"
         "from cosim_validation.anatomy import load_anatomy_file;"
-        "from cosim_validation.config import load_config;"
-        "from cosim_validation.coverage import *;"
+        "from cosim_validation.common.config import load_config;"
+        "from cosim_validation.testgen import *;"
         "s=load_anatomy_file();c=load_testgen_config(load_config('config/needle_insertion.yaml')['testgen']);"
         "r,_=build_region(s,c,None);g,k=discretize(r,0.02);grid_targets(r,g,k,3,0,64);"
         "print(time.perf_counter()-t)"

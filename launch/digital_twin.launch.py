@@ -2,7 +2,7 @@
     [domain_id:=auto|N] [discovery_range:=localhost|subnet|off|system_default]
 
 The digital-twin session of ``cosim session``, for ``ros2 launch``: the nodes, parameters and remappings come
-from ``cosim_validation.session.session_plan.node_launches``, the function ``cosim session`` starts its
+from ``cosim_validation.live.session.session_plan.node_launches``, the function ``cosim session`` starts its
 processes from, on the same graph YAML (config/digital_twin.yaml by default). As in ``cosim session``:
 - without ``suite`` the default grid suite is made into the run directory first;
 - the session gets its own ROS_DOMAIN_ID (a free one of 1-101, not the caller's) and localhost discovery,
@@ -25,14 +25,14 @@ from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, Shutd
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from cosim_validation.config import package_root
-from cosim_validation.exceptions import InputError
-from cosim_validation.session.default_suite import make_default_suite
-from cosim_validation.session.discovery_scope import DomainLease
-from cosim_validation.session.graph import GraphSpec, load_graph
-from cosim_validation.session.process_group import READY_DIR_ENV
-from cosim_validation.session.session_plan import NodeLaunch, node_launches
-from cosim_validation.session.session_runner import prepare_run_dir
+from cosim_validation.common.config import package_root
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.live.session.default_suite import make_default_suite
+from cosim_validation.live.session.discovery_scope import DomainLease
+from cosim_validation.live.session.graph import GraphSpec, load_graph
+from cosim_validation.live.session.process_group import READY_DIR_ENV
+from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
+from cosim_validation.live.session.session_runner import prepare_run_dir
 
 _LEASES: list[DomainLease] = []  # the session's domain stays leased for the life of the launch process
 POLL_S = 0.2

@@ -24,20 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.backends import make_backend
-from cosim_validation.config import load_case_config, resolve_resource
-from cosim_validation.errors.actual_joints import actual_joints
-from cosim_validation.errors.collection import CollectSettings, collect
-from cosim_validation.errors.dataset_cleaning import clean
-from cosim_validation.errors.evaluation import evaluate, injected_commands
-from cosim_validation.errors.features import FeatureSpec, feature_matrix
-from cosim_validation.errors.learning import LearnSettings, label, learn
-from cosim_validation.errors.repeats import groups
-from cosim_validation.errors.training import TrainingSettings, train_network
-from cosim_validation.errors.transforms import pose_gap, poses
-from cosim_validation.planning.collection_motion import collection_motion
-from cosim_validation.robot import RobotConfig
-from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.common.config import load_case_config, resolve_resource
+from cosim_validation.controllers.planning.collection_motion import collection_motion
+from cosim_validation.error_injection.actual_joints import actual_joints
+from cosim_validation.error_injection.collection import CollectSettings, collect
+from cosim_validation.error_injection.dataset_cleaning import clean
+from cosim_validation.error_injection.evaluation import evaluate, injected_commands
+from cosim_validation.error_injection.features import FeatureSpec, feature_matrix
+from cosim_validation.error_injection.learning import LearnSettings, label, learn
+from cosim_validation.error_injection.repeats import groups
+from cosim_validation.error_injection.training import TrainingSettings, train_network
+from cosim_validation.error_injection.transforms import pose_gap, poses
+from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.registry import make_backend
+from cosim_validation.robots.robot_backend import BackendSample
 
 
 class _Witness:

@@ -1,6 +1,6 @@
-"""Make the shipped error model of the emulated ER3 Pro (test/errors/data/er3_emulated.npz) from scratch.
+"""Make the shipped error model of the emulated ER3 Pro (test/error_injection/data/er3_emulated.npz) from scratch.
 
-The session test of the error injector (test/session/test_live_equals_batch.py) injects a model learned from the
+The session test of the error injector (test/live/session/test_live_equals_batch.py) injects a model learned from the
 emulated physical arm. Learning it takes minutes, so the model is shipped; this script makes it, with the
 documented pipeline (docs/ERRORS.md, "Results"): ``cosim errors collect`` (200 goals, 120 s held out, 600 s of
 continuous training motion, seed 0) on the arm of config/needle_insertion.yaml, then ``cosim errors train`` with

@@ -20,11 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package-dir", type=Path, default=ROOT, help="package root (default: this checkout)")
     args = parser.parse_args(argv)
     if args.kind == "robot":
-        from cosim_validation.visuals.link_visuals import write_link_visuals
+        from cosim_validation.robots.visuals.link_visuals import write_link_visuals
 
         written = write_link_visuals(args.package_dir / "urdf" / "xmate_er3_pro.urdf", args.package_dir)
     else:
-        from cosim_validation.visuals.anatomy_meshes import export_builtin_anatomy
+        from cosim_validation.robots.visuals.anatomy_meshes import export_builtin_anatomy
 
         written = export_builtin_anatomy(args.package_dir)
     total_kb = sum(p.stat().st_size for p in written) / 1000

@@ -198,7 +198,7 @@ fi
 # ---------------------------------------------------------------- 5. meshes of the built-in anatomy
 # meshes/anatomy/<name>.stl (patient frame) for RViz / Foxglove MESH_RESOURCE markers; 2.6 MB, so made here
 MESH_STAMP=$(hash_of cosim_validation/anatomy/builtin_models.py cosim_validation/anatomy/implicit_shapes.py \
-  cosim_validation/anatomy/radial_mesh.py cosim_validation/visuals/anatomy_meshes.py cosim_validation/visuals/stl_binary.py)
+  cosim_validation/anatomy/radial_mesh.py cosim_validation/robots/visuals/anatomy_meshes.py cosim_validation/robots/visuals/stl_binary.py)
 if [ "$(cat meshes/anatomy/.cosim-stamp 2>/dev/null)" != "$MESH_STAMP" ]; then
   log "exporting the built-in anatomy to meshes/anatomy"
   COSIM_CACHE_DIR="$ROOT/.cache" NUMBA_CACHE_DIR="$ROOT/.cache/numba" "$VENV/bin/python" scripts/make_meshes.py anatomy \
@@ -222,7 +222,7 @@ while IFS= read -r file; do
   mkdir -p "$SHARE/$(dirname "$file")"
   ln -sfr "$ROOT/$file" "$SHARE/$file"
 done < <(printf '%s\n' package.xml; find config launch urdf meshes -type f ! -name '.*' | sort)
-NODES=$("$VENV/bin/python" -c 'from cosim_validation.session.node_parameters import NODE_PARAMETERS; print(*NODE_PARAMETERS)')
+NODES=$("$VENV/bin/python" -c 'from cosim_validation.live.session.node_parameters import NODE_PARAMETERS; print(*NODE_PARAMETERS)')
 for node in $NODES; do
   [ -x "$VENV/bin/$node" ] || die "no entry point .venv/bin/$node (setup.py NODES and node_parameters.py differ)"
   ln -sfr "$VENV/bin/$node" "$PREFIX/lib/cosim_validation/$node"

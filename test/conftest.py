@@ -9,31 +9,28 @@ from typing import Any
 
 import pytest
 
-from test.ros.ros_harness import exclusive_domain, ros_env
+from test.live.ros.ros_harness import exclusive_domain, ros_env
 
 REPO = Path(__file__).resolve().parents[1]
 
 # a reference campaign run shared by the campaign and report tests (computed once per session)
-pytest_plugins = ["test.campaign.run_fixtures"]
+pytest_plugins = ["test.runs.campaign.run_fixtures"]
 
 
 # directories whose files share no directory-wide fixture: each file is its own unit of work, so their live
 # sessions (30-100 s each) are spread over both processes rather than queued on one
-_PER_FILE = frozenset({"session", "ros", "cli"})
+_PER_FILE = frozenset({"live/session", "live/ros", "cli"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """xdist groups: `make test` runs the suite on two processes (``-n 2 --dist loadgroup``). A test directory is
-    one group, so its session-scoped fixtures (a reference campaign, a built case study) are computed once, by
+    one group (its own folder, not its sub-folders), so its session-scoped fixtures (a reference campaign, a built
+    case study) are computed once, by
     the process that runs the whole directory; the directories of _PER_FILE are one group per file."""
     for item in items:
-        parts = item.path.relative_to(REPO / "test").parts
-        if len(parts) == 1:
-            group = "root"
-        elif parts[0] in _PER_FILE:
-            group = "/".join(parts[:2])
-        else:
-            group = parts[0]
+        relative = item.path.relative_to(REPO / "test")
+        folder = "/".join(relative.parts[:-1])
+        group = str(relative) if folder in _PER_FILE else folder or "root"
         item.add_marker(pytest.mark.xdist_group(group))
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.session.node_parameters import NODE_PARAMETERS
-from cosim_validation.session.process_group import READY_DIR_ENV
+from cosim_validation.live.session.node_parameters import NODE_PARAMETERS
+from cosim_validation.live.session.process_group import READY_DIR_ENV
 
 
 def _share_and_prefix() -> tuple[Path, Path]:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cosim_validation"
-# Everything below cosim_validation is core except these layers.
-NON_CORE = {"nodes", "ros", "cli"}
+# Everything below cosim_validation is core except these layers (folder paths below the package).
+NON_CORE = {("live", "nodes"), ("live", "ros"), ("cli",)}
 FORBIDDEN_ROOTS = {
     "rclpy",
     "rcl_interfaces",
@@ -27,7 +27,7 @@ def _core_modules() -> list[Path]:
     files = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE).parts
-        if parts[0] in NON_CORE:
+        if any(parts[: len(layer)] == layer for layer in NON_CORE):
             continue
         files.append(path)
     return files
@@ -37,7 +37,11 @@ def _forbidden(name: str) -> bool:
     root = name.split(".")[0]
     if root in FORBIDDEN_ROOTS or root.endswith("_msgs") or root.startswith("rosidl"):
         return True
-    return any(name.split(".")[:2] == ["cosim_validation", layer] for layer in NON_CORE)
+    return any(
+        tuple(name.split(".")[1 : 1 + len(layer)]) == layer
+        for layer in NON_CORE
+        if name.startswith("cosim_validation.")
+    )
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -127,11 +127,18 @@ def test_no_module_circles(graph: dict[str, set[str]]) -> None:
 def test_a_layer_violation_is_caught() -> None:
     """The check itself: a core module importing the CLI, or a package of its own layer, is reported."""
     fake = {
-        "cosim_validation.metrics.point_distance": {"cosim_validation.cli.main", "cosim_validation.metrics.arrays"},
-        "cosim_validation.sim.factory": {"cosim_validation.hardware.emulated_er3_pro"},
-        "cosim_validation.hardware.emulated_er3_pro": {"cosim_validation.sim.mujoco_arm"},
+        "cosim_validation.monitor.metrics.point_distance": {
+            "cosim_validation.cli.main",
+            "cosim_validation.monitor.metrics.arrays",
+        },
+        "cosim_validation.hazards.fault_models": {"cosim_validation.error_injection.injection"},
+        "cosim_validation.error_injection.injection": {"cosim_validation.robots.virtual.mujoco_arm"},
     }
     found = upward(fake, layer_table())
     assert len(found) == 2
-    assert found[0].startswith("cosim_validation.metrics.point_distance (layer 3) imports cosim_validation.cli.main")
-    assert found[1].startswith("cosim_validation.sim.factory (layer 5) imports cosim_validation.hardware")
+    assert found[0].startswith(
+        "cosim_validation.hazards.fault_models (layer 5) imports cosim_validation.error_injection"
+    )
+    assert found[1].startswith(
+        "cosim_validation.monitor.metrics.point_distance (layer 2) imports cosim_validation.cli.main"
+    )

@@ -71,7 +71,7 @@ def test_every_node_is_a_console_script_with_declared_parameters(repo_root: Path
     """``ros2 run cosim_validation <node>`` works for every node; each node's parameters are declared once."""
     import importlib
 
-    from cosim_validation.session.node_parameters import NODE_PARAMETERS
+    from cosim_validation.live.session.node_parameters import NODE_PARAMETERS
 
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), "."],

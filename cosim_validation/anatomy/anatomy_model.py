@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.anatomy.repair_report import RepairReport
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 ROLES: tuple[str, ...] = ("target", "obstacle", "skin")
 UNITS: dict[str, float] = {"m": 1.0, "mm": 1e-3}

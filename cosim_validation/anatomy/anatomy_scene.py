@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.anatomy.anatomy_model import AnatomyModel
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 
 @dataclass(frozen=True, eq=False)

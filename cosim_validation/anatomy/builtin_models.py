@@ -22,7 +22,7 @@ import numpy as np
 from cosim_validation.anatomy import implicit_shapes as shapes
 from cosim_validation.anatomy.implicit_shapes import Implicit
 from cosim_validation.anatomy.radial_mesh import radial_mesh
-from cosim_validation.disk_cache import load_arrays, source_digest, store_arrays
+from cosim_validation.common.disk_cache import load_arrays, source_digest, store_arrays
 
 # modules whose code decides the built-in meshes (the disk cache is keyed by their source)
 _GENERATOR_MODULES = (
@@ -120,7 +120,7 @@ def _torso_body() -> Implicit:
 def builtin_mesh(name: str) -> BuiltinMesh:
     """The surface of the built-in model ``name`` (one of :data:`BUILTIN_NAMES`), patient frame.
 
-    Generating a lung takes seconds, so the result is kept on disk (:mod:`cosim_validation.disk_cache`),
+    Generating a lung takes seconds, so the result is kept on disk (:mod:`cosim_validation.common.disk_cache`),
     keyed by the generator's source code: a changed generator never reads an old mesh.
 
     Raises:

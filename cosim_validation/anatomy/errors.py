@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 
 class MeshDefectError(InputError):

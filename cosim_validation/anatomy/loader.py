@@ -28,7 +28,7 @@ from cosim_validation.anatomy.mesh_file import read_mesh_file
 from cosim_validation.anatomy.mesh_repair import repair_mesh
 from cosim_validation.anatomy.pose import pose_from_config, transform_points
 from cosim_validation.anatomy.repair_report import RepairReport
-from cosim_validation.config import ConfigNode, load_case_config, resolve_resource
+from cosim_validation.common.config import ConfigNode, load_case_config, resolve_resource
 
 _MODEL_KEYS = ("name", "role", "builtin", "file", "unit", "pose", "repair", "repair_max_loss")
 #: Share of a model's volume a repair may remove unless ``repair_max_loss`` allows more.

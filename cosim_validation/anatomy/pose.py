@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosim_validation.config import ConfigNode
+from cosim_validation.common.config import ConfigNode
 
 
 def rotation_rpy(rpy_rad: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 import trimesh
 
 from cosim_validation.anatomy.implicit_shapes import Implicit
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 _BISECTION_STEPS = 40
 

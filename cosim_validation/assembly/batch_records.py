@@ -14,9 +14,9 @@ import numpy as np
 
 from cosim_validation.assembly.lockstep import CaseRun
 from cosim_validation.assembly.robot_port import BackendPort
-from cosim_validation.record import RobotRole, TrajectoryRecord
-from cosim_validation.robot import Kinematics
-from cosim_validation.sim import marker_arrays
+from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.virtual import marker_arrays
 
 
 def batch_records(

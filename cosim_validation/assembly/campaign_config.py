@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cosim_validation.backends import ENGINES
-from cosim_validation.config import ConfigNode
-from cosim_validation.exceptions import InputError
-from cosim_validation.record import RobotRole
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole
+from cosim_validation.robots.registry import ENGINES
 
 #: Engine names and the robot each one plays (from the backend registry).
 ENGINE_ROLES: dict[str, RobotRole] = {name: e.role for name, e in ENGINES.items()}
@@ -86,7 +86,7 @@ def _safety_property(node: ConfigNode, properties_path: Path) -> str:
 
     An unknown name would count no case as error-triggering and drop Tables 2 and 3 (issue 15).
     """
-    from cosim_validation.properties import PropertySet
+    from cosim_validation.monitor.properties import PropertySet
 
     name = node.to_str()
     names = [spec.name for spec in PropertySet.load(properties_path).properties]

@@ -28,19 +28,19 @@ from cosim_validation.assembly.case_outcome import conclude_verdicts
 from cosim_validation.assembly.lockstep import CaseListener, CaseRun, Lockstep, LockstepSettings, SessionClock
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
 from cosim_validation.assembly.record_check import RecordReport, check_records
-from cosim_validation.assembly.robot_filters import check_filters
 from cosim_validation.assembly.robot_port import BackendPort, RobotPort
 from cosim_validation.assembly.robots import build_robot
 from cosim_validation.assembly.supervision import Supervision, check_supervision
-from cosim_validation.backends import engine
-from cosim_validation.config import ConfigNode, load_case_config
+from cosim_validation.common.config import ConfigNode, load_case_config
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
-from cosim_validation.coverage import TestCase
-from cosim_validation.exceptions import InputError
 from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
-from cosim_validation.record import RobotRole, TrajectoryRecord
-from cosim_validation.sim.robot_backend import RobotBackend
-from cosim_validation.sim.robot_filter import FilteredBackend, FilterEvent
+from cosim_validation.robots.filters.robot_filter import FilteredBackend, FilterEvent
+from cosim_validation.robots.filters.robot_filters import check_filters
+from cosim_validation.robots.registry import engine
+from cosim_validation.robots.robot_backend import RobotBackend
+from cosim_validation.testgen import TestCase
 
 
 @dataclass(frozen=True)
@@ -57,15 +57,15 @@ class AssemblySpec:
         robot_seed: Seed of an emulated physical arm (its drawn geometry and masses); None for
             ``backends.emulated.seed``.
         filters: ``(robot, KIND:OPTIONS)`` of every layer around an in-process robot (injected errors, hazards,
-            a fixed offset; :mod:`~cosim_validation.assembly.robot_filters`), innermost first.
+            a fixed offset; :mod:`~cosim_validation.robots.filters.robot_filters`), innermost first.
         supervisor: The task supervisor's configuration every case runs under (docs/SUPERVISOR.md); None for
             ``campaign.supervisor`` of the configuration (absent: no supervisor, the plan is streamed as planned).
         supervisor_scenario: A scenario file (scripted requests, faults, teleoperation) for the supervisor; None
             for the supervisor configuration's ``scenario``.
         supervisor_files: (role, path) of a run's copies of the supervisor's files, read in place of the files the
-            configuration and the scenario name (:mod:`~cosim_validation.assembly.run_supervision`).
+            configuration and the scenario name (:mod:`~cosim_validation.runs.run_supervision`).
         config_base_dir: Folder of relative paths in the configuration; None for its own folder (a run
-            directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.assembly.run_inputs`).
+            directory's copy of a configuration gives the original's, see :mod:`~cosim_validation.runs.run_inputs`).
         detector: The hazard detector's thresholds in the loop (``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]``,
             :func:`~cosim_validation.hazards.hazard_watch.parse_detector`); None: no detector in the loop.
         stop_on_alarm: Mitigation: a detector alarm is an exception of the task supervisor (needs both).

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.exceptions import CosimError
-from cosim_validation.planning import Plan
-from cosim_validation.record import RobotRole, Stage, SupervisorMode
+from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
+from cosim_validation.controllers.planning import Plan
 
 
 class CaseEvent(IntEnum):

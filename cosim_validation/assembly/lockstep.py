@@ -31,12 +31,12 @@ from cosim_validation.assembly.case_seed import case_seed
 from cosim_validation.assembly.robot_port import Measurement, RobotLostError, RobotPort
 from cosim_validation.assembly.supervised_stream import stream_supervised
 from cosim_validation.assembly.supervision import Supervision
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole, Stage
 from cosim_validation.controllers import Controller
-from cosim_validation.coverage import TestCase
-from cosim_validation.exceptions import InputError
-from cosim_validation.planning.state_validator import StateValidator
-from cosim_validation.record import RobotRole, Stage
-from cosim_validation.robot import Kinematics
+from cosim_validation.controllers.planning.state_validator import StateValidator
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.testgen import TestCase
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Lockstep:
 
     # ------------------------------------------------------------------ steps
     def _plan(self, run: CaseRun, case: TestCase, controller: Controller, listener: CaseListener) -> None:
-        from cosim_validation.planning import PlanningError
+        from cosim_validation.controllers.planning import PlanningError
 
         try:
             run.plan = controller.plan_case(case.source_m, case.target_m, seed=run.seed)

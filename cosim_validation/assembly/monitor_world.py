@@ -3,7 +3,7 @@
 The campaign, the live monitor node, ``cosim replay`` and ``cosim check`` all load it with
 :func:`load_monitor_world`: the property set (with its KPIs and behaviour machines), the nominal arm,
 the forbidden regions of the anatomy, and the arm's self-collision check and distance. A case's
-:class:`~cosim_validation.properties.MonitorContext` comes from :meth:`MonitorWorld.context`.
+:class:`~cosim_validation.monitor.properties.MonitorContext` comes from :meth:`MonitorWorld.context`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
-from cosim_validation.config import ConfigNode, load_case_config, load_config
-from cosim_validation.properties import MonitorContext, PropertySet
-from cosim_validation.properties.context import DistanceField, SelfCollisionCheck
-from cosim_validation.properties.scene_context import scene_obstacles
-from cosim_validation.robot import Kinematics, RobotConfig
-from cosim_validation.robot.self_collision import SelfCollision
-from cosim_validation.robot.self_distance import SelfDistance
+from cosim_validation.common.config import ConfigNode, load_case_config, load_config
+from cosim_validation.monitor.properties import MonitorContext, PropertySet
+from cosim_validation.monitor.properties.context import DistanceField, SelfCollisionCheck
+from cosim_validation.monitor.properties.scene_context import scene_obstacles
+from cosim_validation.robots.model import Kinematics, RobotConfig
+from cosim_validation.robots.model.self_collision import SelfCollision
+from cosim_validation.robots.model.self_distance import SelfDistance
 
 
 @dataclass
@@ -113,7 +113,7 @@ def monitor_world_of(config_path: str | Path, properties_path: str | Path = "") 
     """The world of a case-study configuration and a property file ("": the configuration's
     ``campaign.properties``), both found like shipped resources (``config/...`` works from anywhere)."""
     from cosim_validation.assembly.campaign_config import CampaignConfig
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.common.config import resolve_resource
 
     config = load_case_config(resolve_resource(config_path))
     if properties_path:

@@ -1,6 +1,6 @@
 """The monitor's offline verdicts on whole records: a campaign's cases and ``cosim check``.
 
-One robot's record is checked with :func:`~cosim_validation.properties.offline.evaluate_run` (properties,
+One robot's record is checked with :func:`~cosim_validation.monitor.properties.offline.evaluate_run` (properties,
 KPIs and behaviour machines, as the online monitor does sample by sample) in the context the
 :class:`~cosim_validation.assembly.monitor_world.MonitorWorld` builds for the case.
 """
@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
-from cosim_validation.exceptions import InputError
-from cosim_validation.properties.kpis.specs import plan_target
-from cosim_validation.properties.machines import MachineResult
-from cosim_validation.properties.offline.evaluation import evaluate_run
-from cosim_validation.properties.sample import Block
-from cosim_validation.properties.scene_context import record_target
-from cosim_validation.properties.verdict import Kpi, Verdict
-from cosim_validation.record import RobotRole, TrajectoryRecord
-from cosim_validation.robot.errors import KinematicsInputError
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.monitor.properties.kpis.specs import plan_target
+from cosim_validation.monitor.properties.machines import MachineResult
+from cosim_validation.monitor.properties.offline.evaluation import evaluate_run
+from cosim_validation.monitor.properties.sample import Block
+from cosim_validation.monitor.properties.scene_context import record_target
+from cosim_validation.monitor.properties.verdict import Kpi, Verdict
+from cosim_validation.robots.model.errors import KinematicsInputError
 
 
 @dataclass(frozen=True)

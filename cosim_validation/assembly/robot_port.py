@@ -13,9 +13,9 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from cosim_validation.exceptions import CosimError, InputError
-from cosim_validation.record import RobotRole
-from cosim_validation.sim.robot_backend import BackendSample, RobotBackend
+from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.common.record import RobotRole
+from cosim_validation.robots.robot_backend import BackendSample, RobotBackend
 
 
 class RobotLostError(CosimError):
@@ -129,7 +129,7 @@ class BackendPort:
 
     def stage(self, stage: int) -> None:
         """The stage of the next setpoint to :meth:`send` (a ``Stage`` value), for a robot whose filters use it
-        (:class:`~cosim_validation.sim.robot_filter.FilteredBackend`); other backends ignore it."""
+        (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`); other backends ignore it."""
         notify = getattr(self.backend, "stage", None)
         if notify is not None:
             notify(int(stage))

@@ -20,9 +20,9 @@ import numpy as np
 from cosim_validation.assembly.case_run import CaseAbortedError, CaseEvent, CaseListener, CaseRun, SessionClock
 from cosim_validation.assembly.robot_port import RobotPort
 from cosim_validation.assembly.supervision import Decision, Supervision, feeding_robot
-from cosim_validation.planning.state_validator import StateValidator
-from cosim_validation.record import RobotRole, Stage, SupervisorMode
-from cosim_validation.robot import Kinematics
+from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
+from cosim_validation.controllers.planning.state_validator import StateValidator
+from cosim_validation.robots.model import Kinematics
 
 
 class Lockstep(Protocol):

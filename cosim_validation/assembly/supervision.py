@@ -23,13 +23,13 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from cosim_validation.assembly.robot_port import Measurement
-from cosim_validation.config import resolve_resource
-from cosim_validation.exceptions import InputError
-from cosim_validation.planning import Plan
-from cosim_validation.planning.collision_world import CollisionWorld
-from cosim_validation.record import RobotRole, Stage
-from cosim_validation.robot import Kinematics
-from cosim_validation.statechart.loader import load_machine
+from cosim_validation.common.config import resolve_resource
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole, Stage
+from cosim_validation.controllers.planning import Plan
+from cosim_validation.controllers.planning.collision_world import CollisionWorld
+from cosim_validation.monitor.statechart.loader import load_machine
+from cosim_validation.robots.model import Kinematics
 from cosim_validation.supervisor.needle_force import NeedleForceModel, NeedleForceStream
 from cosim_validation.supervisor.needle_force_config import load_needle_force
 from cosim_validation.supervisor.scenario import ScenarioRunner
@@ -112,7 +112,7 @@ class Supervision:
         scene: The anatomy scene (the force model's tissue layers name its models).
         velocity_limit: (J,) joint speed limits (teleoperation and the rejoin are bounded by them).
         scenario_path: A scenario file; None: the configuration's ``scenario`` (if any).
-        files: A run's copies (role -> path, :mod:`~cosim_validation.assembly.run_supervision`) read in place of
+        files: A run's copies (role -> path, :mod:`~cosim_validation.runs.run_supervision`) read in place of
             the files the configuration and the scenario name.
 
     Raises:

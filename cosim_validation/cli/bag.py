@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _source(given: Path) -> Path:
     """The unfinished file: ``given`` itself, or the one a run directory or its ``session.mcap`` left."""
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.ros.bag_recovery import in_progress_bag
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.live.ros.bag_recovery import in_progress_bag
 
     if given.is_file():
         return given
@@ -39,8 +39,8 @@ def _source(given: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Recover and print what was recovered."""
-    from cosim_validation.ros.bag import PART_SUFFIX
-    from cosim_validation.ros.bag_recovery import LEGACY_FOLDER_SUFFIX, recover_bag
+    from cosim_validation.live.ros.bag import PART_SUFFIX
+    from cosim_validation.live.ros.bag_recovery import LEGACY_FOLDER_SUFFIX, recover_bag
 
     source = _source(Path(args.bag))
     if args.output:

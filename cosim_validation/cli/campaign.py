@@ -59,11 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
-    from cosim_validation.assembly.robot_filters import FilterSpec
-    from cosim_validation.campaign.campaign_runner import CampaignRequest, run_campaign
+    from cosim_validation.robots.filters.robot_filters import FilterSpec
+    from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.common.config import resolve_resource
 
     supervisor, scenario = supervisor_paths(args, must_exist=not args.resume)
     request = CampaignRequest(
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
 def resume_command(args: argparse.Namespace) -> str:
     """The command line that continues this run."""
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.common.config import resolve_resource
 
     parts = ["cosim campaign", f"--config {shlex.quote(args.config)}"]
     parts += [f"--suite {shlex.quote(s)}" for s in args.suite]

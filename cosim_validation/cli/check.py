@@ -40,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
     from cosim_validation.assembly import check_records, monitor_world_of
     from cosim_validation.cli.output import format_table, print_json
-    from cosim_validation.properties import Status
-    from cosim_validation.record import RobotRole, TrajectoryRecord
+    from cosim_validation.common.record import RobotRole, TrajectoryRecord
+    from cosim_validation.monitor.properties import Status
 
     records = [TrajectoryRecord.load(Path(p)) for p in args.traces]
     expected = TrajectoryRecord.load(Path(args.expected)) if args.expected else None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import print_json
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 HELP = "watch a digital-twin session (live or from its bag), or render the dashboard to a PNG"
 
@@ -72,24 +72,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _robots(graph_path: str) -> list[str]:
-    from cosim_validation.config import resolve_resource
-    from cosim_validation.dashboard.foxglove_layout import session_robots
-    from cosim_validation.session.graph import load_graph
+    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.live.dashboard.foxglove_layout import session_robots
+    from cosim_validation.live.session.graph import load_graph
 
     return session_robots(load_graph(resolve_resource(graph_path)))
 
 
 def _run_bag(args: argparse.Namespace, robots: list[str], extra: list[str]) -> int:
-    from cosim_validation.dashboard import BagPlayer
-    from cosim_validation.dashboard.qt_binding import application
-    from cosim_validation.ros.dashboard_events import bag_events
+    from cosim_validation.live.dashboard import BagPlayer
+    from cosim_validation.live.dashboard.qt_binding import application
+    from cosim_validation.live.ros.dashboard_events import bag_events
 
     player = BagPlayer(bag_events(args.bag, robots, extra), rate=args.rate)
     if args.at is not None and not 0 <= args.at <= player.duration_s:
         raise InputError(f"--at {args.at:g}: the bag {args.bag} spans 0 to {player.duration_s:.1f} s")
     player.seek(player.duration_s if args.at is None else args.at)
     app = application()
-    from cosim_validation.dashboard.view.dashboard_widget import DashboardWidget
+    from cosim_validation.live.dashboard.view.dashboard_widget import DashboardWidget
 
     dashboard = DashboardWidget(player, args.max_points)
     if args.screenshot:
@@ -105,7 +105,7 @@ def live_domain(given: int | None) -> int:
     Raises:
         InputError: ``given`` out of range, or several sessions running and none chosen.
     """
-    from cosim_validation.session.discovery_scope import MAX_DOMAIN_ID, caller_domain, running_sessions
+    from cosim_validation.live.session.discovery_scope import MAX_DOMAIN_ID, caller_domain, running_sessions
 
     if given is not None:
         if not 0 <= given <= MAX_DOMAIN_ID:
@@ -129,8 +129,8 @@ def _run_live(args: argparse.Namespace, robots: list[str], extra: list[str]) -> 
     import queue
     import threading
 
-    from cosim_validation.dashboard.qt_binding import application
-    from cosim_validation.ros.dashboard_live import LiveFeed
+    from cosim_validation.live.dashboard.qt_binding import application
+    from cosim_validation.live.ros.dashboard_live import LiveFeed
 
     domain = live_domain(args.domain_id)
     import rclpy
@@ -138,7 +138,7 @@ def _run_live(args: argparse.Namespace, robots: list[str], extra: list[str]) -> 
     from rclpy.executors import SingleThreadedExecutor
 
     app = application()
-    from cosim_validation.dashboard.view.dashboard_widget import DashboardWidget
+    from cosim_validation.live.dashboard.view.dashboard_widget import DashboardWidget
 
     context = Context()
     rclpy.init(context=context, domain_id=domain)
@@ -167,7 +167,7 @@ def _run_live(args: argparse.Namespace, robots: list[str], extra: list[str]) -> 
 
 def _wait_qt(app: Any, seconds: float) -> None:
     """Run the Qt event loop for ``seconds`` (the drain timer keeps filling the model)."""
-    from cosim_validation.dashboard.qt_binding import load_qt
+    from cosim_validation.live.dashboard.qt_binding import load_qt
 
     qt = load_qt()
     qt.QtCore.QTimer.singleShot(int(seconds * 1000), app.quit)
@@ -195,9 +195,9 @@ def _screenshot(dashboard: Any, args: argparse.Namespace, what: str) -> int:
 
 
 def _write_layout(args: argparse.Namespace) -> int:
-    from cosim_validation.config import resolve_resource
-    from cosim_validation.dashboard.foxglove_layout import write_layout
-    from cosim_validation.session.graph import load_graph
+    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.live.dashboard.foxglove_layout import write_layout
+    from cosim_validation.live.session.graph import load_graph
 
     path = write_layout(load_graph(resolve_resource(args.graph)), Path(args.foxglove_layout))
     if args.json:

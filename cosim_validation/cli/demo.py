@@ -29,9 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The steps in order; stops at the first that fails."""
-    from cosim_validation.campaign.executor import default_workers
-    from cosim_validation.coverage import Suite
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.runs.campaign.executor import default_workers
+    from cosim_validation.testgen import Suite
 
     if args.session_cases < 1:
         raise InputError(f"--session-cases must be >= 1, got {args.session_cases}")
@@ -102,7 +102,7 @@ class _Steps:
 
     def __call__(self, title: str, argv: list[str]) -> None:
         from cosim_validation.cli.main import main
-        from cosim_validation.exceptions import CosimError
+        from cosim_validation.common.exceptions import CosimError
 
         self.n += 1
         if not self.as_json:

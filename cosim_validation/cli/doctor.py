@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
-from cosim_validation.optional import quiet_stdout
+from cosim_validation.common.optional import quiet_stdout
 
 HELP = "check that ROS 2, the interfaces and every library the project needs are importable"
 
@@ -149,8 +149,8 @@ def check_ament_index() -> Finding:
 
 def check_session_scope() -> list[Finding]:
     """The DDS scope a ``cosim session`` started now would get (its own domain, localhost discovery)."""
-    from cosim_validation.exceptions import CosimError
-    from cosim_validation.session.discovery_scope import SESSION_DOMAINS, caller_domain, next_scope
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.live.session.discovery_scope import SESSION_DOMAINS, caller_domain, next_scope
 
     own = caller_domain()
     try:
@@ -181,9 +181,9 @@ def collect() -> list[Finding]:
 def robots() -> list[dict[str, Any]]:
     """The robots of the registry (``robot: {model: NAME}``): joints with their types and units, the URDF and the
     tool frame; ``error`` names a model that does not load."""
-    from cosim_validation.config import package_root
-    from cosim_validation.exceptions import CosimError
-    from cosim_validation.robot import JOINT_TYPE_NAMES, ROBOT_MODELS, Kinematics
+    from cosim_validation.common.config import package_root
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.robots.model import JOINT_TYPE_NAMES, ROBOT_MODELS, Kinematics
 
     out: list[dict[str, Any]] = []
     for model in ROBOT_MODELS.values():

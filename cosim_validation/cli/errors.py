@@ -78,11 +78,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.errors.dataset_io import read_csv, read_parquet
-    from cosim_validation.errors.robot_identity import RobotIdentity, joint_units
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.robot import RobotConfig
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.error_injection.dataset_io import read_csv, read_parquet
+    from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
+    from cosim_validation.robots.model import RobotConfig
 
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
@@ -94,8 +94,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
-    from cosim_validation.errors.learning import label
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.error_injection.learning import label
 
     if not args.max_registration_error_mm > 0:
         raise InputError(f"--max-registration-error-mm: expected a number > 0, got {args.max_registration_error_mm}")
@@ -104,11 +104,11 @@ def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _collect_from_run(args: argparse.Namespace) -> int:
-    from cosim_validation.errors.dataset_io import dataset_of_records
-    from cosim_validation.errors.robot_identity import RobotIdentity, joint_units
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.record import RobotRole
-    from cosim_validation.report.run_data import load_run
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.error_injection.dataset_io import dataset_of_records
+    from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
+    from cosim_validation.runs.report.run_data import load_run
 
     RobotRole.parse(args.robot)
     held_out = frozenset(t for t in args.test_cases.split(",") if t)
@@ -142,8 +142,8 @@ def _collection_dataset(run_data: Any, records: list[Any], source: str) -> Any:
     """The read samples of a run's ``error_collection`` cases (each case's seed from its suite's seed)."""
     from cosim_validation.assembly import case_seed
     from cosim_validation.controllers.controllers_config import ControllersConfig
-    from cosim_validation.errors.collection_records import dataset_of_collection_records
-    from cosim_validation.robot import RobotConfig
+    from cosim_validation.error_injection.collection_records import dataset_of_collection_records
+    from cosim_validation.robots.model import RobotConfig
 
     config = run_data.config
     robot = RobotConfig.from_config(config["robot"])
@@ -154,7 +154,7 @@ def _collection_dataset(run_data: Any, records: list[Any], source: str) -> Any:
 
 
 def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
-    from cosim_validation.errors.dataset_io import write_parquet
+    from cosim_validation.error_injection.dataset_io import write_parquet
 
     write_parquet(dataset, args.output)
     counts = {name: int((dataset.set_name == name).sum()) for name in ("train", "test")}
@@ -168,11 +168,11 @@ def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from cosim_validation.backends import make_backend
-    from cosim_validation.config import load_case_config, resolve_resource
+    from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.controllers.controllers_config import ControllersConfig
-    from cosim_validation.errors.collection import collect
-    from cosim_validation.robot import RobotConfig
+    from cosim_validation.error_injection.collection import collect
+    from cosim_validation.robots.model import RobotConfig
+    from cosim_validation.robots.registry import make_backend
 
     config = load_case_config(resolve_resource(args.config))
     robot = RobotConfig.from_config(config["robot"])
@@ -209,8 +209,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
-    from cosim_validation.errors.learning import LearnSettings, learn
-    from cosim_validation.errors.training import TrainingSettings
+    from cosim_validation.error_injection.learning import LearnSettings, learn
+    from cosim_validation.error_injection.training import TrainingSettings
 
     training = TrainingSettings(max_epochs=args.max_epochs, seed=args.seed)
     model, report = learn(labelled, LearnSettings(args.nn1, args.nn2, training, args.search), str(args.dataset))
@@ -221,9 +221,9 @@ def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
 def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[str, Any]:
     import numpy as np
 
-    from cosim_validation.errors.evaluation import evaluate
-    from cosim_validation.errors.model_file import ErrorModel
-    from cosim_validation.errors.robot_identity import RobotIdentity
+    from cosim_validation.error_injection.evaluation import evaluate
+    from cosim_validation.error_injection.model_file import ErrorModel
+    from cosim_validation.error_injection.robot_identity import RobotIdentity
 
     model = ErrorModel.load(args.model)
     model.check_robot(RobotIdentity.of(kinematics), str(args.model))
@@ -235,7 +235,7 @@ def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[
         best = {k: out["table"][f"{k} without"]["mean"] / max(v, 1e-15) for k, v in floor.items()}
         out["tracker_floor"] = floor | {"best_cut": best}
     if args.html:
-        from cosim_validation.errors.evaluation_page import write_page
+        from cosim_validation.error_injection.evaluation_page import write_page
 
         write_page(evaluation, Path(args.html), f"Learned error injection: {Path(args.model).name}")
         out["html"] = str(args.html)

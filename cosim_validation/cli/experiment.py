@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _granularities(text: str | None) -> tuple[float, ...] | None:
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
 
     if text is None:
         return None
@@ -45,8 +45,8 @@ def _granularities(text: str | None) -> tuple[float, ...] | None:
 
 def _check_flags(args: argparse.Namespace) -> None:
     """What the campaign would refuse only after the suites were made into --out: checked first."""
-    from cosim_validation.campaign.campaign_runner import EXECUTORS
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.runs.campaign.campaign_runner import EXECUTORS
 
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers: expected an integer >= 1, got {args.workers!r}")
@@ -61,10 +61,10 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print its answer."""
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.common.config import resolve_resource
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
-    from cosim_validation.experiment.research_questions import RunOptions, run_experiment
+    from cosim_validation.runs.experiment.research_questions import RunOptions, run_experiment
 
     _check_flags(args)
     errors_model = None if args.errors is None else Path(args.errors)
@@ -75,17 +75,17 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.name == "adaptive":
         from cosim_validation.cli.output import to_json
-        from cosim_validation.experiment.adaptive import ADAPTIVE, run_adaptive
+        from cosim_validation.runs.experiment.adaptive import ADAPTIVE, run_adaptive
 
         if args.granularities_mm is not None or args.errors is not None:
-            from cosim_validation.exceptions import InputError
+            from cosim_validation.common.exceptions import InputError
 
             flag = "--granularities-mm applies to rq1 and rq2" if args.errors is None else "--errors applies to rq3"
             raise InputError(f"{flag} only")
         results = run_adaptive(ADAPTIVE[args.quick], options) | {"wall_s": time.perf_counter() - started}
         (Path(args.out) / "experiment.json").write_text(to_json(results) + "\n")
     else:
-        from cosim_validation.experiment.experiment_specs import experiment_spec
+        from cosim_validation.runs.experiment.experiment_specs import experiment_spec
 
         spec = experiment_spec(args.name, args.quick, _granularities(args.granularities_mm))
         outcome = run_experiment(spec, options)
@@ -122,7 +122,7 @@ def answer_text(name: str, results: dict[str, Any]) -> str:
             f"deg{prismatic}; tip mean {tip['mean']:.3f} mm, max {tip['max']:.3f} mm"
         )
     if "table_4_errors" in answer:
-        from cosim_validation.experiment.rq3_errors import goal_lines
+        from cosim_validation.runs.experiment.rq3_errors import goal_lines
 
         lines += goal_lines(answer["table_4_errors"])
     if "report" in results:

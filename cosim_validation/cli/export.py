@@ -27,11 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export and print what was written."""
-    from cosim_validation.campaign.record_export import export_records
-    from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.report.run_data import load_run
-    from cosim_validation.robot import RobotConfig
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.robots.model import RobotConfig
+    from cosim_validation.runs.campaign.record_export import export_records
+    from cosim_validation.runs.report.run_data import load_run
 
     out = Path(args.output)
     if out.exists() and not out.is_dir():

@@ -25,13 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the file and say what it holds."""
-    from cosim_validation.errors.dataset_io import dataset_of_record, write_csv
-    from cosim_validation.errors.robot_identity import RobotIdentity
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.record import RobotRole
-    from cosim_validation.report.run_data import load_run
-    from cosim_validation.robot import RobotConfig
-    from cosim_validation.ros.crtk_bag import export_crtk_bag
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.error_injection.dataset_io import dataset_of_record, write_csv
+    from cosim_validation.error_injection.robot_identity import RobotIdentity
+    from cosim_validation.live.ros.crtk_bag import export_crtk_bag
+    from cosim_validation.robots.model import RobotConfig
+    from cosim_validation.runs.report.run_data import load_run
 
     out = Path(args.output)
     if out.suffix.lower() not in (".mcap", ".csv"):

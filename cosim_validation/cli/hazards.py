@@ -46,11 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the action; the detection table on stdout."""
-    from cosim_validation.campaign.hazard_campaign import HazardRequest, analyse, chosen_scenarios, run_hazards
-    from cosim_validation.campaign.hazard_tables import HAZARDS_FILE
     from cosim_validation.cli.main import UsageError
-    from cosim_validation.config import resolve_resource
+    from cosim_validation.common.config import resolve_resource
     from cosim_validation.hazards.detector import DetectorSettings
+    from cosim_validation.runs.campaign.hazard_campaign import HazardRequest, analyse, chosen_scenarios, run_hazards
+    from cosim_validation.runs.campaign.hazard_tables import HAZARDS_FILE
 
     config_path = resolve_resource(args.config)
     out = Path(args.out)
@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show(path: Path, as_json: bool) -> int:
-    from cosim_validation.campaign.hazard_tables import summarize
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.runs.campaign.hazard_tables import summarize
 
     if not path.is_file():
         raise InputError(f"{path}: no hazard tables (run cosim hazards run first)")

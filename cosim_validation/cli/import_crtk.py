@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from cosim_validation.cli.output import print_json
 
 if TYPE_CHECKING:
-    from cosim_validation.errors.dataset import ErrorDataset
-    from cosim_validation.robot import Kinematics
+    from cosim_validation.error_injection.dataset import ErrorDataset
+    from cosim_validation.robots.model import Kinematics
 
 HELP = (
     "read a CRTK-style rosbag2 (.mcap) or the dataset CSV into an error dataset (.parquet) or a trajectory record "
@@ -37,12 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import, write, and say how many rows or samples (and how many with the marker seen)."""
-    from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.errors.dataset_io import read_csv, write_parquet
-    from cosim_validation.errors.robot_identity import RobotIdentity
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.robot import RobotConfig
-    from cosim_validation.ros.crtk_bag import import_crtk_bag
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.error_injection.dataset_io import read_csv, write_parquet
+    from cosim_validation.error_injection.robot_identity import RobotIdentity
+    from cosim_validation.live.ros.crtk_bag import import_crtk_bag
+    from cosim_validation.robots.model import RobotConfig
 
     source, out = Path(args.input), Path(args.output)
     if out.suffix.lower() not in (".parquet", ".npz"):
@@ -71,8 +71,8 @@ def _write_record(
     args: argparse.Namespace, dataset: ErrorDataset, kinematics: Kinematics, source: Path, out: Path, seen: int
 ) -> int:
     """Write the dataset's rows as one trajectory record (errors.record_of_dataset) and say so."""
-    from cosim_validation.errors.record_of_dataset import record_of_dataset
-    from cosim_validation.record import RobotRole
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.error_injection.record_of_dataset import record_of_dataset
 
     test_id = args.test_id or source.stem
     record = record_of_dataset(

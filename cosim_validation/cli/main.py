@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from cosim_validation import __version__
-from cosim_validation.exceptions import ConfigError, CosimError, InputError
+from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 
 # subcommand name -> module under cosim_validation.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -126,8 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    """Console-script entry point; takes Ctrl-C back if the parent ignored it (:mod:`cosim_validation.interrupts`)."""
-    from cosim_validation.interrupts import restore_sigint
+    """Console-script entry point; takes Ctrl-C back if the parent ignored it
+    (:mod:`cosim_validation.common.interrupts`)."""
+    from cosim_validation.common.interrupts import restore_sigint
 
     restore_sigint()
     sys.exit(main())

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.campaign.json_file import jsonable
+from cosim_validation.runs.campaign.json_file import jsonable
 
 
 def to_json(data: Any) -> str:

@@ -44,9 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, print a verdict table per case, and whether it equals the live monitor's."""
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.properties import Status
-    from cosim_validation.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
+    from cosim_validation.monitor.properties import Status
 
     if args.rate < 0:
         raise InputError(f"--rate must be >= 0, got {args.rate}")
@@ -93,7 +93,7 @@ def _world(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
     from cosim_validation.assembly.monitor_world import monitor_world_of
-    from cosim_validation.assembly.run_inputs import read_manifest, run_monitor_world
+    from cosim_validation.runs.run_inputs import read_manifest, run_monitor_world
 
     run_dir = Path(args.bag).resolve().parent
     if args.config is None and args.properties is None and read_manifest(run_dir):
@@ -152,8 +152,8 @@ def _mm(margin: float, unit: str) -> str:
 
 def _publisher(bag: str, joint_topics: Iterable[str], wait_s: float) -> Any:
     """A republisher of every topic of ``bag``, once its joint-state topics have subscribers (or ``wait_s``)."""
-    from cosim_validation.ros.bag import topics_of
-    from cosim_validation.ros.republisher import Republisher
+    from cosim_validation.live.ros.bag import topics_of
+    from cosim_validation.live.ros.republisher import Republisher
 
     available = topics_of(bag)
     publisher = Republisher({topic: msgtype for topic, (msgtype, _) in available.items()})

@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the report."""
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.report import build_report
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.runs.report import build_report
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from cosim_validation.assembly.lockstep import CaseListener
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 HELP = "plan one needle-insertion case (five stages) and run it on a robot backend"
 
@@ -58,10 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan, execute, summarize; print a table (or JSON with --json)."""
     from cosim_validation.assembly import AssemblySpec, CaseAssembly
-    from cosim_validation.assembly.robot_filters import FilterSpec
-    from cosim_validation.backends import default_backend
-    from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.planning.stage_summary import summarize_stages
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.controllers.planning.stage_summary import summarize_stages
+    from cosim_validation.robots.filters.robot_filters import FilterSpec
+    from cosim_validation.robots.registry import default_backend
 
     config_path = resolve_resource(args.config)
     backend = args.backend or default_backend(load_case_config(config_path))
@@ -124,7 +124,7 @@ def manual_case(source_m: Any, target_m: Any) -> Any:
     """A test case from a source and a target given on the command line [m]."""
     import numpy as np
 
-    from cosim_validation.coverage import TestCase
+    from cosim_validation.testgen import TestCase
 
     source = np.asarray(source_m, dtype=np.float64)
     target = np.asarray(target_m, dtype=np.float64)

@@ -68,14 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the graph, run the cases, stop, print and write the summary."""
-    from cosim_validation.assembly.run_inputs import capture_inputs
-    from cosim_validation.config import resolve_resource
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.common.exceptions import InputError
     from cosim_validation.hazards.hazard_watch import check_detector
-    from cosim_validation.run_lock import RunLock, command_line
-    from cosim_validation.session.discovery_scope import DomainLease
-    from cosim_validation.session.graph import graph_inputs, load_graph
-    from cosim_validation.session.session_runner import prepare_run_dir, run_session, write_summary
+    from cosim_validation.live.session.discovery_scope import DomainLease
+    from cosim_validation.live.session.graph import graph_inputs, load_graph
+    from cosim_validation.live.session.session_runner import prepare_run_dir, run_session, write_summary
+    from cosim_validation.runs.run_inputs import capture_inputs
+    from cosim_validation.runs.run_lock import RunLock, command_line
 
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         chosen["stop_on_alarm"] = True
     graph = graph.with_parameters("controller", {k: v for k, v in chosen.items() if v is not None})
     if args.foxglove is not None:
-        from cosim_validation.dashboard.foxglove_graph import with_foxglove_bridge
+        from cosim_validation.live.dashboard.foxglove_graph import with_foxglove_bridge
 
         graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_filters(graph: Any, texts: list[str]) -> Any:
     """``graph`` with a proxy node applying the filters in front of each filtered robot's driver."""
-    from cosim_validation.assembly.robot_filters import FilterSpec
+    from cosim_validation.robots.filters.robot_filters import FilterSpec
 
     specs = [FilterSpec.parse(text) for text in texts]
     for robot in dict.fromkeys(spec.robot for spec in specs):
@@ -147,8 +147,8 @@ def _with_filters(graph: Any, texts: list[str]) -> Any:
 def _anatomy_repairs(graph: Any) -> tuple[list[dict[str, Any]], list[str]]:
     """What ``repair: true`` did to the session's anatomy (the nodes load the same scene), as dicts and lines."""
     from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_case_config
-    from cosim_validation.session.graph import graph_inputs
+    from cosim_validation.common.config import load_case_config
+    from cosim_validation.live.session.graph import graph_inputs
 
     config = graph_inputs(graph).get("config")
     if config is None:
@@ -159,9 +159,9 @@ def _anatomy_repairs(graph: Any) -> tuple[list[dict[str, Any]], list[str]]:
 
 def _check_node_files(graph: Any) -> None:
     """Read the configuration and property files the nodes are given (a node would fail on them after start)."""
-    from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.exceptions import ConfigError, CosimError
-    from cosim_validation.properties import PropertySet
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.common.exceptions import ConfigError, CosimError
+    from cosim_validation.monitor.properties import PropertySet
 
     readers: dict[str, Callable[[Path], object]] = {
         "config": lambda path: load_case_config(path),
@@ -180,8 +180,8 @@ def _check_node_files(graph: Any) -> None:
 
 def _checked_suite(given: str) -> Path | None:
     """The given suite file, read and checked (None if none was given)."""
-    from cosim_validation.coverage import Suite
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.testgen import Suite
 
     if not given:
         return None
@@ -194,7 +194,7 @@ def _checked_suite(given: str) -> Path | None:
 
 def _default_suite(graph: Any, run_dir: Path, as_json: bool) -> Path:
     """The default grid suite, made now into the run directory."""
-    from cosim_validation.session.default_suite import make_default_suite
+    from cosim_validation.live.session.default_suite import make_default_suite
 
     made = make_default_suite(graph, run_dir)
     if not as_json:
@@ -214,10 +214,10 @@ def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: boo
 
 def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
     """Trajectories from the bag into results.sqlite, and the replay-equals-live check."""
-    from cosim_validation.assembly.run_inputs import run_monitor_world
-    from cosim_validation.exceptions import CosimError
-    from cosim_validation.ros.session_records import complete_session
-    from cosim_validation.session.graph import graph_inputs
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.live.ros.session_records import complete_session
+    from cosim_validation.live.session.graph import graph_inputs
+    from cosim_validation.runs.run_inputs import run_monitor_world
 
     monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
     if monitor is None or not (run_dir / "session.mcap").is_file() or not (run_dir / "results.sqlite").is_file():
@@ -246,8 +246,8 @@ def _warner(as_json: bool) -> Any:
 
 def _recover_bag(run_dir: Path, as_json: bool) -> dict[str, Any]:
     """A recorder that died left its bag unfinished: finish it into session.mcap (issue 15)."""
-    from cosim_validation.exceptions import CosimError
-    from cosim_validation.ros.bag_recovery import in_progress_bag, recover_bag
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.live.ros.bag_recovery import in_progress_bag, recover_bag
 
     bag = run_dir / "session.mcap"
     part = None if bag.exists() else in_progress_bag(bag)
@@ -267,10 +267,10 @@ def _recover_bag(run_dir: Path, as_json: bool) -> dict[str, Any]:
 
 def summarise(run_dir: Path) -> dict[str, Any]:
     """Cases, verdicts and bag contents of a finished (or interrupted) session."""
-    from cosim_validation.campaign.results_db import ResultsDB
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.ros.bag import topics_of
-    from cosim_validation.ros.recorded_types import skipped_file
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.live.ros.bag import topics_of
+    from cosim_validation.live.ros.recorded_types import skipped_file
+    from cosim_validation.runs.campaign.results_db import ResultsDB
 
     summary: dict[str, Any] = {"cases": {}, "verdicts": {}, "bag_topics": {}}
     db_path, bag_path = run_dir / "results.sqlite", run_dir / "session.mcap"

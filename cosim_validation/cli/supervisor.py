@@ -41,8 +41,8 @@ def _machine(path: str, priority: str | None = None) -> Any:
     """The machine of a file, or the one a supervised run kept (its goals file then the run's copy too)."""
     from dataclasses import replace
 
-    from cosim_validation.config import resolve_resource
-    from cosim_validation.statechart.loader import load_machine
+    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.monitor.statechart.loader import load_machine
 
     stored = _stored(path)
     if stored is None:
@@ -60,9 +60,9 @@ def _stored(path: str) -> Any:
     Raises:
         InputError: A directory that is not a supervised run.
     """
-    from cosim_validation.assembly.run_inputs import MANIFEST
-    from cosim_validation.assembly.run_supervision import stored_supervision
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.runs.run_inputs import MANIFEST
+    from cosim_validation.runs.run_supervision import stored_supervision
 
     if not Path(path).is_dir():
         return None
@@ -75,9 +75,9 @@ def _stored(path: str) -> Any:
 def _check(args: argparse.Namespace) -> int:
     from cosim_validation.cli.output import print_json
     from cosim_validation.cli.supervisor_report import check_summary, print_check
-    from cosim_validation.exceptions import InputError
-    from cosim_validation.statechart.checker import check_goals
-    from cosim_validation.statechart.goals import load_goals
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.monitor.statechart.checker import check_goals
+    from cosim_validation.monitor.statechart.goals import load_goals
 
     machine = _machine(args.machine, args.priority)
     goals_path = args.goals or machine.goals_file
@@ -96,8 +96,8 @@ def _check(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from cosim_validation.cli.output import print_json
     from cosim_validation.cli.supervisor_report import print_replay, replay_summary
-    from cosim_validation.statechart.counterexample import load_trace
-    from cosim_validation.statechart.replay import replay_trace
+    from cosim_validation.monitor.statechart.counterexample import load_trace
+    from cosim_validation.monitor.statechart.replay import replay_trace
 
     machine = _machine(args.machine, args.priority)
     trace = load_trace(args.trace)

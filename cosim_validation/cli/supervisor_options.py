@@ -35,13 +35,13 @@ def supervisor_paths(args: argparse.Namespace, must_exist: bool = True) -> tuple
     Args:
         args: The parsed options.
         must_exist: False for a resume: a file gone since the run started is read from the run's copy
-            (:mod:`~cosim_validation.assembly.run_supervision` checks the path names the run's file).
+            (:mod:`~cosim_validation.runs.run_supervision` checks the path names the run's file).
 
     Raises:
         InputError: A scenario without a supervisor, or a file that does not exist.
     """
-    from cosim_validation.config import resolve_resource
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.common.exceptions import InputError
 
     chosen: list[str | None] = []
     for option, value in (("--supervisor", args.supervisor), ("--supervisor-scenario", args.supervisor_scenario)):

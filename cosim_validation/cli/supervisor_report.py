@@ -6,11 +6,11 @@ import subprocess
 from typing import Any
 
 from cosim_validation.cli.output import format_table
-from cosim_validation.statechart.checker import CheckReport
-from cosim_validation.statechart.counterexample import Trace
-from cosim_validation.statechart.model import ROOT, Machine
-from cosim_validation.statechart.replay import Replay
-from cosim_validation.statechart.semantics import global_order
+from cosim_validation.monitor.statechart.checker import CheckReport
+from cosim_validation.monitor.statechart.counterexample import Trace
+from cosim_validation.monitor.statechart.model import ROOT, Machine
+from cosim_validation.monitor.statechart.replay import Replay
+from cosim_validation.monitor.statechart.semantics import global_order
 
 
 def spin_version() -> str:

@@ -53,7 +53,7 @@ def _rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def _check_flags(args: argparse.Namespace) -> None:
     """The numeric options, checked before any work (the generator checks them too, without the flag names)."""
-    from cosim_validation.exceptions import InputError
+    from cosim_validation.common.exceptions import InputError
 
     if not (math.isfinite(args.granularity_mm) and args.granularity_mm > 0):
         raise InputError(f"--granularity-mm: expected a cube edge > 0 mm, got {args.granularity_mm!r}")
@@ -69,8 +69,8 @@ def _check_flags(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Generate, write atomically, print the metrics table (or JSON)."""
     from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import load_case_config, resolve_resource
-    from cosim_validation.coverage import TestgenRequest, generate_suite, load_testgen_config
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config
 
     _check_flags(args)
     config = load_case_config(resolve_resource(args.config))

@@ -1,6 +1,7 @@
 """``error_collection``: seed 001's data-collection motion as a case, so a session drives it through the drivers.
 
-The plan is :func:`~cosim_validation.planning.collection_motion.collection_motion` of the configured settings
+The plan is :func:`~cosim_validation.controllers.planning.collection_motion.collection_motion` of the configured
+settings
 (``controllers.collection``) drawn from the case seed: settled steps towards random joint goals (a ramp, a settle,
 repeated readings), a continuous training motion and a held-out continuous motion, back home between them. Its
 samples are not at one period: each setpoint is stamped when the arm must reach it, as the lockstep loop streams
@@ -15,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.planning.collection_motion import CollectSettings, collection_motion
-from cosim_validation.planning.plan import InsertionLine, Plan
-from cosim_validation.record import Stage
-from cosim_validation.robot import RobotConfig
+from cosim_validation.common.record import Stage
+from cosim_validation.controllers.planning.collection_motion import CollectSettings, collection_motion
+from cosim_validation.controllers.planning.plan import InsertionLine, Plan
+from cosim_validation.robots.model import RobotConfig
 
 #: The controller's name (``--controller``, ``controllers.default``, the controller node's parameter).
 COLLECTION_KIND = "error_collection"

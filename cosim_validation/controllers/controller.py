@@ -6,13 +6,13 @@ from typing import Protocol
 
 from numpy.typing import ArrayLike
 
-from cosim_validation.planning.plan import Plan
+from cosim_validation.controllers.planning.plan import Plan
 
 
 class Controller(Protocol):
     """A controller under test: a needle insertion (``straight``, ``guarded``) or a joint-space case.
 
-    ``plan_case`` raises :class:`~cosim_validation.planning.errors.PlanningError` (with ``reason``) for bad
+    ``plan_case`` raises :class:`~cosim_validation.controllers.planning.errors.PlanningError` (with ``reason``) for bad
     input or a target it refuses or cannot reach.
     """
 

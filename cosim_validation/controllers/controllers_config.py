@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cosim_validation.config import ConfigNode
-from cosim_validation.exceptions import InputError
-from cosim_validation.planning.collection_motion import CollectSettings
-from cosim_validation.planning.joint_space_motion import JointSpaceSettings
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.controllers.planning.collection_motion import CollectSettings
+from cosim_validation.controllers.planning.joint_space_motion import JointSpaceSettings
 
 CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded", "joint_goals", "teleoperation", "error_collection")
 _KEYS = ("default", "guarded", "joint_space", "collection")

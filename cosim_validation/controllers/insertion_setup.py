@@ -5,19 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
-from cosim_validation.config import ConfigNode
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.controllers.collection_controller import COLLECTION_KIND, CollectionController
 from cosim_validation.controllers.controller import Controller
 from cosim_validation.controllers.controllers_config import CONTROLLER_NAMES, ControllersConfig
 from cosim_validation.controllers.guarded_controller import GuardedController
 from cosim_validation.controllers.joint_space_controller import JOINT_SPACE_KINDS, JointSpaceController
+from cosim_validation.controllers.planning.collision_world import CollisionWorld
+from cosim_validation.controllers.planning.five_stage_planner import FiveStagePlanner
+from cosim_validation.controllers.planning.planning_config import PlanningConfig
+from cosim_validation.controllers.planning.state_validator import StateValidator, ValidatorSettings
 from cosim_validation.controllers.straight_controller import StraightController
-from cosim_validation.exceptions import InputError
-from cosim_validation.planning.collision_world import CollisionWorld
-from cosim_validation.planning.five_stage_planner import FiveStagePlanner
-from cosim_validation.planning.planning_config import PlanningConfig
-from cosim_validation.planning.state_validator import StateValidator, ValidatorSettings
-from cosim_validation.robot import RobotConfig
+from cosim_validation.robots.model import RobotConfig
 
 
 @dataclass(frozen=True)

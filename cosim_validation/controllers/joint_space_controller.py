@@ -12,19 +12,19 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.planning.errors import PlanningError
-from cosim_validation.planning.joint_motion import scaled
-from cosim_validation.planning.joint_space_motion import (
+from cosim_validation.common.record import Stage
+from cosim_validation.controllers.planning.errors import PlanningError
+from cosim_validation.controllers.planning.joint_motion import scaled
+from cosim_validation.controllers.planning.joint_space_motion import (
     JointSpaceSettings,
     goal_box,
     goal_motion,
     teleoperation_motion,
 )
-from cosim_validation.planning.motion_checker import MotionChecker, densify
-from cosim_validation.planning.plan import InsertionLine, Plan
-from cosim_validation.planning.planning_config import PlanningConfig
-from cosim_validation.record import Stage
-from cosim_validation.robot import RobotConfig
+from cosim_validation.controllers.planning.motion_checker import MotionChecker, densify
+from cosim_validation.controllers.planning.plan import InsertionLine, Plan
+from cosim_validation.controllers.planning.planning_config import PlanningConfig
+from cosim_validation.robots.model import RobotConfig
 
 #: The joint-space controllers, by name.
 JOINT_SPACE_KINDS: tuple[str, ...] = ("joint_goals", "teleoperation")

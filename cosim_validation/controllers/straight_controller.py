@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.planning.case_check import check_case
-from cosim_validation.planning.errors import PlanningError
-from cosim_validation.planning.five_stage_planner import FiveStagePlanner
-from cosim_validation.planning.plan import InsertionLine, Plan
+from cosim_validation.controllers.planning.case_check import check_case
+from cosim_validation.controllers.planning.errors import PlanningError
+from cosim_validation.controllers.planning.five_stage_planner import FiveStagePlanner
+from cosim_validation.controllers.planning.plan import InsertionLine, Plan
 
 
 class StraightController:

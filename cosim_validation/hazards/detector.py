@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.hazards.command_progress import command_progress
-from cosim_validation.record import TrajectoryRecord
 
 #: Seed 003's threshold on the tip deviation [m], the documented fallback when none is derived or set.
 SEED_003_THRESHOLD_M = 0.003

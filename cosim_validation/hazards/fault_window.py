@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from cosim_validation.common.record.stage import Stage
 from cosim_validation.hazards.scenario import Scenario, TriggerKind
-from cosim_validation.record.stage import Stage
 
 #: Tolerance on case times [s] (setpoint times are sums of periods).
 TIME_EPS_S = 1e-9

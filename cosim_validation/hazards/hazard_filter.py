@@ -7,7 +7,8 @@ the controller's clean setpoints reach the robot corrupted inside the scenario's
 ``tracker``). The other robot (the virtual twin, seed 003's dynamic model run alongside) and the monitor's record
 of the setpoint keep the clean command: :meth:`HazardFilter.observe` reports the clean setpoint.
 
-Every window's opening and closing is a :class:`~cosim_validation.sim.robot_filter.FilterEvent` (``fault_start``,
+Every window's opening and closing is a :class:`~cosim_validation.robots.filters.robot_filter.FilterEvent`
+(``fault_start``,
 ``fault_end``) at its case time. Random draws (noise, drops, probability triggers) come from streams seeded by
 the case seed and the control cycle, so a case injects the same faults in every mode.
 """
@@ -18,16 +19,16 @@ import math
 
 import numpy as np
 
-from cosim_validation.config import ConfigNode
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record.stage import Stage
 from cosim_validation.hazards.fault_models import StreamHistory, WindowState, corrupt
 from cosim_validation.hazards.fault_window import TRIGGER_STREAM, FaultWindow, WindowChange, case_stream
 from cosim_validation.hazards.hazard_library import DEFAULT_LIBRARY, joint_selection, load_library, scenario_named
 from cosim_validation.hazards.scenario import Scenario, Strike, TriggerKind
-from cosim_validation.record.stage import Stage
-from cosim_validation.robot import Kinematics
-from cosim_validation.sim.robot_backend import BackendSample
-from cosim_validation.sim.robot_filter import FilterEvent
+from cosim_validation.robots.filters.robot_filter import FilterEvent
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import BackendSample
 
 
 class HazardFilter:
@@ -171,6 +172,6 @@ def parse_options(options: str) -> tuple[str, str]:
 
 
 def make_hazard_filter(config: ConfigNode, options: str, kinematics: Kinematics) -> HazardFilter:
-    """The ``hazards`` kind of :data:`cosim_validation.assembly.robot_filters.FILTER_KINDS`."""
+    """The ``hazards`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS`."""
     name, library = parse_options(options)
     return HazardFilter(scenario_named(load_library(library), name, library), kinematics)

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from cosim_validation.config import ConfigNode, load_config
-from cosim_validation.config.package_paths import resolve_resource
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.config.package_paths import resolve_resource
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record.stage import CASE_STAGES, Stage
 from cosim_validation.hazards.scenario import (
     MODELS_OF_STRIKE,
     TRACKER_FIELDS,
@@ -39,7 +40,6 @@ from cosim_validation.hazards.scenario import (
     Trigger,
     TriggerKind,
 )
-from cosim_validation.record.stage import CASE_STAGES, Stage
 
 #: The library shipped with the package (relative to the package root or the current directory).
 DEFAULT_LIBRARY = "config/hazards.yaml"

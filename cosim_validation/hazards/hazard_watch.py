@@ -27,12 +27,12 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.hazards.detector import DetectorSettings
 from cosim_validation.hazards.feedback_force import FeedbackForceStream, FeedbackGains
 from cosim_validation.hazards.online_detector import Alarm, OnlineDetector
-from cosim_validation.robot import Kinematics
-from cosim_validation.sim.robot_filter import FilterEvent
+from cosim_validation.robots.filters.robot_filter import FilterEvent
+from cosim_validation.robots.model import Kinematics
 
 #: The name the watch's alarm has among the supervisor's alarm sources.
 ALARM_SOURCE = "hazard_detector"

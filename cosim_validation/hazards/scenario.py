@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from cosim_validation.record import Stage
+from cosim_validation.common.record import Stage
 
 
 class Strike(Enum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 
 
 class EdgeCondition:

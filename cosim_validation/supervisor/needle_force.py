@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.supervisor.tissue_layers import TissueLayers
 
 

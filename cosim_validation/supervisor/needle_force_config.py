@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.common.config import ConfigNode, load_config
 from cosim_validation.supervisor.needle_force import NeedleForceModel, TissueParameters
 from cosim_validation.supervisor.tissue_layers import MAX_LAYERS, TissueLayers
 

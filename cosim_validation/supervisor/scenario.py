@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.common.config import ConfigNode, load_config
 from cosim_validation.supervisor.supervisor_config import REQUESTS
 
 FAULTS = ("clearance", "force", "tracking", "alarm")

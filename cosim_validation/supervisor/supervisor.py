@@ -16,12 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from cosim_validation.config import resolve_resource
-from cosim_validation.exceptions import InputError
-from cosim_validation.record import Stage, SupervisorMode
-from cosim_validation.statechart.loader import load_machine
-from cosim_validation.statechart.model import Machine
-from cosim_validation.statechart.runtime import Statechart, StepResult
+from cosim_validation.common.config import resolve_resource
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import Stage, SupervisorMode
+from cosim_validation.monitor.statechart.loader import load_machine
+from cosim_validation.monitor.statechart.model import Machine
+from cosim_validation.monitor.statechart.runtime import Statechart, StepResult
 from cosim_validation.supervisor.event_sources import (
     AlarmInput,
     ClearanceMonitor,

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cosim_validation.config import ConfigNode, load_config
-from cosim_validation.exceptions import ConfigError
-from cosim_validation.record import Stage
-from cosim_validation.record.stage import CASE_STAGES
-from cosim_validation.statechart.model import Machine
+from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.common.record import Stage
+from cosim_validation.common.record.stage import CASE_STAGES
+from cosim_validation.monitor.statechart.model import Machine
 
 _KEYS = ("machine", "needle_force", "sources", "events", "exception_cleared_guard", "flags", "wait_state",
          "stage_attribute", "loop", "scenario")  # fmt: skip

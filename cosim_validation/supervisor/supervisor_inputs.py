@@ -1,6 +1,6 @@
 """The supervisor configuration and scenario of a run, with other copies of the files they name.
 
-A run directory keeps copies of the supervisor's files (:mod:`cosim_validation.assembly.run_supervision`); the copy
+A run directory keeps copies of the supervisor's files (:mod:`cosim_validation.runs.run_supervision`); the copy
 of a configuration still names its machine and needle force model relative to the original's folder, and a
 scenario its teleoperation script. :func:`supervisor_inputs` loads both with the copies put in their place.
 """
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from cosim_validation.config import resolve_resource
+from cosim_validation.common.config import resolve_resource
 from cosim_validation.supervisor.scenario import Scenario
 from cosim_validation.supervisor.supervisor_config import SupervisorConfig
 

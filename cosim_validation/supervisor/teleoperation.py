@@ -26,8 +26,8 @@ from typing import NamedTuple, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosim_validation.config import ConfigNode, load_config
-from cosim_validation.robot import Kinematics
+from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.robots.model import Kinematics
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.supervisor.teleoperation import TeleoperationCommand
 
 

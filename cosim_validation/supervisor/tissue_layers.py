@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosim_validation.exceptions import InputError
-from cosim_validation.optional import require
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.optional import require
 
 MAX_LAYERS = 16
 

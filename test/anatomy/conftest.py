@@ -10,7 +10,7 @@ import pytest
 import trimesh
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
-from cosim_validation.config import parse_config
+from cosim_validation.common.config import parse_config
 
 
 def scene_yaml(models: str, *, repair: bool = False, pose: str = "{xyz_m: [0, 0, 0], rpy_rad: [0, 0, 0]}") -> str:

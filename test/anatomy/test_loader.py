@@ -17,7 +17,7 @@ from cosim_validation.anatomy import (
     load_anatomy_file,
     transform_points,
 )
-from cosim_validation.exceptions import ConfigError, InputError
+from cosim_validation.common.exceptions import ConfigError, InputError
 from test.anatomy.conftest import write_stl
 
 Loader = Callable[..., AnatomyScene]

@@ -16,7 +16,7 @@ import pytest
 import trimesh
 
 from cosim_validation.anatomy import AnatomyScene, MeshDefectError, mesh_defects, repair_mesh
-from cosim_validation.config import package_root
+from cosim_validation.common.config import package_root
 from test.anatomy.conftest import write_stl
 
 Loader = Callable[..., AnatomyScene]
@@ -76,7 +76,7 @@ def test_an_explicit_repair_max_loss_allows_it_and_the_report_keeps_the_balance(
 def load_anatomy_text(models: str, tmp_path: Path, extra: str) -> AnatomyScene:
     """An anatomy section with ``extra`` keys (section level) and repair on."""
     from cosim_validation.anatomy import load_anatomy
-    from cosim_validation.config import parse_config
+    from cosim_validation.common.config import parse_config
     from test.anatomy.conftest import scene_yaml
 
     text = scene_yaml(models, repair=True).replace("  models:\n", extra + "  models:\n")
@@ -84,7 +84,7 @@ def load_anatomy_text(models: str, tmp_path: Path, extra: str) -> AnatomyScene:
 
 
 def test_repair_max_loss_is_a_share(load_scene: Loader, tmp_path: Path) -> None:
-    from cosim_validation.exceptions import ConfigError
+    from cosim_validation.common.exceptions import ConfigError
 
     with pytest.raises(ConfigError, match=r"case\.yaml: anatomy\.models\[0\]\.repair_max_loss: expected a number <= 1"):
         load_scene("{name: t, role: target, builtin: heart, repair_max_loss: 5}")

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from cosim_validation.assembly.case_outcome import conclude_verdicts
-from cosim_validation.config import load_config
+from cosim_validation.common.config import load_config
+from cosim_validation.common.record import Stage, TrajectoryRecord
 from cosim_validation.controllers import InsertionSetup
-from cosim_validation.properties import Status
-from cosim_validation.properties.machines import run_machine, shipped
-from cosim_validation.properties.machines.behaviours import run_named
-from cosim_validation.record import Stage, TrajectoryRecord
+from cosim_validation.monitor.properties import Status
+from cosim_validation.monitor.properties.machines import run_machine, shipped
+from cosim_validation.monitor.properties.machines.behaviours import run_named
 
 TARGET = np.array([0.45, -0.05, 0.05])
 

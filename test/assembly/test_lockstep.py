@@ -19,20 +19,20 @@ from cosim_validation.assembly import (
     SessionClock,
     case_seed,
 )
-from cosim_validation.coverage import TestCase
-from cosim_validation.exceptions import InputError
-from cosim_validation.planning import InsertionLine, Plan, PlanningError
-from cosim_validation.planning.state_validator import SetpointVerdict
-from cosim_validation.record import RobotRole, Stage
-from cosim_validation.robot import Kinematics, RobotConfig
-from test.planning.setup_fixtures import CONFIG_PATH
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole, Stage
+from cosim_validation.controllers.planning import InsertionLine, Plan, PlanningError
+from cosim_validation.controllers.planning.state_validator import SetpointVerdict
+from cosim_validation.robots.model import Kinematics, RobotConfig
+from cosim_validation.testgen import TestCase
+from test.controllers.planning.setup_fixtures import CONFIG_PATH
 
 N = 12  # samples of the fake plan (10 Hz)
 
 
 @pytest.fixture(scope="module")
 def kinematics() -> Kinematics:
-    from cosim_validation.config import load_config
+    from cosim_validation.common.config import load_config
 
     return RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).kinematics
 
@@ -234,6 +234,6 @@ def test_bad_requests(kinematics: Kinematics) -> None:
 
 
 def _config() -> Any:
-    from cosim_validation.config import load_config
+    from cosim_validation.common.config import load_config
 
     return load_config(CONFIG_PATH)

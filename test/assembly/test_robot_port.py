@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from cosim_validation.assembly import BackendPort
-from cosim_validation.backends import make_backend
-from cosim_validation.config import load_config
-from cosim_validation.exceptions import InputError
-from cosim_validation.robot import RobotConfig
-from test.planning.setup_fixtures import CONFIG_PATH
+from cosim_validation.common.config import load_config
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.registry import make_backend
+from test.controllers.planning.setup_fixtures import CONFIG_PATH
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import pytest
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly
 from cosim_validation.assembly.case_assembly import BatchCase
-from cosim_validation.config import resolve_resource
-from cosim_validation.coverage import TestCase
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.common.config import resolve_resource
+from cosim_validation.common.record import RobotRole, Stage
+from cosim_validation.testgen import TestCase
 
 CONFIGS = {"dvrk_psm": "config/dvrk_psm_insertion.yaml", "raven2": "config/raven2_insertion.yaml"}
 TARGET_M = np.array([0.0303, 0.0063, -0.19996])  # in the left lung, ~0.2 m below the RCM (a testgen target)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from cosim_validation.cli.main import main
-from cosim_validation.record import Stage, TrajectoryRecord
-from test.properties.traces import TARGET, edited, insertion_case
+from cosim_validation.common.record import Stage, TrajectoryRecord
+from test.monitor.properties.traces import TARGET, edited, insertion_case
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,7 @@ def test_doctor_reports_the_domain_a_session_would_lease(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The lowest free session domain that is not the caller's own; a domain another session holds is skipped."""
-    from cosim_validation.session.discovery_scope import LOCK_DIR_ENV, DomainLease
+    from cosim_validation.live.session.discovery_scope import LOCK_DIR_ENV, DomainLease
 
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
     monkeypatch.setenv("ROS_DOMAIN_ID", "1")

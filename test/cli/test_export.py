@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.campaign.campaign_runner import CampaignOutcome
-from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.cli.main import main
-from cosim_validation.record import TrajectoryRecord
+from cosim_validation.common.record import TrajectoryRecord
+from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome
+from cosim_validation.runs.campaign.results_db import ResultsDB
 
 
 def test_export_then_check_gives_the_stored_verdicts(

@@ -14,8 +14,8 @@ import yaml
 
 from cosim_validation.anatomy import builtin_mesh
 from cosim_validation.cli.main import main
-from cosim_validation.config import package_root
-from cosim_validation.run_lock import RunLock
+from cosim_validation.common.config import package_root
+from cosim_validation.runs.run_lock import RunLock
 
 
 @pytest.fixture(scope="module")

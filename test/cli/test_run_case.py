@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cosim_validation.cli.main import main
-from test.planning.setup_fixtures import CONFIG_PATH
+from test.controllers.planning.setup_fixtures import CONFIG_PATH
 
 TARGET = ["0.44", "0.02", "0.03"]
 BEHIND_HEART = ["0.459", "0.0746", "-0.0076"]

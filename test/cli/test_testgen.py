@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cosim_validation.cli.main import main
-from cosim_validation.coverage import Suite
+from cosim_validation.testgen import Suite
 
 
 def test_grid_run_prints_the_table_and_writes_the_suite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

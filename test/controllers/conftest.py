@@ -1,5 +1,5 @@
 """Fixtures of the controller tests."""
 
-from test.planning.setup_fixtures import behind_heart, insertion_setup, lung_grid
+from test.controllers.planning.setup_fixtures import behind_heart, insertion_setup, lung_grid
 
 __all__ = ["behind_heart", "insertion_setup", "lung_grid"]

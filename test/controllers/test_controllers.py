@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.controllers import GuardedController, InsertionSetup, fibonacci_directions
-from cosim_validation.exceptions import InputError
-from cosim_validation.planning import PlanningError
+from cosim_validation.controllers.planning import PlanningError
 
 N_BEHIND = 8  # targets behind the heart planned per controller (spread over the set)
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly, case_seed, check_records
-from cosim_validation.config import load_case_config, parse_case_config, resolve_resource
+from cosim_validation.common.config import load_case_config, parse_case_config, resolve_resource
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.common.record import RobotRole, Stage
 from cosim_validation.controllers import ControllersConfig, InsertionSetup
 from cosim_validation.controllers.joint_space_controller import JointSpaceController
-from cosim_validation.coverage import TestCase
-from cosim_validation.exceptions import ConfigError
-from cosim_validation.planning import PlanningError
-from cosim_validation.record import RobotRole, Stage
+from cosim_validation.controllers.planning import PlanningError
+from cosim_validation.testgen import TestCase
 
 CONFIGS = {
     "xmate_er3_pro": "config/needle_insertion.yaml",

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.controllers import ControllersConfig
-from cosim_validation.exceptions import ConfigError
-from cosim_validation.planning import PlanningConfig, ValidatorSettings
-from test.planning.setup_fixtures import CONFIG_PATH
+from cosim_validation.controllers.planning import PlanningConfig, ValidatorSettings
+from test.controllers.planning.setup_fixtures import CONFIG_PATH
 
 READERS = {"planning": PlanningConfig.from_config, "controllers": ControllersConfig.from_config,
            "validator": ValidatorSettings.from_config}  # fmt: skip

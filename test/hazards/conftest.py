@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cosim_validation.config import ConfigNode, load_config
+from cosim_validation.common.config import ConfigNode, load_config
 from cosim_validation.hazards.hazard_library import load_library
 from cosim_validation.hazards.scenario import Scenario
-from cosim_validation.robot import Kinematics, RobotConfig
-from test.sim.plans import CONFIG_PATH
+from cosim_validation.robots.model import Kinematics, RobotConfig
+from test.robots.virtual.plans import CONFIG_PATH
 
 
 @pytest.fixture(scope="session")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from cosim_validation.assembly.robots import build_robot
-from cosim_validation.config import ConfigNode
-from cosim_validation.record import TrajectoryRecord
-from cosim_validation.robot import Kinematics, RobotConfig
-from cosim_validation.sim.execute import execute_trajectory
-from test.sim.plans import five_stage_plan
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.record import TrajectoryRecord
+from cosim_validation.robots.model import Kinematics, RobotConfig
+from cosim_validation.robots.virtual.execute import execute_trajectory
+from test.robots.virtual.plans import five_stage_plan
 
 
 def case_records(

@@ -7,16 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from cosim_validation.config import ConfigNode
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.hazards.detector import DetectorSettings, derive_threshold, detect, deviations
 from cosim_validation.hazards.fault_window import schedule
 from cosim_validation.hazards.hazard_library import load_library
 from cosim_validation.hazards.online_detector import OnlineDetector
 from cosim_validation.hazards.window_verdict import alarm_episodes, judge_windows
-from cosim_validation.record import TrajectoryRecord
-from cosim_validation.robot import Kinematics
+from cosim_validation.robots.model import Kinematics
 from test.hazards.records import case_records
 
 MARGIN = 1.25

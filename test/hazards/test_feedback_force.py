@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cosim_validation.config import ConfigNode
+from cosim_validation.common.config import ConfigNode
 from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
-from cosim_validation.robot import Kinematics
+from cosim_validation.robots.model import Kinematics
 from test.hazards.records import case_records
 
 GAINS = FeedbackGains(kp_n_per_m=500.0, kd_ns_per_m=0.0, max_force_n=3.0)

@@ -7,15 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from cosim_validation.assembly.robot_filters import make_filter
-from cosim_validation.config import ConfigNode
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import Stage
 from cosim_validation.hazards.fault_window import schedule
 from cosim_validation.hazards.hazard_filter import HazardFilter
 from cosim_validation.hazards.scenario import Fault, FaultModel, Scenario, Strike, Trigger, TriggerKind
-from cosim_validation.record import Stage
-from cosim_validation.robot import Kinematics
-from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.robots.filters.robot_filters import make_filter
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import BackendSample
 
 PERIOD_S = 0.1
 

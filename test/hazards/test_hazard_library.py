@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.exceptions import ConfigError, InputError
+from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.common.record import Stage
 from cosim_validation.hazards.hazard_library import case_warnings, joint_selection, load_library
 from cosim_validation.hazards.scenario import FaultModel, Scenario, Strike, TriggerKind
-from cosim_validation.record import Stage
-from cosim_validation.robot import Kinematics
+from cosim_validation.robots.model import Kinematics
 
 GOOD = """
 scenarios:

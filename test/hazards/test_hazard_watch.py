@@ -13,8 +13,8 @@ import pytest
 
 from cosim_validation.assembly import AssemblySpec, BatchCase, CaseAssembly
 from cosim_validation.assembly.lockstep import CaseRun
-from cosim_validation.coverage import TestCase
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole
 from cosim_validation.hazards.detector import DetectorSettings, detect
 from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_force
 from cosim_validation.hazards.hazard_watch import (
@@ -26,8 +26,8 @@ from cosim_validation.hazards.hazard_watch import (
     format_detector,
     parse_detector,
 )
-from cosim_validation.properties.verdict import Status, Verdict
-from cosim_validation.record import RobotRole
+from cosim_validation.monitor.properties.verdict import Status, Verdict
+from cosim_validation.testgen import TestCase
 
 DETECTOR = "tip_mm=7.68,joint=0.00939,tracker_mm=2.67"  # README: from 200 fault-free calibration cases
 TARGET_M = np.array([0.45, -0.05, 0.05])  # in the left lung, off the heart's path
@@ -136,7 +136,7 @@ def test_stopping_on_alarms_needs_a_detector_and_a_supervisor() -> None:
     assert check_detector(None, False, None) is None
 
 
-# case 16 of the 30 mm grid by the heart (seed 3, as test/session/test_live_equals_batch.py builds it): the first
+# case 16 of the 30 mm grid by the heart (seed 3, as test/live/session/test_live_equals_batch.py builds it): the first
 # sudden jump strikes as the needle leaves the target, the heart close by
 HEART_SIDE_SOURCE_M = np.array([0.4499597951479864, -0.016504421818213526, 0.31054049501500103])
 HEART_SIDE_TARGET_M = np.array([0.47760399612272114, -0.023092269193739298, 0.12456742131512095])

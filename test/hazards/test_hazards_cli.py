@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.campaign.results_db import ResultsDB
 from cosim_validation.cli.main import main
-from cosim_validation.config import load_config
-from cosim_validation.coverage import Suite
+from cosim_validation.common.config import load_config
 from cosim_validation.hazards.fault_window import schedule, windows_of_events
 from cosim_validation.hazards.hazard_library import load_library
-from cosim_validation.robot import RobotConfig
-from test.sim.plans import CONFIG_PATH
+from cosim_validation.robots.model import RobotConfig
+from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.testgen import Suite
+from test.robots.virtual.plans import CONFIG_PATH
 
 pytestmark = pytest.mark.slow
 

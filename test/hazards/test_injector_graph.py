@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cosim_validation.config import package_root, parse_config
-from cosim_validation.exceptions import ConfigError
-from cosim_validation.session.graph import GraphSpec, load_graph, parse_graph
+from cosim_validation.common.config import package_root, parse_config
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.live.session.graph import GraphSpec, load_graph, parse_graph
 
 TOPICS = ("command", "joint_states", "tip_pose", "marker", "reset")
 RAW = {f"/cosim/physical/{t}": f"/cosim/physical/raw/{t}" for t in TOPICS}

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_validation.campaign.campaign_runner import CampaignOutcome
-from cosim_validation.config import package_root
+from cosim_validation.common.config import package_root
+from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome
 from test.robustness.harness import Workspace
 
 
@@ -17,10 +17,10 @@ from test.robustness.harness import Workspace
 def workspace(
     tmp_path_factory: pytest.TempPathFactory, suites: tuple[Path, Path], reference: CampaignOutcome
 ) -> Workspace:
-    from cosim_validation.campaign.results_db import ResultsDB
-    from cosim_validation.config import load_config
-    from cosim_validation.robot import RobotConfig
-    from test.ros.test_replay import foreign_bag
+    from cosim_validation.common.config import load_config
+    from cosim_validation.robots.model import RobotConfig
+    from cosim_validation.runs.campaign.results_db import ResultsDB
+    from test.live.ros.test_replay import foreign_bag
 
     folder = tmp_path_factory.mktemp("workspace")
     config_dir = folder / "config"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cosim_validation.config import package_root
+from cosim_validation.common.config import package_root
 from test.robustness.harness import Case, Workspace, run_case
 
 SHIPPED = yaml.safe_load((package_root() / "config" / "needle_insertion.yaml").read_text())

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from cosim_validation.cli.main import main
-from cosim_validation.config import package_root
-from cosim_validation.exceptions import InputError
-from cosim_validation.ros import crtk_topics
+from cosim_validation.common.config import package_root
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.live.ros import crtk_topics
 from test.robustness.harness import Case, Workspace, run_case
 
 
@@ -46,7 +46,7 @@ def test_the_flavours_of_the_surgical_arms() -> None:
 
 # ---------------------------------------------------------------- cosim export-crtk / import-crtk (issue 17 item 5)
 def _case_id(ws: Workspace) -> str:
-    from cosim_validation.campaign.results_db import ResultsDB
+    from cosim_validation.runs.campaign.results_db import ResultsDB
 
     with ResultsDB.open(ws.run_dir / "results.sqlite") as db:
         return next(c.test_id for c in db.cases() if c.outcome == "completed")

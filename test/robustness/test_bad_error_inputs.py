@@ -2,7 +2,7 @@
 
 Datasets with a missing column, text in a numeric column, another robot's metadata, a cut-short file, too few rows
 to train; models that are truncated, empty, or another robot's. Rows with NaN joints, marker dropouts and
-registration errors above the threshold are not errors: they are dropped and counted (test/errors).
+registration errors above the threshold are not errors: they are dropped and counted (test/error_injection).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cosim_validation.config import load_config
-from cosim_validation.errors.dataset_io import write_parquet
-from cosim_validation.errors.robot_identity import RobotIdentity
-from cosim_validation.robot import RobotConfig
-from test.errors.synthetic import synthetic_dataset, train_synthetic_model
+from cosim_validation.common.config import load_config
+from cosim_validation.error_injection.dataset_io import write_parquet
+from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.robots.model import RobotConfig
+from test.error_injection.synthetic import synthetic_dataset, train_synthetic_model
+from test.robots.virtual.plans import CONFIG_PATH
 from test.robustness.harness import Case, Workspace, run_case
-from test.sim.plans import CONFIG_PATH
 
 
 @pytest.fixture(scope="module")

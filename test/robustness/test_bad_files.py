@@ -262,7 +262,7 @@ RECORDS: dict[str, tuple[Callable[[Workspace], bytes], str]] = {
 
 # ---------------------------------------------------------------------------------------------------- bags
 def _string_on_joint_states(folder: Path, ws: Workspace) -> bytes:
-    from cosim_validation.ros.bag import BagWriter, project_typestore
+    from cosim_validation.live.ros.bag import BagWriter, project_typestore
 
     store = project_typestore()
     writer = BagWriter(folder / "string.mcap")

@@ -28,7 +28,7 @@ def _scenario(folder: Path, action: str) -> Path:
 
 def _supervisor(folder: Path, loop: str) -> Path:
     """The shipped supervisor configuration with one ``loop`` setting, next to its machine."""
-    from cosim_validation.config import package_root
+    from cosim_validation.common.config import package_root
 
     shipped = package_root() / "config" / "supervisor"
     text = (shipped / "supervisor.yaml").read_text().replace("stopped_timeout_s: 1.0", loop)

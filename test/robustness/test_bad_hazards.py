@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.config import package_root
+from cosim_validation.common.config import package_root
 from test.robustness.harness import Case, Workspace, run_case
 
 HazardCase = Callable[[Path, Workspace], Case]

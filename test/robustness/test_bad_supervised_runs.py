@@ -15,7 +15,7 @@ from test.robustness.harness import Case, Workspace, run_case
 
 def _run(folder: Path, drop: str = "") -> Path:
     """A supervised run's inputs (the shipped supervisor, no scenario), without the role ``drop``."""
-    from cosim_validation.assembly.run_inputs import capture_inputs, supervision_files
+    from cosim_validation.runs.run_inputs import capture_inputs, supervision_files
 
     run = folder / "run"
     files = supervision_files("config/supervisor/supervisor.yaml", None)

@@ -16,11 +16,11 @@ from cosim_validation.assembly import CaseAssembly
 from cosim_validation.assembly.lockstep import CaseRun, Lockstep, LockstepSettings
 from cosim_validation.assembly.robot_port import BackendPort
 from cosim_validation.assembly.supervision import Supervision
-from cosim_validation.coverage import TestCase
-from cosim_validation.planning import Plan
-from cosim_validation.record import RobotRole, Stage
-from cosim_validation.record.stage import CASE_STAGES
-from cosim_validation.sim.robot_backend import BackendSample
+from cosim_validation.common.record import RobotRole, Stage
+from cosim_validation.common.record.stage import CASE_STAGES
+from cosim_validation.controllers.planning import Plan
+from cosim_validation.robots.robot_backend import BackendSample
+from cosim_validation.testgen import TestCase
 
 TARGET = np.array([0.45, -0.05, 0.05])  # in the left lung, off the heart's path
 #: The machine's motion state of each stage.

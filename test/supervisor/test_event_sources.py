@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cosim_validation.exceptions import InputError
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.supervisor.event_sources import (
     ClearanceMonitor,
     ForceLimitMonitor,

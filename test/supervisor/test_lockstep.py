@@ -12,8 +12,8 @@ import pytest
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly
 from cosim_validation.assembly.lockstep import CaseRun
-from cosim_validation.record import Stage
-from cosim_validation.record.stage import CASE_STAGES
+from cosim_validation.common.record import Stage
+from cosim_validation.common.record.stage import CASE_STAGES
 from test.supervisor.exception_cases import EXCEPTIONS, STATE_OF_STAGE, Runs, case_id, run_cases, write_scenario
 
 NOMINAL = "nominal"
@@ -102,8 +102,8 @@ def test_teleoperation_moves_the_arm_and_the_case_resumes_where_it_left(runs: Ru
 
 def assembly_limit(run: CaseRun) -> np.ndarray:
     """The largest joint step per period of the plan itself, or of the velocity limit (whichever is larger)."""
-    from cosim_validation.config import load_config
-    from cosim_validation.robot import RobotConfig
+    from cosim_validation.common.config import load_config
+    from cosim_validation.robots.model import RobotConfig
 
     limits = RobotConfig.from_config(load_config("config/needle_insertion.yaml")["robot"]).limits.velocity
     assert run.plan is not None
@@ -111,7 +111,7 @@ def assembly_limit(run: CaseRun) -> np.ndarray:
 
 
 def test_without_a_supervisor_the_plan_is_streamed_as_planned(assembly: CaseAssembly) -> None:
-    from cosim_validation.coverage import TestCase
+    from cosim_validation.testgen import TestCase
     from test.supervisor.exception_cases import TARGET
 
     case = TestCase("plain", "s", "base_link", assembly.setup.planning.default_source_m, TARGET,

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.statechart.checker import CheckReport, check_goals
-from cosim_validation.statechart.counterexample import load_trace
-from cosim_validation.statechart.errors import MachineError, ModelCheckError
-from cosim_validation.statechart.goals import load_goals
-from cosim_validation.statechart.loader import load_machine
-from cosim_validation.statechart.replay import replay_trace
-from test.statechart.machines import write
+from cosim_validation.monitor.statechart.checker import CheckReport, check_goals
+from cosim_validation.monitor.statechart.counterexample import load_trace
+from cosim_validation.monitor.statechart.errors import MachineError, ModelCheckError
+from cosim_validation.monitor.statechart.goals import load_goals
+from cosim_validation.monitor.statechart.loader import load_machine
+from cosim_validation.monitor.statechart.replay import replay_trace
+from test.monitor.statechart.machines import write
 
 SHIPPED = Path("config/supervisor/needle_insertion.yaml")
 BROKEN = Path(__file__).parent / "broken"

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import trimesh
 
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.common.record import Stage
 from cosim_validation.controllers import InsertionSetup
-from cosim_validation.exceptions import ConfigError
-from cosim_validation.record import Stage
 from cosim_validation.supervisor.needle_force import (
     NeedleForceModel,
     NeedleForceStream,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cosim_validation.exceptions import ConfigError, InputError
-from cosim_validation.record import Stage
-from cosim_validation.record.stage import CASE_STAGES
-from cosim_validation.statechart.loader import load_machine
+from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.common.record import Stage
+from cosim_validation.common.record.stage import CASE_STAGES
+from cosim_validation.monitor.statechart.loader import load_machine
 from cosim_validation.supervisor.supervisor import Supervisor, SupervisorStatus
 from cosim_validation.supervisor.supervisor_config import SupervisorConfig
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.controllers import InsertionSetup
-from cosim_validation.exceptions import ConfigError
 from cosim_validation.supervisor.teleoperation import TeleoperationFollower, TeleoperationScript
 
 EXAMPLE = "config/supervisor/teleoperation_example.yaml"

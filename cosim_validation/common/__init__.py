@@ -1,0 +1,2 @@
+"""What every part shares: the base error, optional imports, the on-disk cache, Ctrl-C, YAML configuration and
+the trajectory record."""

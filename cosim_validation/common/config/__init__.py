@@ -1,0 +1,17 @@
+"""Typed, validated configuration: YAML files become :class:`ConfigNode` trees with clear errors."""
+
+from cosim_validation.common.config.case_config import CASE_SECTIONS, load_case_config, parse_case_config
+from cosim_validation.common.config.config_node import ConfigNode
+from cosim_validation.common.config.loader import load_config, parse_config
+from cosim_validation.common.config.package_paths import package_root, resolve_resource
+
+__all__ = [
+    "CASE_SECTIONS",
+    "ConfigNode",
+    "load_case_config",
+    "load_config",
+    "package_root",
+    "parse_case_config",
+    "parse_config",
+    "resolve_resource",
+]

@@ -1,0 +1,176 @@
+"""A value read from a configuration file, that knows where it came from."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.exceptions import ConfigError
+
+
+@dataclass(frozen=True)
+class ConfigNode:
+    """One value of a parsed configuration with its origin, for error messages.
+
+    Attributes:
+        value: The raw value from YAML (mapping, list, str, number, bool or None).
+        source: The file the value came from.
+        key: Dotted key path of the value, "" for the document root.
+        base_dir: The folder relative paths are taken from; "" for the source file's folder (a run directory's
+            copy of a configuration resolves them from the original's folder).
+    """
+
+    value: Any
+    source: str
+    key: str = ""
+    base_dir: str = ""
+
+    # ------------------------------------------------------------------ navigation
+    def error(self, message: str) -> ConfigError:
+        """A :class:`ConfigError` located at this node."""
+        return ConfigError(self.source, self.key, message)
+
+    def _mapping(self) -> dict[str, Any]:
+        if not isinstance(self.value, dict):
+            raise self.error(f"expected a mapping, got {type(self.value).__name__} {self.value!r}")
+        return self.value
+
+    def _child_key(self, name: str | int) -> str:
+        if isinstance(name, int):
+            return f"{self.key}[{name}]"
+        return f"{self.key}.{name}" if self.key else name
+
+    def has(self, name: str) -> bool:
+        """Whether this mapping holds ``name``."""
+        return name in self._mapping()
+
+    def __getitem__(self, name: str) -> ConfigNode:
+        mapping = self._mapping()
+        if name not in mapping:
+            known = ", ".join(sorted(map(str, mapping))) or "none"
+            raise ConfigError(self.source, self._child_key(name), f"missing required key (keys here: {known})")
+        return ConfigNode(mapping[name], self.source, self._child_key(name), self.base_dir)
+
+    def get(self, name: str) -> ConfigNode | None:
+        """The child ``name``, or None if absent (or null)."""
+        mapping = self._mapping()
+        if mapping.get(name) is None:
+            return None
+        return ConfigNode(mapping[name], self.source, self._child_key(name), self.base_dir)
+
+    def keys(self) -> list[str]:
+        """Keys of this mapping, in file order."""
+        return [str(k) for k in self._mapping()]
+
+    def items(self) -> Iterator[tuple[str, ConfigNode]]:
+        """(key, child) pairs of this mapping, in file order."""
+        for name in self.keys():
+            yield name, self[name]
+
+    def elements(self) -> list[ConfigNode]:
+        """Children of this list."""
+        if not isinstance(self.value, list):
+            raise self.error(f"expected a list, got {type(self.value).__name__} {self.value!r}")
+        return [ConfigNode(v, self.source, self._child_key(i), self.base_dir) for i, v in enumerate(self.value)]
+
+    def reject_unknown(self, allowed: Iterable[str]) -> None:
+        """Raise if this mapping holds a key outside ``allowed`` (catches typos)."""
+        allowed_set = set(allowed)
+        for name in self.keys():
+            if name not in allowed_set:
+                raise ConfigError(
+                    self.source,
+                    self._child_key(name),
+                    f"unknown key; expected one of: {', '.join(sorted(allowed_set))}",
+                )
+
+    def with_renamed_keys(self, renamed: dict[str, str]) -> ConfigNode:
+        """This mapping with the keys of an older release read under their current names (``old -> new``),
+        so a run directory's copy of an older configuration still loads; both spellings at once is an error."""
+        mapping = self._mapping()
+        if not any(old in mapping for old in renamed):
+            return self
+        out: dict[str, Any] = {}
+        for name, value in mapping.items():
+            new = renamed.get(name, name)
+            if new != name and new in mapping:
+                raise ConfigError(self.source, self._child_key(name), f"give {new!r} only ({name!r} is its old name)")
+            out[new] = value
+        return ConfigNode(out, self.source, self.key, self.base_dir)
+
+    # ------------------------------------------------------------------ scalars
+    def to_float(
+        self,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        exclusive_minimum: float | None = None,
+    ) -> float:
+        """The value as a finite float within the given bounds."""
+        v = self.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(f"expected a number, got {v!r}")
+        f = float(v)
+        if not math.isfinite(f):
+            raise self.error(f"expected a finite number, got {v!r}")
+        if minimum is not None and f < minimum:
+            raise self.error(f"expected a number >= {minimum}, got {v!r}")
+        if exclusive_minimum is not None and f <= exclusive_minimum:
+            raise self.error(f"expected a number > {exclusive_minimum}, got {v!r}")
+        if maximum is not None and f > maximum:
+            raise self.error(f"expected a number <= {maximum}, got {v!r}")
+        return f
+
+    def to_int(self, *, minimum: int | None = None, maximum: int | None = None) -> int:
+        """The value as an int within the given bounds."""
+        v = self.value
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.error(f"expected an integer, got {v!r}")
+        if minimum is not None and v < minimum:
+            raise self.error(f"expected an integer >= {minimum}, got {v!r}")
+        if maximum is not None and v > maximum:
+            raise self.error(f"expected an integer <= {maximum}, got {v!r}")
+        return int(v)
+
+    def to_str(self, *, choices: Iterable[str] | None = None) -> str:
+        """The value as a string, one of ``choices`` if given."""
+        v = self.value
+        if not isinstance(v, str):
+            raise self.error(f"expected a string, got {v!r}")
+        if choices is not None:
+            options = list(choices)
+            if v not in options:
+                raise self.error(f"expected one of {', '.join(map(repr, options))}, got {v!r}")
+        return v
+
+    def to_bool(self) -> bool:
+        """The value as a bool (YAML true/false only)."""
+        if not isinstance(self.value, bool):
+            raise self.error(f"expected true or false, got {self.value!r}")
+        return self.value
+
+    def to_vector(self, length: int | None = None) -> np.ndarray:
+        """The value as a finite float vector, of ``length`` elements if given.
+
+        Returns:
+            (length,) float64 array.
+        """
+        items = self.elements()
+        if length is not None and len(items) != length:
+            raise self.error(f"expected a list of {length} numbers, got {len(items)}: {self.value!r}")
+        return np.array([item.to_float() for item in items], dtype=np.float64)
+
+    def to_path(self) -> Path:
+        """The value as a path; relative paths are taken from the configuration file's folder (``base_dir``)."""
+        text = self.to_str()
+        if not text:
+            raise self.error("expected a file path, got an empty string")
+        path = Path(text).expanduser()
+        if not path.is_absolute():
+            path = Path(self.base_dir or Path(self.source).parent) / path
+        return path

@@ -1,0 +1,58 @@
+"""Importing heavy or optional dependencies lazily, quietly, and with a clear error."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib
+import os
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+
+from cosim_validation.common.exceptions import MissingDependencyError
+
+
+def _flush_c_stdio() -> None:
+    """Flush C stdio buffers, so text printed by C code lands where fd 1 points now."""
+    with contextlib.suppress(OSError, AttributeError):  # no libc symbols: nothing to flush
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Silence what C code writes to file descriptors 1 and 2 (pybullet prints its build time on import)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        _flush_c_stdio()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def require(module: str, package: str, feature: str, *, quiet: bool = False) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingDependencyError` naming ``package`` and ``feature``.
+
+    Args:
+        module: Import name, e.g. ``ray``.
+        package: Distribution to install, e.g. ``ray[default]``.
+        feature: What needs it, for the message.
+        quiet: Silence what the module's C code prints on import.
+    """
+    if module in sys.modules:
+        return sys.modules[module]
+    try:
+        if quiet:
+            with quiet_stdout():
+                return importlib.import_module(module)
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(package, feature) from None

@@ -1,0 +1,358 @@
+"""The record of one robot's run of one test case, sampled at the session rate.
+
+This is the contract between the robots (planning, sim, hardware), the monitor (properties),
+the results database (campaign) and the ROS layer (nodes, bags). Frames: every position and
+orientation is in ``base_link``; the needle-tip frame's +z axis points along the needle, from the
+flange towards the tip (the insertion direction).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record.robot_role import RobotRole
+from cosim_validation.common.record.stage import Stage
+from cosim_validation.common.record.supervisor_mode import SupervisorMode
+
+_FORMAT = "cosim_validation.trajectory_record/1"
+#: The marker position and orientation of a sample in which no optical tracker saw a marker (read-only).
+NO_MARKER_POS = np.full(3, np.nan)
+NO_MARKER_QUAT = np.full(4, np.nan)
+NO_MARKER_POS.setflags(write=False)
+NO_MARKER_QUAT.setflags(write=False)
+#: Longest needle a record may carry [m] (0: no needle); robot.kinematics.NEEDLE_LENGTH_M bounds a real one.
+MAX_NEEDLE_LENGTH_M = 1.0
+
+
+def _quat_wxyz_to_z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
+    """Third column of the rotation matrix of unit quaternions (n, 4) -> (n, 3)."""
+    w, x, y, z = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
+    return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
+
+
+@dataclass(frozen=True)
+class TrajectoryRecord:
+    """n samples of one robot during one case.
+
+    Attributes:
+        test_id: Id of the test case.
+        robot: Role of the robot (expected plan, virtual, physical).
+        backend: What produced it: ``plan``, ``mujoco``, ``pybullet``, ``emulated``, a bag name, ...
+        joint_names: Names of the J joints.
+        needle_length_m: Needle length [m]; the needle is the segment from
+            ``tip_pos_m - needle_length_m * tip_axis`` to ``tip_pos_m``.
+        t_s: (n,) float64 sample times since the case start [s], non-decreasing.
+        stage: (n,) uint8 :class:`Stage` of each sample.
+        q_setpoint: (n, J) commanded joint positions [rad].
+        q_measured: (n, J) measured joint positions [rad].
+        joint_pos_m: (n, J, 3) origin of every joint in base_link, from the measured joints [m].
+        joint_axis: (n, J, 3) unit rotation axis of every joint in base_link.
+        tip_pos_m: (n, 3) needle-tip position from the measured joints (forward kinematics) [m].
+        tip_quat_wxyz: (n, 4) needle-tip orientation from the measured joints.
+        actual_tip_pos_m: (n, 3) actual tip position (tracker or simulator ground truth) [m]; NaN if unknown.
+        actual_tip_quat_wxyz: (n, 4) actual tip orientation; NaN if unknown.
+        meta: Free-form scalar metadata (controller, sampling_rate_hz, seed, ...).
+        marker_pos_m: (n, 3) the tool's marker in an optical tracker's frame (not base_link) [m]; NaN where the
+            tracker did not see it or the robot has none (keyword only; default all NaN).
+        marker_quat_wxyz: (n, 4) the marker's orientation in the tracker's frame; NaN likewise.
+        marker_error_m: (n,) the tracker's registration error per sample [m]; NaN likewise.
+        supervisor: (n,) uint8 :class:`SupervisorMode` of each sample: what the task supervisor let the
+            controller do when it sent the sample's setpoint (keyword only; default all UNSUPERVISED, as in a
+            run without a supervisor or a record written before the supervisor was recorded).
+    """
+
+    test_id: str
+    robot: RobotRole
+    backend: str
+    joint_names: tuple[str, ...]
+    needle_length_m: float
+    t_s: np.ndarray
+    stage: np.ndarray
+    q_setpoint: np.ndarray
+    q_measured: np.ndarray
+    joint_pos_m: np.ndarray
+    joint_axis: np.ndarray
+    tip_pos_m: np.ndarray
+    tip_quat_wxyz: np.ndarray
+    actual_tip_pos_m: np.ndarray
+    actual_tip_quat_wxyz: np.ndarray
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    marker_pos_m: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+    marker_quat_wxyz: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+    marker_error_m: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+    supervisor: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
+
+    def __post_init__(self) -> None:
+        n = int(np.asarray(self.t_s).shape[0]) if np.ndim(self.t_s) == 1 else -1
+        j = len(self.joint_names)
+        for name, shape in _MARKER_SHAPES.items():  # no tracked marker: NaN (a virtual robot, an older record)
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.full((max(n, 0), *shape), np.nan))
+        if getattr(self, "supervisor") is None:  # noqa: B009 - the field is typed as set once this has run
+            object.__setattr__(self, "supervisor", np.full(max(n, 0), int(SupervisorMode.UNSUPERVISED)))
+        expected = {
+            "t_s": (n,),
+            "stage": (n,),
+            "supervisor": (n,),
+            "q_setpoint": (n, j),
+            "q_measured": (n, j),
+            "joint_pos_m": (n, j, 3),
+            "joint_axis": (n, j, 3),
+            "tip_pos_m": (n, 3),
+            "tip_quat_wxyz": (n, 4),
+            "actual_tip_pos_m": (n, 3),
+            "actual_tip_quat_wxyz": (n, 4),
+        } | {name: (n, *shape) for name, shape in _MARKER_SHAPES.items()}
+        if n < 0:
+            raise InputError(f"trajectory record {self.test_id!r}: t_s must be 1-D, got shape {np.shape(self.t_s)}")
+        for name, shape in expected.items():
+            dtype = np.uint8 if name in ("stage", "supervisor") else np.float64
+            value = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+            if value.shape != shape:
+                raise InputError(
+                    f"trajectory record {self.test_id!r}: {name} has shape {value.shape}, expected {shape}"
+                )
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        if self.supervisor.size and int(self.supervisor.max()) > max(SupervisorMode):
+            first = int(np.argmax(self.supervisor > max(SupervisorMode)))
+            raise InputError(
+                f"trajectory record {self.test_id!r}: supervisor {int(self.supervisor[first])} at sample {first} "
+                f"is not a supervisor mode (0 to {int(max(SupervisorMode))})"
+            )
+        object.__setattr__(self, "robot", RobotRole(self.robot))
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        if n > 1 and np.any(np.diff(self.t_s) < 0):
+            first = int(np.argmax(np.diff(self.t_s) < 0)) + 1
+            raise InputError(f"trajectory record {self.test_id!r}: time goes backwards at sample {first}")
+        if not 0.0 <= self.needle_length_m <= MAX_NEEDLE_LENGTH_M:
+            raise InputError(
+                f"trajectory record {self.test_id!r}: needle_length_m must be 0 to {MAX_NEEDLE_LENGTH_M:g} m, "
+                f"got {self.needle_length_m!r}"
+            )
+
+    # ------------------------------------------------------------------ derived views
+    @property
+    def n_samples(self) -> int:
+        """Number of samples n."""
+        return int(self.t_s.shape[0])
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints J."""
+        return len(self.joint_names)
+
+    @property
+    def tip_axis(self) -> np.ndarray:
+        """(n, 3) unit needle direction (tip frame +z) from the measured joints."""
+        return _quat_wxyz_to_z_axis(self.tip_quat_wxyz)
+
+    @property
+    def needle_base_m(self) -> np.ndarray:
+        """(n, 3) the needle's other end (where it leaves the tool) [m]."""
+        return self.tip_pos_m - self.needle_length_m * self.tip_axis
+
+    @property
+    def has_marker(self) -> bool:
+        """Whether any sample holds a marker seen by an optical tracker."""
+        return bool(np.isfinite(self.marker_error_m).any())
+
+    @property
+    def has_stages(self) -> bool:
+        """Whether the samples carry stages (an imported run without a plan has Stage.NONE throughout)."""
+        return bool(np.any(self.stage != int(Stage.NONE)))
+
+    @property
+    def has_actual_tip(self) -> bool:
+        """Whether any sample holds an actual tip pose."""
+        return bool(np.isfinite(self.actual_tip_pos_m).any())
+
+    def joint_azimuth_altitude(self) -> np.ndarray:
+        """(n, J, 2) direction of every joint axis as azimuth and altitude [rad] (seed 000's state).
+
+        Azimuth is measured in the base_link x-y plane from +x towards +y; altitude from that plane towards +z.
+        """
+        a = self.joint_axis
+        azimuth = np.arctan2(a[..., 1], a[..., 0])
+        altitude = np.arctan2(a[..., 2], np.hypot(a[..., 0], a[..., 1]))
+        return np.stack([azimuth, altitude], axis=-1)
+
+    def head(self, n: int) -> TrajectoryRecord:
+        """The first ``n`` samples (a case stopped there); every per-sample array is cut, the rest kept."""
+        cut = {f.name: getattr(self, f.name)[:n] for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}
+        return replace(self, **cut)
+
+    def stage_indices(self, stage: Stage) -> np.ndarray:
+        """Indices of the samples in ``stage``."""
+        return np.flatnonzero(self.stage == int(stage))
+
+    # ------------------------------------------------------------------ storage
+    def to_bytes(self) -> bytes:
+        """Compressed npz bytes (for files and database blobs)."""
+        buffer = io.BytesIO()
+        header = {
+            "format": _FORMAT,
+            "test_id": self.test_id,
+            "robot": self.robot.label,
+            "backend": self.backend,
+            "joint_names": list(self.joint_names),
+            "needle_length_m": self.needle_length_m,
+            "meta": dict(self.meta),
+        }
+        arrays = {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}
+        np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = "<bytes>") -> TrajectoryRecord:
+        """Inverse of :meth:`to_bytes`.
+
+        Raises:
+            InputError: Not an intact npz, no or a malformed header, a missing or mistyped field or array, or
+                arrays that do not form a record; the message names ``source`` and the field.
+        """
+        header, arrays = _read_npz(data, source)
+        if header.get("format") != _FORMAT:
+            raise InputError(f"{source}: unsupported trajectory record format {header.get('format')!r}")
+        fields_ = _header_fields(header, source)
+        for old, new in _OLD_ARRAYS.items():  # a record written before the units left the names
+            if old in arrays and new not in arrays:
+                arrays[new] = arrays.pop(old)
+        missing = [name for name in _ARRAYS if name not in arrays]
+        if missing:
+            raise InputError(f"{source}: array {missing[0]!r} missing (the file holds: {', '.join(sorted(arrays))})")
+        for name in _ARRAYS:
+            if arrays[name].dtype.kind not in "biuf":
+                raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
+        for name in _OPTIONAL:  # records written before markers or the supervisor were recorded have none
+            if name in arrays and arrays[name].dtype.kind not in "biuf":
+                raise InputError(f"{source}: array {name!r} holds {arrays[name].dtype.name} values, expected numbers")
+        optional = {name: arrays[name] for name in _OPTIONAL if name in arrays}
+        values: dict[str, Any] = fields_ | {name: arrays[name] for name in _ARRAYS} | optional
+        try:
+            return cls(**values)
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
+
+    def save(self, path: str | Path) -> None:
+        """Write to an ``.npz`` file atomically (a temporary file renamed into place: never half a file).
+
+        Raises:
+            InputError: The file cannot be written (names the path and why).
+        """
+        path = Path(path)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write a trajectory record ({exc.strerror})") from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self.to_bytes())
+            os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise InputError(f"{path}: cannot write a trajectory record ({exc.strerror})") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrajectoryRecord:
+        """Read a file written by :meth:`save`.
+
+        Raises:
+            InputError: The file cannot be read or is not a trajectory record (see :meth:`from_bytes`).
+        """
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read trajectory record ({exc.strerror})") from None
+        return cls.from_bytes(data, source=str(path))
+
+
+#: The arrays of a stored record, by field name.
+_ARRAYS: tuple[str, ...] = (
+    "t_s",
+    "stage",
+    "q_setpoint",
+    "q_measured",
+    "joint_pos_m",
+    "joint_axis",
+    "tip_pos_m",
+    "tip_quat_wxyz",
+    "actual_tip_pos_m",
+    "actual_tip_quat_wxyz",
+)
+
+#: The optional marker arrays of a record and their shapes per sample.
+_MARKER_SHAPES: dict[str, tuple[int, ...]] = {"marker_pos_m": (3,), "marker_quat_wxyz": (4,), "marker_error_m": ()}
+
+#: The arrays a record may lack (written before markers, or the supervisor, were recorded).
+_OPTIONAL: tuple[str, ...] = (*_MARKER_SHAPES, "supervisor")
+
+#: Array names of records written before the units left the names (a prismatic joint's values are metres).
+_OLD_ARRAYS = {"q_setpoint_rad": "q_setpoint", "q_measured_rad": "q_measured"}
+
+
+def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The JSON header and the arrays of npz bytes; every way the bytes can be broken is an InputError."""
+    if not data:
+        raise InputError(f"{source}: not a trajectory record (the file is empty)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            if "header" not in npz.files:
+                raise InputError(f"{source}: not a trajectory record (no 'header' entry; entries: {npz.files})")
+            raw = npz["header"].tobytes().decode()
+            arrays = {name: npz[name] for name in npz.files if name != "header"}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: not a trajectory record (damaged or not an npz: {exc})") from None
+    try:
+        header = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: header: not valid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise InputError(f"{source}: header: expected a JSON object, got a JSON {type(header).__name__}")
+    return header, arrays
+
+
+def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The record's scalar fields from its header, each checked (the message names the field)."""
+
+    def field_(name: str, kinds: tuple[type, ...], what: str) -> Any:
+        if name not in header:
+            raise InputError(f"{source}: header: {name!r} missing (keys: {', '.join(sorted(header))})")
+        value = header[name]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise InputError(f"{source}: header: {name!r} must be {what}, got {value!r}")
+        return value
+
+    names = field_("joint_names", (list,), "a list of joint names")
+    if not all(isinstance(n, str) for n in names):
+        raise InputError(f"{source}: header: 'joint_names' must be a list of strings, got {names!r}")
+    meta = header.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InputError(f"{source}: header: 'meta' must be a mapping, got {meta!r}")
+    robot_name = field_("robot", (str,), "a robot name")
+    try:
+        robot = RobotRole.parse(robot_name)
+    except InputError as exc:
+        raise InputError(f"{source}: header: 'robot': {exc}") from None
+    return {
+        "test_id": field_("test_id", (str,), "a string"),
+        "robot": robot,
+        "backend": field_("backend", (str,), "a string"),
+        "joint_names": tuple(names),
+        "needle_length_m": float(field_("needle_length_m", (int, float), "a length in metres")),
+        "meta": meta,
+    }

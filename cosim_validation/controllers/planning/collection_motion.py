@@ -1,0 +1,160 @@
+"""Seed 001's data-collection motion (IV-B) as one stream of stamped setpoints, the same in batch and live.
+
+Three parts, each starting at rest at the home pose:
+
+0. settled steps: random joint goals inside a box around home (``reach`` of each joint's range on either side,
+   within the limits), reached by linear interpolation in joint space in steps of at most ``step_rad``. Each step
+   is two setpoints of the same joints: one stamped ``move_s`` later (the ramp, not read), one ``settle_s`` after
+   that (the arm has stopped: the first reading); then ``repeats - 1`` more readings ``reading_period_s`` apart.
+1. a continuous training motion (two slow sines per joint, ``motion_s`` long, at ``rate_hz``, every sample read):
+   the controller error in motion, which settled readings do not show;
+2. the held-out continuous, teleoperation-like motion (other frequencies and phases, ``test_s`` long).
+
+Between two parts the arm goes back home in steps of ``step_rad`` (``move_s`` each) and rests ``settle_s``; those
+samples are not read. A setpoint stamped t_k is reached linearly within t_k - t_(k-1) and the arm is read then (the
+lockstep's contract, ``assembly/robot_port.py``), so streaming this motion to a robot gives the same samples in a
+batch collection and in a live session through the driver nodes. The first sample is home at t = 0 (the arm at
+rest after its reset). Joint values are rad, or m for a prismatic joint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.controllers.planning.joint_space_motion import goal_box
+
+#: Part of each sample: the settled steps, the continuous training motion, the held-out motion; -1 on the way home.
+SETTLED, MOTION, HELD_OUT, BETWEEN = 0, 1, 2, -1
+
+
+@dataclass(frozen=True)
+class CollectSettings:
+    """How the robot is driven (``controllers.collection`` of the configuration; ``cosim errors collect``).
+
+    Attributes:
+        goals: Random goals of the training motion.
+        step_rad: Largest joint change of one step [rad | m].
+        move_s: Duration of the ramp to each step [s].
+        settle_s: Time given to stop after the ramp, before the first reading [s].
+        reach: Half-width of the box around home, as a share of each joint's range.
+        test_s: Length of the held-out continuous motion [s].
+        motion_s: Length of the continuous training motion [s].
+        rate_hz: Sampling rate of the continuous motions [Hz].
+        seed: Goals, sine frequencies and phases (and, in batch, the robot's noise); a session case uses its
+            case seed instead.
+        repeats: Readings of each settled step (averaged when labelling: the tracker's noise shrinks by sqrt).
+        reading_period_s: Time between two readings of one step (an optical tracker's frame period) [s].
+    """
+
+    goals: int = 60
+    step_rad: float = 0.05
+    move_s: float = 0.2
+    settle_s: float = 0.3
+    reach: float = 0.1
+    test_s: float = 60.0
+    motion_s: float = 120.0
+    rate_hz: float = 10.0
+    seed: int = 0
+    repeats: int = 5
+    reading_period_s: float = 0.01
+
+    def __post_init__(self) -> None:
+        checks = {"goals": self.goals >= 1, "step_rad": self.step_rad > 0, "settle_s": self.settle_s > 0,
+                  "move_s": self.move_s > 0, "reach": 0 < self.reach <= 0.5, "test_s": self.test_s > 0,
+                  "motion_s": self.motion_s > 0, "rate_hz": self.rate_hz > 0, "repeats": self.repeats >= 1,
+                  "reading_period_s": self.reading_period_s > 0, "seed": self.seed >= 0}  # fmt: skip
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise InputError(f"collection settings: {', '.join(bad)} out of range ({self!r})")
+
+
+class CollectionMotion(NamedTuple):
+    """The whole collection as stamped setpoints.
+
+    Attributes:
+        t_s: (n,) setpoint times since the start [s], increasing (0: home at rest).
+        q: (n, J) setpoints [rad, or m].
+        reading: (n,) bool, the samples a dataset keeps (settled readings, continuous samples).
+        part: (n,) int8 :data:`SETTLED`, :data:`MOTION`, :data:`HELD_OUT`, or :data:`BETWEEN` (not read).
+    """
+
+    t_s: np.ndarray
+    q: np.ndarray
+    reading: np.ndarray
+    part: np.ndarray
+
+
+def motion_box(home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, reach: float) -> np.ndarray:
+    """(2, J) the box goals and sines stay in: ``reach`` of each joint's range either side of home, in limits."""
+    return goal_box(np.asarray(home, dtype=np.float64), q_lower, q_upper, 2.0 * reach)
+
+
+def training_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int) -> np.ndarray:
+    """(n, J) the settled steps towards :attr:`CollectSettings.goals` random goals in ``box``, from home."""
+    rng = np.random.default_rng(seed)
+    rows: list[np.ndarray] = []
+    here = np.asarray(home, dtype=np.float64)
+    for _ in range(settings.goals):
+        goal = rng.uniform(box[0], box[1])
+        rows.extend(_steps(here, goal, settings.step_rad))
+        here = goal
+    return np.asarray(rows)
+
+
+def continuous_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int,
+                         stream: int = 1) -> np.ndarray:  # fmt: skip
+    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home (``stream`` 1: the
+    held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines)."""
+    rng = np.random.default_rng(seed + stream)
+    duration_s = settings.test_s if stream == 1 else settings.motion_s
+    t = np.arange(1, int(duration_s * settings.rate_hz) + 1)[:, None] / settings.rate_hz
+    freq = rng.uniform(0.02, 0.1, size=(2, len(home))) * 2 * np.pi  # [rad/s]: 10-50 s periods, at most ~0.3 rad/s
+    phase = rng.uniform(0, 2 * np.pi, size=(2, len(home)))
+    wave = 0.5 * (np.sin(freq[0] * t + phase[0]) - np.sin(phase[0]) + np.sin(freq[1] * t + phase[1]) - np.sin(phase[1]))
+    half = 0.5 * (box[1] - box[0])
+    return np.clip(home + half * np.clip(wave, -1.0, 1.0), box[0], box[1])  # type: ignore[no-any-return]
+
+
+def _steps(start: np.ndarray, goal: np.ndarray, step_rad: float) -> list[np.ndarray]:
+    """The points from ``start`` (excluded) to ``goal`` (included) in steps of at most ``step_rad``."""
+    steps = max(1, int(np.ceil(np.abs(goal - start).max() / step_rad)))
+    return [start + (goal - start) * (k / steps) for k in range(1, steps + 1)]
+
+
+def collection_motion(home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, settings: CollectSettings,
+                      seed: int | None = None) -> CollectionMotion:  # fmt: skip
+    """The three parts of the collection from ``seed`` (default :attr:`CollectSettings.seed`) as one stream."""
+    seed = settings.seed if seed is None else int(seed)
+    home = np.asarray(home, dtype=np.float64)
+    box = motion_box(home, q_lower, q_upper, settings.reach)
+    stream = _Stream(home)
+    for q in training_setpoints(home, box, settings, seed):
+        stream.add(settings.move_s, q, BETWEEN)
+        stream.add(settings.settle_s, q, SETTLED)
+        for _ in range(settings.repeats - 1):
+            stream.add(settings.reading_period_s, q, SETTLED)
+    period_s = 1.0 / settings.rate_hz
+    for part, sines in ((MOTION, 2), (HELD_OUT, 1)):
+        for q in _steps(stream.q[-1], home, settings.step_rad):
+            stream.add(settings.move_s, q, BETWEEN)
+        stream.add(settings.settle_s, home, BETWEEN)
+        for q in continuous_setpoints(home, box, settings, seed, sines):
+            stream.add(period_s, q, part)
+    part_of = np.asarray(stream.part, dtype=np.int8)
+    return CollectionMotion(np.cumsum(stream.dt_s), np.asarray(stream.q), part_of >= 0, part_of)
+
+
+class _Stream:
+    """Setpoints as they are added: the time since the previous one, the joints, the part."""
+
+    def __init__(self, home: np.ndarray) -> None:
+        self.dt_s, self.q, self.part = [0.0], [home], [BETWEEN]
+
+    def add(self, dt_s: float, q: np.ndarray, part: int) -> None:
+        self.dt_s.append(dt_s)
+        self.q.append(np.asarray(q, dtype=np.float64))
+        self.part.append(part)

@@ -1,0 +1,115 @@
+"""A planned case: joint setpoints at the sampling rate with their stages, and the expected trajectory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.robots.model import Kinematics
+
+
+@dataclass(frozen=True)
+class InsertionLine:
+    """Where and how the needle goes in.
+
+    Attributes:
+        target_m: (3,) target point in base_link [m].
+        axis: (3,) unit needle direction (from the skin towards the target).
+        entry_m: (3,) skin entry point on the line [m].
+    """
+
+    target_m: np.ndarray
+    axis: np.ndarray
+    entry_m: np.ndarray
+
+    @property
+    def depth_m(self) -> float:
+        """Distance from the skin entry to the target [m]."""
+        return float(np.linalg.norm(self.target_m - self.entry_m))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The expected trajectory of one case.
+
+    Attributes:
+        t_s: (n,) sample times from the case start [s], at the sampling period.
+        stage: (n,) uint8 :class:`Stage` of each sample (the first sample belongs to initialization).
+        q: (n, J) joint setpoints [rad].
+        source_m: (3,) source point [m].
+        line: The insertion line.
+        controller: Name of the controller that made the plan.
+        meta: Scalars about the plan (planning time, whether OMPL was used, ...).
+    """
+
+    t_s: np.ndarray
+    stage: np.ndarray
+    q: np.ndarray
+    source_m: np.ndarray
+    line: InsertionLine
+    controller: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_stages(
+        cls,
+        stages: Sequence[tuple[Stage, np.ndarray]],
+        dt_s: float,
+        source_m: np.ndarray,
+        line: InsertionLine,
+        controller: str,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Plan:
+        """Join stage motions, each (N_k + 1, J) starting where the previous ended, into one plan."""
+        parts = [stages[0][1][:1]]
+        labels = [np.array([int(stages[0][0])], dtype=np.uint8)]
+        for stage, q in stages:
+            parts.append(q[1:])
+            labels.append(np.full(len(q) - 1, int(stage), dtype=np.uint8))
+        q_all = np.concatenate(parts)
+        return cls(np.arange(len(q_all)) * dt_s, np.concatenate(labels), q_all, source_m, line, controller, meta or {})
+
+    @property
+    def n_samples(self) -> int:
+        """Number of samples n."""
+        return int(self.t_s.shape[0])
+
+    @property
+    def duration_s(self) -> float:
+        """Time of the last sample [s]."""
+        return float(self.t_s[-1])
+
+    def stage_indices(self, stage: Stage) -> np.ndarray:
+        """Indices of the samples in ``stage``."""
+        return np.flatnonzero(self.stage == int(stage))
+
+    def to_record(
+        self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None
+    ) -> TrajectoryRecord:
+        """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip."""
+        arrays = kinematics.record_arrays(self.q)
+        info = {"controller": self.controller, "sampling_rate_hz": 1.0 / float(self.t_s[1] - self.t_s[0])}
+        info.update(self.meta)
+        info.update(meta or {})
+        return TrajectoryRecord(
+            test_id=test_id,
+            robot=RobotRole.EXPECTED,
+            backend="plan",
+            joint_names=kinematics.joint_names,
+            needle_length_m=kinematics.needle_length_m,
+            t_s=self.t_s,
+            stage=self.stage,
+            q_setpoint=self.q,
+            q_measured=self.q,
+            joint_pos_m=arrays.joint_pos_m,
+            joint_axis=arrays.joint_axis,
+            tip_pos_m=arrays.tip_pos_m,
+            tip_quat_wxyz=arrays.tip_quat_wxyz,
+            actual_tip_pos_m=arrays.tip_pos_m,
+            actual_tip_quat_wxyz=arrays.tip_quat_wxyz,
+            meta=info,
+        )

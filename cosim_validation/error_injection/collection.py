@@ -1,0 +1,86 @@
+"""Collecting an error dataset from a physical robot (seed 001, IV-B): random goals in small settled steps, a
+continuous training motion and a continuous held-out motion
+(:mod:`~cosim_validation.controllers.planning.collection_motion`).
+
+The robot is any :class:`~cosim_validation.robots.robot_backend.RobotBackend`, driven as the lockstep loop drives
+it (``assembly/robot_port.py``: reseeded with the collection's seed and reset at home, then setpoint k stamped
+t_k reached linearly within t_k - t_(k-1) and read): a live session of ``error_collection`` cases drives the
+physical robot's driver node the same way, so ``cosim errors collect --from-run`` gives the same rows
+(:func:`dataset_of_collection`). The software learns nothing of the robot but what it reports (no hand-eye
+transform, no error parameters).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.controllers.planning.collection_motion import (
+    HELD_OUT,
+    CollectionMotion,
+    CollectSettings,
+    collection_motion,
+    continuous_setpoints,
+    motion_box,
+    training_setpoints,
+)
+from cosim_validation.error_injection.dataset import ErrorDataset
+from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import BackendSample, RobotBackend
+
+__all__ = ["CollectSettings", "collect", "continuous_setpoints", "dataset_of_collection", "drive",
+           "motion_box", "stamps_ns", "training_setpoints"]  # fmt: skip
+
+
+def stamps_ns(t_s: np.ndarray) -> np.ndarray:
+    """(n,) int64 setpoint stamps [ns] of times ``t_s`` [s], rounded as the lockstep loop rounds a plan's."""
+    return np.round(np.asarray(t_s) * 1e9).astype(np.int64)
+
+
+def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[BackendSample]:
+    """Every sample of ``motion`` on ``backend``: reseed its noise with ``seed``, reset at rest at the first
+    setpoint and read it, then command each setpoint to be reached at its stamp and read the arm."""
+    reseed = getattr(backend, "reseed", None)
+    if reseed is not None:
+        reseed(int(seed))
+    backend.reset(motion.q[0])
+    samples = [backend.read()]
+    stamps = stamps_ns(motion.t_s)
+    for k in range(1, len(stamps)):
+        dt_s = int(stamps[k] - stamps[k - 1]) / 1e9
+        backend.command(motion.q[k], dt_s)
+        backend.advance(dt_s)
+        samples.append(backend.read())
+    return samples
+
+
+def dataset_of_collection(motion: CollectionMotion, t_s: np.ndarray, q_setpoint: np.ndarray,
+                          q_measured: np.ndarray, marker: tuple[np.ndarray, np.ndarray, np.ndarray],
+                          kinematics: Kinematics, meta: dict[str, Any], segment0: int = 0) -> ErrorDataset:  # fmt: skip
+    """The dataset rows of one collection's samples (n, as ``motion``): the read samples only, set ``test`` for
+    the held-out motion, a segment per part (from ``segment0``); ``marker``: (n, 3) position [m], (n, 4)
+    quaternion, (n,) registration error [m]."""
+    keep = motion.reading
+    part = motion.part[keep].astype(np.int64)
+    return ErrorDataset(
+        RobotIdentity.of(kinematics), joint_units(kinematics), np.where(part == HELD_OUT, "test", "train"),
+        part + segment0, np.asarray(t_s, dtype=np.float64)[keep], np.asarray(q_setpoint)[keep],
+        np.asarray(q_measured)[keep], marker[0][keep], marker[1][keep],
+        np.asarray(marker[2], dtype=np.float64)[keep], meta,
+    )  # fmt: skip
+
+
+def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> ErrorDataset:
+    """Drive ``backend`` through the collection of ``settings`` (motion and noise from its seed); the dataset of
+    what it reported."""
+    motion = collection_motion(home, kinematics.q_lower, kinematics.q_upper, settings)
+    samples = drive(backend, motion, settings.seed)
+    meta = {"source": f"cosim errors collect ({backend.name})", "settings": dict(vars(settings))}
+    marker = (np.array([s.marker_pos_m for s in samples]), np.array([s.marker_quat_wxyz for s in samples]),
+              np.array([s.marker_error_m for s in samples]))  # fmt: skip
+    return dataset_of_collection(
+        motion, np.array([s.t_s for s in samples]), np.array([s.q_setpoint for s in samples]),
+        np.array([s.q_measured for s in samples]), marker, kinematics, meta,
+    )  # fmt: skip

@@ -1,0 +1,211 @@
+"""Reading and writing error datasets: Parquet (the project's format) and the documented CSV import.
+
+Writing is atomic (a temporary file renamed). Reading checks the metadata (format, robot) and every column; a
+missing column, a column of text where numbers belong or another robot is one :class:`DatasetError` naming the
+file and the column. Rows are not judged here (NaN joints, dropouts): :mod:`~.dataset_cleaning` drops and
+counts them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.record import TrajectoryRecord
+from cosim_validation.error_injection.atomic_file import write_atomic
+from cosim_validation.error_injection.dataset import (
+    MARKER_ERROR,
+    MARKER_POSITION,
+    MARKER_QUATERNION,
+    MARKER_ROTVEC,
+    ErrorDataset,
+    joint_columns,
+)
+from cosim_validation.error_injection.error_types import DatasetError
+from cosim_validation.error_injection.robot_identity import RobotIdentity
+
+FORMAT = "cosim-error-dataset/1"
+METADATA_KEY = b"cosim_validation.error_dataset"
+
+
+def write_parquet(dataset: ErrorDataset, path: str | Path) -> None:
+    """Write ``dataset`` to a Parquet file (atomically), robot and settings in the schema metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    metadata = {"format": FORMAT, "robot": dataset.robot.to_json(), "joint_units": list(dataset.joint_units),
+                "rows": dataset.n_rows, **dataset.meta}  # fmt: skip
+    table = pa.table({name: pa.array(values) for name, values in dataset.columns().items()})
+    table = table.replace_schema_metadata({METADATA_KEY: json.dumps(metadata).encode()})
+    write_atomic(Path(path), lambda tmp: pq.write_table(table, tmp), "an error dataset")
+
+
+def read_parquet(path: str | Path) -> ErrorDataset:
+    """Read a dataset written by :func:`write_parquet`.
+
+    Raises:
+        DatasetError: Unreadable, not a dataset, a missing or mistyped column, or malformed metadata.
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise DatasetError(f"{path}: cannot read an error dataset ({exc})") from None
+    raw = (table.schema.metadata or {}).get(METADATA_KEY)
+    if raw is None:
+        raise DatasetError(f"{path}: not an error dataset (no {METADATA_KEY.decode()!r} metadata)")
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError:
+        raise DatasetError(f"{path}: dataset metadata is not valid JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise DatasetError(f"{path}: dataset format {meta.get('format') if isinstance(meta, dict) else meta!r}, "
+                           f"this version reads {FORMAT!r}")  # fmt: skip
+    robot, units = _robot_of(meta, path)
+    columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+    extra = {k: v for k, v in meta.items() if k not in ("format", "robot", "joint_units", "rows")}
+    return _dataset(columns, robot, units, extra, str(path), optional=False)
+
+
+def _robot_of(meta: dict[str, Any], path: Path) -> tuple[RobotIdentity, tuple[str, ...]]:
+    robot = meta.get("robot")
+    units = meta.get("joint_units")
+    if not isinstance(robot, dict) or not isinstance(robot.get("joint_names"), list) or not isinstance(units, list):
+        raise DatasetError(f"{path}: dataset metadata: expected robot.joint_names and joint_units lists")
+    names, model_hash = robot["joint_names"], robot.get("model_hash")
+    if not names or not all(isinstance(n, str) for n in names) or not isinstance(model_hash, str):
+        raise DatasetError(f"{path}: dataset metadata: robot.joint_names / robot.model_hash malformed")
+    return RobotIdentity(tuple(names), model_hash), tuple(str(u) for u in units)
+
+
+def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: float | None = None) -> np.ndarray:
+    if name not in columns:
+        if default is not None:
+            return np.full(len(next(iter(columns.values()))), default)
+        raise DatasetError(f"{source}: column {name!r} missing (columns: {', '.join(columns)})")
+    values = columns[name]
+    if values.dtype.kind == "O":  # nulls in a numeric column, or text
+        try:
+            values = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DatasetError(f"{source}: column {name!r}: expected numbers, found text") from None
+    if values.dtype.kind not in "biuf":
+        raise DatasetError(f"{source}: column {name!r}: expected numbers, got {values.dtype.name}")
+    return np.asarray(values, dtype=np.float64)
+
+
+def _dataset(columns: dict[str, np.ndarray], robot: RobotIdentity, units: tuple[str, ...], meta: dict[str, Any],
+             source: str, optional: bool) -> ErrorDataset:  # fmt: skip
+    """Columns -> dataset; with ``optional``, ``set`` defaults to train and ``segment`` to 0 (CSV)."""
+    if not columns:
+        raise DatasetError(f"{source}: no columns")
+    if len(units) != robot.n_joints:
+        raise DatasetError(f"{source}: {len(units)} joint units for {robot.n_joints} joints")
+    n = len(next(iter(columns.values())))
+    if "set" in columns:
+        set_name = np.asarray(columns["set"]).astype(str)
+    elif optional:
+        set_name = np.full(n, "train")
+    else:
+        raise DatasetError(f"{source}: column 'set' missing")
+    segment = _numbers(columns, "segment", source, 0.0 if optional else None)
+    if not (np.isfinite(segment).all() and (segment == np.round(segment)).all()):
+        raise DatasetError(f"{source}: column 'segment': expected whole numbers")
+
+    def block(names: list[str] | tuple[str, ...]) -> np.ndarray:
+        return np.stack([_numbers(columns, c, source) for c in names], axis=1) if n else np.zeros((0, len(names)))
+
+    try:
+        return ErrorDataset(
+            robot, units, set_name, segment.astype(np.int64), _numbers(columns, "time_s", source),
+            block(joint_columns("setpoint", robot.joint_names, units)),
+            block(joint_columns("measured", robot.joint_names, units)), block(MARKER_POSITION),
+            block(MARKER_QUATERNION), _numbers(columns, MARKER_ERROR, source), meta,
+        )  # fmt: skip
+    except DatasetError as exc:
+        raise DatasetError(f"{source}: {exc}") from None
+
+
+def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
+    """Import the documented CSV (a header row with the dataset's column names) for ``robot``.
+
+    Empty cells are NaN (a marker not seen). ``set`` (default ``train``) and ``segment`` (default 0) may be left
+    out; every other column of :mod:`~.dataset` is required.
+
+    Raises:
+        DatasetError: Unreadable, empty, a missing column or text in a numeric one (naming the column).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path, dtype={"set": str})
+    except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
+        raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+    columns = {str(name): frame[name].to_numpy() for name in frame.columns}
+    if not frame.empty:
+        columns = _quaternions_of_rotation_vectors(columns, str(path))
+    meta = {"source": f"csv import of {path.name}"}
+    return _dataset(columns, robot, tuple(joint_units), meta, str(path), optional=True)
+
+
+def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str) -> dict[str, np.ndarray]:
+    """The marker's orientation given as a rotation vector (``marker_r{x,y,z}_rad``) instead of ``marker_q*``."""
+    from cosim_validation.robots.virtual.quaternion import quat_from_rotvec
+
+    if any(c in columns for c in MARKER_QUATERNION) or not any(c in columns for c in MARKER_ROTVEC):
+        return columns
+    rotvec = np.stack([_numbers(columns, c, source) for c in MARKER_ROTVEC], axis=1)
+    quat = np.full((len(rotvec), 4), np.nan)
+    seen = np.isfinite(rotvec).all(axis=1)
+    quat[seen] = np.array([quat_from_rotvec(r) for r in rotvec[seen]]).reshape(-1, 4)
+    rest = {k: v for k, v in columns.items() if k not in MARKER_ROTVEC}
+    return rest | dict(zip(MARKER_QUATERNION, quat.T, strict=True))
+
+
+def write_csv(dataset: ErrorDataset, path: str | Path) -> None:
+    """Write ``dataset`` as the documented CSV (the columns of :meth:`ErrorDataset.columns`, NaN as empty cells)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(dataset.columns())
+    write_atomic(Path(path), lambda tmp: frame.to_csv(tmp, index=False, float_format="%.17g"), "a CSV dataset")
+
+
+def dataset_of_record(record: TrajectoryRecord, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
+    """One robot's record of a case as dataset rows (set ``train``, one segment, every sample)."""
+    n = len(record.t_s)
+    return ErrorDataset(
+        robot, tuple(joint_units), np.full(n, "train"), np.zeros(n, dtype=np.int64),
+        np.asarray(record.t_s, dtype=np.float64), record.q_setpoint, record.q_measured, record.marker_pos_m,
+        record.marker_quat_wxyz, np.asarray(record.marker_error_m, dtype=np.float64),
+        {"source": f"record of {record.test_id} ({record.robot.label}, {record.backend})"},
+    )  # fmt: skip
+
+
+def dataset_of_records(records: list[TrajectoryRecord], robot: RobotIdentity, joint_units: tuple[str, ...],
+                       held_out: frozenset[str] = frozenset(), source: str = "records") -> ErrorDataset:  # fmt: skip
+    """Many cases' records of one robot as one dataset: a segment per case (in the given order, the history
+    restarts with each case), set ``test`` for the cases named in ``held_out``, ``train`` for the others; every
+    sample a row (a case that holds still repeats its setpoint: :mod:`~.repeats` merges those readings).
+
+    Raises:
+        DatasetError: No records, or a record of another joint count.
+    """
+    if not records:
+        raise DatasetError(f"{source}: no stored trajectories to make a dataset of")
+    parts = [dataset_of_record(record, robot, joint_units) for record in records]
+    lengths = [part.n_rows for part in parts]
+    sets = np.concatenate([np.full(n, "test" if r.test_id in held_out else "train")
+                           for r, n in zip(records, lengths, strict=True)])  # fmt: skip
+    meta = {"source": source, "cases": [r.test_id for r in records], "held_out": sorted(held_out)}
+    return ErrorDataset(
+        robot, tuple(joint_units), sets, np.repeat(np.arange(len(parts), dtype=np.int64), lengths),
+        np.concatenate([p.time_s for p in parts]), np.concatenate([p.q_setpoint for p in parts]),
+        np.concatenate([p.q_measured for p in parts]), np.concatenate([p.marker_pos_m for p in parts]),
+        np.concatenate([p.marker_quat_wxyz for p in parts]), np.concatenate([p.marker_error_m for p in parts]), meta,
+    )  # fmt: skip

@@ -1,0 +1,138 @@
+"""Injecting learned errors into a simulated robot (seed 001, III-F): the ``errors`` robot filter.
+
+For every setpoint q_s of the controller the injector sends the simulated robot
+
+    q = q_s + a1 + a2,   a1 = NN1(q_s, history),   a2 = NN2(q_s + a1, history)
+
+(NN1: the physical robot's controller error, so q_s + a1 is where its encoders would read; NN2: its kinematic
+and non-kinematic error, so q_s + a1 + a2 is where its links really are). A simulator follows its setpoints
+almost exactly, so its actual tip lands where the physical robot's would. What the controller and the monitor
+see of the simulated robot is what they would see of the physical one: the measured joints are the simulated
+joints minus a2 (the encoders of an arm whose links sit a2 away from them), the actual tip is the simulator's.
+
+The history the networks see is the filtered robot's own: the measured joints it reported for the previous
+sample (not the physical robot's), and the direction state of each network (:mod:`~.features`). The same
+object runs in a campaign (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`) and in a session's
+``error_injector`` node, fed the same calls in the same order, so both give the same samples.
+
+The reset pose is not filtered (a filter does not move the robot's reset), so the first sample of a case, the
+arm at rest, shows no injected error; every later sample does. Commands are kept inside the joint limits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.error_injection.error_types import ModelFileError
+from cosim_validation.error_injection.features import DirectionState
+from cosim_validation.error_injection.model_file import ErrorModel
+from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.robots.filters.robot_filter import FilterEvent
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import BackendSample
+
+
+class ErrorInjector:
+    """The ``errors`` :class:`~cosim_validation.robots.filters.robot_filter.RobotFilter`.
+
+    Args:
+        model: The two networks, checked against the robot by the caller.
+        q_lower, q_upper: (J,) joint limits the commands are kept within [rad | m].
+        label: Its name after ``errors:`` (the model file's stem).
+    """
+
+    def __init__(self, model: ErrorModel, q_lower: np.ndarray, q_upper: np.ndarray, label: str) -> None:
+        self.model = model
+        self._lower = np.asarray(q_lower, dtype=np.float64)
+        self._upper = np.asarray(q_upper, dtype=np.float64)
+        self._name = f"errors:{label}"
+        self._nn1 = DirectionState(model.nn1.features)
+        self._nn2 = DirectionState(model.nn2.features)
+        n = model.robot.n_joints
+        self._previous = np.zeros(n)  # the measured joints last reported
+        self._previous_setpoint = np.zeros(n)  # the setpoint of the command before
+        self._a2 = np.zeros(n)  # the kinematic offset of the command the robot is tracking
+        self.last_offsets = (np.zeros(n), np.zeros(n))
+
+    @property
+    def name(self) -> str:
+        """``errors:<model>``."""
+        return self._name
+
+    def reset(self, q0: np.ndarray, case_seed: int) -> None:
+        """A new case at rest at ``q0`` (J,): no history, no offset (the networks are deterministic)."""
+        self._nn1.reset()
+        self._nn2.reset()
+        self._previous = np.array(q0, dtype=np.float64)
+        self._previous_setpoint = self._previous.copy()
+        self._a2 = np.zeros_like(self._previous)
+
+    def offsets(self, q_setpoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(a1, a2), each (J,), for the setpoint after the current history; advances the history."""
+        step = q_setpoint - self._previous_setpoint
+        self._previous_setpoint = np.array(q_setpoint, dtype=np.float64)
+        a1 = self.model.nn1.predict(self._nn1.features(q_setpoint, self._previous, step))
+        measured = q_setpoint + a1
+        a2 = self.model.nn2.predict(self._nn2.features(measured, self._previous, step))
+        return a1, a2
+
+    def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
+        """q_s + a1 + a2, within the joint limits."""
+        q_s = np.asarray(q_setpoint, dtype=np.float64)
+        a1, a2 = self.offsets(q_s)
+        self.last_offsets = (a1, a2)
+        self._a2 = a2
+        return np.clip(q_s + a1 + a2, self._lower, self._upper)  # type: ignore[no-any-return]
+
+    def observe(self, sample: BackendSample) -> BackendSample:
+        """The simulated joints minus a2 as the measured joints (the history of the next command)."""
+        measured = np.asarray(sample.q_measured, dtype=np.float64) - self._a2
+        self._previous = measured
+        return sample._replace(q_measured=measured)
+
+    def events(self) -> list[FilterEvent]:
+        """None: the injection is continuous."""
+        return []
+
+
+def parse_model_option(options: str) -> Path:
+    """``model=PATH`` -> PATH.
+
+    Raises:
+        InputError: Another key, or no model named.
+    """
+    path: Path | None = None
+    for pair in filter(None, (p.strip() for p in options.split(","))):
+        key, sep, value = pair.partition("=")
+        if not sep or key.strip() != "model" or not value.strip():
+            raise InputError(f"errors filter: expected model=PATH, got {pair!r}")
+        if path is not None:
+            raise InputError("errors filter: model given twice")
+        path = Path(value.strip())
+    if path is None:
+        raise InputError("errors filter: name the model file: errors:model=PATH (made by cosim errors train)")
+    return path
+
+
+def load_injector(path: Path, kinematics: Kinematics) -> ErrorInjector:
+    """The injector of the model file ``path`` for the arm of ``kinematics``.
+
+    Raises:
+        ModelFileError: Unreadable, truncated, or made for another robot.
+    """
+    model = ErrorModel.load(path)
+    model.check_robot(RobotIdentity.of(kinematics), str(path))
+    return ErrorInjector(model, kinematics.q_lower, kinematics.q_upper, path.stem)
+
+
+def make_errors_filter(config: ConfigNode, options: str, kinematics: Kinematics) -> ErrorInjector:
+    """The ``errors`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS` (``model=PATH``)."""
+    path = parse_model_option(options)
+    try:
+        return load_injector(path, kinematics)
+    except ModelFileError as exc:
+        raise ModelFileError(f"errors filter: {exc}") from None

@@ -1,0 +1,206 @@
+"""From a dataset to an error model: calibrate, label every sample with its actual joints, train NN1 and NN2.
+
+1. :func:`~.dataset_cleaning.clean` drops rows with non-finite joints and marks the rows with a usable marker pose
+   (the counts are reported); :func:`~.repeats.average_repeats` merges the repeated readings of each settled pose
+   into one row (their spread is the tracker's noise: :attr:`Labelled.single_reading_gap`);
+2. hand-eye calibration (:mod:`~.hand_eye`) on the (FK(measured joints), marker pose) pairs of the training set,
+   unless a calibration is given;
+3. the actual tip pose of every tracked row, Y B X^-1, and its actual joints (:mod:`~.actual_joints`);
+4. NN1 on every training row (setpoint [+ history] -> measured - setpoint), NN2 on the tracked training rows
+   (measured [+ history] -> actual - measured); the history is the previous row's measured joints of the same
+   segment, as the injector sees it.
+
+The tool frame of the calibration is the needle tip (rigidly on the last link, so X = T_tip_marker is constant).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.error_injection.actual_joints import actual_joints
+from cosim_validation.error_injection.dataset import ErrorDataset
+from cosim_validation.error_injection.dataset_cleaning import DEFAULT_MAX_REGISTRATION_ERROR_M, CleanedDataset, clean
+from cosim_validation.error_injection.error_types import DatasetError
+from cosim_validation.error_injection.features import FeatureSpec, feature_matrix, setpoint_steps
+from cosim_validation.error_injection.hand_eye import HandEye, calibrate
+from cosim_validation.error_injection.model_file import ErrorModel
+from cosim_validation.error_injection.repeats import average_repeats, groups, single_reading_gap
+from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.error_injection.training import (
+    MIN_TRAINING_ROWS,
+    TrainedNetwork,
+    TrainingSettings,
+    search,
+    train_network,
+)
+from cosim_validation.error_injection.transforms import poses
+from cosim_validation.robots.model import Kinematics
+
+#: A tracked pose the actual joints miss by more than this is not used for NN2 (counted as ``ik_unreached``) [m].
+IK_TOLERANCE_M = 1e-4
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """A cleaned dataset with the actual joints of its tracked rows.
+
+    Attributes:
+        cleaned: The rows kept, which are tracked, and the counts of what was dropped.
+        hand_eye: The calibration used.
+        q_actual: (n, J) actual joints [rad]; NaN on rows without a usable marker pose or whose pose the joints
+            do not reach within :data:`IK_TOLERANCE_M` (next to a singularity).
+        ik_residual_m: (n,) tip position the actual joints leave unexplained [m]; NaN likewise.
+        single_reading_gap: Mean position [m] and rotation [rad] gap of one tracked reading from the pose it
+            measures, from the spread of repeated readings (None without repeats): what even a perfect model
+            leaves against single tracked samples.
+        settled: (n,) bool: the row averages several readings of a settled pose (None: not known, none).
+        dataset_hash: :meth:`~.dataset.ErrorDataset.content_hash` of the dataset as given (before cleaning).
+    """
+
+    cleaned: CleanedDataset
+    hand_eye: HandEye
+    q_actual: np.ndarray
+    ik_residual_m: np.ndarray
+    single_reading_gap: tuple[float, float] | None = None
+    settled: np.ndarray | None = None
+    dataset_hash: str = ""
+
+    def settled_rows(self) -> np.ndarray:
+        """(n,) bool: rows averaged from several readings of a settled pose (all False for a dataset without)."""
+        return np.zeros(self.data.n_rows, dtype=bool) if self.settled is None else self.settled
+
+    @property
+    def data(self) -> ErrorDataset:
+        """The kept rows."""
+        return self.cleaned.dataset
+
+    def previous_measured(self) -> np.ndarray:
+        """(n, J) the measured joints of the row before in the same segment (the row itself at a start)."""
+        q = self.data.q_measured
+        previous = np.vstack((q[:1], q[:-1]))
+        starts = self.data.segment_starts()
+        previous[starts] = q[starts]
+        return previous
+
+    def actual_tip_poses(self) -> np.ndarray:
+        """(n, 4, 4) the tracked tip poses Y B X^-1 in base_link (NaN on untracked rows)."""
+        B = poses(self.data.marker_pos_m, np.nan_to_num(self.data.marker_quat_wxyz, nan=1.0))
+        T = self.hand_eye.actual_tool_poses(B)
+        T[~self.cleaned.tracked] = np.nan
+        return T
+
+
+def label(dataset: ErrorDataset, kinematics: Kinematics, hand_eye: HandEye | None = None,
+          max_registration_error_m: float = DEFAULT_MAX_REGISTRATION_ERROR_M) -> Labelled:  # fmt: skip
+    """Clean ``dataset``, calibrate on its tracked training rows (unless ``hand_eye`` is given), label every row.
+
+    Raises:
+        DatasetError: The dataset is another robot's.
+        CalibrationError: Too few tracked training rows, or motion that leaves the calibration open.
+    """
+    identity = RobotIdentity.of(kinematics)
+    if dataset.robot != identity:
+        raise DatasetError(
+            f"dataset: recorded on another robot (joints {list(dataset.robot.joint_names)}, model hash "
+            f"{dataset.robot.model_hash[:12]}...), not this one ({identity.model_hash[:12]}...)"
+        )
+    readings = clean(dataset, max_registration_error_m)
+    cleaned = average_repeats(readings)
+    settled = np.bincount(groups(readings)) > 1
+    data, tracked = cleaned.dataset, cleaned.tracked
+    B = poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked])
+    A = np.stack([kinematics.tip_transform(q) for q in data.q_measured[tracked]]) if tracked.any() else B
+    if hand_eye is None:
+        train = data.set_name[tracked] == "train"
+        hand_eye = calibrate(A[train], B[train])
+    gap = _single_reading_gap(
+        readings, hand_eye, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0))
+    )
+    q_actual = np.full(data.q_measured.shape, np.nan)
+    residual = np.full(data.n_rows, np.nan)
+    if tracked.any():
+        solved = actual_joints(kinematics, data.q_measured[tracked], hand_eye.actual_tool_poses(B))
+        q_actual[tracked], residual[tracked] = solved.q, solved.position_residual_m
+    unreached = tracked & ~(residual <= IK_TOLERANCE_M)  # near a singularity no small joint change reaches it
+    q_actual[unreached] = np.nan
+    cleaned.counts["ik_unreached"] = int(unreached.sum())
+    return Labelled(cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash())
+
+
+def _single_reading_gap(readings: CleanedDataset, hand_eye: HandEye, B_means: np.ndarray) -> tuple[float, float] | None:
+    """The tip-pose spread of single readings around their group's mean (:func:`~.repeats.single_reading_gap`)."""
+    tracked = readings.tracked
+    if not tracked.any():
+        return None
+    data = readings.dataset
+    T = hand_eye.actual_tool_poses(poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked]))
+    return single_reading_gap(T, groups(readings)[tracked], hand_eye.actual_tool_poses(B_means))
+
+
+@dataclass(frozen=True)
+class LearnSettings:
+    """What to train.
+
+    Attributes:
+        nn1_features, nn2_features: ``OC``, ``CP``, ``CPE`` or ``CS`` (seed 001's best: CPE for both; here CS
+            for NN1: docs/ERRORS.md, "Diagnosis").
+        training: Hyper-parameters (seed 001's by default).
+        search: Try :data:`~.training.SEARCH_GRID` and keep the best on the validation rows.
+    """
+
+    nn1_features: str = "CS"
+    nn2_features: str = "CPE"
+    training: TrainingSettings = field(default_factory=TrainingSettings)
+    search: bool = False
+
+
+def _fit(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSettings, what: str) -> TrainedNetwork:
+    if settings.search:
+        return search(spec, x, y, settings.training, what)[0]
+    return train_network(spec, x, y, settings.training, what)
+
+
+def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: str) -> tuple[np.ndarray, str]:
+    """The ``preferred`` rows if there are enough to train on, else all ``rows``; and which, for messages.
+
+    NN1 learns the controller error of motion, so it prefers the rows sampled in motion (continuous training
+    motion) over settled ones (no lag there); NN2 learns where the links are, which averaged readings of a settled
+    pose tell best. A dataset without repeated readings (a CSV) trains both on every row, as seed 001 does.
+    """
+    if int(preferred.sum()) >= MIN_TRAINING_ROWS:
+        return preferred, preferred_what
+    return rows, what
+
+
+def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") -> tuple[ErrorModel, dict[str, Any]]:
+    """NN1 and NN2 from the training rows of ``labelled``; the model and a JSON report of how it went.
+
+    Raises:
+        DatasetError: Too few training rows (naming the minimum) for either network.
+    """
+    data = labelled.data
+    n_joints = data.robot.n_joints
+    starts, previous = data.segment_starts(), labelled.previous_measured()
+    step = setpoint_steps(data.q_setpoint, starts)
+    train, settled = data.set_name == "train", labelled.settled_rows()
+    spec1, spec2 = FeatureSpec(settings.nn1_features, n_joints), FeatureSpec(settings.nn2_features, n_joints)
+    x1 = feature_matrix(spec1, data.q_setpoint, previous, starts, step)
+    x2 = feature_matrix(spec2, data.q_measured, previous, starts, step)
+    rows1, what1 = _prefer(train, train & ~settled, "NN1 (training rows in motion)", "NN1 (training rows)")
+    nn1 = _fit(spec1, x1[rows1], (data.q_measured - data.q_setpoint)[rows1], settings, what1)
+    labelled_rows = train & np.isfinite(labelled.q_actual).all(axis=1)
+    rows2, what2 = _prefer(labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)",
+                           "NN2 (tracked training rows)")  # fmt: skip
+    nn2 = _fit(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, what2)
+    report = {
+        "source": source,
+        "rows": labelled.cleaned.counts,
+        "calibration": labelled.hand_eye.summary(),
+        "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1},
+        "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2},
+    }
+    source_hash = labelled.dataset_hash or data.content_hash()
+    return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report), report

@@ -1,0 +1,213 @@
+"""The error model file: both networks, their normalisers and feature sets, and whose robot they are.
+
+A model is an ``.npz`` archive of plain arrays (no pickle) with a JSON ``header`` entry::
+
+    header: {"format": "cosim-error-model", "version": 1,
+             "robot": {"joint_names": [...], "model_hash": "<sha256>"},
+             "training_data_hash": "<sha256 of the training rows>",
+             "networks": {"nn1": {"features": {"kind": "CPE", "n_joints": 7, "deadband": 5e-05}, "layers": 3},
+                          "nn2": {...}},
+             "meta": {...}}                      # hyper-parameters, training losses, dataset, time
+    nn1.w0, nn1.b0, ... nn1.w2, nn1.b2           # (n_in, n_out), (n_out,) per layer
+    nn1.x_mean, nn1.x_std, nn1.y_mean, nn1.y_std # z-score normalisers of inputs (F,) and outputs (J,)
+    nn2.*                                        # the same for NN2
+
+NN1 predicts the controller error (measured - setpoint) from the setpoint, NN2 the kinematic and non-kinematic
+error (actual - measured) from the measured joints; both as joint offsets [rad, or m for a prismatic joint].
+Reading checks every entry (a cut-short or edited file is one :class:`ModelFileError` naming the entry), and
+:meth:`ErrorModel.check_robot` refuses a model made for another robot.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.error_injection.atomic_file import write_atomic
+from cosim_validation.error_injection.error_types import ModelFileError
+from cosim_validation.error_injection.features import FeatureSpec
+from cosim_validation.error_injection.mlp import Network
+from cosim_validation.error_injection.robot_identity import RobotIdentity
+
+FORMAT = "cosim-error-model"
+VERSION = 1
+NETWORKS = ("nn1", "nn2")
+_NORMALISERS = ("x_mean", "x_std", "y_mean", "y_std")
+
+
+@dataclass(frozen=True)
+class ErrorModel:
+    """The two error networks of one robot.
+
+    Attributes:
+        robot: The robot they were learned on.
+        nn1: Controller error: setpoint [+ history] -> measured - setpoint.
+        nn2: Kinematic and non-kinematic error: measured [+ history] -> actual - measured.
+        training_data_hash: SHA-256 of the rows they were trained on.
+        meta: Hyper-parameters, losses, the dataset's name, when (JSON values).
+    """
+
+    robot: RobotIdentity
+    nn1: Network
+    nn2: Network
+    training_data_hash: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def check_robot(self, robot: RobotIdentity, source: str = "error model") -> None:
+        """Refuse to drive ``robot`` with a model made for another.
+
+        Raises:
+            ModelFileError: Other joints, or the same joints of another kinematic model.
+        """
+        if robot.joint_names != self.robot.joint_names:
+            raise ModelFileError(
+                f"{source}: made for a robot with joints {list(self.robot.joint_names)}, "
+                f"not this one ({list(robot.joint_names)})"
+            )
+        if robot.model_hash != self.robot.model_hash:
+            raise ModelFileError(
+                f"{source}: made for another robot model (hash {self.robot.model_hash[:12]}..., this robot "
+                f"{robot.model_hash[:12]}...): its joint offsets do not apply to this arm or tool"
+            )
+
+    def to_bytes(self) -> bytes:
+        """The ``.npz`` archive."""
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "robot": self.robot.to_json(),
+            "training_data_hash": self.training_data_hash,
+            "networks": {k: {"features": n.features.to_json(), "layers": len(n.weights)} for k, n in self._nets()},
+            "meta": self.meta,
+        }
+        arrays: dict[str, np.ndarray] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
+        for key, net in self._nets():
+            for i, (w, b) in enumerate(zip(net.weights, net.biases, strict=True)):
+                arrays[f"{key}.w{i}"], arrays[f"{key}.b{i}"] = w, b
+            arrays |= {f"{key}.{name}": getattr(net, name) for name in _NORMALISERS}
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, allow_pickle=False, **arrays)
+        return buffer.getvalue()
+
+    def save(self, path: str | Path) -> None:
+        """Write atomically to ``path`` (never half a file)."""
+        data = self.to_bytes()
+
+        def write(tmp: Path) -> None:
+            tmp.write_bytes(data)
+
+        write_atomic(Path(path), write, "an error model")
+
+    @classmethod
+    def load(cls, path: str | Path) -> ErrorModel:
+        """Read a model file.
+
+        Raises:
+            ModelFileError: Unreadable, empty, truncated or not a model (naming the file and the entry).
+        """
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise ModelFileError(f"{path}: cannot read the error model ({exc.strerror})") from None
+        return cls.from_bytes(data, str(path))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str) -> ErrorModel:
+        """Inverse of :meth:`to_bytes`; see :meth:`load`."""
+        header, arrays = _read_archive(data, source)
+        try:
+            robot = _robot(header)
+            nets = {key: _network(header, arrays, key) for key in NETWORKS}
+            for key, net in nets.items():
+                if net.features.n_joints != robot.n_joints:
+                    raise ModelFileError(f"{key}: {net.features.n_joints} joints, the robot has {robot.n_joints}")
+            return cls(robot, nets["nn1"], nets["nn2"], _text(header, "training_data_hash"), _meta(header))
+        except InputError as exc:
+            raise ModelFileError(f"{source}: {exc}") from None
+
+    def _nets(self) -> tuple[tuple[str, Network], ...]:
+        return (("nn1", self.nn1), ("nn2", self.nn2))
+
+
+def _read_archive(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    if not data:
+        raise ModelFileError(f"{source}: not an error model (the file is empty)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            if "header" not in npz.files:
+                raise ModelFileError(f"{source}: not an error model (no 'header' entry; entries: {npz.files})")
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ModelFileError(f"{source}: not an intact error model, truncated or damaged ({exc})") from None
+    try:
+        header = json.loads(arrays.pop("header").tobytes().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{source}: header: not valid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise ModelFileError(f"{source}: header: expected a JSON object, got {type(header).__name__}")
+    if header.get("format") != FORMAT:
+        raise ModelFileError(f"{source}: header: format {header.get('format')!r}, expected {FORMAT!r}")
+    if header.get("version") != VERSION:
+        raise ModelFileError(f"{source}: header: version {header.get('version')!r}, this software reads {VERSION}")
+    return header, arrays
+
+
+def _text(header: dict[str, Any], key: str) -> str:
+    value = header.get(key)
+    if not isinstance(value, str) or not value:
+        raise ModelFileError(f"header: {key!r}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _robot(header: dict[str, Any]) -> RobotIdentity:
+    robot = header.get("robot")
+    if not isinstance(robot, dict):
+        raise ModelFileError(f"header: 'robot': expected an object, got {robot!r}")
+    names = robot.get("joint_names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ModelFileError(f"header: robot.joint_names: expected a list of names, got {names!r}")
+    return RobotIdentity(tuple(names), _text(robot, "model_hash"))
+
+
+def _meta(header: dict[str, Any]) -> dict[str, Any]:
+    meta = header.get("meta", {})
+    if not isinstance(meta, dict):
+        raise ModelFileError(f"header: 'meta': expected an object, got {meta!r}")
+    return meta
+
+
+def _array(arrays: dict[str, np.ndarray], name: str) -> np.ndarray:
+    if name not in arrays:
+        raise ModelFileError(f"entry {name!r} missing (entries: {', '.join(sorted(arrays))})")
+    value = arrays[name]
+    if value.dtype.kind != "f":
+        raise ModelFileError(f"entry {name!r}: {value.dtype.name} values, expected floats")
+    return np.asarray(value, dtype=np.float64)
+
+
+def _network(header: dict[str, Any], arrays: dict[str, np.ndarray], key: str) -> Network:
+    spec = header.get("networks", {}).get(key) if isinstance(header.get("networks"), dict) else None
+    if not isinstance(spec, dict):
+        raise ModelFileError(f"header: networks.{key}: missing")
+    features, layers = spec.get("features"), spec.get("layers")
+    if not isinstance(features, dict) or not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+        raise ModelFileError(f"header: networks.{key}: expected features (object) and layers (>= 1)")
+    try:
+        feature_spec = FeatureSpec(str(features["kind"]), int(features["n_joints"]), float(features["deadband"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"header: networks.{key}.features: {exc!r}") from None
+    weights = tuple(_array(arrays, f"{key}.w{i}") for i in range(layers))
+    biases = tuple(_array(arrays, f"{key}.b{i}") for i in range(layers))
+    normalisers = [_array(arrays, f"{key}.{name}") for name in _NORMALISERS]
+    try:
+        return Network(feature_spec, weights, biases, *normalisers)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{key}: {exc}") from None

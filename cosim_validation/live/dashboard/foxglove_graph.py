@@ -1,0 +1,32 @@
+"""Adding the Foxglove bridge node to a session graph (``cosim session --foxglove [PORT]``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.live.dashboard.foxglove_layout import session_robots
+from cosim_validation.live.session.graph import GraphSpec, NodeSpec
+from cosim_validation.live.session.node_parameters import defaults_of
+
+BRIDGE = "foxglove_bridge"
+DEFAULT_PORT = 8765
+
+
+def with_foxglove_bridge(graph: GraphSpec, port: int = DEFAULT_PORT, host: str = "127.0.0.1") -> GraphSpec:
+    """``graph`` plus a ``foxglove_bridge`` node serving on ``host:port`` (not required: the session goes on
+    if it dies once up), with the robots of the session and the monitor's configuration file.
+
+    Raises:
+        InputError: A port outside 0..65535, or a graph that already has a node named foxglove_bridge.
+    """
+    if not 0 <= port <= 65535:
+        raise InputError(f"--foxglove port must be within 0..65535, got {port}")
+    if any(n.name == BRIDGE for n in graph.nodes):
+        raise InputError(f"{graph.source}: already has a node named {BRIDGE!r}; drop --foxglove or rename it")
+    config = next((n.parameters["config"] for n in graph.nodes if "config" in n.parameters), None)
+    params = {**defaults_of(BRIDGE), "host": host, "port": port, "robots": session_robots(graph)}
+    if config is not None:
+        params["config"] = config
+    node = NodeSpec(BRIDGE, BRIDGE, params, required=False)
+    return replace(graph, nodes=(*graph.nodes, node))

@@ -1,0 +1,122 @@
+"""What the controller node publishes while the lockstep loop runs a case (the loop's listener)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cosim_validation.assembly import CaseEvent, CaseListener, CaseRun
+from cosim_validation.common.record import Stage, SupervisorMode
+from cosim_validation.live.ros import convert
+from cosim_validation_interfaces.action import RunTestCase
+from cosim_validation_interfaces.msg import CaseStatus
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
+
+
+class CasePublisher(CaseListener):
+    """Expected states, /clock, case status, action feedback; subscriber wait and real-time pacing.
+
+    Args:
+        node: The controller node (its publishers, parameters, links and clock).
+        goal_handle: The action goal being run.
+    """
+
+    def __init__(self, node: Node, goal_handle: Any) -> None:
+        self.node: Any = node
+        self.goal_handle = goal_handle
+        self.goal = goal_handle.request
+        self._wall0 = 0.0
+        self._real_time = not node.params["publish_clock"]  # type: ignore[attr-defined]
+        if self._real_time:  # stamps on the node's clock: the loop's clock must not lag behind it
+            clock = node.lockstep.clock  # type: ignore[attr-defined]
+            clock.now_ns = max(clock.now_ns, node.get_clock().now().nanoseconds)
+
+    def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
+        """Publish the case status (latched)."""
+        plan = run.plan
+        msg = CaseStatus(
+            event=int(event),
+            stage=int(stage),
+            message=message,
+            controller=self.goal.controller or self.node.assembly.controller_name,
+            robots=[r.label for r in run.robots],
+            sampling_rate_hz=float(self.node.assembly.setup.planning.sampling_rate_hz),
+            needle_length_m=float(self.node.assembly.kinematics.needle_length_m),
+            sample_count=plan.n_samples if plan is not None else 0,
+            samples_sent=run.executed,
+        )
+        msg.test_case = self.goal.test_case
+        stamp = int(run.stamps_ns[0]) if len(run.stamps_ns) else self.node.lockstep.clock.now_ns
+        msg.header.stamp = convert.time_to_msg(stamp)
+        self.node.status_pub.publish(msg)
+
+    def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
+        """Publish the supervisor's step (state, transition, needle wrenches) of the setpoint stamped ``stamp_ns``."""
+        if self.node.supervisor_node is not None:  # type: ignore[attr-defined]
+            self.node.supervisor_node.publish(stamp_ns, decision)  # type: ignore[attr-defined]
+
+    def setpoint(
+        self,
+        k: int,
+        stamp_ns: int,
+        stage: Stage,
+        q: np.ndarray,
+        tip: np.ndarray,
+        quat: np.ndarray,
+        mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
+    ) -> None:
+        """Advance /clock and publish the expected state of setpoint k (with the supervisor's mode)."""
+        self.node.publish_clock(stamp_ns)
+        names = self.node.assembly.kinematics.joint_names
+        state = convert.ExpectedState(stamp_ns, self.goal.test_case.test_id, int(stage), k, names, q, int(mode))
+        self.node.expected_pub.publish(convert.expected_state_to_msg(state, tip, quat))
+
+    def progress(self, k: int, stage: Stage, n_samples: int) -> None:
+        """Action feedback."""
+        self.goal_handle.publish_feedback(
+            RunTestCase.Feedback(
+                stage=int(stage),
+                stage_name=stage.label,
+                progress=float((k + 1) / n_samples),
+                sample_index=k,
+                sample_count=n_samples,
+            )
+        )
+
+    def cancel_requested(self) -> bool:
+        """The action client canceled the goal."""
+        return bool(self.goal_handle.is_cancel_requested)
+
+    def before_streaming(self) -> None:
+        """Wait until the monitor, the recorder and the drivers listen (volatile topics drop what is published
+        before a subscription is matched): on what the controller publishes and on what the drivers answer with."""
+        node, params = self.node, self.node.params
+        wanted = int(params["min_subscribers"])
+        needs = {node.expected_pub.topic_name: wanted}
+        needs.update({link.commands.topic_name: wanted for link in node.links.values()})
+        if node.clock_pub is not None:
+            needs[node.clock_pub.topic_name] = wanted
+        for role in node.links:
+            needs[f"/cosim/{role.label}/joint_states"] = wanted + 1  # the controller listens as well
+            needs[f"/cosim/{role.label}/tip_pose"] = wanted
+            needs[f"/cosim/{role.label}/marker"] = wanted
+        deadline = time.monotonic() + float(params["subscriber_timeout_s"])
+        while short := [topic for topic, n in needs.items() if node.count_subscribers(topic) < n]:
+            if time.monotonic() > deadline:
+                node.get_logger().warning(f"fewer than {wanted} subscribers on {short}; streaming anyway")
+                break
+            time.sleep(0.02)
+        if not getattr(node, "_settled", False):
+            # the graph shows a subscription once it is discovered, the writer matches it a little later
+            time.sleep(float(params["subscriber_settle_s"]))
+            node._settled = True
+        self._wall0 = time.monotonic()
+
+    def pace(self, k: int, t_s: float) -> None:
+        """Real time: sleep until the sample's case time."""
+        if self._real_time:
+            time.sleep(max(0.0, self._wall0 + t_s - time.monotonic()))

@@ -1,0 +1,112 @@
+"""markers: the anatomy and the tested targets, coloured by verdict, for RViz or Foxglove.
+
+- ``/cosim/markers/anatomy_mesh`` (visualization_msgs/MarkerArray, latched): one MESH_RESOURCE marker per
+  model naming its STL file of the package (``package://cosim_validation/meshes/anatomy/<name>.stl``, made
+  by ``make setup``), placed in base_link after checking the file is the loaded model
+  (:func:`cosim_validation.robots.visuals.anatomy_meshes.mesh_resource`); a model without such a file (a user's
+  mesh, a missing export) is sent there as a triangle list instead;
+- ``/cosim/markers/anatomy`` (MarkerArray, latched): one triangle list per model, for viewers that cannot
+  resolve ``package://`` URIs (target lungs green, obstacles red, skin faint), in base_link;
+  parameter ``anatomy_markers`` (both | mesh | triangles) chooses which of the two topics is published;
+- ``/cosim/markers/targets`` (MarkerArray, latched): one sphere per finished case at its target, green
+  if every verdict holds, red if one is violated, grey if undecided (seed 000, Figures 7 and 8).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rclpy.node import Node
+from visualization_msgs.msg import MarkerArray
+
+from cosim_validation.anatomy import load_anatomy
+from cosim_validation.common.config import load_case_config, resolve_resource
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.live.ros import convert
+from cosim_validation.live.ros.mesh_markers import mesh_resource_to_marker
+from cosim_validation.live.ros.qos import LATCHED, RESULT, to_rclpy
+from cosim_validation.robots.visuals.anatomy_meshes import MeshMismatchError, mesh_resource
+from cosim_validation_interfaces.msg import CaseReport, CaseStatus, Verdict
+
+
+def worst_verdict(report: Any) -> int:
+    """VIOLATED if any verdict is violated, else UNKNOWN if any is unknown, else HOLDS."""
+    codes = {int(v.verdict) for v in report.verdicts}
+    for code in (Verdict.VIOLATED, Verdict.UNKNOWN):
+        if code in codes:
+            return int(code)
+    return int(Verdict.HOLDS)
+
+
+class Markers(Node):
+    """Publishes the anatomy once and the targets as cases finish."""
+
+    def __init__(self) -> None:
+        super().__init__("markers")
+        params = declare_parameters(self, "markers")
+        style = str(params["anatomy_markers"])
+        if style not in ANATOMY_STYLES:
+            raise InputError(f"parameter anatomy_markers: expected one of {', '.join(ANATOMY_STYLES)}, got {style!r}")
+        scene = load_anatomy(load_case_config(resolve_resource(params["config"]))["anatomy"])
+        if style in ("both", "mesh"):
+            meshes = MarkerArray(markers=[self._mesh_marker(i, m) for i, m in enumerate(scene)])
+            self.create_publisher(MarkerArray, "/cosim/markers/anatomy_mesh", to_rclpy(LATCHED)).publish(meshes)
+        if style in ("both", "triangles"):
+            triangles = MarkerArray(markers=[_triangle_marker(i, m) for i, m in enumerate(scene)])
+            self.create_publisher(MarkerArray, "/cosim/markers/anatomy", to_rclpy(LATCHED)).publish(triangles)
+        self._targets_pub = self.create_publisher(MarkerArray, "/cosim/markers/targets", to_rclpy(LATCHED))
+        self._targets = MarkerArray()
+        self._cases: dict[str, Any] = {}
+        self._diameter_m = float(params["target_diameter_m"])
+        self.create_subscription(CaseStatus, "/cosim/case_status", self._on_status, to_rclpy(LATCHED))
+        self.create_subscription(CaseReport, "/cosim/case_reports", self._on_report, to_rclpy(RESULT))
+
+    def _mesh_marker(self, index: int, model: Any) -> Any:
+        """The model from its package file, or as a triangle list when the package has no matching file."""
+        try:
+            resource = mesh_resource(model)
+        except MeshMismatchError as exc:
+            self.get_logger().warning(f"anatomy as a triangle list: {exc}")
+            return _triangle_marker(index, model)
+        color = convert.ROLE_COLORS_RGBA[model.role]
+        return mesh_resource_to_marker(resource.uri, resource.T_frame_mesh, index, model.name, color)
+
+    def _on_status(self, msg: CaseStatus) -> None:
+        if msg.event == CaseStatus.STARTED:
+            self._cases[msg.test_case.test_id] = msg.test_case.target
+
+    def _on_report(self, msg: CaseReport) -> None:
+        target = self._cases.pop(msg.test_id, None)
+        if target is None:
+            return
+        position = convert.pose_from_msg(_point_pose(target))[0]
+        marker = convert.target_to_marker(position, len(self._targets.markers), worst_verdict(msg), self._diameter_m)
+        self._targets.markers.append(marker)
+        self._targets_pub.publish(self._targets)
+
+
+ANATOMY_STYLES = ("both", "mesh", "triangles")
+
+
+def _triangle_marker(index: int, model: Any) -> Any:
+    color = convert.ROLE_COLORS_RGBA[model.role]
+    return convert.mesh_to_marker(model.vertices_m, model.faces, index, model.name, color)
+
+
+def _point_pose(point: Any) -> Any:
+    from geometry_msgs.msg import Pose
+
+    pose = Pose()
+    pose.position = point
+    pose.orientation.w = 1.0
+    return pose
+
+
+def main(args: list[str] | None = None) -> int:
+    """ros2 run cosim_validation markers"""
+    return run_node(Markers, args, threads=1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,268 @@
+"""What every node executable shares: parameter declaration, readiness signal, and main()."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import faulthandler
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.exceptions import InvalidParameterTypeException
+from rclpy.executors import (
+    ConditionReachedException,
+    ExternalShutdownException,
+    MultiThreadedExecutor,
+    ShutdownException,
+    SingleThreadedExecutor,
+    TimeoutException,
+)
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions, install_signal_handlers
+
+from cosim_validation.common.exceptions import CosimError
+from cosim_validation.live.session.discovery_scope import join_domain_lock
+from cosim_validation.live.session.node_parameters import parameters_of
+
+READY_DIR_ENV = "COSIM_READY_DIR"
+
+
+def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
+    """Declare the node's parameters (cosim_validation.live.session.node_parameters) and return their values.
+
+    Every parameter is declared by its type, not by its default: rclpy infers the type of a default value
+    and ignores the descriptor's ``type`` (rclpy ``Node.declare_parameters``: "The name and type in the
+    given descriptors are ignored"), so an empty list default would become BYTE_ARRAY and then refuse the
+    STRING_ARRAY a params file or launch gives. A parameter nobody set then takes the declared default,
+    set with its declared type; one whose default is None stays unset (None: the node reads the configuration).
+
+    Raises:
+        NodeParameterError: A value given for a parameter is of another type than declared.
+    """
+    values: dict[str, Any] = {}
+    for spec in parameters_of(executable):
+        kind = _TYPES[spec.kind]
+        descriptor = ParameterDescriptor(description=spec.description)
+        try:
+            parameter: Parameter[Any] = node.declare_parameter(spec.name, kind, descriptor)
+        except InvalidParameterTypeException:
+            raise NodeParameterError(
+                f"parameter {spec.name!r} of {executable}: expected {_TYPE_NAMES[spec.kind]}, "
+                f"got {_given_type(node, spec.name)}"
+            ) from None
+        if parameter.type_ == Parameter.Type.NOT_SET:
+            if spec.default is None:
+                values[spec.name] = None
+                continue
+            parameter = Parameter(spec.name, kind, list(spec.default) if spec.kind is list else spec.default)
+            node.set_parameters([parameter])
+        value = parameter.value
+        values[spec.name] = list(value) if spec.kind is list else value
+    return values
+
+
+class NodeParameterError(CosimError):
+    """A node parameter was given a value of the wrong type."""
+
+
+def _given_type(node: Node, name: str) -> str:
+    override = node._parameter_overrides.get(name)  # rclpy keeps what was given only here
+    if override is None:
+        return "a value of another type"
+    return f"{override.type_.name.lower()} {override.value!r}"
+
+
+# the declared type of every parameter (an empty list carries none)
+_TYPES = {
+    bool: Parameter.Type.BOOL,
+    int: Parameter.Type.INTEGER,
+    float: Parameter.Type.DOUBLE,
+    str: Parameter.Type.STRING,
+    list: Parameter.Type.STRING_ARRAY,
+}
+_TYPE_NAMES = {bool: "a bool", int: "an integer", float: "a double", str: "a string", list: "a list of strings"}
+
+
+def progress_file(name: str) -> Path | None:
+    """``COSIM_READY_DIR/<name>.progress``: a node's work counter, watched by ``cosim session`` (None if unset)."""
+    folder = os.environ.get(READY_DIR_ENV)
+    return Path(folder, f"{name}.progress") if folder else None
+
+
+def signal_ready(node: Node) -> None:
+    """Tell ``cosim session`` this node is up (a file named after the node in COSIM_READY_DIR)."""
+    folder = os.environ.get(READY_DIR_ENV)
+    if folder:
+        Path(folder, node.get_name()).write_text(str(os.getpid()))
+    node.get_logger().info("ready")
+
+
+class PoliteMultiThreadedExecutor(MultiThreadedExecutor):
+    """rclpy's MultiThreadedExecutor without its busy loop.
+
+    rclpy (Kilted) yields a callback task that is queued in the thread pool but not started yet again on every
+    pass, and the multi-threaded executor submits it again and appends it to its list of futures each time.
+    While a long callback runs (a case in the controller) the main thread then spins through a list that
+    grows to thousands of copies of the same task, holding the GIL, and the queued callbacks start late:
+    measured in the controller, 2,000 entries for 3 distinct tasks and 65 s of CPU in a 75 s session. Here a
+    task is submitted once; when the executor offers a task that is still queued, the main thread releases
+    the GIL briefly instead of queueing it again.
+    """
+
+    PAUSE_S = 0.0005
+
+    def _spin_once_impl(self, timeout_sec: Any = None, wait_condition: Callable[[], bool] = lambda: False) -> None:
+        try:
+            handler, _entity, _node = self.wait_for_ready_callbacks(timeout_sec, None, wait_condition)
+        except (ExternalShutdownException, ShutdownException, TimeoutException, ConditionReachedException):
+            return
+        in_flight = self._in_flight()
+        if id(handler) in in_flight:
+            time.sleep(self.PAUSE_S)
+        else:
+            self._executor.submit(handler)
+            self._futures.append(handler)
+        for future in [f for f in self._futures if f.done()]:
+            self._futures.remove(future)
+            future.result()  # raise what the callback raised
+
+    def _in_flight(self) -> set[int]:
+        return {id(f) for f in self._futures if not f.done()}
+
+
+def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, threads: int = 2) -> int:
+    """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
+
+    A node may host others in the same process (ROS 2 composition): its ``composed_nodes`` are spun by the same
+    executor and destroyed before it. The exit code is 1 after a configuration error, else the node's
+    ``exit_code`` attribute if it has one (the test generator sets it when the suite could not be run), else 0.
+    """
+    # rclpy's SIGINT/SIGTERM handlers only shut the context down, which a node still building (loading the
+    # anatomy, building distance grids in C: seconds) does not notice, nor would Python's KeyboardInterrupt
+    # reach it before the C call returns: under launch such nodes outlived the 3 s grace period and were
+    # killed by SIGTERM. While building, SIGINT ends the process at once (it has no output to finish yet;
+    # exit status -2), also where the parent left SIGINT ignored; rclpy's handlers take over for spinning.
+    rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    stop_with_parent()
+    _HELD.append(join_domain_lock())
+    node: Node | None = None
+    name = "node"
+    code = 0
+    try:
+        node = factory()
+        name = node.get_name()  # read now: a context shut down from inside the node invalidates its handle
+        install_signal_handlers(SignalHandlerOptions.ALL)
+        executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
+        executor.add_node(node)
+        for composed in getattr(node, "composed_nodes", ()):  # nodes it hosts in this process (composition)
+            executor.add_node(composed)
+        signal_ready(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RCLError:
+        if rclpy.ok():
+            raise
+        # SIGINT: rclpy's handler shut the context down while the executor was making its wait set (seen under
+        # launch: "failed to initialize wait set: the given context is not valid"); that is a shutdown too
+    except CosimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = 1
+    finally:
+        if node is not None:
+            close = getattr(node, "close", None)
+            if callable(close):
+                close()  # the node's own outputs (the recorder's bag) are complete before the watchdog starts
+            code = code or int(getattr(node, "exit_code", 0))  # a node that ends itself may set its code
+        with teardown_watchdog(name, TEARDOWN_LIMIT_S, code):
+            if node is not None:
+                for composed in getattr(node, "composed_nodes", ()):
+                    composed.destroy_node()
+                node.destroy_node()
+            if rclpy.ok():
+                rclpy.try_shutdown()
+    end_process(code)
+    return code
+
+
+PARENT_PID_ENV = "COSIM_PARENT_PID"  # set by the launch file: the launch process
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+_HELD: list[int | None] = []  # the session's domain lock, held shared until the process ends
+
+
+def stop_with_parent() -> None:
+    """Ask the kernel for SIGINT when the launching process (``COSIM_PARENT_PID``) dies.
+
+    launch stops its nodes on Ctrl-C, but a launch process killed by SIGTERM or SIGKILL leaves them
+    running (launch says so itself: "using SIGTERM can result in orphaned processes"). With this, a node
+    outliving its launcher stops as on Ctrl-C. ``cosim session`` sets the same signal (SIGTERM) when it
+    starts a node. Linux only; elsewhere nothing happens.
+    """
+    parent = os.environ.get(PARENT_PID_ENV, "")
+    if not parent.isdigit():
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+    if os.getppid() != int(parent):  # it died before the request: stop now
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def end_process(code: int) -> None:
+    """End the node's process at once with ``code``, once its outputs are closed and its ROS entities gone.
+
+    What is left would only slow the stop the launcher is waiting for: Python joins the executor's worker
+    threads at exit (a callback still waiting, e.g. the controller's case, which waits up to
+    ``stale_timeout_s`` for a robot, kept the process 3 s past Ctrl-C under launch, then SIGTERM), and the
+    interpreter's finalization (library destructors, the middleware's static objects) took 1.0-1.5 s for
+    the monitor alone, more on a loaded machine. Only from a node process's main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+TEARDOWN_LIMIT_S = 2.0  # below the launcher's shutdown_grace_s (3 s by default), after which it escalates
+
+
+@contextlib.contextmanager
+def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
+    """Exit with ``code`` if the ROS teardown inside the block takes longer than ``limit_s``.
+
+    By then the node's work is done and its files are closed; what remains is the middleware tearing down
+    entities and the participant, which normally takes well under a second (0.4-1.2 s measured for the
+    markers node on a loaded 2-core machine). In one CI run of the session test a node was still alive 4 s
+    after SIGINT and SIGTERM and was killed (exit -9), leaving no trace of where it was. The watchdog says
+    why it exits, writes every thread's stack to the node's log (also from faulthandler's own thread, which
+    needs no GIL, in case a C call holds it), and ends the process with the code the node earned.
+    """
+
+    def expire() -> None:
+        print(f"{name}: ROS teardown still running after {limit_s:g} s; exiting without it", file=sys.stderr)
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        os._exit(code)
+
+    timer = threading.Timer(limit_s, expire)
+    timer.daemon = True
+    faulthandler.dump_traceback_later(limit_s + 0.5, exit=False, file=sys.stderr)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        faulthandler.cancel_dump_traceback_later()

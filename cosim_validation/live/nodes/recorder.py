@@ -1,0 +1,118 @@
+"""recorder: writes every /cosim topic (and /diagnostics, /clock) into one rosbag2 MCAP file.
+
+Messages are taken serialized (raw CDR) and written as they are, so recording costs no conversion.
+Topics are found by name prefix as they appear; only types the recorder knows are recorded
+(:mod:`cosim_validation.live.ros.recorded_types`), the others are logged once and listed, with the reason, in
+``<bag stem>.skipped.json`` beside the bag (``cosim session`` copies it into ``summary.json``). The bag is
+finished on shutdown (Ctrl-C, SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from cosim_validation.live.nodes.node_runtime import declare_parameters, progress_file, run_node
+from cosim_validation.live.ros.bag import BagWriter, project_typestore
+from cosim_validation.live.ros.message_types import message_class
+from cosim_validation.live.ros.qos import QosSpec
+from cosim_validation.live.ros.recorded_types import RECORDED_PACKAGES, skip_reason, skipped_file
+
+
+def recorded_message_class(msgtype: str) -> Any:
+    """The rclpy message class of ``pkg/msg/Name``, for a package of RECORDED_PACKAGES only."""
+    package, kind, _ = msgtype.split("/")
+    if package not in RECORDED_PACKAGES or kind != "msg":
+        raise ValueError(f"the recorder does not import {msgtype!r}")
+    return message_class(msgtype)
+
+
+class Recorder(Node):
+    """Subscribes to matching topics (raw) and appends them to a BagWriter."""
+
+    def __init__(self) -> None:
+        super().__init__("recorder")
+        params = declare_parameters(self, "recorder")
+        self._prefixes = tuple(params["topic_prefixes"])
+        self._extra = set(params["extra_topics"])
+        self._writer = BagWriter(Path(params["output"]))
+        self._recorded: dict[str, Any] = {}
+        self._skipped: dict[str, dict[str, str]] = {}  # topic -> {type, reason}
+        self._known = project_typestore().types
+        self._discover()
+        # wall-clock timers: in sim time the clock stands still until the controller streams, and the controller
+        # waits for the recorder's subscriptions before it streams
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(float(params["discovery_period_s"]), self._discover, clock=steady)
+        # how many messages are written, for `cosim session` to let the recorder drain before stopping it
+        self._progress = progress_file(self.get_name())
+        self.create_timer(0.1, self._report_progress, clock=steady)
+        self.get_logger().info(f"recording to {self._writer.path}")
+
+    def _wanted(self, topic: str) -> bool:
+        return topic in self._extra or any(topic.startswith(p) for p in self._prefixes)
+
+    def _offered_qos(self, topic: str) -> QosSpec:
+        infos = self.get_publishers_info_by_topic(topic)
+        reliable = bool(infos) and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+        latched = bool(infos) and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        return QosSpec("reliable" if reliable else "best_effort", "transient_local" if latched else "volatile", 1000)
+
+    def _discover(self) -> None:
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self._recorded or topic in self._skipped or not self._wanted(topic):
+                continue
+            if "/_action/" in topic or not self.get_publishers_info_by_topic(topic):
+                continue
+            reason = skip_reason(types, self._known)
+            if reason is not None:
+                self._skipped[topic] = {"type": ", ".join(types), "reason": reason}
+                self.get_logger().warning(f"not recording {topic}: {reason}")
+                continue
+            qos = self._offered_qos(topic)
+            self._writer.add_topic(topic, types[0], qos)
+            profile = QoSProfile(
+                depth=qos.depth,
+                reliability=ReliabilityPolicy.RELIABLE
+                if qos.reliability == "reliable"
+                else ReliabilityPolicy.BEST_EFFORT,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL
+                if qos.durability == "transient_local"
+                else DurabilityPolicy.VOLATILE,
+            )
+            self._recorded[topic] = self.create_subscription(
+                recorded_message_class(types[0]),
+                topic,
+                lambda data, t=topic: self._on_message(t, data),
+                profile,
+                raw=True,
+            )
+
+    def _on_message(self, topic: str, data: bytes) -> None:
+        self._writer.write(topic, self.get_clock().now().nanoseconds, data)
+
+    def _report_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.write_text(str(self._writer.count))
+
+    def close(self) -> None:
+        """Finish the bag file and list the skipped topics beside it."""
+        path = self._writer.close()
+        skipped_file(path).write_text(json.dumps(self._skipped, indent=2, sort_keys=True) + "\n")
+        note = f"; skipped {len(self._skipped)} topics: {', '.join(sorted(self._skipped))}" if self._skipped else ""
+        print(f"recorder: wrote {self._writer.count} messages to {path}{note}", flush=True)
+
+
+def main(args: list[str] | None = None) -> int:
+    """ros2 run cosim_validation recorder --ros-args -p output:=session.mcap"""
+    return run_node(Recorder, args, threads=1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,271 @@
+"""rosbag2 (MCAP) files, written and read with the rosbags library (no rclpy needed).
+
+A session writes one MCAP file, ``session.mcap`` (``session.mcap.part`` while it is written: a recorder that
+dies leaves that file, which :mod:`~cosim_validation.live.ros.bag_recovery` finishes), holding every ``/cosim``
+topic with the message definitions embedded, so ``ros2 bag play session.mcap``, Foxglove, the mcap library
+and rosbags all open it. Reading registers unknown types from the definitions embedded in the bag, so a bag
+recorded with another version of the interfaces, or by someone else, still reads.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+from cosim_validation.common.config import package_root
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.live.ros.qos import QosSpec
+
+INTERFACES = "cosim_validation_interfaces"
+
+
+class BagMessage(NamedTuple):
+    """One message read from a bag."""
+
+    topic: str
+    msgtype: str
+    log_time_ns: int
+    message: Any  # a rosbags message object (attribute access like an rclpy message)
+
+
+def interface_definitions() -> dict[str, str]:
+    """``{'cosim_validation_interfaces/msg/Verdict': '<.msg text>', ...}`` of the project's messages.
+
+    Looked up in the source checkout first, then in every prefix of AMENT_PREFIX_PATH.
+    """
+    candidates = [package_root() / INTERFACES / "msg"]
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            candidates.append(Path(prefix) / "share" / INTERFACES / "msg")
+    for folder in candidates:
+        files = sorted(folder.glob("*.msg"))
+        if files:
+            return {f"{INTERFACES}/msg/{f.stem}": f.read_text() for f in files}
+    raise InputError(f"cannot find the {INTERFACES} message definitions (looked in {', '.join(map(str, candidates))})")
+
+
+def crtk_definitions() -> dict[str, str]:
+    """``{'crtk_msgs/msg/OperatingState': '<.msg text>', ...}``: the public CRTK messages the CRTK arms publish
+    (third_party/crtk_msgs in the checkout, else the crtk_msgs of a prefix on AMENT_PREFIX_PATH; {} if neither)."""
+    candidates = [package_root() / "third_party" / "crtk_msgs" / "msg"]
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            candidates.append(Path(prefix) / "share" / "crtk_msgs" / "msg")
+    for folder in candidates:
+        files = sorted(folder.glob("*.msg"))
+        if files:
+            return {f"crtk_msgs/msg/{f.stem}": f.read_text() for f in files}
+    return {}
+
+
+@lru_cache(maxsize=1)
+def project_typestore() -> Any:
+    """A rosbags typestore of ROS 2 Kilted plus the project's interfaces and crtk_msgs."""
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    types: dict[str, Any] = {}
+    for name, text in {**interface_definitions(), **crtk_definitions()}.items():
+        types.update(get_types_from_msg(text, name))
+    store.register(types)
+    return store
+
+
+def _qos_profile(spec: QosSpec) -> Any:
+    from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+
+    infinite = QosTime(sec=0x7FFFFFFF, nsec=0xFFFFFFFF)
+    return Qos(
+        history=QosHistory.KEEP_LAST,
+        depth=spec.depth,
+        reliability=QosReliability.RELIABLE if spec.reliability == "reliable" else QosReliability.BEST_EFFORT,
+        durability=QosDurability.TRANSIENT_LOCAL if spec.durability == "transient_local" else QosDurability.VOLATILE,
+        deadline=infinite,
+        lifespan=infinite,
+        liveliness=QosLiveliness.AUTOMATIC,
+        liveliness_lease_duration=infinite,
+        avoid_ros_namespace_conventions=False,
+    )
+
+
+#: Suffix of a bag being written; the recorder renames it when the bag is finished.
+PART_SUFFIX = ".part"
+
+
+class _DirectFile:
+    """A file written with one write(2) per call, no user-space buffer (what a SIGKILL cannot lose)."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._position = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        view = memoryview(data)
+        while view.nbytes:
+            view = view[os.write(self._fd, view) :]
+        self._position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._position
+
+    def flush(self) -> None:
+        """Nothing is held back (every write went to the kernel)."""
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class BagWriter:
+    """Writes serialized (CDR) messages into one MCAP file that stays readable up to a crash.
+
+    Messages go into ``<path>.part`` as unchunked MCAP records, one write(2) per message, so everything
+    written before the process dies (SIGKILL included) is on disk and :func:`~cosim_validation.live.ros.bag_recovery.
+    recover_bag` can make a finished bag of it; :meth:`close` writes the summary and footer and renames the file
+    to ``path``. Schemas are the ROS 2 message definitions (``ros2msg``), messages CDR, the profile ``ros2``
+    (the MCAP ROS 2 profile, mcap.dev/spec/registry), so ``ros2 bag play``, Foxglove, rosbags and the mcap
+    library read it.
+
+    Args:
+        path: The ``.mcap`` file to create (must not exist).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        from mcap.writer import CompressionType, Writer
+
+        self.path = Path(path)
+        if self.path.suffix != ".mcap":
+            raise InputError(f"{self.path}: a bag file must end in .mcap")
+        if self.path.exists():
+            raise InputError(f"{self.path}: already exists; refusing to overwrite a recording")
+        self.part = self.path.with_name(self.path.name + PART_SUFFIX)
+        if self.part.exists():
+            raise InputError(
+                f"{self.part}: an unfinished recording is there; `cosim bag recover {self.part}` finishes it"
+            )
+        self._store = project_typestore()
+        self._file = _DirectFile(self.part)  # unbuffered: a message is on disk once written
+        # the writer uses write, tell and flush only, which _DirectFile has
+        self._writer = Writer(self._file, use_chunking=False, compression=CompressionType.NONE)  # type: ignore[arg-type]
+        self._writer.start(profile="ros2", library="cosim_validation")
+        self._schemas: dict[str, int] = {}
+        self._connections: dict[str, int] = {}
+        self.count = 0
+
+    def add_topic(self, topic: str, msgtype: str, qos: QosSpec | None = None) -> None:
+        """Declare ``topic`` with its type (``pkg/msg/Name``) before writing to it."""
+        from rosbags.rosbag2.metadata import dump_qos_v9
+
+        if topic in self._connections:
+            return
+        if msgtype not in self._store.types:
+            raise InputError(f"cannot record {topic!r}: unknown message type {msgtype!r}")
+        if msgtype not in self._schemas:
+            text, _ = self._store.generate_msgdef(msgtype, ros_version=2)
+            self._schemas[msgtype] = self._writer.register_schema(msgtype, "ros2msg", text.encode())
+        # rosbag2's offered_qos_profiles channel metadata: the v9 profile list as YAML (as rosbag2 writes it)
+        profiles = yaml.safe_dump(dump_qos_v9([_qos_profile(qos)] if qos is not None else []), default_flow_style=False)
+        self._connections[topic] = self._writer.register_channel(
+            topic, "cdr", self._schemas[msgtype], {"offered_qos_profiles": profiles.strip()}
+        )
+
+    def has_topic(self, topic: str) -> bool:
+        """Whether :meth:`add_topic` was called for ``topic``."""
+        return topic in self._connections
+
+    def write(self, topic: str, log_time_ns: int, cdr: bytes | memoryview) -> None:
+        """Append one serialized message received at ``log_time_ns``."""
+        stamp = int(log_time_ns)
+        self._writer.add_message(self._connections[topic], stamp, bytes(cdr), stamp)
+        self.count += 1
+
+    def write_message(self, topic: str, log_time_ns: int, message: Any, msgtype: str) -> None:
+        """Serialize a rosbags message object and append it."""
+        self.write(topic, log_time_ns, self._store.serialize_cdr(message, msgtype))
+
+    def close(self) -> Path:
+        """Finish the file (summary, footer), rename it to :attr:`path` and return that path."""
+        self._writer.finish()  # type: ignore[no-untyped-call]
+        self._file.close()
+        self.part.replace(self.path)
+        return self.path
+
+
+def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
+    """The typestore to decode each connection with (by connection id): ``store``, into which the types it does
+    not know are registered from the definitions embedded in the bag; or, for a type it knows under another
+    definition (a bag recorded with another version of the interfaces, e.g. a RobotState without its
+    ``supervisor`` field), a store of the bag's own definitions."""
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    out: dict[int, Any] = {}
+    own: Any = None
+    for conn in connections:
+        out[conn.id] = store
+        text = conn.msgdef.data if conn.msgdef is not None else ""
+        if conn.msgtype in store.types and not text:
+            continue
+        try:
+            embedded = get_types_from_msg(text, conn.msgtype) if text else {}
+            if conn.msgtype not in store.types:
+                store.register(embedded)
+            elif embedded.get(conn.msgtype, store.fielddefs[conn.msgtype]) != store.fielddefs[conn.msgtype]:
+                own = own or get_typestore(Stores.ROS2_KILTED)
+                own.register(embedded)
+                out[conn.id] = own
+        except Exception as exc:  # noqa: BLE001 - rosbags raises several parser errors
+            raise InputError(f"cannot decode topic {conn.topic!r}: type {conn.msgtype!r} ({exc})") from None
+    return out
+
+
+def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[BagMessage]:
+    """Messages of an MCAP (or rosbag2 folder) in log-time order.
+
+    Args:
+        path: ``session.mcap`` or a rosbag2 folder.
+        topics: Only these topics (all if None).
+
+    Raises:
+        InputError: The file is missing or not a readable bag, or a topic cannot be decoded.
+    """
+    from rosbags.rosbag2 import Reader, ReaderError
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such bag")
+    wanted = set(topics) if topics is not None else None
+    store = project_typestore()
+    try:
+        with Reader(path) as reader:
+            connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
+            decoders = _decoders(store, connections)
+            for conn, log_time, data in reader.messages(connections=connections):
+                message = decoders[conn.id].deserialize_cdr(data, conn.msgtype)
+                yield BagMessage(conn.topic, conn.msgtype, log_time, message)
+    except ReaderError as exc:
+        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(path)}") from None
+
+
+def _cut_short_hint(path: Path) -> str:
+    """How to read a bag whose writer died before finishing it."""
+    if path.name.endswith(PART_SUFFIX) or path.suffix == ".mcap":
+        return f"; if its recorder was killed, `cosim bag recover {path}` makes a finished bag of what it wrote"
+    return ""
+
+
+def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:
+    """``{topic: (msgtype, message count)}`` of a bag."""
+    from rosbags.rosbag2 import Reader, ReaderError
+
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such bag")
+    try:
+        with Reader(Path(path)) as reader:
+            return {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}
+    except (ReaderError, FileNotFoundError) as exc:
+        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(Path(path))}") from None

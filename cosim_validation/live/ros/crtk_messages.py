@@ -1,0 +1,36 @@
+"""CRTK messages to and from arrays: joint states by name, and ``_cp`` poses as PoseStamped (dVRK 2.x) or
+TransformStamped (Raven-II), per :mod:`cosim_validation.live.ros.crtk_topics`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.live.ros import convert
+from cosim_validation.live.ros.crtk_topics import POSE_STAMPED, TRANSFORM_STAMPED
+from cosim_validation.robots.model.fk_kernels import matrix_to_quat_wxyz
+
+
+def joint_state(stamp_ns: int, names: tuple[str, ...], q: np.ndarray) -> Any:
+    """sensor_msgs/JointState of positions ``q`` ((J,) rad, or m for a prismatic joint), stamped ``stamp_ns``."""
+    return convert.joint_state_to_msg(convert.JointSample(stamp_ns, names, np.asarray(q, dtype=np.float64), q[:0]))
+
+
+def cp_message(type_name: str, stamp_ns: int, frame_id: str, pos_m: np.ndarray, R: np.ndarray) -> Any:
+    """A ``_cp`` message of ``type_name`` (PoseStamped or TransformStamped) of the pose (``pos_m`` (3,) [m],
+    rotation ``R`` (3, 3)) in ``frame_id``, stamped ``stamp_ns``."""
+    quat = matrix_to_quat_wxyz(np.ascontiguousarray(R, dtype=np.float64))
+    if type_name == POSE_STAMPED:
+        return convert.pose_stamped_to_msg(convert.StampedPose(stamp_ns, frame_id, pos_m, quat))
+    if type_name != TRANSFORM_STAMPED:
+        raise ValueError(f"not a CRTK _cp type: {type_name}")
+    from geometry_msgs.msg import Quaternion, TransformStamped, Vector3
+
+    msg = TransformStamped()
+    msg.header.stamp = convert.time_to_msg(stamp_ns)
+    msg.header.frame_id = frame_id
+    msg.child_frame_id = f"{frame_id}_tool_tip"
+    msg.transform.translation = Vector3(x=float(pos_m[0]), y=float(pos_m[1]), z=float(pos_m[2]))
+    msg.transform.rotation = Quaternion(w=float(quat[0]), x=float(quat[1]), y=float(quat[2]), z=float(quat[3]))
+    return msg

@@ -1,0 +1,54 @@
+"""visualization_msgs/Marker MESH_RESOURCE <-> (URI, pose) for the anatomy shown from the package's STL files.
+
+A MESH_RESOURCE marker names a mesh file by URI (``package://`` resolved by the viewer through the ament
+index, or ``file://``), placed by the marker's pose in its frame, scaled by ``scale`` (1 for metres), in the
+marker's colour unless ``mesh_use_embedded_materials`` (visualization_msgs/Marker.msg, ROS 2 Kilted).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from cosim_validation.live.ros.convert import pose_from_msg, pose_to_msg
+
+
+def mesh_resource_to_marker(
+    uri: str,
+    T_frame_mesh: np.ndarray,
+    marker_id: int,
+    ns: str,
+    rgba: tuple[float, float, float, float],
+    frame_id: str = "base_link",
+) -> Any:
+    """A MESH_RESOURCE marker showing the file ``uri`` at pose ``T_frame_mesh`` ((4, 4), metres) in ``frame_id``."""
+    from std_msgs.msg import ColorRGBA, Header
+    from visualization_msgs.msg import Marker
+
+    T = np.asarray(T_frame_mesh, dtype=np.float64)
+    x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
+    marker = Marker(
+        header=Header(frame_id=frame_id),
+        ns=ns,
+        id=marker_id,
+        type=Marker.MESH_RESOURCE,
+        action=Marker.ADD,
+        frame_locked=True,
+        mesh_resource=uri,
+        mesh_use_embedded_materials=False,
+    )
+    marker.pose = pose_to_msg(T[:3, 3], np.array([w, x, y, z]))
+    marker.scale.x = marker.scale.y = marker.scale.z = 1.0
+    marker.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
+    return marker
+
+
+def mesh_resource_from_marker(marker: Any) -> tuple[str, np.ndarray]:
+    """(URI, (4, 4) pose of the mesh in the marker's frame) of a MESH_RESOURCE marker."""
+    position, (w, x, y, z) = pose_from_msg(marker.pose)
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
+    T[:3, 3] = position
+    return str(marker.mesh_resource), T

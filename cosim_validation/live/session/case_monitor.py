@@ -1,0 +1,150 @@
+"""Monitoring one case from its topic streams: the live monitor node and ``cosim replay`` both use this.
+
+Streams go through the :class:`StreamAssembler` into a :class:`~cosim_validation.monitor.properties.SessionMonitor`
+(one online monitor per robot, the expected plan checked too, as in ``cosim check``; every EXPECTED sample
+is also the reference of the other robots' monitors). Verdict changes (a first violation) come back at
+once; :meth:`finish` gives the final verdicts and KPIs, and optionally the trajectory records rebuilt from
+the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cosim_validation.assembly.case_outcome import conclude_verdicts
+from cosim_validation.assembly.monitor_world import MonitorWorld
+from cosim_validation.common.record import RobotRole, Stage, SupervisorMode, TrajectoryRecord
+from cosim_validation.live.session.record_builder import RecordBuilder
+from cosim_validation.live.session.stream_assembler import StreamAssembler, Unmatched
+from cosim_validation.monitor.properties import Kpi, Sample, SessionMonitor, Verdict
+
+
+@dataclass(frozen=True)
+class CaseConclusion:
+    """What the monitor concluded about one case."""
+
+    verdicts: tuple[Verdict, ...]
+    kpis: tuple[Kpi, ...]
+    samples: Mapping[RobotRole, int]
+    records: Mapping[RobotRole, TrajectoryRecord] = field(default_factory=dict)
+
+
+class CaseMonitor:
+    """Online monitoring of one case.
+
+    Args:
+        world: The monitor's world (properties, KPIs, machines, arm, obstacles, self-collision).
+        robots: ``{role: has_tip_stream}`` of the robots driven (VIRTUAL, PHYSICAL).
+        target_m: (3,) the case's target [m], if known.
+        needle_length_m: The case's needle [m] (default: the world's).
+        with_expected: False for bags without an expected stream.
+        test_id: Stored in the rebuilt records.
+        backends: Backend name per robot, stored in the rebuilt records.
+        keep_records: Rebuild each robot's TrajectoryRecord (sessions store them).
+        markers: The robots whose tracked-marker stream comes too.
+    """
+
+    def __init__(
+        self,
+        world: MonitorWorld,
+        robots: Mapping[RobotRole, bool],
+        *,
+        target_m: np.ndarray | None = None,
+        needle_length_m: float | None = None,
+        with_expected: bool = True,
+        test_id: str = "",
+        backends: Mapping[RobotRole, str] | None = None,
+        keep_records: bool = False,
+        markers: frozenset[RobotRole] = frozenset(),
+    ) -> None:
+        context = world.context(target_m, needle_length_m)
+        kinematics = world.kinematics
+        if context.needle_length_m != kinematics.needle_length_m:
+            kinematics = kinematics.with_needle_length(context.needle_length_m)
+        self._assembler = StreamAssembler(kinematics, dict(robots), with_expected, markers)
+        roles = ([RobotRole.EXPECTED] if with_expected else []) + list(robots)
+        self._monitor = SessionMonitor(world.properties, context, roles)
+        self._counts = dict.fromkeys(roles, 0)
+        self._caps: dict[RobotRole, int] = {}
+        names = dict(backends or {})
+        self._builders = (
+            {
+                role: RecordBuilder(
+                    test_id,
+                    role,
+                    names.get(role, "plan" if role is RobotRole.EXPECTED else role.label),
+                    kinematics.joint_names,
+                    kinematics.needle_length_m,
+                )
+                for role in roles
+            }
+            if keep_records
+            else {}
+        )
+
+    @property
+    def samples(self) -> dict[RobotRole, int]:
+        """Samples monitored so far per robot (EXPECTED included)."""
+        return dict(self._counts)
+
+    def add_expected(
+        self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
+    ) -> list[Verdict]:
+        """The controller's expected state (and the supervisor's mode when it was sent); returns verdict changes."""
+        return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan, mode))
+
+    def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Verdict]:
+        """A robot's measured joints; returns verdict changes."""
+        return self._push(self._assembler.add_joints(role, stamp_ns, q_measured))
+
+    def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
+        """A robot's actual tip pose; returns verdict changes."""
+        return self._push(self._assembler.add_tip(role, stamp_ns, position_m, quat_wxyz))
+
+    def add_marker(
+        self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
+    ) -> list[Verdict]:
+        """A robot's tracked marker; returns verdict changes."""
+        return self._push(self._assembler.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
+
+    def cap(self, per_robot: Mapping[RobotRole, int]) -> None:
+        """Monitor at most this many samples per robot (a replay: the samples the live monitor concluded with)."""
+        self._caps = dict(per_robot)
+
+    def _push(self, samples: list[Sample]) -> list[Verdict]:
+        changes: list[Verdict] = []
+        for sample in samples:
+            if self._counts[sample.robot] >= self._caps.get(sample.robot, self._counts[sample.robot] + 1):
+                continue  # past what the live monitor judged (a late answer recorded after the case ended)
+            self._counts[sample.robot] += 1
+            changes += self._monitor.push(sample)
+            if self._builders:
+                self._builders[sample.robot].add(sample)
+        return changes
+
+    @property
+    def unmatched(self) -> list[Unmatched]:
+        """After :meth:`finish`: the robot messages of no planned sample of this case (perhaps the next case's)."""
+        return self._assembler.unmatched
+
+    def take_from(self, stamp_ns: int) -> list[Unmatched]:
+        """Remove the waiting robot messages stamped at or after ``stamp_ns`` (they are a later case's)."""
+        return self._assembler.take_from(stamp_ns)
+
+    def finish(self, outcome: str = "completed", message: str = "") -> CaseConclusion:
+        """End of the case: final verdicts and KPIs of every robot (and the rebuilt records).
+
+        Args:
+            outcome: How the case ended (:func:`~cosim_validation.assembly.case_outcome.conclude_verdicts`).
+            message: Why.
+        """
+        self._push(self._assembler.flush())
+        verdicts = conclude_verdicts(
+            [v for per_robot in self._monitor.finish().values() for v in per_robot], outcome, message
+        )
+        kpis: list[Kpi] = [k for per_robot in self._monitor.kpis().values() for k in per_robot]
+        records = {role: builder.build() for role, builder in self._builders.items() if len(builder)}
+        return CaseConclusion(tuple(verdicts), tuple(kpis), dict(self._counts), records)

@@ -1,0 +1,222 @@
+"""Which DDS participants a session's nodes can see: its own ROS_DOMAIN_ID and a discovery range.
+
+Every session (``cosim session``, the launch file, the tests' ROS graphs) leases a domain id that no other
+session on this machine holds, by an exclusive ``flock`` on ``<temp>/cosim-ros-domains/<id>.lock`` kept for
+the session's lifetime (the kernel drops it when the process ends, however it ends); the session's nodes hold
+it shared too (:func:`join_domain_lock`), so a node that outlived its launcher keeps its domain from being
+leased again while it runs (a launch killed by SIGTERM leaves its nodes behind: launch's own warning,
+"using SIGTERM can result in orphaned processes"). The caller's own
+``ROS_DOMAIN_ID`` (0 when unset) is never leased, so nodes the user runs beside a session cannot reach it.
+Discovery is kept on this host by default (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``).
+
+Facts used (ROS 2 documentation, "The ROS_DOMAIN_ID", Concepts/Intermediate/About-Domain-ID): DDS derives
+its UDP ports from the domain id (7400 + 250 * domain + ...), so the highest possible id is 232, and on
+Linux ids 0-101 stay clear of the ephemeral port range ("simply choose a domain ID between 0 and 101").
+``ROS_AUTOMATIC_DISCOVERY_RANGE`` takes SUBNET, LOCALHOST, OFF or SYSTEM_DEFAULT (ROS 2 Iron and later,
+"Improved Dynamic Discovery"); the deprecated ``ROS_LOCALHOST_ONLY`` and ``ROS_STATIC_PEERS`` of the caller
+would widen or override it, so a scope's environment drops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cosim_validation.common.exceptions import InputError
+
+SESSION_DOMAINS = range(1, 102)  # leased automatically: Linux-safe ids without the default 0
+MAX_DOMAIN_ID = 232  # highest id whose DDS ports fit in 16 bits
+DISCOVERY_RANGES = ("localhost", "subnet", "off", "system_default")
+DEFAULT_DISCOVERY_RANGE = "localhost"
+LOCK_DIR_ENV = "COSIM_DOMAIN_LOCK_DIR"  # tests may point the locks elsewhere
+DOMAIN_LOCK_ENV = "COSIM_DOMAIN_LOCK"  # the lock file of the session's domain, for its nodes (join_domain_lock)
+_DROPPED_ENV = ("ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS")
+
+
+@dataclass(frozen=True)
+class DiscoveryScope:
+    """The DDS scope of one session.
+
+    Attributes:
+        domain_id: ROS_DOMAIN_ID of every node of the session.
+        discovery_range: One of :data:`DISCOVERY_RANGES`.
+        chosen: ``auto`` (leased from :data:`SESSION_DOMAINS`) or ``given`` (``--domain-id``).
+    """
+
+    domain_id: int
+    discovery_range: str = DEFAULT_DISCOVERY_RANGE
+    chosen: str = "auto"
+
+    def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``base`` (default: our environment) with this scope's variables set and the overriding ones removed."""
+        env = {k: v for k, v in (os.environ if base is None else base).items() if k not in _DROPPED_ENV}
+        env["ROS_DOMAIN_ID"] = str(self.domain_id)
+        env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = self.discovery_range.upper()
+        env[DOMAIN_LOCK_ENV] = str(_lock_path(self.domain_id))
+        return env
+
+    def as_dict(self) -> dict[str, object]:
+        """For ``summary.json`` and ``--json``."""
+        return {"ros_domain_id": self.domain_id, "discovery_range": self.discovery_range.upper(), "chosen": self.chosen}
+
+    def describe(self) -> str:
+        """One line for the console, with what a user sets to watch the session (RViz, ``ros2 topic``)."""
+        return (
+            f"ROS_DOMAIN_ID={self.domain_id} ({self.chosen}), ROS_AUTOMATIC_DISCOVERY_RANGE="
+            f"{self.discovery_range.upper()}"
+        )
+
+
+def lock_dir() -> Path:
+    """The folder of the domain lock files (shared by every user of the machine)."""
+    folder = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "cosim-ros-domains")
+    if not folder.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # sticky and writable for all, like /tmp itself
+            folder.chmod(0o1777)
+    return folder
+
+
+def caller_domain(env: Mapping[str, str] | None = None) -> int:
+    """The caller's ROS_DOMAIN_ID (0 when unset or empty, as rcl reads it)."""
+    text = (os.environ if env is None else env).get("ROS_DOMAIN_ID", "").strip()
+    return int(text) if text.isdigit() else 0
+
+
+def check_discovery_range(text: str) -> str:
+    """``text`` as one of :data:`DISCOVERY_RANGES` (case-insensitive)."""
+    value = text.strip().lower()
+    if value not in DISCOVERY_RANGES:
+        raise InputError(f"discovery range {text!r}: expected one of {', '.join(DISCOVERY_RANGES)}")
+    return value
+
+
+def _lock_path(domain_id: int) -> Path:
+    return lock_dir() / f"{domain_id}.lock"
+
+
+def _try_lock(domain_id: int) -> int | None:
+    """An fd holding the lock of ``domain_id``, or None if another process (session or node) holds it.
+
+    Taken exclusively, which only succeeds while nobody holds it, then held shared so the session's nodes
+    can join it (:func:`join_domain_lock`).
+    """
+    fd = os.open(_lock_path(domain_id), os.O_RDONLY | os.O_CREAT, 0o666)  # read-only: another user's file locks
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # not atomic: someone may slip in; then it is theirs
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def running_sessions() -> list[int]:
+    """The domain ids that sessions on this machine hold now (what ``cosim dashboard --live`` can join).
+
+    A domain is held while its lock cannot be taken exclusively; the probe gives the lock back at once (a session
+    starting at that very instant skips to the next domain, as it would for any other holder).
+    """
+    held = []
+    for path in sorted(lock_dir().glob("*.lock"), key=lambda p: (len(p.stem), p.stem)):
+        if not path.stem.isdigit():
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.append(int(path.stem))
+        finally:
+            os.close(fd)
+    return held
+
+
+def join_domain_lock(env: Mapping[str, str] | None = None) -> int | None:
+    """For a node: hold its session's domain lock shared for the life of the process (None if not in a session).
+
+    The fd is meant to stay open until the process ends; the kernel releases the lock then.
+    """
+    path = (os.environ if env is None else env).get(DOMAIN_LOCK_ENV)
+    if not path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:  # taken exclusively right now by someone checking it: our session still holds it
+        os.close(fd)
+        return None
+    return fd
+
+
+def _candidates(domain_id: int | None, env: Mapping[str, str] | None) -> list[int]:
+    if domain_id is not None:
+        if not 0 <= domain_id <= MAX_DOMAIN_ID:
+            raise InputError(f"--domain-id {domain_id}: expected 0..{MAX_DOMAIN_ID} (DDS ports must fit in 16 bits)")
+        return [domain_id]
+    own = caller_domain(env)
+    return [d for d in SESSION_DOMAINS if d != own]
+
+
+class DomainLease:
+    """A domain held for one session: the lock is kept until :meth:`release` or the process ends.
+
+    Use as a context manager (``with DomainLease.acquire() as scope:``) or, where the session outlives any
+    block (a launch file), keep the object for the life of the process.
+    """
+
+    def __init__(self, scope: DiscoveryScope, fd: int) -> None:
+        self.scope = scope
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(
+        cls,
+        domain_id: int | None = None,
+        discovery_range: str = DEFAULT_DISCOVERY_RANGE,
+        env: Mapping[str, str] | None = None,
+    ) -> DomainLease:
+        """Lease ``domain_id`` if given, else the lowest free one of :data:`SESSION_DOMAINS`.
+
+        Raises:
+            InputError: The given domain is out of range or leased by another session, or every session
+                domain is leased, or the discovery range is unknown.
+        """
+        scope_range = check_discovery_range(discovery_range)
+        for candidate in _candidates(domain_id, env):
+            fd = _try_lock(candidate)
+            if fd is not None:
+                return cls(DiscoveryScope(candidate, scope_range, "auto" if domain_id is None else "given"), fd)
+        if domain_id is not None:
+            raise InputError(f"--domain-id {domain_id}: another cosim session on this machine is using it")
+        raise InputError(f"every session domain ({SESSION_DOMAINS.start}-{SESSION_DOMAINS.stop - 1}) is in use")
+
+    def release(self) -> None:
+        """Give the domain back (closing the only descriptor releases the lock)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> DiscoveryScope:
+        return self.scope
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def next_scope(
+    domain_id: int | None = None, discovery_range: str = DEFAULT_DISCOVERY_RANGE, env: Mapping[str, str] | None = None
+) -> DiscoveryScope:
+    """The scope a session started now would get (the lease is taken and given back at once)."""
+    with DomainLease.acquire(domain_id, discovery_range, env) as scope:
+        return scope

@@ -1,0 +1,195 @@
+"""Starting one process per node, waiting until each is ready, and stopping them all without orphans.
+
+Each node runs as ``python -m cosim_validation.live.nodes.<executable> --ros-args ...`` in its own process
+group, so a Ctrl-C reaches only this launcher, which then stops the nodes in order: SIGINT (rclpy
+shuts down cleanly, the recorder finishes its bag), SIGTERM after a grace period, SIGKILL last. On Linux
+each child also asks the kernel for SIGTERM if the launcher dies, so nothing is left behind even if the
+launcher is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from cosim_validation.common.exceptions import CosimError
+
+READY_DIR_ENV = "COSIM_READY_DIR"
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    os.setpgrp()
+    with contextlib.suppress(OSError):  # not Linux: the process group still lets the launcher stop the child
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """How to start one node.
+
+    Attributes:
+        name: Node name (also the name of its ready file and log file).
+        executable: Module under ``cosim_validation.live.nodes``.
+        ros_args: Arguments after ``--ros-args`` (remappings, parameter files).
+        env: Extra environment variables.
+        stdout_to_console: Relay the node's stdout to ours (else into its log file).
+    """
+
+    name: str
+    executable: str
+    ros_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    stdout_to_console: bool = False
+
+    def command(self) -> list[str]:
+        """The command line of the node process."""
+        return [sys.executable, "-m", f"cosim_validation.live.nodes.{self.executable}", "--ros-args", *self.ros_args]
+
+
+class NodeStartError(CosimError):
+    """A node exited or did not become ready in time."""
+
+
+class ProcessGroup:
+    """The node processes of one session.
+
+    Args:
+        run_dir: Where ``logs/<node>.log`` and the ready files go.
+        env: Environment for every node (ROS_DOMAIN_ID, ...); defaults to ours.
+    """
+
+    def __init__(self, run_dir: str | Path, env: Mapping[str, str] | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.log_dir = self.run_dir / "logs"
+        self.ready_dir = self.run_dir / ".ready"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.ready_dir.mkdir(parents=True, exist_ok=True)
+        self._env = dict(os.environ if env is None else env)
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._logs: dict[str, IO[bytes]] = {}
+        self.stop_s: dict[str, float] = {}
+        self.escalated: dict[str, str] = {}
+
+    def start(self, spec: ProcessSpec) -> subprocess.Popen[bytes]:
+        """Start one node (does not wait for it)."""
+        if spec.name in self.processes:
+            raise CosimError(f"node {spec.name!r} started twice")
+        (self.ready_dir / spec.name).unlink(missing_ok=True)
+        env = {**self._env, **spec.env, READY_DIR_ENV: str(self.ready_dir), "PYTHONUNBUFFERED": "1"}
+        log = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
+        self._logs[spec.name] = log
+        process = subprocess.Popen(
+            spec.command(),
+            stdout=None if spec.stdout_to_console else log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            preexec_fn=_die_with_parent,
+        )
+        self.processes[spec.name] = process
+        return process
+
+    def wait_ready(self, names: Sequence[str], timeout_s: float) -> None:
+        """Block until every named node wrote its ready file.
+
+        Raises:
+            NodeStartError: A node exited, or was not ready within ``timeout_s``; the message quotes the
+                end of its log.
+        """
+        deadline = time.monotonic() + timeout_s
+        pending = list(names)
+        while pending:
+            for name in list(pending):
+                if (self.ready_dir / name).exists():
+                    pending.remove(name)
+                elif self.processes[name].poll() is not None:
+                    raise NodeStartError(
+                        f"node {name!r} exited with code {self.processes[name].returncode} "
+                        f"before it was ready:\n{self.log_tail(name)}"
+                    )
+            if pending and time.monotonic() > deadline:
+                raise NodeStartError(
+                    f"nodes not ready after {timeout_s:.0f} s: {', '.join(pending)}\n"
+                    + "\n".join(self.log_tail(n) for n in pending)
+                )
+            if pending:
+                time.sleep(0.05)
+
+    def log_tail(self, name: str, lines: int = 15) -> str:
+        """The last lines of a node's log, indented, for error messages."""
+        path = self.log_dir / f"{name}.log"
+        if not path.exists():
+            return f"  [{name}] (no log)"
+        tail = path.read_text(errors="replace").splitlines()[-lines:]
+        return "\n".join(f"  [{name}] {line}" for line in tail)
+
+    def wait_quiet(self, name: str, quiet_s: float = 0.5, timeout_s: float = 10.0) -> bool:
+        """Wait until node ``name``'s progress counter (``<name>.progress``) stops changing for ``quiet_s``.
+
+        The recorder counts what it wrote: after the last case it may still be writing a backlog, which a
+        stop now would lose. Returns False after ``timeout_s`` or if the node reports no progress.
+        """
+        path = self.ready_dir / f"{name}.progress"
+        deadline = time.monotonic() + timeout_s
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            value = path.read_text() if path.exists() else None
+            if value is None or self.processes[name].poll() is not None:
+                return False
+            if value != last:
+                last, since = value, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one node (fault injection in tests and demos)."""
+        self.processes[name].send_signal(sig)
+
+    def stop(self, grace_s: float = 3.0) -> dict[str, int]:
+        """Stop every node (SIGINT, then SIGTERM, then SIGKILL) and return their exit codes.
+
+        ``stop_s`` then holds, for each node that was still running, the seconds from SIGINT to its exit,
+        and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
+        """
+        alive = {n: p for n, p in self.processes.items() if p.poll() is None}
+        start = time.monotonic()
+        for process in alive.values():
+            _signal_group(process, signal.SIGINT)
+
+        def note_exits() -> bool:
+            for name, process in alive.items():
+                if name not in self.stop_s and process.poll() is not None:
+                    self.stop_s[name] = round(time.monotonic() - start, 3)
+            return len(self.stop_s) < len(alive)
+
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 1.0)):
+            deadline = time.monotonic() + wait_s
+            while note_exits() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            for name, process in alive.items():
+                if process.poll() is None:
+                    self.escalated[name] = signal.Signals(sig).name
+                    _signal_group(process, sig)
+        for process in self.processes.values():
+            process.wait(timeout=5)
+        note_exits()
+        for log in self._logs.values():
+            log.close()
+        return {n: int(p.returncode) for n, p in self.processes.items()}
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, sig)

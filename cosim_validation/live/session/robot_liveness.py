@@ -1,0 +1,69 @@
+"""Which robots of a running case have stopped answering (judged in wall time, also in a sim-time session).
+
+A robot is late when it owes the joint state of the newest expected sample; it is stale once it has owed it
+for longer than the timeout *and* nothing at all came from it for that long. A robot that is merely idle (no
+sample owed) is never stale, so a controller that pauses does not make its robots look dead; and a monitor that
+falls behind (a loaded machine: it is still working through older joint states of the robot) does not take
+its own lag for a dead robot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cosim_validation.common.record import RobotRole
+
+
+class RobotLiveness:
+    """Tracks the robots of one case.
+
+    Args:
+        timeout_s: How long a robot may owe a sample before it is stale [s].
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = float(timeout_s)
+        self._robots: tuple[RobotRole, ...] = ()
+        self._owing_since: dict[RobotRole, float] = {}
+        self._last_seen: dict[RobotRole, float] = {}
+        self._latest_expected_ns = -1
+        self.stale: set[RobotRole] = set()
+
+    def start_case(self, robots: Iterable[RobotRole], now_s: float) -> None:
+        """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers."""
+        self._robots = tuple(robots)
+        self._owing_since.clear()
+        self._latest_expected_ns = -1
+        for role in self._robots:
+            self._last_seen.setdefault(role, now_s)
+
+    def expected(self, stamp_ns: int, now_s: float) -> None:
+        """The controller sent the sample stamped ``stamp_ns``: every robot owes its joint state."""
+        if stamp_ns > self._latest_expected_ns:
+            self._latest_expected_ns = stamp_ns
+            for role in self._robots:
+                self._owing_since.setdefault(role, now_s)
+
+    def joints(self, role: RobotRole, stamp_ns: int, now_s: float) -> bool:
+        """A robot answered the sample stamped ``stamp_ns``; True if it was stale (it is alive again)."""
+        self._last_seen[role] = now_s
+        if stamp_ns >= self._latest_expected_ns:
+            self._owing_since.pop(role, None)
+        if role in self.stale:
+            self.stale.discard(role)
+            return True
+        return False
+
+    def newly_stale(self, now_s: float) -> list[tuple[RobotRole, float]]:
+        """Robots that became stale since the last call, with how long they have owed a sample [s]."""
+        found = []
+        for role, since in self._owing_since.items():
+            silent = now_s - self._last_seen.get(role, since) > self.timeout_s
+            if now_s - since > self.timeout_s and silent and role not in self.stale:
+                self.stale.add(role)
+                found.append((role, now_s - since))
+        return found
+
+    def silent_for_s(self, role: RobotRole, now_s: float) -> float:
+        """Seconds since ``role`` last answered (0 if never seen)."""
+        return now_s - self._last_seen.get(role, now_s)

@@ -1,0 +1,152 @@
+"""Running a digital-twin session: start the graph, run the suite, stop cleanly, summarise.
+
+The graph's console node (the test generator) is started last, once every other node is ready; the
+session ends when it exits (all cases done), when a required node dies, or on Ctrl-C. Every node is then
+stopped (SIGINT first, so the recorder finishes the bag) and the run directory is summarised:
+``session.mcap`` (rosbag2), ``results.sqlite``, ``summary.json``, ``logs/<node>.log``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.live.session.graph import GraphSpec
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
+from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
+
+
+@dataclass
+class SessionOutcome:
+    """How a session ended."""
+
+    run_dir: Path
+    status: str  # completed | interrupted | failed
+    message: str
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+    stop_s: dict[str, float] = field(default_factory=dict)  # SIGINT to exit, per node still running then
+    escalated: dict[str, str] = field(default_factory=dict)  # nodes that needed SIGTERM/SIGKILL: the last one
+    stop_logs: dict[str, str] = field(default_factory=dict)  # the end of those nodes' logs
+
+
+def prepare_run_dir(run_dir: Path) -> None:
+    """Create the run directory; refuse a file, or a directory that already holds a session."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise InputError(f"--out {str(run_dir)!r} is a file, expected a run directory")
+    for name in ("session.mcap", "session.mcap.part", "results.sqlite", "summary.json"):
+        if (run_dir / name).exists():
+            raise InputError(f"{run_dir}: already holds {name}; choose another --out")
+    try:
+        (run_dir / "params").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {str(run_dir)!r}: cannot create the run directory ({exc.strerror})") from None
+
+
+def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool) -> list[ProcessSpec]:
+    """One process per node, parameters written to ``run_dir/params/<node>.yaml``."""
+    specs = []
+    for node in launches:
+        params_file = run_dir / "params" / f"{node.name}.yaml"
+        params_file.write_text(node.params_file_content())
+        specs.append(
+            ProcessSpec(
+                node.name, node.executable, node.ros_arguments(params_file), stdout_to_console=console and node.console
+            )
+        )
+    return specs
+
+
+def run_session(
+    graph: GraphSpec,
+    run_dir: Path,
+    suite: str,
+    cases: int,
+    *,
+    console: bool = True,
+    env: Mapping[str, str] | None = None,
+    on_ready: Callable[[ProcessGroup], None] | None = None,
+) -> SessionOutcome:
+    """Run the session of ``graph`` in ``run_dir``.
+
+    Args:
+        graph: The parsed graph (placeholders not yet filled).
+        run_dir: New or empty run directory.
+        suite: Suite file for the test generator.
+        cases: Number of cases to run (0 = all).
+        console: Relay the console node's progress lines to our stdout.
+        env: Environment of the nodes (default: ours).
+        on_ready: Called once every node is ready (tests use it to inject faults).
+    """
+    run_dir = run_dir.resolve()
+    prepare_run_dir(run_dir)
+    launches = node_launches(graph, run_dir, suite, cases)
+    specs = process_specs(launches, run_dir, console)
+    last = [s for s, node in zip(specs, launches, strict=True) if node.console]
+    first = [s for s in specs if s not in last]
+    if len(last) != 1:
+        raise InputError(f"{graph.source}: exactly one node must have console: true (the test generator)")
+    group = ProcessGroup(run_dir, env=env)
+    start = time.monotonic()
+    outcome = SessionOutcome(run_dir, "failed", "")
+    try:
+        for spec in first:
+            group.start(spec)
+        group.wait_ready([s.name for s in first], graph.settings.ready_timeout_s)
+        group.start(last[0])
+        group.wait_ready([last[0].name], graph.settings.ready_timeout_s)
+        if on_ready is not None:
+            on_ready(group)
+        outcome.status, outcome.message = _wait(group, graph, last[0].name)
+    except KeyboardInterrupt:
+        outcome.status, outcome.message = "interrupted", "interrupted by Ctrl-C"
+    except CosimError as exc:
+        outcome.status, outcome.message = "failed", str(exc)
+    finally:
+        for node in graph.nodes:  # let writers drain their backlog (the recorder) before stopping them
+            if node.executable == "recorder" and outcome.status == "completed":
+                group.wait_quiet(node.name)
+        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s)
+        outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
+        outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
+        outcome.wall_s = time.monotonic() - start
+    return outcome
+
+
+def _wait(group: ProcessGroup, graph: GraphSpec, console: str) -> tuple[str, str]:
+    while True:
+        for name, process in group.processes.items():
+            code = process.poll()
+            if code is None:
+                continue
+            if name == console:
+                return (
+                    ("completed", "all cases run")
+                    if code == 0
+                    else ("failed", f"{name} exited with code {code}:\n{group.log_tail(name)}")
+                )
+            if graph.node(name).required:
+                return "failed", f"required node {name} exited with code {code}:\n{group.log_tail(name)}"
+        time.sleep(0.1)
+
+
+def write_summary(outcome: SessionOutcome, extra: Mapping[str, Any]) -> Path:
+    """Write ``summary.json`` of a session and return its path."""
+    path = outcome.run_dir / "summary.json"
+    data = {
+        "kind": "session",
+        "status": outcome.status,
+        "message": outcome.message,
+        "wall_s": round(outcome.wall_s, 3),
+        "node_exit_codes": outcome.exit_codes,
+        "node_stop_s": outcome.stop_s,
+        "nodes_escalated": outcome.escalated,
+        **extra,
+    }
+    path.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")
+    return path

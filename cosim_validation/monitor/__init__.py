@@ -1,0 +1,1 @@
+"""The runtime monitor: distance kernels, the property language and KPIs, behaviour machines."""

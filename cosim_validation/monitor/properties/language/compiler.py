@@ -1,0 +1,207 @@
+"""From a syntax tree to a compiled formula: names resolved, quantifiers expanded, kinds and units checked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cosim_validation.common.record import SupervisorMode
+from cosim_validation.monitor.properties.context import MonitorContext
+from cosim_validation.monitor.properties.errors import PropertyError
+from cosim_validation.monitor.properties.language import formula as f
+from cosim_validation.monitor.properties.language import signals as sig
+from cosim_validation.monitor.properties.language import syntax as s
+from cosim_validation.monitor.properties.language import terms as t
+from cosim_validation.monitor.properties.language.term_resolver import Obstacle, TermResolver, snippet, start_of
+
+DOMAINS = ("joints", "obstacles")
+
+
+@dataclass
+class Compiled:
+    """A compiled property expression.
+
+    Attributes:
+        formula: The formula tree.
+        unit: Unit of the margin (m, rad, s or 1).
+        requires: What the context or trace must provide: ``target``, ``self_distance``, ``obstacles``,
+            ``expected``, ``actual_tip``, ``stages`` (the property names a stage); missing ones make the verdict
+            UNKNOWN.
+    """
+
+    formula: f.Formula
+    unit: str
+    requires: frozenset[str] = field(default_factory=frozenset)
+    kpis: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def case_level(self) -> bool:
+        """True for a property over KPIs (decided once per run, at its end)."""
+        return bool(self.kpis)
+
+
+class _Compiler(TermResolver):
+    """Compiles formulas: quantifiers, temporal operators, predicates and comparisons."""
+
+    def formula(self, node: s.Formula, env: dict[str, int | Obstacle]) -> f.Formula:
+        if isinstance(node, s.Forall):
+            return self.forall(node, env, 0)
+        if isinstance(node, s.BoolConst):
+            return f.Constant(node.value)
+        if isinstance(node, s.Not):
+            return f.Not(self.formula(node.operand, env))
+        if isinstance(node, s.And):
+            return f.And(tuple(self.formula(op, env) for op in node.operands))
+        if isinstance(node, s.Or):
+            return f.Or(tuple(self.formula(op, env) for op in node.operands))
+        if isinstance(node, s.Implies):
+            return f.Or((f.Not(self.formula(node.left, env)), self.formula(node.right, env)))
+        if isinstance(node, s.Unary):
+            self.per_sample.append(node.pos)
+            operand = self.formula(node.operand, env)
+            if node.op == "next":
+                return f.Next(operand)
+            return (f.Always if node.op == "always" else f.Eventually)(operand, _widen(node.window))
+        if isinstance(node, s.Until):
+            self.per_sample.append(node.pos)
+            return f.Until(self.formula(node.left, env), self.formula(node.right, env), _widen(node.window))
+        if isinstance(node, s.Predicate):
+            return self.predicate(node, env)
+        if isinstance(node, s.Flag):
+            self.per_sample.append(node.pos)
+            self.requires.add("self_collision")
+            return f.FlagTest(sig.SelfCollisionTerm(), "self_collision")
+        return self.compare(node, env)
+
+    def forall(self, node: s.Forall, env: dict[str, int | Obstacle], level: int) -> f.Formula:
+        if level == len(node.bindings):
+            return self.formula(node.body, env)
+        var, domain, pos = node.bindings[level]
+        if domain not in DOMAINS:
+            raise self.error(f"unknown domain {domain!r}; expected one of: {', '.join(DOMAINS)}", pos)
+        if var in env:
+            raise self.error(f"variable {var!r} is already bound", pos)
+        values: list[int | Obstacle]
+        if domain == "joints":
+            values = list(range(self.ctx.n_joints))
+        else:
+            values = [Obstacle(o) for o in self.ctx.obstacles]
+            if not values:
+                self.requires.add("obstacles")
+                values = [Obstacle("")]  # compiled once so that the body is checked; evaluation says UNKNOWN
+        parts = tuple(self.forall(node, {**env, var: v}, level + 1) for v in values)
+        return parts[0] if len(parts) == 1 else f.And(parts)
+
+    def predicate(self, node: s.Predicate, env: dict[str, int | Obstacle]) -> f.Formula:
+        n_args = {"safediff": (3,), "safebound": (3,), "safedis": (2, 3), "nocollision": (2,)}[node.name]
+        if len(node.args) not in n_args:
+            expected = " or ".join(map(str, n_args))
+            raise self.error(f"{node.name} takes {expected} arguments, got {len(node.args)}", node.pos)
+        text = snippet(self.text, node.pos)
+        if node.name == "safediff":
+            x, y = self.scalar_pair(node.args[0], node.args[1], env, node.pos)
+            eps = self.term(node.args[2], env, kinds=(t.SCALAR,))
+            unit = self.unify(self.unify(x.unit, y.unit, node.pos), eps.unit, node.pos)
+            diff = t.Apply("abs", (t.Apply("-", (x, y)),))
+            return self.atom(t.Apply("-", (eps, diff)), unit, text)
+        if node.name == "safebound":
+            x = self.term(node.args[0], env, kinds=(t.POINT,))
+            y = self.term(node.args[1], env, kinds=(t.POINT,))
+            eps = self.term(node.args[2], env, kinds=(t.SCALAR,))
+            unit = self.unify("m", eps.unit, node.pos)
+            return self.atom(t.Apply("-", (eps, t.Apply("dist", (x, y)))), unit, text)
+        x = self.term(node.args[0], env, kinds=(t.POINT, t.SEGMENT))
+        other = self.resolve(node.args[1], env)
+        if isinstance(other, Obstacle):
+            dist: t.Term = self.obstacle_distance(x, other, node.args[1])
+        elif node.name == "nocollision":
+            raise self.error("nocollision needs an obstacle as its second argument", node.pos)
+        else:
+            y = self.term(node.args[1], env, kinds=(t.POINT,))
+            if x.kind != t.POINT:
+                raise self.error("safedis between two points takes a point first, not the needle segment", node.pos)
+            dist = t.Apply("dist", (x, y))
+        if len(node.args) == 3:
+            delta = self.term(node.args[2], env, kinds=(t.SCALAR,))
+            self.unify("m", delta.unit, node.pos)
+            dist = t.Apply("-", (dist, delta))
+        return self.atom(dist, "m", text)
+
+    def compare(self, node: s.Compare, env: dict[str, int | Obstacle]) -> f.Formula:
+        left = self.term(node.left, env)
+        right = self.term(node.right, env)
+        if t.STAGE in (left.kind, right.kind):
+            return self.stage_test(node, left, right)
+        if t.MODE in (left.kind, right.kind):
+            return self.mode_test(node, left, right)
+        if left.kind != t.SCALAR or right.kind != t.SCALAR:
+            raise self.error(f"can only compare scalars, got a {left.kind} and a {right.kind}", node.pos)
+        if node.op in ("==", "!="):
+            raise self.error("== and != compare stages only; use safediff(x, y, eps) for numbers", node.pos)
+        unit = self.unify(left.unit, right.unit, node.pos)
+        margin = t.Apply("-", (right, left) if node.op in ("<", "<=") else (left, right))
+        return self.atom(margin, unit, snippet(self.text, start_of(node.left)))
+
+    def stage_test(self, node: s.Compare, left: t.Term, right: t.Term) -> f.Formula:
+        if node.op not in ("==", "!="):
+            raise self.error(f"stages compare with == or != only, got {node.op!r}", node.pos)
+        const, other = (right, left) if isinstance(right, t.StageConst) else (left, right)
+        if not isinstance(const, t.StageConst) or other.kind != t.STAGE:
+            raise self.error("compare the stage signal with a stage name, e.g. stage == injection", node.pos)
+        return f.StageTest(other, int(const.stage), node.op == "!=")
+
+    def mode_test(self, node: s.Compare, left: t.Term, right: t.Term) -> f.Formula:
+        """``supervisor == stopped``: the same integer test as a stage's, on the supervisor signal."""
+        if node.op not in ("==", "!="):
+            raise self.error(f"supervisor modes compare with == or != only, got {node.op!r}", node.pos)
+        const, other = (right, left) if isinstance(right, t.ModeConst) else (left, right)
+        if not isinstance(const, t.ModeConst) or other.kind != t.MODE:
+            modes = ", ".join(m.label for m in SupervisorMode)
+            raise self.error(
+                f"compare the supervisor signal with a mode name ({modes}), e.g. supervisor == stopped", node.pos
+            )
+        return f.StageTest(other, int(const.mode), node.op == "!=")
+
+    def atom(self, term: t.Term, unit: str, text: str) -> f.Atom:
+        unit = unit or "1"
+        self.units.add(unit)
+        return f.Atom(term, unit, text.strip())
+
+    # ------------------------------------------------------------------ terms
+
+
+#: Time windows are widened by this much on both sides, so that samples taken at k / rate fall inside
+#: ``[a, b]`` despite floating-point rounding of their times (e.g. 0.1 + 0.5 < 0.1 * 6) [s].
+WINDOW_SLACK_S = 1e-9
+
+
+def _widen(window: s.Window | None) -> s.Window | None:
+    return None if window is None else (window[0] - WINDOW_SLACK_S, window[1] + WINDOW_SLACK_S)
+
+
+def compile_formula(
+    name: str, text: str, tree: s.Formula, context: MonitorContext, kpi_units: Mapping[str, str] | None = None
+) -> Compiled:
+    """Resolve names in ``tree`` against ``context`` and check kinds and units.
+
+    Raises:
+        PropertyError: Unknown signal, joint, obstacle, function or domain; wrong argument kinds; mixed units.
+    """
+    compiler = _Compiler(name, text, context, kpi_units or {})
+    formula = compiler.formula(tree, {})
+    if compiler.kpis and compiler.per_sample:
+        raise PropertyError(
+            name,
+            "a property over kpi() values is decided once per run: it may combine kpi() values and numbers "
+            "only, without signals or temporal operators",
+            text,
+            min(compiler.per_sample),
+        )
+    units = compiler.units or {"1"}
+    quantitative = units - {"1"}
+    if len(quantitative) > 1:
+        raise PropertyError(
+            name, f"mixes margins in {' and '.join(sorted(quantitative))}: write one property per unit", text, 0
+        )
+    unit = next(iter(quantitative)) if quantitative else "1"
+    return Compiled(formula, unit, frozenset(compiler.requires), frozenset(compiler.kpis))

@@ -1,0 +1,241 @@
+"""Resolving the terms of an expression: names, signals, joint indices, functions, units and kinds."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cosim_validation.common.record import Stage, SupervisorMode
+from cosim_validation.monitor.properties.context import MonitorContext
+from cosim_validation.monitor.properties.errors import PropertyError
+from cosim_validation.monitor.properties.language import signals as sig
+from cosim_validation.monitor.properties.language import syntax as s
+from cosim_validation.monitor.properties.language import terms as t
+from cosim_validation.monitor.properties.language.mode_entry import ModeEntry
+
+FUNCTIONS = ("dist", "angle", "abs", "x", "y", "z", "p2m", "entry", "kpi")
+STAGES = {stage.label: stage for stage in Stage}
+#: The supervisor's modes by name (``supervisor == stopped``); none shares a name with a stage.
+MODES = {mode.label: mode for mode in SupervisorMode}
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """An obstacle named in an expression (resolved to a distance only inside p2m, safedis, nocollision)."""
+
+    name: str
+
+
+Binding = dict[str, "int | Obstacle"]
+
+
+class TermResolver:
+    """Turns syntax terms into typed :mod:`terms`, recording what the expression needs from the context."""
+
+    def __init__(self, name: str, text: str, context: MonitorContext, kpi_units: Mapping[str, str]) -> None:
+        self.name, self.text, self.ctx = name, text, context
+        self.kpi_units = kpi_units
+        self.units: set[str] = set()
+        self.requires: set[str] = set()
+        self.kpis: set[str] = set()
+        self.per_sample: list[int] = []  # positions of temporal operators and signals (not allowed with kpi())
+
+    def error(self, message: str, pos: int) -> PropertyError:
+        return PropertyError(self.name, message, self.text, pos)
+
+    # ------------------------------------------------------------------ formulas
+    def scalar_pair(self, a: s.Term, b: s.Term, env: dict[str, int | Obstacle], pos: int) -> tuple[t.Term, t.Term]:
+        return self.term(a, env, kinds=(t.SCALAR,)), self.term(b, env, kinds=(t.SCALAR,))
+
+    def unify(self, a: str, b: str, pos: int) -> str:
+        if a and b and a != b:
+            raise self.error(f"units do not match: {a!r} and {b!r}", pos)
+        return a or b
+
+    def term(self, node: s.Term, env: dict[str, int | Obstacle], kinds: tuple[str, ...] = ()) -> t.Term:
+        value = self.resolve(node, env)
+        if isinstance(value, Obstacle):
+            message = f"obstacle {value.name!r} is not a value here (use p2m, safedis or nocollision)"
+            raise self.error(message, start_of(node))
+        if isinstance(value, int):
+            raise self.error("a joint variable is an index: use it as q[j] or joint[j]", start_of(node))
+        if kinds and value.kind not in kinds:
+            raise self.error(f"expected a {' or '.join(kinds)}, got a {value.kind}", start_of(node))
+        return value
+
+    def resolve(self, node: s.Term, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
+        if isinstance(node, s.Num):
+            return t.Const(node.value)
+        if isinstance(node, s.Name):
+            return self.resolve_name(node, env)
+        if isinstance(node, s.Index):
+            return self.indexed(node, env)
+        if isinstance(node, s.Neg):
+            inner = self.term(node.operand, env, kinds=(t.SCALAR,))
+            return t.Apply("neg", (inner,), unit=inner.unit)
+        if isinstance(node, s.Arith):
+            return self.arith(node, env)
+        return self.call(node, env)
+
+    def arith(self, node: s.Arith, env: dict[str, int | Obstacle]) -> t.Term:
+        a = self.term(node.left, env, kinds=(t.SCALAR,))
+        b = self.term(node.right, env, kinds=(t.SCALAR,))
+        if node.op in "+-":
+            unit = self.unify(a.unit, b.unit, node.pos)
+        elif a.unit and b.unit:
+            raise self.error(f"{node.op} needs a plain number on one side, got {a.unit!r} and {b.unit!r}", node.pos)
+        else:
+            unit = a.unit or b.unit
+            if node.op == "/" and b.unit:
+                raise self.error("cannot divide by a quantity with a unit", node.pos)
+        return t.Apply(node.op, (a, b), unit=unit)
+
+    def resolve_name(self, node: s.Name, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
+        ident = node.ident
+        if ident in env:
+            return env[ident]
+        expected = ident.startswith("expected.")
+        base = ident.removeprefix("expected.")
+        if base in sig.SIGNALS:
+            self.per_sample.append(node.pos)
+            kind, unit, indexed = sig.SIGNALS[base]
+            if indexed:
+                raise self.error(f"signal {ident!r} needs a joint index, e.g. {ident}[0] or {ident}[j]", node.pos)
+            return self.signal(base, kind, unit, -1, expected, node.pos)
+        if expected:
+            raise self.error(f"unknown expected signal {ident!r}; known: {', '.join(sorted(sig.SIGNALS))}", node.pos)
+        if ident == "target":
+            self.per_sample.append(node.pos)
+            self.requires.add("target")
+            return sig.Target()
+        if ident == "self_collision":
+            raise self.error("self_collision is a condition: use it alone, e.g. always not self_collision", node.pos)
+        if ident == "self_distance":
+            self.per_sample.append(node.pos)
+            self.requires.add("self_distance")
+            return sig.SelfDistanceTerm()
+        if ident in STAGES:
+            self.requires.add("stages")
+            return t.StageConst(STAGES[ident])
+        if ident in MODES:
+            return t.ModeConst(MODES[ident])
+        if ident in self.ctx.obstacles:
+            return Obstacle(ident)
+        if ident in self.ctx.constants:
+            return t.Const(float(self.ctx.constants[ident]))
+        known = sorted([*sig.SIGNALS, "target", "self_distance", *self.ctx.obstacles, *self.ctx.constants])
+        message = f"unknown name {ident!r}; known signals, obstacles and constants: {', '.join(known)}"
+        raise self.error(message, node.pos)
+
+    def signal(self, base: str, kind: str, unit: str, joint: int, expected: bool, pos: int) -> t.Term:
+        if expected:
+            self.requires.add("expected")
+        if base.startswith("actual_tip"):
+            self.requires.add("actual_tip")
+        if base == "stage":
+            self.requires.add("stages")
+        return sig.Signal(base, kind, unit, joint, expected)
+
+    def indexed(self, node: s.Index, env: dict[str, int | Obstacle]) -> t.Term:
+        self.per_sample.append(node.pos)
+        base = node.base.ident.removeprefix("expected.")
+        if node.base.ident in sig.JOINT_LIMITS:
+            self.requires.add("joint_limits")
+            return sig.JointLimit(upper=sig.JOINT_LIMITS[base], joint=self.joint_index(node, env))
+        if base not in sig.SIGNALS or not sig.SIGNALS[base][2]:
+            indexed = ", ".join([*(n for n, spec in sig.SIGNALS.items() if spec[2]), *sig.JOINT_LIMITS])
+            raise self.error(f"{node.base.ident!r} cannot be indexed; indexed signals: {indexed}", node.pos)
+        joint = self.joint_index(node, env)
+        kind, unit, _ = sig.SIGNALS[base]
+        return self.signal(base, kind, unit, joint, node.base.ident.startswith("expected."), node.pos)
+
+    def joint_index(self, node: s.Index, env: dict[str, int | Obstacle]) -> int:
+        """The 0-based joint index of ``name[index]`` (a literal or a ``forall j in joints`` variable)."""
+        index = self.resolve(node.index, env)
+        if isinstance(index, t.Const) and float(index.value).is_integer():
+            joint = int(index.value)
+        elif isinstance(index, int):
+            joint = index
+        else:
+            raise self.error("a joint index is an integer or a variable bound by 'forall j in joints'", node.pos)
+        if not 0 <= joint < self.ctx.n_joints:
+            raise self.error(
+                f"joint index {joint} out of range: the robot has {self.ctx.n_joints} joints "
+                f"(0..{self.ctx.n_joints - 1})",
+                start_of(node.index),
+            )
+        return joint
+
+    def call(self, node: s.Call, env: dict[str, int | Obstacle]) -> t.Term:
+        arity = {"dist": 2, "angle": 2, "abs": 1, "x": 1, "y": 1, "z": 1, "p2m": 2, "entry": 2, "kpi": 1}
+        if node.func not in arity:
+            raise self.error(f"unknown function {node.func!r}; known: {', '.join(FUNCTIONS)}", node.pos)
+        if len(node.args) != arity[node.func]:
+            raise self.error(f"{node.func} takes {arity[node.func]} arguments, got {len(node.args)}", node.pos)
+        if node.func == "kpi":
+            return self.kpi(node)
+        if node.func == "dist":
+            a, b = (self.term(x, env, kinds=(t.POINT,)) for x in node.args)
+            return t.Apply("dist", (a, b), unit="m")
+        if node.func == "angle":
+            a, b = (self.term(x, env, kinds=(t.VECTOR,)) for x in node.args)
+            return t.Apply("angle", (a, b), unit="rad")
+        if node.func == "abs":
+            a = self.term(node.args[0], env, kinds=(t.SCALAR,))
+            return t.Apply("abs", (a,), unit=a.unit)
+        if node.func in ("x", "y", "z"):
+            a = self.term(node.args[0], env, kinds=(t.POINT, t.VECTOR))
+            return t.Apply(node.func, (a,), unit=a.unit)
+        if node.func == "p2m":
+            x = self.term(node.args[0], env, kinds=(t.POINT, t.SEGMENT))
+            obstacle = self.resolve(node.args[1], env)
+            if not isinstance(obstacle, Obstacle):
+                raise self.error("p2m needs an obstacle as its second argument", start_of(node.args[1]))
+            return self.obstacle_distance(x, obstacle, node.args[1])
+        x = self.term(node.args[0], env)
+        stage = self.resolve(node.args[1], env)
+        if isinstance(stage, t.ModeConst):  # where the current stay in a supervisor mode began
+            return ModeEntry(x, stage.mode)
+        if not isinstance(stage, t.StageConst):
+            names = f"stages: {', '.join(STAGES)}; supervisor modes: {', '.join(MODES)}"
+            raise self.error(f"entry needs a stage or supervisor mode name second; {names}", start_of(node.args[1]))
+        return t.Entry(x, stage.stage)
+
+    def kpi(self, node: s.Call) -> t.Term:
+        arg = node.args[0]
+        if not isinstance(arg, s.Name) or arg.ident not in self.kpi_units:
+            known = ", ".join(self.kpi_units) or "none"
+            raise self.error(f"kpi() takes the name of a KPI of the set; KPIs: {known}", start_of(arg))
+        self.kpis.add(arg.ident)
+        return t.KpiTerm(arg.ident, self.kpi_units[arg.ident])
+
+    def obstacle_distance(self, x: t.Term, obstacle: Obstacle, node: s.Term) -> t.Term:
+        self.per_sample.append(start_of(node))
+        if not obstacle.name:
+            return t.Const(0.0, unit="m")  # no obstacles in the context: the verdict is UNKNOWN anyway
+        return t.ObstacleDistance(x, obstacle.name)
+
+
+def start_of(node: s.Term | s.Formula) -> int:
+    if isinstance(node, s.Arith):
+        return start_of(node.left)
+    return node.pos
+
+
+_BOUNDARY = re.compile(r"\s+(and|or|until|->)\b|\s*->")
+
+
+def snippet(text: str, start: int) -> str:
+    """The source of the atom starting at ``start``: up to its closing parenthesis or the next connective."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth < 0:
+                return text[start:i].strip()
+        elif depth == 0 and _BOUNDARY.match(text, i):
+            return text[start:i].strip()
+    return text[start:].strip()

@@ -1,0 +1,98 @@
+"""The behaviour tests a property set names, run on the statechart core (seed 004 in YAML, docs/SUPERVISOR.md).
+
+A property set's ``machines:`` lists shipped behaviour machines by name (``config/behaviours/<name>.yaml``) or
+machine files by path (relative to the property file). They run through
+:class:`cosim_validation.monitor.statechart.behaviour.BehaviourRunner`, online and offline alike; their results are
+given as :class:`~cosim_validation.monitor.properties.machines.runner.MachineResult` (verdict ``machine:<name>``), field
+for field what the Python DSL machines of :mod:`.examples` give (``test/monitor/statechart/test_behaviour.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.monitor.properties.machines.runner import MachineResult
+from cosim_validation.monitor.properties.verdict import Status
+from cosim_validation.monitor.statechart.behaviour import (
+    BehaviourResult,
+    BehaviourRunner,
+    load_behaviour,
+    run_behaviour,
+)
+from cosim_validation.monitor.statechart.model import Machine
+
+_STATUS = {"holds": Status.HOLDS, "violated": Status.VIOLATED, "unknown": Status.UNKNOWN}
+
+
+def is_path(ref: str) -> bool:
+    """Whether a ``machines:`` entry is a machine file (else a shipped machine's name)."""
+    return Path(ref).suffix in (".yaml", ".yml")
+
+
+@functools.lru_cache(maxsize=64)
+def behaviour_machine(ref: str) -> Machine:
+    """The machine of a shipped name or an (absolute) machine file, loaded once per process.
+
+    Raises:
+        ConfigError, InputError: An unknown name or a bad machine file (naming it and the key).
+    """
+    return load_behaviour(ref)
+
+
+def machine_result(result: BehaviourResult) -> MachineResult:
+    """A behaviour test's result in the monitor's form."""
+    return MachineResult(
+        result.machine, result.robot, _STATUS[result.status], result.final_state, result.time_s, result.stage,
+        result.reason, result.transitions,
+    )  # fmt: skip
+
+
+def run_named(ref: str, record: TrajectoryRecord, target_m: np.ndarray | None) -> MachineResult:
+    """Replay ``record`` through the behaviour machine ``ref`` (offline)."""
+    return machine_result(run_behaviour(behaviour_machine(ref), record, target_m))
+
+
+class BehaviourSet:
+    """Runs a property set's behaviour machines on one robot's samples; results as ``machine:<name>`` verdicts.
+
+    Args:
+        refs: Shipped names or machine files (``PropertySet.machines``).
+        robot: The robot whose samples are replayed.
+        target_m: (3,) the case's target [m], or None.
+    """
+
+    def __init__(self, refs: tuple[str, ...] | list[str], robot: RobotRole, target_m: np.ndarray | None) -> None:
+        self.runners = [BehaviourRunner(behaviour_machine(ref), robot, target_m) for ref in refs]
+
+    def push(self, sample: object) -> list[MachineResult]:
+        """Replay one sample; the results of machines that just entered red (failed at once)."""
+        out = []
+        for runner in self.runners:
+            failed = runner.push(sample) if runner.result is None else None  # type: ignore[arg-type]
+            if failed is not None:
+                out.append(machine_result(failed))
+        return out
+
+    def finish(self) -> list[MachineResult]:
+        """Every machine's final result, in order."""
+        return [machine_result(runner.finish()) for runner in self.runners]
+
+
+def checked_ref(ref: str, base_dir: Path) -> str:
+    """A ``machines:`` entry made loadable from anywhere (a relative path: against ``base_dir``), loaded once.
+
+    Raises:
+        ConfigError, InputError: An unknown shipped name, a missing or bad machine file.
+    """
+    if is_path(ref):
+        path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
+        if not path.is_file():
+            raise InputError(f"behaviour machine file {str(path)!r} does not exist")
+        ref = str(path.resolve())
+    behaviour_machine(ref)
+    return ref

@@ -1,0 +1,191 @@
+"""Named properties (and KPIs) from YAML or Python, parsed on load and compiled against a context.
+
+File format (docs/PROPERTIES.md)::
+
+    constants:            # optional: named numbers usable in expressions
+      delta_m: 0.02
+    properties:
+      joints_clear_of_obstacles:
+        expression: "forall j in joints, o in obstacles: always safedis(joint[j], o, delta_m)"
+        description: every joint keeps delta from every obstacle   # optional
+        robots: [virtual, physical]                                # optional, default: all
+    kpis: ...             # see kpi.py
+    machines: [stage_order]   # behaviour tests to run too: shipped names (config/behaviours/) or machine files
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cosim_validation.common.config import ConfigNode, load_config, parse_config
+from cosim_validation.common.exceptions import ConfigError, CosimError
+from cosim_validation.common.record import RobotRole
+from cosim_validation.monitor.properties.context import MonitorContext
+from cosim_validation.monitor.properties.errors import PropertyError
+from cosim_validation.monitor.properties.kpis.specs import KpiSpec, parse_kpis
+from cosim_validation.monitor.properties.language import syntax
+from cosim_validation.monitor.properties.language.compiler import Compiled, compile_formula
+from cosim_validation.monitor.properties.language.parser import parse_formula
+from cosim_validation.monitor.properties.machines.behaviours import checked_ref
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """One named property.
+
+    Attributes:
+        name: Identifier used in verdicts.
+        expression: The formula text.
+        description: Human description.
+        robots: Robots it applies to (properties that read ``expected.*`` never apply to EXPECTED).
+    """
+
+    name: str
+    expression: str
+    description: str = ""
+    robots: tuple[RobotRole, ...] = tuple(RobotRole)
+    tree: syntax.Formula = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise PropertyError(self.name, "a property name must be an identifier (letters, digits, _)")
+        object.__setattr__(self, "tree", parse_formula(self.expression, self.name))
+
+    def compile(self, context: MonitorContext, kpi_units: Mapping[str, str] | None = None) -> CompiledProperty:
+        """Resolve against ``context`` (joints, obstacles, constants) and the KPIs (name -> unit) of the set."""
+        return CompiledProperty(self, compile_formula(self.name, self.expression, self.tree, context, kpi_units))
+
+
+@dataclass(frozen=True)
+class CompiledProperty:
+    """A property compiled against one context."""
+
+    spec: PropertySpec
+    compiled: Compiled
+
+    @property
+    def name(self) -> str:
+        """The property name."""
+        return self.spec.name
+
+    def applies_to(self, robot: RobotRole) -> bool:
+        """Whether the property is checked on ``robot``."""
+        if robot is RobotRole.EXPECTED and self.compiled.formula.uses_expected:
+            return False
+        return robot in self.spec.robots
+
+
+@dataclass(frozen=True)
+class PropertySet:
+    """Properties, KPIs and constants of one file (or built in Python)."""
+
+    properties: tuple[PropertySpec, ...]
+    kpis: tuple[KpiSpec, ...] = ()
+    constants: Mapping[str, float] = field(default_factory=dict)
+    source: str = "<python>"
+    machines: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for spec in self.properties:
+            if spec.name in seen:
+                raise PropertyError(spec.name, f"defined twice in {self.source}")
+            seen.add(spec.name)
+
+    def with_context(self, context: MonitorContext) -> MonitorContext:
+        """``context`` with this set's constants added (the context's own constants win)."""
+        return dataclasses.replace(context, constants={**self.constants, **context.constants})
+
+    def compile(self, context: MonitorContext) -> list[CompiledProperty]:
+        """Every property compiled against ``context`` plus this set's constants."""
+        merged = self.with_context(context)
+        kpi_units = {k.name: k.unit for k in self.kpis}
+        compiled = []
+        for spec in self.properties:
+            try:
+                compiled.append(spec.compile(merged, kpi_units))
+            except PropertyError as exc:  # name the file and the key, as errors found on load do
+                if self.source.startswith("<"):  # built in code or parsed from a string: no file to name
+                    raise
+                raise ConfigError(self.source, f"properties.{spec.name}.expression", str(exc)) from None
+        return compiled
+
+    @classmethod
+    def load(cls, path: str | Path) -> PropertySet:
+        """Read a properties YAML file."""
+        return cls.from_config(load_config(path))
+
+    @classmethod
+    def parse(cls, text: str, source: str = "<string>") -> PropertySet:
+        """Parse properties YAML text."""
+        return cls.from_config(parse_config(text, source))
+
+    @classmethod
+    def from_config(cls, root: ConfigNode) -> PropertySet:
+        """Build from a parsed YAML tree; errors name the file and key."""
+        # ``topics`` names the streams of a recording for ``cosim replay`` (read there, see ReplayTopics)
+        root.reject_unknown(("constants", "properties", "kpis", "machines", "topics"))
+        constants: dict[str, float] = {}
+        node = root.get("constants")
+        if node is not None:
+            for key, value in node.items():
+                constants[key] = value.to_float()
+        specs = [_spec(key, value) for key, value in root["properties"].items()]
+        kpis = parse_kpis(root.get("kpis"))
+        machines: list[str] = []
+        if root.get("machines") is not None:
+            base = Path(root.source).parent
+            for item in root["machines"].elements():
+                try:
+                    machines.append(checked_ref(item.to_str(), base))
+                except CosimError as exc:
+                    raise item.error(str(exc)) from None
+        return cls(tuple(specs), kpis, constants, root.source, tuple(machines))
+
+
+def _spec(name: str, node: ConfigNode) -> PropertySpec:
+    node.reject_unknown(("expression", "description", "robots"))
+    robots = tuple(RobotRole)
+    if node.get("robots") is not None:
+        try:
+            robots = tuple(RobotRole.parse(r.to_str()) for r in node["robots"].elements())
+        except PropertyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised with the file and key
+            raise node["robots"].error(str(exc)) from None
+    description = node["description"].to_str() if node.get("description") is not None else ""
+    try:
+        return PropertySpec(name, node["expression"].to_str(), description, robots)
+    except PropertyError as exc:
+        raise node["expression"].error(str(exc)) from None
+
+
+def missing_requirement(
+    prop: CompiledProperty, context: MonitorContext, has_expected: bool, has_actual: bool, has_stages: bool = True
+) -> str:
+    """Why ``prop`` cannot be decided with what is available, or "" if it can.
+
+    ``has_stages`` false: the trace has no stages (a recorded run imported without its plan, Stage.NONE
+    throughout), so a property naming a stage would hold vacuously; it is UNKNOWN instead.
+    """
+    needs = prop.compiled.requires
+    if "stages" in needs and not has_stages:
+        return "needs the case's stages (the trace has none: stage NONE throughout, no plan known)"
+    if "expected" in needs and not has_expected:
+        return "needs the expected trajectory (none given)"
+    if "target" in needs and context.target_m is None:
+        return "needs the case's target point (none in the context)"
+    if "self_distance" in needs and context.self_distance is None:
+        return "needs a self-collision distance model (none in the context)"
+    if "self_collision" in needs and context.self_collision is None:
+        return "needs a self-collision model (none in the context)"
+    if "obstacles" in needs and not context.obstacles:
+        return "needs obstacles (the context has none: no scene given)"
+    if "joint_limits" in needs and not (context.q_lower and context.q_upper):
+        return "needs the robot model's joint limits (none in the context)"
+    if "actual_tip" in needs and not has_actual:
+        return "needs the actual tip pose (the trace has none)"
+    return ""

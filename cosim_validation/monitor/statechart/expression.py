@@ -1,0 +1,262 @@
+"""The guard and action language: a small expression grammar parsed into frozen syntax trees.
+
+Grammar, loosest binding first::
+
+    expr    := or
+    or      := and ("or" and)*            also "||"
+    and     := not ("and" not)*           also "&&"
+    not     := ("not" | "!") not | compare
+    compare := fuzzy (("==" | "!=" | "<" | "<=" | ">" | ">=" | "in" | "not in") fuzzy)?
+    fuzzy   := sum ("~" sum)?             LT4R's interval: ``x ~ tol`` (seed 004, section 4.2)
+    sum     := product (("+" | "-") product)*
+    product := unary (("*" | "/") unary)*
+    unary   := "-" unary | postfix
+    postfix := atom ("." name | "(" args ")")*
+    atom    := number | string | "true" | "false" | name | "[" args "]" | "(" expr ")"
+
+An action is either a command name or an assignment ``name = expr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cosim_validation.monitor.statechart.errors import ExpressionError
+from cosim_validation.monitor.statechart.tokens import Cursor
+
+KEYWORDS = frozenset({"and", "or", "not", "in", "true", "false"})
+COMPARISONS = ("==", "!=", "<=", ">=", "<", ">", "in")
+
+
+@dataclass(frozen=True)
+class Const:
+    """A literal number, string or bool."""
+
+    value: float | str | bool
+
+
+@dataclass(frozen=True)
+class Var:
+    """A name: a signal, variable, parameter or input guard."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Attr:
+    """``base.name`` (vector components ``x``, ``y``, ``z``)."""
+
+    base: Expr
+    name: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """``func(args)`` of a built-in function."""
+
+    func: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class ListLit:
+    """``[a, b, ...]``."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Unary:
+    """``not x`` or ``-x``."""
+
+    op: str
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Arithmetic, ``and``/``or``, ``~`` and comparisons (``op`` as written, ``&&`` as ``and``)."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+Expr = Const | Var | Attr | Call | ListLit | Unary | Binary
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An action that sets a variable: ``name = value``."""
+
+    name: str
+    value: Expr
+
+
+def parse_expression(text: str) -> Expr:
+    """The syntax tree of ``text``.
+
+    Raises:
+        ExpressionError: The text is not an expression of the grammar (message gives the column).
+    """
+    cursor = Cursor(text)
+    expr = _or(cursor)
+    cursor.finish()
+    return expr
+
+
+def parse_action(text: str) -> str | Assignment:
+    """A command name (returned as the name) or an assignment ``name = expr``."""
+    cursor = Cursor(text)
+    first = cursor.take()
+    if first.kind != "name" or first.text in KEYWORDS:
+        raise ExpressionError("an action is a command name or 'variable = expression'", text, first.position)
+    if cursor.accept("="):
+        value = _or(cursor)
+        cursor.finish()
+        return Assignment(first.text, value)
+    cursor.finish()
+    return first.text
+
+
+def free_names(expr: Expr) -> set[str]:
+    """Every :class:`Var` name in ``expr`` (function names excluded)."""
+    if isinstance(expr, Var):
+        return {expr.name}
+    if isinstance(expr, Attr):
+        return free_names(expr.base)
+    if isinstance(expr, Call | ListLit):
+        items = expr.args if isinstance(expr, Call) else expr.items
+        return set().union(*(free_names(a) for a in items)) if items else set()
+    if isinstance(expr, Unary):
+        return free_names(expr.operand)
+    if isinstance(expr, Binary):
+        return free_names(expr.left) | free_names(expr.right)
+    return set()
+
+
+def functions_used(expr: Expr) -> set[str]:
+    """Names of the functions called in ``expr``."""
+    if isinstance(expr, Call):
+        return {expr.func}.union(*(functions_used(a) for a in expr.args))
+    if isinstance(expr, Attr):
+        return functions_used(expr.base)
+    if isinstance(expr, ListLit):
+        return set().union(*(functions_used(a) for a in expr.items)) if expr.items else set()
+    if isinstance(expr, Unary):
+        return functions_used(expr.operand)
+    if isinstance(expr, Binary):
+        return functions_used(expr.left) | functions_used(expr.right)
+    return set()
+
+
+# ---------------------------------------------------------------------- recursive descent
+def _or(c: Cursor) -> Expr:
+    expr = _and(c)
+    while c.accept("or", "||"):
+        expr = Binary("or", expr, _and(c))
+    return expr
+
+
+def _and(c: Cursor) -> Expr:
+    expr = _not(c)
+    while c.accept("and", "&&"):
+        expr = Binary("and", expr, _not(c))
+    return expr
+
+
+def _not(c: Cursor) -> Expr:
+    if c.accept("not", "!"):
+        return Unary("not", _not(c))
+    return _compare(c)
+
+
+def _compare(c: Cursor) -> Expr:
+    left = _fuzzy(c)
+    if c.peek("not") and c.tokens[c.index + 1].text == "in":
+        c.take()
+        c.take()
+        return Unary("not", Binary("in", left, _fuzzy(c)))
+    op = c.accept(*COMPARISONS)
+    if op is None:
+        return left
+    expr = Binary(op.text, left, _fuzzy(c))
+    if c.peek(*COMPARISONS):
+        raise c.error("comparisons do not chain; use 'and'")
+    return expr
+
+
+def _fuzzy(c: Cursor) -> Expr:
+    expr = _sum(c)
+    if c.accept("~"):
+        expr = Binary("~", expr, _sum(c))
+    return expr
+
+
+def _sum(c: Cursor) -> Expr:
+    expr = _product(c)
+    while (op := c.accept("+", "-")) is not None:
+        expr = Binary(op.text, expr, _product(c))
+    return expr
+
+
+def _product(c: Cursor) -> Expr:
+    expr = _unary(c)
+    while (op := c.accept("*", "/")) is not None:
+        expr = Binary(op.text, expr, _unary(c))
+    return expr
+
+
+def _unary(c: Cursor) -> Expr:
+    if c.accept("-"):
+        return Unary("-", _unary(c))
+    return _postfix(c)
+
+
+def _postfix(c: Cursor) -> Expr:
+    expr = _atom(c)
+    while True:
+        if c.accept("."):
+            name = c.take()
+            if name.kind != "name":
+                raise c.error("expected an attribute name after '.'")
+            expr = Attr(expr, name.text)
+        elif c.peek("(") and isinstance(expr, Var):
+            c.take()
+            expr = Call(expr.name, _arguments(c, ")"))
+        else:
+            return expr
+
+
+def _arguments(c: Cursor, close: str) -> tuple[Expr, ...]:
+    items: list[Expr] = []
+    if c.accept(close):
+        return ()
+    items.append(_or(c))
+    while c.accept(","):
+        items.append(_or(c))
+    c.expect(close)
+    return tuple(items)
+
+
+def _atom(c: Cursor) -> Expr:
+    token = c.token
+    if token.kind == "number":
+        c.take()
+        return Const(float(token.text))
+    if token.kind == "string":
+        c.take()
+        return Const(token.text)
+    if c.accept("("):
+        expr = _or(c)
+        c.expect(")")
+        return expr
+    if c.accept("["):
+        return ListLit(_arguments(c, "]"))
+    if token.kind == "name" and token.text in ("true", "false"):
+        c.take()
+        return Const(token.text == "true")
+    if token.kind == "name" and token.text not in KEYWORDS:
+        c.take()
+        return Var(token.text)
+    raise c.error("expected a value")

@@ -1,0 +1,179 @@
+"""Linear temporal logic over the steps of a machine: syntax, checks against the machine, SPIN and SMV text.
+
+A run is the sequence of configurations s0, s1, ... where s0 follows the initial entry and s(i) the i-th
+step. Atoms are evaluated on s(i) together with what the i-th step saw and did::
+
+    in(S)        S (a state path or unique name) is active
+    flag(f)      an active state has flag f
+    event(e)     event e was among the events of the step
+    command(c)   the step's actions sent controller command c (s0: the initial entry's actions)
+    left(S)      S was active before the step and is not after it
+    entered(S)   S was not active before the step and is after it
+    fired        the step took a transition
+    true, false
+
+Operators, loosest first: ``->`` and ``<->`` (right associative), ``or``/``||``, ``and``/``&&``,
+``U`` (until), ``W`` (weak until: ``p W q`` = ``(p U q) or G p``), ``R`` (release), and the prefixes
+``not``/``!``, ``G`` (always), ``F`` (eventually), ``X`` (next). Named definitions are expanded in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from cosim_validation.monitor.statechart.errors import ExpressionError
+from cosim_validation.monitor.statechart.tokens import Cursor
+
+PREDICATES = ("in", "flag", "event", "command", "left", "entered")
+TEMPORAL_PREFIX = ("G", "F", "X")
+TEMPORAL_INFIX = ("U", "W", "R")
+RESERVED = frozenset({*PREDICATES, *TEMPORAL_PREFIX, *TEMPORAL_INFIX, "fired", "true", "false", "and", "or", "not"})
+
+
+@dataclass(frozen=True)
+class Atom:
+    """``predicate(argument)``; ``fired`` has predicate ``fired`` and no argument."""
+
+    predicate: str
+    argument: str = ""
+
+
+@dataclass(frozen=True)
+class Truth:
+    """``true`` or ``false``."""
+
+    value: bool
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """``not``, ``G``, ``F`` or ``X`` applied to a formula."""
+
+    op: str
+    operand: Formula
+
+
+@dataclass(frozen=True)
+class Infix:
+    """``and``, ``or``, ``->``, ``<->``, ``U``, ``W`` or ``R`` of two formulas."""
+
+    op: str
+    left: Formula
+    right: Formula
+
+
+Formula = Atom | Truth | Prefix | Infix
+
+
+def parse_ltl(text: str, definitions: Mapping[str, Formula] | None = None) -> Formula:
+    """The formula written in ``text``; names in ``definitions`` are replaced by their formulas.
+
+    Raises:
+        ExpressionError: Not a formula of the grammar (the message gives the column).
+    """
+    cursor = Cursor(text)
+    formula = _implies(cursor, definitions or {})
+    cursor.finish()
+    return formula
+
+
+def atoms(formula: Formula) -> set[Atom]:
+    """Every atom of ``formula``."""
+    if isinstance(formula, Atom):
+        return {formula}
+    if isinstance(formula, Prefix):
+        return atoms(formula.operand)
+    if isinstance(formula, Infix):
+        return atoms(formula.left) | atoms(formula.right)
+    return set()
+
+
+def render(formula: Formula, atom_text: Callable[[Atom], str], dialect: str) -> str:
+    """The formula in SPIN's (``promela``) or NuSMV's (``smv``) syntax, atoms written by ``atom_text``."""
+    spin = dialect == "promela"
+    if isinstance(formula, Atom):
+        return atom_text(formula)
+    if isinstance(formula, Truth):
+        return ("true" if formula.value else "false") if spin else ("TRUE" if formula.value else "FALSE")
+    if isinstance(formula, Prefix):
+        inner = render(formula.operand, atom_text, dialect)
+        op = {"not": "!", "G": "[]" if spin else "G", "F": "<>" if spin else "F", "X": "X"}[formula.op]
+        return f"{op} ({inner})"
+    left = render(formula.left, atom_text, dialect)
+    right = render(formula.right, atom_text, dialect)
+    if formula.op == "W":
+        always = "[]" if spin else "G"
+        disjunction = "||" if spin else "|"
+        return f"(({left}) U ({right}) {disjunction} {always} ({left}))"
+    ops = {"and": "&&" if spin else "&", "or": "||" if spin else "|", "->": "->", "<->": "<->", "U": "U"}
+    ops["R"] = "V"
+    return f"(({left}) {ops[formula.op]} ({right}))"
+
+
+# ---------------------------------------------------------------------- recursive descent
+Defs = Mapping[str, Formula]
+
+
+def _implies(c: Cursor, defs: Defs) -> Formula:
+    left = _or(c, defs)
+    op = c.accept("->", "<->")
+    return left if op is None else Infix(op.text, left, _implies(c, defs))
+
+
+def _or(c: Cursor, defs: Defs) -> Formula:
+    formula = _and(c, defs)
+    while c.accept("or", "||"):
+        formula = Infix("or", formula, _and(c, defs))
+    return formula
+
+
+def _and(c: Cursor, defs: Defs) -> Formula:
+    formula = _temporal(c, defs)
+    while c.accept("and", "&&"):
+        formula = Infix("and", formula, _temporal(c, defs))
+    return formula
+
+
+def _temporal(c: Cursor, defs: Defs) -> Formula:
+    left = _unary(c, defs)
+    op = c.accept(*TEMPORAL_INFIX)
+    return left if op is None else Infix(op.text, left, _temporal(c, defs))
+
+
+def _unary(c: Cursor, defs: Defs) -> Formula:
+    if c.accept("not", "!"):
+        return Prefix("not", _unary(c, defs))
+    op = c.accept(*TEMPORAL_PREFIX)
+    if op is not None:
+        return Prefix(op.text, _unary(c, defs))
+    return _atom(c, defs)
+
+
+def _atom(c: Cursor, defs: Defs) -> Formula:
+    if c.accept("("):
+        formula = _implies(c, defs)
+        c.expect(")")
+        return formula
+    token = c.token
+    if token.kind != "name":
+        raise c.error("expected an atom, a definition or '('")
+    c.take()
+    if token.text in ("true", "false"):
+        return Truth(token.text == "true")
+    if token.text == "fired":
+        return Atom("fired")
+    if token.text in PREDICATES:
+        c.expect("(")
+        argument = c.take()
+        if argument.kind != "name":
+            raise ExpressionError(f"{token.text}(...) takes a name", c.text, argument.position)
+        path = argument.text
+        while c.accept("."):
+            path += "." + c.take().text
+        c.expect(")")
+        return Atom(token.text, path)
+    if token.text in defs:
+        return defs[token.text]
+    known = ", ".join([*PREDICATES, "fired", *defs])
+    raise ExpressionError(f"unknown name {token.text!r}; atoms and definitions: {known}", c.text, token.position)

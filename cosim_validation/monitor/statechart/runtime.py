@@ -1,0 +1,157 @@
+"""Running a machine: post events, then step it once per period (rFSM's semantics, see :mod:`.semantics`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.monitor.statechart.evaluation import evaluate
+from cosim_validation.monitor.statechart.model import Action, Machine, Transition
+from cosim_validation.monitor.statechart.semantics import TransitionPlan, candidates, initial_plan, plan_transition
+
+
+class StepResult(NamedTuple):
+    """What one step did.
+
+    Attributes:
+        t_s: Time of the step [s].
+        events: The events the step saw (all dropped afterwards).
+        transition: The transition taken; None if none was enabled.
+        before: Active leaf before the step ("" before the machine was started).
+        after: Active leaf after the step.
+        exited: States exited, innermost first.
+        entered: States entered, outermost first.
+        commands: Controller commands of the actions run, in order.
+    """
+
+    t_s: float
+    events: frozenset[str]
+    transition: Transition | None
+    before: str
+    after: str
+    exited: tuple[str, ...]
+    entered: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
+class Statechart:
+    """One running instance of a machine.
+
+    Args:
+        machine: The machine (validated by the loader).
+
+    Use: :meth:`start` once, then per period :meth:`post` the events that occurred and call :meth:`step`.
+    Guards and assignments see the machine's parameters and variables and the values passed to
+    :meth:`step` (signals and input guards).
+    """
+
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+        self.variables: dict[str, Any] = dict(machine.variables)
+        self.history: dict[str, str] = {}
+        self.leaf = ""
+        self.entered_at: dict[str, float] = {}
+        self.pending: set[str] = set()
+        self.t_s = -math.inf
+
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` was called."""
+        return bool(self.leaf)
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        """The active states, outermost first (empty before the start)."""
+        return self.machine.lineage(self.leaf) if self.leaf else ()
+
+    def is_active(self, path: str) -> bool:
+        """Whether ``path`` (or a state below it) is active."""
+        return bool(self.leaf) and self.machine.contains(path, self.leaf)
+
+    def flags(self) -> frozenset[str]:
+        """The flags of every active state."""
+        return frozenset().union(*(self.machine.states[s].flags for s in self.active))
+
+    def attribute(self, name: str) -> Any:
+        """The value of attribute ``name`` of the innermost active state that has it; None if none has."""
+        for state in reversed(self.active):
+            if name in self.machine.states[state].attributes:
+                return self.machine.states[state].attributes[name]
+        return None
+
+    def post(self, *events: str) -> None:
+        """Collect events for the next step.
+
+        Raises:
+            InputError: An event the machine does not declare.
+        """
+        for event in events:
+            if event not in self.machine.events:
+                known = ", ".join(self.machine.events) or "none"
+                raise InputError(f"machine {self.machine.name!r} has no event {event!r}; events: {known}")
+            self.pending.add(event)
+
+    def start(self, t_s: float = 0.0, env: Mapping[str, Any] | None = None) -> StepResult:
+        """Enter the initial states (their entry actions run)."""
+        if self.started:
+            raise InputError(f"machine {self.machine.name!r} is already started")
+        self._clock(t_s)
+        return self._apply(initial_plan(self.machine), None, frozenset(), env or {})
+
+    def step(self, t_s: float, env: Mapping[str, Any] | None = None, events: Iterable[str] = ()) -> StepResult:
+        """One step at time ``t_s``: take the first enabled transition (if any), drop every collected event.
+
+        Args:
+            t_s: Time [s], not before the previous step.
+            env: Signals and input guards for the guards and assignments of this step.
+            events: More events for this step (as if posted before).
+        """
+        if not self.started:
+            raise InputError(f"machine {self.machine.name!r}: start() it before stepping")
+        self.post(*events)
+        self._clock(t_s)
+        seen, self.pending = frozenset(self.pending), set()
+        scope = {**self.machine.parameters, **self.variables, **(env or {})}
+        for tr in candidates(self.machine, self.leaf):
+            if self.enabled(tr, seen, scope):
+                plan = plan_transition(self.machine, tr, self.leaf, self.history)
+                return self._apply(plan, tr, seen, env or {})
+        return StepResult(t_s, seen, None, self.leaf, self.leaf, (), (), ())
+
+    def enabled(self, tr: Transition, events: frozenset[str], scope: Mapping[str, Any]) -> bool:
+        """Whether ``tr`` (whose source is active) may fire with these events and values."""
+        if tr.events and events.isdisjoint(tr.events):
+            return False
+        if tr.after_s is not None and self.t_s - self.entered_at[tr.source] < tr.after_s:
+            return False
+        return tr.guard is None or bool(evaluate(tr.guard, scope))
+
+    def _clock(self, t_s: float) -> None:
+        if not t_s >= self.t_s:
+            raise InputError(f"machine {self.machine.name!r}: time {t_s!r} s is before the last step at {self.t_s!r} s")
+        self.t_s = t_s
+
+    def _apply(
+        self, plan: TransitionPlan, tr: Transition | None, events: frozenset[str], env: Mapping[str, Any]
+    ) -> StepResult:
+        before = self.leaf
+        for state in plan.exited:
+            self.entered_at.pop(state, None)
+        self.history.update(plan.remembered)
+        for state in plan.entered:
+            self.entered_at[state] = self.t_s
+        self.leaf = plan.leaf
+        commands = self._run(plan.actions, env)
+        return StepResult(self.t_s, events, tr, before, self.leaf, plan.exited, plan.entered, commands)
+
+    def _run(self, actions: tuple[Action, ...], env: Mapping[str, Any]) -> tuple[str, ...]:
+        commands = []
+        for action in actions:
+            if action.command is not None:
+                commands.append(action.command)
+            elif action.assignment is not None:
+                scope = {**self.machine.parameters, **self.variables, **env}
+                self.variables[action.assignment.name] = evaluate(action.assignment.value, scope)
+        return tuple(commands)

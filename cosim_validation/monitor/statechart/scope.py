@@ -1,0 +1,132 @@
+"""The names an expression of a machine may use, and parsing guards and actions against them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.monitor.statechart.errors import ExpressionError, MachineError
+from cosim_validation.monitor.statechart.evaluation import FUNCTIONS
+from cosim_validation.monitor.statechart.expression import (
+    Attr,
+    Binary,
+    Call,
+    Expr,
+    ListLit,
+    Unary,
+    Var,
+    free_names,
+    functions_used,
+    parse_action,
+    parse_expression,
+)
+from cosim_validation.monitor.statechart.model import Action, Guard
+
+
+class ExpressionScope:
+    """What guards and actions of one machine can refer to.
+
+    Args:
+        source: The machine file (for errors).
+        parameters: Constants.
+        variables: Variables with their initial values.
+        signals: Names the host provides each step.
+        guards: Named guards (inputs and expressions), inlined where a guard expression names them.
+        commands: Declared controller commands.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        parameters: Mapping[str, Any],
+        variables: Mapping[str, Any],
+        signals: Mapping[str, str],
+        guards: Mapping[str, Guard],
+        commands: Mapping[str, str],
+    ) -> None:
+        self.source = source
+        self.parameters = parameters
+        self.variables = variables
+        self.signals = signals
+        self.guards = guards
+        self.commands = commands
+        inputs = [name for name, guard in guards.items() if guard.expr is None]
+        self.names = {*parameters, *variables, *signals, *inputs}
+
+    def expression(self, node: ConfigNode) -> Expr:
+        """Parse a guard-like expression at ``node`` with named guards inlined; check every name."""
+        text = node.to_str()
+        try:
+            expr = self.inline(parse_expression(text), node)
+        except ExpressionError as exc:
+            raise MachineError(node.source, node.key, str(exc)) from None
+        self.check_names(expr, node)
+        return expr
+
+    def inline(self, expr: Expr, node: ConfigNode, seen: tuple[str, ...] = ()) -> Expr:
+        """``expr`` with every named expression guard replaced by its expression."""
+        if isinstance(expr, Var):
+            guard = self.guards.get(expr.name)
+            if guard is None or guard.expr is None:
+                return expr
+            if expr.name in seen:
+                cycle = " -> ".join([*seen, expr.name])
+                raise MachineError(node.source, node.key, f"guards refer to each other in a cycle: {cycle}")
+            return self.inline(guard.expr, node, (*seen, expr.name))
+        if isinstance(expr, Attr):
+            return Attr(self.inline(expr.base, node, seen), expr.name)
+        if isinstance(expr, Call):
+            return Call(expr.func, tuple(self.inline(a, node, seen) for a in expr.args))
+        if isinstance(expr, ListLit):
+            return ListLit(tuple(self.inline(a, node, seen) for a in expr.items))
+        if isinstance(expr, Unary):
+            return Unary(expr.op, self.inline(expr.operand, node, seen))
+        if isinstance(expr, Binary):
+            return Binary(expr.op, self.inline(expr.left, node, seen), self.inline(expr.right, node, seen))
+        return expr
+
+    def check_names(self, expr: Expr, node: ConfigNode) -> None:
+        """Raise for a name or function the machine does not declare."""
+        unknown = sorted(free_names(expr) - self.names)
+        if unknown:
+            known = ", ".join(sorted(self.names)) or "none"
+            raise MachineError(
+                node.source,
+                node.key,
+                f"unknown name {unknown[0]!r} in {node.value!r}; declared parameters, variables, signals "
+                f"and input guards: {known}",
+            )
+        functions = sorted(functions_used(expr) - set(FUNCTIONS))
+        if functions:
+            raise MachineError(
+                node.source, node.key, f"unknown function {functions[0]!r}; functions: {', '.join(FUNCTIONS)}"
+            )
+
+    def action(self, node: ConfigNode) -> Action:
+        """Parse one action: a declared command, or ``variable = expression`` for a declared variable."""
+        text = node.to_str()
+        try:
+            parsed = parse_action(text)
+        except ExpressionError as exc:
+            raise MachineError(node.source, node.key, str(exc)) from None
+        if isinstance(parsed, str):
+            if parsed not in self.commands:
+                known = ", ".join(self.commands) or "none"
+                raise MachineError(node.source, node.key, f"unknown command {parsed!r}; commands: {known}")
+            return Action(text, command=parsed)
+        if parsed.name not in self.variables:
+            known = ", ".join(self.variables) or "none"
+            raise MachineError(node.source, node.key, f"assignment to undeclared variable {parsed.name!r}; "
+                               f"variables: {known}")  # fmt: skip
+        value = self.inline(parsed.value, node)
+        self.check_names(value, node)
+        return Action(text, assignment=type(parsed)(parsed.name, value))
+
+    def actions(self, node: ConfigNode | None) -> tuple[Action, ...]:
+        """A list of actions (or one action as a string); () when absent."""
+        if node is None:
+            return ()
+        if isinstance(node.value, str):
+            return (self.action(node),)
+        return tuple(self.action(item) for item in node.elements())

@@ -1,0 +1,107 @@
+"""What a behaviour test sees of one sample (LT4R's snapshot, seed 004 section 4.2), as named signals.
+
+The values are computed exactly as :class:`cosim_validation.monitor.properties.machines.Snapshot` computes them
+(same operations in the same order), so a YAML behaviour test and its Python original decide alike.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from cosim_validation.common.record import Stage, TrajectoryRecord
+
+#: Signals a behaviour machine may declare, with their meaning.
+SIGNALS: dict[str, str] = {
+    "t_s": "time since the case start [s]",
+    "stage": "stage label: none, initialization, approach, injection, extraction, reset",
+    "tip_m": "(3,) needle tip from forward kinematics, base_link [m]",
+    "tip_axis": "(3,) unit needle direction, towards the tip",
+    "tip_velocity_m_s": "(3,) backward difference of the tip [m/s]; zeros at the first sample",
+    "insertion_speed_m_s": "tip velocity along the needle axis [m/s]: > 0 moving in, < 0 moving out",
+    "q": "(J,) measured joint positions [rad]",
+    "actual_tip_m": "(3,) tracked or ground-truth tip [m]; NaN if unknown",
+    "has_target": "whether the case's target is known",
+    "distance_to_target_m": "distance of the tip from the target [m]; NaN without a target",
+    "index": "0-based sample index",
+    "is_last": "the last sample of the run (LT4R's eof)",
+}
+
+
+class SampleLike(Protocol):
+    """One sample of one robot (properties' ``Sample`` and :class:`RecordSample` both qualify)."""
+
+    @property
+    def t_s(self) -> float: ...
+
+    @property
+    def stage(self) -> Stage | int: ...
+
+    @property
+    def tip_pos_m(self) -> np.ndarray: ...
+
+    @property
+    def tip_quat_wxyz(self) -> np.ndarray: ...
+
+    @property
+    def q_measured(self) -> np.ndarray: ...
+
+    @property
+    def actual_tip_pos_m(self) -> np.ndarray: ...
+
+
+class RecordSample(NamedTuple):
+    """Row ``k`` of a :class:`TrajectoryRecord` (the fields a snapshot needs)."""
+
+    t_s: float
+    stage: Stage
+    tip_pos_m: np.ndarray
+    tip_quat_wxyz: np.ndarray
+    q_measured: np.ndarray
+    actual_tip_pos_m: np.ndarray
+
+
+def record_rows(record: TrajectoryRecord) -> list[RecordSample]:
+    """Every sample of ``record`` in order."""
+    return [
+        RecordSample(float(record.t_s[k]), Stage(int(record.stage[k])), record.tip_pos_m[k], record.tip_quat_wxyz[k],
+                     record.q_measured[k], record.actual_tip_pos_m[k])
+        for k in range(record.n_samples)
+    ]  # fmt: skip
+
+
+def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
+    """+z axis of a wxyz unit quaternion (the formula of ``properties.signals.z_axis_one``)."""
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+
+
+def snapshot(
+    sample: SampleLike, previous: SampleLike | None, target_m: np.ndarray | None, index: int, is_last: bool
+) -> dict[str, Any]:
+    """The signals of ``sample`` (``previous``: the sample before it, for the velocity)."""
+    tip = np.asarray(sample.tip_pos_m, dtype=np.float64)
+    velocity = np.zeros(3)
+    if previous is not None and sample.t_s > previous.t_s:
+        velocity = (tip - previous.tip_pos_m) / (sample.t_s - previous.t_s)
+    axis = z_axis(sample.tip_quat_wxyz)
+    distance = math.nan
+    if target_m is not None:
+        d = tip - target_m
+        distance = float(np.sqrt(d @ d))
+    return {
+        "t_s": sample.t_s,
+        "stage": Stage(int(sample.stage)).label,
+        "tip_m": tip,
+        "tip_axis": axis,
+        "tip_velocity_m_s": velocity,
+        "insertion_speed_m_s": float(velocity @ axis),
+        "q": np.asarray(sample.q_measured),
+        "actual_tip_m": np.asarray(sample.actual_tip_pos_m),
+        "has_target": target_m is not None,
+        "distance_to_target_m": distance,
+        "index": float(index),
+        "is_last": is_last,
+    }

@@ -1,4 +1,0 @@
-"""KPIs of a run (seed 000) and the properties over them (decided at the end of a run).
-
-Import from the modules of this package (``cosim_validation.properties`` holds the public API).
-"""

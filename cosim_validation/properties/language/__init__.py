@@ -1,5 +1,0 @@
-"""The property language: syntax tree, parser, compiled formulas over typed per-sample terms, the names
-they resolve, and robust (interval) semantics of atoms. docs/PROPERTIES.md describes it.
-
-Import from the modules of this package (``cosim_validation.properties`` holds the public API).
-"""

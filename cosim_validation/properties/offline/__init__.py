@@ -1,4 +1,0 @@
-"""Offline evaluation: every property on a whole trajectory record (vectorised terms, numba operators).
-
-Import from the modules of this package (``cosim_validation.properties`` holds the public API).
-"""

@@ -1,8 +1,0 @@
-"""Shared vocabulary of a run: stages, supervisor modes, robot roles and the trajectory record."""
-
-from cosim_validation.record.robot_role import RobotRole
-from cosim_validation.record.stage import Stage
-from cosim_validation.record.supervisor_mode import SupervisorMode
-from cosim_validation.record.trajectory_record import NO_MARKER_POS, NO_MARKER_QUAT, TrajectoryRecord
-
-__all__ = ["NO_MARKER_POS", "NO_MARKER_QUAT", "RobotRole", "Stage", "SupervisorMode", "TrajectoryRecord"]

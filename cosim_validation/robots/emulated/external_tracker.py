@@ -1,0 +1,32 @@
+"""An external tracker (optical, on the needle) reporting the actual tip pose with noise."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cosim_validation.robots.emulated.emulated_config import TrackerConfig
+from cosim_validation.robots.virtual.quaternion import canonical, quat_from_rotvec, quat_multiply
+
+
+class ExternalTracker:
+    """Adds the tracker's white noise to the true tip pose.
+
+    Args:
+        config: Position and orientation noise.
+        rng: The tracker's random stream (seeded by the arm).
+    """
+
+    def __init__(self, config: TrackerConfig, rng: np.random.Generator) -> None:
+        self._position_std_m = config.position_noise_std_m
+        self._orientation_std_rad = config.orientation_noise_std_rad
+        self._rng = rng
+
+    def measure(self, tip_pos_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A measurement of the true pose: position (3,) [m] and orientation (4,) wxyz (w >= 0), both noisy.
+
+        Orientation noise is a small rotation of the tip frame (rotation vector with independent
+        normal components).
+        """
+        position = tip_pos_m + self._rng.normal(0.0, self._position_std_m, 3)
+        noise = quat_from_rotvec(self._rng.normal(0.0, self._orientation_std_rad, 3))
+        return position, canonical(quat_multiply(tip_quat_wxyz, noise))

@@ -1,0 +1,1 @@
+"""Filters between a controller and a robot (offsets and their configured stack)."""

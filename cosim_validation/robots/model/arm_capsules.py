@@ -1,0 +1,79 @@
+"""The arm's collision cylinders (from the URDF) as points with radii, for clearance against the anatomy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cosim_validation.common.optional import require
+from cosim_validation.robots.model.errors import RobotModelError
+from cosim_validation.robots.model.fk_kernels import link_points_batch
+from cosim_validation.robots.model.kinematics import Kinematics
+
+
+class ArmCapsules:
+    """Each URDF collision cylinder becomes a capsule, sampled as points on its axis.
+
+    A link keeps a clearance c from a surface when every sample point of its capsule is at least
+    ``radius + c`` away (conservative: the capsule contains the cylinder; between two samples the axis is
+    at most ``spacing / 2`` from a sample, which callers add to the clearance, see :attr:`slack_m`).
+
+    Args:
+        kinematics: Arm (its URDF's collision geometry is read with pinocchio).
+        spacing_m: Largest distance between sample points along an axis [m].
+        exempt_links: Links left out: an instrument that passes through the body wall at the remote centre
+            of motion (:attr:`~cosim_validation.robots.model.RobotModel.port_links`) is meant to be inside the skin.
+    """
+
+    def __init__(self, kinematics: Kinematics, spacing_m: float = 0.02, exempt_links: tuple[str, ...] = ()) -> None:
+        pin = require("pinocchio", "pin", "arm collision geometry")
+        chain = kinematics.chain
+        geometry = pin.buildGeomFromUrdf(chain.model, str(chain.urdf_path), pin.GeometryType.COLLISION)
+        links = {frame.name for frame in chain.model.frames}
+        unknown = [name for name in exempt_links if name not in links]
+        if unknown:
+            raise RobotModelError(f"{chain.urdf_path}: no link {unknown[0]!r} (a port link of the robot model)")
+        joints, points, radii, names = [], [], [], []
+        for obj in geometry.geometryObjects:
+            if chain.model.frames[obj.parentFrame].name in exempt_links:
+                continue
+            shape = obj.geometry
+            if not hasattr(shape, "radius") or not hasattr(shape, "halfLength"):
+                raise RobotModelError(f"{chain.urdf_path}: collision geometry {obj.name!r} is not a cylinder")
+            half = float(shape.halfLength)
+            count = max(2, math.ceil(2 * half / spacing_m) + 1)
+            local = np.zeros((count, 3))
+            local[:, 2] = np.linspace(-half, half, count)
+            placed = local @ np.asarray(obj.placement.rotation).T + np.asarray(obj.placement.translation)
+            joints.append(np.full(count, int(obj.parentJoint)))
+            points.append(placed)
+            radii.append(np.full(count, float(shape.radius)))
+            names += [obj.name.rsplit("_", 1)[0]] * count
+        self.kinematics = kinematics
+        self.spacing_m = float(spacing_m)
+        self.point_joint = np.concatenate(joints).astype(np.int64)
+        self.point_local_m = np.ascontiguousarray(np.concatenate(points))
+        self.radius_m = np.concatenate(radii)
+        self.link_names: tuple[str, ...] = tuple(names)
+
+    @property
+    def slack_m(self) -> float:
+        """How far the capsule axis can be from its nearest sample point [m] (half the spacing)."""
+        return 0.5 * self.spacing_m
+
+    @property
+    def n_points(self) -> int:
+        """Number of sample points P."""
+        return int(self.radius_m.shape[0])
+
+    def points(self, q: ArrayLike) -> np.ndarray:
+        """(n, P, 3) sample points in base_link [m] for n joint vectors (n, J)."""
+        batch = self.kinematics.as_joint_batch(q)
+        chain = self.kinematics.chain
+        return np.asarray(
+            link_points_batch(
+                batch, chain.T_parent_joint, chain.axis_in_joint, chain.joint_type, self.point_joint, self.point_local_m
+            )
+        )

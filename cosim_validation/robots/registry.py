@@ -1,0 +1,120 @@
+"""The robots a case can run on, by name: virtual engines (``sim``) and physical arms (``hardware``).
+
+This registry sits above both packages, so neither imports the other: ``sim`` holds the engines and the
+shared servo, ``hardware`` the emulated physical arms (built on those engines), and this module names them::
+
+    backend = make_backend("emulated", config, kinematics, seed=None)   # or "mujoco", "pybullet"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.record import RobotRole
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import RobotBackend
+from cosim_validation.robots.virtual.backends_config import BackendsConfig
+from cosim_validation.robots.virtual.errors import BackendInputError, BackendModelError
+
+Builder = Callable[[ConfigNode, BackendsConfig, Kinematics, "int | None"], RobotBackend]
+
+
+class Engine(NamedTuple):
+    """One backend the registry can build.
+
+    Attributes:
+        name: Its name in configuration and on the command line.
+        role: VIRTUAL (a simulator) or PHYSICAL (a real arm or its emulator).
+        build: ``(backends section, shared settings, kinematics, seed) -> backend``.
+        summary: One line for help texts and ``cosim doctor``.
+    """
+
+    name: str
+    role: RobotRole
+    build: Builder
+    summary: str
+
+
+def _mujoco(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
+    from cosim_validation.robots.virtual.mujoco_backend import MujocoBackend
+
+    return MujocoBackend(shared, kinematics)
+
+
+def _pybullet(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
+    from cosim_validation.robots.virtual.pybullet_backend import PybulletBackend
+
+    return PybulletBackend(shared, kinematics)
+
+
+def _emulated(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
+    from cosim_validation.robots.emulated.emulated_config import EmulatedArmConfig
+    from cosim_validation.robots.emulated.emulated_er3_pro import EmulatedEr3Pro
+
+    emulated = EmulatedArmConfig.from_config(node["emulated"], kinematics.n_joints)
+    return EmulatedEr3Pro(shared, emulated, kinematics, seed=seed)
+
+
+ENGINES: dict[str, Engine] = {
+    engine.name: engine
+    for engine in (
+        Engine("mujoco", RobotRole.VIRTUAL, _mujoco, "MuJoCo, the default virtual robot (1 kHz servo)"),
+        Engine("pybullet", RobotRole.VIRTUAL, _pybullet, "PyBullet, the second physics engine"),
+        Engine("emulated", RobotRole.PHYSICAL, _emulated, "the emulated physical arm (perturbed twin)"),
+    )
+}
+
+#: Names accepted by :func:`make_backend`, in registry order.
+BACKEND_NAMES: tuple[str, ...] = tuple(ENGINES)
+
+
+def engine(name: str) -> Engine:
+    """The registered engine ``name``.
+
+    Raises:
+        BackendInputError: Unknown name (the message lists the valid ones).
+    """
+    if name not in ENGINES:
+        raise BackendInputError(f"unknown backend {name!r}; expected one of: {', '.join(BACKEND_NAMES)}")
+    return ENGINES[name]
+
+
+def default_backend(config: ConfigNode) -> str:
+    """``backends.default`` of the configuration, checked against the registry."""
+    node = config["backends"]["default"]
+    return node.to_str(choices=BACKEND_NAMES)
+
+
+def make_backend(
+    name: str | None,
+    config: ConfigNode,
+    kinematics: Kinematics,
+    *,
+    seed: int | None = None,
+) -> RobotBackend:
+    """The backend ``name`` for the arm of ``kinematics`` (its URDF and needle).
+
+    Args:
+        name: A name of :data:`BACKEND_NAMES`; None for ``backends.default``.
+        config: The whole configuration (its ``backends`` section is read and validated).
+        kinematics: The nominal arm and needle.
+        seed: For a physical (emulated) arm, overrides ``backends.emulated.seed``; ignored by the
+            deterministic simulators.
+
+    Raises:
+        BackendInputError: Unknown name (the message lists the valid ones).
+        ConfigError: A bad value in ``backends`` (naming file and key).
+        BackendModelError: The engine cannot build the arm.
+    """
+    node = config["backends"]
+    shared = BackendsConfig.from_config(node, kinematics.n_joints)
+    chosen = engine(default_backend(config) if name is None else name)
+    backend = chosen.build(node, shared, kinematics, seed)
+    if backend.joint_names != kinematics.joint_names:
+        backend.close()
+        raise BackendModelError(
+            f"{chosen.name} joints {backend.joint_names} differ from the kinematics' joints {kinematics.joint_names}"
+        )
+    return backend

@@ -1,0 +1,66 @@
+"""Validation of what a backend is given: joint vectors and durations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cosim_validation.robots.virtual.errors import BackendInputError
+
+# Setpoints may touch a limit; rounding in a planner must not make them fail by a hair.
+LIMIT_TOLERANCE_RAD = 1e-9
+
+
+def checked_joint_vector(
+    value: ArrayLike,
+    what: str,
+    joint_names: tuple[str, ...],
+    q_lower: np.ndarray,
+    q_upper: np.ndarray,
+) -> np.ndarray:
+    """``value`` as a finite (J,) float64 vector inside the joint limits.
+
+    Args:
+        value: The joint vector [rad].
+        what: What it is, for the message (e.g. ``mujoco setpoint``).
+        joint_names: Names of the J joints.
+        q_lower: (J,) lower limits [rad].
+        q_upper: (J,) upper limits [rad].
+
+    Raises:
+        BackendInputError: Wrong shape, NaN or infinite entries, or a joint outside its limits.
+    """
+    try:
+        q = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise BackendInputError(f"{what}: expected {len(joint_names)} joint positions [rad], got {value!r}") from None
+    if q.shape != (len(joint_names),):
+        raise BackendInputError(f"{what}: expected shape ({len(joint_names)},), got shape {q.shape}: {value!r}")
+    bad = ~np.isfinite(q)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise BackendInputError(f"{what}: {joint_names[i]} is {float(q[i])!r}; joint positions must be finite")
+    outside = (q < q_lower - LIMIT_TOLERANCE_RAD) | (q > q_upper + LIMIT_TOLERANCE_RAD)
+    if outside.any():
+        i = int(np.argmax(outside))
+        raise BackendInputError(
+            f"{what}: {joint_names[i]} = {float(q[i])!r} rad is outside its limits "
+            f"[{float(q_lower[i])!r}, {float(q_upper[i])!r}] rad"
+        )
+    return q
+
+
+def checked_duration(value: float, what: str) -> float:
+    """``value`` as a finite duration > 0 [s].
+
+    Raises:
+        BackendInputError: Not a number, not finite, or <= 0.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise BackendInputError(f"{what}: expected a duration in seconds, got {value!r}")
+    duration = float(value)
+    if not math.isfinite(duration) or duration <= 0.0:
+        raise BackendInputError(f"{what}: expected a finite duration > 0 s, got {value!r}")
+    return duration

@@ -1,0 +1,88 @@
+"""A MuJoCo arm driven by the first-order-hold servo, in whole physics steps.
+
+Shared by the virtual MuJoCo backend and the emulated physical arm (which runs it on a perturbed model).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.optional import require
+from cosim_validation.robots.virtual.mujoco_model import TIP_SITE
+from cosim_validation.robots.virtual.quaternion import canonical
+from cosim_validation.robots.virtual.setpoint_ramp import SetpointRamp
+
+
+class MujocoArm:
+    """Physics state of one arm built by :mod:`cosim_validation.robots.virtual.mujoco_model`.
+
+    Args:
+        model: A compiled ``mujoco.MjModel`` with J hinge joints, the 2 J servo actuators and the tip site.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self._mujoco = require("mujoco", "mujoco", "the MuJoCo robot backend")
+        self.model = model
+        self.data = self._mujoco.MjData(model)
+        self.n_joints = int(model.nu) // 2
+        self.timestep_s = float(model.opt.timestep)
+        self.ramp = SetpointRamp(self.n_joints, self.timestep_s)
+        self.steps = 0
+        self._tip_site = int(model.site(TIP_SITE).id)
+
+    @property
+    def time_s(self) -> float:
+        """Simulated time since the last reset [s]."""
+        return self.steps * self.timestep_s
+
+    def reset(self, q0: np.ndarray) -> None:
+        """At rest at ``q0`` ((J,) [rad]), reference holding it, clock at 0."""
+        self._mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[:] = q0
+        self.data.act[:] = q0
+        self.data.ctrl[:] = 0.0
+        self.ramp.reset(q0)
+        self.steps = 0
+        self._mujoco.mj_forward(self.model, self.data)
+
+    def restart_clock(self) -> None:
+        """Make the current instant t = 0 (state untouched)."""
+        self.steps = 0
+
+    def steps_until(self, t_s: float) -> int:
+        """Whole physics steps from now to the step nearest ``t_s`` (0 if that is not later)."""
+        return max(0, round(t_s / self.timestep_s) - self.steps)
+
+    def step(self, n_steps: int) -> None:
+        """Integrate ``n_steps`` physics steps, the servo following the ramp."""
+        j = self.n_joints
+        left = n_steps
+        while left > 0:
+            count, slope = self.ramp.next_segment(left)
+            self.data.ctrl[:j] = slope
+            self.data.ctrl[j:] = slope
+            self._mujoco.mj_step(self.model, self.data, nstep=count)
+            self.ramp.consume(count)
+            self.data.act[:] = self.ramp.reference_rad  # exact reference, no Euler round-off
+            left -= count
+            self.steps += count
+
+    def forward(self) -> None:
+        """Recompute positions, forces and sites for the current state (after stepping, before reading)."""
+        self._mujoco.mj_forward(self.model, self.data)
+
+    def joint_positions_rad(self) -> np.ndarray:
+        """(J,) joint positions [rad]."""
+        return np.array(self.data.qpos[: self.n_joints])
+
+    def tip_pose(self, data: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Needle-tip position (3,) [m] and orientation (4,) wxyz (w >= 0) in base_link, from ``data`` (default: own).
+
+        Call :meth:`forward` first (or ``mj_kinematics`` on ``data``).
+        """
+        d = self.data if data is None else data
+        quat = np.empty(4)
+        self._mujoco.mju_mat2Quat(quat, d.site_xmat[self._tip_site])
+        return np.array(d.site_xpos[self._tip_site]), canonical(quat)

@@ -1,0 +1,98 @@
+"""The default virtual robot: the arm in MuJoCo, 1 kHz physics, first-order-hold joint servo."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cosim_validation.common.record import RobotRole
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import BackendSample
+from cosim_validation.robots.virtual.backends_config import BackendsConfig
+from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
+from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
+from cosim_validation.robots.virtual.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
+
+
+class MujocoBackend:
+    """Virtual robot in MuJoCo; implements :class:`~cosim_validation.robots.robot_backend.RobotBackend`.
+
+    The measured joints are the simulator state and the actual tip pose is its ground truth (the
+    ``needle_tip`` site), both exact.
+
+    Args:
+        config: The shared backend configuration (physics rate, servo).
+        kinematics: The arm (its URDF) and the needle.
+    """
+
+    name = "mujoco"
+    role = RobotRole.VIRTUAL
+
+    def __init__(self, config: BackendsConfig, kinematics: Kinematics) -> None:
+        spec = load_arm_spec(kinematics)
+        add_servo(spec, config.servo, config.physics_timestep_s)
+        model = compile_spec(spec, str(kinematics.chain.urdf_path))
+        self._arm = MujocoArm(model)
+        self._joint_names = actuated_joint_names(spec)
+        self._q_lower = np.array(model.jnt_range[: self._arm.n_joints, 0])
+        self._q_upper = np.array(model.jnt_range[: self._arm.n_joints, 1])
+        self._setpoint_rad = np.zeros(self._arm.n_joints)
+        self._requested_s = 0.0
+        self.reset(np.clip(np.zeros(self._arm.n_joints), self._q_lower, self._q_upper))
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the J joints."""
+        return self._joint_names
+
+    @property
+    def q_lower(self) -> np.ndarray:
+        """(J,) lower joint limits [rad]."""
+        return self._q_lower.copy()
+
+    @property
+    def q_upper(self) -> np.ndarray:
+        """(J,) upper joint limits [rad]."""
+        return self._q_upper.copy()
+
+    @property
+    def physics_timestep_s(self) -> float:
+        """Physics period [s]."""
+        return self._arm.timestep_s
+
+    def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
+        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)
+
+    def reset(self, q0: ArrayLike) -> None:
+        """At rest at ``q0`` ((J,) [rad]), clock at 0."""
+        q0 = self._joints(q0, "reset pose")
+        self._arm.reset(q0)
+        self._setpoint_rad = q0
+        self._requested_s = 0.0
+
+    def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
+        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s]."""
+        q = self._joints(q_setpoint, "setpoint")
+        duration = checked_duration(duration_s, f"{self.name} command duration_s")
+        self._arm.ramp.start(q, duration)
+        self._setpoint_rad = q
+
+    def advance(self, dt_s: float) -> None:
+        """Simulate ``dt_s`` [s] (whole physics steps; the clock never drifts from the requested time)."""
+        self._requested_s += checked_duration(dt_s, f"{self.name} advance dt_s")
+        self._arm.step(self._arm.steps_until(self._requested_s))
+
+    def read(self) -> BackendSample:
+        """Time, setpoint, joints and ground-truth tip pose now."""
+        self._arm.forward()
+        tip_pos_m, tip_quat_wxyz = self._arm.tip_pose()
+        return BackendSample(
+            t_s=self._arm.time_s,
+            q_setpoint=self._setpoint_rad.copy(),
+            q_measured=self._arm.joint_positions_rad(),
+            actual_tip_pos_m=tip_pos_m,
+            actual_tip_quat_wxyz=tip_quat_wxyz,
+        )
+
+    def close(self) -> None:
+        """Nothing to release (the model lives in this process)."""

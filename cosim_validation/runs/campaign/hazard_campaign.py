@@ -1,0 +1,169 @@
+"""A hazard campaign: a suite fault-free and under each scenario, then the detector over every case.
+
+Each scenario is an ordinary campaign run (``RUN/runs/<name>/``: resumable, its own ``results.sqlite``) with the
+physical robot seen through the scenario's ``hazards`` filter; the virtual robot is the fault-free model fed the
+clean commands. The fault-free run gives the detector its thresholds (its largest deviations times a margin)
+unless they are set or derived from another fault-free run (``calibration``: a campaign run directory with the
+virtual and physical records, e.g. of another suite, so false alarms are counted on cases the thresholds were not
+taken from). The detection tables go to ``RUN/hazards.sqlite`` (:mod:`~cosim_validation.runs.campaign.hazard_tables`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.common.config import load_config, resolve_resource
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole
+from cosim_validation.hazards.detector import DetectorSettings
+from cosim_validation.hazards.hazard_library import load_library
+from cosim_validation.hazards.hazard_watch import format_detector, parse_detector
+from cosim_validation.hazards.scenario import Scenario
+from cosim_validation.robots.filters.robot_filters import FilterSpec
+from cosim_validation.robots.model import RobotConfig
+from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
+from cosim_validation.runs.campaign.hazard_tables import (
+    FAULT_FREE,
+    HAZARDS_FILE,
+    derive_settings,
+    holding_properties,
+    judge_run,
+    write_tables,
+)
+from cosim_validation.runs.campaign.results_db import ResultsDB
+
+RUNS_DIR = "runs"
+DEFAULT_MARGIN = 1.25
+
+
+@dataclass(frozen=True)
+class HazardRequest:
+    """What to run.
+
+    Attributes:
+        config_path: The case-study configuration.
+        suite_paths: Suites (Parquet).
+        out_dir: The hazard run directory.
+        scenarios: Scenario names of the library (empty: all).
+        library: The scenario library file.
+        workers: Worker processes per campaign (None: every core).
+        resume: Continue the runs stored in ``out_dir``.
+        validate: The state validator (None: the configuration's).
+        settings: Thresholds to use (None: derive them).
+        margin: Derived thresholds = largest fault-free value x margin.
+        calibration: A fault-free campaign run directory to derive them from (None: this run's fault-free run).
+        mitigate: Every run (fault-free too) with the detector in the loop and stop on alarm under ``supervisor``:
+            the thresholds must be known before the cases run (``settings`` or ``calibration``).
+        supervisor: The task supervisor's configuration of a mitigated run.
+    """
+
+    config_path: Path
+    suite_paths: tuple[Path, ...]
+    out_dir: Path
+    scenarios: tuple[str, ...] = ()
+    library: str = "config/hazards.yaml"
+    workers: int | None = None
+    resume: bool = False
+    validate: bool | None = None
+    settings: DetectorSettings | None = None
+    margin: float = DEFAULT_MARGIN
+    calibration: Path | None = None
+    mitigate: bool = False
+    supervisor: str = "config/supervisor/supervisor.yaml"
+
+
+def chosen_scenarios(request: HazardRequest) -> list[Scenario]:
+    """The scenarios to run, in library order (all of them for no name or ``all``; none for ``none``).
+
+    Raises:
+        InputError: An unknown name (the message lists the library's).
+    """
+    library = load_library(request.library)
+    if request.scenarios == ("none",):  # the fault-free run alone (false alarms, thresholds)
+        return []
+    names = [n for n in request.scenarios if n != "all"]
+    unknown = [n for n in names if n not in library]
+    if unknown:
+        raise InputError(f"--scenarios: unknown scenario {unknown[0]!r}; scenarios: {', '.join(library)}")
+    return [s for n, s in library.items() if not names or n in names]
+
+
+def run_hazards(request: HazardRequest) -> Path:
+    """Run every campaign (skipping the stored cases on resume), then the detector; the tables' path."""
+    scenarios = chosen_scenarios(request)
+    if request.out_dir.exists() and not request.resume and any(request.out_dir.iterdir()):
+        raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
+    loop: dict[str, Any] = {}
+    if request.mitigate:
+        supervisor = str(resolve_resource(request.supervisor))
+        loop = {"detector": format_detector(_loop_settings(request)), "stop_on_alarm": True, "supervisor": supervisor}
+    for name in (FAULT_FREE, *(s.name for s in scenarios)):
+        out = request.out_dir / RUNS_DIR / name
+        spec = FilterSpec(RobotRole.PHYSICAL, "hazards", f"{name}@{request.library}")
+        filters = () if name == FAULT_FREE else (spec,)
+        run_campaign(CampaignRequest(
+            config_path=request.config_path, suite_paths=request.suite_paths, out_dir=out,
+            backends=("virtual", "physical"), workers=request.workers, resume=out.exists(),
+            validate=request.validate, filters=filters, **loop,
+        ))  # fmt: skip
+    return analyse(request, scenarios)
+
+
+def _loop_settings(request: HazardRequest) -> DetectorSettings:
+    """The thresholds of a mitigated run, known before its cases run (as the loop will read them back).
+
+    Raises:
+        InputError: Neither set nor a calibration run to derive them from.
+    """
+    settings = request.settings
+    if settings is None and request.calibration is None:
+        raise InputError(
+            "--mitigate: the detector in the loop needs its thresholds first: --calibration or --threshold-mm"
+        )
+    if settings is None:
+        assert request.calibration is not None
+        config = load_config(request.config_path)
+        with ResultsDB.open(_results(request.calibration)) as db:
+            settings = derive_settings(db, RobotConfig.from_config(config["robot"]).kinematics, request.margin)
+    return parse_detector(format_detector(settings))
+
+
+def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
+    """The detector over the stored runs of ``request.out_dir``; writes and returns ``hazards.sqlite``."""
+    config = load_config(request.config_path)
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    period_s = 1.0 / config["planning"]["sampling_rate_hz"].to_float(exclusive_minimum=0.0)
+    runs = request.out_dir / RUNS_DIR
+    settings, source = request.settings, "set"
+    if settings is None:
+        calibration = request.calibration or runs / FAULT_FREE
+        with ResultsDB.open(_results(calibration)) as db:
+            settings = derive_settings(db, kinematics, request.margin)
+        source = f"derived: fault-free maxima of {calibration} x {request.margin:g}"
+    if request.mitigate:  # the loop's thresholds, as it read them
+        settings, source = _loop_settings(request), f"{source}; mitigated: stop on alarm"
+    with ResultsDB.open(_results(runs / FAULT_FREE)) as db:
+        clean = holding_properties(db)
+        cases, windows = judge_run(db, kinematics, None, settings, clean)
+    for scenario in scenarios:
+        with ResultsDB.open(_results(runs / scenario.name)) as db:
+            more_cases, more_windows = judge_run(db, kinematics, scenario, settings, clean, _warn_stderr)
+        cases += more_cases
+        windows += more_windows
+    path = request.out_dir / HAZARDS_FILE
+    write_tables(path, scenarios, settings, source, cases, windows, period_s)
+    return path
+
+
+def _warn_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _results(run_dir: Path) -> Path:
+    path = run_dir / "results.sqlite"
+    if not path.is_file():
+        raise InputError(f"{run_dir}: no results.sqlite (expected a campaign run directory)")
+    return path

@@ -1,0 +1,382 @@
+"""The results database (SQLite, WAL): one row per case, per (case, robot, property) and per KPI.
+
+Every case is written in one transaction as it finishes, so a crash or Ctrl-C never leaves half a case
+and never loses a finished one; ``finished_ids()`` is what ``--resume`` skips. Trajectories are stored as
+:meth:`TrajectoryRecord.to_bytes` blobs (compressed npz) or, with ``encoder=encode_record`` (what
+campaigns use), in the ~10x smaller form of :mod:`cosim_validation.runs.campaign.record_codec`; readers take
+both (the compact form needs the run's :class:`Kinematics`). A digital-twin session and a batch
+campaign write the same schema, so ``cosim report`` reads both.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import TrajectoryRecord
+from cosim_validation.runs.campaign.db_salvage import SalvageReport, integrity_problems, salvage_if_damaged
+from cosim_validation.runs.campaign.record_codec import decode_record
+
+if TYPE_CHECKING:
+    from cosim_validation.robots.model import Kinematics
+
+RecordEncoder = Callable[[TrajectoryRecord], bytes]
+
+SCHEMA_VERSION = 1
+#: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
+#: options come before the configuration's digest: that digest covers the supervisor's files when one runs, so a
+#: changed option is named rather than the digest it changes too.
+_RUN_KEYS = (
+    "suite",
+    "controller",
+    "backends",
+    "validate",
+    "filters",
+    "detector",
+    "stop_on_alarm",
+    "supervisor",
+    "config",
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cases (
+    test_id TEXT PRIMARY KEY, case_index INTEGER NOT NULL,
+    source_x_m REAL, source_y_m REAL, source_z_m REAL,
+    target_x_m REAL, target_y_m REAL, target_z_m REAL,
+    cube_i INTEGER, cube_j INTEGER, cube_k INTEGER, granularity_m REAL, generator TEXT, target_depth_m REAL,
+    controller TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
+    duration_s REAL);
+CREATE TABLE IF NOT EXISTS timings (
+    test_id TEXT PRIMARY KEY REFERENCES cases(test_id), wall_s REAL NOT NULL, worker TEXT NOT NULL,
+    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
+CREATE TABLE IF NOT EXISTS verdicts (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, property TEXT NOT NULL,
+    status TEXT NOT NULL, margin REAL, unit TEXT NOT NULL,
+    first_violation_time_s REAL, first_violation_stage TEXT NOT NULL, reason TEXT NOT NULL,
+    PRIMARY KEY (test_id, robot, property));
+CREATE TABLE IF NOT EXISTS kpis (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, name TEXT NOT NULL,
+    stage TEXT NOT NULL, value REAL, unit TEXT NOT NULL,
+    PRIMARY KEY (test_id, robot, name, stage));
+CREATE TABLE IF NOT EXISTS trajectories (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, record BLOB NOT NULL,
+    PRIMARY KEY (test_id, robot));
+CREATE TABLE IF NOT EXISTS events (
+    test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, seq INTEGER NOT NULL, t_s REAL NOT NULL,
+    kind TEXT NOT NULL, name TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (test_id, robot, seq));
+"""
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One finished case: its input and its outcome (completed | refused | aborted | failed).
+
+    Deterministic for a given suite and configuration: how long it took and where it ran are kept apart
+    (:class:`CaseResult` ``wall_s``, ``worker``), so two runs of a suite give identical rows.
+    """
+
+    test_id: str
+    case_index: int
+    source_x_m: float
+    source_y_m: float
+    source_z_m: float
+    target_x_m: float
+    target_y_m: float
+    target_z_m: float
+    cube_i: int
+    cube_j: int
+    cube_k: int
+    granularity_m: float
+    generator: str
+    target_depth_m: float
+    controller: str
+    outcome: str
+    message: str
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One property's verdict on one robot. Status: holds | violated | unknown."""
+
+    test_id: str
+    robot: str
+    property: str
+    status: str
+    margin: float | None
+    unit: str
+    first_violation_time_s: float | None
+    first_violation_stage: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class KpiRow:
+    """One KPI of one robot; stage is a stage label or "case" for the whole case."""
+
+    test_id: str
+    robot: str
+    name: str
+    stage: str
+    value: float | None
+    unit: str
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """Something a robot filter did during a case (an injected fault's window opening or closing), in order.
+
+    Attributes:
+        test_id, robot: The case and the robot whose filter it was.
+        seq: Its place among that robot's events of the case (0, 1, ...).
+        t_s: Case time [s]; kind, name, detail: as the filter's ``FilterEvent``.
+    """
+
+    test_id: str
+    robot: str
+    seq: int
+    t_s: float
+    kind: str
+    name: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """Everything stored for one case."""
+
+    case: CaseRow
+    verdicts: tuple[VerdictRow, ...] = ()
+    kpis: tuple[KpiRow, ...] = ()
+    trajectories: tuple[TrajectoryRecord, ...] = ()
+    wall_s: float = 0.0
+    worker: str = ""
+    events: tuple[EventRow, ...] = ()
+
+
+def _insert(table: str, row_type: type) -> str:
+    names = [f.name for f in fields(row_type)]
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+
+
+_INSERT_CASE = _insert("cases", CaseRow)
+_INSERT_VERDICT = _insert("verdicts", VerdictRow)
+_INSERT_KPI = _insert("kpis", KpiRow)
+_INSERT_EVENT = _insert("events", EventRow)
+
+
+def _nan_to_none(row: Any) -> tuple[Any, ...]:
+    return tuple(None if isinstance(v, float) and v != v else v for v in asdict(row).values())
+
+
+class ResultsDB:
+    """A results database file; open it with :meth:`create` or :meth:`open`.
+
+    Args:
+        path: The ``results.sqlite`` file.
+        connection: An open sqlite3 connection to it.
+        encoder: How trajectories are stored (default: full :meth:`TrajectoryRecord.to_bytes`).
+    """
+
+    def __init__(self, path: Path, connection: sqlite3.Connection, encoder: RecordEncoder | None = None) -> None:
+        self.path = path
+        self._db = connection
+        self._encode: RecordEncoder = encoder or TrajectoryRecord.to_bytes
+        #: What a resume found damaged and kept (None: the database was sound).
+        self.salvaged: SalvageReport | None = None
+
+    @classmethod
+    def create(
+        cls, path: str | Path, meta: Mapping[str, Any], *, resume: bool = False, encoder: RecordEncoder | None = None
+    ) -> ResultsDB:
+        """Create (or, with ``resume``, reopen) a database for a run described by ``meta``.
+
+        Raises:
+            InputError: The file exists and ``resume`` is false, or it belongs to another run (one of its
+                ``_RUN_KEYS`` meta differs: suite, configuration, controller, backends, filters, detector...).
+        """
+        path = Path(path)
+        if path.exists() and not resume:
+            raise InputError(f"{path}: already exists; use --resume to continue that run or choose another --out")
+        if resume and not path.exists():
+            raise InputError(f"{path}: nothing to resume (no results database there)")
+        salvaged = salvage_if_damaged(path, _SCHEMA) if resume else None
+        db = cls(path, _connect(path), encoder)
+        db.salvaged = salvaged
+        try:
+            db._start(meta)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _start(self, meta: Mapping[str, Any]) -> None:
+        """Create the tables and store ``meta``, unless the stored run is another one."""
+        with self._db:
+            self._db.executescript(_SCHEMA)
+            stored = dict(self._db.execute("SELECT key, value FROM meta"))
+            wanted = {k: json.dumps(v, sort_keys=True) for k, v in {"schema": SCHEMA_VERSION, **meta}.items()}
+            if "schema" in stored and stored["schema"] != wanted["schema"]:
+                raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
+            for key in _RUN_KEYS:
+                if key in stored and key in wanted and stored[key] != wanted[key]:
+                    raise InputError(
+                        f"{self.path}: cannot resume, it was made with another {key} "
+                        f"({json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
+                    )
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
+
+    @classmethod
+    def open(cls, path: str | Path, encoder: RecordEncoder | None = None, *, check: bool = True) -> ResultsDB:
+        """Open an existing database (``encoder``: how :meth:`add_trajectories` stores records).
+
+        Args:
+            check: Run ``PRAGMA quick_check`` first and refuse a damaged database.
+
+        Raises:
+            InputError: No database, not a results database, another schema, or damaged (naming what).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"{path}: no results database")
+        db = cls(path, _connect(path), encoder)
+        try:
+            problems = integrity_problems(db._db) if check else []
+            version = db.meta().get("schema") if not problems else None
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise InputError(f"{path}: not a results database ({exc})") from None
+        if problems:
+            db.close()
+            raise InputError(
+                f"{path}: the database is damaged (quick_check: {'; '.join(problems[:3])}); a campaign's "
+                "`cosim campaign ... --resume` keeps its whole cases and runs the others again"
+            )
+        if version != SCHEMA_VERSION:
+            raise InputError(f"{path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
+        return db
+
+    def meta(self) -> dict[str, Any]:
+        """The run's metadata."""
+        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+
+    def add(self, result: CaseResult) -> None:
+        """Store one finished case atomically (all its rows or none)."""
+        with self._db:
+            self._db.execute(_INSERT_CASE, _nan_to_none(result.case))
+            self._db.executemany(_INSERT_VERDICT, [_nan_to_none(v) for v in result.verdicts])
+            self._db.executemany(_INSERT_KPI, [_nan_to_none(k) for k in result.kpis])
+            self._db.executemany(_INSERT_EVENT, [_nan_to_none(e) for e in result.events])
+            self._db.executemany(
+                "INSERT INTO trajectories VALUES (?, ?, ?)",
+                [(result.case.test_id, r.robot.label, self._encode(r)) for r in result.trajectories],
+            )
+            self._db.execute(
+                "INSERT INTO timings (test_id, wall_s, worker) VALUES (?, ?, ?)",
+                (result.case.test_id, result.wall_s, result.worker),
+            )
+
+    def add_trajectories(self, test_id: str, records: Sequence[TrajectoryRecord]) -> None:
+        """Store the trajectories of a case stored earlier (a session rebuilds them from its bag)."""
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?)",
+                [(test_id, r.robot.label, self._encode(r)) for r in records],
+            )
+
+    def finished_ids(self) -> set[str]:
+        """Ids of the cases already stored."""
+        return {row[0] for row in self._db.execute("SELECT test_id FROM cases")}
+
+    def cases(self) -> list[CaseRow]:
+        """Every case, in case order."""
+        cur = self._db.execute(f"SELECT {', '.join(f.name for f in fields(CaseRow))} FROM cases ORDER BY case_index")
+        return [CaseRow(*row) for row in cur]
+
+    def verdicts(self) -> list[VerdictRow]:
+        """Every verdict row."""
+        cur = self._db.execute(
+            f"SELECT {', '.join(f.name for f in fields(VerdictRow))} FROM verdicts ORDER BY test_id, robot, property"
+        )
+        return [VerdictRow(*row) for row in cur]
+
+    def kpis(self) -> list[KpiRow]:
+        """Every KPI row."""
+        cur = self._db.execute(
+            f"SELECT {', '.join(f.name for f in fields(KpiRow))} FROM kpis ORDER BY test_id, robot, name, stage"
+        )
+        return [KpiRow(*row) for row in cur]
+
+    def events(self) -> list[EventRow] | None:
+        """Every robot filter event, by case, robot and order; None for a run made before they were stored."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone() is None:
+            return None
+        names = ", ".join(f.name for f in fields(EventRow))
+        return [EventRow(*row) for row in self._db.execute(f"SELECT {names} FROM events ORDER BY test_id, robot, seq")]
+
+    def timings(self) -> dict[str, tuple[float, str]]:
+        """``{test_id: (wall time [s], worker)}``."""
+        return {t: (w, k) for t, w, k in self._db.execute("SELECT test_id, wall_s, worker FROM timings")}
+
+    def trajectory(self, test_id: str, robot: str, kinematics: Kinematics | None = None) -> TrajectoryRecord:
+        """The stored trajectory of one robot in one case (``kinematics`` rebuilds compact records)."""
+        row = self._db.execute(
+            "SELECT record FROM trajectories WHERE test_id = ? AND robot = ?", (test_id, robot)
+        ).fetchone()
+        if row is None:
+            raise InputError(f"{self.path}: no {robot} trajectory for case {test_id!r}")
+        return decode_record(row[0], kinematics, source=f"{self.path}:{test_id}/{robot}")
+
+    def trajectory_robots(self) -> dict[str, list[str]]:
+        """``{test_id: [robot, ...]}`` of every stored trajectory."""
+        out: dict[str, list[str]] = {}
+        for test_id, robot in self._db.execute("SELECT test_id, robot FROM trajectories ORDER BY test_id, robot"):
+            out.setdefault(test_id, []).append(robot)
+        return out
+
+    def trajectories(self, robot: str, kinematics: Kinematics | None = None) -> Iterator[TrajectoryRecord]:
+        """Every stored trajectory of ``robot``, in case order (``kinematics`` rebuilds compact records)."""
+        cur = self._db.execute(
+            "SELECT t.test_id, t.record FROM trajectories t JOIN cases c USING (test_id) "
+            "WHERE t.robot = ? ORDER BY c.case_index",
+            (robot,),
+        )
+        for test_id, blob in cur:
+            yield decode_record(blob, kinematics, source=f"{self.path}:{test_id}/{robot}")
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a read-only query (aggregates over a run of any size)."""
+        return self._db.execute(sql, params).fetchall()
+
+    def frame(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """The rows of a read-only query as a pandas DataFrame (for reports over 100,000 cases)."""
+        import pandas as pd
+
+        return pd.read_sql_query(sql, self._db, params=params)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> ResultsDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(path, timeout=30.0, isolation_level="DEFERRED")
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"{path}: cannot open as SQLite ({exc})") from None
+    return connection

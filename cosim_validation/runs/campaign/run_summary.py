@@ -1,0 +1,92 @@
+"""What a run directory holds, in a few numbers: outcomes, verdicts per property and robot, KPIs, timing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.runs.campaign.json_file import read_json, write_json
+from cosim_validation.runs.campaign.results_db import ResultsDB
+
+
+def summarize(db: ResultsDB) -> dict[str, Any]:
+    """The summary of a results database (campaign or session).
+
+    Every number is an SQL aggregate, so the summary of a 200,000-case run takes seconds and little
+    memory (no row is loaded as a Python object).
+
+    Returns:
+        JSON-ready mapping: ``run`` (meta), ``cases`` (by outcome), ``properties`` (per property and robot:
+        holds / violated / unknown), ``safety`` (the safety property's violations per robot), ``kpis``
+        (whole-case KPIs per robot: n, mean, max, unit), ``timing`` (wall time per case).
+    """
+    meta = db.meta()
+    outcomes = dict(db.query("SELECT outcome, COUNT(*) FROM cases GROUP BY outcome ORDER BY outcome"))
+    stored = sum(outcomes.values())
+    expected_total = sum(int(s.get("cases", 0)) for s in meta.get("suites", []))
+    verdicts: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for prop, robot, status, count in db.query(
+        "SELECT property, robot, status, COUNT(*) FROM verdicts GROUP BY property, robot, status"
+    ):
+        verdicts[(prop, robot)][status] = int(count)
+    properties: list[dict[str, Any]] = [
+        {"property": p, "robot": r, **{s: counts.get(s, 0) for s in ("holds", "violated", "unknown")}}
+        for (p, r), counts in sorted(verdicts.items())
+    ]
+    safety_name = str(meta.get("safety_property", ""))
+    completed = outcomes.get("completed", 0)
+    safety = {
+        r["robot"]: {"violated": r["violated"], "rate": r["violated"] / completed if completed else 0.0}
+        for r in properties
+        if r["property"] == safety_name
+    }
+    failures = db.query("SELECT test_id, message FROM cases WHERE outcome = 'failed' ORDER BY case_index LIMIT 10")
+    [(wall_total, wall_mean, workers)] = db.query(
+        "SELECT SUM(wall_s), AVG(wall_s), COUNT(DISTINCT worker) FROM timings"
+    )
+    return {
+        "run": {
+            k: meta[k]
+            for k in ("kind", "config_path", "controller", "backends", "safety_property", "anatomy_repairs")
+            if k in meta
+        }
+        | {
+            "suites": [
+                {k: s.get(k) for k in ("suite_id", "generator", "granularity_m", "cases")}
+                for s in meta.get("suites", [])
+            ]
+        },
+        "cases": {"stored": stored, "expected": expected_total or stored, **outcomes},
+        "failures": [{"test_id": t, "message": m} for t, m in failures],
+        "properties": properties,
+        "safety": {"property": safety_name, "by_robot": safety},
+        "kpis": _kpis(db),
+        "timing": {
+            "case_wall_s_total": float(wall_total or 0.0),
+            "case_wall_s_mean": None if wall_mean is None else float(wall_mean),
+            "workers": int(workers),
+        },
+    }
+
+
+def _kpis(db: ResultsDB) -> list[dict[str, Any]]:
+    """Whole-case KPIs per (name, robot, unit): count, mean and maximum of the known values (NULL is NaN)."""
+    rows = db.query(
+        "SELECT name, robot, unit, COUNT(value), AVG(value), MAX(value) FROM kpis "
+        "WHERE stage = 'case' AND value IS NOT NULL GROUP BY name, robot, unit ORDER BY name, robot, unit"
+    )
+    return [
+        {"kpi": n, "robot": r, "unit": u, "n": int(c), "mean": float(mean), "max": float(top)}
+        for n, r, u, c, mean, top in rows
+    ]
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    """Write ``summary`` as strict JSON (NaN becomes null)."""
+    write_json(path, summary)
+
+
+def read_summary(path: Path) -> dict[str, Any]:
+    """Read a ``summary.json``."""
+    return read_json(path)

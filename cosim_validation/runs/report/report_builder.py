@@ -1,0 +1,92 @@
+"""``report.html`` and ``summary.json`` of a run directory (campaign or digital-twin session)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.runs.campaign.run_summary import read_summary, summarize, write_summary
+from cosim_validation.runs.report import hazard_section, sections
+from cosim_validation.runs.report.html_page import Section, page, paragraph
+from cosim_validation.runs.report.run_data import load_run
+
+#: Every section of a report, in order (their ids are the anchors in report.html and the keys of summary.json).
+SECTION_IDS: tuple[str, ...] = (
+    "run",
+    "properties",
+    "tables-2-3",
+    "figure-6",
+    "figures-7-8",
+    "figure-9",
+    "figure-10",
+    "figure-11-table-4",
+)
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    """Where the report went and what it says.
+
+    Attributes:
+        html_path: ``report.html``.
+        summary_path: ``summary.json`` (the run summary plus every section's numbers).
+        summary: Its content.
+        wall_s: Time taken [s].
+    """
+
+    html_path: Path
+    summary_path: Path
+    summary: dict[str, Any]
+    wall_s: float
+
+
+def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500) -> ReportOutcome:
+    """Write ``report.html`` and ``summary.json`` into ``run_dir``.
+
+    Args:
+        run_dir: A directory holding ``results.sqlite``.
+        max_cubes: Figure 6 measures at most this many cubes per granularity.
+        max_cases: Table 4 pools at most this many cases.
+
+    Raises:
+        InputError: Not a run directory.
+    """
+    started = time.perf_counter()
+    run = load_run(run_dir)
+    try:
+        parts: list[Section] = [
+            sections.overview(run),
+            sections.properties(run),
+            sections.coverage(run),
+            sections.frechet_cubes(run, max_cubes),
+            sections.targets_by_verdict(run),
+            sections.depth(run),
+            sections.tip_deviation(run),
+            sections.virtual_vs_physical(run, max_cases),
+        ]
+        if hazard_section.hazard_tables(run.run_dir) is not None:  # a run of a hazard campaign
+            parts.append(hazard_section.hazards(run))
+        notes = Section("notes", "Notes")
+        for note in dict.fromkeys(run.notes):
+            notes.parts.append(paragraph(note, missing=True))
+        intro = paragraph(
+            f"{run.kind.capitalize()} {run.run_dir.resolve().name}: {len(run.cases)} cases. Distances in mm, "
+            "angles in degrees. Figures and tables follow seed 000 (Tables 2-4, Figures 6-11) on this run's data."
+        )
+        title = f"cosim_validation report: {run.run_dir.resolve().name}"
+        html = page(title, intro, [*parts, notes] if notes.parts else parts)
+        summary = summarize(run.db)
+        summary["report"] = {s.section_id: {"title": s.title, "available": s.available, **s.data} for s in parts} | {
+            "notes": list(dict.fromkeys(run.notes))
+        }
+    finally:
+        run.close()
+    html_path = Path(run_dir) / "report.html"
+    html_path.write_text(html, encoding="utf-8")
+    summary_path = Path(run_dir) / "summary.json"
+    if summary_path.is_file():  # keep what the campaign recorded about its last call (wall time, workers)
+        summary = {k: v for k, v in read_summary(summary_path).items() if k == "last_call"} | summary
+    write_summary(summary_path, summary)
+    return ReportOutcome(html_path, summary_path, summary, time.perf_counter() - started)

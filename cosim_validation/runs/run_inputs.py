@@ -1,0 +1,186 @@
+"""A run directory carries the files that produced it: copies of the configuration, properties and graph (and, a
+supervised run, of the supervisor's configuration, machine, needle force model, scenario and teleoperation script).
+
+``cosim campaign`` and ``cosim session`` copy them into ``RUN/inputs/`` when the run starts, beside a manifest
+(``RUN/inputs.json``: each file's role, its original path, the copy and its SHA-256). Whatever later reads the
+run (``cosim report``, ``--resume``, ``cosim replay``, the session's completion from its bag) reads the copies,
+so editing a configuration after a run cannot change what the run says. Relative paths inside a copy (the URDF,
+mesh files, the property file) are still resolved from the original's folder, recorded in the manifest.
+
+A run made before the copies existed is read with the files as they are now, and a warning names them.
+A supervised run's copies of the supervisor's files are read back through
+:mod:`~cosim_validation.runs.run_supervision` (a campaign's workers, a resume, ``cosim supervisor ... RUN``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
+from cosim_validation.common.config import ConfigNode, load_case_config, load_config
+from cosim_validation.common.exceptions import InputError
+
+INPUTS_DIR = "inputs"
+MANIFEST = "inputs.json"
+#: The roles of a supervised run's files: the supervisor configuration, machine, the machine's LTL goals, needle
+#: force model, scenario and teleoperation script (issue 20).
+SUPERVISOR_ROLES = (
+    "supervisor",
+    "supervisor_machine",
+    "supervisor_goals",
+    "needle_force",
+    "supervisor_scenario",
+    "teleoperation",
+)
+#: The roles of a run's inputs: the case study, the monitor's properties, the session graph and the supervisor's.
+ROLES = ("config", "properties", "graph", *SUPERVISOR_ROLES)
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """One file a run was made with.
+
+    Attributes:
+        role: ``config`` (case study), ``properties`` (monitor), ``graph`` (session nodes), or one of a supervised
+            run's files (``supervisor``, ``supervisor_machine``, ``needle_force``, ``supervisor_scenario``,
+            ``teleoperation``).
+        original: Its absolute path when the run started.
+        copy: The copy, relative to the run directory.
+        sha256: Hex SHA-256 of its content.
+    """
+
+    role: str
+    original: str
+    copy: str
+    sha256: str
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInput]:
+    """Copy ``files`` (role -> path) into ``run_dir/inputs/`` and write the manifest; return the entries.
+
+    Raises:
+        InputError: An unknown role or a missing file.
+    """
+    entries: dict[str, RunInput] = {}
+    folder = Path(run_dir) / INPUTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for role, path in files.items():
+        if role not in ROLES:
+            raise InputError(f"unknown run input role {role!r}; expected one of: {', '.join(ROLES)}")
+        source = Path(path).resolve()
+        if not source.is_file():
+            raise InputError(f"{source}: no such file (the run's {role})")
+        copy = folder / f"{role}-{source.name}"
+        shutil.copyfile(source, copy)
+        entries[role] = RunInput(role, str(source), str(copy.relative_to(run_dir)), file_sha256(copy))
+    _write_json(Path(run_dir) / MANIFEST, {role: asdict(entry) for role, entry in entries.items()})
+    return entries
+
+
+def supervision_files(config_path: str | Path | None, scenario_path: str | Path | None) -> dict[str, Path]:
+    """Every file a supervised run reads, by run-input role: the supervisor configuration, its machine, the
+    machine's goals (if it names them), the needle force model, the scenario and its teleoperation script; {}
+    without a supervisor. Call after :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are
+    read, not checked again)."""
+    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.monitor.statechart.loader import load_machine
+    from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs
+
+    if config_path is None:
+        return {}
+    config, scenario = supervisor_inputs(config_path, scenario_path)
+    files = {"supervisor": Path(resolve_resource(config_path)), "supervisor_machine": config.machine_path}
+    goals = load_machine(config.machine_path).goals_file
+    if goals and Path(goals).is_file():  # only `cosim supervisor check` reads it: a missing one is not the run's
+        files["supervisor_goals"] = Path(goals)
+    files["needle_force"] = config.needle_force_path
+    if scenario is not None:
+        files["supervisor_scenario"] = Path(scenario.source)
+        if scenario.teleoperation_path is not None:
+            files["teleoperation"] = scenario.teleoperation_path
+    return files
+
+
+def _write_json(path: Path, data: object) -> None:
+    """Write JSON atomically (a reader never sees half a file)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(partial, path)
+
+
+def read_manifest(run_dir: Path) -> dict[str, RunInput]:
+    """The run's recorded inputs ({} for a run made before they were recorded).
+
+    Raises:
+        InputError: A manifest that is not the expected JSON.
+    """
+    path = Path(run_dir) / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return {role: RunInput(**entry) for role, entry in data.items()}
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"{path}: not a run-input manifest ({exc})") from None
+
+
+def run_input_path(
+    run_dir: Path, role: str, fallback: str | Path | None, warn: Callable[[str], None]
+) -> tuple[Path | None, Path | None]:
+    """The file the run was made with for ``role``, and the folder its relative paths are taken from.
+
+    The run's copy when there is one. Otherwise ``fallback`` (the path the run names, or a default) as it is
+    now, after a warning that says so; (None, None) when there is nothing to fall back on.
+    """
+    entry = read_manifest(run_dir).get(role)
+    if entry is not None:
+        copy = Path(run_dir) / entry.copy
+        if copy.is_file():
+            if file_sha256(copy) != entry.sha256:
+                warn(f"{copy}: changed since the run was made (SHA-256 differs from {MANIFEST}); reading it anyway")
+            return copy, Path(entry.original).parent
+        warn(f"{copy}: the run's copy of its {role} is missing")
+    if fallback is None:
+        return None, None
+    warn(f"{run_dir}: no copy of the run's {role}; assuming {fallback} as it is now")
+    return Path(fallback), None
+
+
+def load_run_config(
+    run_dir: Path, role: str, fallback: str | Path | None, warn: Callable[[str], None]
+) -> ConfigNode | None:
+    """:func:`run_input_path`'s file, loaded (relative paths from the original's folder)."""
+    path, base = run_input_path(run_dir, role, fallback, warn)
+    if path is None:
+        return None
+    return load_case_config(path, base or "") if role == "config" else load_config(path, base or "")
+
+
+def run_monitor_world(
+    run_dir: Path,
+    config_fallback: str | Path | None,
+    properties_fallback: str | Path | None,
+    warn: Callable[[str], None],
+) -> MonitorWorld | None:
+    """The monitor's world of a run, from its copies (else the fallbacks, with a warning); None without a config."""
+    from cosim_validation.assembly.campaign_config import CampaignConfig
+
+    config = load_run_config(run_dir, "config", config_fallback, warn)
+    if config is None:
+        return None
+    if properties_fallback is None:
+        properties_fallback = CampaignConfig.from_config(config["campaign"]).properties_path
+    properties, _ = run_input_path(run_dir, "properties", properties_fallback, warn)
+    assert properties is not None
+    return monitor_world(config, properties)

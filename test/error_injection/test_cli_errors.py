@@ -1,0 +1,101 @@
+"""``cosim errors calibrate|train|evaluate`` on a dataset file; bad input is one error line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cosim_validation.cli.main import main
+from cosim_validation.error_injection.dataset_io import write_parquet
+from cosim_validation.error_injection.model_file import ErrorModel
+from cosim_validation.robots.model import Kinematics
+from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome
+from test.error_injection.synthetic import synthetic_dataset
+
+
+@pytest.fixture(scope="module")
+def dataset_file(kinematics: Kinematics, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("errors") / "er3pro.parquet"
+    write_parquet(synthetic_dataset(kinematics, 1200, 300, seed=5), path)
+    return path
+
+
+def test_train_then_evaluate_writes_the_model_and_the_page(
+    dataset_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "m.npz"
+    assert main(["errors", "train", str(dataset_file), "-o", str(model), "--max-epochs", "60", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "calibration (shah+refined, 1200 poses)" in out
+    assert f"wrote {model}" in out
+    assert ErrorModel.load(model).meta["nn1"]["settings"]["seed"] == 2
+    page = tmp_path / "report.html"
+    assert main(["errors", "evaluate", str(dataset_file), "--model", str(model), "--html", str(page), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["samples"] == 300
+    assert set(result["table"]) == {f"{w} {c}" for w in ("translation_mm", "rotation_deg") for c in ("without", "with")}
+    assert result["improvement"]["translation_mm"] > 1.0
+    assert "Table II" in page.read_text()
+    assert "data:image/png;base64," in page.read_text()
+
+
+def test_calibrate_prints_the_transforms(dataset_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["errors", "calibrate", str(dataset_file), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["X_tip_marker"]) == 4
+    assert result["calibration"]["translation_mean_mm"] < 2.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["errors", "train", "missing.parquet", "-o", "m.npz"], "missing.parquet: cannot read an error dataset"),
+     (["errors", "evaluate", "d.txt", "--model", "m.npz"], "d.txt: expected a .parquet or .csv dataset"),
+     (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "0"], "expected a number > 0"),
+     (["errors", "frobnicate"], "invalid choice")],
+)  # fmt: skip
+def test_bad_input_is_one_error_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_a_model_for_another_robot_is_refused_by_evaluate(
+    dataset_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(b"PK\x03\x04 truncated")
+    assert main(["errors", "evaluate", str(dataset_file), "--model", str(cut), "--json"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "not an intact error model" in error["message"]
+
+
+def test_a_run_becomes_a_dataset_of_its_stored_trajectories(
+    reference: CampaignOutcome, kinematics: Kinematics, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``collect --from-run``: every sample of the robot's trajectory of every case, a segment per case, the
+    named cases held out; the rows are the stored records' own values."""
+    from cosim_validation.error_injection.dataset_io import read_parquet
+    from cosim_validation.runs.campaign.results_db import ResultsDB
+
+    with ResultsDB.open(reference.out_dir / "results.sqlite") as db:
+        records = list(db.trajectories("physical", kinematics))
+    held_out = records[-1].test_id
+    out = tmp_path / "run.parquet"
+    argv = ["errors", "collect", "--from-run", str(reference.out_dir), "--test-cases", held_out, "-o", str(out)]
+    assert main([*argv, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    dataset = read_parquet(out)
+    assert printed["rows"] == {"train": sum(r.n_samples for r in records[:-1]), "test": records[-1].n_samples}
+    assert dataset.meta["cases"] == [r.test_id for r in records]
+    for segment, record in enumerate(records):
+        rows = dataset.rows(dataset.segment == segment)
+        assert set(rows.set_name) == {"test" if record.test_id == held_out else "train"}
+        np.testing.assert_array_equal(rows.q_setpoint, record.q_setpoint)
+        np.testing.assert_array_equal(rows.q_measured, record.q_measured)
+        np.testing.assert_array_equal(rows.marker_error_m, record.marker_error_m)
+    assert dataset.marker_seen.any()

@@ -1,0 +1,158 @@
+"""send_goal and wait_result over real DDS against an action server that loses requests the way discovery does."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cosim_validation.live.ros.action_goal import ActionTimeoutError, send_goal, wait_result
+
+pytestmark = pytest.mark.ros
+
+
+class Harness:
+    """A server node and a client node in one process; the server drops the first ``drop_goals`` goal
+    requests and the first ``drop_results`` result requests without answering."""
+
+    def __init__(
+        self,
+        context: Any,
+        drop_goals: int,
+        drop_results: int,
+        answer: bool = True,
+        delay_first_s: float = 0.0,
+        run_s: float = 0.0,
+    ) -> None:
+        from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.node import Node
+
+        from cosim_validation_interfaces.action import RunTestCase
+
+        self.executed: list[str] = []  # goals run to the end
+        self.canceled: list[str] = []  # goals canceled while running
+        self.server_node = Node("goal_server", context=context)
+        self.client_node = Node("goal_client", context=context)
+        drops = {"goal": drop_goals, "result": drop_results}
+        harness = self
+
+        class LossyServer(ActionServer):  # overrides rclpy's request handlers to lose requests
+            async def _execute_goal_request(self, request: Any) -> None:
+                if drops["goal"] > 0 or not answer:
+                    drops["goal"] -= 1
+                    return  # as if the request never arrived
+                if drops.setdefault("delayed", 0) == 0 and delay_first_s > 0:
+                    drops["delayed"] = 1  # handle the first request only after delay_first_s
+                    late = super()._execute_goal_request
+                    threading.Timer(delay_first_s, lambda: harness.executor.create_task(late, request)).start()
+                    return
+                await super()._execute_goal_request(request)
+
+            async def _execute_get_result_request(self, request: Any) -> None:
+                if drops["result"] > 0:
+                    drops["result"] -= 1
+                    return
+                await super()._execute_get_result_request(request)
+
+        def execute(goal_handle: Any) -> Any:
+            deadline = time.monotonic() + run_s
+            while time.monotonic() < deadline and not goal_handle.is_cancel_requested:
+                time.sleep(0.02)
+            if goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+                harness.canceled.append(goal_handle.request.test_case.test_id)
+                return RunTestCase.Result(outcome=RunTestCase.Result.ABORTED, message="canceled")
+            harness.executed.append(goal_handle.request.test_case.test_id)
+            goal_handle.succeed()
+            return RunTestCase.Result(outcome=RunTestCase.Result.COMPLETED, message="ran")
+
+        self.server = LossyServer(
+            self.server_node,
+            RunTestCase,
+            "/cosim/run_test_case",
+            execute,
+            goal_callback=lambda _: GoalResponse.ACCEPT,
+            cancel_callback=lambda _: CancelResponse.ACCEPT,
+        )
+        self.client = ActionClient(self.client_node, RunTestCase, "/cosim/run_test_case")
+        self.executor = MultiThreadedExecutor(num_threads=4, context=context)
+        self.executor.add_node(self.server_node)
+        self.executor.add_node(self.client_node)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+        assert self.client.wait_for_server(timeout_sec=30)
+        self.goal = RunTestCase.Goal(controller="straight")
+        self.goal.test_case.test_id = "lossy-1"
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.client.destroy()
+        self.server.destroy()
+        self.client_node.destroy_node()
+        self.server_node.destroy_node()
+
+
+@pytest.fixture
+def make_harness(rclpy_context: Any) -> Iterator[Any]:
+    made: list[Harness] = []
+
+    def make(**kwargs: Any) -> Harness:
+        made.append(Harness(rclpy_context, **kwargs))
+        return made[-1]
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+def test_lost_goal_request_is_sent_again_and_runs_once(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=1, drop_results=0)
+    warnings: list[str] = []
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=1.0, attempts=3, warn=warnings.append)
+    assert handle.accepted
+    assert len(warnings) == 1
+    assert "attempt 1 of 3" in warnings[0]
+    response = wait_result(handle, timeout_s=30)
+    assert response.result.message == "ran"
+    time.sleep(0.5)
+    assert harness.executed == ["lossy-1"]  # the dropped request never ran
+
+
+def test_late_answer_of_an_abandoned_attempt_is_canceled(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=0, delay_first_s=1.5, run_s=4.0)
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=0.5, attempts=3)
+    assert handle.accepted
+    response = wait_result(handle, timeout_s=30)
+    assert response.result.message == "ran"
+    deadline = time.monotonic() + 10
+    while not harness.canceled and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # the first request was answered (accepted) after the retry had been chosen: it was canceled, not run
+    assert harness.executed == ["lossy-1"]
+    assert harness.canceled == ["lossy-1"]
+
+
+def test_lost_result_request_is_asked_again(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=1)
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=5.0, attempts=1)
+    started = time.monotonic()
+    response = wait_result(handle, rerequest_after_s=1.0, timeout_s=30)
+    assert response.result.message == "ran"
+    assert time.monotonic() - started >= 1.0  # the first request went unanswered: the answer is the second's
+
+
+def test_server_that_never_answers_is_a_clear_error(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=0, answer=False)
+    with pytest.raises(ActionTimeoutError, match=r"did not answer the goal in 2 attempts of 0\.5 s"):
+        send_goal(harness.client, harness.goal, answer_timeout_s=0.5, attempts=2)
+    assert harness.executed == []
+
+
+def test_result_that_never_comes_is_a_clear_error(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=1000)
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=5.0, attempts=1)
+    with pytest.raises(ActionTimeoutError, match=r"no result of goal [0-9a-f]{32} within 2 s"):
+        wait_result(handle, rerequest_after_s=0.5, timeout_s=2.0)

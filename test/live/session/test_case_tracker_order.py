@@ -1,0 +1,124 @@
+"""The case a message belongs to does not depend on how the topics interleave (a monitor or a recorder under
+load receives a case's first samples before its STARTED status, or the next case's STARTED before this case's
+last tip pose): every interleaving that keeps each topic's own order gives the same conclusions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cosim_validation.assembly import MonitorWorld, load_monitor_world
+from cosim_validation.common.record import RobotRole, Stage
+from cosim_validation.live.session.case_tracker import CaseEnd, CaseInfo, CaseTracker
+from test.live.session.test_stream_assembler import DT_NS, make_record
+
+REPO = Path(__file__).resolve().parents[3]
+N = 30  # samples per case
+ROBOTS = (RobotRole.VIRTUAL, RobotRole.PHYSICAL)
+
+
+@pytest.fixture(scope="module")
+def world() -> MonitorWorld:
+    return load_monitor_world(REPO / "config" / "needle_insertion.yaml", REPO / "config" / "properties.yaml")
+
+
+@dataclass(frozen=True)
+class Message:
+    topic: str
+    feed: Callable[[CaseTracker], object]
+
+
+def session_messages(world: MonitorWorld, cases: int) -> list[Message]:
+    """The messages of ``cases`` consecutive cases in the order the controller and the robots send them."""
+    kin = world.kinematics
+    out: list[Message] = []
+    for c in range(cases):
+        start = (1 + c * (N + 1)) * DT_NS  # the next case starts one period after this one's last sample
+        expected = make_record(kin, RobotRole.EXPECTED, N, seed=c, with_tip=False)
+        records = {r: make_record(kin, r, N, seed=10 * c + int(r), with_tip=True) for r in ROBOTS}
+        info = CaseInfo(f"case-{c}", expected.tip_pos_m[-1], ROBOTS, kin.needle_length_m, N, start_ns=start)
+        out.append(Message("status", lambda t, i=info: t.start(i)))
+        for k in range(N):
+            stamp = start + k * DT_NS
+            stage, q_plan = Stage(int(expected.stage[k])), expected.q_setpoint[k]
+            out.append(
+                Message("expected", lambda t, s=stamp, st=stage, q=q_plan, c=c: t.expected(s, st, q, f"case-{c}"))
+            )
+            for role, rec in records.items():
+                q, tip, quat = rec.q_measured[k], rec.actual_tip_pos_m[k], rec.actual_tip_quat_wxyz[k]
+                out.append(Message(f"{role.label}/joints", lambda t, r=role, s=stamp, q=q: t.joints(r, s, q)))
+                out.append(Message(f"{role.label}/tip", lambda t, r=role, s=stamp, p=tip, w=quat: t.tip(r, s, p, w)))
+        out.append(Message("status", lambda t: t.end("completed", "")))
+    return out
+
+
+def interleaved(messages: list[Message], seed: int, lag: float) -> list[Message]:
+    """Each message delayed by up to ``lag`` positions, every topic keeping its own order."""
+    rng = random.Random(seed)
+    last: dict[str, float] = {}
+    keyed = []
+    for i, m in enumerate(messages):
+        key = max(i + rng.uniform(0, lag), last.get(m.topic, -1.0) + 1e-6)
+        last[m.topic] = key
+        keyed.append((key, m))
+    return [m for _, m in sorted(keyed, key=lambda p: p[0])]
+
+
+def conclude(world: MonitorWorld, messages: list[Message]) -> list[CaseEnd]:
+    ends: list[CaseEnd] = []
+    tracker = CaseTracker(world, set(ROBOTS), ends.append)
+    for m in messages:
+        m.feed(tracker)
+    tracker.conclude_pending()
+    return ends
+
+
+def outcome(ends: list[CaseEnd]) -> list[tuple[str, str, dict[RobotRole, int], list[tuple[str, str, float]]]]:
+    return [
+        (
+            e.info.test_id,
+            e.outcome,
+            e.conclusion.samples,
+            [
+                (v.property, v.status.value, round(float(np.nan_to_num(v.margin, nan=-9)), 12))
+                for v in e.conclusion.verdicts
+            ],
+        )
+        for e in ends
+    ]
+
+
+def test_the_natural_order_concludes_every_sample(world: MonitorWorld) -> None:
+    ends = conclude(world, session_messages(world, 3))
+    assert [e.info.test_id for e in ends] == ["case-0", "case-1", "case-2"]
+    assert all(e.outcome == "completed" for e in ends)
+    assert all(e.conclusion.samples == {RobotRole.EXPECTED: N, **dict.fromkeys(ROBOTS, N)} for e in ends)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_interleaving_of_the_topics_gives_the_same_conclusions(world: MonitorWorld, seed: int) -> None:
+    messages = session_messages(world, 3)
+    reference = outcome(conclude(world, messages))
+    shuffled = interleaved(messages, seed, lag=40.0)  # up to about 8 samples of lag between topics
+    assert shuffled != messages
+    assert outcome(conclude(world, shuffled)) == reference
+
+
+def test_a_case_whose_first_samples_came_before_its_start(world: MonitorWorld) -> None:
+    messages = session_messages(world, 2)
+    second = [i for i, m in enumerate(messages) if m.topic == "status"][2]  # case-1 STARTED
+    moved = messages[:second] + messages[second + 1 : second + 12] + [messages[second]] + messages[second + 12 :]
+    assert outcome(conclude(world, moved)) == outcome(conclude(world, messages))
+
+
+def test_a_late_tip_of_the_previous_case_after_the_next_start(world: MonitorWorld) -> None:
+    messages = session_messages(world, 2)
+    start_1 = [i for i, m in enumerate(messages) if m.topic == "status"][2]
+    last_tip = max(i for i, m in enumerate(messages[:start_1]) if m.topic == "physical/tip")
+    moved = messages[:last_tip] + messages[last_tip + 1 : start_1 + 5] + [messages[last_tip]] + messages[start_1 + 5 :]
+    assert outcome(conclude(world, moved)) == outcome(conclude(world, messages))

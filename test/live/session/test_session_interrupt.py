@@ -1,0 +1,113 @@
+"""Ctrl-C on ``cosim session`` stops every node within 5 s and leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie has exited already
+        return f.read().split()[2] != "Z"
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_and_wait_for_first_case(
+    run_dir: Path, repo_root: Path, node_env: dict[str, str], sigint_ignored: bool = False
+) -> tuple[Any, list[int]]:
+    """A 50-case session once its first case is done (every node up and busy), and the nodes' pids.
+
+    ``sigint_ignored``: started as from a background job (``make test &``) or some CI runners, with SIGINT
+    ignored, which a process inherits; the session and its nodes must take Ctrl-C back themselves.
+    """
+    session = subprocess.Popen(
+        [sys.executable, "-m", "cosim_validation.cli.main", "session", "--cases", "50", "--out", str(run_dir)],
+        cwd=repo_root,
+        env=node_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
+    )
+    lines = []
+    assert session.stdout is not None
+    for line in session.stdout:
+        lines.append(line)
+        if line.startswith("[1/"):
+            break
+    else:
+        pytest.fail("the session ended before its first case:\n" + "".join(lines))
+    pids = [int(p.read_text()) for p in (run_dir / ".ready").iterdir() if not p.suffix]  # ready files: a pid each
+    assert len(pids) == 7
+    return session, pids
+
+
+def _stopped_after(pids: list[int], session: Any, started: float) -> float:
+    """Seconds from ``started`` until no node of ``pids`` is alive (polled while the launcher runs)."""
+    while any(_alive(pid) for pid in pids):
+        assert session.poll() is None or time.monotonic() - started < 30, "the launcher left nodes behind"
+        time.sleep(0.01)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["sigint_default", "sigint_ignored_by_parent"])
+def test_ctrl_c_stops_every_node(
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str], sigint_ignored: bool
+) -> None:
+    run_dir = tmp_path / "run"
+    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env, sigint_ignored)
+    sent = time.monotonic()
+    session.send_signal(signal.SIGINT)
+    nodes_stopped_s = _stopped_after(pids, session, sent)
+    rest, _ = session.communicate(timeout=60)
+    assert session.returncode == 130, rest
+    assert "session interrupted" in rest
+    assert nodes_stopped_s < 5.0  # then the launcher completes the run directory from the bag
+    assert "nodes stopped; completing" in rest
+    assert "replayed the bag: verdicts equal to the live monitor's" in rest
+    assert not [pid for pid in pids if _alive(pid)]
+    # what was recorded until then stays readable
+    from cosim_validation.live.ros.bag import topics_of
+    from cosim_validation.runs.campaign.results_db import ResultsDB
+
+    assert topics_of(run_dir / "session.mcap")["/cosim/expected"][1] > 0
+    with ResultsDB.open(run_dir / "results.sqlite") as db:
+        assert len(db.cases()) >= 1
+        assert db.trajectory_robots()  # copied from the bag
+
+
+def test_second_ctrl_c_skips_the_bag_check_and_keeps_the_summary(
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str]
+) -> None:
+    run_dir = tmp_path / "run"
+    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env)
+    session.send_signal(signal.SIGINT)
+    assert session.stdout is not None
+    for line in session.stdout:
+        if line.startswith("nodes stopped; completing"):
+            session.send_signal(signal.SIGINT)
+            break
+    rest, _ = session.communicate(timeout=60)
+    assert session.returncode == 130, rest
+    assert "bag check skipped: second Ctrl-C" in rest
+    assert not [pid for pid in pids if _alive(pid)]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "interrupted"
+    assert summary["bag_check"]["skipped"].startswith("second Ctrl-C")

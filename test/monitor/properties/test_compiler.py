@@ -1,0 +1,125 @@
+"""Name resolution, quantifier expansion, kinds and units; every bad name gives a clear error."""
+
+from __future__ import annotations
+
+import pytest
+
+from cosim_validation.monitor.properties.context import MonitorContext
+from cosim_validation.monitor.properties.errors import PropertyError
+from cosim_validation.monitor.properties.language import formula as f
+from cosim_validation.monitor.properties.property_set import PropertySet, PropertySpec
+from test.monitor.properties.traces import JOINTS, Sphere
+
+
+@pytest.fixture(scope="module")
+def context() -> MonitorContext:
+    obstacles = {"heart": Sphere((0.5, 0.0, 0.0), 0.05), "aorta": Sphere((0.6, 0.1, 0.0), 0.02)}
+    return MonitorContext(JOINTS, 0.1, obstacles, constants={"delta_m": 0.02})
+
+
+def compile_one(expression: str, context: MonitorContext) -> f.Formula:
+    return PropertySpec("p", expression).compile(context).compiled.formula
+
+
+def test_forall_expands_over_joints_and_obstacles(context: MonitorContext) -> None:
+    formula = compile_one("forall j in joints, o in obstacles: always safedis(joint[j], o, delta_m)", context)
+    assert isinstance(formula, f.And)
+    assert len(f.clauses(formula)) == 7 * 2
+    assert all(isinstance(c, f.Always) for c in f.clauses(formula))
+
+
+def test_units_of_margins(context: MonitorContext) -> None:
+    def unit(expression: str) -> str:
+        return PropertySpec("p", expression).compile(context).compiled.unit
+
+    assert unit("always safediff(q[0], expected.q[0], 0.01)") == "rad"
+    assert unit("always nocollision(needle, heart)") == "m"
+    assert unit("always (stage == injection -> angle(tip_axis, entry(tip_axis, injection)) < 0.02)") == "rad"
+    assert unit("eventually stage == reset") == "1"
+    assert unit("always t < 30") == "s"
+
+
+def test_requirements_are_collected(context: MonitorContext) -> None:
+    compiled = PropertySpec("p", "always safebound(actual_tip, expected.tip, 0.002) and dist(tip, target) < 1")
+    assert compiled.compile(context).compiled.requires == {"actual_tip", "expected", "target"}
+    staged = PropertySpec("p", "always (stage == injection -> angle(tip_axis, entry(tip_axis, injection)) < 0.02)")
+    assert staged.compile(context).compiled.requires == {"stages"}
+    assert PropertySpec("p", "always t < 30").compile(context).compiled.requires == frozenset()
+
+
+def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> None:
+    from cosim_validation.monitor.properties.property_set import missing_requirement
+
+    spec = PropertySpec("p", "forall j in joints: always (q[j] >= q_lower[j] and q[j] <= q_upper[j])")
+    compiled = spec.compile(context)
+    assert compiled.compiled.requires == frozenset({"joint_limits"})
+    assert compiled.compiled.unit == "rad"
+    assert "needs the robot model's joint limits" in missing_requirement(compiled, context, True, True)
+    limited = MonitorContext(JOINTS, 0.1, q_lower=(-1.0,) * 7, q_upper=(1.0,) * 7)
+    assert missing_requirement(spec.compile(limited), limited, True, True) == ""
+    with pytest.raises(PropertyError, match="joint index 7 out of range"):
+        PropertySpec("p", "always q[0] < q_upper[7]").compile(limited)
+    with pytest.raises(PropertyError, match=r"'expected.q_upper' cannot be indexed; indexed signals: .*q_upper"):
+        PropertySpec("p", "always q[0] < expected.q_upper[0]").compile(limited)
+    with pytest.raises(Exception, match="3 q_lower values for 7 joints"):
+        MonitorContext(JOINTS, 0.1, q_lower=(0.0,) * 3)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("always tipp < 1", "unknown name 'tipp'; known signals"),
+        ("always expected.tipp < 1", "unknown expected signal 'expected.tipp'"),
+        ("always q[7] < 1", "joint index 7 out of range: the robot has 7 joints"),
+        ("always q < 1", "signal 'q' needs a joint index"),
+        ("always tip[0] < 1", "'tip' cannot be indexed"),
+        ("always nocollision(needle, lung)", "unknown name 'lung'"),
+        ("forall o in organs: always p2m(tip, o) > 0", "unknown domain 'organs'"),
+        ("always safediff(q[0], x(tip), 0.1)", "units do not match: 'rad' and 'm'"),
+        ("always dist(tip, q[0]) < 1", "expected a point, got a scalar"),
+        ("always foo(tip) < 1", "unknown function 'foo'"),
+        ("always dist(tip) < 1", "dist takes 2 arguments, got 1"),
+        ("always safebound(tip, target)", "safebound takes 3 arguments, got 2"),
+        ("always stage < injection", "stages compare with == or != only"),
+        ("always x(tip) == 1", "== and != compare stages only"),
+        ("always x(tip) < 1 and q[0] < 1", "mixes margins in m and rad"),
+        ("always nocollision(tip, target)", "nocollision needs an obstacle"),
+        ("always heart < 1", "obstacle 'heart' is not a value here"),
+        ("always self_collision < 1", "self_collision is a condition"),
+        ("forall j in joints: always j < 1", "a joint variable is an index"),
+        ("always x(tip) * x(tip) < 1", "needs a plain number on one side"),
+        ("always entry(tip, tip) < 1", "entry needs a stage or supervisor mode name"),
+        ("always supervisor < stopped", "supervisor modes compare with == or != only"),
+        ("always supervisor == 1", "compare the supervisor signal with a mode name"),
+        ("always stage == stopped", "compare the stage signal with a stage name"),
+        ("always supervisor == injection", "compare the stage signal with a stage name"),
+        ("forall j in joints, j in joints: q[j] < 1", "variable 'j' is already bound"),
+    ],
+)
+def test_bad_names_and_kinds_are_errors(expression: str, message: str, context: MonitorContext) -> None:
+    with pytest.raises(PropertyError, match=message) as info:
+        compile_one(expression, context)
+    assert "property 'p'" in str(info.value)
+    assert info.value.position >= 0
+
+
+def test_yaml_errors_name_file_and_key(context: MonitorContext) -> None:
+    text = "properties:\n  ok: {expression: 'always x(tip) < 1'}\n  bad: {expression: 'always x(tip) <'}\n"
+    with pytest.raises(Exception, match=r"<t>: properties\.bad\.expression: property 'bad': expected a signal"):
+        PropertySet.parse(text, "<t>")
+    with pytest.raises(Exception, match=r"properties\.ok\.expresion: unknown key"):
+        PropertySet.parse("properties:\n  ok: {expresion: 'always x(tip) < 1'}\n", "<t>")
+    with pytest.raises(Exception, match="unknown robot 'robo'"):
+        PropertySet.parse("properties:\n  ok: {expression: 'x(tip) < 1', robots: [robo]}\n", "<t>")
+    with pytest.raises(Exception, match="defined twice"):
+        PropertySet((PropertySpec("a", "x(tip) < 1"), PropertySpec("a", "x(tip) < 2")))
+    with pytest.raises(PropertyError, match="must be an identifier"):
+        PropertySpec("a b", "x(tip) < 1")
+
+
+def test_expected_properties_do_not_apply_to_the_plan(context: MonitorContext) -> None:
+    from cosim_validation.common.record import RobotRole
+
+    prop = PropertySpec("p", "always safebound(tip, expected.tip, 0.01)").compile(context)
+    assert not prop.applies_to(RobotRole.EXPECTED)
+    assert prop.applies_to(RobotRole.PHYSICAL)

@@ -1,0 +1,107 @@
+"""The expression grammar: precedence, windows, and errors that name the property and the column."""
+
+from __future__ import annotations
+
+import pytest
+
+from cosim_validation.monitor.properties.errors import PropertyError
+from cosim_validation.monitor.properties.language import syntax as s
+from cosim_validation.monitor.properties.language.parser import parse_formula, tokenize
+
+
+def test_tokens_keep_positions() -> None:
+    toks = tokenize("always q[0] <= -1.5e-2")
+    assert [(t.kind, t.text, t.pos) for t in toks] == [
+        ("name", "always", 0), ("name", "q", 7), ("op", "[", 8), ("num", "0", 9), ("op", "]", 10),
+        ("op", "<=", 12), ("op", "-", 15), ("num", "1.5e-2", 16), ("end", "", 22),
+    ]  # fmt: skip
+
+
+def test_precedence_implies_or_and_until_unary() -> None:
+    tree = parse_formula("always a < 1 and b < 2 or not c < 3 until d < 4 -> e < 5")
+    assert isinstance(tree, s.Implies)
+    assert isinstance(tree.left, s.Or)
+    conj = tree.left.operands[0]
+    assert isinstance(conj, s.And)
+    assert isinstance(conj.operands[0], s.Unary)
+    assert conj.operands[0].op == "always"
+    until = tree.left.operands[1]
+    assert isinstance(until, s.Until)
+    assert isinstance(until.left, s.Not)
+
+
+def test_implies_is_right_associative() -> None:
+    tree = parse_formula("a < 1 -> b < 1 -> c < 1")
+    assert isinstance(tree, s.Implies)
+    assert isinstance(tree.right, s.Implies)
+
+
+def test_windows_and_quantifiers() -> None:
+    tree = parse_formula("forall j in joints, o in obstacles: eventually[0.5, 2] safedis(joint[j], o, 0.01)")
+    assert isinstance(tree, s.Forall)
+    assert [(v, d) for v, d, _ in tree.bindings] == [("j", "joints"), ("o", "obstacles")]
+    body = tree.body
+    assert isinstance(body, s.Unary)
+    assert body.window == (0.5, 2.0)
+    assert isinstance(body.operand, s.Predicate)
+    assert body.operand.name == "safedis"
+    until = parse_formula("a < 1 until[0, 3] b > 2")
+    assert isinstance(until, s.Until)
+    assert until.window == (0.0, 3.0)
+
+
+def test_parenthesised_term_and_formula() -> None:
+    term = parse_formula("(x(tip) + 1) * 2 < 3")
+    assert isinstance(term, s.Compare)
+    assert isinstance(term.left, s.Arith)
+    assert term.left.op == "*"
+    formula = parse_formula("(a < 1 or b < 2) and c < 3")
+    assert isinstance(formula, s.And)
+    assert isinstance(formula.operands[0], s.Or)
+
+
+def test_arithmetic_precedence() -> None:
+    tree = parse_formula("1 + 2 * 3 - -x < 0")
+    assert isinstance(tree, s.Compare)
+    left = tree.left
+    assert isinstance(left, s.Arith)
+    assert left.op == "-"
+    assert isinstance(left.left, s.Arith)
+    assert left.left.op == "+"
+    assert isinstance(left.left.right, s.Arith)
+    assert left.left.right.op == "*"
+    assert isinstance(left.right, s.Neg)
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("", "empty expression", 1),
+        ("always", "expected a signal", 7),
+        ("always tip", "expected a comparison", 11),
+        ("always x(tip) < 1 )", "unexpected '\\)'", 19),
+        ("always[2, 1] x(tip) < 1", r"0 <= a <= b", 7),
+        ("always[1 2] a < 1", "expected ','", 10),
+        ("x < 1 $ 2", "unexpected character '\\$'", 7),
+        ("forall j joints: a < 1", "expected 'in'", 10),
+        ("forall j in joints a < 1", "expected ':'", 20),
+        ("safediff(q[0], 1, 2", "expected '\\)'", 20),
+        ("always and", "unexpected keyword 'and'", 8),
+    ],
+)
+def test_malformed_expressions_name_property_and_column(text: str, message: str, column: int) -> None:
+    with pytest.raises(PropertyError, match=message) as info:
+        parse_formula(text, "my_property")
+    assert "property 'my_property'" in str(info.value)
+    if text:
+        assert f"at column {column}" in str(info.value)
+        assert info.value.position == column - 1
+
+
+def test_flags_are_conditions() -> None:
+    tree = parse_formula("always not self_collision")
+    assert isinstance(tree, s.Unary)
+    assert isinstance(tree.operand, s.Not)
+    assert tree.operand.operand == s.Flag("self_collision", 11)
+    with pytest.raises(PropertyError, match="expected a comparison"):
+        parse_formula("always tip")

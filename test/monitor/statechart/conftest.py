@@ -1,0 +1,5 @@
+"""Fixtures of the supervisor tests: the shipped case study (built once per session)."""
+
+from test.controllers.planning.setup_fixtures import behind_heart, insertion_setup, lung_grid
+
+__all__ = ["behind_heart", "insertion_setup", "lung_grid"]

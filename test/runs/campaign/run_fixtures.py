@@ -1,0 +1,67 @@
+"""Fixtures of the campaign and report tests (a pytest plugin, see test/conftest.py): two small real suites
+and one uninterrupted reference run, computed once per session.
+
+The suites come from the project's generators on the shipped configuration: a grid suite (k = 2 per cube)
+and a random suite on the 7 % of the left lung next to the heart, at 90 mm, 20 cases in all, so that the
+straight controller both violates and respects the heart and cubes hold two cases (Figure 6). The
+reference run executes them on the virtual and the emulated physical robot with one worker. Imports are
+inside the functions: this plugin loads with every test session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from cosim_validation.common.config import package_root
+
+if TYPE_CHECKING:
+    from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, CampaignRequest
+
+CONFIG = package_root() / "config" / "needle_insertion.yaml"
+BACKENDS = ("virtual", "physical")
+
+
+def make_suites(folder: Path) -> tuple[Path, Path]:
+    """A grid (k = 2) and a random (12 cases) suite near the heart at 90 mm, written into ``folder``."""
+    from cosim_validation.anatomy import load_anatomy
+    from cosim_validation.common.config import load_config
+    from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config
+
+    config = load_config(CONFIG)
+    scene = load_anatomy(config["anatomy"])
+    testgen = load_testgen_config(config["testgen"])
+    paths = []
+    for request in (
+        TestgenRequest("grid", 0.09, 2, region="heart_side_7pct", seed=2),
+        TestgenRequest("random", 0.09, 2, count=12, region="heart_side_7pct", seed=2),
+    ):
+        suite, _ = generate_suite(scene, testgen, request)
+        path = folder / f"{request.method}.parquet"
+        suite.write(path)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+@pytest.fixture(scope="session")
+def suites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The grid and random suite files."""
+    return make_suites(tmp_path_factory.mktemp("suites"))
+
+
+def request_for(suites: tuple[Path, ...], out: Path, **options: Any) -> CampaignRequest:
+    """A campaign over ``suites`` on both robots with one worker (``options`` override)."""
+    from cosim_validation.runs.campaign.campaign_runner import CampaignRequest
+
+    settings: dict[str, Any] = {"backends": BACKENDS, "workers": 1} | options
+    return CampaignRequest(config_path=CONFIG, suite_paths=tuple(suites), out_dir=out, **settings)
+
+
+@pytest.fixture(scope="session")
+def reference(suites: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> CampaignOutcome:
+    """The uninterrupted run, one worker, in this process."""
+    from cosim_validation.runs.campaign.campaign_runner import run_campaign
+
+    return run_campaign(request_for(suites, tmp_path_factory.mktemp("reference") / "run"), progress_stream=None)

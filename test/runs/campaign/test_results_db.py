@@ -1,0 +1,81 @@
+"""The results database stores whole cases atomically, reads them back, and guards resumes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.runs.campaign.results_db import CaseResult, CaseRow, KpiRow, ResultsDB, VerdictRow
+from test.common.record.test_trajectory_record import assert_same, make_record
+
+META = {"suite": "abc123", "config": "cfg9", "controller": "straight"}
+
+
+def make_result(i: int, robot_record: bool = True) -> CaseResult:
+    tid = f"case-{i}"
+    case = CaseRow(
+        tid, i, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1, 2, 3, 0.02, "grid", 0.004, "straight", "completed", "", 61.5
+    )
+    verdicts = (
+        VerdictRow(tid, "virtual", "needle_avoids_heart", "violated", -0.002, "m", 31.2, "injection", ""),
+        VerdictRow(tid, "virtual", "targeting_error", "unknown", math.nan, "m", None, "none", "no tracker"),
+    )
+    kpis = (
+        KpiRow(tid, "virtual", "targeting_error", "case", 0.0004, "m"),
+        KpiRow(tid, "virtual", "duration", "injection", 6.1, "s"),
+    )
+    records = (make_record(seed=i),) if robot_record else ()
+    return CaseResult(case, verdicts, kpis, records, wall_s=0.25, worker="w1")
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    with ResultsDB.create(path, META) as db:
+        for i in range(3):
+            db.add(make_result(i))
+    with ResultsDB.open(path) as db:
+        assert db.meta()["suite"] == "abc123"
+        assert [c.test_id for c in db.cases()] == ["case-0", "case-1", "case-2"]
+        assert db.cases()[1] == make_result(1).case
+        rows = [v for v in db.verdicts() if v.test_id == "case-2"]
+        assert rows[0].margin == -0.002
+        assert rows[1].margin is None  # NaN is stored as NULL
+        assert len(db.kpis()) == 6
+        assert_same(db.trajectory("case-1", "virtual"), make_record(seed=1))
+        assert [r.test_id for r in db.trajectories("virtual")] == ["case-1"] * 3  # make_record's id
+        assert db.timings()["case-0"] == (0.25, "w1")
+
+
+def test_a_failing_case_leaves_no_partial_rows(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    with ResultsDB.create(path, META) as db:
+        db.add(make_result(0))
+        broken = make_result(1)
+        duplicate_verdict = (*broken.verdicts, broken.verdicts[0])
+        with pytest.raises(Exception, match="UNIQUE"):
+            db.add(CaseResult(broken.case, duplicate_verdict, broken.kpis, broken.trajectories))
+        assert db.finished_ids() == {"case-0"}
+        assert {v.test_id for v in db.verdicts()} == {"case-0"}
+
+
+def test_resume_rules(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsDB.create(path, META).close()
+    with pytest.raises(InputError, match="already exists; use --resume"):
+        ResultsDB.create(path, META)
+    with pytest.raises(InputError, match="made with another suite \\('abc123', now 'other'\\)"):
+        ResultsDB.create(path, {**META, "suite": "other"}, resume=True)
+    with ResultsDB.create(path, META, resume=True) as db:
+        assert db.finished_ids() == set()
+
+
+def test_open_rejects_missing_and_foreign_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no results database"):
+        ResultsDB.open(tmp_path / "none.sqlite")
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(InputError, match=r"junk\.sqlite"):
+        ResultsDB.open(junk)

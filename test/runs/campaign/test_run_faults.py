@@ -1,0 +1,249 @@
+"""Issue 15, items 8-10: a campaign's run directory survives a damaged database, a second writer and a killed
+parent. Real processes, real SIGKILL, real SQLite pages overwritten."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.cli.main import main
+from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, run_campaign
+from cosim_validation.runs.campaign.db_salvage import integrity_problems
+from test.runs.campaign.run_fixtures import CONFIG, request_for
+from test.runs.campaign.run_rows import assert_same_rows, stored_rows
+
+PAGE = 4096
+
+
+def _copy(reference: CampaignOutcome, tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(reference.out_dir, run)
+    return run
+
+
+def _overwrite_page(path: Path, page: int) -> None:
+    """Overwrite one page (1-based, SQLite's numbering) with bytes no page holds."""
+    with path.open("r+b") as f:
+        f.seek((page - 1) * PAGE)
+        f.write(bytes(range(256)) * (PAGE // 256))
+
+
+def _page(path: Path, where: str) -> int:
+    """The file's last page (the issue's case), or the last leaf page holding rows of table ``where``."""
+    if where == "last":
+        return path.stat().st_size // PAGE
+    with sqlite3.connect(path) as db:  # dbstat: SQLite's page map (compiled into Python's SQLite)
+        (page,) = db.execute("SELECT MAX(pageno) FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (where,)).fetchone()
+    return int(page)
+
+
+@pytest.mark.parametrize("where", ["last", "verdicts", "cases"])
+def test_damaged_database_is_refused_by_report_and_salvaged_by_resume(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str], where: str
+) -> None:
+    run = _copy(reference, tmp_path)
+    db_path = run / "results.sqlite"
+    _overwrite_page(db_path, _page(db_path, where))
+    # the report: one error line naming the file and the damage (a traceback before)
+    assert main(["report", str(run)]) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert "Traceback" not in err
+    assert f"{db_path}: the database is damaged (quick_check:" in err
+    # the resume: what is whole is kept, the rest runs again, and the run equals the uninterrupted one
+    outcome = run_campaign(request_for(suites, run, resume=True), progress_stream=None)
+    (note,) = [n for n in outcome.notes if "was damaged" in n]
+    assert note.startswith(f"{db_path} was damaged (")
+    if where != "last":  # a page of rows: its cases run again (the last page may hold an index only)
+        assert outcome.ran >= 1, outcome.notes
+    assert outcome.skipped + outcome.ran == outcome.total
+    with sqlite3.connect(db_path) as db:
+        assert integrity_problems(db) == []
+    assert list(run.glob("results.sqlite.damaged-*")), "the damaged file is kept"
+    assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))
+
+
+def test_resume_with_an_edited_suite_is_refused(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 15, item 6: a suite edited with its metadata kept was resumed as "0 cases run, 2 already stored"."""
+    import pyarrow.parquet as pq
+
+    run = _copy(reference, tmp_path)
+    table = pq.read_table(suites[0])
+    column = table.column("target_x_m").to_numpy().copy()
+    column[0] += 0.001  # one target moved by 1 mm
+    edited = tmp_path / "edited.parquet"
+    index = table.column_names.index("target_x_m")
+    pq.write_table(table.set_column(index, "target_x_m", [column]), edited)  # schema metadata kept
+    argv = ["campaign", "--config", str(CONFIG), "--suite", str(edited), "--suite", str(suites[1])]
+    argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(run), "--resume"]
+    assert main(argv) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert f"error: {edited}: the cases do not match the suite's id" in err
+    assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))  # nothing was added or changed
+
+
+def test_resume_with_another_detector_is_refused(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 19: a detector in the loop changes the cases (an alarm can stop one), so a run made without one is
+    not resumed with one: one error line naming both values, and nothing is added."""
+    run = _copy(reference, tmp_path)
+    argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[0]), "--suite", str(suites[1])]
+    argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(run), "--resume"]
+    assert main([*argv, "--detector", "tip_mm=3"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert "results.sqlite: cannot resume, it was made with another detector (None, now 'tip_mm=3')" in err
+    assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))
+
+
+def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 22, item 4: a run is resumed only with the inputs it was made with. Its property file edited in
+    place (a 1 nm tip bound that would violate tip_follows_plan) is refused, naming the run and both hashes, and
+    nothing is run; put back, the resume runs the missing case with the run's copies and gives exactly the row of
+    the first run."""
+    import yaml
+
+    from cosim_validation.runs.campaign.db_salvage import CASE_TABLES
+
+    properties = tmp_path / "properties.yaml"
+    properties.write_text((CONFIG.parent / "properties.yaml").read_text())
+    config = yaml.safe_load(CONFIG.read_text())
+    config["campaign"]["properties"] = str(properties)
+    case_config = tmp_path / "case.yaml"
+    case_config.write_text(yaml.safe_dump(config, sort_keys=False))
+    suite, run, first = tmp_path / "suite.parquet", tmp_path / "run", tmp_path / "first"
+    argv = ["testgen", "--config", str(case_config), "--method", "random", "--granularity-mm", "90", "--count", "2"]
+    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(case_config), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    assert main(campaign) == 0
+    shutil.copytree(run, first)
+    with sqlite3.connect(run / "results.sqlite") as db:
+        (dropped,) = db.execute("SELECT test_id FROM cases ORDER BY test_id DESC LIMIT 1").fetchone()
+        for table in CASE_TABLES:
+            db.execute(f"DELETE FROM {table} WHERE test_id = ?", (dropped,))
+    shipped = properties.read_text()
+    strict = yaml.safe_load(shipped)
+    strict["constants"]["tip_deviation_bound_m"] = 1e-9
+    properties.write_text(yaml.safe_dump(strict, sort_keys=False))
+    capfd.readouterr()
+    assert main([*campaign, "--resume"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("error:") == 1
+    assert "results.sqlite: cannot resume, it was made with another config" in err
+    properties.write_text(shipped)
+    assert main([*campaign, "--resume"]) == 0
+    assert "1 cases run" in capfd.readouterr().out
+    assert_same_rows(stored_rows(run), stored_rows(first))
+
+
+def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
+    argv += ["--suite", str(suites[0]), "--suite", str(suites[1]), "--backends", "virtual,physical"]
+    argv += ["--workers", str(workers), "--out", str(out)] + (["--resume"] if resume else [])
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _stored(out: Path) -> int:
+    path = out / "results.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10) as db:
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM cases").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
+def _wait_until(condition: object, process: subprocess.Popen[str], what: str, timeout_s: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():  # type: ignore[operator]
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"{what}: not within {timeout_s} s"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_second_writer_is_refused_naming_the_running_process(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the second --resume re-ran cases and died with sqlite3.IntegrityError (a traceback)."""
+    out = tmp_path / "run"
+    first = _campaign(suites, out, workers=1)
+    try:
+        _wait_until(lambda: _stored(out) >= 1, first, "the first campaign stores a case")
+        argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[0]), "--suite", str(suites[1])]
+        argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(out), "--resume"]
+        assert main(argv) == 1
+        err = capfd.readouterr().err
+        assert err.count("error:") == 1
+        assert f"{out}: process {first.pid} (" in err
+        assert "is writing this run directory; wait for it to end" in err
+        assert main([*argv, "--json"]) == 1
+        assert f"process {first.pid}" in capfd.readouterr().out
+        _, stderr = first.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+    assert first.returncode == 0, stderr
+    assert_same_rows(stored_rows(out), stored_rows(reference.out_dir))
+    # the lock died with its holder: a resume after it is welcome
+    assert run_campaign(request_for(suites, out, resume=True), progress_stream=None).ran == 0
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc (Linux)")
+def test_workers_and_resource_tracker_exit_when_the_parent_is_killed(suites: tuple[Path, Path], tmp_path: Path) -> None:
+    """Before: SIGKILL of the parent left two ~600 MB workers and the resource tracker running for minutes."""
+    out = tmp_path / "run"
+    parent = _campaign(suites, out, workers=2)
+    try:
+        _wait_until(lambda: _stored(out) >= 1, parent, "the campaign stores a case")
+        children = _descendants(parent.pid)
+        assert len(children) >= 3, f"expected two workers and the resource tracker, found {children}"
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 15.0
+        while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in children if _alive(pid)], "orphans outlived their parent by 15 s"
+    finally:  # the campaign ran in its own process group: whatever survived goes now
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)

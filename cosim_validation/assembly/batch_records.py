@@ -14,7 +14,7 @@ import numpy as np
 
 from cosim_validation.assembly.lockstep import CaseRun
 from cosim_validation.assembly.robot_port import BackendPort
-from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.common.record import RobotRole, TrajectoryRecord, kinematic_record
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.virtual import marker_arrays
 
@@ -39,25 +39,17 @@ def batch_records(
     q_plan = run.q_sent[:n] if supervised else plan.q[:n]
     stage = run.stage_sent[:n] if supervised else plan.stage[:n]
     mode = run.supervisor_sent[:n] if supervised else np.zeros(n, dtype=np.uint8)  # 0: unsupervised
-    planned = kinematics.record_arrays(q_plan)
     records = [
-        TrajectoryRecord(
+        kinematic_record(
+            kinematics,
             test_id=run.test_id,
             robot=RobotRole.EXPECTED,
             backend="plan",
-            joint_names=kinematics.joint_names,
-            needle_length_m=kinematics.needle_length_m,
             t_s=t_s,
             stage=stage,
             supervisor=mode,
             q_setpoint=q_plan,
             q_measured=q_plan,
-            joint_pos_m=planned.joint_pos_m,
-            joint_axis=planned.joint_axis,
-            tip_pos_m=planned.tip_pos_m,
-            tip_quat_wxyz=planned.tip_quat_wxyz,
-            actual_tip_pos_m=planned.tip_pos_m,
-            actual_tip_quat_wxyz=planned.tip_quat_wxyz,
             meta={"controller": plan.controller, **meta},
         )
     ]
@@ -65,26 +57,20 @@ def batch_records(
         port = ports[role]
         samples = port.samples[:n]
         measured = np.array([s.q_measured for s in samples]).reshape(n, kinematics.n_joints)
-        fk = kinematics.record_arrays(measured)
         records.append(
-            TrajectoryRecord(
+            kinematic_record(
+                kinematics,
                 test_id=run.test_id,
                 robot=role,
                 backend=port.backend.name,
-                joint_names=kinematics.joint_names,
-                needle_length_m=kinematics.needle_length_m,
                 t_s=t_s,
                 stage=stage,
                 supervisor=mode,
                 q_setpoint=q_plan,
                 q_measured=measured,
-                joint_pos_m=fk.joint_pos_m,
-                joint_axis=fk.joint_axis,
-                tip_pos_m=fk.tip_pos_m,
-                tip_quat_wxyz=fk.tip_quat_wxyz,
                 actual_tip_pos_m=np.array([s.actual_tip_pos_m for s in samples]).reshape(n, 3),
                 actual_tip_quat_wxyz=np.array([s.actual_tip_quat_wxyz for s in samples]).reshape(n, 4),
-                **marker_arrays(samples),
+                markers=marker_arrays(samples),
                 meta=meta,
             )
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord, kinematic_record
 from cosim_validation.error_injection.dataset import ErrorDataset
 from cosim_validation.error_injection.error_types import DatasetError
 from cosim_validation.robots.model import Kinematics
@@ -54,25 +54,23 @@ def record_of_dataset(
             f"{source}: time_s goes backwards at row {first} (counting from 0): a record holds one recording"
         )
     n = t_s.shape[0]
-    fk = kinematics.record_arrays_where_known(np.asarray(dataset.q_measured, dtype=np.float64))
-    return TrajectoryRecord(
+    q_measured = np.asarray(dataset.q_measured, dtype=np.float64)
+    return kinematic_record(
+        kinematics,
         test_id=test_id,
         robot=robot,
         backend=backend,
-        joint_names=kinematics.joint_names,
-        needle_length_m=kinematics.needle_length_m,
         t_s=t_s,
         stage=np.full(n, int(Stage.NONE), dtype=np.uint8),
         q_setpoint=dataset.q_setpoint,
-        q_measured=dataset.q_measured,
-        joint_pos_m=fk.joint_pos_m,
-        joint_axis=fk.joint_axis,
-        tip_pos_m=fk.tip_pos_m,
-        tip_quat_wxyz=fk.tip_quat_wxyz,
+        q_measured=q_measured,
+        frames=kinematics.record_arrays_where_known(q_measured),
         actual_tip_pos_m=np.full((n, 3), np.nan),
         actual_tip_quat_wxyz=np.full((n, 4), np.nan),
         meta={"source": str(dataset.meta.get("source", source)), "stages": "unknown (no plan)"},
-        marker_pos_m=dataset.marker_pos_m,
-        marker_quat_wxyz=dataset.marker_quat_wxyz,
-        marker_error_m=np.asarray(dataset.marker_error_m, dtype=np.float64),
+        markers={
+            "marker_pos_m": dataset.marker_pos_m,
+            "marker_quat_wxyz": dataset.marker_quat_wxyz,
+            "marker_error_m": np.asarray(dataset.marker_error_m, dtype=np.float64),
+        },
     )

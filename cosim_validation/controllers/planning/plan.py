@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
+from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord, kinematic_record
 from cosim_validation.robots.model import Kinematics
 
 
@@ -91,25 +91,17 @@ class Plan:
         self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None
     ) -> TrajectoryRecord:
         """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip."""
-        arrays = kinematics.record_arrays(self.q)
         info = {"controller": self.controller, "sampling_rate_hz": 1.0 / float(self.t_s[1] - self.t_s[0])}
         info.update(self.meta)
         info.update(meta or {})
-        return TrajectoryRecord(
+        return kinematic_record(
+            kinematics,
             test_id=test_id,
             robot=RobotRole.EXPECTED,
             backend="plan",
-            joint_names=kinematics.joint_names,
-            needle_length_m=kinematics.needle_length_m,
             t_s=self.t_s,
             stage=self.stage,
             q_setpoint=self.q,
             q_measured=self.q,
-            joint_pos_m=arrays.joint_pos_m,
-            joint_axis=arrays.joint_axis,
-            tip_pos_m=arrays.tip_pos_m,
-            tip_quat_wxyz=arrays.tip_quat_wxyz,
-            actual_tip_pos_m=arrays.tip_pos_m,
-            actual_tip_quat_wxyz=arrays.tip_quat_wxyz,
             meta=info,
         )

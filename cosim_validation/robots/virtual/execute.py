@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.common.record import Stage, TrajectoryRecord
+from cosim_validation.common.record import Stage, TrajectoryRecord, kinematic_record
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample, RobotBackend, marker_arrays
 from cosim_validation.robots.virtual.errors import BackendInputError
@@ -95,23 +95,17 @@ def execute_trajectory(
     t, st, q = _checked_plan(t_s, stage, q_setpoint, backend)
     samples = run_samples(backend, t, q)
     measured = np.array([s.q_measured for s in samples])
-    fk = kinematics.record_arrays(measured)
-    return TrajectoryRecord(
+    return kinematic_record(
+        kinematics,
         test_id=test_id,
         robot=backend.role,
         backend=backend.name,
-        joint_names=backend.joint_names,
-        needle_length_m=kinematics.needle_length_m,
         t_s=t[0] + np.array([s.t_s for s in samples]),
         stage=st,
         q_setpoint=q,
         q_measured=measured,
-        joint_pos_m=fk.joint_pos_m,
-        joint_axis=fk.joint_axis,
-        tip_pos_m=fk.tip_pos_m,
-        tip_quat_wxyz=fk.tip_quat_wxyz,
         actual_tip_pos_m=np.array([s.actual_tip_pos_m for s in samples]),
         actual_tip_quat_wxyz=np.array([s.actual_tip_quat_wxyz for s in samples]),
-        **marker_arrays(samples),
+        markers=marker_arrays(samples),
         meta=dict(meta or {}),
     )

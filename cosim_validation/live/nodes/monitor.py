@@ -77,6 +77,7 @@ class Monitor(Node):
                 to_rclpy(STATE),
             )
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # liveness is judged in wall time, also in sim time
+        self._last_check_s = time.monotonic()
         self.create_timer(LIVENESS_PERIOD_S, self._check_liveness, clock=wall)
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
 
@@ -176,10 +177,15 @@ class Monitor(Node):
     # ------------------------------------------------------------------ liveness
     def _check_liveness(self) -> None:
         now = time.monotonic()
+        since_check_s, self._last_check_s = now - self._last_check_s, now
         case = self._session.case
         if case is not None:
             for role, owed_s in self._liveness.newly_stale(now):
-                message = f"{case.test_id}: the {role.label} robot has not answered the sample sent {owed_s:.1f} s ago"
+                # the previous check's time says whether this report came at the first check past the timeout
+                message = (
+                    f"{case.test_id}: the {role.label} robot has not answered the sample sent {owed_s:.3f} s ago "
+                    f"(previous liveness check {since_check_s:.3f} s earlier)"
+                )
                 self._alert(Alert.ERROR, role, "robot_stale", message)
                 self._publish_diagnostics()
         if self._end_requested_at is not None and now - self._end_requested_at > self._case_timeout_s:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from cosim_validation.common.config import load_config
 from cosim_validation.common.record import RobotRole, Stage
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
+from cosim_validation.live.session.node_parameters import defaults_of
 from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
 from cosim_validation.robots.model import RobotConfig
 from test.live.ros.ros_harness import spin_until
@@ -140,7 +141,7 @@ def test_monitor_node_concludes_a_case(monitor_graph: Any, repo_root: Path) -> N
     assert [convert.kpi_from_msg(k)[1].name for k in report.kpis] == [k.name for k in conclusion.kpis]
 
 
-def test_silent_robot_is_reported_stale_within_a_second(monitor_graph: Any, repo_root: Path) -> None:
+def test_silent_robot_is_stale_at_the_first_check_past_its_timeout(monitor_graph: Any, repo_root: Path) -> None:
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
     from cosim_validation_interfaces.msg import Alert, CaseStatus
@@ -158,13 +159,19 @@ def test_silent_robot_is_reported_stale_within_a_second(monitor_graph: Any, repo
     q = np.array([0.0, 0.3, 0.0, 1.6, 0.0, 1.2, 0.0])
     state = convert.ExpectedState(START_NS, "case-b", int(Stage.INITIALIZATION), 0, kin.joint_names, q)
     fake.expected.publish(convert.expected_state_to_msg(state, np.zeros(3), np.array([1.0, 0, 0, 0])))
-    sent = time.monotonic()  # the robot never answers this sample
+    # the robot never answers this sample
 
     def stale_alert() -> bool:
         return any(a.code == "robot_stale" and a.robot == 1 for a in alerts)
 
-    assert spin_until(node, executor, stale_alert, timeout_s=10), group.log_tail("monitor")
-    assert time.monotonic() - sent < 1.0 + 0.6  # stale_timeout_s = 1 s, checked every 0.1 s, plus delivery
+    assert spin_until(node, executor, stale_alert, timeout_s=30), group.log_tail("monitor")
+    # the promise in the monitor's own clock (a loaded machine may delay its timer, not the rule): reported at the
+    # first liveness check after stale_timeout_s, never before it
+    timeout_s = float(defaults_of("monitor")["stale_timeout_s"])
+    message = next(a.message for a in alerts if a.code == "robot_stale")
+    owed_s, since_check_s = (float(v) for v in re.findall(r"(\d+\.\d+) s", message)[:2])
+    assert owed_s > timeout_s, message
+    assert owed_s - since_check_s <= timeout_s + 1e-3, message
     assert spin_until(
         node,
         executor,

@@ -5,7 +5,7 @@ WITH_ENV := scripts/with_env.sh
 # (test/conftest.py), so its shared fixtures are built once. PYTEST_WORKERS=0 runs in this process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup demo test lint typecheck pytest bench clean
+.PHONY: setup demo test test-steps lint typecheck pytest bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -13,11 +13,19 @@ setup:
 demo: setup
 	@$(WITH_ENV) cosim demo
 
-test: setup
+# `make test` prints its own time (set-up included) at the end, passed or failed.
+test:
+	@start=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory test-steps || status=$$?; \
+	took=$$(( $$(date +%s) - start )); \
+	echo "make test: $$(( took / 60 )) min $$(( took % 60 )) s (set-up, lint, types, tests)"; \
+	exit $$status
+
+test-steps: setup
 	@$(WITH_ENV) ruff check .
 	@$(WITH_ENV) ruff format --check .
 	@$(WITH_ENV) mypy
-	@$(WITH_ENV) python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	@$(WITH_ENV) python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 $(PYTEST_ARGS)
 
 lint: setup
 	@$(WITH_ENV) ruff check .

@@ -9,13 +9,13 @@ t_k - t_(k-1) and the arm is read then.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, cast
 
 import numpy as np
 
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.common.record import RobotRole
-from cosim_validation.robots.robot_backend import BackendSample, RobotBackend
+from cosim_validation.robots.robot_backend import BackendSample, Reseedable, RobotBackend, StageAware
 
 
 class RobotLostError(CosimError):
@@ -79,12 +79,14 @@ class BackendPort:
     """A :class:`RobotBackend` driven by stamped setpoints (batch robot, and the core of a driver node).
 
     Args:
-        backend: The robot; ``reseed(case_seed)`` is called on reset when the backend has it.
+        backend: The robot; reseeded with the case seed on reset when it is
+            :class:`~cosim_validation.robots.robot_backend.Reseedable`.
         role: Its role in the case (default: the backend's own).
     """
 
     def __init__(self, backend: RobotBackend, role: RobotRole | None = None) -> None:
         self.backend = backend
+        self._stage_aware = isinstance(backend, StageAware)  # checked once: stage() runs at every setpoint
         self._role = backend.role if role is None else role
         self._last_ns: int | None = None
         self._pending: BackendSample | None = None  # the sample read at reset, the answer to the first setpoint
@@ -98,9 +100,8 @@ class BackendPort:
 
     def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
         """Reseed, put the arm at rest at ``q0``, read it (the answer to the first setpoint)."""
-        reseed = getattr(self.backend, "reseed", None)
-        if reseed is not None:
-            reseed(int(case_seed))  # a case's noise depends on the case only, not on what ran before
+        if isinstance(self.backend, Reseedable):
+            self.backend.reseed(int(case_seed))  # a case's noise depends on the case only, not on what ran before
         self.backend.reset(q0)
         self._pending = self.reset_sample = self.backend.read()  # read once: a read draws the arm's noise
         self._last_ns = None
@@ -130,9 +131,8 @@ class BackendPort:
     def stage(self, stage: int) -> None:
         """The stage of the next setpoint to :meth:`send` (a ``Stage`` value), for a robot whose filters use it
         (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`); other backends ignore it."""
-        notify = getattr(self.backend, "stage", None)
-        if notify is not None:
-            notify(int(stage))
+        if self._stage_aware:
+            cast(StageAware, self.backend).stage(int(stage))
 
     def wait(self, stamp_ns: int) -> None:
         """In-process: the answer is there as soon as :meth:`send` returned."""

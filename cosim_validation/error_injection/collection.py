@@ -28,7 +28,7 @@ from cosim_validation.controllers.planning.collection_motion import (
 from cosim_validation.error_injection.dataset import ErrorDataset
 from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
 from cosim_validation.robots.model import Kinematics
-from cosim_validation.robots.robot_backend import BackendSample, RobotBackend
+from cosim_validation.robots.robot_backend import BackendSample, Reseedable, RobotBackend
 
 __all__ = ["CollectSettings", "collect", "continuous_setpoints", "dataset_of_collection", "drive",
            "motion_box", "stamps_ns", "training_setpoints"]  # fmt: skip
@@ -42,9 +42,8 @@ def stamps_ns(t_s: np.ndarray) -> np.ndarray:
 def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[BackendSample]:
     """Every sample of ``motion`` on ``backend``: reseed its noise with ``seed``, reset at rest at the first
     setpoint and read it, then command each setpoint to be reached at its stamp and read the arm."""
-    reseed = getattr(backend, "reseed", None)
-    if reseed is not None:
-        reseed(int(seed))
+    if isinstance(backend, Reseedable):
+        backend.reseed(int(seed))
     backend.reset(motion.q[0])
     samples = [backend.read()]
     stamps = stamps_ns(motion.t_s)

@@ -56,6 +56,26 @@ def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
 
 
 @runtime_checkable
+class Reseedable(Protocol):
+    """An optional capability of a robot or filter with random streams (an emulated arm's noise, a hazard's
+    draws): the case's seed, given before each reset so a case's noise depends on the case only."""
+
+    def reseed(self, case_seed: int) -> None:
+        """Restart the random streams from ``case_seed``."""
+        ...
+
+
+@runtime_checkable
+class StageAware(Protocol):
+    """An optional capability of a robot or filter whose behaviour depends on the case's stage (a hazard
+    triggered by a stage): told the stage of each setpoint before that setpoint is commanded."""
+
+    def stage(self, stage: int) -> None:
+        """The :class:`~cosim_validation.common.record.Stage` value of the next setpoint."""
+        ...
+
+
+@runtime_checkable
 class RobotBackend(Protocol):
     """A robot arm behind one small interface (virtual or physical).
 

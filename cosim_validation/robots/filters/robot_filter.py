@@ -10,11 +10,11 @@ robot's sample into what the controller and the monitor see. The same filter obj
 
 fed the same calls in the same order, so a filtered robot behaves the same in both modes.
 
-A filter whose behaviour depends on the stage of the case (a hazard triggered by a stage) also has the optional
-``stage(stage)`` notification (:func:`notify_stage`; filters without it ignore stages) and says so with a true
-``needs_stage``: it is told the stage of each setpoint before that setpoint's :meth:`RobotFilter.command`, in
-batch by :class:`FilteredBackend` (the lockstep loop knows each setpoint's stage), live by the proxy from the
-controller's expected state of the setpoint's stamp.
+A filter whose behaviour depends on the stage of the case (a hazard triggered by a stage) is also
+:class:`~cosim_validation.robots.robot_backend.StageAware` (:func:`notify_stage`; filters without it ignore
+stages) and says so with a true ``needs_stage``: it is told the stage of each setpoint before that setpoint's
+:meth:`RobotFilter.command`, in batch by :class:`FilteredBackend` (the lockstep loop knows each setpoint's stage),
+live by the proxy from the controller's expected state of the setpoint's stamp.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.robots.robot_backend import BackendSample, RobotBackend
+from cosim_validation.robots.robot_backend import BackendSample, Reseedable, RobotBackend, StageAware
 
 
 class FilterEvent(NamedTuple):
@@ -72,9 +72,8 @@ def notify_stage(filters: list[RobotFilter], stage: int) -> None:
     """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint
     (a :class:`~cosim_validation.common.record.Stage` value); the others need no stage."""
     for f in filters:
-        notify = getattr(f, "stage", None)
-        if notify is not None:
-            notify(int(stage))
+        if isinstance(f, StageAware):
+            f.stage(int(stage))
 
 
 def needs_stage(filters: list[RobotFilter]) -> bool:
@@ -111,9 +110,8 @@ class FilteredBackend:
     def reseed(self, case_seed: int) -> None:
         """The case's seed, for the robot's noise and the filters' random streams."""
         self._seed = int(case_seed)
-        reseed = getattr(self.inner, "reseed", None)
-        if reseed is not None:
-            reseed(case_seed)
+        if isinstance(self.inner, Reseedable):
+            self.inner.reseed(case_seed)
 
     def reset(self, q0: ArrayLike) -> None:
         """Reset the robot at ``q0``, then every filter (with the case seed of the last :meth:`reseed`)."""

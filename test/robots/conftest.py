@@ -1,4 +1,4 @@
-"""Fixtures of the sim tests: the shipped configuration, the nominal kinematics, a five-stage plan."""
+"""Fixtures of the robot tests: the shipped configuration, the nominal kinematics, a five-stage plan."""
 
 from __future__ import annotations
 

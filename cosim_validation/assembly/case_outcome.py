@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from cosim_validation.common.record import Stage
-from cosim_validation.monitor.properties.machines.runner import decided_by_the_end
+from cosim_validation.monitor.properties.machines.result import decided_by_the_end
 from cosim_validation.monitor.properties.verdict import Status, Verdict
 
 #: Outcomes after which the run is a prefix of the plan.

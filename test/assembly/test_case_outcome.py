@@ -16,8 +16,8 @@ from cosim_validation.common.config import load_config
 from cosim_validation.common.record import Stage, TrajectoryRecord
 from cosim_validation.controllers import InsertionSetup
 from cosim_validation.monitor.properties import Status
-from cosim_validation.monitor.properties.machines import run_machine, shipped
 from cosim_validation.monitor.properties.machines.behaviours import run_named
+from test.monitor.properties.lt4r_reference import run_machine, shipped
 
 TARGET = np.array([0.45, -0.05, 0.05])
 

@@ -9,7 +9,7 @@ import pytest
 
 from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.monitor.properties import PropertyError, Status, record_samples
-from cosim_validation.monitor.properties.machines import (
+from test.monitor.properties.lt4r_reference import (
     ANY,
     EOF,
     Interval,
@@ -22,7 +22,7 @@ from cosim_validation.monitor.properties.machines import (
     shipped,
     stage_order,
 )
-from cosim_validation.monitor.properties.machines.examples import SHIPPED
+from test.monitor.properties.lt4r_reference.examples import SHIPPED
 from test.monitor.properties.traces import TARGET, edited, insertion_case, make_record
 
 

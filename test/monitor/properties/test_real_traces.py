@@ -14,13 +14,13 @@ from cosim_validation.anatomy import load_anatomy
 from cosim_validation.common.config import load_config, resolve_resource
 from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.monitor.properties import PropertySet, Status, record_samples
-from cosim_validation.monitor.properties.machines import run_machine, shipped
 from cosim_validation.monitor.properties.offline.evaluation import evaluate_run
 from cosim_validation.monitor.properties.online.monitor import OnlineMonitor
 from cosim_validation.monitor.properties.scene_context import record_context, scene_obstacles
 from cosim_validation.robots.model import RobotConfig
 from cosim_validation.robots.registry import make_backend
 from cosim_validation.robots.virtual import execute_trajectory
+from test.monitor.properties.lt4r_reference import run_machine, shipped
 from test.monitor.properties.traces import machine_verdicts
 
 ENGINES = ("mujoco", "pybullet", "emulated")

@@ -164,6 +164,6 @@ def edited(record: TrajectoryRecord, **arrays: np.ndarray) -> TrajectoryRecord:
 
 def machine_verdicts(names: tuple[str, ...], record: TrajectoryRecord, target_m: np.ndarray | None) -> list[object]:
     """The offline ``machine:<name>`` verdicts an online monitor appends after the properties'."""
-    from cosim_validation.monitor.properties.machines import run_machine, shipped
+    from test.monitor.properties.lt4r_reference import run_machine, shipped
 
     return [run_machine(shipped(name), record, target_m).to_verdict() for name in names]

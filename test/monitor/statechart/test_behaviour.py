@@ -14,8 +14,6 @@ from cosim_validation.common.config import load_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.controllers import InsertionSetup
-from cosim_validation.monitor.properties.machines import SHIPPED, MachineResult, run_machine, shipped
-from cosim_validation.monitor.properties.machines.machine import Machine as PyMachine
 from cosim_validation.monitor.statechart.behaviour import (
     BehaviourResult,
     BehaviourRunner,
@@ -26,6 +24,8 @@ from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.monitor.statechart.snapshot import record_rows, z_axis
 from cosim_validation.robots.registry import make_backend
 from cosim_validation.robots.virtual import execute_trajectory
+from test.monitor.properties.lt4r_reference import SHIPPED, MachineResult, run_machine, shipped
+from test.monitor.properties.lt4r_reference.machine import Machine as PyMachine
 from test.monitor.statechart.machines import write
 
 NAMES = ("stage_order", "no_retraction_during_injection", "settles_at_target")

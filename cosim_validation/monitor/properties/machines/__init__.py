@@ -1,29 +1,6 @@
-"""LT4R-style behaviour tests as nested state machines (seed 004): DSL, replay, shipped examples."""
+"""Behaviour machines of a property set, run on the statechart core (LT4R-style behaviour tests in YAML)."""
 
-from cosim_validation.monitor.properties.machines.examples import (
-    SHIPPED,
-    no_retraction_during_injection,
-    settles_at_target,
-    shipped,
-    stage_order,
-)
-from cosim_validation.monitor.properties.machines.fuzzy import Interval, fuzzy
-from cosim_validation.monitor.properties.machines.machine import ANY, EOF, Machine, Snapshot
-from cosim_validation.monitor.properties.machines.runner import MachineResult, MachineRunner, run_machine
+from cosim_validation.monitor.properties.machines.behaviours import BehaviourSet, run_named
+from cosim_validation.monitor.properties.machines.result import MachineResult, decided_by_the_end
 
-__all__ = [
-    "ANY",
-    "EOF",
-    "SHIPPED",
-    "Interval",
-    "Machine",
-    "MachineResult",
-    "MachineRunner",
-    "Snapshot",
-    "fuzzy",
-    "no_retraction_during_injection",
-    "run_machine",
-    "settles_at_target",
-    "shipped",
-    "stage_order",
-]
+__all__ = ["BehaviourSet", "MachineResult", "decided_by_the_end", "run_named"]

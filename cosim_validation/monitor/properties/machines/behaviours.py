@@ -3,7 +3,7 @@
 A property set's ``machines:`` lists shipped behaviour machines by name (``config/behaviours/<name>.yaml``) or
 machine files by path (relative to the property file). They run through
 :class:`cosim_validation.monitor.statechart.behaviour.BehaviourRunner`, online and offline alike; their results are
-given as :class:`~cosim_validation.monitor.properties.machines.runner.MachineResult` (verdict ``machine:<name>``), field
+given as :class:`~test.monitor.properties.lt4r_reference.runner.MachineResult` (verdict ``machine:<name>``), field
 for field what the Python DSL machines of :mod:`.examples` give (``test/monitor/statechart/test_behaviour.py``).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
-from cosim_validation.monitor.properties.machines.runner import MachineResult
+from cosim_validation.monitor.properties.machines.result import MachineResult
 from cosim_validation.monitor.properties.verdict import Status
 from cosim_validation.monitor.statechart.behaviour import (
     BehaviourResult,

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from cosim_validation.common.record import Stage
 from cosim_validation.common.record.stage import CASE_STAGES
 from cosim_validation.monitor.properties.errors import PropertyError
-from cosim_validation.monitor.properties.machines.fuzzy import fuzzy_scalar
-from cosim_validation.monitor.properties.machines.machine import ANY, EOF, GREEN, RED, Machine, Snapshot, Vars
+from test.monitor.properties.lt4r_reference.fuzzy import fuzzy_scalar
+from test.monitor.properties.lt4r_reference.machine import ANY, EOF, GREEN, RED, Machine, Snapshot, Vars
 
 
 def _set(name: str, value: object) -> Callable[[Snapshot, Vars], None]:

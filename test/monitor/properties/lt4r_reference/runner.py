@@ -1,16 +1,21 @@
-"""Replaying a run through a machine, snapshot by snapshot (online: push samples; offline: a whole record)."""
+"""The Python LT4R reference (a test oracle for the statechart engine): replaying a run through a machine,
+snapshot by snapshot (online: push samples; offline: a whole record)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.monitor.properties.errors import PropertyError, TraceError
 from cosim_validation.monitor.properties.language.signals import z_axis_one
-from cosim_validation.monitor.properties.machines.machine import (
+from cosim_validation.monitor.properties.machines.result import MachineResult
+from cosim_validation.monitor.properties.sample import Sample, record_samples
+from cosim_validation.monitor.properties.verdict import Status
+from cosim_validation.monitor.statechart.model import AT_END, NOT_GREEN, REQUIREMENTS
+from test.monitor.properties.lt4r_reference.machine import (
     ANY,
     EOF,
     GREEN,
@@ -20,56 +25,8 @@ from cosim_validation.monitor.properties.machines.machine import (
     Transition,
     Vars,
 )
-from cosim_validation.monitor.properties.sample import Sample, record_samples
-from cosim_validation.monitor.properties.verdict import Status, Verdict
-from cosim_validation.monitor.statechart.model import AT_END, NOT_GREEN, REQUIREMENTS
 
 SETTLE_STEPS = 64  # at most this many transitions on the last snapshot (eof chains)
-
-
-def decided_by_the_end(verdict: Verdict) -> bool:
-    """Whether a ``machine:<name>`` verdict is VIOLATED only because of how the run ended: it ended outside green
-    without entering red, or entered red on the last sample (where the end-of-run signal is on). On a run cut
-    short (an aborted or refused case) such a verdict says nothing about the behaviour."""
-    return verdict.status is Status.VIOLATED and verdict.reason.endswith((NOT_GREEN, AT_END))
-
-
-@dataclass(frozen=True)
-class MachineResult:
-    """Outcome of a behaviour test.
-
-    Attributes:
-        machine: Name of the machine.
-        robot: Robot of the replayed run.
-        status: HOLDS (ended in green), VIOLATED (entered red, or ended elsewhere), UNKNOWN (no samples, or
-            the run lacks what the machine requires: stages, a target).
-        final_state: Active state path at the end, e.g. ``injecting/advancing``.
-        time_s: When it entered red (or the last sample when it ended outside green); NaN if it passed.
-        stage: Stage at that time; NONE if it passed.
-        reason: Human explanation.
-        transitions: (t_s, from_path, to_path) of every transition taken, in order.
-    """
-
-    machine: str
-    robot: RobotRole
-    status: Status
-    final_state: str
-    time_s: float
-    stage: Stage
-    reason: str
-    transitions: tuple[tuple[float, str, str], ...]
-
-    @property
-    def passed(self) -> bool:
-        """Whether the test passed."""
-        return self.status is Status.HOLDS
-
-    def to_verdict(self) -> Verdict:
-        """As a property verdict named ``machine:<name>`` (unit 1, margin +-inf)."""
-        margin = {Status.HOLDS: math.inf, Status.VIOLATED: -math.inf}.get(self.status, math.nan)
-        return Verdict(
-            f"machine:{self.machine}", self.robot, self.status, margin, "1", self.time_s, self.stage, True, self.reason
-        )
 
 
 class MachineRunner:

@@ -227,3 +227,12 @@ def help_exit_code(command: tuple[str, ...]) -> int:
 def test_a_wrong_command_does_not_parse(command: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
     assert help_exit_code(command) != 0
     assert "error:" in capsys.readouterr().err
+
+
+def test_the_readme_table_lists_every_subcommand() -> None:
+    """The README's command table has one row per subcommand of ``cosim --help``, each linked to a guide."""
+    rows = re.findall(r"^\| `cosim ([a-z-]+)` \|[^|]+\| \[[^\]]+\]\(([^)]+)\) \|$", README_TEXT, re.MULTILINE)
+    assert sorted(name for name, _ in rows) == sorted(subcommand_parsers())
+
+
+README_TEXT = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -11,7 +11,8 @@ def add_detector_options(parser: argparse.ArgumentParser) -> None:
         "--detector",
         default=None,
         metavar="[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]",
-        help="run seed 003's hazard detector in the control loop at every setpoint (docs/HAZARDS.md): tip_mm, "
+        help="run the hazard detector (after Li et al. 2016) in the control loop at every setpoint "
+        "(docs/HAZARDS.md): tip_mm, "
         "joint (rad, m for a prismatic joint) and tracker_mm compare the physical robot with the virtual twin, "
         "progress the robot with its own commands (|rho - 1| of the command progress); the keys given choose the "
         "detectors. Live it publishes /cosim/hazards/alarms and /cosim/feedback_wrench, a campaign stores the "

@@ -10,7 +10,10 @@ from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
 
-HELP = "run seed 000's research questions (rq1, rq2, rq3) or the adaptive-refinement comparison on the embedded models"
+HELP = (
+    "run the research questions (rq1, rq2, rq3) of the needle-insertion validation study (Actuators 2025) "
+    "or the adaptive-refinement comparison on the embedded models"
+)
 
 NAMES = ("rq1", "rq2", "rq3", "adaptive")
 

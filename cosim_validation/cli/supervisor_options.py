@@ -16,7 +16,8 @@ def add_supervisor_options(parser: argparse.ArgumentParser) -> None:
         const=DEFAULT_SUPERVISOR,
         default=None,
         metavar="PATH",
-        help="run every case under the task supervisor (seed 002; docs/SUPERVISOR.md): one step per control "
+        help="run every case under the task supervisor (after Preda et al. 2016; docs/SUPERVISOR.md): one step "
+        "per control "
         f"period decides each setpoint (default PATH: {DEFAULT_SUPERVISOR}; without the option: "
         "campaign.supervisor of the configuration, absent as shipped: the plan is streamed as planned)",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -15,11 +15,44 @@ from cosim_validation_interfaces.action import RunTestCase
 from cosim_validation_interfaces.msg import CaseStatus
 
 if TYPE_CHECKING:
-    from cosim_validation.live.nodes.controller import Controller
+    from rclpy.clock import Clock
+    from rclpy.impl.rcutils_logger import RcutilsLogger
+    from rclpy.publisher import Publisher
+
+    from cosim_validation.assembly import CaseAssembly, Lockstep
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.live.nodes.robot_link import RobotLink
+    from cosim_validation.live.nodes.supervisor_node import SupervisorNode
+    from cosim_validation.live.session.node_parameters import ControllerParams
+
+
+class ControllerNode(Protocol):
+    """What the publisher uses of the controller node (:class:`~cosim_validation.live.nodes.controller.Controller`)."""
+
+    @property
+    def params(self) -> ControllerParams: ...
+    @property
+    def assembly(self) -> CaseAssembly: ...
+    @property
+    def lockstep(self) -> Lockstep: ...
+    @property
+    def links(self) -> dict[RobotRole, RobotLink]: ...
+    @property
+    def expected_pub(self) -> Publisher[Any]: ...
+    @property
+    def status_pub(self) -> Publisher[Any]: ...
+    @property
+    def clock_pub(self) -> Publisher[Any] | None: ...
+    @property
+    def supervisor_node(self) -> SupervisorNode | None: ...
+    def publish_clock(self, t_ns: int) -> None: ...
+    def count_subscribers(self, topic_name: str) -> int: ...
+    def get_clock(self) -> Clock: ...
+    def get_logger(self) -> RcutilsLogger: ...
 
 
 #: The controller nodes that waited subscriber_settle_s once already (before their first case).
-_SETTLED: weakref.WeakSet[Controller] = weakref.WeakSet()
+_SETTLED: weakref.WeakSet[ControllerNode] = weakref.WeakSet()
 
 
 class CasePublisher(CaseListener):
@@ -30,7 +63,7 @@ class CasePublisher(CaseListener):
         goal_handle: The action goal being run.
     """
 
-    def __init__(self, node: Controller, goal_handle: Any) -> None:
+    def __init__(self, node: ControllerNode, goal_handle: Any) -> None:
         self.node = node
         self.goal_handle = goal_handle
         self.goal = goal_handle.request

@@ -46,7 +46,9 @@ class NodeParameterError(CosimError):
 
 
 @dataclass(frozen=True)
-class _Rule:
+class ParamRule:
+    """The description and validation of one parameter (the arguments of :func:`param`)."""
+
     description: str
     minimum: float | None = None
     exclusive_minimum: float | None = None
@@ -79,7 +81,7 @@ def param(
         not_empty: A string or array that must be given (its default is empty).
         unit: Unit of a number, shown in range errors (``s``, ``m``).
     """
-    rule = _Rule(description, minimum, exclusive_minimum, maximum, choices, not_empty, unit)
+    rule = ParamRule(description, minimum, exclusive_minimum, maximum, choices, not_empty, unit)
     return field(default=default, metadata={_RULE: rule})
 
 
@@ -99,7 +101,7 @@ class ParamSpec:
     kind: type
     default: Any
     description: str
-    rule: _Rule = field(default_factory=lambda: _Rule(""))
+    rule: ParamRule = field(default_factory=lambda: ParamRule(""))
 
     def problem(self, value: Any) -> str | None:
         """Why ``value`` is not a valid value of this parameter (None: it is)."""
@@ -133,7 +135,7 @@ def _type_problem(kind: type, value: Any) -> str | None:
     return None if ok else f"expected {KIND_NAMES[kind]}, got {value!r}"
 
 
-def _range_problem(rule: _Rule, value: float) -> str | None:
+def _range_problem(rule: ParamRule, value: float) -> str | None:
     unit = f" {rule.unit}" if rule.unit else ""
     if rule.minimum is not None and value < rule.minimum:
         return f"expected >= {rule.minimum:g}{unit}, got {value!r}"
@@ -220,7 +222,7 @@ class NodeParams:
 _SPECS: dict[type[NodeParams], tuple[ParamSpec, ...]] = {}
 
 
-def _spec(name: str, kind: type, default: Any, rule: _Rule) -> ParamSpec:
+def _spec(name: str, kind: type, default: Any, rule: ParamRule) -> ParamSpec:
     external = list(default) if kind is list and default is not None else default
     return ParamSpec(name, kind, external, rule.description, rule)
 

@@ -56,7 +56,7 @@ setup(
     maintainer_email="maintainers@cosim-validation.org",
     description="Co-simulation validation of autonomous surgical-robot software (ROS 2).",
     license="Apache-2.0",
-    python_requires=">=3.10",
+    python_requires=">=3.11",  # as ruff target-version and mypy python_version in pyproject.toml
     entry_points={
         "console_scripts": [f"cosim = {PACKAGE}.cli.main:entry_point"]
         + [f"{node} = {PACKAGE}.live.nodes.{node}:main" for node in NODES],

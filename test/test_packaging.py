@@ -91,3 +91,21 @@ def test_every_node_is_a_console_script_with_declared_parameters(repo_root: Path
     for node in NODE_PARAMETERS:
         module, function = scripts[node].split(":")
         assert callable(getattr(importlib.import_module(module), function))
+
+
+def test_python_requires_is_the_version_the_tools_check(repo_root: Path) -> None:
+    """setup.py's python_requires, ruff's target-version and mypy's python_version name one Python (3.11)."""
+    import ast
+    import tomllib
+
+    tools = tomllib.loads((repo_root / "pyproject.toml").read_text())["tool"]
+    setup_call = next(
+        node
+        for node in ast.walk(ast.parse((repo_root / "setup.py").read_text()))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setup"
+    )
+    requires = next(k.value for k in setup_call.keywords if k.arg == "python_requires")
+    assert isinstance(requires, ast.Constant)
+    assert requires.value == f">={tools['mypy']['python_version']}"
+    assert tools["ruff"]["target-version"] == "py" + tools["mypy"]["python_version"].replace(".", "")
+    assert sys.version_info[:2] >= tuple(int(p) for p in tools["mypy"]["python_version"].split("."))

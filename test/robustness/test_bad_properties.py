@@ -108,6 +108,12 @@ GRAPH_EDITS: dict[str, Edit] = {
     "node:parameter_kind": _set(
         "nodes", 5, "parameters", "validate_setpoints", value="yes please", key="nodes[5].parameters.validate_setpoints"
     ),
+    "node:parameter_range": _set(
+        "nodes", 5, "parameters", "stale_timeout_s", value=-1.0, key="nodes[5].parameters.stale_timeout_s"
+    ),
+    "node:parameter_choice": _set(
+        "nodes", 1, "parameters", "robots", value=["virtual", "robot3"], key="nodes[1].parameters.robots"
+    ),
     "node:required_text": _set("nodes", 3, "required", value="no", key="nodes[3].required"),
     "node:duplicate_name": _set("nodes", 2, "name", value="monitor", key="nodes"),
     "node:missing_config": _set(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -14,7 +15,44 @@ from cosim_validation_interfaces.action import RunTestCase
 from cosim_validation_interfaces.msg import CaseStatus
 
 if TYPE_CHECKING:
-    from rclpy.node import Node
+    from rclpy.clock import Clock
+    from rclpy.impl.rcutils_logger import RcutilsLogger
+    from rclpy.publisher import Publisher
+
+    from cosim_validation.assembly import CaseAssembly, Lockstep
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.live.nodes.robot_link import RobotLink
+    from cosim_validation.live.nodes.supervisor_node import SupervisorNode
+    from cosim_validation.live.session.node_parameters import ControllerParams
+
+
+class ControllerNode(Protocol):
+    """What the publisher uses of the controller node (:class:`~cosim_validation.live.nodes.controller.Controller`)."""
+
+    @property
+    def params(self) -> ControllerParams: ...
+    @property
+    def assembly(self) -> CaseAssembly: ...
+    @property
+    def lockstep(self) -> Lockstep: ...
+    @property
+    def links(self) -> dict[RobotRole, RobotLink]: ...
+    @property
+    def expected_pub(self) -> Publisher[Any]: ...
+    @property
+    def status_pub(self) -> Publisher[Any]: ...
+    @property
+    def clock_pub(self) -> Publisher[Any] | None: ...
+    @property
+    def supervisor_node(self) -> SupervisorNode | None: ...
+    def publish_clock(self, t_ns: int) -> None: ...
+    def count_subscribers(self, topic_name: str) -> int: ...
+    def get_clock(self) -> Clock: ...
+    def get_logger(self) -> RcutilsLogger: ...
+
+
+#: The controller nodes that waited subscriber_settle_s once already (before their first case).
+_SETTLED: weakref.WeakSet[ControllerNode] = weakref.WeakSet()
 
 
 class CasePublisher(CaseListener):
@@ -25,14 +63,14 @@ class CasePublisher(CaseListener):
         goal_handle: The action goal being run.
     """
 
-    def __init__(self, node: Node, goal_handle: Any) -> None:
-        self.node: Any = node
+    def __init__(self, node: ControllerNode, goal_handle: Any) -> None:
+        self.node = node
         self.goal_handle = goal_handle
         self.goal = goal_handle.request
         self._wall0 = 0.0
-        self._real_time = not node.params["publish_clock"]  # type: ignore[attr-defined]
+        self._real_time = not node.params.publish_clock
         if self._real_time:  # stamps on the node's clock: the loop's clock must not lag behind it
-            clock = node.lockstep.clock  # type: ignore[attr-defined]
+            clock = node.lockstep.clock
             clock.now_ns = max(clock.now_ns, node.get_clock().now().nanoseconds)
 
     def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
@@ -56,8 +94,8 @@ class CasePublisher(CaseListener):
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
         """Publish the supervisor's step (state, transition, needle wrenches) of the setpoint stamped ``stamp_ns``."""
-        if self.node.supervisor_node is not None:  # type: ignore[attr-defined]
-            self.node.supervisor_node.publish(stamp_ns, decision)  # type: ignore[attr-defined]
+        if self.node.supervisor_node is not None:
+            self.node.supervisor_node.publish(stamp_ns, decision)
 
     def setpoint(
         self,
@@ -95,7 +133,7 @@ class CasePublisher(CaseListener):
         """Wait until the monitor, the recorder and the drivers listen (volatile topics drop what is published
         before a subscription is matched): on what the controller publishes and on what the drivers answer with."""
         node, params = self.node, self.node.params
-        wanted = int(params["min_subscribers"])
+        wanted = params.min_subscribers
         needs = {node.expected_pub.topic_name: wanted}
         needs.update({link.commands.topic_name: wanted for link in node.links.values()})
         if node.clock_pub is not None:
@@ -104,16 +142,16 @@ class CasePublisher(CaseListener):
             needs[f"/cosim/{role.label}/joint_states"] = wanted + 1  # the controller listens as well
             needs[f"/cosim/{role.label}/tip_pose"] = wanted
             needs[f"/cosim/{role.label}/marker"] = wanted
-        deadline = time.monotonic() + float(params["subscriber_timeout_s"])
+        deadline = time.monotonic() + params.subscriber_timeout_s
         while short := [topic for topic, n in needs.items() if node.count_subscribers(topic) < n]:
             if time.monotonic() > deadline:
                 node.get_logger().warning(f"fewer than {wanted} subscribers on {short}; streaming anyway")
                 break
             time.sleep(0.02)
-        if not getattr(node, "_settled", False):
+        if node not in _SETTLED:
             # the graph shows a subscription once it is discovered, the writer matches it a little later
-            time.sleep(float(params["subscriber_settle_s"]))
-            node._settled = True
+            time.sleep(params.subscriber_settle_s)
+            _SETTLED.add(node)
         self._wall0 = time.monotonic()
 
     def pace(self, k: int, t_s: float) -> None:

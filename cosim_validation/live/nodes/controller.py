@@ -36,6 +36,7 @@ from cosim_validation.live.nodes.robot_link import RobotLink
 from cosim_validation.live.nodes.supervisor_node import SupervisorNode
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import CLOCK, LATCHED, STATE, to_rclpy
+from cosim_validation.live.session.node_parameters import ControllerParams
 from cosim_validation_interfaces.action import RunTestCase
 from cosim_validation_interfaces.msg import CaseStatus, RobotState
 
@@ -48,30 +49,30 @@ class Controller(Node):
 
     def __init__(self) -> None:
         super().__init__("controller")
-        self.params = declare_parameters(self, "controller")
+        self.params = declare_parameters(self, ControllerParams)
         spec = AssemblySpec(
-            str(resolve_resource(self.params["config"])),
-            validate=self.params["validate_setpoints"],
-            supervisor=self.params["supervisor"],
-            supervisor_scenario=self.params["supervisor_scenario"],
-            detector=self.params["detector"],
-            stop_on_alarm=bool(self.params["stop_on_alarm"]),
+            str(resolve_resource(self.params.config)),
+            validate=self.params.validate_setpoints,
+            supervisor=self.params.supervisor,
+            supervisor_scenario=self.params.supervisor_scenario,
+            detector=self.params.detector,
+            stop_on_alarm=self.params.stop_on_alarm,
         )
         self.assembly = CaseAssembly(spec)
         if self.assembly.hazard_watch is not None:  # alarms and feedback force, published from the loop's thread
             self.assembly.hazard_watch.sink = HazardFeedback(self).publish
         # one group for the long case execution, one for the short I/O callbacks it waits for
         group, action_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
-        timeouts = float(self.params["reset_timeout_s"]), float(self.params["stale_timeout_s"])
+        timeouts = self.params.reset_timeout_s, self.params.stale_timeout_s
         names = self.assembly.kinematics.joint_names
         self.links = {
             role: RobotLink(self, role, names, group, *timeouts)
-            for role in (RobotRole.parse(r) for r in self.params["robots"])
+            for role in (RobotRole.parse(r) for r in self.params.robots)
         }
-        self.lockstep = self.assembly.lockstep(self.links, drop_lost_robots=self.params["drop_stale_robots"])
+        self.lockstep = self.assembly.lockstep(self.links, drop_lost_robots=self.params.drop_stale_robots)
         self.expected_pub = self.create_publisher(RobotState, "/cosim/expected", to_rclpy(STATE))
         self.status_pub = self.create_publisher(CaseStatus, "/cosim/case_status", to_rclpy(LATCHED))
-        sim_time = bool(self.params["publish_clock"])
+        sim_time = self.params.publish_clock
         self.clock_pub = self.create_publisher(Clock, "/clock", to_rclpy(CLOCK)) if sim_time else None
         self.reports = ReportWaiter(self, group)
         supervision = self.assembly.supervision
@@ -138,7 +139,7 @@ class Controller(Node):
             duration_s=run.duration_s,
         )
         if run.started:
-            report = self.reports.wait(run.test_id, float(self.params["report_timeout_s"]))
+            report = self.reports.wait(run.test_id, self.params.report_timeout_s)
             if report is None:
                 result.message += "; the monitor did not report this case"
             else:

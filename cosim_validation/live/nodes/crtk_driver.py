@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from crtk_msgs.msg import OperatingState, StringStamped
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -39,6 +40,7 @@ from cosim_validation.live.ros.crtk_answers import AnswerJoiner
 from cosim_validation.live.ros.crtk_messages import joint_state
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
 from cosim_validation.live.ros.sample_topics import SamplePublisher
+from cosim_validation.live.session.node_parameters import CrtkDriverParams
 from cosim_validation.robots.model import RobotConfig
 from cosim_validation_interfaces.srv import ResetRobot
 
@@ -54,24 +56,24 @@ class CrtkDriver(Node):
 
     def __init__(self, executable: str = "crtk_driver") -> None:
         super().__init__(executable)
-        params = declare_parameters(self, executable)
-        config = load_case_config(resolve_resource(params["config"]))
+        params = declare_parameters(self, CrtkDriverParams)
+        config = load_case_config(resolve_resource(params.config))
         robot = RobotConfig.from_config(config["robot"])
         self._names = robot.kinematics.joint_names
-        self._flavour = crtk_topics.flavour_of(robot.model.name, params["flavour"])
-        self._ns = params["namespace"]
+        self._flavour = crtk_topics.flavour_of(robot.model.name, params.flavour)
+        self._ns = params.namespace
         crtk_topics.topic(self._ns, "")  # a malformed namespace is refused here, before anything waits
-        self._role = RobotRole.parse(params["robot"])
-        self._enable_timeout_s = float(params["enable_timeout_s"])
-        self._reset_timeout_s = float(params["reset_timeout_s"])
-        self._reset_tolerance = float(params["reset_tolerance"])
-        self._emulated = bool(params["emulated"])
-        self._min_subscribers = int(params["min_subscribers"])
-        self._subscriber_timeout_s = float(params["subscriber_timeout_s"])
+        self._role = RobotRole.parse(params.robot)
+        self._enable_timeout_s = params.enable_timeout_s
+        self._reset_timeout_s = params.reset_timeout_s
+        self._reset_tolerance = params.reset_tolerance
+        self._emulated = params.emulated
+        self._min_subscribers = params.min_subscribers
+        self._subscriber_timeout_s = params.subscriber_timeout_s
         self._lock = threading.Condition()
         self._state: OperatingState | None = None
         self._latest_js: tuple[float, np.ndarray] | None = None  # (monotonic s, q) of the last measured_js
-        tracker = params["tracker_namespace"]
+        tracker = params.tracker_namespace
         self._joiner = AnswerJoiner(self._names, tracked=bool(tracker))
         group = ReentrantCallbackGroup()
         self._state_pub = self.create_publisher(StringStamped, self._topic("state_command"), 10)
@@ -85,7 +87,9 @@ class CrtkDriver(Node):
             pose_type, marker_type = convert.pose_stamped_msg_type(), convert.marker_msg_type()
             sub(pose_type, f"{tracker}/tip/measured_cp", self._on_tip, to_rclpy(STATE), callback_group=group)
             sub(marker_type, f"{tracker}/marker", self._on_marker, to_rclpy(STATE), callback_group=group)
-        self._emulation = self.create_client(ResetRobot, self._topic("emulation/reset"), callback_group=group)
+        self._emulation: Client[Any, Any] = self.create_client(
+            ResetRobot, self._topic("emulation/reset"), callback_group=group
+        )
         prefix = f"/cosim/{self._role.label}"
         self._samples = SamplePublisher(self, prefix, self._names)
         sub(JointState, f"{prefix}/command", self._on_command, to_rclpy(COMMAND), callback_group=group)
@@ -190,8 +194,10 @@ class CrtkDriver(Node):
                 remaining = start + self._reset_timeout_s - time.monotonic()
                 if remaining <= 0:
                     seen = "nothing" if latest is None else np.array2string(latest[1], precision=4)
-                    raise CrtkPeerError(f"{self._ns} did not reach the reset pose within {self._reset_timeout_s} s "
-                                        f"(measured_js: {seen}; operating_state: {_describe(state)})")  # fmt: skip
+                    where = f"measured_js: {seen}; operating_state: {_describe(state)}"
+                    raise CrtkPeerError(
+                        f"{self._ns} did not reach the reset pose within {self._reset_timeout_s} s ({where})"
+                    )
                 self._lock.wait(min(remaining, 0.1))
 
     # ------------------------------------------------------------------ lockstep

@@ -39,6 +39,7 @@ from cosim_validation.live.nodes.robot_driver import answer_reset
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
+from cosim_validation.live.session.node_parameters import CrtkEmulatorParams
 from cosim_validation.robots.model import RobotConfig
 from cosim_validation.robots.robot_backend import BackendSample
 from cosim_validation_interfaces.srv import ResetRobot
@@ -51,23 +52,23 @@ class CrtkEmulator(Node):
 
     def __init__(self, executable: str = "crtk_emulator") -> None:
         super().__init__(executable)
-        params = declare_parameters(self, executable)
-        config = load_case_config(resolve_resource(params["config"]))
+        params = declare_parameters(self, CrtkEmulatorParams)
+        config = load_case_config(resolve_resource(params.config))
         robot = RobotConfig.from_config(config["robot"])
         self._kin = robot.kinematics
-        self._flavour = crtk_topics.flavour_of(robot.model.name, params["flavour"])
-        seed = int(params["seed"])
+        self._flavour = crtk_topics.flavour_of(robot.model.name, params.flavour)
+        seed = params.seed
         self._seed = 0 if seed < 0 else seed
-        self._port = BackendPort(build_robot(config, params["backend"], seed=None if seed < 0 else seed))
+        self._port = BackendPort(build_robot(config, params.backend, seed=None if seed < 0 else seed))
         self._names = self._kin.joint_names
-        self._ns = params["namespace"]
+        self._ns = params.namespace
         self._lock = threading.Lock()
         self._state, self._homed, self._busy = crtk_topics.DISABLED, False, False
         self._pubs: dict[str, Any] = {}
         for t in crtk_topics.FLAVOURS[self._flavour]:
             if t.robot_side == "pub":
                 self._pubs[t.name] = self.create_publisher(_msg_type(t.type_name), self._topic(t.name), _qos(t.name))
-        tracker = params["tracker_namespace"]
+        tracker = params.tracker_namespace
         self._tip_pub = self.create_publisher(convert.pose_stamped_msg_type(), f"{tracker}/tip/measured_cp", 100)
         self._marker_pub = self.create_publisher(convert.marker_msg_type(), f"{tracker}/marker", 100)
         self.create_subscription(StringStamped, self._topic("state_command"), self._on_state_command, 10)

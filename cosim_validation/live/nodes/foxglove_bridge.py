@@ -47,6 +47,7 @@ from cosim_validation.live.ros.dashboard_events import dashboard_topics
 from cosim_validation.live.ros.dashboard_live import message_class
 from cosim_validation.live.ros.qos import LATCHED, to_rclpy
 from cosim_validation.live.ros.republisher import qos_of
+from cosim_validation.live.session.node_parameters import FoxgloveBridgeParams
 from cosim_validation.robots.model import RobotConfig
 
 LATCHED_DEPTH = {"/cosim/case_status": 10}  # others: the last message
@@ -79,15 +80,15 @@ class FoxgloveBridge(Node):
 
     def __init__(self) -> None:
         super().__init__("foxglove_bridge")
-        params = declare_parameters(self, "foxglove_bridge")
-        case_config = load_case_config(resolve_resource(params["config"]))
+        params = declare_parameters(self, FoxgloveBridgeParams)
+        case_config = load_case_config(resolve_resource(params.config))
         self._kin = RobotConfig.from_config(case_config["robot"]).kinematics
         self._anatomy = scene_update(anatomy_entities(load_anatomy(case_config["anatomy"])))
-        self._prefixes, self._extra = tuple(params["topic_prefixes"]), set(params["extra_topics"])
-        self._robots = [RobotRole.parse(r) for r in params["robots"]]
+        self._prefixes, self._extra = params.topic_prefixes, set(params.extra_topics)
+        self._robots = [RobotRole.parse(r) for r in params.robots]
         self._fox = foxglove.Context()
         self._listener = _Subscriptions()
-        self._server = _serve(params["host"], int(params["port"]), self._fox, self._listener)
+        self._server = _serve(params.host, params.port, self._fox, self._listener)
         self._specs = {s.topic: s for s in dashboard_topics([r.label for r in self._robots])}
         self._model, self._deviations = DashboardModel(), DeviationStream()
         self._fox_channels: dict[str, Any] = {}
@@ -102,10 +103,10 @@ class FoxgloveBridge(Node):
         self._verdicts = foxglove.Channel(VERDICTS_TOPIC, schema=VERDICTS_SCHEMA, context=self._fox)
         self._forwarded: dict[str, Any] = {}
         steady = Clock(clock_type=ClockType.STEADY_TIME)  # sim time stands still between cases
-        self.create_timer(float(params["discovery_period_s"]), self._discover, clock=steady)
-        self.create_timer(float(params["scene_period_s"]), self._publish_scene, clock=steady)
+        self.create_timer(params.discovery_period_s, self._discover, clock=steady)
+        self.create_timer(params.scene_period_s, self._publish_scene, clock=steady)
         self._discover()
-        self.get_logger().info(f"Foxglove WebSocket server on ws://{params['host']}:{self._server.port}")
+        self.get_logger().info(f"Foxglove WebSocket server on ws://{params.host}:{self._server.port}")
 
     def _wanted(self, topic: str) -> bool:
         return (topic in self._extra or topic.startswith(self._prefixes)) and "/_action/" not in topic

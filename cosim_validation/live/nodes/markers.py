@@ -21,11 +21,11 @@ from visualization_msgs.msg import MarkerArray
 
 from cosim_validation.anatomy import load_anatomy
 from cosim_validation.common.config import load_case_config, resolve_resource
-from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.mesh_markers import mesh_resource_to_marker
 from cosim_validation.live.ros.qos import LATCHED, RESULT, to_rclpy
+from cosim_validation.live.session.node_parameters import MarkersParams
 from cosim_validation.robots.visuals.anatomy_meshes import MeshMismatchError, mesh_resource
 from cosim_validation_interfaces.msg import CaseReport, CaseStatus, Verdict
 
@@ -44,11 +44,9 @@ class Markers(Node):
 
     def __init__(self) -> None:
         super().__init__("markers")
-        params = declare_parameters(self, "markers")
-        style = str(params["anatomy_markers"])
-        if style not in ANATOMY_STYLES:
-            raise InputError(f"parameter anatomy_markers: expected one of {', '.join(ANATOMY_STYLES)}, got {style!r}")
-        scene = load_anatomy(load_case_config(resolve_resource(params["config"]))["anatomy"])
+        params = declare_parameters(self, MarkersParams)
+        style = params.anatomy_markers  # both | mesh | triangles (checked by MarkersParams)
+        scene = load_anatomy(load_case_config(resolve_resource(params.config))["anatomy"])
         if style in ("both", "mesh"):
             meshes = MarkerArray(markers=[self._mesh_marker(i, m) for i, m in enumerate(scene)])
             self.create_publisher(MarkerArray, "/cosim/markers/anatomy_mesh", to_rclpy(LATCHED)).publish(meshes)
@@ -58,7 +56,7 @@ class Markers(Node):
         self._targets_pub = self.create_publisher(MarkerArray, "/cosim/markers/targets", to_rclpy(LATCHED))
         self._targets = MarkerArray()
         self._cases: dict[str, Any] = {}
-        self._diameter_m = float(params["target_diameter_m"])
+        self._diameter_m = params.target_diameter_m
         self.create_subscription(CaseStatus, "/cosim/case_status", self._on_status, to_rclpy(LATCHED))
         self.create_subscription(CaseReport, "/cosim/case_reports", self._on_report, to_rclpy(RESULT))
 
@@ -84,9 +82,6 @@ class Markers(Node):
         marker = convert.target_to_marker(position, len(self._targets.markers), worst_verdict(msg), self._diameter_m)
         self._targets.markers.append(marker)
         self._targets_pub.publish(self._targets)
-
-
-ANATOMY_STYLES = ("both", "mesh", "triangles")
 
 
 def _triangle_marker(index: int, model: Any) -> Any:

@@ -28,6 +28,7 @@ from cosim_validation.live.nodes.node_runtime import declare_parameters, run_nod
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.live.session.case_tracker import CaseEnd, CaseTracker
+from cosim_validation.live.session.node_parameters import MonitorParams
 from cosim_validation.live.session.robot_liveness import RobotLiveness
 from cosim_validation.monitor.properties import Status, Verdict
 from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, RobotState
@@ -41,13 +42,13 @@ class Monitor(Node):
 
     def __init__(self) -> None:
         super().__init__("monitor")
-        params = declare_parameters(self, "monitor")
-        world = monitor_world_of(params["config"], params["properties"])
-        self._robots = tuple(RobotRole.parse(r) for r in params["robots"])
-        self._case_timeout_s = float(params["case_end_timeout_s"])
+        params = declare_parameters(self, MonitorParams)
+        world = monitor_world_of(params.config, params.properties)
+        self._robots = tuple(RobotRole.parse(r) for r in params.robots)
+        self._case_timeout_s = params.case_end_timeout_s
         # every driver (and proxy) publishes one tip pose and one marker per joint state (ros/sample_topics.py)
         self._session = CaseTracker(world, set(self._robots), self._on_case_end, markers=frozenset(self._robots))
-        self._liveness = RobotLiveness(float(params["stale_timeout_s"]))
+        self._liveness = RobotLiveness(params.stale_timeout_s)
         # when the ending case last heard from its streams (its end, or a late sample after it): it is concluded
         # with what arrived once it has heard nothing for case_end_timeout_s (a backlog still being read under load
         # keeps it open); a sample after the next case started no longer counts

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -33,51 +33,63 @@ from rclpy.signals import SignalHandlerOptions, install_signal_handlers
 
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.session.discovery_scope import join_domain_lock
-from cosim_validation.live.session.node_parameters import parameters_of
+from cosim_validation.live.session.node_parameters import process_peers
+from cosim_validation.live.session.parameter_struct import KIND_NAMES, NodeParameterError, NodeParams
 
 READY_DIR_ENV = "COSIM_READY_DIR"
+P = TypeVar("P", bound=NodeParams)
 
 
-def declare_parameters(node: Node, executable: str) -> dict[str, Any]:
-    """Declare the node's parameters (cosim_validation.live.session.node_parameters) and return their values.
+def declare_parameters(node: Node, params: type[P]) -> P:
+    """Declare the node's parameters (its struct of :mod:`cosim_validation.live.session.node_parameters`) and
+    return their checked values.
 
     Every parameter is declared by its type, not by its default: rclpy infers the type of a default value
     and ignores the descriptor's ``type`` (rclpy ``Node.declare_parameters``: "The name and type in the
     given descriptors are ignored"), so an empty list default would become BYTE_ARRAY and then refuse the
     STRING_ARRAY a params file or launch gives. A parameter nobody set then takes the declared default,
     set with its declared type; one whose default is None stays unset (None: the node reads the configuration).
+    A value given for a parameter nobody declared is refused too (rclpy would ignore it silently), except the
+    parameters of the nodes composed into the same process, which process-wide overrides reach as well.
 
     Raises:
-        NodeParameterError: A value given for a parameter is of another type than declared.
+        NodeParameterError: A value of another type than declared, out of its range, or for an unknown name.
     """
+    name = node.get_name()
     values: dict[str, Any] = {}
-    for spec in parameters_of(executable):
+    for spec in params.specs():
         kind = _TYPES[spec.kind]
         descriptor = ParameterDescriptor(description=spec.description)
         try:
             parameter: Parameter[Any] = node.declare_parameter(spec.name, kind, descriptor)
         except InvalidParameterTypeException:
-            raise NodeParameterError(
-                f"parameter {spec.name!r} of {executable}: expected {_TYPE_NAMES[spec.kind]}, "
-                f"got {_given_type(node, spec.name)}"
-            ) from None
+            expected = f"expected {KIND_NAMES[spec.kind]}, got {_given_type(node, spec.name)}"
+            raise NodeParameterError(f"{params.label(spec.name, name)}: {expected}") from None
         if parameter.type_ == Parameter.Type.NOT_SET:
             if spec.default is None:
-                values[spec.name] = None
                 continue
-            parameter = Parameter(spec.name, kind, list(spec.default) if spec.kind is list else spec.default)
+            parameter = Parameter(spec.name, kind, spec.default)
             node.set_parameters([parameter])
         value = parameter.value
         values[spec.name] = list(value) if spec.kind is list else value
-    return values
+    _reject_unknown(node, params)
+    return params.from_values(values, name)
 
 
-class NodeParameterError(CosimError):
-    """A node parameter was given a value of the wrong type."""
+def _reject_unknown(node: Node, params: type[NodeParams]) -> None:
+    """Raise NodeParameterError for an override no node of this process declares."""
+    shared = {s.name for peer in process_peers(params) for s in peer.specs()}
+    for given in node._parameter_overrides:  # rclpy keeps what was given only here
+        if node.has_parameter(given) or given in shared or given.startswith(_QOS_OVERRIDES):
+            continue  # declared (also rclpy's own: use_sim_time), a peer's, or a publisher's QoS override
+        raise NodeParameterError(params.unknown_message(given, node.get_name()))
+
+
+_QOS_OVERRIDES = "qos_overrides."  # rclpy declares these when a publisher allows QoS overrides
 
 
 def _given_type(node: Node, name: str) -> str:
-    override = node._parameter_overrides.get(name)  # rclpy keeps what was given only here
+    override = node._parameter_overrides.get(name)
     if override is None:
         return "a value of another type"
     return f"{override.type_.name.lower()} {override.value!r}"
@@ -91,7 +103,6 @@ _TYPES = {
     str: Parameter.Type.STRING,
     list: Parameter.Type.STRING_ARRAY,
 }
-_TYPE_NAMES = {bool: "a bool", int: "an integer", float: "a double", str: "a string", list: "a list of strings"}
 
 
 def progress_file(name: str) -> Path | None:

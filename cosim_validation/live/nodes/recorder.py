@@ -23,6 +23,7 @@ from cosim_validation.live.ros.bag import BagWriter, project_typestore
 from cosim_validation.live.ros.message_types import message_class
 from cosim_validation.live.ros.qos import QosSpec
 from cosim_validation.live.ros.recorded_types import RECORDED_PACKAGES, skip_reason, skipped_file
+from cosim_validation.live.session.node_parameters import RecorderParams
 
 
 def recorded_message_class(msgtype: str) -> Any:
@@ -38,10 +39,10 @@ class Recorder(Node):
 
     def __init__(self) -> None:
         super().__init__("recorder")
-        params = declare_parameters(self, "recorder")
-        self._prefixes = tuple(params["topic_prefixes"])
-        self._extra = set(params["extra_topics"])
-        self._writer = BagWriter(Path(params["output"]))
+        params = declare_parameters(self, RecorderParams)
+        self._prefixes = params.topic_prefixes
+        self._extra = set(params.extra_topics)
+        self._writer = BagWriter(Path(params.output))
         self._recorded: dict[str, Any] = {}
         self._skipped: dict[str, dict[str, str]] = {}  # topic -> {type, reason}
         self._known = project_typestore().types
@@ -49,7 +50,7 @@ class Recorder(Node):
         # wall-clock timers: in sim time the clock stands still until the controller streams, and the controller
         # waits for the recorder's subscriptions before it streams
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(float(params["discovery_period_s"]), self._discover, clock=steady)
+        self.create_timer(params.discovery_period_s, self._discover, clock=steady)
         # how many messages are written, for `cosim session` to let the recorder drain before stopping it
         self._progress = progress_file(self.get_name())
         self.create_timer(0.1, self._report_progress, clock=steady)

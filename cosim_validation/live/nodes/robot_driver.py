@@ -30,6 +30,7 @@ from cosim_validation.live.nodes.node_runtime import declare_parameters
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import COMMAND, RESULT, to_rclpy
 from cosim_validation.live.ros.sample_topics import SamplePublisher
+from cosim_validation.live.session.node_parameters import DriverParams, params_type
 from cosim_validation_interfaces.msg import Alert
 from cosim_validation_interfaces.srv import ResetRobot
 
@@ -39,11 +40,11 @@ class RobotDriver(Node):
 
     def __init__(self, executable: str, role: RobotRole) -> None:
         super().__init__(executable)
-        params = declare_parameters(self, executable)
+        params = declare_parameters(self, params_type(executable, DriverParams))
         self.role = role
-        config = load_case_config(resolve_resource(params["config"]))
-        seed = int(params["seed"])
-        self._backend = build_robot(config, params["backend"], seed=None if seed < 0 else seed)
+        config = load_case_config(resolve_resource(params.config))
+        seed = None if params.seed < 0 else params.seed
+        self._backend = build_robot(config, params.backend, seed=seed)
         self._port = BackendPort(self._backend, role)
         self._names = self._backend.joint_names
         prefix = f"/cosim/{role.label}"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from rclpy.callback_groups import CallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -51,7 +52,7 @@ class RobotLink:
         self.stale_timeout_s = stale_timeout_s
         prefix = f"/cosim/{role.label}"
         self.commands = node.create_publisher(JointState, f"{prefix}/command", to_rclpy(COMMAND))
-        self._reset = node.create_client(ResetRobot, f"{prefix}/reset", callback_group=group)
+        self._reset: Client[Any, Any] = node.create_client(ResetRobot, f"{prefix}/reset", callback_group=group)
         node.create_subscription(
             JointState, f"{prefix}/joint_states", self._on_joints, to_rclpy(STATE), callback_group=group
         )

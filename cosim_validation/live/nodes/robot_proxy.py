@@ -26,16 +26,17 @@ from typing import Any
 
 import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.common.config import load_case_config, resolve_resource
-from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import COMMAND, RESULT, STATE, to_rclpy
 from cosim_validation.live.ros.sample_topics import SampleJoiner, SamplePublisher, joined_sample
+from cosim_validation.live.session.node_parameters import ErrorInjectorParams, ProxyParams, params_type
 from cosim_validation.robots.filters.robot_filter import FilterEvent, needs_stage, notify_stage
 from cosim_validation.robots.filters.robot_filters import make_filters
 from cosim_validation.robots.model import RobotConfig
@@ -54,18 +55,18 @@ class RobotProxy(Node):
 
     def __init__(self, executable: str = "robot_proxy") -> None:
         super().__init__(executable)
-        params = declare_parameters(self, executable)
-        config = load_case_config(resolve_resource(params["config"]))
+        params = declare_parameters(self, params_type(executable, ProxyParams))
+        config = load_case_config(resolve_resource(params.config))
         self._kin = RobotConfig.from_config(config["robot"]).kinematics
-        self._filters = make_filters(config, filter_texts(executable, params), self._kin)
-        self._role = RobotRole.parse(params["robot"])
+        self._filters = make_filters(config, filter_texts(params), self._kin)
+        self._role = RobotRole.parse(params.robot)
         self._names = self._kin.joint_names
         group = ReentrantCallbackGroup()
         mine, raw = f"/cosim/{self._role.label}", f"/cosim/{self._role.label}/raw"
         self._raw_commands = self.create_publisher(JointState, f"{raw}/command", to_rclpy(COMMAND))
         self._samples = SamplePublisher(self, mine, self._names)
-        self._events_pub = self.create_publisher(Alert, params["events_topic"] or f"{mine}/events", to_rclpy(RESULT))
-        self._raw_reset = self.create_client(ResetRobot, f"{raw}/reset", callback_group=group)
+        self._events_pub = self.create_publisher(Alert, params.events_topic or f"{mine}/events", to_rclpy(RESULT))
+        self._raw_reset: Client[Any, Any] = self.create_client(ResetRobot, f"{raw}/reset", callback_group=group)
         self.create_service(ResetRobot, f"{mine}/reset", self._on_reset, callback_group=group)
         self.create_subscription(JointState, f"{mine}/command", self._on_command, to_rclpy(COMMAND))
         self._joiner = SampleJoiner(self._names)
@@ -121,8 +122,8 @@ class RobotProxy(Node):
             f"its stage is taken to be the last known one ({self._last_stage})"
         )
         self.get_logger().error(text)
-        self._events_pub.publish(_alert(FilterEvent(self._t_s, "stage_timeout", "stage", text), self._role,
-                                        self.get_name(), stamp_ns))  # fmt: skip
+        event = FilterEvent(t_s=self._t_s, kind="stage_timeout", name="stage", detail=text)
+        self._events_pub.publish(_alert(event, self._role, source=self.get_name(), stamp_ns=stamp_ns))
         return self._last_stage
 
     def _on_command(self, msg: JointState) -> None:
@@ -163,19 +164,13 @@ class RobotProxy(Node):
                 self._events_pub.publish(_alert(event, self._role, self.get_name(), self._last_ns or 0))
 
 
-def filter_texts(executable: str, params: dict[str, Any]) -> list[str]:
+def filter_texts(params: ProxyParams) -> list[str]:
     """The ``KIND:OPTIONS`` of the node's filters, innermost first: ``filters``, after the errors model of an
-    ``error_injector`` (seed 001's injector is this node with the ``errors`` filter of its ``model``).
-
-    Raises:
-        InputError: An error injector without a model.
-    """
-    filters = [str(f) for f in params.get("filters", [])]
-    if executable != "error_injector":
-        return filters
-    if not params.get("model"):
-        raise InputError("error_injector: parameter 'model': name the error model file (cosim errors train)")
-    return [f"errors:model={params['model']}", *filters]
+    ``error_injector`` (seed 001's injector is this node with the ``errors`` filter of its ``model``, which its
+    parameters require)."""
+    if isinstance(params, ErrorInjectorParams):
+        return [f"errors:model={params.model}", *params.filters]
+    return list(params.filters)
 
 
 def _alert(event: FilterEvent, role: RobotRole, source: str, stamp_ns: int) -> Alert:

@@ -27,15 +27,16 @@ import numpy as np
 from geometry_msgs.msg import TwistStamped, WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.assembly.supervision import Decision, Supervision
 from cosim_validation.common.exceptions import InputError
-from cosim_validation.live.nodes.node_runtime import NodeParameterError
+from cosim_validation.live.nodes.node_runtime import declare_parameters
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import RESULT, STATE, to_rclpy
+from cosim_validation.live.session.node_parameters import SupervisorParams
+from cosim_validation.live.session.parameter_struct import NodeParameterError
 from cosim_validation.supervisor.needle_force import axial_force_vectors
 from cosim_validation.supervisor.teleoperation_input import LatestTeleoperation
 from cosim_validation_interfaces.msg import SupervisorState, SupervisorTransition
@@ -43,7 +44,6 @@ from cosim_validation_interfaces.srv import SupervisorRequest
 
 PREFIX = "/cosim/supervisor"
 NAME = "supervisor"
-STALE_S = 0.5  # default teleoperation_stale_s [s]
 
 
 class SupervisorNode(Node):
@@ -55,13 +55,13 @@ class SupervisorNode(Node):
         cli_args: This node's own ROS arguments (``["--ros-args", "-p", ...]``), as composition gives them.
 
     Raises:
-        NodeParameterError: ``teleoperation_stale_s`` is not a positive double.
+        NodeParameterError: A bad parameter (``teleoperation_stale_s`` is not a positive double, or an unknown one).
     """
 
     def __init__(self, supervision: Supervision, context: Any = None, cli_args: list[str] | None = None) -> None:
         super().__init__(NAME, context=context, cli_args=cli_args)
         try:  # checked first: a bad value is the node's error, whatever was loaded
-            stale_s = self._stale_s()
+            stale_s = declare_parameters(self, SupervisorParams).teleoperation_stale_s
         except NodeParameterError:
             self.destroy_node()
             raise
@@ -86,27 +86,12 @@ class SupervisorNode(Node):
             self.teleoperation = LatestTeleoperation(supervision.kinematics.n_joints, stale_s)
             supervision.teleoperation = self.teleoperation
             qos = to_rclpy(STATE)
-            self.create_subscription(TwistStamped, f"{PREFIX}/teleoperation/twist", self._on_twist, qos,
-                                     callback_group=group)  # fmt: skip
-            self.create_subscription(JointState, f"{PREFIX}/teleoperation/joints", self._on_joints, qos,
-                                     callback_group=group)  # fmt: skip
-
-    def _stale_s(self) -> float:
-        """The ``teleoperation_stale_s`` parameter [s].
-
-        Raises:
-            NodeParameterError: It is not a positive double.
-        """
-        description = "a teleoperation command older than this (wall time) is no command [s]"
-        try:  # an integer given (-p teleoperation_stale_s:=1) is a type error in rclpy
-            value = self.declare_parameter(
-                "teleoperation_stale_s", STALE_S, ParameterDescriptor(description=description)
-            ).value
-        except InvalidParameterTypeException:
-            raise NodeParameterError("parameter 'teleoperation_stale_s' of supervisor: expected a double") from None
-        if not value > 0.0:
-            raise NodeParameterError(f"parameter 'teleoperation_stale_s' of supervisor: expected > 0 s, got {value!r}")
-        return float(value)
+            self.create_subscription(
+                TwistStamped, f"{PREFIX}/teleoperation/twist", self._on_twist, qos, callback_group=group
+            )
+            self.create_subscription(
+                JointState, f"{PREFIX}/teleoperation/joints", self._on_joints, qos, callback_group=group
+            )
 
     def publish(self, stamp_ns: int, decision: Decision) -> None:
         """The step that decided the setpoint stamped ``stamp_ns``: state, transition, needle wrenches."""

@@ -21,20 +21,22 @@ from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.action_goal import send_goal, wait_result
+from cosim_validation.live.session.node_parameters import TestGeneratorParams
 from cosim_validation.runs.campaign.campaign_runner import suite_record
+from cosim_validation.runs.campaign.case_pipeline import case_row
 from cosim_validation.runs.campaign.result_rows import kpi_row, verdict_row
-from cosim_validation.runs.campaign.results_db import CaseResult, CaseRow, ResultsDB
+from cosim_validation.runs.campaign.results_db import CaseResult, ResultsDB
 from cosim_validation.testgen.suite import Suite
 from cosim_validation_interfaces.action import RunTestCase
 
 OUTCOMES = {0: "completed", 1: "refused", 2: "aborted", 3: "failed"}
 
 
-def session_meta(suite: Suite, suite_path: Path, params: dict[str, Any], cases: int) -> dict[str, Any]:
+def session_meta(suite: Suite, suite_path: Path, params: TestGeneratorParams, cases: int) -> dict[str, Any]:
     """The results database's meta of a session (what the report needs: suites, configuration, controller)."""
-    config_path = resolve_resource(params["config"])
+    config_path = resolve_resource(params.config)
     config = load_case_config(config_path)
-    controller = params["controller"] or config["controllers"]["default"].to_str()
+    controller = params.controller or config["controllers"]["default"].to_str()
     return {
         "kind": "session",
         "suite": [suite.suite_id],
@@ -42,7 +44,7 @@ def session_meta(suite: Suite, suite_path: Path, params: dict[str, Any], cases: 
         "suite_file": suite_path.name,
         "config_path": str(config_path.resolve()),
         "controller": controller,
-        "robots": list(params["robots"]) or ["virtual", "physical"],
+        "robots": list(params.robots) or ["virtual", "physical"],
         "cases": cases,
     }
 
@@ -63,33 +65,33 @@ class TestGenerator(Node):
 
     def __init__(self) -> None:
         super().__init__("test_generator")
-        self.params = declare_parameters(self, "test_generator")
-        suite_path = Path(self.params["suite"])
+        self.params = declare_parameters(self, TestGeneratorParams)
+        suite_path = Path(self.params.suite)
         self.suite = Suite.read(suite_path)
-        self.indices = pick_cases(len(self.suite), int(self.params["cases"]), self.params["selection"])
+        self.indices = pick_cases(len(self.suite), self.params.cases, self.params.selection)
         self.meta = session_meta(self.suite, suite_path, self.params, len(self.indices))
-        if Path(self.params["results"]).exists():
-            raise InputError(f"{self.params['results']}: already exists; a session writes a new results database")
-        self.client = ActionClient(self, RunTestCase, "/cosim/run_test_case")
+        if Path(self.params.results).exists():
+            raise InputError(f"{self.params.results}: already exists; a session writes a new results database")
+        self.client: ActionClient[Any, Any, Any] = ActionClient(self, RunTestCase, "/cosim/run_test_case")
         self.exit_code = 0
         threading.Thread(target=self._run_suite, daemon=True).start()
 
     def _run_suite(self) -> None:
         try:
             # SQLite objects belong to the thread that made them: this one
-            self.db = ResultsDB.create(self.params["results"], self.meta)
+            self.db = ResultsDB.create(self.params.results, self.meta)
         except CosimError as exc:
             print(f"error: {exc}", flush=True)
             self.exit_code = 1
             rclpy.try_shutdown()
             return
         try:
-            if not self.client.wait_for_server(timeout_sec=float(self.params["server_timeout_s"])):
+            if not self.client.wait_for_server(timeout_sec=self.params.server_timeout_s):
                 raise RuntimeError("no /cosim/run_test_case action server")
             for n, index in enumerate(self.indices, start=1):
                 case = self.suite.case(index)
                 outcome = self._run_case(index, case, n)
-                if outcome == "aborted" and self.params["stop_on_abort"]:
+                if outcome == "aborted" and self.params.stop_on_abort:
                     print("stopping after an aborted case (stop_on_abort)", flush=True)
                     break
         except Exception as exc:  # noqa: BLE001 - report, exit non-zero, keep what is stored
@@ -104,8 +106,8 @@ class TestGenerator(Node):
     def _run_case(self, index: int, case: Any, n: int) -> str:
         goal = RunTestCase.Goal(
             test_case=convert.test_case_to_msg(case),
-            controller=self.params["controller"],
-            robots=list(self.params["robots"]),
+            controller=self.params.controller,
+            robots=list(self.params.robots),
         )
         start = time.monotonic()
         handle = send_goal(self.client, goal, warn=lambda text: print(f"{case.test_id}: {text}", flush=True))
@@ -120,21 +122,8 @@ class TestGenerator(Node):
     def _store(self, index: int, case: Any, result: Any, outcome: str, wall_s: float) -> None:
         verdicts = tuple(verdict_row(case.test_id, convert.verdict_from_msg(v)[1]) for v in result.verdicts)
         kpis = tuple(kpi_row(case.test_id, convert.kpi_from_msg(k)[1]) for k in result.kpis)
-        s, t, c = case.source_m, case.target_m, case.cube_index
-        row = CaseRow(
-            case.test_id,
-            index,
-            *map(float, s),
-            *map(float, t),
-            *map(int, c),
-            float(case.granularity_m),
-            case.generator,
-            float(case.target_depth_m),
-            self.params["controller"] or "default",
-            outcome,
-            result.message,
-            float(result.duration_s),
-        )
+        controller = self.params.controller or "default"
+        row = case_row(case, index, controller, outcome, str(result.message), float(result.duration_s))
         self.db.add(CaseResult(row, verdicts, kpis, (), wall_s=wall_s, worker=self.get_name()))
 
     def _line(self, n: int, case: Any, result: Any, outcome: str, wall_s: float) -> str:

@@ -50,9 +50,13 @@ def export_crtk_bag(record: TrajectoryRecord, path: str | Path, namespace: str, 
     """Write ``record`` as a CRTK-style MCAP at ``path`` (must not exist); returns the number of messages."""
     store = project_typestore()
     writer = BagWriter(path)
-    topics = {"setpoint": f"{namespace}/setpoint_js", "measured": f"{namespace}/measured_js",
-              "cp": f"{namespace}/measured_cp", "marker_cp": f"{tracker}/marker/measured_cp",
-              "marker": f"{tracker}/marker"}  # fmt: skip
+    topics = {
+        "setpoint": f"{namespace}/setpoint_js",
+        "measured": f"{namespace}/measured_js",
+        "cp": f"{namespace}/measured_cp",
+        "marker_cp": f"{tracker}/marker/measured_cp",
+        "marker": f"{tracker}/marker",
+    }
     for key, topic in topics.items():
         writer.add_topic(
             topic, {"cp": POSE_STAMPED, "marker_cp": POSE_STAMPED, "marker": TRACKED_MARKER}.get(key, JOINT_STATE)
@@ -63,8 +67,9 @@ def export_crtk_bag(record: TrajectoryRecord, path: str | Path, namespace: str, 
     for k, t_s in enumerate(record.t_s):
         stamp = round(float(t_s) * 1e9)
         for key, q in (("setpoint", record.q_setpoint[k]), ("measured", record.q_measured[k])):
-            msg = joint_state(header=_header(store, stamp, ""), name=names, position=np.asarray(q, dtype=np.float64),
-                              velocity=empty, effort=empty)  # fmt: skip
+            position = np.asarray(q, dtype=np.float64)
+            header = _header(store, stamp, "")
+            msg = joint_state(header=header, name=names, position=position, velocity=empty, effort=empty)
             writer.write_message(topics[key], stamp, msg, JOINT_STATE)
         cp = pose_stamped(
             header=_header(store, stamp, "base_link"), pose=_pose(store, record.tip_pos_m[k], record.tip_quat_wxyz[k])
@@ -98,14 +103,17 @@ def _namespace_of(topics: dict[str, tuple[str, int]], path: Path) -> str:
     found = sorted(
         t.removesuffix("/measured_js")
         for t in topics
-        if t.endswith("/measured_js") and not t.endswith("/jaw/measured_js")
+        if t.endswith("/measured_js")
+        and not t.endswith("/jaw/measured_js")
         and t.removesuffix("/measured_js") + "/setpoint_js" in topics
-    )  # fmt: skip
+    )
     if len(found) == 1:
         return found[0]
     if not found:
-        raise InputError(f"{path}: no <namespace>/setpoint_js and <namespace>/measured_js topics "
-                         f"({JOINT_STATE}); the bag has: {', '.join(sorted(topics)) or 'no topics'}")  # fmt: skip
+        has = ", ".join(sorted(topics)) or "no topics"
+        raise InputError(
+            f"{path}: no <namespace>/setpoint_js and <namespace>/measured_js topics ({JOINT_STATE}); the bag has: {has}"
+        )
     raise InputError(f"{path}: several arms ({', '.join(found)}); choose one with --namespace")
 
 
@@ -158,9 +166,15 @@ def import_crtk_bag(
     unseen = (np.full(3, np.nan), np.full(4, np.nan), float("nan"))
     marker_rows = [markers.get(s, unseen) for s in stamps]
     return ErrorDataset(
-        robot, tuple(joint_units), np.full(n, "train"), np.zeros(n, dtype=np.int64),
-        (np.array(stamps, dtype=np.int64) - stamps[0]) / 1e9,
-        np.array([joints["setpoint"][s] for s in stamps]), np.array([joints["measured"][s] for s in stamps]),
-        np.array([r[0] for r in marker_rows]).reshape(n, 3), np.array([r[1] for r in marker_rows]).reshape(n, 4),
-        np.array([r[2] for r in marker_rows], dtype=np.float64), {"source": f"crtk bag import of {path.name} ({ns})"},
-    )  # fmt: skip
+        robot=robot,
+        joint_units=tuple(joint_units),
+        set_name=np.full(n, "train"),
+        segment=np.zeros(n, dtype=np.int64),
+        time_s=(np.array(stamps, dtype=np.int64) - stamps[0]) / 1e9,
+        q_setpoint=np.array([joints["setpoint"][s] for s in stamps]),
+        q_measured=np.array([joints["measured"][s] for s in stamps]),
+        marker_pos_m=np.array([r[0] for r in marker_rows]).reshape(n, 3),
+        marker_quat_wxyz=np.array([r[1] for r in marker_rows]).reshape(n, 4),
+        marker_error_m=np.array([r[2] for r in marker_rows], dtype=np.float64),
+        meta={"source": f"crtk bag import of {path.name} ({ns})"},
+    )

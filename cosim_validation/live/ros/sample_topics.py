@@ -95,6 +95,12 @@ def joined_sample(t_s: float, q_setpoint: np.ndarray, parts: dict[str, Any]) -> 
     position, quat = parts["tip"]
     marker: convert.MarkerFrame = parts["marker"]
     return BackendSample(
-        t_s, q_setpoint, parts["q_measured"], position, quat,
-        marker.position_m, marker.quat_wxyz, marker.registration_error_m,
-    )  # fmt: skip
+        t_s=t_s,
+        q_setpoint=q_setpoint,
+        q_measured=parts["q_measured"],
+        actual_tip_pos_m=position,
+        actual_tip_quat_wxyz=quat,
+        marker_pos_m=marker.position_m,
+        marker_quat_wxyz=marker.quat_wxyz,
+        marker_error_m=marker.registration_error_m,
+    )

@@ -66,12 +66,18 @@ class GraphSpec:
         """
         nodes = []
         for n in self.nodes:
-            kinds = {p.name: p.kind for p in parameters_of(n.executable)}
+            declared = {p.name: p for p in parameters_of(n.executable)}
             params = {}
             for key, value in n.parameters.items():
                 filled = _fill(value, values)
-                if _is_placeholder(value) and kinds.get(key) in (int, float, bool):
-                    filled = _coerce(filled, kinds[key], self.source, f"{n.name}.parameters.{key}")
+                spec = declared.get(key)
+                if _is_placeholder(value) and spec is not None:
+                    where = f"{n.name}.parameters.{key}"
+                    if spec.kind in (int, float, bool):
+                        filled = _coerce(filled, spec.kind, self.source, where)
+                    problem = spec.problem(filled)
+                    if problem is not None:
+                        raise ConfigError(self.source, where, f"{problem} after filling placeholders")
                 params[key] = filled
             nodes.append(NodeSpec(n.name, n.executable, params, n.remappings, n.required, n.console))
         return GraphSpec(self.source, self.settings, tuple(nodes))
@@ -96,8 +102,12 @@ class GraphSpec:
         driver = _driver_of(self, robot, filters)
         executable = "hazard_injector" if all(f.startswith("hazards:") for f in filters) else "robot_proxy"
         params = {"config": driver.parameters.get("config", "config/needle_insertion.yaml"), "robot": robot}
-        proxy = NodeSpec(f"{robot}_{executable.removeprefix('robot_')}", executable,
-                         {**params, "filters": list(filters)}, (), driver.required)  # fmt: skip
+        proxy = NodeSpec(
+            name=f"{robot}_{executable.removeprefix('robot_')}",
+            executable=executable,
+            parameters={**params, "filters": list(filters)},
+            required=driver.required,
+        )
         nodes: list[NodeSpec] = []
         for n in self.nodes:
             nodes += [n, proxy] if n is driver else [n]
@@ -201,6 +211,9 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
     # None means "unset: the node reads the configuration": such parameters are left out
     params: dict[str, Any] = {p.name: p.default for p in declared.values() if p.default not in ([], None)}
     given = node.get("parameters")
+    for spec in declared.values():  # a required parameter (an error injector's model) must be given
+        if spec.rule.not_empty and not spec.default and (given is None or not given.has(spec.name)):
+            raise node.error(f"node {name!r} ({executable}): parameter {spec.name!r} is required ({spec.description})")
     if given is not None:
         given.reject_unknown([*declared, "use_sim_time"])
         for key, value in given.items():
@@ -208,6 +221,9 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
                 params[key] = value.to_bool()
                 continue
             checked = _check_value(value, declared[key].kind)
+            problem = None if _is_placeholder(checked) else declared[key].problem(checked)
+            if problem is not None:
+                raise value.error(problem)
             if checked == [] and declared[key].default != []:
                 raise value.error("expected a non-empty list (leave the key out for the node's default)")
             if checked == []:
@@ -252,8 +268,8 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
         if not any(driver_robot(d) == robot for d in nodes):
             raise ConfigError(root.source, "nodes", f"node {n.name!r}: no {robot}_driver node to stand in front of")
         if robot in proxies:
-            raise ConfigError(root.source, "nodes", f"{n.name} and {proxies[robot]} both stand in front of the "
-                              f"{robot} robot; give one of them all its filters")  # fmt: skip
+            message = f"{n.name} and {proxies[robot]} both stand in front of the {robot} robot"
+            raise ConfigError(root.source, "nodes", f"{message}; give one of them all its filters")
         proxies[robot] = n.name
     return GraphSpec(root.source, settings, nodes).with_proxies_wired()
 

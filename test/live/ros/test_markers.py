@@ -110,6 +110,5 @@ def test_triangles_only_and_a_bad_style(
         executor.shutdown()
         node.destroy_node()
     assert got["anatomy_mesh"] == []
-    assert "error: parameter anatomy_markers: expected one of both, mesh, triangles, got 'meshes'" in group.log_tail(
-        "bad"
-    )
+    expected = "error: parameter 'anatomy_markers' of node 'bad' (markers): expected one of: both, mesh, triangles; "
+    assert f"{expected}got 'meshes'" in group.log_tail("bad")

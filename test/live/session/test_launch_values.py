@@ -40,6 +40,6 @@ def test_refused(value: Any, problem: str) -> None:
 
 def test_every_non_empty_declared_default_is_accepted() -> None:
     """What the graph loader fills in; empty-list and unset (None) defaults are left out (see session.graph)."""
-    for executable, specs in NODE_PARAMETERS.items():
-        for spec in specs:
+    for executable, params in NODE_PARAMETERS.items():
+        for spec in params.specs():
             assert launch_accepts(spec.default) or spec.default in ([], None), (executable, spec.name)

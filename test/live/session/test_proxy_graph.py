@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from cosim_validation.common.config import parse_config
-from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.live.nodes.robot_proxy import filter_texts
 from cosim_validation.live.session.graph import GraphSpec, parse_graph
+from cosim_validation.live.session.node_parameters import ErrorInjectorParams, ProxyParams
+from cosim_validation.live.session.parameter_struct import NodeParameterError
 
 DRIVERS = """
 nodes:
@@ -38,15 +40,15 @@ def test_a_command_line_filter_goes_outside_the_injector() -> None:
     assert [n.name for n in graph.nodes] == ["virtual_driver", "physical_driver", "virtual_errors"]
     assert graph.node("virtual_errors").parameters["filters"] == ["offset:joint2=0.001"]
     assert graph.node("virtual_driver").remappings == RAW  # moved once
-    params = dict(graph.node("virtual_errors").parameters)
-    assert filter_texts("error_injector", params) == ["errors:model=m.npz", "offset:joint2=0.001"]
+    params = ErrorInjectorParams.from_values(graph.node("virtual_errors").parameters, node="virtual_errors")
+    assert filter_texts(params) == ["errors:model=m.npz", "offset:joint2=0.001"]
 
 
 def test_without_a_proxy_in_the_yaml_a_filter_adds_one() -> None:
     graph = _graph("").with_robot_filters("virtual", ["errors:model=m.npz"])
     proxy = graph.node("virtual_proxy")
     assert proxy.executable == "robot_proxy"
-    assert filter_texts("robot_proxy", dict(proxy.parameters)) == ["errors:model=m.npz"]
+    assert filter_texts(ProxyParams.from_values(proxy.parameters, node=proxy.name)) == ["errors:model=m.npz"]
     assert graph.node("virtual_driver").remappings == RAW
 
 
@@ -63,5 +65,8 @@ def test_a_proxy_without_its_driver_is_refused() -> None:
 
 
 def test_an_injector_without_a_model_is_one_error() -> None:
-    with pytest.raises(InputError, match="error_injector: parameter 'model'"):
-        filter_texts("error_injector", {"model": "", "filters": []})
+    with pytest.raises(NodeParameterError, match=r"parameter 'model' of node 'e' \(error_injector\): required"):
+        ErrorInjectorParams.from_values({"model": "", "filters": []}, node="e")
+    text = "  - {name: virtual_errors, executable: error_injector, parameters: {robot: virtual}}\n"
+    with pytest.raises(ConfigError, match="node 'virtual_errors' \\(error_injector\\): parameter 'model' is required"):
+        _graph(text)

@@ -98,7 +98,7 @@ def main() -> int:
 
 def _calls(backend: Any) -> int:
     """Remote calls the backend's client has sent so far."""
-    return int(backend._link._client.sendCnt)  # noqa: SLF001 - the official client's own counter
+    return int(backend._link._client.sendCnt)
 
 
 if __name__ == "__main__":

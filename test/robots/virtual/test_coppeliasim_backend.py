@@ -107,7 +107,8 @@ def test_no_answer_is_one_clear_error_quickly(
     message = str(caught.value)
     assert "\n" not in message
     assert f"no CoppeliaSim answered at tcp://127.0.0.1:{port} within 0.5 s" in message
-    assert "start CoppeliaSim" in message and "scripts/coppeliasim_standin.py" in message
+    assert "start CoppeliaSim" in message
+    assert "scripts/coppeliasim_standin.py" in message
 
 
 def test_scene_without_the_arm_lists_what_was_expected(coppeliasim_port: int, kinematics: Kinematics) -> None:

@@ -77,5 +77,6 @@ def test_campaign_without_coppeliasim_is_one_error_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert time.monotonic() - start < 30.0
     assert code == 1
-    assert len(err) == 1 and err[0].startswith("error: ")
+    assert len(err) == 1
+    assert err[0].startswith("error: ")
     assert f"no CoppeliaSim answered at tcp://127.0.0.1:{port}" in err[0]

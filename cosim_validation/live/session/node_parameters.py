@@ -25,7 +25,7 @@ _COMMON = (ParamSpec("config", str, "config/needle_insertion.yaml", "case-study 
 
 def _driver(backend: str) -> tuple[ParamSpec, ...]:
     return (
-        ParamSpec("backend", str, backend, "mujoco | pybullet | emulated (see backends in the config)"),
+        ParamSpec("backend", str, backend, "mujoco | pybullet | coppeliasim | emulated (see backends in the config)"),
         ParamSpec("seed", int, -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config"),
     )
 
@@ -182,7 +182,7 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ParamSpec("subscriber_timeout_s", float, 5.0, "enable anyway after waiting this long for readers [s]"),
     ),
     "crtk_emulator": (  # an emulated arm serving its CRTK interface (docs/CRTK.md)
-        ParamSpec("backend", str, "emulated", "the arm behind the topics: emulated | mujoco | pybullet"),
+        ParamSpec("backend", str, "emulated", "the arm behind the topics: emulated | mujoco | pybullet | coppeliasim"),
         ParamSpec("seed", int, -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config"),
         ParamSpec("namespace", str, "/PSM1", "CRTK namespace it serves (/PSM1 on a dVRK, /arm1 on a Raven-II)"),
         ParamSpec("flavour", str, "", "dvrk | raven; '' = the robot model's (dvrk_psm: dvrk, raven2: raven)"),

@@ -50,6 +50,7 @@ def _run(config: Path, suite: Path, out: Path) -> dict[str, Any]:
     return stored_rows(out)
 
 
+@pytest.mark.slow
 def test_coppeliasim_campaign_gives_mujocos_verdicts(coppeliasim_port: int, suite: Path, tmp_path: Path) -> None:
     rows = {
         engine: _run(_write_config(tmp_path, engine, coppeliasim_port), suite, tmp_path / engine)

@@ -63,7 +63,8 @@ def test_missing_section_is_named(kinematics: Kinematics) -> None:
 def test_unknown_default_is_named_with_file_and_key(kinematics: Kinematics) -> None:
     data = shipped_config_dict()
     data["backends"]["default"] = "gazebo"
-    with pytest.raises(ConfigError, match=r"backends\.default: expected one of 'mujoco', 'pybullet', 'coppeliasim', 'emulated'"):
+    expected = r"backends\.default: expected one of 'mujoco', 'pybullet', 'coppeliasim', 'emulated'"
+    with pytest.raises(ConfigError, match=expected):
         make_backend(None, config_node(data), kinematics)
 
 

@@ -82,7 +82,10 @@ def test_stepping_rules(request_socket: Any) -> None:
         assert _ask(request_socket, {"func": "sim.getSimulationTimeStep", "args": []}) == {"ret": [0.002]}
         _ask(request_socket, {"func": "sim.setStepping", "args": [True]})
         assert _ask(request_socket, {"func": "sim.startSimulation", "args": []}) == {"ret": [1]}
-        assert "only change while stopped" in _ask(request_socket, {"func": "sim.setFloatParam", "args": [param, 0.001]})["err"]
+        assert (
+            "only change while stopped"
+            in _ask(request_socket, {"func": "sim.setFloatParam", "args": [param, 0.001]})["err"]
+        )
         assert _ask(request_socket, {"func": "sim.step", "args": []}) == {"ret": []}
         assert _ask(request_socket, {"func": "sim.getSimulationTime", "args": []}) == {"ret": [0.002]}
         assert _ask(request_socket, {"func": "sim.stopSimulation", "args": []}) == {"ret": [1]}

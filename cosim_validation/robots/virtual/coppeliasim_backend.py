@@ -15,6 +15,7 @@ reference moved gets the reference at the end of that step as its target.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -88,7 +89,7 @@ class CoppeliaSimBackend:
         """(J,) upper joint limits [rad]."""
         return self._q_upper.copy()
 
-    def _call(self, function: str, *args: object) -> object:
+    def _call(self, function: str, *args: object) -> Any:
         if self._link is None:
             raise BackendConnectionError(f"{self._scene.endpoint}: sim.{function}: the backend is closed")
         return self._link.call(function, *args)
@@ -97,7 +98,7 @@ class CoppeliaSimBackend:
         """Handles of the base, the joints and the tip; one error listing every path that is missing."""
         scene = self._scene
         paths = [scene.base_path, *scene.joint_paths(self._joint_names), scene.tip_path]
-        handles = [int(self._call("getObject", path, {"noError": True})) for path in paths]  # type: ignore[call-overload]
+        handles = [int(self._call("getObject", path, {"noError": True})) for path in paths]
         missing = [path for path, handle in zip(paths, handles, strict=True) if handle < 0]
         if missing:
             raise BackendModelError(
@@ -111,7 +112,7 @@ class CoppeliaSimBackend:
     def _set_time_step(self) -> None:
         parameter = self._link.const("floatparam_simulation_time_step") if self._link else None
         self._call("setFloatParam", parameter, self.time_step_s)
-        got = float(self._call("getSimulationTimeStep"))  # type: ignore[arg-type]
+        got = float(self._call("getSimulationTimeStep"))
         if abs(got - self.time_step_s) > 1e-9 * max(1.0, self.time_step_s):
             raise BackendModelError(
                 f"CoppeliaSim at {self._scene.endpoint} keeps a simulation time step of {got!r} s after being set to "
@@ -169,8 +170,8 @@ class CoppeliaSimBackend:
 
     def read(self) -> BackendSample:
         """Simulation time, setpoint, joint positions and the tip dummy's pose in the base frame."""
-        t_s = float(self._call("getSimulationTime"))  # type: ignore[arg-type]
-        q = np.array([float(self._call("getJointPosition", h)) for h in self._joints])  # type: ignore[arg-type]
+        t_s = float(self._call("getSimulationTime"))
+        q = np.array([float(self._call("getJointPosition", h)) for h in self._joints])
         pose = np.asarray(self._call("getObjectPose", self._tip, self._base), dtype=np.float64)
         if pose.shape != (7,):
             raise BackendConnectionError(

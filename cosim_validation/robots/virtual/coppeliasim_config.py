@@ -14,7 +14,7 @@ backends:
 ```
 
 The whole section, and each key, is optional; the defaults are the values above (the port is CoppeliaSim's
-default, 23000 + process id 0; the paths are those :mod:`scripts.coppeliasim_scene` gives the objects).
+default, 23000 + process id 0; the paths are those ``scripts/coppeliasim_scene.py`` gives the objects).
 """
 
 from __future__ import annotations

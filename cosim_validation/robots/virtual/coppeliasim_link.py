@@ -47,8 +47,8 @@ class CoppeliaSimLink:
             self.close()
             raise BackendConnectionError(
                 f"no CoppeliaSim answered at {config.endpoint} within {config.connect_timeout_s:g} s; start "
-                f"CoppeliaSim (its ZeroMQ remote API add-on serves port {config.port} by default) with the arm's "
-                f"scene loaded, or the stand-in: {STANDIN_COMMAND} {config.port}"
+                f"CoppeliaSim 4.6 or later with the arm's scene loaded and its ZeroMQ remote API on port {config.port} "
+                f"(23000 by default), or the stand-in: {STANDIN_COMMAND} {config.port}"
             ) from None
         except Exception as exc:  # noqa: BLE001 - the client raises plain Exception with the server's text
             self.close()

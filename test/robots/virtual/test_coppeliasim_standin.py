@@ -92,3 +92,34 @@ def test_stepping_rules(request_socket: Any) -> None:
         assert _ask(request_socket, {"func": "sim.getSimulationTime", "args": []}) == {"ret": [0.0]}
     finally:
         _ask(request_socket, {"func": "sim.setStepping", "args": [False]})
+
+
+def _standin_script() -> Any:
+    import importlib.util
+
+    from cosim_validation.common.config import package_root
+
+    path = package_root() / "scripts" / "coppeliasim_standin.py"
+    spec = importlib.util.spec_from_file_location("coppeliasim_standin_script", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_standin_bad_inputs_are_one_error_line(
+    coppeliasim_port: int, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _standin_script()
+    cases = [
+        (["--config", str(tmp_path / "none.yaml"), "--port", "0"], "none.yaml: file not found"),
+        (["--port", "70000"], "--port: expected 0..65535, got 70000"),
+        (["--port", str(coppeliasim_port)], f"cannot listen on tcp://127.0.0.1:{coppeliasim_port}"),
+    ]
+    for argv, message in cases:
+        assert script.main(argv) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        assert err[0].startswith("error: ")
+        assert message in err[0]

@@ -94,6 +94,11 @@ class CoppeliaSimBackend:
             raise BackendConnectionError(f"{self._scene.endpoint}: sim.{function}: the backend is closed")
         return self._link.call(function, *args)
 
+    def _const(self, name: str) -> Any:
+        if self._link is None:
+            raise BackendConnectionError(f"{self._scene.endpoint}: sim.{name}: the backend is closed")
+        return self._link.const(name)
+
     def _find_objects(self) -> tuple[int, list[int], int]:
         """Handles of the base, the joints and the tip; one error listing every path that is missing."""
         scene = self._scene
@@ -110,8 +115,7 @@ class CoppeliaSimBackend:
         return handles[0], handles[1:-1], handles[-1]
 
     def _set_time_step(self) -> None:
-        parameter = self._link.const("floatparam_simulation_time_step") if self._link else None
-        self._call("setFloatParam", parameter, self.time_step_s)
+        self._call("setFloatParam", self._const("floatparam_simulation_time_step"), self.time_step_s)
         got = float(self._call("getSimulationTimeStep"))
         if abs(got - self.time_step_s) > 1e-9 * max(1.0, self.time_step_s):
             raise BackendModelError(
@@ -121,7 +125,7 @@ class CoppeliaSimBackend:
 
     def _stop(self) -> None:
         """Stop the simulation and wait (at most the call timeout) until CoppeliaSim reports it stopped."""
-        stopped = self._link.const("simulation_stopped") if self._link else 0
+        stopped = self._const("simulation_stopped")
         if self._call("getSimulationState") == stopped:
             return
         self._call("stopSimulation")

@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backends",
         default="virtual",
-        help="robots to execute on, comma-separated: virtual, physical (or engines: mujoco, pybullet, emulated)",
+        help="robots to execute on, comma-separated: virtual, physical "
+        "(or engines: mujoco, pybullet, coppeliasim, emulated)",
     )
     parser.add_argument("--controller", default=None, help="controller under test (default: the configuration's)")
     parser.add_argument("--executor", default="local", help="local (process pool) or ray")

@@ -30,7 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=("X", "Y", "Z"),
         help="source point in base_link [m] (default: planning.default_source_m)",
     )
-    parser.add_argument("--backend", default=None, help="mujoco | pybullet | emulated (default: backends.default)")
+    parser.add_argument(
+        "--backend", default=None, help="mujoco | pybullet | coppeliasim | emulated (default: backends.default)"
+    )
     parser.add_argument(
         "--controller",
         default=None,

@@ -47,8 +47,9 @@ def require(module: str, package: str, feature: str, *, quiet: bool = False) -> 
         feature: What needs it, for the message.
         quiet: Silence what the module's C code prints on import.
     """
-    if module in sys.modules:
-        return sys.modules[module]
+    loaded = sys.modules.get(module)
+    if loaded is not None:  # None marks a module whose import is blocked: importing it raises ImportError
+        return loaded
     try:
         if quiet:
             with quiet_stdout():

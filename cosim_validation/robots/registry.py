@@ -3,7 +3,7 @@
 This registry sits above both packages, so neither imports the other: ``sim`` holds the engines and the
 shared servo, ``hardware`` the emulated physical arms (built on those engines), and this module names them::
 
-    backend = make_backend("emulated", config, kinematics, seed=None)   # or "mujoco", "pybullet"
+    backend = make_backend("emulated", config, kinematics, seed=None)   # or "mujoco", "pybullet", "coppeliasim"
 """
 
 from __future__ import annotations
@@ -49,6 +49,13 @@ def _pybullet(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, 
     return PybulletBackend(shared, kinematics)
 
 
+def _coppeliasim(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
+    from cosim_validation.robots.virtual.coppeliasim_backend import CoppeliaSimBackend
+    from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
+
+    return CoppeliaSimBackend(shared, CoppeliaSimConfig.from_config(node.get("coppeliasim")), kinematics)
+
+
 def _emulated(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
     from cosim_validation.robots.emulated.emulated_config import EmulatedArmConfig
     from cosim_validation.robots.emulated.emulated_er3_pro import EmulatedEr3Pro
@@ -62,6 +69,7 @@ ENGINES: dict[str, Engine] = {
     for engine in (
         Engine("mujoco", RobotRole.VIRTUAL, _mujoco, "MuJoCo, the default virtual robot (1 kHz servo)"),
         Engine("pybullet", RobotRole.VIRTUAL, _pybullet, "PyBullet, the second physics engine"),
+        Engine("coppeliasim", RobotRole.VIRTUAL, _coppeliasim, "CoppeliaSim through its ZeroMQ remote API"),
         Engine("emulated", RobotRole.PHYSICAL, _emulated, "the emulated physical arm (perturbed twin)"),
     )
 }

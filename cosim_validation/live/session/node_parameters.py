@@ -17,7 +17,7 @@ from cosim_validation.live.session.parameter_struct import NodeParams, ParamSpec
 
 ROBOTS = ("virtual", "physical")
 #: The robot backends of cosim_validation.robots.registry.BACKEND_NAMES (a test keeps the two equal).
-BACKENDS = ("mujoco", "pybullet", "emulated")
+BACKENDS = ("mujoco", "pybullet", "coppeliasim", "emulated")
 FLAVOURS = ("", "dvrk", "raven")  # "" = the robot model's flavour
 POSITIVE = 0.0  # exclusive minimum of times and lengths
 
@@ -248,7 +248,9 @@ class CrtkEmulatorParams(ConfiguredParams):
     """crtk_emulator: an emulated arm serving its CRTK interface (docs/CRTK.md)."""
 
     executable: ClassVar[str] = "crtk_emulator"
-    backend: str = param("emulated", "the arm behind the topics: emulated | mujoco | pybullet", choices=BACKENDS)
+    backend: str = param(
+        "emulated", "the arm behind the topics: emulated | mujoco | pybullet | coppeliasim", choices=BACKENDS
+    )
     seed: int = param(-1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1)
     namespace: str = param("/PSM1", "CRTK namespace it serves (/PSM1 on a dVRK, /arm1 on a Raven-II)", not_empty=True)
     flavour: str = param("", "dvrk | raven; '' = the robot model's (dvrk_psm: dvrk, raven2: raven)", choices=FLAVOURS)
@@ -260,7 +262,9 @@ class DriverParams(ConfiguredParams):
     """virtual_driver: one robot backend behind the driver topics (physical_driver: the same node)."""
 
     executable: ClassVar[str] = "virtual_driver"
-    backend: str = param("mujoco", "mujoco | pybullet | emulated (see backends in the config)", choices=BACKENDS)
+    backend: str = param(
+        "mujoco", "mujoco | pybullet | coppeliasim | emulated (see backends in the config)", choices=BACKENDS
+    )
     seed: int = param(-1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1)
 
 
@@ -269,7 +273,9 @@ class PhysicalDriverParams(DriverParams):
     """physical_driver: the physical arm (here the emulated one) behind the driver topics."""
 
     executable: ClassVar[str] = "physical_driver"
-    backend: str = param("emulated", "mujoco | pybullet | emulated (see backends in the config)", choices=BACKENDS)
+    backend: str = param(
+        "emulated", "mujoco | pybullet | coppeliasim | emulated (see backends in the config)", choices=BACKENDS
+    )
 
 
 @dataclass(frozen=True)

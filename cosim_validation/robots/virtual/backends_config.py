@@ -68,8 +68,8 @@ class BackendsConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int = 7) -> BackendsConfig:
-        """Read the ``backends`` section (its ``emulated`` part is read by the emulated arm)."""
-        node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated"])
+        """Read the ``backends`` section (its ``emulated`` and ``coppeliasim`` parts are read by those engines)."""
+        node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated", "coppeliasim"])
         return cls(
             default=node["default"].to_str(),
             physics_timestep_s=node["physics_timestep_s"].to_float(exclusive_minimum=0.0, maximum=0.01),

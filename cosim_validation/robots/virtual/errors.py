@@ -11,3 +11,7 @@ class BackendInputError(InputError):
 
 class BackendModelError(CosimError):
     """A physics engine cannot build the robot model (missing URDF, missing frame, bad needle length)."""
+
+
+class BackendConnectionError(CosimError):
+    """A simulator in another process (CoppeliaSim) does not answer, or the connection to it broke."""

@@ -168,7 +168,11 @@ def _init_world(work: _Work, single_threaded: bool) -> tuple[CaseAssembly, bool]
         import numba
 
         numba.set_num_threads(1)
-    return shared_assembly(work.spec), work.trajectories
+    assembly = shared_assembly(work.spec)
+    # the robots now, not at the first case: an engine that cannot start (a CoppeliaSim that does not answer)
+    # is one error for the campaign, not one failed case after another
+    assembly.backends  # noqa: B018 - built on first use
+    return assembly, work.trajectories
 
 
 def _work(world: tuple[CaseAssembly, bool], item: tuple[TestCase, int]) -> CaseResult:

@@ -88,7 +88,11 @@ def test_a_bad_value_is_one_error_naming_node_and_parameter(values: dict[str, An
         (TestGeneratorParams, {"cases": -2}, "'cases' of node 'test_generator': expected >= 0, got -2"),
         (ErrorInjectorParams, {"robot": "virtual"}, "'model' of node 'test_generator' \\(error_injector\\): required"),
         (NODE_PARAMETERS["foxglove_bridge"], {"port": 70000}, "'port' of node 'test_generator' .*: expected <= 65535"),
-        (NODE_PARAMETERS["virtual_driver"], {"backend": "gazebo"}, "expected one of: mujoco, pybullet, emulated"),
+        (
+            NODE_PARAMETERS["virtual_driver"],
+            {"backend": "gazebo"},
+            "expected one of: mujoco, pybullet, coppeliasim, emulated",
+        ),
     ],
 )
 def test_ranges_choices_and_required(params: type[NodeParams], values: dict[str, Any], message: str) -> None:

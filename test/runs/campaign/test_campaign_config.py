@@ -26,7 +26,10 @@ def test_shipped_section() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (GOOD.replace("mujoco", "gazebo"), r"robots\.virtual: expected one of 'mujoco', 'pybullet', got 'gazebo'"),
+        (
+            GOOD.replace("mujoco", "gazebo"),
+            r"robots\.virtual: expected one of 'mujoco', 'pybullet', 'coppeliasim', got 'gazebo'",
+        ),
         (GOOD.replace("properties.yaml", "none.yaml"), r"campaign\.properties: property file .*none\.yaml"),
         (GOOD + "  workers: 3\n", r"campaign\.workers: unknown key"),
         (

@@ -17,6 +17,8 @@ from cosim_validation.robots.virtual import BackendInputError, RobotBackend
 
 @pytest.fixture(scope="module", params=BACKEND_NAMES)
 def backend(request: pytest.FixtureRequest, config: ConfigNode, kinematics: Kinematics) -> Iterator[RobotBackend]:
+    if request.param == "coppeliasim":  # CoppeliaSim is played by the stand-in, a separate process
+        config = request.getfixturevalue("coppeliasim_config")
     made = make_backend(request.param, config, kinematics)
     yield made
     made.close()

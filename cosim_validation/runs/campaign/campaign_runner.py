@@ -363,6 +363,10 @@ def _run(
         stored = result.value
         if stored is None:
             stored = _failed(_item(suites, result.index), result.error, spec.controller or "")
+        if result.retried:
+            outcome.notes.append(
+                f"case {stored.case.test_id}: its worker process {result.retried}; it ran again in a fresh worker"
+            )
         db.add(stored)
         outcome.ran += 1
         progress.advance(failed=stored.case.outcome == "failed")

@@ -94,7 +94,7 @@ def run_ray(
 class _RayRun:
     """Ray actors, the item each runs, and the items whose actor died (to run again)."""
 
-    def __init__(self, ray: Any, setup: tuple[Callable[..., Any], Sequence[Any], Callable[..., Any]], size: int) -> None:
+    def __init__(self, ray: Any, setup: tuple[Callable[..., Any], Sequence[Any], Any], size: int) -> None:
         self._ray = ray
         self._actor = ray.remote(num_cpus=1)(_RayWorker)
         self._init, self._init_args, self._work = setup
@@ -134,4 +134,4 @@ class _RayRun:
                     continue
             else:
                 self._free.append(worker)
-            on_result(outcome)
+            on_result(self._ledger.came_back(outcome))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from cosim_validation.common.exceptions import CosimError, InputError
@@ -31,7 +31,8 @@ class Outcome(Generic[T]):
 
     ``setup_error`` is set instead when the worker could not build its state (``init`` raised): then no item
     can run, and the caller stops the run with that message. ``worker_died`` is set (with ``error``) when the
-    item's worker process died on each of its :data:`ATTEMPTS`.
+    item's worker process died on each of its :data:`ATTEMPTS`; ``retried`` says how the worker of an earlier
+    attempt died when the item came back from a later one.
     """
 
     index: int
@@ -39,6 +40,7 @@ class Outcome(Generic[T]):
     error: str = ""
     setup_error: str = ""
     worker_died: bool = False
+    retried: str = ""
 
 
 class WorkerSetupError(InputError):
@@ -103,7 +105,7 @@ class DeathLedger:
             text = "worker process " + ", then ".join(reasons)
         return Outcome(index, None, text, worker_died=True)
 
-    @property
-    def retried(self) -> int:
-        """Items started again after their worker died."""
-        return len(self._deaths)
+    def came_back(self, outcome: Outcome[Any]) -> Outcome[Any]:
+        """``outcome`` as handed over: marked ``retried`` if a worker died running it before."""
+        reasons = self._deaths.get(outcome.index)
+        return replace(outcome, retried=", then ".join(reasons)) if reasons and not outcome.worker_died else outcome

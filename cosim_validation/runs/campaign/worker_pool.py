@@ -157,7 +157,7 @@ class WorkerPool:
             if not worker.ready:
                 worker.ready = True
             elif worker.job is not None:
-                self._outcomes.append(message)
+                self._outcomes.append(self._ledger.came_back(message))
                 worker.job = None
 
     def _bury(self, worker: _Worker, retry: bool) -> None:

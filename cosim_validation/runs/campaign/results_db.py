@@ -187,12 +187,11 @@ def _guard(doing: str) -> Callable[[Callable[Concatenate[ResultsDB, P], R]], Cal
     """A method whose failure of the database is a :class:`StoreError` naming the file (``doing``: what it does)."""
 
     def wrap(method: Callable[Concatenate[ResultsDB, P], R]) -> Callable[Concatenate[ResultsDB, P], R]:
-        @functools.wraps(method)
         def guarded_method(self: ResultsDB, *args: P.args, **kwargs: P.kwargs) -> R:
             with guarded(self.path, doing, _REMEDY):
                 return method(self, *args, **kwargs)
 
-        return guarded_method
+        return functools.update_wrapper(guarded_method, method)  # type: ignore[return-value]
 
     return wrap
 

@@ -83,7 +83,7 @@ def store_error(path: str | Path, exc: BaseException, doing: str, remedy: str = 
             "again",
         )
     if code == _FULL or (isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS):
-        what = exc if isinstance(exc, sqlite3.Error) else exc.strerror  # type: ignore[union-attr]
+        what = exc.strerror if isinstance(exc, OSError) else exc
         return StoreFullError(path, f"{doing}: no space left on the device ({what})", "free space, then run again")
     if code in (_CORRUPT, _NOTADB):
         return StoreDamagedError(path, f"{doing}: cannot open as SQLite or damaged ({exc})", remedy)

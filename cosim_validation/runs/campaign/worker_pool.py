@@ -142,7 +142,8 @@ class WorkerPool:
 
     def _collect(self, retry: bool) -> None:
         """Wait until a worker answers or dies; keep what came for :func:`_hand_over`."""
-        waiting = {w.conn: w for w in self._workers} | {w.process.sentinel: w for w in self._workers}
+        waiting: dict[Any, _Worker] = {w.conn: w for w in self._workers}
+        waiting |= {w.process.sentinel: w for w in self._workers}
         answered: set[int] = set()
         for ready in wait(list(waiting)):
             worker = waiting[ready]

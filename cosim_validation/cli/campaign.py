@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
     from cosim_validation.robots.filters.robot_filters import FilterSpec
     from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
+    from cosim_validation.runs.campaign.stores import StoreFullError
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.common.config import resolve_resource
@@ -85,7 +86,12 @@ def run(args: argparse.Namespace) -> int:
         detector=args.detector,
         stop_on_alarm=args.stop_on_alarm,
     )
-    outcome = run_campaign(request)
+    try:
+        outcome = run_campaign(request)
+    except StoreFullError as exc:  # what was stored stays: say how to go on
+        stored = (Path(args.out) / "results.sqlite").is_file()
+        advice = f"free space, then continue with: {resume_command(args)}" if stored else exc.advice
+        raise StoreFullError(exc.source, exc.problem, advice) from None
     if args.json:
         print_json(outcome.summary | {"out": str(outcome.out_dir)})
     else:

@@ -312,7 +312,7 @@ def _database(folder: Path, ws: Workspace, kind: str) -> Path:
 
 
 DATABASES = {
-    "text": "cannot open as SQLite (file is not a database)",
+    "text": "cannot open as SQLite or damaged (file is not a database)",
     "empty_sqlite": "not a results database",
     "schema_99": "results schema 99",
     "damaged": "the database is damaged (quick_check:",

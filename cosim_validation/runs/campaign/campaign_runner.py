@@ -8,6 +8,9 @@ must be those of the stored run.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import sys
 import time
 import warnings
@@ -37,6 +40,9 @@ from cosim_validation.runs.run_supervision import check_resume, stored_supervisi
 from cosim_validation.testgen import Suite, TestCase
 
 EXECUTORS: tuple[str, ...] = ("local", "ray")
+#: For fault tests only: a worker process (never the campaign's own process) that starts the case with this test id
+#: kills itself with SIGKILL, on every attempt.
+KILL_WORKER_ENV = "COSIM_TEST_KILL_WORKER"
 __all__ = ["EXECUTORS", "RESULTS_FILE", "CampaignOutcome", "CampaignRequest", "run_campaign", "suite_record"]
 
 
@@ -178,6 +184,8 @@ def _init_world(work: _Work, single_threaded: bool) -> tuple[CaseAssembly, bool]
 def _work(world: tuple[CaseAssembly, bool], item: tuple[TestCase, int]) -> CaseResult:
     assembly, trajectories = world
     case, index = item
+    if case.test_id == os.environ.get(KILL_WORKER_ENV) and multiprocessing.parent_process() is not None:
+        os.kill(os.getpid(), signal.SIGKILL)  # the fault tests' worker that dies on every attempt
     return run_case(assembly, case, index, trajectories)
 
 
@@ -359,6 +367,10 @@ def _run(
         stored = result.value
         if stored is None:
             stored = _failed(_item(suites, result.index), result.error, spec.controller or "")
+        if result.retried:
+            outcome.notes.append(
+                f"case {stored.case.test_id}: its worker process {result.retried}; it ran again in a fresh worker"
+            )
         db.add(stored)
         outcome.ran += 1
         progress.advance(failed=stored.case.outcome == "failed")

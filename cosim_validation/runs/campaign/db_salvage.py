@@ -24,9 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.runs.campaign.stores import BUSY_TIMEOUT_S
+
 #: Tables of a case, with the column naming the case.
 CASE_TABLES: tuple[str, ...] = ("cases", "timings", "verdicts", "kpis", "trajectories")
 _LARGEST_ROWID = 1 << 62
+#: Columns that hold numbers (or NULL) in every run (a text there was put by hand, or is damage SQLite cannot see).
+_NUMERIC = {
+    "cases": ("case_index", "source_x_m", "source_y_m", "source_z_m", "target_x_m", "target_y_m", "target_z_m",
+              "granularity_m", "target_depth_m", "duration_s"),
+    "timings": ("wall_s",),
+    "verdicts": ("margin", "first_violation_time_s"),
+    "kpis": ("value",),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,23 @@ def integrity_problems(connection: sqlite3.Connection, limit: int = 5) -> list[s
     try:
         rows = [str(r[0]) for r in connection.execute(f"PRAGMA quick_check({int(limit)})")]
     except sqlite3.DatabaseError as exc:
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in (5, 6):  # busy, locked: not damage
+            raise
         return [str(exc)]
     return [] if rows == ["ok"] else rows
+
+
+def wrong_types(connection: sqlite3.Connection) -> tuple[str, str, str, Any] | None:
+    """The first (table, test id, column, value) whose stored value is not a number where one belongs, or None."""
+    for table, columns in _NUMERIC.items():
+        which = " ".join(f"WHEN typeof({c}) NOT IN ('integer', 'real', 'null') THEN '{c}'" for c in columns)
+        value = " ".join(f"WHEN typeof({c}) NOT IN ('integer', 'real', 'null') THEN {c}" for c in columns)
+        row = connection.execute(
+            f"SELECT test_id, CASE {which} END AS bad, CASE {value} END FROM {table} WHERE bad IS NOT NULL LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            return table, str(row[0]), str(row[1]), row[2]
+    return None
 
 
 def _readable_rows(db: sqlite3.Connection, table: str) -> tuple[list[tuple[Any, ...]], list[tuple[int, int]]]:
@@ -164,7 +189,7 @@ def salvage_if_damaged(path: Path, schema: str) -> SalvageReport | None:
     from cosim_validation.common.exceptions import InputError
 
     try:
-        connection = sqlite3.connect(path, timeout=30.0)
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
     except sqlite3.DatabaseError as exc:
         raise InputError(f"{path}: cannot open as SQLite ({exc})") from None
     try:

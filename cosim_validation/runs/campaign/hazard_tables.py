@@ -17,6 +17,7 @@ and writes ``RUN/hazards.sqlite``:
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
@@ -33,10 +34,17 @@ from cosim_validation.hazards.hazard_library import case_warnings
 from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.hazards.window_verdict import WindowVerdict, judge_windows
 from cosim_validation.robots.model import Kinematics
+from cosim_validation.runs.campaign.db_salvage import integrity_problems
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.runs.campaign.stores import StoreDamagedError, connect, guarded
 
 FAULT_FREE = "fault_free"
 HAZARDS_FILE = "hazards.sqlite"
+
+
+def _remedy(path: Path) -> str:
+    """What to do about damaged hazard tables: they are computed from the stored runs."""
+    return f"rebuild it from the stored runs: `cosim hazards run --reanalyse --out {path.parent}` (the run's options)"
 
 
 @dataclass(frozen=True)
@@ -166,10 +174,6 @@ def holding_properties(db: ResultsDB) -> dict[str, set[str]]:
     return holds
 
 
-_DROP = (
-    "DROP TABLE IF EXISTS scenarios; DROP TABLE IF EXISTS thresholds; DROP TABLE IF EXISTS windows; "
-    "DROP TABLE IF EXISTS detection;"
-)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scenarios (name TEXT PRIMARY KEY, outcome TEXT, unsafe_control_action TEXT,
     causal_factor TEXT, strike TEXT, variables TEXT, fault TEXT, trigger TEXT, duration_s REAL);
@@ -197,21 +201,41 @@ def write_tables(
 
     ``period_s``: the control cycle [s] (the setpoint period), kept with the thresholds.
     """
-    with closing(sqlite3.connect(path)) as db, db:
-        db.executescript(_DROP + _SCHEMA)  # recomputed from the records: an older layout is replaced
-        db.executemany("INSERT INTO scenarios VALUES (?,?,?,?,?,?,?,?,?)", [_scenario_row(s) for s in scenarios])
-        db.executemany(
-            "INSERT INTO thresholds VALUES (?,?,?)",
-            [(f.name, _finite(getattr(settings, f.name)), source) for f in fields(settings)]
-            + [("period_s", period_s, "planning.sampling_rate_hz")],
-        )
-        db.executemany(
-            f"INSERT INTO windows VALUES ({','.join('?' * 11)})",
-            [(name, test_id, *(_finite(v) for v in w)) for name, test_id, w in windows],
-        )
-        db.executemany(
-            f"INSERT INTO detection VALUES ({','.join('?' * 11)})", [tuple(map(_finite, astuple(c))) for c in cases]
-        )
+    fresh = path.with_name(f".{path.name}.partial")  # written whole, then renamed: a damaged old file is replaced
+    with guarded(path, "writing the detection tables"):
+        fresh.unlink(missing_ok=True)
+        try:
+            with closing(connect(fresh, create=True)) as db, db:
+                _fill(db, scenarios, settings, source, cases, windows, period_s)
+            os.replace(fresh, path)
+        except BaseException:
+            fresh.unlink(missing_ok=True)
+            raise
+
+
+def _fill(
+    db: sqlite3.Connection,
+    scenarios: Sequence[Scenario],
+    settings: DetectorSettings,
+    source: str,
+    cases: Sequence[CaseDetection],
+    windows: Sequence[tuple[str, str, WindowVerdict]],
+    period_s: float,
+) -> None:
+    db.executescript(_SCHEMA)
+    db.executemany("INSERT INTO scenarios VALUES (?,?,?,?,?,?,?,?,?)", [_scenario_row(s) for s in scenarios])
+    db.executemany(
+        "INSERT INTO thresholds VALUES (?,?,?)",
+        [(f.name, _finite(getattr(settings, f.name)), source) for f in fields(settings)]
+        + [("period_s", period_s, "planning.sampling_rate_hz")],
+    )
+    db.executemany(
+        f"INSERT INTO windows VALUES ({','.join('?' * 11)})",
+        [(name, test_id, *(_finite(v) for v in w)) for name, test_id, w in windows],
+    )
+    db.executemany(
+        f"INSERT INTO detection VALUES ({','.join('?' * 11)})", [tuple(map(_finite, astuple(c))) for c in cases]
+    )
 
 
 def _scenario_row(s: Scenario) -> tuple[object, ...]:
@@ -275,24 +299,35 @@ class ScenarioSummary:
 
 def summarize(path: Path) -> list[ScenarioSummary]:
     """One row per scenario of the hazard tables in ``path``, in the order of its ``scenarios`` (fault-free first)."""
-    with closing(sqlite3.connect(path)) as db:
-        period_s = float(db.execute("SELECT value FROM thresholds WHERE key = 'period_s'").fetchone()[0])
-        names = [FAULT_FREE] + [r[0] for r in db.execute("SELECT name FROM scenarios ORDER BY rowid")]
-        rows = []
-        for name in names:
-            cases = db.execute("SELECT COUNT(*), COALESCE(SUM(duration_s), 0), COALESCE(SUM(false_alarms), 0), "
-                               "COALESCE(SUM(violated_by_fault != ''), 0), COALESCE(SUM(second_false_alarms), 0) "
-                               "FROM detection WHERE scenario = ?",
-                               (name,)).fetchone()  # fmt: skip
-            w = db.execute("SELECT detected, latency_s, crossing_s - start_s, second_detected FROM windows "
-                           "WHERE scenario = ?", (name,)).fetchall()  # fmt: skip
-            if cases[0] == 0:
-                continue
-            lat = np.array([r[1] for r in w if r[0]], dtype=np.float64)
-            cycle = sum(1 for r in w if r[0] and r[2] is not None and r[1] <= r[2] + period_s + 1e-9)
-            rows.append(ScenarioSummary(
-                name, int(cases[0]), len(w), sum(r[0] for r in w),
-                float(np.median(lat)) if len(lat) else math.nan, float(lat.max()) if len(lat) else math.nan,
-                cycle, sum(r[3] for r in w), int(cases[2]), int(cases[4]), float(cases[1]) / 3600.0, int(cases[3]),
-            ))  # fmt: skip
+    remedy = _remedy(path)
+    with closing(connect(path, read_only=True, remedy=remedy)) as db, guarded(path, "reading", remedy):
+        problems = integrity_problems(db)
+        if problems:
+            raise StoreDamagedError(path, f"the database is damaged (quick_check: {problems[0]})", remedy)
+        period = db.execute("SELECT value FROM thresholds WHERE key = 'period_s'").fetchone()
+        if period is None or not isinstance(period[0], (int, float)):
+            raise StoreDamagedError(path, "no number period_s in table thresholds", remedy)
+        rows = _scenario_summaries(db, float(period[0]))
+    return rows
+
+
+def _scenario_summaries(db: sqlite3.Connection, period_s: float) -> list[ScenarioSummary]:
+    names = [FAULT_FREE] + [r[0] for r in db.execute("SELECT name FROM scenarios ORDER BY rowid")]
+    rows = []
+    for name in names:
+        cases = db.execute("SELECT COUNT(*), COALESCE(SUM(duration_s), 0), COALESCE(SUM(false_alarms), 0), "
+                           "COALESCE(SUM(violated_by_fault != ''), 0), COALESCE(SUM(second_false_alarms), 0) "
+                           "FROM detection WHERE scenario = ?",
+                           (name,)).fetchone()  # fmt: skip
+        w = db.execute("SELECT detected, latency_s, crossing_s - start_s, second_detected FROM windows "
+                       "WHERE scenario = ?", (name,)).fetchall()  # fmt: skip
+        if cases[0] == 0:
+            continue
+        lat = np.array([r[1] for r in w if r[0]], dtype=np.float64)
+        cycle = sum(1 for r in w if r[0] and r[2] is not None and r[1] <= r[2] + period_s + 1e-9)
+        rows.append(ScenarioSummary(
+            name, int(cases[0]), len(w), sum(r[0] for r in w),
+            float(np.median(lat)) if len(lat) else math.nan, float(lat.max()) if len(lat) else math.nan,
+            cycle, sum(r[3] for r in w), int(cases[2]), int(cases[4]), float(cases[1]) / 3600.0, int(cases[3]),
+        ))  # fmt: skip
     return rows

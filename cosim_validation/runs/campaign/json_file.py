@@ -1,4 +1,5 @@
-"""Strict JSON files for run outputs (summary.json, experiment.json): NaN and infinities become null."""
+"""Strict JSON files for run outputs (summary.json, experiment.json): NaN and infinities become null; read and
+written through :mod:`cosim_validation.runs.campaign.stores`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from cosim_validation.runs.campaign import stores
+from cosim_validation.runs.campaign.stores import write_text
 
 
 def jsonable(value: Any) -> Any:
@@ -26,11 +30,18 @@ def jsonable(value: Any) -> Any:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as indented strict JSON."""
-    path.write_text(json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
+    """Write ``data`` as indented strict JSON, atomically (a failed write leaves the old file whole).
+
+    Raises:
+        StoreError: The file cannot be written (naming it: a full disk, permissions).
+    """
+    write_text(path, json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n")
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON object."""
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
+def read_json(path: Path, remedy: str = "") -> dict[str, Any]:
+    """Read a JSON object (``remedy``: what to do if it is damaged).
+
+    Raises:
+        StoreError: The file cannot be read, is not JSON, or holds no object (naming it).
+    """
+    return stores.read_json(path, remedy)

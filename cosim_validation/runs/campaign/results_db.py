@@ -10,22 +10,34 @@ campaign write the same schema, so ``cosim report`` reads both.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import TrajectoryRecord
-from cosim_validation.runs.campaign.db_salvage import SalvageReport, integrity_problems, salvage_if_damaged
+from cosim_validation.runs.campaign.db_salvage import (
+    SalvageReport,
+    integrity_problems,
+    salvage_if_damaged,
+    wrong_types,
+)
 from cosim_validation.runs.campaign.record_codec import decode_record
+from cosim_validation.runs.campaign.stores import StoreDamagedError, connect, guarded, store_error
 
 if TYPE_CHECKING:
     from cosim_validation.robots.model import Kinematics
 
 RecordEncoder = Callable[[TrajectoryRecord], bytes]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: What to do about a damaged results database.
+_REMEDY = "a campaign's `cosim campaign ... --resume` keeps its whole cases and runs the others again"
 
 SCHEMA_VERSION = 1
 #: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
@@ -171,6 +183,19 @@ _INSERT_KPI = _insert("kpis", KpiRow)
 _INSERT_EVENT = _insert("events", EventRow)
 
 
+def _guard(doing: str) -> Callable[[Callable[Concatenate[ResultsDB, P], R]], Callable[Concatenate[ResultsDB, P], R]]:
+    """A method whose failure of the database is a :class:`StoreError` naming the file (``doing``: what it does)."""
+
+    def wrap(method: Callable[Concatenate[ResultsDB, P], R]) -> Callable[Concatenate[ResultsDB, P], R]:
+        def guarded_method(self: ResultsDB, *args: P.args, **kwargs: P.kwargs) -> R:
+            with guarded(self.path, doing, _REMEDY):
+                return method(self, *args, **kwargs)
+
+        return functools.update_wrapper(guarded_method, method)  # type: ignore[return-value]
+
+    return wrap
+
+
 def _nan_to_none(row: Any) -> tuple[Any, ...]:
     return tuple(None if isinstance(v, float) and v != v else v for v in asdict(row).values())
 
@@ -207,7 +232,7 @@ class ResultsDB:
         if resume and not path.exists():
             raise InputError(f"{path}: nothing to resume (no results database there)")
         salvaged = salvage_if_damaged(path, _SCHEMA) if resume else None
-        db = cls(path, _connect(path), encoder)
+        db = cls(path, _connect(path, create=not resume), encoder)
         db.salvaged = salvaged
         try:
             db._start(meta)
@@ -216,6 +241,7 @@ class ResultsDB:
             raise
         return db
 
+    @_guard("starting the run")
     def _start(self, meta: Mapping[str, Any]) -> None:
         """Create the tables and store ``meta``, unless the stored run is another one."""
         with self._db:
@@ -247,28 +273,47 @@ class ResultsDB:
             raise InputError(f"{path}: no results database")
         db = cls(path, _connect(path), encoder)
         try:
-            problems = integrity_problems(db._db) if check else []
-            version = db.meta().get("schema") if not problems else None
-        except sqlite3.DatabaseError as exc:
+            db._check(check)
+        except BaseException:
             db.close()
-            raise InputError(f"{path}: not a results database ({exc})") from None
-        if problems:
-            db.close()
-            raise InputError(
-                f"{path}: the database is damaged (quick_check: {'; '.join(problems[:3])}); a campaign's "
-                "`cosim campaign ... --resume` keeps its whole cases and runs the others again"
-            )
-        if version != SCHEMA_VERSION:
-            raise InputError(f"{path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
+            raise
         return db
 
+    @_guard("checking the database")
+    def _check(self, thoroughly: bool) -> None:
+        """Refuse a damaged database, another schema, and (``thoroughly``) text where numbers belong."""
+        problems = integrity_problems(self._db) if thoroughly else []
+        if problems:
+            raise StoreDamagedError(
+                self.path, f"the database is damaged (quick_check: {'; '.join(problems[:3])})", _REMEDY
+            )
+        try:
+            version = self.meta().get("schema")
+        except StoreDamagedError:
+            raise StoreDamagedError(self.path, "not a results database (no run meta in it)") from None
+        if version != SCHEMA_VERSION:
+            raise InputError(f"{self.path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
+        wrong = wrong_types(self._db) if thoroughly else None
+        if wrong is not None:
+            table, test_id, column, value = wrong
+            raise StoreDamagedError(
+                self.path,
+                f"table {table}, case {test_id!r}: {column} holds {value!r}, expected a number (the file was changed "
+                "outside cosim: restore it, or delete that case's rows and run `cosim campaign ... --resume`)",
+            )
+
+    @_guard("reading the run's meta")
     def meta(self) -> dict[str, Any]:
         """The run's metadata."""
         return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
     def add(self, result: CaseResult) -> None:
-        """Store one finished case atomically (all its rows or none)."""
-        with self._db:
+        """Store one finished case atomically (all its rows or none).
+
+        Raises:
+            StoreError: The case could not be stored (a full disk, a lock); the cases stored before stay.
+        """
+        with guarded(self.path, f"storing case {result.case.test_id}", _REMEDY), self._db:
             self._db.execute(_INSERT_CASE, _nan_to_none(result.case))
             self._db.executemany(_INSERT_VERDICT, [_nan_to_none(v) for v in result.verdicts])
             self._db.executemany(_INSERT_KPI, [_nan_to_none(k) for k in result.kpis])
@@ -282,6 +327,7 @@ class ResultsDB:
                 (result.case.test_id, result.wall_s, result.worker),
             )
 
+    @_guard("storing trajectories")
     def add_trajectories(self, test_id: str, records: Sequence[TrajectoryRecord]) -> None:
         """Store the trajectories of a case stored earlier (a session rebuilds them from its bag)."""
         with self._db:
@@ -290,15 +336,18 @@ class ResultsDB:
                 [(test_id, r.robot.label, self._encode(r)) for r in records],
             )
 
+    @_guard("reading the stored cases")
     def finished_ids(self) -> set[str]:
         """Ids of the cases already stored."""
         return {row[0] for row in self._db.execute("SELECT test_id FROM cases")}
 
+    @_guard("reading the cases")
     def cases(self) -> list[CaseRow]:
         """Every case, in case order."""
         cur = self._db.execute(f"SELECT {', '.join(f.name for f in fields(CaseRow))} FROM cases ORDER BY case_index")
         return [CaseRow(*row) for row in cur]
 
+    @_guard("reading the verdicts")
     def verdicts(self) -> list[VerdictRow]:
         """Every verdict row."""
         cur = self._db.execute(
@@ -306,6 +355,7 @@ class ResultsDB:
         )
         return [VerdictRow(*row) for row in cur]
 
+    @_guard("reading the KPIs")
     def kpis(self) -> list[KpiRow]:
         """Every KPI row."""
         cur = self._db.execute(
@@ -313,6 +363,7 @@ class ResultsDB:
         )
         return [KpiRow(*row) for row in cur]
 
+    @_guard("reading the events")
     def events(self) -> list[EventRow] | None:
         """Every robot filter event, by case, robot and order; None for a run made before they were stored."""
         if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone() is None:
@@ -320,10 +371,12 @@ class ResultsDB:
         names = ", ".join(f.name for f in fields(EventRow))
         return [EventRow(*row) for row in self._db.execute(f"SELECT {names} FROM events ORDER BY test_id, robot, seq")]
 
+    @_guard("reading the timings")
     def timings(self) -> dict[str, tuple[float, str]]:
         """``{test_id: (wall time [s], worker)}``."""
         return {t: (w, k) for t, w, k in self._db.execute("SELECT test_id, wall_s, worker FROM timings")}
 
+    @_guard("reading a trajectory")
     def trajectory(self, test_id: str, robot: str, kinematics: Kinematics | None = None) -> TrajectoryRecord:
         """The stored trajectory of one robot in one case (``kinematics`` rebuilds compact records)."""
         row = self._db.execute(
@@ -333,6 +386,7 @@ class ResultsDB:
             raise InputError(f"{self.path}: no {robot} trajectory for case {test_id!r}")
         return decode_record(row[0], kinematics, source=f"{self.path}:{test_id}/{robot}")
 
+    @_guard("reading the trajectories")
     def trajectory_robots(self) -> dict[str, list[str]]:
         """``{test_id: [robot, ...]}`` of every stored trajectory."""
         out: dict[str, list[str]] = {}
@@ -342,14 +396,20 @@ class ResultsDB:
 
     def trajectories(self, robot: str, kinematics: Kinematics | None = None) -> Iterator[TrajectoryRecord]:
         """Every stored trajectory of ``robot``, in case order (``kinematics`` rebuilds compact records)."""
-        cur = self._db.execute(
+        sql = (
             "SELECT t.test_id, t.record FROM trajectories t JOIN cases c USING (test_id) "
-            "WHERE t.robot = ? ORDER BY c.case_index",
-            (robot,),
+            "WHERE t.robot = ? ORDER BY c.case_index"
         )
-        for test_id, blob in cur:
-            yield decode_record(blob, kinematics, source=f"{self.path}:{test_id}/{robot}")
+        with guarded(self.path, "reading the trajectories", _REMEDY):
+            rows = iter(self._db.execute(sql, (robot,)))
+        while True:
+            with guarded(self.path, "reading the trajectories", _REMEDY):
+                row = next(rows, None)
+            if row is None:
+                return
+            yield decode_record(row[1], kinematics, source=f"{self.path}:{row[0]}/{robot}")
 
+    @_guard("querying")
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """The rows of a read-only query (aggregates over a run of any size)."""
         return self._db.execute(sql, params).fetchall()
@@ -358,11 +418,18 @@ class ResultsDB:
         """The rows of a read-only query as a pandas DataFrame (for reports over 100,000 cases)."""
         import pandas as pd
 
-        return pd.read_sql_query(sql, self._db, params=params)
+        try:
+            return pd.read_sql_query(sql, self._db, params=params)
+        except Exception as exc:  # pandas wraps the sqlite3 error in its own DatabaseError
+            cause = exc.__cause__ if isinstance(exc.__cause__, sqlite3.Error) else exc
+            if not isinstance(cause, sqlite3.Error):
+                raise
+            raise store_error(self.path, cause, "querying", _REMEDY) from None
 
     def close(self) -> None:
         """Close the connection."""
-        self._db.close()
+        with guarded(self.path, "closing the database", _REMEDY):
+            self._db.close()
 
     def __enter__(self) -> ResultsDB:
         return self
@@ -371,12 +438,14 @@ class ResultsDB:
         self.close()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, create: bool = False) -> sqlite3.Connection:
+    connection = connect(path, create=create, remedy=_REMEDY)
     try:
-        connection = sqlite3.connect(path, timeout=30.0, isolation_level="DEFERRED")
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        connection.execute("PRAGMA foreign_keys=ON")
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"{path}: cannot open as SQLite ({exc})") from None
+        with guarded(path, "opening the database", _REMEDY):
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute("PRAGMA foreign_keys=ON")
+    except BaseException:
+        connection.close()
+        raise
     return connection

@@ -18,6 +18,7 @@ from typing import Any
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.runs.campaign.record_codec import encode_record
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.runs.campaign.stores import guarded
 from cosim_validation.runs.run_lock import RunLock
 from cosim_validation.testgen import Suite
 
@@ -79,18 +80,22 @@ class RunDirectory:
                     self._created.append(copy.parent)
                 copy.parent.mkdir(exist_ok=True)
                 self._created.append(copy)
-                shutil.copyfile(path, copy)
+                with guarded(copy, "copying the suite into the run directory"):
+                    shutil.copyfile(path, copy)
 
     def close(self) -> None:
-        """Close the database and give the lock up."""
-        self.db.close()
-        self._lock.release()
+        """Close the database and give the lock up (also if closing fails)."""
+        try:
+            self.db.close()
+        finally:
+            self._lock.release()
 
     def discard(self) -> None:
         """Close, and remove what :meth:`open` created (call only if no case was stored by this call)."""
-        self.db.close()
-        self._lock.release()
-        _remove(self._created, self._lock)
+        try:
+            self.close()
+        finally:
+            _remove(self._created, self._lock)
 
 
 def _remove(paths: list[Path], lock: RunLock) -> None:

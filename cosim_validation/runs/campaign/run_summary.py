@@ -87,6 +87,10 @@ def write_summary(path: Path, summary: dict[str, Any]) -> None:
     write_json(path, summary)
 
 
-def read_summary(path: Path) -> dict[str, Any]:
-    """Read a ``summary.json``."""
-    return read_json(path)
+def read_summary(path: Path, remedy: str = "") -> dict[str, Any]:
+    """Read a ``summary.json`` (``remedy``: what to do if it is damaged).
+
+    Raises:
+        StoreError: It cannot be read or is no JSON object (naming the file).
+    """
+    return read_json(path, remedy)

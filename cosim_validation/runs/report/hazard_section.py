@@ -7,7 +7,6 @@ Shown in the report of a run of a hazard campaign (``cosim report RUN/runs/<scen
 from __future__ import annotations
 
 import math
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cosim_validation.hazards.feedback_force import FeedbackGains, feedback_forc
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.runs.campaign.hazard_tables import HAZARDS_FILE, ScenarioSummary, summarize
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.runs.campaign.stores import connect, guarded
 from cosim_validation.runs.report.figures import GREEN, RED, png
 from cosim_validation.runs.report.html_page import Section, figure, paragraph, table
 from cosim_validation.runs.report.run_data import RunData
@@ -49,7 +49,7 @@ def hazards(run: RunData) -> Section:
         "and 1 s after its end; latency from the onset; false alarms are alarm episodes outside every window."
     ))  # fmt: skip
     s.parts.append(table(HEADERS, [_row(r) for r in rows], "hazard-detection"))
-    with closing(sqlite3.connect(path)) as db:
+    with closing(connect(path, read_only=True)) as db, guarded(path, "reading the thresholds"):
         thresholds = dict(db.execute("SELECT key, value FROM thresholds").fetchall())
     s.parts.append(paragraph(
         f"Thresholds: tip {1e3 * thresholds['threshold_m']:.3g} mm, joint {thresholds['joint_threshold']:.3g} rad, "
@@ -98,7 +98,7 @@ def _figures_4_5(jump_db: Path, tables: Path, kinematics: Kinematics | None, thr
     with ResultsDB.open(jump_db) as db:
         test_id = sorted(db.finished_ids())[0]
         physical, virtual = (db.trajectory(test_id, robot, kinematics) for robot in ("physical", "virtual"))
-    with closing(sqlite3.connect(tables)) as db:
+    with closing(connect(tables, read_only=True)) as db, guarded(tables, "reading the windows"):
         spans = db.execute("SELECT start_s, end_s FROM windows WHERE scenario = ? AND test_id = ?", (JUMP, test_id))
         windows = spans.fetchall()
     fig = Figure(figsize=(10, 3.5))

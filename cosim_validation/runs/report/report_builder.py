@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.runs.campaign.run_summary import read_summary, summarize, write_summary
+from cosim_validation.runs.campaign.stores import write_text
 from cosim_validation.runs.report import hazard_section, sections
 from cosim_validation.runs.report.html_page import Section, page, paragraph
 from cosim_validation.runs.report.run_data import load_run
@@ -55,7 +56,9 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
     """
     started = time.perf_counter()
     run = load_run(run_dir)
+    summary_path = Path(run_dir) / "summary.json"
     try:
+        last_call = _last_call(summary_path)  # a damaged summary.json is refused before anything is written
         parts: list[Section] = [
             sections.overview(run),
             sections.properties(run),
@@ -84,9 +87,14 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
     finally:
         run.close()
     html_path = Path(run_dir) / "report.html"
-    html_path.write_text(html, encoding="utf-8")
-    summary_path = Path(run_dir) / "summary.json"
-    if summary_path.is_file():  # keep what the campaign recorded about its last call (wall time, workers)
-        summary = {k: v for k, v in read_summary(summary_path).items() if k == "last_call"} | summary
-    write_summary(summary_path, summary)
-    return ReportOutcome(html_path, summary_path, summary, time.perf_counter() - started)
+    write_text(html_path, html)
+    write_summary(summary_path, last_call | summary)
+    return ReportOutcome(html_path, summary_path, last_call | summary, time.perf_counter() - started)
+
+
+def _last_call(summary_path: Path) -> dict[str, Any]:
+    """What the campaign recorded about its last call (wall time, workers), kept when the summary is rewritten."""
+    if not summary_path.is_file():
+        return {}
+    remedy = "delete it and run `cosim report` again: it is rewritten from results.sqlite (less the last call's timing)"
+    return {k: v for k, v in read_summary(summary_path, remedy).items() if k == "last_call"}

@@ -1,7 +1,12 @@
-"""Local and Ray executors compute the same results, keep going past failing items, and see each item once."""
+"""Local and Ray executors compute the same results, keep going past failing items and dying workers, and see each
+item once."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +16,7 @@ import pytest
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.monitor.metrics import frechet
 from cosim_validation.robots.model.kinematics import Kinematics
-from cosim_validation.runs.campaign.executor import Outcome, run_local, run_ray
+from cosim_validation.runs.campaign.executor import Outcome, WorkerSetupError, run_local, run_ray
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "xmate_er3_pro.urdf"
 
@@ -68,3 +73,94 @@ def test_ray_equals_serial(serial: dict[int, Outcome[Any]]) -> None:
 def test_bad_worker_count() -> None:
     with pytest.raises(InputError, match="workers must be >= 1, got 0"):
         run_local(build_state, (), tip_path_distance, [], lambda o: None, workers=0)
+
+
+# ---------------------------------------------------------------------------------------------------- worker deaths
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Fail (rather than hang) when the body takes longer than ``seconds`` (SIGALRM: the main thread only)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"not done within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def attempts_folder(folder: str) -> Path:
+    return Path(folder)
+
+
+def square_or_die(folder: Path, item: int) -> int:
+    """Item 7 kills its worker every time, item 3 the first time only; every start is written down (pid)."""
+    attempts = folder / f"item{item}"
+    with attempts.open("a") as f:
+        f.write(f"{os.getpid()}\n")
+    if item == 7 or (item == 3 and len(attempts.read_text().split()) == 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return item * item
+
+
+def die_while_building(folder: str) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def started(folder: Path, item: int) -> list[int]:
+    return [int(pid) for pid in (folder / f"item{item}").read_text().split()]
+
+
+def check_deaths(got: dict[int, Outcome[Any]], folder: Path) -> None:
+    assert sorted(got) == list(range(12))
+    assert {i: o.value for i, o in got.items() if i != 7} == {i: i * i for i in range(12) if i != 7}
+    assert got[7].value is None
+    assert got[7].worker_died
+    assert "worker process killed by signal 9 (SIGKILL) twice" in got[7].error
+    assert len(started(folder, 7)) == 2, "a worker that always dies: exactly one retry"
+    assert got[3].retried == "killed by signal 9 (SIGKILL)"
+    assert not got[7].retried
+    first, second = started(folder, 3)
+    assert first != second, "the retry runs in another process"
+    assert all(len(started(folder, i)) == 1 for i in range(12) if i not in (3, 7)), "no other item ran twice"
+
+
+def test_a_dead_worker_costs_its_own_item_only(tmp_path: Path) -> None:
+    got: dict[int, Outcome[Any]] = {}
+
+    def on_result(outcome: Outcome[Any]) -> None:
+        assert outcome.index not in got, "an item came back twice"
+        got[outcome.index] = outcome
+
+    with deadline(240):
+        run_local(attempts_folder, (str(tmp_path),), square_or_die, ((i, i) for i in range(12)), on_result, workers=2)
+    check_deaths(got, tmp_path)
+
+
+def test_workers_that_die_while_building_stop_the_run(tmp_path: Path) -> None:
+    with deadline(240), pytest.raises(WorkerSetupError, match=r"3 worker processes died while building their world"):
+        run_local(die_while_building, (str(tmp_path),), square_or_die, ((i, i) for i in range(4)), print, workers=2)
+    assert not list(tmp_path.iterdir()), "no item ran"
+
+
+@pytest.mark.slow
+def test_a_dead_ray_actor_costs_its_own_item_only(tmp_path: Path) -> None:
+    got: dict[int, Outcome[Any]] = {}
+    with deadline(400):
+        run_ray(
+            attempts_folder,
+            (str(tmp_path),),
+            square_or_die,
+            ((i, i) for i in range(12)),
+            lambda o: got.__setitem__(o.index, o),
+            workers=2,
+        )
+    assert sorted(got) == list(range(12))
+    assert {i: o.value for i, o in got.items() if i != 7} == {i: i * i for i in range(12) if i != 7}
+    assert got[7].worker_died
+    assert "worker process died (Ray: " in got[7].error
+    assert "twice" in got[7].error
+    assert len(started(tmp_path, 7)) == 2

@@ -1,16 +1,19 @@
-"""Issue 15, items 8-10: a campaign's run directory survives a damaged database, a second writer and a killed
-parent. Real processes, real SIGKILL, real SQLite pages overwritten."""
+"""Issue 15, items 8-10: a campaign's run directory survives a damaged database, a second writer, a killed
+parent and killed workers. Real processes, real SIGKILL, real SQLite pages overwritten."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -247,3 +250,138 @@ def test_workers_and_resource_tracker_exit_when_the_parent_is_killed(suites: tup
     finally:  # the campaign ran in its own process group: whatever survived goes now
         with contextlib.suppress(ProcessLookupError):
             os.killpg(parent.pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------------- worker deaths
+def _worker_pids(out: Path) -> set[int]:
+    """The pids of the worker processes that have stored a case (``timings.worker`` is ``host:pid``)."""
+    if not (out / "results.sqlite").exists():
+        return set()
+    with sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=10) as db:
+        try:
+            return {int(w.rsplit(":", 1)[1]) for (w,) in db.execute("SELECT DISTINCT worker FROM timings")}
+        except sqlite3.OperationalError:
+            return set()
+
+
+def _rows_by_id(run: Path) -> dict[str, tuple[object, ...]]:
+    """Each case's row without its place in the campaign, and its verdicts and KPIs (the reference holds more)."""
+    rows = stored_rows(run)
+    return {
+        c.test_id: (
+            replace(c, case_index=0),
+            [v for v in rows["verdicts"] if v.test_id == c.test_id],
+            [k for k in rows["kpis"] if k.test_id == c.test_id],
+        )
+        for c in rows["cases"]
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc (Linux)")
+def test_a_killed_worker_costs_at_most_its_own_case(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Before: SIGKILL of one of two workers ended the campaign in BrokenProcessPool at 2 of 12 cases, no summary."""
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
+    argv += ["--suite", str(suites[1]), "--backends", "virtual,physical", "--workers", "2", "--out", str(out)]
+    campaign = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_until(lambda: len(_worker_pids(out)) == 2, campaign, "both workers store a case")
+        assert _stored(out) < 12, "the campaign ended before a worker could be killed"
+        victim = min(_worker_pids(out))
+        assert victim in _descendants(campaign.pid)
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = campaign.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(campaign.pid, signal.SIGKILL)
+    assert campaign.returncode == 0, stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cases"]["stored"] == 12
+    (note,) = [n for n in summary["notes"] if "its worker process killed by signal 9 (SIGKILL)" in n]
+    assert note.endswith("it ran again in a fresh worker")
+    assert note in stdout
+    ran = _rows_by_id(out)
+    expected = _rows_by_id(reference.out_dir)
+    assert ran == {test_id: expected[test_id] for test_id in ran}, "every case, the killed one too, as uninterrupted"
+
+
+@pytest.mark.slow
+def test_a_case_whose_worker_always_dies_is_stored_failed_after_one_retry(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cosim_validation.runs.campaign.campaign_runner import KILL_WORKER_ENV
+    from cosim_validation.testgen import Suite
+    from test.runs.campaign.test_executor import deadline
+
+    doomed = Suite.read(suites[1]).test_ids[4]
+    monkeypatch.setenv(KILL_WORKER_ENV, doomed)
+    out = tmp_path / "run"
+    with deadline(900):
+        outcome = run_campaign(request_for([suites[1]], out, workers=2), progress_stream=None)
+    assert (outcome.ran, outcome.interrupted) == (12, False)
+    message = "worker process killed by signal 9 (SIGKILL) twice"
+    assert outcome.summary["failures"] == [{"test_id": doomed, "message": message}]
+    assert json.loads((out / "summary.json").read_text())["failures"] == outcome.summary["failures"]
+    ran = _rows_by_id(out)
+    assert ran.pop(doomed)[0].outcome == "failed"
+    expected = _rows_by_id(reference.out_dir)
+    assert ran == {test_id: expected[test_id] for test_id in ran}
+
+
+# ---------------------------------------------------------------------------------------------------- a full disk
+def _fill_when_stored(out: Path, filler: Path, cases: int, stop: threading.Event) -> None:
+    """Once ``cases`` cases are stored in ``out``, write ``filler`` until the disk is full."""
+    while not stop.is_set() and _stored(out) < cases:
+        time.sleep(0.05)
+    with contextlib.suppress(OSError), filler.open("wb") as f:
+        while not stop.is_set():
+            f.write(b"\0" * 65536)
+            f.flush()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mounts a small tmpfs (needs root)")
+def test_a_full_disk_keeps_the_stored_cases_and_says_how_to_go_on(
+    reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A disk that fills up during a campaign: one error line naming results.sqlite, telling to free space and
+    --resume; the cases stored before stay, and the resume after freeing space completes the run exactly."""
+    from test.runs.campaign.test_executor import deadline
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    stop = threading.Event()
+    try:
+        out, filler = disk / "run", disk / "filler"
+        thread = threading.Thread(target=_fill_when_stored, args=(out, filler, 2, stop), daemon=True)
+        thread.start()
+        argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[1]), "--backends", "virtual,physical"]
+        argv += ["--workers", "1", "--out", str(out)]
+        with deadline(600):
+            assert main(argv) == 1
+        err = capfd.readouterr().err
+        assert "Traceback" not in err
+        (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+        assert line.startswith(f"error: {out / 'results.sqlite'}: storing case "), line
+        assert ": no space left on the device (database or disk is full); free space, then continue with: " in line
+        assert line.endswith(f"--out {out} --resume"), line
+        stored = _stored(out)
+        assert 2 <= stored < 12
+        stop.set()
+        thread.join(timeout=30)
+        filler.unlink()
+        with deadline(600):
+            assert main([*argv, "--resume"]) == 0
+        assert f"{12 - stored} cases run, {stored} already stored" in capfd.readouterr().out
+        ran, expected = _rows_by_id(out), _rows_by_id(reference.out_dir)
+        assert ran == {test_id: expected[test_id] for test_id in ran}
+        assert len(ran) == 12
+    finally:
+        stop.set()
+        subprocess.run(["umount", "-l", str(disk)], check=False, capture_output=True)

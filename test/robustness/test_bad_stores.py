@@ -1,0 +1,188 @@
+"""Damaged and locked stores of a run: one ``error:`` line naming the file and what to do, never a traceback.
+
+``cosim hazards table`` on damaged hazard tables, ``cosim report`` on a garbage ``summary.json`` or text where the
+results hold numbers, ``cosim campaign --resume`` while another process holds a lock on ``results.sqlite``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.hazards.detector import DetectorSettings
+from cosim_validation.runs.campaign.hazard_tables import CaseDetection, summarize, write_tables
+from cosim_validation.runs.campaign.results_db import ResultsDB
+from test.robustness.harness import Case, Workspace, run_case
+from test.runs.campaign.run_fixtures import CONFIG
+
+PAGE = 4096
+
+
+# ---------------------------------------------------------------------------------------------------- hazard tables
+def _hazard_tables(path: Path) -> None:
+    """Real detection tables of a fault-free run of 400 cases (several pages), as ``cosim hazards run`` writes."""
+    cases = [
+        CaseDetection("fault_free", f"case-{i:04d}", "completed", 10.0, 0, 0, i % 3, 0, 1e-4 * i, 1e-3, "")
+        for i in range(400)
+    ]
+    write_tables(path, [], DetectorSettings(0.003), "set", cases, [], 0.001)
+
+
+def _hazards(folder: Path, damage: str) -> Path:
+    out = folder / "hazard-run"
+    out.mkdir()
+    path = out / "hazards.sqlite"
+    if damage == "text":
+        path.write_text("these are not the hazard tables\n")
+        return out
+    if damage == "results_database":
+        sqlite3.connect(path).executescript("CREATE TABLE meta (key TEXT, value TEXT);").close()
+        return out
+    _hazard_tables(path)
+    with sqlite3.connect(path) as db:
+        if damage == "period_text":
+            db.execute("UPDATE thresholds SET value = 'one millisecond' WHERE key = 'period_s'")
+        elif damage == "page":
+            (page,) = db.execute("SELECT MAX(pageno) FROM dbstat WHERE name = 'detection'").fetchone()
+    db.close()
+    if damage == "page":
+        with path.open("r+b") as f:
+            f.seek((page - 1) * PAGE)
+            f.write(bytes(range(256)) * (PAGE // 256))
+    return out
+
+
+HAZARDS = {
+    "text": "cannot open as SQLite or damaged (file is not a database)",
+    "results_database": "not the expected database (no such table: thresholds)",
+    "period_text": "no number period_s in table thresholds",
+    "page": "the database is damaged (quick_check:",
+}
+
+
+@pytest.mark.parametrize("damage", sorted(HAZARDS))
+def test_damaged_hazard_tables(damage: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    out = _hazards(tmp_path, damage)
+    remedy = f"`cosim hazards run --reanalyse --out {out}`"
+    case = Case(["hazards", "table", "--out", str(out)], (f"{out}/hazards.sqlite: ", HAZARDS[damage], remedy))
+    run_case(case, as_json=False, capfd=capfd)
+    run_case(case, as_json=True, capfd=capfd)
+
+
+def test_sound_hazard_tables_still_read(tmp_path: Path) -> None:
+    """The guard refuses damage only: the tables the damage cases start from read as before."""
+    _hazard_tables(tmp_path / "hazards.sqlite")
+    (row,) = summarize(tmp_path / "hazards.sqlite")
+    assert (row.scenario, row.cases, row.false_alarms) == ("fault_free", 400, sum(i % 3 for i in range(400)))
+
+
+def test_rewritten_hazard_tables_replace_a_damaged_file(tmp_path: Path) -> None:
+    """What the error tells the user to do works: --reanalyse writes the tables anew over a file that is no database."""
+    path = tmp_path / "hazards.sqlite"
+    path.write_text("these are not the hazard tables\n")
+    _hazard_tables(path)
+    assert summarize(path)[0].cases == 400
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hazards.sqlite"], "no partial file left"
+
+
+# ---------------------------------------------------------------------------------------------------- report
+def _run_copy(folder: Path, ws: Workspace) -> Path:
+    run = folder / "run"
+    shutil.copytree(ws.run_dir, run)
+    (run / "report.html").unlink(missing_ok=True)
+    return run
+
+
+def _summary(content: bytes) -> Callable[[Path], None]:
+    def damage(run: Path) -> None:
+        (run / "summary.json").write_bytes(content)
+
+    return damage
+
+
+def _text_in(table: str, column: str) -> Callable[[Path], None]:
+    def damage(run: Path) -> None:
+        with sqlite3.connect(run / "results.sqlite") as db:
+            (test_id,) = db.execute(f"SELECT test_id FROM {table} ORDER BY rowid DESC LIMIT 1").fetchone()
+            db.execute(f"UPDATE {table} SET {column} = 'n/a' WHERE test_id = ?", (test_id,))
+
+    return damage
+
+
+REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "summary_garbage": (_summary(b"{garbage"), "not valid JSON (Expecting property name"),
+    "summary_list": (_summary(b"[1, 2]\n"), "expected a JSON object, got list"),
+    "summary_binary": (_summary(b"\xff\xfe{\x00"), "not valid JSON ('utf-8' codec can't decode byte 0xff"),
+    "kpis_text": (_text_in("kpis", "value"), "kpis, case '"),
+    "margin_text": (_text_in("verdicts", "margin"), ": margin holds 'n/a', expected a number"),
+    "wall_text": (_text_in("timings", "wall_s"), ": wall_s holds 'n/a', expected a number"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_report_of_a_damaged_store(
+    name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]
+) -> None:
+    damage, message = REPORTS[name]
+    run = _run_copy(tmp_path, workspace)
+    damage(run)
+    store = "summary.json" if name.startswith("summary") else "results.sqlite"
+    before = _content(run / store)
+    advice = "run `cosim report` again" if store == "summary.json" else "--resume"
+    case = Case(["report", str(run)], (f"{run / store}: ", message, advice), (run / "report.html",))
+    run_case(case, as_json=name.endswith("text"), capfd=capfd)
+    assert _content(run / store) == before, "the damaged input was not overwritten"
+
+
+def _content(path: Path) -> object:
+    """A JSON file's bytes; a database's rows (its pages move when a reader closes it: SQLite's WAL checkpoint)."""
+    if path.suffix != ".sqlite":
+        return path.read_bytes()
+    db = sqlite3.connect(path)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------------------------------------- locks
+def test_resume_while_another_process_locks_the_database(
+    tmp_path: Path, workspace: Workspace, suites: tuple[Path, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a traceback (sqlite3.OperationalError: database is locked) after 30 s."""
+    run = _run_copy(tmp_path, workspace)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(run / "results.sqlite")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[0]), "--suite", str(suites[1])]
+        argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(run), "--resume"]
+        names = (f"{run / 'results.sqlite'}: ", "locked by another process", "close the program that holds it")
+        for as_json in (False, True):
+            started = time.monotonic()
+            run_case(Case(argv, names), as_json, capfd)
+            assert time.monotonic() - started < 20.0, "the lock is reported promptly"
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    with ResultsDB.open(run / "results.sqlite") as db:
+        assert len(db.finished_ids()) == 20, "the run is untouched"
+
+
+#: A process that holds the write lock of a database until it is killed (a database browser mid-edit).
+_HOLD = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(300)
+"""

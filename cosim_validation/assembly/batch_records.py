@@ -39,7 +39,8 @@ def batch_records(
     q_plan = run.q_sent[:n] if supervised else plan.q[:n]
     stage = run.stage_sent[:n] if supervised else plan.stage[:n]
     mode = run.supervisor_sent[:n] if supervised else np.zeros(n, dtype=np.uint8)  # 0: unsupervised
-    planned = kinematics.record_arrays(q_plan)
+    q_expected = run.q_expected[:n] if len(run.q_expected) else q_plan  # a closed-loop controller's reference
+    planned = kinematics.record_arrays(q_expected)
     records = [
         TrajectoryRecord(
             test_id=run.test_id,
@@ -50,8 +51,8 @@ def batch_records(
             t_s=t_s,
             stage=stage,
             supervisor=mode,
-            q_setpoint=q_plan,
-            q_measured=q_plan,
+            q_setpoint=q_expected,
+            q_measured=q_expected,
             joint_pos_m=planned.joint_pos_m,
             joint_axis=planned.joint_axis,
             tip_pos_m=planned.tip_pos_m,

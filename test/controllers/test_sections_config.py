@@ -45,7 +45,7 @@ def test_shipped_sections_load() -> None:
         ("planning", ("joint_velocity_scale",), 1.5, "planning.joint_velocity_scale", "<= 1.0"),
         ("planning", ("ompl", "planner"), "PRM*", "planning.ompl.planner", "expected one of 'RRTConnect'"),
         ("planning", ("approach", "speed"), 1.0, "planning.approach.speed", "unknown key"),
-        ("controllers", ("default",), "careful", "controllers.default", "expected one of 'straight', 'guarded'"),
+        ("controllers", ("default",), "careful", "controllers.default", "unknown controller 'careful'; expected one of: straight, guarded"),
         ("controllers", ("guarded", "clearance_m"), -0.01, "controllers.guarded.clearance_m", ">= 0.0"),
         ("controllers", ("guarded", "n_directions"), 0, "controllers.guarded.n_directions", ">= 1"),
         ("validator", ("self_collision",), "yes", "validator.self_collision", "expected true or false"),

@@ -134,3 +134,36 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
         kind = type(factory).__name__
         raise spec.error(f"{spec.target} is a {kind}, not a callable make_controller(options, context)")
     return factory
+
+
+@dataclass(frozen=True)
+class ControllerEntry:
+    """A controller ``cosim doctor`` found.
+
+    Attributes:
+        name: What ``controllers.default`` or ``--controller`` names it by.
+        kind: ``built-in`` or ``entry point``.
+        target: ``module:attribute`` of an entry point's factory ("" for a built-in).
+        loadable: Whether the factory imports and is callable (built-ins are).
+        detail: Why it is not loadable, or the distribution that registers it.
+    """
+
+    name: str
+    kind: str
+    target: str
+    loadable: bool
+    detail: str
+
+
+def catalogue(builtin: tuple[str, ...]) -> list[ControllerEntry]:
+    """The ``builtin`` names, then every entry point of the group, each checked (imported, callable)."""
+    found = [ControllerEntry(name, "built-in", "", True, "cosim_validation") for name in builtin]
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        owner = ep.dist.name if ep.dist is not None else ""
+        try:
+            load_factory(PluginSpec(ep.name, ep.value, source="entry point"))
+        except CosimError as exc:
+            found.append(ControllerEntry(ep.name, "entry point", ep.value, False, str(exc)))
+            continue
+        found.append(ControllerEntry(ep.name, "entry point", ep.value, True, owner))
+    return found

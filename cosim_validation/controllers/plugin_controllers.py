@@ -107,7 +107,8 @@ class PlanningPlugin:
         problem = plan_problem(plan, self.kinematics)
         if problem:
             raise PlanningError(f"plan_case {problem}" if problem.startswith("returned") else problem, "bad_plan")
-        return plan
+        checked: Plan = plan
+        return checked
 
 
 class ClosedLoopPlugin:
@@ -141,7 +142,8 @@ class ClosedLoopPlugin:
         problem = "" if plan is None else plan_problem(plan, self.kinematics)
         if problem:
             raise ControllerFaultError(f"bad reference: reference {problem}")
-        return plan
+        checked: Plan | None = plan
+        return checked
 
     def start(self, case: CaseStart) -> None:
         """Tell the controller a case begins (a ``PlanningError`` here is a fault too: the case has started)."""

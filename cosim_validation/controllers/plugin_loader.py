@@ -133,7 +133,8 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
     if not callable(factory):
         kind = type(factory).__name__
         raise spec.error(f"{spec.target} is a {kind}, not a callable make_controller(options, context)")
-    return factory
+    found: Callable[..., Any] = factory
+    return found
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def make_replay(options: dict[str, Any], context: ControllerContext) -> Replay:
 class Faulty(Replay):
     """Replays the straight plan; case i (order of ``start``) misbehaves as ``faults[i]`` after ``after_s``.
 
-    Faults: ``raise``, ``nan``, ``length``, ``limits``, ``slow`` (sleeps past the step budget), ``never`` (holds
+    Faults: ``raise``, ``nan``, ``length``, ``limits``, ``slow`` (sleeps 1.5 s, past the step budget), ``never`` (holds
     forever: the time limit ends the case), ``bad_command`` (returns a string), ``none`` (behaves).
     """
 
@@ -85,7 +85,7 @@ class Faulty(Replay):
         if fault == "limits":
             return Command.setpoint(np.maximum(q, self.kinematics.q_upper + 0.1))
         if fault == "slow":
-            time.sleep(0.3)
+            time.sleep(1.5)
             return Command.hold()
         if fault == "bad_command":
             return "forward"  # type: ignore[return-value]

@@ -39,6 +39,7 @@ def batch_records(
     q_plan = run.q_sent[:n] if supervised else plan.q[:n]
     stage = run.stage_sent[:n] if supervised else plan.stage[:n]
     mode = run.supervisor_sent[:n] if supervised else np.zeros(n, dtype=np.uint8)  # 0: unsupervised
+    q_expected = run.q_expected[:n] if len(run.q_expected) else q_plan  # a closed-loop controller's reference
     records = [
         kinematic_record(
             kinematics,
@@ -48,8 +49,8 @@ def batch_records(
             t_s=t_s,
             stage=stage,
             supervisor=mode,
-            q_setpoint=q_plan,
-            q_measured=q_plan,
+            q_setpoint=q_expected,
+            q_measured=q_expected,
             meta={"controller": plan.controller, **meta},
         )
     ]

@@ -35,6 +35,8 @@ from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin
+from cosim_validation.controllers.plugin_loader import entry_points, plugin_of_name
 from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
 from cosim_validation.robots.filters.robot_filter import FilteredBackend, FilterEvent
 from cosim_validation.robots.filters.robot_filters import check_filters
@@ -157,7 +159,13 @@ class CaseAssembly:
             collision=collision,
         )
         self._backends: tuple[RobotBackend, ...] | None = None
+        self._controllers: dict[str, Controller | ClosedLoopPlugin] = {}
+        self.controller()  # a plugin is built (and checked) with the case study, before any case
         self.supervision: Supervision | None = self._supervision()
+        if self.supervision is not None and isinstance(self.controller(), ClosedLoopPlugin):
+            raise InputError(
+                f"the closed-loop controller {self.controller_name!r} cannot run under the task supervisor"
+            )
         self.hazard_watch: HazardWatch | None = self._hazard_watch()
 
     def _supervision(self) -> Supervision | None:
@@ -198,9 +206,12 @@ class CaseAssembly:
         """The nominal arm and needle."""
         return self.setup.robot.kinematics
 
-    def controller(self, name: str | None = None) -> Controller:
-        """The controller ``name`` (None: the assembly's controller under test)."""
-        return self.setup.controller(name or self.controller_name)
+    def controller(self, name: str | None = None) -> Controller | ClosedLoopPlugin:
+        """The controller ``name`` (None: the assembly's controller under test), built once per assembly."""
+        chosen = name or self.controller_name
+        if chosen not in self._controllers:
+            self._controllers[chosen] = self.setup.controller(chosen)
+        return self._controllers[chosen]
 
     def robot(self, engine_name: str) -> RobotBackend:
         """A robot of the registry for this case study, through the spec's filters for its role."""
@@ -269,6 +280,7 @@ def controller_name(name: str | None, config: ConfigNode) -> str:
     from cosim_validation.controllers import ControllersConfig
 
     chosen = ControllersConfig.from_config(config["controllers"]).default if name is None else name
-    if chosen not in CONTROLLER_NAMES:
-        raise InputError(f"unknown controller {name!r}; expected one of: {', '.join(CONTROLLER_NAMES)}")
+    if name is not None and chosen not in CONTROLLER_NAMES and plugin_of_name(chosen) is None:
+        known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))
+        raise InputError(f"unknown controller {name!r}; expected one of: {known} or an import path module:attribute")
     return chosen

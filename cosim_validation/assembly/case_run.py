@@ -107,6 +107,8 @@ class CaseRun:
         supervisor_sent: (m,) the supervisor's mode (:class:`SupervisorMode`) of each (supervised case).
         supervision: Every :class:`~cosim_validation.assembly.supervision.Decision` of a supervised case, one per
             streamed stamp after the first, else empty.
+        q_expected: (m, J) the expected setpoint of each streamed stamp of a closed-loop case (its reference, or
+            its commands); empty otherwise (the plan, or ``q_sent``, is expected).
     """
 
     test_id: str
@@ -124,6 +126,7 @@ class CaseRun:
     stage_sent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
     supervisor_sent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
     supervision: list[Any] = field(default_factory=list)
+    q_expected: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def duration_s(self) -> float:

@@ -28,6 +28,7 @@ from cosim_validation.assembly.case_run import (
     SessionClock,
 )
 from cosim_validation.assembly.case_seed import case_seed
+from cosim_validation.assembly.closed_loop_stream import case_start, commands_plan, stream_closed_loop
 from cosim_validation.assembly.robot_port import Measurement, RobotLostError, RobotPort
 from cosim_validation.assembly.supervised_stream import stream_supervised
 from cosim_validation.assembly.supervision import Supervision
@@ -35,6 +36,7 @@ from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, Stage
 from cosim_validation.controllers import Controller
 from cosim_validation.controllers.planning.state_validator import StateValidator
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, ControllerFaultError
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.testgen import TestCase
 
@@ -124,21 +126,28 @@ class Lockstep:
     def run(
         self,
         case: TestCase,
-        controller: Controller,
+        controller: Controller | ClosedLoopPlugin,
         listener: CaseListener | None = None,
         robots: Sequence[RobotRole] = (),
     ) -> CaseRun:
-        """Plan and run ``case``; every ending is a :class:`CaseRun` (errors of the robots abort the case).
+        """Plan and run ``case``; every ending is a :class:`CaseRun` (errors of the robots abort the case). A
+        closed-loop controller decides every setpoint instead (:mod:`.closed_loop_stream`).
 
         Raises:
-            InputError: Bad robots for this loop (before anything moved).
+            InputError: Bad robots for this loop (before anything moved), or a closed-loop controller under the
+                task supervisor.
             CosimError: Planning failed for a reason other than a refusal (bad input).
         """
+        if isinstance(controller, ClosedLoopPlugin) and self.supervision is not None:
+            raise InputError(f"the closed-loop controller {controller.name!r} cannot run under the task supervisor")
         listener = listener or CaseListener()
         run = CaseRun(case.test_id, seed=case_seed(int(case.seed), case.test_id))
         try:
             run.robots = self.robots_for(robots)
             run.left_out = tuple(r for r in (robots or self.ports) if r not in run.robots)
+            if isinstance(controller, ClosedLoopPlugin):
+                self._closed_loop(run, case, controller, listener)
+                return run
             self._plan(run, case, controller, listener)
             if run.plan is not None and self.supervision is not None:
                 stream_supervised(self, run, self.supervision, listener)
@@ -149,6 +158,27 @@ class Lockstep:
         return run
 
     # ------------------------------------------------------------------ steps
+    def _closed_loop(self, run: CaseRun, case: TestCase, controller: ClosedLoopPlugin, listener: CaseListener) -> None:
+        """Ask for the reference (a bad one refuses the case), then stream with the controller in the loop."""
+        start = case_start(run, case.source_m, case.target_m, controller.home_q, controller)
+        from cosim_validation.controllers.planning import PlanningError
+
+        try:
+            reference = controller.reference(start)
+        except (PlanningError, ControllerFaultError) as exc:
+            reason = f"{exc.reason}: {exc}" if isinstance(exc, PlanningError) else str(exc)
+            run.outcome, run.message = "refused", reason
+            listener.status(CaseEvent.REFUSED, Stage.NONE, run.message, run)
+            return
+        if reference is not None:
+            start = case_start(run, case.source_m, case.target_m, reference.q[0], controller)
+        run.plan = reference if reference is not None else commands_plan(run, start, controller.name)
+        run.stamps_ns = np.array([self.clock.now_ns], dtype=np.int64)
+        try:
+            stream_closed_loop(self, run, controller, listener, start, reference)
+        except CaseAbortedError as exc:
+            self._abort(run, str(exc), listener)
+
     def _plan(self, run: CaseRun, case: TestCase, controller: Controller, listener: CaseListener) -> None:
         from cosim_validation.controllers.planning import PlanningError
 

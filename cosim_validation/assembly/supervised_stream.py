@@ -86,13 +86,13 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
             q_sent.append(q)
             stages.append(int(stage))
             modes.append(int(mode))
-            _sync(run, stamps, q_sent, stages, modes)
+            sync_streamed(run, stamps, q_sent, stages, modes)
             if decision is not None:
                 listener.supervisor_step(stamp, decision)
-            _exchange(loop, run, p, stamp, (stage, mode), q, listener)
+            exchange_setpoint(loop, run, p, stamp, (stage, mode), q, listener)
             listener.pace(p, t_s)
     finally:
-        _sync(run, stamps, q_sent, stages, modes)
+        sync_streamed(run, stamps, q_sent, stages, modes)
         supervision.current = None
     assert decision is not None
     if decision.end != "completed":
@@ -105,7 +105,7 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
     listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
 
 
-def _exchange(
+def exchange_setpoint(
     loop: Lockstep,
     run: CaseRun,
     p: int,
@@ -113,12 +113,15 @@ def _exchange(
     stage_mode: tuple[Stage, SupervisorMode],
     q: np.ndarray,
     listener: CaseListener,
+    expected: np.ndarray | None = None,
 ) -> None:
     """Announce, send and wait for setpoint ``p`` of ``stage_mode`` (its stage and supervisor mode); the case's
-    progress and stage changes."""
+    progress and stage changes. ``expected``: what the listener announces as the expected state when it is not the
+    setpoint itself (a closed-loop controller's reference)."""
     stage, mode = stage_mode
-    fk = loop.kinematics.record_arrays(q[None, :])
-    listener.setpoint(p, stamp, stage, q, fk.tip_pos_m[0], fk.tip_quat_wxyz[0], mode)
+    announced = q if expected is None else expected
+    fk = loop.kinematics.record_arrays(announced[None, :])
+    listener.setpoint(p, stamp, stage, announced, fk.tip_pos_m[0], fk.tip_quat_wxyz[0], mode)
     loop.exchange(run, stamp, q, stage)
     run.executed = p + 1
     changed = stage is not run.last_stage
@@ -129,7 +132,9 @@ def _exchange(
         listener.progress(p, stage, max(p + 1, run.plan.n_samples if run.plan is not None else 0))
 
 
-def _sync(run: CaseRun, stamps: list[int], q_sent: list[np.ndarray], stages: list[int], modes: list[int]) -> None:
+def sync_streamed(
+    run: CaseRun, stamps: list[int], q_sent: list[np.ndarray], stages: list[int], modes: list[int]
+) -> None:
     """The run's arrays of what was streamed so far (the case start alone before the first setpoint)."""
     run.stamps_ns = np.asarray(stamps or [int(run.stamps_ns[0])], dtype=np.int64)
     run.q_sent = np.asarray(q_sent, dtype=np.float64).reshape(len(q_sent), -1)

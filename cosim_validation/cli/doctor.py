@@ -202,6 +202,15 @@ def robots() -> list[dict[str, Any]]:
     return out
 
 
+def controllers() -> list[dict[str, Any]]:
+    """The controllers a case study can name: the built-in ones and the entry points of installed packages (group
+    ``cosim_validation.controllers``), each with whether its factory loads."""
+    from cosim_validation.controllers import CONTROLLER_NAMES
+    from cosim_validation.controllers.plugin_loader import catalogue
+
+    return [asdict(entry) for entry in catalogue(CONTROLLER_NAMES)]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """No options beyond --json."""
 
@@ -212,7 +221,8 @@ def run(args: argparse.Namespace) -> int:
     missing = [f.name for f in findings if f.required and not f.found]
     if args.json:
         components = [asdict(f) for f in findings]
-        print_json({"ok": not missing, "missing": missing, "components": components, "robots": robots()})
+        found = {"components": components, "robots": robots(), "controllers": controllers()}
+        print_json({"ok": not missing, "missing": missing, **found})
     else:
         rows = [
             (f.name, "ok" if f.found else ("MISSING" if f.required else "absent (optional)"), f.version, f.detail)
@@ -224,6 +234,12 @@ def run(args: argparse.Namespace) -> int:
         ]
         print()
         print(format_table(["robot", "joints", "types", "urdf", "status"], robot_rows))
+        controller_rows = [
+            (c["name"], c["kind"], c["target"] or "-", "ok" if c["loadable"] else "BROKEN", c["detail"])
+            for c in controllers()
+        ]
+        print()
+        print(format_table(["controller", "kind", "factory", "status", "from / why"], controller_rows))
     if missing:
         print(f"error: missing required components: {', '.join(missing)}", file=sys.stderr)
         return 1

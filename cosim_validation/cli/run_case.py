@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--controller",
         default=None,
-        help="straight | guarded | joint_goals | teleoperation | error_collection (default: controllers.default)",
+        help="straight | guarded | joint_goals | teleoperation | error_collection, an entry point of group "
+        "cosim_validation.controllers or an import path module:attribute (docs/CONTROLLERS.md; default: "
+        "controllers.default)",
     )
     parser.add_argument(
         "--validate",

@@ -9,6 +9,13 @@ from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.controllers.planning.collection_motion import CollectSettings
 from cosim_validation.controllers.planning.joint_space_motion import JointSpaceSettings
+from cosim_validation.controllers.plugin_loader import (
+    PluginSpec,
+    entry_points,
+    load_factory,
+    plugin_of_name,
+    plugin_of_node,
+)
 
 CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded", "joint_goals", "teleoperation", "error_collection")
 _KEYS = ("default", "guarded", "joint_space", "collection")
@@ -37,12 +44,14 @@ class GuardedSettings:
 class ControllersConfig:
     """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape; ``collection``:
     the ``error_collection`` case (seed 001's data collection; its ``seed`` is unused there: a case draws from its
-    case seed)."""
+    case seed); ``plugin``: the default controller when it is a user's plugin (its factory importable and
+    callable), else None."""
 
     default: str
     guarded: GuardedSettings
     joint_space: JointSpaceSettings = field(default_factory=JointSpaceSettings)
     collection: CollectSettings = field(default_factory=CollectSettings)
+    plugin: PluginSpec | None = None
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> ControllersConfig:
@@ -50,8 +59,9 @@ class ControllersConfig:
         node.reject_unknown(_KEYS)
         guarded = node["guarded"]
         guarded.reject_unknown(_GUARDED_KEYS)
+        plugin = default_plugin(node["default"])
         return cls(
-            default=node["default"].to_str(choices=CONTROLLER_NAMES),
+            default=node["default"].to_str() if plugin is None else plugin.name,
             guarded=GuardedSettings(
                 clearance_m=guarded["clearance_m"].to_float(minimum=0.0),
                 n_directions=guarded["n_directions"].to_int(minimum=1, maximum=100_000),
@@ -60,7 +70,32 @@ class ControllersConfig:
             ),
             joint_space=_joint_space(node["joint_space"]) if node.has("joint_space") else JointSpaceSettings(),
             collection=_collection(node["collection"]) if node.has("collection") else CollectSettings(),
+            plugin=plugin,
         )
+
+
+def default_plugin(node: ConfigNode) -> PluginSpec | None:
+    """The plugin ``controllers.default`` names (its factory imported), or None for a built-in controller.
+
+    Raises:
+        ConfigError: Neither a built-in name, an entry point nor an import path; a factory that cannot be loaded.
+    """
+    if isinstance(node.value, dict):
+        spec = plugin_of_node(node)
+    else:
+        name = node.to_str()
+        if name in CONTROLLER_NAMES:
+            return None
+        found = plugin_of_name(name, node.source, node.key)
+        if found is None:
+            known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))
+            raise node.error(
+                f"unknown controller {name!r}; expected one of: {known}, an import path 'module:attribute' or a "
+                "mapping with 'plugin' or 'entry_point'"
+            )
+        spec = found
+    load_factory(spec)
+    return spec
 
 
 def _joint_space(node: ConfigNode) -> JointSpaceSettings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
 from cosim_validation.common.config import ConfigNode
@@ -16,6 +17,9 @@ from cosim_validation.controllers.planning.collision_world import CollisionWorld
 from cosim_validation.controllers.planning.five_stage_planner import FiveStagePlanner
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
 from cosim_validation.controllers.planning.state_validator import StateValidator, ValidatorSettings
+from cosim_validation.controllers.plugin_api import ControllerContext
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, build_plugin
+from cosim_validation.controllers.plugin_loader import entry_points, plugin_of_name
 from cosim_validation.controllers.straight_controller import StraightController
 from cosim_validation.robots.model import RobotConfig
 
@@ -35,6 +39,7 @@ class InsertionSetup:
     validator_settings: ValidatorSettings
     world: CollisionWorld
     planner: FiveStagePlanner
+    config_path: Path = Path()
 
     @classmethod
     def from_config(cls, root: ConfigNode) -> InsertionSetup:
@@ -51,12 +56,20 @@ class InsertionSetup:
             validator_settings=ValidatorSettings.from_config(root["validator"]),
             world=world,
             planner=FiveStagePlanner(robot, planning, world),
+            config_path=Path(root.source),
         )
 
-    def controller(self, name: str | None = None) -> Controller:
+    def controller(self, name: str | None = None) -> Controller | ClosedLoopPlugin:
         """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``,
-        ``error_collection``; None: ``controllers.default``)."""
+        ``error_collection``, an entry point of a user's package or an import path ``module:attribute``; None:
+        ``controllers.default``, with its options when it is a plugin). A plugin's factory is called each time.
+
+        Raises:
+            InputError, ConfigError: An unknown name, or a plugin that cannot be built (naming where it was named).
+        """
         chosen = self.controllers.default if name is None else name
+        if self.controllers.plugin is not None and chosen == self.controllers.plugin.name:
+            return build_plugin(self.controllers.plugin, self.context(chosen))
         if chosen == "straight":
             return StraightController(self.planner)
         if chosen == "guarded":
@@ -66,7 +79,24 @@ class InsertionSetup:
             return JointSpaceController(chosen, self.robot, self.planning, settings, self.planner.checker)
         if chosen == COLLECTION_KIND:
             return CollectionController(self.robot, self.controllers.collection)
-        raise InputError(f"unknown controller {name!r}; expected one of: {', '.join(CONTROLLER_NAMES)}")
+        spec = plugin_of_name(chosen)
+        if spec is None:
+            known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))
+            raise InputError(f"unknown controller {name!r}; expected one of: {known} or an import path module:attr")
+        return build_plugin(spec, self.context(chosen))
+
+    def context(self, name: str) -> ControllerContext:
+        """What a plugin factory is given about this case study."""
+        return ControllerContext(
+            name=name,
+            robot=self.robot,
+            kinematics=self.robot.kinematics,
+            dt_s=self.planning.dt_s,
+            scene=self.scene,
+            world=self.world,
+            planner=self.planner,
+            config_path=self.config_path,
+        )
 
     def state_validator(self) -> StateValidator:
         """A fresh state validator at the planning sampling period."""

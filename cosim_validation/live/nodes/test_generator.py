@@ -16,6 +16,7 @@ import rclpy
 from rclpy.action import ActionClient
 from rclpy.node import Node
 
+from cosim_validation.assembly import controller_name
 from cosim_validation.common.config import load_case_config, resolve_resource
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
@@ -36,7 +37,7 @@ def session_meta(suite: Suite, suite_path: Path, params: TestGeneratorParams, ca
     """The results database's meta of a session (what the report needs: suites, configuration, controller)."""
     config_path = resolve_resource(params.config)
     config = load_case_config(config_path)
-    controller = params.controller or config["controllers"]["default"].to_str()
+    controller = controller_name(params.controller or None, config)
     return {
         "kind": "session",
         "suite": [suite.suite_id],

@@ -33,7 +33,7 @@ from cosim_validation.runs.campaign.progress import Progress
 from cosim_validation.runs.campaign.results_db import CaseResult
 from cosim_validation.runs.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.runs.campaign.run_summary import summarize, write_summary
-from cosim_validation.runs.campaign.world_check import check_world_config
+from cosim_validation.runs.campaign.world_check import check_controller, check_world_config
 from cosim_validation.runs.run_inputs import capture_inputs, run_input_path, supervision_files
 from cosim_validation.runs.run_lock import command_line
 from cosim_validation.runs.run_supervision import check_resume, stored_supervision
@@ -309,6 +309,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
     controller = controller_name(request.controller, config)
     suites = _suites(request.suite_paths)
     scene = check_world_config(config, campaign, engines)
+    check_controller(config, controller)
     filters = tuple((f.robot.label, f.text) for f in request.filters)
     roles = [ENGINE_ROLES[name] for name in engines]
     check_filters(config, filters, roles, RobotConfig.from_config(config["robot"]).kinematics)  # before --out

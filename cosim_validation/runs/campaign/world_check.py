@@ -41,3 +41,17 @@ def check_world_config(config: ConfigNode, campaign: CampaignConfig, engines: Se
         EmulatedArmConfig.from_config(config["backends"]["emulated"], n_joints)
     PropertySet.load(campaign.properties_path)
     return scene
+
+
+def check_controller(config: ConfigNode, controller: str) -> None:
+    """Build a user's controller plugin once here (its factory runs with the options and the case study), so a
+    factory that raises or returns an object without a contract is an error naming the user's file, not the run
+    directory's copy; built-in controllers need nothing more than :func:`check_world_config`.
+
+    Raises:
+        ConfigError, InputError: The plugin cannot be built (naming the file and key, or the option).
+    """
+    from cosim_validation.controllers import CONTROLLER_NAMES, InsertionSetup
+
+    if controller not in CONTROLLER_NAMES:
+        InsertionSetup.from_config(config).controller(controller)

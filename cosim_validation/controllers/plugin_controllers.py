@@ -1,0 +1,188 @@
+"""A user's controller behind guards: whatever it does wrong ends its case with a reason, never the campaign.
+
+:func:`build_plugin` calls the factory and checks the contract; the wrappers check every answer:
+
+- :class:`PlanningPlugin`: ``plan_case`` raising anything but a ``PlanningError``, or returning something that is
+  not a usable :class:`Plan`, is a refusal with reason ``controller_error`` or ``bad_plan``;
+- :class:`ClosedLoopPlugin`: ``start``, ``step`` or ``reference`` raising, a command that is not a
+  :class:`Command`, a setpoint with NaN, the wrong joint count or outside the joint limits, or a step slower than
+  the budget, raises :class:`ControllerFaultError` naming the reason (the lockstep loop aborts the case with it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cosim_validation.common.exceptions import CosimError
+from cosim_validation.controllers.planning.errors import PlanningError
+from cosim_validation.controllers.planning.plan import Plan
+from cosim_validation.controllers.plugin_api import (
+    CaseStart,
+    ClosedLoopController,
+    Command,
+    CommandKind,
+    ControllerContext,
+    Observation,
+)
+from cosim_validation.controllers.plugin_loader import PluginSpec, load_factory
+from cosim_validation.robots.model import Kinematics
+
+
+class ControllerFaultError(CosimError):
+    """A closed-loop controller misbehaved during a case; the message names what it did."""
+
+
+def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin | ClosedLoopPlugin:
+    """Import the factory, call it with the options and the context, check the contract, wrap the controller.
+
+    Raises:
+        ConfigError, InputError: Not importable, not callable, the factory raised, or the object it returned keeps
+            neither contract (naming where the plugin was named).
+    """
+    factory = load_factory(spec)
+    try:
+        made = factory(dict(spec.options), context)
+    except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
+        raise spec.error(f"{spec.target}(options, context) raised {type(exc).__name__}: {exc}") from None
+    if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
+        return ClosedLoopPlugin(made, spec, context)
+    if callable(getattr(made, "plan_case", None)):
+        return PlanningPlugin(made, spec, context.kinematics)
+    raise spec.error(
+        f"{spec.target} returned a {type(made).__name__}, which has neither plan_case(source, target, seed) "
+        "(planning) nor start(case) and step(observation) (closed loop)"
+    )
+
+
+def plan_problem(plan: Any, kinematics: Kinematics) -> str:
+    """Why ``plan`` cannot be streamed ("" if it can): not a Plan, empty, wrong shapes, NaN, outside the limits."""
+    if not isinstance(plan, Plan):
+        return f"returned a {type(plan).__name__}, not a Plan"
+    q, n = np.asarray(plan.q), len(plan.t_s)
+    if n < 1 or q.shape != (n, kinematics.n_joints) or len(plan.stage) != n:
+        shapes = f"t_s {np.shape(plan.t_s)}, stage {np.shape(plan.stage)}, q {q.shape}"
+        return f"plan shapes {shapes}; expected (n,), (n,), (n, {kinematics.n_joints}) with n >= 1"
+    if not (np.isfinite(q).all() and np.isfinite(plan.t_s).all()):
+        return "the plan holds NaN or infinite values"
+    if n > 1 and not (np.diff(plan.t_s) > 0).all():
+        return "the plan's times do not increase"
+    return setpoint_problem(q, kinematics)
+
+
+def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
+    """Why setpoints ``q`` ((n, J) or (J,)) leave the URDF joint limits ("" if they do not)."""
+    rows = np.atleast_2d(q)
+    low, high = rows < kinematics.q_lower, rows > kinematics.q_upper
+    if not (low.any() or high.any()):
+        return ""
+    k, j = np.argwhere(low | high)[0]
+    bound = kinematics.q_lower[j] if low[k, j] else kinematics.q_upper[j]
+    return f"setpoint outside the joint limits: {kinematics.joint_names[j]} = {rows[k, j]:.4f} beyond {bound:.4f}"
+
+
+class PlanningPlugin:
+    """A user's planning controller (``plan_case``), guarded (see the module docstring)."""
+
+    def __init__(self, inner: Any, spec: PluginSpec, kinematics: Kinematics) -> None:
+        self.inner, self.spec, self.kinematics = inner, spec, kinematics
+        self.name = spec.name
+
+    def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
+        """The user's plan, checked.
+
+        Raises:
+            PlanningError: The user's refusal, or reason ``controller_error`` / ``bad_plan``.
+        """
+        try:
+            plan = self.inner.plan_case(np.array(source, dtype=float), np.array(target, dtype=float), seed)
+        except PlanningError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
+            raise PlanningError(f"plan_case raised {type(exc).__name__}: {exc}", "controller_error") from None
+        problem = plan_problem(plan, self.kinematics)
+        if problem:
+            raise PlanningError(f"plan_case {problem}" if problem.startswith("returned") else problem, "bad_plan")
+        checked: Plan = plan
+        return checked
+
+
+class ClosedLoopPlugin:
+    """A user's closed-loop controller (``start``, ``step``, optional ``reference``), guarded."""
+
+    def __init__(self, inner: ClosedLoopController, spec: PluginSpec, context: ControllerContext) -> None:
+        self.inner, self.spec, self.kinematics = inner, spec, context.kinematics
+        self.name = spec.name
+        self.dt_s = context.dt_s  # the control period [s]
+        self.home_q = context.robot.home_q  # (J,) where a case without a reference starts
+
+    def _call(self, what: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except PlanningError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
+            raise ControllerFaultError(f"controller error: {what} raised {type(exc).__name__}: {exc}") from None
+
+    def reference(self, case: CaseStart) -> Plan | None:
+        """The declared reference trajectory, checked, or None.
+
+        Raises:
+            PlanningError: The controller refuses the case (its reason).
+            ControllerFaultError: ``reference`` raised anything else or returned something unusable.
+        """
+        declare = getattr(self.inner, "reference", None)
+        if not callable(declare):
+            return None
+        plan = self._call("reference", lambda: declare(case))
+        problem = "" if plan is None else plan_problem(plan, self.kinematics)
+        if problem:
+            raise ControllerFaultError(f"bad reference: reference {problem}")
+        checked: Plan | None = plan
+        return checked
+
+    def start(self, case: CaseStart) -> None:
+        """Tell the controller a case begins (a ``PlanningError`` here is a fault too: the case has started)."""
+        try:
+            self._call("start", lambda: self.inner.start(case))
+        except PlanningError as exc:
+            raise ControllerFaultError(f"controller error: start raised PlanningError: {exc}") from None
+
+    def step(self, observation: Observation) -> Command:
+        """The controller's command for this period, checked.
+
+        Raises:
+            ControllerFaultError: It raised, was slower than the step budget, or returned a bad command.
+        """
+        began = time.perf_counter()
+        try:
+            command = self._call("step", lambda: self.inner.step(observation))
+        except PlanningError as exc:
+            raise ControllerFaultError(f"controller error: step raised PlanningError: {exc}") from None
+        took_s = time.perf_counter() - began
+        if took_s > self.spec.step_budget_s:
+            raise ControllerFaultError(
+                f"step budget exceeded: step took {took_s * 1e3:.1f} ms at t = {observation.t_s:.3f} s "
+                f"(budget {self.spec.step_budget_s * 1e3:.1f} ms)"
+            )
+        if not isinstance(command, Command):
+            raise ControllerFaultError(f"bad command: step returned a {type(command).__name__}, not a Command")
+        if command.kind is CommandKind.SETPOINT:
+            self._check_setpoint(command.q, observation.t_s)
+        if command.kind is CommandKind.DONE and command.outcome not in ("completed", "aborted"):
+            raise ControllerFaultError(f"bad command: done with outcome {command.outcome!r} (completed or aborted)")
+        return command
+
+    def _check_setpoint(self, q: np.ndarray, t_s: float) -> None:
+        n = self.kinematics.n_joints
+        if q.shape != (n,):
+            raise ControllerFaultError(f"wrong joint count: setpoint of shape {q.shape} at t = {t_s:.3f} s, not ({n},)")
+        if not np.isfinite(q).all():
+            raise ControllerFaultError(f"NaN setpoint: {np.round(q, 4).tolist()} at t = {t_s:.3f} s")
+        problem = setpoint_problem(q, self.kinematics)
+        if problem:
+            raise ControllerFaultError(f"{problem} at t = {t_s:.3f} s")

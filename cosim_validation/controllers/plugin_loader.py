@@ -1,0 +1,170 @@
+"""Finding a user's controller: by import path ``module:attribute`` or by entry point name.
+
+``controllers.default`` names the controller under test: a built-in name, an entry point of the group
+``cosim_validation.controllers`` (a user's installed package), an import path, or a mapping::
+
+    default:
+      plugin: my_controllers.servo:make_controller   # or  entry_point: servo
+      options: {gain: 0.5}                           # handed to the factory as a dict
+      step_budget_s: 0.05                            # a closed-loop step may take this long (default 0.1 s)
+      time_limit_s: 60                               # a closed-loop case must be done by then (default 120 s)
+
+Everything that can be checked without the case study is checked here (importable, attribute found, callable);
+:func:`~.plugin_controllers.build_plugin` calls the factory and checks what it returns.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
+
+#: The entry point group a user's package registers its controller factories in.
+ENTRY_POINT_GROUP = "cosim_validation.controllers"
+_MAPPING_KEYS = ("plugin", "entry_point", "options", "step_budget_s", "time_limit_s")
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A controller plugin as named by the user.
+
+    Attributes:
+        name: The controller's name (the entry point name, or the import path).
+        target: ``module:attribute`` of the factory.
+        options: Handed to the factory (plain YAML values).
+        step_budget_s: Longest a closed-loop ``step`` may take [s].
+        time_limit_s: Longest a closed-loop case may run before it is aborted [s] (case time).
+        source: The file (or command-line option) that named it, for errors.
+        key: The key that named it, for errors ("" for a command-line option).
+    """
+
+    name: str
+    target: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    step_budget_s: float = 0.1
+    time_limit_s: float = 120.0
+    source: str = "--controller"
+    key: str = ""
+
+    def error(self, message: str) -> CosimError:
+        """An error naming where the plugin was named."""
+        if self.key:
+            return ConfigError(self.source, self.key, message)
+        return InputError(f"{self.source} {self.name!r}: {message}")
+
+
+def entry_points() -> dict[str, str]:
+    """The controllers installed packages register: entry point name -> ``module:attribute``."""
+    return {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def plugin_of_name(name: str, source: str = "--controller", key: str = "") -> PluginSpec | None:
+    """The plugin a controller name means (an import path, or an entry point), or None (not a plugin name)."""
+    if ":" in name:
+        return PluginSpec(name, name, source=source, key=key)
+    installed = entry_points()
+    if name in installed:
+        return PluginSpec(name, installed[name], source=source, key=key)
+    return None
+
+
+def plugin_of_node(node: ConfigNode) -> PluginSpec:
+    """The plugin of a ``controllers.default`` mapping (see the module docstring).
+
+    Raises:
+        ConfigError: Unknown keys, both or neither of ``plugin`` and ``entry_point``, an entry point not
+            installed, bad options or limits.
+    """
+    node.reject_unknown(_MAPPING_KEYS)
+    named = [k for k in ("plugin", "entry_point") if node.has(k)]
+    if len(named) != 1:
+        raise node.error("expected exactly one of 'plugin' (module:attribute) and 'entry_point' (a name)")
+    where = node[named[0]]
+    text = where.to_str()
+    if named[0] == "plugin":
+        if text.count(":") != 1 or not all(text.split(":")):
+            raise where.error(f"expected an import path 'package.module:attribute', got {text!r}")
+        target = text
+    else:
+        installed = entry_points()
+        if text not in installed:
+            found = ", ".join(sorted(installed)) or "none installed"
+            raise where.error(f"no entry point {text!r} in group {ENTRY_POINT_GROUP} (found: {found})")
+        target = installed[text]
+    options = node.get("options")
+    if options is not None and not isinstance(options.value, dict):
+        raise options.error(f"expected a mapping of options, got {type(options.value).__name__}")
+    return PluginSpec(
+        name=text,
+        target=target,
+        options=copy.deepcopy(options.value) if options is not None else {},
+        step_budget_s=node["step_budget_s"].to_float(exclusive_minimum=0.0) if node.has("step_budget_s") else 0.1,
+        time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        source=node.source,
+        key=where.key,
+    )
+
+
+def load_factory(spec: PluginSpec) -> Callable[..., Any]:
+    """Import the factory of ``spec``.
+
+    Raises:
+        ConfigError, InputError: The module does not import, the attribute is missing or not callable.
+    """
+    module_name, _, attribute = spec.target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's module is a configuration error
+        raise spec.error(
+            f"cannot import module {module_name!r}: {type(exc).__name__}: {exc} (is its package installed, or its "
+            "folder on PYTHONPATH?)"
+        ) from None
+    factory: Any = module
+    for part in attribute.split("."):
+        if not hasattr(factory, part):
+            raise spec.error(f"module {module_name!r} has no attribute {attribute!r}")
+        factory = getattr(factory, part)
+    if not callable(factory):
+        kind = type(factory).__name__
+        raise spec.error(f"{spec.target} is a {kind}, not a callable make_controller(options, context)")
+    found: Callable[..., Any] = factory
+    return found
+
+
+@dataclass(frozen=True)
+class ControllerEntry:
+    """A controller ``cosim doctor`` found.
+
+    Attributes:
+        name: What ``controllers.default`` or ``--controller`` names it by.
+        kind: ``built-in`` or ``entry point``.
+        target: ``module:attribute`` of an entry point's factory ("" for a built-in).
+        loadable: Whether the factory imports and is callable (built-ins are).
+        detail: Why it is not loadable, or the distribution that registers it.
+    """
+
+    name: str
+    kind: str
+    target: str
+    loadable: bool
+    detail: str
+
+
+def catalogue(builtin: tuple[str, ...]) -> list[ControllerEntry]:
+    """The ``builtin`` names, then every entry point of the group, each checked (imported, callable)."""
+    found = [ControllerEntry(name, "built-in", "", True, "cosim_validation") for name in builtin]
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        owner = ep.dist.name if ep.dist is not None else ""
+        try:
+            load_factory(PluginSpec(ep.name, ep.value, source="entry point"))
+        except CosimError as exc:
+            found.append(ControllerEntry(ep.name, "entry point", ep.value, False, str(exc)))
+            continue
+        found.append(ControllerEntry(ep.name, "entry point", ep.value, True, owner))
+    return found

@@ -1,0 +1,145 @@
+"""A user's controller in campaigns of 20 cases on the virtual robot: the same rows as the built-in controller it
+reimplements, and every run-time misbehaviour of a closed-loop controller stored as its case's outcome while the
+next case still runs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cosim_validation.assembly import AssemblySpec, CaseAssembly
+from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
+from cosim_validation.runs.campaign.result_rows import kpi_row
+from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.testgen import Suite
+from test.runs.campaign.run_fixtures import CONFIG
+
+SAMPLES = "test.controllers.plugin_samples"
+
+
+def write_config(folder: Path, default: Any) -> Path:
+    """The shipped case study with ``controllers.default`` replaced, written into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tree = yaml.safe_load(CONFIG.read_text())
+    tree["controllers"]["default"] = default
+    tree["robot"]["urdf"] = str((CONFIG.parent / tree["robot"]["urdf"]).resolve())
+    (folder / "properties.yaml").write_text((CONFIG.parent / "properties.yaml").read_text())
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+def campaign(config: Path, suites: tuple[Path, ...], out: Path) -> dict[str, Any]:
+    """Run the suites on the virtual robot in this process; every stored row."""
+    request = CampaignRequest(config, tuple(suites), out, backends=("virtual",), workers=1)
+    run_campaign(request, progress_stream=None)
+    with ResultsDB.open(out / "results.sqlite") as db:
+        return {"cases": db.cases(), "verdicts": db.verdicts(), "kpis": db.kpis()}
+
+
+@pytest.fixture(scope="module")
+def straight(suites: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The built-in straight controller over the 20 cases."""
+    folder = tmp_path_factory.mktemp("straight")
+    return campaign(write_config(folder, "straight"), suites, folder / "run")
+
+
+def _without_controller(rows: dict[str, Any]) -> list[Any]:
+    return [replace(c, controller="", message="") for c in rows["cases"]]
+
+
+@pytest.mark.parametrize(
+    "default",
+    [
+        f"{SAMPLES}:make_planning",  # planning contract
+        {"plugin": f"{SAMPLES}:make_replay", "options": {"declare": True}},  # closed loop with a reference
+        {"plugin": f"{SAMPLES}:make_replay", "options": {"declare": False}},  # closed loop, commands expected
+    ],
+    ids=["planning", "closed_loop_reference", "closed_loop_commands"],
+)
+def test_a_plugin_campaign_equals_the_builtin_one(
+    default: Any, straight: dict[str, Any], suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The same plan through the plugin gives the same outcomes, verdicts and KPIs as ``straight`` (the variant
+    without a reference on the grid suite alone, to keep the test short)."""
+    declared = not isinstance(default, dict) or default["options"]["declare"]
+    chosen = suites if declared else suites[:1]
+    rows = campaign(write_config(tmp_path, default), chosen, tmp_path / "run")
+    assert len(rows["cases"]) == (20 if declared else 8)
+    if not declared:
+        ids = {c.test_id for c in rows["cases"]}
+        straight = {k: [r for r in v if r.test_id in ids] for k, v in straight.items()}
+    assert {c.outcome for c in rows["cases"]} >= {"completed"}
+    assert _without_controller(rows) == _without_controller(straight)
+    assert rows["verdicts"] == straight["verdicts"]
+    assert rows["kpis"] == straight["kpis"]
+    name = default if isinstance(default, str) else default["plugin"]
+    assert {c.controller for c in rows["cases"]} == {name}
+
+
+def test_run_case_path_equals_the_campaign(straight: dict[str, Any], suites: tuple[Path, Path], tmp_path: Path) -> None:
+    """What ``cosim run-case``/``check`` do for one case (``run_batch`` then ``check``) gives the campaign's KPIs."""
+    config = write_config(tmp_path, {"plugin": f"{SAMPLES}:make_replay"})
+    assembly = CaseAssembly(AssemblySpec(str(config), ("mujoco",)))
+    try:
+        case = Suite.read(suites[0]).case(0)
+        batch = assembly.run_batch(case)
+        reports = assembly.check(batch, case.target_m)
+    finally:
+        assembly.close()
+    virtual = next(r for r in reports if r.robot == "virtual")
+    stored = {
+        (k.name, k.stage): k.value for k in straight["kpis"] if k.test_id == case.test_id and k.robot == "virtual"
+    }
+    mine = {(r.name, r.stage): r.value for r in (kpi_row(case.test_id, k) for k in virtual.kpis)}
+    assert mine.keys() == stored.keys()
+    for key, value in mine.items():
+        unknown = value is None or math.isnan(value)
+        assert (stored[key] is None) if unknown else value == stored[key], key
+
+
+FAULTS = ["raise", "none", "nan", "none", "length", "none", "limits", "none", "slow", "none", "never", "none"]
+FAULTS += ["bad_command", "none"]
+REASONS = {
+    "raise": "controller error: step raised RuntimeError: the servo lost its marker",
+    "nan": "NaN setpoint",
+    "length": "wrong joint count: setpoint of shape (6,)",
+    "limits": "setpoint outside the joint limits: joint1",
+    "slow": "step budget exceeded",
+    "never": "time limit: the controller was not done after 30 s",
+    "bad_command": "bad command: step returned a str, not a Command",
+}
+
+
+def test_closed_loop_misbehaviour_ends_its_case_only(suites: tuple[Path, Path], tmp_path: Path) -> None:
+    """Each fault aborts its case with the reason stored; the case after it completes."""
+    options = {"faults": FAULTS, "after_s": 0.3}
+    default = {"plugin": f"{SAMPLES}:make_faulty", "options": options, "step_budget_s": 1.0, "time_limit_s": 30}
+    rows = campaign(write_config(tmp_path, default), suites, tmp_path / "run")
+    cases = sorted(rows["cases"], key=lambda c: c.case_index)
+    assert len(cases) == 20
+    started = [c for c in cases if c.outcome != "refused"]
+    for case, fault in zip(started, FAULTS * 2, strict=False):
+        if fault == "none":
+            assert case.outcome == "completed", (case.test_id, case.message)
+        else:
+            assert case.outcome == "aborted", (fault, case.message)
+            assert REASONS[fault] in case.message, (fault, case.message)
+    seen = {fault for case, fault in zip(started, FAULTS * 2, strict=False)}
+    assert seen >= set(REASONS), f"only {len(started)} cases started: not every fault was tried"
+
+
+def test_a_factory_that_raises_stops_the_campaign_before_its_run_directory(
+    suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from cosim_validation.common.exceptions import ConfigError
+
+    config = write_config(tmp_path, {"plugin": f"{SAMPLES}:make_raising"})
+    with pytest.raises(ConfigError, match=r"case\.yaml: controllers\.default\.plugin: .* raised ValueError"):
+        campaign(config, suites, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

@@ -1,0 +1,138 @@
+"""Controller plugins of the tests, loaded by import path ``test.controllers.plugin_samples:<factory>``.
+
+- ``make_planning``: the straight insertion written as a user's planning plugin;
+- ``make_replay``: a closed-loop plugin that declares the straight plan as its reference and commands it
+  setpoint by setpoint (so it must give exactly what ``straight`` gives);
+- ``make_faulty``: a closed-loop plugin that replays the straight plan but misbehaves in the cases its options
+  say (by the order of its ``start`` calls), for the run-time guards;
+- factories that fail in every way a factory can (raising, returning an object without a contract).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.common.record import Stage
+from cosim_validation.controllers import CaseStart, Command, ControllerContext, Observation, StraightController
+from cosim_validation.controllers.planning import Plan
+
+NOT_CALLABLE = 42  # an attribute that is not a factory
+
+
+def make_planning(options: dict[str, Any], context: ControllerContext) -> StraightController:
+    """The built-in straight controller under the plugin's name."""
+    controller = StraightController(context.planner)
+    controller.name = context.name
+    return controller
+
+
+class Replay:
+    """Commands the straight plan one setpoint per period, then says done."""
+
+    def __init__(self, context: ControllerContext, declare: bool = True) -> None:
+        self.name = context.name
+        self.straight = StraightController(context.planner)
+        self.declare = declare
+        self.plan: Plan | None = None
+        self.started: list[str] = []
+
+    def reference(self, case: CaseStart) -> Plan | None:
+        self.plan = self.straight.plan_case(case.source_m, case.target_m)
+        return self.plan if self.declare else None
+
+    def start(self, case: CaseStart) -> None:
+        self.started.append(case.test_id)
+
+    def step(self, observation: Observation) -> Command:
+        assert self.plan is not None
+        p = round(observation.t_s / float(self.plan.t_s[1]))
+        if p >= self.plan.n_samples:
+            return Command.done("completed", "plan replayed")
+        return Command.setpoint(self.plan.q[p], Stage(int(self.plan.stage[p])))
+
+
+def make_replay(options: dict[str, Any], context: ControllerContext) -> Replay:
+    """Options: ``declare`` (default true): whether the straight plan is declared as the reference."""
+    return Replay(context, bool(options.get("declare", True)))
+
+
+class Faulty(Replay):
+    """Replays the straight plan; case i (order of ``start``) misbehaves as ``faults[i]`` after ``after_s``.
+
+    Faults: ``raise``, ``nan``, ``length``, ``limits``, ``slow`` (sleeps 1.5 s, past the step budget), ``never`` (holds
+    forever: the time limit ends the case), ``bad_command`` (returns a string), ``none`` (behaves).
+    """
+
+    def __init__(self, context: ControllerContext, faults: list[str], after_s: float) -> None:
+        super().__init__(context)
+        self.faults, self.after_s = faults, after_s
+        self.kinematics = context.kinematics
+
+    def step(self, observation: Observation) -> Command:
+        fault = self.faults[(len(self.started) - 1) % len(self.faults)]
+        if observation.t_s < self.after_s or fault == "none":
+            return super().step(observation)
+        q = observation.q_setpoint
+        if fault == "raise":
+            raise RuntimeError("the servo lost its marker")
+        if fault == "nan":
+            return Command.setpoint(np.full_like(q, np.nan))
+        if fault == "length":
+            return Command.setpoint(q[:-1])
+        if fault == "limits":
+            return Command.setpoint(np.maximum(q, self.kinematics.q_upper + 0.1))
+        if fault == "slow":
+            time.sleep(1.5)
+            return Command.hold()
+        if fault == "bad_command":
+            return "forward"  # type: ignore[return-value]
+        return Command.hold()  # never: holds until the time limit
+
+
+def make_faulty(options: dict[str, Any], context: ControllerContext) -> Faulty:
+    """Options: ``faults`` (list, one per case in order), ``after_s`` (when the fault starts, default 0.3 s)."""
+    return Faulty(context, list(options["faults"]), float(options.get("after_s", 0.3)))
+
+
+def make_raising(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A factory that fails."""
+    raise ValueError("gain must be positive")
+
+
+def make_nothing(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A factory whose object keeps neither contract."""
+    return object()
+
+
+def make_step_only(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A closed-loop object without ``start``: keeps neither contract."""
+
+    class StepOnly:
+        name = "step_only"
+
+        def step(self, observation: Observation) -> Command:
+            return Command.hold()
+
+    return StepOnly()
+
+
+def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A planning plugin returning a plan with NaN setpoints, or raising, per ``options['mode']``."""
+
+    class BadPlan:
+        name = "bad_plan"
+
+        def plan_case(self, source: Any, target: Any, seed: int = 0) -> Any:
+            if options["mode"] == "raise":
+                raise KeyError("lookup table")
+            if options["mode"] == "not_a_plan":
+                return [0.0, 1.0]
+            plan = StraightController(context.planner).plan_case(source, target)
+            q = plan.q.copy()
+            q[3, 1] = np.nan
+            return Plan(plan.t_s, plan.stage, q, plan.source_m, plan.line, self.name)
+
+    return BadPlan()

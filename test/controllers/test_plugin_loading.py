@@ -1,0 +1,198 @@
+"""Loading a user's controller: by import path or entry point, beside the built-in names; every bad plugin is one
+error naming the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from cosim_validation.cli.main import main
+from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.controllers import (
+    ENTRY_POINT_GROUP,
+    ClosedLoopPlugin,
+    ControllersConfig,
+    InsertionSetup,
+    PlanningPlugin,
+    StraightController,
+)
+from cosim_validation.controllers.planning import PlanningError
+from test.controllers.planning.setup_fixtures import CONFIG_PATH
+
+SAMPLES = "test.controllers.plugin_samples"
+SHIPPED = yaml.safe_load(CONFIG_PATH.read_text())
+
+
+def section(default: Any) -> ConfigNode:
+    """The shipped ``controllers`` section with ``default`` replaced, as read from ``case.yaml``."""
+    return ConfigNode({**SHIPPED["controllers"], "default": default}, "case.yaml", "controllers")
+
+
+def controllers(default: Any) -> ControllersConfig:
+    return ControllersConfig.from_config(section(default))
+
+
+def with_default(setup: InsertionSetup, default: Any) -> InsertionSetup:
+    """The built case study with another ``controllers.default``."""
+    from dataclasses import replace
+
+    return replace(setup, controllers=controllers(default))
+
+
+def test_builtin_names_keep_working(insertion_setup: InsertionSetup) -> None:
+    assert controllers("straight").plugin is None
+    assert isinstance(with_default(insertion_setup, "straight").controller(), StraightController)
+
+
+def test_import_path_and_mapping_with_options(insertion_setup: InsertionSetup) -> None:
+    path = f"{SAMPLES}:make_replay"
+    assert controllers(path).plugin is not None
+    assert isinstance(with_default(insertion_setup, path).controller(), ClosedLoopPlugin)
+    config = controllers({"plugin": path, "options": {"declare": False}, "step_budget_s": 0.02, "time_limit_s": 9})
+    spec = config.plugin
+    assert spec is not None
+    assert config.default == path
+    assert (spec.options, spec.step_budget_s, spec.time_limit_s) == ({"declare": False}, 0.02, 9.0)
+    controller = with_default(insertion_setup, {"plugin": path, "options": {"declare": False}}).controller()
+    assert isinstance(controller, ClosedLoopPlugin)
+    assert controller.inner.declare is False
+    planning = with_default(insertion_setup, f"{SAMPLES}:make_planning").controller()
+    assert isinstance(planning, PlanningPlugin)
+    assert planning.name == f"{SAMPLES}:make_planning"
+
+
+def test_entry_point_of_an_installed_package(
+    insertion_setup: InsertionSetup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package's dist-info on the path registers ``my_replay`` in the group (what ``pip install`` writes)."""
+    info = tmp_path / "my_controllers-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-controllers\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nmy_replay = {SAMPLES}:make_replay\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = controllers("my_replay")
+    assert config.plugin is not None
+    assert config.plugin.target == f"{SAMPLES}:make_replay"
+    assert isinstance(with_default(insertion_setup, "my_replay").controller(), ClosedLoopPlugin)
+    assert controllers({"entry_point": "my_replay"}).plugin is not None
+
+
+@pytest.mark.parametrize(
+    ("default", "key", "expected"),
+    [
+        ("no_such_package.servo:make", "controllers.default", "cannot import module 'no_such_package.servo'"),
+        (f"{SAMPLES}:make_missing", "controllers.default", "has no attribute 'make_missing'"),
+        (f"{SAMPLES}:NOT_CALLABLE", "controllers.default", "is a int, not a callable make_controller"),
+        ("careful", "controllers.default", "unknown controller 'careful'; expected one of: straight, guarded"),
+        ({"plugin": "no_colon"}, "controllers.default.plugin", "expected an import path 'package.module:attribute'"),
+        ({"entry_point": "not_installed"}, "controllers.default.entry_point", "no entry point 'not_installed'"),
+        ({"plugin": f"{SAMPLES}:make_replay", "entry_point": "x"}, "controllers.default", "exactly one of"),
+        ({"options": {}}, "controllers.default", "exactly one of"),
+        ({"plugin": f"{SAMPLES}:make_replay", "gain": 1}, "controllers.default.gain", "unknown key"),
+        ({"plugin": f"{SAMPLES}:make_replay", "options": [1]}, "controllers.default.options", "mapping of options"),
+        ({"plugin": f"{SAMPLES}:make_replay", "time_limit_s": 0}, "controllers.default.time_limit_s", "> 0"),
+    ],
+)
+def test_bad_names_fail_at_config_load(default: Any, key: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        controllers(default)
+    message = str(caught.value)
+    assert "case.yaml" in message, message
+    assert key in message, message
+    assert expected in message, message
+
+
+@pytest.mark.parametrize(
+    ("factory", "expected"),
+    [
+        ("make_raising", "make_raising(options, context) raised ValueError: gain must be positive"),
+        ("make_nothing", "returned a object, which has neither plan_case(source, target, seed)"),
+        ("make_step_only", "returned a StepOnly, which has neither plan_case"),
+    ],
+)
+def test_bad_factories_fail_when_the_case_study_is_built(
+    insertion_setup: InsertionSetup, factory: str, expected: str
+) -> None:
+    setup = with_default(insertion_setup, {"plugin": f"{SAMPLES}:{factory}"})
+    with pytest.raises(ConfigError) as caught:
+        setup.controller()
+    message = str(caught.value)
+    assert "case.yaml" in message, message
+    assert "controllers.default.plugin" in message, message
+    assert expected in message, message
+
+
+def test_a_plugin_named_on_the_command_line_is_checked(insertion_setup: InsertionSetup) -> None:
+    with pytest.raises(InputError, match=r"--controller 'test\.controllers\.plugin_samples:make_raising': .* raised"):
+        insertion_setup.controller(f"{SAMPLES}:make_raising")
+    with pytest.raises(InputError, match="unknown controller 'nope'; expected one of: straight"):
+        insertion_setup.controller("nope")
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason", "expected"),
+    [
+        ("raise", "controller_error", "plan_case raised KeyError: 'lookup table'"),
+        ("not_a_plan", "bad_plan", "plan_case returned a list, not a Plan"),
+        ("nan", "bad_plan", "the plan holds NaN"),
+    ],
+)
+def test_a_bad_planning_plugin_refuses_its_case(
+    insertion_setup: InsertionSetup, behind_heart: np.ndarray, mode: str, reason: str, expected: str
+) -> None:
+    setup = with_default(insertion_setup, {"plugin": f"{SAMPLES}:make_bad_plan", "options": {"mode": mode}})
+    with pytest.raises(PlanningError) as caught:
+        setup.controller().plan_case(setup.planning.default_source_m, behind_heart[0])  # type: ignore[union-attr]
+    assert caught.value.reason == reason
+    assert expected in str(caught.value)
+
+
+def _write_config(folder: Path, default: Any) -> Path:
+    tree = yaml.safe_load(CONFIG_PATH.read_text())
+    tree["controllers"]["default"] = default
+    (folder / "properties.yaml").write_text((CONFIG_PATH.parent / "properties.yaml").read_text())
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+def test_cli_says_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``cosim run-case`` with a factory that raises: exit 1, one ``error:`` line naming the file and the key."""
+    config = _write_config(tmp_path, {"plugin": f"{SAMPLES}:make_raising", "options": {"gain": -1}})
+    code = main(["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert len(err) == 1, err
+    assert err[0].startswith("error:")
+    assert "case.yaml" in err[0]
+    assert "controllers.default.plugin" in err[0]
+    assert "raised ValueError: gain must be positive" in err[0]
+
+
+def test_doctor_lists_the_controllers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    info = tmp_path / "my_controllers-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-controllers\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nmy_replay = {SAMPLES}:make_replay\nbroken = {SAMPLES}:make_missing\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["doctor", "--json"])
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    found = {c["name"]: c for c in report["controllers"]}
+    assert found["straight"]["kind"] == "built-in"
+    assert found["straight"]["loadable"]
+    assert found["my_replay"]["kind"] == "entry point"
+    assert found["my_replay"]["loadable"]
+    assert found["my_replay"]["target"] == f"{SAMPLES}:make_replay"
+    assert not found["broken"]["loadable"]
+    assert "has no attribute" in found["broken"]["detail"]

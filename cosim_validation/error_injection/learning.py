@@ -189,7 +189,10 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
     spec1, spec2 = FeatureSpec(settings.nn1_features, n_joints), FeatureSpec(settings.nn2_features, n_joints)
     x1 = feature_matrix(spec1, data.q_setpoint, previous, starts, step)
     x2 = feature_matrix(spec2, data.q_measured, previous, starts, step)
-    rows1, what1 = _prefer(train, train & ~settled, "NN1 (training rows in motion)", "NN1 (training rows)")
+    if settled.any():  # the collection's settled steps are known: the rows between them are the motion
+        rows1, what1 = _prefer(train, train & ~settled, "NN1 (training rows in motion)", "NN1 (training rows)")
+    else:  # nothing tells settled rows from moving ones (a CSV of quasi-static poses, say): every row
+        rows1, what1 = train, "NN1 (training rows)"
     nn1 = _fit(spec1, x1[rows1], (data.q_measured - data.q_setpoint)[rows1], settings, what1)
     labelled_rows = train & np.isfinite(labelled.q_actual).all(axis=1)
     rows2, what2 = _prefer(labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)",

@@ -73,6 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
             p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
+            p.add_argument("--plain", action="store_true",
+                           help="no guards: offsets injected everywhere, also far from the training data")  # fmt: skip
         if name == "evaluate":
             errors_evaluate.add_arguments(p)
 
@@ -81,11 +83,14 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.error_injection.dataset_io import read_csv, read_parquet
+    from cosim_validation.error_injection.dvrk_csv import is_dvrk_csv, read_dvrk_csv
     from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
     from cosim_validation.robots.model import RobotConfig
 
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
+    if path.suffix.lower() == ".csv" and is_dvrk_csv(path):
+        return read_dvrk_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
     if path.suffix.lower() == ".csv":
         return read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
     if path.suffix.lower() != ".parquet":
@@ -225,7 +230,9 @@ def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
     from cosim_validation.error_injection.training import TrainingSettings
 
     training = TrainingSettings(max_epochs=args.max_epochs, seed=args.seed)
-    model, report = learn(labelled, LearnSettings(args.nn1, args.nn2, training, args.search), str(args.dataset))
+    model, report = learn(
+        labelled, LearnSettings(args.nn1, args.nn2, training, args.search, args.plain), str(args.dataset)
+    )
     model.save(args.output)
     return {"model": str(args.output), "nn1": report["nn1"], "nn2": report["nn2"]}
 
@@ -240,8 +247,10 @@ def _print(action: str, result: dict[str, Any]) -> None:
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
+            mask = net.get("mask")
+            joints = "every joint" if mask is None else f"joints {[i + 1 for i, m in enumerate(mask) if m]}"
             print(f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
-                  f"validation MSE {net['validation_mse']:.4f} (normalised)")  # fmt: skip
+                  f"validation MSE {net['validation_mse']:.4f} (normalised), injected on {joints}")  # fmt: skip
         print(f"wrote {result['model']}")
     elif action == "evaluate":
         errors_evaluate.print_model_result(result)

@@ -37,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nn1", default="CS", choices=FEATURE_KINDS, help="with --split: NN1 features (CS)")
     p.add_argument("--nn2", default="CPE", choices=FEATURE_KINDS, help="with --split: NN2 features (CPE)")
     p.add_argument("--max-epochs", type=int, default=400, help="with --split: upper bound on epochs")
+    p.add_argument("--plain", action="store_true", help="with --split: train without guards (offsets everywhere)")
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -44,6 +45,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.split is None:
         if args.model is None:
             raise InputError("evaluate: give --model MODEL, or --split to train on part of the dataset")
+        if args.plain:
+            raise InputError("--plain: only with --split (a model file has its guards or not)")
         return
     if args.model is not None:
         raise InputError("--model: not with --split (a split trains its own models on its training rows)")
@@ -64,7 +67,7 @@ def split_result(args: argparse.Namespace, dataset: Any, kinematics: Any) -> dic
     from cosim_validation.error_injection.training import TrainingSettings
 
     split = parse_split(args.split)
-    settings = LearnSettings(args.nn1, args.nn2, TrainingSettings(max_epochs=args.max_epochs))
+    settings = LearnSettings(args.nn1, args.nn2, TrainingSettings(max_epochs=args.max_epochs), plain=args.plain)
     result = held_out_evaluation(dataset, kinematics, split, args.seeds, settings,
                                  1e-3 * args.max_registration_error_mm)  # fmt: skip
     over = result["over_seeds"]
@@ -88,7 +91,7 @@ def model_result(args: argparse.Namespace, labelled: Any, kinematics: Any) -> di
     model = ErrorModel.load(args.model)
     model.check_robot(RobotIdentity.of(kinematics), str(args.model))
     evaluation = evaluate(model, labelled, kinematics, args.set or "test")
-    out: dict[str, Any] = {"model": str(args.model)} | evaluation.summary()
+    out: dict[str, Any] = {"model": str(args.model), "guarded": model.guarded} | evaluation.summary()
     if labelled.single_reading_gap is not None:  # what a perfect model still leaves against one tracked reading
         t_m, r_rad = labelled.single_reading_gap
         floor = {"translation_mm": 1e3 * t_m, "rotation_deg": float(np.degrees(r_rad))}
@@ -134,6 +137,9 @@ def print_model_result(result: dict[str, Any]) -> None:
         print(f"  {name}: KS {row['ks']:.3f}, Wasserstein {row['wasserstein']:.4f} {row['unit']}")
     for warning in result["warnings"]:
         print(f"warning: {warning}")
+    if not result["guarded"]:
+        print("note: this model has no guards (made before them, or with --plain): its offsets are injected "
+              "everywhere, also far from its training data; cosim errors train makes one that has")  # fmt: skip
     if "html" in result:
         print(f"wrote {result['html']}")
 

@@ -15,7 +15,7 @@ from cosim_validation.error_injection.learning import LearnSettings, fit_guarded
 from cosim_validation.error_injection.mlp import Network
 from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.error_injection.robot_identity import RobotIdentity
-from cosim_validation.error_injection.support import support_of
+from cosim_validation.error_injection.support import joint_mask, support_of
 from cosim_validation.error_injection.training import TrainingSettings
 from cosim_validation.robots.model import Kinematics
 from test.error_injection.test_model_file import _rewritten
@@ -87,6 +87,13 @@ def test_joints_whose_offsets_do_not_help_are_masked() -> None:
     plain, none = fit_guarded(FeatureSpec("OC", 2), x, y, replace(settings, plain=True), "test")
     assert none is None
     assert plain.train_rows == 800
+
+
+def test_a_joint_whose_offsets_remove_little_of_the_error_is_masked() -> None:
+    target = np.ones((10, 3))
+    predicted = np.column_stack((np.ones(10), np.full(10, 0.05), np.full(10, 0.5)))  # removes 100 %, 10 %, 75 %
+    assert joint_mask(target, predicted).tolist() == [True, False, True]
+    assert joint_mask(target, predicted, min_gain=0.0).tolist() == [True, True, True]
 
 
 def test_a_masked_joint_is_not_injected(kinematics: Kinematics, training_x: np.ndarray) -> None:

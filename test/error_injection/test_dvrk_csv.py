@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -93,3 +94,38 @@ def test_text_in_a_joint_column_names_the_column(psm: Kinematics, tmp_path: Path
     frame.to_csv(path, index=False)
     with pytest.raises(DatasetError, match=r"column 'measured_q2': expected numbers, found text in row 5"):
         read_dvrk_csv(path, RobotIdentity.of(psm), joint_units(psm))
+
+
+def test_a_teleoperated_trajectory_is_judged_on_its_second_half(
+    kinematics: Kinematics, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's first try: one dVRK trajectory, train on its first half, judge on the second (``--split time``)."""
+    from cosim_validation.error_injection.dataset import MARKER_POSITION
+    from test.error_injection.synthetic import synthetic_dataset
+
+    data = synthetic_dataset(kinematics, 500, 300, seed=6)
+    n = kinematics.n_joints
+    quat = data.marker_quat_wxyz
+    rotvec = Rotation.from_quat(np.column_stack((quat[:, 1:], quat[:, :1]))).as_rotvec()
+    columns = {f"setpoint_q{i + 1}": data.q_setpoint[:, i] for i in range(n)}
+    columns |= {f"measured_q{i + 1}": data.q_measured[:, i] for i in range(n)}
+    columns |= dict(zip(("marker_x", "marker_y", "marker_z"), data.marker_pos_m.T, strict=True))
+    columns |= dict(zip(("marker_rx", "marker_ry", "marker_rz"), rotvec.T, strict=True))
+    path = tmp_path / "teleop.csv"
+    pd.DataFrame(columns | {"registration_error": data.marker_error_m}).to_csv(path, index=False, float_format="%.17g")
+    assert MARKER_POSITION[0] not in pd.read_csv(path).columns  # the dVRK names, not the dataset's
+    argv = ["errors", "evaluate", str(path), "--split", "time:0.5", "--max-epochs", "10"]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    (run,) = result["runs"]
+    assert run["held_out"] == "rows after the first 50% held out"
+    assert run["samples"] == 400
+    assert run["training_rows"] == 400
+    worse = result["over_seeds"]["worse_with_injection"]
+    assert len(result["warnings"]) == sum(
+        result["over_seeds"][k]["seeds_worse"] for k in ("translation_mm", "rotation_deg")
+    )
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "400 held-out samples" in out
+    assert out.count("warning:") == len(result["warnings"]) >= len(worse)

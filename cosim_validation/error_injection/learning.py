@@ -197,7 +197,8 @@ def fit_guarded(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: Learn
     guard = replace(guard, mask=np.ones(spec.n_joints, dtype=bool))
     z_held = (x[held] - net.x_mean) / net.x_std
     predicted = guard.weight(z_held)[:, None] * net.predict(x[held])
-    return trained, replace(guard, mask=joint_mask(y[held], predicted))
+    # its rows: every row it was given, the validation blocks included (as sklearn's own validation rows are)
+    return replace(trained, train_rows=len(x)), replace(guard, mask=joint_mask(y[held], predicted))
 
 
 def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: str) -> tuple[np.ndarray, str]:

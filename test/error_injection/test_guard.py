@@ -11,7 +11,12 @@ import pytest
 from cosim_validation.error_injection.error_types import ModelFileError
 from cosim_validation.error_injection.features import FeatureSpec
 from cosim_validation.error_injection.injection import ErrorInjector
-from cosim_validation.error_injection.learning import LearnSettings, fit_guarded
+from cosim_validation.error_injection.learning import (
+    VALIDATION_BLOCK_ROWS,
+    LearnSettings,
+    fit_guarded,
+    validation_blocks,
+)
 from cosim_validation.error_injection.mlp import Network
 from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.error_injection.robot_identity import RobotIdentity
@@ -83,10 +88,18 @@ def test_joints_whose_offsets_do_not_help_are_masked() -> None:
     trained, guard = fit_guarded(FeatureSpec("OC", 2), x, y, settings, "test")
     assert guard is not None
     assert guard.mask.tolist() == [True, False]  # the noise of joint 2 cannot be predicted
-    assert trained.train_rows < 800  # blocks of rows were kept out of the fit to judge the joints
     plain, none = fit_guarded(FeatureSpec("OC", 2), x, y, replace(settings, plain=True), "test")
     assert none is None
-    assert plain.train_rows == 800
+    assert trained.train_rows == plain.train_rows == 800
+    assert not np.array_equal(trained.network.weights[0], plain.network.weights[0])  # fitted without the blocks
+
+
+def test_the_validation_blocks_are_runs_of_consecutive_rows() -> None:
+    held = validation_blocks(1000, 0)
+    assert held.sum() == 3 * VALIDATION_BLOCK_ROWS  # 15 % of 20 blocks
+    starts = np.flatnonzero(np.diff(held.astype(int)) == 1) + 1
+    assert all(s % VALIDATION_BLOCK_ROWS == 0 for s in starts)
+    assert not np.array_equal(held, validation_blocks(1000, 1))
 
 
 def test_a_joint_whose_offsets_remove_little_of_the_error_is_masked() -> None:

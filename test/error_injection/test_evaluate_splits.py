@@ -106,7 +106,7 @@ def test_the_splits_hold_out_what_they_say(dataset: ErrorDataset) -> None:
         assert ((q[held] > high) | (q[held] < low)).all()  # outside the training box
         assert 0.25 < held.mean() < 0.35
     held, what = held_out_rows(dataset, Split("segment", 0.3), 0)
-    assert what == "segments 0 held out" or what == "segments 1 held out"
+    assert what in {"segment 0 held out", "segment 1 held out"}
     for segment in (0, 1):
         assert len(set(held[dataset.segment == segment])) == 1
 

@@ -95,8 +95,8 @@ def held_out_rows(data: ErrorDataset, split: Split, seed: int) -> tuple[np.ndarr
             raise InputError(f"--split {split.text}: the dataset has one segment, a segment split needs two or more")
         k = min(max(1, round(split.fraction * len(segments))), len(segments) - 1)
         chosen = np.sort(rng.choice(segments, size=k, replace=False))
-        names = f"segment{'s' if k > 1 else ''} {', '.join(str(int(s)) for s in chosen)}"
-        return np.isin(data.segment, chosen), f"{names} held out"
+        chosen_text = f"segment{'s' if k > 1 else ''} {', '.join(str(int(s)) for s in chosen)}"
+        return np.isin(data.segment, chosen), f"{chosen_text} held out"
     moving = np.flatnonzero(np.ptp(data.q_setpoint, axis=0) > 0.0)
     if len(moving) == 0:
         raise InputError(f"--split {split.text}: no joint's setpoint moves, no region to hold out")

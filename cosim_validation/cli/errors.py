@@ -7,7 +7,8 @@
 - ``calibrate DATASET``: hand-eye calibration AX = YB on the tracked training rows; residuals, X and Y;
 - ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
 - ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and
-  with ``--html`` the page with the distributions.
+  with ``--html`` the page with the distributions; ``evaluate DATASET --split SPLIT --seeds N`` instead trains on
+  part of the dataset and judges on the rest, per seed (:mod:`cosim_validation.cli.errors_evaluate`).
 
 A dataset is the Parquet file of docs/ERRORS.md, or the documented CSV (its robot is the configuration's).
 """
@@ -19,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import errors_evaluate
 from cosim_validation.cli.output import print_json
 
 HELP = "learned error injection: calibrate, train and evaluate error models from a robot's dataset"
@@ -71,21 +73,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
             p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
+            p.add_argument("--plain", action="store_true",
+                           help="no guards: offsets injected everywhere, also far from the training data")  # fmt: skip
         if name == "evaluate":
-            p.add_argument("--model", required=True, help="error model file (cosim errors train)")
-            p.add_argument("--set", default="test", choices=("train", "test"), help="rows to evaluate on")
-            p.add_argument("--html", default=None, metavar="PAGE", help="write the page with Table II and figures")
+            errors_evaluate.add_arguments(p)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.error_injection.dataset_io import read_csv, read_parquet
+    from cosim_validation.error_injection.dvrk_csv import is_dvrk_csv, read_dvrk_csv
     from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
     from cosim_validation.robots.model import RobotConfig
 
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
+    if path.suffix.lower() == ".csv" and is_dvrk_csv(path):
+        return read_dvrk_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
     if path.suffix.lower() == ".csv":
         return read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
     if path.suffix.lower() != ".parquet":
@@ -93,12 +98,17 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     return read_parquet(path), kinematics
 
 
-def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
+def _check_registration(args: argparse.Namespace) -> None:
     from cosim_validation.common.exceptions import InputError
-    from cosim_validation.error_injection.learning import label
 
     if not args.max_registration_error_mm > 0:
         raise InputError(f"--max-registration-error-mm: expected a number > 0, got {args.max_registration_error_mm}")
+
+
+def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
+    from cosim_validation.error_injection.learning import label
+
+    _check_registration(args)
     dataset, kinematics = _inputs(args)
     return label(dataset, kinematics, max_registration_error_m=1e-3 * args.max_registration_error_mm), kinematics
 
@@ -191,6 +201,13 @@ def run(args: argparse.Namespace) -> int:
     """Run the action and print its result."""
     if args.action == "collect":
         return _collect_from_run(args) if args.from_run else _collect(args)
+    if args.action == "evaluate":
+        errors_evaluate.check_arguments(args)
+    if args.action == "evaluate" and args.split is not None:
+        _check_registration(args)
+        split = errors_evaluate.split_result(args, *_inputs(args))
+        print_json(split) if args.json else errors_evaluate.print_split_result(split)
+        return 0
     labelled, kinematics = _labelled(args)
     result: dict[str, Any] = {"dataset": str(args.dataset), "rows": labelled.cleaned.counts}
     result["calibration"] = labelled.hand_eye.summary()
@@ -200,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "train":
         result |= _train(args, labelled)
     else:
-        result |= _evaluate(args, labelled, kinematics)
+        result |= errors_evaluate.model_result(args, labelled, kinematics)
     if args.json:
         print_json(result)
     else:
@@ -213,33 +230,11 @@ def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
     from cosim_validation.error_injection.training import TrainingSettings
 
     training = TrainingSettings(max_epochs=args.max_epochs, seed=args.seed)
-    model, report = learn(labelled, LearnSettings(args.nn1, args.nn2, training, args.search), str(args.dataset))
+    model, report = learn(
+        labelled, LearnSettings(args.nn1, args.nn2, training, args.search, args.plain), str(args.dataset)
+    )
     model.save(args.output)
     return {"model": str(args.output), "nn1": report["nn1"], "nn2": report["nn2"]}
-
-
-def _evaluate(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[str, Any]:
-    import numpy as np
-
-    from cosim_validation.error_injection.evaluation import evaluate
-    from cosim_validation.error_injection.model_file import ErrorModel
-    from cosim_validation.error_injection.robot_identity import RobotIdentity
-
-    model = ErrorModel.load(args.model)
-    model.check_robot(RobotIdentity.of(kinematics), str(args.model))
-    evaluation = evaluate(model, labelled, kinematics, args.set)
-    out: dict[str, Any] = {"model": str(args.model)} | evaluation.summary()
-    if labelled.single_reading_gap is not None:  # what a perfect model still leaves against one tracked reading
-        t_m, r_rad = labelled.single_reading_gap
-        floor = {"translation_mm": 1e3 * t_m, "rotation_deg": float(np.degrees(r_rad))}
-        best = {k: out["table"][f"{k} without"]["mean"] / max(v, 1e-15) for k, v in floor.items()}
-        out["tracker_floor"] = floor | {"best_cut": best}
-    if args.html:
-        from cosim_validation.error_injection.evaluation_page import write_page
-
-        write_page(evaluation, Path(args.html), f"Learned error injection: {Path(args.model).name}")
-        out["html"] = str(args.html)
-    return out
 
 
 def _print(action: str, result: dict[str, Any]) -> None:
@@ -252,23 +247,10 @@ def _print(action: str, result: dict[str, Any]) -> None:
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
+            mask = net.get("mask")
+            joints = "every joint" if mask is None else f"joints {[i + 1 for i, m in enumerate(mask) if m]}"
             print(f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
-                  f"validation MSE {net['validation_mse']:.4f} (normalised)")  # fmt: skip
+                  f"validation MSE {net['validation_mse']:.4f} (normalised), injected on {joints}")  # fmt: skip
         print(f"wrote {result['model']}")
     elif action == "evaluate":
-        print(f"{result['samples']} held-out samples; gap between real and simulated actual pose:")
-        for name, row in result["table"].items():
-            print(f"  {name:<24} mean {row['mean']:.4f}  std {row['std']:.4f}  median {row['median']:.4f}  "
-                  f"max {row['max']:.4f}")  # fmt: skip
-        ratio = result["improvement"]
-        print(f"cut {ratio['translation_mm']:.2f}x (position), {ratio['rotation_deg']:.2f}x (rotation)")
-        if "tracker_floor" in result:
-            floor, best = result["tracker_floor"], result["tracker_floor"]["best_cut"]
-            print(f"tracker floor (spread of repeated readings): {floor['translation_mm']:.4f} mm, "
-                  f"{floor['rotation_deg']:.4f} deg; a perfect model would cut {best['translation_mm']:.2f}x, "
-                  f"{best['rotation_deg']:.2f}x")  # fmt: skip
-        for name, row in result["distributions"].items():
-            if name.startswith("tip"):
-                print(f"  {name}: KS {row['ks']:.3f}, Wasserstein {row['wasserstein']:.4f} mm")
-        if "html" in result:
-            print(f"wrote {result['html']}")
+        errors_evaluate.print_model_result(result)

@@ -5,9 +5,13 @@ trajectory: translation (eq. 5) and rotation (eq. 6) between them, mean / std / 
 pose is the tracked one (Y B X^-1); the simulated robot follows its commands exactly (MuJoCo tracks a setpoint to
 about 0.02 mm, RQ3), so its actual tip is the nominal forward kinematics of what it is commanded: the setpoint
 without injection, setpoint + a1 + a2 with it, the injector fed its own readings (setpoint + a1) as history, one
-command after another, exactly as the ``errors`` filter runs. The error distributions of both robots (setpoint ->
-measured per joint, and the tip's distance from the plan) are compared by the two-sample Kolmogorov-Smirnov
-statistic and the Wasserstein distance.
+command after another, exactly as the ``errors`` filter runs; where the evaluated rows are not consecutive (a
+split that holds out scattered rows) the injector starts afresh, as at a case's start. The error distributions of
+both robots (setpoint -> measured per joint, and the tip's distance and rotation from the plan) are compared by the
+two-sample Kolmogorov-Smirnov statistic and the Wasserstein distance.
+
+Nothing here flatters: the summary gives both gaps without and with injection and their ratio with / without,
+and names each gap that injection makes worse (:meth:`Evaluation.worse`).
 """
 
 from __future__ import annotations
@@ -35,12 +39,18 @@ class Evaluation(NamedTuple):
         controller_error: {"real", "with"} -> (n, J) measured - setpoint [rad] (the simulator without injection: 0).
         tip_error_m: {"real", "without", "with"} -> (n,) distance of the actual tip from the plan's (FK of the
             setpoint) [m].
+        tip_rotation_rad: {"real", "without", "with"} -> (n,) rotation of the actual tip from the plan's [rad].
+        joint_units: (J,) ``rad`` or ``m`` per joint (controller errors are reported in mrad or mm).
+        set_name: The rows evaluated (``test``: held out, ``train``: the training rows).
     """
 
     translation_m: dict[str, np.ndarray]
     rotation_rad: dict[str, np.ndarray]
     controller_error: dict[str, np.ndarray]
     tip_error_m: dict[str, np.ndarray]
+    tip_rotation_rad: dict[str, np.ndarray]
+    joint_units: tuple[str, ...]
+    set_name: str = "test"
 
     def table(self) -> dict[str, dict[str, float]]:
         """Seed 001's Table II: translation [mm] and rotation [deg] statistics, without and with injection."""
@@ -55,26 +65,37 @@ class Evaluation(NamedTuple):
     def distances(self) -> dict[str, dict[str, Any]]:
         """KS statistic and Wasserstein distance (in ``unit``) between real and simulated error distributions."""
         out: dict[str, dict[str, Any]] = {}
-        for case in ("without", "with"):
-            ks = ks_2samp(self.tip_error_m["real"], self.tip_error_m[case])
-            distance = wasserstein_distance(self.tip_error_m["real"], self.tip_error_m[case])
-            out[f"tip error {case}"] = {"ks": float(ks.statistic), "wasserstein": 1e3 * float(distance), "unit": "mm"}
+        tips = (("tip position error", self.tip_error_m, 1e3, "mm"),
+                ("tip rotation error", self.tip_rotation_rad, float(np.degrees(1.0)), "deg"))  # fmt: skip
+        for what, values, scale, unit in tips:
+            for case in ("without", "with"):
+                out[f"{what} {case}"] = _scores(values["real"], values[case], scale, unit)
         real, sim = self.controller_error["real"], self.controller_error["with"]
-        for j in range(real.shape[1]):
-            out[f"joint {j + 1} controller error with"] = {
-                "ks": float(ks_2samp(real[:, j], sim[:, j]).statistic),
-                "wasserstein": 1e3 * float(wasserstein_distance(real[:, j], sim[:, j])),
-                "unit": "mrad",
-            }
+        for j, unit in enumerate(self.joint_units):
+            out[f"joint {j + 1} controller error with"] = _scores(real[:, j], sim[:, j], 1e3, f"m{unit}")
         return out
+
+    def worse(self) -> list[str]:
+        """``position`` and / or ``rotation``: the mean gaps that injection makes larger than without it."""
+        pairs = (("position", self.translation_m), ("rotation", self.rotation_rad))
+        return [name for name, gap in pairs if gap["with"].mean() > gap["without"].mean()]
 
     def summary(self) -> dict[str, Any]:
         """Everything as JSON, with the improvement ratios (mean without / mean with)."""
         table = self.table()
         ratio = {k: table[f"{k} without"]["mean"] / max(table[f"{k} with"]["mean"], 1e-15)
                  for k in ("translation_mm", "rotation_deg")}  # fmt: skip
-        return {"samples": int(self.translation_m["with"].size), "table": table, "improvement": ratio,
+        with_over_without = {k: table[f"{k} with"]["mean"] / max(table[f"{k} without"]["mean"], 1e-15)
+                             for k in ("translation_mm", "rotation_deg")}  # fmt: skip
+        return {"samples": int(self.translation_m["with"].size), "set": self.set_name, "table": table,
+                "improvement": ratio, "with_over_without": with_over_without, "worse_with_injection": self.worse(),
                 "distributions": self.distances()}  # fmt: skip
+
+
+def _scores(real: np.ndarray, simulated: np.ndarray, scale: float, unit: str) -> dict[str, Any]:
+    """KS statistic and Wasserstein distance (times ``scale``, in ``unit``) of two samples."""
+    return {"ks": float(ks_2samp(real, simulated).statistic),
+            "wasserstein": scale * float(wasserstein_distance(real, simulated)), "unit": unit}  # fmt: skip
 
 
 def injected_commands(model: ErrorModel, kinematics: Kinematics, q_setpoint: np.ndarray,
@@ -99,20 +120,26 @@ def evaluate(model: ErrorModel, labelled: Labelled, kinematics: Kinematics, set_
     """
     data = labelled.data
     rows = data.set_name == set_name
-    commands, measured = injected_commands(model, kinematics, data.q_setpoint[rows], data.segment_starts()[rows])
     tracked = labelled.cleaned.tracked[rows]
     if not tracked.any():
         raise DatasetError(f"dataset: no tracked rows in the {set_name!r} set to evaluate on")
+    index = np.flatnonzero(rows)
+    starts = data.segment_starts()[rows]
+    starts[0] = True
+    starts[1:] |= np.diff(index) > 1  # rows not consecutive: the injector starts afresh
+    commands, measured = injected_commands(model, kinematics, data.q_setpoint[rows], starts)
     real = labelled.actual_tip_poses()[rows][tracked]
     planned = _fk(kinematics, data.q_setpoint[rows][tracked])
     injected = _fk(kinematics, commands[tracked])
     t_without, r_without = pose_gap(real, planned)
     t_with, r_with = pose_gap(real, injected)
+    t_sim, r_sim = pose_gap(injected, planned)
     q_s, q_m = data.q_setpoint[rows], data.q_measured[rows]
     return Evaluation(
         {"without": t_without, "with": t_with}, {"without": r_without, "with": r_with},
         {"real": q_m - q_s, "with": measured - q_s},
-        {"real": t_without, "without": np.zeros_like(t_without), "with": pose_gap(injected, planned)[0]},
+        {"real": t_without, "without": np.zeros_like(t_without), "with": t_sim},
+        {"real": r_without, "without": np.zeros_like(r_without), "with": r_sim}, data.joint_units, set_name,
     )  # fmt: skip
 
 

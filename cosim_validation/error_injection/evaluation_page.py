@@ -66,15 +66,19 @@ def write_page(evaluation: Evaluation, path: Path, title: str) -> None:
     """Write the page to ``path`` (atomically)."""
     summary = evaluation.summary()
     png = base64.b64encode(figure_png(evaluation)).decode()
-    ratio = summary["improvement"]
+    ratio = summary["with_over_without"]
+    rows = "held-out samples" if summary["set"] == "test" else "training samples (not held out)"
+    worse = "".join(f"<p><b>warning: with injection the {w} gap is worse than without.</b></p>"
+                    for w in summary["worse_with_injection"])  # fmt: skip
     text = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif} td,th{padding:2px 8px;text-align:right}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>{summary['samples']} held-out samples. Mean gap cut "
-        f"{ratio['translation_mm']:.2f}x (position), {ratio['rotation_deg']:.2f}x (rotation).</p>"
-        f"<h2>Real vs simulated actual pose (seed 001, Table II)</h2>{_rows(summary['table'])}"
+        f"<h1>{html.escape(title)}</h1><p>{summary['samples']} {rows}. Mean gap with injection / without: "
+        f"{ratio['translation_mm']:.2f} (position), {ratio['rotation_deg']:.2f} (rotation); below 1 is better.</p>"
+        f"{worse}"
+        f"<h2>Real vs simulated actual pose (Table II of the paper)</h2>{_rows(summary['table'])}"
         f"<h2>Error distributions, two-sample statistics</h2>{_rows(summary['distributions'])}"
-        f"<h2>Distributions (seed 001, Fig. 6)</h2><img alt='distributions' src='data:image/png;base64,{png}'>"
+        f"<h2>Distributions (Fig. 6 of the paper)</h2><img alt='distributions' src='data:image/png;base64,{png}'>"
         "</body></html>"
     )
 

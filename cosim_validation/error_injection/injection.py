@@ -15,6 +15,9 @@ sample (not the physical robot's), and the direction state of each network (:mod
 object runs in a campaign (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`) and in a session's
 ``error_injector`` node, fed the same calls in the same order, so both give the same samples.
 
+A model with guards (:mod:`~.support`) shrinks each offset smoothly to zero as its input leaves the network's
+training data, and injects no offset on the joints where it did not lower the validation error.
+
 The reset pose is not filtered (a filter does not move the robot's reset), so the first sample of a case, the
 arm at rest, shows no injected error; every later sample does. Commands are kept inside the joint limits.
 """
@@ -75,9 +78,9 @@ class ErrorInjector:
         """(a1, a2), each (J,), for the setpoint after the current history; advances the history."""
         step = q_setpoint - self._previous_setpoint
         self._previous_setpoint = np.array(q_setpoint, dtype=np.float64)
-        a1 = self.model.nn1.predict(self._nn1.features(q_setpoint, self._previous, step))
+        a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step))
         measured = q_setpoint + a1
-        a2 = self.model.nn2.predict(self._nn2.features(measured, self._previous, step))
+        a2 = self.model.offsets("nn2", self._nn2.features(measured, self._previous, step))
         return a1, a2
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:

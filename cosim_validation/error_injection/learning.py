@@ -8,14 +8,17 @@
 3. the actual tip pose of every tracked row, Y B X^-1, and its actual joints (:mod:`~.actual_joints`);
 4. NN1 on every training row (setpoint [+ history] -> measured - setpoint), NN2 on the tracked training rows
    (measured [+ history] -> actual - measured); the history is the previous row's measured joints of the same
-   segment, as the injector sees it.
+   segment, as the injector sees it;
+5. unless ``plain``: each network's guard (:mod:`~.support`): blocks of consecutive rows (15 %) are kept from its
+   fit; its training support is that of the rows it was fitted to, and its joint mask keeps the joints whose
+   (support-weighted) offsets lower the squared error on the kept blocks.
 
 The tool frame of the calibration is the needle tip (rigidly on the last link, so X = T_tip_marker is constant).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,10 +32,12 @@ from cosim_validation.error_injection.hand_eye import HandEye, calibrate
 from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.error_injection.repeats import average_repeats, groups, single_reading_gap
 from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.error_injection.support import Guard, joint_mask, support_of
 from cosim_validation.error_injection.training import (
     MIN_TRAINING_ROWS,
     TrainedNetwork,
     TrainingSettings,
+    check_rows,
     search,
     train_network,
 )
@@ -41,6 +46,9 @@ from cosim_validation.robots.model import Kinematics
 
 #: A tracked pose the actual joints miss by more than this is not used for NN2 (counted as ``ik_unreached``) [m].
 IK_TOLERANCE_M = 1e-4
+#: Consecutive rows per validation block of a guard, and the share of blocks kept for validation.
+VALIDATION_BLOCK_ROWS = 50
+VALIDATION_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -149,18 +157,48 @@ class LearnSettings:
             for NN1: docs/ERRORS.md, "Diagnosis").
         training: Hyper-parameters (seed 001's by default).
         search: Try :data:`~.training.SEARCH_GRID` and keep the best on the validation rows.
+        plain: No guards: the networks fitted to every row and injected everywhere (the model before guards).
     """
 
     nn1_features: str = "CS"
     nn2_features: str = "CPE"
     training: TrainingSettings = field(default_factory=TrainingSettings)
     search: bool = False
+    plain: bool = False
 
 
 def _fit(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSettings, what: str) -> TrainedNetwork:
     if settings.search:
         return search(spec, x, y, settings.training, what)[0]
     return train_network(spec, x, y, settings.training, what)
+
+
+def validation_blocks(n_rows: int, seed: int) -> np.ndarray:
+    """(n,) bool: rows kept for a guard's validation, whole blocks of :data:`VALIDATION_BLOCK_ROWS` consecutive
+    rows (a random share :data:`VALIDATION_SHARE` of them, at least one), so they are not the neighbours of
+    rows the network was fitted to."""
+    block = np.arange(n_rows) // VALIDATION_BLOCK_ROWS
+    n_blocks = int(block[-1]) + 1 if n_rows else 0
+    k = max(1, round(VALIDATION_SHARE * n_blocks))
+    chosen = np.random.default_rng(seed).choice(n_blocks, size=min(k, n_blocks), replace=False)
+    return np.isin(block, chosen)
+
+
+def fit_guarded(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSettings,
+                 what: str) -> tuple[TrainedNetwork, Guard | None]:  # fmt: skip
+    """The network and its guard (None when ``plain``)."""
+    if settings.plain:
+        return _fit(spec, x, y, settings, what), None
+    check_rows(x, y, what)
+    held = validation_blocks(len(x), settings.training.seed)
+    trained = _fit(spec, x[~held], y[~held], settings, f"{what}, without its validation blocks")
+    net = trained.network
+    guard = support_of((x[~held] - net.x_mean) / net.x_std, settings.training.seed)
+    guard = replace(guard, mask=np.ones(spec.n_joints, dtype=bool))
+    z_held = (x[held] - net.x_mean) / net.x_std
+    predicted = guard.weight(z_held)[:, None] * net.predict(x[held])
+    # its rows: every row it was given, the validation blocks included (as sklearn's own validation rows are)
+    return replace(trained, train_rows=len(x)), replace(guard, mask=joint_mask(y[held], predicted))
 
 
 def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: str) -> tuple[np.ndarray, str]:
@@ -189,18 +227,27 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
     spec1, spec2 = FeatureSpec(settings.nn1_features, n_joints), FeatureSpec(settings.nn2_features, n_joints)
     x1 = feature_matrix(spec1, data.q_setpoint, previous, starts, step)
     x2 = feature_matrix(spec2, data.q_measured, previous, starts, step)
-    rows1, what1 = _prefer(train, train & ~settled, "NN1 (training rows in motion)", "NN1 (training rows)")
-    nn1 = _fit(spec1, x1[rows1], (data.q_measured - data.q_setpoint)[rows1], settings, what1)
+    if settled.any():  # the collection's settled steps are known: the rows between them are the motion
+        rows1, what1 = _prefer(train, train & ~settled, "NN1 (training rows in motion)", "NN1 (training rows)")
+    else:  # nothing tells settled rows from moving ones (a CSV of quasi-static poses, say): every row
+        rows1, what1 = train, "NN1 (training rows)"
+    nn1, guard1 = fit_guarded(spec1, x1[rows1], (data.q_measured - data.q_setpoint)[rows1], settings, what1)
     labelled_rows = train & np.isfinite(labelled.q_actual).all(axis=1)
     rows2, what2 = _prefer(labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)",
                            "NN2 (tracked training rows)")  # fmt: skip
-    nn2 = _fit(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, what2)
+    nn2, guard2 = fit_guarded(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, what2)
     report = {
         "source": source,
         "rows": labelled.cleaned.counts,
         "calibration": labelled.hand_eye.summary(),
-        "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1},
-        "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2},
+        "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1, "mask": _mask_json(guard1)},
+        "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2, "mask": _mask_json(guard2)},
     }
     source_hash = labelled.dataset_hash or data.content_hash()
-    return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report), report
+    guards = {key: g for key, g in (("nn1", guard1), ("nn2", guard2)) if g is not None}
+    return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report, guards), report
+
+
+def _mask_json(guard: Guard | None) -> list[bool] | None:
+    """The injected joints (None: no guard, every joint)."""
+    return None if guard is None else [bool(m) for m in guard.mask]

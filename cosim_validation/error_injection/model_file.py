@@ -2,20 +2,25 @@
 
 A model is an ``.npz`` archive of plain arrays (no pickle) with a JSON ``header`` entry::
 
-    header: {"format": "cosim-error-model", "version": 1,
+    header: {"format": "cosim-error-model", "version": 2,
              "robot": {"joint_names": [...], "model_hash": "<sha256>"},
              "training_data_hash": "<sha256 of the training rows>",
-             "networks": {"nn1": {"features": {"kind": "CPE", "n_joints": 7, "deadband": 5e-05}, "layers": 3},
+             "networks": {"nn1": {"features": {"kind": "CPE", "n_joints": 7, "deadband": 5e-05}, "layers": 3,
+                                  "guard": {"radius": 0.8, "width": 1.0, "mask": [true, ...]}},
                           "nn2": {...}},
              "meta": {...}}                      # hyper-parameters, training losses, dataset, time
     nn1.w0, nn1.b0, ... nn1.w2, nn1.b2           # (n_in, n_out), (n_out,) per layer
     nn1.x_mean, nn1.x_std, nn1.y_mean, nn1.y_std # z-score normalisers of inputs (F,) and outputs (J,)
+    nn1.support_{lower,upper}, nn1.support_points  # the guard's training support (F,), (F,), (m, F), z-scored
     nn2.*                                        # the same for NN2
 
 NN1 predicts the controller error (measured - setpoint) from the setpoint, NN2 the kinematic and non-kinematic
 error (actual - measured) from the measured joints; both as joint offsets [rad, or m for a prismatic joint].
 Reading checks every entry (a cut-short or edited file is one :class:`ModelFileError` naming the entry), and
-:meth:`ErrorModel.check_robot` refuses a model made for another robot.
+:meth:`ErrorModel.check_robot` refuses a model made for another robot. The guard of a network (:mod:`~.support`:
+offsets shrink to zero away from the training data, and joints that did not help are not injected) is new in
+version 2; a version-1 file (no guards) still loads and injects its networks' offsets everywhere, as it did
+(:attr:`ErrorModel.guarded` is False; ``cosim errors train`` makes a guarded one).
 """
 
 from __future__ import annotations
@@ -36,9 +41,12 @@ from cosim_validation.error_injection.error_types import ModelFileError
 from cosim_validation.error_injection.features import FeatureSpec
 from cosim_validation.error_injection.mlp import Network
 from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.error_injection.support import Guard
 
 FORMAT = "cosim-error-model"
-VERSION = 1
+VERSION = 2
+#: Versions this software reads (1: without guards).
+READABLE_VERSIONS = (1, 2)
 NETWORKS = ("nn1", "nn2")
 _NORMALISERS = ("x_mean", "x_std", "y_mean", "y_std")
 
@@ -53,6 +61,8 @@ class ErrorModel:
         nn2: Kinematic and non-kinematic error: measured [+ history] -> actual - measured.
         training_data_hash: SHA-256 of the rows they were trained on.
         meta: Hyper-parameters, losses, the dataset's name, when (JSON values).
+        guards: ``nn1`` / ``nn2`` -> the network's training support and joint mask; a network without one
+            (a version-1 file, or trained with ``plain``) injects its offsets everywhere.
     """
 
     robot: RobotIdentity
@@ -60,6 +70,24 @@ class ErrorModel:
     nn2: Network
     training_data_hash: str
     meta: dict[str, Any] = field(default_factory=dict)
+    guards: dict[str, Guard] = field(default_factory=dict)
+
+    @property
+    def guarded(self) -> bool:
+        """Both networks limited to their training support."""
+        return all(key in self.guards for key in NETWORKS)
+
+    def offsets(self, key: str, x: np.ndarray) -> np.ndarray:
+        """(n, J) offsets of network ``key`` for features ``x`` (n, F) (or (J,) of one (F,) row), shrunk away
+        from its training support and zero on its masked joints (:mod:`~.support`) when it has a guard."""
+        net = self.nn1 if key == "nn1" else self.nn2
+        raw = net.predict(x)
+        guard = self.guards.get(key)
+        if guard is None:
+            return raw
+        z = (np.atleast_2d(np.asarray(x, dtype=np.float64)) - net.x_mean) / net.x_std
+        scaled = guard.weight(z)[:, None] * np.atleast_2d(raw) * guard.mask
+        return scaled if raw.ndim == 2 else scaled[0]  # type: ignore[no-any-return]
 
     def check_robot(self, robot: RobotIdentity, source: str = "error model") -> None:
         """Refuse to drive ``robot`` with a model made for another.
@@ -85,7 +113,7 @@ class ErrorModel:
             "version": VERSION,
             "robot": self.robot.to_json(),
             "training_data_hash": self.training_data_hash,
-            "networks": {k: {"features": n.features.to_json(), "layers": len(n.weights)} for k, n in self._nets()},
+            "networks": {k: self._network_header(k, n) for k, n in self._nets()},
             "meta": self.meta,
         }
         arrays: dict[str, np.ndarray] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
@@ -93,6 +121,10 @@ class ErrorModel:
             for i, (w, b) in enumerate(zip(net.weights, net.biases, strict=True)):
                 arrays[f"{key}.w{i}"], arrays[f"{key}.b{i}"] = w, b
             arrays |= {f"{key}.{name}": getattr(net, name) for name in _NORMALISERS}
+            if key in self.guards:
+                guard = self.guards[key]
+                arrays |= {f"{key}.support_lower": guard.lower, f"{key}.support_upper": guard.upper,
+                           f"{key}.support_points": guard.points}  # fmt: skip
         buffer = io.BytesIO()
         np.savez_compressed(buffer, allow_pickle=False, **arrays)
         return buffer.getvalue()
@@ -129,9 +161,17 @@ class ErrorModel:
             for key, net in nets.items():
                 if net.features.n_joints != robot.n_joints:
                     raise ModelFileError(f"{key}: {net.features.n_joints} joints, the robot has {robot.n_joints}")
-            return cls(robot, nets["nn1"], nets["nn2"], _text(header, "training_data_hash"), _meta(header))
+            guards = {key: g for key in NETWORKS if (g := _guard(header, arrays, key, nets[key])) is not None}
+            return cls(robot, nets["nn1"], nets["nn2"], _text(header, "training_data_hash"), _meta(header), guards)
         except InputError as exc:
             raise ModelFileError(f"{source}: {exc}") from None
+
+    def _network_header(self, key: str, net: Network) -> dict[str, Any]:
+        out: dict[str, Any] = {"features": net.features.to_json(), "layers": len(net.weights)}
+        if key in self.guards:
+            g = self.guards[key]
+            out["guard"] = {"radius": g.radius, "width": g.width, "mask": [bool(m) for m in g.mask]}
+        return out
 
     def _nets(self) -> tuple[tuple[str, Network], ...]:
         return (("nn1", self.nn1), ("nn2", self.nn2))
@@ -155,8 +195,11 @@ def _read_archive(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, n
         raise ModelFileError(f"{source}: header: expected a JSON object, got {type(header).__name__}")
     if header.get("format") != FORMAT:
         raise ModelFileError(f"{source}: header: format {header.get('format')!r}, expected {FORMAT!r}")
-    if header.get("version") != VERSION:
-        raise ModelFileError(f"{source}: header: version {header.get('version')!r}, this software reads {VERSION}")
+    if header.get("version") not in READABLE_VERSIONS:
+        raise ModelFileError(
+            f"{source}: header: version {header.get('version')!r}, this software reads "
+            f"{' and '.join(map(str, READABLE_VERSIONS))}; make the model again with cosim errors train"
+        )
     return header, arrays
 
 
@@ -211,3 +254,30 @@ def _network(header: dict[str, Any], arrays: dict[str, np.ndarray], key: str) ->
         return Network(feature_spec, weights, biases, *normalisers)
     except ModelFileError as exc:
         raise ModelFileError(f"{key}: {exc}") from None
+
+
+def _guard(header: dict[str, Any], arrays: dict[str, np.ndarray], key: str, net: Network) -> Guard | None:
+    """The guard of network ``key`` (None: the file has none, a version-1 file or a plain one)."""
+    spec = header["networks"][key].get("guard")
+    if spec is None:
+        return None
+    if header.get("version") == 1 or not isinstance(spec, dict):
+        raise ModelFileError(f"header: networks.{key}.guard: expected an object in a version-2 file")
+    mask = spec.get("mask")
+    if not isinstance(mask, list) or len(mask) != net.features.n_joints or not all(isinstance(m, bool) for m in mask):
+        raise ModelFileError(f"header: networks.{key}.guard.mask: expected {net.features.n_joints} true/false")
+    radius, width = (_number(spec, name, f"networks.{key}.guard") for name in ("radius", "width"))
+    box = [_array(arrays, f"{key}.support_{name}") for name in ("lower", "upper", "points")]
+    if box[0].shape != (net.features.n_features,):
+        raise ModelFileError(f"entry {key}.support_lower: shape {box[0].shape}, expected ({net.features.n_features},)")
+    try:
+        return Guard(box[0], box[1], box[2], radius, width, np.array(mask, dtype=bool))
+    except ModelFileError as exc:
+        raise ModelFileError(f"{key}: {exc}") from None
+
+
+def _number(spec: dict[str, Any], name: str, where: str) -> float:
+    value = spec.get(name)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ModelFileError(f"header: {where}.{name}: expected a number, got {value!r}")
+    return float(value)

@@ -42,8 +42,8 @@ def test_calibration_labels_and_learning_close_the_gap_on_held_out_motion(kinema
     # the injector's self-fed history can settle on the wrong side of the play on slow held-out motion
     assert summary["improvement"]["translation_mm"] > 1.5
     assert summary["improvement"]["rotation_deg"] > 2.0
-    assert summary["distributions"]["tip error with"]["ks"] < 0.2
-    assert summary["distributions"]["tip error without"]["ks"] > 0.9  # a rigid simulator has no error at all
+    assert summary["distributions"]["tip position error with"]["ks"] < 0.2
+    assert summary["distributions"]["tip position error without"]["ks"] > 0.9  # a rigid simulator has no error at all
 
 
 def test_another_robots_dataset_is_refused(kinematics: Kinematics) -> None:

@@ -445,9 +445,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import numba
 
-    print(f"python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}, "
-          f"{os.cpu_count()} CPUs, numba threads {numba.get_num_threads()}, load average {os.getloadavg()[0]:.1f} "
-          f"(shared machine: compare ratios, not absolute times)")  # fmt: skip
+    print(
+        f"python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}, "
+        f"{os.cpu_count()} CPUs, numba threads {numba.get_num_threads()}, load average {os.getloadavg()[0]:.1f} "
+        f"(shared machine: compare ratios, not absolute times)"
+    )
     rng = np.random.default_rng(2024)
     bench_compile()
     bench_frechet_single(rng, 2000, args.quick)

@@ -77,8 +77,10 @@ def main() -> int:
     unfiltered = MotionChecker(setup.robot.kinematics, setup.world, setup.planning.arm_clearance_m, box_prefilter=False)
     object.__setattr__(setup.planner, "checker", unfiltered)  # the named alternative: every point queried
     results["straight, every point queried"] = run_suite(setup, setup.controller("straight"), sources, targets)
-    print(f"{'controller':32s} {'reached':>9s} {'rate':>7s} {'heart':>6s} {'plan ms mean / p95':>20s}"
-          f" {'motion s / plan s':>18s}  refused")  # fmt: skip
+    print(
+        f"{'controller':32s} {'reached':>9s} {'rate':>7s} {'heart':>6s} {'plan ms mean / p95':>20s}"
+        f" {'motion s / plan s':>18s}  refused"
+    )
     for name, r in results.items():
         rate = r.reached / len(targets)
         timing = f"{r.times.mean() * 1e3:9.1f} / {np.percentile(r.times, 95) * 1e3:7.1f}"

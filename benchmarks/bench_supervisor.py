@@ -89,15 +89,19 @@ def bench_force(setup: InsertionSetup) -> None:
 
     best_stream = min(_timed(streamed) for _ in range(3))
     n = plan.n_samples
-    print(f"force model, {n} samples: one batch {best_batch * 1e3:.2f} ms ({best_batch / n * 1e6:.1f} us/sample); "
-          f"one call per sample {best_stream * 1e3:.1f} ms ({best_stream / n * 1e6:.0f} us/sample); "
-          f"ratio {best_stream / best_batch:.1f}")  # fmt: skip
+    print(
+        f"force model, {n} samples: one batch {best_batch * 1e3:.2f} ms ({best_batch / n * 1e6:.1f} us/sample); "
+        f"one call per sample {best_stream * 1e3:.1f} ms ({best_stream / n * 1e6:.0f} us/sample); "
+        f"ratio {best_stream / best_batch:.1f}"
+    )
     exact = model.layers.along_needle(holder, tip)
     best_exact = min(_timed(lambda: model.layers.along_needle(holder, tip)) for _ in range(5))
     sampled, best_sampled = _sampled_lengths(model, holder, tip)
     error = np.max(np.abs(sampled - exact.length_m))
-    print(f"tissue intervals: exact {best_exact * 1e3:.2f} ms; sampling every 0.5 mm {best_sampled * 1e3:.1f} ms "
-          f"(ratio {best_sampled / best_exact:.1f}), largest length difference {error * 1e3:.3f} mm")  # fmt: skip
+    print(
+        f"tissue intervals: exact {best_exact * 1e3:.2f} ms; sampling every 0.5 mm {best_sampled * 1e3:.1f} ms "
+        f"(ratio {best_sampled / best_exact:.1f}), largest length difference {error * 1e3:.3f} mm"
+    )
 
 
 def _sampled_lengths(model, holder: np.ndarray, tip: np.ndarray) -> tuple[np.ndarray, float]:  # type: ignore[no-untyped-def]
@@ -146,8 +150,10 @@ def bench_stop(setup: InsertionSetup) -> None:
         stops.append((still - k) * dt)
         moves.append(np.linalg.norm(tip[still] - tip[k]))
     travel = f"{min(moves) * 1e3:.2f}-{max(moves) * 1e3:.2f} mm"
-    print(f"stop time after the exception's step ({len(stops)} runs): {min(stops):.1f}-{max(stops):.1f} s "
-          f"(mean {np.mean(stops):.2f}); tip travel meanwhile {travel}")  # fmt: skip
+    print(
+        f"stop time after the exception's step ({len(stops)} runs): {min(stops):.1f}-{max(stops):.1f} s "
+        f"(mean {np.mean(stops):.2f}); tip travel meanwhile {travel}"
+    )
     periods = sum(len(r.supervision) + 1 for r, _ in runs.values())
     case = TestCase(
         "plain", "s", "base_link", setup.planning.default_source_m, TARGET, np.full(3, -1), 0.0, "m", 7, 0.0
@@ -158,8 +164,10 @@ def bench_stop(setup: InsertionSetup) -> None:
         plain_periods += assembly.run_batch(case).run.executed
     plain_s = time.perf_counter() - start
     per_supervised, per_plain = supervised_s / periods * 1e3, plain_s / plain_periods * 1e3
-    print(f"lockstep period on MuJoCo: supervised {per_supervised:.2f} ms, without a supervisor {per_plain:.2f} ms "
-          f"(ratio {per_supervised / per_plain:.2f}; {len(runs)} cases each)")  # fmt: skip
+    print(
+        f"lockstep period on MuJoCo: supervised {per_supervised:.2f} ms, without a supervisor {per_plain:.2f} ms "
+        f"(ratio {per_supervised / per_plain:.2f}; {len(runs)} cases each)"
+    )
     assembly.close()
 
 

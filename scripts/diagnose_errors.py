@@ -77,8 +77,9 @@ def main() -> None:
     robot = RobotConfig.from_config(config["robot"])
     kin = robot.kinematics
     witness = _Witness(make_backend("emulated", config, kin))
-    settings = CollectSettings(goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats,
-                               motion_s=args.motion_s)  # fmt: skip
+    settings = CollectSettings(
+        goals=args.goals, test_s=args.test_s, seed=args.seed, repeats=args.repeats, motion_s=args.motion_s
+    )
     dataset = collect(witness, kin, robot.home_q, settings)  # type: ignore[arg-type]
     labelled = label(dataset, kin)
     group = groups(clean(dataset))
@@ -129,8 +130,10 @@ def main() -> None:
     base = TrainingSettings()
     noisy = train_network(spec, x2[train], (labelled.q_actual - q_m)[train], base, "NN2 noisy labels")
     exact = train_network(spec, x2[train], (q_true - q_m)[train], base, "NN2 true labels")
-    print(f"3. NN2 validation MSE (normalised): noisy labels {noisy.validation_mse:.3f}, "
-          f"true labels {exact.validation_mse:.3f}")  # fmt: skip
+    print(
+        f"3. NN2 validation MSE (normalised): noisy labels {noisy.validation_mse:.3f}, "
+        f"true labels {exact.validation_mse:.3f}"
+    )
 
     model, _ = learn(labelled, LearnSettings())
     ev = evaluate(model, labelled, kin)
@@ -143,9 +146,11 @@ def main() -> None:
     injected[:, :3, :3], injected[:, :3, 3] = R_i, pos_i
     summary = ev.summary()["table"]
     print("4. held-out gap [mm | deg], mean: against the tracked pose (cosim errors evaluate) and the true pose")
-    print(f"   tracked: without {summary['translation_mm without']['mean']:.3f} / "
-          f"{summary['rotation_deg without']['mean']:.3f}, with {summary['translation_mm with']['mean']:.3f} / "
-          f"{summary['rotation_deg with']['mean']:.3f}")  # fmt: skip
+    print(
+        f"   tracked: without {summary['translation_mm without']['mean']:.3f} / "
+        f"{summary['rotation_deg without']['mean']:.3f}, with {summary['translation_mm with']['mean']:.3f} / "
+        f"{summary['rotation_deg with']['mean']:.3f}"
+    )
     for name, T in (("without", planned), ("with", injected)):
         t, r = pose_gap(true_T[test], T)
         print(f"   true {name}: {1e3 * t.mean():.3f} / {np.degrees(r.mean()):.3f}")

@@ -29,8 +29,22 @@ def make() -> int:
     with tempfile.TemporaryDirectory() as folder:
         os.chdir(folder)  # the model's metadata names its dataset as given: "er3.parquet", no path of this machine
         dataset = "er3.parquet"
-        collect = ["errors", "collect", "--config", str(CONFIG), "-o", dataset, "--goals", "200", "--test-s", "120",
-                   "--motion-s", "600", "--seed", "0"]  # fmt: skip
+        collect = [
+            "errors",
+            "collect",
+            "--config",
+            str(CONFIG),
+            "-o",
+            dataset,
+            "--goals",
+            "200",
+            "--test-s",
+            "120",
+            "--motion-s",
+            "600",
+            "--seed",
+            "0",
+        ]
         code = main(collect)
         if code != 0:
             return code

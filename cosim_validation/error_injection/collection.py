@@ -30,8 +30,16 @@ from cosim_validation.error_injection.robot_identity import RobotIdentity, joint
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample, Reseedable, RobotBackend
 
-__all__ = ["CollectSettings", "collect", "continuous_setpoints", "dataset_of_collection", "drive",
-           "motion_box", "stamps_ns", "training_setpoints"]  # fmt: skip
+__all__ = [
+    "CollectSettings",
+    "collect",
+    "continuous_setpoints",
+    "dataset_of_collection",
+    "drive",
+    "motion_box",
+    "stamps_ns",
+    "training_setpoints",
+]
 
 
 def stamps_ns(t_s: np.ndarray) -> np.ndarray:
@@ -55,20 +63,34 @@ def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[Ba
     return samples
 
 
-def dataset_of_collection(motion: CollectionMotion, t_s: np.ndarray, q_setpoint: np.ndarray,
-                          q_measured: np.ndarray, marker: tuple[np.ndarray, np.ndarray, np.ndarray],
-                          kinematics: Kinematics, meta: dict[str, Any], segment0: int = 0) -> ErrorDataset:  # fmt: skip
+def dataset_of_collection(
+    motion: CollectionMotion,
+    t_s: np.ndarray,
+    q_setpoint: np.ndarray,
+    q_measured: np.ndarray,
+    marker: tuple[np.ndarray, np.ndarray, np.ndarray],
+    kinematics: Kinematics,
+    meta: dict[str, Any],
+    segment0: int = 0,
+) -> ErrorDataset:
     """The dataset rows of one collection's samples (n, as ``motion``): the read samples only, set ``test`` for
     the held-out motion, a segment per part (from ``segment0``); ``marker``: (n, 3) position [m], (n, 4)
     quaternion, (n,) registration error [m]."""
     keep = motion.reading
     part = motion.part[keep].astype(np.int64)
     return ErrorDataset(
-        RobotIdentity.of(kinematics), joint_units(kinematics), np.where(part == HELD_OUT, "test", "train"),
-        part + segment0, np.asarray(t_s, dtype=np.float64)[keep], np.asarray(q_setpoint)[keep],
-        np.asarray(q_measured)[keep], marker[0][keep], marker[1][keep],
-        np.asarray(marker[2], dtype=np.float64)[keep], meta,
-    )  # fmt: skip
+        RobotIdentity.of(kinematics),
+        joint_units(kinematics),
+        np.where(part == HELD_OUT, "test", "train"),
+        part + segment0,
+        np.asarray(t_s, dtype=np.float64)[keep],
+        np.asarray(q_setpoint)[keep],
+        np.asarray(q_measured)[keep],
+        marker[0][keep],
+        marker[1][keep],
+        np.asarray(marker[2], dtype=np.float64)[keep],
+        meta,
+    )
 
 
 def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> ErrorDataset:
@@ -77,9 +99,17 @@ def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, set
     motion = collection_motion(home, kinematics.q_lower, kinematics.q_upper, settings)
     samples = drive(backend, motion, settings.seed)
     meta = {"source": f"cosim errors collect ({backend.name})", "settings": dict(vars(settings))}
-    marker = (np.array([s.marker_pos_m for s in samples]), np.array([s.marker_quat_wxyz for s in samples]),
-              np.array([s.marker_error_m for s in samples]))  # fmt: skip
+    marker = (
+        np.array([s.marker_pos_m for s in samples]),
+        np.array([s.marker_quat_wxyz for s in samples]),
+        np.array([s.marker_error_m for s in samples]),
+    )
     return dataset_of_collection(
-        motion, np.array([s.t_s for s in samples]), np.array([s.q_setpoint for s in samples]),
-        np.array([s.q_measured for s in samples]), marker, kinematics, meta,
-    )  # fmt: skip
+        motion,
+        np.array([s.t_s for s in samples]),
+        np.array([s.q_setpoint for s in samples]),
+        np.array([s.q_measured for s in samples]),
+        marker,
+        kinematics,
+        meta,
+    )

@@ -26,8 +26,9 @@ SETPOINT_TOLERANCE = 1e-6
 PARTS = 3
 
 
-def _matching_motion(record: TrajectoryRecord, kinematics: Kinematics, home: np.ndarray,
-                     settings: CollectSettings, seeds: Sequence[int]) -> tuple[CollectionMotion, int]:  # fmt: skip
+def _matching_motion(
+    record: TrajectoryRecord, kinematics: Kinematics, home: np.ndarray, settings: CollectSettings, seeds: Sequence[int]
+) -> tuple[CollectionMotion, int]:
     """The collection motion (and its seed) whose setpoints the record followed.
 
     Raises:
@@ -49,9 +50,14 @@ def _matching_motion(record: TrajectoryRecord, kinematics: Kinematics, home: np.
     )
 
 
-def dataset_of_collection_records(records: Sequence[TrajectoryRecord], kinematics: Kinematics, home: np.ndarray,
-                                  settings: CollectSettings, seeds: Sequence[Sequence[int]],
-                                  source: str) -> ErrorDataset:  # fmt: skip
+def dataset_of_collection_records(
+    records: Sequence[TrajectoryRecord],
+    kinematics: Kinematics,
+    home: np.ndarray,
+    settings: CollectSettings,
+    seeds: Sequence[Sequence[int]],
+    source: str,
+) -> ErrorDataset:
     """The read samples of every record (an ``error_collection`` case each; ``seeds[i]``: the case seeds record
     i may have been drawn from), three segments per case; the held-out motion is set ``test``.
 
@@ -64,16 +70,29 @@ def dataset_of_collection_records(records: Sequence[TrajectoryRecord], kinematic
     for i, record in enumerate(records):
         motion, seed = _matching_motion(record, kinematics, home, settings, seeds[i])
         marker = (record.marker_pos_m, record.marker_quat_wxyz, record.marker_error_m)
-        parts.append(dataset_of_collection(motion, record.t_s, record.q_setpoint, record.q_measured, marker,
-                                           kinematics, {}, PARTS * i))  # fmt: skip
+        parts.append(
+            dataset_of_collection(
+                motion, record.t_s, record.q_setpoint, record.q_measured, marker, kinematics, {}, PARTS * i
+            )
+        )
         case_seeds.append(seed)
-    meta = {"source": source, "cases": [r.test_id for r in records], "case_seeds": case_seeds,
-            "settings": dict(vars(settings)) | {"seed": None}}  # fmt: skip
+    meta = {
+        "source": source,
+        "cases": [r.test_id for r in records],
+        "case_seeds": case_seeds,
+        "settings": dict(vars(settings)) | {"seed": None},
+    }
     first = parts[0]
     return ErrorDataset(
-        first.robot, first.joint_units, np.concatenate([p.set_name for p in parts]),
-        np.concatenate([p.segment for p in parts]), np.concatenate([p.time_s for p in parts]),
-        np.concatenate([p.q_setpoint for p in parts]), np.concatenate([p.q_measured for p in parts]),
-        np.concatenate([p.marker_pos_m for p in parts]), np.concatenate([p.marker_quat_wxyz for p in parts]),
-        np.concatenate([p.marker_error_m for p in parts]), meta,
-    )  # fmt: skip
+        first.robot,
+        first.joint_units,
+        np.concatenate([p.set_name for p in parts]),
+        np.concatenate([p.segment for p in parts]),
+        np.concatenate([p.time_s for p in parts]),
+        np.concatenate([p.q_setpoint for p in parts]),
+        np.concatenate([p.q_measured for p in parts]),
+        np.concatenate([p.marker_pos_m for p in parts]),
+        np.concatenate([p.marker_quat_wxyz for p in parts]),
+        np.concatenate([p.marker_error_m for p in parts]),
+        meta,
+    )

@@ -78,10 +78,15 @@ class ErrorDataset:
 
     def __post_init__(self) -> None:
         n, j = len(self.time_s), self.robot.n_joints
-        shapes = {"set": (self.set_name, (n,)), "segment": (self.segment, (n,)), "setpoint": (self.q_setpoint, (n, j)),
-                  "measured": (self.q_measured, (n, j)), "marker position": (self.marker_pos_m, (n, 3)),
-                  "marker orientation": (self.marker_quat_wxyz, (n, 4)),
-                  "registration error": (self.marker_error_m, (n,))}  # fmt: skip
+        shapes = {
+            "set": (self.set_name, (n,)),
+            "segment": (self.segment, (n,)),
+            "setpoint": (self.q_setpoint, (n, j)),
+            "measured": (self.q_measured, (n, j)),
+            "marker position": (self.marker_pos_m, (n, 3)),
+            "marker orientation": (self.marker_quat_wxyz, (n, 4)),
+            "registration error": (self.marker_error_m, (n,)),
+        }
         for what, (value, shape) in shapes.items():
             if np.shape(value) != shape:
                 raise DatasetError(f"dataset: {what} has shape {np.shape(value)}, expected {shape}")
@@ -100,10 +105,18 @@ class ErrorDataset:
         """The rows where ``mask`` (n,) is True, in order."""
         take = np.asarray(mask, dtype=bool)
         return ErrorDataset(
-            self.robot, self.joint_units, self.set_name[take], self.segment[take], self.time_s[take],
-            self.q_setpoint[take], self.q_measured[take], self.marker_pos_m[take], self.marker_quat_wxyz[take],
-            self.marker_error_m[take], dict(self.meta),
-        )  # fmt: skip
+            self.robot,
+            self.joint_units,
+            self.set_name[take],
+            self.segment[take],
+            self.time_s[take],
+            self.q_setpoint[take],
+            self.q_measured[take],
+            self.marker_pos_m[take],
+            self.marker_quat_wxyz[take],
+            self.marker_error_m[take],
+            dict(self.meta),
+        )
 
     def of_set(self, name: str) -> ErrorDataset:
         """The rows of set ``name`` (``train`` or ``test``)."""
@@ -127,8 +140,11 @@ class ErrorDataset:
     def columns(self) -> dict[str, np.ndarray]:
         """Column name -> values, in file order."""
         names, units = self.robot.joint_names, self.joint_units
-        out: dict[str, np.ndarray] = {"set": self.set_name.astype(str), "segment": self.segment.astype(np.int64),
-                                      "time_s": self.time_s.astype(np.float64)}  # fmt: skip
+        out: dict[str, np.ndarray] = {
+            "set": self.set_name.astype(str),
+            "segment": self.segment.astype(np.int64),
+            "time_s": self.time_s.astype(np.float64),
+        }
         out |= dict(zip(joint_columns("setpoint", names, units), self.q_setpoint.T, strict=True))
         out |= dict(zip(joint_columns("measured", names, units), self.q_measured.T, strict=True))
         out |= dict(zip(MARKER_POSITION, self.marker_pos_m.T, strict=True))

@@ -36,9 +36,11 @@ class CleanedDataset(NamedTuple):
     def describe(self) -> str:
         """One line for people."""
         c = self.counts
-        return (f"{c['rows']} rows: {c['nan_joints']} dropped (joints not finite); of the rest "
-                f"{c['marker_dropouts']} without a marker (dropout), {c['registration_error_above']} with a "
-                f"registration error above the threshold; {c['tracked']} with an actual pose")  # fmt: skip
+        return (
+            f"{c['rows']} rows: {c['nan_joints']} dropped (joints not finite); of the rest "
+            f"{c['marker_dropouts']} without a marker (dropout), {c['registration_error_above']} with a "
+            f"registration error above the threshold; {c['tracked']} with an actual pose"
+        )
 
 
 def clean(dataset: ErrorDataset, max_registration_error_m: float = DEFAULT_MAX_REGISTRATION_ERROR_M) -> CleanedDataset:

@@ -36,8 +36,13 @@ def write_parquet(dataset: ErrorDataset, path: str | Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    metadata = {"format": FORMAT, "robot": dataset.robot.to_json(), "joint_units": list(dataset.joint_units),
-                "rows": dataset.n_rows, **dataset.meta}  # fmt: skip
+    metadata = {
+        "format": FORMAT,
+        "robot": dataset.robot.to_json(),
+        "joint_units": list(dataset.joint_units),
+        "rows": dataset.n_rows,
+        **dataset.meta,
+    }
     table = pa.table({name: pa.array(values) for name, values in dataset.columns().items()})
     table = table.replace_schema_metadata({METADATA_KEY: json.dumps(metadata).encode()})
     write_atomic(Path(path), lambda tmp: pq.write_table(table, tmp), "an error dataset")
@@ -64,8 +69,10 @@ def read_parquet(path: str | Path) -> ErrorDataset:
     except json.JSONDecodeError:
         raise DatasetError(f"{path}: dataset metadata is not valid JSON") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise DatasetError(f"{path}: dataset format {meta.get('format') if isinstance(meta, dict) else meta!r}, "
-                           f"this version reads {FORMAT!r}")  # fmt: skip
+        raise DatasetError(
+            f"{path}: dataset format {meta.get('format') if isinstance(meta, dict) else meta!r}, "
+            f"this version reads {FORMAT!r}"
+        )
     robot, units = _robot_of(meta, path)
     columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
     extra = {k: v for k, v in meta.items() if k not in ("format", "robot", "joint_units", "rows")}
@@ -99,8 +106,14 @@ def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: fl
     return np.asarray(values, dtype=np.float64)
 
 
-def _dataset(columns: dict[str, np.ndarray], robot: RobotIdentity, units: tuple[str, ...], meta: dict[str, Any],
-             source: str, optional: bool) -> ErrorDataset:  # fmt: skip
+def _dataset(
+    columns: dict[str, np.ndarray],
+    robot: RobotIdentity,
+    units: tuple[str, ...],
+    meta: dict[str, Any],
+    source: str,
+    optional: bool,
+) -> ErrorDataset:
     """Columns -> dataset; with ``optional``, ``set`` defaults to train and ``segment`` to 0 (CSV)."""
     if not columns:
         raise DatasetError(f"{source}: no columns")
@@ -122,11 +135,18 @@ def _dataset(columns: dict[str, np.ndarray], robot: RobotIdentity, units: tuple[
 
     try:
         return ErrorDataset(
-            robot, units, set_name, segment.astype(np.int64), _numbers(columns, "time_s", source),
+            robot,
+            units,
+            set_name,
+            segment.astype(np.int64),
+            _numbers(columns, "time_s", source),
             block(joint_columns("setpoint", robot.joint_names, units)),
-            block(joint_columns("measured", robot.joint_names, units)), block(MARKER_POSITION),
-            block(MARKER_QUATERNION), _numbers(columns, MARKER_ERROR, source), meta,
-        )  # fmt: skip
+            block(joint_columns("measured", robot.joint_names, units)),
+            block(MARKER_POSITION),
+            block(MARKER_QUATERNION),
+            _numbers(columns, MARKER_ERROR, source),
+            meta,
+        )
     except DatasetError as exc:
         raise DatasetError(f"{source}: {exc}") from None
 
@@ -180,15 +200,27 @@ def dataset_of_record(record: TrajectoryRecord, robot: RobotIdentity, joint_unit
     """One robot's record of a case as dataset rows (set ``train``, one segment, every sample)."""
     n = len(record.t_s)
     return ErrorDataset(
-        robot, tuple(joint_units), np.full(n, "train"), np.zeros(n, dtype=np.int64),
-        np.asarray(record.t_s, dtype=np.float64), record.q_setpoint, record.q_measured, record.marker_pos_m,
-        record.marker_quat_wxyz, np.asarray(record.marker_error_m, dtype=np.float64),
+        robot,
+        tuple(joint_units),
+        np.full(n, "train"),
+        np.zeros(n, dtype=np.int64),
+        np.asarray(record.t_s, dtype=np.float64),
+        record.q_setpoint,
+        record.q_measured,
+        record.marker_pos_m,
+        record.marker_quat_wxyz,
+        np.asarray(record.marker_error_m, dtype=np.float64),
         {"source": f"record of {record.test_id} ({record.robot.label}, {record.backend})"},
-    )  # fmt: skip
+    )
 
 
-def dataset_of_records(records: list[TrajectoryRecord], robot: RobotIdentity, joint_units: tuple[str, ...],
-                       held_out: frozenset[str] = frozenset(), source: str = "records") -> ErrorDataset:  # fmt: skip
+def dataset_of_records(
+    records: list[TrajectoryRecord],
+    robot: RobotIdentity,
+    joint_units: tuple[str, ...],
+    held_out: frozenset[str] = frozenset(),
+    source: str = "records",
+) -> ErrorDataset:
     """Many cases' records of one robot as one dataset: a segment per case (in the given order, the history
     restarts with each case), set ``test`` for the cases named in ``held_out``, ``train`` for the others; every
     sample a row (a case that holds still repeats its setpoint: :mod:`~.repeats` merges those readings).
@@ -200,12 +232,20 @@ def dataset_of_records(records: list[TrajectoryRecord], robot: RobotIdentity, jo
         raise DatasetError(f"{source}: no stored trajectories to make a dataset of")
     parts = [dataset_of_record(record, robot, joint_units) for record in records]
     lengths = [part.n_rows for part in parts]
-    sets = np.concatenate([np.full(n, "test" if r.test_id in held_out else "train")
-                           for r, n in zip(records, lengths, strict=True)])  # fmt: skip
+    sets = np.concatenate(
+        [np.full(n, "test" if r.test_id in held_out else "train") for r, n in zip(records, lengths, strict=True)]
+    )
     meta = {"source": source, "cases": [r.test_id for r in records], "held_out": sorted(held_out)}
     return ErrorDataset(
-        robot, tuple(joint_units), sets, np.repeat(np.arange(len(parts), dtype=np.int64), lengths),
-        np.concatenate([p.time_s for p in parts]), np.concatenate([p.q_setpoint for p in parts]),
-        np.concatenate([p.q_measured for p in parts]), np.concatenate([p.marker_pos_m for p in parts]),
-        np.concatenate([p.marker_quat_wxyz for p in parts]), np.concatenate([p.marker_error_m for p in parts]), meta,
-    )  # fmt: skip
+        robot,
+        tuple(joint_units),
+        sets,
+        np.repeat(np.arange(len(parts), dtype=np.int64), lengths),
+        np.concatenate([p.time_s for p in parts]),
+        np.concatenate([p.q_setpoint for p in parts]),
+        np.concatenate([p.q_measured for p in parts]),
+        np.concatenate([p.marker_pos_m for p in parts]),
+        np.concatenate([p.marker_quat_wxyz for p in parts]),
+        np.concatenate([p.marker_error_m for p in parts]),
+        meta,
+    )

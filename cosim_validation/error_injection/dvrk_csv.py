@@ -119,6 +119,15 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
     n = len(frame)
     meta = {"source": f"dVRK collection CSV {path.name}", "time": "not in the file (0 on every row)"}
     return ErrorDataset(
-        robot, tuple(joint_units), np.full(n, "train"), np.zeros(n, dtype=np.int64), np.zeros(n), q_s, q_m,
-        block(POSITION), quat, _numbers(frame, REGISTRATION_ERROR, str(path)), meta,
-    )  # fmt: skip
+        robot,
+        tuple(joint_units),
+        np.full(n, "train"),
+        np.zeros(n, dtype=np.int64),
+        np.zeros(n),
+        q_s,
+        q_m,
+        block(POSITION),
+        quat,
+        _numbers(frame, REGISTRATION_ERROR, str(path)),
+        meta,
+    )

@@ -56,17 +56,25 @@ class Evaluation(NamedTuple):
         """Seed 001's Table II: translation [mm] and rotation [deg] statistics, without and with injection."""
         out = {}
         for case in ("without", "with"):
-            for what, values in (("translation_mm", 1e3 * self.translation_m[case]),
-                                 ("rotation_deg", np.degrees(self.rotation_rad[case]))):  # fmt: skip
-                out[f"{what} {case}"] = {"mean": float(values.mean()), "std": float(values.std()),
-                                         "median": float(np.median(values)), "max": float(values.max())}  # fmt: skip
+            for what, values in (
+                ("translation_mm", 1e3 * self.translation_m[case]),
+                ("rotation_deg", np.degrees(self.rotation_rad[case])),
+            ):
+                out[f"{what} {case}"] = {
+                    "mean": float(values.mean()),
+                    "std": float(values.std()),
+                    "median": float(np.median(values)),
+                    "max": float(values.max()),
+                }
         return out
 
     def distances(self) -> dict[str, dict[str, Any]]:
         """KS statistic and Wasserstein distance (in ``unit``) between real and simulated error distributions."""
         out: dict[str, dict[str, Any]] = {}
-        tips = (("tip position error", self.tip_error_m, 1e3, "mm"),
-                ("tip rotation error", self.tip_rotation_rad, float(np.degrees(1.0)), "deg"))  # fmt: skip
+        tips = (
+            ("tip position error", self.tip_error_m, 1e3, "mm"),
+            ("tip rotation error", self.tip_rotation_rad, float(np.degrees(1.0)), "deg"),
+        )
         for what, values, scale, unit in tips:
             for case in ("without", "with"):
                 out[f"{what} {case}"] = _scores(values["real"], values[case], scale, unit)
@@ -83,23 +91,37 @@ class Evaluation(NamedTuple):
     def summary(self) -> dict[str, Any]:
         """Everything as JSON, with the improvement ratios (mean without / mean with)."""
         table = self.table()
-        ratio = {k: table[f"{k} without"]["mean"] / max(table[f"{k} with"]["mean"], 1e-15)
-                 for k in ("translation_mm", "rotation_deg")}  # fmt: skip
-        with_over_without = {k: table[f"{k} with"]["mean"] / max(table[f"{k} without"]["mean"], 1e-15)
-                             for k in ("translation_mm", "rotation_deg")}  # fmt: skip
-        return {"samples": int(self.translation_m["with"].size), "set": self.set_name, "table": table,
-                "improvement": ratio, "with_over_without": with_over_without, "worse_with_injection": self.worse(),
-                "distributions": self.distances()}  # fmt: skip
+        ratio = {
+            k: table[f"{k} without"]["mean"] / max(table[f"{k} with"]["mean"], 1e-15)
+            for k in ("translation_mm", "rotation_deg")
+        }
+        with_over_without = {
+            k: table[f"{k} with"]["mean"] / max(table[f"{k} without"]["mean"], 1e-15)
+            for k in ("translation_mm", "rotation_deg")
+        }
+        return {
+            "samples": int(self.translation_m["with"].size),
+            "set": self.set_name,
+            "table": table,
+            "improvement": ratio,
+            "with_over_without": with_over_without,
+            "worse_with_injection": self.worse(),
+            "distributions": self.distances(),
+        }
 
 
 def _scores(real: np.ndarray, simulated: np.ndarray, scale: float, unit: str) -> dict[str, Any]:
     """KS statistic and Wasserstein distance (times ``scale``, in ``unit``) of two samples."""
-    return {"ks": float(ks_2samp(real, simulated).statistic),
-            "wasserstein": scale * float(wasserstein_distance(real, simulated)), "unit": unit}  # fmt: skip
+    return {
+        "ks": float(ks_2samp(real, simulated).statistic),
+        "wasserstein": scale * float(wasserstein_distance(real, simulated)),
+        "unit": unit,
+    }
 
 
-def injected_commands(model: ErrorModel, kinematics: Kinematics, q_setpoint: np.ndarray,
-                      segment_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def injected_commands(
+    model: ErrorModel, kinematics: Kinematics, q_setpoint: np.ndarray, segment_start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(n, J) commands and (n, J) reported measured joints of an ideal simulator under the injector."""
     injector = ErrorInjector(model, kinematics.q_lower, kinematics.q_upper, "evaluation")
     commands, measured = np.empty_like(q_setpoint), np.empty_like(q_setpoint)
@@ -136,11 +158,14 @@ def evaluate(model: ErrorModel, labelled: Labelled, kinematics: Kinematics, set_
     t_sim, r_sim = pose_gap(injected, planned)
     q_s, q_m = data.q_setpoint[rows], data.q_measured[rows]
     return Evaluation(
-        {"without": t_without, "with": t_with}, {"without": r_without, "with": r_with},
+        {"without": t_without, "with": t_with},
+        {"without": r_without, "with": r_with},
         {"real": q_m - q_s, "with": measured - q_s},
         {"real": t_without, "without": np.zeros_like(t_without), "with": t_sim},
-        {"real": r_without, "without": np.zeros_like(r_without), "with": r_sim}, data.joint_units, set_name,
-    )  # fmt: skip
+        {"real": r_without, "without": np.zeros_like(r_without), "with": r_sim},
+        data.joint_units,
+        set_name,
+    )
 
 
 def _fk(kinematics: Kinematics, q: np.ndarray) -> np.ndarray:

@@ -68,8 +68,10 @@ def write_page(evaluation: Evaluation, path: Path, title: str) -> None:
     png = base64.b64encode(figure_png(evaluation)).decode()
     ratio = summary["with_over_without"]
     rows = "held-out samples" if summary["set"] == "test" else "training samples (not held out)"
-    worse = "".join(f"<p><b>warning: with injection the {w} gap is worse than without.</b></p>"
-                    for w in summary["worse_with_injection"])  # fmt: skip
+    worse = "".join(
+        f"<p><b>warning: with injection the {w} gap is worse than without.</b></p>"
+        for w in summary["worse_with_injection"]
+    )
     text = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif} td,th{padding:2px 8px;text-align:right}</style></head><body>"

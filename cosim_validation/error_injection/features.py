@@ -66,8 +66,9 @@ class FeatureSpec:
         """Whether the previous measured joints matter."""
         return self.kind in ("CP", "CPE")
 
-    def row(self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray,
-            setpoint_step: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    def row(
+        self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray, setpoint_step: np.ndarray | None = None
+    ) -> np.ndarray:
         """(F,) features of one sample: ``current``, ``previous`` measured, ``direction`` state, ``setpoint_step``
         (each (J,); the step only for CS)."""
         if self.kind == "OC":

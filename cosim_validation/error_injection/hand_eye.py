@@ -56,9 +56,14 @@ class HandEye(NamedTuple):
     def summary(self) -> dict[str, float | str]:
         """Residual statistics in mm and degrees (JSON)."""
         t_mm, r_deg = 1e3 * self.translation_residual_m, np.degrees(self.rotation_residual_rad)
-        return {"method": self.method, "poses": int(t_mm.size),
-                "translation_mean_mm": float(t_mm.mean()), "translation_max_mm": float(t_mm.max()),
-                "rotation_mean_deg": float(r_deg.mean()), "rotation_max_deg": float(r_deg.max())}  # fmt: skip
+        return {
+            "method": self.method,
+            "poses": int(t_mm.size),
+            "translation_mean_mm": float(t_mm.mean()),
+            "translation_max_mm": float(t_mm.max()),
+            "rotation_mean_deg": float(r_deg.mean()),
+            "rotation_max_deg": float(r_deg.max()),
+        }
 
 
 def _checked(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,9 +93,12 @@ def solve_closed_form(A: np.ndarray, B: np.ndarray) -> HandEye:
     R_A, R_B = A[:, :3, :3], B[:, :3, :3]
     eye = np.eye(3)
     K = np.concatenate(
-        [np.einsum("nij,kl->nikjl", R_A, eye).reshape(n * 9, 9),
-         -np.einsum("ij,nlk->nikjl", eye, R_B).reshape(n * 9, 9)], axis=1,
-    )  # fmt: skip
+        [
+            np.einsum("nij,kl->nikjl", R_A, eye).reshape(n * 9, 9),
+            -np.einsum("ij,nlk->nikjl", eye, R_B).reshape(n * 9, 9),
+        ],
+        axis=1,
+    )
     _, s, Vt = np.linalg.svd(K, full_matrices=False)
     if s[-2] < DEGENERATE_RATIO * s[0]:
         raise CalibrationError(

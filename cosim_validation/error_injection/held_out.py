@@ -45,8 +45,14 @@ def check_split(data: ErrorDataset, split: Split, tracked_held_out: int | None =
         )
 
 
-def one_seed(data: ErrorDataset, kinematics: Kinematics, split: Split, seed: int, settings: LearnSettings,
-             max_registration_error_m: float) -> dict[str, Any]:  # fmt: skip
+def one_seed(
+    data: ErrorDataset,
+    kinematics: Kinematics,
+    split: Split,
+    seed: int,
+    settings: LearnSettings,
+    max_registration_error_m: float,
+) -> dict[str, Any]:
     """Split with ``seed``, learn (training seed ``seed``) and evaluate on the held-out rows; the summary.
 
     Raises:
@@ -62,8 +68,14 @@ def one_seed(data: ErrorDataset, kinematics: Kinematics, split: Split, seed: int
     model, report = learn(labelled, seeded, "split")
     summary = evaluate(model, labelled, kinematics, "test").summary()
     n_train = int((labelled.data.set_name == "train").sum())
-    return {"seed": seed, "held_out": what, "training_rows": n_train, "calibration": labelled.hand_eye.summary(),
-            "nn1": report["nn1"], "nn2": report["nn2"]} | summary  # fmt: skip
+    return {
+        "seed": seed,
+        "held_out": what,
+        "training_rows": n_train,
+        "calibration": labelled.hand_eye.summary(),
+        "nn1": report["nn1"],
+        "nn2": report["nn2"],
+    } | summary
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -92,8 +104,14 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def held_out_evaluation(data: ErrorDataset, kinematics: Kinematics, split: Split, seeds: int,
-                        settings: LearnSettings, max_registration_error_m: float) -> dict[str, Any]:  # fmt: skip
+def held_out_evaluation(
+    data: ErrorDataset,
+    kinematics: Kinematics,
+    split: Split,
+    seeds: int,
+    settings: LearnSettings,
+    max_registration_error_m: float,
+) -> dict[str, Any]:
     """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate`."""
     runs = [one_seed(data, kinematics, split, s, settings, max_registration_error_m) for s in range(seeds)]
     return {"split": split.text, "seeds": seeds, "runs": runs, "over_seeds": aggregate(runs)}

@@ -101,8 +101,12 @@ class Labelled:
         return T
 
 
-def label(dataset: ErrorDataset, kinematics: Kinematics, hand_eye: HandEye | None = None,
-          max_registration_error_m: float = DEFAULT_MAX_REGISTRATION_ERROR_M) -> Labelled:  # fmt: skip
+def label(
+    dataset: ErrorDataset,
+    kinematics: Kinematics,
+    hand_eye: HandEye | None = None,
+    max_registration_error_m: float = DEFAULT_MAX_REGISTRATION_ERROR_M,
+) -> Labelled:
     """Clean ``dataset``, calibrate on its tracked training rows (unless ``hand_eye`` is given), label every row.
 
     Raises:
@@ -184,8 +188,9 @@ def validation_blocks(n_rows: int, seed: int) -> np.ndarray:
     return np.isin(block, chosen)
 
 
-def fit_guarded(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSettings,
-                 what: str) -> tuple[TrainedNetwork, Guard | None]:  # fmt: skip
+def fit_guarded(
+    spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSettings, what: str
+) -> tuple[TrainedNetwork, Guard | None]:
     """The network and its guard (None when ``plain``)."""
     if settings.plain:
         return _fit(spec, x, y, settings, what), None
@@ -233,8 +238,9 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
         rows1, what1 = train, "NN1 (training rows)"
     nn1, guard1 = fit_guarded(spec1, x1[rows1], (data.q_measured - data.q_setpoint)[rows1], settings, what1)
     labelled_rows = train & np.isfinite(labelled.q_actual).all(axis=1)
-    rows2, what2 = _prefer(labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)",
-                           "NN2 (tracked training rows)")  # fmt: skip
+    rows2, what2 = _prefer(
+        labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)", "NN2 (tracked training rows)"
+    )
     nn2, guard2 = fit_guarded(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, what2)
     report = {
         "source": source,

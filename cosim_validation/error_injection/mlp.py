@@ -124,8 +124,12 @@ def check_shapes(net: Network) -> None:
         width = w.shape[1]
     if width != j:
         raise ModelFileError(f"network: {width} outputs, expected one per joint ({j})")
-    for name, value, n in (("x_mean", net.x_mean, f), ("x_std", net.x_std, f), ("y_mean", net.y_mean, j),
-                           ("y_std", net.y_std, j)):  # fmt: skip
+    for name, value, n in (
+        ("x_mean", net.x_mean, f),
+        ("x_std", net.x_std, f),
+        ("y_mean", net.y_mean, j),
+        ("y_std", net.y_std, j),
+    ):
         if np.shape(value) != (n,):
             raise ModelFileError(f"network: {name} has shape {np.shape(value)}, expected ({n},)")
     arrays = (*net.weights, *net.biases, net.x_mean, net.x_std, net.y_mean, net.y_std)

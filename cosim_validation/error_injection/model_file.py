@@ -123,8 +123,11 @@ class ErrorModel:
             arrays |= {f"{key}.{name}": getattr(net, name) for name in _NORMALISERS}
             if key in self.guards:
                 guard = self.guards[key]
-                arrays |= {f"{key}.support_lower": guard.lower, f"{key}.support_upper": guard.upper,
-                           f"{key}.support_points": guard.points}  # fmt: skip
+                arrays |= {
+                    f"{key}.support_lower": guard.lower,
+                    f"{key}.support_upper": guard.upper,
+                    f"{key}.support_points": guard.points,
+                }
         buffer = io.BytesIO()
         np.savez_compressed(buffer, allow_pickle=False, **arrays)
         return buffer.getvalue()

@@ -60,8 +60,10 @@ class Guard:
     def __post_init__(self) -> None:
         f = np.shape(self.lower)
         if len(f) != 1 or np.shape(self.upper) != f or np.ndim(self.points) != 2 or np.shape(self.points)[1:] != f:
-            raise ModelFileError(f"guard: box {np.shape(self.lower)}, {np.shape(self.upper)} and points "
-                                 f"{np.shape(self.points)} do not match")  # fmt: skip
+            raise ModelFileError(
+                f"guard: box {np.shape(self.lower)}, {np.shape(self.upper)} and points "
+                f"{np.shape(self.points)} do not match"
+            )
         if len(self.points) == 0 or np.ndim(self.mask) != 1:
             raise ModelFileError("guard: expected at least one support point and a mask per joint")
         values = (self.lower, self.upper, self.points, self.radius, self.width)
@@ -85,8 +87,9 @@ class Guard:
 
 
 @njit(cache=True)
-def _support_distance(z: np.ndarray, lower: np.ndarray, upper: np.ndarray, points: np.ndarray,
-                      radius: float) -> np.ndarray:  # fmt: skip
+def _support_distance(
+    z: np.ndarray, lower: np.ndarray, upper: np.ndarray, points: np.ndarray, radius: float
+) -> np.ndarray:
     """(n,) max(distance outside the box, distance to the nearest point beyond ``radius``) of each row of ``z``;
     a loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls."""
     n, f = z.shape

@@ -88,8 +88,12 @@ class TrainedNetwork:
 
     def to_json(self) -> dict[str, Any]:
         """Settings and losses."""
-        return {"settings": self.settings.to_json(), "epochs": self.epochs, "validation_mse": self.validation_mse,
-                "rows": self.train_rows}  # fmt: skip
+        return {
+            "settings": self.settings.to_json(),
+            "epochs": self.epochs,
+            "validation_mse": self.validation_mse,
+            "rows": self.train_rows,
+        }
 
 
 def _normaliser(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,8 +114,9 @@ def check_rows(x: np.ndarray, y: np.ndarray, what: str) -> None:
         raise DatasetError(f"{what}: features or targets are not all finite")
 
 
-def train_network(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: TrainingSettings,
-                  what: str = "network") -> TrainedNetwork:  # fmt: skip
+def train_network(
+    spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: TrainingSettings, what: str = "network"
+) -> TrainedNetwork:
     """Fit one network to features ``x`` (n, F) and joint-offset targets ``y`` (n, J).
 
     Raises:
@@ -122,18 +127,32 @@ def train_network(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: Tra
     x_mean, x_std = _normaliser(x)
     y_mean, y_std = _normaliser(y)
     regressor = sklearn_mlp.MLPRegressor(
-        hidden_layer_sizes=tuple(settings.hidden_layers), activation="relu", solver="adam",
-        alpha=settings.alpha, batch_size=settings.batch_size, learning_rate_init=settings.learning_rate,
-        max_iter=settings.max_epochs, early_stopping=True, validation_fraction=settings.validation_fraction,
-        n_iter_no_change=settings.patience, tol=0.0, random_state=settings.seed, shuffle=True,
-    )  # fmt: skip
+        hidden_layer_sizes=tuple(settings.hidden_layers),
+        activation="relu",
+        solver="adam",
+        alpha=settings.alpha,
+        batch_size=settings.batch_size,
+        learning_rate_init=settings.learning_rate,
+        max_iter=settings.max_epochs,
+        early_stopping=True,
+        validation_fraction=settings.validation_fraction,
+        n_iter_no_change=settings.patience,
+        tol=0.0,
+        random_state=settings.seed,
+        shuffle=True,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConvergenceWarning at max_epochs: the epochs are reported instead
         regressor.fit((x - x_mean) / x_std, (y - y_mean) / y_std)
     network = Network(
-        spec, tuple(np.asarray(w, dtype=np.float64) for w in regressor.coefs_),
-        tuple(np.asarray(b, dtype=np.float64) for b in regressor.intercepts_), x_mean, x_std, y_mean, y_std,
-    )  # fmt: skip
+        spec,
+        tuple(np.asarray(w, dtype=np.float64) for w in regressor.coefs_),
+        tuple(np.asarray(b, dtype=np.float64) for b in regressor.intercepts_),
+        x_mean,
+        x_std,
+        y_mean,
+        y_std,
+    )
     best_score = float(regressor.best_validation_score_)  # R^2 averaged over outputs (z-scored: 1 - MSE)
     return TrainedNetwork(network, settings, int(regressor.n_iter_), 1.0 - best_score, int(x.shape[0]))
 
@@ -146,8 +165,9 @@ SEARCH_GRID: dict[str, tuple[Any, ...]] = {
 }
 
 
-def search(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, base: TrainingSettings,
-           what: str = "network") -> tuple[TrainedNetwork, list[dict[str, Any]]]:  # fmt: skip
+def search(
+    spec: FeatureSpec, x: np.ndarray, y: np.ndarray, base: TrainingSettings, what: str = "network"
+) -> tuple[TrainedNetwork, list[dict[str, Any]]]:
     """Train every combination of :data:`SEARCH_GRID` and keep the lowest validation loss.
 
     Returns:

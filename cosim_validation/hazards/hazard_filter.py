@@ -113,8 +113,11 @@ class HazardFilter:
     def observe(self, sample: BackendSample) -> BackendSample:
         """The reading as the controller and the monitor get it (corrupted in an encoder or tracker window)."""
         cycle = self._window.cycle
-        clean = {"joints": sample.q_measured, "position": sample.actual_tip_pos_m,
-                 "orientation": sample.actual_tip_quat_wxyz}  # fmt: skip
+        clean = {
+            "joints": sample.q_measured,
+            "position": sample.actual_tip_pos_m,
+            "orientation": sample.actual_tip_quat_wxyz,
+        }
         for key, value in clean.items():
             self._history[key].put(cycle, value)
         out = dict(clean)

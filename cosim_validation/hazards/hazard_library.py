@@ -89,8 +89,16 @@ def parse_scenario(name: str, node: ConfigNode) -> Scenario:
         )
     text = {key: node[key].to_str() for key in ("outcome", "unsafe_control_action", "causal_factor")}
     description = node["description"].to_str() if node.get("description") is not None else ""
-    return Scenario(name, strike=strike, variables=variables, fault=fault, trigger=trigger,
-                    duration_s=duration_s, description=description, **text)  # fmt: skip
+    return Scenario(
+        name,
+        strike=strike,
+        variables=variables,
+        fault=fault,
+        trigger=trigger,
+        duration_s=duration_s,
+        description=description,
+        **text,
+    )
 
 
 def _duration(node: ConfigNode) -> float:
@@ -147,9 +155,13 @@ def _variables(node: ConfigNode, strike: Strike, fault: Fault) -> tuple[str, ...
 def _trigger(node: ConfigNode) -> Trigger:
     node.reject_unknown(TRIGGER_KEYS)
     kind = TriggerKind(node["kind"].to_str(choices=[k.value for k in TriggerKind]))
-    needs = {TriggerKind.TIME: ("at_s",), TriggerKind.PERIODIC: ("at_s", "period_s"),
-             TriggerKind.SAMPLE: ("sample",), TriggerKind.PROBABILITY: ("probability",),
-             TriggerKind.STAGE: ("stage",)}[kind]  # fmt: skip
+    needs = {
+        TriggerKind.TIME: ("at_s",),
+        TriggerKind.PERIODIC: ("at_s", "period_s"),
+        TriggerKind.SAMPLE: ("sample",),
+        TriggerKind.PROBABILITY: ("probability",),
+        TriggerKind.STAGE: ("stage",),
+    }[kind]
     for key in needs:
         if node.get(key) is None:
             raise node.error(f"trigger kind {kind.value!r} needs {key}")
@@ -208,9 +220,12 @@ def case_warnings(
                 "setpoint: it never fires"
             )
     else:
-        first_s = {TriggerKind.TIME: trigger.at_s, TriggerKind.PERIODIC: trigger.at_s,
-                   TriggerKind.SAMPLE: trigger.sample * period_s,
-                   TriggerKind.PROBABILITY: 0.0}[trigger.kind]  # fmt: skip
+        first_s = {
+            TriggerKind.TIME: trigger.at_s,
+            TriggerKind.PERIODIC: trigger.at_s,
+            TriggerKind.SAMPLE: trigger.sample * period_s,
+            TriggerKind.PROBABILITY: 0.0,
+        }[trigger.kind]
         if first_s >= case_duration_s:
             warnings.append(
                 f"hazard scenario {scenario.name!r}: trigger: first window at {first_s:.3g} s, "

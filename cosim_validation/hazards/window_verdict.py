@@ -59,10 +59,19 @@ def judge_windows(
         second_s = _first(t, span & detection.second_alarm)
         crossing_s = _first(t, span & (detection.deviation_m > threshold_m))
         deviation = detection.deviation_m[span]
-        verdicts.append(WindowVerdict(
-            number, start_s, end_s, not math.isnan(alarm_s), alarm_s - start_s, crossing_s,
-            float(deviation.max()) if len(deviation) else math.nan, not math.isnan(second_s), second_s - start_s,
-        ))  # fmt: skip
+        verdicts.append(
+            WindowVerdict(
+                number,
+                start_s,
+                end_s,
+                not math.isnan(alarm_s),
+                alarm_s - start_s,
+                crossing_s,
+                float(deviation.max()) if len(deviation) else math.nan,
+                not math.isnan(second_s),
+                second_s - start_s,
+            )
+        )
     return verdicts, alarm_episodes(detection.alarm & ~covered), alarm_episodes(detection.second_alarm & ~covered)
 
 

@@ -104,8 +104,10 @@ def check_resume(
         InputError: The options name other files than the run's, or an original was edited since.
     """
     where = f"{stored.run_dir}: cannot resume"
-    for role, given, option in (("supervisor", config_path, "--supervisor"),
-                                ("supervisor_scenario", scenario_path, "--supervisor-scenario")):  # fmt: skip
+    for role, given, option in (
+        ("supervisor", config_path, "--supervisor"),
+        ("supervisor_scenario", scenario_path, "--supervisor-scenario"),
+    ):
         if given is None:
             continue  # no supervisor or no scenario: the run's meta says whether it had one
         original = stored.originals.get(role)
@@ -113,11 +115,14 @@ def check_resume(
         if original is None:
             raise InputError(f"{where}, it was made without a {role.replace('_', ' ')} ({option} {given})")
         if named != original:
-            raise InputError(f"{where}, it was made with another {role.replace('_', ' ')}: {original} ({option} "
-                             f"{given} is {named})")  # fmt: skip
+            raise InputError(
+                f"{where}, it was made with another {role.replace('_', ' ')}: {original} ({option} {given} is {named})"
+            )
     for role, original in stored.originals.items():
         if not original.is_file():
             warn(f"{original}: gone since the run started; the resume reads the run's copy {stored.files[role]}")
         elif file_sha256(original) != file_sha256(stored.files[role]):
-            raise InputError(f"{where}, it was made with another config: {original} was edited since the run "
-                             f"started (the run's copy: {stored.files[role]})")  # fmt: skip
+            raise InputError(
+                f"{where}, it was made with another config: {original} was edited since the run "
+                f"started (the run's copy: {stored.files[role]})"
+            )

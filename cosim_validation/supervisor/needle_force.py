@@ -131,8 +131,9 @@ class NeedleForceModel:
         punctured = self._punctured(where.tip_layer, where.tip_depth_m, state.punctured)
         tip_force = self._tip_force(where.tip_layer, where.tip_depth_m, speed, punctured)
         friction = self._friction(where.length_m, speed, punctured)
-        forces = NeedleForces(tip_force, tip_force + friction, friction, speed, where.tip_layer, where.tip_depth_m,
-                              punctured)  # fmt: skip
+        forces = NeedleForces(
+            tip_force, tip_force + friction, friction, speed, where.tip_layer, where.tip_depth_m, punctured
+        )
         return forces, ForceState(punctured[-1].copy(), float(t[-1]), b[-1].copy())
 
     def _speed(
@@ -156,8 +157,13 @@ class NeedleForceModel:
         reached[rows, tip_layer[rows]] = depth[rows] >= self._dp[tip_layer[rows]]
         return np.logical_or.accumulate(reached, axis=0) | before[None, :]
 
-    def _tip_force(self, tip_layer: NDArray[np.int64], depth: NDArray[np.float64], speed: NDArray[np.float64],
-                   punctured: NDArray[np.bool_]) -> NDArray[np.float64]:  # fmt: skip
+    def _tip_force(
+        self,
+        tip_layer: NDArray[np.int64],
+        depth: NDArray[np.float64],
+        speed: NDArray[np.float64],
+        punctured: NDArray[np.bool_],
+    ) -> NDArray[np.float64]:
         layer = np.maximum(tip_layer, 0)
         inside = tip_layer >= 0
         cut = punctured[np.arange(tip_layer.shape[0]), layer]

@@ -12,8 +12,16 @@ from cosim_validation.supervisor.tissue_layers import MAX_LAYERS, TissueLayers
 if TYPE_CHECKING:
     from cosim_validation.anatomy import AnatomyScene
 
-_LAYER_KEYS = ("model", "tissue", "stiffness_n_per_m", "stiffness_n_per_m2", "puncture_force_n", "cutting_force_n",
-               "friction_n_per_m", "damping_n_s_per_m2")  # fmt: skip
+_LAYER_KEYS = (
+    "model",
+    "tissue",
+    "stiffness_n_per_m",
+    "stiffness_n_per_m2",
+    "puncture_force_n",
+    "cutting_force_n",
+    "friction_n_per_m",
+    "damping_n_s_per_m2",
+)
 
 
 def tissue_parameters(node: ConfigNode) -> TissueParameters:

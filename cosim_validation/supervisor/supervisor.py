@@ -125,8 +125,11 @@ class Supervisor:
 
     def conditions(self) -> tuple[str, ...]:
         """The exception conditions that hold now (``alarm:<source>`` per active alarm)."""
-        names = [n for n, c in (("clearance", self.clearance), ("force", self.force), ("tracking", self.tracking))
-                 if c.active]  # fmt: skip
+        names = [
+            n
+            for n, c in (("clearance", self.clearance), ("force", self.force), ("tracking", self.tracking))
+            if c.active
+        ]
         return (*names, *(f"alarm:{source}" for source in sorted(self.alarm.sources)))
 
     def request(self, name: str) -> None:

@@ -12,8 +12,18 @@ from cosim_validation.common.record import Stage
 from cosim_validation.common.record.stage import CASE_STAGES
 from cosim_validation.monitor.statechart.model import Machine
 
-_KEYS = ("machine", "needle_force", "sources", "events", "exception_cleared_guard", "flags", "wait_state",
-         "stage_attribute", "loop", "scenario")  # fmt: skip
+_KEYS = (
+    "machine",
+    "needle_force",
+    "sources",
+    "events",
+    "exception_cleared_guard",
+    "flags",
+    "wait_state",
+    "stage_attribute",
+    "loop",
+    "scenario",
+)
 _SOURCE_KEYS = ("clearance_m", "force_limit_n", "tip_lost_timeout_s", "dwell_s")
 _EVENT_KEYS = ("clearance", "force", "tracking", "configured", "dwell", "alarm", "requests", "stage_done")
 _LOOP_KEYS = ("stopped_timeout_s", "teleoperation_idle_s", "rejoin_speed_fraction", "max_case_s")
@@ -138,8 +148,11 @@ class SupervisorConfig:
         named = [*self.events.values(), *self.requests.values(), *self.stage_done.values()]
         for event in named:
             if event not in machine.events:
-                raise ConfigError(source, "supervisor.events", f"machine {machine.name!r} has no event {event!r}; "
-                                  f"events: {', '.join(machine.events)}")  # fmt: skip
+                raise ConfigError(
+                    source,
+                    "supervisor.events",
+                    f"machine {machine.name!r} has no event {event!r}; events: {', '.join(machine.events)}",
+                )
         guard = machine.guards.get(self.exception_cleared_guard)
         if guard is None or guard.expr is not None:
             message = f"machine {machine.name!r} has no input guard {self.exception_cleared_guard!r}"

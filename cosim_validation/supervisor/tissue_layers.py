@@ -81,8 +81,9 @@ class TissueLayers:
 
     def __init__(self, names: Sequence[str], meshes: Sequence[tuple[ArrayLike, ArrayLike]]) -> None:
         if not 1 <= len(names) <= MAX_LAYERS or len(names) != len(meshes):
-            raise InputError(f"expected 1..{MAX_LAYERS} layers with one mesh each, got {len(names)} names, "
-                             f"{len(meshes)} meshes")  # fmt: skip
+            raise InputError(
+                f"expected 1..{MAX_LAYERS} layers with one mesh each, got {len(names)} names, {len(meshes)} meshes"
+            )
         self.names = tuple(names)
         self._meshes = [_Mesh(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64)) for v, f in meshes]
         masks = np.arange(1 << len(names))

@@ -13,8 +13,11 @@ from cosim_validation.controllers import ControllersConfig
 from cosim_validation.controllers.planning import PlanningConfig, ValidatorSettings
 from test.controllers.planning.setup_fixtures import CONFIG_PATH
 
-READERS = {"planning": PlanningConfig.from_config, "controllers": ControllersConfig.from_config,
-           "validator": ValidatorSettings.from_config}  # fmt: skip
+READERS = {
+    "planning": PlanningConfig.from_config,
+    "controllers": ControllersConfig.from_config,
+    "validator": ValidatorSettings.from_config,
+}
 
 
 def _with(section: str, path: tuple[str, ...], value: Any) -> ConfigNode:

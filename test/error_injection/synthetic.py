@@ -133,6 +133,15 @@ def synthetic_dataset(kinematics: Kinematics, n_train: int, n_test: int, seed: i
     B[:, :3, 3] += rng.normal(0.0, 1e-4, size=(len(B), 3))
     n = len(q_s)
     return ErrorDataset(
-        RobotIdentity.of(kinematics), ("rad",) * kinematics.n_joints, np.array(["train"] * n_train + ["test"] * n_test),
-        segment, 0.1 * np.arange(n), q_s, q_m, B[:, :3, 3], quat_wxyz(B), np.full(n, 1e-4), {"source": "synthetic"},
-    )  # fmt: skip
+        RobotIdentity.of(kinematics),
+        ("rad",) * kinematics.n_joints,
+        np.array(["train"] * n_train + ["test"] * n_test),
+        segment,
+        0.1 * np.arange(n),
+        q_s,
+        q_m,
+        B[:, :3, 3],
+        quat_wxyz(B),
+        np.full(n, 1e-4),
+        {"source": "synthetic"},
+    )

@@ -51,11 +51,13 @@ def test_calibrate_prints_the_transforms(dataset_file: Path, capsys: pytest.Capt
 
 @pytest.mark.parametrize(
     ("argv", "message"),
-    [(["errors", "train", "missing.parquet", "-o", "m.npz"], "missing.parquet: cannot read an error dataset"),
-     (["errors", "evaluate", "d.txt", "--model", "m.npz"], "d.txt: expected a .parquet or .csv dataset"),
-     (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "0"], "expected a number > 0"),
-     (["errors", "frobnicate"], "invalid choice")],
-)  # fmt: skip
+    [
+        (["errors", "train", "missing.parquet", "-o", "m.npz"], "missing.parquet: cannot read an error dataset"),
+        (["errors", "evaluate", "d.txt", "--model", "m.npz"], "d.txt: expected a .parquet or .csv dataset"),
+        (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "0"], "expected a number > 0"),
+        (["errors", "frobnicate"], "invalid choice"),
+    ],
+)
 def test_bad_input_is_one_error_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 1
     err = capsys.readouterr().err

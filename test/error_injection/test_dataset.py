@@ -22,11 +22,18 @@ def _dataset(kinematics: Kinematics, n: int = 12) -> ErrorDataset:
     j = kinematics.n_joints
     quat = rng.normal(size=(n, 4))
     return ErrorDataset(
-        RobotIdentity.of(kinematics), ("rad",) * j, np.array(["train"] * (n - 4) + ["test"] * 4),
-        np.repeat(np.arange(3), [5, 3, n - 8]).astype(np.int64), 0.1 * np.arange(n), rng.normal(size=(n, j)),
-        rng.normal(size=(n, j)), rng.normal(size=(n, 3)), quat / np.linalg.norm(quat, axis=1, keepdims=True),
-        np.full(n, 1e-4), {"source": "test"},
-    )  # fmt: skip
+        RobotIdentity.of(kinematics),
+        ("rad",) * j,
+        np.array(["train"] * (n - 4) + ["test"] * 4),
+        np.repeat(np.arange(3), [5, 3, n - 8]).astype(np.int64),
+        0.1 * np.arange(n),
+        rng.normal(size=(n, j)),
+        rng.normal(size=(n, j)),
+        rng.normal(size=(n, 3)),
+        quat / np.linalg.norm(quat, axis=1, keepdims=True),
+        np.full(n, 1e-4),
+        {"source": "test"},
+    )
 
 
 def test_parquet_round_trip_keeps_rows_units_and_robot(kinematics: Kinematics, tmp_path: Path) -> None:
@@ -80,10 +87,12 @@ def test_the_documented_csv_imports_with_empty_cells_as_dropouts(kinematics: Kin
 
 @pytest.mark.parametrize(
     ("drop", "text", "message"),
-    [("measured_joint3_rad", None, "column 'measured_joint3_rad' missing"),
-     (None, "setpoint_joint2_rad", "column 'setpoint_joint2_rad': expected numbers, found text"),
-     ("marker_qw", None, "column 'marker_qw' missing")],
-)  # fmt: skip
+    [
+        ("measured_joint3_rad", None, "column 'measured_joint3_rad' missing"),
+        (None, "setpoint_joint2_rad", "column 'setpoint_joint2_rad': expected numbers, found text"),
+        ("marker_qw", None, "column 'marker_qw' missing"),
+    ],
+)
 def test_bad_csv_names_the_column(
     kinematics: Kinematics, tmp_path: Path, drop: str | None, text: str | None, message: str
 ) -> None:
@@ -111,8 +120,13 @@ def test_cleaning_drops_and_counts_every_kind_of_bad_row(kinematics: Kinematics)
     data.marker_pos_m[6] = np.nan  # a dropout: joints kept, no actual pose
     data.marker_error_m[7] = 2e-3  # registration error above 0.5 mm
     cleaned = clean(data)
-    assert cleaned.counts == {"rows": 12, "nan_joints": 1, "marker_dropouts": 1, "registration_error_above": 1,
-                              "tracked": 9}  # fmt: skip
+    assert cleaned.counts == {
+        "rows": 12,
+        "nan_joints": 1,
+        "marker_dropouts": 1,
+        "registration_error_above": 1,
+        "tracked": 9,
+    }
     assert cleaned.dataset.n_rows == 11
     np.testing.assert_array_equal(cleaned.dataset.segment, [0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 3])
     assert "1 dropped (joints not finite)" in cleaned.describe()

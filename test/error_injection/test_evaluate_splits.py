@@ -128,17 +128,19 @@ def test_a_split_over_seeds_gives_the_spread(dataset_file: Path, capsys: pytest.
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [(["--split", "random"], "--split 'random': expected time:F, region[:F] or segment[:F]"),
-     (["--split", "time:1.5"], "the fraction must be a number in (0, 1)"),
-     (["--split", "time:0"], "the fraction must be a number in (0, 1)"),
-     (["--split", "region:x"], "the fraction must be a number in (0, 1)"),
-     (["--split", "time"], "give the training fraction"),
-     (["--split", "time:0.1"], "--split time:0.1: leaves 80 training rows, at least 200 are needed"),
-     (["--split", "region:0.99"], "leaves 8 training rows"),
-     (["--split", "region", "--seeds", "0"], "--seeds: expected a number >= 1"),
-     (["--split", "region", "--model", "m.npz"], "--model: not with --split"),
-     ([], "give --model MODEL, or --split")],
-)  # fmt: skip
+    [
+        (["--split", "random"], "--split 'random': expected time:F, region[:F] or segment[:F]"),
+        (["--split", "time:1.5"], "the fraction must be a number in (0, 1)"),
+        (["--split", "time:0"], "the fraction must be a number in (0, 1)"),
+        (["--split", "region:x"], "the fraction must be a number in (0, 1)"),
+        (["--split", "time"], "give the training fraction"),
+        (["--split", "time:0.1"], "--split time:0.1: leaves 80 training rows, at least 200 are needed"),
+        (["--split", "region:0.99"], "leaves 8 training rows"),
+        (["--split", "region", "--seeds", "0"], "--seeds: expected a number >= 1"),
+        (["--split", "region", "--model", "m.npz"], "--model: not with --split"),
+        ([], "give --model MODEL, or --split"),
+    ],
+)
 def test_bad_split_input_is_one_error_line(
     dataset_file: Path, options: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -38,9 +38,13 @@ def test_direction_holds_inside_the_deadband_and_restarts_with_a_segment() -> No
 
 @pytest.mark.parametrize(
     ("kind", "n_joints", "deadband", "message"),
-    [("XY", 7, 0.0, "expected one of OC, CP, CPE"), ("OC", 0, 0.0, "at least one joint"),
-     ("CPE", 7, -1.0, "deadband must be a finite number >= 0"), ("CPE", 7, float("nan"), "deadband")],
-)  # fmt: skip
+    [
+        ("XY", 7, 0.0, "expected one of OC, CP, CPE"),
+        ("OC", 0, 0.0, "at least one joint"),
+        ("CPE", 7, -1.0, "deadband must be a finite number >= 0"),
+        ("CPE", 7, float("nan"), "deadband"),
+    ],
+)
 def test_bad_feature_sets_are_named(kind: str, n_joints: int, deadband: float, message: str) -> None:
     with pytest.raises(InputError, match=message):
         FeatureSpec(kind, n_joints, deadband)

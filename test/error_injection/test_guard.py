@@ -59,8 +59,10 @@ def test_far_from_the_training_data_the_offsets_shrink_to_zero(kinematics: Kinem
     far = np.array([0.12 * k * direction for k in (3, 10, 100)])
     assert np.abs(model.nn1.predict(far)).max() > 1e-4  # the raw network still answers there
     np.testing.assert_array_equal(model.offsets("nn1", far), 0.0)
-    sizes = [np.abs(model.offsets("nn1", s * direction)).max() / np.abs(model.nn1.predict(s * direction)).max()
-             for s in (0.15, 0.17, 0.19, 0.21)]  # fmt: skip
+    sizes = [
+        np.abs(model.offsets("nn1", s * direction)).max() / np.abs(model.nn1.predict(s * direction)).max()
+        for s in (0.15, 0.17, 0.19, 0.21)
+    ]
     assert sizes == sorted(sizes, reverse=True)  # shrinking with the distance beyond the box (0.1 per joint)
 
 
@@ -147,10 +149,12 @@ def test_guards_round_trip_and_old_files_still_load(
 
 @pytest.mark.parametrize(
     ("edit", "drop", "message"),
-    [(None, "nn1.support_points", "entry 'nn1.support_points' missing"),
-     ({"version": 1}, None, "guard: expected an object in a version-2 file"),
-     ({"version": 0}, None, "make the model again with cosim errors train")],
-)  # fmt: skip
+    [
+        (None, "nn1.support_points", "entry 'nn1.support_points' missing"),
+        ({"version": 1}, None, "guard: expected an object in a version-2 file"),
+        ({"version": 0}, None, "make the model again with cosim errors train"),
+    ],
+)
 def test_a_damaged_guard_is_one_clear_error(
     kinematics: Kinematics, training_x: np.ndarray, edit: dict[str, object] | None, drop: str | None, message: str
 ) -> None:

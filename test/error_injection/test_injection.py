@@ -76,9 +76,13 @@ def test_the_filtered_mujoco_arm_reaches_where_the_physical_one_would(
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [("", "name the model file: errors:model=PATH"), ("model=", "expected model=PATH"),
-     ("path=a.npz", "expected model=PATH, got 'path=a.npz'"), ("model=a.npz,model=b.npz", "model given twice")],
-)  # fmt: skip
+    [
+        ("", "name the model file: errors:model=PATH"),
+        ("model=", "expected model=PATH"),
+        ("path=a.npz", "expected model=PATH, got 'path=a.npz'"),
+        ("model=a.npz,model=b.npz", "model given twice"),
+    ],
+)
 def test_bad_options_are_named(options: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_model_option(options)

@@ -52,11 +52,15 @@ def _rewritten(data: bytes, edit: dict[str, object] | None = None, drop: str | N
 
 @pytest.mark.parametrize(
     ("edit", "drop", "message"),
-    [({"format": "other"}, None, "format 'other'"), ({"version": 9}, None, "version 9"),
-     (None, "nn2.w1", "entry 'nn2.w1' missing"), (None, "header", "no 'header' entry"),
-     ({"robot": {"joint_names": [], "model_hash": "x"}}, None, "robot.joint_names"),
-     ({"training_data_hash": ""}, None, "training_data_hash")],
-)  # fmt: skip
+    [
+        ({"format": "other"}, None, "format 'other'"),
+        ({"version": 9}, None, "version 9"),
+        (None, "nn2.w1", "entry 'nn2.w1' missing"),
+        (None, "header", "no 'header' entry"),
+        ({"robot": {"joint_names": [], "model_hash": "x"}}, None, "robot.joint_names"),
+        ({"training_data_hash": ""}, None, "training_data_hash"),
+    ],
+)
 def test_an_edited_model_names_what_is_wrong(
     synthetic_model: ErrorModel, edit: dict[str, object] | None, drop: str | None, message: str
 ) -> None:

@@ -31,9 +31,17 @@ def _repeated(kinematics: Kinematics, n_poses: int, k: int, seed: int) -> tuple[
     pos[::k] = np.nan  # the first reading of every pose: not seen
     n = len(B)
     data = ErrorDataset(
-        RobotIdentity.of(kinematics), ("rad",) * J, np.array(["train"] * n), np.zeros(n, dtype=np.int64),
-        0.01 * np.arange(n), q_s, q_s + rng.normal(0, 1e-5, q_s.shape), pos, quat, err,
-    )  # fmt: skip
+        RobotIdentity.of(kinematics),
+        ("rad",) * J,
+        np.array(["train"] * n),
+        np.zeros(n, dtype=np.int64),
+        0.01 * np.arange(n),
+        q_s,
+        q_s + rng.normal(0, 1e-5, q_s.shape),
+        pos,
+        quat,
+        err,
+    )
     return data, true
 
 

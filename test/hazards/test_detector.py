@@ -64,10 +64,16 @@ def test_every_sudden_jump_is_caught_within_a_cycle(
         assert verdict.latency_s <= verdict.crossing_s - verdict.start_s + PERIOD_S + 1e-9
     online = OnlineDetector(settings)
     live = [
-        online.push(t, physical.tip_pos_m[k], model.tip_pos_m[k], physical.q_measured[k], model.q_measured[k],
-                    physical.actual_tip_pos_m[k])
+        online.push(
+            t,
+            physical.tip_pos_m[k],
+            model.tip_pos_m[k],
+            physical.q_measured[k],
+            model.q_measured[k],
+            physical.actual_tip_pos_m[k],
+        )
         for k, t in enumerate(detection.t_s)
-    ]  # fmt: skip
+    ]
     np.testing.assert_array_equal([a.tip or a.joint for a in live], detection.alarm)
     np.testing.assert_array_equal([a.tracker for a in live], detection.tracker_alarm)
 

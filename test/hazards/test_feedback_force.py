@@ -22,8 +22,13 @@ def test_direction_threshold_and_saturation() -> None:
     np.testing.assert_allclose(force[1], [2.0, 0, 0])  # 500 N/m x 4 mm, towards the model
     np.testing.assert_allclose(force[2], [0, 3.0, 0])  # 10 N saturated at 3 N, same direction
     np.testing.assert_allclose(force[3], [0, 0, -2.0])
-    damped = feedback_force(t, robot, np.array([[0, 0, 0], [0.004, 0, 0], [0.008, 0, 0], [0.012, 0, 0]]), 0.003,
-                            FeedbackGains(500.0, 10.0, 100.0))  # fmt: skip
+    damped = feedback_force(
+        t,
+        robot,
+        np.array([[0, 0, 0], [0.004, 0, 0], [0.008, 0, 0], [0.012, 0, 0]]),
+        0.003,
+        FeedbackGains(500.0, 10.0, 100.0),
+    )
     np.testing.assert_allclose(damped[2], [500 * 0.008 + 10 * 0.04, 0, 0])  # the error grows at 40 mm/s
 
 

@@ -54,7 +54,11 @@ def test_sudden_jump_windows_every_8_s_for_three_cycles(config: ConfigNode, kine
     np.testing.assert_array_equal(commands[:, 1:], clean[:, 1:])  # the first joint only
     np.testing.assert_array_equal(readings, clean)
     assert [(round(e.t_s, 6), e.kind) for e in events] == [
-        (8.0, "fault_start"), (8.3, "fault_end"), (16.0, "fault_start"), (16.3, "fault_end")]  # fmt: skip
+        (8.0, "fault_start"),
+        (8.3, "fault_end"),
+        (16.0, "fault_start"),
+        (16.3, "fault_end"),
+    ]
     assert all(e.name == "sudden_jump" for e in events)
 
 
@@ -69,7 +73,7 @@ def test_sudden_jump_windows_every_8_s_for_three_cycles(config: ConfigNode, kine
         (Fault(FaultModel.DROP), lambda c, k: c[9]),
         (Fault(FaultModel.OUT_OF_ORDER), lambda c, k: c[k - 1] if (k - 10) % 2 else c[k]),
     ],
-)  # fmt: skip
+)
 def test_command_faults_on_one_joint(kinematics: Kinematics, fault: Fault, expected) -> None:  # type: ignore[no-untyped-def]
     q0 = np.zeros(kinematics.n_joints)
     f = HazardFilter(_scenario(Strike.USER_COMMAND, ("joint3",), fault), kinematics)

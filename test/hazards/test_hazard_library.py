@@ -33,7 +33,11 @@ def test_the_shipped_library_has_seed_003s_three_and_at_least_five_more(library:
     jump = library["sudden_jump"]
     assert (jump.strike, jump.variables, jump.fault.model) == (Strike.JOINT_COMMAND, ("joint1",), FaultModel.CONSTANT)
     assert (jump.trigger.kind, jump.trigger.at_s, jump.trigger.period_s, jump.duration_s) == (
-        TriggerKind.PERIODIC, 8.0, 8.0, 0.3)  # fmt: skip
+        TriggerKind.PERIODIC,
+        8.0,
+        8.0,
+        0.3,
+    )
     assert library["permanently_unavailable"].permanent
     assert library["permanently_unavailable"].strike is Strike.ENCODER
     assert library["temporarily_unavailable"].outcome.startswith("System temporarily unavailable")
@@ -58,18 +62,26 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("model: constant", "model: stuck", "scenarios.jump.fault.model", "does not apply to a joint_command strike"),
         ("duration_s: 0.3", "duration_s: 8.0", "scenarios.jump.duration_s", "windows overlap"),
         ("duration_s: 0.3", "duration_s: -1", "scenarios.jump.duration_s", "expected a number > 0"),
-        ("{kind: periodic, at_s: 8.0, period_s: 8.0}", "{kind: periodic, at_s: 8.0}", "scenarios.jump.trigger",
-         "needs period_s"),
+        (
+            "{kind: periodic, at_s: 8.0, period_s: 8.0}",
+            "{kind: periodic, at_s: 8.0}",
+            "scenarios.jump.trigger",
+            "needs period_s",
+        ),
         ("variables: [joint1]", "variables: []", "scenarios.jump.variables", "at least one variable"),
         ("variables: [joint1]", "variables: [joint1, joint1]", "scenarios.jump.variables", "named twice"),
         ("model: constant, value: 0.05, relative: true", "model: swap", "scenarios.jump.variables", "exactly two"),
         ("    duration_s: 0.3", "    duration_s: 0.3\n    colour: red", "scenarios.jump", "colour"),
         ("value: 0.05, relative: true", "relative: true", "scenarios.jump.fault", "needs a value"),
-        ("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage, stage: insertion", "scenarios.jump.trigger.stage",
-         "expected one of 'initialization', 'approach', 'injection', 'extraction', 'reset', got 'insertion'"),
+        (
+            "kind: periodic, at_s: 8.0, period_s: 8.0",
+            "kind: stage, stage: insertion",
+            "scenarios.jump.trigger.stage",
+            "expected one of 'initialization', 'approach', 'injection', 'extraction', 'reset', got 'insertion'",
+        ),
         ("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage", "scenarios.jump.trigger", "needs stage"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_scenario_names_the_file_the_scenario_and_the_key(
     tmp_path: Path, old: str, new: str, key: str, message: str
 ) -> None:

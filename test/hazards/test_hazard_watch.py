@@ -165,8 +165,9 @@ def _supervised_jump(supervisor: str, stop_on_alarm: bool) -> tuple[CaseRun, dic
         stop_on_alarm=stop_on_alarm,
     )
     assembly = CaseAssembly(spec)
-    case = TestCase("heart-16", "s", "base_link", HEART_SIDE_SOURCE_M, HEART_SIDE_TARGET_M, np.full(3, -1), 0.0,
-                    "manual", 3, 0.0)  # fmt: skip
+    case = TestCase(
+        "heart-16", "s", "base_link", HEART_SIDE_SOURCE_M, HEART_SIDE_TARGET_M, np.full(3, -1), 0.0, "manual", 3, 0.0
+    )
     try:
         batch = assembly.run_batch(case)
         reports = assembly.check(batch, case.target_m)

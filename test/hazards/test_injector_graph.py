@@ -31,7 +31,7 @@ def test_an_injector_in_the_yaml_moves_its_robots_driver_under_raw() -> None:
     assert injector.parameters["filters"] == ["hazards:sudden_jump"]
     assert graph.with_robot_filters("physical", ["offset:joint2=0.001"]).node("jump_injector").parameters[
         "filters"
-    ] == ["hazards:sudden_jump", "offset:joint2=0.001"]  # fmt: skip
+    ] == ["hazards:sudden_jump", "offset:joint2=0.001"]
 
 
 def test_filter_on_the_command_line_starts_a_hazard_injector() -> None:

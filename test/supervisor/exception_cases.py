@@ -78,8 +78,18 @@ def run_cases(assembly: CaseAssembly, scenario: Path, test_ids: list[str]) -> Ru
     runs = {}
     try:
         for test_id in test_ids:
-            case = TestCase(test_id, "s", "base_link", setup.planning.default_source_m, TARGET,
-                            np.full(3, -1), 0.0, "manual", 7, 0.0)  # fmt: skip
+            case = TestCase(
+                test_id,
+                "s",
+                "base_link",
+                setup.planning.default_source_m,
+                TARGET,
+                np.full(3, -1),
+                0.0,
+                "manual",
+                7,
+                0.0,
+            )
             run = loop.run(case, assembly.controller("straight"))
             runs[test_id] = (run, list(port.samples))
     finally:

@@ -27,8 +27,13 @@ def test_clearance_raises_once_per_approach_and_keeps_the_level() -> None:
 def test_force_limit_uses_the_magnitude() -> None:
     monitor = ForceLimitMonitor(3.5, "e_ForceLimit")
     assert [monitor.update(f) for f in (1.0, 3.5, 3.6, 4.0, -2.0, -3.7)] == [
-        None, None, "e_ForceLimit", None, None, "e_ForceLimit",
-    ]  # fmt: skip
+        None,
+        None,
+        "e_ForceLimit",
+        None,
+        None,
+        "e_ForceLimit",
+    ]
     assert not ForceLimitMonitor(3.5).update(math.nan)
 
 

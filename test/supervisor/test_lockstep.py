@@ -55,8 +55,9 @@ def test_a_nominal_case_runs_every_setpoint_of_every_stage(runs: Runs) -> None:
     assert held <= {"Configure", "WaitAtTarget", "Completed"}
     assert run.supervision[-1].status.finished
     assert len(samples) == run.executed == len(run.q_sent) == len(run.supervision) + 1
-    np.testing.assert_array_equal(run.q_sent[[0, *[i + 1 for i, d in enumerate(run.supervision) if d.plan_index >= 0]]],
-                                  run.plan.q)  # fmt: skip
+    np.testing.assert_array_equal(
+        run.q_sent[[0, *[i + 1 for i, d in enumerate(run.supervision) if d.plan_index >= 0]]], run.plan.q
+    )
 
 
 @pytest.mark.parametrize("stage", CASE_STAGES)
@@ -114,8 +115,18 @@ def test_without_a_supervisor_the_plan_is_streamed_as_planned(assembly: CaseAsse
     from cosim_validation.testgen import TestCase
     from test.supervisor.exception_cases import TARGET
 
-    case = TestCase("plain", "s", "base_link", assembly.setup.planning.default_source_m, TARGET,
-                    np.full(3, -1), 0.0, "manual", 7, 0.0)  # fmt: skip
+    case = TestCase(
+        "plain",
+        "s",
+        "base_link",
+        assembly.setup.planning.default_source_m,
+        TARGET,
+        np.full(3, -1),
+        0.0,
+        "manual",
+        7,
+        0.0,
+    )
     batch = assembly.run_batch(case)
     assert batch.run.plan is not None
     assert batch.run.supervision == []

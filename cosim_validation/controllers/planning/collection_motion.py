@@ -63,10 +63,19 @@ class CollectSettings:
     reading_period_s: float = 0.01
 
     def __post_init__(self) -> None:
-        checks = {"goals": self.goals >= 1, "step_rad": self.step_rad > 0, "settle_s": self.settle_s > 0,
-                  "move_s": self.move_s > 0, "reach": 0 < self.reach <= 0.5, "test_s": self.test_s > 0,
-                  "motion_s": self.motion_s > 0, "rate_hz": self.rate_hz > 0, "repeats": self.repeats >= 1,
-                  "reading_period_s": self.reading_period_s > 0, "seed": self.seed >= 0}  # fmt: skip
+        checks = {
+            "goals": self.goals >= 1,
+            "step_rad": self.step_rad > 0,
+            "settle_s": self.settle_s > 0,
+            "move_s": self.move_s > 0,
+            "reach": 0 < self.reach <= 0.5,
+            "test_s": self.test_s > 0,
+            "motion_s": self.motion_s > 0,
+            "rate_hz": self.rate_hz > 0,
+            "repeats": self.repeats >= 1,
+            "reading_period_s": self.reading_period_s > 0,
+            "seed": self.seed >= 0,
+        }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             raise InputError(f"collection settings: {', '.join(bad)} out of range ({self!r})")
@@ -105,8 +114,9 @@ def training_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSetti
     return np.asarray(rows)
 
 
-def continuous_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int,
-                         stream: int = 1) -> np.ndarray:  # fmt: skip
+def continuous_setpoints(
+    home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int, stream: int = 1
+) -> np.ndarray:
     """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home (``stream`` 1: the
     held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines)."""
     rng = np.random.default_rng(seed + stream)
@@ -125,8 +135,9 @@ def _steps(start: np.ndarray, goal: np.ndarray, step_rad: float) -> list[np.ndar
     return [start + (goal - start) * (k / steps) for k in range(1, steps + 1)]
 
 
-def collection_motion(home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, settings: CollectSettings,
-                      seed: int | None = None) -> CollectionMotion:  # fmt: skip
+def collection_motion(
+    home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, settings: CollectSettings, seed: int | None = None
+) -> CollectionMotion:
     """The three parts of the collection from ``seed`` (default :attr:`CollectSettings.seed`) as one stream."""
     seed = settings.seed if seed is None else int(seed)
     home = np.asarray(home, dtype=np.float64)

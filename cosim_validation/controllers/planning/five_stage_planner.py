@@ -189,8 +189,16 @@ class FiveStagePlanner:
                 self.ik, q_source, source_m, standoff, self.config.approach, self.joint_limits, dt, "approach"
             )
             self._require_free(q, "approach to the standoff point", check_needle=True)
-        last = line_motion(self.ik, q[-1], standoff if not on_line else source_m, line.entry_m,
-                           self.config.approach, self.joint_limits, dt, "approach")  # fmt: skip
+        last = line_motion(
+            self.ik,
+            q[-1],
+            standoff if not on_line else source_m,
+            line.entry_m,
+            self.config.approach,
+            self.joint_limits,
+            dt,
+            "approach",
+        )
         self._require_free(last, "approach", check_needle=False)
         return np.concatenate((q, last[1:]))
 

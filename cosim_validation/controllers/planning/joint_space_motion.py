@@ -81,9 +81,13 @@ def goal_motion(
 
 
 def teleoperation_motion(
-    home: np.ndarray, box: np.ndarray, limits: CommandLimits, dt_s: float, settings: JointSpaceSettings,
+    home: np.ndarray,
+    box: np.ndarray,
+    limits: CommandLimits,
+    dt_s: float,
+    settings: JointSpaceSettings,
     rng: np.random.Generator,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """(n, J) samples of a smooth motion about ``home`` within ``box`` (2, J), at rest at both ends.
 
     Per joint, q(t) = home + w(t) sum_k a_k sin(2 pi f_k t + phi_k), w a sin^2 fade over the first and last

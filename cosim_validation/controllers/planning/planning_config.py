@@ -10,9 +10,18 @@ from cosim_validation.common.config import ConfigNode
 from cosim_validation.controllers.planning.cartesian_line import CartesianLimits
 
 _KEYS = (
-    "sampling_rate_hz", "default_source_m", "standoff_m", "needle_reserve_m", "joint_velocity_scale",
-    "joint_acceleration_scale", "approach", "injection", "arm_clearance_m", "collision_step_rad", "ompl",
-)  # fmt: skip
+    "sampling_rate_hz",
+    "default_source_m",
+    "standoff_m",
+    "needle_reserve_m",
+    "joint_velocity_scale",
+    "joint_acceleration_scale",
+    "approach",
+    "injection",
+    "arm_clearance_m",
+    "collision_step_rad",
+    "ompl",
+)
 _LINE_KEYS = ("velocity_m_s", "acceleration_m_s2", "jerk_m_s3")
 _OMPL_KEYS = ("planner", "time_limit_s", "seed")
 OMPL_PLANNERS = ("RRTConnect", "RRT", "RRTstar")

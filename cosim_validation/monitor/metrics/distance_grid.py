@@ -126,9 +126,19 @@ def _nearest_surface(
 
 @njit(cache=True, inline="always")
 def _bounds_one(
-    values: np.ndarray, closest: np.ndarray, origin: np.ndarray, lo: np.ndarray, h: float, box_hi: np.ndarray,
-    mesh_lo: np.ndarray, mesh_hi: np.ndarray, eps2: float, x: float, y: float, z: float,
-) -> tuple[float, float]:  # fmt: skip
+    values: np.ndarray,
+    closest: np.ndarray,
+    origin: np.ndarray,
+    lo: np.ndarray,
+    h: float,
+    box_hi: np.ndarray,
+    mesh_lo: np.ndarray,
+    mesh_hi: np.ndarray,
+    eps2: float,
+    x: float,
+    y: float,
+    z: float,
+) -> tuple[float, float]:
     """(lower, upper) of φ at (x, y, z); see the module docstring for the bound."""
     i, ux, ox, gx = _axis(x, lo[0], box_hi[0], h, values.shape[0], mesh_lo[0], mesh_hi[0])
     j, uy, oy, gy = _axis(y, lo[1], box_hi[1], h, values.shape[1], mesh_lo[1], mesh_hi[1])
@@ -175,9 +185,19 @@ def _bounds_one(
 
 @njit(cache=True, parallel=True)
 def _bounds_parallel(
-    values: np.ndarray, closest: np.ndarray, origin: np.ndarray, lo: np.ndarray, h: float, box_hi: np.ndarray,
-    mesh_lo: np.ndarray, mesh_hi: np.ndarray, eps2: float, pts: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-) -> None:  # fmt: skip
+    values: np.ndarray,
+    closest: np.ndarray,
+    origin: np.ndarray,
+    lo: np.ndarray,
+    h: float,
+    box_hi: np.ndarray,
+    mesh_lo: np.ndarray,
+    mesh_hi: np.ndarray,
+    eps2: float,
+    pts: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+) -> None:
     for n in prange(pts.shape[0]):
         lower[n], upper[n] = _bounds_one(
             values, closest, origin, lo, h, box_hi, mesh_lo, mesh_hi, eps2, pts[n, 0], pts[n, 1], pts[n, 2]
@@ -186,9 +206,19 @@ def _bounds_parallel(
 
 @njit(cache=True)
 def _bounds_serial(
-    values: np.ndarray, closest: np.ndarray, origin: np.ndarray, lo: np.ndarray, h: float, box_hi: np.ndarray,
-    mesh_lo: np.ndarray, mesh_hi: np.ndarray, eps2: float, pts: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-) -> None:  # fmt: skip
+    values: np.ndarray,
+    closest: np.ndarray,
+    origin: np.ndarray,
+    lo: np.ndarray,
+    h: float,
+    box_hi: np.ndarray,
+    mesh_lo: np.ndarray,
+    mesh_hi: np.ndarray,
+    eps2: float,
+    pts: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+) -> None:
     for n in range(pts.shape[0]):
         lower[n], upper[n] = _bounds_one(
             values, closest, origin, lo, h, box_hi, mesh_lo, mesh_hi, eps2, pts[n, 0], pts[n, 1], pts[n, 2]
@@ -285,9 +315,19 @@ class SignedDistanceGrid:
         upper = np.empty(pts.shape[0])
         kernel = _bounds_parallel if pts.shape[0] >= PARALLEL_POINTS else _bounds_serial
         kernel(
-            self.values, self.closest_local, self.mesh.origin_m, self.lower_corner_m, self.spacing_m,
-            self.upper_corner_m, self.mesh.bounds_m[0], self.mesh.bounds_m[1], self.rounding_m, pts, lower, upper,
-        )  # fmt: skip
+            self.values,
+            self.closest_local,
+            self.mesh.origin_m,
+            self.lower_corner_m,
+            self.spacing_m,
+            self.upper_corner_m,
+            self.mesh.bounds_m[0],
+            self.mesh.bounds_m[1],
+            self.rounding_m,
+            pts,
+            lower,
+            upper,
+        )
         return DistanceBounds(lower, upper)
 
     def undecided(self, points_m: ArrayLike, threshold_m: float) -> NDArray[np.bool_]:

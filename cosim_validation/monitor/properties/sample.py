@@ -176,10 +176,18 @@ class Block:
         """The samples of ``blocks`` one after the other (an empty block if there are none)."""
         if not blocks:
             return cls(
-                np.zeros(0), np.zeros(0, dtype=np.uint8), np.zeros((0, n_joints)), np.zeros((0, n_joints)),
-                np.zeros((0, n_joints, 3)), np.zeros((0, n_joints, 3)), np.zeros((0, 3)), np.zeros((0, 4)),
-                np.zeros((0, 3)), np.zeros((0, 4)), needle_length_m,
-            )  # fmt: skip
+                np.zeros(0),
+                np.zeros(0, dtype=np.uint8),
+                np.zeros((0, n_joints)),
+                np.zeros((0, n_joints)),
+                np.zeros((0, n_joints, 3)),
+                np.zeros((0, n_joints, 3)),
+                np.zeros((0, 3)),
+                np.zeros((0, 4)),
+                np.zeros((0, 3)),
+                np.zeros((0, 4)),
+                needle_length_m,
+            )
         names = [f.name for f in dataclasses.fields(cls) if f.name != "needle_length_m"]
         columns = {name: np.concatenate([getattr(b, name) for b in blocks]) for name in names}
         return cls(needle_length_m=blocks[0].needle_length_m, **columns)

@@ -85,8 +85,10 @@ class BehaviourRunner:
     def __init__(self, machine: Machine, robot: RobotRole, target_m: np.ndarray | None = None) -> None:
         unknown = sorted(set(machine.signals) - set(SIGNALS))
         if unknown:
-            raise InputError(f"behaviour machine {machine.name!r} ({machine.source}) declares signal "
-                             f"{unknown[0]!r}; signals: {', '.join(SIGNALS)}")  # fmt: skip
+            raise InputError(
+                f"behaviour machine {machine.name!r} ({machine.source}) declares signal "
+                f"{unknown[0]!r}; signals: {', '.join(SIGNALS)}"
+            )
         self.chart = Statechart(machine)
         self.robot = RobotRole(robot)
         self.target_m = None if target_m is None else np.asarray(target_m, dtype=np.float64)
@@ -175,8 +177,9 @@ class BehaviourRunner:
         return self._outcome("unknown", math.nan, Stage.NONE, reason)
 
     def _outcome(self, status: str, time_s: float, stage: Stage, reason: str) -> BehaviourResult:
-        return BehaviourResult(self.chart.machine.name, self.robot, status, self.path(), time_s, stage, reason,
-                               tuple(self.transitions))  # fmt: skip
+        return BehaviourResult(
+            self.chart.machine.name, self.robot, status, self.path(), time_s, stage, reason, tuple(self.transitions)
+        )
 
 
 def run_behaviour(machine: Machine, record: TrajectoryRecord, target_m: np.ndarray | None = None) -> BehaviourResult:

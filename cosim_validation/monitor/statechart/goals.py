@@ -143,8 +143,12 @@ def _atom(atom: Atom, node: ConfigNode, machine: Machine) -> Atom:
         "flag": sorted(set().union(*(s.flags for s in machine.states.values()))),
     }
     if kind in known and arg not in known[kind]:
-        raise MachineError(node.source, node.key, f"unknown {kind} {arg!r} in {node.value!r}; "
-                           f"{kind}s of machine {machine.name!r}: {', '.join(known[kind]) or 'none'}")  # fmt: skip
+        raise MachineError(
+            node.source,
+            node.key,
+            f"unknown {kind} {arg!r} in {node.value!r}; "
+            f"{kind}s of machine {machine.name!r}: {', '.join(known[kind]) or 'none'}",
+        )
     return atom
 
 

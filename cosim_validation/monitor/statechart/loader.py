@@ -17,9 +17,21 @@ from cosim_validation.monitor.statechart.transitions import parse_transitions
 from cosim_validation.monitor.statechart.validation import check_machine
 
 _TOP_KEYS = (
-    "machine", "description", "priority", "goals", "events", "guards", "commands", "variables", "parameters",
-    "signals", "initial", "states", "transitions", "requires",
-)  # fmt: skip
+    "machine",
+    "description",
+    "priority",
+    "goals",
+    "events",
+    "guards",
+    "commands",
+    "variables",
+    "parameters",
+    "signals",
+    "initial",
+    "states",
+    "transitions",
+    "requires",
+)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
@@ -62,9 +74,21 @@ def parse_machine(root: ConfigNode, overrides: Mapping[str, Any] | None = None) 
     description = root["description"].to_str() if root.has("description") else ""
     goals = str(root["goals"].to_path()) if root.has("goals") else ""
     machine = Machine(
-        root["machine"].to_str(), root.source, description, priority, states, events, guards, commands,
-        variables, parameters, signals, transitions, goals, _requirements(root.get("requires")),
-    )  # fmt: skip
+        root["machine"].to_str(),
+        root.source,
+        description,
+        priority,
+        states,
+        events,
+        guards,
+        commands,
+        variables,
+        parameters,
+        signals,
+        transitions,
+        goals,
+        _requirements(root.get("requires")),
+    )
     check_machine(machine)
     return machine
 
@@ -77,8 +101,9 @@ def _requirements(node: ConfigNode | None) -> tuple[str, ...]:
     for child in node.elements():
         name = child.to_str()
         if name not in REQUIREMENTS:
-            raise MachineError(child.source, child.key, f"unknown requirement {name!r}; expected one of: "
-                               f"{', '.join(REQUIREMENTS)}")  # fmt: skip
+            raise MachineError(
+                child.source, child.key, f"unknown requirement {name!r}; expected one of: {', '.join(REQUIREMENTS)}"
+            )
         out.append(name)
     return tuple(out)
 

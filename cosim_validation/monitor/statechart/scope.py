@@ -117,8 +117,9 @@ class ExpressionScope:
             return Action(text, command=parsed)
         if parsed.name not in self.variables:
             known = ", ".join(self.variables) or "none"
-            raise MachineError(node.source, node.key, f"assignment to undeclared variable {parsed.name!r}; "
-                               f"variables: {known}")  # fmt: skip
+            raise MachineError(
+                node.source, node.key, f"assignment to undeclared variable {parsed.name!r}; variables: {known}"
+            )
         value = self.inline(parsed.value, node)
         self.check_names(value, node)
         return Action(text, assignment=type(parsed)(parsed.name, value))

@@ -66,10 +66,16 @@ class RecordSample(NamedTuple):
 def record_rows(record: TrajectoryRecord) -> list[RecordSample]:
     """Every sample of ``record`` in order."""
     return [
-        RecordSample(float(record.t_s[k]), Stage(int(record.stage[k])), record.tip_pos_m[k], record.tip_quat_wxyz[k],
-                     record.q_measured[k], record.actual_tip_pos_m[k])
+        RecordSample(
+            float(record.t_s[k]),
+            Stage(int(record.stage[k])),
+            record.tip_pos_m[k],
+            record.tip_quat_wxyz[k],
+            record.q_measured[k],
+            record.actual_tip_pos_m[k],
+        )
         for k in range(record.n_samples)
-    ]  # fmt: skip
+    ]
 
 
 def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:

@@ -46,8 +46,10 @@ class GoalResult:
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        raise ModelCheckError(f"{name!r} not found: model checking needs SPIN and a C compiler "
-                              "(Debian packages spin and gcc; make setup installs them)")  # fmt: skip
+        raise ModelCheckError(
+            f"{name!r} not found: model checking needs SPIN and a C compiler "
+            "(Debian packages spin and gcc; make setup installs them)"
+        )
     return path
 
 

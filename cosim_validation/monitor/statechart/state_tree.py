@@ -37,8 +37,9 @@ def _composite(
     children = []
     for name in names:
         if not _NAME.match(name):
-            raise MachineError(children_node.source, f"{children_node.key}.{name}",
-                               "a state name is letters, digits and '_' (no dots)")  # fmt: skip
+            raise MachineError(
+                children_node.source, f"{children_node.key}.{name}", "a state name is letters, digits and '_' (no dots)"
+            )
         child_path = f"{path}.{name}" if path else name
         children.append(child_path)
         _state(child_path, path, children_node[name], states, scope)
@@ -52,8 +53,11 @@ def _initial(path: str, node: ConfigNode, names: list[str]) -> str:
     if not node.has("initial"):
         if len(names) == 1:
             return f"{path}.{names[0]}" if path else names[0]
-        raise MachineError(node.source, f"{node.key}.initial" if node.key else "initial",
-                           f"missing: which child is entered first (children: {', '.join(names)})")  # fmt: skip
+        raise MachineError(
+            node.source,
+            f"{node.key}.initial" if node.key else "initial",
+            f"missing: which child is entered first (children: {', '.join(names)})",
+        )
     initial = node["initial"]
     name = initial.to_str()
     if name not in names:
@@ -74,8 +78,7 @@ def _state(path: str, parent: str, node: ConfigNode, states: dict[str, State], s
     if node.has("initial"):
         raise MachineError(node.source, f"{node.key}.initial", "a leaf state has no initial child")
     final = node["final"].to_bool() if node.has("final") else False
-    states[path] = State(path, parent, (), None, *_actions(node, scope), final=final,
-                         **_extras(node), key=node.key)  # fmt: skip
+    states[path] = State(path, parent, (), None, *_actions(node, scope), final=final, **_extras(node), key=node.key)
 
 
 def _actions(node: ConfigNode, scope: ExpressionScope) -> tuple[Any, Any]:
@@ -115,7 +118,8 @@ def resolve_state(states: Mapping[str, State], node: ConfigNode, *, wildcard: bo
     if len(matches) == 1:
         return (matches[0],)
     if matches:
-        raise MachineError(node.source, node.key, f"state name {text!r} is ambiguous; give the path: "
-                           f"{', '.join(matches)}")  # fmt: skip
+        raise MachineError(
+            node.source, node.key, f"state name {text!r} is ambiguous; give the path: {', '.join(matches)}"
+        )
     known = ", ".join(p for p in states if p)
     raise MachineError(node.source, node.key, f"unknown state {text!r}; states: {known}")

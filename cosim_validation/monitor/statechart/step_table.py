@@ -99,11 +99,18 @@ def _check_translatable(machine: Machine) -> None:
         raise MachineError(machine.source, "variables", "machines with variables cannot be model-checked")
     for tr in machine.transitions:
         if tr.after_s is not None:
-            raise MachineError(machine.source, f"{tr.key}.after_s", "timed transitions cannot be model-checked "
-                               "(the translation has no clock); send a timeout event instead")  # fmt: skip
+            raise MachineError(
+                machine.source,
+                f"{tr.key}.after_s",
+                "timed transitions cannot be model-checked "
+                "(the translation has no clock); send a timeout event instead",
+            )
         if tr.guard is not None and not _boolean_over_inputs(tr.guard, machine):
-            raise MachineError(machine.source, f"{tr.key}.guard", f"guard {tr.guard_text!r} cannot be model-checked: "
-                               "only and/or/not over input guards")  # fmt: skip
+            raise MachineError(
+                machine.source,
+                f"{tr.key}.guard",
+                f"guard {tr.guard_text!r} cannot be model-checked: only and/or/not over input guards",
+            )
 
 
 def _boolean_over_inputs(expr: Expr, machine: Machine) -> bool:
@@ -142,9 +149,10 @@ def _event_vars(
             continue
         fired_by = triggers[members[0]]
         relevant[var] = tuple(
-            n for n, leaf in enumerate(leaves, start=1)
+            n
+            for n, leaf in enumerate(leaves, start=1)
             if any(machine.transitions.index(t) in fired_by for t in candidates(machine, leaf))
-        )  # fmt: skip
+        )
     return event_vars, relevant
 
 
@@ -155,9 +163,10 @@ def _guard_vars(machine: Machine, leaves: tuple[str, ...]) -> dict[str, tuple[in
         if guard.expr is not None:
             continue
         out[name] = tuple(
-            n for n, leaf in enumerate(leaves, start=1)
+            n
+            for n, leaf in enumerate(leaves, start=1)
             if any(t.guard is not None and name in free_names(t.guard) for t in candidates(machine, leaf))
-        )  # fmt: skip
+        )
     return out
 
 
@@ -170,13 +179,15 @@ def _rows(machine: Machine, tr: Transition, leaves: tuple[str, ...], history: tu
         for remembered in remembered_options:
             memory = {} if remembered is None else {tr.target: remembered}
             plan = plan_transition(machine, tr, leaf, memory)
-            out.append(Row(
-                leaves.index(leaf) + 1,
-                -1 if not tr.resume else (0 if remembered is None else leaves.index(remembered) + 1),
-                leaves.index(plan.leaf) + 1,
-                _commands(plan.actions),
-                tuple((c, leaves.index(lf) + 1) for c, lf in plan.remembered if c in history),
-            ))  # fmt: skip
+            out.append(
+                Row(
+                    leaves.index(leaf) + 1,
+                    -1 if not tr.resume else (0 if remembered is None else leaves.index(remembered) + 1),
+                    leaves.index(plan.leaf) + 1,
+                    _commands(plan.actions),
+                    tuple((c, leaves.index(lf) + 1) for c, lf in plan.remembered if c in history),
+                )
+            )
     return tuple(out)
 
 

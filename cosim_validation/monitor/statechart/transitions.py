@@ -75,8 +75,11 @@ def _after(node: ConfigNode | None, scope: ExpressionScope) -> float | None:
         value = scope.parameters.get(node.value)
         if not isinstance(value, float):
             numeric = ", ".join(k for k, v in scope.parameters.items() if isinstance(v, float)) or "none"
-            raise MachineError(node.source, node.key, f"expected seconds or a numeric parameter, got {node.value!r}; "
-                               f"numeric parameters: {numeric}")  # fmt: skip
+            raise MachineError(
+                node.source,
+                node.key,
+                f"expected seconds or a numeric parameter, got {node.value!r}; numeric parameters: {numeric}",
+            )
         if value < 0:
             raise MachineError(node.source, node.key, f"parameter {node.value!r} = {value!r}: expected >= 0 s")
         return value

@@ -37,17 +37,24 @@ def check_machine(machine: Machine) -> None:
         if tr.source == ROOT:
             raise MachineError(machine.source, f"{tr.key}.source", "the root cannot be a source")
         if machine.states[tr.source].final:
-            raise MachineError(machine.source, f"{tr.key}.source",
-                               f"{tr.source!r} is final: no transition may leave it")  # fmt: skip
+            raise MachineError(
+                machine.source, f"{tr.key}.source", f"{tr.source!r} is final: no transition may leave it"
+            )
     reached = reachable_leaves(machine)
     for path, state in machine.states.items():
         if path == ROOT:
             continue
         if not any(machine.contains(path, leaf) for leaf in reached):
-            raise MachineError(machine.source, state.key, f"state {path!r} is unreachable from the initial state "
-                               f"{machine.default_leaf(ROOT)!r}")  # fmt: skip
+            raise MachineError(
+                machine.source,
+                state.key,
+                f"state {path!r} is unreachable from the initial state {machine.default_leaf(ROOT)!r}",
+            )
     for leaf in machine.leaves():
         state = machine.states[leaf]
         if not state.final and not candidates(machine, leaf):
-            raise MachineError(machine.source, state.key, f"trap state {leaf!r}: no transition leaves it "
-                               "(mark it 'final: true' if the task ends there)")  # fmt: skip
+            raise MachineError(
+                machine.source,
+                state.key,
+                f"trap state {leaf!r}: no transition leaves it (mark it 'final: true' if the task ends there)",
+            )

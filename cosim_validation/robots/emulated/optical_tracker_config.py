@@ -15,10 +15,19 @@ from cosim_validation.anatomy import pose_from_config
 from cosim_validation.common.config import ConfigNode
 
 _KEYS = (
-    "tool_to_marker", "base_to_tracker", "reference_distance_m", "range_m", "max_view_angle_rad",
-    "fiducial_noise_std_m", "depth_noise_factor", "marker_radius_m", "registration_error_m",
-    "registration_error_spread", "dropout_rate_hz", "dropout_duration_s",
-)  # fmt: skip
+    "tool_to_marker",
+    "base_to_tracker",
+    "reference_distance_m",
+    "range_m",
+    "max_view_angle_rad",
+    "fiducial_noise_std_m",
+    "depth_noise_factor",
+    "marker_radius_m",
+    "registration_error_m",
+    "registration_error_spread",
+    "dropout_rate_hz",
+    "dropout_duration_s",
+)
 
 
 @dataclass(frozen=True)

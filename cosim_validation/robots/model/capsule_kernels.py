@@ -90,10 +90,19 @@ def _rotate_about(R: np.ndarray, axis: np.ndarray, angle: float, out: np.ndarray
 
 @njit(cache=True)
 def _clearance_at(
-    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, joint_type: np.ndarray,
-    point_joint: np.ndarray, point_local: np.ndarray, radius: np.ndarray, pairs: np.ndarray,
-    frames_R: np.ndarray, frames_p: np.ndarray, ends: np.ndarray, tmp: np.ndarray,
-) -> float:  # fmt: skip
+    q: np.ndarray,
+    T_parent_joint: np.ndarray,
+    axis_in_joint: np.ndarray,
+    joint_type: np.ndarray,
+    point_joint: np.ndarray,
+    point_local: np.ndarray,
+    radius: np.ndarray,
+    pairs: np.ndarray,
+    frames_R: np.ndarray,
+    frames_p: np.ndarray,
+    ends: np.ndarray,
+    tmp: np.ndarray,
+) -> float:
     """Smallest capsule clearance at one joint vector, with caller-provided scratch arrays."""
     nj = q.shape[0]
     for r in range(3):
@@ -132,10 +141,17 @@ def _clearance_at(
 
 @njit(cache=True)
 def clearance_lower_bounds(
-    q: np.ndarray, T_parent_joint: np.ndarray, axis_in_joint: np.ndarray, joint_type: np.ndarray,
-    point_joint: np.ndarray, point_local: np.ndarray, radius: np.ndarray, pairs: np.ndarray, reach: np.ndarray,
+    q: np.ndarray,
+    T_parent_joint: np.ndarray,
+    axis_in_joint: np.ndarray,
+    joint_type: np.ndarray,
+    point_joint: np.ndarray,
+    point_local: np.ndarray,
+    radius: np.ndarray,
+    pairs: np.ndarray,
+    reach: np.ndarray,
     threshold: float,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Guaranteed lower bounds of the smallest capsule clearance along a sequence of joint vectors.
 
     Exact (the capsule geometry is evaluated) where the Lipschitz bound from the last evaluated sample does
@@ -171,9 +187,19 @@ def clearance_lower_bounds(
                 out[i] = bound
                 continue
         value = _clearance_at(
-            q[i], T_parent_joint, axis_in_joint, joint_type, point_joint, point_local, radius, pairs,
-            frames_R, frames_p, ends, tmp,
-        )  # fmt: skip
+            q[i],
+            T_parent_joint,
+            axis_in_joint,
+            joint_type,
+            point_joint,
+            point_local,
+            radius,
+            pairs,
+            frames_R,
+            frames_p,
+            ends,
+            tmp,
+        )
         out[i] = value
         anchor = i
         anchor_value = value

@@ -177,9 +177,16 @@ def fk_batch(
     tip_quat = np.empty((n, 4))
     for i in range(n):
         fk_into(
-            q[i], T_parent_joint, axis_in_joint, joint_type, T_last_tip,
-            joint_pos[i], joint_axis[i], tip_pos[i], tip_R[i],
-        )  # fmt: skip
+            q[i],
+            T_parent_joint,
+            axis_in_joint,
+            joint_type,
+            T_last_tip,
+            joint_pos[i],
+            joint_axis[i],
+            tip_pos[i],
+            tip_R[i],
+        )
         tip_quat[i] = matrix_to_quat_wxyz(tip_R[i])
     return joint_pos, joint_axis, tip_pos, tip_R, tip_quat
 

@@ -213,9 +213,22 @@ def track_poses(
     q = q_start.copy()
     for i in range(n):
         q, err_p[i], err_r[i], _ = solve_ik(
-            q, target_pos[i], target_R[i], full_orientation, q, q_lower, q_upper,
-            T_parent_joint, axis_in_joint, joint_type, T_last_tip, max_iter, tol_pos_m, tol_rot_rad, posture_gain,
+            q,
+            target_pos[i],
+            target_R[i],
+            full_orientation,
+            q,
+            q_lower,
+            q_upper,
+            T_parent_joint,
+            axis_in_joint,
+            joint_type,
+            T_last_tip,
+            max_iter,
+            tol_pos_m,
+            tol_rot_rad,
+            posture_gain,
             damping,
-        )  # fmt: skip
+        )
         out[i] = q
     return out, err_p, err_r

@@ -124,9 +124,18 @@ class InverseKinematics:
         s = self.settings
         chain = self.kinematics.chain
         return (
-            self.q_lower, self.q_upper, chain.T_parent_joint, chain.axis_in_joint, chain.joint_type,
-            self.kinematics.T_last_tip, s.max_iter, s.tol_pos_m, s.tol_rot_rad, s.posture_gain, s.damping,
-        )  # fmt: skip
+            self.q_lower,
+            self.q_upper,
+            chain.T_parent_joint,
+            chain.axis_in_joint,
+            chain.joint_type,
+            self.kinematics.T_last_tip,
+            s.max_iter,
+            s.tol_pos_m,
+            s.tol_rot_rad,
+            s.posture_gain,
+            s.damping,
+        )
 
     def _converged(self, err_p: float, err_r: float) -> bool:
         return bool(err_p < self.settings.tol_pos_m and err_r < self.settings.tol_rot_rad)

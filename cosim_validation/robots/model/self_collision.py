@@ -86,9 +86,13 @@ class SelfCollision:
         frame_points = np.zeros((n_joints + 1, 4, 3))  # origin and unit axes of every joint frame
         frame_points[:, 1:] = np.eye(3)
         frames = link_points_batch(
-            q_ref[None], chain.T_parent_joint, chain.axis_in_joint, chain.joint_type,
-            np.repeat(np.arange(n_joints + 1), 4), frame_points.reshape(-1, 3),
-        )[0].reshape(n_joints + 1, 4, 3)  # fmt: skip
+            q_ref[None],
+            chain.T_parent_joint,
+            chain.axis_in_joint,
+            chain.joint_type,
+            np.repeat(np.arange(n_joints + 1), 4),
+            frame_points.reshape(-1, 3),
+        )[0].reshape(n_joints + 1, 4, 3)
         point_joint, point_local, radius = [], [], []
         for g in range(model.ngeom):
             b = int(model.geom_bodyid[g])
@@ -128,12 +132,18 @@ class SelfCollision:
         chain = self.kinematics.chain
         return np.asarray(
             clearance_lower_bounds(
-                np.ascontiguousarray(batch), chain.T_parent_joint, chain.axis_in_joint, chain.joint_type,
-                point_joint, point_local,
-                radius, self.pairs,
-                reach, threshold,
+                np.ascontiguousarray(batch),
+                chain.T_parent_joint,
+                chain.axis_in_joint,
+                chain.joint_type,
+                point_joint,
+                point_local,
+                radius,
+                self.pairs,
+                reach,
+                threshold,
             )
-        )  # fmt: skip
+        )
 
     def _build(self, needle_radius_m: float) -> Any:
         mj = self._mujoco

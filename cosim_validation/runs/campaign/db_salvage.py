@@ -31,12 +31,22 @@ CASE_TABLES: tuple[str, ...] = ("cases", "timings", "verdicts", "kpis", "traject
 _LARGEST_ROWID = 1 << 62
 #: Columns that hold numbers (or NULL) in every run (a text there was put by hand, or is damage SQLite cannot see).
 _NUMERIC = {
-    "cases": ("case_index", "source_x_m", "source_y_m", "source_z_m", "target_x_m", "target_y_m", "target_z_m",
-              "granularity_m", "target_depth_m", "duration_s"),
+    "cases": (
+        "case_index",
+        "source_x_m",
+        "source_y_m",
+        "source_z_m",
+        "target_x_m",
+        "target_y_m",
+        "target_z_m",
+        "granularity_m",
+        "target_depth_m",
+        "duration_s",
+    ),
     "timings": ("wall_s",),
     "verdicts": ("margin", "first_violation_time_s"),
     "kpis": ("value",),
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)

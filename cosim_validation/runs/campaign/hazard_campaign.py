@@ -104,11 +104,19 @@ def run_hazards(request: HazardRequest) -> Path:
         out = request.out_dir / RUNS_DIR / name
         spec = FilterSpec(RobotRole.PHYSICAL, "hazards", f"{name}@{request.library}")
         filters = () if name == FAULT_FREE else (spec,)
-        run_campaign(CampaignRequest(
-            config_path=request.config_path, suite_paths=request.suite_paths, out_dir=out,
-            backends=("virtual", "physical"), workers=request.workers, resume=out.exists(),
-            validate=request.validate, filters=filters, **loop,
-        ))  # fmt: skip
+        run_campaign(
+            CampaignRequest(
+                config_path=request.config_path,
+                suite_paths=request.suite_paths,
+                out_dir=out,
+                backends=("virtual", "physical"),
+                workers=request.workers,
+                resume=out.exists(),
+                validate=request.validate,
+                filters=filters,
+                **loop,
+            )
+        )
     return analyse(request, scenarios)
 
 

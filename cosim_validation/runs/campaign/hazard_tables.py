@@ -159,10 +159,17 @@ def _case_row(
 ) -> CaseDetection:
     t = detection.t_s
     return CaseDetection(
-        name, test_id, outcome, float(t[-1] - t[0]) if len(t) else 0.0, len(verdicts),
-        sum(w.detected for w in verdicts), *false, float(detection.deviation_m.max(initial=0.0)),
-        float(detection.joint_deviation.max(initial=0.0)), ",".join(by),
-    )  # fmt: skip
+        name,
+        test_id,
+        outcome,
+        float(t[-1] - t[0]) if len(t) else 0.0,
+        len(verdicts),
+        sum(w.detected for w in verdicts),
+        *false,
+        float(detection.deviation_m.max(initial=0.0)),
+        float(detection.joint_deviation.max(initial=0.0)),
+        ",".join(by),
+    )
 
 
 def holding_properties(db: ResultsDB) -> dict[str, set[str]]:
@@ -241,8 +248,17 @@ def _fill(
 def _scenario_row(s: Scenario) -> tuple[object, ...]:
     fault = f"{s.fault.model.value} value={s.fault.value:g}" + (" relative" if s.fault.relative else "")
     trigger = f"{s.trigger.kind.value} at={s.trigger.at_s:g} period={s.trigger.period_s:g} sample={s.trigger.sample}"
-    return (s.name, s.outcome, s.unsafe_control_action, s.causal_factor, s.strike.value, ",".join(s.variables),
-            fault, trigger, _finite(s.duration_s))  # fmt: skip
+    return (
+        s.name,
+        s.outcome,
+        s.unsafe_control_action,
+        s.causal_factor,
+        s.strike.value,
+        ",".join(s.variables),
+        fault,
+        trigger,
+        _finite(s.duration_s),
+    )
 
 
 def _finite(value: object) -> object:
@@ -315,19 +331,33 @@ def _scenario_summaries(db: sqlite3.Connection, period_s: float) -> list[Scenari
     names = [FAULT_FREE] + [r[0] for r in db.execute("SELECT name FROM scenarios ORDER BY rowid")]
     rows = []
     for name in names:
-        cases = db.execute("SELECT COUNT(*), COALESCE(SUM(duration_s), 0), COALESCE(SUM(false_alarms), 0), "
-                           "COALESCE(SUM(violated_by_fault != ''), 0), COALESCE(SUM(second_false_alarms), 0) "
-                           "FROM detection WHERE scenario = ?",
-                           (name,)).fetchone()  # fmt: skip
-        w = db.execute("SELECT detected, latency_s, crossing_s - start_s, second_detected FROM windows "
-                       "WHERE scenario = ?", (name,)).fetchall()  # fmt: skip
+        cases = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(duration_s), 0), COALESCE(SUM(false_alarms), 0), "
+            "COALESCE(SUM(violated_by_fault != ''), 0), COALESCE(SUM(second_false_alarms), 0) "
+            "FROM detection WHERE scenario = ?",
+            (name,),
+        ).fetchone()
+        w = db.execute(
+            "SELECT detected, latency_s, crossing_s - start_s, second_detected FROM windows WHERE scenario = ?", (name,)
+        ).fetchall()
         if cases[0] == 0:
             continue
         lat = np.array([r[1] for r in w if r[0]], dtype=np.float64)
         cycle = sum(1 for r in w if r[0] and r[2] is not None and r[1] <= r[2] + period_s + 1e-9)
-        rows.append(ScenarioSummary(
-            name, int(cases[0]), len(w), sum(r[0] for r in w),
-            float(np.median(lat)) if len(lat) else math.nan, float(lat.max()) if len(lat) else math.nan,
-            cycle, sum(r[3] for r in w), int(cases[2]), int(cases[4]), float(cases[1]) / 3600.0, int(cases[3]),
-        ))  # fmt: skip
+        rows.append(
+            ScenarioSummary(
+                name,
+                int(cases[0]),
+                len(w),
+                sum(r[0] for r in w),
+                float(np.median(lat)) if len(lat) else math.nan,
+                float(lat.max()) if len(lat) else math.nan,
+                cycle,
+                sum(r[3] for r in w),
+                int(cases[2]),
+                int(cases[4]),
+                float(cases[1]) / 3600.0,
+                int(cases[3]),
+            )
+        )
     return rows

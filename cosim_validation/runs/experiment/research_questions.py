@@ -161,9 +161,15 @@ def run_experiment(
     generation_s = time.perf_counter() - started
     _mark_started(out, [*earlier, this_call], options.resume)
     request = CampaignRequest(
-        options.config_path, tuple(suites), out / "run", spec.backends, options.executor, options.address,
-        options.workers, options.resume,
-    )  # fmt: skip
+        options.config_path,
+        tuple(suites),
+        out / "run",
+        spec.backends,
+        options.executor,
+        options.address,
+        options.workers,
+        options.resume,
+    )
     campaign = run_campaign(request, progress)
     wall_s = {"generation": generation_s, "campaign": campaign.wall_s}
     if options.errors_model is not None and not campaign.interrupted:
@@ -214,8 +220,12 @@ def check_errors_model(spec: ExperimentSpec, options: RunOptions) -> None:
         raise InputError(f"--errors applies to rq3 only, not {spec.name}")
     config = load_case_config(options.config_path)
     model = FilterSpec(RobotRole.VIRTUAL, "errors", f"model={options.errors_model}")
-    check_filters(config, ((model.robot.label, model.text),), (RobotRole.VIRTUAL,),
-                  RobotConfig.from_config(config["robot"]).kinematics)  # fmt: skip
+    check_filters(
+        config,
+        ((model.robot.label, model.text),),
+        (RobotRole.VIRTUAL,),
+        RobotConfig.from_config(config["robot"]).kinematics,
+    )
 
 
 def read_results(out_dir: Path) -> dict[str, Any]:

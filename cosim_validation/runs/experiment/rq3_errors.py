@@ -26,8 +26,13 @@ GOAL_SHARE = 0.15
 
 
 def _row(d: Deviation, label: str) -> dict[str, Any]:
-    row = {"robot": label, "n_cases": d.n_cases, "joint_deg": d.joint_deg, "tip_mm": d.tip_mm,
-           "tip_source": d.tip_source}  # fmt: skip
+    row = {
+        "robot": label,
+        "n_cases": d.n_cases,
+        "joint_deg": d.joint_deg,
+        "tip_mm": d.tip_mm,
+        "tip_source": d.tip_source,
+    }
     return row | ({} if d.prismatic_mm is None else {"prismatic_mm": d.prismatic_mm})
 
 
@@ -72,7 +77,10 @@ def goal_lines(answer: dict[str, Any]) -> list[str]:
     goal = answer["goal"]
     for label in ("virtual", INJECTED_ROW):
         if label in goal:
-            parts = [f"{stat} {100 * g['relative']:.0f} % off ({'within' if g['within'] else 'outside'} "
-                     f"{100 * goal['share']:.0f} %)" for stat, g in goal[label].items()]  # fmt: skip
+            parts = [
+                f"{stat} {100 * g['relative']:.0f} % off ({'within' if g['within'] else 'outside'} "
+                f"{100 * goal['share']:.0f} %)"
+                for stat, g in goal[label].items()
+            ]
             lines.append(f"  {label} vs physical: " + ", ".join(parts))
     return lines

@@ -22,9 +22,21 @@ from cosim_validation.runs.report.figures import GREEN, RED, png
 from cosim_validation.runs.report.html_page import Section, figure, paragraph, table
 from cosim_validation.runs.report.run_data import RunData
 
-HEADERS = ("scenario", "cases", "windows", "detected", "rate [%]", "latency median [s]", "latency max [s]",
-           "within 1 cycle", "2nd detector", "false alarms", "per case-hour", "2nd false alarms",
-           "violated by fault")  # fmt: skip
+HEADERS = (
+    "scenario",
+    "cases",
+    "windows",
+    "detected",
+    "rate [%]",
+    "latency median [s]",
+    "latency max [s]",
+    "within 1 cycle",
+    "2nd detector",
+    "false alarms",
+    "per case-hour",
+    "2nd false alarms",
+    "violated by fault",
+)
 JUMP = "sudden_jump"
 
 
@@ -43,18 +55,23 @@ def hazards(run: RunData) -> Section:
     if path is None:
         return s.missing("not a run of a hazard campaign (cosim hazards run)")
     rows = summarize(path)
-    s.parts.append(paragraph(
-        f"{path}: the physical robot through each scenario's faults against the virtual twin fed the clean "
-        "commands. A window is detected when the tip (or a joint) deviation exceeds its threshold between its onset "
-        "and 1 s after its end; latency from the onset; false alarms are alarm episodes outside every window."
-    ))  # fmt: skip
+    s.parts.append(
+        paragraph(
+            f"{path}: the physical robot through each scenario's faults against the virtual twin fed the clean "
+            "commands. A window is detected when the tip (or a joint) deviation exceeds its threshold between its "
+            "onset and 1 s after its end; latency from the onset; false alarms are alarm episodes outside every "
+            "window."
+        )
+    )
     s.parts.append(table(HEADERS, [_row(r) for r in rows], "hazard-detection"))
     with closing(connect(path, read_only=True)) as db, guarded(path, "reading the thresholds"):
         thresholds = dict(db.execute("SELECT key, value FROM thresholds").fetchall())
-    s.parts.append(paragraph(
-        f"Thresholds: tip {1e3 * thresholds['threshold_m']:.3g} mm, joint {thresholds['joint_threshold']:.3g} rad, "
-        f"tracker {1e3 * thresholds['tracker_threshold_m']:.3g} mm."
-    ))  # fmt: skip
+    s.parts.append(
+        paragraph(
+            f"Thresholds: tip {1e3 * thresholds['threshold_m']:.3g} mm, joint {thresholds['joint_threshold']:.3g} rad, "
+            f"tracker {1e3 * thresholds['tracker_threshold_m']:.3g} mm."
+        )
+    )
     s.data = {"tables": str(path), "scenarios": {r.scenario: _data(r) for r in rows}, "thresholds": thresholds}
     jump_db = path.parent / "runs" / JUMP / "results.sqlite"
     if jump_db.is_file():
@@ -111,8 +128,10 @@ def _figures_4_5(jump_db: Path, tables: Path, kinematics: Kinematics | None, thr
     ax.set_ylabel(f"{physical.joint_names[0]} [deg]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    caption = (f"Seed 003 Fig. 4 on our data: {physical.joint_names[0]} of robot and model in case {test_id} "
-               "with the sudden-jump windows shaded.")  # fmt: skip
+    caption = (
+        f"Seed 003 Fig. 4 on our data: {physical.joint_names[0]} of robot and model in case {test_id} "
+        "with the sudden-jump windows shaded."
+    )
     force = _figure_5(physical.t_s, physical.tip_pos_m, virtual.tip_pos_m, threshold_m, windows)
     return [figure(png(fig), caption, "hazards-figure-4"), force]
 

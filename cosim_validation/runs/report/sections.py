@@ -132,10 +132,13 @@ def coverage(run: RunData) -> Section:
     tables = coverage_tables(run)
     if not tables:
         return s.missing(_no_coverage_reason(run))
-    s.parts.append(paragraph(
-        f"Error-triggering: the safety property {run.safety_property} is violated on the {run.primary_robot} robot; "
-        "shares are of the cases that ran to the end. Points generated: candidates drawn to obtain the valid cases."
-    ))  # fmt: skip
+    s.parts.append(
+        paragraph(
+            f"Error-triggering: the safety property {run.safety_property} is violated on the {run.primary_robot} "
+            "robot; shares are of the cases that ran to the end. Points generated: candidates drawn to obtain the "
+            "valid cases."
+        )
+    )
     for t in tables:
         s.parts.append(f"<h3>{t.region}</h3>")
         body = [[r[k] for k, _ in COLUMNS] for r in t.rows]

@@ -36,9 +36,19 @@ def _robot_state(store: Any, stage: int) -> Any:
     header = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=2, nanosec=0), frame_id="base_link")
     q = np.array([0.1, 0.2])
     return t[ROBOT_STATE](
-        header=header, test_id="old-0", robot=0, stage=stage, sample_index=4, joint_names=["j1", "j2"],
-        setpoint=q, position=q, velocity=np.zeros(0), tip_pose=origin, has_actual_tip=False, actual_tip_pose=origin,
-    )  # fmt: skip
+        header=header,
+        test_id="old-0",
+        robot=0,
+        stage=stage,
+        sample_index=4,
+        joint_names=["j1", "j2"],
+        setpoint=q,
+        position=q,
+        velocity=np.zeros(0),
+        tip_pose=origin,
+        has_actual_tip=False,
+        actual_tip_pose=origin,
+    )
 
 
 def test_a_robot_state_of_an_older_bag_reads_as_unsupervised(tmp_path: Path) -> None:

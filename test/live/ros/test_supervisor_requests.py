@@ -95,19 +95,22 @@ def test_requests_and_teleoperation_from_another_node(
     commands: list[tuple[int, tuple[float, ...]]] = []  # (stamp, setpoint) sent to the robot
     tips: list[tuple[int, np.ndarray]] = []  # (stamp, the robot's tip)
     node.create_subscription(SupervisorState, "/cosim/supervisor/state", states.append, to_rclpy(STATE))
-    node.create_subscription(SupervisorTransition, "/cosim/supervisor/transitions", transitions.append,
-                             to_rclpy(RESULT))  # fmt: skip
+    node.create_subscription(
+        SupervisorTransition, "/cosim/supervisor/transitions", transitions.append, to_rclpy(RESULT)
+    )
 
     def stamp(msg: Any) -> int:
         return int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
 
-    node.create_subscription(JointState, "/cosim/virtual/command",
-                             lambda m: commands.append((stamp(m), tuple(m.position))), to_rclpy(STATE))  # fmt: skip
     node.create_subscription(
-        PoseStamped, "/cosim/virtual/tip_pose",
+        JointState, "/cosim/virtual/command", lambda m: commands.append((stamp(m), tuple(m.position))), to_rclpy(STATE)
+    )
+    node.create_subscription(
+        PoseStamped,
+        "/cosim/virtual/tip_pose",
         lambda m: tips.append((stamp(m), np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z]))),
         to_rclpy(STATE),
-    )  # fmt: skip
+    )
     requests = node.create_client(SupervisorRequest, "/cosim/supervisor/request")
     twist_pub = node.create_publisher(TwistStamped, "/cosim/supervisor/teleoperation/twist", to_rclpy(STATE))
     actions = ActionClient(node, RunTestCase, "/cosim/run_test_case")
@@ -127,8 +130,15 @@ def test_requests_and_teleoperation_from_another_node(
     supervisor = _supervisor_config(tmp_path, repo_root)
     try:
         group.start(ProcessSpec("virtual_driver", "virtual_driver", ("-p", f"config:={config}")))
-        params = (f"config:={config}", "robots:=[virtual]", f"supervisor:={supervisor}", "publish_clock:=false",
-                  "min_subscribers:=1", "subscriber_timeout_s:=2.0", "report_timeout_s:=0.5")  # fmt: skip
+        params = (
+            f"config:={config}",
+            "robots:=[virtual]",
+            f"supervisor:={supervisor}",
+            "publish_clock:=false",
+            "min_subscribers:=1",
+            "subscriber_timeout_s:=2.0",
+            "report_timeout_s:=0.5",
+        )
         group.start(ProcessSpec("controller", "controller", tuple(a for p in params for a in ("-p", p))))
         group.wait_ready(["virtual_driver", "controller"], timeout_s=120)
         assert requests.wait_for_service(timeout_sec=30)

@@ -54,9 +54,12 @@ def _grid_suite(path: Path, repo_root: Path, rows: tuple[int, ...]) -> Path:
     full, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
     picked = list(rows)
     suite = Suite.build(
-        full.source_m[picked], full.target_m[picked], full.cube_index[picked], full.target_depth_m[picked],
+        full.source_m[picked],
+        full.target_m[picked],
+        full.cube_index[picked],
+        full.target_depth_m[picked],
         {k: v for k, v in full.metadata.items() if k not in ("format", "frame_id", "unit", "suite_id")},
-    )  # fmt: skip
+    )
     suite.write(path)
     return path
 

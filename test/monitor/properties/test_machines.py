@@ -239,8 +239,9 @@ def oscillating() -> TrajectoryRecord:
     record = nominal()
     tip = record.tip_pos_m.copy()
     last = record.stage_indices(Stage.INJECTION)[-7:]
-    tip[last] = TARGET + np.array([[0, 0, 0.001], [0, 0, -0.005], [0, 0, 0.0], [0, 0, 0.005],
-                                   [0, 0, 0.0], [0, 0, -0.004], [0, 0, 0.0]])  # fmt: skip
+    tip[last] = TARGET + np.array(
+        [[0, 0, 0.001], [0, 0, -0.005], [0, 0, 0.0], [0, 0, 0.005], [0, 0, 0.0], [0, 0, -0.004], [0, 0, 0.0]]
+    )
     return edited(record, tip_pos_m=tip)
 
 

@@ -12,9 +12,16 @@ from cosim_validation.monitor.properties.language.parser import parse_formula, t
 def test_tokens_keep_positions() -> None:
     toks = tokenize("always q[0] <= -1.5e-2")
     assert [(t.kind, t.text, t.pos) for t in toks] == [
-        ("name", "always", 0), ("name", "q", 7), ("op", "[", 8), ("num", "0", 9), ("op", "]", 10),
-        ("op", "<=", 12), ("op", "-", 15), ("num", "1.5e-2", 16), ("end", "", 22),
-    ]  # fmt: skip
+        ("name", "always", 0),
+        ("name", "q", 7),
+        ("op", "[", 8),
+        ("num", "0", 9),
+        ("op", "]", 10),
+        ("op", "<=", 12),
+        ("op", "-", 15),
+        ("num", "1.5e-2", 16),
+        ("end", "", 22),
+    ]
 
 
 def test_precedence_implies_or_and_until_unary() -> None:

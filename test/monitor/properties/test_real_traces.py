@@ -29,9 +29,15 @@ ENGINES = ("mujoco", "pybullet", "emulated")
 def joint_plan(home: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(t, stage, q) at 1 kHz: cosine blends between five joint waypoints, one stage per segment."""
     offsets = np.array(
-        [[0.0] * 7, [0.25, 0.15, 0.0, -0.2, 0.0, 0.1, 0.0], [0.3, 0.25, 0.0, -0.3, 0.0, 0.2, 0.0],
-         [0.3, 0.3, 0.0, -0.35, 0.0, 0.25, 0.0], [0.3, 0.25, 0.0, -0.3, 0.0, 0.2, 0.0], [0.0] * 7]
-    )  # fmt: skip
+        [
+            [0.0] * 7,
+            [0.25, 0.15, 0.0, -0.2, 0.0, 0.1, 0.0],
+            [0.3, 0.25, 0.0, -0.3, 0.0, 0.2, 0.0],
+            [0.3, 0.3, 0.0, -0.35, 0.0, 0.25, 0.0],
+            [0.3, 0.25, 0.0, -0.3, 0.0, 0.2, 0.0],
+            [0.0] * 7,
+        ]
+    )
     waypoints = home + offsets
     t = np.arange(0.0, 1.5, 0.001)
     segment = np.minimum((t / 0.3).astype(int), 4)

@@ -49,9 +49,22 @@ def make_record(
     actual = np.full((n, 3), np.nan) if actual_tip_m is None else actual_tip_m
     actual_quat = np.full((n, 4), np.nan) if actual_tip_m is None else quat
     return TrajectoryRecord(
-        test_id, robot, "synthetic", JOINTS, needle_length_m, t_s, np.asarray(stage, dtype=np.uint8),
-        q, q, joint_pos_m, axes, tip_m, quat, actual, actual_quat,
-    )  # fmt: skip
+        test_id,
+        robot,
+        "synthetic",
+        JOINTS,
+        needle_length_m,
+        t_s,
+        np.asarray(stage, dtype=np.uint8),
+        q,
+        q,
+        joint_pos_m,
+        axes,
+        tip_m,
+        quat,
+        actual,
+        actual_quat,
+    )
 
 
 def line_record(n: int = 50, **kwargs: object) -> TrajectoryRecord:
@@ -138,10 +151,15 @@ def insertion_case(
     rng = np.random.default_rng(seed)
     moved = tip + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0])  # lateral tracking noise
     record = make_record(
-        moved, stage, t_s=t_s, q=q + rng.uniform(-1e-3, 1e-3, q.shape), joint_pos_m=insertion_joints(moved),
-        tip_axis=axis, actual_tip_m=moved + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0]),
+        moved,
+        stage,
+        t_s=t_s,
+        q=q + rng.uniform(-1e-3, 1e-3, q.shape),
+        joint_pos_m=insertion_joints(moved),
+        tip_axis=axis,
+        actual_tip_m=moved + rng.uniform(-noise_m, noise_m, tip.shape) * np.array([1.0, 1.0, 0.0]),
         robot=robot,
-    )  # fmt: skip
+    )
     return record, expected
 
 

@@ -69,14 +69,25 @@ def failing_variants(record: TrajectoryRecord, target: np.ndarray) -> list[tuple
     ]
 
 
-_ARRAYS = ("t_s", "stage", "q_setpoint", "q_measured", "joint_pos_m", "joint_axis", "tip_pos_m",
-           "tip_quat_wxyz", "actual_tip_pos_m", "actual_tip_quat_wxyz")  # fmt: skip
+_ARRAYS = (
+    "t_s",
+    "stage",
+    "q_setpoint",
+    "q_measured",
+    "joint_pos_m",
+    "joint_axis",
+    "tip_pos_m",
+    "tip_quat_wxyz",
+    "actual_tip_pos_m",
+    "actual_tip_quat_wxyz",
+)
 
 
 def _with(record: TrajectoryRecord, **arrays: np.ndarray) -> TrajectoryRecord:
     fields = {f: getattr(record, f) for f in _ARRAYS} | arrays
-    return TrajectoryRecord(record.test_id, record.robot, record.backend, record.joint_names, record.needle_length_m,
-                            **fields)  # fmt: skip
+    return TrajectoryRecord(
+        record.test_id, record.robot, record.backend, record.joint_names, record.needle_length_m, **fields
+    )
 
 
 def same(python: MachineResult, yaml: BehaviourResult) -> None:

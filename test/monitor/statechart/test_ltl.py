@@ -116,8 +116,15 @@ def steps(*events: tuple[str, ...], guards: dict[str, bool] | None = None) -> tu
 
 def test_evaluation_on_lassos_of_the_runtime(machine: Machine) -> None:
     goals = {g.name: g.formula for g in load_goals(machine.goals_file, machine).goals}
-    nominal = steps(("e_TaskConfigured",), ("e_SourceReached",), ("e_EntryReached",), ("e_TargetReached",),
-                    ("e_DwellFinished",), ("e_EntryRegained",), ("e_ResetDone",))  # fmt: skip
+    nominal = steps(
+        ("e_TaskConfigured",),
+        ("e_SourceReached",),
+        ("e_EntryReached",),
+        ("e_TargetReached",),
+        ("e_DwellFinished",),
+        ("e_EntryRegained",),
+        ("e_ResetDone",),
+    )
     done = Trace("needle_insertion", nominal)  # finite: extended by an idle step repeated forever
     for name, formula in goals.items():
         assert violates(machine, formula, done) is False, name  # type: ignore[arg-type]

@@ -7,8 +7,15 @@ import pytest
 
 from cosim_validation.robots.model import ArmCapsules, RobotConfig, SelfCollision
 
-ADJACENT = {("link1", "link2"), ("link2", "link3"), ("link3", "link4"), ("link4", "link5"), ("link5", "link6"),
-            ("link6", "link7"), ("world", "link1")}  # fmt: skip
+ADJACENT = {
+    ("link1", "link2"),
+    ("link2", "link3"),
+    ("link3", "link4"),
+    ("link4", "link5"),
+    ("link5", "link6"),
+    ("link6", "link7"),
+    ("world", "link1"),
+}
 
 
 @pytest.fixture(scope="module")

@@ -73,8 +73,21 @@ def test_campaign_without_coppeliasim_is_one_error_line(
     port = free_port()
     config = _write_config(tmp_path, "coppeliasim", port)
     start = time.monotonic()
-    code = main(["campaign", "--config", str(config), "--suite", str(suite), "--backends", "virtual",
-                 "--workers", "1", "--out", str(tmp_path / "run")])  # fmt: skip
+    code = main(
+        [
+            "campaign",
+            "--config",
+            str(config),
+            "--suite",
+            str(suite),
+            "--backends",
+            "virtual",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert time.monotonic() - start < 30.0
     assert code == 1

@@ -89,8 +89,21 @@ def test_a_supervised_run_keeps_and_reads_its_supervisor_files(
     assert err.count("gone since the run started; the resume reads the run's copy") == len(SUPERVISOR_ROLES)
 
     # the run's machine and goals, model-checked and shown from the run directory (no original left)
-    assert main(["supervisor", "check", str(run), "--goal", "motion_stops_on_exception", "--out", str(tmp_path / "mc"),
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "supervisor",
+                "check",
+                str(run),
+                "--goal",
+                "motion_stops_on_exception",
+                "--out",
+                str(tmp_path / "mc"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capfd.readouterr().out)
     assert report["machine_file"] == str(run / manifest["supervisor_machine"]["copy"])
     assert report["goals_file"] == str(run / manifest["supervisor_goals"]["copy"])

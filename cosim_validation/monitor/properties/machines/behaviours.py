@@ -47,9 +47,15 @@ def behaviour_machine(ref: str) -> Machine:
 def machine_result(result: BehaviourResult) -> MachineResult:
     """A behaviour test's result in the monitor's form."""
     return MachineResult(
-        result.machine, result.robot, _STATUS[result.status], result.final_state, result.time_s, result.stage,
-        result.reason, result.transitions,
-    )  # fmt: skip
+        result.machine,
+        result.robot,
+        _STATUS[result.status],
+        result.final_state,
+        result.time_s,
+        result.stage,
+        result.reason,
+        result.transitions,
+    )
 
 
 def run_named(ref: str, record: TrajectoryRecord, target_m: np.ndarray | None) -> MachineResult:

@@ -108,9 +108,17 @@ class MachineRunner:
             velocity = (tip - self.previous.tip_pos_m) / (sample.t_s - self.previous.t_s)
         axis = z_axis_one(sample.tip_quat_wxyz)
         return Snapshot(
-            sample.t_s, Stage(sample.stage), tip, axis, velocity, np.asarray(sample.q_measured),
-            np.asarray(sample.actual_tip_pos_m), self.target_m, self.index, is_last,
-        )  # fmt: skip
+            sample.t_s,
+            Stage(sample.stage),
+            tip,
+            axis,
+            velocity,
+            np.asarray(sample.q_measured),
+            np.asarray(sample.actual_tip_pos_m),
+            self.target_m,
+            self.index,
+            is_last,
+        )
 
     def _process(self, sample: Sample, is_last: bool) -> None:
         snap = self._snapshot(sample, is_last)

@@ -20,10 +20,12 @@ class Targets(NamedTuple):
 
     Attributes:
         targets_m: (N, 3) float64 valid targets in base_link [m], cube by cube (row-major cube order).
-        points_generated: Candidate points drawn, valid or not (seed 000's "generated points").
+        points_generated: Candidate points drawn, valid or not (seed 000's "generated points"): counted
+            where they are drawn, the unchecked ones of full cubes and full leaves included.
         gave_up: (G, 3) int64 partial cubes that yielded fewer than k targets within the attempt bound.
-        lattice_empty: (E, 3) int64 partial cubes in which no candidate and no point of a 16^3 lattice
-            was valid: counted as empty (their valid part, if any, is thinner than 1/16 of the edge).
+        lattice_empty: (E, 3) int64 partial cubes found to hold no valid target: their refinement proved
+            every point invalid, or no candidate and no point of a 16^3 lattice was valid (their valid
+            part, if any, is thinner than 1/16 of the edge); counted as empty.
     """
 
     targets_m: np.ndarray

@@ -29,7 +29,8 @@ DEEP_SHARE = 0.5
 DEEP_DEPTH = 6
 #: Deepest level of a cube without any full leaf (its valid part is a sliver): 1/256 of the edge.
 SLIVER_DEPTH = 8
-#: A cube is refined further while its partial leaves exceed this share of its non-empty volume.
+#: A cube is refined further while its partial leaves exceed this share of its non-empty volume
+#: (the default; :func:`share_for_budget` allows more where full cubes leave room).
 PARTIAL_SHARE = 0.25
 # Allowance of the float32 distance queries [m], as in the cube classification.
 _DISTANCE_SLACK_M = 1e-6
@@ -134,8 +135,26 @@ def _children(region: TargetRegion, grid: CubeGrid, level: _Level, split: np.nda
                   np.repeat(level.open_[split], 8, axis=0))  # fmt: skip
 
 
-def refine_cubes(region: TargetRegion, grid: CubeGrid, cubes: np.ndarray) -> Leaves:
-    """The non-empty leaves of the partial cubes ``cubes`` (M, 3); a cube without leaves holds no valid target."""
+def share_for_budget(candidates_per_case: float, full_cubes: int, partial_cubes: int) -> float:
+    """The partial share a cube may keep so that sampling needs ``candidates_per_case`` on average.
+
+    A case of a full cube costs one candidate; one of a partial cube with partial share s about
+    ``1 / (1 - s / 2)`` (about half of a partial leaf is valid), so partial cubes may average
+    ``r = c + (c - 1) * full / partial``, i.e. ``s = 2 (1 - 1 / r)``; never below :data:`PARTIAL_SHARE`.
+    """
+    ratio = candidates_per_case + (candidates_per_case - 1.0) * full_cubes / max(partial_cubes, 1)
+    return float(np.clip(2.0 * (1.0 - 1.0 / ratio), PARTIAL_SHARE, 1.0))
+
+
+def refine_cubes(
+    region: TargetRegion, grid: CubeGrid, cubes: np.ndarray, partial_share: float = PARTIAL_SHARE
+) -> Leaves:
+    """The non-empty leaves of the partial cubes ``cubes`` (M, 3); a cube without leaves holds no valid target.
+
+    Args:
+        partial_share: A cube is refined (to :data:`MAX_DEPTH`) while its partial leaves exceed this
+            share of its non-empty volume.
+    """
     level = _first_level(region, grid, cubes, len(region.distance_bands()))
     off_surface = np.setdiff1d(np.arange(len(cubes)), level.pair_cell)
     level.inside[off_surface] = region.inside_test(region.target).contains(grid.centres_m(cubes[off_surface]))
@@ -150,7 +169,8 @@ def refine_cubes(region: TargetRegion, grid: CubeGrid, cubes: np.ndarray) -> Lea
         full_volume += np.bincount(level.owner[full], minlength=len(cubes)) * edge**3
         partial_volume = np.bincount(level.owner[partial], minlength=len(cubes)) * edge**3
         share = partial_volume / np.maximum(full_volume + partial_volume, 1e-300)
-        go_on = ((share > PARTIAL_SHARE) & (depth < MAX_DEPTH)) | ((share > DEEP_SHARE) & (depth < DEEP_DEPTH))
+        go_on = (share > partial_share) & (depth < MAX_DEPTH)
+        go_on |= (share > max(DEEP_SHARE, partial_share)) & (depth < DEEP_DEPTH)
         go_on |= (full_volume == 0) & (depth < SLIVER_DEPTH)
         split = np.flatnonzero(partial & go_on[level.owner])
         leaf = full | (partial & ~np.isin(np.arange(len(full)), split))

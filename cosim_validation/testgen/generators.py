@@ -7,12 +7,14 @@ from typing import NamedTuple
 import numpy as np
 
 from cosim_validation.testgen.cube_grid import CubeClass, CubeGrid
-from cosim_validation.testgen.cube_refinement import Leaves, refine_cubes
+from cosim_validation.testgen.cube_refinement import Leaves, refine_cubes, share_for_budget
 from cosim_validation.testgen.surface_kernels import surface_candidates
 from cosim_validation.testgen.target_region import TargetRegion
 
 # Rounds of surface-guided candidates (4k each) for partial cubes that uniform sampling could not fill.
 SURFACE_ROUNDS = 8
+# Candidates per valid case the refinement of partial cubes aims at (full cubes cost exactly one).
+CANDIDATES_PER_CASE = 1.2
 
 
 class Targets(NamedTuple):
@@ -233,7 +235,8 @@ def grid_targets(
     full_points = _uniform_in_cubes(rng, grid, nonempty[is_full], per_cube).reshape(-1, 3)
     drawn = len(full_points)
     partial = nonempty[~is_full]
-    leaves = refine_cubes(region, grid, partial)
+    share = share_for_budget(CANDIDATES_PER_CASE, int(is_full.sum()), len(partial))
+    leaves = refine_cubes(region, grid, partial, share)
     partial_points, owner, attempts = _fill_partial(rng, region, leaves, len(partial), per_cube, max_attempts)
     drawn += attempts
     proved_empty = ~np.isin(np.arange(len(partial)), leaves.owner)  # not sampled again

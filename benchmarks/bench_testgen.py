@@ -17,7 +17,7 @@ A second table gives the candidates per valid case of the grid and the random ge
 left lung, at the same granularities, with the time of each (grid: classification, refinement and
 sampling; random: sampling of as many cases as the grid made).
 
-Run: ``nice -n 10 python benchmarks/bench_testgen.py [--quick] [--candidates-only]``.
+Run: ``nice -n 10 python benchmarks/bench_testgen.py [--quick] [--candidates-only] [--regions R,..] [--sizes-mm G,..]``.
 """
 
 from __future__ import annotations
@@ -78,11 +78,11 @@ def compile_seconds() -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def candidates_table(scene: AnatomyScene, cfg: TestgenConfig, sizes_mm: tuple[int, ...]) -> None:
+def candidates_table(scene: AnatomyScene, cfg: TestgenConfig, regions: list[str], sizes_mm: tuple[int, ...]) -> None:
     """Candidates per valid case and time of grid and random, per region and granularity."""
     print(f"{'region':>10} {'g [mm]':>6} {'cases':>8} | {'grid cand.':>10} {'per case':>8} {'time [s]':>8} |"
           f" {'random cand.':>12} {'per case':>8} {'time [s]':>8}")  # fmt: skip
-    for name in ("near_heart", "left_lung"):
+    for name in regions:
         region, _ = build_region(scene, cfg, name)
         for g_mm in sizes_mm:
             start = time.perf_counter()
@@ -104,14 +104,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 and 10 mm only")
     parser.add_argument("--candidates-only", action="store_true", help="only the candidates table")
+    parser.add_argument("--regions", default="near_heart,left_lung", help="regions of the candidates table")
+    parser.add_argument("--sizes-mm", default="", help="granularities [mm], comma-separated (default 20,10,5,2)")
     args = parser.parse_args()
     config = load_config(resolve_resource("config/needle_insertion.yaml"))
     scene = load_anatomy_file()
     cfg = load_testgen_config(config["testgen"])
-    sizes_mm = (20, 10) if args.quick else (20, 10, 5, 2)
+    sizes_mm: tuple[int, ...] = (20, 10) if args.quick else (20, 10, 5, 2)
+    if args.sizes_mm:
+        sizes_mm = tuple(int(size) for size in args.sizes_mm.split(","))
     generate_suite(scene, cfg, TestgenRequest("grid", 0.02, K, region="near_heart"))  # warm-up
     print(f"candidates per valid case (k = {K}, seed 0; random: as many cases as grid); machine shared (2 cores)")
-    candidates_table(scene, cfg, sizes_mm)
+    candidates_table(scene, cfg, args.regions.split(","), sizes_mm)
     if args.candidates_only:
         return 0
     region, _ = build_region(scene, cfg, "left_lung")

@@ -20,6 +20,7 @@ from cosim_validation.testgen import (
     generate_suite,
 )
 from cosim_validation.testgen.cube_refinement import Leaves, refine_cubes
+from cosim_validation.testgen.generators import _in_leaves
 from cosim_validation.testgen.target_region import TargetRegion
 from test.monitor.metrics.inside_reference import parity_along_x
 
@@ -103,3 +104,25 @@ def test_leaves_lie_in_their_cube_and_never_overlap(refined: Refined) -> None:
     assert np.all(leaves.lo_m + leaves.edge_m[:, None] <= corner + grid.granularity_m + 1e-12)
     points, owner = _uniform_in_partial_cubes(refined, 300, 4)
     assert _leaves_holding(refined, points, owner).max() == 1
+
+
+def test_lattice_points_find_the_leaf_that_holds_them(refined: Refined) -> None:
+    """The lattice fallback's lookup: a point found in a leaf lies in its box (closed: lattice points may
+    lie on the faces of leaves finer than the lattice), a point found in none lies inside no leaf."""
+    _, grid, cubes, leaves = refined
+    steps = (np.arange(16) + 0.5) / 16
+    lattice = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), -1).reshape(-1, 3) * grid.granularity_m
+    deep = np.unique(leaves.owner[leaves.edge_m < grid.granularity_m / 16])  # leaves finer than the lattice
+    assert len(deep) > 0
+    for i in [*deep[:3], *np.unique(leaves.owner)[:3]]:
+        lo = grid.origin_m + cubes[i] * grid.granularity_m
+        points = lo + lattice
+        leaf = _in_leaves(leaves, int(i), lo, grid.granularity_m, points)
+        hit = leaf >= 0
+        corner, edge = leaves.lo_m[leaf[hit]], leaves.edge_m[leaf[hit], None]
+        assert np.all((points[hit] >= corner - 1e-12) & (points[hit] <= corner + edge + 1e-12))
+        first, last = np.searchsorted(leaves.owner, [i, i + 1])
+        box_lo, box_hi = leaves.lo_m[first:last], leaves.lo_m[first:last] + leaves.edge_m[first:last, None]
+        missed = points[~hit][:, None, :]
+        strictly_inside = np.all((missed > box_lo + 1e-12) & (missed < box_hi - 1e-12), axis=2)
+        assert not strictly_inside.any()

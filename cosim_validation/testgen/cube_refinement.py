@@ -4,11 +4,13 @@ A partial cube is split into 8 children, level by level. A child the target's su
 (exact triangle-cube test) lies wholly inside or wholly outside the target: its centre decides. Each
 distance band of the region (:meth:`TargetRegion.distance_bands`; distances are 1-Lipschitz) is
 decided for the child by the distance at its centre against its half diagonal, as in the cube
-classification; a band decided for a cell holds for its children. A cube stops being refined once its partial
-leaves are at most :data:`PARTIAL_SHARE` of its non-empty volume, or at :data:`MAX_DEPTH`; a cube
-without any full leaf (a sliver of valid targets) goes on to :data:`SLIVER_DEPTH`. Sampling
-uniformly in its non-empty leaves and checking only candidates in partial leaves is then uniform
-sampling of its valid part, with few rejections.
+classification; a band decided for a cell holds for its children.
+
+A cube stops being refined once its partial leaves are at most a share of its non-empty volume
+(``partial_share``, :func:`share_for_budget`) or at :data:`MAX_DEPTH`; it goes on to :data:`DEEP_DEPTH`
+while that share exceeds :data:`DEEP_SHARE`, and to :data:`SLIVER_DEPTH` while it has no full leaf
+(its valid part is a sliver). Sampling uniformly in its non-empty leaves and checking only candidates
+in partial leaves is then uniform sampling of its valid part, with few rejections.
 """
 
 from __future__ import annotations

@@ -12,7 +12,12 @@ so it runs on a fixed random subset of cubes and its total is estimated from the
 (marked ``~``). Times are wall-clock on one core (the numba kernels are serial), after a warm-up run.
 The depth of every target (distance to the lung's surface, metrics.MeshDistance) is timed separately.
 
-Run: ``nice -n 10 python benchmarks/bench_testgen.py [--quick]``.
+A second table gives the candidates per valid case of the grid and the random generator (seed 000's
+"generated points" over valid cases) on the sub-model near the heart (``near_heart``) and the whole
+left lung, at the same granularities, with the time of each (grid: classification, refinement and
+sampling; random: sampling of as many cases as the grid made).
+
+Run: ``nice -n 10 python benchmarks/bench_testgen.py [--quick] [--candidates-only] [--regions R,..] [--sizes-mm G,..]``.
 """
 
 from __future__ import annotations
@@ -24,10 +29,17 @@ import time
 
 import numpy as np
 
-from cosim_validation.anatomy import load_anatomy_file
+from cosim_validation.anatomy import AnatomyScene, load_anatomy_file
 from cosim_validation.common.config import load_config, resolve_resource
-from cosim_validation.testgen import CubeGrid, TestgenRequest, build_region, generate_suite, load_testgen_config
-from cosim_validation.testgen.generators import grid_targets
+from cosim_validation.testgen import (
+    CubeGrid,
+    TestgenConfig,
+    TestgenRequest,
+    build_region,
+    generate_suite,
+    load_testgen_config,
+)
+from cosim_validation.testgen.generators import grid_targets, random_targets
 from cosim_validation.testgen.model_distance import surface_distance_m
 from cosim_validation.testgen.testgen import discretize
 
@@ -66,13 +78,46 @@ def compile_seconds() -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def candidates_table(scene: AnatomyScene, cfg: TestgenConfig, regions: list[str], sizes_mm: tuple[int, ...]) -> None:
+    """Candidates per valid case and time of grid and random, per region and granularity."""
+    print(f"{'region':>10} {'g [mm]':>6} {'cases':>8} | {'grid cand.':>10} {'per case':>8} {'time [s]':>8} |"
+          f" {'random cand.':>12} {'per case':>8} {'time [s]':>8}")  # fmt: skip
+    for name in regions:
+        region, _ = build_region(scene, cfg, name)
+        for g_mm in sizes_mm:
+            start = time.perf_counter()
+            grid, classes = discretize(region, g_mm * 1e-3)
+            made = grid_targets(region, grid, classes, K, 0, cfg.max_attempts_per_cube)
+            grid_s = time.perf_counter() - start
+            cases = len(made.targets_m)
+            start = time.perf_counter()
+            base = random_targets(region, cases, 0, cfg.max_attempts)
+            random_s = time.perf_counter() - start
+            print(
+                f"{name:>10} {g_mm:>6} {cases:>8} | {made.points_generated:>10} {made.points_generated / cases:>8.2f} "
+                f"{grid_s:>8.2f} | {base.points_generated:>12} {base.points_generated / cases:>8.2f} {random_s:>8.2f}",
+                flush=True,
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 and 10 mm only")
+    parser.add_argument("--candidates-only", action="store_true", help="only the candidates table")
+    parser.add_argument("--regions", default="near_heart,left_lung", help="regions of the candidates table")
+    parser.add_argument("--sizes-mm", default="", help="granularities [mm], comma-separated (default 20,10,5,2)")
     args = parser.parse_args()
     config = load_config(resolve_resource("config/needle_insertion.yaml"))
     scene = load_anatomy_file()
     cfg = load_testgen_config(config["testgen"])
+    sizes_mm: tuple[int, ...] = (20, 10) if args.quick else (20, 10, 5, 2)
+    if args.sizes_mm:
+        sizes_mm = tuple(int(size) for size in args.sizes_mm.split(","))
+    generate_suite(scene, cfg, TestgenRequest("grid", 0.02, K, region="near_heart"))  # warm-up
+    print(f"candidates per valid case (k = {K}, seed 0; random: as many cases as grid); machine shared (2 cores)")
+    candidates_table(scene, cfg, args.regions.split(","), sizes_mm)
+    if args.candidates_only:
+        return 0
     region, _ = build_region(scene, cfg, "left_lung")
     lung = scene.model("left_lung")
     print(f"left lung: {len(lung.faces)} faces, {lung.volume_m3 * 1e3:.2f} L; k = {K}; machine shared (2 cores)")
@@ -81,7 +126,7 @@ def main() -> int:
     header = f"{'g [mm]':>6} {'cubes':>8} {'cases':>9} {'points':>10} {'cosim [s]':>9} {'pts/s':>9} {'cov %':>6}"
     header += f" | {'trimesh [s]':>12} {'pts/s':>8} {'cov %':>6} | {'ratio':>7} | {'depth [s]':>9}"
     print(header)
-    for g_mm in (20, 10) if args.quick else (20, 10, 5, 2):
+    for g_mm in sizes_mm:
         g = g_mm * 1e-3
         start = time.perf_counter()
         grid, classes = discretize(region, g)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +21,6 @@ from cosim_validation.cli.main import build_parser, main
 ROOT = Path(__file__).resolve().parent.parent
 DOC_PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 USER_PAGES = [p for p in [*DOC_PAGES, ROOT / "CHANGELOG.md"] if p.name != "ARCHITECTURE.md"]
-
-# Guides that other branches are writing at the same time as this test: a link to one of them is accepted
-# (with a warning) only while the file does not exist here. Remove once they are merged.
-WRITTEN_ON_OTHER_BRANCHES = frozenset({"CONTROLLERS.md", "TESTGEN.md", "ROBUSTNESS.md"})
 
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -107,9 +102,6 @@ def link_problem(link: Link) -> str | None:
     path_part, _, fragment = link.target.partition("#")
     target = (link.page.parent / path_part).resolve() if path_part else link.page
     if not target.exists():
-        if target.name in WRITTEN_ON_OTHER_BRANCHES and target.parent == ROOT / "docs":
-            warnings.warn(f"{link}: {target.name} is written on another branch", stacklevel=1)
-            return None
         return f"{link}: no file {path_part!r}"
     if fragment and target.suffix == ".md" and fragment not in anchors(target):
         return f"{link}: no heading with anchor #{fragment} in {target.relative_to(ROOT)}"

@@ -21,14 +21,15 @@ class SuiteMetrics:
         partial_cubes: Cubes cut by the region's boundary.
         full_share: full_cubes / nonempty_cubes.
         valid_cases: Test cases in the suite.
-        points_generated: Candidate targets drawn, valid or not.
+        points_generated: Candidate targets drawn, valid or not (checked or, in full cubes and leaves, not).
         covered_cubes: Non-empty cubes holding at least one case.
         coverage: covered_cubes / nonempty_cubes.
         max_cases_per_cube: The largest number of cases in one cube.
         gave_up_cubes: Partial cubes that yielded fewer than k (but some) targets (grid), or 1 if the
             random generator stopped before its count.
-        lattice_empty_cubes: Cubes the classification could not prove empty but where no candidate and
-            no point of a 16^3 lattice was valid; counted as empty (not in nonempty_cubes).
+        lattice_empty_cubes: Cubes the classification could not prove empty that hold no valid target:
+            their refinement proved it, or no candidate and no point of a 16^3 lattice was valid;
+            counted as empty (not in nonempty_cubes).
         generation_s: Wall time of classification and generation [s] (not of depths and sources).
     """
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,6 +23,14 @@ from cosim_validation.testgen.model_distance import box_distance_m, signed_dista
 
 # Rounding allowance of the float32 distance queries [m] (well above their ~1e-8 m error).
 _DISTANCE_SLACK_M = 1e-6
+
+
+class DistanceBand(NamedTuple):
+    """Valid targets p keep ``above_m < signed_distance(model, p) <= at_most_m`` [m] (negative inside)."""
+
+    model: AnatomyModel
+    above_m: float
+    at_most_m: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +112,12 @@ class TargetRegion:
         half_diagonal_m = grid.granularity_m * np.sqrt(3.0) / 2.0 + _DISTANCE_SLACK_M
         self._limit_by_distance(classes, centres, half_diagonal_m)
         return classes.reshape(tuple(grid.shape))
+
+    def distance_bands(self) -> list[DistanceBand]:
+        """The bands of signed distance a valid target keeps: within ``within_m`` of ``near`` (if any),
+        more than ``margin_m`` outside each obstacle. Signed distances are 1-Lipschitz in the point."""
+        bands = [DistanceBand(self.near, -np.inf, self.within_m)] if self.near is not None else []
+        return bands + [DistanceBand(obstacle, self.margin_m, np.inf) for obstacle in self.obstacles]
 
     def _limit_by_distance(self, classes: np.ndarray, centres: np.ndarray, h: float) -> None:
         """Demote cubes by the sub-region and the obstacle margins.

@@ -20,7 +20,7 @@ from pathlib import Path
 from cosim_validation.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "test" / "errors" / "data" / "er3_emulated.npz"
+FIXTURE = ROOT / "test" / "error_injection" / "data" / "er3_emulated.npz"
 CONFIG = ROOT / "config" / "needle_insertion.yaml"
 
 

@@ -93,8 +93,10 @@ def _world(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
     from cosim_validation.assembly.monitor_world import monitor_world_of
+    from cosim_validation.live.ros.bag import require_bag
     from cosim_validation.runs.run_inputs import read_manifest, run_monitor_world
 
+    require_bag(args.bag)  # before resolve(): a loop of symbolic links is named, not a RuntimeError
     run_dir = Path(args.bag).resolve().parent
     if args.config is None and args.properties is None and read_manifest(run_dir):
         world = run_monitor_world(run_dir, None, None, lambda text: print(f"warning: {text}", file=sys.stderr))

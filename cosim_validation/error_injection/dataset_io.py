@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.config.bounded_file import parse_json, regular_file_problem
+from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.dataset import (
@@ -52,6 +54,9 @@ def read_parquet(path: str | Path) -> ErrorDataset:
     import pyarrow.parquet as pq
 
     path = Path(path)
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise DatasetError(f"{path}: cannot read an error dataset ({problem})")
     try:
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -60,9 +65,9 @@ def read_parquet(path: str | Path) -> ErrorDataset:
     if raw is None:
         raise DatasetError(f"{path}: not an error dataset (no {METADATA_KEY.decode()!r} metadata)")
     try:
-        meta = json.loads(raw)
-    except json.JSONDecodeError:
-        raise DatasetError(f"{path}: dataset metadata is not valid JSON") from None
+        meta = parse_json(raw, path, METADATA_KEY.decode())
+    except ConfigError as exc:
+        raise DatasetError(f"{path}: dataset metadata is not valid JSON ({exc.message})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise DatasetError(f"{path}: dataset format {meta.get('format') if isinstance(meta, dict) else meta!r}, "
                            f"this version reads {FORMAT!r}")  # fmt: skip

@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.config import load_json_file
+from cosim_validation.common.exceptions import ConfigError
+
 
 def jsonable(value: Any) -> Any:
     """Plain JSON values: numpy scalars and arrays as Python ones, NaN and infinities as None."""
@@ -31,6 +34,12 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON object."""
-    data: dict[str, Any] = json.loads(path.read_text())
+    """Read a JSON object (through the bounded reader).
+
+    Raises:
+        ConfigError: Not a regular file, too large, not JSON, nested too deep or not an object.
+    """
+    data = load_json_file(path)
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", f"expected a JSON object, got a JSON {type(data).__name__}")
     return data

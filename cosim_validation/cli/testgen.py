@@ -68,6 +68,9 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Generate, write atomically, print the metrics table (or JSON)."""
+    from cosim_validation.cli.output_path import checked_output
+
+    checked_output("-o", args.output, {"--config": args.config}, (".parquet",))
     from cosim_validation.anatomy import load_anatomy
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cosim_validation.cli.output import print_json
-from cosim_validation.cli.output_path import checked_output
+from cosim_validation.cli.output_path import check_namespaces, checked_output
 
 HELP = "write one robot's record of a case as a CRTK-style rosbag2 (.mcap) or the error dataset CSV (docs/CRTK.md)"
 
@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     checked_output("-o", out, {"RUN_DIR": args.run_dir}, (".mcap", ".csv"))
+    check_namespaces({"--namespace": args.namespace or "/default", "--tracker-namespace": args.tracker_namespace})
     if out.exists():
         raise InputError(f"-o {str(out)!r}: already exists; refusing to overwrite it")
     RobotRole.parse(args.robot)

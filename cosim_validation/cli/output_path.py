@@ -29,6 +29,20 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+def check_namespaces(options: Mapping[str, str]) -> None:
+    """Refuse a ROS namespace option that no topic can live under (``--namespace '/a b'``), before any work.
+
+    Raises:
+        InputError: Names the option and what is wrong.
+    """
+    from cosim_validation.live.ros.crtk_topics import namespace_problem
+
+    for option, namespace in options.items():
+        problem = namespace_problem(namespace)
+        if problem is not None:
+            raise InputError(f"{option}: {problem}")
+
+
 def checked_output(
     option: str,
     value: str | Path,

@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
     from cosim_validation.monitor.properties import Status
 
-    if args.rate < 0:
-        raise InputError(f"--rate must be >= 0, got {args.rate}")
+    if not args.rate >= 0 or args.rate == float("inf"):  # NaN fails the first test
+        raise InputError(f"--rate: expected a finite number >= 0 (0 = as fast as possible), got {args.rate}")
     if args.wait_for_subscribers < 0:
         raise InputError(f"--wait-for-subscribers must be >= 0 s, got {args.wait_for_subscribers}")
     world = _world(args)

@@ -121,13 +121,17 @@ def _dataset(columns: dict[str, np.ndarray], robot: RobotIdentity, units: tuple[
     segment = _numbers(columns, "segment", source, 0.0 if optional else None)
     if not (np.isfinite(segment).all() and (segment == np.round(segment)).all()):
         raise DatasetError(f"{source}: column 'segment': expected whole numbers")
+    time_s = _numbers(columns, "time_s", source)
+    if not np.isfinite(time_s).all():
+        row = int(np.flatnonzero(~np.isfinite(time_s))[0])
+        raise DatasetError(f"{source}: column 'time_s': {time_s[row]} in row {row + 1}; expected finite times [s]")
 
     def block(names: list[str] | tuple[str, ...]) -> np.ndarray:
         return np.stack([_numbers(columns, c, source) for c in names], axis=1) if n else np.zeros((0, len(names)))
 
     try:
         return ErrorDataset(
-            robot, units, set_name, segment.astype(np.int64), _numbers(columns, "time_s", source),
+            robot, units, set_name, segment.astype(np.int64), time_s,
             block(joint_columns("setpoint", robot.joint_names, units)),
             block(joint_columns("measured", robot.joint_names, units)), block(MARKER_POSITION),
             block(MARKER_QUATERNION), _numbers(columns, MARKER_ERROR, source), meta,
@@ -152,6 +156,8 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
         frame = pd.read_csv(path, dtype={"set": str})
     except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
         raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+    if frame.empty:
+        raise DatasetError(f"{path}: no rows (a header only); expected at least one sample")
     columns = {str(name): frame[name].to_numpy() for name in frame.columns}
     if not frame.empty:
         columns = _quaternions_of_rotation_vectors(columns, str(path))

@@ -13,6 +13,9 @@ import numpy as np
 from cosim_validation.common.config.bounded_file import regular_file_problem
 from cosim_validation.common.exceptions import ConfigError
 
+#: Largest random seed a configuration may give (numpy and OMPL take 32-bit unsigned seeds everywhere).
+MAX_SEED = 2**32 - 1
+
 
 @dataclass(frozen=True)
 class ConfigNode:

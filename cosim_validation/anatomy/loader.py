@@ -59,9 +59,7 @@ def _source_mesh(node: ConfigNode) -> tuple[Any, str, str, str]:
         loaded = trimesh.Trimesh(np.array(mesh.vertices_m), np.array(mesh.faces), process=False, validate=False)
         return loaded, f"builtin:{name}", builtin_sha256(name), "m"
     unit = node["unit"].to_str(choices=tuple(UNITS))
-    path = node["file"].to_path()
-    if not path.is_file():
-        raise node["file"].error(f"mesh file not found: {str(path)!r}")
+    path = node["file"].to_file("mesh file")
     loaded, sha256 = read_mesh_file(path, unit)
     return loaded, str(path), sha256, unit
 

@@ -51,13 +51,9 @@ class CampaignConfig:
         for role in ROBOT_NAMES:
             choices = [name for name, r in ENGINE_ROLES.items() if r.label == role]
             robots[role] = robots_node[role].to_str(choices=choices)
-        path = node["properties"].to_path().resolve()
-        if not path.is_file():
-            raise node["properties"].error(f"property file {str(path)!r} does not exist")
+        path = node["properties"].to_file("property file").resolve()
         supervisor = node.get("supervisor")
-        supervisor_path = supervisor.to_path().resolve() if supervisor is not None else None
-        if supervisor is not None and supervisor_path is not None and not supervisor_path.is_file():
-            raise supervisor.error(f"supervisor configuration {str(supervisor_path)!r} does not exist")
+        supervisor_path = supervisor.to_file("supervisor configuration").resolve() if supervisor is not None else None
         return cls(path, robots, _safety_property(node["safety_property"], path), supervisor_path)
 
     def engines(self, backends: Sequence[str]) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output_path import checked_output
 
 HELP = "recover a bag cut short (a killed recorder): every message written before the cut, in a finished MCAP"
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = _source(Path(args.bag))
     if args.output:
-        target = Path(args.output)
+        target = checked_output("-o", args.output, {"BAG": source}, (".mcap",))
     elif source.name.endswith(PART_SUFFIX):
         target = source.with_name(source.name[: -len(PART_SUFFIX)])
     elif source.parent.name.endswith(LEGACY_FOLDER_SUFFIX):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output_path import checked_output
 from cosim_validation.common.exceptions import InputError
 
 HELP = "watch a digital-twin session (live or from its bag), or render the dashboard to a PNG"
@@ -52,13 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Open the dashboard, or render it to a PNG, or write the Foxglove layout."""
     if args.foxglove_layout:
+        checked_output(
+            "--foxglove-layout", args.foxglove_layout, {"--graph": args.graph, "--bag": args.bag}, (".json",)
+        )
         return _write_layout(args)
     if not args.bag and not args.live:
         raise InputError("give --bag FILE (a recorded session), --live (a running one) or --foxglove-layout OUT.json")
     if args.max_points < 2:
         raise InputError(f"--max-points must be >= 2, got {args.max_points}")
     if args.screenshot:
-        folder = Path(args.screenshot).resolve().parent
+        folder = checked_output(
+            "--screenshot", args.screenshot, {"--bag": args.bag, "--graph": args.graph}, (".png",)
+        ).parent
         if not folder.is_dir():
             raise InputError(f"--screenshot {args.screenshot!r}: folder {folder} does not exist")
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -199,6 +199,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the action and print its result."""
+    _check_outputs(args)  # before anything is read or written
     if args.action == "collect":
         return _collect_from_run(args) if args.from_run else _collect(args)
     if args.action == "evaluate":
@@ -223,6 +224,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(args.action, result)
     return 0
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output that is an input or has the wrong suffix (:func:`checked_output`)."""
+    from cosim_validation.cli.output_path import checked_output
+
+    inputs = {
+        "DATASET": getattr(args, "dataset", None),
+        "--model": getattr(args, "model", None),
+        "--config": getattr(args, "config", None),
+        "--from-run": getattr(args, "from_run", None),
+    }
+    suffix = {"collect": (".parquet",), "train": (".npz",)}.get(args.action)
+    if suffix is not None:
+        checked_output("-o", args.output, inputs, suffix)
+    if getattr(args, "html", None):
+        checked_output("--html", args.html, inputs, (".html",))
 
 
 def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:

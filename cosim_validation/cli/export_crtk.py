@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output_path import check_namespaces, checked_output
 
 HELP = "write one robot's record of a case as a CRTK-style rosbag2 (.mcap) or the error dataset CSV (docs/CRTK.md)"
 
@@ -34,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.runs.report.run_data import load_run
 
     out = Path(args.output)
-    if out.suffix.lower() not in (".mcap", ".csv"):
-        raise InputError(f"-o {str(out)!r}: expected a .mcap (CRTK bag) or .csv (dataset) file")
+    checked_output("-o", out, {"RUN_DIR": args.run_dir}, (".mcap", ".csv"))
+    check_namespaces({"--namespace": args.namespace or "/default", "--tracker-namespace": args.tracker_namespace})
     if out.exists():
         raise InputError(f"-o {str(out)!r}: already exists; refusing to overwrite it")
     RobotRole.parse(args.robot)

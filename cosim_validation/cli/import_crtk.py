@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output_path import check_namespaces, checked_output
 
 if TYPE_CHECKING:
     from cosim_validation.error_injection.dataset import ErrorDataset
@@ -45,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.robots.model import RobotConfig
 
     source, out = Path(args.input), Path(args.output)
-    if out.suffix.lower() not in (".parquet", ".npz"):
-        raise InputError(f"-o {str(out)!r}: expected a .parquet error dataset or a .npz trajectory record")
+    checked_output("-o", out, {"INPUT": source, "--config": args.config}, (".parquet", ".npz"))
+    check_namespaces({"--namespace": args.namespace or "/default", "--tracker-namespace": args.tracker_namespace})
     if out.exists():
         raise InputError(f"-o {str(out)!r}: already exists; refusing to overwrite it")
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics

@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
     from cosim_validation.monitor.properties import Status
 
-    if args.rate < 0:
-        raise InputError(f"--rate must be >= 0, got {args.rate}")
+    if not args.rate >= 0 or args.rate == float("inf"):  # NaN fails the first test
+        raise InputError(f"--rate: expected a finite number >= 0 (0 = as fast as possible), got {args.rate}")
     if args.wait_for_subscribers < 0:
         raise InputError(f"--wait-for-subscribers must be >= 0 s, got {args.wait_for_subscribers}")
     world = _world(args)
@@ -93,8 +93,10 @@ def _world(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
     from cosim_validation.assembly.monitor_world import monitor_world_of
+    from cosim_validation.live.ros.bag import require_bag
     from cosim_validation.runs.run_inputs import read_manifest, run_monitor_world
 
+    require_bag(args.bag)  # before resolve(): a loop of symbolic links is named, not a RuntimeError
     run_dir = Path(args.bag).resolve().parent
     if args.config is None and args.properties is None and read_manifest(run_dir):
         world = run_monitor_world(run_dir, None, None, lambda text: print(f"warning: {text}", file=sys.stderr))

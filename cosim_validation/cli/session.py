@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
+from cosim_validation.common.config import load_json_file, regular_file_problem
 
 HELP = "run a digital-twin session: the ROS 2 node graph of config/digital_twin.yaml on a suite"
 
@@ -186,8 +186,9 @@ def _checked_suite(given: str) -> Path | None:
     if not given:
         return None
     path = Path(given)
-    if not path.is_file():
-        raise InputError(f"--suite {given!r}: no such file")
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise InputError(f"--suite {given!r}: {'no such file' if problem == 'not found' else problem}")
     Suite.read(path)  # names the file and what is wrong with it
     return path
 
@@ -287,7 +288,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
         summary["bag_error"] = str(exc)
     skipped = skipped_file(bag_path)  # topics of types the recorder does not know
     if skipped.is_file():
-        summary["recorder_skipped_topics"] = json.loads(skipped.read_text())
+        summary["recorder_skipped_topics"] = load_json_file(skipped)
     return summary
 
 

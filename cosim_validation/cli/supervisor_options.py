@@ -41,7 +41,7 @@ def supervisor_paths(args: argparse.Namespace, must_exist: bool = True) -> tuple
     Raises:
         InputError: A scenario without a supervisor, or a file that does not exist.
     """
-    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.common.config import regular_file_problem, resolve_resource
     from cosim_validation.common.exceptions import InputError
 
     chosen: list[str | None] = []
@@ -50,7 +50,10 @@ def supervisor_paths(args: argparse.Namespace, must_exist: bool = True) -> tuple
             chosen.append(None)
             continue
         path = resolve_resource(value)
-        if must_exist and not path.is_file():
+        problem = regular_file_problem(path) if must_exist else None
+        if problem == "not found":
             raise InputError(f"{option}: file {value!r} does not exist")
+        if problem is not None:
+            raise InputError(f"{option}: file {value!r} is {problem}")
         chosen.append(str(path))
     return chosen[0], chosen[1]

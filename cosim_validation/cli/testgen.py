@@ -68,6 +68,9 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Generate, write atomically, print the metrics table (or JSON)."""
+    from cosim_validation.cli.output_path import checked_output
+
+    checked_output("-o", args.output, {"--config": args.config}, (".parquet",))
     from cosim_validation.anatomy import load_anatomy
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config
@@ -77,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     scene = load_anatomy(config["anatomy"])
     cfg = load_testgen_config(config["testgen"])
     request = TestgenRequest(args.method, args.granularity_mm * 1e-3, args.per_cube, args.count, args.region, args.seed)
-    raw = {"file": str(config.source), "anatomy": config["anatomy"].value, "testgen": config["testgen"].value}
+    # the file's name, not its path: the suite and its id must not depend on where the configuration lies
+    raw = {"file": Path(config.source).name, "anatomy": config["anatomy"].value, "testgen": config["testgen"].value}
     suite, metrics = generate_suite(scene, cfg, request, raw)
     suite.write(args.output)
     values = metrics.as_dict()

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.config.bounded_file import parse_json, regular_file_problem
+from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.dataset import (
@@ -57,6 +59,9 @@ def read_parquet(path: str | Path) -> ErrorDataset:
     import pyarrow.parquet as pq
 
     path = Path(path)
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise DatasetError(f"{path}: cannot read an error dataset ({problem})")
     try:
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -65,9 +70,9 @@ def read_parquet(path: str | Path) -> ErrorDataset:
     if raw is None:
         raise DatasetError(f"{path}: not an error dataset (no {METADATA_KEY.decode()!r} metadata)")
     try:
-        meta = json.loads(raw)
-    except json.JSONDecodeError:
-        raise DatasetError(f"{path}: dataset metadata is not valid JSON") from None
+        meta = parse_json(raw, path, METADATA_KEY.decode())
+    except ConfigError as exc:
+        raise DatasetError(f"{path}: dataset metadata is not valid JSON ({exc.message})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise DatasetError(
             f"{path}: dataset format {meta.get('format') if isinstance(meta, dict) else meta!r}, "
@@ -129,6 +134,10 @@ def _dataset(
     segment = _numbers(columns, "segment", source, 0.0 if optional else None)
     if not (np.isfinite(segment).all() and (segment == np.round(segment)).all()):
         raise DatasetError(f"{source}: column 'segment': expected whole numbers")
+    time_s = _numbers(columns, "time_s", source)
+    if not np.isfinite(time_s).all():
+        row = int(np.flatnonzero(~np.isfinite(time_s))[0])
+        raise DatasetError(f"{source}: column 'time_s': {time_s[row]} in row {row + 1}; expected finite times [s]")
 
     def block(names: list[str] | tuple[str, ...]) -> np.ndarray:
         return np.stack([_numbers(columns, c, source) for c in names], axis=1) if n else np.zeros((0, len(names)))
@@ -139,7 +148,7 @@ def _dataset(
             units,
             set_name,
             segment.astype(np.int64),
-            _numbers(columns, "time_s", source),
+            time_s,
             block(joint_columns("setpoint", robot.joint_names, units)),
             block(joint_columns("measured", robot.joint_names, units)),
             block(MARKER_POSITION),
@@ -167,6 +176,8 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
         frame = pd.read_csv(path, dtype={"set": str})
     except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
         raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+    if frame.empty:
+        raise DatasetError(f"{path}: no rows (a header only); expected at least one sample")
     columns = {str(name): frame[name].to_numpy() for name in frame.columns}
     if not frame.empty:
         columns = _quaternions_of_rotation_vectors(columns, str(path))

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config.bounded_file import MAX_ARCHIVE_BYTES, parse_json, read_user_bytes
+from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.error_types import ModelFileError
 from cosim_validation.error_injection.features import FeatureSpec
@@ -149,9 +150,9 @@ class ErrorModel:
             ModelFileError: Unreadable, empty, truncated or not a model (naming the file and the entry).
         """
         try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise ModelFileError(f"{path}: cannot read the error model ({exc.strerror})") from None
+            data = read_user_bytes(path, MAX_ARCHIVE_BYTES)
+        except ConfigError as exc:
+            raise ModelFileError(f"{path}: cannot read the error model ({exc.message})") from None
         return cls.from_bytes(data, str(path))
 
     @classmethod
@@ -191,9 +192,9 @@ def _read_archive(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, n
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ModelFileError(f"{source}: not an intact error model, truncated or damaged ({exc})") from None
     try:
-        header = json.loads(arrays.pop("header").tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFileError(f"{source}: header: not valid JSON ({exc})") from None
+        header = parse_json(arrays.pop("header").tobytes(), source, "header")
+    except ConfigError as exc:
+        raise ModelFileError(f"{source}: header: not valid JSON ({exc.message})") from None
     if not isinstance(header, dict):
         raise ModelFileError(f"{source}: header: expected a JSON object, got {type(header).__name__}")
     if header.get("format") != FORMAT:

@@ -119,7 +119,8 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
         raise node.error(f"fault model {model.value!r} needs a value")
     if model is FaultModel.NOISE and value <= 0.0:
         raise node["value"].error(f"noise standard deviation must be > 0, got {value}")
-    delay = node["delay_cycles"].to_int(minimum=1) if node.get("delay_cycles") is not None else 0
+    # at most 10 s of the 1 kHz servo cycle: a longer delay is no fault of a running arm but a stopped one
+    delay = node["delay_cycles"].to_int(minimum=1, maximum=10_000) if node.get("delay_cycles") is not None else 0
     if model is FaultModel.DELAY and delay < 1:
         raise node.error("fault model 'delay' needs delay_cycles >= 1")
     probability = 1.0

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
-from cosim_validation.common.config import ConfigNode, load_case_config, load_config
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config import ConfigNode, load_case_config, load_config, load_json_file
+from cosim_validation.common.exceptions import ConfigError, InputError
 
 INPUTS_DIR = "inputs"
 MANIFEST = "inputs.json"
@@ -129,10 +129,12 @@ def read_manifest(run_dir: Path) -> dict[str, RunInput]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text())
+        data = load_json_file(path)
         return {role: RunInput(**entry) for role, entry in data.items()}
-    except (ValueError, TypeError) as exc:
+    except (AttributeError, TypeError) as exc:
         raise InputError(f"{path}: not a run-input manifest ({exc})") from None
+    except ConfigError as exc:
+        raise InputError(f"{path}: not a run-input manifest ({exc.message})") from None
 
 
 def run_input_path(

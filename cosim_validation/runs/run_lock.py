@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config.bounded_file import parse_json, read_user_text
+from cosim_validation.common.exceptions import CosimError, InputError
 
 LOCK_NAME = ".writer.lock"
 
@@ -61,8 +62,9 @@ class RunLock:
     def _holder(self) -> str:
         """Who holds the lock, from the file it wrote."""
         try:
-            info = json.loads(self.path.read_text() or "{}")
-        except (OSError, ValueError):
+            info = parse_json(read_user_text(self.path, 4096) or "{}", self.path)
+            info = info if isinstance(info, dict) else {}
+        except CosimError:
             info = {}
         if "pid" not in info:
             return "another process is writing this run directory"

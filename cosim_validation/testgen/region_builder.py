@@ -16,11 +16,11 @@ from cosim_validation.testgen.testgen_config import RegionSpec, TestgenConfig
 _FRACTION_SAMPLES = 200_000
 
 
-def _target_model(scene: AnatomyScene, name: str, where: str) -> AnatomyModel:
+def _target_model(scene: AnatomyScene, name: str) -> AnatomyModel:
     model = scene.model(name)
     if model.role != "target":
         targets = ", ".join(m.name for m in scene.targets)
-        raise InputError(f"{where}: model {name!r} has role {model.role!r}, not 'target' (targets: {targets})")
+        raise InputError(f"model {name!r} has role {model.role!r}, not 'target' (targets: {targets})")
     return model
 
 
@@ -47,10 +47,13 @@ def radius_for_fraction(region: TargetRegion, near: AnatomyModel, fraction: floa
 
 def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tuple[TargetRegion, dict[str, Any]]:
     try:
-        target = _target_model(scene, spec.model, f"{spec.key}.model")
+        target = _target_model(scene, spec.model)
+    except InputError as exc:
+        raise ConfigError(cfg.node.source, f"{spec.key}.model", str(exc)) from None
+    try:
         near = scene.model(spec.near)
     except InputError as exc:
-        raise ConfigError(cfg.node.source, spec.key, str(exc)) from None
+        raise ConfigError(cfg.node.source, f"{spec.key}.near", str(exc)) from None
     region = TargetRegion(spec.name, target, scene.obstacles, cfg.margin_m, near, spec.within_m or 0.0)
     within = spec.within_m
     if spec.volume_fraction is not None:
@@ -69,17 +72,24 @@ def build_region(scene: AnatomyScene, cfg: TestgenConfig, name: str | None) -> t
         InputError: Unknown ``name`` (lists models and regions), not a target, or swallowed by an obstacle.
     """
     given, name = name, name or cfg.target
+    try:
+        return _region_named(scene, cfg, name)
+    except InputError as exc:  # say where the name came from: the option, or the configuration's key
+        if given is None:
+            raise cfg.node["target"].error(str(exc)) from None
+        raise InputError(f"--region: {exc}") from None
+
+
+def _region_named(scene: AnatomyScene, cfg: TestgenConfig, name: str) -> tuple[TargetRegion, dict[str, Any]]:
     if name in cfg.regions:
         region, meta = _sub_region(scene, cfg, cfg.regions[name])
     elif name in scene:
-        target = _target_model(scene, name, "region")
+        target = _target_model(scene, name)
         region = TargetRegion(name, target, scene.obstacles, cfg.margin_m)
         meta = {"name": name, "model": name, "near": None, "within_m": None, "volume_fraction": None,
                 "margin_m": cfg.margin_m}  # fmt: skip
     else:
         known = ", ".join([m.name for m in scene.targets] + sorted(cfg.regions))
-        if given is None:  # the configuration's default names it: say where
-            raise cfg.node["target"].error(f"unknown region {name!r}; target models and regions: {known}")
-        raise InputError(f"--region: unknown region {name!r}; target models and regions: {known}")
+        raise InputError(f"unknown region {name!r}; target models and regions: {known}")
     _check_not_swallowed(region.target, region)
     return region, meta

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config.bounded_file import parse_json, regular_file_problem
+from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.testgen.test_case import TestCase
 
 FORMAT = 1
@@ -173,8 +174,9 @@ def _columns(source: np.ndarray, target: np.ndarray, cube: np.ndarray, depth: np
 def _read_table(path: Path) -> tuple[Any, dict[str, Any]]:
     import pyarrow.parquet as pq
 
-    if not path.is_file():
-        raise InputError(f"{path}: suite file not found")
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise InputError(f"{path}: suite file {problem if problem == 'not found' else 'is ' + problem}")
     try:
         table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - any reader failure: not a Parquet file we can read
@@ -183,9 +185,9 @@ def _read_table(path: Path) -> tuple[Any, dict[str, Any]]:
     if raw is None:
         raise InputError(f"{path}: not a cosim_validation suite (no {METADATA_KEY.decode()!r} metadata)")
     try:
-        metadata = json.loads(raw)
-    except ValueError:
-        raise InputError(f"{path}: suite metadata is not valid JSON") from None
+        metadata = parse_json(raw, path, METADATA_KEY.decode())
+    except ConfigError as exc:
+        raise InputError(f"{path}: suite metadata is not valid JSON ({exc.message})") from None
     missing = [k for k in REQUIRED_METADATA if k not in metadata]
     if missing:
         raise InputError(f"{path}: suite metadata lacks {missing!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,12 @@ def _targets(
     return random_targets(region, count, request.seed, cfg.max_attempts)
 
 
+def location_free(source: str) -> str:
+    """A model's source as a suite stores it: ``builtin:<name>``, or a mesh file's name (its SHA-256 beside it says
+    which content), never the path, so that one configuration gives one suite id in any folder or clone."""
+    return source if source.startswith("builtin:") else Path(source).name
+
+
 def generate_suite(
     scene: AnatomyScene, cfg: TestgenConfig, request: TestgenRequest, config: dict[str, Any] | None = None
 ) -> tuple[Suite, SuiteMetrics]:
@@ -138,7 +145,7 @@ def generate_suite(
         "gave_up_cubes": made.gave_up.tolist(),
         "lattice_empty_cubes": made.lattice_empty.tolist(),
         "models": [
-            {"name": m.name, "role": m.role, "source": m.source, "sha256": m.sha256, "unit": m.unit}
+            {"name": m.name, "role": m.role, "source": location_free(m.source), "sha256": m.sha256, "unit": m.unit}
             | ({"repair": m.repair.to_dict()} if m.repair is not None else {})
             for m in scene
         ],

@@ -42,7 +42,7 @@ def test_shipped_sections_load() -> None:
 @pytest.mark.parametrize(
     ("section", "path", "value", "key", "message"),
     [
-        ("planning", ("sampling_rate_hz",), 0.0, "planning.sampling_rate_hz", "expected a number > 0.0"),
+        ("planning", ("sampling_rate_hz",), 0.0, "planning.sampling_rate_hz", "expected a number >= 1.0"),
         ("planning", ("default_source_m",), [0.4, 0.0], "planning.default_source_m", "expected a list of 3 numbers"),
         ("planning", ("injection", "velocity_m_s"), -1.0, "planning.injection.velocity_m_s", "> 0.0"),
         ("planning", ("joint_velocity_scale",), 1.5, "planning.joint_velocity_scale", "<= 1.0"),

@@ -3,15 +3,17 @@
 A bad input must end with exit code 1 and exactly one ``error:`` line on stderr naming the file and the key or
 field (with ``--json``: one JSON error object on stdout and nothing on stderr), no traceback, and no output file
 left behind. A failure names its class first, so a run of the corpus can be tallied (issue 15's table):
-``TRACEBACK`` (an exception escaped), ``WRONG`` (another exit code, no or several error lines, a message that
-does not name what is wrong), ``LOST`` (an output file left half-written or claimed).
+``TRACEBACK`` (an exception escaped), ``HUNG`` (past its time limit), ``WRONG`` (another exit code, no or several
+error lines, a message that does not name what is wrong), ``LOST`` (an output file left half-written or claimed).
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +67,35 @@ class Workspace:
     bag: Path
 
 
+class Hung(BaseException):  # not an Exception: no `except Exception` in the code under test swallows it
+    """A case ran past its time limit (a regression to a hang fails instead of blocking the suite)."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`Hung` in this (main) thread after ``seconds``, even inside a blocking ``open()``."""
+
+    def _expired(signum: int, frame: object) -> None:
+        raise Hung(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_fast_case(case: Case, as_json: bool, capfd: pytest.CaptureFixture[str], seconds: float = 30.0) -> None:
+    """:func:`run_case` within ``seconds``: a case that hangs fails with ``HUNG``."""
+    try:
+        with time_limit(seconds):
+            run_case(case, as_json, capfd)
+    except Hung as exc:
+        pytest.fail(f"HUNG: cosim {' '.join(case.argv)}: {exc}")
+
+
 def run_case(case: Case, as_json: bool, capfd: pytest.CaptureFixture[str]) -> None:
     """Run ``case`` and fail with TRACEBACK / WRONG / LOST unless it ends as a bad input must."""
     argv = [*case.argv, "--json"] if as_json else list(case.argv)
@@ -75,6 +106,8 @@ def run_case(case: Case, as_json: bool, capfd: pytest.CaptureFixture[str]) -> No
         warnings.simplefilter("default")
         try:
             code = main(argv)
+        except Hung:
+            raise
         except BaseException as exc:  # noqa: BLE001 - an escaping exception is what the corpus looks for
             escaped = exc
     out, err = capfd.readouterr()

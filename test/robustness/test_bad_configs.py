@@ -95,7 +95,15 @@ OTHER_COMMANDS = {
     "check": lambda c, ws, out: ["check", str(ws.records["virtual"]), "--config", str(c)],
     "replay": lambda c, ws, out: ["replay", str(ws.bag), "--config", str(c)],
     "experiment": lambda c, ws, out: ["experiment", "rq3", "--quick", "--config", str(c), "--out", str(out)],
-    "testgen": lambda c, ws, out: ["testgen", "--config", str(c), "--granularity-mm", "60", "-o", str(out)],
+    "testgen": lambda c, ws, out: [
+        "testgen",
+        "--config",
+        str(c),
+        "--granularity-mm",
+        "60",
+        "-o",
+        str(out / "s.parquet"),
+    ],
     "campaign": lambda c, ws, out: ["campaign", "--config", str(c), "--suite", str(ws.suite), "--out", str(out)],
 }
 

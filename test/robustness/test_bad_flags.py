@@ -84,11 +84,16 @@ FLAGS: dict[str, FlagCase] = {
     "testgen:method": _with(_testgen("--granularity-mm", "40", "--method", "sobol"), "--method", "'sobol'"),
     "testgen:seed_negative": _with(_testgen("--granularity-mm", "40", "--seed", "-1"), "--seed", "-1"),
     "testgen:region": _with(_testgen("--granularity-mm", "40", "--region", "spleen"), "--region", "'spleen'"),
-    "testgen:output_directory": lambda f, ws: Case(
-        ["testgen", "--granularity-mm", "40", "-o", str(f)], (str(f), "is a directory")
+    "testgen:output_directory": lambda f, ws: (
+        (f / "d.parquet").mkdir()
+        or Case(["testgen", "--granularity-mm", "40", "-o", str(f / "d.parquet")], ("d.parquet", "is a directory"))
     ),
     "testgen:output_in_proc": lambda f, ws: Case(
-        ["testgen", "--granularity-mm", "40", "-o", "/proc/version"], ("/proc/version", "cannot write the suite")
+        ["testgen", "--granularity-mm", "40", "-o", "/proc/version.parquet"],
+        ("/proc/version.parquet", "cannot write the suite"),
+    ),
+    "testgen:output_not_parquet": lambda f, ws: Case(
+        ["testgen", "--granularity-mm", "40", "-o", "/proc/version"], ("/proc/version", "ending in .parquet")
     ),
     "testgen:output_folder_missing": lambda f, ws: Case(
         ["testgen", "--granularity-mm", "40", "-o", str(f / "no" / "s.parquet")], ("s.parquet", "does not exist")
@@ -162,7 +167,7 @@ FLAGS: dict[str, FlagCase] = {
     "bag:unknown_action": lambda f, ws: Case(["bag", "explode", str(ws.bag)], ("invalid choice: 'explode'",)),
     "bag:recover_missing_argument": lambda f, ws: Case(["bag", "recover"], ("bag",)),
     "bag:recover_target_exists": lambda f, ws: Case(
-        ["bag", "recover", str(ws.bag), "-o", str(ws.bag)], (ws.bag.name, "already exists")
+        ["bag", "recover", str(ws.bag), "-o", str(ws.bag)], (ws.bag.name, "is the input BAG")
     ),
     "experiment:unknown": lambda f, ws: Case(["experiment", "rq9", "--out", str(f / "e")], ("'rq9'",)),
     "experiment:granularities_text": lambda f, ws: Case(

@@ -166,15 +166,17 @@ def test_sub_region_that_misses_the_model(scene: AnatomyScene, testgen_cfg: Test
 def test_sub_region_naming_an_unknown_model_is_a_config_error(scene: AnatomyScene, testgen_cfg: TestgenConfig) -> None:
     spec = dataclasses.replace(testgen_cfg.regions["near_heart"], near="liver")
     cfg = dataclasses.replace(testgen_cfg, regions={"near_heart": spec})
-    with pytest.raises(ConfigError, match=r"testgen\.regions\.near_heart: no anatomy model named 'liver'"):
+    with pytest.raises(ConfigError, match=r"testgen\.regions\.near_heart\.near: no anatomy model named 'liver'"):
         generate_suite(scene, cfg, TestgenRequest("grid", 0.01, 3, region="near_heart"))
 
 
 def test_obstacle_that_swallows_the_target(scene: AnatomyScene, testgen_cfg: TestgenConfig) -> None:
     torso = dataclasses.replace(scene.model("torso"), role="obstacle")
     swallowed = AnatomyScene((scene.model("left_lung"), torso), scene.T_base_patient)
-    with pytest.raises(InputError, match="obstacle 'torso' swallows the whole target 'left_lung'"):
-        generate_suite(swallowed, testgen_cfg, TestgenRequest("grid", 0.01, 3))
+    with pytest.raises(ConfigError, match=r"testgen\.target: obstacle 'torso' swallows the whole target 'left_lung'"):
+        generate_suite(swallowed, testgen_cfg, TestgenRequest("grid", 0.01, 3))  # the region testgen.target names
+    with pytest.raises(InputError, match="--region: obstacle 'torso' swallows the whole target 'left_lung'"):
+        generate_suite(swallowed, testgen_cfg, TestgenRequest("grid", 0.01, 3, region="left_lung"))
 
 
 def test_source_region_inside_a_model(scene: AnatomyScene, testgen_cfg: TestgenConfig) -> None:

@@ -10,7 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.config.bounded_file import regular_file_problem
 from cosim_validation.common.exceptions import ConfigError
+
+#: Largest random seed a configuration may give (numpy and OMPL take 32-bit unsigned seeds everywhere).
+MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -173,4 +177,20 @@ class ConfigNode:
         path = Path(text).expanduser()
         if not path.is_absolute():
             path = Path(self.base_dir or Path(self.source).parent) / path
+        if regular_file_problem(path) == "a loop of symbolic links":  # Path.resolve() would raise RuntimeError
+            raise self.error(f"{str(path)!r} is a loop of symbolic links")
+        return path
+
+    def to_file(self, what: str = "file") -> Path:
+        """:meth:`to_path`, which must name an existing regular file (not a FIFO, device or folder).
+
+        Args:
+            what: What the file is, for the message (``property file``).
+        """
+        path = self.to_path()
+        problem = regular_file_problem(path)
+        if problem == "not found":
+            raise self.error(f"{what} not found: {str(path)!r}")
+        if problem is not None:
+            raise self.error(f"{what} {str(path)!r} is {problem}")
         return path

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config.bounded_file import MAX_ARCHIVE_BYTES, parse_json, read_user_bytes
+from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.common.record.robot_role import RobotRole
 from cosim_validation.common.record.stage import Stage
 from cosim_validation.common.record.supervisor_mode import SupervisorMode
@@ -273,9 +274,9 @@ class TrajectoryRecord:
             InputError: The file cannot be read or is not a trajectory record (see :meth:`from_bytes`).
         """
         try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read trajectory record ({exc.strerror})") from None
+            data = read_user_bytes(path, MAX_ARCHIVE_BYTES)
+        except ConfigError as exc:
+            raise InputError(f"{path}: cannot read trajectory record ({exc.message})") from None
         return cls.from_bytes(data, source=str(path))
 
 
@@ -318,9 +319,9 @@ def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.nd
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
         raise InputError(f"{source}: not a trajectory record (damaged or not an npz: {exc})") from None
     try:
-        header = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: header: not valid JSON ({exc})") from None
+        header = parse_json(raw, source, "header")
+    except ConfigError as exc:
+        raise InputError(f"{source}: header: not valid JSON ({exc.message})") from None
     if not isinstance(header, dict):
         raise InputError(f"{source}: header: expected a JSON object, got a JSON {type(header).__name__}")
     return header, arrays

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_SEED, ConfigNode
 from cosim_validation.controllers.planning.cartesian_line import CartesianLimits
 
 _KEYS = (
@@ -84,7 +84,8 @@ class PlanningConfig:
         ompl = node["ompl"]
         ompl.reject_unknown(_OMPL_KEYS)
         return cls(
-            sampling_rate_hz=node["sampling_rate_hz"].to_float(exclusive_minimum=0.0, maximum=1000.0),
+            # at least 1 Hz: slower setpoints are no motion plan a servo can follow (the shipped plans use 10 Hz)
+            sampling_rate_hz=node["sampling_rate_hz"].to_float(minimum=1.0, maximum=1000.0),
             default_source_m=node["default_source_m"].to_vector(3),
             standoff_m=node["standoff_m"].to_float(minimum=0.0, maximum=0.5),
             needle_reserve_m=node["needle_reserve_m"].to_float(minimum=0.0),
@@ -97,7 +98,7 @@ class PlanningConfig:
             ompl=OmplSettings(
                 planner=ompl["planner"].to_str(choices=OMPL_PLANNERS),
                 time_limit_s=ompl["time_limit_s"].to_float(exclusive_minimum=0.0),
-                seed=ompl["seed"].to_int(minimum=0),
+                seed=ompl["seed"].to_int(minimum=0, maximum=MAX_SEED),
             ),
         )
 

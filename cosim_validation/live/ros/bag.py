@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from cosim_validation.common.config import package_root
+from cosim_validation.common.config import package_root, regular_file_problem
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.ros.qos import QosSpec
 
@@ -223,6 +223,17 @@ def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
     return out
 
 
+def require_bag(path: str | Path) -> None:
+    """Raise unless ``path`` is a bag to read: a regular file (``session.mcap``) or a folder (rosbag2).
+
+    Raises:
+        InputError: Missing, a loop of symbolic links, a FIFO or a device (reading one would block or not end).
+    """
+    problem = regular_file_problem(path, folder_ok=True)
+    if problem is not None:
+        raise InputError(f"{path}: no such bag" if problem == "not found" else f"{path}: the bag is {problem}")
+
+
 def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[BagMessage]:
     """Messages of an MCAP (or rosbag2 folder) in log-time order.
 
@@ -236,8 +247,7 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
     from rosbags.rosbag2 import Reader, ReaderError
 
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such bag")
+    require_bag(path)
     wanted = set(topics) if topics is not None else None
     store = project_typestore()
     try:
@@ -262,8 +272,7 @@ def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:
     """``{topic: (msgtype, message count)}`` of a bag."""
     from rosbags.rosbag2 import Reader, ReaderError
 
-    if not Path(path).exists():
-        raise InputError(f"{path}: no such bag")
+    require_bag(path)
     try:
         with Reader(Path(path)) as reader:
             return {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}

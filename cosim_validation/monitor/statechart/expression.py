@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
 from cosim_validation.monitor.statechart.tokens import Cursor
+from cosim_validation.monitor.syntax_bounds import tree_problem
 
 KEYWORDS = frozenset({"and", "or", "not", "in", "true", "false"})
 COMPARISONS = ("==", "!=", "<=", ">=", "<", ">", "in")
@@ -102,6 +103,18 @@ def parse_expression(text: str) -> Expr:
     cursor = Cursor(text)
     expr = _or(cursor)
     cursor.finish()
+    return bounded(expr, text)
+
+
+def bounded(expr: Expr, text: str) -> Expr:
+    """``expr``, unless it is nested too deep or too big to evaluate.
+
+    Raises:
+        ExpressionError: What :func:`~cosim_validation.monitor.syntax_bounds.tree_problem` found.
+    """
+    problem = tree_problem(expr)
+    if problem is not None:
+        raise ExpressionError(problem, text)
     return expr
 
 
@@ -114,7 +127,7 @@ def parse_action(text: str) -> str | Assignment:
     if cursor.accept("="):
         value = _or(cursor)
         cursor.finish()
-        return Assignment(first.text, value)
+        return Assignment(first.text, bounded(value, text))
     cursor.finish()
     return first.text
 
@@ -152,10 +165,11 @@ def functions_used(expr: Expr) -> set[str]:
 
 # ---------------------------------------------------------------------- recursive descent
 def _or(c: Cursor) -> Expr:
-    expr = _and(c)
-    while c.accept("or", "||"):
-        expr = Binary("or", expr, _and(c))
-    return expr
+    with c.deeper():  # every parenthesis, argument and list item comes back here
+        expr = _and(c)
+        while c.accept("or", "||"):
+            expr = Binary("or", expr, _and(c))
+        return expr
 
 
 def _and(c: Cursor) -> Expr:
@@ -167,7 +181,8 @@ def _and(c: Cursor) -> Expr:
 
 def _not(c: Cursor) -> Expr:
     if c.accept("not", "!"):
-        return Unary("not", _not(c))
+        with c.deeper():
+            return Unary("not", _not(c))
     return _compare(c)
 
 
@@ -209,7 +224,8 @@ def _product(c: Cursor) -> Expr:
 
 def _unary(c: Cursor) -> Expr:
     if c.accept("-"):
-        return Unary("-", _unary(c))
+        with c.deeper():
+            return Unary("-", _unary(c))
     return _postfix(c)
 
 

@@ -66,7 +66,7 @@ def parse_machine(root: ConfigNode, overrides: Mapping[str, Any] | None = None) 
     for name, guard in guards.items():
         if guard.expr is not None:
             node = root["guards"][name]
-            scope.check_names(scope.inline(guard.expr, node), node)
+            scope.checked(guard.expr, node if isinstance(node.value, str) else node["expr"])
     events = _described(root.get("events"))
     states = parse_states(root, scope)
     transitions = parse_transitions(root.get("transitions"), states, events, scope)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
 from cosim_validation.monitor.statechart.tokens import Cursor
+from cosim_validation.monitor.syntax_bounds import tree_problem
 
 PREDICATES = ("in", "flag", "event", "command", "left", "entered")
 TEMPORAL_PREFIX = ("G", "F", "X")
@@ -75,6 +76,9 @@ def parse_ltl(text: str, definitions: Mapping[str, Formula] | None = None) -> Fo
     cursor = Cursor(text)
     formula = _implies(cursor, definitions or {})
     cursor.finish()
+    problem = tree_problem(formula)  # definitions used twice each would expand to 2**n nodes
+    if problem is not None:
+        raise ExpressionError(problem, text)
     return formula
 
 
@@ -116,9 +120,10 @@ Defs = Mapping[str, Formula]
 
 
 def _implies(c: Cursor, defs: Defs) -> Formula:
-    left = _or(c, defs)
-    op = c.accept("->", "<->")
-    return left if op is None else Infix(op.text, left, _implies(c, defs))
+    with c.deeper():  # every parenthesis and every right-hand side comes back here
+        left = _or(c, defs)
+        op = c.accept("->", "<->")
+        return left if op is None else Infix(op.text, left, _implies(c, defs))
 
 
 def _or(c: Cursor, defs: Defs) -> Formula:
@@ -138,16 +143,18 @@ def _and(c: Cursor, defs: Defs) -> Formula:
 def _temporal(c: Cursor, defs: Defs) -> Formula:
     left = _unary(c, defs)
     op = c.accept(*TEMPORAL_INFIX)
-    return left if op is None else Infix(op.text, left, _temporal(c, defs))
+    if op is None:
+        return left
+    with c.deeper():
+        return Infix(op.text, left, _temporal(c, defs))
 
 
 def _unary(c: Cursor, defs: Defs) -> Formula:
-    if c.accept("not", "!"):
-        return Prefix("not", _unary(c, defs))
-    op = c.accept(*TEMPORAL_PREFIX)
-    if op is not None:
-        return Prefix(op.text, _unary(c, defs))
-    return _atom(c, defs)
+    op = c.accept("not", "!", *TEMPORAL_PREFIX)
+    if op is None:
+        return _atom(c, defs)
+    with c.deeper():
+        return Prefix("not" if op.text == "!" else op.text, _unary(c, defs))
 
 
 def _atom(c: Cursor, defs: Defs) -> Formula:

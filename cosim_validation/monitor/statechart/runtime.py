@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from cosim_validation.common.exceptions import InputError
+from cosim_validation.monitor.statechart.errors import ExpressionError, MachineError
 from cosim_validation.monitor.statechart.evaluation import evaluate
 from cosim_validation.monitor.statechart.model import Action, Machine, Transition
 from cosim_validation.monitor.statechart.semantics import TransitionPlan, candidates, initial_plan, plan_transition
@@ -126,7 +127,12 @@ class Statechart:
             return False
         if tr.after_s is not None and self.t_s - self.entered_at[tr.source] < tr.after_s:
             return False
-        return tr.guard is None or bool(evaluate(tr.guard, scope))
+        if tr.guard is None:
+            return True
+        try:
+            return bool(evaluate(tr.guard, scope))
+        except ExpressionError as exc:  # say which guard of which file, at which time, with the values
+            raise MachineError(self.machine.source, f"{tr.key}.guard", self._failed(tr.guard_text, exc)) from None
 
     def _clock(self, t_s: float) -> None:
         if not t_s >= self.t_s:
@@ -153,5 +159,13 @@ class Statechart:
                 commands.append(action.command)
             elif action.assignment is not None:
                 scope = {**self.machine.parameters, **self.variables, **env}
-                self.variables[action.assignment.name] = evaluate(action.assignment.value, scope)
+                try:
+                    self.variables[action.assignment.name] = evaluate(action.assignment.value, scope)
+                except ExpressionError as exc:
+                    where = f"action {action.text!r}"
+                    raise MachineError(self.machine.source, where, self._failed(action.text, exc)) from None
         return tuple(commands)
+
+    def _failed(self, text: str, exc: ExpressionError) -> str:
+        """What an expression that could not be evaluated was, when, and the error."""
+        return f"{text!r} at t = {self.t_s:g} s in state {self.leaf!r}: {exc}"

@@ -16,6 +16,7 @@ from cosim_validation.monitor.statechart.expression import (
     ListLit,
     Unary,
     Var,
+    bounded,
     free_names,
     functions_used,
     parse_action,
@@ -53,16 +54,30 @@ class ExpressionScope:
         self.commands = commands
         inputs = [name for name, guard in guards.items() if guard.expr is None]
         self.names = {*parameters, *variables, *signals, *inputs}
+        self._inlined: dict[str, Expr] = {}  # each named guard expanded once, then shared
 
     def expression(self, node: ConfigNode) -> Expr:
         """Parse a guard-like expression at ``node`` with named guards inlined; check every name."""
         text = node.to_str()
         try:
-            expr = self.inline(parse_expression(text), node)
+            parsed = parse_expression(text)
         except ExpressionError as exc:
             raise MachineError(node.source, node.key, str(exc)) from None
-        self.check_names(expr, node)
-        return expr
+        return self.checked(parsed, node)
+
+    def checked(self, expr: Expr, node: ConfigNode) -> Expr:
+        """``expr`` with named guards inlined, bounded (nesting, size) and every name checked.
+
+        Raises:
+            MachineError: Nested too deep or too big once inlined, or an unknown name or function (names the
+                file and the key of ``node``).
+        """
+        try:
+            inlined = bounded(self.inline(expr, node), str(node.value))
+        except ExpressionError as exc:
+            raise MachineError(node.source, node.key, str(exc)) from None
+        self.check_names(inlined, node)
+        return inlined
 
     def inline(self, expr: Expr, node: ConfigNode, seen: tuple[str, ...] = ()) -> Expr:
         """``expr`` with every named expression guard replaced by its expression."""
@@ -73,7 +88,9 @@ class ExpressionScope:
             if expr.name in seen:
                 cycle = " -> ".join([*seen, expr.name])
                 raise MachineError(node.source, node.key, f"guards refer to each other in a cycle: {cycle}")
-            return self.inline(guard.expr, node, (*seen, expr.name))
+            if expr.name not in self._inlined:  # guards using the previous one twice each: 2**n nodes unshared
+                self._inlined[expr.name] = self.inline(guard.expr, node, (*seen, expr.name))
+            return self._inlined[expr.name]
         if isinstance(expr, Attr):
             return Attr(self.inline(expr.base, node, seen), expr.name)
         if isinstance(expr, Call):
@@ -120,8 +137,7 @@ class ExpressionScope:
             raise MachineError(
                 node.source, node.key, f"assignment to undeclared variable {parsed.name!r}; variables: {known}"
             )
-        value = self.inline(parsed.value, node)
-        self.check_names(value, node)
+        value = self.checked(parsed.value, node)
         return Action(text, assignment=type(parsed)(parsed.name, value))
 
     def actions(self, node: ConfigNode | None) -> tuple[Action, ...]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
+from cosim_validation.monitor.syntax_bounds import Nesting
 
 #: Operators, longest first so that ``<->`` wins over ``<-`` and ``<=`` over ``<``.
 OPERATORS: tuple[str, ...] = ("<->", "->", "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "~", "+", "-", "*")
@@ -67,6 +70,17 @@ class Cursor:
         self.text = text
         self.tokens = tokenize(text)
         self.index = 0
+        self.nesting = Nesting()
+
+    @contextmanager
+    def deeper(self) -> Iterator[None]:
+        """One level of recursive descent; raises once nested deeper than the bound (not a RecursionError)."""
+        try:
+            if not self.nesting.enter():
+                raise self.error(Nesting.message())
+            yield
+        finally:
+            self.nesting.leave()
 
     @property
     def token(self) -> Token:

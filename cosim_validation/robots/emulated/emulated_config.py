@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_SEED, ConfigNode
 from cosim_validation.robots.emulated.cable_transmission import CableTransmissionConfig
 from cosim_validation.robots.emulated.optical_tracker_config import OpticalTrackerConfig
 from cosim_validation.robots.virtual.config_vectors import joint_vector
@@ -162,7 +162,7 @@ class EmulatedArmConfig:
         )
         transmission = node.get("transmission")
         return cls(
-            seed=node["seed"].to_int(minimum=0),
+            seed=node["seed"].to_int(minimum=0, maximum=MAX_SEED),
             reset_settle_s=node["reset_settle_s"].to_float(minimum=0.0, maximum=60.0),
             command_latency_s=node["command_latency_s"].to_float(minimum=0.0, maximum=1.0),
             kinematics=KinematicErrorConfig.from_config(node["kinematics"]),

@@ -10,6 +10,7 @@ import numpy as np
 
 from cosim_validation.common.optional import require
 from cosim_validation.robots.model.errors import RobotModelError
+from cosim_validation.robots.model.library_output import library_stderr
 
 #: Joint types of a chain (``KinematicChain.joint_type``): a revolute joint turns about its axis (values in
 #: rad), a prismatic one slides along it (values in m).
@@ -128,10 +129,16 @@ def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
     path = Path(urdf_path)
     if not path.is_file():
         raise RobotModelError(f"{path}: URDF file not found")
-    try:
-        model = pin.buildModelFromUrdf(str(path))
-    except (RuntimeError, ValueError) as exc:
-        raise RobotModelError(f"{path}: pinocchio cannot read the URDF: {exc}") from None
+    with library_stderr() as printed:  # urdfdom prints its complaints on fd 2 before pinocchio raises
+        try:
+            model = pin.buildModelFromUrdf(str(path))
+            failure = None
+        except (RuntimeError, ValueError) as exc:
+            failure = exc
+    if failure is not None:
+        said = "; ".join(line.removeprefix("Error: ") for line in printed if not line.startswith("at line "))
+        detail = f" ({said})" if said else ""
+        raise RobotModelError(f"{path}: pinocchio cannot read the URDF: {failure}{detail}") from None
     if not model.existFrame(mount_frame):
         frames = ", ".join(f.name for f in model.frames)
         raise RobotModelError(f"{path}: no frame {mount_frame!r}; frames: {frames}")

@@ -10,6 +10,7 @@ taken from). The detection tables go to ``RUN/hazards.sqlite`` (:mod:`~cosim_val
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,7 @@ def run_hazards(request: HazardRequest) -> Path:
     scenarios = chosen_scenarios(request)
     if request.out_dir.exists() and not request.resume and any(request.out_dir.iterdir()):
         raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
+    _check_derivation(request)
     loop: dict[str, Any] = {}
     if request.mitigate:
         supervisor = str(resolve_resource(request.supervisor))
@@ -118,6 +120,20 @@ def run_hazards(request: HazardRequest) -> Path:
             )
         )
     return analyse(request, scenarios)
+
+
+def _check_derivation(request: HazardRequest) -> None:
+    """What the derivation of the thresholds would refuse after every campaign ran, checked before the first.
+
+    Raises:
+        InputError: A margin not a finite number above 1, or a calibration that is no campaign run directory.
+    """
+    if not (math.isfinite(request.margin) and request.margin > 1.0):
+        raise InputError(f"--margin: expected a finite number > 1 (thresholds = fault-free maxima x margin), "
+                         f"got {request.margin!r}")  # fmt: skip
+    if request.calibration is not None and not (request.calibration / "results.sqlite").is_file():
+        raise InputError(f"--calibration {str(request.calibration)!r}: no results.sqlite (expected a fault-free "
+                         "campaign run directory)")  # fmt: skip
 
 
 def _loop_settings(request: HazardRequest) -> DetectorSettings:

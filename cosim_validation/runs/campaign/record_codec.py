@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config.bounded_file import parse_json
+from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 
 if TYPE_CHECKING:
@@ -130,9 +131,9 @@ def _get(
 def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            header = json.loads(npz["header"].tobytes().decode())
+            header = parse_json(npz["header"].tobytes(), source, "header")
             arrays = {name: npz[name] for name in npz.files if name != "header"}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, ConfigError) as exc:
         raise InputError(f"{source}: not a trajectory record ({type(exc).__name__}: {exc})") from None
     if not isinstance(header, dict):
         raise InputError(f"{source}: not a trajectory record (its header is a {type(header).__name__}, not a mapping)")

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.config import load_json_file
+from cosim_validation.common.exceptions import ConfigError, InputError
 
 #: How long an operation waits for another process's lock before it fails [s] (SQLite's own default here was 30).
 BUSY_TIMEOUT_S = 5.0
@@ -140,7 +141,10 @@ def read_json(path: str | Path, remedy: str = "") -> dict[str, Any]:
         StoreError: The file cannot be read, is not JSON, or holds no JSON object.
     """
     with guarded(path, "reading", remedy):
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            data = load_json_file(path)  # the bounded reader: a regular file, size and nesting limits
+        except ConfigError as exc:
+            raise StoreDamagedError(path, exc.message, remedy) from None
     if not isinstance(data, dict):
         raise StoreDamagedError(path, f"expected a JSON object, got {type(data).__name__}", remedy)
     return data

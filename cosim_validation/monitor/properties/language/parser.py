@@ -20,10 +20,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cosim_validation.monitor.properties.errors import PropertyError
 from cosim_validation.monitor.properties.language import syntax as s
+from cosim_validation.monitor.syntax_bounds import Nesting, tree_problem
 
 PREDICATES = frozenset({"safediff", "safebound", "safedis", "nocollision"})
 FLAGS = frozenset({"self_collision"})  # boolean signals usable as conditions
@@ -73,6 +76,17 @@ class _Parser:
         self.name = name
         self.tokens = tokenize(text, name)
         self.i = 0
+        self.nesting = Nesting()
+
+    @contextmanager
+    def deeper(self) -> Iterator[None]:
+        """One level of recursive descent; raises once nested deeper than the bound (not a RecursionError)."""
+        try:
+            if not self.nesting.enter():
+                raise self.error(Nesting.message())
+            yield
+        finally:
+            self.nesting.leave()
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -107,9 +121,16 @@ class _Parser:
         formula = self.formula()
         if self.tok.kind != "end":
             raise self.error(f"unexpected {self.tok.text!r} after a complete formula")
+        problem = tree_problem(formula)  # a chain of thousands of operands is evaluated recursively
+        if problem is not None:
+            raise PropertyError(self.name, problem)
         return formula
 
     def formula(self) -> s.Formula:
+        with self.deeper():  # every parenthesised formula comes back here
+            return self._formula()
+
+    def _formula(self) -> s.Formula:
         if self.is_kw("forall"):
             start = self.advance()
             bindings = [self.binding()]
@@ -138,7 +159,8 @@ class _Parser:
         left = self.disjunction()
         if self.is_op("->"):
             arrow = self.advance()
-            return s.Implies(left, self.implies(), arrow.pos)
+            with self.deeper():
+                return s.Implies(left, self.implies(), arrow.pos)
         return left
 
     def disjunction(self) -> s.Formula:
@@ -169,14 +191,17 @@ class _Parser:
         tok = self.tok
         if self.is_kw("not"):
             self.advance()
-            return s.Not(self.unary(), tok.pos)
+            with self.deeper():
+                return s.Not(self.unary(), tok.pos)
         if self.is_kw("always", "eventually"):
             self.advance()
             window = self.window()
-            return s.Unary(tok.text, window, self.unary(), tok.pos)
+            with self.deeper():
+                return s.Unary(tok.text, window, self.unary(), tok.pos)
         if self.is_kw("next"):
             self.advance()
-            return s.Unary("next", None, self.unary(), tok.pos)
+            with self.deeper():
+                return s.Unary("next", None, self.unary(), tok.pos)
         return self.primary()
 
     def window(self) -> s.Window | None:
@@ -230,11 +255,12 @@ class _Parser:
     def args(self) -> tuple[s.Term, ...]:
         self.expect_op("(")
         args: list[s.Term] = []
-        if not self.is_op(")"):
-            args.append(self.term())
-            while self.is_op(","):
-                self.advance()
+        with self.deeper():
+            if not self.is_op(")"):
                 args.append(self.term())
+                while self.is_op(","):
+                    self.advance()
+                    args.append(self.term())
         self.expect_op(")")
         return tuple(args)
 
@@ -256,13 +282,15 @@ class _Parser:
         tok = self.tok
         if self.is_op("-"):
             self.advance()
-            return s.Neg(self.factor(), tok.pos)
+            with self.deeper():
+                return s.Neg(self.factor(), tok.pos)
         if tok.kind == "num":
             self.advance()
             return s.Num(float(tok.text), tok.pos)
         if self.is_op("("):
             self.advance()
-            inner = self.term()
+            with self.deeper():
+                inner = self.term()
             self.expect_op(")")
             return inner
         if tok.kind == "name" and tok.text not in KEYWORDS:
@@ -272,7 +300,8 @@ class _Parser:
             name = s.Name(tok.text, tok.pos)
             if self.is_op("["):
                 self.advance()
-                index = self.term()
+                with self.deeper():
+                    index = self.term()
                 self.expect_op("]")
                 return s.Index(name, index, tok.pos)
             return name

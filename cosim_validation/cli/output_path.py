@@ -1,0 +1,71 @@
+"""The one check of every output a ``cosim`` command is asked to write, made before its first write.
+
+An output must not be one of the command's inputs (``cosim errors train ds.parquet -o ds.parquet`` replaced the
+user's dataset with the model) and must have the suffix of the format written (``-o m.txt`` for an npz model).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from cosim_validation.common.exceptions import InputError
+
+
+def _resolved(option: str, value: str | Path) -> Path:
+    try:
+        return Path(value).expanduser().resolve()
+    except (RuntimeError, OSError) as exc:  # a loop of symbolic links (RuntimeError before Python 3.13)
+        raise InputError(f"{option} {str(value)!r}: cannot be resolved ({exc})") from None
+
+
+def _same(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links, bind mounts
+    except OSError:
+        return False
+
+
+def check_namespaces(options: Mapping[str, str]) -> None:
+    """Refuse a ROS namespace option that no topic can live under (``--namespace '/a b'``), before any work.
+
+    Raises:
+        InputError: Names the option and what is wrong.
+    """
+    from cosim_validation.live.ros.crtk_topics import namespace_problem
+
+    for option, namespace in options.items():
+        problem = namespace_problem(namespace)
+        if problem is not None:
+            raise InputError(f"{option}: {problem}")
+
+
+def checked_output(
+    option: str,
+    value: str | Path,
+    inputs: Mapping[str, str | Path | None],
+    suffixes: Iterable[str] = (),
+) -> Path:
+    """``value`` as the path to write, after refusing an input or a wrong suffix.
+
+    Args:
+        option: The option that names the output (``-o``, ``--html``), for the message.
+        value: The path given.
+        inputs: The command's input files by option (``{"DATASET": "ds.parquet", "--config": ...}``); None
+            entries are skipped.
+        suffixes: The suffixes the format allows (``(".npz",)``); empty: any.
+
+    Raises:
+        InputError: The output is one of the inputs (same file once resolved) or has another suffix.
+    """
+    out = _resolved(option, value)
+    for name, given in inputs.items():
+        if given is not None and str(given) and _same(out, _resolved(name, given)):
+            raise InputError(f"{option} {str(value)!r} is the input {name} ({given}); it would be overwritten")
+    allowed = tuple(suffixes)
+    if allowed and Path(value).suffix.lower() not in allowed:
+        raise InputError(f"{option} {str(value)!r}: expected a file ending in {' or '.join(allowed)}")
+    return out

@@ -1,0 +1,235 @@
+"""The one reader of a user's YAML and JSON files: bounded in size, depth and alias expansion.
+
+Every file a user names (a configuration, a property set, a manifest, a summary) is read through
+:func:`read_user_text`, and its YAML or JSON through :func:`parse_yaml` or :func:`parse_json`, so that a hostile
+or mistaken input ends in one :class:`ConfigError` naming the file, never a hang, a memory blow-up or a
+``RecursionError``:
+
+- only a regular file is read (a FIFO would block forever, ``/dev/zero`` never ends), opened without following
+  a loop of symbolic links;
+- at most :data:`MAX_BYTES` bytes;
+- values nested at most :data:`MAX_DEPTH` levels deep;
+- YAML aliases expanding to at most :data:`MAX_VALUES` values (the "billion laughs" document is a few hundred
+  bytes that expands to 10**9 values);
+- YAML mapping keys are scalars, each given once.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cosim_validation.common.exceptions import ConfigError
+
+#: Largest file read [bytes]; the shipped configurations are a few kB, a summary of a large campaign a few MB.
+MAX_BYTES = 64 * 1024 * 1024
+#: Largest binary archive read whole (a trajectory record, an error model) [bytes].
+MAX_ARCHIVE_BYTES = 1024 * 1024 * 1024
+#: Deepest nesting of lists and mappings (the shipped files nest 6 levels).
+MAX_DEPTH = 64
+#: Most values a YAML document may hold once its aliases are expanded.
+MAX_VALUES = 1_000_000
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def regular_file_problem(path: str | Path, folder_ok: bool = False) -> str | None:
+    """What keeps ``path`` from being read as a regular file ("not found", "a loop of symbolic links", "a FIFO
+    (named pipe), expected a regular file", ...), or None when it is one. Never blocks (a FIFO is not opened).
+
+    Args:
+        path: The file.
+        folder_ok: A directory is fine too (a rosbag2 folder).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as exc:
+        return "a loop of symbolic links" if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)):
+        return None
+    return f"{_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, expected a regular file"
+
+
+def read_user_bytes(path: str | Path, max_bytes: int = MAX_BYTES) -> bytes:
+    """The content of the regular file ``path``, at most ``max_bytes`` long.
+
+    Raises:
+        ConfigError: Missing, a symlink loop, not a regular file, unreadable or too large.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # O_NONBLOCK: opening a FIFO returns at once
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except OSError as exc:
+        why = "a loop of symbolic links" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise ConfigError(path, "", f"cannot read: {why}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ConfigError(path, "", f"expected a regular file, got {_KINDS.get(stat.S_IFMT(mode), 'something else')}")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ConfigError(path, "", f"larger than {max_bytes} bytes; expected a file of at most that size")
+    return data
+
+
+def read_user_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
+    """:func:`read_user_bytes` decoded as UTF-8.
+
+    Raises:
+        ConfigError: As :func:`read_user_bytes`, or not UTF-8 text.
+    """
+    data = read_user_bytes(path, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}); expected a text file") from None
+
+
+# ---------------------------------------------------------------------------------------------------- YAML
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe loader that refuses deep nesting, non-scalar keys and keys given twice."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        mark = key_node.start_mark
+        if not isinstance(key_node, yaml.ScalarNode):
+            kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+            raise yaml.constructor.ConstructorError(None, None, f"a mapping key is a {kind}; expected a name", mark)
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice (line {mark.line + 1})", mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values ``node`` holds once its aliases are expanded (``sizes``: memo by node identity)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, sizes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, sizes) + _expanded_size(v, sizes) for k, v in node.value)
+    sizes[id(node)] = size
+    return size
+
+
+def parse_yaml(text: str, source: str | Path) -> Any:
+    """The value of the YAML document ``text`` (None for an empty one).
+
+    Args:
+        text: The document.
+        source: The file it came from, for error messages.
+
+    Raises:
+        ConfigError: Not YAML, nested too deep, aliases that expand too far, a non-scalar or repeated key.
+    """
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, {}) > MAX_VALUES:
+            raise ConfigError(source, "", f"its aliases expand to more than {MAX_VALUES} values (an alias bomb?)")
+        return loader.construct_document(node)  # type: ignore[no-untyped-call]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown position"
+        raise ConfigError(source, "", f"invalid YAML at {where}: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, "", f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()  # type: ignore[no-untyped-call]
+
+
+def load_yaml_file(path: str | Path) -> Any:
+    """:func:`parse_yaml` of the bounded regular file ``path``."""
+    return parse_yaml(read_user_text(path), path)
+
+
+# ---------------------------------------------------------------------------------------------------- JSON
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep_at(text: str) -> int | None:
+    """The offset where ``text`` opens its (MAX_DEPTH + 1)-th nested list or object, None if it never does."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def parse_json(text: str | bytes, source: str | Path, key: str = "") -> Any:
+    """The value of the JSON document ``text``.
+
+    Args:
+        text: The document (bytes are decoded as UTF-8).
+        source: The file it came from, for error messages.
+        key: Where in ``source`` it is ("" for the whole file), e.g. a header inside an archive.
+
+    Raises:
+        ConfigError: Not UTF-8, not JSON or nested too deep.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(source, key, f"not UTF-8 text (byte {exc.start}); expected JSON") from None
+    offset = _too_deep_at(text)
+    if offset is not None:
+        raise ConfigError(source, key, f"invalid JSON at character {offset}: nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, key, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def load_json_file(path: str | Path) -> Any:
+    """:func:`parse_json` of the bounded regular file ``path``."""
+    return parse_json(read_user_text(path), path)

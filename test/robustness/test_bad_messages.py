@@ -1,0 +1,82 @@
+"""Errors that did not say where: a ``testgen.target`` naming an obstacle answered ``region: ...`` without the
+file or the key, and a bad URDF printed two lines of the C++ parser above the ``error:`` line. Each case must be
+one ``error:`` line (nothing else on stderr, the file descriptor included) naming the file and the key."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.common.config import package_root
+from test.robustness.harness import Case, run_fast_case
+
+SHIPPED = package_root() / "config"
+
+
+def _config(folder: Path, old: str, new: str) -> Path:
+    text = (SHIPPED / "needle_insertion.yaml").read_text()
+    assert old in text, old
+    path = folder / "case.yaml"
+    path.write_text(text.replace(old, new, 1))
+    shutil.copyfile(SHIPPED / "properties.yaml", folder / "properties.yaml")
+    return path
+
+
+def _testgen(old: str, new: str, *names: str, region: str = "") -> Callable[[Path], Case]:
+    def build(folder: Path) -> Case:
+        out = folder / "s.parquet"
+        argv = ["testgen", "--config", str(_config(folder, old, new)), "--granularity-mm", "60", "-o", str(out)]
+        return Case([*argv, *(["--region", region] if region else [])], ("case.yaml", *names), (out,))
+
+    return build
+
+
+_REGION = "near_heart: {model: left_lung, near: heart, within_m: 0.03}"
+
+#: URDF files pinocchio's parser (urdfdom) refuses, printing on file descriptor 2 first.
+URDFS = {
+    "revolute_without_limits": '<robot name="x"><link name="a"/><link name="b"/>'
+    '<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint></robot>',
+    "joint_to_missing_link": '<robot name="x"><link name="a"/>'
+    '<joint name="j" type="fixed"><parent link="a"/><child link="nope"/></joint></robot>',
+    "no_robot_element": '<?xml version="1.0"?><notarobot/>',
+    "not_xml": "this is not XML",
+    "empty": "",
+}
+
+
+def _urdf(name: str) -> Callable[[Path], Case]:
+    def build(folder: Path) -> Case:
+        (folder / "bad.urdf").write_text(URDFS[name])
+        config = _config(folder, "urdf: ../urdf/xmate_er3_pro.urdf", "urdf: bad.urdf")
+        return Case(["run-case", "--config", str(config), "--target", "0.45", "0.0", "0.05"], ("bad.urdf",))
+
+    return build
+
+
+CASES: dict[str, Callable[[Path], Case]] = {
+    "target_is_an_obstacle": _testgen("target: left_lung ", "target: heart ", "testgen.target", "role 'obstacle'"),
+    "target_is_the_skin": _testgen("target: left_lung ", "target: torso ", "testgen.target", "not 'target'"),
+    "target_unknown": _testgen("target: left_lung ", "target: liver ", "testgen.target", "unknown region 'liver'"),
+    "region_model_is_an_obstacle": _testgen(
+        _REGION,
+        _REGION.replace("model: left_lung", "model: heart"),
+        "testgen.regions.near_heart.model",
+        region="near_heart",
+    ),
+    "region_near_unknown": _testgen(
+        _REGION,
+        _REGION.replace("near: heart", "near: liver"),
+        "testgen.regions.near_heart.near",
+        "'liver'",
+        region="near_heart",
+    ),
+} | {f"urdf:{name}": _urdf(name) for name in URDFS}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_error_says_where(name: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    run_fast_case(CASES[name](tmp_path), sorted(CASES).index(name) % 2 == 1, capfd, seconds=60.0)

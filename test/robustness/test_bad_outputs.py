@@ -1,0 +1,142 @@
+"""Outputs that would destroy an input, have the wrong suffix for their format, or be refused only after other
+outputs were written. Every output option goes through ``cli/output_path.checked_output`` before the first
+write: each case ends in one ``error:`` line naming the option, leaves every input byte for byte as it was and
+leaves no output behind. None needs the shared workspace (the checks come before any input is read)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.common.config import package_root
+from test.robustness.harness import Case, run_fast_case
+
+SHIPPED = package_root() / "config"
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    """Stand-ins for the inputs (their content is never read: the output check comes first)."""
+    paths = {name: folder / name for name in ("ds.parquet", "model.npz", "theirs.csv", "b.mcap", "b.mcap.part")}
+    for name, path in paths.items():
+        path.write_bytes(f"the user's {name}\n".encode())
+    shutil.copyfile(SHIPPED / "needle_insertion.yaml", folder / "case.yaml")
+    shutil.copyfile(SHIPPED / "properties.yaml", folder / "properties.yaml")
+    shutil.copyfile(SHIPPED / "digital_twin.yaml", folder / "graph.yaml")
+    (folder / "link.npz").symlink_to(folder / "ds.parquet")
+    return paths | {"case.yaml": folder / "case.yaml", "graph.yaml": folder / "graph.yaml"}
+
+
+Build = Callable[[Path, dict[str, Path]], Case]
+
+
+def _train(out: str, says: str) -> Build:
+    return lambda f, p: Case(["errors", "train", str(p["ds.parquet"]), "-o", str(f / out)], ("-o", says), (f / out,))
+
+
+CASES: dict[str, Build] = {
+    "train_over_its_dataset": lambda f, p: Case(
+        ["errors", "train", str(p["ds.parquet"]), "-o", str(p["ds.parquet"])], ("-o", "is the input DATASET")
+    ),
+    "train_over_its_dataset_by_another_name": lambda f, p: Case(
+        ["errors", "train", str(p["ds.parquet"]), "-o", str(f / "x" / ".." / "ds.parquet")], ("is the input DATASET",)
+    ),
+    "import_as_text": lambda f, p: Case(
+        ["import-crtk", str(p["theirs.csv"]), "--config", str(p["case.yaml"]), "-o", str(f / "i.txt")],
+        ("-o", ".parquet or .npz"),
+        (f / "i.txt",),
+    ),
+    "train_over_its_dataset_by_a_link": lambda f, p: Case(
+        ["errors", "train", str(p["ds.parquet"]), "-o", str(f / "link.npz")], ("-o", "is the input DATASET")
+    ),
+    "train_over_its_config": lambda f, p: Case(
+        ["errors", "train", str(p["ds.parquet"]), "--config", str(f / "m.npz"), "-o", str(f / "m.npz")],
+        ("is the input --config",),
+    ),
+    "train_as_text": _train("m.txt", "expected a file ending in .npz"),
+    "train_no_suffix": _train("model", "expected a file ending in .npz"),
+    "evaluate_html_as_text": lambda f, p: Case(
+        ["errors", "evaluate", str(p["ds.parquet"]), "--model", str(p["model.npz"]), "--html", str(f / "p.txt")],
+        ("--html", "expected a file ending in .html"),
+        (f / "p.txt",),
+    ),
+    "evaluate_html_over_its_model": lambda f, p: Case(
+        ["errors", "evaluate", str(p["ds.parquet"]), "--model", str(p["model.npz"]), "--html", str(p["model.npz"])],
+        ("--html", "is the input --model"),
+    ),
+    "collect_as_text": lambda f, p: Case(
+        ["errors", "collect", "--config", str(p["case.yaml"]), "-o", str(f / "d.txt")],
+        ("-o", "expected a file ending in .parquet"),
+        (f / "d.txt",),
+    ),
+    "testgen_over_its_config": lambda f, p: Case(
+        ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(p["case.yaml"])],
+        ("-o", "is the input --config"),
+    ),
+    "testgen_as_csv": lambda f, p: Case(
+        ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(f / "s.csv")],
+        ("-o", ".parquet"),
+        (f / "s.csv",),
+    ),
+    "screenshot_as_text": lambda f, p: Case(
+        ["dashboard", "--bag", str(p["b.mcap"]), "--screenshot", str(f / "x.txt")],
+        ("--screenshot", "expected a file ending in .png"),
+        (f / "x.txt",),
+    ),
+    "screenshot_over_its_bag": lambda f, p: Case(
+        ["dashboard", "--bag", str(p["b.mcap"]), "--screenshot", str(p["b.mcap"])],
+        ("--screenshot", "is the input --bag"),
+    ),
+    "layout_over_its_graph": lambda f, p: Case(
+        ["dashboard", "--graph", str(p["graph.yaml"]), "--foxglove-layout", str(p["graph.yaml"])],
+        ("--foxglove-layout", "is the input --graph"),
+    ),
+    "layout_as_text": lambda f, p: Case(
+        ["dashboard", "--foxglove-layout", str(f / "l.txt")], ("--foxglove-layout", ".json"), (f / "l.txt",)
+    ),
+    "import_over_its_csv": lambda f, p: Case(
+        ["import-crtk", str(p["theirs.csv"]), "--config", str(p["case.yaml"]), "-o", str(p["theirs.csv"])],
+        ("-o", "is the input INPUT"),
+    ),
+    "export_as_text": lambda f, p: Case(
+        ["export-crtk", str(f), "x", "-o", str(f / "e.txt")], ("-o", ".mcap or .csv"), (f / "e.txt",)
+    ),
+    "recover_over_its_part": lambda f, p: Case(
+        ["bag", "recover", str(p["b.mcap.part"]), "-o", str(p["b.mcap.part"])], ("-o", ".mcap")
+    ),
+    "recover_as_text": lambda f, p: Case(
+        ["bag", "recover", str(p["b.mcap.part"]), "-o", str(f / "r.txt")], ("-o", ".mcap"), (f / "r.txt",)
+    ),
+}
+
+
+def _hazards(*extra: str) -> Build:
+    def build(f: Path, p: dict[str, Path]) -> Case:
+        out = f / "hz"
+        argv = ["hazards", "run", "--config", str(p["case.yaml"]), "--suite", str(f / "s.parquet"), "--out", str(out)]
+        return Case([*argv, *extra], (extra[0],), (out,))
+
+    return build
+
+
+for _name, _extra in {
+    "margin_below_one": ("--margin", "0.5"),
+    "margin_one": ("--margin", "1"),
+    "margin_nan": ("--margin", "nan"),
+    "margin_inf": ("--margin", "inf"),
+    "margin_negative": ("--margin", "-2"),
+    "calibration_missing": ("--calibration", "no/such/run"),
+}.items():
+    CASES[f"hazards_{_name}"] = _hazards(*_extra)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_output(name: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    inputs = _files(tmp_path)
+    before = {path: path.read_bytes() for path in inputs.values()}
+    case = CASES[name](tmp_path, inputs)
+    run_fast_case(case, sorted(CASES).index(name) % 2 == 1, capfd)
+    changed = [str(path) for path, content in before.items() if path.read_bytes() != content]
+    assert not changed, f"an input was changed: {changed}"

@@ -1,0 +1,116 @@
+"""Values of the right type that mean nothing physical, each refused where it is read with one ``error:`` line
+naming the file and the key (or the option): noise, rates and ranges of the emulated robot, seeds past 32 bits,
+a setpoint rate of a nanohertz, a fault delay of 10**12 servo cycles, replay at an infinite rate, CSV imports
+whose times are not finite or that hold no row, and ROS namespaces no topic can live under. None needs the
+shared workspace; each runs under a time limit."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.common.config import package_root
+from test.robustness.harness import Case, run_fast_case
+
+SHIPPED = package_root() / "config"
+_RUN_CASE = ["run-case", "--backend", "emulated", "--target", "0.45", "0.0", "0.05"]
+
+#: name: (text in the shipped configuration, its replacement, the key the error must name)
+CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
+    "encoder_noise_negative": ("noise_std_rad: 1.0e-5", "noise_std_rad: -1.0e-5", "encoder.noise_std_rad"),
+    "tracker_noise_negative": ("position_noise_std_m: 2.0e-4", "position_noise_std_m: -2.0e-4", "position_noise"),
+    "dropout_rate_negative": ("dropout_rate_hz: 0.05", "dropout_rate_hz: -0.05", "marker.dropout_rate_hz"),
+    "dropout_duration_negative": ("dropout_duration_s: 0.5", "dropout_duration_s: -0.5", "dropout_duration_s"),
+    "range_reversed": ("range_m: [0.5, 2.0]", "range_m: [2.0, 0.5]", "marker.range_m"),
+    "range_negative": ("range_m: [0.5, 2.0]", "range_m: [-1.0, 2.0]", "marker.range_m"),
+    "emulated_seed_80_bits": ("    seed: 0\n", f"    seed: {2**80}\n", "backends.emulated.seed"),
+    "emulated_seed_negative": ("    seed: 0\n", "    seed: -1\n", "backends.emulated.seed"),
+    "ompl_seed_80_bits": ("time_limit_s: 2.0, seed: 0}", f"time_limit_s: 2.0, seed: {2**80}}}", "ompl.seed"),
+    "sampling_rate_nanohertz": ("sampling_rate_hz: 10.0", "sampling_rate_hz: 1.0e-9", "planning.sampling_rate_hz"),
+    "sampling_rate_zero": ("sampling_rate_hz: 10.0", "sampling_rate_hz: 0.0", "planning.sampling_rate_hz"),
+    "sampling_rate_megahertz": ("sampling_rate_hz: 10.0", "sampling_rate_hz: 1.0e6", "planning.sampling_rate_hz"),
+    "latency_negative": ("command_latency_s: 0.005", "command_latency_s: -0.005", "command_latency_s"),
+}
+
+
+def _config_case(name: str, folder: Path) -> Case:
+    old, new, key = CONFIG_VALUES[name]
+    text = (SHIPPED / "needle_insertion.yaml").read_text()
+    assert old in text, old
+    config = folder / "case.yaml"
+    config.write_text(text.replace(old, new, 1))
+    shutil.copyfile(SHIPPED / "properties.yaml", folder / "properties.yaml")
+    return Case([*_RUN_CASE, "--config", str(config)], ("case.yaml", key))
+
+
+#: Fault delays of the hazard library (``scenarios.command_delay.fault.delay_cycles``).
+DELAYS = {"delay_10e12": "1000000000000", "delay_zero": "0", "delay_over_10_s": "10001"}
+
+
+def _delay_case(cycles: str, folder: Path) -> Case:
+    text = (SHIPPED / "hazards.yaml").read_text()
+    library = folder / "hazards.yaml"
+    library.write_text(text.replace("delay_cycles: 3}", f"delay_cycles: {cycles}}}", 1))
+    argv = [*_RUN_CASE, "--config", str(SHIPPED / "needle_insertion.yaml")]
+    filter_ = f"physical=hazards:command_delay@{library}"
+    return Case([*argv, "--filter", filter_], ("hazards.yaml", "delay_cycles"))
+
+
+def _csv(folder: Path, time_s: str, rows: int = 3) -> Path:
+    """A CSV in the documented columns (only its header matters to the checks refused here)."""
+    from cosim_validation.common.config import load_config
+    from cosim_validation.error_injection.dataset_io import write_csv
+    from cosim_validation.robots.model import RobotConfig
+    from test.error_injection.synthetic import synthetic_dataset
+
+    kinematics = RobotConfig.from_config(load_config(SHIPPED / "needle_insertion.yaml")["robot"]).kinematics
+    good = folder / "good.csv"
+    write_csv(synthetic_dataset(kinematics, 30, 10, seed=1), good)
+    header, *lines = good.read_text().splitlines()
+    column = header.split(",").index("time_s")
+    edited = []
+    for line in lines[:rows]:
+        cells = line.split(",")
+        cells[column] = time_s
+        edited.append(",".join(cells))
+    path = folder / "theirs.csv"
+    path.write_text("\n".join([header, *edited]) + "\n")
+    return path
+
+
+def _import_case(folder: Path, time_s: str, rows: int, says: str) -> Case:
+    source = _csv(folder, time_s, rows)
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case(argv, ("theirs.csv", says), (out,))
+
+
+def _namespace_case(folder: Path, option: str, namespace: str) -> Case:
+    out = folder / "e.mcap"
+    argv = ["export-crtk", str(folder), "case", "-o", str(out), option, namespace]
+    return Case(argv, (option,), (out,))
+
+
+def _corpus() -> dict[str, Callable[[Path], Case]]:
+    cases: dict[str, Callable[[Path], Case]] = {f"config:{n}": lambda f, n=n: _config_case(n, f) for n in CONFIG_VALUES}
+    cases |= {f"hazards:{n}": lambda f, c=c: _delay_case(c, f) for n, c in DELAYS.items()}
+    for rate in ("inf", "nan", "-1"):
+        cases[f"replay_rate:{rate}"] = lambda f, r=rate: Case(["replay", str(f / "b.mcap"), "--rate", r], ("--rate",))
+    cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
+    cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
+    cases["csv:header_only"] = lambda f: _import_case(f, "0.0", 0, "no rows")
+    for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
+        cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
+    cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")
+    return cases
+
+
+CORPUS = _corpus()
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_bad_value(name: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    run_fast_case(CORPUS[name](tmp_path), sorted(CORPUS).index(name) % 2 == 1, capfd, seconds=60.0)

@@ -6,6 +6,7 @@ user's dataset with the model) and must have the suffix of the format written (`
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,6 +18,8 @@ def _resolved(option: str, value: str | Path) -> Path:
     try:
         return Path(value).expanduser().resolve()
     except (RuntimeError, OSError) as exc:  # a loop of symbolic links (RuntimeError before Python 3.13)
+        if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+            raise InputError(f"{option} {str(value)!r}: a loop of symbolic links") from None
         raise InputError(f"{option} {str(value)!r}: cannot be resolved ({exc})") from None
 
 

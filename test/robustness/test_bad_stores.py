@@ -117,9 +117,9 @@ def _text_in(table: str, column: str) -> Callable[[Path], None]:
 
 
 REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
-    "summary_garbage": (_summary(b"{garbage"), "not valid JSON (Expecting property name"),
+    "summary_garbage": (_summary(b"{garbage"), "invalid JSON at line 1, column 2: Expecting property name"),
     "summary_list": (_summary(b"[1, 2]\n"), "expected a JSON object, got list"),
-    "summary_binary": (_summary(b"\xff\xfe{\x00"), "not valid JSON ('utf-8' codec can't decode byte 0xff"),
+    "summary_binary": (_summary(b"\xff\xfe{\x00"), "not UTF-8 text (byte 0)"),
     "kpis_text": (_text_in("kpis", "value"), "kpis, case '"),
     "margin_text": (_text_in("verdicts", "margin"), ": margin holds 'n/a', expected a number"),
     "wall_text": (_text_in("timings", "wall_s"), ": wall_s holds 'n/a', expected a number"),

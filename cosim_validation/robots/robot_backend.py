@@ -55,6 +55,33 @@ def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
     }
 
 
+class JointSet:
+    """The joint names and position limits of a backend's arm, as the :class:`RobotBackend` protocol exposes them.
+
+    A backend derives from it and sets ``_joint_names`` ((J,) names), ``_q_lower`` and ``_q_upper`` ((J,) limits
+    [rad, m for a prismatic joint]) in its constructor; the limits are handed out as copies.
+    """
+
+    _joint_names: tuple[str, ...]
+    _q_lower: np.ndarray
+    _q_upper: np.ndarray
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the J joints."""
+        return self._joint_names
+
+    @property
+    def q_lower(self) -> np.ndarray:
+        """(J,) lower joint limits [rad]."""
+        return self._q_lower.copy()
+
+    @property
+    def q_upper(self) -> np.ndarray:
+        """(J,) upper joint limits [rad]."""
+        return self._q_upper.copy()
+
+
 @runtime_checkable
 class Reseedable(Protocol):
     """An optional capability of a robot or filter with random streams (an emulated arm's noise, a hazard's

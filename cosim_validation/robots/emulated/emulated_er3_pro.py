@@ -39,7 +39,7 @@ from cosim_validation.robots.emulated.joint_encoder import JointEncoder
 from cosim_validation.robots.emulated.lost_motion import LostMotion
 from cosim_validation.robots.emulated.optical_tracker import NOT_SEEN, OpticalTracker
 from cosim_validation.robots.model import Kinematics
-from cosim_validation.robots.robot_backend import BackendSample
+from cosim_validation.robots.robot_backend import BackendSample, JointSet
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
@@ -56,7 +56,7 @@ _FRICTION_TIMECONST_STEPS = 2
 _PLAY_UPDATE_STEPS = 10
 
 
-class EmulatedEr3Pro:
+class EmulatedEr3Pro(JointSet):
     """Stand-in for the physical arm; implements :class:`~cosim_validation.robots.robot_backend.RobotBackend`.
 
     Args:
@@ -99,7 +99,7 @@ class EmulatedEr3Pro:
         model = compile_spec(spec, f"{kinematics.chain.urdf_path} (emulated ER3 Pro, seed {self.seed})")
         self._arm = MujocoArm(model)
         self._link_data = self._mujoco.MjData(model)  # the link-side (actual) configuration
-        self._q_lower = np.array(model.jnt_range[:n, 0])
+        self._q_lower = np.array(model.jnt_range[:n, 0])  # controller soft limits = URDF limits
         self._q_upper = np.array(model.jnt_range[:n, 1])
         self._stiffness = dynamics.joint_stiffness_nm_per_rad
         self._play = LostMotion(dynamics.lost_motion_rad)
@@ -115,21 +115,6 @@ class EmulatedEr3Pro:
         self._setpoint_rad = np.zeros(n)
         self._requested_s = 0.0
         self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Names of the J joints."""
-        return self._joint_names
-
-    @property
-    def q_lower(self) -> np.ndarray:
-        """(J,) lower joint limits [rad] (controller soft limits = URDF limits)."""
-        return self._q_lower.copy()
-
-    @property
-    def q_upper(self) -> np.ndarray:
-        """(J,) upper joint limits [rad]."""
-        return self._q_upper.copy()
 
     @property
     def physics_timestep_s(self) -> float:

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.model import Kinematics
-from cosim_validation.robots.robot_backend import BackendSample
+from cosim_validation.robots.robot_backend import BackendSample, JointSet
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
@@ -35,7 +35,7 @@ from cosim_validation.robots.virtual.setpoint_ramp import SetpointRamp
 STOP_POLL_S = 0.01
 
 
-class CoppeliaSimBackend:
+class CoppeliaSimBackend(JointSet):
     """Virtual robot in CoppeliaSim; implements :class:`~cosim_validation.robots.robot_backend.RobotBackend`.
 
     Args:
@@ -73,21 +73,6 @@ class CoppeliaSimBackend:
         self._steps = 0
         self._requested_s = 0.0
         self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Names of the J joints."""
-        return self._joint_names
-
-    @property
-    def q_lower(self) -> np.ndarray:
-        """(J,) lower joint limits [rad]."""
-        return self._q_lower.copy()
-
-    @property
-    def q_upper(self) -> np.ndarray:
-        """(J,) upper joint limits [rad]."""
-        return self._q_upper.copy()
 
     def _call(self, function: str, *args: object) -> Any:
         if self._link is None:

@@ -7,14 +7,14 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.model import Kinematics
-from cosim_validation.robots.robot_backend import BackendSample
+from cosim_validation.robots.robot_backend import BackendSample, JointSet
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
 from cosim_validation.robots.virtual.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
 
 
-class MujocoBackend:
+class MujocoBackend(JointSet):
     """Virtual robot in MuJoCo; implements :class:`~cosim_validation.robots.robot_backend.RobotBackend`.
 
     The measured joints are the simulator state and the actual tip pose is its ground truth (the
@@ -39,21 +39,6 @@ class MujocoBackend:
         self._setpoint_rad = np.zeros(self._arm.n_joints)
         self._requested_s = 0.0
         self.reset(np.clip(np.zeros(self._arm.n_joints), self._q_lower, self._q_upper))
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Names of the J joints."""
-        return self._joint_names
-
-    @property
-    def q_lower(self) -> np.ndarray:
-        """(J,) lower joint limits [rad]."""
-        return self._q_lower.copy()
-
-    @property
-    def q_upper(self) -> np.ndarray:
-        """(J,) upper joint limits [rad]."""
-        return self._q_upper.copy()
 
     @property
     def physics_timestep_s(self) -> float:

@@ -22,7 +22,7 @@ from cosim_validation.common.optional import quiet_stdout, require
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.model.fk_kernels import matrix_to_quat_wxyz
-from cosim_validation.robots.robot_backend import BackendSample
+from cosim_validation.robots.robot_backend import BackendSample, JointSet
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.robots.virtual.errors import BackendModelError
@@ -56,7 +56,7 @@ def _load_robot(p: Any, client: int, urdf_path: Path) -> tuple[int, list[int]]:
     return body, joints
 
 
-class PybulletBackend:
+class PybulletBackend(JointSet):
     """Virtual robot in PyBullet; implements :class:`~cosim_validation.robots.robot_backend.RobotBackend`.
 
     Args:
@@ -103,21 +103,6 @@ class PybulletBackend:
         self._steps = 0
         self._requested_s = 0.0
         self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Names of the J joints."""
-        return self._joint_names
-
-    @property
-    def q_lower(self) -> np.ndarray:
-        """(J,) lower joint limits [rad]."""
-        return self._q_lower.copy()
-
-    @property
-    def q_upper(self) -> np.ndarray:
-        """(J,) upper joint limits [rad]."""
-        return self._q_upper.copy()
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
         return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)

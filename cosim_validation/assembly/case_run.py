@@ -15,6 +15,7 @@ import numpy as np
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.controllers.planning import Plan
+from cosim_validation.controllers.planning.state_validator import StateValidator
 
 
 class CaseEvent(IntEnum):
@@ -140,3 +141,20 @@ class CaseRun:
         """(executed,) times of the answered samples since the case start [s] (as the monitor sees them)."""
         stamps = self.stamps_ns[: self.executed]
         return (stamps - self.stamps_ns[0]) / 1e9 if len(stamps) else np.zeros(0)
+
+
+def admit_setpoint(
+    listener: CaseListener, validator: StateValidator | None, index: int, q: np.ndarray, stage: Stage
+) -> None:
+    """What every stream asks before setpoint ``index`` leaves: the client has not canceled the case, and the
+    state validator (when validating) accepts ``q`` ((J,) joints [rad]).
+
+    Raises:
+        CaseAbortedError: Canceled, or refused by the validator (naming the setpoint, its stage and why).
+    """
+    if listener.cancel_requested():
+        raise CaseAbortedError("canceled by the client")
+    if validator is not None:
+        verdict = validator.check(q)
+        if not verdict.accepted:
+            raise CaseAbortedError(f"the state validator refused setpoint {index} ({stage.label}): {verdict.message}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cosim_validation.assembly.case_run import CaseAbortedError, CaseEvent, CaseListener, CaseRun
+from cosim_validation.assembly.case_run import CaseAbortedError, CaseEvent, CaseListener, CaseRun, admit_setpoint
 from cosim_validation.assembly.supervised_stream import Lockstep, exchange_setpoint, sync_streamed
 from cosim_validation.assembly.supervision import feeding_robot
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
@@ -93,13 +93,7 @@ def stream_closed_loop(
                     break
                 q = command.q if command.kind is CommandKind.SETPOINT else q
                 stage = command.stage if command.stage is not None else stage
-            if listener.cancel_requested():
-                raise CaseAbortedError("canceled by the client")
-            if validator is not None:
-                verdict = validator.check(q)
-                if not verdict.accepted:
-                    refusal = f"the state validator refused setpoint {p} ({stage.label}): {verdict.message}"
-                    raise CaseAbortedError(refusal)
+            admit_setpoint(listener, validator, p, q, stage)
             want = q if reference is None else reference.q[min(p, reference.n_samples - 1)]
             stamps.append(start_ns + p * period_ns)
             q_sent.append(q)

@@ -26,6 +26,7 @@ from cosim_validation.assembly.case_run import (
     CaseListener,
     CaseRun,
     SessionClock,
+    admit_setpoint,
 )
 from cosim_validation.assembly.case_seed import case_seed
 from cosim_validation.assembly.closed_loop_stream import case_start, commands_plan, stream_closed_loop
@@ -264,12 +265,7 @@ class Lockstep:
         plan = run.plan
         assert plan is not None
         stage = Stage(int(plan.stage[k]))
-        if listener.cancel_requested():
-            raise CaseAbortedError("canceled by the client")
-        if validator is not None:
-            verdict = validator.check(plan.q[k])
-            if not verdict.accepted:
-                raise CaseAbortedError(f"the state validator refused setpoint {k} ({stage.label}): {verdict.message}")
+        admit_setpoint(listener, validator, k, plan.q[k], stage)
         stamp = int(run.stamps_ns[k])
         listener.setpoint(k, stamp, stage, plan.q[k], tip, quat)
         self.exchange(run, stamp, plan.q[k], stage)

@@ -17,7 +17,14 @@ from typing import Protocol
 
 import numpy as np
 
-from cosim_validation.assembly.case_run import CaseAbortedError, CaseEvent, CaseListener, CaseRun, SessionClock
+from cosim_validation.assembly.case_run import (
+    CaseAbortedError,
+    CaseEvent,
+    CaseListener,
+    CaseRun,
+    SessionClock,
+    admit_setpoint,
+)
 from cosim_validation.assembly.robot_port import RobotPort
 from cosim_validation.assembly.supervision import Decision, Supervision, feeding_robot
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
@@ -75,13 +82,7 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
             else:
                 q, stage, mode = plan.q[0], Stage(int(plan.stage[0])), SupervisorMode.HOLDING
             stamp = start_ns + p * period_ns
-            if listener.cancel_requested():
-                raise CaseAbortedError("canceled by the client")
-            if validator is not None:
-                verdict = validator.check(q)
-                if not verdict.accepted:
-                    reason = f"the state validator refused setpoint {p} ({stage.label}): {verdict.message}"
-                    raise CaseAbortedError(reason)
+            admit_setpoint(listener, validator, p, q, stage)
             stamps.append(stamp)
             q_sent.append(q)
             stages.append(int(stage))

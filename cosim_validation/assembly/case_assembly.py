@@ -265,9 +265,12 @@ class CaseAssembly:
         return [replace(r, verdicts=conclude_verdicts(r.verdicts, outcome, message)) for r in reports]
 
     def close(self) -> None:
-        """Release the robots."""
+        """Release the robots and the controllers (a closed-loop controller may hold a process)."""
         for backend in self._backends or ():
             backend.close()
+        for controller in self._controllers.values():
+            if isinstance(controller, ClosedLoopPlugin):
+                controller.close()
         self._backends = None
 
 

@@ -76,6 +76,7 @@ def stream_closed_loop(
     expected: list[np.ndarray] = []
     validator = loop.start_streaming(run, listener)
     q, stage = case.q0, run.last_stage
+    ending = ("aborted", "")
     try:
         plugin.start(case)
         while True:
@@ -103,9 +104,15 @@ def stream_closed_loop(
             sync_streamed(run, stamps, q_sent, stages, modes)
             exchange_setpoint(loop, run, p, stamps[-1], (stage, SupervisorMode.UNSUPERVISED), q, listener, want)
             listener.pace(p, t_s)
+        ending = ("completed", run.message)
     except ControllerFaultError as fault:
+        ending = ("aborted", str(fault))
         raise CaseAbortedError(str(fault)) from None
+    except CaseAbortedError as stop:
+        ending = ("aborted", str(stop))
+        raise
     finally:
+        _tell_finished(plugin, run, *ending)
         sync_streamed(run, stamps, q_sent, stages, modes)
         run.q_expected = np.asarray(expected, dtype=np.float64).reshape(len(expected), -1)
         if reference is None:
@@ -117,6 +124,14 @@ def stream_closed_loop(
         names = " and ".join(r.label for r in run.left_out)
         run.message += f" without the {names} robot (it stopped answering in an earlier case)"
     listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
+
+
+def _tell_finished(plugin: ClosedLoopPlugin, run: CaseRun, outcome: str, reason: str) -> None:
+    """``finish`` of the controller; a fault there is noted in the case's message, the outcome stands."""
+    try:
+        plugin.finish(outcome, reason)
+    except ControllerFaultError as fault:
+        run.message = f"{run.message}; {fault}" if run.message else str(fault)
 
 
 def _observe(

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -151,6 +152,23 @@ class ClosedLoopPlugin:
             self._call("start", lambda: self.inner.start(case))
         except PlanningError as exc:
             raise ControllerFaultError(f"controller error: start raised PlanningError: {exc}") from None
+
+    def finish(self, outcome: str, reason: str) -> None:
+        """Tell the controller its case is over, however it ended (optional ``finish(outcome, reason)``).
+
+        Called once per started case, after the last setpoint: ``outcome`` is ``completed`` or ``aborted``. What it
+        raises is logged in the case's reason, never raised: the case has its outcome already.
+        """
+        tell = getattr(self.inner, "finish", None)
+        if callable(tell):
+            self._call("finish", lambda: tell(outcome, reason))
+
+    def close(self) -> None:
+        """Release what the controller holds (optional ``close()``: processes, connections); never raises."""
+        release = getattr(self.inner, "close", None)
+        if callable(release):
+            with contextlib.suppress(Exception):  # the user's code at shutdown: nothing left to fail
+                release()
 
     def step(self, observation: Observation) -> Command:
         """The controller's command for this period, checked.

@@ -9,6 +9,9 @@
       step_budget_s: 0.05                            # a closed-loop step may take this long (default 0.1 s)
       time_limit_s: 60                               # a closed-loop case must be done by then (default 120 s)
 
+or, for a controller that is a ROS 2 node of its own, ``external: {command: ..., ...}`` in place of ``plugin``
+(:mod:`~.external_spec`).
+
 Everything that can be checked without the case study is checked here (importable, attribute found, callable);
 :func:`~.plugin_controllers.build_plugin` calls the factory and checks what it returns.
 """
@@ -20,14 +23,16 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
+from cosim_validation.controllers.external_spec import ADAPTER_STEP_BUDGET_S, ADAPTER_TARGET, external_spec
 
 #: The entry point group a user's package registers its controller factories in.
 ENTRY_POINT_GROUP = "cosim_validation.controllers"
-_MAPPING_KEYS = ("plugin", "entry_point", "options", "step_budget_s", "time_limit_s")
+_MAPPING_KEYS = ("plugin", "entry_point", "external", "options", "step_budget_s", "time_limit_s")
 
 
 @dataclass(frozen=True)
@@ -82,9 +87,14 @@ def plugin_of_node(node: ConfigNode) -> PluginSpec:
             installed, bad options or limits.
     """
     node.reject_unknown(_MAPPING_KEYS)
-    named = [k for k in ("plugin", "entry_point") if node.has(k)]
+    named = [k for k in ("plugin", "entry_point", "external") if node.has(k)]
     if len(named) != 1:
-        raise node.error("expected exactly one of 'plugin' (module:attribute) and 'entry_point' (a name)")
+        raise node.error(
+            "expected exactly one of 'plugin' (module:attribute), 'entry_point' (a name) and 'external' (a ROS 2 "
+            "node under test)"
+        )
+    if named[0] == "external":
+        return _external_plugin(node)
     where = node[named[0]]
     text = where.to_str()
     if named[0] == "plugin":
@@ -108,6 +118,24 @@ def plugin_of_node(node: ConfigNode) -> PluginSpec:
         time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
         source=node.source,
         key=where.key,
+    )
+
+
+def _external_plugin(node: ConfigNode) -> PluginSpec:
+    """The adapter of an external node under test (``external`` of a ``controllers.default`` mapping)."""
+    if node.has("options"):
+        raise node["options"].error("an external node takes its settings in 'external', not 'options'")
+    spec = external_spec(node["external"])
+    return PluginSpec(
+        name=f"external-{Path(spec.command[0]).name}",
+        target=ADAPTER_TARGET,
+        options=spec.options(),
+        step_budget_s=node["step_budget_s"].to_float(exclusive_minimum=0.0)
+        if node.has("step_budget_s")
+        else ADAPTER_STEP_BUDGET_S,
+        time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        source=node.source,
+        key=node["external"].key,
     )
 
 

@@ -1,0 +1,156 @@
+"""``controllers.default.external``: the controller under test is a ROS 2 node of its own (docs/EXTERNAL_NODES.md).
+
+The framework does not plan: it starts the node with ``command`` on a DDS domain of its own, sends each case as a
+``RunTestCase`` goal and serves the robot as a ros2_control arm would (``/<controller>/follow_joint_trajectory``,
+``/<controller>/joint_trajectory``, ``/joint_states``) with ``/clock`` in simulated time::
+
+    controllers:
+      default:
+        external:
+          command: ros2 run my_pkg my_node --ros-args -p use_sim_time:=true
+          controller: arm_controller       # prefix of the served ros2_control interfaces
+          real_time_factor: 5.0            # simulated seconds per wall second (at most)
+        time_limit_s: 60                   # a case the node has not finished by then is aborted (case time)
+
+This module only reads and checks the mapping (layer ``controllers``, no ROS); the adapter that runs the node is
+``cosim_validation.live.external.node_controller``, found by import path like any plugin.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from cosim_validation.common.config import ConfigNode
+
+#: The factory of the adapter (a closed-loop controller whose every command comes from the external node).
+ADAPTER_TARGET = "cosim_validation.live.external.node_controller:make_controller"
+#: A step of the adapter waits for the node for one control period of wall time (period / real-time factor), so
+#: the closed-loop step budget is only a guard against a hang of the adapter itself.
+ADAPTER_STEP_BUDGET_S = 30.0
+
+_KEYS = (
+    "command",
+    "cwd",
+    "controller",
+    "action",
+    "real_time_factor",
+    "startup_timeout_s",
+    "accept_timeout_s",
+    "domain_id",
+    "discovery_range",
+    "path_tolerance_rad",
+    "goal_tolerance_rad",
+    "goal_time_tolerance_s",
+)
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/")
+_RANGES = ("localhost", "subnet", "off", "system_default")
+
+
+@dataclass(frozen=True)
+class ExternalSpec:
+    """How to run and talk to an external node under test.
+
+    Attributes:
+        command: The command line that starts the node (split like a shell does; no shell runs it).
+        cwd: The folder it starts in (the case-study file's folder unless given).
+        controller: Prefix of the ros2_control interfaces served to the node (``/<controller>/...``).
+        action: Name of the ``RunTestCase`` action the node serves.
+        real_time_factor: Simulated seconds per wall second, at most (the framework waits for the node one control
+            period divided by this every period).
+        startup_timeout_s: Longest the node may take to serve ``action`` after it starts [s, wall].
+        accept_timeout_s: Longest the node may take to accept or reject a case [s, wall].
+        domain_id: ROS_DOMAIN_ID of the node and the framework's side (None: a free one is leased).
+        discovery_range: ROS_AUTOMATIC_DISCOVERY_RANGE (localhost keeps the node on this machine).
+        path_tolerance_rad: Default path tolerance of a FollowJointTrajectory goal, every joint [rad, or m]; 0: none.
+        goal_tolerance_rad: Default goal tolerance, every joint [rad, or m]; 0: none.
+        goal_time_tolerance_s: Default goal time tolerance [s]; 0: none.
+    """
+
+    command: tuple[str, ...]
+    cwd: str
+    controller: str = "arm_controller"
+    action: str = "/run_test_case"
+    real_time_factor: float = 1.0
+    startup_timeout_s: float = 30.0
+    accept_timeout_s: float = 5.0
+    domain_id: int | None = None
+    discovery_range: str = "localhost"
+    path_tolerance_rad: float = 0.0
+    goal_tolerance_rad: float = 0.0
+    goal_time_tolerance_s: float = 0.0
+
+    def options(self) -> dict[str, Any]:
+        """As plain values, the options handed to the adapter's factory."""
+        values = asdict(self)
+        values["command"] = list(self.command)
+        return values
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> ExternalSpec:
+        """Back from :meth:`options` (already checked by :func:`external_spec`)."""
+        values = dict(options)
+        values["command"] = tuple(values["command"])
+        return cls(**values)
+
+
+def external_spec(node: ConfigNode) -> ExternalSpec:
+    """Read ``controllers.default.external`` (``node`` is that mapping).
+
+    Raises:
+        ConfigError: Unknown keys, an empty or unparsable command, a program that is not found, names that are not
+            ROS names, non-positive rates or timeouts, negative tolerances, a domain id out of 0..232.
+    """
+    if not isinstance(node.value, dict):
+        raise node.error(f"expected a mapping with at least 'command', got {node.value!r}")
+    node.reject_unknown(_KEYS)
+    cwd = node["cwd"].to_path() if node.has("cwd") else Path(node.base_dir or Path(node.source).parent)
+    if not cwd.is_dir():
+        raise node["cwd"].error(f"not a folder: {str(cwd)!r}")
+    return ExternalSpec(
+        command=_command(node["command"], cwd),
+        cwd=str(cwd),
+        controller=_ros_name(node, "controller", "arm_controller").strip("/"),
+        action=_ros_name(node, "action", "/run_test_case"),
+        real_time_factor=_number(node, "real_time_factor", 1.0, exclusive_minimum=0.0, maximum=1000.0),
+        startup_timeout_s=_number(node, "startup_timeout_s", 30.0, exclusive_minimum=0.0, maximum=3600.0),
+        accept_timeout_s=_number(node, "accept_timeout_s", 5.0, exclusive_minimum=0.0, maximum=600.0),
+        domain_id=node["domain_id"].to_int(minimum=0, maximum=232) if node.has("domain_id") else None,
+        discovery_range=node["discovery_range"].to_str(choices=_RANGES) if node.has("discovery_range") else "localhost",
+        path_tolerance_rad=_number(node, "path_tolerance_rad", 0.0, minimum=0.0, maximum=10.0),
+        goal_tolerance_rad=_number(node, "goal_tolerance_rad", 0.0, minimum=0.0, maximum=10.0),
+        goal_time_tolerance_s=_number(node, "goal_time_tolerance_s", 0.0, minimum=0.0, maximum=3600.0),
+    )
+
+
+def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:
+    """The command line as arguments; its program must be found (on PATH, or a file relative to ``cwd``)."""
+    text = node.to_str()
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise node.error(f"cannot split the command line {text!r}: {exc}") from None
+    if not words:
+        raise node.error("expected the command line that starts the node under test, got an empty string")
+    program = words[0]
+    found = (cwd / program).is_file() if "/" in program else shutil.which(program) is not None
+    if not found:
+        where = f"in {str(cwd)!r}" if "/" in program else "on PATH"
+        raise node.error(f"program {program!r} not found {where}")
+    return words
+
+
+def _ros_name(node: ConfigNode, key: str, default: str) -> str:
+    if not node.has(key):
+        return default
+    text = node[key].to_str()
+    if not text.strip("/") or not set(text) <= _NAME_CHARS or text[-1] == "/" or "//" in text:
+        raise node[key].error(f"expected a ROS name (letters, digits, '_' and '/' between parts), got {text!r}")
+    return text
+
+
+def _number(node: ConfigNode, key: str, default: float, **bounds: float) -> float:
+    return node[key].to_float(**bounds) if node.has(key) else default

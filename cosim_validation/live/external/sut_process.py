@@ -1,0 +1,135 @@
+"""The process of an external node under test: started, watched, stopped and restarted by the framework.
+
+The node runs in a process group of its own (a ``ros2 launch`` starts children; they are stopped with it), with
+the DDS scope of the adapter in its environment, its output in a log file whose last lines go into the reason of
+a case it fails. It is asked to stop as ``ros2 launch`` asks its nodes (SIGINT), then SIGTERM, then SIGKILL,
+each after a grace period. On Linux the group's leader also gets SIGTERM when the framework's process dies, so a
+crashed worker leaves no node behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from cosim_validation.common.exceptions import CosimError
+
+_PR_SET_PDEATHSIG = 1  # prctl(2) option: the signal a child gets when its parent thread dies
+_GRACE_S = (3.0, 2.0, 2.0)  # after SIGINT, SIGTERM, SIGKILL [s]
+
+
+class NodeUnderTestError(CosimError):
+    """The node under test cannot be started, died, or does not answer; the message says which and why."""
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class NodeProcess:
+    """One instance of the node under test.
+
+    Args:
+        command: The program and its arguments.
+        cwd: The folder it starts in.
+        env: Its environment (ROS_DOMAIN_ID and the discovery range of the adapter included).
+    """
+
+    def __init__(self, command: Sequence[str], cwd: str, env: Mapping[str, str]) -> None:
+        self.command, self.cwd, self.env = tuple(command), cwd, dict(env)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_path: Path | None = None
+        self.starts = 0  # how many times it was started (1 + restarts)
+
+    def start(self) -> None:
+        """Start the node (a running one is left running).
+
+        Raises:
+            NodeUnderTestError: The program cannot be executed.
+        """
+        if self.running():
+            return
+        fd, name = tempfile.mkstemp(prefix="cosim-node-under-test-", suffix=".log")
+        self._log_path = Path(name)
+        try:
+            self._proc = subprocess.Popen(
+                self.command,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=fd,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            raise NodeUnderTestError(f"cannot start the node under test {self.command[0]!r}: {exc}") from None
+        finally:
+            os.close(fd)
+        self.starts += 1
+
+    def running(self) -> bool:
+        """Whether the node's process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def exit_problem(self) -> str:
+        """Why the node is not running ("" while it runs), with the last lines of its output."""
+        if self._proc is None:
+            return "the node under test was not started"
+        code = self._proc.poll()
+        if code is None:
+            return ""
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        tail = self.output_tail()
+        return f"the node under test {how}" + (f"; its last output: {tail}" if tail else "")
+
+    def output_tail(self, lines: int = 3) -> str:
+        """The last ``lines`` lines of the node's output, joined with `` | ``."""
+        if self._log_path is None:
+            return ""
+        try:
+            with self._log_path.open("rb") as log:
+                log.seek(0, os.SEEK_END)
+                log.seek(max(0, log.tell() - 4096))
+                text = log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """Stop the node and everything it started (SIGINT, SIGTERM, SIGKILL to its process group)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            for sig, grace_s in zip((signal.SIGINT, signal.SIGTERM, signal.SIGKILL), _GRACE_S, strict=True):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, sig)
+                try:
+                    proc.wait(timeout=grace_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        self._sweep_group(proc)
+        if self._log_path is not None:
+            with contextlib.suppress(OSError):
+                self._log_path.unlink()
+            self._log_path = None
+
+    @staticmethod
+    def _sweep_group(proc: subprocess.Popen[bytes] | None) -> None:
+        """Kill what is left of the group (children that outlived their leader)."""
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    def restart(self) -> None:
+        """Stop the node, then start it again."""
+        self.stop()
+        self.start()

@@ -1,0 +1,91 @@
+"""``controllers.default.external``: an external ROS 2 node named in the case study; every bad setting is one error
+naming the file and the key."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.controllers.external_spec import ADAPTER_TARGET, ExternalSpec
+from test.controllers.test_plugin_loading import controllers
+
+PYTHON = sys.executable
+
+
+def test_an_external_node_is_a_plugin_of_the_adapter(tmp_path: Path) -> None:
+    config = controllers({"external": {"command": f"{PYTHON} -m my_node --ros-args -p a:=1"}, "time_limit_s": 40})
+    spec = config.plugin
+    assert spec is not None
+    assert spec.target == ADAPTER_TARGET
+    assert config.default == spec.name == f"external-{Path(PYTHON).name}"
+    assert spec.time_limit_s == 40.0
+    external = ExternalSpec.from_options(dict(spec.options))
+    assert external.command == (PYTHON, "-m", "my_node", "--ros-args", "-p", "a:=1")
+    assert (external.controller, external.action) == ("arm_controller", "/run_test_case")
+    assert external.real_time_factor == 1.0
+    assert external.domain_id is None
+
+
+def test_settings_are_read() -> None:
+    given = {
+        "command": PYTHON,
+        "controller": "/xmate_arm_controller",
+        "action": "/my_ns/run_case",
+        "real_time_factor": 8,
+        "startup_timeout_s": 12,
+        "accept_timeout_s": 2,
+        "domain_id": 77,
+        "discovery_range": "off",
+        "path_tolerance_rad": 0.1,
+        "goal_tolerance_rad": 0.01,
+        "goal_time_tolerance_s": 0.5,
+    }
+    spec = controllers({"external": given}).plugin
+    assert spec is not None
+    external = ExternalSpec.from_options(dict(spec.options))
+    assert external.controller == "xmate_arm_controller"
+    assert (external.action, external.real_time_factor, external.domain_id) == ("/my_ns/run_case", 8.0, 77)
+    assert (external.path_tolerance_rad, external.goal_tolerance_rad, external.goal_time_tolerance_s) == (
+        0.1,
+        0.01,
+        0.5,
+    )
+
+
+@pytest.mark.parametrize(
+    ("external", "key", "expected"),
+    [
+        ({"command": ""}, "controllers.default.external.command", "empty string"),
+        ({"command": "no_such_program_anywhere --x"}, "controllers.default.external.command", "not found on PATH"),
+        ({"command": "./missing.sh"}, "controllers.default.external.command", "not found in"),
+        ({"command": "'unclosed"}, "controllers.default.external.command", "cannot split"),
+        ({"command": PYTHON, "real_time_factor": 0}, "controllers.default.external.real_time_factor", "> 0"),
+        ({"command": PYTHON, "real_time_factor": -2.0}, "controllers.default.external.real_time_factor", "> 0"),
+        ({"command": PYTHON, "startup_timeout_s": 0}, "controllers.default.external.startup_timeout_s", "> 0"),
+        ({"command": PYTHON, "domain_id": 233}, "controllers.default.external.domain_id", "<= 232"),
+        ({"command": PYTHON, "path_tolerance_rad": -0.1}, "controllers.default.external.path_tolerance_rad", ">= 0"),
+        ({"command": PYTHON, "controller": "arm controller"}, "controllers.default.external.controller", "ROS name"),
+        ({"command": PYTHON, "action": "/run//case"}, "controllers.default.external.action", "ROS name"),
+        ({"command": PYTHON, "discovery_range": "lan"}, "controllers.default.external.discovery_range", "one of"),
+        ({"command": PYTHON, "comand": "x"}, "controllers.default.external.comand", "unknown key"),
+        ({"command": PYTHON, "cwd": "no/such/folder"}, "controllers.default.external.cwd", "not a folder"),
+        ("run my node", "controllers.default.external", "expected a mapping"),
+    ],
+)
+def test_bad_settings_name_the_key(external: Any, key: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        controllers({"external": external})
+    text = str(caught.value)
+    assert text.startswith(f"case.yaml: {key}:"), text
+    assert expected in text, text
+
+
+def test_external_and_plugin_are_exclusive_and_take_no_options() -> None:
+    with pytest.raises(ConfigError, match="exactly one of"):
+        controllers({"external": {"command": PYTHON}, "plugin": "a.b:c"})
+    with pytest.raises(ConfigError, match="not 'options'"):
+        controllers({"external": {"command": PYTHON}, "options": {"gain": 1}})

@@ -1,0 +1,146 @@
+"""A node under test for the adapter's tests, run as a process of its own: ``python fake_node.py MODE``.
+
+It serves ``/run_test_case`` and, per case, behaves as MODE says (all in simulated time, ``use_sim_time``):
+
+- ``move``: reports INITIALIZATION then INJECTION, streams ``/arm_controller/joint_trajectory`` moving joint 1 by
+  +0.2 rad over 1 s, then completes with the message "moved";
+- ``goal``: the same motion as one FollowJointTrajectory goal, completing when the goal succeeds;
+- ``refuse``: ends every case REFUSED with "target out of reach";
+- ``crash``: exits with code 3 after 0.5 s of the case;
+- ``mute``: never answers a goal (its goal callback blocks);
+- ``stubborn``: accepts, never finishes and rejects every cancel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+import rclpy
+from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from cosim_validation_interfaces.action import RunTestCase
+
+JOINTS = [f"joint{i}" for i in range(1, 8)]
+
+
+class FakeNode(Node):
+    def __init__(self, mode: str) -> None:
+        super().__init__("fake_node_under_test", parameter_overrides=[Parameter("use_sim_time", value=True)])
+        self.mode = mode
+        self.q: list[float] | None = None
+        group = ReentrantCallbackGroup()
+        self.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=group)
+        self.stream = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
+        self.fjt = ActionClient(
+            self, FollowJointTrajectory, "/arm_controller/follow_joint_trajectory", callback_group=group
+        )
+        ActionServer(
+            self,
+            RunTestCase,
+            "/run_test_case",
+            execute_callback=self._execute,
+            goal_callback=self._goal,
+            cancel_callback=self._cancel,
+            callback_group=group,
+        )
+
+    def _on_joints(self, msg: JointState) -> None:
+        self.q = list(msg.position)
+
+    def _goal(self, _goal: object) -> GoalResponse:
+        if self.mode == "mute":
+            time.sleep(3600)
+        return GoalResponse.ACCEPT
+
+    def _cancel(self, _handle: object) -> CancelResponse:
+        return CancelResponse.REJECT if self.mode == "stubborn" else CancelResponse.ACCEPT
+
+    def _sim_wait(self, seconds: float, handle: object = None) -> bool:
+        """Wait ``seconds`` of simulated time; False when the goal was canceled meanwhile."""
+        end = self.get_clock().now().nanoseconds + int(seconds * 1e9)
+        while self.get_clock().now().nanoseconds < end:
+            if handle is not None and handle.is_cancel_requested and self.mode != "stubborn":  # type: ignore[attr-defined]
+                return False
+            time.sleep(0.002)
+        return True
+
+    def _feedback(self, handle: object, stage: int) -> None:
+        feedback = RunTestCase.Feedback()
+        feedback.stage = stage
+        handle.publish_feedback(feedback)  # type: ignore[attr-defined]
+
+    def _execute(self, handle: object) -> RunTestCase.Result:
+        result = RunTestCase.Result()
+        self._feedback(handle, 1)
+        if self.mode == "refuse":
+            handle.succeed()  # type: ignore[attr-defined]
+            result.outcome, result.message = RunTestCase.Result.REFUSED, "target out of reach"
+            return result
+        if self.mode == "crash":
+            self._sim_wait(0.5)
+            os._exit(3)
+        if self.mode == "stubborn":
+            while rclpy.ok():
+                time.sleep(0.01)
+        while self.q is None:
+            time.sleep(0.002)
+        start = list(self.q)
+        end = [start[0] + 0.2, *start[1:]]
+        self._feedback(handle, 3)
+        ok = self._follow(start, end) if self.mode == "goal" else self._stream(start, end, handle)
+        if not ok:
+            handle.canceled()  # type: ignore[attr-defined]
+            result.outcome, result.message = RunTestCase.Result.ABORTED, "canceled"
+            return result
+        handle.succeed()  # type: ignore[attr-defined]
+        result.outcome, result.message = RunTestCase.Result.COMPLETED, "moved"
+        return result
+
+    def _stream(self, start: list[float], end: list[float], handle: object) -> bool:
+        for k in range(1, 11):
+            point = JointTrajectoryPoint()
+            point.positions = [a + (b - a) * k / 10 for a, b in zip(start, end, strict=True)]
+            point.time_from_start = Duration(sec=0, nanosec=100_000_000)
+            msg = JointTrajectory(joint_names=JOINTS, points=[point])
+            self.stream.publish(msg)
+            if not self._sim_wait(0.1, handle):
+                return False
+        return self._sim_wait(0.2, handle)
+
+    def _follow(self, start: list[float], end: list[float]) -> bool:
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = JOINTS
+        point = JointTrajectoryPoint(positions=end, time_from_start=Duration(sec=1))
+        goal.trajectory.points = [point]
+        self.fjt.wait_for_server()
+        handle = self.fjt.send_goal_async(goal)
+        while not handle.done():
+            time.sleep(0.002)
+        got = handle.result().get_result_async()
+        while not got.done():
+            time.sleep(0.002)
+        return int(got.result().result.error_code) == 0
+
+
+def main() -> None:
+    rclpy.init()
+    node = FakeNode(sys.argv[1])
+    executor = MultiThreadedExecutor(num_threads=4)
+    executor.add_node(node)
+    with contextlib.suppress(KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        executor.spin()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""An external node under test driven through the one assembly, in batch, against node processes of their own
+(``fake_node.py``): it streams or sends trajectory goals and is followed; a refusal, a crash, a node that never
+answers and one that ignores the cancel each end their case with the reason, and the node is restarted for the
+next case."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from cosim_validation.assembly import AssemblySpec, CaseAssembly
+from cosim_validation.common.record import RobotRole, Stage
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin
+from cosim_validation.testgen.test_case import TestCase
+from test.runs.campaign.run_fixtures import CONFIG
+
+FAKE = Path(__file__).with_name("fake_node.py")
+SOURCE = np.array([0.42, 0.02, 0.20])
+TARGET = np.array([0.44, 0.02, 0.03])
+
+
+def write_config(folder: Path, mode: str, **settings: Any) -> Path:
+    """The shipped case study with the fake node in ``mode`` as the controller under test."""
+    tree = yaml.safe_load(CONFIG.read_text())
+    external = {"command": f"{sys.executable} {FAKE} {mode}", "real_time_factor": 10.0, "accept_timeout_s": 2.0}
+    tree["controllers"]["default"] = {"external": {**external, **settings}, "time_limit_s": 3.0}
+    tree["robot"]["urdf"] = str((CONFIG.parent / tree["robot"]["urdf"]).resolve())
+    (folder / "properties.yaml").write_text((CONFIG.parent / "properties.yaml").read_text())
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+def case(n: int) -> TestCase:
+    return TestCase(f"ext-{n:04d}", "suite", "base_link", SOURCE, TARGET, np.full(3, -1), 0.0, "manual", n, 0.0)
+
+
+@pytest.fixture
+def assembly_of(tmp_path: Path):  # type: ignore[no-untyped-def]
+    made: list[CaseAssembly] = []
+
+    def build(mode: str, **settings: Any) -> CaseAssembly:
+        folder = tmp_path / f"{mode}-{len(made)}"
+        folder.mkdir()
+        assembly = CaseAssembly(AssemblySpec(str(write_config(folder, mode, **settings)), engines=("emulated",)))
+        made.append(assembly)
+        return assembly
+
+    yield build
+    for assembly in made:
+        assembly.close()
+
+
+def adapter(assembly: CaseAssembly) -> Any:
+    plugin = assembly.controller()
+    assert isinstance(plugin, ClosedLoopPlugin)
+    return plugin.inner
+
+
+@pytest.mark.parametrize("mode", ["move", "goal"])
+def test_a_node_streaming_or_sending_goals_is_followed(mode: str, assembly_of: Any) -> None:
+    assembly = assembly_of(mode)
+    batch = assembly.run_batch(case(1))
+    run = batch.run
+    assert run.outcome == "completed", run.message
+    assert "moved" in run.message
+    physical = next(r for r in batch.records if r.robot is RobotRole.PHYSICAL)
+    moved = physical.q_measured[-1] - physical.q_measured[0]
+    assert moved[0] == pytest.approx(0.2, abs=0.02)
+    assert np.abs(moved[1:]).max() < 0.01
+    assert int(Stage.INJECTION) in set(run.stage_sent.tolist())
+    second = assembly.run_batch(case(2)).run  # the same node, a second case, simulated time running on
+    assert second.outcome == "completed", second.message
+    assert adapter(assembly)._process.starts == 1
+
+
+def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:
+    run = assembly_of("refuse").run_batch(case(1)).run
+    assert run.outcome == "aborted"
+    assert "REFUSED: target out of reach" in run.message
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("crash", "the node under test exited with code 3"),
+        ("mute", "did not answer the case's goal within 2 s"),
+        ("stubborn", "time limit: the controller was not done after 3 s"),
+    ],
+)
+def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str, assembly_of: Any) -> None:
+    assembly = assembly_of(mode)
+    for n in (1, 2):
+        run = assembly.run_batch(case(n)).run
+        assert run.outcome in ("aborted", "failed"), run.message
+        assert reason in run.message, run.message
+    assert adapter(assembly)._process.starts == 2

@@ -1,0 +1,72 @@
+"""The node under test's process: started in a group of its own, its death reported with its last output, stopped
+with everything it started even when it ignores SIGINT."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from cosim_validation.live.external.sut_process import NodeProcess, NodeUnderTestError
+
+PY = sys.executable
+
+
+def wait_for(condition, seconds: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_node_that_exits_is_reported_with_its_last_output(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = "import sys; print('loading'); print('error: no robot_description', flush=True); sys.exit(3)"
+    node = NodeProcess([PY, "-c", script], str(tmp_path), dict(os.environ))
+    node.start()
+    assert wait_for(lambda: not node.running())
+    problem = node.exit_problem()
+    assert problem.startswith("the node under test exited with code 3"), problem
+    assert "error: no robot_description" in problem
+    node.restart()
+    assert node.starts == 2
+    node.stop()
+    assert node.exit_problem() == "the node under test was not started"
+
+
+def test_stop_takes_down_the_group_even_when_sigint_is_ignored(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pid_file = tmp_path / "child.pid"
+    # a "launch" that ignores SIGINT and starts a child of its own, as ros2 launch starts nodes
+    script = (
+        "import signal, subprocess, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        f"c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+        f"open({str(pid_file)!r}, 'w').write(str(c.pid)); time.sleep(600)"
+    )
+    node = NodeProcess([PY, "-c", script], str(tmp_path), dict(os.environ))
+    node.start()
+    assert wait_for(pid_file.exists)
+    assert wait_for(lambda: pid_file.read_text().strip() != "")
+    child = int(pid_file.read_text())
+    assert node.running()
+    assert alive(child)
+    node.stop()
+    assert not node.running()
+    assert wait_for(lambda: not alive(child)), "the node's child outlived it"
+
+
+def test_a_program_that_cannot_run_is_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "node.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    with pytest.raises(NodeUnderTestError, match="cannot start the node under test"):
+        NodeProcess([str(script)], str(tmp_path), dict(os.environ)).start()

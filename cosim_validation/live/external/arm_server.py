@@ -39,7 +39,7 @@ from cosim_validation.live.external.trajectory_follow import (
     joint_order,
 )
 from cosim_validation.live.ros.convert import JointSample, joint_state_to_msg, pose_to_msg, seconds_to_ns, time_to_msg
-from cosim_validation.live.ros.qos import CLOCK, STATE, to_rclpy
+from cosim_validation.live.ros.qos import STATE, to_rclpy
 
 BASE_FRAME = "base_link"
 #: how an accepted goal ended: (status "succeeded" | "aborted" | "canceled", error_code, error_string)
@@ -106,7 +106,10 @@ class ArmServer:
         latched = QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
         )
-        self._clock_pub = node.create_publisher(Clock, "/clock", to_rclpy(CLOCK))
+        # reliable: matches both rclpy's/rclcpp's best-effort clock subscription and a reliable one (ros2 topic echo)
+        self._clock_pub = node.create_publisher(
+            Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        )
         self._joints_pub = node.create_publisher(JointState, "/joint_states", to_rclpy(STATE))
         self._tip_pub = node.create_publisher(PoseStamped, f"/{controller}/measured_cp", to_rclpy(STATE))
         self._description_pub = node.create_publisher(String, "/robot_description", latched)

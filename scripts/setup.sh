@@ -7,7 +7,8 @@
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
 #   4. cosim_validation_interfaces built with cmake and installed into .ros/install;
-#      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it.
+#      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it;
+#      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs).
 #   5. the built-in anatomy exported as STL into meshes/anatomy.
 #   6. cosim_validation registered in the ament index of .ros/install (share/, lib/<node> executables).
 #
@@ -163,37 +164,47 @@ else
   log "interfaces are up to date"
 fi
 
-# ---------------------------------------------------------------- 4b. crtk_msgs
-# The CRTK interfaces of dVRK 2.x and the Raven-II (third_party/crtk_msgs/SOURCE.md), built the same way, but
-# only when no ROS 2 install on AMENT_PREFIX_PATH (or the wheels' venv) provides crtk_msgs: never a second copy.
-CRTK_BUILD="$ROSDIR/build/crtk_msgs"
-crtk_provider() {  # prints the prefix of a crtk_msgs that is not ours, if any
+# ---------------------------------------------------------------- 4b, 4c. vendored public interfaces
+# Public interface packages built the same way, but only when no ROS 2 install on AMENT_PREFIX_PATH (or the
+# wheels' venv) provides them: never a second copy.
+# provider_of NAME: prints the prefix of a NAME that is not ours, if any
+provider_of() {
   local prefix
   local IFS=:
   for prefix in ${AMENT_PREFIX_PATH:-} "$VENV"; do
     [ -n "$prefix" ] && [ "$prefix" != "$PREFIX" ] || continue
-    [ -f "$prefix/share/crtk_msgs/package.xml" ] && { echo "$prefix"; return 0; }
+    [ -f "$prefix/share/$1/package.xml" ] && { echo "$prefix"; return 0; }
   done
   return 1
 }
-if provider=$(crtk_provider); then
-  log "crtk_msgs: provided by $provider; not building the vendored copy"
-  if [ -f "$CRTK_BUILD/install_manifest.txt" ] && [ -d "$PREFIX/share/crtk_msgs" ]; then
-    log "crtk_msgs: removing the copy built here earlier from .ros/install"
-    xargs -d '\n' rm -f < "$CRTK_BUILD/install_manifest.txt"
-    rm -rf "$PREFIX/share/crtk_msgs" "$PREFIX/lib/python3.11/site-packages/crtk_msgs" "$PREFIX/include/crtk_msgs" "$PREFIX/.crtk-stamp"
+# vendored_package NAME STAMP_FILE: build third_party/NAME into .ros/install, or remove an earlier copy of it
+# when another install provides NAME
+vendored_package() {
+  local name=$1 stamp_file="$PREFIX/$2" build="$ROSDIR/build/$1" provider stamp
+  if provider=$(provider_of "$name"); then
+    log "$name: provided by $provider; not building the vendored copy"
+    if [ -f "$build/install_manifest.txt" ] && [ -d "$PREFIX/share/$name" ]; then
+      log "$name: removing the copy built here earlier from .ros/install"
+      xargs -d '\n' rm -f < "$build/install_manifest.txt"
+      rm -rf "$PREFIX/share/$name" "$PREFIX/lib/python3.11/site-packages/$name" "$PREFIX/include/$name" "$stamp_file"
+    fi
+    return 0
   fi
-else
   # shellcheck disable=SC2046
-  CRTK_STAMP=$(hash_of $(find third_party/crtk_msgs -type f | sort) scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
-  if [ "$(cat "$PREFIX/.crtk-stamp" 2>/dev/null)" != "$CRTK_STAMP" ]; then
-    log "building crtk_msgs (vendored public definitions) into .ros/install"
-    build_package third_party/crtk_msgs crtk_msgs
-    echo "$CRTK_STAMP" > "$PREFIX/.crtk-stamp"
+  stamp=$(hash_of $(find "third_party/$name" -type f | sort) scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
+  if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ]; then
+    log "building $name (vendored public definitions) into .ros/install"
+    build_package "third_party/$name" "$name"
+    echo "$stamp" > "$stamp_file"
   else
-    log "crtk_msgs is up to date"
+    log "$name is up to date"
   fi
-fi
+}
+# 4b. The CRTK interfaces of dVRK 2.x and the Raven-II (third_party/crtk_msgs/SOURCE.md).
+vendored_package crtk_msgs .crtk-stamp
+# 4c. The FollowJointTrajectory action of ros2_control's joint trajectory controller, served to an external
+# controller under test (third_party/control_msgs/SOURCE.md, docs/EXTERNAL_NODES.md).
+vendored_package control_msgs .control-msgs-stamp
 
 # ---------------------------------------------------------------- 5. meshes of the built-in anatomy
 # meshes/anatomy/<name>.stl (patient frame) for RViz / Foxglove MESH_RESOURCE markers; 2.6 MB, so made here

@@ -1,0 +1,1 @@
+"""Tests of cosim_validation.live.external."""

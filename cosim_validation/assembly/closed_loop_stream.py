@@ -114,7 +114,7 @@ def stream_closed_loop(
     finally:
         _tell_finished(plugin, run, *ending)
         sync_streamed(run, stamps, q_sent, stages, modes)
-        run.q_expected = np.asarray(expected, dtype=np.float64).reshape(len(expected), -1)
+        run.q_expected = np.asarray(expected, dtype=np.float64).reshape(len(expected), len(case.q0))
         if reference is None:
             run.plan = commands_plan(run, case, plugin.name)
     loop.clock.now_ns = stamps[-1] + period_ns

@@ -138,6 +138,7 @@ def sync_streamed(
 ) -> None:
     """The run's arrays of what was streamed so far (the case start alone before the first setpoint)."""
     run.stamps_ns = np.asarray(stamps or [int(run.stamps_ns[0])], dtype=np.int64)
-    run.q_sent = np.asarray(q_sent, dtype=np.float64).reshape(len(q_sent), -1)
+    n_joints = run.plan.q.shape[1] if run.plan is not None else 0
+    run.q_sent = np.asarray(q_sent, dtype=np.float64).reshape(len(q_sent), -1 if q_sent else n_joints)
     run.stage_sent = np.asarray(stages, dtype=np.uint8)
     run.supervisor_sent = np.asarray(modes, dtype=np.uint8)

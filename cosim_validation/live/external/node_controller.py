@@ -74,7 +74,17 @@ class _Graph:
         )
         urdf = kin.chain.urdf_path.read_text(encoding="utf-8")
         self.arm = ArmServer(self.node, spec.controller, kin.joint_names, kin.q_lower, kin.q_upper, tolerances, urdf)
+        self.action = spec.action
         self.client = ActionClient(self.node, RunTestCase, spec.action)
+
+    def server_ids(self) -> set[bytes]:
+        """Endpoint ids of every server of the action now in the graph (its status publishers)."""
+        infos = self.node.get_publishers_info_by_topic(f"{self.action}/_action/status")
+        return {bytes(info.endpoint_gid) for info in infos}
+
+    def new_server(self, known: set[bytes]) -> bool:
+        """Whether a server of the action that is not one of ``known`` is in the graph and ready for goals."""
+        return bool(self.server_ids() - known) and self.client.server_is_ready()
 
     def spin_until(self, done: Callable[[], bool], deadline: float) -> bool:
         """Spin until ``done()`` or the monotonic ``deadline``; whether ``done()`` holds."""
@@ -149,10 +159,11 @@ class ExternalNodeController:
         graph, process = self._graph, self._process
         assert process is not None
         if self._restart or not process.running():
+            known = graph.server_ids()  # a dead node's endpoints linger in the graph until their lease ends
             process.restart() if self._restart else process.start()
             self._restart = False
             deadline = time.monotonic() + self.spec.startup_timeout_s
-            served = graph.spin_until(lambda: graph.client.server_is_ready() or not process.running(), deadline)
+            served = graph.spin_until(lambda: graph.new_server(known) or not process.running(), deadline)
             if not process.running():
                 raise NodeUnderTestError(process.exit_problem())
             if not served:

@@ -30,6 +30,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
 from trajectory_msgs.msg import JointTrajectory
 
+from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.external.trajectory_follow import (
     INVALID_GOAL,
     ActiveTrajectory,
@@ -91,7 +92,12 @@ class ArmServer:
         self._node = node
         self._names = tuple(joint_names)
         self._lower, self._upper = np.asarray(q_lower, dtype=float), np.asarray(q_upper, dtype=float)
-        self._tolerances = tolerances
+        if not self._names or self._lower.shape != (len(self._names),) or self._upper.shape != self._lower.shape:
+            raise CosimError(
+                f"arm server {controller!r}: {len(self._names)} joints, limits of shapes {self._lower.shape} and "
+                f"{self._upper.shape}; expected one lower and one upper limit per joint"
+            )
+        self._tolerances = tolerances.sized(len(self._names))
         self._topic = f"/{controller}/joint_trajectory"
         self._now_s = 0.0
         self._goal: _Command | None = None

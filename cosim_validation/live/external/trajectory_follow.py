@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,10 +58,12 @@ class Tolerances:
         goal_rad: (J,) largest |measured - last point| to succeed, rad (``constraints.<joint>.goal``).
         goal_time_s: time after the last point's time within which the goal tolerance must be met, s
             (``constraints.goal_time``); 0 waits without a time limit.
+
+    ``Tolerances()`` is the JTC's defaults (all 0) for any number of joints; :meth:`sized` gives its (J,) form.
     """
 
-    path_rad: np.ndarray
-    goal_rad: np.ndarray
+    path_rad: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    goal_rad: np.ndarray = field(default_factory=lambda: np.zeros(0))
     goal_time_s: float = 0.0
 
     def __post_init__(self) -> None:
@@ -80,6 +82,14 @@ class Tolerances:
         """The JTC's parameter defaults: no path or goal tolerance, no goal time limit."""
         return cls(np.zeros(n_joints), np.zeros(n_joints), 0.0)
 
+    def sized(self, n_joints: int) -> Tolerances:
+        """These tolerances for ``n_joints`` joints (empty vectors become zeros); CosimError on another size."""
+        path = self.path_rad if self.path_rad.size else np.zeros(n_joints)
+        goal = self.goal_rad if self.goal_rad.size else np.zeros(n_joints)
+        if path.shape != (n_joints,) or goal.shape != (n_joints,):
+            raise CosimError(f"tolerances: {path.size} path and {goal.size} goal values for {n_joints} joints")
+        return self if path is self.path_rad and goal is self.goal_rad else Tolerances(path, goal, self.goal_time_s)
+
     def for_goal(
         self,
         joint_names: Sequence[str],
@@ -91,16 +101,17 @@ class Tolerances:
         position) and ``goal_time_tolerance``, as the JTC's ``get_segment_tolerances`` does: a value > 0
         replaces the default, 0 keeps it, -1 erases it; an unknown joint or another negative value makes the
         whole goal use the defaults."""
-        goal_time = _resolve(self.goal_time_s, goal_time_s)
+        base = self.sized(len(joint_names))
+        goal_time = _resolve(base.goal_time_s, goal_time_s)
         if goal_time is None:
-            return self
+            return base
         tables = []
-        for defaults, entries in ((self.path_rad, path), (self.goal_rad, goal)):
+        for defaults, entries in ((base.path_rad, path), (base.goal_rad, goal)):
             table = defaults.copy()
             for name, value in entries:
                 resolved = _resolve(defaults[list(joint_names).index(name)], value) if name in joint_names else None
                 if resolved is None:
-                    return self
+                    return base
                 table[list(joint_names).index(name)] = resolved
             tables.append(table)
         return Tolerances(tables[0], tables[1], goal_time)
@@ -254,7 +265,7 @@ class ActiveTrajectory:
             points = np.vstack([np.asarray(q_start, dtype=float), points])
             speeds = None if speeds is None else np.vstack([np.zeros(points.shape[1]), speeds])
         self.times_s, self.positions, self.velocities = times, points, speeds
-        self.tolerances = tolerances
+        self.tolerances = tolerances.sized(points.shape[1])
         self.joint_names = list(joint_names) or [f"joint {j}" for j in range(self.positions.shape[1])]
         self._sampled = False
 

@@ -162,3 +162,19 @@ def test_reset_and_a_streamed_trajectory_end_a_goal(arm: SimulatedArm) -> None:
         arm.step()
     np.testing.assert_allclose(arm.q, [-0.1, 0.0, 0.0], atol=1e-9)
     client.destroy()
+
+
+def test_limits_that_do_not_fit_the_joints_are_refused(rclpy_context: Any) -> None:
+    import rclpy
+
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.live.external.arm_server import ArmServer
+
+    node = rclpy.create_node("arm_server_bad", context=rclpy_context)
+    try:
+        with pytest.raises(CosimError, match="expected one lower and one upper limit per joint"):
+            ArmServer(node, "arm", NAMES, np.zeros(2), np.ones(2), Tolerances(), URDF)
+        with pytest.raises(CosimError, match="2 path and 2 goal values for 3 joints"):
+            ArmServer(node, "arm", NAMES, LOWER, UPPER, Tolerances(np.zeros(2), np.zeros(2)), URDF)
+    finally:
+        node.destroy_node()

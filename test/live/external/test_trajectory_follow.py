@@ -205,3 +205,15 @@ def test_the_jtc_defaults_check_nothing() -> None:
 def test_bad_tolerances_are_refused(args: tuple[np.ndarray, np.ndarray, float]) -> None:
     with pytest.raises(CosimError, match="tolerances"):
         Tolerances(*args)
+
+
+def test_default_tolerances_fit_any_arm_and_a_wrong_size_is_refused() -> None:
+    sized = Tolerances().sized(4)
+    np.testing.assert_array_equal(sized.path_rad, np.zeros(4))
+    np.testing.assert_array_equal(sized.goal_rad, np.zeros(4))
+    assert _ramp(Tolerances()).check(12.0, np.full(3, 9.0)) == (SUCCESSFUL, "")
+    with pytest.raises(CosimError, match="2 path and 2 goal values for 3 joints"):
+        Tolerances(np.zeros(2), np.zeros(2)).sized(3)
+    got = Tolerances(goal_time_s=1.0).for_goal(NAMES, [("j1", 0.2)], [], 0.0)
+    np.testing.assert_allclose(got.path_rad, [0.2, 0.0, 0.0])
+    assert got.goal_time_s == 1.0

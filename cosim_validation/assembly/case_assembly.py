@@ -282,8 +282,9 @@ def controller_name(name: str | None, config: ConfigNode) -> str:
     """
     from cosim_validation.controllers import ControllersConfig
 
-    chosen = ControllersConfig.from_config(config["controllers"]).default if name is None else name
-    if name is not None and chosen not in CONTROLLER_NAMES and plugin_of_name(chosen) is None:
+    default = ControllersConfig.from_config(config["controllers"]).default
+    chosen = default if name is None else name
+    if chosen != default and chosen not in CONTROLLER_NAMES and plugin_of_name(chosen) is None:
         known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))
         raise InputError(f"unknown controller {name!r}; expected one of: {known} or an import path module:attribute")
     return chosen

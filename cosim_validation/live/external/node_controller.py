@@ -78,8 +78,10 @@ class _Graph:
         self.client = ActionClient(self.node, RunTestCase, spec.action)
 
     def server_ids(self) -> set[bytes]:
-        """Endpoint ids of every server of the action now in the graph (its status publishers)."""
-        infos = self.node.get_publishers_info_by_topic(f"{self.action}/_action/status")
+        """Endpoint ids of every server of the action now in the graph: the readers of its goal requests (the DDS
+        topic of the ``send_goal`` service's requests), which must be matched before a goal can reach a server."""
+        topic = f"rq/{self.action.lstrip('/')}/_action/send_goalRequest"
+        infos = self.node.get_subscriptions_info_by_topic(topic, no_mangle=True)
         return {bytes(info.endpoint_gid) for info in infos}
 
     def new_server(self, known: set[bytes]) -> bool:

@@ -7,6 +7,7 @@ It serves ``/run_test_case`` and, per case, behaves as MODE says (all in simulat
 - ``goal``: the same motion as one FollowJointTrajectory goal, completing when the goal succeeds;
 - ``refuse``: ends every case REFUSED with "target out of reach";
 - ``crash``: exits with code 3 after 0.5 s of the case;
+- ``killed``: is killed (SIGKILL) after 0.5 s of the case;
 - ``mute``: never answers a goal (its goal callback blocks);
 - ``stubborn``: accepts, never finishes and rejects every cancel.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import time
 
@@ -87,8 +89,10 @@ class FakeNode(Node):
             handle.succeed()  # type: ignore[attr-defined]
             result.outcome, result.message = RunTestCase.Result.REFUSED, "target out of reach"
             return result
-        if self.mode == "crash":
+        if self.mode in ("crash", "killed"):
             self._sim_wait(0.5)
+            if self.mode == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
             os._exit(3)
         if self.mode == "stubborn":
             while rclpy.ok():

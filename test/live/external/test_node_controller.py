@@ -89,6 +89,7 @@ def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:
     ("mode", "reason"),
     [
         ("crash", "the node under test exited with code 3"),
+        ("killed", "the node under test was killed by signal 9"),
         ("mute", "did not answer the case's goal within 2 s"),
         ("stubborn", "time limit: the controller was not done after 3 s"),
     ],
@@ -100,3 +101,24 @@ def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str
         assert run.outcome in ("aborted", "failed"), run.message
         assert reason in run.message, run.message
     assert adapter(assembly)._process.starts == 2
+
+
+def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path) -> None:
+    """Four cases on two workers, each worker its own node on its own domain: every case completed and stored."""
+    from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
+    from cosim_validation.runs.campaign.results_db import ResultsDB
+    from cosim_validation.testgen import Suite
+
+    config = write_config(tmp_path, "move")
+    shifts = np.array([0.0, 0.005, 0.01, 0.015])[:, None] * np.array([[0.0, 1.0, 0.0]])
+    meta = {"generator": "manual", "seed": 0, "granularity_m": 0.0}
+    suite = Suite.build(SOURCE + shifts, TARGET + shifts, np.full((4, 3), -1), np.zeros(4), meta)
+    suite_path = tmp_path / "suite.parquet"
+    suite.write(suite_path)
+    request = CampaignRequest(config, (suite_path,), tmp_path / "run", backends=("physical",), workers=2)
+    run_campaign(request, progress_stream=None)
+    with ResultsDB.open(tmp_path / "run" / "results.sqlite") as db:
+        stored = db.cases()
+    assert sorted(c.test_id for c in stored) == suite.test_ids
+    assert {(c.outcome, c.message) for c in stored} == {("completed", "the controller is done: moved")}
+    assert {c.controller for c in stored} == {f"external-{Path(sys.executable).name}"}

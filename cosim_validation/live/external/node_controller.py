@@ -75,7 +75,7 @@ class _Graph:
         urdf = kin.chain.urdf_path.read_text(encoding="utf-8")
         self.arm = ArmServer(self.node, spec.controller, kin.joint_names, kin.q_lower, kin.q_upper, tolerances, urdf)
         self.action = spec.action
-        self.client = ActionClient(self.node, RunTestCase, spec.action)
+        self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTestCase, spec.action)
 
     def server_ids(self) -> set[bytes]:
         """Endpoint ids of every server of the action now in the graph: the readers of its goal requests (the DDS

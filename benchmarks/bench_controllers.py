@@ -1,0 +1,157 @@
+"""What the controller's contract costs per control period: planned, closed-loop plugin, external ROS 2 node.
+
+The same cases on the emulated ER3 Pro through the one assembly (``CaseAssembly.run_batch``):
+
+1. ``straight``: the built-in planning controller; its plan streamed open loop (the named alternative);
+2. a closed-loop plugin that replays the very same plan period by period (``start``/``step``), so the motion and
+   the number of periods are the same and the difference is the contract's overhead: one ``Observation`` built
+   and one ``Command`` checked per period;
+3. ``--external``: an external node (``python -m cosim_controller_example.tip_servo_node``, the worked example)
+   at ``--rtf`` (real-time factor); its time is dominated by the wall time it is given per period
+   (period / rtf), so the ratio printed there is against that floor.
+
+Prints, per variant, wall time per case and per period, and the closed-loop overhead per period against the
+planned stream's cost per period (the ratio). Both variants plan inside ``run_batch`` (the replay in
+``reference``) with the same planner, so the difference is the contract's overhead; the variants alternate over
+``--repeats`` rounds and the fastest round of each counts, which keeps a loaded machine's noise out of the ratio.
+
+Run: ``nice -n 10 python benchmarks/bench_controllers.py [--cases 5] [--external --rtf 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from cosim_validation.assembly import AssemblySpec, CaseAssembly  # noqa: E402
+from cosim_validation.controllers import CaseStart, Command, ControllerContext, Observation  # noqa: E402
+from cosim_validation.controllers.planning import InsertionLine, Plan  # noqa: E402
+from cosim_validation.testgen.test_case import TestCase  # noqa: E402
+
+CONFIG = ROOT / "config" / "needle_insertion.yaml"
+TARGETS = np.array([[0.44, 0.02, 0.03], [0.45, -0.05, 0.05], [0.43, 0.04, 0.04], [0.46, 0.0, 0.02]])
+
+
+class PlanReplay:
+    """Closed loop in form only: the straight plan, one setpoint per period (declared as the reference)."""
+
+    def __init__(self, context: ControllerContext) -> None:
+        self.name, self.planner, self.world = context.name, context.planner, context.world
+        self.plan: Plan | None = None
+
+    def reference(self, case: CaseStart) -> Plan:
+        axis = (case.target_m - case.source_m) / np.linalg.norm(case.target_m - case.source_m)
+        entry = self.world.skin_entries(case.source_m[None, :], case.target_m)[0]
+        self.plan = self.planner.plan(case.source_m, InsertionLine(case.target_m, axis, entry), self.name)
+        return self.plan
+
+    def start(self, case: CaseStart) -> None:
+        """Nothing to reset."""
+
+    def step(self, observation: Observation) -> Command:
+        assert self.plan is not None
+        p = round(observation.t_s / float(self.plan.t_s[1] - self.plan.t_s[0]))
+        if p >= self.plan.n_samples:
+            return Command.done("completed", "replayed")
+        return Command.setpoint(self.plan.q[p])
+
+
+def make_replay(options: dict[str, Any], context: ControllerContext) -> PlanReplay:
+    """The factory the case study names (``bench_controllers:make_replay``)."""
+    return PlanReplay(context)
+
+
+def write_config(folder: Path, default: Any) -> Path:
+    tree = yaml.safe_load(CONFIG.read_text())
+    tree["controllers"]["default"] = default
+    tree["robot"]["urdf"] = str((CONFIG.parent / tree["robot"]["urdf"]).resolve())
+    (folder / "properties.yaml").write_text((CONFIG.parent / "properties.yaml").read_text())
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+def cases(n: int) -> list[TestCase]:
+    source = np.array([0.42, 0.02, 0.20])
+    out = []
+    for i in range(n):
+        target = TARGETS[i % len(TARGETS)] + np.array([0.0, 0.002 * (i // len(TARGETS)), 0.0])
+        out.append(
+            TestCase(f"b-{i:04d}", "bench", "base_link", source + 0, target, np.full(3, -1), 0.0, "manual", i, 0.0)
+        )
+    return out
+
+
+def run(config: Path, suite: list[TestCase]) -> tuple[float, int, list[str]]:
+    """Wall time of the cases after a warm-up case, periods streamed, outcomes."""
+    assembly = CaseAssembly(AssemblySpec(str(config), engines=("emulated",)))
+    try:
+        assembly.run_batch(suite[0])  # warm-up: numba, the node's start
+        start = time.perf_counter()
+        runs = [assembly.run_batch(case).run for case in suite]
+        wall = time.perf_counter() - start
+    finally:
+        assembly.close()
+    return wall, sum(r.executed for r in runs), [r.outcome for r in runs]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=5)
+    parser.add_argument("--external", action="store_true", help="also the example node (installed or on the path)")
+    parser.add_argument("--rtf", type=float, default=10.0)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    suite = cases(args.cases)
+    sys.path.insert(0, str(Path(__file__).parent))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        variants: list[tuple[str, Any]] = [
+            ("planned (straight)", "straight"),
+            ("closed-loop plugin", "bench_controllers:make_replay"),
+        ]
+        if args.external:
+            command = f"{sys.executable} -m cosim_controller_example.tip_servo_node --ros-args -p use_sim_time:=true"
+            variants.append(
+                (f"external node, rtf {args.rtf:g}", {"external": {"command": command, "real_time_factor": args.rtf}})
+            )
+        for k, (label, default) in enumerate(variants):
+            folder = Path(tmp) / str(k)
+            folder.mkdir()
+            config = write_config(folder, default)
+            best = min((run(config, suite) for _ in range(args.repeats)), key=lambda r: r[0])
+            rows.append((label, *best))
+    planned_per_period = rows[0][1] / max(rows[0][2], 1)
+    print(f"{'variant':<28} {'cases':>5} {'periods':>8} {'s/case':>8} {'ms/period':>10}  outcomes")
+    for label, wall, periods, outcomes in rows:
+        per_period = wall / max(periods, 1)
+        print(
+            f"{label:<28} {len(outcomes):>5} {periods:>8} {wall / len(outcomes):>8.3f} {per_period * 1e3:>10.3f}  "
+            f"{', '.join(sorted(set(outcomes)))}"
+        )
+    plugin = rows[1][1] / max(rows[1][2], 1)
+    print(
+        f"closed-loop plugin overhead per period: {(plugin - planned_per_period) * 1e3:.3f} ms "
+        f"(ratio {plugin / planned_per_period:.2f} to the planned stream's cost per period)"
+    )
+    if args.external:
+        ext = rows[2][1] / max(rows[2][2], 1)
+        floor = 0.1 / args.rtf
+        print(
+            f"external node: {ext * 1e3:.1f} ms per period against its floor of period/rtf = {floor * 1e3:.1f} ms "
+            f"(ratio {ext / floor:.2f})"
+        )
+
+
+if __name__ == "__main__":
+    main()

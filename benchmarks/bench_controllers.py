@@ -12,8 +12,8 @@ The same cases on the emulated ER3 Pro through the one assembly (``CaseAssembly.
 
 Prints, per variant, wall time per case and per period, and the closed-loop overhead per period against the
 planned stream's cost per period (the ratio). Both variants plan inside ``run_batch`` (the replay in
-``reference``) with the same planner, so the difference is the contract's overhead; the variants alternate over
-``--repeats`` rounds and the fastest round of each counts, which keeps a loaded machine's noise out of the ratio.
+``reference``) with the same planner, so the difference is the contract's overhead; each variant runs
+``--repeats`` times and its fastest run counts, which keeps a loaded machine's noise out of the ratio.
 
 Run: ``nice -n 10 python benchmarks/bench_controllers.py [--cases 5] [--external --rtf 10]``.
 """

@@ -39,11 +39,17 @@ Result = RunTestCase.Result
 ER3_PRO_VELOCITY = [2.175, 2.175, 2.175, 2.175, 2.610, 2.610, 2.610]
 
 
-class ActiveCase:
-    """The case being run: its motion, goal handle, start time and the outcome once it is over."""
+#: Control periods a goal waits for /robot_description and /joint_states before it fails.
+WAIT_PERIODS = 50
 
-    def __init__(self, motion: InsertionCase, goal_handle: Any, periods: int, start_ns: int) -> None:
-        self.motion, self.goal_handle, self.periods, self.start_ns = motion, goal_handle, periods, start_ns
+
+class ActiveCase:
+    """The case being run: its goal, its motion once planned, its start time and the outcome once it is over."""
+
+    def __init__(self, goal_handle: Any, source_m: np.ndarray, target_m: np.ndarray) -> None:
+        self.goal_handle, self.source_m, self.target_m = goal_handle, source_m, target_m
+        self.motion: InsertionCase | None = None
+        self.periods, self.start_ns, self.waited = 1, 0, 0
         self.result: Any = None
         self.over = threading.Event()
 
@@ -67,7 +73,7 @@ class TipServoNode(Node):
         self.limits = RateLimits(1.0 / self.rate_hz, self.settings.approach_speed_m_s, 0.5, scale * np.array(velocity))
         self.chain: UrdfChain | None = None
         self.chain_error = "no /robot_description received yet"
-        self.q_measured: np.ndarray | None = None
+        self.joint_positions: dict[str, float] = {}  # the last measured position of every joint by name
         self.tip_m: np.ndarray | None = None  # the tracked tip received since the last period, if any
         self.case: ActiveCase | None = None
         self.lock = threading.Lock()
@@ -99,11 +105,13 @@ class TipServoNode(Node):
             self.get_logger().error(str(exc))
 
     def _on_joints(self, msg: Any) -> None:
-        if self.chain is None:
-            return
-        position = dict(zip(msg.name, msg.position, strict=False))
-        if all(name in position for name in self.chain.names):
-            self.q_measured = np.array([position[name] for name in self.chain.names])
+        self.joint_positions.update(zip(msg.name, msg.position, strict=False))
+
+    def _q_measured(self) -> np.ndarray | None:
+        """The last measured joint vector in the chain's order, None while a joint was never measured."""
+        assert self.chain is not None
+        names = self.chain.names
+        return np.array([self.joint_positions[n] for n in names]) if set(names) <= set(self.joint_positions) else None
 
     def _on_tip(self, msg: Any) -> None:
         p = msg.pose.position
@@ -124,7 +132,7 @@ class TipServoNode(Node):
         return case.result
 
     def _start(self, goal_handle: Any) -> Any:
-        """Plan the case: None when it runs, else the result that refuses it."""
+        """Take the goal: None when it is accepted as the running case, else the result that refuses it."""
         goal = goal_handle.request
         case = goal.test_case
         source = np.array([case.source.x, case.source.y, case.source.z])
@@ -132,16 +140,28 @@ class TipServoNode(Node):
         problem = self._goal_problem(goal, source, target)
         if problem:
             return Result(outcome=Result.REFUSED, message=problem)
-        if self.chain is None or self.q_measured is None:
-            missing = self.chain_error or "no /joint_states with joints " + ", ".join(self.chain.names)  # type: ignore[union-attr]
-            return Result(outcome=Result.FAILED, message=f"cannot start: {missing}")
-        try:
-            motion, periods = plan_case(self.chain, self.limits, self.settings, source, target, self.q_measured)
-        except UnreachableError as exc:
-            return Result(outcome=Result.REFUSED, message=str(exc))
-        self.case = ActiveCase(motion, goal_handle, periods, self.get_clock().now().nanoseconds)
-        self.get_logger().info(f"{case.test_id}: {periods} periods planned")
+        self.case = ActiveCase(goal_handle, source, target)
         return None
+
+    def _plan(self, case: ActiveCase) -> InsertionCase | None:
+        """Plan the case once the arm's model and joints are known (None while waiting, or when it ended)."""
+        q_measured = self._q_measured() if self.chain is not None else None
+        if self.chain is None or q_measured is None:
+            case.waited += 1
+            if case.waited > WAIT_PERIODS:
+                missing = self.chain_error or "no /joint_states with joints " + ", ".join(self.chain.names)  # type: ignore[union-attr]
+                self._finish(case, Result.FAILED, f"cannot start after {WAIT_PERIODS} periods: {missing}")
+            return None
+        try:
+            case.motion, case.periods = plan_case(
+                self.chain, self.limits, self.settings, case.source_m, case.target_m, q_measured
+            )
+        except UnreachableError as exc:
+            self._finish(case, Result.REFUSED, str(exc))
+            return None
+        case.start_ns = self.get_clock().now().nanoseconds
+        self.get_logger().info(f"{case.goal_handle.request.test_case.test_id}: {case.periods} periods planned")
+        return case.motion
 
     def _goal_problem(self, goal: Any, source: np.ndarray, target: np.ndarray) -> str:
         frame = goal.test_case.frame_id
@@ -163,10 +183,13 @@ class TipServoNode(Node):
             case = self.case
             if case is None:
                 return
-            motion = case.motion
             if case.goal_handle.is_cancel_requested:
-                self._publish(motion.q)
+                if case.motion is not None:
+                    self._publish(case.motion.q)  # hold where the arm was sent last
                 self._finish(case, Result.ABORTED, "cancelled")
+                return
+            motion = case.motion or self._plan(case)
+            if motion is None:
                 return
             step = motion.step(self.tip_m)
             self.tip_m = None  # not seen again until the tracker publishes again
@@ -190,8 +213,10 @@ class TipServoNode(Node):
         self.command_pub.publish(JointTrajectory(joint_names=list(self.chain.names), points=[point]))
 
     def _finish(self, case: ActiveCase, outcome: int, message: str) -> None:
-        duration = (self.get_clock().now().nanoseconds - case.start_ns) * 1e-9
-        case.result = Result(outcome=outcome, message=message, last_stage=case.motion.stage, duration_s=duration)
+        started = case.motion is not None
+        duration = (self.get_clock().now().nanoseconds - case.start_ns) * 1e-9 if started else 0.0
+        stage = case.motion.stage if case.motion is not None else 0
+        case.result = Result(outcome=outcome, message=message, last_stage=stage, duration_s=duration)
         if outcome == Result.COMPLETED:
             case.goal_handle.succeed()
         elif case.goal_handle.is_cancel_requested:

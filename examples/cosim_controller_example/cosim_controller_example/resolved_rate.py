@@ -95,7 +95,8 @@ def resolved_rate_step(
         # a joint that would leave its limits stops on them; the others take over its share of the task
         locked[outside] = np.clip(q + dq, lower, upper)[outside] - q[outside]
         free &= ~outside
-    return np.clip(q + dq, lower, upper)
+    q_next: np.ndarray = np.clip(q + dq, lower, upper)
+    return q_next
 
 
 def _damped_step(task: np.ndarray, error: np.ndarray, towards_rest: np.ndarray, limits: RateLimits) -> np.ndarray:

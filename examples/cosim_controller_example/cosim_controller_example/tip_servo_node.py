@@ -63,7 +63,7 @@ class TipServoNode(Node):
         self.needle_length_m = float(self.declare_parameter("needle_length_m", 0.3).value)
         self.mount_frame = str(self.declare_parameter("mount_frame", "needle_mount").value)
         self.rate_hz = float(self.declare_parameter("sampling_rate_hz", 10.0).value)
-        velocity = list(self.declare_parameter("joint_velocity_limits", ER3_PRO_VELOCITY).value)
+        velocity: list[float] = list(self.declare_parameter("joint_velocity_limits", ER3_PRO_VELOCITY).value)
         scale = float(self.declare_parameter("joint_velocity_scale", 0.5).value)
         self.settings = ServoSettings(
             approach_speed_m_s=float(self.declare_parameter("approach_speed_m_s", 0.05).value),

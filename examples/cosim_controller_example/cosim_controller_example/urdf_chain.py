@@ -59,7 +59,8 @@ def rpy_matrix(rpy: np.ndarray) -> np.ndarray:
 def axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
     """(3, 3) rotation by ``angle`` [rad] about the unit ``axis`` (Rodrigues)."""
     k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+    R: np.ndarray = np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+    return R
 
 
 class UrdfChain:
@@ -132,11 +133,11 @@ def parse_chain(
         root = ET.fromstring(urdf_text)
     except ET.ParseError as exc:
         raise UrdfChainError(f"robot_description is not XML: {exc}") from exc
-    by_child = {}
-    for element in root.findall("joint"):
-        child = element.find("child")
+    by_child: dict[str, ET.Element] = {}
+    for candidate in root.findall("joint"):
+        child = candidate.find("child")
         if child is not None:
-            by_child[child.get("link", "")] = element
+            by_child[child.get("link", "")] = candidate
     path, link = [], mount
     while link != base:
         element = by_child.get(link)

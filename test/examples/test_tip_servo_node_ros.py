@@ -66,6 +66,7 @@ class Harness:
         self.q, self.commands = np.array(msg.points[0].positions), self.commands + 1
 
     def publish_state(self) -> None:
+        """/joint_states (the last command), measured_cp (its tip) and /clock of the current period."""
         from geometry_msgs.msg import PoseStamped
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
@@ -84,27 +85,64 @@ class Harness:
     def tip_m(self) -> np.ndarray:
         return np.asarray(self.kinematics.tip_pose(self.q).pos_m)
 
+    def step(self, executor: Any) -> None:
+        """One control period: advance the clock, publish the arm, wait (at most 1 s) for the node's command."""
+        before = self.commands
+        self.t_ns += 100_000_000  # 10 Hz
+        self.publish_state()
+        period_end = time.monotonic() + 1.0
+        while self.commands == before and time.monotonic() < period_end:
+            executor.spin_once(timeout_sec=0.01)
 
-def test_node_completes_a_case_on_a_perfect_arm(repo_root: Path, rclpy_context: Any, node_env: dict[str, str]) -> None:
-    from geometry_msgs.msg import Point
+    def run_goal(self, client: Any, executor: Any, target: tuple[float, ...], cancel_after: int = 0) -> Any:
+        """Send a case from SOURCE to ``target``, step the periods until its result (cancel after that many)."""
+        from geometry_msgs.msg import Point
+
+        from cosim_validation_interfaces.action import RunTestCase
+        from cosim_validation_interfaces.msg import TestCase
+
+        case = TestCase(test_id="t0", frame_id="base_link", source=Point(x=SOURCE[0], y=SOURCE[1], z=SOURCE[2]))
+        case.target = Point(x=target[0], y=target[1], z=target[2])
+        sent = client.send_goal_async(RunTestCase.Goal(test_case=case))
+        while not sent.done():
+            executor.spin_once(timeout_sec=0.05)
+        assert sent.result().accepted
+        result_future = sent.result().get_result_async()
+        deadline, periods = time.monotonic() + 240, 0
+        while not result_future.done() and time.monotonic() < deadline:
+            self.step(executor)
+            periods += 1
+            if periods == cancel_after:
+                sent.result().cancel_goal_async()
+        assert result_future.done(), "no result within 240 s"
+        return result_future.result()
+
+
+def _stop(process: subprocess.Popen[str]) -> tuple[str, int | None]:
+    """SIGTERM, 20 s to exit, else SIGKILL: its output and exit code (None when it had to be killed)."""
+    process.terminate()
+    try:
+        return process.communicate(timeout=20)[0], process.returncode
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate()[0], None
+
+
+def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: Any, node_env: dict[str, str]) -> None:
+    """A far target is refused, a case completes on the target, a cancelled case ends and stops commanding."""
+    from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
     from rclpy.executors import SingleThreadedExecutor
 
     from cosim_validation_interfaces.action import RunTestCase
-    from cosim_validation_interfaces.msg import TestCase
 
+    Result = RunTestCase.Result
     harness = Harness(rclpy_context, repo_root / "urdf" / "xmate_er3_pro.urdf")
     executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(harness.node)
     env = dict(node_env, PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")]))
-    command = [
-        sys.executable,
-        "-m",
-        "cosim_controller_example.tip_servo_node",
-        "--ros-args",
-        "-p",
-        "use_sim_time:=true",
-    ]
+    module = "cosim_controller_example.tip_servo_node"
+    command = [sys.executable, "-m", module, "--ros-args", "-p", "use_sim_time:=true"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         client = ActionClient(harness.node, RunTestCase, "/run_test_case")
@@ -113,34 +151,32 @@ def test_node_completes_a_case_on_a_perfect_arm(repo_root: Path, rclpy_context: 
             harness.publish_state()
             executor.spin_once(timeout_sec=0.1)
         assert client.server_is_ready(), "the node's action server did not appear in 30 s"
-        case = TestCase(test_id="t0", frame_id="base_link", source=Point(x=SOURCE[0], y=SOURCE[1], z=SOURCE[2]))
-        case.target = Point(x=TARGET[0], y=TARGET[1], z=TARGET[2])
-        sent = client.send_goal_async(RunTestCase.Goal(test_case=case))
-        while not sent.done():
-            harness.publish_state()
-            executor.spin_once(timeout_sec=0.05)
-        assert sent.result().accepted
-        result_future = sent.result().get_result_async()
-        wall_deadline = time.monotonic() + 240
-        while not result_future.done() and time.monotonic() < wall_deadline:
-            before = harness.commands
-            harness.t_ns += 100_000_000  # one control period of 10 Hz
-            harness.publish_state()
-            period_end = time.monotonic() + 1.0
-            while harness.commands == before and time.monotonic() < period_end and not result_future.done():
-                executor.spin_once(timeout_sec=0.01)
-        assert result_future.done(), "no result within 240 s"
-        result = result_future.result().result
+        refused = harness.run_goal(client, executor, (1.8, 0.0, 0.1)).result
+        commands_before = harness.commands
+        harness.feedback.clear()
+        done = harness.run_goal(client, executor, TARGET)
+        tip_after_reset = harness.tip_m()
+        cancelled = harness.run_goal(client, executor, TARGET, cancel_after=20)
+        commands_at_cancel = harness.commands
+        for _ in range(5):
+            harness.step(executor)
     finally:
-        process.terminate()
-        output = process.communicate(timeout=20)[0]
-    assert result.outcome == RunTestCase.Result.COMPLETED, (result.message, output)
-    assert "Traceback" not in output, output  # SIGTERM ends it quietly
+        output, code = _stop(process)
+    assert code == 0, output  # SIGTERM ends it quietly
+    assert "Traceback" not in output, output
+    assert refused.outcome == Result.REFUSED, refused.message
+    assert refused.message == "target 1.803 m from the base, beyond the arm's reach (1.732 m)", refused.message
+    assert commands_before == 0  # a refused case never moves the arm
+    result = done.result
+    assert done.status == GoalStatus.STATUS_SUCCEEDED
+    assert result.outcome == Result.COMPLETED, (result.message, output)
     assert 15.0 <= result.duration_s <= 35.0, result.duration_s
     stages = [s for i, s in enumerate(harness.feedback) if i == 0 or s != harness.feedback[i - 1]]
-    assert stages == [1, 2, 3, 4, 5], stages
+    assert stages[:5] == [1, 2, 3, 4, 5], stages
     assert "from the target at the end of the injection" in result.message
     off_mm = float(result.message.split("tracked tip ")[1].split(" mm")[0])
     assert off_mm < 1.0, result.message
-    # after the reset the needle is back at the source
-    assert np.linalg.norm(harness.tip_m() - np.array(SOURCE)) < 1e-3
+    assert np.linalg.norm(tip_after_reset - np.array(SOURCE)) < 1e-3  # after the reset, back at the source
+    assert cancelled.status == GoalStatus.STATUS_CANCELED
+    assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")
+    assert harness.commands == commands_at_cancel  # nothing commanded after the case ended

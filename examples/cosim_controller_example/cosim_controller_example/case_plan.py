@@ -37,6 +37,12 @@ def plan_case(
     Raises:
         UnreachableError: With the reason of the resolved-rate attempt, when no seed gave a posture either.
     """
+    reach = sum(float(np.linalg.norm(j.T_origin[:3, 3])) for j in chain.joints) + chain.needle_length_m
+    for name, point in (("source", source_m), ("target", target_m)):
+        if np.linalg.norm(point) > reach:
+            raise UnreachableError(
+                f"{name} {np.linalg.norm(point):.3f} m from the base, beyond the arm's reach ({reach:.3f} m)"
+            )
     first = InsertionCase(chain, limits, settings, source_m, target_m, q_rest)
     why, ticks = dry_run(first)
     if not why:

@@ -180,3 +180,24 @@ def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: A
     assert cancelled.status == GoalStatus.STATUS_CANCELED
     assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")
     assert harness.commands == commands_at_cancel  # nothing commanded after the case ended
+
+
+@pytest.mark.parametrize(
+    ("parameter", "message"),
+    [
+        ("sampling_rate_hz:=0.0", "parameter sampling_rate_hz: expected a number > 0, got 0.0"),
+        ("sampling_rate_hz:=10", "parameter 'sampling_rate_hz' to '10' of type 'INTEGER', expecting type 'DOUBLE'"),
+        ("needle_length_m:=-0.3", "parameter needle_length_m: expected a number > 0, got -0.3"),
+        ("gain:=2.0", "parameter gain: expected a number in [0, 1], got 2.0"),
+        ("joint_velocity_limits:=[1.0,-2.0]", "expected one speed > 0 per joint [rad/s], got [1.0, -2.0]"),
+    ],
+)
+def test_bad_parameter_is_one_error_line(parameter: str, message: str, node_env: dict[str, str]) -> None:
+    env = dict(node_env, PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "cosim_controller_example.tip_servo_node", "--ros-args", "-p", parameter]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: tip_servo_node: ")
+    assert message in lines[0]

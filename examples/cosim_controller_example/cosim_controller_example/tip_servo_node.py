@@ -12,6 +12,7 @@ period ahead, stamp zero = now). Serves ``/run_test_case`` (cosim_validation_int
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -21,6 +22,7 @@ from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -54,23 +56,60 @@ class ActiveCase:
         self.over = threading.Event()
 
 
+class ParameterValueError(ValueError):
+    """A node parameter out of its range (the message names it and what was expected)."""
+
+
+def _check_parameters(values: dict[str, Any]) -> None:
+    """Raise :class:`ParameterValueError` for the first parameter out of its range."""
+    positive = ("needle_length_m", "sampling_rate_hz", "approach_speed_m_s", "injection_speed_m_s")
+    for name in positive:
+        if not (np.isfinite(values[name]) and values[name] > 0.0):
+            raise ParameterValueError(f"parameter {name}: expected a number > 0, got {values[name]!r}")
+    if not 0.0 <= values["gain"] <= 1.0:
+        raise ParameterValueError(f"parameter gain: expected a number in [0, 1], got {values['gain']!r}")
+    if not 0.0 < values["joint_velocity_scale"] <= 1.0:
+        raise ParameterValueError(
+            f"parameter joint_velocity_scale: expected a number in (0, 1], got {values['joint_velocity_scale']!r}"
+        )
+    velocity = np.asarray(values["joint_velocity_limits"], float)
+    if velocity.ndim != 1 or velocity.size == 0 or not (np.isfinite(velocity).all() and (velocity > 0).all()):
+        given = [float(v) for v in velocity]
+        raise ParameterValueError(
+            f"parameter joint_velocity_limits: expected one speed > 0 per joint [rad/s], got {given}"
+        )
+
+
 class TipServoNode(Node):
     """Action server ``/run_test_case`` driving the arm along the source-to-target line on the tracked tip."""
 
     def __init__(self) -> None:
         super().__init__("tip_servo_node")
         self.prefix = str(self.declare_parameter("controller", "arm_controller").value)
-        self.needle_length_m = float(self.declare_parameter("needle_length_m", 0.3).value)
         self.mount_frame = str(self.declare_parameter("mount_frame", "needle_mount").value)
-        self.rate_hz = float(self.declare_parameter("sampling_rate_hz", 10.0).value)
-        velocity: list[float] = list(self.declare_parameter("joint_velocity_limits", ER3_PRO_VELOCITY).value)
-        scale = float(self.declare_parameter("joint_velocity_scale", 0.5).value)
+        defaults: dict[str, Any] = {
+            "needle_length_m": 0.3,
+            "sampling_rate_hz": 10.0,
+            "joint_velocity_limits": ER3_PRO_VELOCITY,
+            "joint_velocity_scale": 0.5,
+            "approach_speed_m_s": 0.05,
+            "injection_speed_m_s": 0.02,
+            "gain": 0.3,
+        }
+        try:
+            values = {name: self.declare_parameter(name, value).value for name, value in defaults.items()}
+        except InvalidParameterTypeException as exc:  # e.g. sampling_rate_hz:=10 (an integer) or :=abc
+            raise ParameterValueError(str(exc.args[0]) if exc.args else str(exc)) from exc
+        _check_parameters(values)
+        self.needle_length_m, self.rate_hz = float(values["needle_length_m"]), float(values["sampling_rate_hz"])
+        self.velocity = np.asarray(values["joint_velocity_limits"], float)
         self.settings = ServoSettings(
-            approach_speed_m_s=float(self.declare_parameter("approach_speed_m_s", 0.05).value),
-            injection_speed_m_s=float(self.declare_parameter("injection_speed_m_s", 0.02).value),
-            gain=float(self.declare_parameter("gain", 0.3).value),
+            approach_speed_m_s=float(values["approach_speed_m_s"]),
+            injection_speed_m_s=float(values["injection_speed_m_s"]),
+            gain=float(values["gain"]),
         )
-        self.limits = RateLimits(1.0 / self.rate_hz, self.settings.approach_speed_m_s, 0.5, scale * np.array(velocity))
+        scale = float(values["joint_velocity_scale"])
+        self.limits = RateLimits(1.0 / self.rate_hz, self.settings.approach_speed_m_s, 0.5, scale * self.velocity)
         self.chain: UrdfChain | None = None
         self.chain_error = "no /robot_description received yet"
         self.joint_positions: dict[str, float] = {}  # the last measured position of every joint by name
@@ -151,6 +190,13 @@ class TipServoNode(Node):
             if case.waited > WAIT_PERIODS:
                 missing = self.chain_error or "no /joint_states with joints " + ", ".join(self.chain.names)  # type: ignore[union-attr]
                 self._finish(case, Result.FAILED, f"cannot start after {WAIT_PERIODS} periods: {missing}")
+            return None
+        if self.velocity.size != self.chain.n_joints:
+            message = (
+                f"parameter joint_velocity_limits has {self.velocity.size} speeds; the chain base_link -> "
+                f"{self.mount_frame} has {self.chain.n_joints} joints"
+            )
+            self._finish(case, Result.FAILED, message)
             return None
         try:
             case.motion, case.periods = plan_case(
@@ -238,7 +284,12 @@ def _completed_message(motion: InsertionCase) -> str:
 def main(args: list[str] | None = None) -> int:
     """``ros2 run cosim_controller_example tip_servo_node --ros-args -p use_sim_time:=true``"""
     rclpy.init(args=args)
-    node = TipServoNode()
+    try:
+        node = TipServoNode()
+    except ParameterValueError as exc:
+        print(f"error: tip_servo_node: {exc}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
     executor = MultiThreadedExecutor(num_threads=3)
     executor.add_node(node)
     try:

@@ -1,0 +1,203 @@
+"""tip_servo_node as a process on its own ROS_DOMAIN_ID, against a tiny harness that plays the framework.
+
+The harness publishes /clock one control period at a time, /robot_description (latched), /joint_states equal to
+the node's last command (a perfect arm) and /arm_controller/measured_cp from cosim_validation's forward
+kinematics, sends one RunTestCase goal and checks the result, the stages and where the tip ended.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cosim_validation.robots.model.kinematics import Kinematics
+from test.examples.conftest import EXAMPLE
+
+pytestmark = pytest.mark.ros
+
+HOME = [0.0, -0.4, 0.0, 1.46, 0.0, 1.3, 0.0]
+SOURCE, TARGET = (0.45, 0.0, 0.30), (0.444073, 0.001077, 0.073978)  # case 0 of the demo grid suite, near the heart
+
+
+class Harness:
+    """The framework side of the contract, stepped by hand."""
+
+    def __init__(self, context: Any, urdf: Path) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+        from trajectory_msgs.msg import JointTrajectory
+
+        from cosim_validation_interfaces.action import RunTestCase
+
+        self.node = Node("harness", context=context)
+        self.kinematics = Kinematics.from_urdf(urdf, 0.3)
+        self.q, self.t_ns, self.commands = np.array(HOME), 0, 0
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self.node.create_publisher(String, "/robot_description", latched).publish(String(data=urdf.read_text()))
+        self.clock = self.node.create_publisher(Clock, "/clock", 10)
+        self.joints = self.node.create_publisher(JointState, "/joint_states", 10)
+        from geometry_msgs.msg import PoseStamped
+
+        self.tip = self.node.create_publisher(PoseStamped, "/arm_controller/measured_cp", 10)
+        self.node.create_subscription(JointTrajectory, "/arm_controller/joint_trajectory", self._on_command, 10)
+        self.feedback: list[int] = []
+        self.node.create_subscription(
+            RunTestCase.Impl.FeedbackMessage,
+            "/run_test_case/_action/feedback",
+            lambda m: self.feedback.append(int(m.feedback.stage)),
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE),
+        )
+
+    def _on_command(self, msg: Any) -> None:
+        assert list(msg.joint_names) == [f"joint{i}" for i in range(1, 8)]
+        assert len(msg.points) == 1
+        self.q, self.commands = np.array(msg.points[0].positions), self.commands + 1
+
+    def publish_state(self) -> None:
+        """/joint_states (the last command), measured_cp (its tip) and /clock of the current period."""
+        from geometry_msgs.msg import PoseStamped
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+
+        stamp = Clock().clock
+        stamp.sec, stamp.nanosec = divmod(self.t_ns, 10**9)
+        joints = JointState(name=[f"joint{i}" for i in range(1, 8)], position=[float(v) for v in self.q])
+        joints.header.stamp = stamp
+        self.joints.publish(joints)
+        tip = PoseStamped()
+        tip.header.stamp, tip.header.frame_id = stamp, "base_link"
+        tip.pose.position.x, tip.pose.position.y, tip.pose.position.z = (float(v) for v in self.tip_m())
+        self.tip.publish(tip)
+        self.clock.publish(Clock(clock=stamp))
+
+    def tip_m(self) -> np.ndarray:
+        return np.asarray(self.kinematics.tip_pose(self.q).pos_m)
+
+    def step(self, executor: Any) -> None:
+        """One control period: advance the clock, publish the arm, wait (at most 1 s) for the node's command."""
+        before = self.commands
+        self.t_ns += 100_000_000  # 10 Hz
+        self.publish_state()
+        period_end = time.monotonic() + 1.0
+        while self.commands == before and time.monotonic() < period_end:
+            executor.spin_once(timeout_sec=0.01)
+
+    def run_goal(self, client: Any, executor: Any, target: tuple[float, ...], cancel_after: int = 0) -> Any:
+        """Send a case from SOURCE to ``target``, step the periods until its result (cancel after that many)."""
+        from geometry_msgs.msg import Point
+
+        from cosim_validation_interfaces.action import RunTestCase
+        from cosim_validation_interfaces.msg import TestCase
+
+        case = TestCase(test_id="t0", frame_id="base_link", source=Point(x=SOURCE[0], y=SOURCE[1], z=SOURCE[2]))
+        case.target = Point(x=target[0], y=target[1], z=target[2])
+        sent = client.send_goal_async(RunTestCase.Goal(test_case=case))
+        while not sent.done():
+            executor.spin_once(timeout_sec=0.05)
+        assert sent.result().accepted
+        result_future = sent.result().get_result_async()
+        deadline, periods = time.monotonic() + 240, 0
+        while not result_future.done() and time.monotonic() < deadline:
+            self.step(executor)
+            periods += 1
+            if periods == cancel_after:
+                sent.result().cancel_goal_async()
+        assert result_future.done(), "no result within 240 s"
+        return result_future.result()
+
+
+def _stop(process: subprocess.Popen[str]) -> tuple[str, int | None]:
+    """SIGTERM, 20 s to exit, else SIGKILL: its output and exit code (None when it had to be killed)."""
+    process.terminate()
+    try:
+        return process.communicate(timeout=20)[0], process.returncode
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate()[0], None
+
+
+def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: Any, node_env: dict[str, str]) -> None:
+    """A far target is refused, a case completes on the target, a cancelled case ends and stops commanding."""
+    from action_msgs.msg import GoalStatus
+    from rclpy.action import ActionClient
+    from rclpy.executors import SingleThreadedExecutor
+
+    from cosim_validation_interfaces.action import RunTestCase
+
+    Result = RunTestCase.Result
+    harness = Harness(rclpy_context, repo_root / "urdf" / "xmate_er3_pro.urdf")
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(harness.node)
+    env = dict(node_env, PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")]))
+    module = "cosim_controller_example.tip_servo_node"
+    command = [sys.executable, "-m", module, "--ros-args", "-p", "use_sim_time:=true"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        client = ActionClient(harness.node, RunTestCase, "/run_test_case")
+        deadline = time.monotonic() + 30
+        while not client.server_is_ready() and time.monotonic() < deadline:
+            harness.publish_state()
+            executor.spin_once(timeout_sec=0.1)
+        assert client.server_is_ready(), "the node's action server did not appear in 30 s"
+        refused = harness.run_goal(client, executor, (1.8, 0.0, 0.1)).result
+        commands_before = harness.commands
+        harness.feedback.clear()
+        done = harness.run_goal(client, executor, TARGET)
+        tip_after_reset = harness.tip_m()
+        cancelled = harness.run_goal(client, executor, TARGET, cancel_after=20)
+        commands_at_cancel = harness.commands
+        for _ in range(5):
+            harness.step(executor)
+    finally:
+        output, code = _stop(process)
+    assert code == 0, output  # SIGTERM ends it quietly
+    assert "Traceback" not in output, output
+    assert refused.outcome == Result.REFUSED, refused.message
+    assert refused.message == "target 1.803 m from the base, beyond the arm's reach (1.732 m)", refused.message
+    assert commands_before == 0  # a refused case never moves the arm
+    result = done.result
+    assert done.status == GoalStatus.STATUS_SUCCEEDED
+    assert result.outcome == Result.COMPLETED, (result.message, output)
+    assert 15.0 <= result.duration_s <= 35.0, result.duration_s
+    stages = [s for i, s in enumerate(harness.feedback) if i == 0 or s != harness.feedback[i - 1]]
+    assert stages[:5] == [1, 2, 3, 4, 5], stages
+    assert "from the target at the end of the injection" in result.message
+    off_mm = float(result.message.split("tracked tip ")[1].split(" mm")[0])
+    assert off_mm < 1.0, result.message
+    assert np.linalg.norm(tip_after_reset - np.array(SOURCE)) < 1e-3  # after the reset, back at the source
+    assert cancelled.status == GoalStatus.STATUS_CANCELED
+    assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")
+    assert harness.commands == commands_at_cancel  # nothing commanded after the case ended
+
+
+@pytest.mark.parametrize(
+    ("parameter", "message"),
+    [
+        ("sampling_rate_hz:=0.0", "parameter sampling_rate_hz: expected a number > 0, got 0.0"),
+        ("sampling_rate_hz:=10", "parameter 'sampling_rate_hz' to '10' of type 'INTEGER', expecting type 'DOUBLE'"),
+        ("needle_length_m:=-0.3", "parameter needle_length_m: expected a number > 0, got -0.3"),
+        ("gain:=2.0", "parameter gain: expected a number in [0, 1], got 2.0"),
+        ("joint_velocity_limits:=[1.0,-2.0]", "expected one speed > 0 per joint [rad/s], got [1.0, -2.0]"),
+    ],
+)
+def test_bad_parameter_is_one_error_line(parameter: str, message: str, node_env: dict[str, str]) -> None:
+    env = dict(node_env, PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "cosim_controller_example.tip_servo_node", "--ros-args", "-p", parameter]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: tip_servo_node: ")
+    assert message in lines[0]

@@ -57,6 +57,7 @@ class _Command:
     velocities: np.ndarray | None
     stamp_s: float
     tolerances: Tolerances
+    received_s: float = 0.0  # the case time when it arrived (the last time published or asked for)
     goal_handle: Any = None
     outcome: Future[Outcome] | None = None
     active: ActiveTrajectory | None = None
@@ -159,8 +160,8 @@ class ArmServer:
         command = self._goal or self._stream
         if command is None:
             return None if self._hold is None else self._hold.copy()
-        if command.active is None:  # first sample: the JTC starts from the measured state
-            start = command.stamp_s if command.stamp_s != 0.0 else t_s
+        if command.active is None:  # first sample: the JTC starts from the measured state when it arrived
+            start = command.stamp_s if command.stamp_s != 0.0 else min(command.received_s, t_s)
             command.active = ActiveTrajectory(
                 start,
                 q,
@@ -210,7 +211,7 @@ class ArmServer:
         speeds = None
         if velocities is not None:
             speeds = np.asarray(velocities, dtype=float)[:, joint_order(self._names, list(trajectory.joint_names))]
-        return _Command(times, positions, speeds, _seconds(trajectory.header.stamp), tolerances)
+        return _Command(times, positions, speeds, _seconds(trajectory.header.stamp), tolerances, self._now_s)
 
     def _refused(self, where: str, error: TrajectoryRefusedError) -> None:
         self.refusals.append((error.error_code, error.message))

@@ -178,3 +178,30 @@ def test_limits_that_do_not_fit_the_joints_are_refused(rclpy_context: Any) -> No
             ArmServer(node, "arm", NAMES, LOWER, UPPER, Tolerances(np.zeros(2), np.zeros(2)), URDF)
     finally:
         node.destroy_node()
+
+
+def test_a_stream_one_period_ahead_is_reached_each_period(arm: SimulatedArm) -> None:
+    """The adapter's order: state for t out, the node answers with a point one period ahead (stamp zero, received
+    at t), the setpoint asked for t + period is that point, period after period (not the state it started from)."""
+    from trajectory_msgs.msg import JointTrajectory
+
+    from test.live.external.fjt_client import trajectory
+
+    stream = arm.node.create_publisher(JointTrajectory, "/arm/joint_trajectory", 10)
+    for _ in range(200):  # until the server's subscription has matched
+        if stream.get_subscription_count():
+            break
+        arm.executor.spin_once(timeout_sec=0.01)
+    q, t_s = np.zeros(3), 0.0
+    for k in range(1, 11):
+        arm.server.publish_state(t_s, q, np.full(3, np.nan), np.full(4, np.nan))
+        target = [0.01 * k, -0.01 * k, 0.0]
+        stream.publish(trajectory(list(NAMES), [(STEP_S, target)]))
+        for _ in range(200):  # until it arrived
+            arm.executor.spin_once(timeout_sec=0.01)
+            if arm.server._stream is not None and arm.server._stream.positions[-1][0] == pytest.approx(target[0]):
+                break
+        command = arm.server.setpoint(t_s + STEP_S, q)
+        assert command is not None
+        np.testing.assert_allclose(command, target, atol=1e-12)
+        q, t_s = command, t_s + STEP_S

@@ -40,6 +40,7 @@ _KEYS = (
     "real_time_factor",
     "startup_timeout_s",
     "accept_timeout_s",
+    "command_timeout_s",
     "domain_id",
     "discovery_range",
     "path_tolerance_rad",
@@ -63,6 +64,8 @@ class ExternalSpec:
             period divided by this every period).
         startup_timeout_s: Longest the node may take to serve ``action`` after it starts [s, wall].
         accept_timeout_s: Longest the node may take to accept or reject a case [s, wall].
+        command_timeout_s: A node that commanded in the last period is waited for this long for its next command
+            [s, wall] (a node that streams one command per period keeps in step however loaded the machine is).
         domain_id: ROS_DOMAIN_ID of the node and the framework's side (None: a free one is leased).
         discovery_range: ROS_AUTOMATIC_DISCOVERY_RANGE (localhost keeps the node on this machine).
         path_tolerance_rad: Default path tolerance of a FollowJointTrajectory goal, every joint [rad, or m]; 0: none.
@@ -77,6 +80,7 @@ class ExternalSpec:
     real_time_factor: float = 1.0
     startup_timeout_s: float = 30.0
     accept_timeout_s: float = 5.0
+    command_timeout_s: float = 1.0
     domain_id: int | None = None
     discovery_range: str = "localhost"
     path_tolerance_rad: float = 0.0
@@ -118,6 +122,7 @@ def external_spec(node: ConfigNode) -> ExternalSpec:
         real_time_factor=_number(node, "real_time_factor", 1.0, exclusive_minimum=0.0, maximum=1000.0),
         startup_timeout_s=_number(node, "startup_timeout_s", 30.0, exclusive_minimum=0.0, maximum=3600.0),
         accept_timeout_s=_number(node, "accept_timeout_s", 5.0, exclusive_minimum=0.0, maximum=600.0),
+        command_timeout_s=_number(node, "command_timeout_s", 1.0, minimum=0.0, maximum=600.0),
         domain_id=node["domain_id"].to_int(minimum=0, maximum=232) if node.has("domain_id") else None,
         discovery_range=node["discovery_range"].to_str(choices=_RANGES) if node.has("discovery_range") else "localhost",
         path_tolerance_rad=_number(node, "path_tolerance_rad", 0.0, minimum=0.0, maximum=10.0),

@@ -110,6 +110,8 @@ class ArmServer:
         ] = {}  # accepted goals' (status, error_code, error_string), by goal id
         #: (error_code, message) of every refused goal or streamed message, oldest first
         self.refusals: list[tuple[int, str]] = []
+        #: commands received so far (streamed trajectories and goals, refused ones included)
+        self.commands_received = 0
         latched = QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
         )
@@ -220,6 +222,7 @@ class ArmServer:
         self._node.get_logger().error(f"{where}: refused (error_code {error.error_code}): {error.message}")
 
     def _on_stream(self, msg: JointTrajectory) -> None:
+        self.commands_received += 1
         try:
             command = self._validate(msg, self._tolerances)
         except TrajectoryRefusedError as error:
@@ -238,6 +241,7 @@ class ArmServer:
         )
 
     def _on_goal(self, goal: Any) -> GoalResponse:
+        self.commands_received += 1
         try:
             if goal.multi_dof_trajectory.points:
                 raise TrajectoryRefusedError(INVALID_GOAL, "multi_dof_trajectory is not served (no multi-DOF joints)")

@@ -149,6 +149,7 @@ class ExternalNodeController:
         self._goal: Any = None  # the accepted goal's handle
         self._result: Any = None  # its result future
         self._stage = Stage.INITIALIZATION
+        self._streaming = False  # the node commanded in the last period: wait for its next command
         self._closer: weakref.finalize[Any, Any] | None = None
 
     # ------------------------------------------------------------------ the node's lifetime
@@ -193,6 +194,7 @@ class ExternalNodeController:
         graph.arm.reset()
         self._goal = self._result = None
         self._stage = Stage.INITIALIZATION
+        self._streaming = False
         self._t0_s = self._t_end_s + (_GAP_S if self._t_end_s > 0 else 0.0)
         self._t_end_s = self._t0_s
         nan = np.full(3, np.nan)
@@ -217,15 +219,24 @@ class ExternalNodeController:
         graph = self._ready_in_case()
         t_s = self._t0_s + observation.t_s
         self._t_end_s = t_s
+        before = graph.arm.commands_received
         graph.arm.publish_state(t_s, observation.q_measured, observation.tip_pos_m, observation.tip_quat_wxyz)
         period_wall = self.dt_s / self.spec.real_time_factor
         now = time.monotonic()
-        deadline = max(self._wall0 + (observation.t_s + self.dt_s) / self.spec.real_time_factor, now)
-        deadline = max(deadline, now + _MIN_WAIT_FRACTION * period_wall)
-        assert self._result is not None
-        graph.spin_until(lambda: bool(self._result.done()) or not self._alive(), deadline)
+        paced = max(self._wall0 + (observation.t_s + self.dt_s) / self.spec.real_time_factor, now)
+        paced = max(paced, now + _MIN_WAIT_FRACTION * period_wall)
+        result = self._result
+        assert result is not None
+
+        def over() -> bool:
+            return bool(result.done()) or not self._alive()
+
+        graph.spin_until(over, paced)
+        if self._streaming and not over() and graph.arm.commands_received == before:  # a streaming node is late
+            graph.spin_until(lambda: over() or graph.arm.commands_received > before, now + self.spec.command_timeout_s)
+        self._streaming = graph.arm.commands_received > before
         self._check_alive()
-        if self._result.done():
+        if result.done():
             return self._ending()
         q = graph.arm.setpoint(t_s + self.dt_s, observation.q_measured)
         return Command.hold(self._stage) if q is None else Command.setpoint(q, self._stage)

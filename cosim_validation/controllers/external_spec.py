@@ -64,8 +64,8 @@ class ExternalSpec:
             period divided by this every period).
         startup_timeout_s: Longest the node may take to serve ``action`` after it starts [s, wall].
         accept_timeout_s: Longest the node may take to accept or reject a case [s, wall].
-        command_timeout_s: A node that commanded in the last period is waited for this long for its next command
-            [s, wall] (a node that streams one command per period keeps in step however loaded the machine is).
+        command_timeout_s: A node that streams commands (one in any of the last three periods) is waited for this
+            long for its next command each period [s, wall], so it keeps in step however loaded the machine is.
         domain_id: ROS_DOMAIN_ID of the node and the framework's side (None: a free one is leased).
         discovery_range: ROS_AUTOMATIC_DISCOVERY_RANGE (localhost keeps the node on this machine).
         path_tolerance_rad: Default path tolerance of a FollowJointTrajectory goal, every joint [rad, or m]; 0: none.

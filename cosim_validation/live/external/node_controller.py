@@ -46,6 +46,7 @@ from cosim_validation_interfaces.action import RunTestCase
 
 _GAP_S = 1.0  # simulated time between two cases [s]
 _MIN_WAIT_FRACTION = 0.25  # the node always gets at least this share of a period's wall time, even when we run late
+_MISSES_BEFORE_NOT_STREAMING = 3  # periods without a command after which a node is no longer waited for
 _OUTCOMES = {0: "COMPLETED", 1: "REFUSED", 2: "ABORTED", 3: "FAILED"}
 
 
@@ -149,7 +150,8 @@ class ExternalNodeController:
         self._goal: Any = None  # the accepted goal's handle
         self._result: Any = None  # its result future
         self._stage = Stage.INITIALIZATION
-        self._streaming = False  # the node commanded in the last period: wait for its next command
+        self._streaming = False  # the node streams commands: wait for its next one each period
+        self._misses = 0  # periods in a row without a command
         self._closer: weakref.finalize[Any, Any] | None = None
 
     # ------------------------------------------------------------------ the node's lifetime
@@ -194,7 +196,7 @@ class ExternalNodeController:
         graph.arm.reset()
         self._goal = self._result = None
         self._stage = Stage.INITIALIZATION
-        self._streaming = False
+        self._streaming, self._misses = False, 0
         self._t0_s = self._t_end_s + (_GAP_S if self._t_end_s > 0 else 0.0)
         self._t_end_s = self._t0_s
         nan = np.full(3, np.nan)
@@ -234,7 +236,9 @@ class ExternalNodeController:
         graph.spin_until(over, paced)
         if self._streaming and not over() and graph.arm.commands_received == before:  # a streaming node is late
             graph.spin_until(lambda: over() or graph.arm.commands_received > before, now + self.spec.command_timeout_s)
-        self._streaming = graph.arm.commands_received > before
+        answered = graph.arm.commands_received > before
+        self._misses = 0 if answered else self._misses + 1
+        self._streaming = answered or (self._streaming and self._misses < _MISSES_BEFORE_NOT_STREAMING)
         self._check_alive()
         if result.done():
             return self._ending()

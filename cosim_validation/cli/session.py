@@ -10,6 +10,7 @@ from typing import Any
 
 from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.output_path import checked_run_dir
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 from cosim_validation.common.config import load_json_file, regular_file_problem
 
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
         graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
-    prepare_run_dir(run_dir)  # refuse a used run directory before any work
+    checked_run_dir("--out", run_dir, {"--config": args.config, "--suite": args.suite})  # before any work
+    prepare_run_dir(run_dir)
     with (
         RunLock(run_dir, command_line()),
         DomainLease.acquire(args.domain_id, args.discovery_range, probe=strangers) as scope,

@@ -369,6 +369,8 @@ def _run(
     db, started = run.db, time.perf_counter()
     done = db.finished_ids()
     outcome.skipped = len(done & {t for s in suites for t in s.test_ids})
+    for test_id, reason in sorted(db.worker_deaths().items()) if request.resume else ():
+        outcome.notes.append(f"case {test_id} runs again: it was stored as failed ({reason}), not by the controller")
     progress = Progress(outcome.total - outcome.skipped, stream=progress_stream)
     workers = max(1, min(workers, outcome.total - outcome.skipped))  # no world built for a worker with nothing to do
 
@@ -384,7 +386,7 @@ def _run(
             outcome.notes.append(
                 f"case {stored.case.test_id}: its worker process {result.retried}; it ran again in a fresh worker"
             )
-        db.add(stored)
+        db.add(stored, worker_died=result.worker_died)
         outcome.ran += 1
         progress.advance(failed=stored.case.outcome == "failed")
 

@@ -3,30 +3,27 @@
 A session's nodes see every participant in their domain (within the discovery range): a node that is not ours
 publishing on ``/clock`` or ``/cosim/expected`` would be recorded and monitored as if it were the session's. The
 file locks of :mod:`discovery_scope` keep cosim sessions apart; this probe finds everybody else. It starts one
-throw-away process with the session's own environment (domain id and discovery range, so it sees exactly what
-the session's nodes would), creates one node there and watches the graph for at most :data:`PROBE_S` seconds,
-stopping as soon as anything that is not the probe itself shows up.
+throw-away process (:mod:`cosim_validation.live.ros.graph_probe`) with the session's own environment (domain id
+and discovery range, so it sees exactly what the session's nodes would), which creates one node there and watches
+the graph for at most :data:`PROBE_S` seconds, stopping as soon as anything that is not the probe shows up.
 
 DDS facts used (DDS-RTPS 2.5, 8.5.3 "The Simple Participant Discovery Protocol"): every participant announces
 itself periodically, and Fast DDS (the default RMW here) does so every 3 s by default ("leaseDuration_
 announcementperiod"). A participant already running is therefore seen within 3 s even when the first
-announcements cross; measured on this machine: found after 0.2-3.0 s, so :data:`PROBE_S` is 3 s plus a margin.
+announcements cross; measured on a 2-core machine: found after 0.2-3.0 s, so :data:`PROBE_S` is 3 s plus a margin.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 
 from cosim_validation.common.exceptions import CosimError
 
 PROBE_S = 5.0  # how long an empty domain is watched before it is called empty (s, steady clock)
 START_LIMIT_S = 60.0  # importing rclpy and creating a participant, on a loaded machine (s)
-PROBE_NODE = "_cosim_domain_probe"
 
 
 class DomainProbeError(CosimError):
@@ -43,7 +40,7 @@ def strangers(env: Mapping[str, str], window_s: float = PROBE_S) -> list[str]:
     Raises:
         DomainProbeError: The probe process failed or did not answer in time.
     """
-    command = [sys.executable, "-m", "cosim_validation.live.session.domain_probe", str(window_s)]
+    command = [sys.executable, "-m", "cosim_validation.live.ros.graph_probe", str(window_s)]
     domain = env.get("ROS_DOMAIN_ID", "?")
     try:
         done = subprocess.run(
@@ -60,48 +57,3 @@ def strangers(env: Mapping[str, str], window_s: float = PROBE_S) -> list[str]:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise DomainProbeError(f"domain {domain}: the graph probe failed (exit {done.returncode}: {tail})")
     return [str(item) for item in found]
-
-
-def _look(window_s: float) -> list[str]:
-    """In the probe process: the other nodes and topics seen within ``window_s`` (empty if none)."""
-    import rclpy
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ.get("ROS_DOMAIN_ID", "0") or 0))
-    try:
-        node = rclpy.create_node(PROBE_NODE, context=context, enable_rosout=False, start_parameter_services=False)
-        deadline = time.monotonic() + window_s
-        while True:
-            found = _others(node)
-            if found or time.monotonic() >= deadline:
-                node.destroy_node()
-                return found
-            time.sleep(0.05)
-    finally:
-        context.try_shutdown()
-
-
-def _others(node: object) -> list[str]:
-    """Nodes other than the probe, and topics with an endpoint of another node."""
-    found = [
-        f"node {ns.rstrip('/')}/{name}"
-        for name, ns in node.get_node_names_and_namespaces()  # type: ignore[attr-defined]
-        if name != PROBE_NODE
-    ]
-    for topic, _types in node.get_topic_names_and_types():  # type: ignore[attr-defined]
-        endpoints = node.get_publishers_info_by_topic(topic) + node.get_subscriptions_info_by_topic(topic)  # type: ignore[attr-defined]
-        if any(e.node_name != PROBE_NODE for e in endpoints):
-            found.append(f"topic {topic}")
-    return found
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m cosim_validation.live.session.domain_probe [WINDOW_S]``: one JSON list on stdout."""
-    args = sys.argv[1:] if argv is None else argv
-    print(json.dumps(_look(float(args[0]) if args else PROBE_S)), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -5,7 +5,8 @@ The digital-twin session of ``cosim session``, for ``ros2 launch``: the nodes, p
 from ``cosim_validation.live.session.session_plan.node_launches``, the function ``cosim session`` starts its
 processes from, on the same graph YAML (config/digital_twin.yaml by default). As in ``cosim session``:
 - without ``suite`` the default grid suite is made into the run directory first;
-- the session gets its own ROS_DOMAIN_ID (a free one of 1-101, not the caller's) and localhost discovery,
+- the session gets its own ROS_DOMAIN_ID (a free one of 1-101 with no other ROS 2 node on it, not the caller's)
+  and localhost discovery,
   printed at start; ``domain_id:=N`` and ``discovery_range:=subnet`` make it visible elsewhere;
 - the test generator starts once every other node is ready, and its exit ends the launch (after the
   recorder has written what it received); a required node that exits takes the launch down;
@@ -29,6 +30,7 @@ from cosim_validation.common.config import package_root
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.session.default_suite import make_default_suite
 from cosim_validation.live.session.discovery_scope import DomainLease
+from cosim_validation.live.session.domain_probe import strangers
 from cosim_validation.live.session.graph import GraphSpec, load_graph
 from cosim_validation.live.session.process_group import READY_DIR_ENV
 from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
@@ -62,7 +64,7 @@ def _session(context: LaunchContext) -> list[Any]:
         notes.append(f"suite: {made.description} -> {made.path}")
     domain = argument("domain_id")
     domain_id = None if domain == "auto" else _int_argument("domain_id", domain)
-    lease = DomainLease.acquire(domain_id, argument("discovery_range"))
+    lease = DomainLease.acquire(domain_id, argument("discovery_range"), probe=strangers)
     _LEASES.append(lease)
     ready_dir = run_dir / ".ready"
     ready_dir.mkdir(exist_ok=True)

@@ -13,6 +13,7 @@ import numpy as np
 
 from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.output_path import checked_run_dir
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 
 HELP = "run test suites through the planner, the robots and the monitor in batch, into a resumable run directory"
@@ -68,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.common.config import resolve_resource
 
     supervisor, scenario = supervisor_paths(args, must_exist=not args.resume)
+    inputs = {"--config": args.config, **{f"--suite {s}": s for s in args.suite}}
+    checked_run_dir("--out", args.out, inputs, may_hold=args.resume, resume_flag="--resume")
     request = CampaignRequest(
         config_path=resolve_resource(args.config),
         suite_paths=tuple(Path(s) for s in args.suite),

@@ -16,6 +16,8 @@ import math
 import time
 from pathlib import Path
 
+from cosim_validation.cli.output_path import checked_run_dir
+
 HELP = "run the main job on the embedded defaults: suite, digital-twin session, batch campaign, report"
 
 
@@ -40,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise InputError(f"--workers: expected an integer >= 0 (0: every core), got {args.workers!r}")
     out = Path(args.out or f"runs/demo-{time.strftime('%Y%m%d-%H%M%S')}")
-    if out.exists() and any(out.iterdir()):
-        raise InputError(f"{out}: not empty; choose another --out")
+    checked_run_dir("--out", out, {})
     out.mkdir(parents=True, exist_ok=True)
     grid, random = out / "grid.parquet", out / "random.parquet"
     region = ["--region", "near_heart", "--granularity-mm", str(args.granularity_mm)]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.output_path import checked_run_dir
 
 HELP = (
     "run the research questions (rq1, rq2, rq3) of the needle-insertion validation study (Actuators 2025) "
@@ -57,8 +58,8 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise InputError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {args.executor!r}")
     if args.address is not None and args.executor != "ray":
         raise InputError("--address applies to --executor ray only")
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise InputError(f"--out {args.out!r} is a file, expected a directory")
+    inputs = {"--config": args.config, "--errors": args.errors}
+    checked_run_dir("--out", args.out, inputs, may_hold=args.resume, resume_flag="--resume")
     _granularities(args.granularities_mm)
 
 

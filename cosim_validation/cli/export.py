@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output_path import checked_run_dir
 
 HELP = "write the trajectories stored in a run directory as .npz trajectory records (one per case and robot)"
 
@@ -34,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.runs.report.run_data import load_run
 
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"-o {str(out)!r} is a file, expected a folder")
+    # a folder with other records is fine: the export refuses each file it would overwrite
+    checked_run_dir("-o", out, {"RUN_DIR": args.run_dir, "--config": args.config}, may_hold=True)
     run = load_run(args.run_dir)
     try:
         config = resolve_resource(args.config) if args.config else run.config_path

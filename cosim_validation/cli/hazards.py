@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.output_path import checked_run_dir
 
 HELP = "inject hazard scenarios (config/hazards.yaml) into the physical robot and measure their detection"
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     config_path = resolve_resource(args.config)
     out = Path(args.out)
     if args.action == "run":
+        inputs = {"--config": args.config, "--calibration": args.calibration, **{f"--suite {s}": s for s in args.suite}}
+        checked_run_dir("--out", out, inputs, may_hold=args.resume or args.reanalyse, resume_flag="--resume")
         if not args.suite and not args.reanalyse:
             raise UsageError("cosim hazards run: --suite is required")
         if args.threshold_mm is not None and not (math.isfinite(args.threshold_mm) and args.threshold_mm > 0):

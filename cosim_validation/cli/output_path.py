@@ -72,3 +72,41 @@ def checked_output(
     if allowed and Path(value).suffix.lower() not in allowed:
         raise InputError(f"{option} {str(value)!r}: expected a file ending in {' or '.join(allowed)}")
     return out
+
+
+def checked_run_dir(
+    option: str,
+    value: str | Path,
+    inputs: Mapping[str, str | Path | None],
+    *,
+    may_hold: bool = False,
+    resume_flag: str = "",
+) -> Path:
+    """``value`` as a directory to write into, after refusing an input, a file, or a directory already in use.
+
+    Args:
+        option: The option that names the directory (``--out``, ``-o``), for the message.
+        value: The path given.
+        inputs: The command's inputs by option; None or empty entries are skipped.
+        may_hold: The command continues or rewrites what the directory holds (``--resume``, a documented
+            overwrite): a directory with files in it is accepted.
+        resume_flag: The option that would continue the run in it, named in the message (``--resume``).
+
+    Raises:
+        InputError: The directory is one of the inputs, is a file, or already holds files (unless ``may_hold``).
+    """
+    out = _resolved(option, value)
+    for name, given in inputs.items():
+        if given is not None and str(given) and _same(out, _resolved(name, given)):
+            raise InputError(f"{option} {str(value)!r} is the input {name} ({given}); it would be overwritten")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{option} {str(value)!r} is a file, expected a directory")
+    if out.is_dir() and not may_hold:
+        from cosim_validation.runs.run_lock import LOCK_NAME
+
+        held = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME)  # a lock alone: RunLock names its holder
+        if held:
+            shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+            also = f" or add {resume_flag} to continue the run in it" if resume_flag else ""
+            raise InputError(f"{option} {str(value)!r} already holds files ({shown}); choose another {option}{also}")
+    return out

@@ -10,6 +10,7 @@ from typing import Any
 
 from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
+from cosim_validation.cli.output_path import checked_run_dir
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 from cosim_validation.common.config import load_json_file, regular_file_problem
 
@@ -48,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="ROS_DOMAIN_ID of the session's nodes (default: a free one of 1-101 that no other session on this "
-        "machine uses, never the caller's own)",
+        "machine uses and where no other ROS 2 node is seen, never the caller's own)",
     )
     parser.add_argument(
         "--discovery-range",
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.hazards.hazard_watch import check_detector
     from cosim_validation.live.session.discovery_scope import DomainLease
+    from cosim_validation.live.session.domain_probe import strangers
     from cosim_validation.live.session.graph import graph_inputs, load_graph
     from cosim_validation.live.session.session_runner import prepare_run_dir, run_session, write_summary
     from cosim_validation.runs.run_inputs import capture_inputs
@@ -96,8 +98,12 @@ def run(args: argparse.Namespace) -> int:
 
         graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
-    prepare_run_dir(run_dir)  # refuse a used run directory before any work
-    with RunLock(run_dir, command_line()), DomainLease.acquire(args.domain_id, args.discovery_range) as scope:
+    checked_run_dir("--out", run_dir, {"--config": args.config, "--suite": args.suite})  # before any work
+    prepare_run_dir(run_dir)
+    with (
+        RunLock(run_dir, command_line()),
+        DomainLease.acquire(args.domain_id, args.discovery_range, probe=strangers) as scope,
+    ):
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
         suite = given_suite or _default_suite(graph, run_dir, args.json)
         repairs, repair_lines = _anatomy_repairs(graph)
@@ -109,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             if args.foxglove is not None:
                 print(f"foxglove: ws://127.0.0.1:{args.foxglove} (open it with the layout config/foxglove_layout.json)")
         outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
+        _stop_on_strangers(outcome, scope, run_dir)
         if outcome.escalated and not args.json:
             for name, sig in outcome.escalated.items():
                 print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
@@ -132,6 +139,32 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(outcome.status, outcome.message, outcome.wall_s, summary, run_dir / path.name)  # as given
     return 0 if outcome.status == "completed" else (130 if outcome.status == "interrupted" else 1)
+
+
+def _stop_on_strangers(outcome: Any, scope: Any, run_dir: Path) -> None:
+    """End the session with one error if the recorder found a topic of ours with a type that is not ours.
+
+    Raises:
+        ForeignTopicsError: A ROS 2 node that is not of the session published on one of its topics; the run
+            directory keeps ``summary.json`` (status ``failed``) and the recorder's list of such topics.
+    """
+    from cosim_validation.live.ros.recorded_types import foreign_file
+    from cosim_validation.live.session.session_runner import ForeignTopicsError, write_summary
+
+    path = foreign_file(run_dir / "session.mcap")  # as given: the message is stored
+    if not path.is_file():
+        return
+    found = load_json_file(path)
+    topic = min(found)
+    publishers = ", ".join(found[topic].get("publishers", [])) or "an unnamed participant"
+    outcome.status = "failed"
+    outcome.message = (
+        f"{path}: {topic} carries {', '.join(found[topic].get('types', []))} (expected {found[topic].get('expected')}) "
+        f"from {publishers}, a ROS 2 node that is not of this session, on ROS_DOMAIN_ID={scope.domain_id}; stop it or "
+        "choose another --domain-id (without one, cosim session takes a domain with no other node)"
+    )
+    write_summary(outcome, {**scope.as_dict(), "foreign_topics": found})
+    raise ForeignTopicsError(outcome.message)
 
 
 def _with_filters(graph: Any, texts: list[str]) -> Any:

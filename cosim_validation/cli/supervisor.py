@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli.output_path import checked_run_dir
+
 HELP = "task supervisor state machines: model-check with SPIN (check), replay a counterexample (replay), show"
 DEFAULT_MACHINE = "config/supervisor/needle_insertion.yaml"
 MACHINE_HELP = "machine file, or a supervised run's directory (the machine and goals the run kept)"
@@ -21,7 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--goals", help="goals file (default: the one the machine names under 'goals', or the run's)")
     check.add_argument("--goal", action="append", default=[], metavar="NAME", help="check only this goal (repeatable)")
     check.add_argument("--priority", choices=("outer_first", "inner_first"), help="override the conflict resolution")
-    check.add_argument("--out", help="directory for the models and counterexamples (default runs/supervisor/<name>)")
+    check.add_argument(
+        "--out",
+        help="directory for the models and counterexamples, rewritten by every check (default runs/supervisor/<name>)",
+    )
     replay = actions.add_parser("replay", help="run a trace file on the runtime machine; exit 2 if it differs")
     replay.add_argument("machine", help=MACHINE_HELP)
     replay.add_argument("trace", help="trace file (a counterexample written by check, or hand-written)")
@@ -79,6 +84,8 @@ def _check(args: argparse.Namespace) -> int:
     from cosim_validation.monitor.statechart.checker import check_goals
     from cosim_validation.monitor.statechart.goals import load_goals
 
+    if args.out:  # rewritten by every check, but never one of its inputs
+        checked_run_dir("--out", args.out, {"MACHINE": args.machine, "--goals": args.goals}, may_hold=True)
     machine = _machine(args.machine, args.priority)
     goals_path = args.goals or machine.goals_file
     if not goals_path:

@@ -2,7 +2,8 @@
 supervised run, of the supervisor's configuration, machine, needle force model, scenario and teleoperation script).
 
 ``cosim campaign`` and ``cosim session`` copy them into ``RUN/inputs/`` when the run starts, beside a manifest
-(``RUN/inputs.json``: each file's role, its original path, the copy and its SHA-256). Whatever later reads the
+(``RUN/inputs.json``: each file's role, its original path relative to the run directory, the copy and its SHA-256;
+no absolute path of the machine is kept). Whatever later reads the
 run (``cosim report``, ``--resume``, ``cosim replay``, the session's completion from its bag) reads the copies,
 so editing a configuration after a run cannot change what the run says. Relative paths inside a copy (the URDF,
 mesh files, the property file) are still resolved from the original's folder, recorded in the manifest.
@@ -50,7 +51,7 @@ class RunInput:
         role: ``config`` (case study), ``properties`` (monitor), ``graph`` (session nodes), or one of a supervised
             run's files (``supervisor``, ``supervisor_machine``, ``needle_force``, ``supervisor_scenario``,
             ``teleoperation``).
-        original: Its absolute path when the run started.
+        original: Its path when the run started, relative to the run directory (:func:`portable_path`).
         copy: The copy, relative to the run directory.
         sha256: Hex SHA-256 of its content.
     """
@@ -64,6 +65,19 @@ class RunInput:
 def file_sha256(path: Path) -> str:
     """Hex SHA-256 of a file's bytes."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def portable_path(run_dir: str | Path, path: str | Path) -> str:
+    """``path`` as a run keeps it: relative to the run directory, so that no absolute path of this machine is
+    stored and the same inputs beside two run directories give the same metadata."""
+    return os.path.relpath(Path(path).resolve(), Path(run_dir).resolve())
+
+
+def kept_path(run_dir: str | Path, stored: str | Path) -> Path:
+    """The file a path a run keeps names (relative to the run directory; runs of older versions kept absolute
+    paths, which are taken as they are)."""
+    path = Path(stored)
+    return path if path.is_absolute() else Path(os.path.normpath(Path(run_dir).resolve() / path))
 
 
 def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInput]:
@@ -83,7 +97,9 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
             raise InputError(f"{source}: no such file (the run's {role})")
         copy = folder / f"{role}-{source.name}"
         shutil.copyfile(source, copy)
-        entries[role] = RunInput(role, str(source), str(copy.relative_to(run_dir)), file_sha256(copy))
+        entries[role] = RunInput(
+            role, portable_path(run_dir, source), str(copy.relative_to(run_dir)), file_sha256(copy)
+        )
     _write_json(Path(run_dir) / MANIFEST, {role: asdict(entry) for role, entry in entries.items()})
     return entries
 
@@ -151,7 +167,7 @@ def run_input_path(
         if copy.is_file():
             if file_sha256(copy) != entry.sha256:
                 warn(f"{copy}: changed since the run was made (SHA-256 differs from {MANIFEST}); reading it anyway")
-            return copy, Path(entry.original).parent
+            return copy, kept_path(run_dir, entry.original).parent
         warn(f"{copy}: the run's copy of its {role} is missing")
     if fallback is None:
         return None, None

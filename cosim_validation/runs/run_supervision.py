@@ -23,7 +23,7 @@ from pathlib import Path
 
 from cosim_validation.common.config import resolve_resource
 from cosim_validation.common.exceptions import InputError
-from cosim_validation.runs.run_inputs import MANIFEST, SUPERVISOR_ROLES, file_sha256, read_manifest
+from cosim_validation.runs.run_inputs import MANIFEST, SUPERVISOR_ROLES, file_sha256, kept_path, read_manifest
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def stored_supervision(run_dir: str | Path) -> StoredSupervision | None:
             raise InputError(f"{copy}: the run's copy of its {role} is missing")
         if file_sha256(copy) != entry.sha256:
             raise InputError(f"{copy}: the run's copy of its {role} changed since the run was made ({MANIFEST})")
-        files[role], originals[role] = copy, Path(entry.original)
+        files[role], originals[role] = copy, kept_path(run_dir, entry.original)
     return StoredSupervision(run_dir, files, originals)
 
 

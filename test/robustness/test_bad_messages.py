@@ -1,5 +1,6 @@
 """Errors that did not say where: a ``testgen.target`` naming an obstacle answered ``region: ...`` without the
-file or the key, and a bad URDF printed two lines of the C++ parser above the ``error:`` line. Each case must be
+file or the key, a bad URDF printed two lines of the C++ parser above the ``error:`` line, and a URDF whose
+collision mesh is missing or no mesh ended in a traceback from pinocchio's mesh loader. Each case must be
 one ``error:`` line (nothing else on stderr, the file descriptor included) naming the file and the key."""
 
 from __future__ import annotations
@@ -48,6 +49,30 @@ URDFS = {
 }
 
 
+_CYLINDER = '<geometry><cylinder radius="0.09" length="0.06"/></geometry>'  # the base link's collision shape
+#: URDFs whose collision geometry pinocchio's mesh loader (coal, assimp) refuses: ``{folder}`` is the case's folder.
+COLLISION_MESHES = {
+    "collision_mesh_missing": "missing.stl",
+    "collision_mesh_not_a_mesh": "{folder}/garbage.stl",
+}
+
+
+def _collision(name: str) -> Callable[[Path], Case]:
+    def build(folder: Path) -> Case:
+        (folder / "garbage.stl").write_text("this is no mesh at all\n")
+        shipped = (package_root() / "urdf" / "xmate_er3_pro.urdf").read_text()
+        assert _CYLINDER in shipped
+        mesh = COLLISION_MESHES[name].format(folder=folder)
+        (folder / "bad.urdf").write_text(
+            shipped.replace(_CYLINDER, f'<geometry><mesh filename="{mesh}"/></geometry>', 1)
+        )
+        config = _config(folder, "urdf: ../urdf/xmate_er3_pro.urdf", "urdf: bad.urdf")
+        argv = ["run-case", "--config", str(config), "--target", "0.45", "0.0", "0.05"]
+        return Case(argv, ("bad.urdf", "collision geometry", Path(mesh).name))
+
+    return build
+
+
 def _urdf(name: str) -> Callable[[Path], Case]:
     def build(folder: Path) -> Case:
         (folder / "bad.urdf").write_text(URDFS[name])
@@ -57,24 +82,28 @@ def _urdf(name: str) -> Callable[[Path], Case]:
     return build
 
 
-CASES: dict[str, Callable[[Path], Case]] = {
-    "target_is_an_obstacle": _testgen("target: left_lung ", "target: heart ", "testgen.target", "role 'obstacle'"),
-    "target_is_the_skin": _testgen("target: left_lung ", "target: torso ", "testgen.target", "not 'target'"),
-    "target_unknown": _testgen("target: left_lung ", "target: liver ", "testgen.target", "unknown region 'liver'"),
-    "region_model_is_an_obstacle": _testgen(
-        _REGION,
-        _REGION.replace("model: left_lung", "model: heart"),
-        "testgen.regions.near_heart.model",
-        region="near_heart",
-    ),
-    "region_near_unknown": _testgen(
-        _REGION,
-        _REGION.replace("near: heart", "near: liver"),
-        "testgen.regions.near_heart.near",
-        "'liver'",
-        region="near_heart",
-    ),
-} | {f"urdf:{name}": _urdf(name) for name in URDFS}
+CASES: dict[str, Callable[[Path], Case]] = (
+    {
+        "target_is_an_obstacle": _testgen("target: left_lung ", "target: heart ", "testgen.target", "role 'obstacle'"),
+        "target_is_the_skin": _testgen("target: left_lung ", "target: torso ", "testgen.target", "not 'target'"),
+        "target_unknown": _testgen("target: left_lung ", "target: liver ", "testgen.target", "unknown region 'liver'"),
+        "region_model_is_an_obstacle": _testgen(
+            _REGION,
+            _REGION.replace("model: left_lung", "model: heart"),
+            "testgen.regions.near_heart.model",
+            region="near_heart",
+        ),
+        "region_near_unknown": _testgen(
+            _REGION,
+            _REGION.replace("near: heart", "near: liver"),
+            "testgen.regions.near_heart.near",
+            "'liver'",
+            region="near_heart",
+        ),
+    }
+    | {f"urdf:{name}": _urdf(name) for name in URDFS}
+    | {f"urdf:{name}": _collision(name) for name in COLLISION_MESHES}
+)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -112,6 +112,64 @@ CASES: dict[str, Build] = {
 }
 
 
+def _used(folder: Path) -> Path:
+    """A directory the user already keeps something in."""
+    used = folder / "used"
+    used.mkdir(exist_ok=True)
+    (used / "notes.txt").write_text("the user's notes\n")
+    return used
+
+
+RUN_DIRS: dict[str, Build] = {  # every run-directory option: not an input, not a file, not a directory in use
+    "campaign_into_a_used_directory": lambda f, p: Case(
+        ["campaign", "--suite", str(p["ds.parquet"]), "--out", str(_used(f))], ("--out", "already holds", "--resume")
+    ),
+    "campaign_over_its_suite": lambda f, p: Case(
+        ["campaign", "--suite", str(p["ds.parquet"]), "--out", str(p["ds.parquet"])], ("--out", "is the input --suite")
+    ),
+    "session_over_its_graph": lambda f, p: Case(
+        ["session", "--config", str(p["graph.yaml"]), "--out", str(p["graph.yaml"])], ("--out", "is the input --config")
+    ),
+    "session_into_a_used_directory": lambda f, p: Case(
+        ["session", "--config", str(p["graph.yaml"]), "--out", str(_used(f))], ("--out", "already holds", "notes.txt")
+    ),
+    "hazards_into_a_used_directory": lambda f, p: Case(
+        ["hazards", "run", "--config", str(p["case.yaml"]), "--suite", str(p["ds.parquet"]), "--out", str(_used(f))],
+        ("--out", "already holds", "--resume"),
+    ),
+    "hazards_over_its_config": lambda f, p: Case(
+        [
+            "hazards",
+            "run",
+            "--config",
+            str(p["case.yaml"]),
+            "--suite",
+            str(p["ds.parquet"]),
+            "--out",
+            str(p["case.yaml"]),
+        ],
+        ("--out", "is the input --config"),
+    ),
+    "experiment_over_its_config": lambda f, p: Case(
+        ["experiment", "rq1", "--config", str(p["case.yaml"]), "--out", str(p["case.yaml"])],
+        ("--out", "is the input --config"),
+    ),
+    "experiment_into_a_used_directory": lambda f, p: Case(
+        ["experiment", "rq1", "--config", str(p["case.yaml"]), "--out", str(_used(f))],
+        ("--out", "already holds", "--resume"),
+    ),
+    "demo_into_a_used_directory": lambda f, p: Case(["demo", "--out", str(_used(f))], ("--out", "already holds")),
+    "export_into_its_run_directory": lambda f, p: Case(
+        ["export", str(f), "-o", str(f / "x" / "..")], ("-o", "is the input RUN_DIR")
+    ),
+    "export_into_a_file": lambda f, p: Case(["export", str(f), "-o", str(p["theirs.csv"])], ("-o", "is a file")),
+    "supervisor_check_over_its_machine": lambda f, p: Case(
+        ["supervisor", "check", str(p["case.yaml"]), "--out", str(p["case.yaml"])], ("--out", "is the input MACHINE")
+    ),
+}
+CASES |= RUN_DIRS
+
+
 def _hazards(*extra: str) -> Build:
     def build(f: Path, p: dict[str, Path]) -> Case:
         out = f / "hz"

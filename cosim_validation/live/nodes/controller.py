@@ -139,11 +139,12 @@ class Controller(Node):
             duration_s=run.duration_s,
         )
         if run.started:
-            report = self.reports.wait(run.test_id, self.params.report_timeout_s)
-            if report is None:
-                result.message += "; the monitor did not report this case"
+            waited = self.reports.wait(run.test_id, self.params.report_timeout_s, self.params.report_limit_s)
+            if waited.report is None:
+                result.message += f"; the monitor did not report this case: {waited.reason}"
+                self.get_logger().error(f"{run.test_id}: no case report from the monitor: {waited.reason}")
             else:
-                result.verdicts, result.kpis = report.verdicts, report.kpis
+                result.verdicts, result.kpis = waited.report.verdicts, waited.report.kpis
         if run.outcome == "completed":
             goal_handle.succeed()
         else:

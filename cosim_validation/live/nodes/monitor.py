@@ -4,7 +4,9 @@ Subscribes to the case status, the expected states and each robot's joint states
 evaluates the properties online (:class:`~cosim_validation.live.session.case_tracker.CaseTracker`, the
 same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
 non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
-``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, whether each robot is alive: a
+``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, that the monitor itself is alive (its
+heartbeat, from a thread of its own: the controller waits for a late case report as long as it comes) and whether
+each robot is alive: a
 robot that owes a sample for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR alert and
 diagnostic), and again alive (INFO alert) when it answers.
 """
@@ -25,6 +27,7 @@ from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.live.nodes.report_waiter import Heartbeat
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.live.session.case_tracker import CaseEnd, CaseTracker
@@ -54,6 +57,7 @@ class Monitor(Node):
         # keeps it open); a sample after the next case started no longer counts
         self._end_requested_at: float | None = None
         self._next_started = False
+        self._handled = 0  # messages fed to the tracker, shown in the heartbeat
         self._verdicts = self.create_publisher(VerdictMsg, "/cosim/verdicts", to_rclpy(RESULT))
         self._kpis = self.create_publisher(Kpi, "/cosim/kpis", to_rclpy(RESULT))
         self._reports = self.create_publisher(CaseReport, "/cosim/case_reports", to_rclpy(RESULT))
@@ -81,6 +85,13 @@ class Monitor(Node):
         self._last_check_s = time.monotonic()
         self.create_timer(LIVENESS_PERIOD_S, self._check_liveness, clock=wall)
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
+        # its own thread: the controller waits for a late case report as long as it beats
+        self._heartbeat = Heartbeat(self._diagnostics, lambda: self._handled)
+
+    def destroy_node(self) -> None:
+        """Stop the heartbeat, then the node."""
+        self._heartbeat.stop()
+        super().destroy_node()
 
     # ------------------------------------------------------------------ inputs
     def _on_status(self, msg: CaseStatus) -> None:
@@ -126,6 +137,7 @@ class Monitor(Node):
 
     def _guard(self, feed: Any) -> None:
         """Feed the monitor; bad data is an alert, never the end of the node."""
+        self._handled += 1
         if self._end_requested_at is not None and not self._next_started:
             self._end_requested_at = time.monotonic()  # the ending case's streams are still being read
         try:

@@ -5,6 +5,11 @@ Topics are found by name prefix as they appear; only types the recorder knows ar
 (:mod:`cosim_validation.live.ros.recorded_types`), the others are logged once and listed, with the reason, in
 ``<bag stem>.skipped.json`` beside the bag (``cosim session`` copies it into ``summary.json``). The bag is
 finished on shutdown (Ctrl-C, SIGTERM).
+
+A topic of the session's own offered with a type its nodes do not publish there (``std_msgs/String`` on
+``/cosim/expected``) is a ROS 2 node that is not of the session on its domain: the topic is not recorded, the
+publishers are listed in ``<bag stem>.foreign.json`` and the recorder ends with an error at its next discovery
+round, which ends the session (``cosim session`` turns the list into its one error line).
 """
 
 from __future__ import annotations
@@ -18,11 +23,19 @@ from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.nodes.node_runtime import declare_parameters, progress_file, run_node
 from cosim_validation.live.ros.bag import BagWriter, project_typestore
 from cosim_validation.live.ros.message_types import message_class
 from cosim_validation.live.ros.qos import QosSpec
-from cosim_validation.live.ros.recorded_types import RECORDED_PACKAGES, skip_reason, skipped_file
+from cosim_validation.live.ros.recorded_types import (
+    RECORDED_PACKAGES,
+    foreign_file,
+    foreign_types,
+    own_type,
+    skip_reason,
+    skipped_file,
+)
 from cosim_validation.live.session.node_parameters import RecorderParams
 
 
@@ -32,6 +45,10 @@ def recorded_message_class(msgtype: str) -> Any:
     if package not in RECORDED_PACKAGES or kind != "msg":
         raise ValueError(f"the recorder does not import {msgtype!r}")
     return message_class(msgtype)
+
+
+class ForeignTopicError(CosimError):
+    """A topic of the session's own is offered with a type that none of its nodes publishes there."""
 
 
 class Recorder(Node):
@@ -45,12 +62,13 @@ class Recorder(Node):
         self._writer = BagWriter(Path(params.output))
         self._recorded: dict[str, Any] = {}
         self._skipped: dict[str, dict[str, str]] = {}  # topic -> {type, reason}
+        self._foreign: dict[str, dict[str, Any]] = {}  # topic of ours -> {types, expected, publishers}
         self._known = project_typestore().types
         self._discover()
         # wall-clock timers: in sim time the clock stands still until the controller streams, and the controller
         # waits for the recorder's subscriptions before it streams
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(params.discovery_period_s, self._discover, clock=steady)
+        self.create_timer(params.discovery_period_s, self._discover_or_stop, clock=steady)
         # how many messages are written, for `cosim session` to let the recorder drain before stopping it
         self._progress = progress_file(self.get_name())
         self.create_timer(0.1, self._report_progress, clock=steady)
@@ -65,11 +83,25 @@ class Recorder(Node):
         latched = bool(infos) and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
         return QosSpec("reliable" if reliable else "best_effort", "transient_local" if latched else "volatile", 1000)
 
+    def _discover_or_stop(self) -> None:
+        self._discover()
+        if self._foreign:
+            first = min(self._foreign)
+            found = self._foreign[first]
+            raise ForeignTopicError(
+                f"{first} is published with type {', '.join(found['types'])} by "
+                f"{', '.join(found['publishers']) or 'an unnamed participant'}, which is not a node of this session "
+                f"(expected {found['expected']})"
+            )
+
     def _discover(self) -> None:
         for topic, types in self.get_topic_names_and_types():
-            if topic in self._recorded or topic in self._skipped or not self._wanted(topic):
+            if topic in self._foreign or not self._wanted(topic):
                 continue
             if "/_action/" in topic or not self.get_publishers_info_by_topic(topic):
+                continue
+            self._check_foreign(topic, types)
+            if topic in self._recorded or topic in self._skipped or topic in self._foreign:
                 continue
             reason = skip_reason(types, self._known)
             if reason is not None:
@@ -95,6 +127,22 @@ class Recorder(Node):
                 raw=True,
             )
 
+    def _check_foreign(self, topic: str, types: list[str]) -> None:
+        """List ``topic`` as foreign if a type is offered on it that the session's nodes do not publish there.
+
+        A topic already recorded is checked again at every round: a stranger may come after our own publisher.
+        """
+        foreign = foreign_types(topic, types)
+        if not foreign:
+            return
+        infos = self.get_publishers_info_by_topic(topic)
+        publishers = sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in infos if i.topic_type in foreign})
+        expected = own_type(topic) or "one type from all publishers"
+        self._foreign[topic] = {"types": foreign, "expected": expected, "publishers": publishers}
+        self.get_logger().error(f"{topic}: type {', '.join(foreign)} from {', '.join(publishers)}; expected {expected}")
+        if topic in self._recorded:  # stop writing what a stranger may be sending there too
+            self.destroy_subscription(self._recorded.pop(topic))
+
     def _on_message(self, topic: str, data: bytes) -> None:
         self._writer.write(topic, self.get_clock().now().nanoseconds, data)
 
@@ -106,6 +154,8 @@ class Recorder(Node):
         """Finish the bag file and list the skipped topics beside it."""
         path = self._writer.close()
         skipped_file(path).write_text(json.dumps(self._skipped, indent=2, sort_keys=True) + "\n")
+        if self._foreign:
+            foreign_file(path).write_text(json.dumps(self._foreign, indent=2, sort_keys=True) + "\n")
         note = f"; skipped {len(self._skipped)} topics: {', '.join(sorted(self._skipped))}" if self._skipped else ""
         print(f"recorder: wrote {self._writer.count} messages to {path}{note}", flush=True)
 

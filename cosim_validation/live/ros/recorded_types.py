@@ -4,6 +4,11 @@ Topic types come from DDS discovery, that is from any participant in the session
 imports a type's Python module to subscribe, so it only takes types it knows: well-formed
 ``package/msg/Name`` names of the packages below that the bag's typestore (ROS 2 Kilted + the project's
 interfaces and crtk_msgs) defines. Any other topic is skipped and reported (log and ``summary.json``).
+
+A topic of the session's own (:func:`foreign_types`: ``/clock``, ``/cosim/expected``, a robot's
+``joint_states`` ...) offered with a type that is not the one the session's nodes publish there is not a skip but
+a stranger on the domain: the recorder stops the session with an error (``<bag stem>.foreign.json``) instead of
+writing a bag that replay refuses.
 """
 
 from __future__ import annotations
@@ -26,6 +31,26 @@ RECORDED_PACKAGES = frozenset(
         "crtk_msgs",  # the CRTK arms' operating_state and state_command (docs/CRTK.md)
     }
 )
+_IFACE = "cosim_validation_interfaces/msg"
+#: The type the session's nodes publish on each fixed topic of theirs.
+OWN_TOPIC_TYPES = {
+    "/clock": "rosgraph_msgs/msg/Clock",
+    "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
+    "/cosim/expected": f"{_IFACE}/RobotState",
+    "/cosim/case_status": f"{_IFACE}/CaseStatus",
+    "/cosim/case_reports": f"{_IFACE}/CaseReport",
+    "/cosim/verdicts": f"{_IFACE}/Verdict",
+    "/cosim/kpis": f"{_IFACE}/Kpi",
+    "/cosim/alerts": f"{_IFACE}/Alert",
+}
+#: The type of a robot's topics ``/cosim/<robot>/<name>`` (sample topics and setpoints).
+OWN_ROBOT_TOPIC_TYPES = {
+    "joint_states": "sensor_msgs/msg/JointState",
+    "tip_pose": "geometry_msgs/msg/PoseStamped",
+    "marker": f"{_IFACE}/TrackedMarker",
+    "command": "sensor_msgs/msg/JointState",
+}
+_ROBOT_TOPIC = re.compile(r"^/cosim/[^/]+/([a-z_]+)$")
 _MESSAGE_TYPE = re.compile(r"^([a-z][a-z0-9_]*)/msg/([A-Z][A-Za-z0-9]*)$")
 
 
@@ -48,6 +73,31 @@ def skip_reason(types: list[str], known: Container[str]) -> str | None:
     return None
 
 
+def own_type(topic: str) -> str | None:
+    """The type the session's nodes publish on ``topic``, or None for a topic whose type is not fixed."""
+    if topic in OWN_TOPIC_TYPES:
+        return OWN_TOPIC_TYPES[topic]
+    match = _ROBOT_TOPIC.match(topic)
+    return OWN_ROBOT_TOPIC_TYPES.get(match.group(1)) if match else None
+
+
+def foreign_types(topic: str, types: list[str]) -> list[str]:
+    """The types offered on ``topic`` that no node of the session publishes there (empty if all are ours).
+
+    On a topic of fixed type, every other type is foreign; on any other topic of ours, publishers that disagree
+    on the type mean one of them is not ours, so all its types are named.
+    """
+    expected = own_type(topic)
+    if expected is not None:
+        return [t for t in types if t != expected]
+    return list(types) if len(types) > 1 else []
+
+
 def skipped_file(bag: Path) -> Path:
     """Where the recorder lists the topics it skipped: ``<bag stem>.skipped.json`` beside the bag."""
     return bag.with_name(f"{bag.stem}.skipped.json")
+
+
+def foreign_file(bag: Path) -> Path:
+    """Where the recorder lists topics of ours offered with a foreign type: ``<bag stem>.foreign.json``."""
+    return bag.with_name(f"{bag.stem}.foreign.json")

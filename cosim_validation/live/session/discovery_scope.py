@@ -7,6 +7,9 @@ it shared too (:func:`join_domain_lock`), so a node that outlived its launcher k
 leased again while it runs (a launch killed by SIGTERM leaves its nodes behind: launch's own warning,
 "using SIGTERM can result in orphaned processes"). The caller's own
 ``ROS_DOMAIN_ID`` (0 when unset) is never leased, so nodes the user runs beside a session cannot reach it.
+A domain chosen automatically must also be empty: ``cosim session`` and the launch file pass a probe
+(:func:`cosim_validation.live.session.domain_probe.strangers`) that looks at each candidate's graph, and a domain
+where any other ROS 2 node or topic is seen is skipped (a node that is not ours, not holding a lock).
 Discovery is kept on this host by default (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``).
 
 Facts used (ROS 2 documentation, "The ROS_DOMAIN_ID", Concepts/Intermediate/About-Domain-ID): DDS derives
@@ -23,7 +26,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +39,7 @@ DEFAULT_DISCOVERY_RANGE = "localhost"
 LOCK_DIR_ENV = "COSIM_DOMAIN_LOCK_DIR"  # tests may point the locks elsewhere
 DOMAIN_LOCK_ENV = "COSIM_DOMAIN_LOCK"  # the lock file of the session's domain, for its nodes (join_domain_lock)
 _DROPPED_ENV = ("ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS")
+Probe = Callable[[Mapping[str, str]], list[str]]  # the nodes' environment -> what else is on their domain
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,13 @@ class DiscoveryScope:
         domain_id: ROS_DOMAIN_ID of every node of the session.
         discovery_range: One of :data:`DISCOVERY_RANGES`.
         chosen: ``auto`` (leased from :data:`SESSION_DOMAINS`) or ``given`` (``--domain-id``).
+        occupied: Lower domains skipped because the probe saw other ROS 2 participants there.
     """
 
     domain_id: int
     discovery_range: str = DEFAULT_DISCOVERY_RANGE
     chosen: str = "auto"
+    occupied: tuple[int, ...] = ()
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default: our environment) with this scope's variables set and the overriding ones removed."""
@@ -62,13 +68,21 @@ class DiscoveryScope:
 
     def as_dict(self) -> dict[str, object]:
         """For ``summary.json`` and ``--json``."""
-        return {"ros_domain_id": self.domain_id, "discovery_range": self.discovery_range.upper(), "chosen": self.chosen}
+        data: dict[str, object] = {
+            "ros_domain_id": self.domain_id,
+            "discovery_range": self.discovery_range.upper(),
+            "chosen": self.chosen,
+        }
+        if self.occupied:
+            data["domains_skipped_as_occupied"] = list(self.occupied)
+        return data
 
     def describe(self) -> str:
         """One line for the console, with what a user sets to watch the session (RViz, ``ros2 topic``)."""
+        skipped = f"; skipped {', '.join(map(str, self.occupied))}: other ROS 2 nodes there" if self.occupied else ""
         return (
             f"ROS_DOMAIN_ID={self.domain_id} ({self.chosen}), ROS_AUTOMATIC_DISCOVERY_RANGE="
-            f"{self.discovery_range.upper()}"
+            f"{self.discovery_range.upper()}{skipped}"
         )
 
 
@@ -185,21 +199,37 @@ class DomainLease:
         domain_id: int | None = None,
         discovery_range: str = DEFAULT_DISCOVERY_RANGE,
         env: Mapping[str, str] | None = None,
+        probe: Probe | None = None,
     ) -> DomainLease:
         """Lease ``domain_id`` if given, else the lowest free one of :data:`SESSION_DOMAINS`.
 
+        Args:
+            domain_id: The domain the user gave (``--domain-id``), or None to choose one.
+            discovery_range: One of :data:`DISCOVERY_RANGES`.
+            env: The caller's environment (default: ours); its own domain is never chosen.
+            probe: For a domain chosen here: given the nodes' environment, what else is on the domain (a
+                domain where it finds anything is skipped). A given domain is not probed: the user chose it.
+
         Raises:
             InputError: The given domain is out of range or leased by another session, or every session
-                domain is leased, or the discovery range is unknown.
+                domain is leased or occupied, or the discovery range is unknown.
         """
         scope_range = check_discovery_range(discovery_range)
+        occupied: list[int] = []
         for candidate in _candidates(domain_id, env):
             fd = _try_lock(candidate)
-            if fd is not None:
-                return cls(DiscoveryScope(candidate, scope_range, "auto" if domain_id is None else "given"), fd)
+            if fd is None:
+                continue
+            scope = DiscoveryScope(candidate, scope_range, "auto" if domain_id is None else "given", tuple(occupied))
+            if domain_id is None and probe is not None and probe(scope.env(env)):
+                os.close(fd)  # someone who is not a cosim session is there: not ours to take
+                occupied.append(candidate)
+                continue
+            return cls(scope, fd)
         if domain_id is not None:
             raise InputError(f"--domain-id {domain_id}: another cosim session on this machine is using it")
-        raise InputError(f"every session domain ({SESSION_DOMAINS.start}-{SESSION_DOMAINS.stop - 1}) is in use")
+        others = f" ({len(occupied)} of them by other ROS 2 nodes)" if occupied else ""
+        raise InputError(f"every session domain ({SESSION_DOMAINS.start}-{SESSION_DOMAINS.stop - 1}) is in use{others}")
 
     def release(self) -> None:
         """Give the domain back (closing the only descriptor releases the lock)."""

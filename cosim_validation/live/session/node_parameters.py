@@ -74,7 +74,19 @@ class ControllerParams(ConfiguredParams):
         unit="s",
     )
     reset_timeout_s: float = param(10.0, "time allowed for a robot's reset [s]", exclusive_minimum=POSITIVE, unit="s")
-    report_timeout_s: float = param(5.0, "time to wait for the monitor's case report [s]", minimum=0.0, unit="s")
+    report_timeout_s: float = param(
+        5.0,
+        "give up waiting for a case's report once the monitor has sent no heartbeat (/diagnostics, once a second) "
+        "for this long: it stopped or hangs; a monitor that is alive but behind is waited for [s, wall time]",
+        minimum=0.0,
+        unit="s",
+    )
+    report_limit_s: float = param(
+        600.0,
+        "the longest wait for a case's report, however alive the monitor is [s, wall time]",
+        exclusive_minimum=POSITIVE,
+        unit="s",
+    )
     drop_stale_robots: bool = param(True, "after a robot stopped answering, run later cases without it")
     supervisor: str | None = param(
         None,

@@ -48,8 +48,13 @@ class NodeLaunch:
         return yaml.safe_dump({self.name: {"ros__parameters": dict(self.parameters)}}, sort_keys=False)
 
     def ros_arguments(self, params_file: Path) -> tuple[str, ...]:
-        """Arguments after ``--ros-args``: the node name, the parameters file and the remappings."""
-        args = ["-r", f"__node:={self.name}", "--params-file", str(params_file)]
+        """Arguments after ``--ros-args``: the node name, the parameters file and the remappings.
+
+        The name is a node-targeted remapping (``<executable>:__node:=<name>``; every node is created under its
+        executable's name): a process-wide ``__node:=`` would rename the nodes composed into the process too
+        (the controller's ``supervisor``).
+        """
+        args = ["-r", f"{self.executable}:__node:={self.name}", "--params-file", str(params_file)]
         for source, target in self.remappings:
             args += ["-r", f"{source}:={target}"]
         return tuple(args)

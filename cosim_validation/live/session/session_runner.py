@@ -21,6 +21,10 @@ from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpe
 from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
 
 
+class ForeignTopicsError(CosimError):
+    """A node that is not of the session published on one of its topics with another type (a stranger)."""
+
+
 @dataclass
 class SessionOutcome:
     """How a session ended."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -11,6 +12,27 @@ from cosim_validation.common.optional import require
 from cosim_validation.robots.model.errors import RobotModelError
 from cosim_validation.robots.model.fk_kernels import link_points_batch
 from cosim_validation.robots.model.kinematics import Kinematics
+from cosim_validation.robots.model.library_output import library_output
+
+
+def _collision_geometry(pin: Any, chain: Any) -> Any:
+    """The URDF's collision geometry (pinocchio); what its loaders print goes into the one error, if any.
+
+    Raises:
+        RobotModelError: The geometry cannot be read (a mesh that is not there or not a mesh), naming the URDF.
+    """
+    with library_output() as printed:  # urdfdom and the mesh loaders print on fd 1 and 2 before they raise
+        try:
+            geometry = pin.buildGeomFromUrdf(chain.model, str(chain.urdf_path), pin.GeometryType.COLLISION)
+            failure = None
+        except (RuntimeError, ValueError) as exc:
+            failure = exc
+    if failure is not None:
+        said = "; ".join(line.removeprefix("Error: ") for line in printed if not line.startswith("at line "))
+        detail = f" ({said})" if said else ""
+        said_by = str(failure).split(" message: ", 1)[-1]  # coal's messages begin with its source file and line
+        raise RobotModelError(f"{chain.urdf_path}: cannot read the collision geometry: {said_by}{detail}") from None
+    return geometry
 
 
 class ArmCapsules:
@@ -30,7 +52,7 @@ class ArmCapsules:
     def __init__(self, kinematics: Kinematics, spacing_m: float = 0.02, exempt_links: tuple[str, ...] = ()) -> None:
         pin = require("pinocchio", "pin", "arm collision geometry")
         chain = kinematics.chain
-        geometry = pin.buildGeomFromUrdf(chain.model, str(chain.urdf_path), pin.GeometryType.COLLISION)
+        geometry = _collision_geometry(pin, chain)
         links = {frame.name for frame in chain.model.frames}
         unknown = [name for name in exempt_links if name not in links]
         if unknown:

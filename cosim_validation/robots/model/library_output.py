@@ -1,4 +1,5 @@
-"""What a C++ library (pinocchio's urdfdom parser) prints on the process's stderr, caught instead of shown.
+"""What a C++ library (pinocchio's urdfdom parser, its mesh loaders) prints on the process's stdout and stderr,
+caught instead of shown.
 
 urdfdom writes ``Error: joint xml is not initialized correctly`` and the source line of its parser straight to
 file descriptor 2 before pinocchio raises; a user saw those two lines above the ``error:`` line. The library's
@@ -11,23 +12,33 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 
 @contextmanager
-def library_stderr() -> Iterator[list[str]]:
-    """Redirect file descriptor 2 while the block runs; the list holds the lines written, once it is left."""
+def library_stderr(fds: tuple[int, ...] = (2,)) -> Iterator[list[str]]:
+    """Redirect file descriptors ``fds`` (default: 2) while the block runs; the list holds the lines written,
+    once it is left."""
     lines: list[str] = []
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved = [os.dup(fd) for fd in fds]
     with tempfile.TemporaryFile(mode="w+b") as sink:
-        os.dup2(sink.fileno(), 2)
+        for fd in fds:
+            os.dup2(sink.fileno(), fd)
         try:
             yield lines
         finally:
+            sys.stdout.flush()
             sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
+            for fd, copy in zip(fds, saved, strict=True):
+                os.dup2(copy, fd)
+                os.close(copy)
             sink.seek(0)
             text = sink.read().decode("utf-8", errors="replace")
             lines += [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def library_output() -> AbstractContextManager[list[str]]:
+    """:func:`library_stderr` of both stdout and stderr (mesh loaders print on either)."""
+    return library_stderr((1, 2))

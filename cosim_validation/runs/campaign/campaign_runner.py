@@ -34,7 +34,7 @@ from cosim_validation.runs.campaign.results_db import CaseResult
 from cosim_validation.runs.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.runs.campaign.run_summary import summarize, write_summary
 from cosim_validation.runs.campaign.world_check import check_controller, check_world_config
-from cosim_validation.runs.run_inputs import capture_inputs, run_input_path, supervision_files
+from cosim_validation.runs.run_inputs import capture_inputs, portable_path, run_input_path, supervision_files
 from cosim_validation.runs.run_lock import command_line
 from cosim_validation.runs.run_supervision import check_resume, stored_supervision
 from cosim_validation.testgen import Suite, TestCase
@@ -200,18 +200,20 @@ def _meta(
     return {
         "kind": "campaign",
         "config": config_digest(request.config_path, campaign.properties_path, *_digested(supervision_files)),
-        "config_path": str(request.config_path.resolve()),
+        "config_path": portable_path(request.out_dir, request.config_path),
         "suite": [s.suite_id for s in suites],
         "suites": [suite_record(s) for s in suites],
         "controller": controller,
         "backends": list(spec.engines),
         "validate": _validates(spec, request.config_path),
         "filters": [f"{robot}={text}" for robot, text in spec.filters],
-        "supervisor": _absolute(spec.supervisor if spec.supervisor is not None else campaign.supervisor_path),
-        "supervisor_scenario": _absolute(spec.supervisor_scenario),
+        "supervisor": _kept(
+            request.out_dir, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
+        ),
+        "supervisor_scenario": _kept(request.out_dir, spec.supervisor_scenario),
         "detector": spec.detector,
         "stop_on_alarm": spec.stop_on_alarm,
-        "assembly": spec.to_dict(),
+        "assembly": _portable_spec(request.out_dir, spec),
         "safety_property": campaign.safety_property,
     }
 
@@ -269,9 +271,19 @@ def _digested(files: dict[str, Path]) -> list[Path]:
     return [path for role, path in files.items() if role != "supervisor_goals"]
 
 
-def _absolute(path: str | Path | None) -> str | None:
-    """A path as the absolute file it names (the run's meta: a resume from another directory names the same)."""
-    return str(resolve_resource(path).resolve()) if path is not None else None
+def _kept(out: Path, path: str | Path | None) -> str | None:
+    """A path as the run's meta keeps it: the file it names, relative to the run directory (a resume from
+    another directory names the same; no absolute path of this machine is stored)."""
+    return portable_path(out, resolve_resource(path)) if path is not None else None
+
+
+def _portable_spec(out: Path, spec: AssemblySpec) -> dict[str, Any]:
+    """``spec`` as plain values for the run's meta, its paths relative to the run directory."""
+    data = spec.to_dict()
+    for key in ("config_path", "properties_path", "supervisor", "supervisor_scenario", "config_base_dir"):
+        data[key] = _kept(out, data[key])
+    data["supervisor_files"] = [[role, _kept(out, path)] for role, path in data["supervisor_files"]]
+    return data
 
 
 def _warn_stderr(message: str) -> None:
@@ -357,6 +369,8 @@ def _run(
     db, started = run.db, time.perf_counter()
     done = db.finished_ids()
     outcome.skipped = len(done & {t for s in suites for t in s.test_ids})
+    for test_id, reason in sorted(db.worker_deaths().items()) if request.resume else ():
+        outcome.notes.append(f"case {test_id} runs again: it was stored as failed ({reason}), not by the controller")
     progress = Progress(outcome.total - outcome.skipped, stream=progress_stream)
     workers = max(1, min(workers, outcome.total - outcome.skipped))  # no world built for a worker with nothing to do
 
@@ -372,7 +386,7 @@ def _run(
             outcome.notes.append(
                 f"case {stored.case.test_id}: its worker process {result.retried}; it ran again in a fresh worker"
             )
-        db.add(stored)
+        db.add(stored, worker_died=result.worker_died)
         outcome.ran += 1
         progress.advance(failed=stored.case.outcome == "failed")
 

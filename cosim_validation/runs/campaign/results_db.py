@@ -82,7 +82,10 @@ CREATE TABLE IF NOT EXISTS trajectories (
 CREATE TABLE IF NOT EXISTS events (
     test_id TEXT NOT NULL REFERENCES cases(test_id), robot TEXT NOT NULL, seq INTEGER NOT NULL, t_s REAL NOT NULL,
     kind TEXT NOT NULL, name TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (test_id, robot, seq));
+CREATE TABLE IF NOT EXISTS worker_deaths (test_id TEXT PRIMARY KEY REFERENCES cases(test_id), reason TEXT NOT NULL);
 """
+#: The tables with rows of a case (a case stored as failed because its worker died is replaced by its re-run).
+_ROWS_OF_A_CASE = ("verdicts", "kpis", "trajectories", "events", "timings", "worker_deaths", "cases")
 
 
 @dataclass(frozen=True)
@@ -307,13 +310,23 @@ class ResultsDB:
         """The run's metadata."""
         return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
-    def add(self, result: CaseResult) -> None:
+    def add(self, result: CaseResult, worker_died: bool = False) -> None:
         """Store one finished case atomically (all its rows or none).
+
+        Args:
+            result: The case's rows.
+            worker_died: The case failed because its worker process died (no verdict of the controller): it is
+                not :meth:`finished_ids`, so a resume runs it again and its new rows replace these.
 
         Raises:
             StoreError: The case could not be stored (a full disk, a lock); the cases stored before stay.
         """
-        with guarded(self.path, f"storing case {result.case.test_id}", _REMEDY), self._db:
+        test_id = result.case.test_id
+        with guarded(self.path, f"storing case {test_id}", _REMEDY), self._db:
+            died = self._db.execute("SELECT 1 FROM worker_deaths WHERE test_id = ?", (test_id,)).fetchone()
+            if died is not None:  # the re-run of a case whose worker died: its old rows go
+                for table in _ROWS_OF_A_CASE:
+                    self._db.execute(f"DELETE FROM {table} WHERE test_id = ?", (test_id,))
             self._db.execute(_INSERT_CASE, _nan_to_none(result.case))
             self._db.executemany(_INSERT_VERDICT, [_nan_to_none(v) for v in result.verdicts])
             self._db.executemany(_INSERT_KPI, [_nan_to_none(k) for k in result.kpis])
@@ -326,6 +339,8 @@ class ResultsDB:
                 "INSERT INTO timings (test_id, wall_s, worker) VALUES (?, ?, ?)",
                 (result.case.test_id, result.wall_s, result.worker),
             )
+            if worker_died:
+                self._db.execute("INSERT INTO worker_deaths VALUES (?, ?)", (test_id, result.case.message))
 
     @_guard("storing trajectories")
     def add_trajectories(self, test_id: str, records: Sequence[TrajectoryRecord]) -> None:
@@ -338,8 +353,15 @@ class ResultsDB:
 
     @_guard("reading the stored cases")
     def finished_ids(self) -> set[str]:
-        """Ids of the cases already stored."""
-        return {row[0] for row in self._db.execute("SELECT test_id FROM cases")}
+        """Ids of the cases already stored, but for those that failed because their worker died (a resume
+        runs them again; a failure the controller or the pipeline reported stays)."""
+        query = "SELECT test_id FROM cases WHERE test_id NOT IN (SELECT test_id FROM worker_deaths)"
+        return {row[0] for row in self._db.execute(query)}
+
+    @_guard("reading the cases whose worker died")
+    def worker_deaths(self) -> dict[str, str]:
+        """The cases stored as failed because their worker process died, and how it died."""
+        return dict(self._db.execute("SELECT test_id, reason FROM worker_deaths"))
 
     @_guard("reading the cases")
     def cases(self) -> list[CaseRow]:

@@ -96,9 +96,11 @@ class RunData:
     def config(self) -> ConfigNode | None:
         """The run's configuration: its copy in the run directory (``inputs/``), else the file the run names
         (meta ``config_path``) or the shipped one, as it is now, with a note saying so."""
-        from cosim_validation.runs.run_inputs import load_run_config
+        from cosim_validation.runs.run_inputs import kept_path, load_run_config
 
         given = self.meta.get("config_path")
+        if given:
+            given = kept_path(self.run_dir, given)  # relative to the run directory
         if given and not Path(given).is_file():
             given = None
         if given is None:

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from cosim_validation.live.ros.bag import project_typestore
-from cosim_validation.live.ros.recorded_types import RECORDED_PACKAGES, skip_reason, skipped_file
+from cosim_validation.live.ros.recorded_types import (
+    OWN_TOPIC_TYPES,
+    RECORDED_PACKAGES,
+    foreign_file,
+    foreign_types,
+    skip_reason,
+    skipped_file,
+)
 
 
 @pytest.mark.parametrize(
@@ -52,3 +59,35 @@ def test_every_known_package_is_in_the_typestore() -> None:
 
 def test_skipped_file_sits_beside_the_bag() -> None:
     assert skipped_file(Path("/r/session.mcap")) == Path("/r/session.skipped.json")
+
+
+@pytest.mark.parametrize(
+    ("topic", "types", "foreign"),
+    [
+        ("/cosim/expected", ["std_msgs/msg/String"], ["std_msgs/msg/String"]),  # a stranger came first
+        (
+            "/cosim/expected",
+            ["cosim_validation_interfaces/msg/RobotState", "std_msgs/msg/String"],
+            ["std_msgs/msg/String"],
+        ),
+        ("/cosim/expected", ["cosim_validation_interfaces/msg/RobotState"], []),
+        ("/clock", ["std_msgs/msg/Header"], ["std_msgs/msg/Header"]),
+        ("/cosim/virtual/joint_states", ["std_msgs/msg/String"], ["std_msgs/msg/String"]),
+        ("/cosim/physical/tip_pose", ["geometry_msgs/msg/PoseStamped"], []),
+        ("/cosim/markers/targets", ["visualization_msgs/msg/MarkerArray"], []),  # a topic of free type
+        (
+            "/cosim/markers/targets",
+            ["visualization_msgs/msg/MarkerArray", "std_msgs/msg/String"],
+            ["visualization_msgs/msg/MarkerArray", "std_msgs/msg/String"],
+        ),
+    ],
+)
+def test_a_topic_of_ours_with_a_type_that_is_not_ours_is_foreign(
+    topic: str, types: list[str], foreign: list[str]
+) -> None:
+    assert foreign_types(topic, types) == foreign
+
+
+def test_own_types_are_in_the_typestore_and_the_foreign_file_sits_beside_the_bag() -> None:
+    assert set(OWN_TOPIC_TYPES.values()) <= set(project_typestore().types)
+    assert foreign_file(Path("/r/session.mcap")) == Path("/r/session.foreign.json")

@@ -44,7 +44,7 @@ def test_parse_fill_and_params_file(tmp_path: object) -> None:
     }
     assert launch.ros_arguments(Path("/p.yaml")) == (
         "-r",
-        "__node:=recorder",
+        "recorder:__node:=recorder",
         "--params-file",
         "/p.yaml",
         "-r",

@@ -21,6 +21,7 @@ from cosim_validation.cli.main import main
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.runs.campaign.record_codec import POS_STEP_M, QUAT_STEP
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.runs.run_inputs import kept_path
 from cosim_validation.testgen import Suite
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -377,7 +378,7 @@ def test_a_supervised_case_is_the_same_live_and_in_batch(
         manifest = json.loads((tmp_path / run / "inputs.json").read_text())
         roles = {"supervisor", "supervisor_machine", "needle_force", "supervisor_scenario"}
         assert roles <= set(manifest), run
-        assert Path(manifest["supervisor_scenario"]["original"]) == scenario.resolve()
+        assert kept_path(tmp_path / run, manifest["supervisor_scenario"]["original"]) == scenario.resolve()
 
 
 def _tip_mean_mm(run_dir: Path, test_ids: list[str], robots: tuple[str, ...]) -> dict[str, float]:

@@ -21,6 +21,7 @@ import pytest
 from cosim_validation.cli.main import main
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, run_campaign
 from cosim_validation.runs.campaign.db_salvage import integrity_problems
+from cosim_validation.runs.campaign.results_db import ResultsDB
 from test.runs.campaign.run_fixtures import CONFIG, request_for
 from test.runs.campaign.run_rows import assert_same_rows, stored_rows
 
@@ -329,6 +330,22 @@ def test_a_case_whose_worker_always_dies_is_stored_failed_after_one_retry(
     assert ran.pop(doomed)[0].outcome == "failed"
     expected = _rows_by_id(reference.out_dir)
     assert ran == {test_id: expected[test_id] for test_id in ran}
+
+    # --resume runs the case whose worker died again, and keeps a failure that is the case's own
+    genuine = Suite.read(suites[1]).test_ids[0]
+    with sqlite3.connect(out / "results.sqlite") as db:
+        db.execute("UPDATE cases SET outcome = 'failed', message = 'planning failed' WHERE test_id = ?", (genuine,))
+    kept = _rows_by_id(out)[genuine]
+    monkeypatch.delenv(KILL_WORKER_ENV)
+    with deadline(900):
+        resumed = run_campaign(request_for([suites[1]], out, workers=1, resume=True), progress_stream=None)
+    assert (resumed.ran, resumed.skipped) == (1, 11)
+    assert any(doomed in note and message in note for note in resumed.notes), resumed.notes
+    after = _rows_by_id(out)
+    assert after[doomed] == expected[doomed]  # as in an uninterrupted run
+    assert after[genuine] == kept  # still failed, untouched
+    with ResultsDB.open(out / "results.sqlite") as db:
+        assert db.worker_deaths() == {}
 
 
 # ---------------------------------------------------------------------------------------------------- a full disk

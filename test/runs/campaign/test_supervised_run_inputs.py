@@ -1,8 +1,9 @@
 """A supervised campaign keeps copies of the supervisor's files (issue 20): its configuration, machine and goals,
 needle force model and scenario, in RUN/inputs/ and the manifest, and reads them back: its workers load the
-supervisor from the copies, a resume checks that its options name the run's own files (as absolute paths, so from
-any working directory), refuses an edited machine like an edited property file, and resumes from the copies once
-the originals are gone; ``cosim supervisor check|show RUN`` use the machine and goals the run kept."""
+supervisor from the copies, a resume checks that its options name the run's own files (kept relative to the run
+directory, so from any working directory), refuses an edited machine like an edited property file, and resumes
+from the copies once the originals are gone; ``cosim supervisor check|show RUN`` use the machine and goals the run
+kept."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cosim_validation.cli.main import main
+from cosim_validation.runs.run_inputs import kept_path
 from test.runs.campaign.run_fixtures import CONFIG
 
 SUPERVISOR_ROLES = {"supervisor", "supervisor_machine", "supervisor_goals", "needle_force", "supervisor_scenario"}
@@ -46,12 +48,13 @@ def test_a_supervised_run_keeps_and_reads_its_supervisor_files(
 
     manifest = json.loads((run / "inputs.json").read_text())
     assert set(manifest) >= SUPERVISOR_ROLES
-    assert Path(manifest["supervisor_machine"]["original"]) == machine.resolve()
-    assert Path(manifest["supervisor_goals"]["original"]) == (folder / "needle_insertion.goals.yaml").resolve()
-    assert Path(manifest["supervisor_scenario"]["original"]) == scenario.resolve()
+    assert kept_path(run, manifest["supervisor_machine"]["original"]) == machine.resolve()
+    goals = folder / "needle_insertion.goals.yaml"
+    assert kept_path(run, manifest["supervisor_goals"]["original"]) == goals.resolve()
+    assert kept_path(run, manifest["supervisor_scenario"]["original"]) == scenario.resolve()
     for role in SUPERVISOR_ROLES:
         entry = manifest[role]
-        assert (run / entry["copy"]).read_bytes() == Path(entry["original"]).read_bytes(), role
+        assert (run / entry["copy"]).read_bytes() == kept_path(run, entry["original"]).read_bytes(), role
 
     _drop_a_case(run)
     shipped = machine.read_text()

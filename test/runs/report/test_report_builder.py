@@ -15,6 +15,7 @@ from cosim_validation.cli.main import main
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome
 from cosim_validation.runs.report import SECTION_IDS, ReportOutcome, build_report
+from cosim_validation.runs.run_inputs import kept_path
 
 FIGURES = ("figure-6-img", "figure-7-img", "figure-8-img", "figure-9-img", "figure-10-img", "figure-11-img")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -105,7 +106,7 @@ def test_the_report_reads_the_runs_copy_of_its_configuration(reference: Campaign
     run = tmp_path / "run"
     shutil.copytree(reference.out_dir, run)
     manifest = json.loads((run / "inputs.json").read_text())
-    original = Path(manifest["config"]["original"])
+    original = kept_path(reference.out_dir, manifest["config"]["original"])  # relative to the run directory
     edited = tmp_path / "edited.yaml"  # the file the run names, edited since: a longer needle
     edited.write_text(original.read_text().replace("needle_length_m: 0.3 ", "needle_length_m: 0.35 "))
     assert edited.read_text() != original.read_text()

@@ -1,0 +1,59 @@
+"""Is anybody on a ROS 2 domain? A short look at its graph before a session takes it.
+
+A session's nodes see every participant in their domain (within the discovery range): a node that is not ours
+publishing on ``/clock`` or ``/cosim/expected`` would be recorded and monitored as if it were the session's. The
+file locks of :mod:`discovery_scope` keep cosim sessions apart; this probe finds everybody else. It starts one
+throw-away process (:mod:`cosim_validation.live.ros.graph_probe`) with the session's own environment (domain id
+and discovery range, so it sees exactly what the session's nodes would), which creates one node there and watches
+the graph for at most :data:`PROBE_S` seconds, stopping as soon as anything that is not the probe shows up.
+
+DDS facts used (DDS-RTPS 2.5, 8.5.3 "The Simple Participant Discovery Protocol"): every participant announces
+itself periodically, and Fast DDS (the default RMW here) does so every 3 s by default ("leaseDuration_
+announcementperiod"). A participant already running is therefore seen within 3 s even when the first
+announcements cross; measured on a 2-core machine: found after 0.2-3.0 s, so :data:`PROBE_S` is 3 s plus a margin.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+
+from cosim_validation.common.exceptions import CosimError
+
+PROBE_S = 5.0  # how long an empty domain is watched before it is called empty (s, steady clock)
+START_LIMIT_S = 60.0  # importing rclpy and creating a participant, on a loaded machine (s)
+
+
+class DomainProbeError(CosimError):
+    """The probe process could not look at the domain."""
+
+
+def strangers(env: Mapping[str, str], window_s: float = PROBE_S) -> list[str]:
+    """What is on the domain of ``env`` besides the probe: ``node /ns/name`` and ``topic /name`` entries.
+
+    Args:
+        env: The environment of the session's nodes (``ROS_DOMAIN_ID``, ``ROS_AUTOMATIC_DISCOVERY_RANGE``).
+        window_s: The longest the graph is watched (s); an empty domain costs all of it.
+
+    Raises:
+        DomainProbeError: The probe process failed or did not answer in time.
+    """
+    command = [sys.executable, "-m", "cosim_validation.live.ros.graph_probe", str(window_s)]
+    domain = env.get("ROS_DOMAIN_ID", "?")
+    try:
+        done = subprocess.run(
+            command, env=dict(env), capture_output=True, text=True, timeout=window_s + START_LIMIT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise DomainProbeError(f"domain {domain}: the graph probe did not answer within {START_LIMIT_S:g} s") from None
+    last = done.stdout.strip().splitlines()[-1:] or [""]
+    try:
+        found = json.loads(last[0])
+    except json.JSONDecodeError:
+        found = None
+    if done.returncode != 0 or not isinstance(found, list):
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise DomainProbeError(f"domain {domain}: the graph probe failed (exit {done.returncode}: {tail})")
+    return [str(item) for item in found]

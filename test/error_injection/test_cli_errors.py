@@ -29,7 +29,8 @@ def test_train_then_evaluate_writes_the_model_and_the_page(
     model = tmp_path / "m.npz"
     assert main(["errors", "train", str(dataset_file), "-o", str(model), "--max-epochs", "60", "--seed", "2"]) == 0
     out = capsys.readouterr().out
-    assert "calibration (shah+refined, 1200 poses)" in out
+    assert "calibration (kinematic, 1200 poses)" in out
+    assert "held at nominal (not identifiable from the data): offset joint1, offset joint7" in out
     assert f"wrote {model}" in out
     assert ErrorModel.load(model).meta["nn1"]["settings"]["seed"] == 2
     page = tmp_path / "report.html"

@@ -57,6 +57,9 @@ class KinematicCalibration:
         nominal: The hand-eye calibration with the nominal model (the start; its residuals are "before").
         estimated: Names of the kinematic parameters estimated.
         held: Names of those the data cannot identify, held at nominal.
+        standard_error: (K,) standard error of each kinematic parameter in :func:`parameter_names` order (from
+            the Jacobian at the solution and the residuals' spread, every residual weighted alike) [rad | m |
+            ratio]; NaN where held.
     """
 
     joint_map: JointMap
@@ -64,6 +67,7 @@ class KinematicCalibration:
     nominal: HandEye
     estimated: tuple[str, ...]
     held: tuple[str, ...]
+    standard_error: np.ndarray
 
     def summary(self, joint_names: tuple[str, ...]) -> dict[str, Any]:
         """The model, the held parameters and the residuals before and after (mm, deg) as JSON."""
@@ -228,20 +232,45 @@ def calibrate_kinematics(
     nominal = calibrate(kinematics_poses(kinematics, q), B)
     d = np.zeros_like(q) if directions is None else np.asarray(directions, dtype=np.float64)
     problem = _Problem(kinematics, q, d, np.asarray(B, dtype=np.float64), coupled, length_m)
-    p0 = _start(nominal, problem.n_kinematic)
-    keep = identifiable(problem.jacobian(p0), problem.n_kinematic)
-    for _ in range(_ROUNDS):
-        p = _solve(problem, p0, keep)  # held parameters stay at nominal
-        now = identifiable(problem.jacobian(p), problem.n_kinematic) & keep
-        if (now == keep).all():
-            break
-        keep = now
+    p, keep, error = _fit(problem, _start(nominal, problem.n_kinematic))
     X, Y = problem.transforms(p)
     A = problem.tool_poses(p)
     hand_eye = HandEye(X, Y, *residuals(A, problem.B, X, Y), "kinematic")
     estimated = tuple(n for n, k in zip(names, keep, strict=True) if k)
     held = tuple(n for n, k in zip(names, keep, strict=True) if not k)
-    return KinematicCalibration(problem.joint_map(p), hand_eye, nominal, estimated, held)
+    return KinematicCalibration(problem.joint_map(p), hand_eye, nominal, estimated, held, error)
+
+
+def _fit(problem: _Problem, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The solution, which kinematic parameters were estimated, and their standard errors (NaN: held).
+
+    The identifiable parameters are found at the start, the problem solved with the others at nominal, and found
+    again at the solution until they no longer change (at most :data:`_ROUNDS` times).
+    """
+    keep = identifiable(problem.jacobian(p0), problem.n_kinematic)
+    for _ in range(_ROUNDS):
+        p = _solve(problem, p0, keep)  # held parameters stay at nominal
+        jacobian = problem.jacobian(p)
+        now = identifiable(jacobian, problem.n_kinematic) & keep
+        if (now == keep).all():
+            break
+        keep = now
+    else:
+        p = _solve(problem, p0, keep)
+        jacobian = problem.jacobian(p)
+    return p, keep, _standard_errors(jacobian, problem(p), keep)
+
+
+def _standard_errors(jacobian: np.ndarray, residual: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """(K,) standard errors of the kinematic parameters (NaN where held): sqrt of the diagonal of
+    s^2 (J^T J)^-1 over the free columns, s^2 the residuals' sum of squares over their degrees of freedom."""
+    free = np.concatenate([keep, np.ones(12, dtype=bool)])
+    J = jacobian[:, free]
+    s2 = float(residual @ residual) / max(1, residual.size - J.shape[1])
+    covariance = s2 * np.linalg.pinv(J.T @ J)
+    out = np.full(keep.size, np.nan)
+    out[keep] = np.sqrt(np.diag(covariance)[: int(keep.sum())])
+    return out
 
 
 def kinematics_poses(kinematics: Kinematics, q: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ A dataset is the Parquet file of docs/ERRORS.md, or the documented CSV (its robo
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
     result["calibration"] = labelled.hand_eye.summary()
     if labelled.kinematic is not None:
         result["kinematic_calibration"] = labelled.kinematic.summary(kinematics.joint_names)
+    if labelled.marker_reading_gap is not None:
+        t_m, r_rad = labelled.marker_reading_gap
+        result["marker_reading_gap"] = {"translation_mm": 1e3 * t_m, "rotation_deg": math.degrees(r_rad)}
     if args.action == "calibrate":
         result["X_tip_marker"] = labelled.hand_eye.X.tolist()
         result["Y_base_tracker"] = labelled.hand_eye.Y.tolist()
@@ -272,6 +276,10 @@ def _print(action: str, result: dict[str, Any]) -> None:
           f"({cal['translation_max_mm']:.3f} max), {cal['rotation_mean_deg']:.3f} deg mean")  # fmt: skip
     if "kinematic_calibration" in result:
         _print_kinematic(result["kinematic_calibration"])
+    if "marker_reading_gap" in result:
+        gap = result["marker_reading_gap"]
+        print(f"tracker floor: one reading misses the marker's pose by {gap['translation_mm']:.3f} mm, "
+              f"{gap['rotation_deg']:.3f} deg (mean; the mean of k readings by about 1/sqrt(k) of it)")  # fmt: skip
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
@@ -293,7 +301,8 @@ def _print_kinematic(kin: dict[str, Any]) -> None:
               f"({r['rotation_p95_deg']:.3f} p95)")  # fmt: skip
     model = kin["joint_map"]
     for i, name in enumerate(model["joint_names"]):
-        print(f"  {name}: offset {model['offset'][i]:+.3e}, scale {model['scale'][i]:.5f}")
+        print(f"  {name}: offset {model['offset'][i]:+.3e}, scale {model['scale'][i]:.5f}, "
+              f"lost motion {model['lost_motion'][i]:+.2e}")  # fmt: skip
     for (a, b), c in zip(model["coupled"], model["coupling"], strict=True):
         print(f"  coupling {model['joint_names'][a]}->{model['joint_names'][b]}: {c:+.4f}")
     held = kin["held_at_nominal"]

@@ -80,6 +80,9 @@ class Labelled:
         settled: (n,) bool: the row averages several readings of a settled pose (None: not known, none).
         dataset_hash: :meth:`~.dataset.ErrorDataset.content_hash` of the dataset as given (before cleaning).
         kinematic: The kinematic calibration (None: the nominal model, hand-eye alone).
+        marker_reading_gap: Mean position [m] and rotation [rad] gap of one tracked reading of the marker from
+            the pose it measures (from the repeats; None without): the tracker's floor under the calibration's
+            residuals, which are those of the marker (the mean of k readings: about 1 / sqrt(k) of it).
     """
 
     cleaned: CleanedDataset
@@ -90,6 +93,7 @@ class Labelled:
     settled: np.ndarray | None = None
     dataset_hash: str = ""
     kinematic: KinematicCalibration | None = None
+    marker_reading_gap: tuple[float, float] | None = None
 
     def calibrated_joints(self) -> np.ndarray:
         """(n, J) the calibrated model's joints of the measured ones (the measured joints without a calibration)."""
@@ -166,7 +170,20 @@ def label(
     unreached = tracked & ~(residual <= IK_TOLERANCE_M)  # near a singularity no small joint change reaches it
     q_actual[unreached] = np.nan
     cleaned.counts["ik_unreached"] = int(unreached.sum())
-    return Labelled(cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash(), calibration)
+    marker_gap = _marker_reading_gap(readings, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0)))
+    return Labelled(
+        cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash(), calibration, marker_gap
+    )
+
+
+def _marker_reading_gap(readings: CleanedDataset, B_means: np.ndarray) -> tuple[float, float] | None:
+    """The marker-pose spread of single readings around their group's mean (any frame: the gap is invariant)."""
+    tracked = readings.tracked
+    if not tracked.any():
+        return None
+    data = readings.dataset
+    B = poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked])
+    return single_reading_gap(B, groups(readings)[tracked], B_means)
 
 
 def last_moves(data: ErrorDataset) -> np.ndarray:

@@ -102,3 +102,20 @@ def test_a_run_becomes_a_dataset_of_its_stored_trajectories(
         np.testing.assert_array_equal(rows.q_measured, record.q_measured)
         np.testing.assert_array_equal(rows.marker_error_m, record.marker_error_m)
     assert dataset.marker_seen.any()
+
+
+def test_too_few_poses_for_the_kinematic_calibration_is_one_error_line(
+    kinematics: Kinematics, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "small.parquet"
+    write_parquet(synthetic_dataset(kinematics, 40, 10, seed=6), path)
+    assert main(["errors", "calibrate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "error: kinematic calibration: 40 tracked poses for 35 parameters (7 joint offsets, 7 ratios, 2 couplings, "
+        "7 lost motions, X and Y); at least 70 are needed (2 per parameter)\n"
+    )
+    assert main(["errors", "calibrate", str(path), "--hand-eye-only", "--json"]) == 0  # X and Y alone: 10 poses
+    result = json.loads(capsys.readouterr().out)
+    assert "kinematic_calibration" not in result
+    assert result["calibration"]["method"] == "shah+refined"

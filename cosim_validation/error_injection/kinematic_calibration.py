@@ -14,12 +14,12 @@ start is the hand-eye solution with the nominal model.
 
 **What the data cannot tell apart.** The first joint's offset turns the whole arm about a fixed axis, which Y
 absorbs; the last joint's offset turns the tip frame by a constant, which X absorbs; a joint that never moves has
-a ratio indistinguishable from its offset and no lost motion to see. Such parameters are found in the Jacobian of the residuals (central
-differences), each column scaled to unit norm: X and Y's columns span a space first, then each offset, ratio,
-coupling and lost-motion column in that order is kept if the part of it outside the span of the columns kept before it is at
-least :data:`IDENTIFIABLE_SINE` of it (the sine of its angle to that span), else it is held at nominal and named
-in :attr:`KinematicCalibration.held`. The check is made at the start and again at the solution (until the kept
-set no longer changes).
+a ratio indistinguishable from its offset and no lost motion to see. Such parameters are found in the Jacobian
+of the residuals (central differences), each column scaled to unit norm: X and Y's columns span a space first,
+then each offset, ratio, coupling and lost-motion column in that order is kept if the part of it outside the
+span of the columns kept before it is at least :data:`IDENTIFIABLE_SINE` of it (the sine of its angle to that
+span), else it is held at nominal and named in :attr:`KinematicCalibration.held`. The check is made at the start
+and again at the solution (until the kept set no longer changes).
 """
 
 from __future__ import annotations
@@ -75,6 +75,11 @@ class KinematicCalibration:
             "joint_map": self.joint_map.to_json(joint_names),
             "estimated": list(self.estimated),
             "held_at_nominal": list(self.held),
+            "standard_error": {
+                n: float(e)
+                for n, e in zip(parameter_names(joint_names, self.joint_map.coupled), self.standard_error, strict=True)
+                if np.isfinite(e)
+            },
             "before": residual_statistics(self.nominal),
             "after": residual_statistics(self.hand_eye),
         }
@@ -92,7 +97,7 @@ def residual_statistics(hand_eye: HandEye) -> dict[str, float]:
 
 
 def default_coupled(n_joints: int) -> tuple[tuple[int, int], ...]:
-    """Candidate couplings: each of the last three joints (the wrist) driven by the joint before it."""
+    """Candidate couplings within the last three joints (the wrist): (J-3 -> J-2) and (J-2 -> J-1)."""
     return tuple((j - 1, j) for j in range(max(1, n_joints - 2), n_joints))
 
 

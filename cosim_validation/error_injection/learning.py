@@ -29,21 +29,18 @@ from cosim_validation.error_injection.actual_joints import actual_joints
 from cosim_validation.error_injection.dataset import ErrorDataset
 from cosim_validation.error_injection.dataset_cleaning import DEFAULT_MAX_REGISTRATION_ERROR_M, CleanedDataset, clean
 from cosim_validation.error_injection.error_types import DatasetError
-from cosim_validation.error_injection.features import (
-    DEFAULT_DEADBAND,
-    FeatureSpec,
-    feature_matrix,
-    series_directions,
-    setpoint_steps,
-)
-from cosim_validation.error_injection.hand_eye import HandEye, calibrate
-from cosim_validation.error_injection.kinematic_calibration import (
-    KinematicCalibration,
-    calibrate_kinematics,
-    kinematics_poses,
+from cosim_validation.error_injection.features import FeatureSpec, feature_matrix, setpoint_steps
+from cosim_validation.error_injection.hand_eye import HandEye
+from cosim_validation.error_injection.kinematic_calibration import KinematicCalibration
+from cosim_validation.error_injection.labelling_calibration import (
+    calibrated,
+    calibration_rows,
+    last_moves,
+    marker_reading_gap,
+    single_tip_reading_gap,
 )
 from cosim_validation.error_injection.model_file import ErrorModel
-from cosim_validation.error_injection.repeats import average_repeats, groups, single_reading_gap
+from cosim_validation.error_injection.repeats import average_repeats, groups
 from cosim_validation.error_injection.robot_identity import RobotIdentity
 from cosim_validation.error_injection.support import Guard, joint_mask, support_of
 from cosim_validation.error_injection.training import (
@@ -155,11 +152,11 @@ def label(
     B = poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked])
     calibration, start, moves = None, data.q_measured[tracked], last_moves(data)[tracked]
     if hand_eye is None:
-        rows = _calibration_rows(data.set_name[tracked] == "train", settled[tracked], kinematic)
-        hand_eye, calibration = _calibrated(kinematics, start[rows], moves[rows], B[rows], kinematic)
+        rows = calibration_rows(data.set_name[tracked] == "train", settled[tracked], kinematic)
+        hand_eye, calibration = calibrated(kinematics, start[rows], moves[rows], B[rows], kinematic)
     if calibration is not None:
         start = calibration.joint_map.apply(start, moves)
-    gap = _single_reading_gap(
+    gap = single_tip_reading_gap(
         readings, hand_eye, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0))
     )
     q_actual = np.full(data.q_measured.shape, np.nan)
@@ -170,57 +167,10 @@ def label(
     unreached = tracked & ~(residual <= IK_TOLERANCE_M)  # near a singularity no small joint change reaches it
     q_actual[unreached] = np.nan
     cleaned.counts["ik_unreached"] = int(unreached.sum())
-    marker_gap = _marker_reading_gap(readings, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0)))
+    marker_gap = marker_reading_gap(readings, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0)))
     return Labelled(
         cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash(), calibration, marker_gap
     )
-
-
-def _marker_reading_gap(readings: CleanedDataset, B_means: np.ndarray) -> tuple[float, float] | None:
-    """The marker-pose spread of single readings around their group's mean (any frame: the gap is invariant)."""
-    tracked = readings.tracked
-    if not tracked.any():
-        return None
-    data = readings.dataset
-    B = poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked])
-    return single_reading_gap(B, groups(readings)[tracked], B_means)
-
-
-def last_moves(data: ErrorDataset) -> np.ndarray:
-    """(n, J) the direction of each joint's last move in its segment (+1, -1; 0 before the first), from the
-    measured joints (the CPE direction of :mod:`~.features`, as the injector's history gives it)."""
-    q = data.q_measured
-    starts = data.segment_starts()
-    previous = np.vstack((q[:1], q[:-1]))
-    previous[starts] = q[starts]
-    return series_directions(q - previous, DEFAULT_DEADBAND, starts)
-
-
-def _calibration_rows(train: np.ndarray, settled: np.ndarray, kinematic: bool) -> np.ndarray:
-    """The tracked rows to calibrate on: the kinematic calibration prefers the settled training rows (averaged
-    readings of an arm at rest, no lag in them) when there are :data:`MIN_TRAINING_ROWS`; else every training row."""
-    preferred = train & settled
-    return preferred if kinematic and int(preferred.sum()) >= MIN_TRAINING_ROWS else train
-
-
-def _calibrated(
-    kinematics: Kinematics, q: np.ndarray, moves: np.ndarray, B: np.ndarray, kinematic: bool
-) -> tuple[HandEye, KinematicCalibration | None]:
-    """X and Y with the kinematic calibration (``kinematic``), or of the nominal model alone."""
-    if not kinematic:
-        return calibrate(kinematics_poses(kinematics, q), B), None
-    calibration = calibrate_kinematics(kinematics, q, B, moves)
-    return calibration.hand_eye, calibration
-
-
-def _single_reading_gap(readings: CleanedDataset, hand_eye: HandEye, B_means: np.ndarray) -> tuple[float, float] | None:
-    """The tip-pose spread of single readings around their group's mean (:func:`~.repeats.single_reading_gap`)."""
-    tracked = readings.tracked
-    if not tracked.any():
-        return None
-    data = readings.dataset
-    T = hand_eye.actual_tool_poses(poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked]))
-    return single_reading_gap(T, groups(readings)[tracked], hand_eye.actual_tool_poses(B_means))
 
 
 @dataclass(frozen=True)

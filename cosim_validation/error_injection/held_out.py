@@ -116,7 +116,5 @@ def held_out_evaluation(
 ) -> dict[str, Any]:
     """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate` (``kinematic``: see
     :func:`~.learning.label`)."""
-    runs = [
-        one_seed(data, kinematics, split, s, settings, max_registration_error_m, kinematic) for s in range(seeds)
-    ]
+    runs = [one_seed(data, kinematics, split, s, settings, max_registration_error_m, kinematic) for s in range(seeds)]
     return {"split": split.text, "seeds": seeds, "runs": runs, "over_seeds": aggregate(runs)}

@@ -38,7 +38,8 @@ def test_a_calibrated_model_round_trips_as_version_3(synthetic_model: ErrorModel
     path = tmp_path / "m.npz"
     model.save(path)
     back = ErrorModel.load(path).joint_map
-    assert back is not None and model.joint_map is not None
+    assert back is not None
+    assert model.joint_map is not None
     for name in ("offset", "scale", "coupling", "lost_motion"):
         np.testing.assert_array_equal(getattr(back, name), getattr(model.joint_map, name))
     assert back.coupled == model.joint_map.coupled

@@ -4,7 +4,8 @@
   and a held-out continuous motion; write the dataset (Parquet); with ``--from-run RUN`` the dataset is made of
   a session's or campaign's stored trajectories instead (a session drives the robot live, through its driver; an
   ``error_collection`` case gives the rows of the batch collection with its case seed);
-- ``calibrate DATASET``: hand-eye calibration AX = YB on the tracked training rows; residuals, X and Y;
+- ``calibrate DATASET``: kinematic calibration (joint offsets, ratios, wrist couplings) with the hand-eye X and Y
+  on the tracked training rows; the parameters held at nominal, residuals before and after, X and Y;
 - ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
 - ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and
   with ``--html`` the page with the distributions; ``evaluate DATASET --split SPLIT --seeds N`` instead trains on
@@ -16,6 +17,7 @@ A dataset is the Parquet file of docs/ERRORS.md, or the documented CSV (its robo
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("dataset", metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)")
         p.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
         p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")
+        p.add_argument("--hand-eye-only", action="store_true",
+                       help="calibrate X and Y alone, with the nominal model (default: with the joint offsets, "
+                            "ratios and wrist couplings)")  # fmt: skip
         if name == "train":
             p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (.npz)")
             kinds = ("OC", "CP", "CPE", "CS")
@@ -110,7 +115,9 @@ def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
 
     _check_registration(args)
     dataset, kinematics = _inputs(args)
-    return label(dataset, kinematics, max_registration_error_m=1e-3 * args.max_registration_error_mm), kinematics
+    kinematic = not args.hand_eye_only
+    threshold_m = 1e-3 * args.max_registration_error_mm
+    return label(dataset, kinematics, max_registration_error_m=threshold_m, kinematic=kinematic), kinematics
 
 
 def _collect_from_run(args: argparse.Namespace) -> int:
@@ -212,6 +219,11 @@ def run(args: argparse.Namespace) -> int:
     labelled, kinematics = _labelled(args)
     result: dict[str, Any] = {"dataset": str(args.dataset), "rows": labelled.cleaned.counts}
     result["calibration"] = labelled.hand_eye.summary()
+    if labelled.kinematic is not None:
+        result["kinematic_calibration"] = labelled.kinematic.summary(kinematics.joint_names)
+    if labelled.marker_reading_gap is not None:
+        t_m, r_rad = labelled.marker_reading_gap
+        result["marker_reading_gap"] = {"translation_mm": 1e3 * t_m, "rotation_deg": math.degrees(r_rad)}
     if args.action == "calibrate":
         result["X_tip_marker"] = labelled.hand_eye.X.tolist()
         result["Y_base_tracker"] = labelled.hand_eye.Y.tolist()
@@ -262,6 +274,12 @@ def _print(action: str, result: dict[str, Any]) -> None:
           f"error threshold, {rows.get('ik_unreached', 0)} poses the joints do not reach")  # fmt: skip
     print(f"calibration ({cal['method']}, {cal['poses']} poses): residual {cal['translation_mean_mm']:.3f} mm mean "
           f"({cal['translation_max_mm']:.3f} max), {cal['rotation_mean_deg']:.3f} deg mean")  # fmt: skip
+    if "kinematic_calibration" in result:
+        _print_kinematic(result["kinematic_calibration"])
+    if "marker_reading_gap" in result:
+        gap = result["marker_reading_gap"]
+        print(f"tracker floor: one reading misses the marker's pose by {gap['translation_mm']:.3f} mm, "
+              f"{gap['rotation_deg']:.3f} deg (mean; the mean of k readings by about 1/sqrt(k) of it)")  # fmt: skip
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
@@ -272,3 +290,20 @@ def _print(action: str, result: dict[str, Any]) -> None:
         print(f"wrote {result['model']}")
     elif action == "evaluate":
         errors_evaluate.print_model_result(result)
+
+
+def _print_kinematic(kin: dict[str, Any]) -> None:
+    """The kinematic calibration: residuals before and after, the parameters, those held at nominal."""
+    for when in ("before", "after"):
+        r = kin[when]
+        print(f"  {when} the kinematic calibration: {r['translation_mean_mm']:.3f} mm mean "
+              f"({r['translation_p95_mm']:.3f} p95), {r['rotation_mean_deg']:.3f} deg mean "
+              f"({r['rotation_p95_deg']:.3f} p95)")  # fmt: skip
+    model = kin["joint_map"]
+    for i, name in enumerate(model["joint_names"]):
+        print(f"  {name}: offset {model['offset'][i]:+.3e}, scale {model['scale'][i]:.5f}, "
+              f"lost motion {model['lost_motion'][i]:+.2e}")  # fmt: skip
+    for (a, b), c in zip(model["coupled"], model["coupling"], strict=True):
+        print(f"  coupling {model['joint_names'][a]}->{model['joint_names'][b]}: {c:+.4f}")
+    held = kin["held_at_nominal"]
+    print(f"  held at nominal (not identifiable from the data): {', '.join(held) if held else 'none'}")

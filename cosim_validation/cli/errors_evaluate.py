@@ -69,7 +69,7 @@ def split_result(args: argparse.Namespace, dataset: Any, kinematics: Any) -> dic
     split = parse_split(args.split)
     settings = LearnSettings(args.nn1, args.nn2, TrainingSettings(max_epochs=args.max_epochs), plain=args.plain)
     result = held_out_evaluation(dataset, kinematics, split, args.seeds, settings,
-                                 1e-3 * args.max_registration_error_mm)  # fmt: skip
+                                 1e-3 * args.max_registration_error_mm, not args.hand_eye_only)  # fmt: skip
     over = result["over_seeds"]
     warnings = []
     for key, name, unit in _GAPS:

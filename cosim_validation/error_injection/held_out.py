@@ -52,6 +52,7 @@ def one_seed(
     seed: int,
     settings: LearnSettings,
     max_registration_error_m: float,
+    kinematic: bool = True,
 ) -> dict[str, Any]:
     """Split with ``seed``, learn (training seed ``seed``) and evaluate on the held-out rows; the summary.
 
@@ -61,7 +62,7 @@ def one_seed(
     """
     assigned, what = assign(data, split, seed)
     check_split(assigned, split)
-    labelled = label(assigned, kinematics, max_registration_error_m=max_registration_error_m)
+    labelled = label(assigned, kinematics, max_registration_error_m=max_registration_error_m, kinematic=kinematic)
     held = labelled.data.set_name == "test"
     check_split(assigned, split, int((labelled.cleaned.tracked & held).sum()))
     seeded = replace(settings, training=replace(settings.training, seed=seed))
@@ -111,7 +112,9 @@ def held_out_evaluation(
     seeds: int,
     settings: LearnSettings,
     max_registration_error_m: float,
+    kinematic: bool = True,
 ) -> dict[str, Any]:
-    """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate`."""
-    runs = [one_seed(data, kinematics, split, s, settings, max_registration_error_m) for s in range(seeds)]
+    """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate` (``kinematic``: see
+    :func:`~.learning.label`)."""
+    runs = [one_seed(data, kinematics, split, s, settings, max_registration_error_m, kinematic) for s in range(seeds)]
     return {"split": split.text, "seeds": seeds, "runs": runs, "over_seeds": aggregate(runs)}

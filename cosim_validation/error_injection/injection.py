@@ -2,11 +2,14 @@
 
 For every setpoint q_s of the controller the injector sends the simulated robot
 
-    q = q_s + a1 + a2,   a1 = NN1(q_s, history),   a2 = NN2(q_s + a1, history)
+    q = q_s + a1 + a2,   a1 = NN1(q_s, history),   a2 = m(q_s + a1, d) - (q_s + a1) + NN2(q_s + a1, history)
 
 (NN1: the physical robot's controller error, so q_s + a1 is where its encoders would read; NN2: its kinematic
 and non-kinematic error, so q_s + a1 + a2 is where its links really are). A simulator follows its setpoints
-almost exactly, so its actual tip lands where the physical robot's would. What the controller and the monitor
+almost exactly, so its actual tip lands where the physical robot's would. m is the model's kinematic
+calibration (:mod:`~.joint_map`; the identity for a model without one; d each joint's last move, from the
+measured joints as in training): the calibrated joints carry the arm's joint offsets, ratios, lost motion and
+couplings everywhere, also where NN2's guard has faded its offsets to zero. What the controller and the monitor
 see of the simulated robot is what they would see of the physical one: the measured joints are the simulated
 joints minus a2 (the encoders of an arm whose links sit a2 away from them), the actual tip is the simulator's.
 
@@ -31,7 +34,7 @@ import numpy as np
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.error_injection.error_types import ModelFileError
-from cosim_validation.error_injection.features import DirectionState
+from cosim_validation.error_injection.features import DEFAULT_DEADBAND, DirectionState, step_directions
 from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.error_injection.robot_identity import RobotIdentity
 from cosim_validation.robots.filters.robot_filter import FilterEvent
@@ -55,6 +58,7 @@ class ErrorInjector:
         self._name = f"errors:{label}"
         self._nn1 = DirectionState(model.nn1.features)
         self._nn2 = DirectionState(model.nn2.features)
+        self._moves = np.zeros(model.robot.n_joints)  # each joint's last move, for the kinematic lost motion
         n = model.robot.n_joints
         self._previous = np.zeros(n)  # the measured joints last reported
         self._previous_setpoint = np.zeros(n)  # the setpoint of the command before
@@ -70,6 +74,7 @@ class ErrorInjector:
         """A new case at rest at ``q0`` (J,): no history, no offset (the networks are deterministic)."""
         self._nn1.reset()
         self._nn2.reset()
+        self._moves = np.zeros_like(self._moves)
         self._previous = np.array(q0, dtype=np.float64)
         self._previous_setpoint = self._previous.copy()
         self._a2 = np.zeros_like(self._previous)
@@ -81,7 +86,8 @@ class ErrorInjector:
         a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step))
         measured = q_setpoint + a1
         a2 = self.model.offsets("nn2", self._nn2.features(measured, self._previous, step))
-        return a1, a2
+        self._moves = step_directions(self._moves, measured - self._previous, DEFAULT_DEADBAND)
+        return a1, self.model.kinematic_offsets(measured, self._moves) + a2
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
         """q_s + a1 + a2, within the joint limits."""

@@ -3,11 +3,13 @@
 1. :func:`~.dataset_cleaning.clean` drops rows with non-finite joints and marks the rows with a usable marker pose
    (the counts are reported); :func:`~.repeats.average_repeats` merges the repeated readings of each settled pose
    into one row (their spread is the tracker's noise: :attr:`Labelled.single_reading_gap`);
-2. hand-eye calibration (:mod:`~.hand_eye`) on the (FK(measured joints), marker pose) pairs of the training set,
-   unless a calibration is given;
+2. kinematic calibration (:mod:`~.kinematic_calibration`: joint offsets, ratios and wrist couplings with X and
+   Y) on the (measured joints, marker pose) pairs of the training set, or with ``kinematic=False`` the hand-eye
+   calibration alone (:mod:`~.hand_eye`, the nominal model), unless a calibration is given;
 3. the actual tip pose of every tracked row, Y B X^-1, and its actual joints (:mod:`~.actual_joints`);
 4. NN1 on every training row (setpoint [+ history] -> measured - setpoint), NN2 on the tracked training rows
-   (measured [+ history] -> actual - measured); the history is the previous row's measured joints of the same
+   (measured [+ history] -> actual - calibrated, the calibrated joints m(measured) of the joint map; the
+   nominal model's are the measured ones); the history is the previous row's measured joints of the same
    segment, as the injector sees it;
 5. unless ``plain``: each network's guard (:mod:`~.support`): blocks of consecutive rows (15 %) are kept from its
    fit; its training support is that of the rows it was fitted to, and its joint mask keeps the joints whose
@@ -28,9 +30,17 @@ from cosim_validation.error_injection.dataset import ErrorDataset
 from cosim_validation.error_injection.dataset_cleaning import DEFAULT_MAX_REGISTRATION_ERROR_M, CleanedDataset, clean
 from cosim_validation.error_injection.error_types import DatasetError
 from cosim_validation.error_injection.features import FeatureSpec, feature_matrix, setpoint_steps
-from cosim_validation.error_injection.hand_eye import HandEye, calibrate
+from cosim_validation.error_injection.hand_eye import HandEye
+from cosim_validation.error_injection.kinematic_calibration import KinematicCalibration
+from cosim_validation.error_injection.labelling_calibration import (
+    calibrated,
+    calibration_rows,
+    last_moves,
+    marker_reading_gap,
+    single_tip_reading_gap,
+)
 from cosim_validation.error_injection.model_file import ErrorModel
-from cosim_validation.error_injection.repeats import average_repeats, groups, single_reading_gap
+from cosim_validation.error_injection.repeats import average_repeats, groups
 from cosim_validation.error_injection.robot_identity import RobotIdentity
 from cosim_validation.error_injection.support import Guard, joint_mask, support_of
 from cosim_validation.error_injection.training import (
@@ -66,6 +76,10 @@ class Labelled:
             leaves against single tracked samples.
         settled: (n,) bool: the row averages several readings of a settled pose (None: not known, none).
         dataset_hash: :meth:`~.dataset.ErrorDataset.content_hash` of the dataset as given (before cleaning).
+        kinematic: The kinematic calibration (None: the nominal model, hand-eye alone).
+        marker_reading_gap: Mean position [m] and rotation [rad] gap of one tracked reading of the marker from
+            the pose it measures (from the repeats; None without): the tracker's floor under the calibration's
+            residuals, which are those of the marker (the mean of k readings: about 1 / sqrt(k) of it).
     """
 
     cleaned: CleanedDataset
@@ -75,6 +89,13 @@ class Labelled:
     single_reading_gap: tuple[float, float] | None = None
     settled: np.ndarray | None = None
     dataset_hash: str = ""
+    kinematic: KinematicCalibration | None = None
+    marker_reading_gap: tuple[float, float] | None = None
+
+    def calibrated_joints(self) -> np.ndarray:
+        """(n, J) the calibrated model's joints of the measured ones (the measured joints without a calibration)."""
+        q = self.data.q_measured
+        return q if self.kinematic is None else self.kinematic.joint_map.apply(q, last_moves(self.data))
 
     def settled_rows(self) -> np.ndarray:
         """(n,) bool: rows averaged from several readings of a settled pose (all False for a dataset without)."""
@@ -106,8 +127,13 @@ def label(
     kinematics: Kinematics,
     hand_eye: HandEye | None = None,
     max_registration_error_m: float = DEFAULT_MAX_REGISTRATION_ERROR_M,
+    kinematic: bool = True,
 ) -> Labelled:
     """Clean ``dataset``, calibrate on its tracked training rows (unless ``hand_eye`` is given), label every row.
+
+    Args:
+        kinematic: Calibrate the joint offsets, ratios and wrist couplings with X and Y (False: X and Y alone,
+            the nominal model).
 
     Raises:
         DatasetError: The dataset is another robot's.
@@ -124,32 +150,27 @@ def label(
     settled = np.bincount(groups(readings)) > 1
     data, tracked = cleaned.dataset, cleaned.tracked
     B = poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked])
-    A = np.stack([kinematics.tip_transform(q) for q in data.q_measured[tracked]]) if tracked.any() else B
+    calibration, start, moves = None, data.q_measured[tracked], last_moves(data)[tracked]
     if hand_eye is None:
-        train = data.set_name[tracked] == "train"
-        hand_eye = calibrate(A[train], B[train])
-    gap = _single_reading_gap(
+        rows = calibration_rows(data.set_name[tracked] == "train", settled[tracked], kinematic)
+        hand_eye, calibration = calibrated(kinematics, start[rows], moves[rows], B[rows], kinematic)
+    if calibration is not None:
+        start = calibration.joint_map.apply(start, moves)
+    gap = single_tip_reading_gap(
         readings, hand_eye, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0))
     )
     q_actual = np.full(data.q_measured.shape, np.nan)
     residual = np.full(data.n_rows, np.nan)
     if tracked.any():
-        solved = actual_joints(kinematics, data.q_measured[tracked], hand_eye.actual_tool_poses(B))
+        solved = actual_joints(kinematics, start, hand_eye.actual_tool_poses(B))
         q_actual[tracked], residual[tracked] = solved.q, solved.position_residual_m
     unreached = tracked & ~(residual <= IK_TOLERANCE_M)  # near a singularity no small joint change reaches it
     q_actual[unreached] = np.nan
     cleaned.counts["ik_unreached"] = int(unreached.sum())
-    return Labelled(cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash())
-
-
-def _single_reading_gap(readings: CleanedDataset, hand_eye: HandEye, B_means: np.ndarray) -> tuple[float, float] | None:
-    """The tip-pose spread of single readings around their group's mean (:func:`~.repeats.single_reading_gap`)."""
-    tracked = readings.tracked
-    if not tracked.any():
-        return None
-    data = readings.dataset
-    T = hand_eye.actual_tool_poses(poses(data.marker_pos_m[tracked], data.marker_quat_wxyz[tracked]))
-    return single_reading_gap(T, groups(readings)[tracked], hand_eye.actual_tool_poses(B_means))
+    marker_gap = marker_reading_gap(readings, poses(data.marker_pos_m, np.nan_to_num(data.marker_quat_wxyz, nan=1.0)))
+    return Labelled(
+        cleaned, hand_eye, q_actual, residual, gap, settled, dataset.content_hash(), calibration, marker_gap
+    )
 
 
 @dataclass(frozen=True)
@@ -241,17 +262,21 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
     rows2, what2 = _prefer(
         labelled_rows, labelled_rows & settled, "NN2 (settled tracked training rows)", "NN2 (tracked training rows)"
     )
-    nn2, guard2 = fit_guarded(spec2, x2[rows2], (labelled.q_actual - data.q_measured)[rows2], settings, what2)
+    target2 = labelled.q_actual - labelled.calibrated_joints()
+    nn2, guard2 = fit_guarded(spec2, x2[rows2], target2[rows2], settings, what2)
+    kin = labelled.kinematic
     report = {
         "source": source,
         "rows": labelled.cleaned.counts,
         "calibration": labelled.hand_eye.summary(),
+        "kinematic_calibration": None if kin is None else kin.summary(data.robot.joint_names),
         "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1, "mask": _mask_json(guard1)},
         "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2, "mask": _mask_json(guard2)},
     }
     source_hash = labelled.dataset_hash or data.content_hash()
     guards = {key: g for key, g in (("nn1", guard1), ("nn2", guard2)) if g is not None}
-    return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report, guards), report
+    joint_map = None if kin is None else kin.joint_map
+    return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report, guards, joint_map), report
 
 
 def _mask_json(guard: Guard | None) -> list[bool] | None:

@@ -2,12 +2,13 @@
 
 A model is an ``.npz`` archive of plain arrays (no pickle) with a JSON ``header`` entry::
 
-    header: {"format": "cosim-error-model", "version": 2,
+    header: {"format": "cosim-error-model", "version": 3,
              "robot": {"joint_names": [...], "model_hash": "<sha256>"},
              "training_data_hash": "<sha256 of the training rows>",
              "networks": {"nn1": {"features": {"kind": "CPE", "n_joints": 7, "deadband": 5e-05}, "layers": 3,
                                   "guard": {"radius": 0.8, "width": 1.0, "mask": [true, ...]}},
                           "nn2": {...}},
+             "kinematic": {"offset": [...], "scale": [...], "coupled": [[4, 5]], "coupling": [...]},  # or absent
              "meta": {...}}                      # hyper-parameters, training losses, dataset, time
     nn1.w0, nn1.b0, ... nn1.w2, nn1.b2           # (n_in, n_out), (n_out,) per layer
     nn1.x_mean, nn1.x_std, nn1.y_mean, nn1.y_std # z-score normalisers of inputs (F,) and outputs (J,)
@@ -20,7 +21,9 @@ Reading checks every entry (a cut-short or edited file is one :class:`ModelFileE
 :meth:`ErrorModel.check_robot` refuses a model made for another robot. The guard of a network (:mod:`~.support`:
 offsets shrink to zero away from the training data, and joints that did not help are not injected) is new in
 version 2; a version-1 file (no guards) still loads and injects its networks' offsets everywhere, as it did
-(:attr:`ErrorModel.guarded` is False; ``cosim errors train`` makes a guarded one).
+(:attr:`ErrorModel.guarded` is False; ``cosim errors train`` makes a guarded one). Version 3 adds the kinematic
+calibration (:mod:`~.joint_map`): NN2 then learns actual - m(measured), m the calibrated joints, and the injector
+adds m(q) - q to NN2's offsets; a version-1 or -2 file, or one without ``kinematic``, has none (the nominal model).
 """
 
 from __future__ import annotations
@@ -40,14 +43,15 @@ from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.error_types import ModelFileError
 from cosim_validation.error_injection.features import FeatureSpec
+from cosim_validation.error_injection.joint_map import JointMap
 from cosim_validation.error_injection.mlp import Network
 from cosim_validation.error_injection.robot_identity import RobotIdentity
 from cosim_validation.error_injection.support import Guard
 
 FORMAT = "cosim-error-model"
-VERSION = 2
-#: Versions this software reads (1: without guards).
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+#: Versions this software reads (1: without guards; 2: without a kinematic calibration).
+READABLE_VERSIONS = (1, 2, 3)
 NETWORKS = ("nn1", "nn2")
 _NORMALISERS = ("x_mean", "x_std", "y_mean", "y_std")
 
@@ -64,6 +68,7 @@ class ErrorModel:
         meta: Hyper-parameters, losses, the dataset's name, when (JSON values).
         guards: ``nn1`` / ``nn2`` -> the network's training support and joint mask; a network without one
             (a version-1 file, or trained with ``plain``) injects its offsets everywhere.
+        joint_map: The kinematic calibration NN2's offsets are relative to (None: the nominal model).
     """
 
     robot: RobotIdentity
@@ -72,6 +77,15 @@ class ErrorModel:
     training_data_hash: str
     meta: dict[str, Any] = field(default_factory=dict)
     guards: dict[str, Guard] = field(default_factory=dict)
+    joint_map: JointMap | None = None
+
+    def kinematic_offsets(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        """(J,) m(q, d) - q, the calibrated model's joint offsets at measured joints ``q`` (J,) [rad | m] whose last
+        moves were ``directions`` (J,) (+1, -1, 0); 0 without a kinematic calibration."""
+        q = np.asarray(q, dtype=np.float64)
+        if self.joint_map is None:
+            return np.zeros_like(q)
+        return self.joint_map.apply(q, directions)[0] - q  # type: ignore[no-any-return]
 
     @property
     def guarded(self) -> bool:
@@ -117,6 +131,8 @@ class ErrorModel:
             "networks": {k: self._network_header(k, n) for k, n in self._nets()},
             "meta": self.meta,
         }
+        if self.joint_map is not None:
+            header["kinematic"] = self.joint_map.to_json(self.robot.joint_names)
         arrays: dict[str, np.ndarray] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
         for key, net in self._nets():
             for i, (w, b) in enumerate(zip(net.weights, net.biases, strict=True)):
@@ -166,7 +182,10 @@ class ErrorModel:
                 if net.features.n_joints != robot.n_joints:
                     raise ModelFileError(f"{key}: {net.features.n_joints} joints, the robot has {robot.n_joints}")
             guards = {key: g for key in NETWORKS if (g := _guard(header, arrays, key, nets[key])) is not None}
-            return cls(robot, nets["nn1"], nets["nn2"], _text(header, "training_data_hash"), _meta(header), guards)
+            joint_map = _joint_map(header, robot.n_joints)
+            return cls(
+                robot, nets["nn1"], nets["nn2"], _text(header, "training_data_hash"), _meta(header), guards, joint_map
+            )
         except InputError as exc:
             raise ModelFileError(f"{source}: {exc}") from None
 
@@ -285,3 +304,13 @@ def _number(spec: dict[str, Any], name: str, where: str) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ModelFileError(f"header: {where}.{name}: expected a number, got {value!r}")
     return float(value)
+
+
+def _joint_map(header: dict[str, Any], n_joints: int) -> JointMap | None:
+    """The kinematic calibration of a version-3 file (None: absent, the nominal model)."""
+    value = header.get("kinematic")
+    if value is None:
+        return None
+    if header.get("version") != VERSION:
+        raise ModelFileError(f"header: 'kinematic' in a version-{header.get('version')} file (expected version 3)")
+    return JointMap.from_json(value, n_joints, "header: kinematic")

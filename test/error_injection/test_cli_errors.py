@@ -29,7 +29,8 @@ def test_train_then_evaluate_writes_the_model_and_the_page(
     model = tmp_path / "m.npz"
     assert main(["errors", "train", str(dataset_file), "-o", str(model), "--max-epochs", "60", "--seed", "2"]) == 0
     out = capsys.readouterr().out
-    assert "calibration (shah+refined, 1200 poses)" in out
+    assert "calibration (kinematic, 1200 poses)" in out
+    assert "held at nominal (not identifiable from the data): offset joint1, offset joint7" in out
     assert f"wrote {model}" in out
     assert ErrorModel.load(model).meta["nn1"]["settings"]["seed"] == 2
     page = tmp_path / "report.html"
@@ -101,3 +102,20 @@ def test_a_run_becomes_a_dataset_of_its_stored_trajectories(
         np.testing.assert_array_equal(rows.q_measured, record.q_measured)
         np.testing.assert_array_equal(rows.marker_error_m, record.marker_error_m)
     assert dataset.marker_seen.any()
+
+
+def test_too_few_poses_for_the_kinematic_calibration_is_one_error_line(
+    kinematics: Kinematics, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "small.parquet"
+    write_parquet(synthetic_dataset(kinematics, 40, 10, seed=6), path)
+    assert main(["errors", "calibrate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "error: kinematic calibration: 40 tracked poses for 35 parameters (7 joint offsets, 7 ratios, 2 couplings, "
+        "7 lost motions, X and Y); at least 70 are needed (2 per parameter)\n"
+    )
+    assert main(["errors", "calibrate", str(path), "--hand-eye-only", "--json"]) == 0  # X and Y alone: 10 poses
+    result = json.loads(capsys.readouterr().out)
+    assert "kinematic_calibration" not in result
+    assert result["calibration"]["method"] == "shah+refined"

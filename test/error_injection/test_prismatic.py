@@ -71,4 +71,4 @@ def test_a_short_collection_on_the_emulated_psm_is_calibrated_learned_and_evalua
     unguarded = evaluate(replace(model, guards={}), labelled, kin)
     assert np.abs(unguarded.controller_error["with"][:, 2]).max() > 0.0
     masked = ~model.guards["nn1"].mask  # the reported controller error with injection is NN1's offset
-    assert (evaluation.controller_error["with"][:, masked] == 0.0).all()
+    assert (np.abs(evaluation.controller_error["with"][:, masked]) < 1e-12).all()  # (q + a2) - a2: rounding

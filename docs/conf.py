@@ -66,32 +66,51 @@ ROOT_PAGES = {"README.md": "index.md", "CHANGELOG.md": "changelog.md"}
 ROOT_FILES = ("LICENSE", "CITATION.cff")
 
 
-def sphinx_links(text: str, to_root: str) -> str:
+def root_prefix(srcdir: str | Path) -> str:
+    """How the Sphinx project reaches the files of the repository root.
+
+    ``"../"`` from docs/ in a checkout; ``""`` where they lie beside the pages, as rosdoc2 copies README.md,
+    CHANGELOG.md and LICENSE into the project it builds.
+    """
+    return "" if (Path(srcdir) / "README.md").is_file() else "../"
+
+
+def sphinx_links(text: str, to_root: str, root: str = "../") -> str:
     """``text`` (Markdown) with its links to the root pages pointed at their pages here.
 
     Args:
         text: a page of docs/ (``to_root`` ``"../"``) or a root page included by one (``to_root`` ``""``).
         to_root: how the page's links spell the repository root.
+        root: how the Sphinx project reaches the root's other files (:func:`root_prefix`).
     """
     for name, page in ROOT_PAGES.items():
         text = re.sub(rf"\]\({re.escape(to_root + name)}(?=[#)])", f"]({page}", text)
-    if not to_root:  # an included root page: its links to other root files are one level up from docs/
+    if not to_root:  # an included root page: its links to the root's other files, as seen from the project
         for name in ROOT_FILES:
-            text = text.replace(f"]({name})", f"](../{name})")
+            text = text.replace(f"]({name})", f"]({root}{name})")
     return text
 
 
+def _on_config_inited(app: Any, config: Any) -> None:
+    if not root_prefix(app.srcdir):  # the root pages beside the project are included, not pages of their own
+        config.exclude_patterns = [*config.exclude_patterns, *ROOT_PAGES]
+
+
 def _on_source_read(app: Any, docname: str, source: list[str]) -> None:
-    source[0] = sphinx_links(source[0], "../")
+    text = sphinx_links(source[0], "../")
+    if not root_prefix(app.srcdir):
+        text = text.replace("{include} ../", "{include} ")
+    source[0] = text
 
 
 def _on_include_read(app: Any, relative_path: Path, parent_docname: str, content: list[str]) -> None:
     if Path(relative_path).name in ROOT_PAGES:
-        content[0] = sphinx_links(content[0], "")
+        content[0] = sphinx_links(content[0], "", root_prefix(app.srcdir))
 
 
 def setup(app: Any) -> dict[str, bool]:
     """Registers the link rewriting above."""
+    app.connect("config-inited", _on_config_inited)
     app.connect("source-read", _on_source_read)
     app.connect("include-read", _on_include_read)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,6 +10,8 @@ warning and so a failed build. The full build reads some 440 pages: about 2 min 
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,10 +29,12 @@ BUILD_TIMEOUT_S = 1800.0
 
 
 def sphinx(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``sphinx-build -b html -W --keep-going`` of ``source`` into ``out`` (doctrees beside it)."""
+    """``sphinx-build -b html -W --keep-going`` of ``source`` into ``out`` (doctrees beside it), documenting the
+    package of this checkout."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q"]
     command += ["-d", str(out.parent / f"{out.name}-doctrees"), *extra, str(source), str(out)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+    return subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False, env=env)
 
 
 def repository_copy(tmp: Path) -> Path:
@@ -108,6 +112,24 @@ def test_a_sound_small_project_builds(tmp_path: Path) -> None:
     result = sphinx(source, tmp_path / "html", "-c", str(ROOT / "docs"))
     assert result.returncode == 0, result.stderr
     assert 'href="CASES.html#reports"' in (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("layout", ["checkout", "rosdoc2"])
+def test_the_readme_is_the_start_page_in_either_layout(tmp_path: Path, layout: str) -> None:
+    """index.md includes README.md from the repository root (a checkout) or from beside it (rosdoc2 copies the
+    root's README.md, CHANGELOG.md and LICENSE into the project it builds); its links to LICENSE follow."""
+    source = tmp_path / "root" / "docs"
+    source.mkdir(parents=True)
+    root = source.parent if layout == "checkout" else source
+    (root / "README.md").write_text("# Package\n\nIntro.\n\n## Two parts\n\nSee [LICENSE](LICENSE).\n", "utf-8")
+    (root / "LICENSE").write_text("Apache License 2.0\n", encoding="utf-8")
+    (source / "index.md").write_text((ROOT / "docs" / "index.md").read_text(encoding="utf-8").split("```{toctree}")[0])
+    result = sphinx(source, tmp_path / "html", "-c", str(ROOT / "docs"))
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    assert "Two parts" in page
+    assert re.search(r'href="_downloads/\w+/LICENSE"', page), "README's link to LICENSE is not the file"
+    assert not (tmp_path / "html" / "README.html").exists()
 
 
 def docs_conf() -> ModuleType:

@@ -5,7 +5,7 @@ WITH_ENV := scripts/with_env.sh
 # (test/conftest.py), so its shared fixtures are built once. PYTEST_WORKERS=0 runs in this process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup demo test test-steps lint typecheck pytest bench clean
+.PHONY: setup demo test test-steps lint typecheck pytest bench docs clean
 
 setup:
 	@bash scripts/setup.sh
@@ -33,6 +33,12 @@ lint: setup
 
 typecheck: setup
 	@$(WITH_ENV) mypy
+
+# The documentation as HTML in build/docs (Sphinx, MyST Markdown, the API from the docstrings; docs/conf.py),
+# warnings as errors. Open build/docs/index.html.
+docs: setup
+	@$(WITH_ENV) python -m sphinx -b html -W --keep-going -j auto -q docs build/docs
+	@echo "make docs: build/docs/index.html"
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(WITH_ENV) python "$$b" || exit 1; done

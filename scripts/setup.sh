@@ -104,7 +104,7 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(
     "$PY" -m venv "$VENV"
   fi
 fi
-REQS=(requirements/core.txt requirements/dev.txt)
+REQS=(requirements/core.txt requirements/dev.txt requirements/docs.txt)
 [ "${MODE%%:*}" = wheels ] && REQS+=(requirements/ros.txt)
 PY_STAMP=$(hash_of "${REQS[@]}" requirements/nodeps.txt setup.py setup.cfg package.xml scripts/setup.sh <(echo "$MODE"))
 if [ "$(cat "$VENV/.cosim-stamp" 2>/dev/null)" != "$PY_STAMP" ]; then

@@ -1,15 +1,15 @@
 """Loading the ``anatomy:`` section of a configuration into an :class:`AnatomyScene`.
 
-```yaml
-anatomy:
-  patient_pose: {xyz_m: [0.54, 0.50, 0.07], rpy_rad: [0.0, 0.0, 3.14159]}  # patient frame in base_link
-  repair: false                       # true: repair what trimesh/manifold3d can, and report it
-  repair_max_loss: 0.05               # a repair may remove at most this share of a model's volume
-  models:
-    - {name: left_lung, role: target, builtin: left_lung}
-    - {name: heart, role: obstacle, file: meshes/heart.stl, unit: m,
-       pose: {xyz_m: [0, 0, 0], rpy_rad: [0, 0, 0]}}  # optional: the file's frame in the patient frame
-```
+.. code-block:: yaml
+
+    anatomy:
+      patient_pose: {xyz_m: [0.54, 0.50, 0.07], rpy_rad: [0.0, 0.0, 3.14159]}  # patient frame in base_link
+      repair: false                       # true: repair what trimesh/manifold3d can, and report it
+      repair_max_loss: 0.05               # a repair may remove at most this share of a model's volume
+      models:
+        - {name: left_lung, role: target, builtin: left_lung}
+        - {name: heart, role: obstacle, file: meshes/heart.stl, unit: m,
+           pose: {xyz_m: [0, 0, 0], rpy_rad: [0, 0, 0]}}  # optional: the file's frame in the patient frame
 """
 
 from __future__ import annotations

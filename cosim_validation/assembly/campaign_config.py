@@ -1,12 +1,12 @@
 """The ``campaign:`` section: the property set checked on every case, which engine plays which robot.
 
-```yaml
-campaign:
-  properties: properties.yaml       # property set and KPIs (relative to the configuration file)
-  robots: {virtual: mujoco, physical: emulated}   # engine behind each robot named in --backends
-  safety_property: needle_outside_forbidden_regions   # its violation makes a case "error-triggering"
-  supervisor: supervisor/supervisor.yaml   # optional: every case runs under the task supervisor (docs/SUPERVISOR.md)
-```
+.. code-block:: yaml
+
+    campaign:
+      properties: properties.yaml       # property set and KPIs (relative to the configuration file)
+      robots: {virtual: mujoco, physical: emulated}   # engine behind each robot named in --backends
+      safety_property: needle_outside_forbidden_regions   # its violation makes a case "error-triggering"
+      supervisor: supervisor/supervisor.yaml  # optional: every case runs under the task supervisor (docs/SUPERVISOR.md)
 """
 
 from __future__ import annotations

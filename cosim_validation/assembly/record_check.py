@@ -31,7 +31,10 @@ class RecordReport:
 
     Attributes:
         source: Where the record came from (file name), for display.
-        test_id, robot, backend, n_samples: From the record.
+        test_id: From the record.
+        robot: From the record.
+        backend: From the record.
+        n_samples: From the record.
         verdicts: Property verdicts, then one ``machine:<name>`` verdict per behaviour machine.
         kpis: The KPIs.
         machines: The machines' detailed results.

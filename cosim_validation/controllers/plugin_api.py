@@ -3,8 +3,8 @@
 A plugin is a factory ``make_controller(options, context) -> controller``. The controller keeps one of two
 contracts:
 
-- planning: ``plan_case(source, target, seed) -> Plan`` (the :class:`~.controller.Controller` protocol), streamed
-  open loop by the lockstep loop;
+- planning: ``plan_case(source, target, seed) -> Plan`` (the
+  :class:`~cosim_validation.controllers.controller.Controller` protocol), streamed open loop by the lockstep loop;
 - closed loop (:class:`ClosedLoopController`): ``start(case)`` once per case, then ``step(observation) -> Command``
   once per control period; optionally ``reference(case) -> Plan | None``, the trajectory the monitor checks
   "follows the plan" against (without one, the commands are the expected trajectory).

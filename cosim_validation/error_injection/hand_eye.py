@@ -38,7 +38,7 @@ class HandEye(NamedTuple):
     Attributes:
         X: (4, 4) T_tool_marker.
         Y: (4, 4) T_base_tracker.
-        translation_residual_m: (n,) |p(A_i X) - p(Y B_i)| [m].
+        translation_residual_m: (n,) ``|p(A_i X) - p(Y B_i)|`` [m].
         rotation_residual_rad: (n,) angle between R(A_i X) and R(Y B_i) [rad].
         method: ``shah`` or ``shah+refined``.
     """

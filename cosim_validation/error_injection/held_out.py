@@ -2,10 +2,10 @@
 
 For every seed the dataset is split (:mod:`~.splits`), the hand-eye calibration and both networks are made from
 the training part only, and the simulated robot without and with the injected errors is compared with the physical
-one on the held-out part (:func:`~.evaluation.evaluate`). The result gives, per seed and as mean, min and max over
-the seeds, the position and rotation gaps without and with injection and their ratio with / without (below 1:
-injection helps), and which gaps injection made worse, so a model that helps on average but not on every seed
-shows it.
+one on the held-out part (:func:`~cosim_validation.error_injection.evaluation.evaluate`). The result gives, per
+seed and as mean, min and max over the seeds, the position and rotation gaps without and with injection and
+their ratio with / without (below 1: injection helps), and which gaps injection made worse, so a model that
+helps on average but not on every seed shows it.
 """
 
 from __future__ import annotations

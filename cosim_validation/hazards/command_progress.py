@@ -5,7 +5,7 @@ cycle, then makes two steps in one. Its tip never leaves the model's by more tha
 thresholds (set above the fault-free tracking error) miss most of it. What changes is how far the arm moved
 along each commanded step: the **progress** of sample k,
 
-    rho_k = (dq_measured_k . dq_setpoint_k) / |dq_setpoint_k|^2,   dq_k = q_k - q_(k-1),
+    rho_k = (dq_measured_k . dq_setpoint_k) / ``|dq_setpoint_k|^2``,   dq_k = q_k - q_(k-1),
 
 is about 1 when the arm follows (it reaches each setpoint within the period), about 0 when a command was not
 applied and about 2 when two were applied at once. It is judged only where the commanded step is at least
@@ -21,7 +21,7 @@ import numpy as np
 
 #: Commanded steps smaller than this are not judged [rad, or m for a prismatic joint] (norm over the joints).
 #: Chosen by measurement (docs/HAZARDS.md): on 100 fault-free cases of the emulated arm its own lag at the onset
-#: of motion gives |rho - 1| up to 1.67 on steps of 1-3 mrad, 0.66 from 5 mrad on.
+#: of motion gives ``|rho - 1|`` up to 1.67 on steps of 1-3 mrad, 0.66 from 5 mrad on.
 MIN_STEP = 5e-3
 
 

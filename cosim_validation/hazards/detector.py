@@ -56,7 +56,7 @@ class Detection:
     Attributes:
         t_s: (n,) sample times [s].
         deviation_m: (n,) tip distance robot vs model [m].
-        joint_deviation: (n, J) |robot - model| per joint [rad | m].
+        joint_deviation: (n, J) ``|robot - model|`` per joint [rad | m].
         tracker_residual_m: (n,) tracker vs encoder-FK tip of the robot [m]; NaN where the tracker gave nothing.
         tip_alarm: (n,) deviation above the threshold.
         joint_alarm: (n,) some joint above its threshold.

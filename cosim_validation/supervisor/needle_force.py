@@ -8,8 +8,8 @@ inserting) and the tissue parameters of config/supervisor/needle_force.yaml:
   k1 d_p + k2 d_p^2 = puncture force), the tip meets the stiffness force k1 d + k2 d^2, whatever v;
 - after the puncture, the advancing tip (v > stick speed) cuts with the tissue's constant cutting force;
   a still or retracting tip cuts nothing;
-- friction acts along the needle inside punctured tissue: sign(v) * sum(length_i * (c_i + b_i |v|)),
-  and vanishes in the static band |v| <= stick speed (the Karnopp band of Okamura et al.);
+- friction acts along the needle inside punctured tissue: sign(v) * sum(length_i * (c_i + b_i ``|v|``)),
+  and vanishes in the static band ``|v|`` <= stick speed (the Karnopp band of Okamura et al.);
 - the force at the tip is the stiffness or cutting force; the force at the holder, what a force sensor
   between holder and needle measures, adds the friction. Positive forces push the needle back out.
 

@@ -1,16 +1,16 @@
 """The ``testgen:`` section of a configuration: targets, margins, sub-regions and the source box.
 
-```yaml
-testgen:
-  target: left_lung              # model (role target) or region used when no --region is given
-  margin_m: 0.0                  # targets stay more than this outside every obstacle [m]
-  max_attempts_per_cube: 2000    # grid: candidates drawn per partial cube before giving up on it
-  max_attempts: 100000000        # random: candidates drawn at most
-  source_region: {center_m: [0.45, 0.0, 0.30], half_extent_m: [0.04, 0.04, 0.02]}  # base_link
-  regions:                       # sub-regions of a target model
-    near_heart: {model: left_lung, near: heart, within_m: 0.03}
-    heart_side_7pct: {model: left_lung, near: heart, volume_fraction: 0.07}
-```
+.. code-block:: yaml
+
+    testgen:
+      target: left_lung              # model (role target) or region used when no --region is given
+      margin_m: 0.0                  # targets stay more than this outside every obstacle [m]
+      max_attempts_per_cube: 2000    # grid: candidates drawn per partial cube before giving up on it
+      max_attempts: 100000000        # random: candidates drawn at most
+      source_region: {center_m: [0.45, 0.0, 0.30], half_extent_m: [0.04, 0.04, 0.02]}  # base_link
+      regions:                       # sub-regions of a target model
+        near_heart: {model: left_lung, near: heart, within_m: 0.03}
+        heart_side_7pct: {model: left_lung, near: heart, volume_fraction: 0.07}
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@
 The depth matters with RELIABLE: a writer keeps only its last ``depth`` samples for readers that have not
 acknowledged them, so a reader that falls behind (the recorder on a loaded machine, in sim time the
 session runs as fast as the robots answer) loses what the writer dropped. 1000 samples are 100 s at 10 Hz.
+
 - ``/cosim/case_status``, ``/cosim/markers``: :data:`LATCHED` (reliable, transient local, keep last 10).
   A node, RViz or Foxglove started late still gets the current case and the anatomy.
 - ``/cosim/verdicts``, ``/cosim/kpis``, ``/cosim/case_reports``, ``/cosim/alerts``: :data:`RESULT`

@@ -241,11 +241,13 @@ def _difference(live: Verdict, replayed: Verdict) -> str:
 
 
 def topics_from_config(root: Any) -> ReplayTopics | None:
-    """The ``topics`` section of a properties file, if any::
+    """The ``topics`` section of a properties file, if any.
 
-    topics:
-      virtual: {joint_states: /my_arm/joint_states, tip_pose: /tracker/tip}   # tip_pose optional
-      physical: {joint_states: /real_arm/joint_states, marker: /tracker/marker}  # marker (TrackedMarker) optional
+    In YAML::
+
+        topics:
+          virtual: {joint_states: /my_arm/joint_states, tip_pose: /tracker/tip}   # tip_pose optional
+          physical: {joint_states: /real_arm/joint_states, marker: /tracker/marker}  # marker (TrackedMarker) optional
     """
     node = root.get("topics")
     if node is None:

@@ -7,37 +7,37 @@ it lies entirely on one side of t, and by the exact query (:class:`MeshDistance`
 points, so the answer always equals the exact one.
 
 Error bound (proof). φ is 1-Lipschitz: for x, y on the same side of the surface S,
-|φ(x) - φ(y)| = |d(x, S) - d(y, S)| <= |x - y| (the distance to a set is 1-Lipschitz); on opposite sides the
-segment [x, y] meets S at some z, so |φ(x) - φ(y)| = d(x, S) + d(y, S) <= |x - z| + |z - y| = |x - y|.
+``|φ(x) - φ(y)|`` = ``|d(x, S) - d(y, S)|`` <= ``|x - y|`` (the distance to a set is 1-Lipschitz); on opposite sides the
+segment [x, y] meets S at some z, so ``|φ(x) - φ(y)|`` = d(x, S) + d(y, S) <= ``|x - z|`` + ``|z - y|`` = ``|x - y|``.
 Trilinear interpolation in a cell with corners c and local coordinates u_a in [0, 1] (a = x, y, z) is
 I(x) = Σ_c w_c φ(c) with weights w_c = Π_a (u_a or 1 - u_a) >= 0, Σ_c w_c = 1. Hence
-|I(x) - φ(x)| = |Σ_c w_c (φ(c) - φ(x))| <= Σ_c w_c |c - x| <= (Σ_c w_c |c - x|²)^(1/2) (Jensen, Σ w_c = 1),
-and because the weights factor per axis, Σ_c w_c |c - x|² = h² Σ_a [(1 - u_a) u_a² + u_a (1 - u_a)²]
-= h² Σ_a u_a (1 - u_a). So
+``|I(x) - φ(x)|`` = ``|Σ_c w_c (φ(c) - φ(x))|`` <= Σ_c w_c ``|c - x|`` <= (Σ_c w_c ``|c - x|²``)^(1/2)
+(Jensen, Σ w_c = 1), and because the weights factor per axis,
+Σ_c w_c ``|c - x|²`` = h² Σ_a [(1 - u_a) u_a² + u_a (1 - u_a)²] = h² Σ_a u_a (1 - u_a). So
 
-    |I(x) - φ(x)| <= e(x) = h (Σ_a u_a (1 - u_a))^(1/2) <= (√3 / 2) h,
+    ``|I(x) - φ(x)|`` <= e(x) = h (Σ_a u_a (1 - u_a))^(1/2) <= (√3 / 2) h,
 
 0 at the nodes and largest at cell centres.
 
 Tighter one-sided bound away from the surface (semiconcavity). Let the whole cell lie at distance >= δ > 0
 outside the surface; every point of the cell is within (√3 / 2) h of a corner, so δ = min_c φ(c) - (√3 / 2) h
-is such a bound when positive. There φ = d_S = min_{s in S} |x - s|, each |x - s| has Hessian
-(I - n nᵀ) / |x - s| <= I / δ, so g = φ - |x|² / (2δ) is a minimum of concave functions, hence concave, and
-g(x) >= Σ_c w_c g(c). With Σ_c w_c c = x this reads φ(x) >= I(x) - Σ_c w_c |c - x|² / (2δ)
+is such a bound when positive. There φ = d_S = min_{s in S} ``|x - s|``, each ``|x - s|`` has Hessian
+(I - n nᵀ) / ``|x - s|`` <= I / δ, so g = φ - ``|x|²`` / (2δ) is a minimum of concave functions, hence concave, and
+g(x) >= Σ_c w_c g(c). With Σ_c w_c c = x this reads φ(x) >= I(x) - Σ_c w_c ``|c - x|²`` / (2δ)
 = I(x) - h² Σ_a u_a (1 - u_a) / (2δ), much tighter than e(x) once δ >> h. Symmetrically, in a cell entirely
 inside (max_c φ(c) + (√3 / 2) h = -δ < 0), -φ = d_S there and φ(x) <= I(x) + h² Σ_a u_a (1 - u_a) / (2δ).
 The other side keeps e(x) from interpolation: d_S has concave kinks (on the medial axis) where e(x) is
 attained.
 
 Tighter other side from stored closest points. The grid also stores, per node c, the surface point s_c
-closest to c (open3d's closest-point query). For any x outside, φ(x) = d_S(x) <= |x - s_c| because s_c lies
-on S; so once the interval says x is outside (lower > 0), φ(x) <= min_c |x - s_c| over the cell's corners.
-Inside (upper < 0) symmetrically φ(x) >= -min_c |x - s_c|. Near a smooth surface at distance φ, with r the
-offset of x from the best corner along the surface, |x - s_c| - φ is about r² / (2φ): second order in h, like
+closest to c (open3d's closest-point query). For any x outside, φ(x) = d_S(x) <= ``|x - s_c|`` because s_c lies
+on S; so once the interval says x is outside (lower > 0), φ(x) <= min_c ``|x - s_c|`` over the cell's corners.
+Inside (upper < 0) symmetrically φ(x) >= -min_c ``|x - s_c|``. Near a smooth surface at distance φ, with r the
+offset of x from the best corner along the surface, ``|x - s_c|`` - φ is about r² / (2φ): second order in h, like
 the semiconcave bound on the other side, so a threshold question is left undecided only in a band of width
 O(h² / t) around the threshold t instead of O(h).
 
-A point x outside the grid box is first clamped to the box point c, and |φ(x) - I(c)| <= |x - c| + e(c) by
+A point x outside the grid box is first clamped to the box point c, and ``|φ(x) - I(c)|`` <= ``|x - c|`` + e(c) by
 the Lipschitz property; outside the mesh's bounding box, φ(x) >= dist(x, bounding box) as well.
 
 Rounding. The node values, the closest points and the exact fallback come from open3d, which computes in
@@ -49,7 +49,7 @@ closest-point arithmetic (a few roundings of magnitude R), not a proof; the test
 against the exact query on random, surface and thin-band points.
 
 Precondition: the mesh is closed (watertight, consistently oriented), otherwise φ from ray parity is not
-Lipschitz. The constructor checks the necessary condition |φ(a) - φ(b)| <= h + 2ε on every pair of
+Lipschitz. The constructor checks the necessary condition ``|φ(a) - φ(b)|`` <= h + 2ε on every pair of
 neighbouring nodes and rejects the mesh if it fails (the sign flips across a hole).
 """
 
@@ -111,7 +111,7 @@ def _axis(
 def _nearest_surface(
     closest: np.ndarray, origin: np.ndarray, i: int, j: int, k: int, x: float, y: float, z: float
 ) -> float:
-    """min over the cell's 8 corners c of |x - s_c| (s_c: c's closest surface point, float32 local) [m]."""
+    """min over the cell's 8 corners c of ``|x - s_c|`` (s_c: c's closest surface point, float32 local) [m]."""
     lx, ly, lz = x - origin[0], y - origin[1], z - origin[2]
     best = np.inf
     for di in range(2):

@@ -19,7 +19,7 @@ The needle is a segment from ``a`` to ``b``. Contact means the closed segment me
 inside the model: a ray from a towards b hits a triangle within the segment, or a or b is inside. Otherwise the
 minimum distance along the segment is found by branch and bound. The distance f along the segment is
 1-Lipschitz in arc length, so on a piece of length L with end values f0, f1, ``min f >= δ = (f0 + f1 - L) / 2``;
-where δ > 0, f is also semiconcave (each |x - s| has second derivative <= 1/δ along the line, and f is their
+where δ > 0, f is also semiconcave (each ``|x - s|`` has second derivative <= 1/δ along the line, and f is their
 minimum), so f minus a parabola of curvature 1/δ is concave and ``min f >= min(f0, f1) - L² / (8 δ)``, which
 shrinks quadratically with L. Pieces whose bound is below the best value found minus ``tolerance_m`` are
 bisected, all segments of a batch together in one open3d call per round. The returned distance is a value

@@ -4,7 +4,7 @@ State i holds the configuration after step i and what step i saw and did, exactl
 ``leaf``, ``prev`` (the leaf before the step), ``fired``, the event and input-guard variables (free, and
 false where they cannot matter, as in :mod:`.step_table`), the history variables; commands are defined
 from (``prev``, ``fired``, ``leaf``). The step is one ``next`` relation: the ``case`` over the transitions
-in :func:`semantics.global_order` takes the first enabled one. Goals become ``LTLSPEC``s; goals written in
+in :func:`semantics.global_order` takes the first enabled one. Goals become ``LTLSPEC`` specifications; goals written in
 SPIN's syntax are left out with a comment. This file is written but not checked here (no NuSMV on the
 development machine); SPIN checks the Promela model built from the same tables.
 """

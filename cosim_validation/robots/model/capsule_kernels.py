@@ -5,15 +5,15 @@ between two capsules is a lower bound of the distance between the cylinders they
 whose capsules all keep apart is free of self-collision without asking MuJoCo.
 
 Along a trajectory most configurations need no geometry at all. Turning joint k by Δ moves every point
-distal to it by at most R_k |Δ|, R_k a bound of the point's distance from the joint's origin (the sum of the
+distal to it by at most R_k ``|Δ|``, R_k a bound of the point's distance from the joint's origin (the sum of the
 chain's offsets from joint k to the point's frame, each with the largest travel of a prismatic joint between,
 plus the point's offset in that frame: triangle inequality, whatever the other joints do); sliding a prismatic
-joint by Δ moves every distal point by exactly |Δ| (R_k = 1). Two capsules that are both distal to joint k
+joint by Δ moves every distal point by exactly ``|Δ|`` (R_k = 1). Two capsules that are both distal to joint k
 turn together and keep their distance; otherwise one of them moves relative to the other. Going from q to q'
-one joint at a time therefore changes the smallest clearance by at most Σ_k R_k |q'_k - q_k|, and a sample within that
-reach of the last computed one (an anchor) whose clearance exceeded the threshold by more is free.
+one joint at a time therefore changes the smallest clearance by at most Σ_k R_k ``|q'_k - q_k|``, and a sample
+within that reach of the last computed one (an anchor) whose clearance exceeded the threshold by more is free.
 
-Closest points of two segments: minimise |p1 + s d1 - (p2 + t d2)|² over s, t in [0, 1]. The unconstrained
+Closest points of two segments: minimise ``|p1 + s d1 - (p2 + t d2)|²`` over s, t in [0, 1]. The unconstrained
 minimiser in s for the infinite lines is clamped to [0, 1], then t follows from s and is clamped, and s is
 recomputed from the clamped t (the standard construction, e.g. C. Ericson, *Real-Time Collision Detection*,
 2005, section 5.1.9); degenerate segments (points) and parallel ones are handled separately.

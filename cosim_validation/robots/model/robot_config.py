@@ -1,10 +1,10 @@
 """The ``robot:`` section of the configuration: which robot (a model of the registry), needle, home pose, limits.
 
-```yaml
-robot:
-  model: dvrk_psm          # a robot of cosim_validation.robots.model.robot_models (default: xmate_er3_pro)
-  needle_length_m: 0.01    # any key below overrides the model's value
-```
+.. code-block:: yaml
+
+    robot:
+      model: dvrk_psm          # a robot of cosim_validation.robots.model.robot_models (default: xmate_er3_pro)
+      needle_length_m: 0.01    # any key below overrides the model's value
 """
 
 from __future__ import annotations

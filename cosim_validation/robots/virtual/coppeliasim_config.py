@@ -1,17 +1,17 @@
 """The ``backends.coppeliasim`` section: where CoppeliaSim listens and where the arm sits in its scene.
 
-```yaml
-backends:
-  coppeliasim:
-    host: localhost            # the machine running CoppeliaSim (or the stand-in)
-    port: 23000                # its ZeroMQ remote API port (23000 for the first CoppeliaSim instance)
-    connect_timeout_s: 5.0     # first contact: no answer within this -> one clear error, no hang
-    call_timeout_s: 30.0       # any later call
-    time_step_s: 0.001         # CoppeliaSim's simulation time step; default backends.physics_timestep_s
-    base_path: /base_link      # the arm's base object; poses are read relative to it
-    joint_path: /{joint}       # each joint's object path, {joint} = the URDF joint name
-    tip_path: /needle_tip      # the dummy at the needle tip, its +z along the needle
-```
+.. code-block:: yaml
+
+    backends:
+      coppeliasim:
+        host: localhost            # the machine running CoppeliaSim (or the stand-in)
+        port: 23000                # its ZeroMQ remote API port (23000 for the first CoppeliaSim instance)
+        connect_timeout_s: 5.0     # first contact: no answer within this -> one clear error, no hang
+        call_timeout_s: 30.0       # any later call
+        time_step_s: 0.001         # CoppeliaSim's simulation time step; default backends.physics_timestep_s
+        base_path: /base_link      # the arm's base object; poses are read relative to it
+        joint_path: /{joint}       # each joint's object path, {joint} = the URDF joint name
+        tip_path: /needle_tip      # the dummy at the needle tip, its +z along the needle
 
 The whole section, and each key, is optional; the defaults are the values above (the port is CoppeliaSim's
 default, 23000 + process id 0; the paths are those ``scripts/coppeliasim_scene.py`` gives the objects).

@@ -103,7 +103,7 @@ class Deviation:
     Attributes:
         robot: ``virtual`` or ``physical``.
         n_cases: Cases pooled.
-        joint_deg: mean, std, median, p95, max of |q_measured - q_expected| over every revolute joint and
+        joint_deg: mean, std, median, p95, max of ``|q_measured - q_expected|`` over every revolute joint and
             sample [deg].
         tip_mm: the same for the needle-tip distance to the expected tip [mm].
         tip_source: ``actual`` (simulator ground truth / tracker) or ``fk`` (forward kinematics of the encoders).

@@ -132,5 +132,7 @@ def test_a_partial_cartesian_path_is_a_refusal_naming_the_fraction(
 def test_bad_settings_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"controllers\.moveit\.max_step_m"):
         InsertionSetup.from_config(load_config(write_config(tmp_path, max_step_m=-0.001)))
-    with pytest.raises(ConfigError, match=r"controllers\.moveit\.pipeline: unknown key; expected one of: call_timeout_s"):
+    with pytest.raises(
+        ConfigError, match=r"controllers\.moveit\.pipeline: unknown key; expected one of: call_timeout_s"
+    ):
         InsertionSetup.from_config(load_config(write_config(tmp_path, pipeline="ompl")))

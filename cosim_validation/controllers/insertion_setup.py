@@ -83,10 +83,9 @@ class InsertionSetup:
             return CollectionController(self.robot, self.controllers.collection)
         if chosen == MOVEIT_NAME:  # its ROS client lives in layer live: found by import path like a plugin
             options = self.controllers.moveit.options()
-            spec = PluginSpec(
-                MOVEIT_NAME, MOVEIT_TARGET, options, source=str(self.config_path), key="controllers.moveit"
-            )
-            return build_plugin(spec, self.context(MOVEIT_NAME))
+            where = str(self.config_path)
+            moveit = PluginSpec(MOVEIT_NAME, MOVEIT_TARGET, options, source=where, key="controllers.moveit")
+            return build_plugin(moveit, self.context(MOVEIT_NAME))
         spec = plugin_of_name(chosen)
         if spec is None:
             known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))

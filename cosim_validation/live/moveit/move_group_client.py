@@ -41,7 +41,7 @@ class MoveGroupClient:
         self.node = Node("cosim_moveit_planner_client", context=self.ros)
         self.executor = SingleThreadedExecutor(context=self.ros)
         self.executor.add_node(self.node)
-        self.clients = {
+        self.clients: dict[str, Any] = {
             key: self.node.create_client(kind, settings.service(name)) for key, (name, kind) in SERVICES.items()
         }
         self._ready = False

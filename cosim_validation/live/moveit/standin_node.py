@@ -96,26 +96,26 @@ class StandInMoveGroup(Node):
 
     def _plan(self, mpr: Any, out: Any) -> int:
         if self.forced is not None:
-            return self.forced
+            return int(self.forced)
         if mpr.group_name != self.group:
-            return MoveItErrorCodes.INVALID_GROUP_NAME
+            return int(MoveItErrorCodes.INVALID_GROUP_NAME)
         q0 = self._start(mpr.start_state, "start_state")
         if q0 is None:
-            return MoveItErrorCodes.INVALID_ROBOT_STATE
+            return int(MoveItErrorCodes.INVALID_ROBOT_STATE)
         goals = mpr.goal_constraints
         if len(goals) != 1 or not goals[0].joint_constraints:
-            return MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS  # the stand-in serves one joint goal
+            return int(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS)  # the stand-in serves one joint goal
         names = [c.joint_name for c in goals[0].joint_constraints]
         positions = [c.position for c in goals[0].joint_constraints]
         try:
             goal = joints_of(names, positions, self.names, "goal_constraints")
         except ValueError:
-            return MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS
+            return int(MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS)
         try:
             code, path = self.scene.joint_path(q0, goal, mpr.allowed_planning_time or 5.0)
         except CosimError as exc:
             self.get_logger().error(f"plan_kinematic_path: {exc}")
-            return MoveItErrorCodes.FAILURE
+            return int(MoveItErrorCodes.FAILURE)
         if code == MoveItErrorCodes.SUCCESS:
             self._trajectory(path, out.trajectory)
         return int(code)

@@ -125,10 +125,10 @@ class StandInScene:
         planner = self._planner()
         kin = planner.kinematics
         start = kin.tip_pose(q_start)
-        points, rotations, distance = [], [], [0.0]
+        points, rotations = [], []
         last_p, last_R = start.pos_m, start.R
         for pose in poses:
-            p, R = pose_arrays(pose)  # type: ignore[arg-type]
+            p, R = pose_arrays(pose)
             count = max(1, math.ceil(float(np.linalg.norm(p - last_p)) / max_step_m))
             u = np.arange(1, count + 1) / count
             slerp = Slerp([0.0, 1.0], Rotation.from_matrix(np.stack([last_R, R])))

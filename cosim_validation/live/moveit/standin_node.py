@@ -43,7 +43,10 @@ class StandInMoveGroup(Node):
 
     def __init__(self) -> None:
         super().__init__("move_group")
-        config = load_case_config(self.declare_parameter("config", "").value)
+        path = str(self.declare_parameter("config", "").value)
+        if not path:
+            raise ValueError("parameter 'config': expected the case-study file (-p config:=case.yaml)")
+        config = load_case_config(path)
         self.robot = RobotConfig.from_config(config["robot"])
         self.group = str(self.declare_parameter("group", "arm").value)
         needle = str(self.declare_parameter("needle_link", "needle_tip").value)

@@ -3,6 +3,10 @@ the heart only while the heart is in the planning scene, and only where the need
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -72,3 +76,20 @@ def test_a_scene_without_a_skin_or_with_an_unknown_role_is_refused(setup: Insert
     msg.world.collision_objects[0].type.key = "organ"
     assert "role must be one of" in scene.apply(msg)
     assert scene.planner is None  # nothing applied
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ([], "parameter 'config': expected the case-study file (-p config:=case.yaml)"),
+        (["-p", "config:=nope.yaml"], "nope.yaml: file not found"),
+        (["-p", f"config:={CONFIG}", "-p", "plan_error:=OOPS"], "no MoveItErrorCodes constant 'OOPS'"),
+    ],
+)
+def test_the_stand_in_refuses_bad_parameters_with_one_line(
+    parameters: list[str], message: str, node_env: dict[str, str], tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "cosim_validation.live.moveit.standin_node", "--ros-args", *parameters]
+    done = subprocess.run(command, env=node_env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"error: move_group stand-in: {message}"]

@@ -8,7 +8,9 @@
 #   3. .venv with the pinned Python dependencies and the project installed editable.
 #   4. cosim_validation_interfaces built with cmake and installed into .ros/install;
 #      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it;
-#      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs).
+#      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs);
+#      4e. the same for the move_group planning services of the public moveit_msgs and the messages they carry
+#          (third_party/{shape_msgs,octomap_msgs,object_recognition_msgs,moveit_msgs}).
 #   5. the built-in anatomy exported as STL into meshes/anatomy.
 #   6. cosim_validation registered in the ament index of .ros/install (share/, lib/<node> executables).
 #
@@ -205,6 +207,12 @@ vendored_package crtk_msgs .crtk-stamp
 # 4c. The FollowJointTrajectory action of ros2_control's joint trajectory controller, served to an external
 # controller under test (third_party/control_msgs/SOURCE.md, docs/EXTERNAL_NODES.md).
 vendored_package control_msgs .control-msgs-stamp
+# 4e. The services of MoveIt 2's move_group that the `moveit` controller calls (third_party/moveit_msgs/SOURCE.md,
+# docs/MOVEIT.md), and the messages of the other packages they carry, in dependency order.
+vendored_package shape_msgs .shape-msgs-stamp
+vendored_package octomap_msgs .octomap-msgs-stamp
+vendored_package object_recognition_msgs .object-recognition-msgs-stamp
+vendored_package moveit_msgs .moveit-msgs-stamp
 
 # ---------------------------------------------------------------- 5. meshes of the built-in anatomy
 # meshes/anatomy/<name>.stl (patient frame) for RViz / Foxglove MESH_RESOURCE markers; 2.6 MB, so made here

@@ -12,7 +12,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cosim_validation"
 # Everything below cosim_validation is core except these layers (folder paths below the package).
-NON_CORE = {("live", "nodes"), ("live", "ros"), ("live", "external"), ("cli",)}
+NON_CORE = {("live", "nodes"), ("live", "ros"), ("live", "external"), ("live", "moveit"), ("cli",)}
 FORBIDDEN_ROOTS = {
     "rclpy",
     "rcl_interfaces",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
+from cosim_validation.controllers.moveit_spec import MoveItSettings, moveit_settings
 from cosim_validation.controllers.planning.collection_motion import CollectSettings
 from cosim_validation.controllers.planning.joint_space_motion import JointSpaceSettings
 from cosim_validation.controllers.plugin_loader import (
@@ -17,8 +18,15 @@ from cosim_validation.controllers.plugin_loader import (
     plugin_of_node,
 )
 
-CONTROLLER_NAMES: tuple[str, ...] = ("straight", "guarded", "joint_goals", "teleoperation", "error_collection")
-_KEYS = ("default", "guarded", "joint_space", "collection")
+CONTROLLER_NAMES: tuple[str, ...] = (
+    "straight",
+    "guarded",
+    "joint_goals",
+    "teleoperation",
+    "error_collection",
+    "moveit",
+)
+_KEYS = ("default", "guarded", "joint_space", "collection", "moveit")
 _GUARDED_KEYS = ("clearance_m", "n_directions", "max_deviation_rad", "max_attempts")
 _JOINT_SPACE_KEYS = ("goals", "range_fraction", "hold_s", "teleoperation_s", "max_frequency_hz", "max_attempts")
 
@@ -45,13 +53,14 @@ class ControllersConfig:
     """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape; ``collection``:
     the ``error_collection`` case (seed 001's data collection; its ``seed`` is unused there: a case draws from its
     case seed); ``plugin``: the default controller when it is a user's plugin (its factory importable and
-    callable), else None."""
+    callable), else None; ``moveit``: how the ``moveit`` controller talks to move_group (docs/MOVEIT.md)."""
 
     default: str
     guarded: GuardedSettings
     joint_space: JointSpaceSettings = field(default_factory=JointSpaceSettings)
     collection: CollectSettings = field(default_factory=CollectSettings)
     plugin: PluginSpec | None = None
+    moveit: MoveItSettings = field(default_factory=MoveItSettings)
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> ControllersConfig:
@@ -71,6 +80,7 @@ class ControllersConfig:
             joint_space=_joint_space(node["joint_space"]) if node.has("joint_space") else JointSpaceSettings(),
             collection=_collection(node["collection"]) if node.has("collection") else CollectSettings(),
             plugin=plugin,
+            moveit=moveit_settings(node["moveit"]) if node.has("moveit") else MoveItSettings(),
         )
 
 

@@ -13,13 +13,14 @@ from cosim_validation.controllers.controller import Controller
 from cosim_validation.controllers.controllers_config import CONTROLLER_NAMES, ControllersConfig
 from cosim_validation.controllers.guarded_controller import GuardedController
 from cosim_validation.controllers.joint_space_controller import JOINT_SPACE_KINDS, JointSpaceController
+from cosim_validation.controllers.moveit_spec import MOVEIT_NAME, MOVEIT_TARGET
 from cosim_validation.controllers.planning.collision_world import CollisionWorld
 from cosim_validation.controllers.planning.five_stage_planner import FiveStagePlanner
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
 from cosim_validation.controllers.planning.state_validator import StateValidator, ValidatorSettings
 from cosim_validation.controllers.plugin_api import ControllerContext
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, build_plugin
-from cosim_validation.controllers.plugin_loader import entry_points, plugin_of_name
+from cosim_validation.controllers.plugin_loader import PluginSpec, entry_points, plugin_of_name
 from cosim_validation.controllers.straight_controller import StraightController
 from cosim_validation.robots.model import RobotConfig
 
@@ -61,8 +62,9 @@ class InsertionSetup:
 
     def controller(self, name: str | None = None) -> Controller | ClosedLoopPlugin:
         """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``,
-        ``error_collection``, an entry point of a user's package or an import path ``module:attribute``; None:
-        ``controllers.default``, with its options when it is a plugin). A plugin's factory is called each time.
+        ``error_collection``, ``moveit``, an entry point of a user's package or an import path
+        ``module:attribute``; None: ``controllers.default``, with its options when it is a plugin). A plugin's
+        factory is called each time.
 
         Raises:
             InputError, ConfigError: An unknown name, or a plugin that cannot be built (naming where it was named).
@@ -79,6 +81,11 @@ class InsertionSetup:
             return JointSpaceController(chosen, self.robot, self.planning, settings, self.planner.checker)
         if chosen == COLLECTION_KIND:
             return CollectionController(self.robot, self.controllers.collection)
+        if chosen == MOVEIT_NAME:  # its ROS client lives in layer live: found by import path like a plugin
+            options = self.controllers.moveit.options()
+            where = str(self.config_path)
+            moveit = PluginSpec(MOVEIT_NAME, MOVEIT_TARGET, options, source=where, key="controllers.moveit")
+            return build_plugin(moveit, self.context(MOVEIT_NAME))
         spec = plugin_of_name(chosen)
         if spec is None:
             known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))

@@ -113,6 +113,14 @@ class FiveStagePlanner:
             return [source_m, line.entry_m, line.target_m]
         return [source_m, line.entry_m - self.config.standoff_m * line.axis, line.entry_m, line.target_m]
 
+    def source_pose(self, source_m: np.ndarray, line: InsertionLine) -> np.ndarray:
+        """The joint vector at the source the plan of ``line`` starts its straight part from (see below).
+
+        Raises:
+            PlanningError: ``unreachable``: the source with the needle along the line is out of reach.
+        """
+        return self._source_pose(source_m, line)
+
     def _source_pose(self, source_m: np.ndarray, line: InsertionLine) -> np.ndarray:
         """The joint vector at the source whose redundancy (needle roll, elbow) best suits the whole straight part.
 

@@ -1,0 +1,2 @@
+"""MoveIt 2's move_group as the planner under test: the ``moveit`` controller's client and the emulated move_group
+(docs/MOVEIT.md)."""

@@ -1,0 +1,99 @@
+"""The client side of move_group's three services, with timeouts that end in a refusal, never a hang."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from typing import Any
+
+import rclpy
+from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
+from cosim_validation.controllers.moveit_spec import MoveItSettings
+from cosim_validation.controllers.planning.errors import PlanningError
+
+#: The services the controller calls, by the names move_group serves them under (its capabilities
+#: MoveGroupPlanService, MoveGroupCartesianPathService and ApplyPlanningSceneService).
+SERVICES = {
+    "plan": ("plan_kinematic_path", GetMotionPlan),
+    "cartesian": ("compute_cartesian_path", GetCartesianPath),
+    "scene": ("apply_planning_scene", ApplyPlanningScene),
+}
+
+
+class MoveGroupClient:
+    """A ROS context, a node and the three service clients in move_group's domain.
+
+    Args:
+        settings: Namespace, domain and timeouts.
+    """
+
+    def __init__(self, settings: MoveItSettings) -> None:
+        self.settings = settings
+        env_domain = os.environ.get("ROS_DOMAIN_ID", "0")
+        self.domain_id = settings.domain_id if settings.domain_id is not None else int(env_domain or 0)
+        self.ros = Context()
+        rclpy.init(context=self.ros, domain_id=self.domain_id)
+        self.node = Node("cosim_moveit_planner_client", context=self.ros)
+        self.executor = SingleThreadedExecutor(context=self.ros)
+        self.executor.add_node(self.node)
+        self.clients: dict[str, Any] = {
+            key: self.node.create_client(kind, settings.service(name)) for key, (name, kind) in SERVICES.items()
+        }
+        self._ready = False
+
+    def wait(self) -> None:
+        """Wait for every service (at most ``service_timeout_s`` in all).
+
+        Raises:
+            PlanningError: ``move_group_unavailable``, naming the first service not served in time.
+        """
+        if self._ready:
+            return
+        deadline = time.monotonic() + self.settings.service_timeout_s
+        for client in self.clients.values():
+            while not client.service_is_ready():
+                if time.monotonic() >= deadline:
+                    raise PlanningError(
+                        f"move_group is not there: service {client.srv_name} not available within "
+                        f"{self.settings.service_timeout_s:g} s (ROS_DOMAIN_ID {self.domain_id})",
+                        "move_group_unavailable",
+                    )
+                self.executor.spin_once(timeout_sec=0.05)
+        self._ready = True
+
+    def call(self, key: str, request: Any) -> Any:
+        """Send ``request`` to the service ``key`` (``plan``, ``cartesian``, ``scene``) and wait for the answer.
+
+        Raises:
+            PlanningError: ``move_group_unavailable`` (services not there), ``move_group_timeout`` (no answer in
+                ``call_timeout_s``; the services are looked up again before the next call).
+        """
+        self.wait()
+        client = self.clients[key]
+        future = client.call_async(request)
+        deadline = time.monotonic() + self.settings.call_timeout_s
+        while not future.done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                client.remove_pending_request(future)
+                self._ready = False
+                raise PlanningError(
+                    f"move_group did not answer {client.srv_name} within {self.settings.call_timeout_s:g} s",
+                    "move_group_timeout",
+                )
+            self.executor.spin_once(timeout_sec=min(left, 0.05))
+        return future.result()
+
+    def close(self) -> None:
+        """Leave the domain (never raises)."""
+        with contextlib.suppress(Exception):
+            self.executor.shutdown(timeout_sec=1.0)
+        with contextlib.suppress(Exception):
+            self.node.destroy_node()
+        with contextlib.suppress(Exception):
+            rclpy.shutdown(context=self.ros)

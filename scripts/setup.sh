@@ -8,7 +8,8 @@
 #   3. .venv with the pinned Python dependencies and the project installed editable.
 #   4. cosim_validation_interfaces built with cmake and installed into .ros/install;
 #      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it;
-#      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs).
+#      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs);
+#      4d. and for the ListControllers subset of ros2_control's controller_manager_msgs (third_party/controller_manager_msgs).
 #   5. the built-in anatomy exported as STL into meshes/anatomy.
 #   6. cosim_validation registered in the ament index of .ros/install (share/, lib/<node> executables).
 #
@@ -205,6 +206,9 @@ vendored_package crtk_msgs .crtk-stamp
 # 4c. The FollowJointTrajectory action of ros2_control's joint trajectory controller, served to an external
 # controller under test (third_party/control_msgs/SOURCE.md, docs/EXTERNAL_NODES.md).
 vendored_package control_msgs .control-msgs-stamp
+# 4d. The list_controllers service of a ros2_control controller manager, asked by ros2_control_driver at start
+# (third_party/controller_manager_msgs/SOURCE.md, docs/ROBOTS.md).
+vendored_package controller_manager_msgs .controller-manager-msgs-stamp
 
 # ---------------------------------------------------------------- 5. meshes of the built-in anatomy
 # meshes/anatomy/<name>.stl (patient frame) for RViz / Foxglove MESH_RESOURCE markers; 2.6 MB, so made here

@@ -111,6 +111,7 @@ class Ros2ControlDriver(Node):
         try:
             listed = self._list_controllers(executor)
             check_trajectory_controller(self._manager, listed, self._p.controller, self._names)
+            self._await_command_peer(executor)
             first = self._spin_until(executor, lambda: self._first_js is not None)
             if first is None:
                 raise ControllerManagerError(
@@ -125,6 +126,17 @@ class Ros2ControlDriver(Node):
                 ) from None
         finally:
             executor.remove_node(self)
+
+    def _await_command_peer(self, executor: SingleThreadedExecutor) -> None:
+        """Wait until the controller hears the commands: a stream reader, or the action server."""
+        stream = self._p.command_interface == "stream"
+        heard = (lambda: self._stream.get_subscription_count() > 0) if stream else self._action.server_is_ready
+        if self._spin_until(executor, heard) is None:
+            what = f"reads /{self._p.controller}/joint_trajectory" if stream else "serves its follow_joint_trajectory"
+            raise ControllerManagerError(
+                f"{self._manager} lists {self._p.controller!r} active, but nothing {what} "
+                f"after {self._p.start_timeout_s:.1f} s"
+            )
 
     def _list_controllers(self, executor: SingleThreadedExecutor) -> list[ListedController]:
         service = f"{self._manager}/list_controllers"

@@ -2,7 +2,7 @@
 the arm's stops at start with one error line naming what is missing (exit 1, no traceback, never ready).
 
 The peer is a fake controller manager in this process: ``/cm9/list_controllers`` answering what the case lists,
-and a ``/joint_states`` publisher with the case's joint names."""
+a reader of ``/arm_controller/joint_trajectory`` and a ``/joint_states`` publisher with the case's joint names."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def fake_manager(rclpy_context: Any) -> Iterator[Any]:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
 
     node = Node("fake_controller_manager", context=rclpy_context)
     executor = SingleThreadedExecutor(context=rclpy_context)
@@ -60,6 +61,7 @@ def fake_manager(rclpy_context: Any) -> Iterator[Any]:
             return response
 
         node.create_service(ListControllers, "/cm9/list_controllers", answer)
+        node.create_subscription(JointTrajectory, "/arm_controller/joint_trajectory", lambda m: None, 10)
         states = node.create_publisher(JointState, "/joint_states", 10)
         msg = JointState(name=joint_names, position=[0.0] * len(joint_names))
         node.create_timer(0.1, lambda: states.publish(msg))

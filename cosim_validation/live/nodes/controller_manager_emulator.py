@@ -41,7 +41,8 @@ from cosim_validation.live.nodes.robot_driver import answer_reset
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.crtk_messages import joint_state
 from cosim_validation.live.ros.qos import STATE, to_rclpy
-from cosim_validation.live.ros.ros2_control import ACTIVE, COMMAND_INTERFACE, JTC_TYPE, UpdateLoop
+from cosim_validation.live.ros.ros2_control import ACTIVE, COMMAND_INTERFACE, JTC_TYPE
+from cosim_validation.live.ros.update_loop import UpdateLoop
 from cosim_validation.live.session.node_parameters import ControllerManagerEmulatorParams
 from cosim_validation.robots.model import RobotConfig
 from cosim_validation.robots.robot_backend import BackendSample

@@ -13,10 +13,10 @@ from cosim_validation.common.config import load_case_config, package_root
 from cosim_validation.live.ros.ros2_control import (
     ControllerManagerError,
     ListedController,
-    UpdateLoop,
     check_trajectory_controller,
     segment,
 )
+from cosim_validation.live.ros.update_loop import UpdateLoop
 
 JOINTS = tuple(f"joint{i}" for i in range(1, 8))
 CLAIMED = tuple(f"{j}/position" for j in JOINTS)

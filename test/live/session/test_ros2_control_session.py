@@ -74,9 +74,10 @@ def _graph(repo_root: Path, folder: Path, command_interface: str) -> Path:
 
 @pytest.mark.ros
 @pytest.mark.slow
-@pytest.mark.parametrize("command_interface", ["stream", "action"])
-def test_a_case_through_ros2_control_is_the_batch_case(
+@pytest.mark.parametrize(("command_interface", "cases"), [("stream", 2), ("action", 1)])
+def test_cases_through_ros2_control_are_the_batch_cases(
     command_interface: str,
+    cases: int,
     tmp_path: Path,
     repo_root: Path,
     node_env: dict[str, str],
@@ -88,15 +89,18 @@ def test_a_case_through_ros2_control_is_the_batch_case(
     assert main([*testgen, "--seed", "1", "-o", str(suite)]) == 0
     graph = _graph(repo_root, tmp_path, command_interface)
     live_dir, batch_dir = tmp_path / "session", tmp_path / "campaign"
-    assert main(["session", "--config", str(graph), "--suite", str(suite), "--cases", "1", "--out", str(live_dir)]) == 0
+    assert (
+        main(["session", "--config", str(graph), "--suite", str(suite), "--cases", str(cases), "--out", str(live_dir)])
+        == 0
+    )
     campaign = ["campaign", "--config", str(config), "--suite", str(suite), "--backends", "virtual,physical"]
     assert main([*campaign, "--workers", "1", "--out", str(batch_dir)]) == 0
     capsys.readouterr()
 
     live_cases, live_verdicts, live_kpis = _rows(live_dir / "results.sqlite")
     batch_cases, batch_verdicts, batch_kpis = _rows(batch_dir / "results.sqlite")
-    (test_id,) = live_cases
-    assert live_cases[test_id] == batch_cases[test_id] == "completed"
+    assert len(live_cases) == cases
+    assert all(live_cases[t] == batch_cases[t] == "completed" for t in live_cases), (live_cases, batch_cases)
     assert {r for _, _, r in live_verdicts} == {"expected", "virtual", "physical"}
     for key, (status, margin) in live_verdicts.items():
         assert status == batch_verdicts[key][0], key
@@ -105,17 +109,20 @@ def test_a_case_through_ros2_control_is_the_batch_case(
         assert _same(value, batch_kpis[key]), (key, value, batch_kpis[key])
 
     kinematics = RobotConfig.from_config(load_config(config)["robot"]).kinematics
+    streamed = 0
     with ResultsDB.open(live_dir / "results.sqlite") as live, ResultsDB.open(batch_dir / "results.sqlite") as batch:
-        got, want = (db.trajectory(test_id, "physical", kinematics) for db in (live, batch))
-    for field in ("t_s", "q_setpoint", "q_measured", "tip_pos_m", "marker_pos_m", "marker_error_m"):
-        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
-    np.testing.assert_allclose(got.actual_tip_pos_m, want.actual_tip_pos_m, atol=TIP_TOLERANCE_M, rtol=0)
+        for test_id in live_cases:
+            got, want = (db.trajectory(test_id, "physical", kinematics) for db in (live, batch))
+            for field in ("t_s", "q_setpoint", "q_measured", "tip_pos_m", "marker_pos_m", "marker_error_m"):
+                np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+            np.testing.assert_allclose(got.actual_tip_pos_m, want.actual_tip_pos_m, atol=TIP_TOLERANCE_M, rtol=0)
+            streamed += len(got.t_s)
 
     summary = json.loads((live_dir / "summary.json").read_text())
     assert summary["bag_check"]["replay_equals_live"] is True
     topics = summary["bag_topics"]
     samples = topics["/cosim/physical/command"]["messages"]
-    assert samples == len(got.t_s)
+    assert samples == streamed
     if command_interface == "stream":  # one trajectory per setpoint, two points from the previous one
         assert topics["/arm_controller/joint_trajectory"]["messages"] == samples
         first, second = [

@@ -1,7 +1,7 @@
 """controller_manager_emulator: an emulated ER3 Pro behind a ros2_control controller manager's interfaces.
 
-The stand-in for rokae_ros2 (../shared/ROBOTS.md 1.6) on the arm: a backend of the registry (``emulated`` by
-default, the perturbed twin of the physical driver) served as rokae_ros2 serves the real arm:
+The stand-in for rokae_ros2 (public repository RokaeRobot/rokae_ros2) on the arm: a backend of the registry
+(``emulated`` by default, the perturbed twin of the physical driver) served as rokae_ros2 serves the real arm:
 
 - ``<controller_manager>/list_controllers`` (controller_manager_msgs/srv/ListControllers):
   ``joint_state_broadcaster`` and the trajectory controller (``arm_controller``), both ``active``, the latter a

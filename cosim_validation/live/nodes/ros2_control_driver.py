@@ -2,17 +2,18 @@
 
 Towards the controller it is a driver like ``physical_driver`` (``/cosim/<robot>/reset``, ``command``,
 ``joint_states``, ``tip_pose``, ``marker``); towards the arm it speaks to a ros2_control controller manager and
-its joint trajectory controller (rokae_ros2's names by default, ../shared/ROBOTS.md 1.6):
+its joint trajectory controller (by default rokae_ros2's names: public repository RokaeRobot/rokae_ros2,
+``rokae_hardware/config``):
 
 - start: ``<controller_manager>/list_controllers`` must answer within ``start_timeout_s`` and list
   ``controller`` ``active``, claiming ``<joint>/position`` of every joint of the configuration; then the first
   ``joint_states_topic`` message must come within ``start_timeout_s`` and name every joint. Otherwise one error
   naming what is missing, and the node exits 1 before it is ready (the session fails cleanly);
-- every setpoint: the trajectory from the previous setpoint to it (:func:`~cosim_validation.live.ros.
-  ros2_control.segment`), on ``/<controller>/joint_trajectory`` (``command_interface: stream``) or as a
-  ``/<controller>/follow_joint_trajectory`` goal (``action``); the answer is the first ``/joint_states`` not
-  older than the setpoint, joined with the tracker's ``<tracker_namespace>/tip/measured_cp`` and ``marker`` when
-  a tracker namespace is given (else NaN: unknown);
+- every setpoint: the trajectory from the previous setpoint to it
+  (:func:`~cosim_validation.live.ros.ros2_control.segment`), on ``/<controller>/joint_trajectory``
+  (``command_interface: stream``) or as a ``/<controller>/follow_joint_trajectory`` goal (``action``); the
+  answer is the first ``/joint_states`` not older than the setpoint, joined with the tracker's
+  ``<tracker_namespace>/tip/measured_cp`` and ``marker`` when a tracker namespace is given (else NaN: unknown);
 - reset: with ``emulated`` true, the controller_manager_emulator's ``<controller_manager>/emulation/reset``
   (reseeds its errors with the case's seed: live = batch); a real arm: the case's first setpoint as a trajectory
   of ``reset_duration_s``, answered once ``/joint_states`` is within ``reset_tolerance`` of it.

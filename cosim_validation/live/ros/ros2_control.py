@@ -4,11 +4,12 @@
   (controller_manager_msgs/srv/ListControllers, ros2_control ``humble``) must list the configured joint
   trajectory controller, ``active``, claiming ``<joint>/position`` of every joint of the arm;
 - :func:`segment`: the two points a setpoint is streamed as, so that a joint trajectory controller's linear
-  spline between them is the first-order hold a batch robot applies to the same setpoints;
+  spline between them is the first-order hold a batch robot applies to the same setpoints.
 
-rokae_ros2's names (../shared/ROBOTS.md 1.6): controller manager ``/controller_manager``, trajectory controller
-``arm_controller`` (``joint_trajectory_controller/JointTrajectoryController``), joints ``joint1``..``joint7``
-with the ``position`` command interface, update rate 250 Hz on the real arm.
+rokae_ros2's names (public repository RokaeRobot/rokae_ros2, ``rokae_hardware/config/xMatePro3_*controllers.yaml``):
+controller manager ``/controller_manager``, trajectory controller ``arm_controller``
+(``joint_trajectory_controller/JointTrajectoryController``), joints ``joint1``..``joint7`` with the ``position``
+command interface, update rate 250 Hz on the real arm.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ of the in-process physical robot of ``cosim campaign`` (the same as the generic 
 test_live_equals_batch.py checks), and the session's bag replays to the live verdicts; with goals on
 ``follow_joint_trajectory`` too.
 
-Precision: joints (measured and set), the forward-kinematics tip and the tracked marker are identical after the
-results database's coding; the tracked needle tip within 1e-5 m: at 250 Hz the emulated gear play is updated at
-every command, in batch every 10 ms, which moves the link side by a few micrometres where the path turns."""
+Precision: joints (measured and set) and the forward-kinematics tip are identical after the results database's
+coding; what the tracker sees of the link side (the needle tip, the marker) within 5e-5 m, and seen at the same
+samples: at 250 Hz the emulated gear play is updated at every command, in batch every 10 ms, which moves the link
+side by micrometres at a few samples where the path turns (measured: 6e-6 m on the tip, 2e-5 m on the marker)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from cosim_validation.robots.model import RobotConfig
 from cosim_validation.runs.campaign.results_db import ResultsDB
 
 TOLERANCE = 1e-9  # verdict margins and KPIs: m, rad or s
-TIP_TOLERANCE_M = 1e-5
+TRACKED_TOLERANCE_M = 5e-5  # m: what the tracker sees of the link side
 
 
 def test_the_graph_drives_the_physical_robot_through_ros2_control(repo_root: Path) -> None:
@@ -113,9 +114,12 @@ def test_cases_through_ros2_control_are_the_batch_cases(
     with ResultsDB.open(live_dir / "results.sqlite") as live, ResultsDB.open(batch_dir / "results.sqlite") as batch:
         for test_id in live_cases:
             got, want = (db.trajectory(test_id, "physical", kinematics) for db in (live, batch))
-            for field in ("t_s", "q_setpoint", "q_measured", "tip_pos_m", "marker_pos_m", "marker_error_m"):
+            for field in ("t_s", "q_setpoint", "q_measured", "tip_pos_m"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
-            np.testing.assert_allclose(got.actual_tip_pos_m, want.actual_tip_pos_m, atol=TIP_TOLERANCE_M, rtol=0)
+            for field in ("actual_tip_pos_m", "marker_pos_m", "marker_error_m"):  # NaN (not seen) where batch's is
+                np.testing.assert_allclose(
+                    getattr(got, field), getattr(want, field), atol=TRACKED_TOLERANCE_M, rtol=0, err_msg=field
+                )
             streamed += len(got.t_s)
 
     summary = json.loads((live_dir / "summary.json").read_text())

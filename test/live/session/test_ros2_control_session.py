@@ -6,9 +6,10 @@ test_live_equals_batch.py checks), and the session's bag replays to the live ver
 ``follow_joint_trajectory`` too.
 
 Precision: joints (measured and set) and the forward-kinematics tip are identical after the results database's
-coding; what the tracker sees of the link side (the needle tip, the marker) within 5e-5 m, and seen at the same
-samples: at 250 Hz the emulated gear play is updated at every command, in batch every 10 ms, which moves the link
-side by micrometres at a few samples where the path turns (measured: 6e-6 m on the tip, 2e-5 m on the marker)."""
+coding; what the tracker sees of the link side (the needle tip, the marker) within 3e-4 m (the gear play of a
+shoulder joint at 1 m), and seen at the same samples: at 250 Hz the emulated gear play is updated at every command,
+in batch every 10 ms, which moves the link side at a few samples where the path turns (measured on two cases: at
+10 of 411 samples, at most 4.7e-5 m on the tip and 1.8e-5 m on the marker)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from cosim_validation.robots.model import RobotConfig
 from cosim_validation.runs.campaign.results_db import ResultsDB
 
 TOLERANCE = 1e-9  # verdict margins and KPIs: m, rad or s
-TRACKED_TOLERANCE_M = 5e-5  # m: what the tracker sees of the link side
+#: m, what the tracker sees of the link side: one full width of the shoulder gears' play (2.9e-4 rad) at 1 m
+TRACKED_TOLERANCE_M = 3e-4
 
 
 def test_the_graph_drives_the_physical_robot_through_ros2_control(repo_root: Path) -> None:

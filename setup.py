@@ -22,6 +22,8 @@ NODES: list[str] = [
     "error_injector",
     "crtk_driver",
     "crtk_emulator",
+    "ros2_control_driver",
+    "controller_manager_emulator",
 ]
 
 

@@ -9,6 +9,7 @@
 #   4. cosim_validation_interfaces built with cmake and installed into .ros/install;
 #      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it;
 #      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs);
+#      4d. and for the ListControllers subset of ros2_control's controller_manager_msgs (third_party/controller_manager_msgs).
 #      4e. the same for the move_group planning services of the public moveit_msgs and the messages they carry
 #          (third_party/{shape_msgs,octomap_msgs,object_recognition_msgs,moveit_msgs}).
 #   5. the built-in anatomy exported as STL into meshes/anatomy.
@@ -207,6 +208,9 @@ vendored_package crtk_msgs .crtk-stamp
 # 4c. The FollowJointTrajectory action of ros2_control's joint trajectory controller, served to an external
 # controller under test (third_party/control_msgs/SOURCE.md, docs/EXTERNAL_NODES.md).
 vendored_package control_msgs .control-msgs-stamp
+# 4d. The list_controllers service of a ros2_control controller manager, asked by ros2_control_driver at start
+# (third_party/controller_manager_msgs/SOURCE.md, docs/ROBOTS.md).
+vendored_package controller_manager_msgs .controller-manager-msgs-stamp
 # 4e. The services of MoveIt 2's move_group that the `moveit` controller calls (third_party/moveit_msgs/SOURCE.md,
 # docs/MOVEIT.md), and the messages of the other packages they carry, in dependency order.
 vendored_package shape_msgs .shape-msgs-stamp

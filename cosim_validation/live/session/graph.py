@@ -151,9 +151,9 @@ def _proxy_robot(node: NodeSpec) -> str | None:
 
 
 def driver_robot(node: NodeSpec) -> str | None:
-    """The robot a driver node drives (``virtual_driver``, ``physical_driver``, a ``crtk_driver`` by its ``robot``
-    parameter); None: not a driver."""
-    if node.executable == "crtk_driver":
+    """The robot a driver node drives (``virtual_driver``, ``physical_driver``, a ``crtk_driver`` or a
+    ``ros2_control_driver`` by its ``robot`` parameter); None: not a driver."""
+    if node.executable in ("crtk_driver", "ros2_control_driver"):
         return str(node.parameters.get("robot", "physical"))
     if node.executable in ("virtual_driver", "physical_driver"):
         return node.executable.removesuffix("_driver")

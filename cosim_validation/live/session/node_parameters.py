@@ -270,6 +270,63 @@ class CrtkEmulatorParams(ConfiguredParams):
 
 
 @dataclass(frozen=True)
+class Ros2ControlDriverParams(ConfiguredParams):
+    """ros2_control_driver: a robot's driver talking to a ros2_control controller manager (docs/ROBOTS.md)."""
+
+    executable: ClassVar[str] = "ros2_control_driver"
+    robot: str = param("physical", "the robot it drives in the graph: virtual | physical", choices=ROBOTS)
+    controller_manager: str = param("/controller_manager", "the controller manager's namespace", not_empty=True)
+    controller: str = param("arm_controller", "the joint trajectory controller to command", not_empty=True)
+    command_interface: str = param(
+        "stream",
+        "stream: /<controller>/joint_trajectory; action: follow_joint_trajectory goals",
+        choices=("stream", "action"),
+    )
+    joint_states_topic: str = param("/joint_states", "the joint state broadcaster's topic", not_empty=True)
+    tracker_namespace: str = param("", "optical tracker's namespace (tip/measured_cp, marker); '' = none")
+    emulated: bool = param(False, "the controller manager is a controller_manager_emulator: reset through it")
+    start_timeout_s: float = param(
+        10.0,
+        "time for the controller manager to answer and /joint_states to come at start [s]",
+        exclusive_minimum=POSITIVE,
+        unit="s",
+    )
+    reset_timeout_s: float = param(
+        10.0, "time for the arm to reach a case's first setpoint [s]", exclusive_minimum=POSITIVE, unit="s"
+    )
+    reset_duration_s: float = param(
+        3.0, "a real arm moves to a case's first setpoint in this long [s]", exclusive_minimum=POSITIVE, unit="s"
+    )
+    reset_tolerance: float = param(
+        1.0e-3, "a real arm is at the reset pose within this [rad]", exclusive_minimum=POSITIVE
+    )
+
+
+@dataclass(frozen=True)
+class ControllerManagerEmulatorParams(ConfiguredParams):
+    """controller_manager_emulator: an emulated arm behind a controller manager's interfaces (docs/ROBOTS.md)."""
+
+    executable: ClassVar[str] = "controller_manager_emulator"
+    backend: str = param(
+        "emulated", "the arm behind the interfaces: emulated | mujoco | pybullet | coppeliasim", choices=BACKENDS
+    )
+    seed: int = param(-1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1)
+    controller_manager: str = param(
+        "/controller_manager", "the namespace it serves list_controllers in", not_empty=True
+    )
+    controller: str = param("arm_controller", "its joint trajectory controller's name", not_empty=True)
+    update_rate_hz: float = param(
+        250.0,
+        "update rate of the controller manager [Hz] (rokae_ros2: 250 real, 1000 simulated)",
+        exclusive_minimum=POSITIVE,
+        unit="Hz",
+    )
+    goal_tolerance_rad: float = param(0.1, "the controller's goal tolerance of every joint [rad]", minimum=0.0)
+    goal_time_s: float = param(0.5, "the controller's goal_time constraint [s]", minimum=0.0, unit="s")
+    tracker_namespace: str = param("/tracker", "where its optical tracker publishes tip/measured_cp, marker")
+
+
+@dataclass(frozen=True)
 class DriverParams(ConfiguredParams):
     """virtual_driver: one robot backend behind the driver topics (physical_driver: the same node)."""
 
@@ -315,6 +372,8 @@ NODE_PARAMETERS: dict[str, type[NodeParams]] = {
         ErrorInjectorParams,
         CrtkDriverParams,
         CrtkEmulatorParams,
+        Ros2ControlDriverParams,
+        ControllerManagerEmulatorParams,
         DriverParams,
         PhysicalDriverParams,
         RecorderParams,

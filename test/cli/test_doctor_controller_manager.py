@@ -1,0 +1,57 @@
+"""``cosim doctor`` says whether a ros2_control controller manager answers on this shell's ROS domain (the real arm's
+rokae_ros2) or only the stand-in is available, within its bounded wait."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cosim_validation.cli.doctor import check_controller_manager
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.fixture
+def manager(rclpy_context: Any) -> Iterator[None]:
+    """A controller manager answering /controller_manager/list_controllers with an active arm_controller."""
+    from controller_manager_msgs.msg import ControllerState
+    from controller_manager_msgs.srv import ListControllers
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    node = Node("controller_manager", context=rclpy_context)
+
+    def answer(request: Any, response: Any) -> Any:
+        response.controller = [ControllerState(name="arm_controller", state="active")]
+        return response
+
+    node.create_service(ListControllers, "/controller_manager/list_controllers", answer)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        yield None
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+
+
+def test_with_no_controller_manager_only_the_stand_in_is_named(ros_domain: int) -> None:
+    start = time.monotonic()
+    finding = check_controller_manager()
+    assert time.monotonic() - start < 10  # bounded: 1.5 s of waiting, plus making a node on a loaded machine
+    assert (finding.found, finding.required) == (False, False)
+    assert finding.detail == (
+        f"no /controller_manager/list_controllers answered on ROS_DOMAIN_ID {ros_domain} within 1.5 s: only the "
+        "stand-in (controller_manager_emulator, config/er3pro_ros2_control.yaml)"
+    )
+
+
+def test_a_controller_manager_that_answers_is_found_with_its_controllers(manager: None, ros_domain: int) -> None:
+    finding = check_controller_manager()
+    assert finding.found
+    assert finding.detail == f"ROS_DOMAIN_ID {ros_domain}: arm_controller active"

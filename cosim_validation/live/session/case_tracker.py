@@ -82,8 +82,14 @@ class _OpenCase:
         return self.ending is not None and all(n >= self.per_robot.get(r, awaited) for r, n in counts.items())
 
     def after_its_end(self, stamp_ns: int) -> bool:
-        """Whether a robot message stamped ``stamp_ns`` comes after this case's last sample."""
-        return self.expected_count >= self.streamed() and stamp_ns > self.last_expected_ns
+        """Whether a robot message stamped ``stamp_ns`` comes after this case's last sample.
+
+        Only the controller's end says where that is: the count a STARTED status announces is the plan's, and a
+        closed-loop controller streams as long as it decides (without a reference it announces 1, its start pose).
+        Before the end, a robot message ahead of the expected state of its stamp is this case's; one of the next
+        case is handed over when that case starts (:meth:`CaseMonitor.take_from`).
+        """
+        return self.ending is not None and self.expected_count >= self.streamed() and stamp_ns > self.last_expected_ns
 
 
 class CaseTracker:

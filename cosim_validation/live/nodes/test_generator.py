@@ -123,7 +123,7 @@ class TestGenerator(Node):
     def _store(self, index: int, case: Any, result: Any, outcome: str, wall_s: float) -> None:
         verdicts = tuple(verdict_row(case.test_id, convert.verdict_from_msg(v)[1]) for v in result.verdicts)
         kpis = tuple(kpi_row(case.test_id, convert.kpi_from_msg(k)[1]) for k in result.kpis)
-        controller = self.params.controller or "default"
+        controller = str(self.meta["controller"])  # the resolved name (a plugin's or external node's, not "default")
         row = case_row(case, index, controller, outcome, str(result.message), float(result.duration_s))
         self.db.add(CaseResult(row, verdicts, kpis, (), wall_s=wall_s, worker=self.get_name()))
 

@@ -4,11 +4,13 @@ Case boundaries come from the controller's case status (STARTED, then COMPLETED,
 Topics arrive in any order relative to each other (a monitor or a recorder can receive a case's first samples
 before its STARTED status, or the next case's STARTED before this case's last tip pose), so every message
 goes to the case its stamp (or, for an expected state, its test id) belongs to: a message of a case not
-announced yet is kept for it, a case that ended keeps receiving its late samples while the next one runs,
-and a case is concluded only when every monitored stream has delivered the samples the controller streamed,
-or when the caller says the wait is over (:meth:`conclude_ending`: a live timeout; :meth:`conclude_pending`:
-the end of a bag). Given the same messages in any interleaving of the topics, the live node and the replay
-therefore conclude the same samples and give the same verdicts.
+announced yet is kept for it, a case that ended keeps receiving its late samples while the next one runs
+(where a case ends is known only once the controller ended it: a closed-loop controller streams as long as it
+decides, so a robot message ahead of the expected state of its stamp is the running case's), and a case is
+concluded only when every monitored stream has delivered the samples the controller streamed, or when the caller
+says the wait is over (:meth:`conclude_ending`: a live timeout; :meth:`conclude_pending`: the end of a bag).
+Given the same messages in any interleaving of the topics, the live node and the replay therefore conclude the
+same samples and give the same verdicts.
 """
 
 from __future__ import annotations
@@ -82,8 +84,14 @@ class _OpenCase:
         return self.ending is not None and all(n >= self.per_robot.get(r, awaited) for r, n in counts.items())
 
     def after_its_end(self, stamp_ns: int) -> bool:
-        """Whether a robot message stamped ``stamp_ns`` comes after this case's last sample."""
-        return self.expected_count >= self.streamed() and stamp_ns > self.last_expected_ns
+        """Whether a robot message stamped ``stamp_ns`` comes after this case's last sample.
+
+        Only the controller's end says where that is: the count a STARTED status announces is the plan's, and a
+        closed-loop controller streams as long as it decides (without a reference it announces 1, its start pose).
+        Before the end, a robot message ahead of the expected state of its stamp is this case's; one of the next
+        case is handed over when that case starts (:meth:`CaseMonitor.take_from`).
+        """
+        return self.ending is not None and self.expected_count >= self.streamed() and stamp_ns > self.last_expected_ns
 
 
 class CaseTracker:

@@ -33,15 +33,19 @@ class Message:
     feed: Callable[[CaseTracker], object]
 
 
-def session_messages(world: MonitorWorld, cases: int) -> list[Message]:
-    """The messages of ``cases`` consecutive cases in the order the controller and the robots send them."""
+def session_messages(world: MonitorWorld, cases: int, announced: int = N) -> list[Message]:
+    """The messages of ``cases`` consecutive cases in the order the controller and the robots send them.
+
+    ``announced``: the sample count the STARTED status announces (a closed-loop controller without a reference
+    announces 1, its start pose: how long it streams is known only when it ends, from COMPLETED's samples sent).
+    """
     kin = world.kinematics
     out: list[Message] = []
     for c in range(cases):
         start = (1 + c * (N + 1)) * DT_NS  # the next case starts one period after this one's last sample
         expected = make_record(kin, RobotRole.EXPECTED, N, seed=c, with_tip=False)
         records = {r: make_record(kin, r, N, seed=10 * c + int(r), with_tip=True) for r in ROBOTS}
-        info = CaseInfo(f"case-{c}", expected.tip_pos_m[-1], ROBOTS, kin.needle_length_m, N, start_ns=start)
+        info = CaseInfo(f"case-{c}", expected.tip_pos_m[-1], ROBOTS, kin.needle_length_m, announced, start_ns=start)
         out.append(Message("status", lambda t, i=info: t.start(i)))
         for k in range(N):
             stamp = start + k * DT_NS
@@ -53,7 +57,7 @@ def session_messages(world: MonitorWorld, cases: int) -> list[Message]:
                 q, tip, quat = rec.q_measured[k], rec.actual_tip_pos_m[k], rec.actual_tip_quat_wxyz[k]
                 out.append(Message(f"{role.label}/joints", lambda t, r=role, s=stamp, q=q: t.joints(r, s, q)))
                 out.append(Message(f"{role.label}/tip", lambda t, r=role, s=stamp, p=tip, w=quat: t.tip(r, s, p, w)))
-        out.append(Message("status", lambda t: t.end("completed", "")))
+        out.append(Message("status", lambda t: t.end("completed", "", N)))
     return out
 
 
@@ -121,4 +125,31 @@ def test_a_late_tip_of_the_previous_case_after_the_next_start(world: MonitorWorl
     start_1 = [i for i, m in enumerate(messages) if m.topic == "status"][2]
     last_tip = max(i for i, m in enumerate(messages[:start_1]) if m.topic == "physical/tip")
     moved = messages[:last_tip] + messages[last_tip + 1 : start_1 + 5] + [messages[last_tip]] + messages[start_1 + 5 :]
+    assert outcome(conclude(world, moved)) == outcome(conclude(world, messages))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_closed_loop_case_of_unknown_length_under_any_interleaving(world: MonitorWorld, seed: int) -> None:
+    """A robot message that arrives before the expected state of its stamp is still the running case's, also when
+    the STARTED status could not say how many samples the case will have (it was taken for the next case's and
+    lost, so live and replay, which see other interleavings, concluded on different samples)."""
+    messages = session_messages(world, 3, announced=1)
+    natural = conclude(world, messages)
+    assert all(e.conclusion.samples == {RobotRole.EXPECTED: N, **dict.fromkeys(ROBOTS, N)} for e in natural)
+    shuffled = interleaved(messages, seed, lag=40.0)
+    assert outcome(conclude(world, shuffled)) == outcome(natural)
+
+
+def test_a_joint_state_before_the_expected_state_of_its_stamp_in_a_closed_loop_case(world: MonitorWorld) -> None:
+    messages = session_messages(world, 2, announced=1)
+    fifth = [i for i, m in enumerate(messages) if m.topic == "expected"][5]
+    # the robots' answers to sample 5 reach the monitor before the expected state of sample 5 does
+    moved = messages[:fifth] + messages[fifth + 1 : fifth + 5] + [messages[fifth]] + messages[fifth + 5 :]
+    assert [m.topic for m in moved[fifth : fifth + 5]] == [
+        "virtual/joints",
+        "virtual/tip",
+        "physical/joints",
+        "physical/tip",
+        "expected",
+    ]
     assert outcome(conclude(world, moved)) == outcome(conclude(world, messages))

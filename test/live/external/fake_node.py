@@ -41,6 +41,7 @@ class FakeNode(Node):
         super().__init__("fake_node_under_test", parameter_overrides=[Parameter("use_sim_time", value=True)])
         self.mode = mode
         self.q: list[float] | None = None
+        self.case_handle: object = None
         group = ReentrantCallbackGroup()
         self.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=group)
         self.stream = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
@@ -102,6 +103,7 @@ class FakeNode(Node):
         start = list(self.q)
         end = [start[0] + 0.2, *start[1:]]
         self._feedback(handle, 3)
+        self.case_handle = handle
         ok = self._follow(start, end) if self.mode == "goal" else self._stream(start, end, handle)
         if not ok:
             handle.canceled()  # type: ignore[attr-defined]
@@ -113,6 +115,7 @@ class FakeNode(Node):
 
     def _stream(self, start: list[float], end: list[float], handle: object) -> bool:
         for k in range(1, 11):
+            self._feedback(handle, 3)  # every period, as the contract asks (an early one may be lost)
             point = JointTrajectoryPoint()
             point.positions = [a + (b - a) * k / 10 for a, b in zip(start, end, strict=True)]
             point.time_from_start = Duration(sec=0, nanosec=100_000_000)
@@ -133,7 +136,8 @@ class FakeNode(Node):
             time.sleep(0.002)
         got = handle.result().get_result_async()
         while not got.done():
-            time.sleep(0.002)
+            self._feedback(self.case_handle, 3)  # every period, as the contract asks (an early one may be lost)
+            self._sim_wait(0.1)
         return int(got.result().result.error_code) == 0
 
 

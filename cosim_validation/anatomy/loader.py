@@ -91,7 +91,7 @@ def load_model(
     T_patient_model = pose_from_config(node["pose"]) if node.has("pose") else np.eye(4)
     report: RepairReport | None = None
     # a broken mesh makes trimesh divide by zero (flat bodies) and cast NaN (bad vertices): numpy's warnings
-    # would be printed before the error that names the defect (issue 15)
+    # would be printed before the error that names the defect
     with np.errstate(all="ignore"):
         mesh, source, sha256, unit = _source_mesh(node)
         defects = mesh_defects(mesh, unit)

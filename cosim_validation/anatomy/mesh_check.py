@@ -69,7 +69,7 @@ def shell_defects(mesh: Any) -> list[str]:
     """Shells of inverted orientation that are not cavities of another shell (winding number -1 inside).
 
     An inward-wound shell inside an outward one is a cavity (winding number 0 inside it) and is fine; one
-    that is not makes a pocket of winding number -1, which ray parity counts as inside (issue 15).
+    that is not makes a pocket of winding number -1, which ray parity counts as inside.
     """
     pockets = [s for s in shells(mesh) if s.volume_m3 < 0 and s.winding < 0]
     if not pockets:

@@ -1,7 +1,7 @@
 """What ``repair: true`` did to a mesh: every step, the shells and the volume it removed.
 
 A repair that removes anatomy is not a detail: the real heart mesh lost its right atrium (an open shell
-that hole filling could not close) and nothing said so (issue 15). The report travels with the model
+that hole filling could not close) and nothing said so. The report travels with the model
 (:attr:`AnatomyModel.repair`) and is printed by every command that loads the anatomy, stored in run
 metadata and shown in the report; a repair that removes more than the allowed share of the volume is
 refused by the loader.

@@ -80,7 +80,7 @@ class CampaignConfig:
 def _safety_property(node: ConfigNode, properties_path: Path) -> str:
     """The safety property's name, which must be a property of the campaign's property file.
 
-    An unknown name would count no case as error-triggering and drop Tables 2 and 3 (issue 15).
+    An unknown name would count no case as error-triggering and drop Tables 2 and 3.
     """
     from cosim_validation.monitor.properties import PropertySet
 

@@ -47,7 +47,7 @@ class LockstepSettings:
     """How the loop treats setpoints and robots.
 
     Attributes:
-        validate: Check every setpoint with the state validator (seed 002); a refusal aborts the case.
+        validate: Check every setpoint with the state validator ([Preda et al. 2016]); a refusal aborts the case.
         drop_lost_robots: After a robot stopped answering, run later cases without it (else they abort).
     """
 

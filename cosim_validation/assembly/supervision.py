@@ -1,4 +1,4 @@
-"""The task supervisor in the lockstep loop (seed 002; docs/SUPERVISOR.md, "In the control loop").
+"""The task supervisor in the lockstep loop ([Preda et al. 2016]; docs/SUPERVISOR.md, "In the control loop").
 
 A supervised case streams one setpoint per control period, and the supervisor decides each one: the next
 setpoint of the plan while the machine is in the motion state of that stage, the last one again (hold) on

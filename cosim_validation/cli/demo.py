@@ -1,7 +1,7 @@
 """``cosim demo``: the main job on the embedded defaults, end to end (what ``make demo`` runs).
 
 1. ``cosim testgen``: a 20 mm grid suite (3 targets per cube) of the left lung within 3 cm of the heart,
-   and a random suite of as many cases over the same region (seed 000's baseline).
+   and a random suite of as many cases over the same region ([Actuators 2025]'s baseline).
 2. ``cosim session --validate``: a digital-twin session of a few of its cases (the ROS 2 graph: controller
    with the state validator, MuJoCo virtual robot, emulated physical ER3 Pro, monitor, recorder, markers).
 3. ``cosim campaign``: both suites in batch on the virtual and the physical robot (the flawed

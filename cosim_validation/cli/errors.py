@@ -1,4 +1,5 @@
-"""``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot (seed 001).
+"""``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot ([Barragan et
+al. 2024]).
 
 - ``collect -o DATASET``: drive the physical robot (the emulated ER3 Pro in batch) through random settled steps
   and a held-out continuous motion; write the dataset (Parquet); with ``--from-run RUN`` the dataset is made of
@@ -7,7 +8,8 @@
 - ``calibrate DATASET``: kinematic calibration (joint offsets, ratios, wrist couplings) with the hand-eye X and Y
   on the tracked training rows; the parameters held at nominal, residuals before and after, X and Y;
 - ``train DATASET -o MODEL``: calibrate, label, train NN1 and NN2, write the model (``.npz``, no pickle);
-- ``evaluate DATASET --model MODEL``: seed 001's Table II on the held-out rows, the two-sample statistics, and
+- ``evaluate DATASET --model MODEL``: [Barragan et al. 2024]'s Table II on the held-out rows, the two-sample
+  statistics, and
   with ``--html`` the page with the distributions; ``evaluate DATASET --split SPLIT --seeds N`` instead trains on
   part of the dataset and judges on the rest, per seed (:mod:`cosim_validation.cli.errors_evaluate`).
 

@@ -1,4 +1,4 @@
-"""``cosim experiment rq1|rq2|rq3|adaptive``: seed 000's research questions and adaptive refinement."""
+"""``cosim experiment rq1|rq2|rq3|adaptive``: [Actuators 2025]'s research questions and adaptive refinement."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``cosim hazards run|table``: safety hazard campaigns (issue 19, seed 003) and their detection table."""
+"""``cosim hazards run|table``: safety hazard campaigns ([Li et al. 2016]) and their detection table."""
 
 from __future__ import annotations
 

@@ -279,7 +279,7 @@ def _warner(as_json: bool) -> Any:
 
 
 def _recover_bag(run_dir: Path, as_json: bool) -> dict[str, Any]:
-    """A recorder that died left its bag unfinished: finish it into session.mcap (issue 15)."""
+    """A recorder that died left its bag unfinished: finish it into session.mcap."""
     from cosim_validation.common.exceptions import CosimError
     from cosim_validation.live.ros.bag_recovery import in_progress_bag, recover_bag
 

@@ -1,4 +1,4 @@
-"""``cosim testgen``: generate a coverage-oriented test suite (seed 000, section 4.1) into a Parquet file."""
+"""``cosim testgen``: generate a coverage-oriented test suite ([Actuators 2025], section 4.1) into a Parquet file."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ HELP = "generate test cases over the target model with measured coverage (grid o
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of issue 3: method, granularity, k, count, region, seed, output."""
+    """The options: method, granularity, k, count, region, seed, output."""
     parser.add_argument(
         "--config", default="config/needle_insertion.yaml", help="configuration file (anatomy, testgen)"
     )

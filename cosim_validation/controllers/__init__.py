@@ -1,4 +1,5 @@
-"""Controllers under test (seed 000's flawed ``straight`` and the ``guarded`` one, users' plugins) and the configured
+"""Controllers under test ([Actuators 2025]'s flawed ``straight`` and the ``guarded`` one, users' plugins) and the
+configured
 setup."""
 
 from cosim_validation.controllers.controller import Controller

@@ -1,4 +1,5 @@
-"""``error_collection``: seed 001's data-collection motion as a case, so a session drives it through the drivers.
+"""``error_collection``: [Barragan et al. 2024]'s data-collection motion as a case, so a session drives it through
+the drivers.
 
 The plan is :func:`~cosim_validation.controllers.planning.collection_motion.collection_motion` of the configured
 settings

@@ -51,7 +51,8 @@ class GuardedSettings:
 @dataclass(frozen=True)
 class ControllersConfig:
     """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape; ``collection``:
-    the ``error_collection`` case (seed 001's data collection; its ``seed`` is unused there: a case draws from its
+    the ``error_collection`` case ([Barragan et al. 2024]'s data collection; its ``seed`` is unused there: a case
+    draws from its
     case seed); ``plugin``: the default controller when it is a user's plugin (its factory importable and
     callable), else None; ``moveit``: how the ``moveit`` controller talks to move_group (docs/MOVEIT.md)."""
 

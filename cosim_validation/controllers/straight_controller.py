@@ -1,4 +1,4 @@
-"""The flawed controller of seed 000: it inserts along the source-to-target line, whatever lies on it."""
+"""The flawed controller of [Actuators 2025]: it inserts along the source-to-target line, whatever lies on it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Learned error injection (seed 001): a simulated robot that errs like the physical one.
+"""Learned error injection ([Barragan et al. 2024]): a simulated robot that errs like the physical one.
 
 The dataset of a physical robot's settled samples (:mod:`~.dataset`, :mod:`~.dataset_io`, :mod:`~.dataset_cleaning`),
 hand-eye calibration AX = YB (:mod:`~.hand_eye`) with the arm's joint offsets, ratios, lost motion and wrist

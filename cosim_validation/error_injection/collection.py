@@ -1,4 +1,5 @@
-"""Collecting an error dataset from a physical robot (seed 001, IV-B): random goals in small settled steps, a
+"""Collecting an error dataset from a physical robot ([Barragan et al. 2024], IV-B): random goals in small settled
+steps, a
 continuous training motion and a continuous held-out motion
 (:mod:`~cosim_validation.controllers.planning.collection_motion`).
 

@@ -1,6 +1,7 @@
 """The error-learning dataset: what a physical robot did at each settled step, as columns.
 
-One row per settled sample (seed 001, IV-B: the robot stops before each measurement). Columns (units in the
+One row per settled sample ([Barragan et al. 2024], IV-B: the robot stops before each measurement). Columns (units
+in the
 names; joint columns carry the joint's unit, rad, or m for a prismatic joint):
 
 ========================================  ========  ==================================================

@@ -1,6 +1,8 @@
-"""The evaluation as a page: seed 001's Table II, the two-sample statistics and a Fig. 6-like figure (report.html).
+"""The evaluation as a page: [Barragan et al. 2024]'s Table II, the two-sample statistics and a Fig. 6-like figure
+(report.html).
 
-The figure shows, as seed 001's Fig. 6 does, the error distributions of the physical robot beside the simulated
+The figure shows, as [Barragan et al. 2024]'s Fig. 6 does, the error distributions of the physical robot beside the
+simulated
 one: the tip's distance from the plan (real, simulated without injection, simulated with it) and the controller
 error of every joint (real vs injected). One self-contained HTML file (the figure embedded as a PNG).
 """

@@ -1,4 +1,4 @@
-"""What an error network sees: seed 001's feature sets OC, CP and CPE over joint vectors.
+"""What an error network sees: [Barragan et al. 2024]'s feature sets OC, CP and CPE over joint vectors.
 
 A network maps the robot's joints now (the setpoint for NN1, the measured joints for NN2) and, optionally, where
 it came from, to joint offsets:

@@ -1,4 +1,4 @@
-"""Injecting learned errors into a simulated robot (seed 001, III-F): the ``errors`` robot filter.
+"""Injecting learned errors into a simulated robot ([Barragan et al. 2024], III-F): the ``errors`` robot filter.
 
 For every setpoint q_s of the controller the injector sends the simulated robot
 

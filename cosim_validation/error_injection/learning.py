@@ -178,9 +178,10 @@ class LearnSettings:
     """What to train.
 
     Attributes:
-        nn1_features, nn2_features: ``OC``, ``CP``, ``CPE`` or ``CS`` (seed 001's best: CPE for both; here CS
+        nn1_features, nn2_features: ``OC``, ``CP``, ``CPE`` or ``CS`` ([Barragan et al. 2024]'s best: CPE for both;
+        here CS
             for NN1: docs/ERRORS.md, "Diagnosis").
-        training: Hyper-parameters (seed 001's by default).
+        training: Hyper-parameters ([Barragan et al. 2024]'s by default).
         search: Try :data:`~.training.SEARCH_GRID` and keep the best on the validation rows.
         plain: No guards: the networks fitted to every row and injected everywhere (the model before guards).
     """
@@ -232,7 +233,8 @@ def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: 
 
     NN1 learns the controller error of motion, so it prefers the rows sampled in motion (continuous training
     motion) over settled ones (no lag there); NN2 learns where the links are, which averaged readings of a settled
-    pose tell best. A dataset without repeated readings (a CSV) trains both on every row, as seed 001 does.
+    pose tell best. A dataset without repeated readings (a CSV) trains both on every row, as [Barragan et al. 2024]
+    does.
     """
     if int(preferred.sum()) >= MIN_TRAINING_ROWS:
         return preferred, preferred_what

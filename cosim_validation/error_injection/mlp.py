@@ -3,7 +3,8 @@
 Seed 001's networks are small MLPs with ReLU hidden layers and a linear output, trained on z-scored inputs and
 outputs. :class:`Network` holds exactly what a model file stores (weights, biases, the four normalisers) and
 folds the normalisers into the first and last layer once, so evaluating a row is the plain layer loop of
-:func:`_forward` (a few microseconds for seed 001's 16-32 network, benchmarks/bench_errors.py); many rows at once
+:func:`_forward` (a few microseconds for [Barragan et al. 2024]'s 16-32 network, benchmarks/bench_errors.py); many
+rows at once
 go through numpy's matrix products. It equals scikit-learn's ``predict`` of the
 network it was taken from to rounding (tested).
 """

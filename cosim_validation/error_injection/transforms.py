@@ -44,13 +44,14 @@ def inverse(T: np.ndarray) -> np.ndarray:
 
 
 def rotation_angle_rad(R_a: np.ndarray, R_b: np.ndarray) -> np.ndarray:
-    """(n,) angle of R_a^T R_b [rad] (seed 001, eq. 6: arccos((trace - 1) / 2)), for (n, 3, 3) stacks."""
+    """(n,) angle of R_a^T R_b [rad] ([Barragan et al. 2024], eq. 6: arccos((trace - 1) / 2)), for (n, 3, 3) stacks."""
     trace = np.einsum("...ji,...ji->...", R_a, R_b)
     return np.arccos(np.clip(0.5 * (trace - 1.0), -1.0, 1.0))  # type: ignore[no-any-return]
 
 
 def pose_gap(T_a: np.ndarray, T_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Translation (n,) [m] (seed 001, eq. 5) and rotation (n,) [rad] (eq. 6) between two (n, 4, 4) stacks."""
+    """Translation (n,) [m] ([Barragan et al. 2024], eq. 5) and rotation (n,) [rad] (eq. 6) between two (n, 4, 4)
+    stacks."""
     translation = np.linalg.norm(T_a[..., :3, 3] - T_b[..., :3, 3], axis=-1)
     return translation, rotation_angle_rad(T_a[..., :3, :3], T_b[..., :3, :3])
 

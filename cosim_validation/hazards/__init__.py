@@ -1,1 +1,1 @@
-"""Safety hazard injection and detection (issue 19, seed 003): scenarios, the injector filter, the detector."""
+"""Safety hazard injection and detection ([Li et al. 2016]): scenarios, the injector filter, the detector."""

@@ -1,4 +1,4 @@
-"""A check of the robot against its own commands, for what the tip detector cannot see (issue 19, seed 003).
+"""A check of the robot against its own commands, for what the tip detector cannot see ([Li et al. 2016]).
 
 Commands applied out of order (every other one after its successor) make the arm stutter: it stands still for a
 cycle, then makes two steps in one. Its tip never leaves the model's by more than a step, so the tip and joint

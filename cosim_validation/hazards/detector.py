@@ -1,10 +1,10 @@
-"""The hazard detector of seed 003: the robot against its fault-free model, sample by sample.
+"""The hazard detector of [Li et al. 2016]: the robot against its fault-free model, sample by sample.
 
-The nominal model is the virtual robot fed the clean commands (seed 003's dynamic model run alongside the
+The nominal model is the virtual robot fed the clean commands ([Li et al. 2016]'s dynamic model run alongside the
 robot); the physical robot is the one that may be faulty. At every sample the detector compares
 
-- the needle tips, both from each robot's measured joints through the nominal kinematics (seed 003 compares the
-  end-effector positions): an alarm when they are more than ``threshold_m`` apart (seed 003: 3 mm);
+- the needle tips, both from each robot's measured joints through the nominal kinematics ([Li et al. 2016] compares the
+  end-effector positions): an alarm when they are more than ``threshold_m`` apart ([Li et al. 2016]: 3 mm);
 - every joint: an alarm when a joint of the robot is more than ``joint_threshold`` from the model's;
 - (second detector) the physical robot's own two views of its tip, the external tracker against the forward
   kinematics of its encoders: an alarm when they disagree by more than ``tracker_threshold_m`` or the tracker

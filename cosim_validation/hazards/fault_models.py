@@ -1,4 +1,4 @@
-"""What a fault model makes of a vector inside an injection window (seed 003's corrupted commands and readings).
+"""What a fault model makes of a vector inside an injection window ([Li et al. 2016]'s corrupted commands and readings).
 
 One function for every stream the injector corrupts (a joint command, the encoder readings, the tracker's
 position or orientation): the caller keeps the stream's history by control cycle, so a delayed or stuck value is

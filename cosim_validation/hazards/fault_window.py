@@ -1,4 +1,4 @@
-"""When a scenario's windows are open, control cycle by control cycle (seed 003's injection trigger).
+"""When a scenario's windows are open, control cycle by control cycle ([Li et al. 2016]'s injection trigger).
 
 The schedule advances once per setpoint (a control cycle), with the case time and the stage of that setpoint, in
 the same order in batch and live; its random draws (``probability`` triggers) come from a stream seeded by the

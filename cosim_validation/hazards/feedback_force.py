@@ -4,7 +4,7 @@ Seed 003, eq. (5)-(6): ``F = Kp (p_model - p_robot) + Kd (v_model - v_robot)`` w
 detector's threshold apart (zero otherwise), directed from the robot's tip towards the model's, saturated "with
 appropriate gains and saturations" for the haptic device's stability. Seed 003 gives no numbers; the defaults
 below are this project's choice for a desktop haptic device (a few newtons at most), stated as such. Tip
-velocities are backward differences of the tip positions over the sample times (seed 003 maps joint velocities
+velocities are backward differences of the tip positions over the sample times ([Li et al. 2016] maps joint velocities
 through the Jacobian; on sampled records the two agree to the sampling error): causal, so the force a live
 session sends at a sample (:class:`FeedbackForceStream`, one sample at a time) is the force computed over the
 whole record afterwards (:func:`feedback_force`), bit for bit.

@@ -4,7 +4,8 @@
 around its backend, live in the ``hazard_injector`` node (the ``robot_proxy`` node started under that name), so
 the controller's clean setpoints reach the robot corrupted inside the scenario's windows (a ``user_command`` or
 ``joint_command`` strike) or the robot's readings reach the controller and the monitor corrupted (``encoder``,
-``tracker``). The other robot (the virtual twin, seed 003's dynamic model run alongside) and the monitor's record
+``tracker``). The other robot (the virtual twin, [Li et al. 2016]'s dynamic model run alongside) and the monitor's
+record
 of the setpoint keep the clean command: :meth:`HazardFilter.observe` reports the clean setpoint.
 
 Every window's opening and closing is a :class:`~cosim_validation.robots.filters.robot_filter.FilterEvent`

@@ -64,7 +64,7 @@ class HazardSample(NamedTuple):
         test_id: The case.
         stamp_ns: The setpoint's stamp [ns of session time].
         alarm: The detector's answer (time, tip deviation, which detectors alarm).
-        force_n: (3,) seed 003's feedback force, base_link [N] (zero within the threshold).
+        force_n: (3,) [Li et al. 2016]'s feedback force, base_link [N] (zero within the threshold).
     """
 
     test_id: str

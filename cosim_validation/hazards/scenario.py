@@ -1,6 +1,6 @@
-"""A hazard scenario as data: what goes wrong, where in the control path, when and for how long (seed 003).
+"""A hazard scenario as data: what goes wrong, where in the control path, when and for how long ([Li et al. 2016]).
 
-A scenario names the adverse event it reproduces (seed 003, Table 1: the outcome, the unsafe control action and
+A scenario names the adverse event it reproduces ([Li et al. 2016], Table 1: the outcome, the unsafe control action and
 the causal factor), the point of the control path it strikes, the variables it corrupts, the fault model and the
 trigger of its injection windows. Scenarios are read from ``config/hazards.yaml``
 (:mod:`~cosim_validation.hazards.hazard_library`) and injected by
@@ -19,8 +19,8 @@ from cosim_validation.common.record import Stage
 class Strike(Enum):
     """Where a fault strikes the control path.
 
-    ``user_command``: the desired command as the controller sends it to this robot (seed 003's network layer:
-    the operator's command). ``joint_command``: the command to the robot's joints (seed 003's motor commands,
+    ``user_command``: the desired command as the controller sends it to this robot ([Li et al. 2016]'s network layer:
+    the operator's command). ``joint_command``: the command to the robot's joints ([Li et al. 2016]'s motor commands,
     after the software's safety checks). For a joint-position interface both are the same vector, seen by the
     robot; they differ in what a scenario corrupts (the whole message or chosen joints). ``encoder``: the measured
     joints (the feedback the controller and the monitor get). ``tracker``: the external tracker's tip pose.
@@ -134,7 +134,7 @@ class Scenario:
 
     Attributes:
         name: Identifier (used in filters, tables and reports).
-        outcome: The safety hazard, in seed 003's Table 1 wording (e.g. "Unintended movement of robotic arms").
+        outcome: The safety hazard, in [Li et al. 2016]'s Table 1 wording (e.g. "Unintended movement of robotic arms").
         unsafe_control_action: What the control system does wrong.
         causal_factor: The accidental failure that could cause it.
         strike: Where in the control path it strikes.

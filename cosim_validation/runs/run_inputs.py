@@ -30,7 +30,7 @@ from cosim_validation.common.exceptions import ConfigError, InputError
 INPUTS_DIR = "inputs"
 MANIFEST = "inputs.json"
 #: The roles of a supervised run's files: the supervisor configuration, machine, the machine's LTL goals, needle
-#: force model, scenario and teleoperation script (issue 20).
+#: force model, scenario and teleoperation script.
 SUPERVISOR_ROLES = (
     "supervisor",
     "supervisor_machine",

@@ -1,7 +1,7 @@
 """One writer per run directory: an advisory lock that names the process holding it.
 
 Two ``cosim campaign --resume`` on one run directory both ran the missing cases and the second died with
-``sqlite3.IntegrityError: UNIQUE constraint failed`` (issue 15). A writer (campaign, experiment, session)
+``sqlite3.IntegrityError: UNIQUE constraint failed``. A writer (campaign, experiment, session)
 takes ``RUN_DIR/.writer.lock`` with ``flock(LOCK_EX | LOCK_NB)`` (flock(2)) for as long as it writes; the
 file holds the writer's pid, command and start time, so a second writer is refused with a message naming
 the running process. The kernel releases the lock when the holder exits, however it dies (SIGKILL

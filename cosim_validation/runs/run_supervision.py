@@ -1,4 +1,4 @@
-"""A supervised run's supervisor files read back from the run directory (issue 20; docs/SUPERVISOR.md, "Runs").
+"""A supervised run's supervisor files read back from the run directory (docs/SUPERVISOR.md, "Runs").
 
 A supervised campaign or session copies the supervisor's configuration, machine (and its LTL goals), needle force
 model, scenario and teleoperation script into ``RUN/inputs/`` (:mod:`~cosim_validation.runs.run_inputs`). The

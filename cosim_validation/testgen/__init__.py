@@ -1,4 +1,4 @@
-"""Coverage-oriented test generation (seed 000, section 4.1) over irregular 3-D models.
+"""Coverage-oriented test generation ([Actuators 2025], section 4.1) over irregular 3-D models.
 
 The target region (a target model, minus obstacles and a margin, optionally cut to a sub-region)
 is discretized into cubes classified full / partial / empty; the ``grid`` generator draws k valid

@@ -22,7 +22,7 @@ class Targets(NamedTuple):
 
     Attributes:
         targets_m: (N, 3) float64 valid targets in base_link [m], cube by cube (row-major cube order).
-        points_generated: Candidate points drawn, valid or not (seed 000's "generated points"): counted
+        points_generated: Candidate points drawn, valid or not ([Actuators 2025]'s "generated points"): counted
             where they are drawn, the unchecked ones of full cubes and full leaves included.
         gave_up: (G, 3) int64 partial cubes that yielded fewer than k targets within the attempt bound.
         lattice_empty: (E, 3) int64 partial cubes found to hold no valid target: their refinement proved
@@ -262,7 +262,7 @@ def grid_targets(
 
 
 def random_targets(region: TargetRegion, count: int, seed: int, max_attempts: int) -> Targets:
-    """Uniform candidates over the region's box until ``count`` are valid (seed 000's random method).
+    """Uniform candidates over the region's box until ``count`` are valid ([Actuators 2025]'s random method).
 
     Attempts are counted as if the candidates were drawn one by one: up to the one that completed
     the suite. Stops (and reports, through ``gave_up`` of shape (1, 3) filled with -1) after

@@ -1,4 +1,4 @@
-"""Coverage metrics of a suite: the columns of seed 000's Tables 2 and 3."""
+"""Coverage metrics of a suite: the columns of [Actuators 2025]'s Tables 2 and 3."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class SuiteMetrics:
     Attributes:
         generator: ``grid`` or ``random``.
         granularity_m: Cube edge [m].
-        nonempty_cubes: Cubes holding valid targets (full + partial): seed 000's "discretized areas".
+        nonempty_cubes: Cubes holding valid targets (full + partial): [Actuators 2025]'s "discretized areas".
         full_cubes: Cubes entirely inside the region (no check needed).
         partial_cubes: Cubes cut by the region's boundary.
         full_share: full_cubes / nonempty_cubes.

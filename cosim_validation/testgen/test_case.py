@@ -9,7 +9,7 @@ import numpy as np
 
 @dataclass(frozen=True, eq=False)
 class TestCase:
-    """A source point outside every model and a target inside the target model (seed 000, 4.1).
+    """A source point outside every model and a target inside the target model ([Actuators 2025], 4.1).
 
     Attributes:
         test_id: Unique within its suite, e.g. ``3f9a0c12-0000042``.

@@ -1,4 +1,4 @@
-"""The five stages of a needle insertion (seed 000, section 3)."""
+"""The five stages of a needle insertion ([Actuators 2025], section 3)."""
 
 from __future__ import annotations
 

@@ -181,7 +181,7 @@ class TrajectoryRecord:
         return bool(np.isfinite(self.actual_tip_pos_m).any())
 
     def joint_azimuth_altitude(self) -> np.ndarray:
-        """(n, J, 2) direction of every joint axis as azimuth and altitude [rad] (seed 000's state).
+        """(n, J, 2) direction of every joint axis as azimuth and altitude [rad] ([Actuators 2025]'s state).
 
         Azimuth is measured in the base_link x-y plane from +x towards +y; altitude from that plane towards +z.
         """

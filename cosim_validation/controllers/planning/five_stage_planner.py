@@ -1,4 +1,4 @@
-"""The five stages of a needle insertion (seed 000): initialization, approach, injection, extraction, reset."""
+"""The five stages of a needle insertion ([Actuators 2025]): initialization, approach, injection, extraction, reset."""
 
 from __future__ import annotations
 

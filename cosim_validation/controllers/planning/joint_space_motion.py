@@ -1,10 +1,10 @@
-"""Joint-space cases for any robot: the motions of seed 001's data collection, not a needle insertion.
+"""Joint-space cases for any robot: the motions of [Barragan et al. 2024]'s data collection, not a needle insertion.
 
 Two kinds, both drawn from a case's random stream (its case seed) and both starting and ending at rest at the
 home pose:
 
 * ``joint_goals``: random joint goals, each reached by a straight joint-space line and held still (the robot
-  stops at each step), then back home; seed 001 collected its dVRK PSM data this way.
+  stops at each step), then back home; [Barragan et al. 2024] collected its dVRK PSM data this way.
 * ``teleoperation``: a smooth continuous motion, as under a surgeon's hand: per joint a sum of a few sinusoids
   of random frequency and phase, faded in and out, its amplitude kept within the joint range and its speed and
   acceleration within the commanding limits.

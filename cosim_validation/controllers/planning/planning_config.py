@@ -47,7 +47,7 @@ class PlanningConfig:
     """How a case is planned (see config/needle_insertion.yaml, section ``planning``).
 
     Attributes:
-        sampling_rate_hz: Setpoint rate of the plan [Hz] (seed 000: 10 Hz).
+        sampling_rate_hz: Setpoint rate of the plan [Hz] ([Actuators 2025]: 10 Hz).
         default_source_m: (3,) source point in base_link when a case gives none [m].
         standoff_m: Pre-entry point this far outside the skin on the insertion line [m].
         needle_reserve_m: The needle goes in at most (needle length - reserve), so the holder stays out [m].

@@ -1,4 +1,4 @@
-"""The state validator of the I-SUR architecture (seed 002): every setpoint is checked before it is sent.
+"""The state validator of the I-SUR architecture ([Preda et al. 2016]): every setpoint is checked before it is sent.
 
 A setpoint passes when it is finite, within the joint limits, reachable from the last accepted setpoint
 within one period at the commanding velocity limits, free of self-collision, with the arm outside the skin,

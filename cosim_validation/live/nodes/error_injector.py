@@ -1,4 +1,5 @@
-"""error_injector: seed 001's injector, the ``robot_proxy`` node with the ``errors`` filter of a model file.
+"""error_injector: [Barragan et al. 2024]'s injector, the ``robot_proxy`` node with the ``errors`` filter of a
+model file.
 
 One implementation (:mod:`cosim_validation.live.nodes.robot_proxy`) under the issue's node name: put it in a
 graph YAML in front of the simulated robot's driver and the session moves that driver under ``/cosim/<robot>/raw/``::

@@ -1,4 +1,4 @@
-"""The controller's hazard outputs: detector alarms and seed 003's feedback force, live.
+"""The controller's hazard outputs: detector alarms and [Li et al. 2016]'s feedback force, live.
 
 The controller node's lockstep loop runs the hazard detector after every setpoint both robots answered
 (:class:`~cosim_validation.hazards.hazard_watch.HazardWatch`); this publishes its verdicts, stamped with the
@@ -9,7 +9,7 @@ setpoint's stamp:
   time T s`` (DETECTORS among ``tip``, ``joint``, ``tracker``, ``progress``; ``hazard_watch.alarm_text``, the
   same text a campaign stores as the alarm's row in its ``events`` table);
 - ``/cosim/feedback_wrench`` (``geometry_msgs/WrenchStamped``, frame ``base_link``): the feedback force of every
-  sample (zero within the threshold) for a haptic device; no torque (seed 003's force acts on the tip).
+  sample (zero within the threshold) for a haptic device; no torque ([Li et al. 2016]'s force acts on the tip).
 
 Both are recorded in the session's bag (the recorder takes every ``/cosim`` topic).
 """

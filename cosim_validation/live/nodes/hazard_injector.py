@@ -1,4 +1,4 @@
-"""hazard_injector: the robot_proxy node under its issue-19 name, injecting hazard scenarios (seed 003).
+"""hazard_injector: the robot_proxy node under its issue-19 name, injecting hazard scenarios ([Li et al. 2016]).
 
 One implementation: :class:`~cosim_validation.live.nodes.robot_proxy.RobotProxy` with ``hazards:SCENARIO`` filters
 (:class:`~cosim_validation.hazards.hazard_filter.HazardFilter`), between the controller and a robot's driver; the

@@ -9,7 +9,7 @@
   resolve ``package://`` URIs (target lungs green, obstacles red, skin faint), in base_link;
   parameter ``anatomy_markers`` (both | mesh | triangles) chooses which of the two topics is published;
 - ``/cosim/markers/targets`` (MarkerArray, latched): one sphere per finished case at its target, green
-  if every verdict holds, red if one is violated, grey if undecided (seed 000, Figures 7 and 8).
+  if every verdict holds, red if one is violated, grey if undecided ([Actuators 2025], Figures 7 and 8).
 """
 
 from __future__ import annotations

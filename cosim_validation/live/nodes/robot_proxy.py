@@ -166,7 +166,8 @@ class RobotProxy(Node):
 
 def filter_texts(params: ProxyParams) -> list[str]:
     """The ``KIND:OPTIONS`` of the node's filters, innermost first: ``filters``, after the errors model of an
-    ``error_injector`` (seed 001's injector is this node with the ``errors`` filter of its ``model``, which its
+    ``error_injector`` ([Barragan et al. 2024]'s injector is this node with the ``errors`` filter of its ``model``,
+    which its
     parameters require)."""
     if isinstance(params, ErrorInjectorParams):
         return [f"errors:model={params.model}", *params.filters]

@@ -1,7 +1,7 @@
 """Finishing a bag whose recorder died: every MCAP record written before the cut, in a readable file.
 
 A SIGKILLed recorder left ``session.bag-in-progress/...mcap`` without a footer, which readers refuse ("File
-end magic is invalid"), and the session still said it wrote ``session.mcap`` (issue 15). An MCAP file is a
+end magic is invalid"), and the session still said it wrote ``session.mcap``. An MCAP file is a
 sequence of length-prefixed records (mcap.dev/spec): whatever precedes the cut can be read in order, and the
 last record, if incomplete, is dropped. :func:`recover_bag` reads the records with the mcap library's stream
 reader until the data ends or stops making sense, and writes them into a new MCAP with summary and footer.

@@ -254,7 +254,7 @@ def kpi_from_msg(msg: Any) -> tuple[str, Any]:
 
 # ---------------------------------------------------------------------------- markers
 ROLE_COLORS_RGBA: dict[str, tuple[float, float, float, float]] = {
-    "target": (0.35, 0.75, 0.45, 0.35),  # lungs: translucent green (seed 000, Figure 5)
+    "target": (0.35, 0.75, 0.45, 0.35),  # lungs: translucent green ([Actuators 2025], Figure 5)
     "obstacle": (0.85, 0.15, 0.15, 0.6),  # heart: red, forbidden
     "skin": (0.9, 0.8, 0.7, 0.12),  # torso: faint
 }

@@ -64,7 +64,8 @@ class ControllerParams(ConfiguredParams):
     )
     validate_setpoints: bool | None = param(
         None,
-        "check every setpoint with the state validator (seed 002); unset: validator.enabled of the configuration",
+        "check every setpoint with the state validator ([Preda et al. 2016]); unset: validator.enabled of the "
+        "configuration",
     )
     stale_timeout_s: float = param(
         3.0,

@@ -1,4 +1,4 @@
-"""Distance and trajectory-similarity kernels (seed 000): p2p, p2t, p2m and t2t (discrete Fréchet).
+"""Distance and trajectory-similarity kernels ([Actuators 2025]): p2p, p2t, p2m and t2t (discrete Fréchet).
 
 Public API (all distances in the unit of the coordinates, metres in this project):
 

@@ -1,4 +1,4 @@
-"""Discrete Fréchet distance between two trajectories (seed 000's t2t) and its decision version.
+"""Discrete Fréchet distance between two trajectories ([Actuators 2025]'s t2t) and its decision version.
 
 See :mod:`cosim_validation.monitor.metrics.frechet_kernels` for the definition and the algorithm. Both functions
 take (n, d) and (m, d) arrays of any d >= 1 and any lengths n, m >= 1.

@@ -5,7 +5,7 @@ Two shapes of question:
 - pairs: ``first[i]`` against ``second[i]`` for i < k (e.g. the expected trajectory of every case against
   the one the virtual robot flew);
 - all pairs within a group: every trajectory of one group against every other (e.g. all trajectories of
-  one coverage cube, seed 000's trajectory-diversity figure), a symmetric (k, k) matrix.
+  one coverage cube, [Actuators 2025]'s trajectory-diversity figure), a symmetric (k, k) matrix.
 
 Each has a value version (``frechet_*``) and a threshold version (``within_*``). The threshold version
 prunes: a pair whose coupled endpoints are already farther apart than eps is answered in O(1), one whose

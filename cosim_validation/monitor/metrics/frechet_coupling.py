@@ -1,6 +1,6 @@
 """An optimal coupling of the discrete Fréchet distance, for plots and explanations.
 
-The coupling is the sequence of index pairs (i, j) of seed 000's definition whose largest coupled distance
+The coupling is the sequence of index pairs (i, j) of [Actuators 2025]'s definition whose largest coupled distance
 is the Fréchet distance. It needs the whole table of predecessor choices: O(n m) bytes (one uint8 per
 cell; 4 MB for n = m = 2000) on top of O(n m) time, so it is for showing one pair, not for campaigns
 (use :func:`cosim_validation.monitor.metrics.frechet` there).

@@ -6,7 +6,7 @@ range: P is ``XP[:, p0:p0 + n]`` and Q is ``XQ[:, q0:q0 + m]`` (XP and XQ may be
 padded with zero rows to D = 3 by the callers (adding 0.0 to a sum of squares is exact), so the 3-D kernel
 serves 1-, 2- and 3-D input.
 
-Definition (seed 000): a coupling of P (n points) and Q (m points) is a sequence of index pairs
+Definition ([Actuators 2025]): a coupling of P (n points) and Q (m points) is a sequence of index pairs
 (a_1, b_1), ..., (a_k, b_k) with (a_1, b_1) = (0, 0), (a_k, b_k) = (n-1, m-1) and each step advancing
 a, b or both by one. The discrete Fréchet distance is the minimum over couplings of the maximum
 Euclidean distance of the coupled points. The dynamic programme is

@@ -15,7 +15,7 @@ PARALLEL_POINTS = 1 << 15
 
 
 class InsideTest:
-    """Whether points lie inside a closed triangle mesh (seed 000's ray casting with odd/even parity).
+    """Whether points lie inside a closed triangle mesh ([Actuators 2025]'s ray casting with odd/even parity).
 
     Rays are cast along +z; triangles are bucketed once by xy cell, so a query visits only the
     triangles above and below its own column. Exact for points off the surface (see

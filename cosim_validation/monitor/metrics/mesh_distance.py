@@ -1,12 +1,12 @@
 """p2m: exact distances from points and needle segments to a triangle mesh (open3d ``RaycastingScene``).
 
-Semantics (seed 000): ``p2m`` is the distance to the model surface, 0 inside the model; the signed
+Semantics ([Actuators 2025]): ``p2m`` is the distance to the model surface, 0 inside the model; the signed
 distance is negative inside. Inside/outside is decided by the project's exact ray-parity test
 (:class:`~cosim_validation.monitor.metrics.inside_test.InsideTest`: float64, rays along +z, symbolic perturbation
 for rays through edges and vertices, so every crossing of a closed surface counts exactly once). open3d's
 own inside test (``compute_signed_distance`` / ``compute_occupancy``) casts one float32 ray per point and
 counts a crossing twice or not at all where the ray grazes an edge: on the built-in left lung it called
-points up to 39 mm outside "inside" (issue 15). The parity test assumes a closed (watertight) surface, as
+points up to 39 mm outside "inside". The parity test assumes a closed (watertight) surface, as
 every loaded AnatomyModel is; on an open mesh the sign, and with it p2m and contact, can be wrong near
 the holes (the unsigned distance stays exact).
 

@@ -1,4 +1,4 @@
-"""Numba kernels of the exact ray-parity inside test (seed 000, section 4.1), rays cast along +z.
+"""Numba kernels of the exact ray-parity inside test ([Actuators 2025], section 4.1), rays cast along +z.
 
 A point is inside a closed mesh when a ray from it crosses the surface an odd number of times. Rays go
 up (+z), so a crossing is a triangle whose projection on the xy plane holds the point's (x, y) and

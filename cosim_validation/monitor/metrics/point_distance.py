@@ -1,4 +1,4 @@
-"""p2p: Euclidean distance between points (seed 000)."""
+"""p2p: Euclidean distance between points ([Actuators 2025])."""
 
 from __future__ import annotations
 

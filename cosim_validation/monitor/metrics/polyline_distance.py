@@ -1,4 +1,4 @@
-"""p2t: distance from points to a trajectory taken as a polyline (seed 000), 0 on it.
+"""p2t: distance from points to a trajectory taken as a polyline ([Actuators 2025]), 0 on it.
 
 The trajectory is the polyline through its samples: the distance is the minimum over its segments
 (not only over its vertices), so a point between two samples of a straight insertion is at distance 0.

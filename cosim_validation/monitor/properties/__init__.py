@@ -1,4 +1,4 @@
-"""Properties and the runtime monitor: seed 000's predicates in temporal logic on finite traces, KPIs.
+"""Properties and the runtime monitor: [Actuators 2025]'s predicates in temporal logic on finite traces, KPIs.
 
 Public API::
 

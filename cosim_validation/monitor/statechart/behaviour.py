@@ -1,4 +1,4 @@
-"""LT4R behaviour tests (seed 004) written as YAML machines and run on the statechart core.
+"""LT4R behaviour tests ([Fabry and Sinclair 2016]) written as YAML machines and run on the statechart core.
 
 A behaviour machine uses guards over the snapshot's signals (:mod:`.snapshot`) instead of events, and
 LT4R's conventions: the test passes if the top-level state is ``green`` at the end; it fails at once when a

@@ -1,6 +1,7 @@
 """Evaluating guard and action expressions on a snapshot of named values.
 
-Values are floats, bools, strings, lists and numpy vectors. ``x ~ tol`` makes LT4R's interval (seed 004,
+Values are floats, bools, strings, lists and numpy vectors. ``x ~ tol`` makes LT4R's interval ([Fabry and Sinclair
+2016],
 section 4.2): ``(x ~ tol) > c`` holds when the whole interval [x - tol, x + tol] lies above c, ``< c`` when it
 lies below, ``== c`` when c lies inside and ``!= c`` when it does not; a vector becomes per-component intervals
 (``(v ~ 0.1).z > 0``). NaN values make every ordered comparison false, as in numpy.

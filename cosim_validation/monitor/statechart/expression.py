@@ -7,7 +7,7 @@ Grammar, loosest binding first::
     and     := not ("and" not)*           also "&&"
     not     := ("not" | "!") not | compare
     compare := fuzzy (("==" | "!=" | "<" | "<=" | ">" | ">=" | "in" | "not in") fuzzy)?
-    fuzzy   := sum ("~" sum)?             LT4R's interval: ``x ~ tol`` (seed 004, section 4.2)
+    fuzzy   := sum ("~" sum)?             LT4R's interval: ``x ~ tol`` ([Fabry and Sinclair 2016], section 4.2)
     sum     := product (("+" | "-") product)*
     product := unary (("*" | "/") unary)*
     unary   := "-" unary | postfix

@@ -1,6 +1,6 @@
 """rFSM's step semantics, shared by the runtime and the model-checking translations.
 
-Which transition a step takes (Klotzbuecher's rFSM, as used by I-SUR, seed 002 section 3.3):
+Which transition a step takes (Klotzbuecher's rFSM, as used by I-SUR, [Preda et al. 2016] section 3.3):
 
 1. The events collected since the last step are all visible to this step, and are all dropped after it,
    whether or not they triggered anything (UML instead queues events and dispatches them one at a time).

@@ -1,4 +1,4 @@
-"""The same model in the SMV language, for NuSMV/nuXmv users (seed 002 checked its supervisor with SMV).
+"""The same model in the SMV language, for NuSMV/nuXmv users ([Preda et al. 2016] checked its supervisor with SMV).
 
 State i holds the configuration after step i and what step i saw and did, exactly as the Promela model:
 ``leaf``, ``prev`` (the leaf before the step), ``fired``, the event and input-guard variables (free, and

@@ -1,4 +1,4 @@
-"""What a behaviour test sees of one sample (LT4R's snapshot, seed 004 section 4.2), as named signals.
+"""What a behaviour test sees of one sample (LT4R's snapshot, [Fabry and Sinclair 2016] section 4.2), as named signals.
 
 The values are computed exactly as :class:`cosim_validation.monitor.properties.machines.Snapshot` computes them
 (same operations in the same order), so a YAML behaviour test and its Python original decide alike.

@@ -74,7 +74,7 @@ class StepTable:
 def build_step_table(machine: Machine, observed: set[Atom], *, reduce: bool = True) -> StepTable:
     """The tables of ``machine`` for goals testing the atoms ``observed``.
 
-    With ``reduce=False`` every event is a free bit in every step (the plain encoding, as seed 002's SMV
+    With ``reduce=False`` every event is a free bit in every step (the plain encoding, as [Preda et al. 2016]'s SMV
     model has one event module per event); the verdicts are the same, the search larger (benchmarks).
 
     Raises:

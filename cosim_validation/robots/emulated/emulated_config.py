@@ -102,7 +102,7 @@ class TrackerConfig:
         position_noise_std_m: White noise on each position axis [m].
         orientation_noise_std_rad: White noise on each axis of the orientation's rotation vector [rad].
         marker: An optical tracker following a marker on the last link (raw marker poses for hand-eye
-            calibration and error learning, seed 001), or None.
+            calibration and error learning, [Barragan et al. 2024]), or None.
     """
 
     position_noise_std_m: float

@@ -13,7 +13,7 @@ What happens to a setpoint, in order:
    the tip, which the external tracker reports with noise: the *actual tip pose*;
 6. with ``tracker.marker`` configured, an optical tracker also reports the pose of a marker on the tool in its
    own frame, at transforms the software is not told (hardware/optical_tracker.py): the raw data of hand-eye
-   calibration and error learning (seed 001).
+   calibration and error learning ([Barragan et al. 2024]).
 
 Forward kinematics of the measured joints with the nominal model therefore misses the actual tip by the
 geometry errors, the gear play and torsion, and the tracker noise, as on a real arm.
@@ -216,7 +216,7 @@ def _marker_tracker(emulated: EmulatedArmConfig, rng: np.random.Generator) -> Op
 
 
 def _seed(seed: object) -> int:
-    """A seed for numpy's SeedSequence: an integer >= 0 (numpy raised a ValueError for -5, issue 15)."""
+    """A seed for numpy's SeedSequence: an integer >= 0 (numpy raised a ValueError for -5)."""
     try:
         value = operator.index(seed)  # type: ignore[arg-type]
     except TypeError:

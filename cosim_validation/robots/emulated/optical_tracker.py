@@ -1,4 +1,5 @@
-"""An optical tracker following a marker on the robot's last link (the instrument of seed 001's actual poses).
+"""An optical tracker following a marker on the robot's last link (the instrument of [Barragan et al. 2024]'s
+actual poses).
 
 What a stereo infrared tracker reports per frame, for one rigid marker (Atracsys fusionTrack user manual, section
 "Information provided by the fusionTrack device"): the marker's position and orientation in the tracker's frame and

@@ -13,7 +13,7 @@ from cosim_validation.robots.model.fk_kernels import fk_batch, jacobian_from_fra
 from cosim_validation.robots.model.kinematic_chain import KinematicChain, load_chain
 
 #: Needle lengths a surgical needle can have [m]: 1 mm to 1 m (the case study's is 0.3 m). Outside, MuJoCo
-#: cannot build the needle (1e-9 m and 1e300 m ended in a traceback, issue 15).
+#: cannot build the needle (1e-9 m and 1e300 m ended in a traceback).
 NEEDLE_LENGTH_M: tuple[float, float] = (1e-3, 1.0)
 
 

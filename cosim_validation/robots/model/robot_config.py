@@ -21,7 +21,7 @@ from cosim_validation.robots.model.robot_models import DEFAULT_MODEL, ROBOT_MODE
 
 _KEYS = ("model", "urdf", "mount_frame", "needle_length_m", "home_q", "joint_limit_margin", "limits")
 _LIMIT_KEYS = ("velocity", "acceleration", "jerk")
-# Names before the units left the key names (issue 17: a prismatic joint's values are metres); a run directory's
+# Names before the units left the key names (a prismatic joint's values are metres); a run directory's
 # copy of an older configuration still loads.
 _OLD_KEYS = {"home_q_rad": "home_q", "joint_limit_margin_rad": "joint_limit_margin"}
 _OLD_LIMIT_KEYS = {"velocity_rad_s": "velocity", "acceleration_rad_s2": "acceleration", "jerk_rad_s3": "jerk"}

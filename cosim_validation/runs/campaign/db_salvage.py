@@ -1,7 +1,7 @@
 """A damaged results database: find the damage, keep every case that is still whole, run the others again.
 
 A corrupted last page of a finished ``results.sqlite`` made ``--resume`` report "0 cases run, 128 already
-stored" and ``cosim report`` end in a traceback (issue 15). :func:`integrity_problems` runs SQLite's
+stored" and ``cosim report`` end in a traceback. :func:`integrity_problems` runs SQLite's
 ``PRAGMA quick_check`` (the b-trees and pages, not the index contents). :func:`salvage` copies what can
 still be read into a new database and keeps the damaged file beside it.
 

@@ -1,7 +1,7 @@
 """Worker processes that end when the process that started them dies.
 
 A campaign's parent killed outright (SIGKILL, the OOM killer) left its spawned workers (about 600 MB each)
-and multiprocessing's resource tracker running for minutes, re-parented to PID 1 (issue 15). A worker calls
+and multiprocessing's resource tracker running for minutes, re-parented to PID 1. A worker calls
 :func:`exit_with_parent` once at start:
 
 - on Linux the kernel sends it SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``, see prctl(2));

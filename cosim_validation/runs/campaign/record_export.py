@@ -1,7 +1,7 @@
 """The stored trajectories of a run directory as the ``.npz`` records ``cosim check`` reads.
 
 A campaign or a session stores every robot's trajectory in ``results.sqlite`` (compactly: the robot model
-rebuilds it); nothing wrote them out as files until ``cosim export`` (issue 15). Each record is written to
+rebuilds it); nothing wrote them out as files until ``cosim export``. Each record is written to
 ``OUT/<test_id>/<robot>.npz`` with :meth:`TrajectoryRecord.save` (a temporary file renamed into place) and
 carries the case's target in ``meta['target_m']``, so ``cosim check OUT/<test_id>/*.npz`` needs no
 ``--target``. Nothing is overwritten: every file to write is checked before the first is written.

@@ -2,7 +2,7 @@
 
 A worker builds its world (anatomy, robot, planner, engines, properties) in its own process; a bad value
 found there used to end the campaign with a traceback from a broken process pool, after the results
-database had been created (issue 15). The checks here read and validate every section without building
+database had been created. The checks here read and validate every section without building
 the heavy parts (collision models, MuJoCo), so the run directory is never touched for a bad configuration,
 and they give the anatomy, whose repairs the run records.
 """

@@ -1,4 +1,4 @@
-"""Adaptive refinement (beyond seed 000, which refines uniformly) and its comparison at equal budgets.
+"""Adaptive refinement (beyond [Actuators 2025], which refines uniformly) and its comparison at equal budgets.
 
 Round 0 runs one target per non-empty cube of a coarse grid. Each later round halves the cube edge inside
 the cubes worth a closer look: cubes where a case violated the safety property, and cubes whose status

@@ -70,7 +70,7 @@ def make_suites(
 ) -> tuple[list[Path], list[dict[str, Any]]]:
     """Generate (or, with ``reuse``, read back) the experiment's suites; their paths and generation records.
 
-    A random suite has as many cases as the grid suite of its granularity (seed 000's comparison), or
+    A random suite has as many cases as the grid suite of its granularity ([Actuators 2025]'s comparison), or
     ``spec.random_cases`` without granularities (RQ3).
     """
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""RQ3 with learned error injection: Table 4's third row, "virtual + injected errors" (issue 18, seed 001).
+"""RQ3 with learned error injection: Table 4's third row, "virtual + injected errors" ([Barragan et al. 2024]).
 
 The same suite runs a second time on the virtual robot wrapped in the ``errors`` robot filter of a model
 (``cosim errors train``): the one assembly's filter, as ``cosim campaign --filter virtual=errors:model=M`` runs it,

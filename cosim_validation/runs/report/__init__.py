@@ -1,4 +1,4 @@
-"""Reports of a run directory: seed 000's tables and figures on the run's data, as self-contained HTML.
+"""Reports of a run directory: [Actuators 2025]'s tables and figures on the run's data, as self-contained HTML.
 
 Public API::
 

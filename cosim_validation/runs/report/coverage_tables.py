@@ -1,7 +1,7 @@
 """Seed 000's Tables 2 and 3: coverage and error-triggering of grid vs random generation, per granularity.
 
 One table per region (the whole target model: Table 2; a sub-model: Table 3), one row per granularity.
-Columns (seed 000, 5.2.2): discretized areas (non-empty cubes) and valid cases; granularity; for the
+Columns ([Actuators 2025], 5.2.2): discretized areas (non-empty cubes) and valid cases; granularity; for the
 grid method the points generated to get the valid cases and the error-triggering cases (number and
 share); for the random method the points generated, the coverage of the discretized areas, the most
 cases in one area and the error-triggering cases. Coverage numbers come from the suites' metrics

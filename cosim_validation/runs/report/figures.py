@@ -1,4 +1,4 @@
-"""The report's figures (seed 000, Figures 6-11) as PNG bytes, drawn with matplotlib's Agg canvas.
+"""The report's figures ([Actuators 2025], Figures 6-11) as PNG bytes, drawn with matplotlib's Agg canvas.
 
 Every function takes plain arrays in SI units (base_link, metres) and draws in millimetres; none
 touches global pyplot state, so figures can be made from any thread or worker.

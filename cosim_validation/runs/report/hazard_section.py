@@ -1,4 +1,4 @@
-"""The report's hazard section (issue 19, seed 003): the detection table, seed 003's Fig. 4 and 5 on our data.
+"""The report's hazard section ([Li et al. 2016]): the detection table, [Li et al. 2016]'s Fig. 4 and 5 on our data.
 
 Shown in the report of a run of a hazard campaign (``cosim report RUN/runs/<scenario>``, the tables being in
 ``RUN/hazards.sqlite``) or of a directory holding ``hazards.sqlite`` beside its ``results.sqlite``.
@@ -50,7 +50,7 @@ def hazard_tables(run_dir: Path) -> Path | None:
 
 def hazards(run: RunData) -> Section:
     """The detection table per scenario, and joint 1 of robot and model around the sudden jumps (Fig. 4)."""
-    s = Section("hazards", "Hazard detection: scenarios, rate, latency, false alarms (seed 003)")
+    s = Section("hazards", "Hazard detection: scenarios, rate, latency, false alarms ([Li et al. 2016])")
     path = hazard_tables(run.run_dir)
     if path is None:
         return s.missing("not a run of a hazard campaign (cosim hazards run)")
@@ -139,7 +139,7 @@ def _figures_4_5(jump_db: Path, tables: Path, kinematics: Kinematics | None, thr
 def _figure_5(
     t_s: np.ndarray, robot_m: np.ndarray, model_m: np.ndarray, threshold_m: float, windows: list[tuple[float, float]]
 ) -> str:
-    """The magnitude of seed 003's feedback force over the case, the windows shaded."""
+    """The magnitude of [Li et al. 2016]'s feedback force over the case, the windows shaded."""
     gains = FeedbackGains()
     force_n = feedback_force(t_s, robot_m, model_m, threshold_m, gains)
     fig = Figure(figsize=(10, 3))

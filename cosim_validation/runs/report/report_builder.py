@@ -76,7 +76,8 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
             notes.parts.append(paragraph(note, missing=True))
         intro = paragraph(
             f"{run.kind.capitalize()} {run.run_dir.resolve().name}: {len(run.cases)} cases. Distances in mm, "
-            "angles in degrees. Figures and tables follow seed 000 (Tables 2-4, Figures 6-11) on this run's data."
+            "angles in degrees. Figures and tables follow [Actuators 2025] (Tables 2-4, Figures 6-11) on this run's "
+            "data."
         )
         title = f"cosim_validation report: {run.run_dir.resolve().name}"
         html = page(title, intro, [*parts, notes] if notes.parts else parts)

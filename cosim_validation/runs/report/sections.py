@@ -168,7 +168,7 @@ def frechet_cubes(run: RunData, max_cubes: int) -> Section:
     caption = (
         f"Discrete Fréchet distance between the needle-tip paths ({robot} robot) of the cases in one cube: min, mean "
         f"and max per cube, up to {max_cubes} cubes per granularity; left from the source to the target (approach "
-        "and injection, as seed 000), right the injection only (each case has its own source)."
+        "and injection, as [Actuators 2025]), right the injection only (each case has its own source)."
     )
     s.parts.append(figure(figures.cube_frechet_figure(cubes), caption, "figure-6-img"))
     rows = []

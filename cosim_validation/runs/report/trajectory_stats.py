@@ -13,7 +13,7 @@ from cosim_validation.monitor.metrics import frechet_all_pairs
 from cosim_validation.monitor.properties.alignment import align_expected
 from cosim_validation.runs.report.run_data import RunData
 
-#: The part of a case from the source to the target (seed 000, Figure 6).
+#: The part of a case from the source to the target ([Actuators 2025], Figure 6).
 SOURCE_TO_TARGET = (Stage.APPROACH, Stage.INJECTION)
 
 
@@ -33,7 +33,7 @@ class CubeFrechet:
         granularity_m: Cube edge [m].
         cube: Cube index.
         n_cases: Cases in the cube.
-        part: ``source_to_target`` (approach and injection, seed 000's Figure 6) or ``injection`` only (the
+        part: ``source_to_target`` (approach and injection, [Actuators 2025]'s Figure 6) or ``injection`` only (the
             part that depends on the target alone: the sources of a suite differ case by case).
         min_m, mean_m, max_m: Over every pair of cases [m].
     """
@@ -167,7 +167,7 @@ def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("vi
 
 
 def collision_free(run: RunData) -> list[str]:
-    """Completed cases where no robot, the plan included, violates the safety property (seed 000, 5.2.4)."""
+    """Completed cases where no robot, the plan included, violates the safety property ([Actuators 2025], 5.2.4)."""
     done = run.completed().index
     bad = np.zeros(len(done), dtype=bool)
     for robot in run.robots():

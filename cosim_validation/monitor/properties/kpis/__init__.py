@@ -1,4 +1,4 @@
-"""KPIs of a run (seed 000) and the properties over them (decided at the end of a run).
+"""KPIs of a run ([Actuators 2025]) and the properties over them (decided at the end of a run).
 
 Import from the modules of this package (``cosim_validation.monitor.properties`` holds the public API).
 """

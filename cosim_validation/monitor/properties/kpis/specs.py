@@ -1,4 +1,4 @@
-"""KPIs of a run (seed 000): targeting error, deviation from the expected trajectory, stage durations.
+"""KPIs of a run ([Actuators 2025]): targeting error, deviation from the expected trajectory, stage durations.
 
 File format, under ``kpis:`` of a properties file::
 

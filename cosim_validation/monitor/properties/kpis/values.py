@@ -32,7 +32,7 @@ class _Run:
     def path(self, spec: KpiSpec, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
         """(m, 3) positions of ``spec.signal`` within ``mask``, their sample indices and how many are NaN.
 
-        A path with missing samples is not a path: a KPI over it is unknown (issue 15: a Fréchet distance
+        A path with missing samples is not a path: a KPI over it is unknown (a Fréchet distance
         over a tracker gap joined the samples on either side and grew from 0.1 mm to 10 mm).
         """
         points = positions(self.block, spec.signal)

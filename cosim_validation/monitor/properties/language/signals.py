@@ -147,7 +147,7 @@ class SelfCollisionTerm(Term):
 
 def _on_known_joints(q: np.ndarray, check: Callable[[np.ndarray], Any]) -> np.ndarray:
     """``check`` of the samples whose joints are all known, as floats; NaN where a joint is NaN (the arm's
-    pose is unknown there: the verdict says so instead of the model failing on it, issue 15)."""
+    pose is unknown there: the verdict says so instead of the model failing on it)."""
     q = np.asarray(q, dtype=np.float64)
     known = np.isfinite(q).all(axis=1)
     out = np.full(q.shape[0], np.nan)

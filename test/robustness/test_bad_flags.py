@@ -138,7 +138,7 @@ FLAGS: dict[str, FlagCase] = {
     ),
     "campaign:existing_run": lambda f, ws: Case(
         ["campaign", "--config", str(ws.config), "--suite", str(ws.suite), "--out", str(ws.run_dir)],
-        ("results.sqlite", "already exists; use --resume"),
+        ("results.sqlite", "already holds files", "--resume"),
     ),
     "session:cases_negative": lambda f, ws: Case(["session", "--cases", "-1", "--out", str(f / "r")], ("--cases",)),
     "session:out_is_a_file": lambda f, ws: Case(["session", "--out", str(_file(f))], ("a_file", "is a file")),

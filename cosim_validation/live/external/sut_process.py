@@ -91,7 +91,7 @@ class NodeProcess:
         return f"the node under test {how}" + (f"; its last output: {tail}" if tail else "")
 
     def output_tail(self, lines: int = 3) -> str:
-        """The last ``lines`` lines of the node's output, joined with `` | ``."""
+        """The last ``lines`` lines of the node's output, joined with a vertical bar between spaces."""
         if self._log_path is None:
             return ""
         try:

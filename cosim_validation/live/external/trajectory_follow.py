@@ -54,8 +54,9 @@ class Tolerances:
     """Position tolerances of a trajectory, per joint; a tolerance of 0 is not checked, as in the JTC.
 
     Attributes:
-        path_rad: (J,) largest |measured - desired| while moving, rad (the JTC's ``constraints.<joint>.trajectory``).
-        goal_rad: (J,) largest |measured - last point| to succeed, rad (``constraints.<joint>.goal``).
+        path_rad: (J,) largest ``|measured - desired|`` while moving, rad (the JTC's
+            ``constraints.<joint>.trajectory``).
+        goal_rad: (J,) largest ``|measured - last point|`` to succeed, rad (``constraints.<joint>.goal``).
         goal_time_s: time after the last point's time within which the goal tolerance must be met, s
             (``constraints.goal_time``); 0 waits without a time limit.
 

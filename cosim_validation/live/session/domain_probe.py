@@ -8,9 +8,9 @@ and discovery range, so it sees exactly what the session's nodes would), which c
 the graph for at most :data:`PROBE_S` seconds, stopping as soon as anything that is not the probe shows up.
 
 DDS facts used (DDS-RTPS 2.5, 8.5.3 "The Simple Participant Discovery Protocol"): every participant announces
-itself periodically, and Fast DDS (the default RMW here) does so every 3 s by default ("leaseDuration_
-announcementperiod"). A participant already running is therefore seen within 3 s even when the first
-announcements cross; measured on a 2-core machine: found after 0.2-3.0 s, so :data:`PROBE_S` is 3 s plus a margin.
+itself periodically, and Fast DDS (the default RMW here) does so every 3 s by default
+(``leaseDuration_announcementperiod``). A participant already running is therefore seen within 3 s even when the
+first announcements cross; measured on a 2-core machine: found after 0.2-3.0 s, so :data:`PROBE_S` is 3 s plus a margin.
 """
 
 from __future__ import annotations

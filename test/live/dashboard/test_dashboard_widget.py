@@ -83,6 +83,7 @@ def test_case_list_alerts_and_states(dashboard: Any, session_bag: Path) -> None:
     assert dashboard.alert_table.rowCount() == dashboard.model.alert_count > 0
     states = table_rows(dashboard.state_table)
     assert {(s[0], s[1]) for s in states} == {
+        ("/diagnostics", "cosim/monitor"),  # the monitor's own heartbeat
         ("/diagnostics", "cosim/monitor/virtual_robot"),
         ("/diagnostics", "cosim/monitor/physical_robot"),
     }

@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly
 from cosim_validation.common.record import RobotRole, Stage
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin
 from cosim_validation.testgen.test_case import TestCase
-from test.runs.campaign.run_fixtures import CONFIG
+from test.assembly.test_plugin_campaigns import write_config as write_case_config
 
 FAKE = Path(__file__).with_name("fake_node.py")
 SOURCE = np.array([0.42, 0.02, 0.20])
@@ -26,17 +25,11 @@ TARGET = np.array([0.44, 0.02, 0.03])
 
 def write_config(folder: Path, mode: str, **settings: Any) -> Path:
     """The shipped case study with the fake node in ``mode`` as the controller under test."""
-    tree = yaml.safe_load(CONFIG.read_text())
     # a node started on a loaded machine may take seconds to answer its first goal; the mute node is found out
     # by a shorter timeout
     accept_s = 3.0 if mode == "mute" else 15.0
     external = {"command": f"{sys.executable} {FAKE} {mode}", "real_time_factor": 10.0, "accept_timeout_s": accept_s}
-    tree["controllers"]["default"] = {"external": {**external, **settings}, "time_limit_s": 3.0}
-    tree["robot"]["urdf"] = str((CONFIG.parent / tree["robot"]["urdf"]).resolve())
-    (folder / "properties.yaml").write_text((CONFIG.parent / "properties.yaml").read_text())
-    path = folder / "case.yaml"
-    path.write_text(yaml.safe_dump(tree, sort_keys=False))
-    return path
+    return write_case_config(folder, {"external": {**external, **settings}, "time_limit_s": 3.0})
 
 
 def case(n: int) -> TestCase:

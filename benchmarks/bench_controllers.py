@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -37,8 +36,8 @@ from cosim_validation.assembly import AssemblySpec, CaseAssembly  # noqa: E402
 from cosim_validation.controllers import CaseStart, Command, ControllerContext, Observation  # noqa: E402
 from cosim_validation.controllers.planning import InsertionLine, Plan  # noqa: E402
 from cosim_validation.testgen.test_case import TestCase  # noqa: E402
+from test.assembly.test_plugin_campaigns import write_config  # noqa: E402
 
-CONFIG = ROOT / "config" / "needle_insertion.yaml"
 TARGETS = np.array([[0.44, 0.02, 0.03], [0.45, -0.05, 0.05], [0.43, 0.04, 0.04], [0.46, 0.0, 0.02]])
 
 
@@ -69,16 +68,6 @@ class PlanReplay:
 def make_replay(options: dict[str, Any], context: ControllerContext) -> PlanReplay:
     """The factory the case study names (``bench_controllers:make_replay``)."""
     return PlanReplay(context)
-
-
-def write_config(folder: Path, default: Any) -> Path:
-    tree = yaml.safe_load(CONFIG.read_text())
-    tree["controllers"]["default"] = default
-    tree["robot"]["urdf"] = str((CONFIG.parent / tree["robot"]["urdf"]).resolve())
-    (folder / "properties.yaml").write_text((CONFIG.parent / "properties.yaml").read_text())
-    path = folder / "case.yaml"
-    path.write_text(yaml.safe_dump(tree, sort_keys=False))
-    return path
 
 
 def cases(n: int) -> list[TestCase]:

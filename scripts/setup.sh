@@ -26,7 +26,8 @@ ROSDIR="$ROOT/.ros"
 PREFIX="$ROSDIR/install"
 PIP_QUIET=${COSIM_PIP_QUIET:--q}
 
-log() { printf '[setup] %s\n' "$*"; }
+# each line carries the seconds since set-up started, so a slow step shows where the time goes
+log() { printf '[setup %4ds] %s\n' "$SECONDS" "$*"; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 

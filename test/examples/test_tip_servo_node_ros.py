@@ -8,6 +8,7 @@ kinematics, sends one RunTestCase goal and checks the result, the stages and whe
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -119,13 +120,19 @@ class Harness:
 
 
 def _stop(process: subprocess.Popen[str]) -> tuple[str, int | None]:
-    """SIGTERM, 20 s to exit, else SIGKILL: its output and exit code (None when it had to be killed)."""
+    """SIGTERM, 60 s to exit (a loaded CI machine once took longer than 20 s), else SIGABRT, which has the
+    node's faulthandler print every thread's stack into its output, then SIGKILL: its output and exit code
+    (None when it had to be stopped by force)."""
     process.terminate()
     try:
-        return process.communicate(timeout=20)[0], process.returncode
+        return process.communicate(timeout=60)[0], process.returncode
     except subprocess.TimeoutExpired:
-        process.kill()
-        return process.communicate()[0], None
+        process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+        try:
+            return process.communicate(timeout=10)[0], None
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.communicate()[0], None
 
 
 def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: Any, node_env: dict[str, str]) -> None:
@@ -140,7 +147,9 @@ def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: A
     harness = Harness(rclpy_context, repo_root / "urdf" / "xmate_er3_pro.urdf")
     executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(harness.node)
-    env = dict(node_env, PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")]))
+    env = dict(
+        node_env, PYTHONFAULTHANDLER="1", PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")])
+    )
     module = "cosim_controller_example.tip_servo_node"
     command = [sys.executable, "-m", module, "--ros-args", "-p", "use_sim_time:=true"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

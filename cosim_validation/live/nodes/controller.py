@@ -98,6 +98,10 @@ class Controller(Node):
             f"{self.assembly.supervision.machine.name if self.assembly.supervision is not None else 'none'}"
         )
 
+    def close(self) -> None:
+        """At shutdown (run_node): release what the assembly holds, e.g. the process of a node under test."""
+        self.assembly.close()
+
     def publish_clock(self, t_ns: int) -> None:
         """Advance the session clock (sim-time mode)."""
         if self.clock_pub is not None:

@@ -17,6 +17,7 @@ session of the same cases store the same rows.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing.util
 import os
 import socket
 import time
@@ -106,7 +107,8 @@ def shared_assembly(spec: AssemblySpec) -> CaseAssembly:
 
     An assembly gives the same results whatever ran on it before (robots are reset and reseeded per case),
     so one process running several campaigns one after the other (a test session, ``make demo``) builds it
-    once. At most one assembly is kept.
+    once. At most one assembly is kept, and it is closed when the process exits (a controller's node under test
+    stopped, its log removed), a campaign's worker process included.
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import load_config
@@ -120,7 +122,21 @@ def shared_assembly(spec: AssemblySpec) -> CaseAssembly:
             old.close()
         _SHARED.clear()
         _SHARED[key] = CaseAssembly(spec)
+        if not _CLOSE_AT_EXIT:
+            # multiprocessing runs its finalizers when a worker process ends (it skips atexit) and at the
+            # interpreter's exit in the main process
+            _CLOSE_AT_EXIT.append(multiprocessing.util.Finalize(None, close_shared_assemblies, exitpriority=10))
     return _SHARED[key]
+
+
+_CLOSE_AT_EXIT: list[multiprocessing.util.Finalize] = []
+
+
+def close_shared_assemblies() -> None:
+    """Close the assembly shared_assembly keeps (a no-op when there is none)."""
+    for assembly in _SHARED.values():
+        assembly.close()
+    _SHARED.clear()
 
 
 def config_digest(config_path: str | Path, *extra: str | Path) -> str:

@@ -99,8 +99,9 @@ def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str
     assert adapter(assembly)._process.starts == 2
 
 
-def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path) -> None:
-    """Four cases on two workers, each worker its own node on its own domain: every case completed and stored."""
+def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four cases on two workers, each worker its own node on its own domain: every case completed and stored;
+    the workers stop their nodes when they exit and remove the nodes' logs."""
     from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
     from cosim_validation.runs.campaign.results_db import ResultsDB
     from cosim_validation.testgen import Suite
@@ -111,8 +112,12 @@ def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path) -> None:
     suite = Suite.build(SOURCE + shifts, TARGET + shifts, np.full((4, 3), -1), np.zeros(4), meta)
     suite_path = tmp_path / "suite.parquet"
     suite.write(suite_path)
+    scratch = tmp_path / "scratch"  # the workers' temporary folder, where the nodes' logs go
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     request = CampaignRequest(config, (suite_path,), tmp_path / "run", backends=("physical",), workers=2)
     run_campaign(request, progress_stream=None)
+    assert list(scratch.glob("cosim-node-under-test-*")) == []
     with ResultsDB.open(tmp_path / "run" / "results.sqlite") as db:
         stored = db.cases()
     assert sorted(c.test_id for c in stored) == suite.test_ids

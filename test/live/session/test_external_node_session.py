@@ -53,11 +53,21 @@ def _tracked_error_mm(run_dir: Path) -> list[float]:
 
 
 def test_the_example_node_in_a_session_replays_to_its_verdicts(
-    study: tuple[Path, Path], suite_file: Path, node_env: dict[str, str], tmp_path: Path
+    study: tuple[Path, Path],
+    suite_file: Path,
+    node_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Two cases live, replayed from the bag to the same verdicts; the controller's process stops the node under
+    test when the session ends and removes its log."""
     _, graph = study
     out = tmp_path / "session"
+    scratch = tmp_path / "scratch"  # the graph's temporary folder, where the node's log goes
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     assert main(["session", "--config", str(graph), "--suite", str(suite_file), "--cases", "2", "--out", str(out)]) == 0
+    assert list(scratch.glob("cosim-node-under-test-*")) == []
     cases = _cases(out)
     assert len(cases) == 2
     assert {(o, c) for o, _, c in cases.values()} == {("completed", "external-" + Path(sys.executable).name)}

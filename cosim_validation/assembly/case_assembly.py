@@ -35,13 +35,15 @@ from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
-from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, PlanningPlugin
 from cosim_validation.controllers.plugin_loader import entry_points, plugin_of_name
 from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
 from cosim_validation.robots.filters.robot_filter import FilteredBackend, FilterEvent
 from cosim_validation.robots.filters.robot_filters import check_filters
 from cosim_validation.robots.registry import engine
 from cosim_validation.robots.robot_backend import RobotBackend
+from cosim_validation.supervisor.needle_force import NeedleForceStream
+from cosim_validation.supervisor.needle_force_config import load_needle_force
 from cosim_validation.testgen import TestCase
 
 
@@ -210,7 +212,11 @@ class CaseAssembly:
         """The controller ``name`` (None: the assembly's controller under test), built once per assembly."""
         chosen = name or self.controller_name
         if chosen not in self._controllers:
-            self._controllers[chosen] = self.setup.controller(chosen)
+            built = self.setup.controller(chosen)
+            if isinstance(built, ClosedLoopPlugin) and built.spec.needle_force is not None:
+                model = load_needle_force(built.spec.needle_force, self.setup.scene)
+                built.needle_force = lambda: NeedleForceStream(model)
+            self._controllers[chosen] = built
         return self._controllers[chosen]
 
     def robot(self, engine_name: str) -> RobotBackend:
@@ -265,11 +271,12 @@ class CaseAssembly:
         return [replace(r, verdicts=conclude_verdicts(r.verdicts, outcome, message)) for r in reports]
 
     def close(self) -> None:
-        """Release the robots and the controllers (a closed-loop controller may hold a process)."""
+        """Release the robots and the controllers (a closed-loop controller may hold a process, a planning one a
+        connection to its planner)."""
         for backend in self._backends or ():
             backend.close()
         for controller in self._controllers.values():
-            if isinstance(controller, ClosedLoopPlugin):
+            if isinstance(controller, (ClosedLoopPlugin, PlanningPlugin)):
                 controller.close()
         self._backends = None
 

@@ -20,7 +20,7 @@ from cosim_validation.assembly.supervision import feeding_robot
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.controllers.planning.plan import InsertionLine, Plan
 from cosim_validation.controllers.plugin_api import CaseStart, CommandKind, Observation
-from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, ControllerFaultError
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, ControllerFaultError, NeedleForceSensor
 
 
 def case_start(
@@ -77,6 +77,7 @@ def stream_closed_loop(
     validator = loop.start_streaming(run, listener)
     q, stage = case.q0, run.last_stage
     ending = ("aborted", "")
+    forces = plugin.needle_force() if plugin.needle_force is not None else None
     try:
         plugin.start(case)
         while True:
@@ -86,7 +87,7 @@ def stream_closed_loop(
                 if t_s > plugin.spec.time_limit_s + 1e-9:
                     limit = plugin.spec.time_limit_s
                     raise ControllerFaultError(f"time limit: the controller was not done after {limit:g} s")
-                command = plugin.step(_observe(loop, run, feed, t_s, stamps[-1], q))
+                command = plugin.step(_observe(loop, run, (feed, forces), t_s, stamps[-1], q))
                 if command.kind is CommandKind.DONE:
                     if command.outcome == "aborted":
                         raise CaseAbortedError(f"the controller aborted: {command.reason or 'no reason given'}")
@@ -135,11 +136,23 @@ def _tell_finished(plugin: ClosedLoopPlugin, run: CaseRun, outcome: str, reason:
 
 
 def _observe(
-    loop: Lockstep, run: CaseRun, feed: RobotRole, t_s: float, stamp_ns: int, q_last: np.ndarray
+    loop: Lockstep,
+    run: CaseRun,
+    sensing: tuple[RobotRole, NeedleForceSensor | None],
+    t_s: float,
+    stamp_ns: int,
+    q_last: np.ndarray,
 ) -> Observation:
-    """What every robot answered to the setpoint stamped ``stamp_ns``."""
+    """What every robot answered to the setpoint stamped ``stamp_ns``; ``sensing``: the robot the controller
+    observes first and the case's needle force sensor, if it has one (the force at the holder of that robot's
+    needle, from its measured joints)."""
+    feed, forces = sensing
     seen = {role: loop.ports[role].measurement(stamp_ns) for role in run.robots}
     main = seen[feed]
+    force_n = float("nan")
+    if forces is not None:
+        holder, tip = loop.kinematics.needle_segments(main.q_measured)
+        force_n = forces.update(t_s, holder[0], tip[0])[1]
     return Observation(
         t_s=t_s,
         robot=feed.label,
@@ -149,4 +162,5 @@ def _observe(
         joints={role.label: np.array(m.q_measured, dtype=float) for role, m in seen.items()},
         tips={role.label: np.array(m.tip_pos_m, dtype=float) for role, m in seen.items()},
         q_setpoint=np.array(q_last, dtype=float),
+        needle_force_n=force_n,
     )

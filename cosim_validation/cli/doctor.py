@@ -7,13 +7,17 @@ import importlib
 import os
 import platform
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.common.optional import quiet_stdout
+
+if TYPE_CHECKING:
+    from cosim_validation.controllers.moveit_spec import MoveItSettings
+    from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
 
 HELP = "check that ROS 2, the interfaces and every library the project needs are importable"
 
@@ -194,10 +198,57 @@ def check_controller_manager() -> Finding:
     return Finding(name, True, False, "/controller_manager", f"ROS_DOMAIN_ID {domain}: {states}")
 
 
+def check_move_group(settings: MoveItSettings | None = None) -> Finding:
+    """Whether move_group serves the three services the ``moveit`` controller calls on this shell's ROS domain
+    within a second and a half (``settings``: namespace and domain; default the controller's defaults)."""
+    from cosim_validation.controllers.moveit_spec import MoveItSettings
+    from cosim_validation.controllers.planning.errors import PlanningError
+    from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S
+
+    name = "move_group"
+    settings = replace(settings or MoveItSettings(), service_timeout_s=PROBE_TIMEOUT_S)
+    try:
+        from cosim_validation.live.moveit.move_group_client import MoveGroupClient
+
+        client = MoveGroupClient(settings)
+    except Exception as exc:  # noqa: BLE001 - rclpy or moveit_msgs missing
+        return Finding(name, False, False, "", f"{type(exc).__name__}: {exc}")
+    try:
+        client.wait()
+    except PlanningError as exc:
+        standin = "python -m cosim_validation.live.moveit.standin_node --ros-args -p config:=case.yaml"
+        return Finding(name, False, False, "", f"{exc}: the moveit controller needs one (the stand-in: {standin})")
+    finally:
+        client.close()
+    services = ", ".join(settings.service(n) for n in ("plan_kinematic_path", "compute_cartesian_path"))
+    return Finding(name, True, False, "", f"ROS_DOMAIN_ID {client.domain_id}: {services}, ...")
+
+
+def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:
+    """Whether CoppeliaSim's ZeroMQ remote API answers (``config``: host and port; default localhost:23000) within a
+    second and a half, through the official client."""
+    from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S
+    from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
+    from cosim_validation.robots.virtual.errors import BackendConnectionError
+
+    name = "CoppeliaSim"
+    config = replace(config or CoppeliaSimConfig(), connect_timeout_s=PROBE_TIMEOUT_S)
+    try:
+        from cosim_validation.robots.virtual.coppeliasim_link import CoppeliaSimLink
+
+        link = CoppeliaSimLink(config)
+    except BackendConnectionError as exc:
+        return Finding(name, False, False, "", f"{exc} (needed by the coppeliasim backend only)")
+    except Exception as exc:  # noqa: BLE001 - the client library missing
+        return Finding(name, False, False, "", f"{type(exc).__name__}: {exc}")
+    link.close()
+    return Finding(name, True, False, "", f"{config.endpoint}: the remote API answers")
+
+
 def collect() -> list[Finding]:
     """Every finding, in the order shown."""
     findings = [check_python(), check_ros_source(), *check_rclpy(), check_interfaces(), check_ament_index()]
-    findings += [*check_session_scope(), check_controller_manager()]
+    findings += [*check_session_scope(), check_controller_manager(), check_move_group(), check_coppeliasim()]
     findings += [check_library(*lib) for lib in LIBRARIES]
     return findings
 

@@ -92,7 +92,8 @@ class Observation:
         joints: Measured joints of every robot of the case, by robot label.
         tips: Tracked tip position of every robot of the case, by robot label (NaN when not seen).
         q_setpoint: (J,) the setpoint the robots answered (the last command).
-        needle_force_n: Force on the needle [N] where a model provides it; NaN otherwise.
+        needle_force_n: The axial force of the tissue on the needle at its holder [N], positive pushing the needle
+            back out, of the force model the controller's ``needle_force`` names, on ``q_measured``; NaN without one.
         supervisor_mode: The task supervisor's mode when the case is supervised; None otherwise.
     """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,6 +38,14 @@ class ControllerFaultError(CosimError):
     """A closed-loop controller misbehaved during a case; the message names what it did."""
 
 
+class NeedleForceSensor(Protocol):
+    """The modelled needle force of one case, one sample at a time (the supervisor's ``NeedleForceStream``)."""
+
+    def update(self, t_s: float, holder_m: ArrayLike, tip_m: ArrayLike) -> tuple[float, float]:
+        """The forces at the tip and at the holder [N] of the needle from ``holder_m`` to ``tip_m`` at ``t_s``."""
+        ...
+
+
 def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin | ClosedLoopPlugin:
     """Import the factory, call it with the options and the context, check the contract, wrap the controller.
 
@@ -48,11 +56,15 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
     factory = load_factory(spec)
     try:
         made = factory(dict(spec.options), context)
+    except CosimError as exc:  # the factory says what is wrong in its own words (a bad option, a server not there)
+        raise spec.error(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
         raise spec.error(f"{spec.target}(options, context) raised {type(exc).__name__}: {exc}") from None
     if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
         return ClosedLoopPlugin(made, spec, context)
     if callable(getattr(made, "plan_case", None)):
+        if spec.needle_force is not None:
+            raise spec.error("needle_force is for a closed-loop controller; a planning controller observes nothing")
         return PlanningPlugin(made, spec, context.kinematics)
     raise spec.error(
         f"{spec.target} returned a {type(made).__name__}, which has neither plan_case(source, target, seed) "
@@ -93,6 +105,13 @@ class PlanningPlugin:
         self.inner, self.spec, self.kinematics = inner, spec, kinematics
         self.name = spec.name
 
+    def close(self) -> None:
+        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises."""
+        release = getattr(self.inner, "close", None)
+        if callable(release):
+            with contextlib.suppress(Exception):  # the user's code at shutdown: nothing left to fail
+                release()
+
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The user's plan, checked.
 
@@ -120,6 +139,9 @@ class ClosedLoopPlugin:
         self.name = spec.name
         self.dt_s = context.dt_s  # the control period [s]
         self.home_q = context.robot.home_q  # (J,) where a case without a reference starts
+        #: A new sensor per case when ``spec.needle_force`` names a force model (set by the assembly, which loads
+        #: the model on the case study's anatomy); None: the observation's force is NaN.
+        self.needle_force: Callable[[], NeedleForceSensor] | None = None
 
     def _call(self, what: str, call: Callable[[], Any]) -> Any:
         try:

@@ -8,6 +8,7 @@
       options: {gain: 0.5}                           # handed to the factory as a dict
       step_budget_s: 0.05                            # a closed-loop step may take this long (default 0.1 s)
       time_limit_s: 60                               # a closed-loop case must be done by then (default 120 s)
+      needle_force: supervisor/needle_force.yaml     # a closed-loop controller senses the modelled needle force
 
 or, for a controller that is a ROS 2 node of its own, ``external: {command: ..., ...}`` in place of ``plugin``
 (:mod:`~.external_spec`).
@@ -32,7 +33,7 @@ from cosim_validation.controllers.external_spec import ADAPTER_STEP_BUDGET_S, AD
 
 #: The entry point group a user's package registers its controller factories in.
 ENTRY_POINT_GROUP = "cosim_validation.controllers"
-_MAPPING_KEYS = ("plugin", "entry_point", "external", "options", "step_budget_s", "time_limit_s")
+_MAPPING_KEYS = ("plugin", "entry_point", "external", "options", "step_budget_s", "time_limit_s", "needle_force")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class PluginSpec:
         options: Handed to the factory (plain YAML values).
         step_budget_s: Longest a closed-loop ``step`` may take [s].
         time_limit_s: Longest a closed-loop case may run before it is aborted [s] (case time).
+        needle_force: The needle force model (a file with a ``needle_force`` section) whose force at the needle
+            holder a closed-loop controller observes, or None (its observation's force is NaN).
         source: The file (or command-line option) that named it, for errors.
         key: The key that named it, for errors ("" for a command-line option).
     """
@@ -54,6 +57,7 @@ class PluginSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     step_budget_s: float = 0.1
     time_limit_s: float = 120.0
+    needle_force: Path | None = None
     source: str = "--controller"
     key: str = ""
 
@@ -116,6 +120,7 @@ def plugin_of_node(node: ConfigNode) -> PluginSpec:
         options=copy.deepcopy(options.value) if options is not None else {},
         step_budget_s=node["step_budget_s"].to_float(exclusive_minimum=0.0) if node.has("step_budget_s") else 0.1,
         time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=where.key,
     )
@@ -134,6 +139,7 @@ def _external_plugin(node: ConfigNode) -> PluginSpec:
         if node.has("step_budget_s")
         else ADAPTER_STEP_BUDGET_S,
         time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=node["external"].key,
     )

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -143,3 +144,52 @@ def test_a_factory_that_raises_stops_the_campaign_before_its_run_directory(
     with pytest.raises(ConfigError, match=r"case\.yaml: controllers\.default\.plugin: .* raised ValueError"):
         campaign(config, suites, tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+FORCE_MODEL = CONFIG.parent / "supervisor" / "needle_force.yaml"
+
+
+def test_a_closed_loop_plugin_senses_the_modelled_needle_force(suites: tuple[Path, Path], tmp_path: Path) -> None:
+    """With ``needle_force`` the observation carries the force at the needle holder of the tissue model (Okamura
+    et al. 2004) on the measured joints, period by period: the same numbers as the model run over the stored
+    record afterwards; without it the force is NaN."""
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.supervisor.needle_force_config import load_needle_force
+
+    sensed = {"plugin": f"{SAMPLES}:make_replay", "needle_force": str(FORCE_MODEL)}
+    case = Suite.read(suites[0]).case(0)
+    forces = {}
+    for name, default in (("sensed", sensed), ("blind", {"plugin": f"{SAMPLES}:make_replay"})):
+        assembly = CaseAssembly(AssemblySpec(str(write_config(tmp_path / name, default)), ("mujoco",)))
+        try:
+            batch = assembly.run_batch(case)
+            forces[name] = np.array(assembly.controller().inner.forces)
+            scene, kinematics = assembly.setup.scene, assembly.kinematics
+        finally:
+            assembly.close()
+        assert batch.run.outcome == "completed", batch.run.message
+    assert np.isnan(forces["blind"]).all()
+    live = forces["sensed"]
+    # observation p (p >= 1, at case time p dt) is what the robot answered to setpoint p - 1
+    virtual = next(r for r in batch.records if r.robot is RobotRole.VIRTUAL)
+    answered = virtual.q_measured[: len(live)]
+    holder, tip = kinematics.needle_segments(answered)
+    model = load_needle_force(FORCE_MODEL, scene)
+    offline, _ = model.forces(np.arange(1, len(live) + 1) * float(virtual.t_s[1]), holder, tip)
+    np.testing.assert_allclose(live, offline.holder_force_n, rtol=1e-12, atol=1e-12)
+    assert live[0] == 0.0  # the needle starts outside the body
+    assert live.max() > 1.0  # the chest wall's puncture, then cutting and friction inside
+    punctured = offline.punctured[-1]
+    assert punctured.any()
+
+
+def test_needle_force_is_checked_at_load(tmp_path: Path) -> None:
+    """A missing force model names its key; a planning plugin cannot take one."""
+    from cosim_validation.common.exceptions import ConfigError, CosimError
+
+    missing = write_config(tmp_path / "a", {"plugin": f"{SAMPLES}:make_replay", "needle_force": "nowhere.yaml"})
+    with pytest.raises(ConfigError, match=r"controllers\.default\.needle_force: needle force model not found"):
+        CaseAssembly(AssemblySpec(str(missing), ("mujoco",)))
+    planning = write_config(tmp_path / "b", {"plugin": f"{SAMPLES}:make_planning", "needle_force": str(FORCE_MODEL)})
+    with pytest.raises(CosimError, match="needle_force is for a closed-loop controller"):
+        CaseAssembly(AssemblySpec(str(planning), ("mujoco",))).controller()

@@ -38,6 +38,7 @@ class Replay:
         self.declare = declare
         self.plan: Plan | None = None
         self.started: list[str] = []
+        self.forces: list[float] = []  # the needle force of every observation of the last case [N]
 
     def reference(self, case: CaseStart) -> Plan | None:
         self.plan = self.straight.plan_case(case.source_m, case.target_m)
@@ -45,9 +46,11 @@ class Replay:
 
     def start(self, case: CaseStart) -> None:
         self.started.append(case.test_id)
+        self.forces = []
 
     def step(self, observation: Observation) -> Command:
         assert self.plan is not None
+        self.forces.append(observation.needle_force_n)
         p = round(observation.t_s / float(self.plan.t_s[1]))
         if p >= self.plan.n_samples:
             return Command.done("completed", "plan replayed")

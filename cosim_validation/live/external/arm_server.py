@@ -4,7 +4,8 @@ A real arm under ros2_control offers a joint trajectory controller's action
 ``/<controller>/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory), its streaming topic
 ``/<controller>/joint_trajectory`` (trajectory_msgs/JointTrajectory) and ``/joint_states``; :class:`ArmServer`
 offers the same on a node the framework spins, plus ``/clock``, the tracked needle tip
-``/<controller>/measured_cp`` and ``/robot_description``. The framework's lockstep loop drives it: each step it
+``/<controller>/measured_cp``, the modelled needle force ``/<controller>/measured_cf`` (when the case study
+models it) and ``/robot_description``. The framework's lockstep loop drives it: each step it
 calls :meth:`ArmServer.publish_state` with the robot's measurement and :meth:`ArmServer.setpoint` for the
 command, and spins the node's executor between steps (``spin_once``), never from a second thread. Validation,
 sampling and tolerances are :mod:`trajectory_follow`'s; what wins when commands overlap follows ros2_controllers'
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Vector3, Wrench, WrenchStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -121,6 +122,7 @@ class ArmServer:
         )
         self._joints_pub = node.create_publisher(JointState, "/joint_states", to_rclpy(STATE))
         self._tip_pub = node.create_publisher(PoseStamped, f"/{controller}/measured_cp", to_rclpy(STATE))
+        self._force_pub = node.create_publisher(WrenchStamped, f"/{controller}/measured_cf", to_rclpy(STATE))
         self._description_pub = node.create_publisher(String, "/robot_description", latched)
         self._description_pub.publish(String(data=robot_description))
         node.create_subscription(JointTrajectory, self._topic, self._on_stream, 10)
@@ -136,10 +138,16 @@ class ArmServer:
 
     # ------------------------------------------------------------------ the framework's side
     def publish_state(
-        self, t_s: float, q_measured: np.ndarray, tip_pos_m: np.ndarray, tip_quat_wxyz: np.ndarray
+        self,
+        t_s: float,
+        q_measured: np.ndarray,
+        tip_pos_m: np.ndarray,
+        tip_quat_wxyz: np.ndarray,
+        force_n: np.ndarray | None = None,
     ) -> None:
-        """Publish the arm's state at case time ``t_s`` (s): /joint_states (rad) and the tip's pose in base_link (m;
-        not published while NaN, i.e. not tracked), then /clock, so that a node whose timer runs on the clock finds
+        """Publish the arm's state at case time ``t_s`` (s): /joint_states (rad), the tip's pose in base_link (m;
+        not published while NaN, i.e. not tracked) and the force of the tissue on the needle at its holder in
+        base_link (N; ``force_n``, when given), then /clock, so that a node whose timer runs on the clock finds
         the state of ``t_s`` when its timer for ``t_s`` fires (with the clock first, it acted on the state one
         period old: the example node's targeting error grew from 0.3 to 6 mm)."""
         self._now_s = float(t_s)
@@ -149,6 +157,10 @@ class ArmServer:
         if np.all(np.isfinite(tip_pos_m)) and np.all(np.isfinite(tip_quat_wxyz)):
             pose = pose_to_msg(np.asarray(tip_pos_m), np.asarray(tip_quat_wxyz))
             self._tip_pub.publish(PoseStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), pose=pose))
+        if force_n is not None:
+            fx, fy, fz = (float(v) for v in force_n)
+            wrench = Wrench(force=Vector3(x=fx, y=fy, z=fz))
+            self._force_pub.publish(WrenchStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), wrench=wrench))
         self._clock_pub.publish(Clock(clock=stamp))
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:

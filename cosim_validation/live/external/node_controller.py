@@ -42,6 +42,7 @@ from cosim_validation.live.external.arm_server import ArmServer
 from cosim_validation.live.external.sut_process import NodeProcess, NodeUnderTestError
 from cosim_validation.live.external.trajectory_follow import Tolerances
 from cosim_validation.live.session.discovery_scope import DomainLease
+from cosim_validation.supervisor.needle_force import axial_force_vectors
 from cosim_validation_interfaces.action import RunTestCase
 
 _GAP_S = 1.0  # simulated time between two cases [s]
@@ -222,7 +223,11 @@ class ExternalNodeController:
         t_s = self._t0_s + observation.t_s
         self._t_end_s = t_s
         before = graph.arm.commands_received
-        graph.arm.publish_state(t_s, observation.q_measured, observation.tip_pos_m, observation.tip_quat_wxyz)
+        force = None
+        if np.isfinite(observation.needle_force_n):  # the case study models the needle force
+            holder, tip = self.context.kinematics.needle_segments(observation.q_measured)
+            force = axial_force_vectors([observation.needle_force_n], holder, tip)[0]
+        graph.arm.publish_state(t_s, observation.q_measured, observation.tip_pos_m, observation.tip_quat_wxyz, force)
         period_wall = self.dt_s / self.spec.real_time_factor
         now = time.monotonic()
         paced = max(self._wall0 + (observation.t_s + self.dt_s) / self.spec.real_time_factor, now)

@@ -62,6 +62,11 @@ class MoveItController:
         self.requests = RequestBuilder(settings, context)
         self.client: MoveGroupClient | None = None
         self._scene_sent = False
+        try:  # move_group must be there when the case study is loaded: one error then, not a refusal per case
+            self._client().wait()
+        except PlanningError:
+            self.close()
+            raise
 
     def _client(self) -> MoveGroupClient:
         if self.client is None:

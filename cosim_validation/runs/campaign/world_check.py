@@ -46,12 +46,17 @@ def check_world_config(config: ConfigNode, campaign: CampaignConfig, engines: Se
 def check_controller(config: ConfigNode, controller: str) -> None:
     """Build a user's controller plugin once here (its factory runs with the options and the case study), so a
     factory that raises or returns an object without a contract is an error naming the user's file, not the run
-    directory's copy; built-in controllers need nothing more than :func:`check_world_config`.
+    directory's copy; so is ``moveit``, whose factory waits for move_group's services; the other built-in
+    controllers need nothing more than :func:`check_world_config`.
 
     Raises:
         ConfigError, InputError: The plugin cannot be built (naming the file and key, or the option).
     """
     from cosim_validation.controllers import CONTROLLER_NAMES, InsertionSetup
+    from cosim_validation.controllers.moveit_spec import MOVEIT_NAME
 
-    if controller not in CONTROLLER_NAMES:
-        InsertionSetup.from_config(config).controller(controller)
+    if controller not in CONTROLLER_NAMES or controller == MOVEIT_NAME:  # moveit: is move_group there?
+        built = InsertionSetup.from_config(config).controller(controller)
+        close = getattr(built, "close", None)
+        if callable(close):
+            close()

@@ -3,7 +3,8 @@
 It serves ``/run_test_case`` and, per case, behaves as MODE says (all in simulated time, ``use_sim_time``):
 
 - ``move``: reports INITIALIZATION then INJECTION, streams ``/arm_controller/joint_trajectory`` moving joint 1 by
-  +0.2 rad over 1 s, then completes with the message "moved";
+  +0.2 rad over 1 s, then completes with the message "moved" (with "; N forces" when it received N needle
+  forces on ``/arm_controller/measured_cf`` in base_link during the case);
 - ``goal``: the same motion as one FollowJointTrajectory goal, completing when the goal succeeds;
 - ``refuse``: ends every case REFUSED with "target out of reach";
 - ``crash``: exits with code 3 after 0.5 s of the case;
@@ -23,6 +24,7 @@ import time
 import rclpy
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
+from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
@@ -44,6 +46,8 @@ class FakeNode(Node):
         self.case_handle: object = None
         group = ReentrantCallbackGroup()
         self.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=group)
+        self.forces = 0  # needle forces received in base_link since the case began
+        self.create_subscription(WrenchStamped, "/arm_controller/measured_cf", self._on_force, 10, callback_group=group)
         self.stream = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
         self.fjt = ActionClient(
             self, FollowJointTrajectory, "/arm_controller/follow_joint_trajectory", callback_group=group
@@ -60,6 +64,9 @@ class FakeNode(Node):
 
     def _on_joints(self, msg: JointState) -> None:
         self.q = list(msg.position)
+
+    def _on_force(self, msg: WrenchStamped) -> None:
+        self.forces += int(msg.header.frame_id == "base_link")
 
     def _goal(self, _goal: object) -> GoalResponse:
         if self.mode == "mute":
@@ -85,6 +92,7 @@ class FakeNode(Node):
 
     def _execute(self, handle: object) -> RunTestCase.Result:
         result = RunTestCase.Result()
+        self.forces = 0
         self._feedback(handle, 1)
         if self.mode == "refuse":
             handle.succeed()  # type: ignore[attr-defined]
@@ -111,6 +119,8 @@ class FakeNode(Node):
             return result
         handle.succeed()  # type: ignore[attr-defined]
         result.outcome, result.message = RunTestCase.Result.COMPLETED, "moved"
+        if self.forces:
+            result.message += f"; {self.forces} forces"
         return result
 
     def _stream(self, start: list[float], end: list[float], handle: object) -> bool:

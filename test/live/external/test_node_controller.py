@@ -29,7 +29,8 @@ def write_config(folder: Path, mode: str, **settings: Any) -> Path:
     # by a shorter timeout
     accept_s = 3.0 if mode == "mute" else 15.0
     external = {"command": f"{sys.executable} {FAKE} {mode}", "real_time_factor": 10.0, "accept_timeout_s": accept_s}
-    return write_case_config(folder, {"external": {**external, **settings}, "time_limit_s": 3.0})
+    force = {"needle_force": settings.pop("needle_force")} if "needle_force" in settings else {}
+    return write_case_config(folder, {"external": {**external, **settings}, "time_limit_s": 3.0, **force})
 
 
 def case(n: int) -> TestCase:
@@ -73,6 +74,18 @@ def test_a_node_streaming_or_sending_goals_is_followed(mode: str, assembly_of: A
     second = assembly.run_batch(case(2)).run  # the same node, a second case, simulated time running on
     assert second.outcome == "completed", second.message
     assert adapter(assembly)._process.starts == 1
+
+
+def test_the_node_receives_the_modelled_needle_force(assembly_of: Any) -> None:
+    """With ``needle_force`` in the case study, every period's force at the needle holder reaches the node on
+    ``/arm_controller/measured_cf`` (geometry_msgs/WrenchStamped in base_link), before the period's clock."""
+    from test.assembly.test_plugin_campaigns import FORCE_MODEL
+
+    run = assembly_of("move", needle_force=str(FORCE_MODEL)).run_batch(case(1)).run
+    assert run.outcome == "completed", run.message
+    received = int(run.message.split("; ")[1].split(" forces")[0])
+    # the node counts from its goal's start; over DDS the first periods may be lost while the topic is matched
+    assert 0 < received <= run.executed, (received, run.executed)
 
 
 def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:

@@ -98,14 +98,18 @@ def test_a_campaign_planned_by_move_group(move_group: Path, suites: tuple[Path, 
     assert any(crossing)
 
 
-def test_no_move_group_refuses_every_case(suites: tuple[Path, Path], tmp_path: Path) -> None:
-    rows = campaign(write_config(tmp_path, service_timeout_s=1.0), suites[0], tmp_path / "run")
-    assert len(rows) == 8
-    for row in rows:
-        assert row.outcome == "refused"
-        assert row.message.startswith(
-            "move_group_unavailable: move_group is not there: service /plan_kinematic_path not available within 1 s"
-        ), row.message
+def test_no_move_group_is_one_error_before_the_run(suites: tuple[Path, Path], tmp_path: Path) -> None:
+    """Without move_group the case study does not load: one error naming the key and the service the controller
+    waited for, before the run directory exists (not a refusal in every case)."""
+    from cosim_validation.common.exceptions import ConfigError
+
+    config = write_config(tmp_path, service_timeout_s=1.0)
+    with pytest.raises(ConfigError) as error:
+        campaign(config, suites[0], tmp_path / "run")
+    assert str(error.value).startswith(
+        f"{config}: controllers.moveit: move_group is not there: service /plan_kinematic_path not available within 1 s"
+    ), str(error.value)
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("move_group", [{"plan_error": "PLANNING_FAILED"}], indirect=True)

@@ -33,6 +33,7 @@ from sensor_msgs.msg import JointState
 from cosim_validation.common.config import load_case_config, resolve_resource
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import RobotRole
+from cosim_validation.live.nodes.answer_relay import AnswerRelay
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.nodes.robot_driver import reset_joints
 from cosim_validation.live.ros import convert, crtk_topics
@@ -51,7 +52,7 @@ class CrtkPeerError(CosimError):
     """The CRTK arm did not become ENABLED and homed, or did not reach a reset pose."""
 
 
-class CrtkDriver(Node):
+class CrtkDriver(Node, AnswerRelay):
     """One robot of the graph, driven over CRTK."""
 
     def __init__(self, executable: str = "crtk_driver") -> None:
@@ -217,20 +218,6 @@ class CrtkDriver(Node):
             self._latest_js = (time.monotonic(), sample.position)
             self._lock.notify_all()
             self._publish(self._joiner.joints(sample.t_ns, sample.position))
-
-    def _on_tip(self, msg: Any) -> None:
-        pose = convert.pose_stamped_from_msg(msg)
-        with self._lock:
-            self._publish(self._joiner.tip(pose.t_ns, pose.position_m, pose.quat_wxyz))
-
-    def _on_marker(self, msg: Any) -> None:
-        with self._lock:
-            self._publish(self._joiner.marker(convert.marker_from_msg(msg)))
-
-    def _publish(self, done: Any) -> None:
-        if done is not None:
-            stamp_ns, sample = done
-            self._samples.publish(stamp_ns, sample)
 
 
 def _describe(state: OperatingState | None) -> str:

@@ -40,6 +40,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from cosim_validation.common.config import load_case_config, resolve_resource
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import RobotRole
+from cosim_validation.live.nodes.answer_relay import AnswerRelay
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.nodes.robot_driver import reset_joints
 from cosim_validation.live.ros import convert
@@ -58,7 +59,7 @@ from cosim_validation.robots.model import RobotConfig
 from cosim_validation_interfaces.srv import ResetRobot
 
 
-class Ros2ControlDriver(Node):
+class Ros2ControlDriver(Node, AnswerRelay):
     """One robot of the graph, driven through a ros2_control joint trajectory controller."""
 
     def __init__(self, executable: str = "ros2_control_driver") -> None:
@@ -244,20 +245,6 @@ class Ros2ControlDriver(Node):
             self._latest_js = (time.monotonic(), sample.position)
             self._lock.notify_all()
             self._publish(self._joiner.joints(sample.t_ns, sample.position))
-
-    def _on_tip(self, msg: Any) -> None:
-        pose = convert.pose_stamped_from_msg(msg)
-        with self._lock:
-            self._publish(self._joiner.tip(pose.t_ns, pose.position_m, pose.quat_wxyz))
-
-    def _on_marker(self, msg: Any) -> None:
-        with self._lock:
-            self._publish(self._joiner.marker(convert.marker_from_msg(msg)))
-
-    def _publish(self, done: Any) -> None:
-        if done is not None:
-            stamp_ns, sample = done
-            self._samples.publish(stamp_ns, sample)
 
 
 def _within(q: np.ndarray, q_goal: np.ndarray, tolerance: float) -> bool:

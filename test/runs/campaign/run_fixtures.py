@@ -10,8 +10,12 @@ inside the functions: this plugin loads with every test session.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -20,6 +24,7 @@ from cosim_validation.common.config import package_root
 if TYPE_CHECKING:
     from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, CampaignRequest
 
+T = TypeVar("T")
 CONFIG = package_root() / "config" / "needle_insertion.yaml"
 BACKENDS = ("virtual", "physical")
 
@@ -45,10 +50,37 @@ def make_suites(folder: Path) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
+def computed_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]) -> T:
+    """``make(folder)`` for this test run: under pytest-xdist the first process to ask computes it in a folder all
+    processes of the run share (under a file lock) and the others load its pickled result; in one process, once.
+
+    The campaign fixtures below are asked for by tests in many folders, which ``make test`` spreads over both
+    processes: each process ran the reference campaign itself before (about a minute of CPU each).
+    """
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return make(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent / f"computed-once-{name}"  # the run's root, above each worker's
+    shared.mkdir(exist_ok=True)
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if make raises
+        done = shared / "result.pickle"
+        if done.exists():
+            loaded: T = pickle.loads(done.read_bytes())
+            return loaded
+        result = make(shared / "data")
+        done.write_bytes(pickle.dumps(result))
+        return result
+
+
 @pytest.fixture(scope="session")
 def suites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The grid and random suite files."""
-    return make_suites(tmp_path_factory.mktemp("suites"))
+    """The grid and random suite files (read only: shared by the test processes)."""
+
+    def make(folder: Path) -> tuple[Path, Path]:
+        folder.mkdir(parents=True, exist_ok=True)
+        return make_suites(folder)
+
+    return computed_once(tmp_path_factory, "suites", make)
 
 
 def request_for(suites: tuple[Path, ...], out: Path, **options: Any) -> CampaignRequest:
@@ -61,7 +93,10 @@ def request_for(suites: tuple[Path, ...], out: Path, **options: Any) -> Campaign
 
 @pytest.fixture(scope="session")
 def reference(suites: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> CampaignOutcome:
-    """The uninterrupted run, one worker, in this process."""
+    """The uninterrupted run, one worker (read only: shared by the test processes)."""
     from cosim_validation.runs.campaign.campaign_runner import run_campaign
 
-    return run_campaign(request_for(suites, tmp_path_factory.mktemp("reference") / "run"), progress_stream=None)
+    def make(folder: Path) -> CampaignOutcome:
+        return run_campaign(request_for(suites, folder / "run"), progress_stream=None)
+
+    return computed_once(tmp_path_factory, "reference", make)

@@ -35,7 +35,7 @@ from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
-from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, PlanningPlugin
+from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, release
 from cosim_validation.controllers.plugin_loader import entry_points, plugin_of_name
 from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
 from cosim_validation.robots.filters.robot_filter import FilteredBackend, FilterEvent
@@ -276,8 +276,7 @@ class CaseAssembly:
         for backend in self._backends or ():
             backend.close()
         for controller in self._controllers.values():
-            if isinstance(controller, (ClosedLoopPlugin, PlanningPlugin)):
-                controller.close()
+            release(controller)
         self._backends = None
 
 

@@ -98,6 +98,15 @@ def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
     return f"setpoint outside the joint limits: {kinematics.joint_names[j]} = {rows[k, j]:.4f} beyond {bound:.4f}"
 
 
+def release(controller: Any) -> None:
+    """Call ``controller.close()`` when it has one (a user's controller, or one of ours holding a process or a
+    connection); never raises: at shutdown there is nothing left to fail."""
+    close = getattr(controller, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):
+            close()
+
+
 class PlanningPlugin:
     """A user's planning controller (``plan_case``), guarded (see the module docstring)."""
 
@@ -107,10 +116,7 @@ class PlanningPlugin:
 
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: a connection to a planner); never raises."""
-        release = getattr(self.inner, "close", None)
-        if callable(release):
-            with contextlib.suppress(Exception):  # the user's code at shutdown: nothing left to fail
-                release()
+        release(self.inner)
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The user's plan, checked.
@@ -187,10 +193,7 @@ class ClosedLoopPlugin:
 
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: processes, connections); never raises."""
-        release = getattr(self.inner, "close", None)
-        if callable(release):
-            with contextlib.suppress(Exception):  # the user's code at shutdown: nothing left to fail
-                release()
+        release(self.inner)
 
     def step(self, observation: Observation) -> Command:
         """The controller's command for this period, checked.

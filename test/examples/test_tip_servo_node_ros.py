@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cosim_validation.live.external.goal_result import GoalResult
 from cosim_validation.robots.model.kinematics import Kinematics
 from test.examples.conftest import EXAMPLE
 
@@ -42,7 +43,7 @@ class Harness:
 
         self.node = Node("harness", context=context)
         self.kinematics = Kinematics.from_urdf(urdf, 0.3)
-        self.q, self.t_ns, self.commands = np.array(HOME), 0, 0
+        self.q, self.t_ns, self.commands, self.result_requests = np.array(HOME), 0, 0, 0
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
@@ -108,34 +109,47 @@ class Harness:
         while not sent.done():
             executor.spin_once(timeout_sec=0.05)
         assert sent.result().accepted
-        result_future = sent.result().get_result_async()
+        result = GoalResult(sent.result())
         deadline, periods = time.monotonic() + 240, 0
-        while not result_future.done() and time.monotonic() < deadline:
+        while not result.done() and time.monotonic() < deadline:
             self.step(executor)
             periods += 1
             if periods == cancel_after:
                 sent.result().cancel_goal_async()
-        assert result_future.done(), "no result within 240 s"
-        return result_future.result()
+        if not result.done():
+            raise AssertionError(
+                f"no result within 240 s: goal status {sent.result().status}, {result.requests} result requests, "
+                f"{periods} periods, {self.commands} commands, {len(self.feedback)} feedback messages"
+            )
+        self.result_requests += result.requests
+        return result.result()
 
 
-def _stop(process: subprocess.Popen[str]) -> tuple[str, int | None]:
-    """SIGTERM, 60 s to exit (a loaded CI machine once took longer than 20 s), else SIGABRT, which has the
-    node's faulthandler print every thread's stack into its output, then SIGKILL: its output and exit code
-    (None when it had to be stopped by force)."""
+def _stop(process: subprocess.Popen[str], log: Path) -> tuple[str, int | None]:
+    """SIGTERM, 60 s to exit, else :func:`_stacks`: the node's output and exit code (None when it had to be
+    stopped by force)."""
     process.terminate()
     try:
-        return process.communicate(timeout=60)[0], process.returncode
+        process.wait(timeout=60)
     except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
-        try:
-            return process.communicate(timeout=10)[0], None
-        except subprocess.TimeoutExpired:
-            process.kill()
-            return process.communicate()[0], None
+        return _stacks(process, log), None
+    return log.read_text(errors="replace"), process.returncode
 
 
-def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: Any, node_env: dict[str, str]) -> None:
+def _stacks(process: subprocess.Popen[str], log: Path) -> str:
+    """SIGABRT, which has the node's faulthandler print every thread's stack, then SIGKILL: its output."""
+    process.send_signal(signal.SIGABRT)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    return log.read_text(errors="replace")
+
+
+def test_node_runs_cases_against_a_perfect_arm(
+    repo_root: Path, rclpy_context: Any, node_env: dict[str, str], tmp_path: Path
+) -> None:
     """A far target is refused, a case completes on the target, a cancelled case ends and stops commanding."""
     from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
@@ -152,7 +166,9 @@ def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: A
     )
     module = "cosim_controller_example.tip_servo_node"
     command = [sys.executable, "-m", module, "--ros-args", "-p", "use_sim_time:=true"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = tmp_path / "node.log"  # a file, not a pipe: a pipe nobody reads during the run fills and blocks the node
+    with log.open("w") as sink:
+        process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
     try:
         client = ActionClient(harness.node, RunTestCase, "/run_test_case")
         deadline = time.monotonic() + 30
@@ -169,8 +185,9 @@ def test_node_runs_cases_against_a_perfect_arm(repo_root: Path, rclpy_context: A
         commands_at_cancel = harness.commands
         for _ in range(5):
             harness.step(executor)
-    finally:
-        output, code = _stop(process)
+    except BaseException as exc:  # the node's output and its threads' stacks say where it was
+        raise AssertionError(f"{exc}\n--- the node's output, stacks at SIGABRT ---\n{_stacks(process, log)}") from exc
+    output, code = _stop(process, log)
     assert code == 0, output  # SIGTERM ends it quietly
     assert "Traceback" not in output, output
     assert refused.outcome == Result.REFUSED, refused.message

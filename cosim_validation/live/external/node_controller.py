@@ -39,6 +39,7 @@ from cosim_validation.common.record import Stage
 from cosim_validation.controllers.external_spec import ExternalSpec
 from cosim_validation.controllers.plugin_api import CaseStart, Command, ControllerContext, Observation
 from cosim_validation.live.external.arm_server import ArmServer
+from cosim_validation.live.external.goal_result import GoalResult
 from cosim_validation.live.external.sut_process import NodeProcess, NodeUnderTestError
 from cosim_validation.live.external.trajectory_follow import Tolerances
 from cosim_validation.live.session.discovery_scope import DomainLease
@@ -149,7 +150,7 @@ class ExternalNodeController:
         self._t_end_s = 0.0  # simulated time of the last period published
         self._wall0 = 0.0
         self._goal: Any = None  # the accepted goal's handle
-        self._result: Any = None  # its result future
+        self._result: GoalResult | None = None  # its result (asked again if the answer is lost)
         self._stage = Stage.INITIALIZATION
         self._streaming = False  # the node streams commands: wait for its next one each period
         self._misses = 0  # periods in a row without a command
@@ -214,7 +215,7 @@ class ExternalNodeController:
         handle = sent.result()
         if handle is None or not handle.accepted:
             raise NodeUnderTestError("the node under test rejected the case's RunTestCase goal")
-        self._goal, self._result = handle, handle.get_result_async()
+        self._goal, self._result = handle, GoalResult(handle)
         self._wall0 = time.monotonic()
 
     def step(self, observation: Observation) -> Command:
@@ -286,6 +287,7 @@ class ExternalNodeController:
 
     def _ending(self) -> Command:
         """The node's result as the end of the case."""
+        assert self._result is not None
         answer = self._result.result()
         result = answer.result
         outcome = _OUTCOMES.get(int(result.outcome), f"outcome {int(result.outcome)}")

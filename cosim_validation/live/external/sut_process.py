@@ -70,6 +70,8 @@ class NodeProcess:
                 preexec_fn=_die_with_parent,
             )
         except OSError as exc:
+            self._log_path.unlink(missing_ok=True)  # nothing ran, nothing to read
+            self._log_path = None
             raise NodeUnderTestError(f"cannot start the node under test {self.command[0]!r}: {exc}") from None
         finally:
             os.close(fd)

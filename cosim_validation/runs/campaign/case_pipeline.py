@@ -118,9 +118,7 @@ def shared_assembly(spec: AssemblySpec) -> CaseAssembly:
         properties = str(CampaignConfig.from_config(load_config(spec.config_path)["campaign"]).properties_path)
     key = (spec, config_digest(spec.config_path, properties))
     if key not in _SHARED:
-        for old in _SHARED.values():
-            old.close()
-        _SHARED.clear()
+        close_shared_assemblies()
         _SHARED[key] = CaseAssembly(spec)
         if not _CLOSE_AT_EXIT:
             # multiprocessing runs its finalizers when a worker process ends (it skips atexit) and at the

@@ -54,9 +54,7 @@ def check_controller(config: ConfigNode, controller: str) -> None:
     """
     from cosim_validation.controllers import CONTROLLER_NAMES, InsertionSetup
     from cosim_validation.controllers.moveit_spec import MOVEIT_NAME
+    from cosim_validation.controllers.plugin_controllers import release
 
     if controller not in CONTROLLER_NAMES or controller == MOVEIT_NAME:  # moveit: is move_group there?
-        built = InsertionSetup.from_config(config).controller(controller)
-        close = getattr(built, "close", None)
-        if callable(close):
-            close()
+        release(InsertionSetup.from_config(config).controller(controller))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 
 import pytest
@@ -65,8 +66,14 @@ def test_stop_takes_down_the_group_even_when_sigint_is_ignored(tmp_path) -> None
     assert wait_for(lambda: not alive(child)), "the node's child outlived it"
 
 
-def test_a_program_that_cannot_run_is_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_program_that_cannot_run_is_an_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     script = tmp_path / "node.sh"
     script.write_text("#!/bin/sh\n")  # not executable
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    node = NodeProcess([str(script)], str(tmp_path), dict(os.environ))
     with pytest.raises(NodeUnderTestError, match="cannot start the node under test"):
-        NodeProcess([str(script)], str(tmp_path), dict(os.environ)).start()
+        node.start()
+    assert list(scratch.iterdir()) == []  # its empty log is not left behind
+    assert node.output_tail() == ""

@@ -86,9 +86,19 @@ class DiscoveryScope:
         )
 
 
+def _system_temp() -> str:
+    """The machine's temporary folder, not the process's: POSIX's /tmp when there is one, else Python's choice."""
+    return "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+
+
 def lock_dir() -> Path:
-    """The folder of the domain lock files (shared by every user of the machine)."""
-    folder = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "cosim-ros-domains")
+    """The folder of the domain lock files, shared by every process and user of the machine.
+
+    ``COSIM_DOMAIN_LOCK_DIR`` if set, else ``cosim-ros-domains`` in the system's temporary folder, whatever the
+    process's TMPDIR: a process run with a TMPDIR of its own (a campaign worker, a test, another user's shell)
+    must still see the domains the others hold, or two of them would share one.
+    """
+    folder = Path(os.environ.get(LOCK_DIR_ENV) or Path(_system_temp()) / "cosim-ros-domains")
     if not folder.is_dir():
         folder.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):  # sticky and writable for all, like /tmp itself

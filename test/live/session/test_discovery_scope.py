@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,24 @@ def test_a_lease_held_by_another_process_is_skipped(locks: Path) -> None:
     finally:
         holder.communicate("", timeout=30)
     assert next_scope().domain_id == 1  # the kernel dropped the lock with the process
+
+
+def test_a_process_with_its_own_tmpdir_sees_the_same_leases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's lock folder, not TMPDIR's: a campaign worker or a test run with a TMPDIR of its own would
+    otherwise lease a domain that another process holds, and the two graphs would meet in it."""
+    monkeypatch.delenv(LOCK_DIR_ENV, raising=False)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code = (
+        "from cosim_validation.live.session.discovery_scope import DomainLease\n"
+        "import sys\ntry:\n    DomainLease.acquire(int(sys.argv[1]))\nexcept Exception as exc:\n    print(exc)"
+    )
+    with DomainLease.acquire() as held:
+        env = {k: v for k, v in os.environ.items() if k not in ("TMP", "TEMP")} | {"TMPDIR": str(scratch)}
+        command = [sys.executable, "-c", code, str(held.domain_id)]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == f"--domain-id {held.domain_id}: another cosim session on this machine is using it"
+    assert list(scratch.iterdir()) == []  # no lock folder of its own
 
 
 def test_given_domain_and_range(locks: Path) -> None:

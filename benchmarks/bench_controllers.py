@@ -9,25 +9,34 @@ The same cases on the emulated ER3 Pro through the one assembly (``CaseAssembly.
 3. ``--external``: an external node (``python -m cosim_controller_example.tip_servo_node``, the worked example)
    at ``--rtf`` (real-time factor); its time is dominated by the wall time it is given per period
    (period / rtf), so the ratio printed there is against that floor.
+4. ``--moveit``: the ``moveit`` controller against the emulated move_group (a separate process in a domain of
+   its own, planning with the project's planner): the same planner behind MoveIt's services, so the ratio to
+   ``straight`` per case is the cost of the MoveIt interface (the planning scene applied, the joint-space and
+   Cartesian requests and answers over DDS), not of MoveIt's own planners, which the stand-in does not have.
 
 Prints, per variant, wall time per case and per period, and the closed-loop overhead per period against the
 planned stream's cost per period (the ratio). Both variants plan inside ``run_batch`` (the replay in
 ``reference``) with the same planner, so the difference is the contract's overhead; each variant runs
 ``--repeats`` times and its fastest run counts, which keeps a loaded machine's noise out of the ratio.
 
-Run: ``nice -n 10 python benchmarks/bench_controllers.py [--cases 5] [--external --rtf 10]``.
+Run: ``nice -n 10 python benchmarks/bench_controllers.py [--cases 5] [--external --rtf 10] [--moveit]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -35,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from cosim_validation.assembly import AssemblySpec, CaseAssembly  # noqa: E402
 from cosim_validation.controllers import CaseStart, Command, ControllerContext, Observation  # noqa: E402
 from cosim_validation.controllers.planning import InsertionLine, Plan  # noqa: E402
+from cosim_validation.live.session.discovery_scope import DomainLease  # noqa: E402
 from cosim_validation.testgen.test_case import TestCase  # noqa: E402
 from test.assembly.test_plugin_campaigns import write_config  # noqa: E402
 
@@ -81,17 +91,50 @@ def cases(n: int) -> list[TestCase]:
     return out
 
 
-def run(config: Path, suite: list[TestCase]) -> tuple[float, int, list[str]]:
-    """Wall time of the cases after a warm-up case, periods streamed, outcomes."""
+def run(config: Path, suite: list[TestCase]) -> tuple[float, int, list[str], list[float]]:
+    """Wall time of the cases after a warm-up case, periods streamed, outcomes, and each case's wall time."""
     assembly = CaseAssembly(AssemblySpec(str(config), engines=("emulated",)))
     try:
         assembly.run_batch(suite[0])  # warm-up: numba, the node's start
-        start = time.perf_counter()
-        runs = [assembly.run_batch(case).run for case in suite]
-        wall = time.perf_counter() - start
+        runs, walls = [], []
+        for case in suite:
+            start = time.perf_counter()
+            runs.append(assembly.run_batch(case).run)
+            walls.append(time.perf_counter() - start)
     finally:
         assembly.close()
-    return wall, sum(r.executed for r in runs), [r.outcome for r in runs]
+    return sum(walls), sum(r.executed for r in runs), [r.outcome for r in runs], walls
+
+
+@contextlib.contextmanager
+def move_group(config: Path) -> Iterator[None]:
+    """The emulated move_group in a ROS domain of its own, which this process joins while it runs."""
+    with DomainLease.acquire() as scope:
+        env = scope.env()
+        command = [sys.executable, "-m", "cosim_validation.live.moveit.standin_node", "--ros-args"]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        process = subprocess.Popen([*command, "-p", f"config:={config}"], env=env, **quiet)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            yield
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def moveit_config(folder: Path) -> Path:
+    """The case study planned by ``moveit`` (generous waits: the stand-in starts while the first case waits)."""
+    config = write_config(folder, "moveit")
+    tree = yaml.safe_load(config.read_text())
+    tree["controllers"]["moveit"] = {"service_timeout_s": 60.0, "call_timeout_s": 120.0}
+    config.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return config
 
 
 def main() -> None:
@@ -99,6 +142,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=5)
     parser.add_argument("--external", action="store_true", help="also the example node (installed or on the path)")
     parser.add_argument("--rtf", type=float, default=10.0)
+    parser.add_argument("--moveit", action="store_true", help="also the moveit controller (emulated move_group)")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     suite = cases(args.cases)
@@ -120,9 +164,15 @@ def main() -> None:
             config = write_config(folder, default)
             best = min((run(config, suite) for _ in range(args.repeats)), key=lambda r: r[0])
             rows.append((label, *best))
+        if args.moveit:
+            folder = Path(tmp) / "moveit"
+            config = moveit_config(folder)
+            with move_group(config):
+                best = min((run(config, suite) for _ in range(args.repeats)), key=lambda r: r[0])
+            rows.append(("moveit (emulated move_group)", *best))
     planned_per_period = rows[0][1] / max(rows[0][2], 1)
     print(f"{'variant':<28} {'cases':>5} {'periods':>8} {'s/case':>8} {'ms/period':>10}  outcomes")
-    for label, wall, periods, outcomes in rows:
+    for label, wall, periods, outcomes, _ in rows:
         per_period = wall / max(periods, 1)
         print(
             f"{label:<28} {len(outcomes):>5} {periods:>8} {wall / len(outcomes):>8.3f} {per_period * 1e3:>10.3f}  "
@@ -139,6 +189,14 @@ def main() -> None:
         print(
             f"external node: {ext * 1e3:.1f} ms per period against its floor of period/rtf = {floor * 1e3:.1f} ms "
             f"(ratio {ext / floor:.2f})"
+        )
+    if args.moveit:  # on the cases both completed: a refusal is cheaper than a run and would flatter the ratio
+        both = [i for i, (a, b) in enumerate(zip(rows[0][3], rows[-1][3], strict=True)) if a == b == "completed"]
+        straight_case = sum(rows[0][4][i] for i in both) / max(len(both), 1)
+        moveit_case = sum(rows[-1][4][i] for i in both) / max(len(both), 1)
+        print(
+            f"moveit: {moveit_case:.3f} s per case against straight's {straight_case:.3f} s on the {len(both)} cases "
+            f"both completed (ratio {moveit_case / straight_case:.2f}; the same planner behind the services)"
         )
 
 

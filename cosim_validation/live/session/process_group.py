@@ -2,7 +2,8 @@
 
 Each node runs as ``python -m cosim_validation.live.nodes.<executable> --ros-args ...`` in its own process
 group, so a Ctrl-C reaches only this launcher, which then stops the nodes in order: SIGINT (rclpy
-shuts down cleanly, the recorder finishes its bag), SIGTERM after a grace period, SIGKILL last. On Linux
+shuts down cleanly), SIGTERM after a grace period, SIGKILL last; the recorder after all the others, so its bag
+holds everything they sent. On Linux
 each child also asks the kernel for SIGTERM if the launcher dies, so nothing is left behind even if the
 launcher is killed.
 """
@@ -157,14 +158,32 @@ class ProcessGroup:
         """Send ``sig`` to one node (fault injection in tests and demos)."""
         self.processes[name].send_signal(sig)
 
-    def stop(self, grace_s: float = 3.0) -> dict[str, int]:
+    def stop(self, grace_s: float = 3.0, last: Sequence[str] = ()) -> dict[str, int]:
         """Stop every node (SIGINT, then SIGTERM, then SIGKILL) and return their exit codes.
 
-        ``stop_s`` then holds, for each node that was still running, the seconds from SIGINT to its exit,
-        and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
+        The nodes named in ``last`` (the recorder) are stopped once the others have exited and their progress
+        counter stood still (:meth:`wait_quiet`, at most 2 s), so they take everything the others published
+        before they stopped: a case report sent just before a Ctrl-C is in the bag.
+
+        ``stop_s`` then holds, for each node that was still running, the seconds from the first SIGINT to its
+        exit, and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
         """
-        alive = {n: p for n, p in self.processes.items() if p.poll() is None}
         start = time.monotonic()
+        alive = {n: p for n, p in self.processes.items() if p.poll() is None}
+        first = {n: p for n, p in alive.items() if n not in last}
+        self._stop_wave(first, start, grace_s)
+        rest = {n: p for n, p in alive.items() if n in last}
+        for name in rest:
+            self.wait_quiet(name, quiet_s=0.3, timeout_s=2.0)
+        self._stop_wave(rest, start, grace_s)
+        for process in self.processes.values():
+            process.wait(timeout=5)
+        for log in self._logs.values():
+            log.close()
+        return {n: int(p.returncode) for n, p in self.processes.items()}
+
+    def _stop_wave(self, alive: Mapping[str, subprocess.Popen[bytes]], start: float, grace_s: float) -> None:
+        """SIGINT to ``alive``, SIGTERM to those left after ``grace_s``, SIGKILL after 1 s more; exits noted."""
         for process in alive.values():
             _signal_group(process, signal.SIGINT)
 
@@ -172,7 +191,7 @@ class ProcessGroup:
             for name, process in alive.items():
                 if name not in self.stop_s and process.poll() is not None:
                     self.stop_s[name] = round(time.monotonic() - start, 3)
-            return len(self.stop_s) < len(alive)
+            return any(name not in self.stop_s for name in alive)
 
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 1.0)):
             deadline = time.monotonic() + wait_s
@@ -182,12 +201,9 @@ class ProcessGroup:
                 if process.poll() is None:
                     self.escalated[name] = signal.Signals(sig).name
                     _signal_group(process, sig)
-        for process in self.processes.values():
+        for process in alive.values():
             process.wait(timeout=5)
         note_exits()
-        for log in self._logs.values():
-            log.close()
-        return {n: int(p.returncode) for n, p in self.processes.items()}
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:

@@ -2,7 +2,8 @@
 
 The graph's console node (the test generator) is started last, once every other node is ready; the
 session ends when it exits (all cases done), when a required node dies, or on Ctrl-C. Every node is then
-stopped (SIGINT first, so the recorder finishes the bag) and the run directory is summarised:
+stopped (SIGINT first, the recorder last, so it finishes the bag with everything sent) and the run directory is
+summarised:
 ``session.mcap`` (rosbag2), ``results.sqlite``, ``summary.json``, ``logs/<node>.log``.
 """
 
@@ -115,7 +116,8 @@ def run_session(
         for node in graph.nodes:  # let writers drain their backlog (the recorder) before stopping them
             if node.executable == "recorder" and outcome.status == "completed":
                 group.wait_quiet(node.name)
-        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s)
+        recorders = [node.name for node in graph.nodes if node.executable == "recorder"]
+        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s, last=recorders)
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
         outcome.wall_s = time.monotonic() - start

@@ -4,7 +4,6 @@ once with one ``error:`` line."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,6 @@ def test_campaign_without_coppeliasim_is_one_error_line(
 
     port = free_port()
     config = _write_config(tmp_path, "coppeliasim", port)
-    start = time.monotonic()
     code = main(
         [
             "campaign",
@@ -89,7 +87,6 @@ def test_campaign_without_coppeliasim_is_one_error_line(
         ]
     )
     err = capsys.readouterr().err.strip().splitlines()
-    assert time.monotonic() - start < 30.0
     assert code == 1
     assert len(err) == 1
     assert err[0].startswith("error: ")

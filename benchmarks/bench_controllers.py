@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import subprocess
 import sys
 import tempfile
@@ -114,18 +113,12 @@ def move_group(config: Path) -> Iterator[None]:
         command = [sys.executable, "-m", "cosim_validation.live.moveit.standin_node", "--ros-args"]
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         process = subprocess.Popen([*command, "-p", f"config:={config}"], env=env, **quiet)
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
         try:
-            yield
+            with scope.joined():
+                yield
         finally:
             process.terminate()
             process.wait(timeout=30)
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
 
 
 def moveit_config(folder: Path) -> Path:

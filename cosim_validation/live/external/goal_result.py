@@ -1,10 +1,10 @@
 """The result of an accepted action goal, asked for again when the server says the goal is over but no answer came.
 
-An action client asks for a goal's result once, over the action's ``get_result`` service. That answer can be lost:
-a DDS service server drops a response when its response writer has not yet matched the client's reader, which on
-a loaded machine can take longer than the server waits for it. The goal's status topic (reliable, transient local)
-still tells the client that the goal ended, so :class:`GoalResult` asks once more after ``patience_s`` of a terminal
-status without an answer, and again after each further ``patience_s``.
+An action client asks for a goal's result once, over the action's ``get_result`` service, and a service answer
+is not guaranteed to arrive (a server may send it before its response writer matched the client's reader, or the
+server may be one the user wrote that never answers a request it got too early). The goal's status topic (reliable,
+transient local) still tells the client that the goal ended, so as a defence :class:`GoalResult` asks once more
+after ``patience_s`` of a terminal status without an answer, and again after each further ``patience_s``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +65,19 @@ class DiscoveryScope:
         env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = self.discovery_range.upper()
         env[DOMAIN_LOCK_ENV] = str(_lock_path(self.domain_id))
         return env
+
+    @contextlib.contextmanager
+    def joined(self) -> Iterator[None]:
+        """This process's environment is :meth:`env` while the block runs (rclpy contexts made in it join this
+        scope's domain), and exactly what it was afterwards."""
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(self.env(saved))
+        try:
+            yield
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
     def as_dict(self) -> dict[str, object]:
         """For ``summary.json`` and ``--json``."""

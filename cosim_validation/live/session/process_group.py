@@ -158,12 +158,12 @@ class ProcessGroup:
         """Send ``sig`` to one node (fault injection in tests and demos)."""
         self.processes[name].send_signal(sig)
 
-    def stop(self, grace_s: float = 3.0, last: Sequence[str] = ()) -> dict[str, int]:
+    def stop(self, grace_s: float = 3.0, last: Sequence[str] = (), drain_s: float = 2.0) -> dict[str, int]:
         """Stop every node (SIGINT, then SIGTERM, then SIGKILL) and return their exit codes.
 
         The nodes named in ``last`` (the recorder) are stopped once the others have exited and their progress
-        counter stood still (:meth:`wait_quiet`, at most 2 s), so they take everything the others published
-        before they stopped: a case report sent just before a Ctrl-C is in the bag.
+        counter stood still for 0.5 s (:meth:`wait_quiet`, at most ``drain_s``), so they take everything the
+        others published before they stopped: a case report sent just before a Ctrl-C is in the bag.
 
         ``stop_s`` then holds, for each node that was still running, the seconds from the first SIGINT to its
         exit, and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
@@ -174,10 +174,8 @@ class ProcessGroup:
         self._stop_wave(first, start, grace_s)
         rest = {n: p for n, p in alive.items() if n in last}
         for name in rest:
-            self.wait_quiet(name, quiet_s=0.3, timeout_s=2.0)
+            self.wait_quiet(name, quiet_s=0.5, timeout_s=drain_s)
         self._stop_wave(rest, start, grace_s)
-        for process in self.processes.values():
-            process.wait(timeout=5)
         for log in self._logs.values():
             log.close()
         return {n: int(p.returncode) for n, p in self.processes.items()}

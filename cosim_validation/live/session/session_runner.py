@@ -113,11 +113,10 @@ def run_session(
     except CosimError as exc:
         outcome.status, outcome.message = "failed", str(exc)
     finally:
-        for node in graph.nodes:  # let writers drain their backlog (the recorder) before stopping them
-            if node.executable == "recorder" and outcome.status == "completed":
-                group.wait_quiet(node.name)
+        # the recorder stops last, once it wrote its backlog (up to 10 s after a completed session, 2 s after Ctrl-C)
         recorders = [node.name for node in graph.nodes if node.executable == "recorder"]
-        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s, last=recorders)
+        drain_s = 10.0 if outcome.status == "completed" else 2.0
+        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s, last=recorders, drain_s=drain_s)
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
         outcome.wall_s = time.monotonic() - start

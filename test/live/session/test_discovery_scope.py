@@ -103,6 +103,19 @@ def test_environment_of_the_nodes(locks: Path) -> None:
     assert DiscoveryScope(7).describe() == "ROS_DOMAIN_ID=7 (auto), ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
 
 
+def test_joining_a_scope_sets_this_process_and_restores_it(locks: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROS_STATIC_PEERS", "10.0.0.2")
+    before = dict(os.environ)
+    with DiscoveryScope(9).joined():
+        assert os.environ["ROS_DOMAIN_ID"] == "9"
+        assert "ROS_STATIC_PEERS" not in os.environ
+        os.environ["SET_INSIDE"] = "1"
+    assert dict(os.environ) == before  # also what the block set is gone
+    with pytest.raises(RuntimeError), DiscoveryScope(9).joined():
+        raise RuntimeError
+    assert dict(os.environ) == before
+
+
 def test_a_node_that_outlives_its_session_keeps_the_domain(locks: Path) -> None:
     """Nodes hold their session's lock shared: an orphaned node blocks the domain until it ends."""
     code = (

@@ -345,7 +345,14 @@ def case_report_to_msg(end: Any, t_ns: int) -> Any:
         kpis=[kpi_to_msg(k, test_id, t_ns) for k in end.conclusion.kpis],
         robots=[int(r) for r in samples],
         samples=[int(n) for n in samples.values()],
+        timed_out=bool(end.timed_out),
     )
+
+
+def report_timed_out(msg: Any) -> bool:
+    """Whether the live monitor concluded a CaseReport's case at its timeout (False for bags recorded before
+    CaseReport said so)."""
+    return bool(getattr(msg, "timed_out", False))
 
 
 def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict[Any, int]]:

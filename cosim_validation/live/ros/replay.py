@@ -61,6 +61,7 @@ class ReplayResult:
 
     cases: list[CaseEnd] = field(default_factory=list)
     live_reports: dict[str, Any] = field(default_factory=dict)  # test id -> CaseReport message
+    reported: set[str] = field(default_factory=set)  # test ids whose live report the replay has passed
     messages: int = 0
 
 
@@ -168,12 +169,17 @@ def _feed(
             caps = convert.case_report_from_msg(live)[4] if live is not None else None
             return tracker.start(convert.case_info_from_status(msg), caps)
         elif int(msg.event) in convert.CASE_OUTCOMES:
-            live = result.live_reports.get(str(msg.test_case.test_id))
+            test_id = str(msg.test_case.test_id)
+            live = result.live_reports.get(test_id)
             per_robot = convert.case_report_from_msg(live)[4] if live is not None else None
+            # a case the live monitor concluded at its timeout concludes where its report is in the bag
+            at_report = live is not None and convert.report_timed_out(live) and test_id not in result.reported
             outcome = convert.CASE_OUTCOMES[int(msg.event)]
-            tracker.end(outcome, str(msg.message), convert.samples_streamed(msg), per_robot)
+            tracker.end(outcome, str(msg.message), convert.samples_streamed(msg), per_robot, at_report)
         return []
     if message.topic == REPORT_TOPIC:
+        result.reported.add(str(msg.test_id))
+        tracker.reported(str(msg.test_id))
         return []
     if message.topic == EXPECTED_TOPIC:
         state = convert.expected_state_from_msg(msg)

@@ -49,6 +49,7 @@ class CaseEnd:
     outcome: str
     message: str
     conclusion: CaseConclusion
+    timed_out: bool = False  # concluded with what had arrived, not with every sample it was owed
 
 
 #: Messages kept for a case not announced yet (about 10 s of a session's streams at 100 Hz).
@@ -68,6 +69,7 @@ class _OpenCase:
     per_robot: dict[RobotRole, int] = field(default_factory=dict)
     expected_count: int = 0
     last_expected_ns: int = -1
+    at_report: bool = False  # a replay: concluded where the bag holds the live report (the live one timed out)
 
     @property
     def start_ns(self) -> int:
@@ -81,7 +83,9 @@ class _OpenCase:
         """Ended, and every stream delivered the samples it owes."""
         counts = self.monitor.samples
         awaited = self.streamed()
-        return self.ending is not None and all(n >= self.per_robot.get(r, awaited) for r, n in counts.items())
+        if self.ending is None or self.at_report:
+            return False
+        return all(n >= self.per_robot.get(r, awaited) for r, n in counts.items())
 
     def after_its_end(self, stamp_ns: int) -> bool:
         """Whether a robot message stamped ``stamp_ns`` comes after this case's last sample.
@@ -188,6 +192,7 @@ class CaseTracker:
         message: str,
         samples_sent: int | None = None,
         per_robot: Mapping[RobotRole, int] | None = None,
+        at_report: bool = False,
     ) -> None:
         """The controller ended the newest case (a topic keeps its order: a case's end comes before the next
         case's start); it is concluded once every stream has caught up.
@@ -199,6 +204,9 @@ class CaseTracker:
                 planned count.
             per_robot: Samples to conclude with, per stream (a replay: what the live monitor concluded with, so a
                 case it concluded at a timeout is concluded at the same samples); overrides ``samples_sent``.
+            at_report: A replay of a case the live monitor concluded at its timeout, with what had arrived: it is
+                concluded where the bag holds that conclusion (:meth:`reported`), not when its streams caught
+                up (a frozen robot's late answers, recorded after the live conclusion, are not taken).
         """
         if not self._open:
             return
@@ -210,6 +218,7 @@ class CaseTracker:
         if samples_sent is not None:
             case.awaited = samples_sent
         case.per_robot = dict(per_robot or {})
+        case.at_report = at_report
         self._maybe_conclude(case)
 
     def expected(
@@ -243,7 +252,13 @@ class CaseTracker:
     def conclude_ending(self) -> None:
         """Conclude the cases the controller ended with what arrived (a live timeout: a stream never caught up)."""
         for case in [c for c in self._open if c.ending is not None]:
-            self._conclude(case, *case.ending)  # type: ignore[misc]
+            self._conclude(case, *case.ending, timed_out=True)  # type: ignore[misc]
+
+    def reported(self, test_id: str) -> None:
+        """The live monitor concluded case ``test_id`` here (a replay): a case held for it concludes now, with
+        what had arrived."""
+        for case in [c for c in self._open if c.at_report and c.info.test_id == test_id]:
+            self._conclude(case, *case.ending, timed_out=True)  # type: ignore[misc]
 
     def conclude_pending(self) -> None:
         """Conclude every open case with what arrived (the end of a bag)."""
@@ -308,9 +323,9 @@ class CaseTracker:
             assert case.ending is not None
             self._conclude(case, *case.ending)
 
-    def _conclude(self, case: _OpenCase, outcome: str, message: str) -> None:
+    def _conclude(self, case: _OpenCase, outcome: str, message: str, timed_out: bool = False) -> None:
         self._open.remove(case)
-        end = CaseEnd(case.info, outcome, message, case.monitor.finish(outcome, message))
+        end = CaseEnd(case.info, outcome, message, case.monitor.finish(outcome, message), timed_out)
         self._on_case_end(end)
         for left in case.monitor.unmatched:  # perhaps a later case's: routed again (dropped if from before it)
             self._route(left.stamp_ns, None, self._refeed(left))

@@ -147,7 +147,7 @@ class MonitorParams(ConfiguredParams):
     stale_timeout_s: float = param(
         0.5,
         "a robot silent this long (wall time) while it owes a sample is reported stale [s]; checked every "
-        "50 ms, so a dead driver is reported well within 1 s",
+        "50 ms, so a dead driver is reported long before the controller aborts its case",
         exclusive_minimum=POSITIVE,
         unit="s",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -175,3 +176,8 @@ def test_case_report(decoded: bool) -> None:
     test_id, outcome, verdicts, kpis, samples = convert.case_report_from_msg(msg)
     assert (test_id, outcome, kpis, samples) == ("case-4", "aborted", [kpi], dict(conclusion.samples))
     assert all(a.same_outcome(b) for a, b in zip(verdicts, VERDICTS, strict=True))
+    assert convert.report_timed_out(msg) is False
+    timed_out = convert.case_report_to_msg(dataclasses.replace(end, timed_out=True), 7_000_000_000)
+    if decoded:
+        timed_out = via_bag(timed_out, "cosim_validation_interfaces/msg/CaseReport")
+    assert convert.report_timed_out(timed_out) is True

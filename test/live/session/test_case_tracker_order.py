@@ -153,3 +153,41 @@ def test_a_joint_state_before_the_expected_state_of_its_stamp_in_a_closed_loop_c
         "expected",
     ]
     assert outcome(conclude(world, moved)) == outcome(conclude(world, messages))
+
+
+def test_a_case_concluded_at_the_timeout_replays_to_the_same_samples(world: MonitorWorld) -> None:
+    """The physical driver froze between a sample's joint state and its tip pose: the live monitor concluded the
+    case at its timeout with that sample's tip unknown (CaseReport.timed_out); the frozen driver's late tip pose,
+    recorded after the live report, is not taken by the replay, which concludes where the report is in the bag."""
+    messages = session_messages(world, 1)[:-1]  # without its end
+    joints = [i for i, m in enumerate(messages) if m.topic == "physical/joints"]
+    frozen = joints[N // 2]
+    tip = next(i for i in range(frozen, len(messages)) if messages[i].topic == "physical/tip")
+    late_tip = messages[tip]
+    sent = [m for i, m in enumerate(messages) if i != tip and not (i > tip and m.topic.startswith("physical/"))]
+    end = Message("status", lambda t: t.end("aborted", "the physical robot is stale", N))
+
+    live: list[CaseEnd] = []
+    tracker = CaseTracker(world, set(ROBOTS), live.append)
+    for m in [*sent, end]:
+        m.feed(tracker)
+    assert live == []  # the physical robot owes samples: the case waits
+    tracker.conclude_ending()  # the live timeout
+    assert len(live) == 1
+    assert live[0].timed_out
+    late_tip.feed(tracker)  # after the conclusion: dropped
+    assert live[0].conclusion.samples[RobotRole.PHYSICAL] == N // 2 + 1  # the last one without its tip
+
+    def replay(at_report: bool) -> list[CaseEnd]:
+        ends: list[CaseEnd] = []
+        tracker = CaseTracker(world, set(ROBOTS), ends.append)
+        for m in sent:
+            m.feed(tracker)
+        tracker.end("aborted", "the physical robot is stale", N, live[0].conclusion.samples, at_report)
+        tracker.reported("case-0")  # the live report, recorded before the late tip
+        late_tip.feed(tracker)
+        tracker.conclude_pending()
+        return ends
+
+    assert outcome(replay(at_report=True)) == outcome(live)
+    assert outcome(replay(at_report=False)) != outcome(live)  # concluded once caught up: the late tip was taken

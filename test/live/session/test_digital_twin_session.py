@@ -205,7 +205,7 @@ def test_killing_a_driver_mid_session(
     assert "physical robot" in faults.stale_message, faults.stale_message
     owed = re.search(r"sample sent ([0-9.]+) s ago", faults.stale_message)
     assert owed is not None, faults.stale_message
-    assert float(owed.group(1)) > 0.5, faults.stale_message
+    assert float(owed.group(1)) >= 0.5, faults.stale_message  # more than 0.5 s, printed to the millisecond
     assert faults.stale_before_abort is True
     assert outcome.status == "completed", outcome.message  # the session went on with the next cases
     assert outcome.exit_codes["physical_driver"] == -signal.SIGKILL

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ CONFIG = package_root() / "config" / "needle_insertion.yaml"
 
 
 @pytest.mark.ros
-def test_move_group_absent_then_found(node_env: dict[str, str], ros_domain: int) -> None:
+def test_move_group_absent_then_found(node_env: dict[str, str], ros_domain: int, tmp_path: Path) -> None:
     absent = check_move_group()
     assert (absent.found, absent.required) == (False, False)
     assert absent.detail.startswith(
@@ -34,7 +35,9 @@ def test_move_group_absent_then_found(node_env: dict[str, str], ros_domain: int)
         "-p",
         f"config:={CONFIG}",
     ]
-    process = subprocess.Popen(command, env=node_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "standin.log"  # a file, not a pipe: what it said is there also when it does not stop
+    with log.open("w") as stderr:
+        process = subprocess.Popen(command, env=node_env, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         found = check_move_group()
         deadline = time.monotonic() + 120  # the stand-in loads the case study first
@@ -42,7 +45,13 @@ def test_move_group_absent_then_found(node_env: dict[str, str], ros_domain: int)
             found = check_move_group()
     finally:
         process.terminate()
-        errors = process.communicate(timeout=20)[1]
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            pytest.fail(f"the stand-in did not stop within 20 s of SIGTERM:\n{log.read_text()[-4000:]}")
+    errors = log.read_text()
     assert found.found, (found.detail, errors[-2000:])
     assert found.detail == f"ROS_DOMAIN_ID {ros_domain}: /plan_kinematic_path, /compute_cartesian_path, ..."
 

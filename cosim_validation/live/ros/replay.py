@@ -61,7 +61,6 @@ class ReplayResult:
 
     cases: list[CaseEnd] = field(default_factory=list)
     live_reports: dict[str, Any] = field(default_factory=dict)  # test id -> CaseReport message
-    reported: set[str] = field(default_factory=set)  # test ids whose live report the replay has passed
     messages: int = 0
 
 
@@ -173,12 +172,11 @@ def _feed(
             live = result.live_reports.get(test_id)
             per_robot = convert.case_report_from_msg(live)[4] if live is not None else None
             # a case the live monitor concluded at its timeout concludes where its report is in the bag
-            at_report = live is not None and convert.report_timed_out(live) and test_id not in result.reported
+            at_report = live is not None and convert.report_timed_out(live)
             outcome = convert.CASE_OUTCOMES[int(msg.event)]
             tracker.end(outcome, str(msg.message), convert.samples_streamed(msg), per_robot, at_report)
         return []
     if message.topic == REPORT_TOPIC:
-        result.reported.add(str(msg.test_id))
         tracker.reported(str(msg.test_id))
         return []
     if message.topic == EXPECTED_TOPIC:

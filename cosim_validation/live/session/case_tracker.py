@@ -130,6 +130,7 @@ class CaseTracker:
         self._with_expected = with_expected
         self._open: list[_OpenCase] = []  # oldest first; at most one ended case besides the newest
         self._early: list[tuple[int, str | None, Feed]] = []  # messages of a case not announced yet
+        self._reported: set[str] = set()  # a replay: test ids whose live report has been read
 
     @property
     def kinematics(self) -> Kinematics:
@@ -218,7 +219,7 @@ class CaseTracker:
         if samples_sent is not None:
             case.awaited = samples_sent
         case.per_robot = dict(per_robot or {})
-        case.at_report = at_report
+        case.at_report = at_report and case.info.test_id not in self._reported  # else its report came first
         self._maybe_conclude(case)
 
     def expected(
@@ -257,6 +258,7 @@ class CaseTracker:
     def reported(self, test_id: str) -> None:
         """The live monitor concluded case ``test_id`` here (a replay): a case held for it concludes now, with
         what had arrived."""
+        self._reported.add(test_id)
         for case in [c for c in self._open if c.at_report and c.info.test_id == test_id]:
             self._conclude(case, *case.ending, timed_out=True)  # type: ignore[misc]
 

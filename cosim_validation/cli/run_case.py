@@ -6,7 +6,6 @@ import argparse
 import time
 from typing import Any
 
-from cosim_validation.assembly.lockstep import CaseListener
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 from cosim_validation.common.exceptions import InputError
 
@@ -84,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     assembly = CaseAssembly(spec)
     source = assembly.setup.planning.default_source_m if args.source is None else args.source
     case = manual_case(source, args.target)
-    timer = _Timer()
+    timer = _timer()
     try:
         batch = assembly.run_batch(case, timer)
     finally:
@@ -109,19 +108,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Timer(CaseListener):
-    """When the case started streaming: planning (and the robot's reset) before, execution after."""
+def _timer() -> Any:
+    """A case listener that notes when the case started streaming: planning (and the robot's reset) before,
+    execution after; its ``split()`` gives (planning_s, execution_s) [s]. Built here so that importing this
+    module (``cosim --help`` builds every subcommand's parser) does not import the case assembly."""
+    from cosim_validation.assembly.lockstep import CaseListener
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
-        self.streaming = self.started
+    class Timer(CaseListener):
+        def __init__(self) -> None:
+            self.started = time.perf_counter()
+            self.streaming = self.started
 
-    def before_streaming(self) -> None:
-        self.streaming = time.perf_counter()
+        def before_streaming(self) -> None:
+            self.streaming = time.perf_counter()
 
-    def split(self) -> tuple[float, float]:
-        """(planning_s, execution_s) [s]."""
-        return self.streaming - self.started, time.perf_counter() - self.streaming
+        def split(self) -> tuple[float, float]:
+            return self.streaming - self.started, time.perf_counter() - self.streaming
+
+    return Timer()
 
 
 def manual_case(source_m: Any, target_m: Any) -> Any:

@@ -1,0 +1,37 @@
+"""``cosim`` builds every subcommand's parser on each call (``cosim --help`` lists them all), so the parser must not
+import what only running a subcommand needs: the case assembly, the anatomy meshes, the physics and ROS 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+#: modules that take seconds to import between them (trimesh and scipy through the anatomy, numba through the
+#: kinematics, the physics engines, rclpy); none of them is needed to parse a command line
+HEAVY = (
+    "cosim_validation.assembly", "cosim_validation.anatomy", "cosim_validation.live.nodes", "trimesh", "scipy",
+    "numba", "mujoco", "pybullet", "open3d", "rclpy", "pandas", "pyarrow",
+)  # fmt: skip
+
+
+def test_building_the_parser_imports_no_heavy_module() -> None:
+    # a fresh interpreter: the test process has imported everything already
+    code = (
+        "import sys\n"
+        "from cosim_validation.cli.main import build_parser\n"
+        "build_parser()\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "", f"imported while building the parser: {done.stdout.strip()}"
+
+
+def test_help_lists_every_subcommand() -> None:
+    from cosim_validation.cli.main import SUBCOMMANDS
+
+    done = subprocess.run(
+        [sys.executable, "-m", "cosim_validation.cli.main", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    for name in SUBCOMMANDS:
+        assert name in done.stdout, name

@@ -252,4 +252,12 @@ for node in $NODES; do
   ln -sfr "$VENV/bin/$node" "$PREFIX/lib/cosim_validation/$node"
 done
 
+# ---------------------------------------------------------------- 7. the package's bytecode
+# Every node of a session is a process of its own and imports a few hundred of the package's modules. Where
+# PYTHONDONTWRITEBYTECODE is set (as on some CI machines) Python never caches their bytecode, and every process
+# compiled them again from source: 0.55 s of CPU more per import of the monitor node (2.47 s against 1.92 s,
+# mean of five). compileall writes __pycache__ (ignored by git) whatever that variable says, and Python reads it;
+# a source changed since is compiled in memory as before, and here again at the next set-up. Cheap: every time.
+"$VENV/bin/python" -m compileall -q -j 0 cosim_validation >/dev/null || die "compiling the package's bytecode failed"
+
 log "done. Use the environment with:  source scripts/env.sh"

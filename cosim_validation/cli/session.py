@@ -339,9 +339,10 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
     check = summary.get("bag_check", {})
     if "replay_equals_live" in check:
         verdict = "equal" if check["replay_equals_live"] else "NOT equal: " + "; ".join(check["replay_differences"])
+        stored = check["cases_with_trajectories"]
         print(
             f"\nreplayed the bag: verdicts {verdict} to the live monitor's; trajectories of "
-            f"{check['cases_with_trajectories']} cases stored"
+            f"{stored} case{'' if stored == 1 else 's'} stored"
         )
     elif "skipped" in check:
         print(f"\nbag check skipped: {check['skipped']}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +35,11 @@ from cosim_validation.common.exceptions import CosimError
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
 from cosim_validation.live.moveit.moveit_messages import error_code, error_name, joints_of
 from cosim_validation.live.moveit.standin_planner import StandInScene
-from cosim_validation.live.nodes.node_runtime import TEARDOWN_LIMIT_S, teardown_watchdog
+from cosim_validation.live.nodes.node_runtime import (
+    TEARDOWN_LIMIT_S,
+    stop_on_signals,
+    teardown_watchdog,
+)
 from cosim_validation.robots.model import RobotConfig
 
 _FRAMES = ("", "base_link")
@@ -169,10 +172,8 @@ class StandInMoveGroup(Node):
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until interrupted; 1 with one ``error:`` line when the node cannot start."""
     # While it builds (loading the case study takes seconds) SIGINT and SIGTERM keep their default actions and
-    # end it at once. While it serves, they set a flag the spin loop looks at every 0.1 s: with rclpy's own
-    # handlers a SIGTERM in the first seconds of serving was seen to leave the process waiting in rcl_wait for
-    # good (reproduced: SIGTERM 3 s and 4 s after start). The ROS teardown is bounded by the session nodes'
-    # watchdog.
+    # end it at once; while it serves, they end the session nodes' spin loop (node_runtime), and the
+    # ROS teardown is bounded by their watchdog.
     rclpy.init(args=list(sys.argv if argv is None else argv), signal_handler_options=SignalHandlerOptions.NO)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
@@ -181,15 +182,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: move_group stand-in: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    print("move_group stand-in: serving plan_kinematic_path, compute_cartesian_path, apply_planning_scene", flush=True)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
+    stopped = stop_on_signals(executor)
+    print("move_group stand-in: serving plan_kinematic_path, compute_cartesian_path, apply_planning_scene", flush=True)
     try:
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
+        executor.spin_until_future_complete(stopped)
     except ExternalShutdownException:
         pass
     finally:

@@ -21,6 +21,7 @@ from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import (
     ConditionReachedException,
+    Executor,
     ExternalShutdownException,
     MultiThreadedExecutor,
     ShutdownException,
@@ -29,7 +30,8 @@ from rclpy.executors import (
 )
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.signals import SignalHandlerOptions, install_signal_handlers
+from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.session.discovery_scope import join_domain_lock
@@ -152,6 +154,44 @@ class PoliteMultiThreadedExecutor(MultiThreadedExecutor):
         return {id(f) for f in self._futures if not f.done()}
 
 
+def stop_on_signals(executor: Executor) -> Future[int]:
+    """A future that SIGINT and SIGTERM complete from now on, waking ``executor``; spin on it with
+    ``executor.spin_until_future_complete``, which also ends when the context shuts down (a node that ends its
+    own work). Install it before the node says it is ready: a signal between the two would find the default
+    action and end the process without its outputs.
+
+    In place of rclpy's signal handlers, which shut the context down from the handler: with them a node was
+    seen to stay in ``rcl_wait`` for good after SIGTERM (the MoveIt stand-in, reproduced with SIGTERM 3-4 s after
+    its start). Here a signal completes a future the executor spins on, so the node's outputs are closed and its
+    entities destroyed while the context is still valid, and only then is it shut down.
+
+    Python runs a signal's handler in the main thread, which may be waiting in the middleware for an event
+    that does not come (an idle node). The interpreter's C-level handler also writes the signal's number to a
+    pipe (``signal.set_wakeup_fd``); a thread reading it wakes the executor, the wait returns, the handler runs
+    and the spin ends. No timeout is used: rclpy creates a timer for every wait with one. Main thread only.
+    """
+    stopped: Future[int] = Future()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if not stopped.done():
+            stopped.set_result(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    threading.Thread(target=_wake_on_signal, args=(read_fd, executor), daemon=True, name="signal-wake").start()
+    return stopped
+
+
+def _wake_on_signal(fd: int, executor: Executor) -> None:
+    """Wake ``executor`` whenever the interpreter's signal handler writes to ``fd`` (stop_on_signals)."""
+    while os.read(fd, 64):
+        with contextlib.suppress(Exception):  # an executor already shut down has nothing to wake
+            executor.wake()
+
+
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, threads: int = 2) -> int:
     """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
 
@@ -159,11 +199,11 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     executor and destroyed before it. The exit code is 1 after a configuration error, else the node's
     ``exit_code`` attribute if it has one (the test generator sets it when the suite could not be run), else 0.
     """
-    # rclpy's SIGINT/SIGTERM handlers only shut the context down, which a node still building (loading the
-    # anatomy, building distance grids in C: seconds) does not notice, nor would Python's KeyboardInterrupt
-    # reach it before the C call returns: under launch such nodes outlived the 3 s grace period and were
-    # killed by SIGTERM. While building, SIGINT ends the process at once (it has no output to finish yet;
-    # exit status -2), also where the parent left SIGINT ignored; rclpy's handlers take over for spinning.
+    # While it builds (loading the anatomy, building distance grids in C: seconds) SIGINT and SIGTERM keep their
+    # default actions and end the process at once (it has no output to finish yet; exit status -2), also where
+    # the parent left SIGINT ignored: rclpy's handlers only shut the context down, which a building node does not
+    # notice. From just before it says it is ready, they end its spin (stop_on_signals); the node's outputs are
+    # closed and its entities destroyed while the context is still valid, and only then is it shut down.
     rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     stop_with_parent()
@@ -174,20 +214,20 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     try:
         node = factory()
         name = node.get_name()  # read now: a context shut down from inside the node invalidates its handle
-        install_signal_handlers(SignalHandlerOptions.ALL)
         executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         for composed in getattr(node, "composed_nodes", ()):  # nodes it hosts in this process (composition)
             executor.add_node(composed)
+        stopped = stop_on_signals(executor)
         signal_ready(node)
-        executor.spin()
+        executor.spin_until_future_complete(stopped)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except RCLError:
         if rclpy.ok():
             raise
-        # SIGINT: rclpy's handler shut the context down while the executor was making its wait set (seen under
-        # launch: "failed to initialize wait set: the given context is not valid"); that is a shutdown too
+        # the context was shut down (by the node itself, ending its work) while the executor was making its wait
+        # set ("failed to initialize wait set: the given context is not valid"); that is a shutdown too
     except CosimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 1
@@ -258,8 +298,12 @@ def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
     entities and the participant, which normally takes well under a second (0.4-1.2 s measured for the
     markers node on a loaded 2-core machine). In one CI run of the session test a node was still alive 4 s
     after SIGINT and SIGTERM and was killed (exit -9), leaving no trace of where it was. The watchdog says
-    why it exits, writes every thread's stack to the node's log (also from faulthandler's own thread, which
-    needs no GIL, in case a C call holds it), and ends the process with the code the node earned.
+    why it exits, writes every thread's stack to the node's log, and ends the process with the code the node
+    earned. A C call that holds the GIL keeps that timer from running: the markers and the monitor node were
+    each seen once in rclpy's ``destroy_node`` so (in about a dozen sessions on an idle machine, with and without
+    rclpy's signal handlers; not reproduced on its own). faulthandler's own thread, which needs no GIL, then
+    writes the stacks and ends the process with status 1 half a second later, still inside the launcher's grace
+    period, where it used to be killed by the launcher.
     """
 
     def expire() -> None:
@@ -270,7 +314,7 @@ def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
 
     timer = threading.Timer(limit_s, expire)
     timer.daemon = True
-    faulthandler.dump_traceback_later(limit_s + 0.5, exit=False, file=sys.stderr)
+    faulthandler.dump_traceback_later(limit_s + 0.5, exit=True, file=sys.stderr)
     timer.start()
     try:
         yield

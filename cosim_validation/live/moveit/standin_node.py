@@ -14,32 +14,24 @@ reads robot_description and its planning configuration; the anatomy comes from t
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import rclpy
 from builtin_interfaces.msg import Duration
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.signals import SignalHandlerOptions
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from cosim_validation.common.config import load_case_config
-from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
 from cosim_validation.live.moveit.moveit_messages import error_code, error_name, joints_of
 from cosim_validation.live.moveit.standin_planner import StandInScene
-from cosim_validation.live.nodes.node_runtime import (
-    TEARDOWN_LIMIT_S,
-    stop_on_signals,
-    teardown_watchdog,
-)
+from cosim_validation.live.nodes.node_runtime import run_node
 from cosim_validation.robots.model import RobotConfig
 
 _FRAMES = ("", "base_link")
@@ -169,33 +161,20 @@ class StandInMoveGroup(Node):
         response.error_code.val = int(code)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Serve until interrupted; 1 with one ``error:`` line when the node cannot start."""
-    # While it builds (loading the case study takes seconds) SIGINT and SIGTERM keep their default actions and
-    # end it at once; while it serves, they end the session nodes' spin loop (node_runtime), and the
-    # ROS teardown is bounded by their watchdog.
-    rclpy.init(args=list(sys.argv if argv is None else argv), signal_handler_options=SignalHandlerOptions.NO)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _stand_in() -> StandInMoveGroup:
+    """The node; what keeps it from starting is one ``error:`` line naming the stand-in. Says when it serves."""
     try:
         node = StandInMoveGroup()
     except (CosimError, ValueError) as exc:
-        print(f"error: move_group stand-in: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    stopped = stop_on_signals(executor)
+        raise InputError(f"move_group stand-in: {exc}") from exc
     print("move_group stand-in: serving plan_kinematic_path, compute_cartesian_path, apply_planning_scene", flush=True)
-    try:
-        executor.spin_until_future_complete(stopped)
-    except ExternalShutdownException:
-        pass
-    finally:
-        with teardown_watchdog("move_group stand-in", TEARDOWN_LIMIT_S, 0):
-            executor.shutdown()
-            node.destroy_node()
-            rclpy.try_shutdown()
-    return 0
+    return node
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until interrupted, as every session node does (:func:`~cosim_validation.live.nodes.node_runtime.run_node`:
+    signals, parent death, the bounded teardown); exit status 1 with one ``error:`` line when it cannot start."""
+    return run_node(_stand_in, argv, threads=1)
 
 
 if __name__ == "__main__":

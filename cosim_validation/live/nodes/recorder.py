@@ -63,6 +63,7 @@ class Recorder(Node):
         self._recorded: dict[str, Any] = {}
         self._skipped: dict[str, dict[str, str]] = {}  # topic -> {type, reason}
         self._foreign: dict[str, dict[str, Any]] = {}  # topic of ours -> {types, expected, publishers}
+        self._unnamed_rounds: dict[str, int] = {}  # topic -> discovery rounds its foreign publisher had no name
         self._known = project_typestore().types
         self._discover()
         # wall-clock timers: in sim time the clock stands still until the controller streams, and the controller
@@ -135,8 +136,12 @@ class Recorder(Node):
         foreign = foreign_types(topic, types)
         if not foreign:
             return
-        infos = self.get_publishers_info_by_topic(topic)
-        publishers = sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in infos if i.topic_type in foreign})
+        infos = [i for i in self.get_publishers_info_by_topic(topic) if i.topic_type in foreign]
+        if any(i.node_name == _UNKNOWN_NODE for i in infos) and self._unnamed_rounds.get(topic, 0) < _NAME_ROUNDS:
+            # DDS announces an endpoint before its participant's node names: wait for them to name the stranger
+            self._unnamed_rounds[topic] = self._unnamed_rounds.get(topic, 0) + 1
+            return
+        publishers = sorted({_node_name(i) for i in infos})
         expected = own_type(topic) or "one type from all publishers"
         self._foreign[topic] = {"types": foreign, "expected": expected, "publishers": publishers}
         self.get_logger().error(f"{topic}: type {', '.join(foreign)} from {', '.join(publishers)}; expected {expected}")
@@ -158,6 +163,16 @@ class Recorder(Node):
             foreign_file(path).write_text(json.dumps(self._foreign, indent=2, sort_keys=True) + "\n")
         note = f"; skipped {len(self._skipped)} topics: {', '.join(sorted(self._skipped))}" if self._skipped else ""
         print(f"recorder: wrote {self._writer.count} messages to {path}{note}", flush=True)
+
+
+_UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"  # what rmw reports for a node whose participant's names have not arrived
+_NAME_ROUNDS = 10  # discovery rounds to wait for a foreign publisher's node name before reporting it unnamed
+
+
+def _node_name(info: Any) -> str:
+    if info.node_name == _UNKNOWN_NODE:
+        return "an unnamed participant"
+    return f"{info.node_namespace.rstrip('/')}/{info.node_name}"
 
 
 def main(args: list[str] | None = None) -> int:

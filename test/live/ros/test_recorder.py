@@ -84,3 +84,49 @@ def test_recorder_writes_published_messages(tmp_path: Path, rclpy_context: Any, 
     assert summary is not None
     schemas = {summary.schemas[c.schema_id].name for c in summary.channels.values()}
     assert {"sensor_msgs/msg/JointState", "cosim_validation_interfaces/msg/CaseStatus"} <= schemas
+
+
+class _Discovery:
+    """What the recorder's discovery sees of a stranger's endpoint: nameless at first, named from round ``named_at``."""
+
+    def __init__(self, named_at: int) -> None:
+        self.rounds, self.named_at = 0, named_at
+        self._foreign: dict[str, Any] = {}
+        self._recorded: dict[str, Any] = {}
+        self._unnamed_rounds: dict[str, int] = {}
+        self.logged: list[str] = []
+
+    def get_publishers_info_by_topic(self, topic: str) -> list[Any]:
+        from types import SimpleNamespace
+
+        self.rounds += 1
+        named = self.rounds >= self.named_at
+        return [
+            SimpleNamespace(
+                node_name="stranger" if named else "_NODE_NAME_UNKNOWN_",
+                node_namespace="/" if named else "_NODE_NAMESPACE_UNKNOWN_",
+                topic_type="std_msgs/msg/String",
+            )
+        ]
+
+    def get_logger(self) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(error=self.logged.append)
+
+
+@pytest.mark.parametrize(("named_at", "expected"), [(3, ["/stranger"]), (100, ["an unnamed participant"])])
+def test_a_foreign_publisher_is_named_once_discovery_names_it(named_at: int, expected: list[str]) -> None:
+    """DDS announces an endpoint before its node's name: the recorder waits some rounds for the name, not forever."""
+    from cosim_validation.live.nodes.recorder import Recorder
+
+    seen = _Discovery(named_at)
+    rounds = 0
+    while "/cosim/expected" not in seen._foreign:
+        Recorder._check_foreign(seen, "/cosim/expected", ["std_msgs/msg/String"])  # type: ignore[arg-type]
+        rounds += 1
+        assert rounds <= 11
+    assert seen._foreign["/cosim/expected"]["publishers"] == expected
+    assert rounds == min(named_at, 11)
+    assert len(seen.logged) == 1
+    assert expected[0] in seen.logged[0]

@@ -164,10 +164,6 @@ class CaseAssembly:
         self._controllers: dict[str, Controller | ClosedLoopPlugin] = {}
         self.controller()  # a plugin is built (and checked) with the case study, before any case
         self.supervision: Supervision | None = self._supervision()
-        if self.supervision is not None and isinstance(self.controller(), ClosedLoopPlugin):
-            raise InputError(
-                f"the closed-loop controller {self.controller_name!r} cannot run under the task supervisor"
-            )
         self.hazard_watch: HazardWatch | None = self._hazard_watch()
 
     def _supervision(self) -> Supervision | None:

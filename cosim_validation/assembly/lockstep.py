@@ -132,15 +132,13 @@ class Lockstep:
         robots: Sequence[RobotRole] = (),
     ) -> CaseRun:
         """Plan and run ``case``; every ending is a :class:`CaseRun` (errors of the robots abort the case). A
-        closed-loop controller decides every setpoint instead (:mod:`.closed_loop_stream`).
+        closed-loop controller decides every setpoint instead (:mod:`.closed_loop_stream`), under the task
+        supervisor too.
 
         Raises:
-            InputError: Bad robots for this loop (before anything moved), or a closed-loop controller under the
-                task supervisor.
+            InputError: Bad robots for this loop (before anything moved).
             CosimError: Planning failed for a reason other than a refusal (bad input).
         """
-        if isinstance(controller, ClosedLoopPlugin) and self.supervision is not None:
-            raise InputError(f"the closed-loop controller {controller.name!r} cannot run under the task supervisor")
         listener = listener or CaseListener()
         run = CaseRun(case.test_id, seed=case_seed(int(case.seed), case.test_id))
         try:
@@ -176,7 +174,7 @@ class Lockstep:
         run.plan = reference if reference is not None else commands_plan(run, start, controller.name)
         run.stamps_ns = np.array([self.clock.now_ns], dtype=np.int64)
         try:
-            stream_closed_loop(self, run, controller, listener, start, reference)
+            stream_closed_loop(self, run, controller, listener, start, reference, self.supervision)
         except CaseAbortedError as exc:
             self._abort(run, str(exc), listener)
 

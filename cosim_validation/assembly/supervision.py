@@ -16,7 +16,7 @@ requests (:meth:`SupervisedCase.request`) and external alarms (:class:`AlarmSour
 from __future__ import annotations
 
 import queue
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -55,6 +55,20 @@ class AlarmSource(Protocol):
         ...
 
 
+class Proposal(NamedTuple):
+    """What a closed-loop controller asks for in a period the supervisor steps (:meth:`SupervisedCase.decide`).
+
+    Attributes:
+        q: (J,) its setpoint (its last one again for a hold).
+        stage: The stage it says the setpoint belongs to.
+        done: It said ``done`` with ``completed``: the stages the machine still asks for are finished.
+    """
+
+    q: np.ndarray
+    stage: Stage
+    done: bool = False
+
+
 class Decision(NamedTuple):
     """What the supervisor decided for one control period.
 
@@ -62,7 +76,8 @@ class Decision(NamedTuple):
         q: (J,) the setpoint to stream (rad, or m for a prismatic joint).
         stage: Its stage (the stage last streamed while holding).
         status: The supervisor's step.
-        plan_index: The plan sample streamed, or -1 (hold, teleoperation, rejoin).
+        plan_index: The plan sample streamed (a closed-loop controller: how many of its setpoints were streamed,
+            counting this one), or -1 (hold, teleoperation, rejoin).
         end: "" while the case goes on; else ``completed`` or the reason it is aborted.
     """
 
@@ -147,9 +162,10 @@ class Supervision:
         self.alarm_sources: list[AlarmSource] = []
         self.current: SupervisedCase | None = None  # the case running now (user requests go to it)
 
-    def for_case(self, test_id: str, plan: Plan) -> SupervisedCase:
-        """A fresh supervisor for one case, started and told the case is planned (it becomes :attr:`current`)."""
-        self.current = SupervisedCase(self, test_id, plan)
+    def for_case(self, test_id: str, plan: Plan, dt_s: float | None = None) -> SupervisedCase:
+        """A fresh supervisor for one case, started and told the case is planned (it becomes :attr:`current`);
+        ``dt_s``: the control period of a closed-loop controller (whose ``plan`` is its start, or its reference)."""
+        self.current = SupervisedCase(self, test_id, plan, dt_s)
         return self.current
 
     def clearance_m(self, q_measured: np.ndarray) -> float:
@@ -162,15 +178,19 @@ class Supervision:
 
 
 class SupervisedCase:
-    """One case under the supervisor: feed it each period's measurement, then ask for the period's setpoint."""
+    """One case under the supervisor: feed it each period's measurement, then ask for the period's setpoint.
 
-    def __init__(self, supervision: Supervision, test_id: str, plan: Plan) -> None:
-        if plan.n_samples < 2:
+    The setpoints it streams in motion states come from the plan, or, for a closed-loop controller, from the
+    controller's :class:`Proposal` of each period (``dt_s`` given).
+    """
+
+    def __init__(self, supervision: Supervision, test_id: str, plan: Plan, dt_s: float | None = None) -> None:
+        if dt_s is None and plan.n_samples < 2:
             raise InputError(f"case {test_id!r}: a supervised case needs a plan of at least 2 samples")
         self.s = supervision
         self.test_id = test_id
         self.plan = plan
-        self.dt_s = float(plan.t_s[1] - plan.t_s[0])
+        self.dt_s = float(plan.t_s[1] - plan.t_s[0]) if dt_s is None else float(dt_s)
         self.supervisor = Supervisor(supervision.machine, supervision.config)
         self.force_stream = NeedleForceStream(supervision.forces)
         self.scenario: ScenarioRunner | None = supervision.scenario.runner(test_id) if supervision.scenario else None
@@ -180,6 +200,7 @@ class SupervisedCase:
         self.q = plan.q[0].copy()
         self.stage = Stage(int(plan.stage[0]))
         self.follower: TeleoperationFollower | None = None
+        self.resume_q = self.q.copy()  # where autonomous motion goes on: the rejoin's goal after teleoperation
         self.rejoin = False
         self.stopped_since_s: float | None = None
         self.tip_force_n = self.holder_force_n = self.clearance_m = float("nan")
@@ -223,16 +244,18 @@ class SupervisedCase:
         for name, reason in alarms.items():
             self.supervisor.observe_alarm(name, True, reason)
 
-    def decide(self, t_s: float) -> Decision:
-        """One supervisor step at case time ``t_s`` [s] and the setpoint of this period."""
+    def decide(self, t_s: float, propose: Callable[[SupervisorStatus], Proposal] | None = None) -> Decision:
+        """One supervisor step at case time ``t_s`` [s] and the setpoint of this period: the plan's, or what
+        ``propose`` (a closed-loop controller, told the step's status) asks for, where the machine allows motion."""
         status = self.status = self.supervisor.step(t_s)
         if status.transition:
             self.transitions.append(status)
         index = -1
+        proposal = propose(status) if propose is not None else None
         if status.teleoperation:
             self._teleoperate(t_s)
         elif status.motion_allowed and status.stage is not None:
-            index = self._advance(status.stage)
+            index = self._advance(status.stage) if proposal is None else self._follow(status.stage, proposal)
         else:
             self.follower = None
         if self.scenario is not None:
@@ -253,12 +276,37 @@ class SupervisedCase:
             return -1
         if nxt < plan.n_samples and Stage(int(plan.stage[nxt])) is stage:
             self.sent, self.q, self.stage = nxt, plan.q[nxt].copy(), stage
+            self.resume_q = self.q
             if nxt + 1 == plan.n_samples or plan.stage[nxt + 1] != plan.stage[nxt]:
                 self.supervisor.stage_finished(stage)
             return nxt
         if not np.any(plan.stage[nxt:] == int(stage)):  # a stage the plan does not have (or already ran)
             self.supervisor.stage_finished(stage)
         return -1
+
+    def _follow(self, stage: Stage, proposal: Proposal) -> int:
+        """A closed-loop controller's setpoint where the machine allows motion in ``stage``; the count of its
+        setpoints streamed, or -1 (held: it is done or ahead of the machine, or the rejoin toward its setpoint).
+
+        The controller leads the stages: a setpoint of a later stage than the machine's finishes the machine's
+        stage and is held back until the machine is in the motion state of the controller's stage; after ``done``
+        every stage the machine still asks for is finished.
+        """
+        self.follower = None
+        self.resume_q = np.array(proposal.q, dtype=np.float64)
+        if proposal.done or proposal.stage > stage:
+            self.supervisor.stage_finished(stage)
+            return -1
+        if self.rejoin:
+            step = self.s.config.loop.rejoin_speed_fraction * self.s.velocity_limit * self.dt_s
+            delta = self.resume_q - self.q
+            self.rejoin = bool(np.any(np.abs(delta) > step))
+            if self.rejoin:
+                self.q = self.q + np.clip(delta, -step, step)
+                return -1
+        self.sent += 1  # within one rejoin step of the controller's setpoint: that setpoint itself
+        self.q, self.stage = self.resume_q.copy(), proposal.stage
+        return self.sent
 
     def _teleoperate(self, t_s: float) -> None:
         if self.s.teleoperation is None:
@@ -268,7 +316,7 @@ class SupervisedCase:
             self.follower = TeleoperationFollower(self.s.kinematics, script, max_rate=limit)
             self.follower.start(self.q, t_s)
         self.q = self.follower.next_setpoint(t_s, self.dt_s)
-        self.rejoin = self.rejoin or bool(np.any(self.q != self.plan.q[self.sent]))
+        self.rejoin = self.rejoin or bool(np.any(self.q != self.resume_q))
 
     def _end(self, t_s: float, status: SupervisorStatus) -> str:
         """``completed`` at the final state; the abort reason once the task stayed stopped (or teleoperation

@@ -3,6 +3,8 @@
 - ``make_planning``: the straight insertion written as a user's planning plugin;
 - ``make_replay``: a closed-loop plugin that declares the straight plan as its reference and commands it
   setpoint by setpoint (so it must give exactly what ``straight`` gives);
+- ``make_follower``: the same, but it moves on only once the robots answered its last setpoint (for the task
+  supervisor, which may hold it back);
 - ``make_faulty``: a closed-loop plugin that replays the straight plan but misbehaves in the cases its options
   say (by the order of its ``start`` calls), for the run-time guards;
 - factories that fail in every way a factory can (raising, returning an object without a contract).
@@ -60,6 +62,34 @@ class Replay:
 def make_replay(options: dict[str, Any], context: ControllerContext) -> Replay:
     """Options: ``declare`` (default true): whether the straight plan is declared as the reference."""
     return Replay(context, bool(options.get("declare", True)))
+
+
+class Follower(Replay):
+    """Commands the straight plan one setpoint per period, moving on only once its last setpoint was the one the
+    robots answered (a supervisor may have held it back); keeps the supervisor modes it was told."""
+
+    def start(self, case: CaseStart) -> None:
+        super().start(case)
+        self.index = 0
+        self.modes: list[str | None] = []
+        self.finished: tuple[str, str] | None = None
+
+    def step(self, observation: Observation) -> Command:
+        assert self.plan is not None
+        self.modes.append(observation.supervisor_mode)
+        if np.array_equal(observation.q_setpoint, self.plan.q[self.index]):
+            self.index += 1
+        if self.index >= self.plan.n_samples:
+            return Command.done("completed", "plan followed")
+        return Command.setpoint(self.plan.q[self.index], Stage(int(self.plan.stage[self.index])))
+
+    def finish(self, outcome: str, reason: str) -> None:
+        self.finished = (outcome, reason)
+
+
+def make_follower(options: dict[str, Any], context: ControllerContext) -> Follower:
+    """The hold-aware replay of the straight plan (declared as its reference)."""
+    return Follower(context)
 
 
 class Faulty(Replay):

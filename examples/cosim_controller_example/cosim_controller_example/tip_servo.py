@@ -7,7 +7,8 @@ to the joints with the damped pseudo-inverse of the tip Jacobian and adds to the
 physical arm whose geometry differs from the nominal model (the emulated ER3 Pro) ends the injection on the
 target instead of a few millimetres off it. The correction is learned during the approach and the injection,
 frozen while the needle comes out, and faded out during the reset. Without a tracked tip (NaN) it holds the
-correction it has.
+correction it has. It moves on along the reference when the robots were sent its last command, so under a task
+supervisor that held it back (``observation.q_setpoint`` is then something else) it goes on where it was held.
 """
 
 from __future__ import annotations
@@ -52,15 +53,18 @@ class TipServo:
         return self.plan
 
     def start(self, case: CaseStart) -> None:
-        """A new case: no correction yet."""
+        """A new case: no correction yet, at the reference's first sample (where the robots rest)."""
         self.correction_m = np.zeros(3)
         self.fade = 1.0
+        self.index, self.last_q = 0, np.array(case.q0, dtype=float)
 
     def step(self, observation: Observation) -> Command:
-        """The reference setpoint of this period plus the joint motion that moves the tip by the correction."""
+        """The next reference setpoint plus the joint motion that moves the tip by the correction."""
         plan = self.plan
         assert plan is not None, "start() comes after reference()"
-        p = round(observation.t_s / float(plan.t_s[1] - plan.t_s[0]))
+        if np.array_equal(observation.q_setpoint, self.last_q):
+            self.index += 1  # the last command was sent: on along the reference (a task supervisor may hold it back)
+        p = self.index
         if p >= plan.n_samples:
             return Command.done("completed", "the reference is finished")
         stage = int(plan.stage[p])
@@ -70,8 +74,8 @@ class TipServo:
             self.correction_m = self._clip(self.correction_m + self.gain * error)
         if stage == int(Stage.RESET):
             self.fade = max(0.0, self.fade - 0.05)
-        q = plan.q[p] + self._joint_step(plan.q[p], self.fade)
-        return Command.setpoint(q, Stage(stage))
+        self.last_q = plan.q[p] + self._joint_step(plan.q[p], self.fade)
+        return Command.setpoint(self.last_q, Stage(stage))
 
     def _joint_step(self, q: np.ndarray, scale: float = 1.0) -> np.ndarray:
         """Joint motion moving the tip by ``scale`` times the correction from ``q`` (damped least squares)."""

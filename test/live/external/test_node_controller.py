@@ -41,10 +41,11 @@ def case(n: int) -> TestCase:
 def assembly_of(tmp_path: Path):  # type: ignore[no-untyped-def]
     made: list[CaseAssembly] = []
 
-    def build(mode: str, **settings: Any) -> CaseAssembly:
+    def build(mode: str, supervisor: str | None = None, **settings: Any) -> CaseAssembly:
         folder = tmp_path / f"{mode}-{len(made)}"
         folder.mkdir()
-        assembly = CaseAssembly(AssemblySpec(str(write_config(folder, mode, **settings)), engines=("emulated",)))
+        config = str(write_config(folder, mode, **settings))
+        assembly = CaseAssembly(AssemblySpec(config, engines=("emulated",), supervisor=supervisor))
         made.append(assembly)
         return assembly
 
@@ -86,6 +87,29 @@ def test_the_node_receives_the_modelled_needle_force(assembly_of: Any) -> None:
     received = int(run.message.split("; ")[1].split(" forces")[0])
     # the node counts from its goal's start; over DDS the first periods may be lost while the topic is matched
     assert 0 < received <= run.executed, (received, run.executed)
+
+
+def test_a_node_under_the_task_supervisor_moves_only_in_its_stage(assembly_of: Any, repo_root: Path) -> None:
+    """The node reports the injection stage as it starts moving: its commands are streamed only in the machine's
+    motion state of the stage it reported last (the machine moves on through the stages it skipped, holding the
+    robot); after the node's result the machine finishes."""
+    from cosim_validation.common.record import SupervisorMode
+    from test.supervisor.exception_cases import STATE_OF_STAGE
+
+    supervisor = str(repo_root / "config" / "supervisor" / "supervisor.yaml")
+    batch = assembly_of("move", supervisor=supervisor).run_batch(case(1))
+    run = batch.run
+    assert run.outcome == "completed", run.message
+    assert run.message == "the controller is done: moved; every stage executed under the supervisor"
+    streamed = [d for d in run.supervision if d.plan_index >= 0]  # the periods the node's setpoint was sent
+    assert streamed
+    assert all(d.status.state.endswith(STATE_OF_STAGE[d.stage]) for d in streamed)  # each in its stage's state
+    assert streamed[-1].stage is Stage.INJECTION
+    assert run.supervision[-1].status.finished
+    assert int(SupervisorMode.AUTONOMOUS) in run.supervisor_sent.tolist()
+    physical = next(r for r in batch.records if r.robot is RobotRole.PHYSICAL)
+    moved = physical.q_measured[-1] - physical.q_measured[0]
+    assert moved[0] == pytest.approx(0.2, abs=0.02)  # the node's last point was streamed and reached
 
 
 def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:

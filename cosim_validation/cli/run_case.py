@@ -13,6 +13,9 @@ HELP = "plan one needle-insertion case (five stages) and run it on a robot backe
 
 # exit code of a case the controller refuses (bad input is an error: exit code 1)
 EXIT_REFUSED = 2
+#: How a case stopped by the state validator is told (assembly.case_run.admit_setpoint); any other abort is the
+#: controller's (a fault, its time limit, its own abort) or a robot's
+VALIDATOR_REFUSAL = "the state validator refused"
 _INPUT_REASONS = ("bad_input", "target_outside_target_model", "target_in_obstacle", "source_inside_body")
 
 
@@ -101,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     report = _report(
         run.plan, assembly.controller_name, executed.backend, stages, planning_s, execution_s, stop, run.message
     )
+    if stop is not None and not run.message.startswith(VALIDATOR_REFUSAL):  # the controller or a robot ended it
+        report |= {"outcome": "aborted", "validator_stop_sample": None, "stop_sample": stop}
     report["anatomy_repairs"] = assembly.setup.scene.repairs()  # what repair: true removed
     if assembly.supervision is not None:
         report |= _supervised(run)
@@ -147,11 +152,14 @@ def _supervised(run: Any) -> dict[str, Any]:
         if d.status.transition
     ]
     outcome = "completed" if run.outcome == "completed" else "stopped_by_supervisor"
+    if outcome != "completed" and not run.message.startswith("the supervisor"):
+        outcome = "aborted"  # the controller (a fault, its time limit, its own abort) or a robot ended it
     return {
         "outcome": outcome,
         "samples": run.executed,
         "duration_s": run.duration_s,
         "validator_stop_sample": None,
+        "stop_sample": None,
         "supervisor": {"streamed": run.executed, "transitions": transitions, "message": run.message},
     }
 
@@ -193,6 +201,7 @@ def _report(
         "planning_s": planning_s,
         "execution_s": execution_s,
         "validator_stop_sample": stop_index,
+        "stop_sample": stop_index,
         "stages": [
             {
                 "stage": s.stage.label,
@@ -218,17 +227,20 @@ def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[
     for line in repair_lines:
         print(line)
     mm = 1e3
+    done = f"{report['stop_sample']} of " if report["stop_sample"] is not None else ""
     print(
-        f"{report['controller']} controller on {report['backend']}: {report['outcome']}, "
+        f"{report['controller']} controller on {report['backend']}: {report['outcome']}, {done}"
         f"{report['samples']} samples, {report['duration_s']:.1f} s; depth {report['depth_m'] * mm:.1f} mm; "
         f"planned in {report['planning_s'] * mm:.0f} ms, executed in {report['execution_s']:.2f} s"
     )
-    if report["validator_stop_sample"] is not None:
-        print(f"stopped at sample {report['validator_stop_sample']}: {report['message']}")
+    if report["stop_sample"] is not None:
+        print(f"stopped at sample {report['stop_sample']}: {report['message']}")
     for item in report.get("supervisor", {}).get("transitions", []):
         print(f"supervisor {item['t_s']:6.1f} s  {item['transition']}")
     if report.get("outcome") == "stopped_by_supervisor":
         print(f"stopped by the supervisor: {report['message']}")
+    elif report.get("outcome") == "aborted" and report["stop_sample"] is None:
+        print(f"aborted: {report['message']}")
     headers = [
         "stage",
         "duration s",
@@ -254,5 +266,5 @@ def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[
     ]
     print(format_table(headers, rows))
     injection = next((s for s in report["stages"] if s["stage"] == "injection"), None)
-    if injection is not None and report["validator_stop_sample"] is None:
+    if injection is not None and report["stop_sample"] is None:
         print(f"targeting error (tip at the end of injection to the target): {injection['goal_error_m'] * mm:.3f} mm")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,30 @@ def test_bad_input_is_one_error_line(capsys: pytest.CaptureFixture[str], args: l
     assert err.startswith("error: ")
     assert message in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("supervised", [False, True], ids=["alone", "supervised"])
+def test_a_closed_loop_fault_is_an_abort_not_a_validator_stop(
+    supervised: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A closed-loop controller that raises at 2 s: the case is ``aborted`` with the controller's error, stopped at
+    the period it raised, and neither the state validator nor the supervisor is blamed."""
+    from test.assembly.test_plugin_campaigns import SAMPLES, write_config
+
+    faulty = {"plugin": f"{SAMPLES}:make_faulty", "options": {"faults": ["raise"], "after_s": 2.0}}
+    config = write_config(tmp_path, faulty)
+    extra = ["--supervisor"] if supervised else []
+    code = main(["run-case", "--config", str(config), "--target", *TARGET, "--backend", "mujoco", *extra])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert ": aborted, " in out.splitlines()[0]
+    assert "controller error: step raised RuntimeError: the servo lost its marker" in out
+    assert "validator" not in out
+    assert "stopped by the supervisor" not in out
+    assert "targeting error" not in out
+    code = main(["run-case", "--config", str(config), "--target", *TARGET, "--backend", "mujoco", "--json", *extra])
+    report = json.loads(capsys.readouterr().out)
+    assert report["outcome"] == "aborted"
+    assert report["validator_stop_sample"] is None
+    if not supervised:
+        assert report["stop_sample"] == 20  # periods 0..19 were sent; step 20 (t = 2.0 s) raised

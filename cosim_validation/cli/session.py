@@ -119,6 +119,12 @@ def run(args: argparse.Namespace) -> int:
         if outcome.escalated and not args.json:
             for name, sig in outcome.escalated.items():
                 print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")
+        for name in [] if args.json else outcome.teardown_hung:
+            print(
+                f"warning: node {name}: its ROS teardown (rclpy destroy_node in Fast DDS) hung after its outputs "
+                f"were written; its watchdog ended it after 2.5 s, status 1 (stacks in "
+                f"{run_dir / 'logs' / name}.log)"
+            )
         recovered = _recover_bag(run_dir, args.json)  # a recorder that died left its bag unfinished
         summary = {**scope.as_dict(), **summarise(run_dir), **recovered, "anatomy_repairs": repairs}
         summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,3 +208,14 @@ class ProcessGroup:
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
+
+
+#: The first line faulthandler writes when a node's teardown watchdog (live.nodes.node_runtime) fires, GIL-free,
+#: with status 1: only ever after the node's outputs were closed, during its ROS teardown
+_TEARDOWN_DUMP = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.MULTILINE)
+
+
+def teardown_hung(log_text: str) -> bool:
+    """Whether a node's log shows that its ROS teardown hung holding the GIL and the watchdog ended it (its
+    outputs were complete: ``run_node`` closes them before the watchdog starts)."""
+    return _TEARDOWN_DUMP.search(log_text) is not None

@@ -18,7 +18,7 @@ from typing import Any
 
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.session.graph import GraphSpec
-from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec, teardown_hung
 from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
 
 
@@ -38,6 +38,8 @@ class SessionOutcome:
     stop_s: dict[str, float] = field(default_factory=dict)  # SIGINT to exit, per node still running then
     escalated: dict[str, str] = field(default_factory=dict)  # nodes that needed SIGTERM/SIGKILL: the last one
     stop_logs: dict[str, str] = field(default_factory=dict)  # the end of those nodes' logs
+    #: nodes whose ROS teardown hung in the middleware after their outputs were complete, ended by their watchdog
+    teardown_hung: list[str] = field(default_factory=list)
 
 
 def prepare_run_dir(run_dir: Path) -> None:
@@ -119,6 +121,9 @@ def run_session(
         outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s, last=recorders, drain_s=drain_s)
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
+        outcome.teardown_hung = sorted(
+            name for name, code in outcome.exit_codes.items() if code == 1 and teardown_hung(group.log_tail(name, 200))
+        )
         outcome.wall_s = time.monotonic() - start
     return outcome
 
@@ -151,6 +156,7 @@ def write_summary(outcome: SessionOutcome, extra: Mapping[str, Any]) -> Path:
         "node_exit_codes": outcome.exit_codes,
         "node_stop_s": outcome.stop_s,
         "nodes_escalated": outcome.escalated,
+        "nodes_teardown_hung": outcome.teardown_hung,
         **extra,
     }
     path.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")

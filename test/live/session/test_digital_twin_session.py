@@ -65,10 +65,15 @@ def test_session_outputs_and_replay(
     run_dir = tmp_path / "run"
     outcome = run(repo_root, run_dir, suite_file, node_env)
     assert outcome.status == "completed", outcome.message
-    assert set(outcome.exit_codes.values()) == {0}, (outcome.exit_codes, outcome.stop_s, outcome.stop_logs)
+    # every node ends with 0, or its ROS teardown hung in the middleware after its outputs were complete and its
+    # watchdog ended it (status 1; rclpy/Fast DDS, about one node in a dozen sessions): that is named in the summary
+    failed = {name for name, code in outcome.exit_codes.items() if code != 0}
+    assert failed <= set(outcome.teardown_hung), (outcome.exit_codes, outcome.stop_s, outcome.stop_logs)
+    assert all(outcome.exit_codes[name] == 1 for name in outcome.teardown_hung)
     assert not outcome.escalated
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["nodes_escalated"] == {}  # every node stopped on SIGINT within the grace period
+    assert summary["nodes_teardown_hung"] == outcome.teardown_hung
     assert set(summary["node_stop_s"]) == set(outcome.exit_codes) - {"test_generator"}  # it had exited by itself
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
 

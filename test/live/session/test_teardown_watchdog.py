@@ -40,3 +40,27 @@ def test_quick_teardown_is_left_alone() -> None:
     assert done.returncode == 0
     assert done.stdout.strip() == "teardown finished"
     assert "still running" not in done.stderr
+
+
+GIL_SCRIPT = textwrap.dedent(
+    """
+    import ctypes
+    from cosim_validation.live.nodes.node_runtime import teardown_watchdog
+
+    with teardown_watchdog("stuck_node", 0.5, 0):
+        ctypes.PyDLL(None).sleep(30)  # a C call that keeps the GIL, as rclpy's destroy_node was seen to
+    """
+)
+
+
+def test_a_teardown_hung_holding_the_gil_ends_with_status_1_and_the_launcher_names_it() -> None:
+    """The watchdog's Python timer cannot run; faulthandler's thread dumps the stacks and ends the process at
+    0.5 s more, and the launcher recognises the dump (``teardown_hung``) instead of calling it a failed node."""
+    from cosim_validation.live.session.process_group import teardown_hung
+
+    done = subprocess.run([sys.executable, "-c", GIL_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "still running" not in done.stderr  # the Python timer never ran
+    assert teardown_hung(done.stderr), done.stderr
+    assert not teardown_hung(run(0, block_s=60).stderr)  # the Python timer's exit is no hang of the GIL
+    assert not teardown_hung("[INFO] [1.0] [markers]: ready\nTimeout (0:00:02.500000)! in a message\n")

@@ -20,6 +20,7 @@ from cosim_validation.assembly.lockstep import (
     Lockstep,
     LockstepSettings,
     SessionClock,
+    StoppedBy,
 )
 from cosim_validation.assembly.monitor_world import MonitorWorld, load_monitor_world, monitor_world, monitor_world_of
 from cosim_validation.assembly.record_check import RecordReport, case_target, check_records
@@ -41,6 +42,7 @@ __all__ = [
     "RobotLostError",
     "RobotPort",
     "SessionClock",
+    "StoppedBy",
     "case_seed",
     "case_target",
     "check_records",

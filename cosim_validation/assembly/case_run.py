@@ -7,7 +7,7 @@ name is also importable from :mod:`cosim_validation.assembly.lockstep`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 import numpy as np
@@ -36,8 +36,22 @@ OUTCOME_OF_EVENT: dict[CaseEvent, str] = {
 }
 
 
+class StoppedBy(StrEnum):
+    """Who ended an aborted case (:attr:`CaseRun.stopped_by`); the message says why."""
+
+    VALIDATOR = "validator"  # the state validator refused a setpoint
+    SUPERVISOR = "supervisor"  # the task supervisor stopped the task, or held the case too long
+    CONTROLLER = "controller"  # the controller under test: a fault, its time limit, its own abort
+    ROBOT = "robot"  # a robot stopped answering
+    CLIENT = "client"  # the client canceled the case (a live goal)
+
+
 class CaseAbortedError(CosimError):
-    """The case stopped mid-way (validator refusal, lost robot, cancel); the message says why."""
+    """The case stopped mid-way; the message says why, ``by`` who stopped it."""
+
+    def __init__(self, message: str, by: StoppedBy) -> None:
+        super().__init__(message)
+        self.by = by
 
 
 class SessionClock:
@@ -110,6 +124,7 @@ class CaseRun:
             streamed stamp after the first, else empty.
         q_expected: (m, J) the expected setpoint of each streamed stamp of a closed-loop case (its reference, or
             its commands); empty otherwise (the plan, or ``q_sent``, is expected).
+        stopped_by: Who ended an aborted case (None for any other outcome).
     """
 
     test_id: str
@@ -128,6 +143,7 @@ class CaseRun:
     supervisor_sent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
     supervision: list[Any] = field(default_factory=list)
     q_expected: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    stopped_by: StoppedBy | None = None
 
     @property
     def duration_s(self) -> float:
@@ -153,8 +169,10 @@ def admit_setpoint(
         CaseAbortedError: Canceled, or refused by the validator (naming the setpoint, its stage and why).
     """
     if listener.cancel_requested():
-        raise CaseAbortedError("canceled by the client")
+        raise CaseAbortedError("canceled by the client", StoppedBy.CLIENT)
     if validator is not None:
         verdict = validator.check(q)
         if not verdict.accepted:
-            raise CaseAbortedError(f"the state validator refused setpoint {index} ({stage.label}): {verdict.message}")
+            raise CaseAbortedError(
+                f"the state validator refused setpoint {index} ({stage.label}): {verdict.message}", StoppedBy.VALIDATOR
+            )

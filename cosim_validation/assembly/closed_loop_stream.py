@@ -23,7 +23,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from cosim_validation.assembly.case_run import CaseAbortedError, CaseEvent, CaseListener, CaseRun, admit_setpoint
+from cosim_validation.assembly.case_run import (
+    CaseAbortedError,
+    CaseEvent,
+    CaseListener,
+    CaseRun,
+    StoppedBy,
+    admit_setpoint,
+)
 from cosim_validation.assembly.robot_port import Measurement
 from cosim_validation.assembly.supervised_stream import Lockstep, exchange_setpoint, sync_streamed
 from cosim_validation.assembly.supervision import Decision, Proposal, Supervision, feeding_robot
@@ -129,12 +136,12 @@ def stream_closed_loop(
             listener.pace(p, t_s)
             if decision is not None and decision.end:
                 if decision.end != "completed":
-                    raise CaseAbortedError(decision.end)
+                    raise CaseAbortedError(decision.end, StoppedBy.SUPERVISOR)
                 break
         ending = ("completed", run.message)
     except ControllerFaultError as fault:
         ending = ("aborted", str(fault))
-        raise CaseAbortedError(str(fault)) from None
+        raise CaseAbortedError(str(fault), StoppedBy.CONTROLLER) from None
     except CaseAbortedError as stop:
         ending = ("aborted", str(stop))
         raise
@@ -189,7 +196,9 @@ class _Asker:
         command = plugin.step(_observe(loop, seen, (feed, self.forces), t_s, q_last, mode))
         if command.kind is CommandKind.DONE:
             if command.outcome == "aborted":
-                raise CaseAbortedError(f"the controller aborted: {command.reason or 'no reason given'}")
+                raise CaseAbortedError(
+                    f"the controller aborted: {command.reason or 'no reason given'}", StoppedBy.CONTROLLER
+                )
             run.message, self.done = command.reason, True
             return None
         self.q = command.q if command.kind is CommandKind.SETPOINT else self.q

@@ -26,6 +26,7 @@ from cosim_validation.assembly.case_run import (
     CaseListener,
     CaseRun,
     SessionClock,
+    StoppedBy,
     admit_setpoint,
 )
 from cosim_validation.assembly.case_seed import case_seed
@@ -121,7 +122,7 @@ class Lockstep:
         alive = tuple(r for r in chosen if r not in self.lost)
         if not alive:
             names = ", ".join(r.label for r in sorted(self.lost))
-            raise CaseAbortedError(f"no robot left: {names} stopped answering")
+            raise CaseAbortedError(f"no robot left: {names} stopped answering", StoppedBy.ROBOT)
         return alive
 
     def run(
@@ -153,7 +154,7 @@ class Lockstep:
             elif run.plan is not None:
                 self._stream(run, listener)
         except CaseAbortedError as exc:
-            self._abort(run, str(exc), listener)
+            self._abort(run, exc, listener)
         return run
 
     # ------------------------------------------------------------------ steps
@@ -176,7 +177,7 @@ class Lockstep:
         try:
             stream_closed_loop(self, run, controller, listener, start, reference, self.supervision)
         except CaseAbortedError as exc:
-            self._abort(run, str(exc), listener)
+            self._abort(run, exc, listener)
 
     def _plan(self, run: CaseRun, case: TestCase, controller: Controller, listener: CaseListener) -> None:
         from cosim_validation.controllers.planning import PlanningError
@@ -215,7 +216,7 @@ class Lockstep:
                 self.ports[role].reset(run.test_id, plan.q[0], run.seed)
             except RobotLostError as exc:
                 self.lose(role)
-                raise CaseAbortedError(str(exc)) from None
+                raise CaseAbortedError(str(exc), StoppedBy.ROBOT) from None
         validator = self._validator() if self.settings.validate and self._validator is not None else None
         if validator is not None:
             validator.reset(plan.q[0])
@@ -246,7 +247,7 @@ class Lockstep:
                 self.ports[role].wait(stamp_ns)
             except RobotLostError as exc:
                 self.lose(role)
-                raise CaseAbortedError(str(exc)) from None
+                raise CaseAbortedError(str(exc), StoppedBy.ROBOT) from None
         if self.watch is not None and RobotRole.PHYSICAL in run.robots and RobotRole.VIRTUAL in run.robots:
             robot, model = (self.ports[r].measurement(stamp_ns) for r in (RobotRole.PHYSICAL, RobotRole.VIRTUAL))
             self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model, q)
@@ -275,9 +276,10 @@ class Lockstep:
         if changed or k % 10 == 0 or k == plan.n_samples - 1:
             listener.progress(k, stage, plan.n_samples)
 
-    def _abort(self, run: CaseRun, reason: str, listener: CaseListener) -> None:
+    def _abort(self, run: CaseRun, stop: CaseAbortedError, listener: CaseListener) -> None:
         """The robots hold their last setpoint; the clock moves past the whole planned case."""
-        run.outcome, run.message = "aborted", reason
+        reason = str(stop)
+        run.outcome, run.message, run.stopped_by = "aborted", reason, stop.by
         if run.started and run.plan is not None:
             listener.status(CaseEvent.ABORTED, run.last_stage, reason, run)
             streamed_ns = int(run.stamps_ns[-1] - run.stamps_ns[0]) if len(run.stamps_ns) else 0
@@ -299,4 +301,5 @@ __all__ = [
     "Lockstep",
     "LockstepSettings",
     "SessionClock",
+    "StoppedBy",
 ]

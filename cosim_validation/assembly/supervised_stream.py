@@ -23,6 +23,7 @@ from cosim_validation.assembly.case_run import (
     CaseListener,
     CaseRun,
     SessionClock,
+    StoppedBy,
     admit_setpoint,
 )
 from cosim_validation.assembly.robot_port import RobotPort
@@ -97,7 +98,7 @@ def stream_supervised(loop: Lockstep, run: CaseRun, supervision: Supervision, li
         supervision.current = None
     assert decision is not None
     if decision.end != "completed":
-        raise CaseAbortedError(decision.end)
+        raise CaseAbortedError(decision.end, StoppedBy.SUPERVISOR)
     loop.clock.now_ns = stamps[-1] + period_ns
     run.outcome, run.message = "completed", "every stage executed under the supervisor"
     if run.left_out:

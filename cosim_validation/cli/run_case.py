@@ -13,9 +13,8 @@ HELP = "plan one needle-insertion case (five stages) and run it on a robot backe
 
 # exit code of a case the controller refuses (bad input is an error: exit code 1)
 EXIT_REFUSED = 2
-#: How a case stopped by the state validator is told (assembly.case_run.admit_setpoint); any other abort is the
-#: controller's (a fault, its time limit, its own abort) or a robot's
-VALIDATOR_REFUSAL = "the state validator refused"
+#: The outcome of a case aborted by each of these (``CaseRun.stopped_by``); any other abort is "aborted"
+_STOPPED = {"validator": "stopped_by_validator", "supervisor": "stopped_by_supervisor"}
 _INPUT_REASONS = ("bad_input", "target_outside_target_model", "target_in_obstacle", "source_inside_body")
 
 
@@ -100,14 +99,15 @@ def run(args: argparse.Namespace) -> int:
     expected, executed = batch.records[0], batch.records[1]
     assert run.plan is not None
     stages = summarize_stages(run.plan, expected, executed, assembly.setup.world)
-    stop = run.executed if run.outcome == "aborted" else None
-    report = _report(
-        run.plan, assembly.controller_name, executed.backend, stages, planning_s, execution_s, stop, run.message
-    )
-    if stop is not None and not run.message.startswith(VALIDATOR_REFUSAL):  # the controller or a robot ended it
-        report |= {"outcome": "aborted", "validator_stop_sample": None, "stop_sample": stop}
+    supervised = assembly.supervision is not None
+    outcome = _outcome(run, supervised)
+    stop = run.executed if run.outcome == "aborted" and not supervised else None
+    report: dict[str, Any] = {"outcome": outcome, "message": run.message}
+    report |= _report(run.plan, assembly.controller_name, executed.backend, stages, (planning_s, execution_s), stop)
+    if outcome == "stopped_by_validator":
+        report["validator_stop_sample"] = run.executed
     report["anatomy_repairs"] = assembly.setup.scene.repairs()  # what repair: true removed
-    if assembly.supervision is not None:
+    if supervised:
         report |= _supervised(run)
     _print(args, report, assembly.setup.scene.repair_lines())
     return 0
@@ -151,15 +151,9 @@ def _supervised(run: Any) -> dict[str, Any]:
         for d in run.supervision
         if d.status.transition
     ]
-    outcome = "completed" if run.outcome == "completed" else "stopped_by_supervisor"
-    if outcome != "completed" and not run.message.startswith("the supervisor"):
-        outcome = "aborted"  # the controller (a fault, its time limit, its own abort) or a robot ended it
     return {
-        "outcome": outcome,
         "samples": run.executed,
         "duration_s": run.duration_s,
-        "validator_stop_sample": None,
-        "stop_sample": None,
         "supervisor": {"streamed": run.executed, "transitions": transitions, "message": run.message},
     }
 
@@ -175,20 +169,26 @@ def _refused(args: argparse.Namespace, controller: str, message: str) -> int:
     return EXIT_REFUSED
 
 
+def _outcome(run: Any, supervised: bool) -> str:
+    """How the case ended, for the report: ``executed`` (``completed`` under the supervisor), or who stopped it."""
+    if run.outcome == "completed":
+        return "completed" if supervised else "executed"
+    by = run.stopped_by.value if run.stopped_by is not None else ""
+    return _STOPPED.get(by, "aborted")  # the controller, a robot or the client: aborted
+
+
 def _report(
     plan: Any,
     controller: str,
     backend: str,
     stages: list[Any],
-    planning_s: float,
-    execution_s: float,
+    times_s: tuple[float, float],
     stop_index: int | None,
-    message: str,
 ) -> dict[str, Any]:
+    """The report of a case that was planned; ``times_s``: (planning, execution) [s]; ``stop_index``: the samples
+    executed of an aborted case (None when every sample was)."""
     line = plan.line
     return {
-        "outcome": "stopped_by_validator" if stop_index is not None else "executed",
-        "message": message,
         "controller": controller,
         "backend": backend,
         "source_m": plan.source_m,
@@ -198,9 +198,9 @@ def _report(
         "depth_m": line.depth_m,
         "samples": plan.n_samples,
         "duration_s": plan.duration_s,
-        "planning_s": planning_s,
-        "execution_s": execution_s,
-        "validator_stop_sample": stop_index,
+        "planning_s": times_s[0],
+        "execution_s": times_s[1],
+        "validator_stop_sample": None,
         "stop_sample": stop_index,
         "stages": [
             {
@@ -237,10 +237,8 @@ def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[
         print(f"stopped at sample {report['stop_sample']}: {report['message']}")
     for item in report.get("supervisor", {}).get("transitions", []):
         print(f"supervisor {item['t_s']:6.1f} s  {item['transition']}")
-    if report.get("outcome") == "stopped_by_supervisor":
-        print(f"stopped by the supervisor: {report['message']}")
-    elif report.get("outcome") == "aborted" and report["stop_sample"] is None:
-        print(f"aborted: {report['message']}")
+    if report["stop_sample"] is None and report["outcome"] not in ("executed", "completed"):
+        print(f"{report['outcome'].replace('_by_', ' by the ').replace('_', ' ')}: {report['message']}")
     headers = [
         "stage",
         "duration s",

@@ -155,6 +155,7 @@ def test_a_refused_setpoint_aborts_before_it_is_sent(kinematics: Kinematics) -> 
     home = RobotConfig.from_config(_config()["robot"]).home_q
     run = lockstep.run(make_case(), FakeController(home), heard)
     assert run.outcome == "aborted"
+    assert run.stopped_by == "validator"
     assert run.message == "the state validator refused setpoint 5 (initialization): needle 4.2 mm from 'heart'"
     assert run.executed == 5
     assert len(port.sent) == 5
@@ -197,7 +198,8 @@ def test_a_lost_robot_that_answers_again_drives_the_next_case(kinematics: Kinema
     virtual, physical = FakePort(RobotRole.VIRTUAL), FakePort(RobotRole.PHYSICAL, lose_at=2)
     lockstep = loop(kinematics, virtual, physical)
     home = RobotConfig.from_config(_config()["robot"]).home_q
-    assert lockstep.run(make_case("a-1"), FakeController(home), Heard()).outcome == "aborted"
+    first = lockstep.run(make_case("a-1"), FakeController(home), Heard())
+    assert (first.outcome, first.stopped_by) == ("aborted", "robot")
     assert lockstep.run(make_case("a-2"), FakeController(home), Heard()).left_out == (RobotRole.PHYSICAL,)
     physical.lose_at = None
     physical.answered_at = time.monotonic() + 1.0  # its late answers came

@@ -56,6 +56,21 @@ def test_text_table_and_validator_stop(capsys: pytest.CaptureFixture[str]) -> No
     assert [s["stage"] for s in report["stages"]] == ["initialization", "approach", "injection"]
 
 
+def test_a_validator_stop_under_the_supervisor_is_the_validators(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same stop with the task supervisor on: the validator, not the supervisor or the controller, is named."""
+    args = ["--target", *BEHIND_HEART, "--backend", "mujoco", "--validate", "--supervisor"]
+    code, out, _ = _run(capsys, *args, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["outcome"] == "stopped_by_validator"
+    assert report["message"].startswith("the state validator refused setpoint")
+    assert report["validator_stop_sample"] == report["samples"] > 0  # the refused setpoint was never streamed
+    code, out, _ = _run(capsys, *args)
+    assert "stopped by the validator: the state validator refused setpoint" in out
+    assert "supervisor    0.1 s" in out  # the supervisor's transitions are printed
+    assert "stopped by the supervisor" not in out
+
+
 def test_guarded_refusal_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     """A lung target 4.9 mm from the heart: no needle keeps the 10 mm clearance, the guarded controller refuses."""
     code, out, _ = _run(capsys, "--target", "0.4775", "0.0699", "0.0909", "--controller", "guarded", "--json")

@@ -82,6 +82,7 @@ def test_an_abort_holds_the_controller_back_and_ends_the_case(runs: dict[str, An
     batch, (modes, finished) = runs["abort"]
     run = batch.run
     assert run.outcome == "aborted"
+    assert run.stopped_by == "supervisor"
     assert "the supervisor stopped the task" in run.message
     assert finished is not None
     assert finished[0] == "aborted"

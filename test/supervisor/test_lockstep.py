@@ -65,6 +65,7 @@ def test_a_nominal_case_runs_every_setpoint_of_every_stage(runs: Runs) -> None:
 def test_an_exception_stops_the_stream_at_the_step_that_sees_it(runs: Runs, stage: Stage, exception: str) -> None:
     run, samples = runs[case_id(stage, exception)]
     assert run.outcome == "aborted"
+    assert run.stopped_by == "supervisor"
     assert "the supervisor stopped the task" in run.message
     decisions = run.supervision
     dt = float(run.plan.t_s[1] - run.plan.t_s[0]) if run.plan is not None else 0.1

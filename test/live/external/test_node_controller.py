@@ -115,6 +115,7 @@ def test_a_node_under_the_task_supervisor_moves_only_in_its_stage(assembly_of: A
 def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:
     run = assembly_of("refuse").run_batch(case(1)).run
     assert run.outcome == "aborted"
+    assert run.stopped_by == "controller"
     assert "REFUSED: target out of reach" in run.message
 
 

@@ -36,7 +36,7 @@ from cosim_validation.assembly.supervised_stream import Lockstep, exchange_setpo
 from cosim_validation.assembly.supervision import Decision, Proposal, Supervision, feeding_robot
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.controllers.planning.plan import InsertionLine, Plan
-from cosim_validation.controllers.plugin_api import CaseStart, Command, CommandKind, Observation
+from cosim_validation.controllers.plugin_api import CaseStart, CommandKind, Observation
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, ControllerFaultError, NeedleForceSensor
 from cosim_validation.supervisor.supervisor import SupervisorStatus
 
@@ -118,8 +118,8 @@ def stream_closed_loop(
                 run.supervision.append(decision)
                 q, stage, mode, index = decision.q, decision.stage, decision.status.mode, decision.plan_index
             elif p > 0:
-                command = asker.ask(t_s, seen, q, None)
-                if command is None:
+                asker.ask(t_s, seen, q, None)
+                if asker.done:
                     break
                 q, stage, index = asker.q, asker.stage, p
             admit_setpoint(listener, validator, p, q, stage)
@@ -181,9 +181,9 @@ class _Asker:
 
     def ask(
         self, t_s: float, seen: Mapping[RobotRole, Measurement], q_last: np.ndarray, mode: SupervisorMode | None
-    ) -> Command | None:
-        """This period's command (None: the controller is done, ``run.message`` holds its reason); ``seen``: what
-        every robot answered to ``q_last``.
+    ) -> None:
+        """Ask for this period's command: :attr:`q` and :attr:`stage` follow it; :attr:`done` once the controller
+        said done (``run.message`` then holds its reason). ``seen``: what every robot answered to ``q_last``.
 
         Raises:
             ControllerFaultError: It misbehaved or is past its time limit.
@@ -200,10 +200,9 @@ class _Asker:
                     f"the controller aborted: {command.reason or 'no reason given'}", StoppedBy.CONTROLLER
                 )
             run.message, self.done = command.reason, True
-            return None
+            return
         self.q = command.q if command.kind is CommandKind.SETPOINT else self.q
         self.stage = command.stage if command.stage is not None else self.stage
-        return command
 
     def propose(self, status: SupervisorStatus) -> Proposal:
         """What the controller asks for in :attr:`period` under the supervisor's step ``status`` (it is no longer

@@ -191,6 +191,8 @@ class SupervisedCase:
         self.test_id = test_id
         self.plan = plan
         self.dt_s = float(plan.t_s[1] - plan.t_s[0]) if dt_s is None else float(dt_s)
+        #: (J,) how far each joint may move toward the plan or the controller per period when rejoining [rad, m]
+        self.rejoin_step = supervision.config.loop.rejoin_speed_fraction * supervision.velocity_limit * self.dt_s
         self.supervisor = Supervisor(supervision.machine, supervision.config)
         self.force_stream = NeedleForceStream(supervision.forces)
         self.scenario: ScenarioRunner | None = supervision.scenario.runner(test_id) if supervision.scenario else None
@@ -269,7 +271,7 @@ class SupervisedCase:
         self.follower = None
         plan, nxt = self.plan, self.sent + 1
         if self.rejoin:
-            step = self.s.config.loop.rejoin_speed_fraction * self.s.velocity_limit * self.dt_s
+            step = self.rejoin_step
             delta = plan.q[self.sent] - self.q
             self.q = self.q + np.clip(delta, -step, step)
             self.rejoin = bool(np.any(np.abs(delta) > step))
@@ -298,7 +300,7 @@ class SupervisedCase:
             self.supervisor.stage_finished(stage)
             return -1
         if self.rejoin:
-            step = self.s.config.loop.rejoin_speed_fraction * self.s.velocity_limit * self.dt_s
+            step = self.rejoin_step
             delta = self.resume_q - self.q
             self.rejoin = bool(np.any(np.abs(delta) > step))
             if self.rejoin:

@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.live.session.discovery_scope import DomainLease
     from cosim_validation.live.session.domain_probe import strangers
     from cosim_validation.live.session.graph import graph_inputs, load_graph
+    from cosim_validation.live.session.process_group import TEARDOWN_DUMP_S
     from cosim_validation.live.session.session_runner import prepare_run_dir, run_session, write_summary
     from cosim_validation.runs.run_inputs import capture_inputs
     from cosim_validation.runs.run_lock import RunLock, command_line
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         for name in [] if args.json else outcome.teardown_hung:
             print(
                 f"warning: node {name}: its ROS teardown (rclpy destroy_node in Fast DDS) hung after its outputs "
-                f"were written; its watchdog ended it after 2.5 s, status 1 (stacks in "
+                f"were written; its watchdog ended it after {TEARDOWN_DUMP_S:g} s, status 1 (stacks in "
                 f"{run_dir / 'logs' / name}.log)"
             )
         recovered = _recover_bag(run_dir, args.json)  # a recorder that died left its bag unfinished

@@ -37,6 +37,7 @@ from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.session.discovery_scope import join_domain_lock
 from cosim_validation.live.session.node_parameters import process_peers
 from cosim_validation.live.session.parameter_struct import KIND_NAMES, NodeParameterError, NodeParams
+from cosim_validation.live.session.process_group import TEARDOWN_FALLBACK_S, TEARDOWN_LIMIT_S
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 P = TypeVar("P", bound=NodeParams)
@@ -287,9 +288,6 @@ def end_process(code: int) -> None:
     os._exit(code)
 
 
-TEARDOWN_LIMIT_S = 2.0  # below the launcher's shutdown_grace_s (3 s by default), after which it escalates
-
-
 @contextlib.contextmanager
 def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
     """Exit with ``code`` if the ROS teardown inside the block takes longer than ``limit_s``.
@@ -314,7 +312,7 @@ def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
 
     timer = threading.Timer(limit_s, expire)
     timer.daemon = True
-    faulthandler.dump_traceback_later(limit_s + 0.5, exit=True, file=sys.stderr)
+    faulthandler.dump_traceback_later(limit_s + TEARDOWN_FALLBACK_S, exit=True, file=sys.stderr)
     timer.start()
     try:
         yield

@@ -210,6 +210,14 @@ def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(process.pid, sig)
 
 
+#: How long a node's ROS teardown may take before its watchdog (live.nodes.node_runtime) ends it [s]: below the
+#: launcher's shutdown_grace_s (3 s by default), after which the launcher escalates
+TEARDOWN_LIMIT_S = 2.0
+#: How much later the watchdog's GIL-free fallback (faulthandler) ends a teardown that holds the GIL [s]
+TEARDOWN_FALLBACK_S = 0.5
+#: When a node whose teardown hung holding the GIL is ended, after SIGINT [s] (the limit, then the fallback)
+TEARDOWN_DUMP_S = TEARDOWN_LIMIT_S + TEARDOWN_FALLBACK_S
+
 #: The first line faulthandler writes when a node's teardown watchdog (live.nodes.node_runtime) fires, GIL-free,
 #: with status 1: only ever after the node's outputs were closed, during its ROS teardown
 _TEARDOWN_DUMP = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.MULTILINE)

@@ -123,7 +123,7 @@ def parse_action(text: str) -> str | Assignment:
     cursor = Cursor(text)
     first = cursor.take()
     if first.kind != "name" or first.text in KEYWORDS:
-        raise ExpressionError("an action is a command name or 'variable = expression'", text, first.position)
+        raise ExpressionError("an action is a command name or 'variable = expression'", text, first.pos)
     if cursor.accept("="):
         value = _or(cursor)
         cursor.finish()

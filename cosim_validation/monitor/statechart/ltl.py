@@ -174,7 +174,7 @@ def _atom(c: Cursor, defs: Defs) -> Formula:
         c.expect("(")
         argument = c.take()
         if argument.kind != "name":
-            raise ExpressionError(f"{token.text}(...) takes a name", c.text, argument.position)
+            raise ExpressionError(f"{token.text}(...) takes a name", c.text, argument.pos)
         path = argument.text
         while c.accept("."):
             path += "." + c.take().text
@@ -183,4 +183,4 @@ def _atom(c: Cursor, defs: Defs) -> Formula:
     if token.text in defs:
         return defs[token.text]
     known = ", ".join([*PREDICATES, "fired", *defs])
-    raise ExpressionError(f"unknown name {token.text!r}; atoms and definitions: {known}", c.text, token.position)
+    raise ExpressionError(f"unknown name {token.text!r}; atoms and definitions: {known}", c.text, token.pos)

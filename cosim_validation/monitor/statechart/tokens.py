@@ -1,29 +1,19 @@
-"""Tokens of the guard, action and LTL languages, and a cursor over them for the parsers."""
+"""The tokens of the guard, action and LTL languages (:mod:`cosim_validation.monitor.tokens`), and a cursor over
+them for the parsers."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
 from cosim_validation.monitor.syntax_bounds import Nesting
+from cosim_validation.monitor.tokens import Lexicon, Token, TokenError
+from cosim_validation.monitor.tokens import tokenize as lex
 
-#: Operators, longest first so that ``<->`` wins over ``<-`` and ``<=`` over ``<``.
-OPERATORS: tuple[str, ...] = ("<->", "->", "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "~", "+", "-", "*")
-OPERATORS += ("/", "(", ")", "[", "]", ",", ".", "=")
-_NUMBER = re.compile(r"(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-
-
-@dataclass(frozen=True)
-class Token:
-    """One token: kind ``number``, ``string``, ``name``, ``op`` or ``end``; its text and offset."""
-
-    kind: str
-    text: str
-    position: int
+#: The operators of guards, actions and LTL goals (strings are quoted; ``.`` reads a command's field)
+_OPERATORS = "<-> -> == != <= >= && || < > ! ~ + - * / ( ) [ ] , . ="
+LEXICON = Lexicon(tuple(_OPERATORS.split()), strings=True)
 
 
 def tokenize(text: str) -> list[Token]:
@@ -32,35 +22,10 @@ def tokenize(text: str) -> list[Token]:
     Raises:
         ExpressionError: A character that starts no token, or an unterminated string.
     """
-    tokens: list[Token] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch.isspace():
-            i += 1
-            continue
-        number = _NUMBER.match(text, i)
-        name = _NAME.match(text, i)
-        if number:
-            tokens.append(Token("number", number.group(0), i))
-            i = number.end()
-        elif name:
-            tokens.append(Token("name", name.group(0), i))
-            i = name.end()
-        elif ch in "'\"":
-            end = text.find(ch, i + 1)
-            if end < 0:
-                raise ExpressionError("unterminated string", text, i)
-            tokens.append(Token("string", text[i + 1 : end], i))
-            i = end + 1
-        else:
-            op = next((o for o in OPERATORS if text.startswith(o, i)), None)
-            if op is None:
-                raise ExpressionError(f"unexpected character {ch!r}", text, i)
-            tokens.append(Token("op", op, i))
-            i += len(op)
-    tokens.append(Token("end", "", len(text)))
-    return tokens
+    try:
+        return lex(text, LEXICON)
+    except TokenError as exc:
+        raise ExpressionError(exc.message, text, exc.pos) from None
 
 
 class Cursor:
@@ -111,7 +76,7 @@ class Cursor:
     def error(self, message: str) -> ExpressionError:
         """An error at the current token."""
         found = self.token.text or "end of text"
-        return ExpressionError(f"{message}, found {found!r}", self.text, self.token.position)
+        return ExpressionError(f"{message}, found {found!r}", self.text, self.token.pos)
 
     def finish(self) -> None:
         """Raise unless every token was read."""

@@ -15,11 +15,11 @@ def test_tokens_keep_positions() -> None:
         ("name", "always", 0),
         ("name", "q", 7),
         ("op", "[", 8),
-        ("num", "0", 9),
+        ("number", "0", 9),
         ("op", "]", 10),
         ("op", "<=", 12),
         ("op", "-", 15),
-        ("num", "1.5e-2", 16),
+        ("number", "1.5e-2", 16),
         ("end", "", 22),
     ]
 

@@ -19,55 +19,33 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from cosim_validation.monitor.properties.errors import PropertyError
 from cosim_validation.monitor.properties.language import syntax as s
 from cosim_validation.monitor.syntax_bounds import Nesting, tree_problem
+from cosim_validation.monitor.tokens import Lexicon, Token, TokenError
+from cosim_validation.monitor.tokens import tokenize as lex
 
 PREDICATES = frozenset({"safediff", "safebound", "safedis", "nocollision"})
 FLAGS = frozenset({"self_collision"})  # boolean signals usable as conditions
 KEYWORDS = frozenset({"forall", "in", "always", "eventually", "next", "until", "not", "and", "or", "true", "false"})
-_TOKEN = re.compile(
-    r"\s*(?:(?P<num>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
-    r"|(?P<op>->|<=|>=|==|!=|[<>()\[\],:+\-*/]))"
-)
 _CMP = frozenset({"<", "<=", ">", ">=", "==", "!="})
-
-
-@dataclass(frozen=True)
-class Token:
-    """One token: kind is num, name, op or end."""
-
-    kind: str
-    text: str
-    pos: int
+#: The operators of the property language (a dotted name, ``constants.x``, is one name)
+LEXICON = Lexicon(("->", "<=", ">=", "==", "!=", "<", ">", "(", ")", "[", "]", ",", ":", "+", "-", "*", "/"), True)
 
 
 def tokenize(text: str, name: str = "") -> list[Token]:
-    """Split ``text`` into tokens.
+    """Split ``text`` into tokens (:mod:`cosim_validation.monitor.tokens`).
 
     Raises:
         PropertyError: A character that starts no token.
     """
-    tokens: list[Token] = []
-    pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
-        match = _TOKEN.match(text, pos)
-        if match is None or match.end() == pos:
-            start = pos + len(text[pos:]) - len(text[pos:].lstrip())
-            raise PropertyError(name, f"unexpected character {text[start]!r}", text, start)
-        kind = match.lastgroup or "op"
-        tokens.append(Token(kind, match.group(kind), match.start(kind)))
-        pos = match.end()
-    tokens.append(Token("end", "", len(text)))
-    return tokens
+    try:
+        return lex(text, LEXICON)
+    except TokenError as exc:
+        raise PropertyError(name, exc.message, text, exc.pos) from None
 
 
 class _Parser:
@@ -217,7 +195,7 @@ class _Parser:
         return (a, b)
 
     def number(self) -> float:
-        if self.tok.kind != "num":
+        if self.tok.kind != "number":
             raise self.error(f"expected a number, found {self.tok.text!r}")
         return float(self.advance().text)
 
@@ -284,7 +262,7 @@ class _Parser:
             self.advance()
             with self.deeper():
                 return s.Neg(self.factor(), tok.pos)
-        if tok.kind == "num":
+        if tok.kind == "number":
             self.advance()
             return s.Num(float(tok.text), tok.pos)
         if self.is_op("("):

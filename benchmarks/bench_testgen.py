@@ -80,8 +80,10 @@ def compile_seconds() -> float:
 
 def candidates_table(scene: AnatomyScene, cfg: TestgenConfig, regions: list[str], sizes_mm: tuple[int, ...]) -> None:
     """Candidates per valid case and time of grid and random, per region and granularity."""
-    print(f"{'region':>10} {'g [mm]':>6} {'cases':>8} | {'grid cand.':>10} {'per case':>8} {'time [s]':>8} |"
-          f" {'random cand.':>12} {'per case':>8} {'time [s]':>8}")  # fmt: skip
+    print(
+        f"{'region':>10} {'g [mm]':>6} {'cases':>8} | {'grid cand.':>10} {'per case':>8} {'time [s]':>8} |"
+        f" {'random cand.':>12} {'per case':>8} {'time [s]':>8}"
+    )
     for name in regions:
         region, _ = build_region(scene, cfg, name)
         for g_mm in sizes_mm:

@@ -71,11 +71,13 @@ def main() -> None:
     coupling = np.zeros(2)
     coupling[-1] = 0.02
     true = np.concatenate([truth.offset, truth.scale, coupling, -1e-3 * np.ones(j)])
-    estimate = np.concatenate([found.joint_map.offset, found.joint_map.scale, found.joint_map.coupling,
-                               found.joint_map.lost_motion])  # fmt: skip
+    estimate = np.concatenate(
+        [found.joint_map.offset, found.joint_map.scale, found.joint_map.coupling, found.joint_map.lost_motion]
+    )
     print(f"{'parameter':32s} {'truth':>10s} {'estimate':>10s} {'std error':>10s} {'|error|/se':>10s}")
-    for name, t, e, s in zip(parameter_names(kin.joint_names, found.joint_map.coupled), true, estimate,
-                             found.standard_error, strict=True):  # fmt: skip
+    for name, t, e, s in zip(
+        parameter_names(kin.joint_names, found.joint_map.coupled), true, estimate, found.standard_error, strict=True
+    ):
         held = "held at nominal" if np.isnan(s) else f"{s:10.2e} {abs(e - t) / s:10.2f}"
         print(f"{name:32s} {t:10.5f} {e:10.5f} {held}")
     for when, hand_eye in (("before", found.nominal), ("after", found.hand_eye)):

@@ -22,9 +22,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = [
-    "common", "anatomy", "monitor", "robots", "testgen", "controllers", "supervisor", "hazards", "error_injection",
-    "assembly", "runs", "live", "cli",
-]  # fmt: skip
+    "common",
+    "anatomy",
+    "monitor",
+    "robots",
+    "testgen",
+    "controllers",
+    "supervisor",
+    "hazards",
+    "error_injection",
+    "assembly",
+    "runs",
+    "live",
+    "cli",
+]
 BUILD_TIMEOUT_S = 1800.0
 
 

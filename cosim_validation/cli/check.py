@@ -50,9 +50,15 @@ def run(args: argparse.Namespace) -> int:
     world = monitor_world_of(args.config, args.properties)
     target = np.asarray(args.target, dtype=np.float64) if args.target else None
     reports = check_records(
-        world, records, expected, target, machines=not args.no_machines, sources=args.traces,
-        obstacles=not args.no_scene, self_collision=not args.no_self_collision,
-    )  # fmt: skip
+        world,
+        records,
+        expected,
+        target,
+        machines=not args.no_machines,
+        sources=args.traces,
+        obstacles=not args.no_scene,
+        self_collision=not args.no_self_collision,
+    )
     violated = any(v.status is Status.VIOLATED for rep in reports for v in rep.verdicts)
     if args.json:
         for line in world.repair_lines:  # the JSON on stdout is the list of reports

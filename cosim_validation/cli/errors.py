@@ -55,23 +55,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     c.add_argument("--motion-s", type=float, default=None, help="length of the continuous training motion [s] (120)")
     c.add_argument("--repeats", type=int, default=None, help="readings of each settled step (averaged; 5)")
-    c.add_argument("--from-run", default=None, metavar="RUN_DIR",
-                   help="instead of driving a backend: the stored trajectories of a session or campaign run "
-                        "(live through the drivers: a `cosim session` run), one segment per case")  # fmt: skip
+    c.add_argument(
+        "--from-run",
+        default=None,
+        metavar="RUN_DIR",
+        help="instead of driving a backend: the stored trajectories of a session or campaign run "
+        "(live through the drivers: a `cosim session` run), one segment per case",
+    )
     c.add_argument("--robot", default="physical", help="with --from-run: whose trajectories (default physical)")
-    c.add_argument("--test-cases", default="", metavar="ID[,ID]",
-                   help="with --from-run: the cases held out for testing (set test); the others train")  # fmt: skip
-    for name, text in (("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
-                       ("train", "train NN1 and NN2 on a dataset and write the error model"),
-                       ("evaluate", "compare the simulated robot with the physical one on held-out rows")):  # fmt: skip
+    c.add_argument(
+        "--test-cases",
+        default="",
+        metavar="ID[,ID]",
+        help="with --from-run: the cases held out for testing (set test); the others train",
+    )
+    for name, text in (
+        ("calibrate", "hand-eye calibration AX = YB of a dataset's tracked rows"),
+        ("train", "train NN1 and NN2 on a dataset and write the error model"),
+        ("evaluate", "compare the simulated robot with the physical one on held-out rows"),
+    ):
         p = sub.add_parser(name, help=text, description=text)
         p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
         p.add_argument("dataset", metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)")
         p.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
         p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")
-        p.add_argument("--hand-eye-only", action="store_true",
-                       help="calibrate X and Y alone, with the nominal model (default: with the joint offsets, "
-                            "ratios and wrist couplings)")  # fmt: skip
+        p.add_argument(
+            "--hand-eye-only",
+            action="store_true",
+            help="calibrate X and Y alone, with the nominal model (default: with the joint offsets, "
+            "ratios and wrist couplings)",
+        )
         if name == "train":
             p.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (.npz)")
             kinds = ("OC", "CP", "CPE", "CS")
@@ -80,8 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
             p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
-            p.add_argument("--plain", action="store_true",
-                           help="no guards: offsets injected everywhere, also far from the training data")  # fmt: skip
+            p.add_argument(
+                "--plain",
+                action="store_true",
+                help="no guards: offsets injected everywhere, also far from the training data",
+            )
         if name == "evaluate":
             errors_evaluate.add_arguments(p)
 
@@ -150,8 +166,9 @@ def _collect_from_run(args: argparse.Namespace) -> int:
                 raise InputError("--test-cases: an error_collection case holds out its own continuous motion")
             dataset = _collection_dataset(run_data, records, source)
         else:
-            dataset = dataset_of_records(records, RobotIdentity.of(kinematics), joint_units(kinematics), held_out,
-                                         source)  # fmt: skip
+            dataset = dataset_of_records(
+                records, RobotIdentity.of(kinematics), joint_units(kinematics), held_out, source
+            )
     finally:
         run_data.close()
     return _written(args, dataset, f"{args.robot} robot of {source}")
@@ -181,8 +198,10 @@ def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
     if args.json:
         print_json({"dataset": str(args.output), "rows": counts, "marker_seen": seen, "robot": robot})
     else:
-        print(f"wrote {args.output}: {counts['train']} training rows, {counts['test']} held-out rows "
-              f"({seen} with the marker seen) from the {robot}")  # fmt: skip
+        print(
+            f"wrote {args.output}: {counts['train']} training rows, {counts['test']} held-out rows "
+            f"({seen} with the marker seen) from the {robot}"
+        )
     return 0
 
 
@@ -271,24 +290,32 @@ def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:
 
 def _print(action: str, result: dict[str, Any]) -> None:
     rows, cal = result["rows"], result["calibration"]
-    print(f"{result['dataset']}: {rows['rows']} rows, {rows['nan_joints']} dropped (joints not finite), "
-          f"{rows['marker_dropouts']} marker dropouts, {rows['registration_error_above']} above the registration "
-          f"error threshold, {rows.get('ik_unreached', 0)} poses the joints do not reach")  # fmt: skip
-    print(f"calibration ({cal['method']}, {cal['poses']} poses): residual {cal['translation_mean_mm']:.3f} mm mean "
-          f"({cal['translation_max_mm']:.3f} max), {cal['rotation_mean_deg']:.3f} deg mean")  # fmt: skip
+    print(
+        f"{result['dataset']}: {rows['rows']} rows, {rows['nan_joints']} dropped (joints not finite), "
+        f"{rows['marker_dropouts']} marker dropouts, {rows['registration_error_above']} above the registration "
+        f"error threshold, {rows.get('ik_unreached', 0)} poses the joints do not reach"
+    )
+    print(
+        f"calibration ({cal['method']}, {cal['poses']} poses): residual {cal['translation_mean_mm']:.3f} mm mean "
+        f"({cal['translation_max_mm']:.3f} max), {cal['rotation_mean_deg']:.3f} deg mean"
+    )
     if "kinematic_calibration" in result:
         _print_kinematic(result["kinematic_calibration"])
     if "marker_reading_gap" in result:
         gap = result["marker_reading_gap"]
-        print(f"tracker floor: one reading misses the marker's pose by {gap['translation_mm']:.3f} mm, "
-              f"{gap['rotation_deg']:.3f} deg (mean; the mean of k readings by about 1/sqrt(k) of it)")  # fmt: skip
+        print(
+            f"tracker floor: one reading misses the marker's pose by {gap['translation_mm']:.3f} mm, "
+            f"{gap['rotation_deg']:.3f} deg (mean; the mean of k readings by about 1/sqrt(k) of it)"
+        )
     if action == "train":
         for key in ("nn1", "nn2"):
             net = result[key]
             mask = net.get("mask")
             joints = "every joint" if mask is None else f"joints {[i + 1 for i, m in enumerate(mask) if m]}"
-            print(f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
-                  f"validation MSE {net['validation_mse']:.4f} (normalised), injected on {joints}")  # fmt: skip
+            print(
+                f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
+                f"validation MSE {net['validation_mse']:.4f} (normalised), injected on {joints}"
+            )
         print(f"wrote {result['model']}")
     elif action == "evaluate":
         errors_evaluate.print_model_result(result)
@@ -298,13 +325,17 @@ def _print_kinematic(kin: dict[str, Any]) -> None:
     """The kinematic calibration: residuals before and after, the parameters, those held at nominal."""
     for when in ("before", "after"):
         r = kin[when]
-        print(f"  {when} the kinematic calibration: {r['translation_mean_mm']:.3f} mm mean "
-              f"({r['translation_p95_mm']:.3f} p95), {r['rotation_mean_deg']:.3f} deg mean "
-              f"({r['rotation_p95_deg']:.3f} p95)")  # fmt: skip
+        print(
+            f"  {when} the kinematic calibration: {r['translation_mean_mm']:.3f} mm mean "
+            f"({r['translation_p95_mm']:.3f} p95), {r['rotation_mean_deg']:.3f} deg mean "
+            f"({r['rotation_p95_deg']:.3f} p95)"
+        )
     model = kin["joint_map"]
     for i, name in enumerate(model["joint_names"]):
-        print(f"  {name}: offset {model['offset'][i]:+.3e}, scale {model['scale'][i]:.5f}, "
-              f"lost motion {model['lost_motion'][i]:+.2e}")  # fmt: skip
+        print(
+            f"  {name}: offset {model['offset'][i]:+.3e}, scale {model['scale'][i]:.5f}, "
+            f"lost motion {model['lost_motion'][i]:+.2e}"
+        )
     for (a, b), c in zip(model["coupled"], model["coupling"], strict=True):
         print(f"  coupling {model['joint_names'][a]}->{model['joint_names'][b]}: {c:+.4f}")
     held = kin["held_at_nominal"]

@@ -29,10 +29,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="error model file (cosim errors train); or --split")
     p.add_argument("--set", default=None, choices=("train", "test"), help="with --model: rows to evaluate on (test)")
     p.add_argument("--html", default=None, metavar="PAGE", help="with --model: write the page with Table II")
-    p.add_argument("--split", default=None, metavar="SPLIT",
-                   help="train on part of the dataset, judge on the rest: time:F (first F train), "
-                        "region[:F] (held-out rows outside the training box of a joint), "
-                        "segment[:F] (whole segments)")  # fmt: skip
+    p.add_argument(
+        "--split",
+        default=None,
+        metavar="SPLIT",
+        help="train on part of the dataset, judge on the rest: time:F (first F train), "
+        "region[:F] (held-out rows outside the training box of a joint), "
+        "segment[:F] (whole segments)",
+    )
     p.add_argument("--seeds", type=int, default=1, help="with --split: repeat with seeds 0..N-1 (split, training)")
     p.add_argument("--nn1", default="CS", choices=FEATURE_KINDS, help="with --split: NN1 features (CS)")
     p.add_argument("--nn2", default="CPE", choices=FEATURE_KINDS, help="with --split: NN2 features (CPE)")
@@ -68,8 +72,9 @@ def split_result(args: argparse.Namespace, dataset: Any, kinematics: Any) -> dic
 
     split = parse_split(args.split)
     settings = LearnSettings(args.nn1, args.nn2, TrainingSettings(max_epochs=args.max_epochs), plain=args.plain)
-    result = held_out_evaluation(dataset, kinematics, split, args.seeds, settings,
-                                 1e-3 * args.max_registration_error_mm, not args.hand_eye_only)  # fmt: skip
+    result = held_out_evaluation(
+        dataset, kinematics, split, args.seeds, settings, 1e-3 * args.max_registration_error_mm, not args.hand_eye_only
+    )
     over = result["over_seeds"]
     warnings = []
     for key, name, unit in _GAPS:
@@ -120,26 +125,34 @@ def print_model_result(result: dict[str, Any]) -> None:
     """The text of :func:`model_result`."""
     print(f"{result['samples']} {_samples(result)}; gap between real and simulated actual pose:")
     for name, row in result["table"].items():
-        print(f"  {name:<24} mean {row['mean']:.4f}  std {row['std']:.4f}  median {row['median']:.4f}  "
-              f"max {row['max']:.4f}")  # fmt: skip
+        print(
+            f"  {name:<24} mean {row['mean']:.4f}  std {row['std']:.4f}  median {row['median']:.4f}  "
+            f"max {row['max']:.4f}"
+        )
     print(f"  {'mean gap':<16} {'without':>9} {'with':>9}  with/without (below 1: injection helps)")
     for key, name, unit in _GAPS:
         table = result["table"]
-        print(f"  {name + ' [' + unit + ']':<16} {table[f'{key} without']['mean']:>9.4f} "
-              f"{table[f'{key} with']['mean']:>9.4f}  {result['with_over_without'][key]:.2f}")  # fmt: skip
+        print(
+            f"  {name + ' [' + unit + ']':<16} {table[f'{key} without']['mean']:>9.4f} "
+            f"{table[f'{key} with']['mean']:>9.4f}  {result['with_over_without'][key]:.2f}"
+        )
     if "tracker_floor" in result:
         floor, best = result["tracker_floor"], result["tracker_floor"]["best_with_over_without"]
-        print(f"tracker floor (spread of repeated readings): {floor['translation_mm']:.4f} mm, "
-              f"{floor['rotation_deg']:.4f} deg; a perfect model would reach with/without "
-              f"{best['translation_mm']:.2f}, {best['rotation_deg']:.2f}")  # fmt: skip
+        print(
+            f"tracker floor (spread of repeated readings): {floor['translation_mm']:.4f} mm, "
+            f"{floor['rotation_deg']:.4f} deg; a perfect model would reach with/without "
+            f"{best['translation_mm']:.2f}, {best['rotation_deg']:.2f}"
+        )
     print("error from the plan, physical vs simulated (two-sample KS statistic, Wasserstein distance):")
     for name, row in result["distributions"].items():
         print(f"  {name}: KS {row['ks']:.3f}, Wasserstein {row['wasserstein']:.4f} {row['unit']}")
     for warning in result["warnings"]:
         print(f"warning: {warning}")
     if not result["guarded"]:
-        print("note: this model has no guards (made before them, or with --plain): its offsets are injected "
-              "everywhere, also far from its training data; cosim errors train makes one that has")  # fmt: skip
+        print(
+            "note: this model has no guards (made before them, or with --plain): its offsets are injected "
+            "everywhere, also far from its training data; cosim errors train makes one that has"
+        )
     if "html" in result:
         print(f"wrote {result['html']}")
 
@@ -150,27 +163,32 @@ def _spread(row: dict[str, float]) -> str:
 
 def print_split_result(result: dict[str, Any]) -> None:
     """The text of :func:`split_result`."""
-    print(f"split {result['split']}, {result['seeds']} seeds; mean gap between real and simulated actual pose "
-          "on the held-out rows, without -> with injection (with/without):")  # fmt: skip
+    print(
+        f"split {result['split']}, {result['seeds']} seeds; mean gap between real and simulated actual pose "
+        "on the held-out rows, without -> with injection (with/without):"
+    )
     for run in result["runs"]:
         gaps = ", ".join(
             f"{name} {run['table'][f'{key} without']['mean']:.4f} -> {run['table'][f'{key} with']['mean']:.4f} "
             f"{unit} ({run['with_over_without'][key]:.2f})"
             for key, name, unit in _GAPS
         )
-        print(f"  seed {run['seed']}: {run['held_out']}; {run['training_rows']} training rows, "
-              f"{run['samples']} held-out samples; {gaps}")  # fmt: skip
+        print(
+            f"  seed {run['seed']}: {run['held_out']}; {run['training_rows']} training rows, "
+            f"{run['samples']} held-out samples; {gaps}"
+        )
     over = result["over_seeds"]
     print(f"over {result['seeds']} seeds, mean (min .. max):")
     for key, name, unit in _GAPS:
         row = over[key]
-        print(f"  {name} [{unit}]: without {_spread(row['without'])}, with {_spread(row['with'])}, "
-              f"with/without {_spread(row['with_over_without'])}")  # fmt: skip
+        print(
+            f"  {name} [{unit}]: without {_spread(row['without'])}, with {_spread(row['with'])}, "
+            f"with/without {_spread(row['with_over_without'])}"
+        )
     print("  error from the plan, physical vs simulated:")
     for name in ("tip position error", "tip rotation error"):
         for case in ("without", "with"):
             row = over[f"{name} {case}"]
-            print(f"  {name} {case}: KS {_spread(row['ks'])}, Wasserstein {_spread(row['wasserstein'])} "
-                  f"{row['unit']}")  # fmt: skip
+            print(f"  {name} {case}: KS {_spread(row['ks'])}, Wasserstein {_spread(row['wasserstein'])} {row['unit']}")
     for warning in result["warnings"]:
         print(f"warning: {warning}")

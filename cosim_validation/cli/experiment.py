@@ -31,9 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default=None, help="Ray cluster address")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted experiment in --out")
     parser.add_argument(
-        "--errors", default=None, metavar="MODEL",
+        "--errors",
+        default=None,
+        metavar="MODEL",
         help="rq3: a third row of Table 4, the virtual robot with the learned errors of MODEL (cosim errors train)",
-    )  # fmt: skip
+    )
 
 
 def _granularities(text: str | None) -> tuple[float, ...] | None:
@@ -73,9 +75,14 @@ def run(args: argparse.Namespace) -> int:
     _check_flags(args)
     errors_model = None if args.errors is None else Path(args.errors)
     options = RunOptions(
-        resolve_resource(args.config), Path(args.out), args.workers, args.executor, args.address, args.resume,
+        resolve_resource(args.config),
+        Path(args.out),
+        args.workers,
+        args.executor,
+        args.address,
+        args.resume,
         errors_model,
-    )  # fmt: skip
+    )
     started = time.perf_counter()
     if args.name == "adaptive":
         from cosim_validation.cli.output import to_json
@@ -135,9 +142,18 @@ def answer_text(name: str, results: dict[str, Any]) -> str:
 
 
 TABLE_COLUMNS = (
-    "granularity_mm", "cubes", "grid_cases", "grid_points", "grid_violations", "grid_rate",
-    "random_points", "random_coverage", "random_max_per_cube", "random_violations", "random_rate",
-)  # fmt: skip
+    "granularity_mm",
+    "cubes",
+    "grid_cases",
+    "grid_points",
+    "grid_violations",
+    "grid_rate",
+    "random_points",
+    "random_coverage",
+    "random_max_per_cube",
+    "random_violations",
+    "random_rate",
+)
 
 
 def _adaptive_lines(results: dict[str, Any]) -> list[str]:

@@ -12,9 +12,21 @@ from cosim_validation.cli.output_path import checked_run_dir
 
 HELP = "inject hazard scenarios (config/hazards.yaml) into the physical robot and measure their detection"
 
-HEADERS = ("scenario", "cases", "windows", "detected", "rate", "latency median [s]", "latency max [s]",
-           "within 1 cycle", "2nd detector", "false alarms", "per case-hour", "2nd false alarms",
-           "violated by fault")  # fmt: skip
+HEADERS = (
+    "scenario",
+    "cases",
+    "windows",
+    "detected",
+    "rate",
+    "latency median [s]",
+    "latency max [s]",
+    "within 1 cycle",
+    "2nd detector",
+    "false alarms",
+    "per case-hour",
+    "2nd false alarms",
+    "violated by fault",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,12 +76,20 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"cosim hazards run: --threshold-mm: expected a number > 0, got {args.threshold_mm}")
         settings = None if args.threshold_mm is None else DetectorSettings(args.threshold_mm / 1000.0)
         request = HazardRequest(
-            config_path=config_path, suite_paths=tuple(Path(s) for s in args.suite), out_dir=out,
-            scenarios=tuple(n.strip() for n in args.scenarios.split(",") if n.strip()), library=args.library,
-            workers=args.workers, resume=args.resume, validate=args.validate, settings=settings, margin=args.margin,
-            calibration=Path(args.calibration) if args.calibration else None, mitigate=args.mitigate,
+            config_path=config_path,
+            suite_paths=tuple(Path(s) for s in args.suite),
+            out_dir=out,
+            scenarios=tuple(n.strip() for n in args.scenarios.split(",") if n.strip()),
+            library=args.library,
+            workers=args.workers,
+            resume=args.resume,
+            validate=args.validate,
+            settings=settings,
+            margin=args.margin,
+            calibration=Path(args.calibration) if args.calibration else None,
+            mitigate=args.mitigate,
             supervisor=args.supervisor,
-        )  # fmt: skip
+        )
         run_hazards(request) if not args.reanalyse else analyse(request, chosen_scenarios(request))
     return _show(out / HAZARDS_FILE, args.json)
 

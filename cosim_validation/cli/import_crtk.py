@@ -24,9 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``cosim import-crtk``."""
     parser.add_argument("input", metavar="FILE", help="a CRTK-style .mcap (or rosbag2 folder), or a dataset .csv")
     parser.add_argument(
-        "-o", "--output", required=True, metavar="FILE.parquet|FILE.npz",
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE.parquet|FILE.npz",
         help="what to write: an error dataset (.parquet) or a trajectory record (.npz; stage none, no plan known)",
-    )  # fmt: skip
+    )
     parser.add_argument("--config", required=True, help="configuration with the robot the data comes from")
     parser.add_argument("--namespace", default="", help="the arm's CRTK namespace (default: the bag's only arm)")
     parser.add_argument("--tracker-namespace", default="/tracker", help="the tracker's namespace (default /tracker)")
@@ -81,9 +84,19 @@ def _write_record(
     )
     record.save(out)
     if args.json:
-        print_json({"out": str(out), "test_id": test_id, "robot": record.robot.label, "samples": record.n_samples,
-                    "marker_seen": seen, "source": dataset.meta["source"]})  # fmt: skip
+        print_json(
+            {
+                "out": str(out),
+                "test_id": test_id,
+                "robot": record.robot.label,
+                "samples": record.n_samples,
+                "marker_seen": seen,
+                "source": dataset.meta["source"],
+            }
+        )
     else:
-        print(f"wrote {out}: record {test_id!r} ({record.robot.label}), {record.n_samples} samples "
-              f"({seen} with the marker seen), stage none (no plan) from {dataset.meta['source']}")  # fmt: skip
+        print(
+            f"wrote {out}: record {test_id!r} ({record.robot.label}), {record.n_samples} samples "
+            f"({seen} with the marker seen), stage none (no plan) from {dataset.meta['source']}"
+        )
     return 0

@@ -27,9 +27,12 @@ def check_summary(report: CheckReport) -> dict[str, Any]:
     goals = []
     for result in report.results:
         item: dict[str, Any] = {
-            "goal": result.goal, "holds": result.holds, "states": result.states,
-            "transitions": result.transitions, "time_s": round(result.time_s, 3),
-        }  # fmt: skip
+            "goal": result.goal,
+            "holds": result.holds,
+            "states": result.states,
+            "transitions": result.transitions,
+            "time_s": round(result.time_s, 3),
+        }
         violation = report.violations.get(result.goal)
         if violation is not None:
             item |= {
@@ -42,34 +45,48 @@ def check_summary(report: CheckReport) -> dict[str, Any]:
             }
         goals.append(item)
     return {
-        "machine": report.machine.name, "machine_file": report.machine.source, "priority": report.machine.priority,
-        "goals_file": report.goals.source, "spin": spin_version(), "all_hold": report.all_hold,
-        "compile_s": round(report.compile_s, 3), "total_s": round(report.total_s, 3), "goals": goals,
+        "machine": report.machine.name,
+        "machine_file": report.machine.source,
+        "priority": report.machine.priority,
+        "goals_file": report.goals.source,
+        "spin": spin_version(),
+        "all_hold": report.all_hold,
+        "compile_s": round(report.compile_s, 3),
+        "total_s": round(report.total_s, 3),
+        "goals": goals,
         "files": {k: str(v) for k, v in report.files.items() if ":" not in k},
-    }  # fmt: skip
+    }
 
 
 def print_check(report: CheckReport) -> None:
     """The verdict table, then every counterexample."""
     m = report.machine
     print(f"machine {m.name} ({m.source}), priority {m.priority}; goals {report.goals.source}; {spin_version()}")
-    rows = [(r.goal, "holds" if r.holds else "VIOLATED", r.states, r.transitions, f"{r.time_s:.2f}")
-            for r in report.results]  # fmt: skip
+    rows = [
+        (r.goal, "holds" if r.holds else "VIOLATED", r.states, r.transitions, f"{r.time_s:.2f}") for r in report.results
+    ]
     print(format_table(["goal", "verdict", "states", "transitions", "search s"], rows))
     for name, violation in report.violations.items():
         print(f"\n{name}: VIOLATED")
         shown = violation.shown
-        origin = (f"shortened from SPIN's {len(violation.spin.steps)} steps" if violation.shortest
-                  else f"SPIN's, {len(violation.spin.steps)} steps")  # fmt: skip
+        origin = (
+            f"shortened from SPIN's {len(violation.spin.steps)} steps"
+            if violation.shortest
+            else f"SPIN's, {len(violation.spin.steps)} steps"
+        )
         print(f"counterexample ({origin}):")
         print(_trace_table(shown))
-        print(f"SPIN's counterexample replayed on the runtime machine: "
-              f"{'same states and transitions' if violation.replay.reproduced else 'DIFFERENT'}; "
-              f"the runtime's run violates the goal: {_yes(violation.confirmed)}")  # fmt: skip
+        print(
+            f"SPIN's counterexample replayed on the runtime machine: "
+            f"{'same states and transitions' if violation.replay.reproduced else 'DIFFERENT'}; "
+            f"the runtime's run violates the goal: {_yes(violation.confirmed)}"
+        )
         print(f"replay: cosim supervisor replay {m.source} {report.files[f'trace:{name}']}")
     held = sum(r.holds for r in report.results)
-    print(f"\n{held} of {len(report.results)} goals hold (translation and compilation {report.compile_s:.1f} s, "
-          f"total {report.total_s:.1f} s); Promela {report.files['promela']}, SMV {report.files['smv']}")  # fmt: skip
+    print(
+        f"\n{held} of {len(report.results)} goals hold (translation and compilation {report.compile_s:.1f} s, "
+        f"total {report.total_s:.1f} s); Promela {report.files['promela']}, SMV {report.files['smv']}"
+    )
 
 
 def _yes(value: bool | None) -> str:
@@ -90,12 +107,25 @@ def _trace_table(trace: Trace) -> str:
 
 def replay_summary(machine: Machine, trace: Trace, replay: Replay) -> dict[str, Any]:
     """``replay`` as JSON-ready data."""
-    steps = [{"events": list(step.events), "guards": dict(step.guards), "state": seen.leaf,
-              "transition": seen.transition, "expected": step.state}
-             for step, seen in zip(trace.steps, replay.positions[1:], strict=True)]  # fmt: skip
-    return {"machine": machine.name, "priority": machine.priority, "initial": replay.positions[0].leaf,
-            "steps": steps, "mismatches": list(replay.mismatches), "cycle_closes": replay.cycle_closes,
-            "reproduced": replay.reproduced}  # fmt: skip
+    steps = [
+        {
+            "events": list(step.events),
+            "guards": dict(step.guards),
+            "state": seen.leaf,
+            "transition": seen.transition,
+            "expected": step.state,
+        }
+        for step, seen in zip(trace.steps, replay.positions[1:], strict=True)
+    ]
+    return {
+        "machine": machine.name,
+        "priority": machine.priority,
+        "initial": replay.positions[0].leaf,
+        "steps": steps,
+        "mismatches": list(replay.mismatches),
+        "cycle_closes": replay.cycle_closes,
+        "reproduced": replay.reproduced,
+    }
 
 
 def print_replay(machine: Machine, trace: Trace, replay: Replay) -> None:
@@ -117,9 +147,17 @@ def print_replay(machine: Machine, trace: Trace, replay: Replay) -> None:
 
 def machine_summary(machine: Machine) -> dict[str, Any]:
     """The machine as JSON-ready data."""
-    states = {p: {"flags": sorted(s.flags), "attributes": dict(s.attributes), "entry": [a.text for a in s.entry],
-                  "exit": [a.text for a in s.exit], "final": s.final, "initial": s.initial}
-              for p, s in ((p, machine.states[p]) for p in _tree_order(machine, ROOT))}  # fmt: skip
+    states = {
+        p: {
+            "flags": sorted(s.flags),
+            "attributes": dict(s.attributes),
+            "entry": [a.text for a in s.entry],
+            "exit": [a.text for a in s.exit],
+            "final": s.final,
+            "initial": s.initial,
+        }
+        for p, s in ((p, machine.states[p]) for p in _tree_order(machine, ROOT))
+    }
     transitions = [
         {
             "source": t.source,
@@ -132,11 +170,19 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
         }
         for t in machine.transitions
     ]
-    return {"machine": machine.name, "file": machine.source, "priority": machine.priority,
-            "description": machine.description, "initial": machine.default_leaf(ROOT), "states": states,
-            "events": dict(machine.events), "commands": dict(machine.commands),
-            "guards": {g.name: g.description for g in machine.guards.values()}, "transitions": transitions,
-            "goals_file": machine.goals_file}  # fmt: skip
+    return {
+        "machine": machine.name,
+        "file": machine.source,
+        "priority": machine.priority,
+        "description": machine.description,
+        "initial": machine.default_leaf(ROOT),
+        "states": states,
+        "events": dict(machine.events),
+        "commands": dict(machine.commands),
+        "guards": {g.name: g.description for g in machine.guards.values()},
+        "transitions": transitions,
+        "goals_file": machine.goals_file,
+    }
 
 
 def print_machine(machine: Machine) -> None:
@@ -150,8 +196,10 @@ def print_machine(machine: Machine) -> None:
         extras += [f"exit: {', '.join(a.text for a in state.exit)}"] if state.exit else []
         extras += ["final"] if state.final else []
         print("  " * state.depth + state.name + ("  " + "  ".join(extras) if extras else ""))
-    rows = [(t.source, t.target, " | ".join(t.events) or "-", t.guard_text or "-", t.priority)
-            for t in global_order(machine)]  # fmt: skip
+    rows = [
+        (t.source, t.target, " | ".join(t.events) or "-", t.guard_text or "-", t.priority)
+        for t in global_order(machine)
+    ]
     print(format_table(["source", "target", "events", "guard", "priority"], rows))
 
 

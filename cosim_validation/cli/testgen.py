@@ -86,8 +86,15 @@ def run(args: argparse.Namespace) -> int:
     suite.write(args.output)
     values = metrics.as_dict()
     if args.json:
-        print_json({"suite": str(args.output), "suite_id": suite.suite_id, "region": suite.metadata["region"],
-                    "metrics": values, "anatomy_repairs": scene.repairs()})  # fmt: skip
+        print_json(
+            {
+                "suite": str(args.output),
+                "suite_id": suite.suite_id,
+                "region": suite.metadata["region"],
+                "metrics": values,
+                "anatomy_repairs": scene.repairs(),
+            }
+        )
     else:
         region = suite.metadata["region"]["name"]
         print(f"suite {suite.suite_id}: {len(suite)} cases in region {region!r} -> {args.output}")

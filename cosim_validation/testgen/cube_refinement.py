@@ -122,9 +122,15 @@ def _children(region: TargetRegion, grid: CubeGrid, level: _Level, split: np.nda
     edge = grid.granularity_m / 2 ** (depth + 1)
     target = region.target
     pair_cell, pair_face = child_pairs(
-        target.vertices_m, target.faces, rank[level.pair_cell], level.pair_face, level.cells[split],
-        grid.origin_m, edge, _PAD_M,
-    )  # fmt: skip
+        target.vertices_m,
+        target.faces,
+        rank[level.pair_cell],
+        level.pair_face,
+        level.cells[split],
+        grid.origin_m,
+        edge,
+        _PAD_M,
+    )
     inside = np.repeat(level.inside[split], 8)
     surface = np.zeros(len(index), dtype=bool)
     surface[pair_cell] = True
@@ -133,8 +139,9 @@ def _children(region: TargetRegion, grid: CubeGrid, level: _Level, split: np.nda
     parent_surface = np.repeat(on_surface[split], 8)
     ask = np.flatnonzero(parent_surface & ~surface)  # off the surface now: the centre decides
     inside[ask] = region.inside_test(target).contains(grid.origin_m + (index[ask] + 0.5) * edge)
-    return _Level(index, np.repeat(level.owner[split], 8), pair_cell, pair_face, inside,
-                  np.repeat(level.open_[split], 8, axis=0))  # fmt: skip
+    return _Level(
+        index, np.repeat(level.owner[split], 8), pair_cell, pair_face, inside, np.repeat(level.open_[split], 8, axis=0)
+    )
 
 
 def share_for_budget(candidates_per_case: float, full_cubes: int, partial_cubes: int) -> float:

@@ -59,8 +59,14 @@ def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tu
     if spec.volume_fraction is not None:
         within = radius_for_fraction(region, near, spec.volume_fraction)
         region = TargetRegion(spec.name, target, scene.obstacles, cfg.margin_m, near, within)
-    meta = {"name": spec.name, "model": target.name, "near": near.name, "within_m": within,
-            "volume_fraction": spec.volume_fraction, "margin_m": cfg.margin_m}  # fmt: skip
+    meta = {
+        "name": spec.name,
+        "model": target.name,
+        "near": near.name,
+        "within_m": within,
+        "volume_fraction": spec.volume_fraction,
+        "margin_m": cfg.margin_m,
+    }
     return region, meta
 
 
@@ -86,8 +92,14 @@ def _region_named(scene: AnatomyScene, cfg: TestgenConfig, name: str) -> tuple[T
     elif name in scene:
         target = _target_model(scene, name)
         region = TargetRegion(name, target, scene.obstacles, cfg.margin_m)
-        meta = {"name": name, "model": name, "near": None, "within_m": None, "volume_fraction": None,
-                "margin_m": cfg.margin_m}  # fmt: skip
+        meta = {
+            "name": name,
+            "model": name,
+            "near": None,
+            "within_m": None,
+            "volume_fraction": None,
+            "margin_m": cfg.margin_m,
+        }
     else:
         known = ", ".join([m.name for m in scene.targets] + sorted(cfg.regions))
         raise InputError(f"unknown region {name!r}; target models and regions: {known}")

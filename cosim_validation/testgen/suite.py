@@ -99,10 +99,17 @@ class Suite:
         i %= n
         m = self.metadata
         return TestCase(
-            f"{self.suite_id[:8]}-{i:07d}", self.suite_id, str(m["frame_id"]),
-            self.source_m[i].copy(), self.target_m[i].copy(), self.cube_index[i].copy(),
-            float(m["granularity_m"]), str(m["generator"]), int(m["seed"]), float(self.target_depth_m[i]),
-        )  # fmt: skip
+            f"{self.suite_id[:8]}-{i:07d}",
+            self.suite_id,
+            str(m["frame_id"]),
+            self.source_m[i].copy(),
+            self.target_m[i].copy(),
+            self.cube_index[i].copy(),
+            float(m["granularity_m"]),
+            str(m["generator"]),
+            int(m["seed"]),
+            float(self.target_depth_m[i]),
+        )
 
     def __iter__(self) -> Iterator[TestCase]:
         return (self.case(i) for i in range(len(self)))

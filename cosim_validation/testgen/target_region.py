@@ -130,14 +130,22 @@ class TargetRegion:
         if self.near is not None:
             near, radius = self.near, self.within_m
             self._demote(
-                classes, centres, h, lambda p: np.maximum(signed_distance_m(near, p), 0.0) - radius,
-                box_distance_m(near.bounds_m, centres) - h > radius, None,
-            )  # fmt: skip
+                classes,
+                centres,
+                h,
+                lambda p: np.maximum(signed_distance_m(near, p), 0.0) - radius,
+                box_distance_m(near.bounds_m, centres) - h > radius,
+                None,
+            )
         for obstacle in self.obstacles:
             self._demote(
-                classes, centres, h, partial(self._margin_excess, obstacle),
-                None, box_distance_m(obstacle.bounds_m, centres) - h > self.margin_m,
-            )  # fmt: skip
+                classes,
+                centres,
+                h,
+                partial(self._margin_excess, obstacle),
+                None,
+                box_distance_m(obstacle.bounds_m, centres) - h > self.margin_m,
+            )
 
     def _margin_excess(self, obstacle: AnatomyModel, points_m: np.ndarray) -> np.ndarray:
         """``margin_m - signed distance``: > 0 where a point is too close to (or in) the obstacle."""

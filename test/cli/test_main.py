@@ -9,9 +9,19 @@ import sys
 #: modules that take seconds to import between them (trimesh and scipy through the anatomy, numba through the
 #: kinematics, the physics engines, rclpy); none of them is needed to parse a command line
 HEAVY = (
-    "cosim_validation.assembly", "cosim_validation.anatomy", "cosim_validation.live.nodes", "trimesh", "scipy",
-    "numba", "mujoco", "pybullet", "open3d", "rclpy", "pandas", "pyarrow",
-)  # fmt: skip
+    "cosim_validation.assembly",
+    "cosim_validation.anatomy",
+    "cosim_validation.live.nodes",
+    "trimesh",
+    "scipy",
+    "numba",
+    "mujoco",
+    "pybullet",
+    "open3d",
+    "rclpy",
+    "pandas",
+    "pyarrow",
+)
 
 
 def test_building_the_parser_imports_no_heavy_module() -> None:

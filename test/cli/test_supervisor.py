@@ -67,8 +67,10 @@ def test_replay_of_a_hand_written_trace_and_a_wrong_expectation(
 ) -> None:
     trace = tmp_path / "t.yaml"
     task = "AutonomousMode.InsertionTask"
-    steps = [{"events": ["e_TaskConfigured"], "state": f"{task}.MoveToSource"},
-             {"events": ["e_NeedleLost", "e_SourceReached"], "state": f"{task}.Approach"}]  # fmt: skip
+    steps = [
+        {"events": ["e_TaskConfigured"], "state": f"{task}.MoveToSource"},
+        {"events": ["e_NeedleLost", "e_SourceReached"], "state": f"{task}.Approach"},
+    ]
     trace.write_text(yaml.safe_dump({"steps": steps}))
     assert main(["supervisor", "replay", "config/supervisor/needle_insertion.yaml", str(trace)]) == 2
     out = capsys.readouterr().out

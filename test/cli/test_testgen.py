@@ -14,8 +14,9 @@ from cosim_validation.testgen import Suite
 
 def test_grid_run_prints_the_table_and_writes_the_suite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "suite.parquet"
-    code = main(["testgen", "--method", "grid", "--granularity-mm", "20", "--per-cube", "2", "--seed", "5",
-                 "-o", str(out)])  # fmt: skip
+    code = main(
+        ["testgen", "--method", "grid", "--granularity-mm", "20", "--per-cube", "2", "--seed", "5", "-o", str(out)]
+    )
     text = capsys.readouterr().out
     assert code == 0
     suite = Suite.read(out)
@@ -31,8 +32,22 @@ def test_grid_run_prints_the_table_and_writes_the_suite(tmp_path: Path, capsys: 
 
 def test_random_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "random.parquet"
-    code = main(["testgen", "--method", "random", "--granularity-mm", "20", "--count", "300", "--region",
-                 "near_heart", "-o", str(out), "--json"])  # fmt: skip
+    code = main(
+        [
+            "testgen",
+            "--method",
+            "random",
+            "--granularity-mm",
+            "20",
+            "--count",
+            "300",
+            "--region",
+            "near_heart",
+            "-o",
+            str(out),
+            "--json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["metrics"]["valid_cases"] == 300 == len(Suite.read(out))

@@ -58,21 +58,33 @@ def _property_edits() -> dict[str, Edit]:
         "properties", "tip_follows_plan", "robots", value=["virtual", "hologram"], key="properties.tip_follows_plan"
     )
     edits["constant:unknown_in_expression"] = _set(
-        "properties", "targeting_error_bound", "expression", value="kpi(targeting_error) < no_such_constant",
+        "properties",
+        "targeting_error_bound",
+        "expression",
+        value="kpi(targeting_error) < no_such_constant",
         key="properties.targeting_error_bound.expression",
-    )  # fmt: skip
+    )
     edits["kpi:unknown_in_expression"] = _set(
-        "properties", "targeting_error_bound", "expression", value="kpi(no_such_kpi) < 0.003",
+        "properties",
+        "targeting_error_bound",
+        "expression",
+        value="kpi(no_such_kpi) < 0.003",
         key="properties.targeting_error_bound.expression",
-    )  # fmt: skip
+    )
     edits["supervisor:ordered"] = _set(
-        "properties", "tip_follows_plan", "expression", value="always supervisor < stopped",
+        "properties",
+        "tip_follows_plan",
+        "expression",
+        value="always supervisor < stopped",
         key="properties.tip_follows_plan.expression",
-    )  # fmt: skip
+    )
     edits["supervisor:unknown_mode"] = _set(
-        "properties", "tip_follows_plan", "expression", value="always (supervisor == paused -> x(tip) < 1)",
+        "properties",
+        "tip_follows_plan",
+        "expression",
+        value="always (supervisor == paused -> x(tip) < 1)",
         key="properties.tip_follows_plan.expression",
-    )  # fmt: skip
+    )
     return edits
 
 

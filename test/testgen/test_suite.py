@@ -20,9 +20,12 @@ def suite() -> Suite:
     rng = np.random.default_rng(0)
     n = 50
     return Suite.build(
-        rng.random((n, 3)), rng.random((n, 3)), rng.integers(-1, 9, (n, 3)), rng.random(n),
+        rng.random((n, 3)),
+        rng.random((n, 3)),
+        rng.integers(-1, 9, (n, 3)),
+        rng.random(n),
         {"generator": "grid", "seed": 4, "granularity_m": 0.01, "models": [{"name": "left_lung", "sha256": "ab"}]},
-    )  # fmt: skip
+    )
 
 
 def test_round_trip_keeps_every_value(suite: Suite, tmp_path: Path) -> None:
@@ -58,10 +61,20 @@ def test_case_view_mirrors_the_message(suite: Suite) -> None:
 def test_suite_id_is_a_content_hash(suite: Suite) -> None:
     moved = suite.target_m.copy()
     moved[0, 0] += 1e-9
-    other = Suite.build(suite.source_m, moved, suite.cube_index, suite.target_depth_m, {
-        k: v for k, v in suite.metadata.items() if k not in ("suite_id", "format", "frame_id", "unit")})  # fmt: skip
-    same = Suite.build(suite.source_m, suite.target_m, suite.cube_index, suite.target_depth_m, {
-        k: v for k, v in suite.metadata.items() if k not in ("suite_id", "format", "frame_id", "unit")})  # fmt: skip
+    other = Suite.build(
+        suite.source_m,
+        moved,
+        suite.cube_index,
+        suite.target_depth_m,
+        {k: v for k, v in suite.metadata.items() if k not in ("suite_id", "format", "frame_id", "unit")},
+    )
+    same = Suite.build(
+        suite.source_m,
+        suite.target_m,
+        suite.cube_index,
+        suite.target_depth_m,
+        {k: v for k, v in suite.metadata.items() if k not in ("suite_id", "format", "frame_id", "unit")},
+    )
     assert same.suite_id == suite.suite_id != other.suite_id
 
 
@@ -73,18 +86,40 @@ def _rewrite(path: Path, table: pa.Table) -> None:
     ("damage", "match"),
     [
         (lambda t: t.drop_columns(["target_y_m"]), r"missing column 'target_y_m'"),
-        (lambda t: t.set_column(t.schema.get_field_index("cube_j"), "cube_j", pa.array(["a"] * t.num_rows)),
-         r"column 'cube_j' has type string, expected int32"),
-        (lambda t: t.set_column(t.schema.get_field_index("target_depth_m"), "target_depth_m",
-                                pa.array([None] * t.num_rows, pa.float64())),
-         r"column 'target_depth_m' holds 50 nulls"),
+        (
+            lambda t: t.set_column(t.schema.get_field_index("cube_j"), "cube_j", pa.array(["a"] * t.num_rows)),
+            r"column 'cube_j' has type string, expected int32",
+        ),
+        (
+            lambda t: t.set_column(
+                t.schema.get_field_index("target_depth_m"),
+                "target_depth_m",
+                pa.array([None] * t.num_rows, pa.float64()),
+            ),
+            r"column 'target_depth_m' holds 50 nulls",
+        ),
         (lambda t: t.replace_schema_metadata({}), r"not a cosim_validation suite"),
-        (lambda t: t.replace_schema_metadata({METADATA_KEY: b"{\"format\": 1}"}), r"suite metadata lacks \['suite_id'"),
-        (lambda t: t.replace_schema_metadata({METADATA_KEY: json.dumps({
-            "format": 99, "suite_id": "x", "frame_id": "b", "generator": "g", "seed": 0, "granularity_m": 0.0,
-            "unit": "m"}).encode()}), r"suite format 99, this version reads format 1"),
+        (lambda t: t.replace_schema_metadata({METADATA_KEY: b'{"format": 1}'}), r"suite metadata lacks \['suite_id'"),
+        (
+            lambda t: t.replace_schema_metadata(
+                {
+                    METADATA_KEY: json.dumps(
+                        {
+                            "format": 99,
+                            "suite_id": "x",
+                            "frame_id": "b",
+                            "generator": "g",
+                            "seed": 0,
+                            "granularity_m": 0.0,
+                            "unit": "m",
+                        }
+                    ).encode()
+                }
+            ),
+            r"suite format 99, this version reads format 1",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_files_name_the_file_and_the_column(suite: Suite, tmp_path: Path, damage: object, match: str) -> None:
     path = tmp_path / "bad.parquet"
     suite.write(path)

@@ -129,11 +129,14 @@ def _check_derivation(request: HazardRequest) -> None:
         InputError: A margin not a finite number above 1, or a calibration that is no campaign run directory.
     """
     if not (math.isfinite(request.margin) and request.margin > 1.0):
-        raise InputError(f"--margin: expected a finite number > 1 (thresholds = fault-free maxima x margin), "
-                         f"got {request.margin!r}")  # fmt: skip
+        raise InputError(
+            f"--margin: expected a finite number > 1 (thresholds = fault-free maxima x margin), got {request.margin!r}"
+        )
     if request.calibration is not None and not (request.calibration / "results.sqlite").is_file():
-        raise InputError(f"--calibration {str(request.calibration)!r}: no results.sqlite (expected a fault-free "
-                         "campaign run directory)")  # fmt: skip
+        raise InputError(
+            f"--calibration {str(request.calibration)!r}: no results.sqlite (expected a fault-free "
+            "campaign run directory)"
+        )
 
 
 def _loop_settings(request: HazardRequest) -> DetectorSettings:

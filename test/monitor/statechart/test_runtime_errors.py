@@ -27,6 +27,9 @@ def test_a_guard_dividing_by_zero_names_the_file_and_the_transition(tmp_path: Pa
     path = _machine(tmp_path, {"injection_starts": 'stage == "injection" and 1 / (radius_m - radius_m) > 0'})
     chart = Statechart(load_machine(path))
     chart.start(0.0, {"stage": "approach", "distance_to_target_m": 0.1, "is_last": False})
-    with pytest.raises(MachineError, match=r"settles\.yaml: transitions\[0\]\.guard: 'injection_starts' at t = 0\.5 s"
-                       r" in state 'approaching': cannot evaluate: float division by zero"):  # fmt: skip
+    with pytest.raises(
+        MachineError,
+        match=r"settles\.yaml: transitions\[0\]\.guard: 'injection_starts' at t = 0\.5 s"
+        r" in state 'approaching': cannot evaluate: float division by zero",
+    ):
         chart.step(0.5, {"stage": "injection", "distance_to_target_m": 0.1, "is_last": False})

@@ -7,13 +7,22 @@
 - :class:`ClosedLoopPlugin`: ``start``, ``step`` or ``reference`` raising, a command that is not a
   :class:`Command`, a setpoint with NaN, the wrong joint count or outside the joint limits, or a step slower than
   the budget, raises :class:`ControllerFaultError` naming the reason (the lockstep loop aborts the case with it).
+
+Every call into the user's code runs on a thread of its own (:class:`CallThread`). A call that never returns
+(a ``step`` past its budget by more than :data:`HANG_GRACE_S`; a ``start``, ``reference``, ``finish`` or
+``plan_case`` past the plugin's ``call_limit_s``, 60 s by default) ends its case with that reason instead of
+hanging the run, and the factory makes the controller again for the next case (the hung call is left to its
+thread).
 """
 
 from __future__ import annotations
 
 import contextlib
+import queue
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 import numpy as np
@@ -60,12 +69,16 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         raise spec.error(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
         raise spec.error(f"{spec.target}(options, context) raised {type(exc).__name__}: {exc}") from None
+
+    def remake() -> Any:  # after a call that never returned: a new controller for the next case
+        return factory(dict(spec.options), context)
+
     if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
-        return ClosedLoopPlugin(made, spec, context)
+        return ClosedLoopPlugin(made, spec, context, remake)
     if callable(getattr(made, "plan_case", None)):
         if spec.needle_force is not None:
             raise spec.error("needle_force is for a closed-loop controller; a planning controller observes nothing")
-        return PlanningPlugin(made, spec, context.kinematics)
+        return PlanningPlugin(made, spec, context.kinematics, remake)
     raise spec.error(
         f"{spec.target} returned a {type(made).__name__}, which has neither plan_case(source, target, seed) "
         "(planning) nor start(case) and step(observation) (closed loop)"
@@ -107,16 +120,77 @@ def release(controller: Any) -> None:
             close()
 
 
+#: How long past its budget a ``step`` that has not returned is waited for before its case ends [s] (wall time;
+#: a step that returns within it still ends the case as "step budget exceeded", with the time it took)
+HANG_GRACE_S = 2.0
+
+
+class CallHungError(CosimError):
+    """A call into the user's code did not return within its limit (it keeps running on its own thread)."""
+
+
+class CallThread:
+    """Runs a user's calls one at a time on a daemon thread of its own, each with a wall-time limit.
+
+    A call past its limit raises :class:`CallHungError`; the thread stays with it (a daemon thread does not keep
+    the process alive) and the caller makes a new :class:`CallThread` and a new controller.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Future[tuple[Any, float]]]] = queue.SimpleQueue()
+        self.hung = False
+        threading.Thread(target=self._serve, name=f"controller-{name}", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            call, future = self._tasks.get()
+            began = time.perf_counter()
+            try:
+                result = call()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which decides
+                future.set_exception(exc)
+            else:
+                future.set_result((result, time.perf_counter() - began))
+
+    def call(self, call: Callable[[], Any], limit_s: float) -> tuple[Any, float]:
+        """``call()``'s result and how long it ran [s].
+
+        Raises:
+            CallHungError: It had not returned after ``limit_s``.
+            BaseException: Whatever ``call`` raised.
+        """
+        future: Future[tuple[Any, float]] = Future()
+        self._tasks.put((call, future))
+        try:
+            return future.result(timeout=limit_s)
+        except TimeoutError:
+            self.hung = True
+            raise CallHungError(f"had not returned after {limit_s:g} s") from None
+
+
 class PlanningPlugin:
     """A user's planning controller (``plan_case``), guarded (see the module docstring)."""
 
-    def __init__(self, inner: Any, spec: PluginSpec, kinematics: Kinematics) -> None:
+    def __init__(self, inner: Any, spec: PluginSpec, kinematics: Kinematics, remake: Callable[[], Any]) -> None:
         self.inner, self.spec, self.kinematics = inner, spec, kinematics
         self.name = spec.name
+        self._remake = remake  # the factory again, for a new controller after a call that never returned
+        self._thread = CallThread(spec.name)
 
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: a connection to a planner); never raises."""
         release(self.inner)
+
+    def _renew(self) -> None:
+        """A new controller and thread after a hung call.
+
+        Raises:
+            PlanningError: The factory failed this time (reason ``controller_error``).
+        """
+        try:
+            self.inner, self._thread = self._remake(), CallThread(self.spec.name)
+        except Exception as exc:  # noqa: BLE001 - the user's factory
+            raise PlanningError(f"made again after a hung call, the factory raised {exc}", "controller_error") from None
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The user's plan, checked.
@@ -124,10 +198,15 @@ class PlanningPlugin:
         Raises:
             PlanningError: The user's refusal, or reason ``controller_error`` / ``bad_plan``.
         """
+        if self._thread.hung:
+            self._renew()
+        inner, source_m, target_m = self.inner, np.array(source, dtype=float), np.array(target, dtype=float)
         try:
-            plan = self.inner.plan_case(np.array(source, dtype=float), np.array(target, dtype=float), seed)
+            plan, _ = self._thread.call(lambda: inner.plan_case(source_m, target_m, seed), self.spec.call_limit_s)
         except PlanningError:
             raise
+        except CallHungError as exc:
+            raise PlanningError(f"plan_case {exc}; the controller is made again", "controller_error") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
             raise PlanningError(f"plan_case raised {type(exc).__name__}: {exc}", "controller_error") from None
         problem = plan_problem(plan, self.kinematics)
@@ -140,8 +219,16 @@ class PlanningPlugin:
 class ClosedLoopPlugin:
     """A user's closed-loop controller (``start``, ``step``, optional ``reference``), guarded."""
 
-    def __init__(self, inner: ClosedLoopController, spec: PluginSpec, context: ControllerContext) -> None:
+    def __init__(
+        self,
+        inner: ClosedLoopController,
+        spec: PluginSpec,
+        context: ControllerContext,
+        remake: Callable[[], ClosedLoopController] | None = None,
+    ) -> None:
         self.inner, self.spec, self.kinematics = inner, spec, context.kinematics
+        self._remake = remake  # the factory again, for a new controller after a call that never returned
+        self._thread = CallThread(spec.name)
         self.name = spec.name
         self.dt_s = context.dt_s  # the control period [s]
         self.home_q = context.robot.home_q  # (J,) where a case without a reference starts
@@ -149,13 +236,36 @@ class ClosedLoopPlugin:
         #: the model on the case study's anatomy); None: the observation's force is NaN.
         self.needle_force: Callable[[], NeedleForceSensor] | None = None
 
-    def _call(self, what: str, call: Callable[[], Any]) -> Any:
+    def _call(self, what: str, call: Callable[[], Any]) -> tuple[Any, float]:
+        """``call()`` on the controller's thread: its result and how long it ran [s].
+
+        Raises:
+            PlanningError: As raised by ``call``.
+            ControllerFaultError: It raised anything else, or had not returned after the plugin's ``call_limit_s``.
+        """
         try:
-            return call()
+            return self._thread.call(call, self.spec.call_limit_s)
         except PlanningError:
             raise
+        except CallHungError as exc:
+            raise ControllerFaultError(f"controller hung: {what} {exc}; the controller is made again") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
             raise ControllerFaultError(f"controller error: {what} raised {type(exc).__name__}: {exc}") from None
+
+    def _renew_if_hung(self) -> None:
+        """A new controller and thread when a call of an earlier case never returned (the old one is abandoned).
+
+        Raises:
+            ControllerFaultError: There is no factory to make it again, or it failed this time.
+        """
+        if not self._thread.hung:
+            return
+        if self._remake is None:
+            raise ControllerFaultError("controller hung in an earlier case and cannot be made again")
+        try:
+            self.inner, self._thread = self._remake(), CallThread(self.spec.name)
+        except Exception as exc:  # noqa: BLE001 - the user's factory
+            raise ControllerFaultError(f"controller made again after a hung call: the factory raised {exc}") from None
 
     def reference(self, case: CaseStart) -> Plan | None:
         """The declared reference trajectory, checked, or None.
@@ -164,10 +274,11 @@ class ClosedLoopPlugin:
             PlanningError: The controller refuses the case (its reason).
             ControllerFaultError: ``reference`` raised anything else or returned something unusable.
         """
+        self._renew_if_hung()
         declare = getattr(self.inner, "reference", None)
         if not callable(declare):
             return None
-        plan = self._call("reference", lambda: declare(case))
+        plan, _ = self._call("reference", lambda: declare(case))
         problem = "" if plan is None else plan_problem(plan, self.kinematics)
         if problem:
             raise ControllerFaultError(f"bad reference: reference {problem}")
@@ -176,8 +287,10 @@ class ClosedLoopPlugin:
 
     def start(self, case: CaseStart) -> None:
         """Tell the controller a case begins (a ``PlanningError`` here is a fault too: the case has started)."""
+        self._renew_if_hung()
+        inner = self.inner
         try:
-            self._call("start", lambda: self.inner.start(case))
+            self._call("start", lambda: inner.start(case))
         except PlanningError as exc:
             raise ControllerFaultError(f"controller error: start raised PlanningError: {exc}") from None
 
@@ -188,12 +301,16 @@ class ClosedLoopPlugin:
         raises is logged in the case's reason, never raised: the case has its outcome already.
         """
         tell = getattr(self.inner, "finish", None)
-        if callable(tell):
+        if callable(tell) and not self._thread.hung:  # a controller whose call never returned is not told
             self._call("finish", lambda: tell(outcome, reason))
 
     def close(self) -> None:
-        """Release what the controller holds (optional ``close()``: processes, connections); never raises."""
-        release(self.inner)
+        """Release what the controller holds (optional ``close()``: processes, connections); never raises. A
+        controller whose call never returned is abandoned as it is."""
+        if not self._thread.hung:
+            inner = self.inner
+            with contextlib.suppress(CallHungError):
+                self._thread.call(lambda: release(inner), self.spec.call_limit_s)
 
     def step(self, observation: Observation) -> Command:
         """The controller's command for this period, checked.
@@ -201,12 +318,18 @@ class ClosedLoopPlugin:
         Raises:
             ControllerFaultError: It raised, was slower than the step budget, or returned a bad command.
         """
-        began = time.perf_counter()
+        inner, budget_s = self.inner, self.spec.step_budget_s
         try:
-            command = self._call("step", lambda: self.inner.step(observation))
+            command, took_s = self._thread.call(lambda: inner.step(observation), budget_s + HANG_GRACE_S)
+        except CallHungError as exc:
+            raise ControllerFaultError(
+                f"step budget exceeded: step {exc} at t = {observation.t_s:.3f} s (budget {budget_s * 1e3:.1f} ms); "
+                "the controller is made again for the next case"
+            ) from None
         except PlanningError as exc:
             raise ControllerFaultError(f"controller error: step raised PlanningError: {exc}") from None
-        took_s = time.perf_counter() - began
+        except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
+            raise ControllerFaultError(f"controller error: step raised {type(exc).__name__}: {exc}") from None
         if took_s > self.spec.step_budget_s:
             raise ControllerFaultError(
                 f"step budget exceeded: step took {took_s * 1e3:.1f} ms at t = {observation.t_s:.3f} s "

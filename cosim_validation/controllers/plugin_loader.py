@@ -8,6 +8,7 @@
       options: {gain: 0.5}                           # handed to the factory as a dict
       step_budget_s: 0.05                            # a closed-loop step may take this long (default 0.1 s)
       time_limit_s: 60                               # a closed-loop case must be done by then (default 120 s)
+      call_limit_s: 30                               # start/reference/finish/plan_case may take this long (60 s)
       needle_force: supervisor/needle_force.yaml     # a closed-loop controller senses the modelled needle force
 
 or, for a controller that is a ROS 2 node of its own, ``external: {command: ..., ...}`` in place of ``plugin``
@@ -33,7 +34,20 @@ from cosim_validation.controllers.external_spec import ADAPTER_STEP_BUDGET_S, AD
 
 #: The entry point group a user's package registers its controller factories in.
 ENTRY_POINT_GROUP = "cosim_validation.controllers"
-_MAPPING_KEYS = ("plugin", "entry_point", "external", "options", "step_budget_s", "time_limit_s", "needle_force")
+_MAPPING_KEYS = (
+    "plugin",
+    "entry_point",
+    "external",
+    "options",
+    "step_budget_s",
+    "time_limit_s",
+    "call_limit_s",
+    "needle_force",
+)
+
+
+#: Longest a plugin's ``start``, ``reference``, ``finish``, ``close`` or ``plan_case`` may run by default [s]
+CALL_LIMIT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,8 @@ class PluginSpec:
         options: Handed to the factory (plain YAML values).
         step_budget_s: Longest a closed-loop ``step`` may take [s].
         time_limit_s: Longest a closed-loop case may run before it is aborted [s] (case time).
+        call_limit_s: Longest a ``start``, ``reference``, ``finish``, ``close`` or ``plan_case`` may run before its
+            case ends as hung [s] (wall time).
         needle_force: The needle force model (a file with a ``needle_force`` section) whose force at the needle
             holder a closed-loop controller observes, or None (its observation's force is NaN).
         source: The file (or command-line option) that named it, for errors.
@@ -57,6 +73,7 @@ class PluginSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     step_budget_s: float = 0.1
     time_limit_s: float = 120.0
+    call_limit_s: float = CALL_LIMIT_S
     needle_force: Path | None = None
     source: str = "--controller"
     key: str = ""
@@ -120,6 +137,7 @@ def plugin_of_node(node: ConfigNode) -> PluginSpec:
         options=copy.deepcopy(options.value) if options is not None else {},
         step_budget_s=node["step_budget_s"].to_float(exclusive_minimum=0.0) if node.has("step_budget_s") else 0.1,
         time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        call_limit_s=node["call_limit_s"].to_float(exclusive_minimum=0.0) if node.has("call_limit_s") else CALL_LIMIT_S,
         needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=where.key,
@@ -139,6 +157,10 @@ def _external_plugin(node: ConfigNode) -> PluginSpec:
         if node.has("step_budget_s")
         else ADAPTER_STEP_BUDGET_S,
         time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        # the adapter's start may (re)start the node and wait for its action and for the case to be accepted
+        call_limit_s=node["call_limit_s"].to_float(exclusive_minimum=0.0)
+        if node.has("call_limit_s")
+        else spec.startup_timeout_s + spec.accept_timeout_s + CALL_LIMIT_S,
         needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=node["external"].key,

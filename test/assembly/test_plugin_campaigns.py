@@ -135,6 +135,32 @@ def test_closed_loop_misbehaviour_ends_its_case_only(suites: tuple[Path, Path], 
     assert seen >= set(REASONS), f"only {len(started)} cases started: not every fault was tried"
 
 
+@pytest.mark.parametrize("kind", ["step", "plan_case"])
+def test_a_call_that_never_returns_ends_its_case_and_the_controller_is_made_again(
+    kind: str, suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The first case's ``step`` (closed loop) or ``plan_case`` (planning) blocks for good: that case ends with the
+    reason once the limit is past, the factory makes the controller again, and every later case runs as the
+    straight controller's does; the campaign ends (the hung call stays on its own daemon thread)."""
+    from test.controllers import plugin_samples
+
+    plugin_samples.HANGS.update(hung=False, made_after=0)
+    if kind == "step":
+        default = {"plugin": f"{SAMPLES}:make_hanging_servo", "step_budget_s": 0.2}
+        reason = "step budget exceeded: step had not returned after 2.2 s at t = 0.300 s (budget 200.0 ms)"
+    else:
+        default = {"plugin": f"{SAMPLES}:make_hanging_planner", "call_limit_s": 1.0}
+        reason = "controller_error: plan_case had not returned after 1 s; the controller is made again"
+    rows = campaign(write_config(tmp_path, default), (suites[0],), tmp_path / "run")
+    cases = sorted(rows["cases"], key=lambda c: c.case_index)
+    assert plugin_samples.HANGS == {"hung": True, "made_after": 1}  # made again once, for the second case
+    first = cases[0]
+    assert first.outcome == ("aborted" if kind == "step" else "refused"), first.message
+    assert first.message.startswith(reason), first.message
+    assert all(c.outcome == "completed" for c in cases[1:] if c.outcome != "refused"), [c.message for c in cases]
+    assert sum(c.outcome == "completed" for c in cases[1:]) >= len(cases) // 2
+
+
 def test_a_factory_that_raises_stops_the_campaign_before_its_run_directory(
     suites: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -169,3 +170,43 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
             return Plan(plan.t_s, plan.stage, q, plan.source_m, plan.line, self.name)
 
     return BadPlan()
+
+
+#: What the hanging samples did in this process: whether a call hung, and the factory calls after it
+HANGS: dict[str, Any] = {"hung": False, "made_after": 0}
+
+
+class HangingServo(Replay):
+    """Replays the straight plan; the first case of the process never gets an answer to its step at ``after_s``
+    (the step blocks for good); every later case, and every controller made after it, behaves."""
+
+    def __init__(self, context: ControllerContext, after_s: float) -> None:
+        super().__init__(context)
+        self.after_s = after_s
+
+    def step(self, observation: Observation) -> Command:
+        if observation.t_s >= self.after_s and not HANGS["hung"]:
+            HANGS["hung"] = True
+            threading.Event().wait()  # never set: this call never returns
+        return super().step(observation)
+
+
+def make_hanging_servo(options: dict[str, Any], context: ControllerContext) -> HangingServo:
+    """Options: ``after_s`` (when the first case's step hangs, default 0.3 s)."""
+    HANGS["made_after"] += HANGS["hung"]
+    return HangingServo(context, float(options.get("after_s", 0.3)))
+
+
+class HangingPlanner(StraightController):
+    """The straight planner, whose first ``plan_case`` of the process never returns."""
+
+    def plan_case(self, source: Any, target: Any, seed: int = 0) -> Plan:
+        if not HANGS["hung"]:
+            HANGS["hung"] = True
+            threading.Event().wait()  # never set: this call never returns
+        return super().plan_case(source, target, seed)
+
+
+def make_hanging_planner(options: dict[str, Any], context: ControllerContext) -> HangingPlanner:
+    HANGS["made_after"] += HANGS["hung"]
+    return HangingPlanner(context.planner)

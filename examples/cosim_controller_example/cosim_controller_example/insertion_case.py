@@ -8,8 +8,9 @@ The needle axis is the unit vector from the source to the target; the desired ti
   ``approach_speed_m_s`` (the node knows no anatomy, so it cannot find the skin; the case study's sources lie
   about 11 cm above the chest and its targets 4-10 cm under the skin, so 40 % keeps the approach outside).
 - INJECTION: on to the target at ``injection_speed_m_s``, then a hold of ``settle_s`` on the target.
-- EXTRACTION: back to the source, at the injection speed to the approach point, then at the approach speed.
-- RESET: a hold of ``reset_s`` at the source.
+- EXTRACTION: back along the injection's path to the approach point, at the injection speed (the extraction
+  retraces the injection, which the monitor checks).
+- RESET: back to the source at the approach speed, then a hold of ``reset_s`` there.
 
 Every period the tracked tip is compared with where the previous command meant to put it; a fraction ``gain``
 of the difference is added to a Cartesian correction (at most ``max_correction_m``), and the nominal model is
@@ -219,6 +220,6 @@ def _legs(length_m: float, settings: ServoSettings) -> tuple[Leg, ...]:
         Leg(INJECTION, mid, length_m, slow),
         Leg(INJECTION, length_m, length_m, 0.0, settings.settle_s),
         Leg(EXTRACTION, length_m, mid, slow),
-        Leg(EXTRACTION, mid, 0.0, fast),
+        Leg(RESET, mid, 0.0, fast),
         Leg(RESET, 0.0, 0.0, 0.0, settings.reset_s),
     )

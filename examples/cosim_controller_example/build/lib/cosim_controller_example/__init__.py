@@ -1,0 +1,1 @@
+"""Example controllers under test for cosim_validation (docs/CONTROLLERS.md)."""

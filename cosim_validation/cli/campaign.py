@@ -176,6 +176,7 @@ def summary_text(summary: dict[str, Any]) -> str:
         kpi_rows.append((k["kpi"], k["robot"], k["n"], mean, worst, unit))
     if kpi_rows:
         lines += ["", format_table(["kpi", "robot", "n", "mean", "max", "unit"], kpi_rows)]
-    for failure in summary["failures"]:
-        lines.append(f"failed {failure['test_id']}: {failure['message']}")
+    for kind, key in (("aborted", "aborted"), ("failed", "failures")):
+        for case in summary.get(key, []):
+            lines.append(f"{kind} {case['test_id']}: {case['message']}")
     return "\n".join(lines)

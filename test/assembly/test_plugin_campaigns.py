@@ -133,6 +133,17 @@ def test_closed_loop_misbehaviour_ends_its_case_only(suites: tuple[Path, Path], 
             assert REASONS[fault] in case.message, (fault, case.message)
     seen = {fault for case, fault in zip(started, FAULTS * 2, strict=False)}
     assert seen >= set(REASONS), f"only {len(started)} cases started: not every fault was tried"
+    # the report says why each started case did not complete, as stored (summary.json: the first 10 of them)
+    from cosim_validation.runs.report.report_builder import build_report
+
+    report = build_report(tmp_path / "run")
+    aborted = [c for c in cases if c.outcome == "aborted"]
+    listed = report.summary["report"]["run"]["stopped"]
+    assert [(c["test_id"], c["message"]) for c in listed] == [(c.test_id, c.message) for c in aborted][:20]
+    assert report.summary["aborted"] == [{"test_id": c.test_id, "message": c.message} for c in aborted][:10]
+    page = report.html_path.read_text()
+    assert f"Why {len(aborted)} started cases did not complete" in page
+    assert "controller error: step raised RuntimeError: the servo lost its marker" in page
 
 
 @pytest.mark.parametrize("kind", ["step", "plan_case"])

@@ -42,6 +42,7 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
         if r["property"] == safety_name
     }
     failures = db.query("SELECT test_id, message FROM cases WHERE outcome = 'failed' ORDER BY case_index LIMIT 10")
+    aborted = db.query("SELECT test_id, message FROM cases WHERE outcome = 'aborted' ORDER BY case_index LIMIT 10")
     [(wall_total, wall_mean, workers)] = db.query(
         "SELECT SUM(wall_s), AVG(wall_s), COUNT(DISTINCT worker) FROM timings"
     )
@@ -59,6 +60,7 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
         },
         "cases": {"stored": stored, "expected": expected_total or stored, **outcomes},
         "failures": [{"test_id": t, "message": m} for t, m in failures],
+        "aborted": [{"test_id": t, "message": m} for t, m in aborted],  # the first 10, with their reasons
         "properties": properties,
         "safety": {"property": safety_name, "by_robot": safety},
         "kpis": _kpis(db),

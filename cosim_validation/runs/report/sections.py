@@ -63,13 +63,38 @@ def overview(run: RunData) -> Section:
     refused = run.cases.loc[run.cases["outcome"] == "refused", "message"].str.split(":").str[0]
     if len(refused):
         s.parts.append(table(["refusal reason", "cases"], Counter(refused).most_common(), "refusals"))
+    stopped = _stopped_cases(run)
+    if stopped:
+        shown = stopped[:STOPPED_SHOWN]
+        more = (
+            f" (the first {STOPPED_SHOWN}; the cases table of results.sqlite has every one)"
+            if len(shown) < len(stopped)
+            else ""
+        )
+        s.parts.append(paragraph(f"Why {len(stopped)} started cases did not complete{more}:"))
+        s.parts.append(table(["case", "outcome", "reason"], [tuple(c.values()) for c in shown], "stopped-cases"))
     s.data = {
         "cases": len(run.cases),
         "outcomes": dict(outcomes),
         "refusals": dict(Counter(refused)),
+        "stopped": stopped[:STOPPED_SHOWN],
         "anatomy_repairs": repairs,
     }
     return s
+
+
+#: Cases aborted or failed that the report lists with their reasons (the first ones, in case order)
+STOPPED_SHOWN = 20
+
+
+def _stopped_cases(run: RunData) -> list[dict[str, str]]:
+    """Every aborted or failed case, in case order: its test id, outcome and the stored reason."""
+    cases = run.cases.sort_values("case_index") if "case_index" in run.cases else run.cases
+    stopped = cases[cases["outcome"].isin(("aborted", "failed"))]
+    return [
+        {"test_id": str(t), "outcome": str(o), "message": str(m)}
+        for t, o, m in zip(stopped["test_id"], stopped["outcome"], stopped["message"], strict=True)
+    ]
 
 
 def _anatomy_repairs(run: RunData) -> list[dict[str, Any]]:

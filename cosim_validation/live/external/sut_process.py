@@ -106,12 +106,16 @@ class NodeProcess:
         return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
 
     def stop(self) -> None:
-        """Stop the node and everything it started (SIGINT, SIGTERM, SIGKILL to its process group)."""
+        """Stop the node and everything it started (SIGINT, SIGTERM, SIGKILL to its process group; each followed by
+        SIGCONT, so that a stopped node runs its stop)."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             for sig, grace_s in zip((signal.SIGINT, signal.SIGTERM, signal.SIGKILL), _GRACE_S, strict=True):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, sig)
+                    # a stopped node (SIGSTOP, a debugger) takes the signal only once it runs again, and then leaves
+                    # the DDS graph itself instead of lingering there until its lease ends
+                    os.killpg(proc.pid, signal.SIGCONT)
                 try:
                     proc.wait(timeout=grace_s)
                     break

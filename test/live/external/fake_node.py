@@ -10,7 +10,9 @@ It serves ``/run_test_case`` and, per case, behaves as MODE says (all in simulat
 - ``crash``: exits with code 3 after 0.5 s of the case;
 - ``killed``: is killed (SIGKILL) after 0.5 s of the case;
 - ``mute``: never answers a goal (its goal callback blocks);
-- ``stubborn``: accepts, never finishes and rejects every cancel.
+- ``stubborn``: accepts, never finishes and rejects every cancel;
+- ``freeze_odd``: stops itself (SIGSTOP) on the goal of a case with an odd number (``ext-0001``), before it
+  answers; runs the other cases as ``move``.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ class FakeNode(Node):
     def _on_force(self, msg: WrenchStamped) -> None:
         self.forces += int(msg.header.frame_id == "base_link")
 
-    def _goal(self, _goal: object) -> GoalResponse:
+    def _goal(self, goal: object) -> GoalResponse:
         if self.mode == "mute":
             time.sleep(3600)
+        if self.mode == "freeze_odd" and int(goal.test_case.test_id.rsplit("-", 1)[1]) % 2:  # type: ignore[attr-defined]
+            os.kill(os.getpid(), signal.SIGSTOP)
         return GoalResponse.ACCEPT
 
     def _cancel(self, _handle: object) -> CancelResponse:

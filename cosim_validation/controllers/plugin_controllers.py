@@ -137,13 +137,15 @@ class CallThread:
     """
 
     def __init__(self, name: str) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Future[tuple[Any, float]]]] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Future[tuple[Any, float]] | None]] = queue.SimpleQueue()
         self.hung = False
         threading.Thread(target=self._serve, name=f"controller-{name}", daemon=True).start()
 
     def _serve(self) -> None:
         while True:
             call, future = self._tasks.get()
+            if future is None:  # stop()
+                return
             began = time.perf_counter()
             try:
                 result = call()
@@ -167,6 +169,16 @@ class CallThread:
             self.hung = True
             raise CallHungError(f"had not returned after {limit_s:g} s") from None
 
+    def close(self, release_call: Callable[[], Any], limit_s: float) -> None:
+        """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; a thread whose
+        call never returned is left as it is (and so is its controller). Never raises."""
+        if self.hung:
+            return
+        with contextlib.suppress(CallHungError):
+            self.call(release_call, limit_s)
+        if not self.hung:
+            self._tasks.put((lambda: None, None))
+
 
 class PlanningPlugin:
     """A user's planning controller (``plan_case``), guarded (see the module docstring)."""
@@ -178,8 +190,10 @@ class PlanningPlugin:
         self._thread = CallThread(spec.name)
 
     def close(self) -> None:
-        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises."""
-        release(self.inner)
+        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises. A
+        controller whose call never returned is abandoned as it is."""
+        inner = self.inner
+        self._thread.close(lambda: release(inner), self.spec.call_limit_s)
 
     def _renew(self) -> None:
         """A new controller and thread after a hung call.
@@ -307,10 +321,8 @@ class ClosedLoopPlugin:
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: processes, connections); never raises. A
         controller whose call never returned is abandoned as it is."""
-        if not self._thread.hung:
-            inner = self.inner
-            with contextlib.suppress(CallHungError):
-                self._thread.call(lambda: release(inner), self.spec.call_limit_s)
+        inner = self.inner
+        self._thread.close(lambda: release(inner), self.spec.call_limit_s)
 
     def step(self, observation: Observation) -> Command:
         """The controller's command for this period, checked.

@@ -1,1 +1,0 @@
-"""Example controllers under test for cosim_validation (docs/CONTROLLERS.md)."""

@@ -35,11 +35,8 @@ def batch_records(
     n = run.executed
     t_s = run.t_s
     meta = {"seed": run.seed, "target_m": [float(v) for v in target_m], "outcome": run.outcome}
-    supervised = len(run.q_sent) > 0  # the setpoints the supervisor let through, else the plan's
-    q_plan = run.q_sent[:n] if supervised else plan.q[:n]
-    stage = run.stage_sent[:n] if supervised else plan.stage[:n]
-    mode = run.supervisor_sent[:n] if supervised else np.zeros(n, dtype=np.uint8)  # 0: unsupervised
-    q_expected = run.q_expected[:n] if len(run.q_expected) else q_plan  # a closed-loop controller's reference
+    q_plan, stage, mode = run.q_sent[:n], run.stage_sent[:n], run.supervisor_sent[:n]  # what was streamed
+    q_expected = run.q_expected[:n]  # the same, but a closed-loop controller's reference where it declared one
     records = [
         kinematic_record(
             kinematics,

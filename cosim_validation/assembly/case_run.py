@@ -1,6 +1,6 @@
 """What a lockstep case is and tells the outside world: its events, listener, clock and how it went.
 
-Shared by the lockstep loop (:mod:`.lockstep`) and its supervised stream (:mod:`.supervised_stream`); every
+Shared by the lockstep loop (:mod:`.lockstep`) and its setpoint sources (:mod:`.setpoint_source`); every
 name is also importable from :mod:`cosim_validation.assembly.lockstep`.
 """
 
@@ -111,19 +111,20 @@ class CaseRun:
         message: Why it ended that way ("every stage executed", the refusal or abort reason).
         robots: The robots driven.
         plan: The plan (None when refused or failed before planning).
-        stamps_ns: (n,) the plan's sample stamps on the session clock.
+        stamps_ns: (m,) the stamps of the setpoints streamed, on the session clock (before streaming: the plan's,
+            or the case start alone).
         executed: Samples every robot answered (the first ``executed`` of the plan).
         last_stage: The stage of the last sample answered.
         seed: The case's seed (noise of the emulated arms).
         started: Whether streaming began (STARTED was announced: the monitor sees the case).
         left_out: Robots the case wanted but could not drive (they stopped answering in an earlier case).
-        q_sent: (m, J) the setpoints streamed, one per stamp, of a supervised case (empty otherwise: the plan's).
-        stage_sent: (m,) the stage of each (supervised case).
-        supervisor_sent: (m,) the supervisor's mode (:class:`SupervisorMode`) of each (supervised case).
+        q_sent: (m, J) the setpoints streamed, one per stamp [rad, or m for a prismatic joint].
+        stage_sent: (m,) the stage of each.
+        supervisor_sent: (m,) the supervisor's mode (:class:`SupervisorMode`) of each (UNSUPERVISED without one).
         supervision: Every :class:`~cosim_validation.assembly.supervision.Decision` of a supervised case, one per
             streamed stamp after the first, else empty.
-        q_expected: (m, J) the expected setpoint of each streamed stamp of a closed-loop case (its reference, or
-            its commands); empty otherwise (the plan, or ``q_sent``, is expected).
+        q_expected: (m, J) the expected state announced with each streamed setpoint: the setpoint itself, but a
+            closed-loop controller's reference where it declared one.
         stopped_by: Who ended an aborted case (None for any other outcome).
     """
 

@@ -1,13 +1,13 @@
-"""The lockstep stream of a closed-loop controller: one ``step`` per control period decides each setpoint.
+"""The setpoints of a closed-loop controller: one ``step`` per control period decides each one.
 
 Before the case: ``reference(case)`` (optional) is the expected trajectory; the robots are reset at its first
 setpoint (else at the home pose) and ``start(case)`` is called. Period 0 streams that pose. Period p >= 1, at
 case time p * dt: the controller observes what the robots answered to setpoint p - 1 (:class:`Observation`) and
-returns a command; a setpoint or a hold is validated, announced (the expected state: the reference at p, held at
-its last sample, else the command), sent to every robot and waited for, with the same calls as the open-loop and
-the supervised streams. The case ends when the controller says ``done``; it is aborted, with the reason, when the
-controller misbehaves (:class:`~cosim_validation.controllers.plugin_controllers.ControllerFaultError`) or runs past its
-time limit.
+returns a command; a setpoint or a hold is the period's setpoint, announced with the expected state (the reference
+at p, held at its last sample, else the command). The lockstep loop streams it as it streams every source's
+(:mod:`~cosim_validation.assembly.setpoint_source`). The case ends when the controller says ``done``; it is
+aborted, with the reason, when the controller misbehaves
+(:class:`~cosim_validation.controllers.plugin_controllers.ControllerFaultError`) or runs past its time limit.
 
 Under the task supervisor the supervisor observes the feeding robot and steps first each period; the controller is
 then asked with the step's mode in its observation (``supervisor_mode``), and its command is streamed only where
@@ -23,21 +23,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from cosim_validation.assembly.case_run import (
-    CaseAbortedError,
-    CaseEvent,
-    CaseListener,
-    CaseRun,
-    StoppedBy,
-    admit_setpoint,
-)
-from cosim_validation.assembly.robot_port import Measurement
-from cosim_validation.assembly.supervised_stream import Lockstep, exchange_setpoint, sync_streamed
-from cosim_validation.assembly.supervision import Decision, Proposal, Supervision, feeding_robot
+from cosim_validation.assembly.case_run import CaseAbortedError, CaseRun, StoppedBy
+from cosim_validation.assembly.robot_port import Measurement, RobotPort
+from cosim_validation.assembly.setpoint_source import Period
+from cosim_validation.assembly.supervision import Decision, Proposal, SupervisedCase, Supervision, feeding_robot
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.controllers.planning.plan import InsertionLine, Plan
 from cosim_validation.controllers.plugin_api import CaseStart, CommandKind, Observation
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, ControllerFaultError, NeedleForceSensor
+from cosim_validation.robots.model import Kinematics
 from cosim_validation.supervisor.supervisor import SupervisorStatus
 
 
@@ -68,110 +62,117 @@ def commands_plan(run: CaseRun, case: CaseStart, name: str) -> Plan:
     return Plan(np.arange(n) * case.dt_s, stage, q, case.source_m, line, name, {"closed_loop": True})
 
 
-def stream_closed_loop(
-    loop: Lockstep,
-    run: CaseRun,
-    plugin: ClosedLoopPlugin,
-    listener: CaseListener,
-    case: CaseStart,
-    reference: Plan | None,
-    supervision: Supervision | None = None,
-) -> None:
-    """Stream ``run`` with ``plugin`` deciding every setpoint on ``loop``'s robots (see the module docstring);
-    under ``supervision`` the task supervisor steps first each period and decides what is streamed.
+class ClosedLoopSource:
+    """The setpoints of a closed-loop controller (see the module docstring); under ``supervision`` the task
+    supervisor steps first each period and decides what is streamed.
 
-    ``run.plan`` holds the reference (or the start pose) on entry and ``run.stamps_ns`` the case start; on return
-    it holds the reference or the commands streamed.
-
-    Raises:
-        CaseAbortedError: The controller misbehaved, said ``done`` with ``aborted``, ran past its time limit; the
-            supervisor stopped the case; a robot was lost, the validator refused a setpoint or the client canceled.
+    Args:
+        run: The case (``run.plan`` the reference, or the start pose; ``run.stamps_ns[0]`` its start). When the
+            controller declared no reference, ``run.plan`` holds the commands streamed once the case ended.
+        plugin: The controller.
+        case: The case as the controller sees it (its start pose ``case.q0``).
+        reference: The controller's reference, or None.
+        robots: The robots, by role, and the nominal arm (the observations).
+        supervision: The task supervisor, or None.
     """
-    feed = feeding_robot(run.robots)
-    start_ns, period_ns = int(run.stamps_ns[0]), round(plugin.dt_s * 1e9)
-    stamps: list[int] = []
-    q_sent: list[np.ndarray] = []
-    stages: list[int] = []
-    modes: list[int] = []
-    expected: list[np.ndarray] = []
-    validator = loop.start_streaming(run, listener)
-    assert run.plan is not None
-    asker = _Asker(plugin, (loop, run, feed), case.q0, run.last_stage)
-    supervised = supervision.for_case(run.test_id, run.plan, plugin.dt_s) if supervision is not None else None
-    if supervised is not None:
-        supervised.robot = feed
-    mode = SupervisorMode.UNSUPERVISED if supervised is None else SupervisorMode.HOLDING
-    q, stage, index = case.q0, run.last_stage, 0
-    ending = ("aborted", "")
-    try:
-        plugin.start(case)
-        while True:
-            p = len(stamps)
-            t_s = p * plugin.dt_s
-            decision: Decision | None = None
+
+    def __init__(
+        self,
+        run: CaseRun,
+        plugin: ClosedLoopPlugin,
+        case: CaseStart,
+        reference: Plan | None,
+        robots: tuple[Mapping[RobotRole, RobotPort], Kinematics],
+        supervision: Supervision | None = None,
+    ) -> None:
+        self._run, self._plugin, self._case, self._reference = run, plugin, case, reference
+        self._robots, self._supervision = robots, supervision
+        self._feed = feeding_robot(run.robots)
+        self._start_ns, self.period_ns = int(run.stamps_ns[0]), round(plugin.dt_s * 1e9)
+        self.planned = run.plan.n_samples if run.plan is not None else 1
+        self._asker: _Asker | None = None
+        self._supervised: SupervisedCase | None = None
+        self._q, self._stage = case.q0, Stage.NONE
+        self._mode = SupervisorMode.UNSUPERVISED if supervision is None else SupervisorMode.HOLDING
+
+    def open(self) -> None:
+        """Give the supervisor the case (if supervised) and start the controller.
+
+        Raises:
+            ControllerFaultError: Its ``start`` failed.
+        """
+        run, plugin = self._run, self._plugin
+        assert run.plan is not None
+        self._stage = run.last_stage
+        self._asker = _Asker(plugin, (self._robots[1], run, self._feed), self._q, self._stage)
+        if self._supervision is not None:
+            self._supervised = self._supervision.for_case(run.test_id, run.plan, plugin.dt_s)
+            self._supervised.robot = self._feed
+        plugin.start(self._case)
+
+    def decide(self, p: int, last_stamp_ns: int | None) -> Period | None:
+        """Period ``p``: the start pose, then what the controller (under the supervisor, what it lets through)
+        asks for; None once the controller said done (unsupervised)."""
+        asker = self._asker
+        assert asker is not None
+        t_s = p * self._plugin.dt_s
+        decision: Decision | None = None
+        index = 0
+        if last_stamp_ns is not None:
             # what every robot answered to the last setpoint, read once (a live robot link hands each answer once)
-            seen = {role: loop.ports[role].measurement(stamps[-1]) for role in run.robots} if p > 0 else {}
-            if p > 0 and supervised is not None:
-                supervised.observe(t_s, seen[feed])
-                asker.period = (t_s, seen, q)
-                decision = supervised.decide(t_s, asker.propose)
-                run.supervision.append(decision)
-                q, stage, mode, index = decision.q, decision.stage, decision.status.mode, decision.plan_index
-            elif p > 0:
-                asker.ask(t_s, seen, q, None)
+            ports = self._robots[0]
+            seen = {role: ports[role].measurement(last_stamp_ns) for role in self._run.robots}
+            if self._supervised is not None:
+                self._supervised.observe(t_s, seen[self._feed])
+                asker.period = (t_s, seen, self._q)
+                decision = self._supervised.decide(t_s, asker.propose)
+                self._run.supervision.append(decision)
+                self._q, self._stage, self._mode = decision.q, decision.stage, decision.status.mode
+                index = decision.plan_index
+            else:
+                asker.ask(t_s, seen, self._q, None)
                 if asker.done:
-                    break
-                q, stage, index = asker.q, asker.stage, p
-            admit_setpoint(listener, validator, p, q, stage)
-            want = q if reference is None or index < 0 else reference.q[min(index, reference.n_samples - 1)]
-            stamps.append(start_ns + p * period_ns)
-            q_sent.append(q)
-            stages.append(int(stage))
-            modes.append(int(mode))
-            expected.append(want)
-            sync_streamed(run, stamps, q_sent, stages, modes)
-            if decision is not None:
-                listener.supervisor_step(stamps[-1], decision)
-            exchange_setpoint(loop, run, p, stamps[-1], (stage, mode), q, listener, want)
-            listener.pace(p, t_s)
-            if decision is not None and decision.end:
-                if decision.end != "completed":
-                    raise CaseAbortedError(decision.end, StoppedBy.SUPERVISOR)
-                break
-        ending = ("completed", run.message)
-    except ControllerFaultError as fault:
-        ending = ("aborted", str(fault))
-        raise CaseAbortedError(str(fault), StoppedBy.CONTROLLER) from None
-    except CaseAbortedError as stop:
-        ending = ("aborted", str(stop))
-        raise
-    finally:
-        if supervision is not None:
-            supervision.current = None
-        _tell_finished(plugin, run, *ending)
-        sync_streamed(run, stamps, q_sent, stages, modes)
-        run.q_expected = np.asarray(expected, dtype=np.float64).reshape(len(expected), len(case.q0))
-        if reference is None:
-            run.plan = commands_plan(run, case, plugin.name)
-    loop.clock.now_ns = stamps[-1] + period_ns
-    done = run.message
-    run.outcome, run.message = "completed", f"the controller is done{': ' + done if done else ''}"
-    if supervised is not None:
-        run.message += "; every stage executed under the supervisor"
-    if run.left_out:
-        names = " and ".join(r.label for r in run.left_out)
-        run.message += f" without the {names} robot (it stopped answering in an earlier case)"
-    listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
+                    return None
+                self._q, self._stage, index = asker.q, asker.stage, p
+        reference = self._reference
+        expected = self._q if reference is None or index < 0 else reference.q[min(index, reference.n_samples - 1)]
+        return Period(
+            self._start_ns + p * self.period_ns,
+            t_s,
+            self._q,
+            self._stage,
+            self._mode,
+            expected=expected,
+            decision=decision,
+            end=decision.end if decision is not None else "",
+        )
+
+    def close(self, outcome: str, reason: str) -> None:
+        """Tell the controller how the case ended (a fault there is noted in the case's message); without a
+        reference, the commands streamed become the case's plan."""
+        if self._supervision is not None:
+            self._supervision.current = None
+        _tell_finished(self._plugin, self._run, outcome, reason)
+        if self._reference is None:
+            self._run.plan = commands_plan(self._run, self._case, self._plugin.name)
+
+    def completed(self, run: CaseRun) -> str:
+        """The controller is done (its reason), under the supervisor if supervised."""
+        done = run.message
+        message = f"the controller is done{': ' + done if done else ''}"
+        if self._supervised is not None:
+            message += "; every stage executed under the supervisor"
+        return message
 
 
 class _Asker:
     """Asks the controller for each period's command and keeps what it asked for (its setpoint and stage).
 
-    ``where``: the loop, the run and the robot the controller observes first.
+    ``where``: the nominal arm, the run and the robot the controller observes first.
     """
 
     def __init__(
-        self, plugin: ClosedLoopPlugin, where: tuple[Lockstep, CaseRun, RobotRole], q0: np.ndarray, stage: Stage
+        self, plugin: ClosedLoopPlugin, where: tuple[Kinematics, CaseRun, RobotRole], q0: np.ndarray, stage: Stage
     ) -> None:
         self.plugin, self.where = plugin, where
         self.q, self.stage, self.done = q0, stage, False
@@ -192,8 +193,8 @@ class _Asker:
         plugin = self.plugin
         if t_s > plugin.spec.time_limit_s + 1e-9:
             raise ControllerFaultError(f"time limit: the controller was not done after {plugin.spec.time_limit_s:g} s")
-        loop, run, feed = self.where
-        command = plugin.step(_observe(loop, seen, (feed, self.forces), t_s, q_last, mode))
+        kinematics, run, feed = self.where
+        command = plugin.step(_observe(kinematics, seen, (feed, self.forces), t_s, q_last, mode))
         if command.kind is CommandKind.DONE:
             if command.outcome == "aborted":
                 raise CaseAbortedError(
@@ -221,7 +222,7 @@ def _tell_finished(plugin: ClosedLoopPlugin, run: CaseRun, outcome: str, reason:
 
 
 def _observe(
-    loop: Lockstep,
+    kinematics: Kinematics,
     seen: Mapping[RobotRole, Measurement],
     sensing: tuple[RobotRole, NeedleForceSensor | None],
     t_s: float,
@@ -235,7 +236,7 @@ def _observe(
     main = seen[feed]
     force_n = float("nan")
     if forces is not None:
-        holder, tip = loop.kinematics.needle_segments(main.q_measured)
+        holder, tip = kinematics.needle_segments(main.q_measured)
         force_n = forces.update(t_s, holder[0], tip[0])[1]
     return Observation(
         t_s=t_s,

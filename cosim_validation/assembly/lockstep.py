@@ -30,9 +30,10 @@ from cosim_validation.assembly.case_run import (
     admit_setpoint,
 )
 from cosim_validation.assembly.case_seed import case_seed
-from cosim_validation.assembly.closed_loop_stream import case_start, commands_plan, stream_closed_loop
+from cosim_validation.assembly.closed_loop_stream import ClosedLoopSource, case_start, commands_plan
 from cosim_validation.assembly.robot_port import Measurement, RobotLostError, RobotPort
-from cosim_validation.assembly.supervised_stream import stream_supervised
+from cosim_validation.assembly.setpoint_source import Period, PlanSource, SetpointSource
+from cosim_validation.assembly.supervised_stream import SupervisedSource
 from cosim_validation.assembly.supervision import Supervision
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, Stage
@@ -40,6 +41,7 @@ from cosim_validation.controllers import Controller
 from cosim_validation.controllers.planning.state_validator import StateValidator
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, ControllerFaultError
 from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.robot_backend import StageAware
 from cosim_validation.testgen import TestCase
 
 
@@ -149,10 +151,13 @@ class Lockstep:
                 self._closed_loop(run, case, controller, listener)
                 return run
             self._plan(run, case, controller, listener)
-            if run.plan is not None and self.supervision is not None:
-                stream_supervised(self, run, self.supervision, listener)
-            elif run.plan is not None:
-                self._stream(run, listener)
+            if run.plan is not None:
+                source: SetpointSource = (
+                    PlanSource(run, self.kinematics)
+                    if self.supervision is None
+                    else SupervisedSource(run, self.supervision, self.ports)
+                )
+                self.stream(run, source, listener)
         except CaseAbortedError as exc:
             self._abort(run, exc, listener)
         return run
@@ -174,10 +179,8 @@ class Lockstep:
             start = case_start(run, case.source_m, case.target_m, reference.q[0], controller)
         run.plan = reference if reference is not None else commands_plan(run, start, controller.name)
         run.stamps_ns = np.array([self.clock.now_ns], dtype=np.int64)
-        try:
-            stream_closed_loop(self, run, controller, listener, start, reference, self.supervision)
-        except CaseAbortedError as exc:
-            self._abort(run, exc, listener)
+        robots = (self.ports, self.kinematics)
+        self.stream(run, ClosedLoopSource(run, controller, start, reference, robots, self.supervision), listener)
 
     def _plan(self, run: CaseRun, case: TestCase, controller: Controller, listener: CaseListener) -> None:
         from cosim_validation.controllers.planning import PlanningError
@@ -190,18 +193,46 @@ class Lockstep:
             return
         run.stamps_ns = self.clock.now_ns + np.round(run.plan.t_s * 1e9).astype(np.int64)
 
-    def _stream(self, run: CaseRun, listener: CaseListener) -> None:
-        plan = run.plan
-        assert plan is not None
-        q = plan.q
+    def stream(self, run: CaseRun, source: SetpointSource, listener: CaseListener) -> None:
+        """Stream ``run`` from ``source``: reset every robot, then each period's setpoint is admitted (the client's
+        cancel, the state validator), recorded in ``run``, announced, sent to every robot and waited for, until the
+        source's last period (or its None); the case is then completed and the clock moves past it.
+
+        Raises:
+            CaseAbortedError: The source stopped the case (the supervisor, the controller), a robot was lost, the
+                validator refused a setpoint or the client canceled (``run`` says how far it got).
+        """
+        sent = _Streamed(run, source.planned)
         validator = self.start_streaming(run, listener)
-        fk = self.kinematics.record_arrays(q)
-        for k in range(plan.n_samples):
-            self._step(run, k, fk.tip_pos_m[k], fk.tip_quat_wxyz[k], validator, listener)
-            listener.pace(k, float(plan.t_s[k]))
-        period_ns = int(run.stamps_ns[1] - run.stamps_ns[0]) if plan.n_samples > 1 else 100_000_000
-        self.clock.now_ns = int(run.stamps_ns[-1]) + period_ns
-        run.outcome, run.message = "completed", "every stage executed"
+        staged = tuple(port for role in run.robots if isinstance(port := self.ports[role], StageAware))
+        ending = ("aborted", "")
+        try:
+            source.open()
+            period = source.decide(0, None)
+            while period is not None:
+                p = sent.count
+                admit_setpoint(listener, validator, p, period.q, period.stage)
+                sent.add(period)
+                if period.decision is not None:
+                    listener.supervisor_step(period.stamp_ns, period.decision)
+                self._announce_and_exchange(run, p, period, staged, listener, source.planned)
+                listener.pace(p, period.t_s)
+                if period.end:
+                    if period.end != "completed":
+                        raise CaseAbortedError(period.end, StoppedBy.SUPERVISOR)
+                    break
+                period = source.decide(p + 1, period.stamp_ns)
+            ending = ("completed", run.message)
+        except ControllerFaultError as fault:
+            ending = ("aborted", str(fault))
+            raise CaseAbortedError(str(fault), StoppedBy.CONTROLLER) from None
+        except CaseAbortedError as stop:
+            ending = ("aborted", str(stop))
+            raise
+        finally:
+            source.close(*ending)
+        self.clock.now_ns = int(run.stamps_ns[-1]) + source.period_ns
+        run.outcome, run.message = "completed", source.completed(run)
         if run.left_out:
             names = " and ".join(r.label for r in run.left_out)
             run.message += f" without the {names} robot (it stopped answering in an earlier case)"
@@ -228,53 +259,49 @@ class Lockstep:
         listener.status(CaseEvent.STARTED, run.last_stage, "", run)
         return validator
 
-    def exchange(self, run: CaseRun, stamp_ns: int, q: np.ndarray, stage: Stage = Stage.NONE) -> None:
-        """Send setpoint ``q`` of ``stage`` stamped ``stamp_ns`` to every robot of ``run`` and wait for every answer
-        (then the watch, if any, judges the physical robot's answer against the virtual twin's). A port with the
-        optional ``stage`` notification (an in-process robot, whose filters may use it) is told the stage first;
-        live, the robot's proxy reads it from the expected state the listener published.
+    def _announce_and_exchange(
+        self,
+        run: CaseRun,
+        p: int,
+        period: Period,
+        staged: Sequence[StageAware],
+        listener: CaseListener,
+        planned: int,
+    ) -> None:
+        """Announce setpoint ``p`` (its expected state and planned tip), send it to every robot and wait for every
+        answer (the ``staged`` robots are told its stage first); then the watch, if any, judges the physical
+        robot's answer against the virtual twin's. The case's progress and stage changes.
 
         Raises:
             CaseAbortedError: A robot did not answer (it is dropped from later cases when so configured).
         """
+        expected = period.q if period.expected is None else period.expected
+        tip, quat = period.tip, period.quat
+        if tip is None or quat is None:
+            fk = self.kinematics.record_arrays(expected[None, :])
+            tip, quat = fk.tip_pos_m[0], fk.tip_quat_wxyz[0]
+        stage, stamp = period.stage, period.stamp_ns
+        listener.setpoint(p, stamp, stage, expected, tip, quat, period.mode)
+        for port in staged:
+            port.stage(int(stage))
         for role in run.robots:
-            notify = getattr(self.ports[role], "stage", None)
-            if notify is not None:
-                notify(int(stage))
-            self.ports[role].send(stamp_ns, q)
+            self.ports[role].send(stamp, period.q)
         for role in run.robots:
             try:
-                self.ports[role].wait(stamp_ns)
+                self.ports[role].wait(stamp)
             except RobotLostError as exc:
                 self.lose(role)
                 raise CaseAbortedError(str(exc), StoppedBy.ROBOT) from None
         if self.watch is not None and RobotRole.PHYSICAL in run.robots and RobotRole.VIRTUAL in run.robots:
-            robot, model = (self.ports[r].measurement(stamp_ns) for r in (RobotRole.PHYSICAL, RobotRole.VIRTUAL))
-            self.watch.push((stamp_ns - int(run.stamps_ns[0])) / 1e9, stamp_ns, robot, model, q)
-
-    def _step(
-        self,
-        run: CaseRun,
-        k: int,
-        tip: np.ndarray,
-        quat: np.ndarray,
-        validator: StateValidator | None,
-        listener: CaseListener,
-    ) -> None:
-        plan = run.plan
-        assert plan is not None
-        stage = Stage(int(plan.stage[k]))
-        admit_setpoint(listener, validator, k, plan.q[k], stage)
-        stamp = int(run.stamps_ns[k])
-        listener.setpoint(k, stamp, stage, plan.q[k], tip, quat)
-        self.exchange(run, stamp, plan.q[k], stage)
-        run.executed = k + 1
+            robot, model = (self.ports[r].measurement(stamp) for r in (RobotRole.PHYSICAL, RobotRole.VIRTUAL))
+            self.watch.push((stamp - int(run.stamps_ns[0])) / 1e9, stamp, robot, model, period.q)
+        run.executed = p + 1
         changed = stage is not run.last_stage
-        if changed and k > 0:
+        if changed and p > 0:
             listener.status(CaseEvent.STAGE, stage, "", run)
         run.last_stage = stage
-        if changed or k % 10 == 0 or k == plan.n_samples - 1:
-            listener.progress(k, stage, plan.n_samples)
+        if changed or p % 10 == 0 or period.end:
+            listener.progress(p, stage, max(p + 1, planned))
 
     def _abort(self, run: CaseRun, stop: CaseAbortedError, listener: CaseListener) -> None:
         """The robots hold their last setpoint; the clock moves past the whole planned case."""
@@ -289,6 +316,53 @@ class Lockstep:
         """Robot ``role`` stopped answering: later cases run without it (when so configured)."""
         if self.settings.drop_lost_robots:
             self.lost[role] = time.monotonic()
+
+
+class _Streamed:
+    """What a case streamed so far, in ``run``'s arrays (``stamps_ns``, ``q_sent``, ``stage_sent``,
+    ``supervisor_sent``, ``q_expected``): views of buffers that grow by doubling, so that adding a period costs the
+    same at any length. Before the first setpoint ``run.stamps_ns`` holds the case start alone.
+    """
+
+    def __init__(self, run: CaseRun, capacity: int) -> None:
+        self.run, self.count = run, 0
+        self._start = run.stamps_ns[:1].copy()
+        n_joints = run.plan.q.shape[1] if run.plan is not None else 0
+        self._stamps, self._q, self._stage, self._mode, self._expected = _buffers(max(capacity, 16), n_joints)
+        self._publish()
+
+    def add(self, period: Period) -> None:
+        """Period ``count`` is streamed."""
+        n = self.count
+        if n == len(self._stamps):
+            grown = _buffers(2 * n, self._q.shape[1])
+            for new, old in zip(grown, (self._stamps, self._q, self._stage, self._mode, self._expected), strict=True):
+                new[:n] = old
+            self._stamps, self._q, self._stage, self._mode, self._expected = grown
+        self._stamps[n] = period.stamp_ns
+        self._q[n] = period.q
+        self._stage[n] = int(period.stage)
+        self._mode[n] = int(period.mode)
+        self._expected[n] = period.q if period.expected is None else period.expected
+        self.count = n + 1
+        self._publish()
+
+    def _publish(self) -> None:
+        run, n = self.run, self.count
+        run.stamps_ns = self._stamps[:n] if n else self._start
+        run.q_sent, run.stage_sent, run.supervisor_sent = self._q[:n], self._stage[:n], self._mode[:n]
+        run.q_expected = self._expected[:n]
+
+
+def _buffers(capacity: int, n_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Empty stamps, setpoints, stages, modes and expected states for ``capacity`` periods."""
+    return (
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros((capacity, n_joints)),
+        np.zeros(capacity, dtype=np.uint8),
+        np.zeros(capacity, dtype=np.uint8),
+        np.zeros((capacity, n_joints)),
+    )
 
 
 __all__ = [

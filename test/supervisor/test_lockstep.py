@@ -131,5 +131,7 @@ def test_without_a_supervisor_the_plan_is_streamed_as_planned(assembly: CaseAsse
     batch = assembly.run_batch(case)
     assert batch.run.plan is not None
     assert batch.run.supervision == []
-    assert len(batch.run.q_sent) == 0
+    np.testing.assert_array_equal(batch.run.q_sent, batch.run.plan.q)
+    np.testing.assert_array_equal(batch.run.stage_sent, batch.run.plan.stage)
+    assert not batch.run.supervisor_sent.any()  # every sample UNSUPERVISED
     np.testing.assert_array_equal(batch.records[0].q_setpoint, batch.run.plan.q)

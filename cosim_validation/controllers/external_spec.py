@@ -2,7 +2,8 @@
 
 The framework does not plan: it starts the node with ``command`` on a DDS domain of its own, sends each case as a
 ``RunTestCase`` goal and serves the robot as a ros2_control arm would (``/<controller>/follow_joint_trajectory``,
-``/<controller>/joint_trajectory``, ``/joint_states``) with ``/clock`` in simulated time::
+``/<controller>/joint_trajectory``, ``/joint_states``), or, with ``interface: crtk``, as a dVRK or a Raven-II does
+(its CRTK topics under ``namespace``), with ``/clock`` in simulated time::
 
     controllers:
       default:
@@ -46,7 +47,15 @@ _KEYS = (
     "path_tolerance_rad",
     "goal_tolerance_rad",
     "goal_time_tolerance_s",
+    "interface",
+    "namespace",
+    "flavour",
+    "tracker_namespace",
 )
+#: The robot interfaces an external node can be served: a ros2_control joint trajectory controller, or CRTK.
+INTERFACES = ("ros2_control", "crtk")
+#: The CRTK flavours (dVRK 2.x, Raven-II) and their arms' usual namespaces.
+CRTK_NAMESPACES = {"dvrk": "/PSM1", "raven": "/arm1"}
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/")
 _RANGES = ("localhost", "subnet", "off", "system_default")
 
@@ -71,6 +80,12 @@ class ExternalSpec:
         path_tolerance_rad: Default path tolerance of a FollowJointTrajectory goal, every joint [rad, or m]; 0: none.
         goal_tolerance_rad: Default goal tolerance, every joint [rad, or m]; 0: none.
         goal_time_tolerance_s: Default goal time tolerance [s]; 0: none.
+        interface: What the node is served: ``ros2_control`` (a joint trajectory controller's interfaces) or
+            ``crtk`` (a dVRK's or a Raven-II's CRTK topics).
+        namespace: The CRTK arm's namespace ("" until the flavour is known: ``/PSM1`` on a dVRK, ``/arm1`` on a
+            Raven-II).
+        flavour: The CRTK flavour, ``dvrk`` or ``raven``; "": the robot model's own.
+        tracker_namespace: Where the tracked needle tip is published under CRTK (``<tracker>/tip/measured_cp``).
     """
 
     command: tuple[str, ...]
@@ -86,6 +101,10 @@ class ExternalSpec:
     path_tolerance_rad: float = 0.0
     goal_tolerance_rad: float = 0.0
     goal_time_tolerance_s: float = 0.0
+    interface: str = "ros2_control"
+    namespace: str = ""
+    flavour: str = ""
+    tracker_namespace: str = "/tracker"
 
     def options(self) -> dict[str, Any]:
         """As plain values, the options handed to the adapter's factory."""
@@ -128,7 +147,23 @@ def external_spec(node: ConfigNode) -> ExternalSpec:
         path_tolerance_rad=_number(node, "path_tolerance_rad", 0.0, minimum=0.0, maximum=10.0),
         goal_tolerance_rad=_number(node, "goal_tolerance_rad", 0.0, minimum=0.0, maximum=10.0),
         goal_time_tolerance_s=_number(node, "goal_time_tolerance_s", 0.0, minimum=0.0, maximum=3600.0),
+        **_crtk(node),
     )
+
+
+def _crtk(node: ConfigNode) -> dict[str, str]:
+    """``interface`` and, for ``crtk``, the arm's namespace, flavour and tracker; CRTK keys under ros2_control are
+    an error (they would be ignored)."""
+    interface = node["interface"].to_str(choices=INTERFACES) if node.has("interface") else "ros2_control"
+    crtk_keys = [key for key in ("namespace", "flavour", "tracker_namespace") if node.has(key)]
+    if interface != "crtk":
+        if crtk_keys:
+            raise node[crtk_keys[0]].error("only read with 'interface: crtk' (the node is served ros2_control)")
+        return {"interface": interface}
+    flavour = node["flavour"].to_str(choices=tuple(CRTK_NAMESPACES)) if node.has("flavour") else ""
+    namespace = _ros_name(node, "namespace", CRTK_NAMESPACES.get(flavour, ""))
+    tracker = _ros_name(node, "tracker_namespace", "/tracker")
+    return {"interface": interface, "namespace": namespace, "flavour": flavour, "tracker_namespace": tracker}
 
 
 def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:

@@ -74,6 +74,18 @@ def test_settings_are_read() -> None:
         ({"command": PYTHON, "comand": "x"}, "controllers.default.external.comand", "unknown key"),
         ({"command": PYTHON, "cwd": "no/such/folder"}, "controllers.default.external.cwd", "not a folder"),
         ("run my node", "controllers.default.external", "expected a mapping"),
+        ({"command": PYTHON, "interface": "moveit"}, "controllers.default.external.interface", "one of"),
+        ({"command": PYTHON, "namespace": "/PSM1"}, "controllers.default.external.namespace", "interface: crtk"),
+        (
+            {"command": PYTHON, "interface": "crtk", "flavour": "kuka"},
+            "controllers.default.external.flavour",
+            "one of",
+        ),
+        (
+            {"command": PYTHON, "interface": "crtk", "namespace": "PSM 1"},
+            "controllers.default.external.namespace",
+            "ROS name",
+        ),
     ],
 )
 def test_bad_settings_name_the_key(external: Any, key: str, expected: str) -> None:
@@ -89,3 +101,14 @@ def test_external_and_plugin_are_exclusive_and_take_no_options() -> None:
         controllers({"external": {"command": PYTHON}, "plugin": "a.b:c"})
     with pytest.raises(ConfigError, match="not 'options'"):
         controllers({"external": {"command": PYTHON}, "options": {"gain": 1}})
+
+
+def test_crtk_settings_are_read() -> None:
+    plain = ExternalSpec.from_options(dict(controllers({"external": {"command": PYTHON}}).plugin.options))  # type: ignore[union-attr]
+    assert (plain.interface, plain.namespace, plain.flavour) == ("ros2_control", "", "")
+    given = {"command": PYTHON, "interface": "crtk", "flavour": "raven", "tracker_namespace": "/ndi"}
+    crtk = ExternalSpec.from_options(dict(controllers({"external": given}).plugin.options))  # type: ignore[union-attr]
+    assert (crtk.interface, crtk.namespace, crtk.flavour, crtk.tracker_namespace) == ("crtk", "/arm1", "raven", "/ndi")
+    unnamed = {"command": PYTHON, "interface": "crtk"}  # the flavour of the robot model, settled by the adapter
+    crtk = ExternalSpec.from_options(dict(controllers({"external": unnamed}).plugin.options))  # type: ignore[union-attr]
+    assert (crtk.namespace, crtk.flavour) == ("", "")

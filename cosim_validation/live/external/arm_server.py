@@ -21,17 +21,16 @@ from typing import Any
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
-from geometry_msgs.msg import PoseStamped, Vector3, Wrench, WrenchStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header, String
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.live.external.sensing import Sensing, ServedArm
 from cosim_validation.live.external.trajectory_follow import (
     INVALID_GOAL,
     ActiveTrajectory,
@@ -40,10 +39,9 @@ from cosim_validation.live.external.trajectory_follow import (
     accept,
     joint_order,
 )
-from cosim_validation.live.ros.convert import JointSample, joint_state_to_msg, pose_to_msg, seconds_to_ns, time_to_msg
+from cosim_validation.live.ros.convert import JointSample, joint_state_to_msg
 from cosim_validation.live.ros.qos import STATE, to_rclpy
 
-BASE_FRAME = "base_link"
 #: how an accepted goal ended: (status "succeeded" | "aborted" | "canceled", error_code, error_string)
 Outcome = tuple[str, int, str]
 PREEMPTED = "Current goal preempted by new incoming action."  # the JTC's words (preempt_active_goal)
@@ -69,7 +67,7 @@ def _seconds(stamp: Any) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
-class ArmServer:
+class ArmServer(ServedArm):
     """A joint trajectory controller's interfaces for one arm, driven by the framework's loop.
 
     Args:
@@ -101,7 +99,6 @@ class ArmServer:
             )
         self._tolerances = tolerances.sized(len(self._names))
         self._topic = f"/{controller}/joint_trajectory"
-        self._now_s = 0.0
         self._goal: _Command | None = None
         self._stream: _Command | None = None
         self._hold: np.ndarray | None = None
@@ -112,17 +109,11 @@ class ArmServer:
         #: (error_code, message) of every refused goal or streamed message, oldest first
         self.refusals: list[tuple[int, str]] = []
         #: commands received so far (streamed trajectories and goals, refused ones included)
-        self.commands_received = 0
         latched = QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
         )
-        # reliable: matches both rclpy's/rclcpp's best-effort clock subscription and a reliable one (ros2 topic echo)
-        self._clock_pub = node.create_publisher(
-            Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
-        )
+        super().__init__(Sensing(node, f"/{controller}/measured_cp", f"/{controller}/measured_cf"))
         self._joints_pub = node.create_publisher(JointState, "/joint_states", to_rclpy(STATE))
-        self._tip_pub = node.create_publisher(PoseStamped, f"/{controller}/measured_cp", to_rclpy(STATE))
-        self._force_pub = node.create_publisher(WrenchStamped, f"/{controller}/measured_cf", to_rclpy(STATE))
         self._description_pub = node.create_publisher(String, "/robot_description", latched)
         self._description_pub.publish(String(data=robot_description))
         node.create_subscription(JointTrajectory, self._topic, self._on_stream, 10)
@@ -137,31 +128,9 @@ class ArmServer:
         )
 
     # ------------------------------------------------------------------ the framework's side
-    def publish_state(
-        self,
-        t_s: float,
-        q_measured: np.ndarray,
-        tip_pos_m: np.ndarray,
-        tip_quat_wxyz: np.ndarray,
-        force_n: np.ndarray | None = None,
-    ) -> None:
-        """Publish the arm's state at case time ``t_s`` (s): /joint_states (rad), the tip's pose in base_link (m;
-        not published while NaN, i.e. not tracked) and the force of the tissue on the needle at its holder in
-        base_link (N; ``force_n``, when given), then /clock, so that a node whose timer runs on the clock finds
-        the state of ``t_s`` when its timer for ``t_s`` fires (with the clock first, it acted on the state one
-        period old: the example node's targeting error grew from 0.3 to 6 mm)."""
-        self._now_s = float(t_s)
-        stamp = time_to_msg(seconds_to_ns(t_s))
-        sample = JointSample(seconds_to_ns(t_s), self._names, np.asarray(q_measured, dtype=float), np.zeros(0))
-        self._joints_pub.publish(joint_state_to_msg(sample))
-        if np.all(np.isfinite(tip_pos_m)) and np.all(np.isfinite(tip_quat_wxyz)):
-            pose = pose_to_msg(np.asarray(tip_pos_m), np.asarray(tip_quat_wxyz))
-            self._tip_pub.publish(PoseStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), pose=pose))
-        if force_n is not None:
-            fx, fy, fz = (float(v) for v in force_n)
-            wrench = Wrench(force=Vector3(x=fx, y=fy, z=fz))
-            self._force_pub.publish(WrenchStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), wrench=wrench))
-        self._clock_pub.publish(Clock(clock=stamp))
+    def _publish_arm(self, stamp_ns: int, q_measured: np.ndarray) -> None:
+        """/joint_states (rad)."""
+        self._joints_pub.publish(joint_state_to_msg(JointSample(stamp_ns, self._names, q_measured, np.zeros(0))))
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
         """The joint command (J,) for case time ``t_s`` (s) given the measured joints (rad), or None to hold.

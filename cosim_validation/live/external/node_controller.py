@@ -6,11 +6,12 @@ of every mode (campaign, run-case, session). Per case:
 - ``start``: the node is started if it is not running (and restarted after it died or hung), the robot is served
   at the case's start pose, and the case is sent as a ``RunTestCase`` goal; the node must accept it within
   ``accept_timeout_s`` (wall time).
-- ``step``, once per control period: ``/clock``, ``/joint_states`` and the tracked tip are published for the
+- ``step``, once per control period: ``/clock``, the measured joints and the tracked tip are published for the
   period's time, the node gets one control period of wall time divided by the real-time factor to answer, and the
-  setpoint is what it commanded through the served ros2_control interfaces for the next period
-  (:class:`~.arm_server.ArmServer`), else the last one is held. The stage is the last one the node reported in the
-  goal's feedback. The case ends when the goal's result arrives; a node that died ends it with the reason.
+  setpoint is what it commanded through the served interfaces for the next period (ros2_control:
+  :class:`~.arm_server.ArmServer`; CRTK: :class:`~.crtk_server.CrtkServer`), else the last one is held. The stage
+  is the last one the node reported in the goal's feedback. The case ends when the goal's result arrives; a node
+  that died ends it with the reason.
 - ``finish``: a goal still running is canceled; a node that does not answer the cancel is restarted before the
   next case.
 
@@ -25,6 +26,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,13 +37,17 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import Stage
-from cosim_validation.controllers.external_spec import ExternalSpec
+from cosim_validation.controllers.external_spec import CRTK_NAMESPACES, ExternalSpec
 from cosim_validation.controllers.plugin_api import CaseStart, Command, ControllerContext, Observation
 from cosim_validation.live.external.arm_server import ArmServer
+from cosim_validation.live.external.crtk_server import CrtkServer
 from cosim_validation.live.external.goal_result import GoalResult
+from cosim_validation.live.external.sensing import ServedArm
 from cosim_validation.live.external.sut_process import NodeProcess, NodeUnderTestError
 from cosim_validation.live.external.trajectory_follow import Tolerances
+from cosim_validation.live.ros import crtk_topics
 from cosim_validation.live.session.discovery_scope import DomainLease
 from cosim_validation.supervisor.needle_force import axial_force_vectors
 from cosim_validation_interfaces.action import RunTestCase
@@ -81,8 +87,14 @@ class _Graph:
             goal_rad=np.full(n, spec.goal_tolerance_rad),
             goal_time_s=spec.goal_time_tolerance_s,
         )
-        urdf = kin.chain.urdf_path.read_text(encoding="utf-8")
-        self.arm = ArmServer(self.node, spec.controller, kin.joint_names, kin.q_lower, kin.q_upper, tolerances, urdf)
+        self.arm: ServedArm
+        if spec.interface == "crtk":
+            velocity = context.robot.limits.velocity
+            self.arm = CrtkServer(self.node, spec.namespace, spec.flavour, kin, velocity, spec.tracker_namespace)
+        else:
+            urdf = kin.chain.urdf_path.read_text(encoding="utf-8")
+            names, lower, upper = kin.joint_names, kin.q_lower, kin.q_upper
+            self.arm = ArmServer(self.node, spec.controller, names, lower, upper, tolerances, urdf)
         self.action = spec.action
         self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTestCase, spec.action)
 
@@ -133,6 +145,25 @@ def _discovery_range(value: str) -> Iterator[None]:
             os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = old
 
 
+def _with_crtk_flavour(spec: ExternalSpec, context: ControllerContext) -> ExternalSpec:
+    """``spec`` with the CRTK flavour and namespace settled (the robot model's flavour unless one is named).
+
+    Raises:
+        InputError: CRTK asked for a robot without a CRTK interface and no flavour named.
+    """
+    if spec.interface != "crtk":
+        return spec
+    model = context.robot.model.name
+    flavour = spec.flavour or crtk_topics.MODEL_FLAVOURS.get(model, "")
+    if not flavour:
+        known = ", ".join(f"{m} ({f})" for m, f in crtk_topics.MODEL_FLAVOURS.items())
+        raise InputError(
+            f"robot {model!r} has no CRTK interface of its own: name the 'flavour' to serve (dvrk or raven) or "
+            f"use 'interface: ros2_control' (robots with one: {known})"
+        )
+    return replace(spec, flavour=flavour, namespace=spec.namespace or CRTK_NAMESPACES[flavour])
+
+
 def _shut_down(process: NodeProcess, graph: _Graph) -> None:
     process.stop()
     graph.close()
@@ -147,7 +178,7 @@ class ExternalNodeController:
     """
 
     def __init__(self, spec: ExternalSpec, context: ControllerContext) -> None:
-        self.name, self.spec, self.context = context.name, spec, context
+        self.name, self.spec, self.context = context.name, _with_crtk_flavour(spec, context), context
         self.dt_s = context.dt_s
         self._graph: _Graph | None = None
         self._process: NodeProcess | None = None

@@ -26,7 +26,8 @@ import threading
 from typing import Any
 
 import numpy as np
-from crtk_msgs.msg import OperatingState, StringStamped
+from crtk_msgs.msg import OperatingState as OperatingStateMsg
+from crtk_msgs.msg import StringStamped
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -38,6 +39,7 @@ from cosim_validation.live.nodes.node_runtime import declare_parameters, run_nod
 from cosim_validation.live.nodes.robot_driver import answer_reset
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
+from cosim_validation.live.ros.crtk_state import OperatingState
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
 from cosim_validation.live.session.node_parameters import CrtkEmulatorParams
 from cosim_validation.robots.model import RobotConfig
@@ -63,7 +65,7 @@ class CrtkEmulator(Node):
         self._names = self._kin.joint_names
         self._ns = params.namespace
         self._lock = threading.Lock()
-        self._state, self._homed, self._busy = crtk_topics.DISABLED, False, False
+        self._op = OperatingState()
         self._pubs: dict[str, Any] = {}
         for t in crtk_topics.FLAVOURS[self._flavour]:
             if t.robot_side == "pub":
@@ -85,48 +87,32 @@ class CrtkEmulator(Node):
     def _topic(self, name: str) -> str:
         return crtk_topics.topic(self._ns, name)
 
-    def _ready(self) -> bool:
-        return self._state == crtk_topics.ENABLED and self._homed
-
     def _publish_state(self) -> None:
-        msg = OperatingState(state=self._state, is_homed=self._homed, is_busy=self._busy)
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self._pubs["operating_state"].publish(msg)
+        self._pubs["operating_state"].publish(self._op.message(self.get_clock().now().to_msg()))
 
     def _on_state_command(self, msg: StringStamped) -> None:
-        command = msg.string
         with self._lock:
-            if command == "enable" or (command == "resume" and self._state == "PAUSED"):
-                self._state = crtk_topics.ENABLED
-            elif command == "disable":
-                self._state = crtk_topics.DISABLED
-            elif command == "home" and self._state == crtk_topics.ENABLED:
-                self._homed = True
-            elif command == "unhome":
-                self._homed = False
-            elif command == "pause" and self._state == crtk_topics.ENABLED:
-                self._state = "PAUSED"
-            else:
-                self.get_logger().warning(f"state_command {command!r} ignored in state {self._state}")
+            if not self._op.command(msg.string):
+                self.get_logger().warning(f"state_command {msg.string!r} ignored in state {self._op.state}")
         self._publish_state()
 
     def _on_reset(self, request: Any, response: Any) -> Any:
         with self._lock:
-            if not self._ready():
+            if not self._op.ready():
                 response.success = False
-                response.message = f"{self._ns} is {self._state}, homed {self._homed}: enable and home it first"
+                response.message = self._op.why_not_ready(self._ns)
                 return response
             self._seed = int(request.seed)
             return answer_reset(self._port, self._names, request, response)
 
     def _on_move_jp(self, msg: JointState) -> None:
         with self._lock:
-            if not self._ready():
-                self.get_logger().error(f"move_jp ignored: {self._ns} is {self._state}, homed {self._homed}")
+            if not self._op.ready():
+                self.get_logger().error(f"move_jp ignored: {self._op.why_not_ready(self._ns)}")
                 return
             try:
                 goal = convert.joint_state_from_msg(msg, self._names)
-                self._busy = True
+                self._op.busy = True
                 self._publish_state()
                 self._port.reset("move_jp", goal.position, self._seed)
                 rest = self._port.reset_sample
@@ -135,13 +121,13 @@ class CrtkEmulator(Node):
             except CosimError as exc:
                 self.get_logger().error(f"move_jp: {exc}")
             finally:
-                self._busy = False
+                self._op.busy = False
         self._publish_state()
 
     def _on_servo_jp(self, msg: JointState) -> None:
         with self._lock:
-            if not self._ready():
-                self.get_logger().error(f"servo_jp ignored: {self._ns} is {self._state}, homed {self._homed}")
+            if not self._op.ready():
+                self.get_logger().error(f"servo_jp ignored: {self._op.why_not_ready(self._ns)}")
                 return
             try:
                 command = convert.joint_state_from_msg(msg, self._names)
@@ -181,7 +167,7 @@ def _msg_type(type_name: str) -> Any:
         crtk_topics.JOINT_STATE: JointState,
         crtk_topics.POSE_STAMPED: PoseStamped,
         crtk_topics.TRANSFORM_STAMPED: TransformStamped,
-        crtk_topics.OPERATING_STATE: OperatingState,
+        crtk_topics.OPERATING_STATE: OperatingStateMsg,
     }
     return types[type_name]
 

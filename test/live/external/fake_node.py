@@ -13,6 +13,13 @@ It serves ``/run_test_case`` and, per case, behaves as MODE says (all in simulat
 - ``stubborn``: accepts, never finishes and rejects every cancel;
 - ``freeze_odd``: stops itself (SIGSTOP) on the goal of a case with an odd number (``ext-0001``), before it
   answers; runs the other cases as ``move``.
+
+Served CRTK (``interface: crtk``, a dVRK arm under ``/PSM1``), the same motion by CRTK commands:
+
+- ``crtk``: enables and homes the arm on ``state_command`` (waiting for ``operating_state`` to say so) once, then
+  streams ``servo_jp`` every 0.1 s (the message says "moved; N refused" when the arm was not ready, never here);
+- ``crtk_move``: the same, but as one ``move_jp`` to the end, waiting until ``operating_state`` is no longer busy;
+- ``crtk_disabled``: streams ``servo_jp`` without enabling the arm (which must not move).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import time
 import rclpy
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
+from crtk_msgs.msg import OperatingState, StringStamped
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -51,6 +59,14 @@ class FakeNode(Node):
         self.forces = 0  # needle forces received in base_link since the case began
         self.create_subscription(WrenchStamped, "/arm_controller/measured_cf", self._on_force, 10, callback_group=group)
         self.stream = self.create_publisher(JointTrajectory, "/arm_controller/joint_trajectory", 10)
+        self.names: list[str] = JOINTS
+        self.state: OperatingState | None = None
+        if mode.startswith("crtk"):
+            self.create_subscription(JointState, "/PSM1/measured_js", self._on_joints, 10, callback_group=group)
+            self.create_subscription(OperatingState, "/PSM1/operating_state", self._on_state, 10, callback_group=group)
+            self.servo = self.create_publisher(JointState, "/PSM1/servo_jp", 10)
+            self.move = self.create_publisher(JointState, "/PSM1/move_jp", 10)
+            self.command = self.create_publisher(StringStamped, "/PSM1/state_command", 10)
         self.fjt = ActionClient(
             self, FollowJointTrajectory, "/arm_controller/follow_joint_trajectory", callback_group=group
         )
@@ -66,6 +82,10 @@ class FakeNode(Node):
 
     def _on_joints(self, msg: JointState) -> None:
         self.q = list(msg.position)
+        self.names = list(msg.name)
+
+    def _on_state(self, msg: OperatingState) -> None:
+        self.state = msg
 
     def _on_force(self, msg: WrenchStamped) -> None:
         self.forces += int(msg.header.frame_id == "base_link")
@@ -116,7 +136,10 @@ class FakeNode(Node):
         end = [start[0] + 0.2, *start[1:]]
         self._feedback(handle, 3)
         self.case_handle = handle
-        ok = self._follow(start, end) if self.mode == "goal" else self._stream(start, end, handle)
+        if self.mode.startswith("crtk"):
+            ok = self._crtk(start, end, handle)
+        else:
+            ok = self._follow(start, end) if self.mode == "goal" else self._stream(start, end, handle)
         if not ok:
             handle.canceled()  # type: ignore[attr-defined]
             result.outcome, result.message = RunTestCase.Result.ABORTED, "canceled"
@@ -135,6 +158,31 @@ class FakeNode(Node):
             point.time_from_start = Duration(sec=0, nanosec=100_000_000)
             msg = JointTrajectory(joint_names=JOINTS, points=[point])
             self.stream.publish(msg)
+            if not self._sim_wait(0.1, handle):
+                return False
+        return self._sim_wait(0.2, handle)
+
+    def _crtk(self, start: list[float], end: list[float], handle: object) -> bool:
+        if self.mode != "crtk_disabled":
+            for word, ready in (("enable", lambda s: s.state == "ENABLED"), ("home", lambda s: s.is_homed)):
+                while self.state is None or not ready(self.state):
+                    self.command.publish(StringStamped(string=word))
+                    if not self._sim_wait(0.1, handle):
+                        return False
+        if self.mode == "crtk_move":
+            self.move.publish(JointState(name=self.names, position=end))
+            while self.state is None or not self.state.is_busy:  # the move started
+                if not self._sim_wait(0.05, handle):
+                    return False
+            while self.state.is_busy:
+                self._feedback(handle, 3)
+                if not self._sim_wait(0.1, handle):
+                    return False
+            return self._sim_wait(0.2, handle)
+        for k in range(1, 11):
+            self._feedback(handle, 3)
+            q = [a + (b - a) * k / 10 for a, b in zip(start, end, strict=True)]
+            self.servo.publish(JointState(name=self.names, position=q))
             if not self._sim_wait(0.1, handle):
                 return False
         return self._sim_wait(0.2, handle)

@@ -54,6 +54,12 @@ def assembly_of(tmp_path: Path):  # type: ignore[no-untyped-def]
         assembly.close()
 
 
+def moved(batch: Any) -> np.ndarray:
+    """How far the physical robot's joints moved over the case."""
+    physical = next(r for r in batch.records if r.robot is RobotRole.PHYSICAL)
+    return np.asarray(physical.q_measured[-1] - physical.q_measured[0])
+
+
 def adapter(assembly: CaseAssembly) -> Any:
     plugin = assembly.controller()
     assert isinstance(plugin, ClosedLoopPlugin)
@@ -67,10 +73,9 @@ def test_a_node_streaming_or_sending_goals_is_followed(mode: str, assembly_of: A
     run = batch.run
     assert run.outcome == "completed", run.message
     assert "moved" in run.message
-    physical = next(r for r in batch.records if r.robot is RobotRole.PHYSICAL)
-    moved = physical.q_measured[-1] - physical.q_measured[0]
-    assert moved[0] == pytest.approx(0.2, abs=0.02)
-    assert np.abs(moved[1:]).max() < 0.01
+    delta = moved(batch)
+    assert delta[0] == pytest.approx(0.2, abs=0.02)
+    assert np.abs(delta[1:]).max() < 0.01
     assert int(Stage.INJECTION) in set(run.stage_sent.tolist())
     second = assembly.run_batch(case(2)).run  # the same node, a second case, simulated time running on
     assert second.outcome == "completed", second.message

@@ -1,0 +1,91 @@
+"""What an external node under test is told besides its arm's own interface, under ros2_control and CRTK alike:
+the tracked needle tip, the needle force where the case study models it, and ``/clock``, published last; and
+:class:`ServedArm`, the calls by which the framework's loop drives a served arm."""
+
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped, Vector3, Wrench, WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Header
+
+from cosim_validation.live.ros.convert import pose_to_msg, seconds_to_ns, time_to_msg
+from cosim_validation.live.ros.qos import STATE, to_rclpy
+
+BASE_FRAME = "base_link"
+
+
+class Sensing:
+    """The publishers of the tracked tip (PoseStamped) on ``tip_topic``, the needle force (WrenchStamped) on
+    ``force_topic``, both in base_link, and ``/clock``, on ``node``."""
+
+    def __init__(self, node: Node, tip_topic: str, force_topic: str) -> None:
+        self._tip_pub = node.create_publisher(PoseStamped, tip_topic, to_rclpy(STATE))
+        self._force_pub = node.create_publisher(WrenchStamped, force_topic, to_rclpy(STATE))
+        # reliable: matches both rclpy's/rclcpp's best-effort clock subscription and a reliable one (ros2 topic echo)
+        self._clock_pub = node.create_publisher(
+            Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        )
+
+    def publish(
+        self, stamp: object, tip_pos_m: np.ndarray, tip_quat_wxyz: np.ndarray, force_n: np.ndarray | None
+    ) -> None:
+        """Publish, stamped ``stamp`` (a builtin_interfaces Time), the tip (m; not while NaN: not tracked) and the
+        force at the needle's holder (N; when given), then /clock reading ``stamp``: a node whose timer runs on the
+        clock finds the state of that time when its timer for it fires."""
+        if np.all(np.isfinite(tip_pos_m)) and np.all(np.isfinite(tip_quat_wxyz)):
+            pose = pose_to_msg(np.asarray(tip_pos_m), np.asarray(tip_quat_wxyz))
+            self._tip_pub.publish(PoseStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), pose=pose))
+        if force_n is not None:
+            fx, fy, fz = (float(v) for v in force_n)
+            wrench = Wrench(force=Vector3(x=fx, y=fy, z=fz))
+            self._force_pub.publish(WrenchStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), wrench=wrench))
+        self._clock_pub.publish(Clock(clock=stamp))
+
+
+class ServedArm:
+    """An arm's interface served to an external node, driven by the framework's loop: each control period
+    :meth:`publish_state`, then :meth:`setpoint`; :meth:`reset` between cases. A subclass publishes the arm's own
+    state (:meth:`_publish_arm`) and decides the setpoint.
+
+    Attributes:
+        commands_received: Motion commands received so far, refused ones included (a node that streams one each
+            period is waited for).
+    """
+
+    def __init__(self, sensing: Sensing) -> None:
+        self._sensing = sensing
+        self._now_s = 0.0
+        self.commands_received = 0
+
+    def publish_state(
+        self,
+        t_s: float,
+        q_measured: np.ndarray,
+        tip_pos_m: np.ndarray,
+        tip_quat_wxyz: np.ndarray,
+        force_n: np.ndarray | None = None,
+    ) -> None:
+        """Publish the arm's state at case time ``t_s`` (s) with its measured joints ((J,) rad, or m), then the tracked
+        tip in base_link ((3,) m and (4,) w, x, y, z; not while NaN: not tracked), the force of the tissue on the
+        needle at its holder in base_link ((3,) N; when given) and /clock, last, so that a node whose timer runs on
+        the clock finds the state of ``t_s`` when its timer for ``t_s`` fires (with the clock first, it acted on the
+        state one period old: the example node's targeting error grew from 0.3 to 6 mm)."""
+        self._now_s = float(t_s)
+        stamp_ns = seconds_to_ns(t_s)
+        self._publish_arm(stamp_ns, np.asarray(q_measured, dtype=float))
+        self._sensing.publish(time_to_msg(stamp_ns), tip_pos_m, tip_quat_wxyz, force_n)
+
+    def _publish_arm(self, stamp_ns: int, q_measured: np.ndarray) -> None:
+        """The arm's own state topics, stamped ``stamp_ns``."""
+        raise NotImplementedError
+
+    def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
+        """The joint command (J,) for case time ``t_s`` (s) given the measured joints, or None to hold."""
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Between cases: forget what the last case commanded."""
+        raise NotImplementedError

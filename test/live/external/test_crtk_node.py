@@ -1,0 +1,92 @@
+"""An external node under test served the CRTK interface of a dVRK PSM (``interface: crtk``), against node
+processes of their own (``fake_node.py``): it enables and homes the arm, then moves it by ``servo_jp`` or
+``move_jp``; commands to an arm that is not enabled move nothing and are named; a robot without a CRTK interface
+of its own is refused at load, naming the key."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from cosim_validation.assembly import AssemblySpec, CaseAssembly
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.common.record import Stage
+from test.live.external.test_node_controller import FAKE, adapter, case, moved
+
+CONFIGS = Path(__file__).resolve().parents[3] / "config"
+
+
+def write_config(folder: Path, mode: str, base: str = "dvrk_psm_insertion.yaml", **crtk: Any) -> Path:
+    """Case study ``base`` (its relative paths kept: the run reads them from config/) with the fake node in ``mode``
+    as the controller under test, served CRTK."""
+    tree = yaml.safe_load((CONFIGS / base).read_text())
+    external = {
+        "command": f"{sys.executable} {FAKE} {mode}",
+        "real_time_factor": 10.0,
+        "accept_timeout_s": 15.0,
+        "interface": "crtk",
+        **crtk,
+    }
+    tree["controllers"]["default"] = {"external": external, "time_limit_s": 4.0}
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def psm(tmp_path: Path):  # type: ignore[no-untyped-def]
+    made: list[CaseAssembly] = []
+
+    def build(mode: str) -> CaseAssembly:
+        config = write_config(tmp_path, mode)
+        assembly = CaseAssembly(AssemblySpec(str(config), engines=("emulated",), config_base_dir=str(CONFIGS)))
+        made.append(assembly)
+        return assembly
+
+    yield build
+    for assembly in made:
+        assembly.close()
+
+
+@pytest.mark.parametrize("mode", ["crtk", "crtk_move"])
+def test_a_node_enables_homes_and_moves_the_arm_over_crtk(mode: str, psm: Any) -> None:
+    assembly = psm(mode)
+    batch = assembly.run_batch(case(1))
+    run = batch.run
+    assert run.outcome == "completed", run.message
+    assert "moved" in run.message
+    delta = moved(batch)
+    assert delta[0] == pytest.approx(0.2, abs=0.02)  # yaw, rad
+    assert np.abs(delta[1:]).max() < 0.01
+    assert int(Stage.INJECTION) in set(run.stage_sent.tolist())
+    served = adapter(assembly)._graph.arm
+    assert served.refusals == []
+    assert served._op.ready()  # enabled and homed by the node, and so it stays for the next case
+    second = assembly.run_batch(case(2))
+    assert second.run.outcome == "completed", second.run.message
+    assert moved(second)[0] == pytest.approx(0.2, abs=0.02)
+    assert adapter(assembly)._process.starts == 1
+
+
+def test_servo_jp_to_an_arm_that_is_not_enabled_moves_nothing_and_is_named(psm: Any) -> None:
+    assembly = psm("crtk_disabled")
+    batch = assembly.run_batch(case(1))
+    assert batch.run.outcome == "completed", batch.run.message  # the node does not check, and says it moved
+    assert np.abs(moved(batch)).max() < 0.01
+    refusals = adapter(assembly)._graph.arm.refusals
+    assert refusals, "no servo_jp was refused"
+    assert all(r.startswith("servo_jp: /PSM1 is DISABLED, homed False") for r in refusals), refusals
+
+
+def test_crtk_for_a_robot_without_it_is_refused_at_load_naming_the_key(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "crtk", base="needle_insertion.yaml")
+    with pytest.raises(ConfigError) as caught:
+        CaseAssembly(AssemblySpec(str(config), engines=("emulated",), config_base_dir=str(CONFIGS)))
+    text = str(caught.value)
+    assert text.startswith(f"{config}: controllers.default.external: robot 'xmate_er3_pro' has no CRTK"), text
+    assert "name the 'flavour'" in text

@@ -42,8 +42,8 @@ def write_config(folder: Path, mode: str, base: str = "dvrk_psm_insertion.yaml",
 def psm(tmp_path: Path):  # type: ignore[no-untyped-def]
     made: list[CaseAssembly] = []
 
-    def build(mode: str) -> CaseAssembly:
-        config = write_config(tmp_path, mode)
+    def build(mode: str, base: str = "dvrk_psm_insertion.yaml", **crtk: Any) -> CaseAssembly:
+        config = write_config(tmp_path, mode, base, **crtk)
         assembly = CaseAssembly(AssemblySpec(str(config), engines=("emulated",), config_base_dir=str(CONFIGS)))
         made.append(assembly)
         return assembly
@@ -53,19 +53,28 @@ def psm(tmp_path: Path):  # type: ignore[no-untyped-def]
         assembly.close()
 
 
-@pytest.mark.parametrize("mode", ["crtk", "crtk_move"])
-def test_a_node_enables_homes_and_moves_the_arm_over_crtk(mode: str, psm: Any) -> None:
-    assembly = psm(mode)
+@pytest.mark.parametrize(
+    ("mode", "base"),
+    [
+        ("crtk", "dvrk_psm_insertion.yaml"),
+        ("crtk_move", "dvrk_psm_insertion.yaml"),
+        ("crtk", "raven2_insertion.yaml"),  # TransformStamped _cp, no move_jp; served under the node's namespace
+    ],
+)
+def test_a_node_enables_homes_and_moves_the_arm_over_crtk(mode: str, base: str, psm: Any) -> None:
+    assembly = psm(mode, base, namespace="/PSM1")
     batch = assembly.run_batch(case(1))
     run = batch.run
     assert run.outcome == "completed", run.message
     assert "moved" in run.message
     delta = moved(batch)
-    assert delta[0] == pytest.approx(0.2, abs=0.02)  # yaw, rad
+    assert delta[0] == pytest.approx(0.2, abs=0.02)  # yaw (PSM), shoulder (Raven-II), rad
     assert np.abs(delta[1:]).max() < 0.01
     assert int(Stage.INJECTION) in set(run.stage_sent.tolist())
     served = adapter(assembly)._graph.arm
     assert served.refusals == []
+    cp_type = served._pubs["measured_cp"].msg_type.__name__
+    assert cp_type == ("TransformStamped" if base.startswith("raven") else "PoseStamped")
     assert served._op.ready()  # enabled and homed by the node, and so it stays for the next case
     second = assembly.run_batch(case(2))
     assert second.run.outcome == "completed", second.run.message

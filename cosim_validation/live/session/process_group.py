@@ -135,6 +135,12 @@ class ProcessGroup:
         tail = path.read_text(errors="replace").splitlines()[-lines:]
         return "\n".join(f"  [{name}] {line}" for line in tail)
 
+    def hung_in_teardown(self, name: str) -> bool:
+        """Whether node ``name``'s log holds the dump of a ROS teardown that hung holding the GIL
+        (:func:`teardown_hung`; the whole log: the dump's first line is followed by every thread's stack)."""
+        path = self.log_dir / f"{name}.log"
+        return path.exists() and teardown_hung(path.read_text(errors="replace"))
+
     def wait_quiet(self, name: str, quiet_s: float = 0.5, timeout_s: float = 10.0) -> bool:
         """Wait until node ``name``'s progress counter (``<name>.progress``) stops changing for ``quiet_s``.
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.session.graph import GraphSpec
-from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec, teardown_hung
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
 from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
 
 
@@ -121,9 +121,8 @@ def run_session(
         outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s, last=recorders, drain_s=drain_s)
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
-        outcome.teardown_hung = sorted(
-            name for name, code in outcome.exit_codes.items() if code == 1 and teardown_hung(group.log_tail(name, 200))
-        )
+        hung = (name for name, code in outcome.exit_codes.items() if code == 1 and group.hung_in_teardown(name))
+        outcome.teardown_hung = sorted(hung)
         outcome.wall_s = time.monotonic() - start
     return outcome
 

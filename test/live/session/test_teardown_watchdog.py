@@ -5,8 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+from cosim_validation.live.session.process_group import ProcessGroup
 
 SCRIPT = textwrap.dedent(
     """
@@ -53,7 +56,7 @@ GIL_SCRIPT = textwrap.dedent(
 )
 
 
-def test_a_teardown_hung_holding_the_gil_ends_with_status_1_and_the_launcher_names_it() -> None:
+def test_a_teardown_hung_holding_the_gil_ends_with_status_1_and_the_launcher_names_it(tmp_path: Path) -> None:
     """The watchdog's Python timer cannot run; faulthandler's thread dumps the stacks and ends the process at
     0.5 s more, and the launcher recognises the dump (``teardown_hung``) instead of calling it a failed node."""
     from cosim_validation.live.session.process_group import teardown_hung
@@ -64,3 +67,12 @@ def test_a_teardown_hung_holding_the_gil_ends_with_status_1_and_the_launcher_nam
     assert teardown_hung(done.stderr), done.stderr
     assert not teardown_hung(run(0, block_s=60).stderr)  # the Python timer's exit is no hang of the GIL
     assert not teardown_hung("[INFO] [1.0] [markers]: ready\nTimeout (0:00:02.500000)! in a message\n")
+    # the session reads the node's log as the node wrote it; the stacks of a node with many threads come after the
+    # dump's first line (the tail of a log, prefixed with the node's name for messages, never matched)
+    group = ProcessGroup(tmp_path)
+    stacks = "".join(f'  File "executor.py", line {k}, in spin\n' for k in range(400))
+    (group.log_dir / "markers.log").write_text(f"[INFO] [markers]: ready\n{done.stderr}{stacks}")
+    (group.log_dir / "monitor.log").write_text(run(0, block_s=60).stderr)
+    assert group.hung_in_teardown("markers")
+    assert not group.hung_in_teardown("monitor")
+    assert not group.hung_in_teardown("recorder")  # no log at all

@@ -205,6 +205,9 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     # the parent left SIGINT ignored: rclpy's handlers only shut the context down, which a building node does not
     # notice. From just before it says it is ready, they end its spin (stop_on_signals); the node's outputs are
     # closed and its entities destroyed while the context is still valid, and only then is it shut down.
+    # a crash in C (a segmentation fault in a physics engine or the middleware) writes every thread's Python stack
+    # to the node's log before the process dies: a driver was seen to die so at start, leaving an empty log
+    faulthandler.enable(file=sys.stderr, all_threads=True)
     rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     stop_with_parent()

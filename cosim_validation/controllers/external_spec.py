@@ -54,6 +54,8 @@ _KEYS = (
 )
 #: The robot interfaces an external node can be served: a ros2_control joint trajectory controller, or CRTK.
 INTERFACES = ("ros2_control", "crtk")
+#: The keys of the served ros2_control interfaces (refused under CRTK, where they would be ignored).
+_ROS2_CONTROL_KEYS = ("controller", "path_tolerance_rad", "goal_tolerance_rad", "goal_time_tolerance_s")
 #: The CRTK flavours (dVRK 2.x, Raven-II) and their arms' usual namespaces.
 CRTK_NAMESPACES = {"dvrk": "/PSM1", "raven": "/arm1"}
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/")
@@ -160,9 +162,12 @@ def _crtk(node: ConfigNode) -> dict[str, str]:
         if crtk_keys:
             raise node[crtk_keys[0]].error("only read with 'interface: crtk' (the node is served ros2_control)")
         return {"interface": interface}
+    ros2_control_keys = [key for key in _ROS2_CONTROL_KEYS if node.has(key)]
+    if ros2_control_keys:
+        raise node[ros2_control_keys[0]].error("only read with 'interface: ros2_control' (the node is served CRTK)")
     flavour = node["flavour"].to_str(choices=tuple(CRTK_NAMESPACES)) if node.has("flavour") else ""
-    namespace = _ros_name(node, "namespace", CRTK_NAMESPACES.get(flavour, ""))
-    tracker = _ros_name(node, "tracker_namespace", "/tracker")
+    namespace = _ros_name(node, "namespace", CRTK_NAMESPACES.get(flavour, ""), absolute=True)
+    tracker = _ros_name(node, "tracker_namespace", "/tracker", absolute=True)
     return {"interface": interface, "namespace": namespace, "flavour": flavour, "tracker_namespace": tracker}
 
 
@@ -183,12 +188,24 @@ def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:
     return words
 
 
-def _ros_name(node: ConfigNode, key: str, default: str) -> str:
+def _ros_name(node: ConfigNode, key: str, default: str, absolute: bool = False) -> str:
+    """A ROS name: tokens of letters, digits and '_', none starting with a digit, between '/'
+    (design.ros2.org, "Topic and Service name mapping to DDS"); ``absolute``: it must start with '/'."""
     if not node.has(key):
         return default
     text = node[key].to_str()
-    if not text.strip("/") or not set(text) <= _NAME_CHARS or text[-1] == "/" or "//" in text:
-        raise node[key].error(f"expected a ROS name (letters, digits, '_' and '/' between parts), got {text!r}")
+    tokens = text.strip("/").split("/")
+    if (
+        not text.strip("/")
+        or not set(text) <= _NAME_CHARS
+        or text[-1] == "/"
+        or any(not t or t[0].isdigit() for t in tokens)
+    ):
+        raise node[key].error(
+            f"expected a ROS name (letters, digits and '_', not starting with a digit, '/' between parts), got {text!r}"
+        )
+    if absolute and not text.startswith("/"):
+        raise node[key].error(f"expected an absolute ROS namespace, starting with '/' (like /PSM1), got {text!r}")
     return text
 
 

@@ -86,6 +86,32 @@ def test_settings_are_read() -> None:
             "controllers.default.external.namespace",
             "ROS name",
         ),
+        (
+            {"command": PYTHON, "interface": "crtk", "namespace": "PSM2"},
+            "controllers.default.external.namespace",
+            "absolute",
+        ),
+        (
+            {"command": PYTHON, "interface": "crtk", "namespace": "/1psm"},
+            "controllers.default.external.namespace",
+            "digit",
+        ),
+        (
+            {"command": PYTHON, "interface": "crtk", "tracker_namespace": "ndi"},
+            "controllers.default.external.tracker_namespace",
+            "absolute",
+        ),
+        ({"command": PYTHON, "controller": "2arm"}, "controllers.default.external.controller", "digit"),
+        (
+            {"command": PYTHON, "interface": "crtk", "controller": "arm"},
+            "controllers.default.external.controller",
+            "interface: ros2_control",
+        ),
+        (
+            {"command": PYTHON, "interface": "crtk", "goal_tolerance_rad": 0.1},
+            "controllers.default.external.goal_tolerance_rad",
+            "interface: ros2_control",
+        ),
     ],
 )
 def test_bad_settings_name_the_key(external: Any, key: str, expected: str) -> None:

@@ -34,7 +34,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.external.sensing import Sensing, ServedArm
+from cosim_validation.live.external.sensing import BASE_FRAME, Sensing, ServedArm
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.convert import seconds_to_ns, time_to_msg
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
@@ -76,6 +76,7 @@ class CrtkServer(ServedArm):
                 f"limit per joint ({len(self._names)})"
             )
         self._op = OperatingState()
+        self._tip_frame = f"{namespace.strip('/').replace('/', '_')}_needle_tip"  # a Raven-II's child_frame_id
         self._state_sent_s: float | None = None
         self._target: np.ndarray | None = None  # the last servo_jp, held
         self._move: tuple[float, np.ndarray, np.ndarray, float] | None = None  # move_jp: (start s, from, to, length s)
@@ -113,7 +114,8 @@ class CrtkServer(ServedArm):
         for name, joints in (("measured", q), ("setpoint", q_set)):
             self._pubs[f"{name}_js"].publish(joint_state(stamp_ns, self._names, joints))
             pose = self._kin.tip_pose(joints)
-            self._pubs[f"{name}_cp"].publish(cp_message(self._cp_type, stamp_ns, self._ns, pose.pos_m, pose.R))
+            cp = cp_message(self._cp_type, stamp_ns, BASE_FRAME, pose.pos_m, pose.R, self._tip_frame)
+            self._pubs[f"{name}_cp"].publish(cp)
         if self._state_sent_s is None or self._now_s - self._state_sent_s >= STATE_PERIOD_S - 1e-9:
             self._publish_operating_state()
 
@@ -148,6 +150,8 @@ class CrtkServer(ServedArm):
     def _on_state_command(self, msg: StringStamped) -> None:
         if not self._op.command(msg.string):
             self._node.get_logger().warning(f"{self._ns}: state_command {msg.string!r} ignored in {self._op.state}")
+        if not self._op.ready() and self._move is not None:  # paused, disabled or unhomed: a move ends where it is
+            self._move, self._target, self._op.busy = None, self._last_setpoint, False
         self._publish_operating_state()
 
     def _command(self, topic: str, msg: JointState) -> np.ndarray | None:
@@ -163,11 +167,11 @@ class CrtkServer(ServedArm):
                 problem = str(exc)
             else:
                 limits = zip(self._names, q, self._lower, self._upper, strict=True)
-                outside = [name for name, v, lo, hi in limits if not lo <= v <= hi]
+                outside = [f"{name} {v:g} not in [{lo:g}, {hi:g}]" for name, v, lo, hi in limits if not lo <= v <= hi]
                 if not np.all(np.isfinite(q)):
                     problem = "a position is not finite"
                 elif outside:
-                    problem = f"joints {outside} outside their limits"
+                    problem = f"outside the joint limits: {'; '.join(outside)}"
                 else:
                     return np.array(q, dtype=float)
         self.refusals.append(f"{topic}: {problem}")

@@ -17,9 +17,12 @@ def joint_state(stamp_ns: int, names: tuple[str, ...], q: np.ndarray) -> Any:
     return convert.joint_state_to_msg(convert.JointSample(stamp_ns, names, np.asarray(q, dtype=np.float64), q[:0]))
 
 
-def cp_message(type_name: str, stamp_ns: int, frame_id: str, pos_m: np.ndarray, R: np.ndarray) -> Any:
+def cp_message(
+    type_name: str, stamp_ns: int, frame_id: str, pos_m: np.ndarray, R: np.ndarray, child_frame_id: str = ""
+) -> Any:
     """A ``_cp`` message of ``type_name`` (PoseStamped or TransformStamped) of the pose (``pos_m`` (3,) [m],
-    rotation ``R`` (3, 3)) in ``frame_id``, stamped ``stamp_ns``."""
+    rotation ``R`` (3, 3)) in ``frame_id``, stamped ``stamp_ns``; a TransformStamped's ``child_frame_id`` is
+    ``child_frame_id`` ("": ``<frame_id>_tool_tip``)."""
     quat = matrix_to_quat_wxyz(np.ascontiguousarray(R, dtype=np.float64))
     if type_name == POSE_STAMPED:
         return convert.pose_stamped_to_msg(convert.StampedPose(stamp_ns, frame_id, pos_m, quat))
@@ -30,7 +33,7 @@ def cp_message(type_name: str, stamp_ns: int, frame_id: str, pos_m: np.ndarray, 
     msg = TransformStamped()
     msg.header.stamp = convert.time_to_msg(stamp_ns)
     msg.header.frame_id = frame_id
-    msg.child_frame_id = f"{frame_id}_tool_tip"
+    msg.child_frame_id = child_frame_id or f"{frame_id}_tool_tip"
     msg.transform.translation = Vector3(x=float(pos_m[0]), y=float(pos_m[1]), z=float(pos_m[2]))
     msg.transform.rotation = Quaternion(w=float(quat[0]), x=float(quat[1]), y=float(quat[2]), z=float(quat[3]))
     return msg

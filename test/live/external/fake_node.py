@@ -19,7 +19,9 @@ Served CRTK (``interface: crtk``, a dVRK arm under ``/PSM1``), the same motion b
 - ``crtk``: enables and homes the arm on ``state_command`` (waiting for ``operating_state`` to say so) once, then
   streams ``servo_jp`` every 0.1 s (the message says "moved; N refused" when the arm was not ready, never here);
 - ``crtk_move``: the same, but as one ``move_jp`` to the end, waiting until ``operating_state`` is no longer busy;
-- ``crtk_disabled``: streams ``servo_jp`` without enabling the arm (which must not move).
+- ``crtk_disabled``: streams ``servo_jp`` without enabling the arm (which must not move);
+- ``crtk_pause``: enables and homes the arm, sends a ``move_jp`` of joint 1 by +1 rad, pauses the arm 0.1 s after
+  the move began and completes 0.5 s later with the message "paused; busy B" (B: the last ``is_busy``).
 """
 
 from __future__ import annotations
@@ -146,6 +148,8 @@ class FakeNode(Node):
             return result
         handle.succeed()  # type: ignore[attr-defined]
         result.outcome, result.message = RunTestCase.Result.COMPLETED, "moved"
+        if self.mode == "crtk_pause":
+            result.message = f"paused; busy {self.state.is_busy if self.state else None}"
         if self.forces:
             result.message += f"; {self.forces} forces"
         return result
@@ -169,6 +173,14 @@ class FakeNode(Node):
                     self.command.publish(StringStamped(string=word))
                     if not self._sim_wait(0.1, handle):
                         return False
+        if self.mode == "crtk_pause":
+            self.move.publish(JointState(name=self.names, position=[start[0] + 1.0, *start[1:]]))
+            while self.state is None or not self.state.is_busy:
+                if not self._sim_wait(0.05, handle):
+                    return False
+            self._sim_wait(0.1, handle)
+            self.command.publish(StringStamped(string="pause"))
+            return self._sim_wait(0.5, handle)
         if self.mode == "crtk_move":
             self.move.publish(JointState(name=self.names, position=end))
             while self.state is None or not self.state.is_busy:  # the move started

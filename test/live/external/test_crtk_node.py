@@ -15,7 +15,7 @@ import yaml
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly
 from cosim_validation.common.exceptions import ConfigError
-from cosim_validation.common.record import Stage
+from cosim_validation.common.record import RobotRole, Stage
 from test.live.external.test_node_controller import FAKE, adapter, case, moved
 
 CONFIGS = Path(__file__).resolve().parents[3] / "config"
@@ -90,6 +90,19 @@ def test_servo_jp_to_an_arm_that_is_not_enabled_moves_nothing_and_is_named(psm: 
     refusals = adapter(assembly)._graph.arm.refusals
     assert refusals, "no servo_jp was refused"
     assert all(r.startswith("servo_jp: /PSM1 is DISABLED, homed False") for r in refusals), refusals
+
+
+def test_pause_ends_a_move_where_the_arm_is(psm: Any) -> None:
+    assembly = psm("crtk_pause")
+    batch = assembly.run_batch(case(1))
+    assert batch.run.outcome == "completed", batch.run.message
+    assert batch.run.message.endswith("paused; busy False"), batch.run.message
+    physical = next(r for r in batch.records if r.robot is RobotRole.PHYSICAL)
+    yaw = physical.q_measured[:, 0] - physical.q_measured[0, 0]
+    assert 0.05 < yaw[-1] < 0.9, yaw[-1]  # part of the 1 rad move (0.64 s at the limit) before the pause
+    assert np.ptp(physical.q_setpoint[-4:, 0]) == 0.0  # held since
+    served = adapter(assembly)._graph.arm
+    assert served._op.state == "PAUSED"
 
 
 def test_crtk_for_a_robot_without_it_is_refused_at_load_naming_the_key(tmp_path: Path) -> None:

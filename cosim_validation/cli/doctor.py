@@ -174,15 +174,16 @@ def check_session_scope() -> list[Finding]:
     ]
 
 
-def check_controller_manager() -> Finding:
+def check_controller_manager(timeout_s: float | None = None) -> Finding:
     """Whether a ros2_control controller manager (rokae_ros2 on the real ER3 Pro) answers on this shell's ROS domain
-    within a second and a half; else only the stand-in is available (docs/ROBOTS.md, "The ER3 Pro through
-    rokae_ros2")."""
+    within ``timeout_s`` [s] (None: a second and a half); else only the stand-in is available (docs/ROBOTS.md, "The
+    ER3 Pro through rokae_ros2")."""
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S, probe_controller_manager
 
     name, domain = "controller manager", os.environ.get("ROS_DOMAIN_ID", "0")
     try:
-        listed = probe_controller_manager()
+        wait_s = PROBE_TIMEOUT_S if timeout_s is None else timeout_s
+        listed = probe_controller_manager(timeout_s=wait_s)
     except Exception as exc:  # noqa: BLE001 - rclpy or controller_manager_msgs missing
         return Finding(name, False, False, "", f"{type(exc).__name__}: {exc}")
     if listed is None:
@@ -191,7 +192,7 @@ def check_controller_manager() -> Finding:
             False,
             False,
             "",
-            f"no /controller_manager/list_controllers answered on ROS_DOMAIN_ID {domain} within {PROBE_TIMEOUT_S} s: "
+            f"no /controller_manager/list_controllers answered on ROS_DOMAIN_ID {domain} within {wait_s:g} s: "
             "only the stand-in (controller_manager_emulator, config/er3pro_ros2_control.yaml)",
         )
     states = ", ".join(f"{c.name} {c.state}" for c in listed) or "no controllers"

@@ -49,6 +49,8 @@ def test_with_no_controller_manager_only_the_stand_in_is_named(ros_domain: int) 
 
 
 def test_a_controller_manager_that_answers_is_found_with_its_controllers(manager: None, ros_domain: int) -> None:
-    finding = check_controller_manager()
+    # the wait is what doctor allows; finding the manager is the point, however long discovery takes under load (a
+    # loaded CI machine took more than the default 1.5 s)
+    finding = check_controller_manager(timeout_s=30.0)
     assert finding.found
     assert finding.detail == f"ROS_DOMAIN_ID {ros_domain}: arm_controller active"

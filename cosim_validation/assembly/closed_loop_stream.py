@@ -176,6 +176,7 @@ class _Asker:
     ) -> None:
         self.plugin, self.where = plugin, where
         self.q, self.stage, self.done = q0, stage, False
+        self.moved_s: float | None = None  # case time of the last setpoint that differed from the one before [s]
         #: This period's case time, the robots' answers and the setpoint they answered (set before each step)
         self.period: tuple[float, Mapping[RobotRole, Measurement], np.ndarray] = (0.0, {}, q0)
         self.forces = plugin.needle_force() if plugin.needle_force is not None else None
@@ -192,7 +193,10 @@ class _Asker:
         """
         plugin = self.plugin
         if t_s > plugin.spec.time_limit_s + 1e-9:
-            raise ControllerFaultError(f"time limit: the controller was not done after {plugin.spec.time_limit_s:g} s")
+            last = "never changed" if self.moved_s is None else f"last changed at t = {self.moved_s:.3f} s"
+            raise ControllerFaultError(
+                f"time limit: the controller was not done after {plugin.spec.time_limit_s:g} s (its setpoint {last})"
+            )
         kinematics, run, feed = self.where
         command = plugin.step(_observe(kinematics, seen, (feed, self.forces), t_s, q_last, mode))
         if command.kind is CommandKind.DONE:
@@ -202,7 +206,8 @@ class _Asker:
                 )
             run.message, self.done = command.reason, True
             return
-        self.q = command.q if command.kind is CommandKind.SETPOINT else self.q
+        if command.kind is CommandKind.SETPOINT and not np.array_equal(command.q, self.q):
+            self.q, self.moved_s = command.q, t_s
         self.stage = command.stage if command.stage is not None else self.stage
 
     def propose(self, status: SupervisorStatus) -> Proposal:

@@ -112,7 +112,7 @@ REASONS = {
     "length": "wrong joint count: setpoint of shape (6,)",
     "limits": "setpoint outside the joint limits: joint1",
     "slow": "step budget exceeded",
-    "never": "time limit: the controller was not done after 30 s",
+    "never": "time limit: the controller was not done after 30 s (its setpoint last changed at t = 0.200 s)",
     "bad_command": "bad command: step returned a str, not a Command",
 }
 

@@ -130,7 +130,7 @@ def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:
         ("crash", "the node under test exited with code 3"),
         ("killed", "the node under test was killed by signal 9"),
         ("mute", "did not answer the case's goal within 3 s"),
-        ("stubborn", "time limit: the controller was not done after 3 s"),
+        ("stubborn", "time limit: the controller was not done after 3 s (its setpoint never changed)"),
     ],
 )
 def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str, assembly_of: Any) -> None:

@@ -160,14 +160,17 @@ def summary_text(summary: dict[str, Any]) -> str:
     order = {"expected": 0, "virtual": 1, "physical": 2}
     for robot, s in sorted(safety["by_robot"].items(), key=lambda item: order.get(item[0], 3)):
         lines.append(f"{safety['property']} violated on {robot}: {s['violated']} cases ({100 * s['rate']:.1f} %)")
+    stopped = any(p.get("stopped", 0) for p in summary["properties"])  # a summary written before: no such count
+    extra = ("stopped",) if stopped else ()  # the verdicts of cases stopped before their end, counted apart
     rows = [
-        (p["property"], p["robot"], p["holds"], p["violated"], p["unknown"])
+        (p["property"], p["robot"], p["holds"], p["violated"], p["unknown"], *(p[k] for k in extra))
         for p in summary["properties"]
         if p["violated"] or p["unknown"]
     ]
     quiet = len({p["property"] for p in summary["properties"]} - {r[0] for r in rows})
     if rows:
-        lines += ["", format_table(["property", "robot", "holds", "violated", "unknown"], rows)]
+        head = ["property", "robot", "holds", "violated", "unknown", *(("in stopped cases",) if stopped else ())]
+        lines += ["", format_table(head, rows)]
     lines.append(f"{quiet} more properties hold on every robot in every completed case")
     kpi_rows = []
     for k in summary["kpis"]:

@@ -143,6 +143,16 @@ def test_closed_loop_misbehaviour_ends_its_case_only(suites: tuple[Path, Path], 
     assert report.summary["aborted"] == [{"test_id": c.test_id, "message": c.message} for c in aborted][:10]
     page = report.html_path.read_text()
     assert f"Why {len(aborted)} started cases did not complete" in page
+    # the property table counts the completed cases' verdicts; the aborted cases' are counted apart
+    outcome_of = {c.test_id: c.outcome for c in cases}
+    table = report.summary["report"]["properties"]["verdicts"]
+    for row in table:
+        mine = [v for v in rows["verdicts"] if (v.property, v.robot) == (row["property"], row["robot"])]
+        whole = sum(outcome_of[v.test_id] == "completed" for v in mine)
+        assert row["holds"] + row["violated"] + row["unknown"] == whole, row
+        assert row["stopped"] == len(mine) - whole, row
+    assert sum(row["stopped"] for row in table) > 0
+    assert "counted apart, in the last column" in page
     assert "controller error: step raised RuntimeError: the servo lost its marker" in page
 
 

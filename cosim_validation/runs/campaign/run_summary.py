@@ -18,7 +18,8 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
 
     Returns:
         JSON-ready mapping: ``run`` (meta), ``cases`` (by outcome), ``properties`` (per property and robot:
-        holds / violated / unknown), ``safety`` (the safety property's violations per robot), ``kpis``
+        holds / violated / unknown over the completed cases, and ``stopped``: the verdicts of cases stopped before
+        their end, counted apart), ``safety`` (the safety property's violations per robot), ``kpis``
         (whole-case KPIs per robot: n, mean, max, unit), ``timing`` (wall time per case).
     """
     meta = db.meta()
@@ -26,12 +27,14 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
     stored = sum(outcomes.values())
     expected_total = sum(int(s.get("cases", 0)) for s in meta.get("suites", []))
     verdicts: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    # the verdicts of completed cases by status; those of cases stopped before their end (aborted, failed) apart
     for prop, robot, status, count in db.query(
-        "SELECT property, robot, status, COUNT(*) FROM verdicts GROUP BY property, robot, status"
+        "SELECT v.property, v.robot, CASE WHEN c.outcome = 'completed' THEN v.status ELSE 'stopped' END, COUNT(*) "
+        "FROM verdicts v JOIN cases c ON c.test_id = v.test_id GROUP BY 1, 2, 3"
     ):
         verdicts[(prop, robot)][status] = int(count)
     properties: list[dict[str, Any]] = [
-        {"property": p, "robot": r, **{s: counts.get(s, 0) for s in ("holds", "violated", "unknown")}}
+        {"property": p, "robot": r, **{s: counts.get(s, 0) for s in ("holds", "violated", "unknown", "stopped")}}
         for (p, r), counts in sorted(verdicts.items())
     ]
     safety_name = str(meta.get("safety_property", ""))

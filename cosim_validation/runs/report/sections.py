@@ -117,16 +117,31 @@ def _repair_row(repair: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+#: The verdict table's columns: over the completed cases, then the verdicts of cases that were stopped (aborted or
+#: failed), counted apart: a property that holds over the prefix of a stopped case says less than over a whole case.
+VERDICT_COLUMNS = ("property", "robot", "holds", "violated", "unknown", "in stopped cases")
+
+
 def properties(run: RunData) -> Section:
-    """Verdicts per property and robot, and whole-case KPIs."""
+    """Verdicts per property and robot (of the completed cases; the stopped cases' apart), and whole-case KPIs."""
     s = Section("properties", "Properties and KPIs")
     if not len(run.verdicts):
         return s.missing("no verdicts stored")
-    counts = run.verdicts.groupby(["property", "robot", "status"], observed=True).size().unstack(fill_value=0)
-    rows = [
-        (p, r, *(int(counts.loc[(p, r)].get(k, 0)) for k in ("holds", "violated", "unknown"))) for p, r in counts.index
-    ]
-    s.parts.append(table(["property", "robot", "holds", "violated", "unknown"], rows, "verdicts"))
+    completed = run.verdicts["test_id"].map(run.cases["outcome"]).eq("completed").to_numpy()
+    whole = run.verdicts[completed].groupby(["property", "robot", "status"], observed=True).size()
+    stopped = run.verdicts[~completed].groupby(["property", "robot"], observed=True).size()
+    rows = []
+    for p, r in run.verdicts.groupby(["property", "robot"], observed=True).size().index:
+        counts = [int(whole.get((p, r, k), 0)) for k in ("holds", "violated", "unknown")]
+        rows.append((p, r, *counts, int(stopped.get((p, r), 0))))
+    if stopped.sum():
+        s.parts.append(
+            paragraph(
+                "Verdicts of the completed cases; those of the cases stopped before their end (aborted or failed) "
+                "are counted apart, in the last column: a property that holds over part of a case says less."
+            )
+        )
+    s.parts.append(table(list(VERDICT_COLUMNS), rows, "verdicts"))
     kpis = run.kpis[(run.kpis["stage"] == "case") & run.kpis["value"].notna()]
     by_kpi = kpis.groupby(["name", "robot", "unit"], observed=True)["value"]
     stats = by_kpi.agg(["count", "mean", "median", "max"]).reset_index()
@@ -145,9 +160,8 @@ def properties(run: RunData) -> Section:
             )
         )
     s.parts.append(table(["KPI", "robot", "cases", "mean", "median", "max", "unit"], kpi_rows, "kpis"))
-    s.data = {
-        "verdicts": [dict(zip(("property", "robot", "holds", "violated", "unknown"), r, strict=True)) for r in rows]
-    }
+    keys = ("property", "robot", "holds", "violated", "unknown", "stopped")
+    s.data = {"verdicts": [dict(zip(keys, r, strict=True)) for r in rows]}
     return s
 
 

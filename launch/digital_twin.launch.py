@@ -32,13 +32,13 @@ from cosim_validation.live.session.default_suite import make_default_suite
 from cosim_validation.live.session.discovery_scope import DomainLease
 from cosim_validation.live.session.domain_probe import strangers
 from cosim_validation.live.session.graph import GraphSpec, load_graph
-from cosim_validation.live.session.process_group import READY_DIR_ENV
+from cosim_validation.live.session.process_group import READY_DIR_ENV, DrainWatch, read_progress
 from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
 from cosim_validation.live.session.session_runner import prepare_run_dir
 
 _LEASES: list[DomainLease] = []  # the session's domain stays leased for the life of the launch process
 POLL_S = 0.2
-QUIET_S = 0.5  # the recorder has written everything once its message count stood still this long
+QUIET_S = 0.5  # the recorder has written everything once its message count stood still this long (DrainWatch)
 DRAIN_LIMIT_S = 10.0
 
 
@@ -148,16 +148,14 @@ def _when(missing: Callable[[], list[str]], timeout_s: float, then: list[Any], w
 
 
 def _after_quiet(progress_files: list[Path], reason: str) -> OpaqueFunction:
-    """Shut down once the recorders' message counts stood still for QUIET_S (at most DRAIN_LIMIT_S)."""
+    """Shut down once every recorder's progress is quiet (:class:`DrainWatch`), at most DRAIN_LIMIT_S."""
     deadline = time.monotonic() + DRAIN_LIMIT_S
-    seen: dict[str, Any] = {"counts": None, "since": time.monotonic()}
+    watches = [DrainWatch(QUIET_S) for _ in progress_files]
 
     def check(context: LaunchContext) -> list[Any]:
-        now = time.monotonic()
-        counts = [p.read_text() if p.exists() else "" for p in progress_files]
-        if counts != seen["counts"]:
-            seen.update(counts=counts, since=now)
-        if now - seen["since"] >= QUIET_S or now > deadline:
+        progress = [read_progress(p) for p in progress_files]
+        quiet = [p is None or w.quiet(p) for p, w in zip(progress, watches, strict=True)]
+        if all(quiet) or time.monotonic() > deadline:
             return [Shutdown(reason=reason)]
         return [TimerAction(period=POLL_S, actions=[OpaqueFunction(function=check)])]
 

@@ -72,6 +72,7 @@ class Recorder(Node):
         self.create_timer(params.discovery_period_s, self._discover_or_stop, clock=steady)
         # how many messages are written, for `cosim session` to let the recorder drain before stopping it
         self._progress = progress_file(self.get_name())
+        self._progress_rounds = 0
         self.create_timer(0.1, self._report_progress, clock=steady)
         self.get_logger().info(f"recording to {self._writer.path}")
 
@@ -152,8 +153,13 @@ class Recorder(Node):
         self._writer.write(topic, self.get_clock().now().nanoseconds, data)
 
     def _report_progress(self) -> None:
+        """Write ``"<messages written> <rounds of this timer>"``: from the thread that takes the messages, so
+        that ``cosim session`` tells a drained recorder (rounds go on, the count stands) from a starved one."""
         if self._progress is not None:
-            self._progress.write_text(str(self._writer.count))
+            self._progress_rounds += 1
+            part = self._progress.with_suffix(".progress.part")
+            part.write_text(f"{self._writer.count} {self._progress_rounds}")
+            part.replace(self._progress)
 
     def close(self) -> None:
         """Finish the bag file and list the skipped topics beside it."""

@@ -141,22 +141,20 @@ class ProcessGroup:
         path = self.log_dir / f"{name}.log"
         return path.exists() and teardown_hung(path.read_text(errors="replace"))
 
-    def wait_quiet(self, name: str, quiet_s: float = 0.5, timeout_s: float = 10.0) -> bool:
-        """Wait until node ``name``'s progress counter (``<name>.progress``) stops changing for ``quiet_s``.
+    def wait_quiet(self, name: str, quiet_s: float = 0.5, timeout_s: float = 10.0, rounds: int = 5) -> bool:
+        """Wait until node ``name``'s progress (``<name>.progress``) is quiet (:class:`DrainWatch`).
 
         The recorder counts what it wrote: after the last case it may still be writing a backlog, which a
-        stop now would lose. Returns False after ``timeout_s`` or if the node reports no progress.
+        stop now would lose. Returns False after ``timeout_s`` or if the node reports no progress (or exited).
         """
         path = self.ready_dir / f"{name}.progress"
         deadline = time.monotonic() + timeout_s
-        last, since = None, time.monotonic()
+        watch = DrainWatch(quiet_s, rounds)
         while time.monotonic() < deadline:
-            value = path.read_text() if path.exists() else None
-            if value is None or self.processes[name].poll() is not None:
+            progress = read_progress(path)
+            if progress is None or self.processes[name].poll() is not None:
                 return False
-            if value != last:
-                last, since = value, time.monotonic()
-            elif time.monotonic() - since >= quiet_s:
+            if watch.quiet(progress):
                 return True
             time.sleep(0.05)
         return False
@@ -165,16 +163,24 @@ class ProcessGroup:
         """Send ``sig`` to one node (fault injection in tests and demos)."""
         self.processes[name].send_signal(sig)
 
-    def stop(self, grace_s: float = 3.0, last: Sequence[str] = (), drain_s: float = 2.0) -> dict[str, int]:
+    def stop(
+        self, grace_s: float = 3.0, last: Sequence[str] = (), drain_s: float = 2.0, drain_first: bool = False
+    ) -> dict[str, int]:
         """Stop every node (SIGINT, then SIGTERM, then SIGKILL) and return their exit codes.
 
         The nodes named in ``last`` (the recorder) are stopped once the others have exited and their progress
-        counter stood still for 0.5 s (:meth:`wait_quiet`, at most ``drain_s``), so they take everything the
-        others published before they stopped: a case report sent just before a Ctrl-C is in the bag.
+        stood still (:meth:`wait_quiet`, at most ``drain_s``), so they take everything the others published while
+        stopping. With ``drain_first`` (a session whose work is done) they are also drained before any node is
+        stopped, while every publisher is still there to deliver what it sent: a reliable writer that exits
+        takes its undelivered messages with it, and a recorder on a loaded machine may not have taken the last
+        case's report yet. A Ctrl-C stops at once.
 
         ``stop_s`` then holds, for each node that was still running, the seconds from the first SIGINT to its
         exit, and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
         """
+        for name in last if drain_first else ():
+            if self.processes[name].poll() is None:
+                self.wait_quiet(name, quiet_s=0.5, timeout_s=drain_s)
         start = time.monotonic()
         alive = {n: p for n, p in self.processes.items() if p.poll() is None}
         first = {n: p for n, p in alive.items() if n not in last}
@@ -209,6 +215,52 @@ class ProcessGroup:
         for process in alive.values():
             process.wait(timeout=5)
         note_exits()
+
+
+def read_progress(path: Path) -> tuple[str, int] | None:
+    """A progress file's ``(count, timer rounds)``; None if there is none. A file of a bare count counts every
+    read as a round; an empty one (caught while being written) has the count ``""``."""
+    try:
+        text = path.read_text().split()
+    except FileNotFoundError:
+        return None
+    if not text:
+        return "", 0
+    if len(text) == 1:
+        return text[0], time.monotonic_ns()
+    try:
+        return text[0], int(text[1])
+    except ValueError:
+        return "", 0
+
+
+class DrainWatch:
+    """Whether a recorder has taken everything sent to it, from the progress it reports.
+
+    The recorder writes ``"<messages written> <timer rounds>"`` ten times a second from its executor, the same
+    thread that takes its messages. Its progress is quiet once the count stood still for ``quiet_s`` of wall
+    time while its timer ran ``rounds`` times: its subscriptions had nothing left to take. A count that stood
+    still because the recorder got no CPU (a loaded machine), its timer standing too, is not quiet.
+
+    Args:
+        quiet_s: Wall time the count must stand still [s].
+        rounds: Rounds of the recorder's timer it must stand still for.
+    """
+
+    def __init__(self, quiet_s: float = 0.5, rounds: int = 5) -> None:
+        self.quiet_s, self.rounds = quiet_s, rounds
+        self._count: str | None = None
+        self._since_s, self._since_round = time.monotonic(), 0
+
+    def quiet(self, progress: tuple[str, int]) -> bool:
+        """Take the progress read now (:func:`read_progress`); whether it is quiet."""
+        count, round_ = progress
+        if not count:  # caught between truncation and write: no news
+            return False
+        if count != self._count:
+            self._count, self._since_s, self._since_round = count, time.monotonic(), round_
+            return False
+        return time.monotonic() - self._since_s >= self.quiet_s and round_ - self._since_round >= self.rounds
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:

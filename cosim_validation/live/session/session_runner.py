@@ -115,10 +115,14 @@ def run_session(
     except CosimError as exc:
         outcome.status, outcome.message = "failed", str(exc)
     finally:
-        # the recorder stops last, once it wrote its backlog (up to 10 s after a completed session, 2 s after Ctrl-C)
+        # the recorder stops last, once it wrote its backlog (up to 10 s after a completed session, 2 s after Ctrl-C);
+        # after a completed one it is also drained before the others stop, while they can still deliver
         recorders = [node.name for node in graph.nodes if node.executable == "recorder"]
-        drain_s = 10.0 if outcome.status == "completed" else 2.0
-        outcome.exit_codes = group.stop(graph.settings.shutdown_grace_s, last=recorders, drain_s=drain_s)
+        completed = outcome.status == "completed"
+        drain_s = 10.0 if completed else 2.0
+        outcome.exit_codes = group.stop(
+            graph.settings.shutdown_grace_s, last=recorders, drain_s=drain_s, drain_first=completed
+        )
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
         hung = (name for name, code in outcome.exit_codes.items() if code == 1 and group.hung_in_teardown(name))

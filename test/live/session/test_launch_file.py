@@ -167,13 +167,17 @@ def test_exits_end_the_launch_as_they_end_cosim_session(launch_file: Any, tmp_pa
     (console,) = start_console.kwargs["function"](_Context())
     (failed,) = console.kwargs["on_exit"](_Exit(1), _Context())
     assert failed.kwargs["reason"] == "gen exited with code 1"
+    launch_file.QUIET_S = 0.0
     (drain,) = console.kwargs["on_exit"](_Exit(0), _Context())  # done: let the recorder drain, then shut down
     progress = tmp_path / "run" / ".ready" / "rec.progress"
-    progress.write_text("10")
+    progress.write_text("10 1")  # 10 messages written, at the recorder's first timer round
     first = drain.kwargs["function"](_Context())
     assert [sorted(a.kwargs) for a in first] == [["actions", "period"]]
-    launch_file.QUIET_S = 0.0
-    (done,) = first[0].kwargs["actions"][0].kwargs["function"](_Context())
+    progress.write_text("10 3")  # the count stood, but the recorder's timer ran only twice: maybe starved
+    (again,) = first[0].kwargs["actions"][0].kwargs["function"](_Context())
+    assert sorted(again.kwargs) == ["actions", "period"]
+    progress.write_text("10 6")  # five rounds of its timer without a message: drained
+    (done,) = again.kwargs["actions"][0].kwargs["function"](_Context())
     assert done.kwargs["reason"] == "gen finished: all cases run"
 
 

@@ -8,7 +8,6 @@ construction, whatever concavities the implicit body has.
 from __future__ import annotations
 
 import numpy as np
-import trimesh
 
 from cosim_validation.anatomy.implicit_shapes import Implicit
 from cosim_validation.common.exceptions import InputError
@@ -75,6 +74,8 @@ def radial_mesh(
     Returns:
         vertices (V, 3) float64 [m] and faces (F, 3) int64, outward winding.
     """
+    import trimesh  # here: an import of a second (scipy, networkx), which most processes never need
+
     sphere = trimesh.creation.icosphere(subdivisions=subdivisions, radius=1.0)
     directions = np.asarray(sphere.vertices, dtype=np.float64) * np.asarray(stretch_m, dtype=np.float64)
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)

@@ -275,7 +275,7 @@ class Lockstep:
         Raises:
             CaseAbortedError: A robot did not answer (it is dropped from later cases when so configured).
         """
-        expected = period.q if period.expected is None else period.expected
+        expected = period.expected_q
         tip, quat = period.tip, period.quat
         if tip is None or quat is None:
             fk = self.kinematics.record_arrays(expected[None, :])
@@ -343,7 +343,7 @@ class _Streamed:
         self._q[n] = period.q
         self._stage[n] = int(period.stage)
         self._mode[n] = int(period.mode)
-        self._expected[n] = period.q if period.expected is None else period.expected
+        self._expected[n] = period.expected_q
         self.count = n + 1
         self._publish()
 

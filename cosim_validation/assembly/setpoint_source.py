@@ -56,6 +56,11 @@ class Period:
     decision: Decision | None = None
     end: str = ""
 
+    @property
+    def expected_q(self) -> np.ndarray:
+        """(J,) the expected state announced for this period: ``expected``, or ``q`` when it is None."""
+        return self.q if self.expected is None else self.expected
+
 
 class SetpointSource(Protocol):
     """Decides each control period's setpoint of one case."""

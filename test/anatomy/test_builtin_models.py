@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import trimesh
@@ -101,3 +105,19 @@ def test_torso_encloses_every_organ_with_a_margin() -> None:
 def test_unknown_builtin_is_a_key_error() -> None:
     with pytest.raises(KeyError):
         builtin_mesh("spleen")
+
+
+def test_a_node_on_the_builtin_anatomy_never_imports_trimesh(repo_root: Path) -> None:
+    """A session starts six nodes at once on two cores; trimesh (with scipy and networkx, about a second of CPU)
+    is imported only where a mesh is made or checked: never by a node, nor by the monitor's world of built-in
+    anatomy (the built-in models are checked here, once, instead)."""
+    script = (
+        "import sys\n"
+        "import cosim_validation.live.nodes.monitor, cosim_validation.live.nodes.controller\n"
+        "from cosim_validation.assembly.monitor_world import monitor_world_of\n"
+        "world = monitor_world_of('config/needle_insertion.yaml', '')\n"
+        "print(sorted(m for m in ('trimesh', 'networkx') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=repo_root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"

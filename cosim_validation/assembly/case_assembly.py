@@ -35,6 +35,7 @@ from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.controllers import CONTROLLER_NAMES, Controller, InsertionSetup
+from cosim_validation.controllers.plugin_api import RunLogs
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, release
 from cosim_validation.controllers.plugin_loader import entry_points, plugin_of_name
 from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
@@ -162,6 +163,8 @@ class CaseAssembly:
         )
         self._backends: tuple[RobotBackend, ...] | None = None
         self._controllers: dict[str, Controller | ClosedLoopPlugin] = {}
+        #: where the controller under test keeps its logs; set by the mode that runs the cases (a run's logs/)
+        self.logs = RunLogs()
         self.controller()  # a plugin is built (and checked) with the case study, before any case
         self.supervision: Supervision | None = self._supervision()
         self.hazard_watch: HazardWatch | None = self._hazard_watch()
@@ -208,7 +211,7 @@ class CaseAssembly:
         """The controller ``name`` (None: the assembly's controller under test), built once per assembly."""
         chosen = name or self.controller_name
         if chosen not in self._controllers:
-            built = self.setup.controller(chosen)
+            built = self.setup.controller(chosen, self.logs)
             if isinstance(built, ClosedLoopPlugin) and built.spec.needle_force is not None:
                 model = load_needle_force(built.spec.needle_force, self.setup.scene)
                 built.needle_force = lambda: NeedleForceStream(model)

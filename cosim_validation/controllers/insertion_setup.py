@@ -18,7 +18,7 @@ from cosim_validation.controllers.planning.collision_world import CollisionWorld
 from cosim_validation.controllers.planning.five_stage_planner import FiveStagePlanner
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
 from cosim_validation.controllers.planning.state_validator import StateValidator, ValidatorSettings
-from cosim_validation.controllers.plugin_api import ControllerContext
+from cosim_validation.controllers.plugin_api import ControllerContext, RunLogs
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, build_plugin
 from cosim_validation.controllers.plugin_loader import PluginSpec, entry_points, plugin_of_name
 from cosim_validation.controllers.straight_controller import StraightController
@@ -60,7 +60,7 @@ class InsertionSetup:
             config_path=Path(root.source),
         )
 
-    def controller(self, name: str | None = None) -> Controller | ClosedLoopPlugin:
+    def controller(self, name: str | None = None, logs: RunLogs | None = None) -> Controller | ClosedLoopPlugin:
         """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``,
         ``error_collection``, ``moveit``, an entry point of a user's package or an import path
         ``module:attribute``; None: ``controllers.default``, with its options when it is a plugin). A plugin's
@@ -71,7 +71,7 @@ class InsertionSetup:
         """
         chosen = self.controllers.default if name is None else name
         if self.controllers.plugin is not None and chosen == self.controllers.plugin.name:
-            return build_plugin(self.controllers.plugin, self.context(chosen))
+            return build_plugin(self.controllers.plugin, self.context(chosen, logs))
         if chosen == "straight":
             return StraightController(self.planner)
         if chosen == "guarded":
@@ -85,15 +85,15 @@ class InsertionSetup:
             options = self.controllers.moveit.options()
             where = str(self.config_path)
             moveit = PluginSpec(MOVEIT_NAME, MOVEIT_TARGET, options, source=where, key="controllers.moveit")
-            return build_plugin(moveit, self.context(MOVEIT_NAME))
+            return build_plugin(moveit, self.context(MOVEIT_NAME, logs))
         spec = plugin_of_name(chosen)
         if spec is None:
             known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))
             raise InputError(f"unknown controller {name!r}; expected one of: {known} or an import path module:attr")
-        return build_plugin(spec, self.context(chosen))
+        return build_plugin(spec, self.context(chosen, logs))
 
-    def context(self, name: str) -> ControllerContext:
-        """What a plugin factory is given about this case study."""
+    def context(self, name: str, logs: RunLogs | None = None) -> ControllerContext:
+        """What a plugin factory is given about this case study (``logs``: where it may keep logs)."""
         return ControllerContext(
             name=name,
             robot=self.robot,
@@ -103,6 +103,7 @@ class InsertionSetup:
             world=self.world,
             planner=self.planner,
             config_path=self.config_path,
+            logs=RunLogs() if logs is None else logs,
         )
 
     def state_validator(self) -> StateValidator:

@@ -29,6 +29,32 @@ from cosim_validation.controllers.planning.plan import Plan
 from cosim_validation.robots.model import Kinematics, RobotConfig
 
 
+class RunLogs:
+    """Where a controller under test keeps its logs: the ``logs/`` folder of the run its cases go into.
+
+    The mode that runs the cases sets :attr:`folder` (``cosim campaign`` and ``cosim session``: the run
+    directory's ``logs/``); it stays None where there is no run directory (``cosim run-case``). An external node
+    under test writes its output there, one file per start; a plugin may put its own files there too.
+
+    Args:
+        folder: The folder, or None.
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+
+    def path(self, name: str) -> Path | None:
+        """``folder/name`` (the folder created), or None when there is no folder.
+
+        Args:
+            name: A file name (no folder part).
+        """
+        if self.folder is None:
+            return None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return self.folder / name
+
+
 @dataclass(frozen=True)
 class ControllerContext:
     """What a plugin factory gets besides its options: the case study it will run in.
@@ -42,6 +68,8 @@ class ControllerContext:
         world: Distance queries on the anatomy (skin entries, forbidden regions).
         planner: The five-stage planner the built-in controllers use (a plugin may reuse it).
         config_path: The case-study configuration file.
+        logs: Where the controller may keep logs: the run directory's ``logs/`` once the cases run (set by the
+            mode that runs them), else nowhere.
     """
 
     name: str
@@ -52,6 +80,7 @@ class ControllerContext:
     world: CollisionWorld
     planner: FiveStagePlanner
     config_path: Path
+    logs: RunLogs = field(default_factory=RunLogs)
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,8 @@ class ExternalNodeController:
         """The domain joined and the node serving its action (started or restarted as needed)."""
         if self._graph is None:
             self._graph = _Graph(self.spec, self.context)
-            self._process = NodeProcess(self.spec.command, self.spec.cwd, self._graph.lease.scope.env())
+            env = self._graph.lease.scope.env()
+            self._process = NodeProcess(self.spec.command, self.spec.cwd, env, self.context.logs)
             self._closer = weakref.finalize(self, _shut_down, self._process, self._graph)
         graph, process = self._graph, self._process
         assert process is not None

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.controllers.plugin_api import RunLogs
 
 _PR_SET_PDEATHSIG = 1  # prctl(2) option: the signal a child gets when its parent thread dies
 _GRACE_S = (3.0, 2.0, 2.0)  # after SIGINT, SIGTERM, SIGKILL [s]
@@ -36,16 +37,23 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 class NodeProcess:
     """One instance of the node under test.
 
+    Its output goes to ``node-under-test-<pid>-<start>.log`` in the run's logs folder (``<pid>``: the process
+    that runs the cases, a campaign worker; ``<start>``: 1, then one more at each restart), kept after the run;
+    without a logs folder, to a temporary file removed when the node stops.
+
     Args:
         command: The program and its arguments.
         cwd: The folder it starts in.
         env: Its environment (ROS_DOMAIN_ID and the discovery range of the adapter included).
+        logs: Where to keep its output; None: not kept.
     """
 
-    def __init__(self, command: Sequence[str], cwd: str, env: Mapping[str, str]) -> None:
+    def __init__(self, command: Sequence[str], cwd: str, env: Mapping[str, str], logs: RunLogs | None = None) -> None:
         self.command, self.cwd, self.env = tuple(command), cwd, dict(env)
+        self.logs = logs
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
+        self._log_kept = False  # in the run's logs folder: not removed at stop
         self.starts = 0  # how many times it was started (1 + restarts)
 
     def start(self) -> None:
@@ -56,8 +64,13 @@ class NodeProcess:
         """
         if self.running():
             return
-        fd, name = tempfile.mkstemp(prefix="cosim-node-under-test-", suffix=".log")
-        self._log_path = Path(name)
+        kept = None if self.logs is None else self.logs.path(f"node-under-test-{os.getpid()}-{self.starts + 1}.log")
+        if kept is not None:
+            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            self._log_path, self._log_kept = kept, True
+        else:
+            fd, name = tempfile.mkstemp(prefix="cosim-node-under-test-", suffix=".log")
+            self._log_path, self._log_kept = Path(name), False
         try:
             self._proc = subprocess.Popen(
                 self.command,
@@ -72,6 +85,7 @@ class NodeProcess:
         except OSError as exc:
             self._log_path.unlink(missing_ok=True)  # nothing ran, nothing to read
             self._log_path = None
+            self._log_kept = False
             raise NodeUnderTestError(f"cannot start the node under test {self.command[0]!r}: {exc}") from None
         finally:
             os.close(fd)
@@ -90,7 +104,13 @@ class NodeProcess:
             return ""
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
         tail = self.output_tail()
-        return f"the node under test {how}" + (f"; its last output: {tail}" if tail else "")
+        where = f" (all of it: {self._log_path})" if self._log_kept else ""
+        return f"the node under test {how}" + (f"; its last output: {tail}{where}" if tail else "")
+
+    @property
+    def log_path(self) -> Path | None:
+        """The file of the running node's output when it is kept (the run's logs folder), else None."""
+        return self._log_path if self._log_kept else None
 
     def output_tail(self, lines: int = 3) -> str:
         """The last ``lines`` lines of the node's output, joined with a vertical bar between spaces."""
@@ -122,10 +142,10 @@ class NodeProcess:
                 except subprocess.TimeoutExpired:
                     continue
         self._sweep_group(proc)
-        if self._log_path is not None:
+        if self._log_path is not None and not self._log_kept:
             with contextlib.suppress(OSError):
                 self._log_path.unlink()
-            self._log_path = None
+        self._log_path, self._log_kept = None, False
 
     @staticmethod
     def _sweep_group(proc: subprocess.Popen[bytes] | None) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+from pathlib import Path
 from typing import Any
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -59,6 +60,7 @@ class Controller(Node):
             stop_on_alarm=self.params.stop_on_alarm,
         )
         self.assembly = CaseAssembly(spec)
+        self.assembly.logs.folder = Path(self.params.log_dir) if self.params.log_dir else None
         if self.assembly.hazard_watch is not None:  # alarms and feedback force, published from the loop's thread
             self.assembly.hazard_watch.sink = HazardFeedback(self).publish
         # one group for the long case execution, one for the short I/O callbacks it waits for

@@ -118,6 +118,11 @@ class ControllerParams(ConfiguredParams):
         minimum=0.0,
         unit="s",
     )
+    log_dir: str = param(
+        "",
+        "folder where the controller under test keeps its logs (an external node's output, one file per start); "
+        "'' in a session's graph: the run directory's logs/; '' for a node run alone: none kept",
+    )
 
 
 @dataclass(frozen=True)

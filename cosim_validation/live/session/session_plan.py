@@ -81,6 +81,9 @@ def node_launches(graph: GraphSpec, run_dir: str | Path, suite: str | Path, case
     launches = []
     for spec in resolved.nodes:
         parameters = {"use_sim_time": resolved.settings.use_sim_time, **spec.parameters}
+        if spec.executable == "controller" and not parameters.get("log_dir"):
+            parameters["log_dir"] = str(Path(run_dir) / "logs")  # the controller under test's, beside the nodes'
+
         for key, value in parameters.items():
             problem = launch_value_problem(value)
             if problem is not None:

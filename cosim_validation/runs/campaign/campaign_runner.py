@@ -165,6 +165,7 @@ class _Work:
 
     spec: AssemblySpec
     trajectories: bool
+    logs: Path  # the run directory's logs/: where the controller under test keeps its logs
 
 
 def _init_world(work: _Work, single_threaded: bool) -> tuple[CaseAssembly, bool]:
@@ -175,6 +176,7 @@ def _init_world(work: _Work, single_threaded: bool) -> tuple[CaseAssembly, bool]
 
         numba.set_num_threads(1)
     assembly = shared_assembly(work.spec)
+    assembly.logs.folder = work.logs
     # the robots now, not at the first case: an engine that cannot start (a CoppeliaSim that does not answer)
     # is one error for the campaign, not one failed case after another
     assembly.backends  # noqa: B018 - built on first use
@@ -394,10 +396,10 @@ def _run(
         if outcome.skipped == outcome.total:
             pass  # everything is stored already: no worker, no world
         elif request.executor == "ray":
-            work = _Work(spec, request.trajectories)
+            work = _Work(spec, request.trajectories, run.path / "logs")
             run_ray(_init_world, (work, True), _work, _items(suites, done), on_result, workers, request.address)
         else:
-            work = _Work(spec, request.trajectories)
+            work = _Work(spec, request.trajectories, run.path / "logs")
             run_local(_init_world, (work, workers > 1), _work, _items(suites, done), on_result, workers)
     except KeyboardInterrupt:
         outcome.interrupted = True

@@ -128,6 +128,7 @@ class FakeNode(Node):
             self._sim_wait(0.5)
             if self.mode == "killed":
                 os.kill(os.getpid(), signal.SIGKILL)
+            print("fake node: exits with code 3 as told (mode crash)", file=sys.stderr, flush=True)
             os._exit(3)
         if self.mode == "stubborn":
             while rclpy.ok():

@@ -5,6 +5,7 @@ next case."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ def assembly_of(tmp_path: Path):  # type: ignore[no-untyped-def]
         folder.mkdir()
         config = str(write_config(folder, mode, **settings))
         assembly = CaseAssembly(AssemblySpec(config, engines=("emulated",), supervisor=supervisor))
+        assembly.logs.folder = folder / "logs"  # as a campaign or a session sets it: the run's logs/
         made.append(assembly)
         return assembly
 
@@ -140,6 +142,15 @@ def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str
         assert run.outcome in ("aborted", "failed"), run.message
         assert reason in run.message, run.message
     assert adapter(assembly)._process.starts == 2
+    # the output of each start is kept in the run's logs folder, and a crash's reason names the file
+    logs = assembly.logs.folder
+    assert logs is not None
+    names = [f"node-under-test-{os.getpid()}-{n}.log" for n in (1, 2)]
+    assert sorted(p.name for p in logs.iterdir()) == names
+    if mode == "crash":
+        told = "fake node: exits with code 3 as told (mode crash)"
+        assert f"its last output: {told} (all of it: {logs / names[1]})" in run.message, run.message
+        assert told in (logs / names[0]).read_text()
 
 
 def test_after_a_frozen_node_the_next_case_reaches_the_new_one(assembly_of: Any) -> None:
@@ -160,7 +171,8 @@ def test_after_a_frozen_node_the_next_case_reaches_the_new_one(assembly_of: Any)
 
 def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Four cases on two workers, each worker its own node on its own domain: every case completed and stored;
-    the workers stop their nodes when they exit and remove the nodes' logs."""
+    the workers stop their nodes when they exit; each node's output is in the run's logs folder, nothing in the
+    temporary folder."""
     from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
     from cosim_validation.runs.campaign.results_db import ResultsDB
     from cosim_validation.testgen import Suite
@@ -177,6 +189,8 @@ def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path, monkeypat
     request = CampaignRequest(config, (suite_path,), tmp_path / "run", backends=("physical",), workers=2)
     run_campaign(request, progress_stream=None)
     assert list(scratch.glob("cosim-node-under-test-*")) == []
+    kept = sorted((tmp_path / "run" / "logs").glob("node-under-test-*-1.log"))
+    assert 1 <= len(kept) <= 2, kept  # one node per worker that ran a case, each started once
     with ResultsDB.open(tmp_path / "run" / "results.sqlite") as db:
         stored = db.cases()
     assert sorted(c.test_id for c in stored) == suite.test_ids

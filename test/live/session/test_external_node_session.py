@@ -63,7 +63,7 @@ def test_the_example_node_in_a_session_replays_to_its_verdicts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two cases live, replayed from the bag to the same verdicts; the controller's process stops the node under
-    test when the session ends and removes its log."""
+    test when the session ends; the node's output is in the run's logs/, nothing in the temporary folder."""
     _, graph = study
     out = tmp_path / "session"
     scratch = tmp_path / "scratch"  # the graph's temporary folder, where the node's log goes
@@ -71,6 +71,8 @@ def test_the_example_node_in_a_session_replays_to_its_verdicts(
     monkeypatch.setenv("TMPDIR", str(scratch))
     assert main(["session", "--config", str(graph), "--suite", str(suite_file), "--cases", "2", "--out", str(out)]) == 0
     assert list(scratch.glob("cosim-node-under-test-*")) == []
+    (log,) = (out / "logs").glob("node-under-test-*-1.log")  # started once, by the controller's process
+    assert log.stat().st_size > 0
     cases = _cases(out)
     assert len(cases) == 2
     assert {(o, c) for o, _, c in cases.values()} == {("completed", "external-" + Path(sys.executable).name)}

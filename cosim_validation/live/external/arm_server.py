@@ -30,7 +30,7 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.external.sensing import Sensing, ServedArm
+from cosim_validation.live.external.sensing import Refusals, Sensing, ServedArm
 from cosim_validation.live.external.trajectory_follow import (
     INVALID_GOAL,
     ActiveTrajectory,
@@ -106,8 +106,8 @@ class ArmServer(ServedArm):
         self._outcomes: dict[
             bytes, Future[Outcome]
         ] = {}  # accepted goals' (status, error_code, error_string), by goal id
-        #: (error_code, message) of every refused goal or streamed message, oldest first
-        self.refusals: list[tuple[int, str]] = []
+        #: (error_code, message) of the last refused goals and streamed messages, oldest first
+        self.refusals: Refusals[tuple[int, str]] = Refusals(node.get_logger())
         #: commands received so far (streamed trajectories and goals, refused ones included)
         latched = QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -199,8 +199,8 @@ class ArmServer(ServedArm):
         return _Command(times, positions, speeds, _seconds(trajectory.header.stamp), tolerances, self._now_s)
 
     def _refused(self, where: str, error: TrajectoryRefusedError) -> None:
-        self.refusals.append((error.error_code, error.message))
-        self._node.get_logger().error(f"{where}: refused (error_code {error.error_code}): {error.message}")
+        line = f"{where}: refused (error_code {error.error_code}): {error.message}"
+        self.refusals.add((error.error_code, error.message), line)
 
     def _on_stream(self, msg: JointTrajectory) -> None:
         self.commands_received += 1

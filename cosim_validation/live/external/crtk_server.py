@@ -34,7 +34,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.external.sensing import BASE_FRAME, Sensing, ServedArm
+from cosim_validation.live.external.sensing import BASE_FRAME, Refusals, Sensing, ServedArm
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.convert import seconds_to_ns, time_to_msg
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
@@ -83,7 +83,7 @@ class CrtkServer(ServedArm):
         self._last_setpoint: np.ndarray | None = None
         self._last_measured: np.ndarray | None = None
         #: every refused command, oldest first (why it was refused)
-        self.refusals: list[str] = []
+        self.refusals: Refusals[str] = Refusals(node.get_logger())
         #: motion commands received so far (servo_jp and move_jp, refused ones included)
         topics = {t.name: t for t in crtk_topics.FLAVOURS[flavour]}
         self._cp_type = crtk_topics.cp_type(flavour)
@@ -174,8 +174,7 @@ class CrtkServer(ServedArm):
                     problem = f"outside the joint limits: {'; '.join(outside)}"
                 else:
                     return np.array(q, dtype=float)
-        self.refusals.append(f"{topic}: {problem}")
-        self._node.get_logger().error(f"{self._topic(topic)} ignored: {problem}")
+        self.refusals.add(f"{topic}: {problem}", f"{self._topic(topic)} ignored: {problem}")
         return None
 
     def _on_servo_jp(self, msg: JointState) -> None:

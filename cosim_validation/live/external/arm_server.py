@@ -30,7 +30,7 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.external.sensing import Refusals, Sensing, ServedArm
+from cosim_validation.live.external.sensing import Sensing, ServedArm
 from cosim_validation.live.external.trajectory_follow import (
     INVALID_GOAL,
     ActiveTrajectory,
@@ -41,6 +41,7 @@ from cosim_validation.live.external.trajectory_follow import (
 )
 from cosim_validation.live.ros.convert import JointSample, joint_state_to_msg
 from cosim_validation.live.ros.qos import STATE, to_rclpy
+from cosim_validation.live.ros.refusals import Refusals
 
 #: how an accepted goal ended: (status "succeeded" | "aborted" | "canceled", error_code, error_string)
 Outcome = tuple[str, int, str]

@@ -34,12 +34,13 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.external.sensing import BASE_FRAME, Refusals, Sensing, ServedArm
+from cosim_validation.live.external.sensing import BASE_FRAME, Sensing, ServedArm
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.convert import seconds_to_ns, time_to_msg
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
 from cosim_validation.live.ros.crtk_state import OperatingState
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
+from cosim_validation.live.ros.refusals import Refusals
 from cosim_validation.robots.model import Kinematics
 
 STATE_PERIOD_S = 0.5  # operating_state is published at least this often [s, simulated]
@@ -76,7 +77,7 @@ class CrtkServer(ServedArm):
                 f"limit per joint ({len(self._names)})"
             )
         self._op = OperatingState()
-        self._tip_frame = f"{namespace.strip('/').replace('/', '_')}_needle_tip"  # a Raven-II's child_frame_id
+        self._tip_frame = crtk_topics.tip_frame(namespace)  # a Raven-II's child_frame_id
         self._state_sent_s: float | None = None
         self._target: np.ndarray | None = None  # the last servo_jp, held
         self._move: tuple[float, np.ndarray, np.ndarray, float] | None = None  # move_jp: (start s, from, to, length s)

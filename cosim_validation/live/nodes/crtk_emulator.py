@@ -41,6 +41,7 @@ from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
 from cosim_validation.live.ros.crtk_state import OperatingState
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
+from cosim_validation.live.ros.refusals import Refusals
 from cosim_validation.live.session.node_parameters import CrtkEmulatorParams
 from cosim_validation.robots.model import RobotConfig
 from cosim_validation.robots.robot_backend import BackendSample
@@ -66,6 +67,9 @@ class CrtkEmulator(Node):
         self._ns = params.namespace
         self._lock = threading.Lock()
         self._op = OperatingState()
+        self._tip_frame = crtk_topics.tip_frame(self._ns)
+        #: servo_jp commands ignored (not enabled and homed, a bad message): logged once, then once a second
+        self.refusals: Refusals[str] = Refusals(self.get_logger())
         self._pubs: dict[str, Any] = {}
         for t in crtk_topics.FLAVOURS[self._flavour]:
             if t.robot_side == "pub":
@@ -127,13 +131,14 @@ class CrtkEmulator(Node):
     def _on_servo_jp(self, msg: JointState) -> None:
         with self._lock:
             if not self._op.ready():
-                self.get_logger().error(f"servo_jp ignored: {self._op.why_not_ready(self._ns)}")
+                why = self._op.why_not_ready(self._ns)
+                self.refusals.add(why, f"servo_jp ignored: {why}")
                 return
             try:
                 command = convert.joint_state_from_msg(msg, self._names)
                 self._port.send(command.t_ns, command.position)
             except CosimError as exc:
-                self.get_logger().error(f"servo_jp: {exc}")
+                self.refusals.add(str(exc), f"servo_jp: {exc}")
                 return
             self._publish_sample(command.t_ns, self._port.latest)
 
@@ -146,7 +151,8 @@ class CrtkEmulator(Node):
         for name, q in (("measured", sample.q_measured), ("setpoint", sample.q_setpoint)):
             self._pubs[f"{name}_js"].publish(joint_state(stamp_ns, self._names, q))
             pose = self._kin.tip_pose(q)
-            self._pubs[f"{name}_cp"].publish(cp_message(cp, stamp_ns, self._ns, pose.pos_m, pose.R))
+            message = cp_message(cp, stamp_ns, crtk_topics.BASE_FRAME, pose.pos_m, pose.R, self._tip_frame)
+            self._pubs[f"{name}_cp"].publish(message)
         if self._flavour == "dvrk":
             for name in ("jaw/measured_js", "jaw/setpoint_js"):
                 self._pubs[name].publish(joint_state(stamp_ns, ("jaw",), np.zeros(1)))

@@ -72,6 +72,16 @@ FLAVOURS: dict[str, tuple[CrtkTopic, ...]] = {
     "raven": _arm(TRANSFORM_STAMPED, move=False),
 }
 
+#: The frame of an arm's ``measured_cp``/``setpoint_cp`` (its base; the robot model's base_link)
+BASE_FRAME = "base_link"
+
+
+def tip_frame(namespace: str) -> str:
+    """The child frame of an arm's ``_cp`` TransformStamped (a Raven-II's): ``<namespace>_needle_tip`` (``/arm1``:
+    ``arm1_needle_tip``), a tf frame name (no leading slash)."""
+    return f"{namespace.strip('/').replace('/', '_')}_needle_tip"
+
+
 #: The flavour of each robot model of the registry that has a CRTK interface.
 MODEL_FLAVOURS = {"dvrk_psm": "dvrk", "raven2": "raven"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cosim_validation.live.external import sensing
-from cosim_validation.live.external.sensing import Refusals
+from cosim_validation.live.ros import refusals as refusals_module
+from cosim_validation.live.ros.refusals import Refusals
 
 
 class _Logger:
@@ -19,7 +19,7 @@ class _Logger:
 
 def test_a_thousand_refusals_give_one_line_then_one_per_period_with_a_count(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [100.0]
-    monkeypatch.setattr(sensing.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(refusals_module.time, "monotonic", lambda: now[0])
     logger = _Logger()
     refusals: Refusals[str] = Refusals(logger)
     for n in range(1000):  # one second at 1 kHz

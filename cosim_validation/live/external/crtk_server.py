@@ -34,7 +34,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.external.sensing import BASE_FRAME, Sensing, ServedArm
+from cosim_validation.live.external.sensing import Sensing, ServedArm
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.convert import seconds_to_ns, time_to_msg
 from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
@@ -115,7 +115,7 @@ class CrtkServer(ServedArm):
         for name, joints in (("measured", q), ("setpoint", q_set)):
             self._pubs[f"{name}_js"].publish(joint_state(stamp_ns, self._names, joints))
             pose = self._kin.tip_pose(joints)
-            cp = cp_message(self._cp_type, stamp_ns, BASE_FRAME, pose.pos_m, pose.R, self._tip_frame)
+            cp = cp_message(self._cp_type, stamp_ns, crtk_topics.BASE_FRAME, pose.pos_m, pose.R, self._tip_frame)
             self._pubs[f"{name}_cp"].publish(cp)
         if self._state_sent_s is None or self._now_s - self._state_sent_s >= STATE_PERIOD_S - 1e-9:
             self._publish_operating_state()

@@ -219,6 +219,10 @@ class ExternalNodeController:
                 )
             if known & graph.server_ids():  # the old server still in the graph: a goal sent now may reach it alone
                 graph.spin_until(lambda: not (known & graph.server_ids()), max(deadline, time.monotonic() + _GONE_S))
+                # the client took itself for ready while matched with the old server alone: once that one has left,
+                # ready means matched with the new one (the graph shows a server a little before the client matches
+                # it, and a goal sent before that is lost)
+                graph.spin_until(graph.client.server_is_ready, max(deadline, time.monotonic() + _GONE_S))
         return graph
 
     def close(self) -> None:

@@ -16,7 +16,6 @@ from cosim_validation.live.ros.crtk_topics import BASE_FRAME
 from cosim_validation.live.ros.qos import STATE, to_rclpy
 
 
-
 class Sensing:
     """The publishers of the tracked tip (PoseStamped) on ``tip_topic``, the needle force (WrenchStamped) on
     ``force_topic``, both in base_link, and ``/clock``, on ``node``."""

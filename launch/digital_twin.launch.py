@@ -147,14 +147,26 @@ def _when(missing: Callable[[], list[str]], timeout_s: float, then: list[Any], w
     return OpaqueFunction(function=check)
 
 
+def _running(ready_file: Path) -> bool:
+    """Whether the node whose ready file (its process id) this is still runs."""
+    try:
+        os.kill(int(ready_file.read_text()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def _after_quiet(progress_files: list[Path], reason: str) -> OpaqueFunction:
-    """Shut down once every recorder's progress is quiet (:class:`DrainWatch`), at most DRAIN_LIMIT_S."""
+    """Shut down once every running recorder's progress is quiet (:class:`DrainWatch`), at most DRAIN_LIMIT_S."""
     deadline = time.monotonic() + DRAIN_LIMIT_S
     watches = [DrainWatch(QUIET_S) for _ in progress_files]
 
     def check(context: LaunchContext) -> list[Any]:
         progress = [read_progress(p) for p in progress_files]
-        quiet = [p is None or w.quiet(p) for p, w in zip(progress, watches, strict=True)]
+        quiet = [
+            p is None or not _running(f.with_suffix("")) or w.quiet(p)
+            for f, p, w in zip(progress_files, progress, watches, strict=True)
+        ]
         if all(quiet) or time.monotonic() > deadline:
             return [Shutdown(reason=reason)]
         return [TimerAction(period=POLL_S, actions=[OpaqueFunction(function=check)])]

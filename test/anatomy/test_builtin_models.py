@@ -110,7 +110,9 @@ def test_unknown_builtin_is_a_key_error() -> None:
 def test_a_node_on_the_builtin_anatomy_never_imports_trimesh(repo_root: Path) -> None:
     """A session starts six nodes at once on two cores; trimesh (with scipy and networkx, about a second of CPU)
     is imported only where a mesh is made or checked: never by a node, nor by the monitor's world of built-in
-    anatomy (the built-in models are checked here, once, instead)."""
+    anatomy (the built-in models are checked here, once, instead), once the built-in meshes are in the disk cache."""
+    for name in BUILTIN_NAMES:  # made once and kept in the disk cache: making them needs trimesh (an icosphere)
+        builtin_mesh(name)
     script = (
         "import sys\n"
         "import cosim_validation.live.nodes.monitor, cosim_validation.live.nodes.controller\n"

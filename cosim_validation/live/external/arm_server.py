@@ -175,6 +175,7 @@ class ArmServer(ServedArm):
         if self._goal is not None:
             self._finish_goal(INVALID_GOAL, "case ended")
         self._stream, self._hold, self._hold_here = None, None, False
+        self.refusals.flush()
 
     # ------------------------------------------------------------------ the controller's side
     def _validate(self, trajectory: Any, tolerances: Tolerances) -> _Command:
@@ -199,16 +200,18 @@ class ArmServer(ServedArm):
             speeds = np.asarray(velocities, dtype=float)[:, joint_order(self._names, list(trajectory.joint_names))]
         return _Command(times, positions, speeds, _seconds(trajectory.header.stamp), tolerances, self._now_s)
 
-    def _refused(self, where: str, error: TrajectoryRefusedError) -> None:
+    def _refused(self, where: str, error: TrajectoryRefusedError, streamed: bool = False) -> None:
+        """Keep and log a refusal: every refused goal; a streamed message's at most once a second per error code."""
         line = f"{where}: refused (error_code {error.error_code}): {error.message}"
-        self.refusals.add((error.error_code, error.message), line)
+        kind = (where, error.error_code) if streamed else object()
+        self.refusals.add((error.error_code, error.message), line, kind)
 
     def _on_stream(self, msg: JointTrajectory) -> None:
         self.commands_received += 1
         try:
             command = self._validate(msg, self._tolerances)
         except TrajectoryRefusedError as error:
-            self._refused(self._topic, error)
+            self._refused(self._topic, error, streamed=True)
             return
         if self._goal is not None:  # the latest command wins
             self._finish_goal(INVALID_GOAL, f"Current goal preempted by a trajectory on {self._topic}.")

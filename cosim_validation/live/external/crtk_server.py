@@ -142,6 +142,7 @@ class CrtkServer(ServedArm):
         """Between cases: forget every command (the operating state stays as the node left it)."""
         self._target = self._move = self._last_setpoint = self._last_measured = None
         self._state_sent_s, self._op.busy = None, False
+        self.refusals.flush()
 
     # ------------------------------------------------------------------ the controller's side
     def _publish_operating_state(self) -> None:
@@ -175,7 +176,8 @@ class CrtkServer(ServedArm):
                     problem = f"outside the joint limits: {'; '.join(outside)}"
                 else:
                     return np.array(q, dtype=float)
-        self.refusals.add(f"{topic}: {problem}", f"{self._topic(topic)} ignored: {problem}")
+        kind = (topic, problem.split(":", 1)[0])  # the reason without its numbers: not ready, limits, a bad message
+        self.refusals.add(f"{topic}: {problem}", f"{self._topic(topic)} ignored: {problem}", kind)
         return None
 
     def _on_servo_jp(self, msg: JointState) -> None:

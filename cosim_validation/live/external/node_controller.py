@@ -215,14 +215,15 @@ class ExternalNodeController:
                 self._restart = True
                 raise NodeUnderTestError(
                     f"the node under test does not serve the action {self.spec.action} "
-                    f"{self.spec.startup_timeout_s:g} s after it started (startup_timeout_s)"
+                    f"{self.spec.startup_timeout_s:g} s after it started (startup_timeout_s){process.log_note()}"
                 )
             if known & graph.server_ids():  # the old server still in the graph: a goal sent now may reach it alone
                 graph.spin_until(lambda: not (known & graph.server_ids()), max(deadline, time.monotonic() + _GONE_S))
                 # the client took itself for ready while matched with the old server alone: once that one has left,
                 # ready means matched with the new one (the graph shows a server a little before the client matches
                 # it, and a goal sent before that is lost)
-                graph.spin_until(graph.client.server_is_ready, max(deadline, time.monotonic() + _GONE_S))
+                ready = graph.client.server_is_ready
+                graph.spin_until(lambda: ready() or not process.running(), max(deadline, time.monotonic() + _GONE_S))
         return graph
 
     def close(self) -> None:
@@ -251,9 +252,10 @@ class ExternalNodeController:
         deadline = time.monotonic() + self.spec.accept_timeout_s
         if not graph.spin_until(lambda: sent.done() or not self._alive(), deadline):
             self._restart = True
+            note = self._process.log_note() if self._process is not None else ""
             raise NodeUnderTestError(
                 f"the node under test did not answer the case's goal within {self.spec.accept_timeout_s:g} s "
-                "(accept_timeout_s)"
+                f"(accept_timeout_s){note}"
             )
         self._check_alive()
         handle = sent.result()

@@ -14,6 +14,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -64,13 +65,7 @@ class NodeProcess:
         """
         if self.running():
             return
-        kept = None if self.logs is None else self.logs.path(f"node-under-test-{os.getpid()}-{self.starts + 1}.log")
-        if kept is not None:
-            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            self._log_path, self._log_kept = kept, True
-        else:
-            fd, name = tempfile.mkstemp(prefix="cosim-node-under-test-", suffix=".log")
-            self._log_path, self._log_kept = Path(name), False
+        fd, self._log_path, self._log_kept = self._open_log()
         try:
             self._proc = subprocess.Popen(
                 self.command,
@@ -91,6 +86,39 @@ class NodeProcess:
             os.close(fd)
         self.starts += 1
 
+    def _open_log(self) -> tuple[int, Path, bool]:
+        """A new file for this start's output: (descriptor, path, kept in the run's logs folder).
+
+        In the logs folder, ``node-under-test-<pid>-<n>.log`` with the first ``n`` from ``starts + 1`` that names no
+        file yet (a resumed campaign, a process id used again, two nodes in one process never overwrite a log). A
+        folder that cannot be written gives a warning and a temporary file, never a failed case.
+        """
+        if self.logs is not None and self.logs.folder is not None:
+            n = self.starts + 1
+            try:
+                while True:
+                    path = self.logs.path(f"node-under-test-{os.getpid()}-{n}.log")
+                    assert path is not None
+                    try:
+                        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), path, True
+                    except FileExistsError:
+                        n += 1
+            except OSError as exc:
+                print(
+                    f"warning: cannot write the node under test's log into {self.logs.folder} ({exc.strerror}); "
+                    "it goes to a temporary file, removed when the node stops",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        fd, name = tempfile.mkstemp(prefix="cosim-node-under-test-", suffix=".log")
+        return fd, Path(name), False
+
+    def log_note(self) -> str:
+        """`` (its output: logs/<file>)`` while the node's output is kept in the run's logs folder, else ""."""
+        if not self._log_kept or self._log_path is None:
+            return ""
+        return f" (its output: {self._log_path.parent.name}/{self._log_path.name})"
+
     def running(self) -> bool:
         """Whether the node's process is alive."""
         return self._proc is not None and self._proc.poll() is None
@@ -104,13 +132,7 @@ class NodeProcess:
             return ""
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
         tail = self.output_tail()
-        where = f" (all of it: {self._log_path})" if self._log_kept else ""
-        return f"the node under test {how}" + (f"; its last output: {tail}{where}" if tail else "")
-
-    @property
-    def log_path(self) -> Path | None:
-        """The file of the running node's output when it is kept (the run's logs folder), else None."""
-        return self._log_path if self._log_kept else None
+        return f"the node under test {how}" + (f"; its last output: {tail}" if tail else "") + self.log_note()
 
     def output_tail(self, lines: int = 3) -> str:
         """The last ``lines`` lines of the node's output, joined with a vertical bar between spaces."""

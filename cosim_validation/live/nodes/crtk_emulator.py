@@ -102,6 +102,7 @@ class CrtkEmulator(Node):
 
     def _on_reset(self, request: Any, response: Any) -> Any:
         with self._lock:
+            self.refusals.flush()
             if not self._op.ready():
                 response.success = False
                 response.message = self._op.why_not_ready(self._ns)
@@ -132,13 +133,13 @@ class CrtkEmulator(Node):
         with self._lock:
             if not self._op.ready():
                 why = self._op.why_not_ready(self._ns)
-                self.refusals.add(why, f"servo_jp ignored: {why}")
+                self.refusals.add(why, f"servo_jp ignored: {why}", ("servo_jp", "not ready"))
                 return
             try:
                 command = convert.joint_state_from_msg(msg, self._names)
                 self._port.send(command.t_ns, command.position)
             except CosimError as exc:
-                self.refusals.add(str(exc), f"servo_jp: {exc}")
+                self.refusals.add(str(exc), f"servo_jp: {exc}", ("servo_jp", "message"))
                 return
             self._publish_sample(command.t_ns, self._port.latest)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 T = TypeVar("T")
@@ -15,8 +15,10 @@ class Refusals(Generic[T]):
     """The commands an arm served to a node refused: the last :data:`KEPT` kept, and logged without flooding.
 
     A node that streams at the control rate to an arm that refuses (not enabled, a joint out of its limits)
-    would otherwise log a line, and keep a record, a thousand times a second. The first refusal is logged at
-    once; after it, at most one line per :data:`LOG_PERIOD_S` of wall time, saying how many were not logged.
+    would otherwise log a line, and keep a record, a thousand times a second. Refusals of one kind (``kind``: the
+    topic and the reason's class, say) are logged the first time at once; after that, at most one line of that
+    kind per :data:`LOG_PERIOD_S` of wall time, saying how many were not logged. A refusal of another kind is
+    logged at once. :meth:`flush` logs what a burst left unlogged (at a case's end).
 
     Args:
         logger: The node's logger.
@@ -29,19 +31,29 @@ class Refusals(Generic[T]):
         self._logger = logger
         self._kept: deque[T] = deque(maxlen=self.KEPT)
         self.count = 0  # every refusal so far
-        self._logged_count, self._logged_s = 0, -math.inf
+        self._logged_s: dict[Hashable, float] = {}  # kind -> when its last line was logged
+        self._unlogged: dict[Hashable, tuple[int, str]] = {}  # kind -> refusals not logged since, the last line
 
-    def add(self, refusal: T, line: str) -> None:
-        """Keep ``refusal``; log ``line`` as an error unless a line was logged less than LOG_PERIOD_S ago."""
+    def add(self, refusal: T, line: str, kind: Hashable = None) -> None:
+        """Keep ``refusal``; log ``line`` as an error unless a line of the same ``kind`` was logged less than
+        LOG_PERIOD_S ago."""
         self._kept.append(refusal)
         self.count += 1
         now = time.monotonic()
-        if now - self._logged_s < self.LOG_PERIOD_S:
+        if now - self._logged_s.get(kind, -math.inf) < self.LOG_PERIOD_S:
+            self._unlogged[kind] = (self._unlogged.get(kind, (0, ""))[0] + 1, line)
             return
-        unlogged = self.count - self._logged_count - 1
+        unlogged = self._unlogged.pop(kind, (0, ""))[0]
         more = f" ({unlogged} more refused since the last message)" if unlogged else ""
         self._logger.error(line + more)
-        self._logged_count, self._logged_s = self.count, now
+        self._logged_s[kind] = now
+
+    def flush(self) -> None:
+        """Log, for each kind, how many refusals were not logged since its last line (with the last of them)."""
+        for line_count, line in self._unlogged.values():
+            self._logger.error(f"{line} ({line_count} refused since the last message, this the last of them)")
+        self._unlogged.clear()
+        self._logged_s.clear()
 
     def __iter__(self) -> Iterator[T]:
         return iter(self._kept)

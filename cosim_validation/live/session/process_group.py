@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -178,20 +178,27 @@ class ProcessGroup:
         ``stop_s`` then holds, for each node that was still running, the seconds from the first SIGINT to its
         exit, and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
         """
-        for name in last if drain_first else ():
-            if self.processes[name].poll() is None:
-                self.wait_quiet(name, quiet_s=0.5, timeout_s=drain_s)
+        if drain_first:
+            self._drain(last, drain_s)
         start = time.monotonic()
         alive = {n: p for n, p in self.processes.items() if p.poll() is None}
         first = {n: p for n, p in alive.items() if n not in last}
         self._stop_wave(first, start, grace_s)
         rest = {n: p for n, p in alive.items() if n in last}
-        for name in rest:
-            self.wait_quiet(name, quiet_s=0.5, timeout_s=drain_s)
+        self._drain(rest, drain_s)
         self._stop_wave(rest, start, grace_s)
         for log in self._logs.values():
             log.close()
         return {n: int(p.returncode) for n, p in self.processes.items()}
+
+    def _drain(self, names: Iterable[str], drain_s: float) -> None:
+        """Let each running node of ``names`` drain (:meth:`wait_quiet`); a Ctrl-C ends the wait, not the stop."""
+        try:
+            for name in names:
+                if self.processes[name].poll() is None:
+                    self.wait_quiet(name, quiet_s=0.5, timeout_s=drain_s)
+        except KeyboardInterrupt:
+            return
 
     def _stop_wave(self, alive: Mapping[str, subprocess.Popen[bytes]], start: float, grace_s: float) -> None:
         """SIGINT to ``alive``, SIGTERM to those left after ``grace_s``, SIGKILL after 1 s more; exits noted."""

@@ -115,8 +115,8 @@ def run_session(
     except CosimError as exc:
         outcome.status, outcome.message = "failed", str(exc)
     finally:
-        # the recorder stops last, once it wrote its backlog (up to 10 s after a completed session, 2 s after Ctrl-C);
-        # after a completed one it is also drained before the others stop, while they can still deliver
+        # the recorder stops last, once it wrote its backlog; after a completed session it is also drained before the
+        # others stop, while they can still deliver (each drain up to 10 s after a completed session, 2 s after Ctrl-C)
         recorders = [node.name for node in graph.nodes if node.executable == "recorder"]
         completed = outcome.status == "completed"
         drain_s = 10.0 if completed else 2.0

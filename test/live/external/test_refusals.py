@@ -33,3 +33,28 @@ def test_a_thousand_refusals_give_one_line_then_one_per_period_with_a_count(monk
     assert len(refusals) == Refusals.KEPT
     assert list(refusals)[-1] == "servo_jp 1000"
     assert refusals[0] == f"servo_jp {1001 - Refusals.KEPT}"
+
+
+def test_another_kind_is_logged_at_once_and_a_burst_is_counted_at_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(refusals_module.time, "monotonic", lambda: now[0])
+    logger = _Logger()
+    refusals: Refusals[str] = Refusals(logger)
+    for n in range(5):
+        refusals.add("a", f"servo_jp ignored: not enabled ({n})", ("servo_jp", "not enabled"))
+    refusals.add("b", "servo_jp ignored: outside the joint limits", ("servo_jp", "limits"))  # another kind: at once
+    goal = [object(), object()]  # every refused goal is a kind of its own: each logged
+    refusals.add("c", "goal refused (1)", goal[0])
+    refusals.add("d", "goal refused (2)", goal[1])
+    assert logger.lines == [
+        "servo_jp ignored: not enabled (0)",
+        "servo_jp ignored: outside the joint limits",
+        "goal refused (1)",
+        "goal refused (2)",
+    ]
+    refusals.flush()  # the case ends: the four unlogged of the burst are counted
+    assert logger.lines[4:] == [
+        "servo_jp ignored: not enabled (4) (4 refused since the last message, this the last of them)"
+    ]
+    refusals.add("e", "servo_jp ignored: not enabled (5)", ("servo_jp", "not enabled"))  # the next case: at once
+    assert logger.lines[5:] == ["servo_jp ignored: not enabled (5)"]

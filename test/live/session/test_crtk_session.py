@@ -138,6 +138,11 @@ def test_a_case_over_crtk_is_the_same_live_and_in_batch(
     assert set(commands[first_home:]) == {"home"}, commands
     last = [m.message for m in read_messages(bag, [f"{ns}/operating_state"])][-1]
     assert (last.state, last.is_homed) == ("ENABLED", True)
+    # the arm's own pose of its needle tip, in its base frame (a Raven-II's TransformStamped names the tip frame)
+    poses = [m.message for m in read_messages(bag, [f"{ns}/measured_cp", f"{ns}/setpoint_cp"])]
+    assert {p.header.frame_id for p in poses} == {"base_link"}
+    if robot == "raven2":
+        assert {p.child_frame_id for p in poses} == {"arm1_needle_tip"}
 
 
 @pytest.mark.ros

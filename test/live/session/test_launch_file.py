@@ -10,6 +10,7 @@ directory and suite. The launch file was also run by hand under the real launch 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 import time
 import types
@@ -178,6 +179,12 @@ def test_exits_end_the_launch_as_they_end_cosim_session(launch_file: Any, tmp_pa
     assert sorted(again.kwargs) == ["actions", "period"]
     progress.write_text("10 6")  # five rounds of its timer without a message: drained
     (done,) = again.kwargs["actions"][0].kwargs["function"](_Context())
+    assert done.kwargs["reason"] == "gen finished: all cases run"
+    exited = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / "run" / ".ready" / "rec").write_text(exited.stdout.strip())  # a recorder that is gone
+    (drain,) = console.kwargs["on_exit"](_Exit(0), _Context())
+    progress.write_text("10 6")
+    (done,) = drain.kwargs["function"](_Context())  # its rounds never go on: not waited for
     assert done.kwargs["reason"] == "gen finished: all cases run"
 
 

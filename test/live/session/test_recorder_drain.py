@@ -71,3 +71,50 @@ def test_no_progress_file_or_an_exited_node_is_not_waited_for(group: ProcessGrou
     group.processes["recorder"].wait()
     assert group.wait_quiet("recorder", timeout_s=5.0) is False
     assert time.monotonic() - start < 1.0
+
+
+_SIGINT_TIME = (
+    "import signal, sys, time\n"
+    "def stop(*_):\n"
+    "    open(sys.argv[1], 'w').write(repr(time.time()))\n"
+    "    raise SystemExit(0)\n"
+    "signal.signal(signal.SIGINT, stop)\n"
+    "open(sys.argv[1] + '.ready', 'w').close()\n"
+    "time.sleep(60)\n"
+)
+
+
+@pytest.mark.parametrize("drain_first", [True, False], ids=["completed", "ctrl_c"])
+def test_after_a_completed_session_the_recorder_drains_before_any_node_stops(tmp_path: Path, drain_first: bool) -> None:
+    """The other nodes get SIGINT only once the recorder stopped writing (it took what they sent while they could
+    still deliver it); after a Ctrl-C they get it at once."""
+    group = ProcessGroup(tmp_path)
+    for name in ("monitor", "recorder"):
+        command = [sys.executable, "-c", _SIGINT_TIME, str(tmp_path / f"{name}.sigint")]
+        group.processes[name] = subprocess.Popen(command, start_new_session=True)
+    deadline = time.monotonic() + 30.0
+    for name in ("monitor", "recorder"):  # their SIGINT handlers are in place
+        while not (tmp_path / f"{name}.sigint.ready").exists():
+            assert group.processes[name].poll() is None, f"{name} exited"
+            assert time.monotonic() < deadline, f"{name} did not start in 30 s"
+            time.sleep(0.01)
+    stop = threading.Event()
+    writing_until = time.time() + 1.5  # the recorder writes a backlog for 1.5 s, then only its timer runs
+
+    def content(tick: int) -> str:
+        return f"{tick if time.time() < writing_until else 10**6} {tick}"
+
+    thread = _write_every(group.ready_dir / "recorder.progress", content, stop)
+    try:
+        codes = group.stop(grace_s=3.0, last=["recorder"], drain_s=10.0, drain_first=drain_first)
+    finally:
+        stop.set()
+        thread.join()
+    assert codes == {"monitor": 0, "recorder": 0}
+    monitor_stopped = float((tmp_path / "monitor.sigint").read_text())
+    recorder_stopped = float((tmp_path / "recorder.sigint").read_text())
+    assert recorder_stopped > monitor_stopped  # the recorder is always stopped last
+    if drain_first:
+        assert monitor_stopped > writing_until
+    else:
+        assert monitor_stopped < writing_until

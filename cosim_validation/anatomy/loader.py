@@ -21,7 +21,7 @@ import numpy as np
 
 from cosim_validation.anatomy.anatomy_model import ROLES, UNITS, AnatomyModel
 from cosim_validation.anatomy.anatomy_scene import AnatomyScene
-from cosim_validation.anatomy.builtin_models import BUILTIN_NAMES, builtin_mesh
+from cosim_validation.anatomy.builtin_models import BUILTIN_NAMES, BuiltinMesh, builtin_mesh
 from cosim_validation.anatomy.errors import MeshDefectError
 from cosim_validation.anatomy.mesh_check import mesh_defects
 from cosim_validation.anatomy.mesh_file import read_mesh_file
@@ -95,7 +95,7 @@ def load_model(
     # would be printed before the error that names the defect
     with np.errstate(all="ignore"):
         mesh, source, sha256, unit = _source_mesh(node)
-        if source.startswith("builtin:"):
+        if isinstance(mesh, BuiltinMesh):
             vertices = transform_points(T_base_patient @ T_patient_model, np.asarray(mesh.vertices_m))
             return AnatomyModel(name, role, vertices, np.asarray(mesh.faces), source, sha256, unit, None)
         defects = mesh_defects(mesh, unit)

@@ -37,7 +37,7 @@ from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.external.sensing import Sensing, ServedArm
 from cosim_validation.live.ros import convert, crtk_topics
 from cosim_validation.live.ros.convert import seconds_to_ns, time_to_msg
-from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
+from cosim_validation.live.ros.crtk_messages import publish_arm_state
 from cosim_validation.live.ros.crtk_state import OperatingState
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
 from cosim_validation.live.ros.refusals import Refusals
@@ -83,7 +83,7 @@ class CrtkServer(ServedArm):
         self._move: tuple[float, np.ndarray, np.ndarray, float] | None = None  # move_jp: (start s, from, to, length s)
         self._last_setpoint: np.ndarray | None = None
         self._last_measured: np.ndarray | None = None
-        #: every refused command, oldest first (why it was refused)
+        #: the last refused commands, oldest first (``<topic>: <why>``)
         self.refusals: Refusals[str] = Refusals(node.get_logger())
         #: motion commands received so far (servo_jp and move_jp, refused ones included)
         topics = {t.name: t for t in crtk_topics.FLAVOURS[flavour]}
@@ -112,11 +112,7 @@ class CrtkServer(ServedArm):
         before any) and its forward kinematics, and the operating state when due."""
         q = self._last_measured = q_measured
         q_set = q if self._last_setpoint is None else self._last_setpoint
-        for name, joints in (("measured", q), ("setpoint", q_set)):
-            self._pubs[f"{name}_js"].publish(joint_state(stamp_ns, self._names, joints))
-            pose = self._kin.tip_pose(joints)
-            cp = cp_message(self._cp_type, stamp_ns, crtk_topics.BASE_FRAME, pose.pos_m, pose.R, self._tip_frame)
-            self._pubs[f"{name}_cp"].publish(cp)
+        publish_arm_state(self._pubs, stamp_ns, self._kin, self._cp_type, self._tip_frame, q, q_set)
         if self._state_sent_s is None or self._now_s - self._state_sent_s >= STATE_PERIOD_S - 1e-9:
             self._publish_operating_state()
 

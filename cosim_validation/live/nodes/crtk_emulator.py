@@ -38,7 +38,7 @@ from cosim_validation.common.exceptions import CosimError
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.nodes.robot_driver import answer_reset
 from cosim_validation.live.ros import convert, crtk_topics
-from cosim_validation.live.ros.crtk_messages import cp_message, joint_state
+from cosim_validation.live.ros.crtk_messages import joint_state, publish_arm_state
 from cosim_validation.live.ros.crtk_state import OperatingState
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
 from cosim_validation.live.ros.refusals import Refusals
@@ -149,15 +149,13 @@ class CrtkEmulator(Node):
     def _publish_sample(self, stamp_ns: int, sample: BackendSample) -> None:
         """The arm's CRTK state topics and the tracker's two, all stamped ``stamp_ns``."""
         cp = crtk_topics.cp_type(self._flavour)
-        for name, q in (("measured", sample.q_measured), ("setpoint", sample.q_setpoint)):
-            self._pubs[f"{name}_js"].publish(joint_state(stamp_ns, self._names, q))
-            pose = self._kin.tip_pose(q)
-            message = cp_message(cp, stamp_ns, crtk_topics.BASE_FRAME, pose.pos_m, pose.R, self._tip_frame)
-            self._pubs[f"{name}_cp"].publish(message)
+        publish_arm_state(self._pubs, stamp_ns, self._kin, cp, self._tip_frame, sample.q_measured, sample.q_setpoint)
         if self._flavour == "dvrk":
             for name in ("jaw/measured_js", "jaw/setpoint_js"):
                 self._pubs[name].publish(joint_state(stamp_ns, ("jaw",), np.zeros(1)))
-        tip = convert.StampedPose(stamp_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
+        tip = convert.StampedPose(
+            stamp_ns, crtk_topics.BASE_FRAME, sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz
+        )
         self._tip_pub.publish(convert.pose_stamped_to_msg(tip))
         marker = convert.MarkerFrame(stamp_ns, sample.marker_pos_m, sample.marker_quat_wxyz, sample.marker_error_m)
         self._marker_pub.publish(convert.marker_to_msg(marker))

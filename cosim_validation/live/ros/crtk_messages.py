@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.live.ros import convert
-from cosim_validation.live.ros.crtk_topics import POSE_STAMPED, TRANSFORM_STAMPED
+from cosim_validation.live.ros.crtk_topics import BASE_FRAME, POSE_STAMPED, TRANSFORM_STAMPED
+from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.model.fk_kernels import matrix_to_quat_wxyz
 
 
@@ -37,3 +38,21 @@ def cp_message(
     msg.transform.translation = Vector3(x=float(pos_m[0]), y=float(pos_m[1]), z=float(pos_m[2]))
     msg.transform.rotation = Quaternion(w=float(quat[0]), x=float(quat[1]), y=float(quat[2]), z=float(quat[3]))
     return msg
+
+
+def publish_arm_state(
+    pubs: dict[str, Any],
+    stamp_ns: int,
+    kinematics: Kinematics,
+    cp_type: str,
+    tip_frame: str,
+    measured: np.ndarray,
+    setpoint: np.ndarray,
+) -> None:
+    """Publish an arm's ``measured_js``/``measured_cp`` and ``setpoint_js``/``setpoint_cp`` (``pubs`` by those
+    names): the joints and the forward kinematics of the needle tip, in :data:`~crtk_topics.BASE_FRAME` (the
+    child frame of a TransformStamped: ``tip_frame``), all stamped ``stamp_ns``."""
+    for name, q in (("measured", measured), ("setpoint", setpoint)):
+        pubs[f"{name}_js"].publish(joint_state(stamp_ns, tuple(kinematics.joint_names), q))
+        pose = kinematics.tip_pose(q)
+        pubs[f"{name}_cp"].publish(cp_message(cp_type, stamp_ns, BASE_FRAME, pose.pos_m, pose.R, tip_frame))

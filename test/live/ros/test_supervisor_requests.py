@@ -54,10 +54,16 @@ def _supervisor_is_a_node(node: Any, log: Callable[[], str]) -> None:
     what the controller loaded and its own setting."""
     from rcl_interfaces.srv import GetParameters
 
+    from rclpy._rclpy_pybind11 import NodeNameNonExistentError
+
     def services(name: str) -> dict[str, list[str]]:
-        return dict(node.get_service_names_and_types_by_node(name, "/"))
+        try:  # a node the graph does not know yet has no services (rclpy raises for it)
+            return dict(node.get_service_names_and_types_by_node(name, "/"))
+        except NodeNameNonExistentError:
+            return {}
 
     request = "/cosim/supervisor/request"
+    _wait(lambda: {"supervisor", "controller"} <= set(node.get_node_names()), "both nodes in the graph", log)
     _wait(lambda: request in services("supervisor"), "the supervisor node's request service", log)
     assert services("supervisor")[request] == ["cosim_validation_interfaces/srv/SupervisorRequest"]
     assert request not in services("controller")

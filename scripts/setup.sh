@@ -6,7 +6,7 @@
 #   2. ROS 2: a sourced distribution (ROS_DISTRO set, rclpy importable) is used as it is;
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
-#   4. cosim_validation_interfaces built with cmake and installed into .ros/install;
+#   4. cosim_validation_interfaces built with cmake (C and Python type support) and installed into .ros/install;
 #      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it;
 #      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs);
 #      4d. and for the ListControllers subset of ros2_control's controller_manager_msgs (third_party/controller_manager_msgs).
@@ -141,6 +141,8 @@ build_package() {
     -DPython3_EXECUTABLE="$VENV/bin/python"
     # relocatable: the libraries find each other and the Python extensions find the libraries
     -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../../..'
+    # C and Python type support only (what rclpy loads): scripts/python_only_interfaces.cmake
+    -DCMAKE_PROJECT_"$name"_INCLUDE="$ROOT/scripts/python_only_interfaces.cmake"
   )
   if [ "${MODE%%:*}" = wheels ]; then
     args+=(
@@ -158,7 +160,7 @@ build_package() {
 
 IFACE_FILES=$(find cosim_validation_interfaces -type f | sort)
 # shellcheck disable=SC2086
-IF_STAMP=$(hash_of $IFACE_FILES scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
+IF_STAMP=$(hash_of $IFACE_FILES scripts/wheel_prefix_fix.cmake scripts/python_only_interfaces.cmake <(echo "$MODE"))
 if [ "$(cat "$PREFIX/.cosim-stamp" 2>/dev/null)" != "$IF_STAMP" ]; then
   log "building cosim_validation_interfaces into .ros/install"
   rm -rf "$PREFIX" "$ROSDIR/build"
@@ -195,7 +197,7 @@ vendored_package() {
     return 0
   fi
   # shellcheck disable=SC2046
-  stamp=$(hash_of $(find "third_party/$name" -type f | sort) scripts/wheel_prefix_fix.cmake <(echo "$MODE"))
+  stamp=$(hash_of $(find "third_party/$name" -type f | sort) scripts/wheel_prefix_fix.cmake scripts/python_only_interfaces.cmake <(echo "$MODE"))
   if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ]; then
     log "building $name (vendored public definitions) into .ros/install"
     build_package "third_party/$name" "$name"

@@ -263,7 +263,8 @@ class CaseAssembly:
 
     def check(self, batch: BatchCase, target_m: Any) -> list[RecordReport]:
         """The monitor's verdicts, KPIs and machines on every record of ``batch`` (the plan's record first), as
-        the live monitor concludes them for the case's outcome."""
+        the live monitor concludes them for the case's outcome.
+        """
         expected = next((r for r in batch.records if r.robot is RobotRole.EXPECTED), None)
         reports = check_records(self.monitor, batch.records, expected, target_m)
         outcome, message = batch.run.outcome, batch.run.message
@@ -271,7 +272,8 @@ class CaseAssembly:
 
     def close(self) -> None:
         """Release the robots and the controllers (a closed-loop controller may hold a process, a planning one a
-        connection to its planner)."""
+        connection to its planner).
+        """
         for backend in self._backends or ():
             backend.close()
         for controller in self._controllers.values():

@@ -81,11 +81,13 @@ class CaseListener:
         mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> None:
         """Setpoint k passed every check and is about to be sent (planned tip pose from FK; ``mode``: what the
-        supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor)."""
+        supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor).
+        """
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
         """A supervised case: the supervisor's step that decided the setpoint stamped ``stamp_ns`` (a
-        :class:`~cosim_validation.assembly.supervision.Decision`), called before :meth:`setpoint`."""
+        :class:`~cosim_validation.assembly.supervision.Decision`), called before :meth:`setpoint`.
+        """
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:
         """Sample k was answered by every robot (called at stage changes and every 10 samples)."""

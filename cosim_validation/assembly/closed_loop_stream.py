@@ -112,7 +112,8 @@ class ClosedLoopSource:
 
     def decide(self, p: int, last_stamp_ns: int | None) -> Period | None:
         """Period ``p``: the start pose, then what the controller (under the supervisor, what it lets through)
-        asks for; None once the controller said done (unsupervised)."""
+        asks for; None once the controller said done (unsupervised).
+        """
         asker = self._asker
         assert asker is not None
         t_s = p * self._plugin.dt_s
@@ -149,7 +150,8 @@ class ClosedLoopSource:
 
     def close(self, outcome: str, reason: str) -> None:
         """Tell the controller how the case ended (a fault there is noted in the case's message); without a
-        reference, the commands streamed become the case's plan."""
+        reference, the commands streamed become the case's plan.
+        """
         if self._supervision is not None:
             self._supervision.current = None
         _tell_finished(self._plugin, self._run, outcome, reason)
@@ -212,7 +214,8 @@ class _Asker:
 
     def propose(self, status: SupervisorStatus) -> Proposal:
         """What the controller asks for in :attr:`period` under the supervisor's step ``status`` (it is no longer
-        asked once done)."""
+        asked once done).
+        """
         if not self.done:
             self.ask(*self.period, status.mode)
         return Proposal(self.q, self.stage, self.done)
@@ -236,7 +239,8 @@ def _observe(
 ) -> Observation:
     """The observation of what every robot answered (``seen``) to ``q_last``; ``sensing``: the robot the controller
     observes first and the case's needle force sensor, if it has one (the force at the holder of that robot's
-    needle, from its measured joints); ``mode``: the supervisor's mode of this period, if supervised."""
+    needle, from its measured joints); ``mode``: the supervisor's mode of this period, if supervised.
+    """
     feed, forces = sensing
     main = seen[feed]
     force_n = float("nan")

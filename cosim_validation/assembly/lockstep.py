@@ -60,7 +60,8 @@ class LockstepSettings:
 
 class CaseWatch(Protocol):
     """Judges the physical robot's answer against the virtual twin's at every setpoint both answered
-    (:class:`~cosim_validation.hazards.hazard_watch.HazardWatch`)."""
+    (:class:`~cosim_validation.hazards.hazard_watch.HazardWatch`).
+    """
 
     def start_case(self, test_id: str) -> None:
         """A new case starts streaming."""

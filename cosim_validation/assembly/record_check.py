@@ -70,7 +70,8 @@ def case_target(
     records: Sequence[TrajectoryRecord], expected: TrajectoryRecord | None, given_m: np.ndarray | None = None
 ) -> np.ndarray | None:
     """The target of a case: ``given_m``, else a record's ``meta['target_m']``, else the plan's tip at the end
-    of injection (None when nothing says)."""
+    of injection (None when nothing says).
+    """
     if given_m is not None:
         return np.asarray(given_m, dtype=np.float64)
     for record in ([expected] if expected is not None else []) + list(records):

@@ -164,14 +164,16 @@ class Supervision:
 
     def for_case(self, test_id: str, plan: Plan, dt_s: float | None = None) -> SupervisedCase:
         """A fresh supervisor for one case, started and told the case is planned (it becomes :attr:`current`);
-        ``dt_s``: the control period of a closed-loop controller (whose ``plan`` is its start, or its reference)."""
+        ``dt_s``: the control period of a closed-loop controller (whose ``plan`` is its start, or its reference).
+        """
         self.current = SupervisedCase(self, test_id, plan, dt_s)
         return self.current
 
     def clearance_m(self, q_measured: np.ndarray) -> float:
         """Needle-to-forbidden-region distance at measured joints (J,) [m] (0 on contact, inf without regions);
         exact below twice ``sources.clearance_m``, a lower bound above it (a bounding-sphere test instead of a
-        mesh query: the event only needs to know whether the needle is closer than the threshold)."""
+        mesh query: the event only needs to know whether the needle is closer than the threshold).
+        """
         holder, tip = self.kinematics.needle_segments(np.asarray(q_measured, dtype=np.float64))
         distance, _ = self.world.forbidden_distance(holder, tip, enough_m=2.0 * self.config.sources.clearance_m)
         return float(distance[0])
@@ -248,7 +250,8 @@ class SupervisedCase:
 
     def decide(self, t_s: float, propose: Callable[[SupervisorStatus], Proposal] | None = None) -> Decision:
         """One supervisor step at case time ``t_s`` [s] and the setpoint of this period: the plan's, or what
-        ``propose`` (a closed-loop controller, told the step's status) asks for, where the machine allows motion."""
+        ``propose`` (a closed-loop controller, told the step's status) asks for, where the machine allows motion.
+        """
         status = self.status = self.supervisor.step(t_s)
         if status.transition:
             self.transitions.append(status)
@@ -322,7 +325,8 @@ class SupervisedCase:
 
     def _end(self, t_s: float, status: SupervisorStatus) -> str:
         """``completed`` at the final state; the abort reason once the task stayed stopped (or teleoperation
-        idle) for the loop's timeout, or the case ran past ``loop.max_case_s``; else ""."""
+        idle) for the loop's timeout, or the case ran past ``loop.max_case_s``; else "".
+        """
         loop = self.s.config.loop
         if status.finished:
             return "completed"

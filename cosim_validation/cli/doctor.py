@@ -99,7 +99,7 @@ def check_ros_source() -> Finding:
 
 
 def check_rclpy() -> list[Finding]:
-    """rclpy and the RMW implementation it will use."""
+    """Rclpy and the RMW implementation it will use."""
     try:
         import rclpy  # noqa: F401 - the CLI layer may import ROS
         from rclpy.utilities import get_rmw_implementation_identifier
@@ -177,7 +177,8 @@ def check_session_scope() -> list[Finding]:
 def check_controller_manager(timeout_s: float | None = None) -> Finding:
     """Whether a ros2_control controller manager (rokae_ros2 on the real ER3 Pro) answers on this shell's ROS domain
     within ``timeout_s`` [s] (None: a second and a half); else only the stand-in is available (docs/ROBOTS.md, "The
-    ER3 Pro through rokae_ros2")."""
+    ER3 Pro through rokae_ros2").
+    """
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S, probe_controller_manager
 
     name, domain = "controller manager", os.environ.get("ROS_DOMAIN_ID", "0")
@@ -201,7 +202,8 @@ def check_controller_manager(timeout_s: float | None = None) -> Finding:
 
 def check_move_group(settings: MoveItSettings | None = None) -> Finding:
     """Whether move_group serves the three services the ``moveit`` controller calls on this shell's ROS domain
-    within a second and a half (``settings``: namespace and domain; default the controller's defaults)."""
+    within a second and a half (``settings``: namespace and domain; default the controller's defaults).
+    """
     from cosim_validation.controllers.moveit_spec import MoveItSettings
     from cosim_validation.controllers.planning.errors import PlanningError
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S
@@ -227,7 +229,8 @@ def check_move_group(settings: MoveItSettings | None = None) -> Finding:
 
 def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:
     """Whether CoppeliaSim's ZeroMQ remote API answers (``config``: host and port; default localhost:23000) within a
-    second and a half, through the official client."""
+    second and a half, through the official client.
+    """
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S
     from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
     from cosim_validation.robots.virtual.errors import BackendConnectionError
@@ -256,7 +259,8 @@ def collect() -> list[Finding]:
 
 def robots() -> list[dict[str, Any]]:
     """The robots of the registry (``robot: {model: NAME}``): joints with their types and units, the URDF and the
-    tool frame; ``error`` names a model that does not load."""
+    tool frame; ``error`` names a model that does not load.
+    """
     from cosim_validation.common.config import package_root
     from cosim_validation.common.exceptions import CosimError
     from cosim_validation.robots.model import JOINT_TYPE_NAMES, ROBOT_MODELS, Kinematics
@@ -280,7 +284,8 @@ def robots() -> list[dict[str, Any]]:
 
 def controllers() -> list[dict[str, Any]]:
     """The controllers a case study can name: the built-in ones and the entry points of installed packages (group
-    ``cosim_validation.controllers``), each with whether its factory loads."""
+    ``cosim_validation.controllers``), each with whether its factory loads.
+    """
     from cosim_validation.controllers import CONTROLLER_NAMES
     from cosim_validation.controllers.plugin_loader import catalogue
 

@@ -1,5 +1,6 @@
 """``cosim import-crtk``: a CRTK-style bag or the dataset CSV as an error dataset (Parquet) for ``cosim errors``,
-or as a trajectory record (.npz) for ``cosim check``."""
+or as a trajectory record (.npz) for ``cosim check``.
+"""
 
 from __future__ import annotations
 

@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
 def _timer() -> Any:
     """A case listener that notes when the case started streaming: planning (and the robot's reset) before,
     execution after; its ``split()`` gives (planning_s, execution_s) [s]. Built here so that importing this
-    module (``cosim --help`` builds every subcommand's parser) does not import the case assembly."""
+    module (``cosim --help`` builds every subcommand's parser) does not import the case assembly.
+    """
     from cosim_validation.assembly.lockstep import CaseListener
 
     class Timer(CaseListener):
@@ -186,7 +187,8 @@ def _report(
     stop_index: int | None,
 ) -> dict[str, Any]:
     """The report of a case that was planned; ``times_s``: (planning, execution) [s]; ``stop_index``: the samples
-    executed of an aborted case (None when every sample was)."""
+    executed of an aborted case (None when every sample was).
+    """
     line = plan.line
     return {
         "controller": controller,

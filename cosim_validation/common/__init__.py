@@ -1,2 +1,3 @@
 """What every part shares: the base error, optional imports, the on-disk cache, Ctrl-C, YAML configuration and
-the trajectory record."""
+the trajectory record.
+"""

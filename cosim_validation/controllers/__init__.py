@@ -1,6 +1,7 @@
 """Controllers under test ([Actuators 2025]'s flawed ``straight`` and the ``guarded`` one, users' plugins) and the
 configured
-setup."""
+setup.
+"""
 
 from cosim_validation.controllers.controller import Controller
 from cosim_validation.controllers.controllers_config import CONTROLLER_NAMES, ControllersConfig, GuardedSettings

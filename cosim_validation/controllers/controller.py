@@ -20,5 +20,6 @@ class Controller(Protocol):
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The expected trajectory from the home pose, for a source and a target [m] and the case seed (the random
-        stream of a joint-space case; an insertion does not use it)."""
+        stream of a joint-space case; an insertion does not use it).
+        """
         ...

@@ -1,5 +1,6 @@
 """The ``controllers:`` section: which controller runs by default, the guarded controller's settings and the shape
-of joint-space cases (``joint_space``, optional: defaults of :class:`JointSpaceSettings`)."""
+of joint-space cases (``joint_space``, optional: defaults of :class:`JointSpaceSettings`).
+"""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ class ControllersConfig:
     the ``error_collection`` case ([Barragan et al. 2024]'s data collection; its ``seed`` is unused there: a case
     draws from its
     case seed); ``plugin``: the default controller when it is a user's plugin (its factory importable and
-    callable), else None; ``moveit``: how the ``moveit`` controller talks to move_group (docs/MOVEIT.md)."""
+    callable), else None; ``moveit``: how the ``moveit`` controller talks to move_group (docs/MOVEIT.md).
+    """
 
     default: str
     guarded: GuardedSettings

@@ -113,7 +113,8 @@ def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
 
 def release(controller: Any) -> None:
     """Call ``controller.close()`` when it has one (a user's controller, or one of ours holding a process or a
-    connection); never raises: at shutdown there is nothing left to fail."""
+    connection); never raises: at shutdown there is nothing left to fail.
+    """
     close = getattr(controller, "close", None)
     if callable(close):
         with contextlib.suppress(Exception):
@@ -171,7 +172,8 @@ class CallThread:
 
     def close(self, release_call: Callable[[], Any], limit_s: float) -> None:
         """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; a thread whose
-        call never returned is left as it is (and so is its controller). Never raises."""
+        call never returned is left as it is (and so is its controller). Never raises.
+        """
         if self.hung:
             return
         with contextlib.suppress(CallHungError):
@@ -191,7 +193,8 @@ class PlanningPlugin:
 
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: a connection to a planner); never raises. A
-        controller whose call never returned is abandoned as it is."""
+        controller whose call never returned is abandoned as it is.
+        """
         inner = self.inner
         self._thread.close(lambda: release(inner), self.spec.call_limit_s)
 
@@ -320,7 +323,8 @@ class ClosedLoopPlugin:
 
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: processes, connections); never raises. A
-        controller whose call never returned is abandoned as it is."""
+        controller whose call never returned is abandoned as it is.
+        """
         inner = self.inner
         self._thread.close(lambda: release(inner), self.spec.call_limit_s)
 

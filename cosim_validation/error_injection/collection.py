@@ -50,7 +50,8 @@ def stamps_ns(t_s: np.ndarray) -> np.ndarray:
 
 def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[BackendSample]:
     """Every sample of ``motion`` on ``backend``: reseed its noise with ``seed``, reset at rest at the first
-    setpoint and read it, then command each setpoint to be reached at its stamp and read the arm."""
+    setpoint and read it, then command each setpoint to be reached at its stamp and read the arm.
+    """
     if isinstance(backend, Reseedable):
         backend.reseed(int(seed))
     backend.reset(motion.q[0])
@@ -76,7 +77,8 @@ def dataset_of_collection(
 ) -> ErrorDataset:
     """The dataset rows of one collection's samples (n, as ``motion``): the read samples only, set ``test`` for
     the held-out motion, a segment per part (from ``segment0``); ``marker``: (n, 3) position [m], (n, 4)
-    quaternion, (n,) registration error [m]."""
+    quaternion, (n,) registration error [m].
+    """
     keep = motion.reading
     part = motion.part[keep].astype(np.int64)
     return ErrorDataset(
@@ -96,7 +98,8 @@ def dataset_of_collection(
 
 def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> ErrorDataset:
     """Drive ``backend`` through the collection of ``settings`` (motion and noise from its seed); the dataset of
-    what it reported."""
+    what it reported.
+    """
     motion = collection_motion(home, kinematics.q_lower, kinematics.q_upper, settings)
     samples = drive(backend, motion, settings.seed)
     meta = {"source": f"cosim errors collect ({backend.name})", "settings": dict(vars(settings))}

@@ -99,7 +99,7 @@ class ErrorDataset:
 
     @property
     def n_rows(self) -> int:
-        """n."""
+        """N."""
         return len(self.time_s)
 
     def rows(self, mask: np.ndarray) -> ErrorDataset:

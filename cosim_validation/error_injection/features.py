@@ -70,7 +70,8 @@ class FeatureSpec:
         self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray, setpoint_step: np.ndarray | None = None
     ) -> np.ndarray:
         """(F,) features of one sample: ``current``, ``previous`` measured, ``direction`` state, ``setpoint_step``
-        (each (J,); the step only for CS)."""
+        (each (J,); the step only for CS).
+        """
         if self.kind == "OC":
             return np.asarray(current, dtype=np.float64)
         if self.kind == "CS":
@@ -159,7 +160,8 @@ class DirectionState:
         self, current: np.ndarray, previous: np.ndarray, setpoint_step: np.ndarray | None = None
     ) -> np.ndarray:
         """(F,) features of ``current`` (J,) after ``previous`` (J,) measured and a setpoint change
-        ``setpoint_step`` (J,) (CS only); advances the state."""
+        ``setpoint_step`` (J,) (CS only); advances the state.
+        """
         if self.spec.kind == "CPE":
             self.state = step_directions(self.state, current - previous, self.spec.deadband)
         return self.spec.row(current, previous, self.state, setpoint_step)

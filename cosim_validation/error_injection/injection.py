@@ -69,7 +69,8 @@ class ErrorInjector:
     def _warm_up(self) -> None:
         """Run the networks once, then forget it: their compiled kernels load now (about 0.3 s on a quiet machine,
         seconds on a loaded one), not in the first sample of a case, where a live session's robot has a few
-        seconds to answer."""
+        seconds to answer.
+        """
         q = 0.5 * (self._lower + self._upper)
         self.reset(q, 0)
         self.offsets(q)

@@ -50,7 +50,8 @@ class JointMap:
 
     def apply(self, q: np.ndarray, directions: np.ndarray | None = None) -> np.ndarray:
         """(n, J) true joint values of measured ones ``q`` (n, J) [rad | m], their joints' last moves in
-        ``directions`` (n, J) (+1, -1, 0; None: not known, no lost motion)."""
+        ``directions`` (n, J) (+1, -1, 0; None: not known, no lost motion).
+        """
         q = np.atleast_2d(np.asarray(q, dtype=np.float64))
         out = self.offset + self.scale * q
         if directions is not None and self.lost_motion is not None:

@@ -202,7 +202,8 @@ def _fit(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSetting
 def validation_blocks(n_rows: int, seed: int) -> np.ndarray:
     """(n,) bool: rows kept for a guard's validation, whole blocks of :data:`VALIDATION_BLOCK_ROWS` consecutive
     rows (a random share :data:`VALIDATION_SHARE` of them, at least one), so they are not the neighbours of
-    rows the network was fitted to."""
+    rows the network was fitted to.
+    """
     block = np.arange(n_rows) // VALIDATION_BLOCK_ROWS
     n_blocks = int(block[-1]) + 1 if n_rows else 0
     k = max(1, round(VALIDATION_SHARE * n_blocks))

@@ -81,7 +81,8 @@ class ErrorModel:
 
     def kinematic_offsets(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
         """(J,) m(q, d) - q, the calibrated model's joint offsets at measured joints ``q`` (J,) [rad | m] whose last
-        moves were ``directions`` (J,) (+1, -1, 0); 0 without a kinematic calibration."""
+        moves were ``directions`` (J,) (+1, -1, 0); 0 without a kinematic calibration.
+        """
         q = np.asarray(q, dtype=np.float64)
         if self.joint_map is None:
             return np.zeros_like(q)
@@ -94,7 +95,8 @@ class ErrorModel:
 
     def offsets(self, key: str, x: np.ndarray) -> np.ndarray:
         """(n, J) offsets of network ``key`` for features ``x`` (n, F) (or (J,) of one (F,) row), shrunk away
-        from its training support and zero on its masked joints (:mod:`~.support`) when it has a guard."""
+        from its training support and zero on its masked joints (:mod:`~.support`) when it has a guard.
+        """
         net = self.nn1 if key == "nn1" else self.nn2
         raw = net.predict(x)
         guard = self.guards.get(key)

@@ -91,7 +91,8 @@ def _support_distance(
     z: np.ndarray, lower: np.ndarray, upper: np.ndarray, points: np.ndarray, radius: float
 ) -> np.ndarray:
     """(n,) max(distance outside the box, distance to the nearest point beyond ``radius``) of each row of ``z``;
-    a loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls."""
+    a loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls.
+    """
     n, f = z.shape
     out = np.empty(n)
     for row in range(n):
@@ -137,5 +138,6 @@ def support_of(z: np.ndarray, seed: int, width: float = DEFAULT_WIDTH) -> Guard:
 
 def joint_mask(target: np.ndarray, predicted: np.ndarray, min_gain: float = MASK_MIN_GAIN) -> np.ndarray:
     """(J,) bool: the joints whose ``predicted`` offsets (n, J) leave a mean squared error against ``target``
-    (n, J) at least ``min_gain`` (a share) below that of no offset."""
+    (n, J) at least ``min_gain`` (a share) below that of no offset.
+    """
     return ((target - predicted) ** 2).mean(axis=0) < (1.0 - min_gain) * (target**2).mean(axis=0)  # type: ignore[no-any-return]

@@ -49,7 +49,8 @@ def step_progress(
     previous_setpoint: np.ndarray, setpoint: np.ndarray, previous_measured: np.ndarray, measured: np.ndarray
 ) -> float:
     """``|rho - 1|`` of one sample from its and the previous sample's (J,) setpoints and measured joints (NaN where
-    the commanded step is < MIN_STEP): :func:`command_progress` one sample at a time, the same operations."""
+    the commanded step is < MIN_STEP): :func:`command_progress` one sample at a time, the same operations.
+    """
     step = (np.asarray(setpoint, dtype=np.float64) - np.asarray(previous_setpoint, dtype=np.float64))[None, :]
     moved = (np.asarray(measured, dtype=np.float64) - np.asarray(previous_measured, dtype=np.float64))[None, :]
     norm2 = np.sum(step * step, axis=1)

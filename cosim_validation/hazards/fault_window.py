@@ -66,7 +66,8 @@ class FaultWindow:
 
     def step(self, t_s: float, stage: Stage = Stage.NONE) -> WindowChange | None:
         """Advance to the next control cycle, due at case time ``t_s`` [s], a setpoint of ``stage``; what changed,
-        if anything."""
+        if anything.
+        """
         self.cycle += 1
         self.stage = stage
         if self.is_open and self._closes(t_s):

@@ -75,7 +75,8 @@ class HazardSample(NamedTuple):
     @property
     def alarmed(self) -> bool:
         """Whether a detector of the robot's motion alarms at this sample: tip, joint or command progress (what
-        stops the task with ``stop_on_alarm``; a tracker alarm says the tracker is wrong, not the robot)."""
+        stops the task with ``stop_on_alarm``; a tracker alarm says the tracker is wrong, not the robot).
+        """
         return self.alarm.tip or self.alarm.joint or self.alarm.progress
 
     @property
@@ -189,7 +190,8 @@ class HazardWatch:
 
     def push(self, t_s: float, stamp_ns: int, robot: Answer, model: Answer, q_setpoint: np.ndarray) -> HazardSample:
         """Judge the answers of the robot and of its fault-free model to the setpoint ``q_setpoint`` (J,) (the clean
-        one the loop sent) at case time ``t_s`` [s]."""
+        one the loop sent) at case time ``t_s`` [s].
+        """
         q = np.stack([np.asarray(robot.q_measured, dtype=np.float64), np.asarray(model.q_measured, dtype=np.float64)])
         tips = self.kinematics.record_arrays(q).tip_pos_m
         alarm = self.detector.push(t_s, tips[0], tips[1], q[0], q[1], np.asarray(robot.tip_pos_m), q_setpoint)

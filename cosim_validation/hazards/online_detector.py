@@ -68,7 +68,8 @@ class OnlineDetector:
         q_setpoint: np.ndarray | None = None,
     ) -> Alarm:
         """One sample: tips (3,) [m] from each robot's encoders, joints (J,), the robot's tracker tip (3,) [m], and
-        the clean setpoint (J,) of the sample (for the command progress; None: not judged)."""
+        the clean setpoint (J,) of the sample (for the command progress; None: not judged).
+        """
         deviation_m = float(np.linalg.norm(np.asarray(robot_tip_m) - np.asarray(model_tip_m)))
         joint = bool(np.any(np.abs(np.asarray(robot_q) - np.asarray(model_q)) > self.settings.joint_threshold))
         tracker = False

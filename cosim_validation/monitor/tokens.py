@@ -18,7 +18,8 @@ _QUOTES = "'\""
 @dataclass(frozen=True)
 class Token:
     """One token: kind ``number``, ``name``, ``string``, ``op`` or ``end``; its text (a string's without its
-    quotes) and its 0-based offset in the source text."""
+    quotes) and its 0-based offset in the source text.
+    """
 
     kind: str
     text: str

@@ -46,7 +46,8 @@ class BackendSample(NamedTuple):
 
 def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
     """The marker fields of ``samples`` as a record's arrays: ``marker_pos_m`` (n, 3), ``marker_quat_wxyz`` (n, 4),
-    ``marker_error_m`` (n,)."""
+    ``marker_error_m`` (n,).
+    """
     n = len(samples)
     return {
         "marker_pos_m": np.array([s.marker_pos_m for s in samples], dtype=np.float64).reshape(n, 3),
@@ -85,7 +86,8 @@ class JointSet:
 @runtime_checkable
 class Reseedable(Protocol):
     """An optional capability of a robot or filter with random streams (an emulated arm's noise, a hazard's
-    draws): the case's seed, given before each reset so a case's noise depends on the case only."""
+    draws): the case's seed, given before each reset so a case's noise depends on the case only.
+    """
 
     def reseed(self, case_seed: int) -> None:
         """Restart the random streams from ``case_seed``."""
@@ -95,7 +97,8 @@ class Reseedable(Protocol):
 @runtime_checkable
 class StageAware(Protocol):
     """An optional capability of a robot or filter whose behaviour depends on the case's stage (a hazard
-    triggered by a stage): told the stage of each setpoint before that setpoint is commanded."""
+    triggered by a stage): told the stage of each setpoint before that setpoint is commanded.
+    """
 
     def stage(self, stage: int) -> None:
         """The :class:`~cosim_validation.common.record.Stage` value of the next setpoint."""

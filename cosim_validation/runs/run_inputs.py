@@ -69,13 +69,15 @@ def file_sha256(path: Path) -> str:
 
 def portable_path(run_dir: str | Path, path: str | Path) -> str:
     """``path`` as a run keeps it: relative to the run directory, so that no absolute path of this machine is
-    stored and the same inputs beside two run directories give the same metadata."""
+    stored and the same inputs beside two run directories give the same metadata.
+    """
     return os.path.relpath(Path(path).resolve(), Path(run_dir).resolve())
 
 
 def kept_path(run_dir: str | Path, stored: str | Path) -> Path:
     """The file a path a run keeps names (relative to the run directory; runs of older versions kept absolute
-    paths, which are taken as they are)."""
+    paths, which are taken as they are).
+    """
     path = Path(stored)
     return path if path.is_absolute() else Path(os.path.normpath(Path(run_dir).resolve() / path))
 
@@ -108,7 +110,8 @@ def supervision_files(config_path: str | Path | None, scenario_path: str | Path 
     """Every file a supervised run reads, by run-input role: the supervisor configuration, its machine, the
     machine's goals (if it names them), the needle force model, the scenario and its teleoperation script; {}
     without a supervisor. Call after :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are
-    read, not checked again)."""
+    read, not checked again).
+    """
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.monitor.statechart.loader import load_machine
     from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs

@@ -159,7 +159,8 @@ LATTICE = 16
 
 def _in_leaves(leaves: Leaves, cube: int, lo_m: np.ndarray, edge_m: float, points_m: np.ndarray) -> np.ndarray:
     """(P,) int64 leaf of cube number ``cube`` (corner ``lo_m``, edge ``edge_m``) holding each of the
-    points (P, 3) inside that cube, -1 for points in none of its non-empty leaves."""
+    points (P, 3) inside that cube, -1 for points in none of its non-empty leaves.
+    """
     first, last = np.searchsorted(leaves.owner, [cube, cube + 1])
     found = np.full(len(points_m), -1, dtype=np.int64)
     for leaf_edge in np.unique(leaves.edge_m[first:last]):
@@ -213,7 +214,7 @@ def _fill_from_lattice(
 def grid_targets(
     region: TargetRegion, grid: CubeGrid, classes: np.ndarray, per_cube: int, seed: int, max_attempts: int
 ) -> Targets:
-    """k valid targets per non-empty cube: full cubes unchecked, partial cubes refined and sampled.
+    """K valid targets per non-empty cube: full cubes unchecked, partial cubes refined and sampled.
 
     Each partial cube is refined (:func:`refine_cubes`); candidates are drawn uniformly in its non-empty
     leaves and only those in partial leaves are checked, so the targets are uniform over the cube's

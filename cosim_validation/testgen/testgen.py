@@ -93,7 +93,8 @@ def _targets(
 
 def location_free(source: str) -> str:
     """A model's source as a suite stores it: ``builtin:<name>``, or a mesh file's name (its SHA-256 beside it says
-    which content), never the path, so that one configuration gives one suite id in any folder or clone."""
+    which content), never the path, so that one configuration gives one suite id in any folder or clone.
+    """
     return source if source.startswith("builtin:") else Path(source).name
 
 

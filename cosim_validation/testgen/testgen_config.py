@@ -26,7 +26,8 @@ from cosim_validation.testgen.source_region import SourceRegion
 @dataclass(frozen=True)
 class RegionSpec:
     """A configured sub-region: the part of ``model`` within ``within_m`` of ``near``, or the
-    ``volume_fraction`` of ``model`` closest to ``near``."""
+    ``volume_fraction`` of ``model`` closest to ``near``.
+    """
 
     name: str
     model: str

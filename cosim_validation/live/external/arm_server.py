@@ -266,7 +266,8 @@ class ArmServer(ServedArm):
 
     async def _execute(self, goal_handle: Any) -> Any:
         """The goal's execute callback: waits (without blocking the executor) for :meth:`setpoint`,
-        :meth:`reset`, a newer command or a cancel to finish it."""
+        :meth:`reset`, a newer command or a cancel to finish it.
+        """
         outcome = await self._outcomes.pop(bytes(goal_handle.goal_id.uuid))
         status, code, message = outcome if outcome is not None else ("aborted", INVALID_GOAL, "no outcome")
         if status == "succeeded":

@@ -109,7 +109,8 @@ class CrtkServer(ServedArm):
     # ------------------------------------------------------------------ the framework's side
     def _publish_arm(self, stamp_ns: int, q_measured: np.ndarray) -> None:
         """Its joints (rad, or m) and their forward kinematics, the setpoint last commanded (the measured joints
-        before any) and its forward kinematics, and the operating state when due."""
+        before any) and its forward kinematics, and the operating state when due.
+        """
         q = self._last_measured = q_measured
         q_set = q if self._last_setpoint is None else self._last_setpoint
         publish_arm_state(self._pubs, stamp_ns, self._kin, self._cp_type, self._tip_frame, q, q_set)
@@ -118,7 +119,8 @@ class CrtkServer(ServedArm):
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
         """The joint command (J,) for case time ``t_s`` (s), or None to hold: the running ``move_jp`` (it ends, and
-        ``is_busy`` with it, when its time is up), else the last ``servo_jp``."""
+        ``is_busy`` with it, when its time is up), else the last ``servo_jp``.
+        """
         self._now_s = float(t_s)
         if self._move is not None:
             start_s, q_from, q_to, length_s = self._move

@@ -1,6 +1,7 @@
 """What an external node under test is told besides its arm's own interface, under ros2_control and CRTK alike:
 the tracked needle tip, the needle force where the case study models it, and ``/clock``, published last; and
-:class:`ServedArm`, the calls by which the framework's loop drives a served arm."""
+:class:`ServedArm`, the calls by which the framework's loop drives a served arm.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from cosim_validation.live.ros.qos import STATE, to_rclpy
 
 class Sensing:
     """The publishers of the tracked tip (PoseStamped) on ``tip_topic``, the needle force (WrenchStamped) on
-    ``force_topic``, both in base_link, and ``/clock``, on ``node``."""
+    ``force_topic``, both in base_link, and ``/clock``, on ``node``.
+    """
 
     def __init__(self, node: Node, tip_topic: str, force_topic: str) -> None:
         self._tip_pub = node.create_publisher(PoseStamped, tip_topic, to_rclpy(STATE))
@@ -33,7 +35,8 @@ class Sensing:
     ) -> None:
         """Publish, stamped ``stamp`` (a builtin_interfaces Time), the tip (m; not while NaN: not tracked) and the
         force at the needle's holder (N; when given), then /clock reading ``stamp``: a node whose timer runs on the
-        clock finds the state of that time when its timer for it fires."""
+        clock finds the state of that time when its timer for it fires.
+        """
         if np.all(np.isfinite(tip_pos_m)) and np.all(np.isfinite(tip_quat_wxyz)):
             pose = pose_to_msg(np.asarray(tip_pos_m), np.asarray(tip_quat_wxyz))
             self._tip_pub.publish(PoseStamped(header=Header(stamp=stamp, frame_id=BASE_FRAME), pose=pose))
@@ -71,7 +74,8 @@ class ServedArm:
         tip in base_link ((3,) m and (4,) w, x, y, z; not while NaN: not tracked), the force of the tissue on the
         needle at its holder in base_link ((3,) N; when given) and /clock, last, so that a node whose timer runs on
         the clock finds the state of ``t_s`` when its timer for ``t_s`` fires (with the clock first, it acted on the
-        state one period old: the example node's targeting error grew from 0.3 to 6 mm)."""
+        state one period old: the example node's targeting error grew from 0.3 to 6 mm).
+        """
         self._now_s = float(t_s)
         stamp_ns = seconds_to_ns(t_s)
         self._publish_arm(stamp_ns, np.asarray(q_measured, dtype=float))

@@ -149,7 +149,8 @@ class NodeProcess:
 
     def stop(self) -> None:
         """Stop the node and everything it started (SIGINT, SIGTERM, SIGKILL to its process group; each followed by
-        SIGCONT, so that a stopped node runs its stop)."""
+        SIGCONT, so that a stopped node runs its stop).
+        """
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             for sig, grace_s in zip((signal.SIGINT, signal.SIGTERM, signal.SIGKILL), _GRACE_S, strict=True):

@@ -101,7 +101,8 @@ class Tolerances:
         """These defaults overridden by an action goal's ``path_tolerance``, ``goal_tolerance`` (joint name,
         position) and ``goal_time_tolerance``, as the JTC's ``get_segment_tolerances`` does: a value > 0
         replaces the default, 0 keeps it, -1 erases it; an unknown joint or another negative value makes the
-        whole goal use the defaults."""
+        whole goal use the defaults.
+        """
         base = self.sized(len(joint_names))
         goal_time = _resolve(base.goal_time_s, goal_time_s)
         if goal_time is None:
@@ -131,7 +132,8 @@ def _resolve(default: float, value: float) -> float | None:
 
 def joint_order(joint_names: Sequence[str], msg_joint_names: Sequence[str]) -> np.ndarray:
     """Index into a message's columns giving the controller's joint order; INVALID_JOINTS unless the
-    message names every controller joint exactly once and no other."""
+    message names every controller joint exactly once and no other.
+    """
     names = list(msg_joint_names)
     wanted = list(joint_names)
     if not names:
@@ -295,7 +297,8 @@ class ActiveTrajectory:
     def check(self, t_s: float, q_measured: np.ndarray) -> tuple[int, str] | None:
         """The JTC's verdict at ``t_s``: (PATH_TOLERANCE_VIOLATED, why) while moving (and on the first check),
         (SUCCESSFUL, "") once past the last point within the goal tolerance, (GOAL_TOLERANCE_VIOLATED, why) when
-        still outside it ``goal_time_s`` after the last point, else None (keep following)."""
+        still outside it ``goal_time_s`` after the last point, else None (keep following).
+        """
         error = np.asarray(q_measured, dtype=float) - self.sample(t_s)
         moving = t_s < self.end_s
         first, self._sampled = not self._sampled, True

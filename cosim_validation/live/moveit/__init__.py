@@ -1,2 +1,3 @@
 """MoveIt 2's move_group as the planner under test: the ``moveit`` controller's client and the emulated move_group
-(docs/MOVEIT.md)."""
+(docs/MOVEIT.md).
+"""

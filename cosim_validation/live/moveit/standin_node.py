@@ -173,7 +173,8 @@ def _stand_in() -> StandInMoveGroup:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until interrupted, as every session node does (:func:`~cosim_validation.live.nodes.node_runtime.run_node`:
-    signals, parent death, the bounded teardown); exit status 1 with one ``error:`` line when it cannot start."""
+    signals, parent death, the bounded teardown); exit status 1 with one ``error:`` line when it cannot start.
+    """
     return run_node(_stand_in, argv, threads=1)
 
 

@@ -83,7 +83,8 @@ class StandInScene:
 
     def problems(self, q: np.ndarray) -> np.ndarray:
         """(n,) whether each joint vector of (n, J) collides: arm in the skin, self-collision, the needle in the
-        skin or a forbidden object where the allowed collision matrix does not allow it."""
+        skin or a forbidden object where the allowed collision matrix does not allow it.
+        """
         planner = self._planner()
         world, checker = planner.world, planner.checker
         mount, tip = planner.kinematics.needle_segments(q)

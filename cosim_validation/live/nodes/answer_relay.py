@@ -1,6 +1,7 @@
 """What the drivers of a robot behind another stack (CRTK, ros2_control) share: the tracker's answers (the needle
 tip, the optical marker) joined with the arm's measured joints into one sample per setpoint, published as the
-robot's samples."""
+robot's samples.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from cosim_validation.live.ros.sample_topics import SamplePublisher
 
 class AnswerRelay:
     """A mixin of a driver node with ``_lock`` (held while joining), ``_joiner`` and ``_samples``: the tracker's
-    subscription callbacks and the publishing of a completed sample."""
+    subscription callbacks and the publishing of a completed sample.
+    """
 
     _lock: threading.Condition
     _joiner: AnswerJoiner

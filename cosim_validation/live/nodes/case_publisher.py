@@ -131,7 +131,8 @@ class CasePublisher(CaseListener):
 
     def before_streaming(self) -> None:
         """Wait until the monitor, the recorder and the drivers listen (volatile topics drop what is published
-        before a subscription is matched): on what the controller publishes and on what the drivers answer with."""
+        before a subscription is matched): on what the controller publishes and on what the drivers answer with.
+        """
         node, params = self.node, self.node.params
         wanted = params.min_subscribers
         needs = {node.expected_pub.topic_name: wanted}

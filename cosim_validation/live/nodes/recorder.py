@@ -154,7 +154,8 @@ class Recorder(Node):
 
     def _report_progress(self) -> None:
         """Write ``"<messages written> <rounds of this timer>"``: from the thread that takes the messages, so
-        that ``cosim session`` tells a drained recorder (rounds go on, the count stands) from a starved one."""
+        that ``cosim session`` tells a drained recorder (rounds go on, the count stands) from a starved one.
+        """
         if self._progress is not None:
             self._progress_rounds += 1
             part = self._progress.with_suffix(".progress.part")

@@ -81,7 +81,8 @@ class ReportWait:
 
 class ReportWaiter:
     """Keeps every ``/cosim/case_reports`` message until it is asked for (one per case), and the monitor's
-    last sign of life."""
+    last sign of life.
+    """
 
     def __init__(self, node: Node, group: CallbackGroup) -> None:
         self._reports: dict[str, Any] = {}

@@ -136,7 +136,8 @@ class RobotLink:
     def measurement(self, stamp_ns: int) -> Measurement:
         """The answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`) with its tip pose; the driver
         publishes the tip right after the joints, so it is waited for up to the stale timeout (NaN if it does
-        not come: an untracked tip)."""
+        not come: an untracked tip).
+        """
         deadline = time.monotonic() + self.stale_timeout_s
         with self._cond:
             answered, q = self._answered

@@ -168,7 +168,8 @@ def filter_texts(params: ProxyParams) -> list[str]:
     """The ``KIND:OPTIONS`` of the node's filters, innermost first: ``filters``, after the errors model of an
     ``error_injector`` ([Barragan et al. 2024]'s injector is this node with the ``errors`` filter of its ``model``,
     which its
-    parameters require)."""
+    parameters require).
+    """
     if isinstance(params, ErrorInjectorParams):
         return [f"errors:model={params.model}", *params.filters]
     return list(params.filters)

@@ -67,7 +67,8 @@ def in_progress_bag(bag: Path) -> Path | None:
 
 def _records(stream: Any) -> Iterator[tuple[Any, int]]:
     """The stream's records, each with the offset where it ends, until the data ends or breaks off (a cut
-    record, a bad length, a bad checksum)."""
+    record, a bad length, a bad checksum).
+    """
     from mcap.exceptions import McapError
     from mcap.stream_reader import StreamReader
 

@@ -227,7 +227,8 @@ def verdict_from_msg(msg: Any) -> tuple[str, Any]:
 
 def kpi_to_msg(kpi: Any, test_id: str, t_ns: int) -> Any:
     """cosim_validation_interfaces/Kpi of a :class:`cosim_validation.monitor.properties.Kpi` (its reason is not
-    sent)."""
+    sent).
+    """
     from std_msgs.msg import Header
 
     from cosim_validation_interfaces.msg import Kpi as KpiMsg
@@ -351,7 +352,8 @@ def case_report_to_msg(end: Any, t_ns: int) -> Any:
 
 def report_timed_out(msg: Any) -> bool:
     """Whether the live monitor concluded a CaseReport's case at its timeout (False for bags recorded before
-    CaseReport said so)."""
+    CaseReport said so).
+    """
     return bool(getattr(msg, "timed_out", False))
 
 
@@ -370,7 +372,8 @@ def samples_streamed(status: Any) -> int | None:
     """The samples a COMPLETED or ABORTED case streamed (an aborted case: fewer than planned; a supervised case:
     more, its holds included), None for other events, for bags recorded before CaseStatus carried
     ``samples_sent`` and for a COMPLETED status that leaves it 0 (unset: a completed case streamed something; its
-    planned ``sample_count`` applies): what the monitor waits for before it concludes the case."""
+    planned ``sample_count`` applies): what the monitor waits for before it concludes the case.
+    """
     sent = getattr(status, "samples_sent", None)
     if sent is None or int(status.event) not in (2, 4) or (int(status.event) == 2 and int(sent) == 0):
         return None

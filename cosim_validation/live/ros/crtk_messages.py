@@ -1,5 +1,6 @@
 """CRTK messages to and from arrays: joint states by name, and ``_cp`` poses as PoseStamped (dVRK 2.x) or
-TransformStamped (Raven-II), per :mod:`cosim_validation.live.ros.crtk_topics`."""
+TransformStamped (Raven-II), per :mod:`cosim_validation.live.ros.crtk_topics`.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def cp_message(
 ) -> Any:
     """A ``_cp`` message of ``type_name`` (PoseStamped or TransformStamped) of the pose (``pos_m`` (3,) [m],
     rotation ``R`` (3, 3)) in ``frame_id``, stamped ``stamp_ns``; a TransformStamped's ``child_frame_id`` is
-    ``child_frame_id`` ("": ``<frame_id>_tool_tip``)."""
+    ``child_frame_id`` ("": ``<frame_id>_tool_tip``).
+    """
     quat = matrix_to_quat_wxyz(np.ascontiguousarray(R, dtype=np.float64))
     if type_name == POSE_STAMPED:
         return convert.pose_stamped_to_msg(convert.StampedPose(stamp_ns, frame_id, pos_m, quat))
@@ -51,7 +53,8 @@ def publish_arm_state(
 ) -> None:
     """Publish an arm's ``measured_js``/``measured_cp`` and ``setpoint_js``/``setpoint_cp`` (``pubs`` by those
     names): the joints and the forward kinematics of the needle tip, in :data:`~crtk_topics.BASE_FRAME` (the
-    child frame of a TransformStamped: ``tip_frame``), all stamped ``stamp_ns``."""
+    child frame of a TransformStamped: ``tip_frame``), all stamped ``stamp_ns``.
+    """
     for name, q in (("measured", measured), ("setpoint", setpoint)):
         pubs[f"{name}_js"].publish(joint_state(stamp_ns, tuple(kinematics.joint_names), q))
         pose = kinematics.tip_pose(q)

@@ -2,7 +2,8 @@
 that change it, as dVRK arms accept them (../shared/ROBOTS.md 2.2: ``enable``, ``disable``, ``home`` (only once
 enabled), ``unhome``, ``pause``, ``resume``; states DISABLED, ENABLED, PAUSED, FAULT). Shared by the emulated arms
 (:mod:`cosim_validation.live.nodes.crtk_emulator`) and the arm served to an external node under test
-(:mod:`cosim_validation.live.external.crtk_server`)."""
+(:mod:`cosim_validation.live.external.crtk_server`).
+"""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ class DashboardPlugin(_plugin_base()):  # type: ignore[misc]
             self.dashboard.set_max_points(int(max_points))
 
     def trigger_configuration(self) -> None:
-        """rqt's gear button: edit the extra alert/state topics (comma-separated)."""
+        """Rqt's gear button: edit the extra alert/state topics (comma-separated)."""
         qt = load_qt()
         text, ok = qt.QtWidgets.QInputDialog.getText(
             self.dashboard.widget,

@@ -36,7 +36,8 @@ class Refusals(Generic[T]):
 
     def add(self, refusal: T, line: str, kind: Hashable = None) -> None:
         """Keep ``refusal``; log ``line`` as an error unless a line of the same ``kind`` was logged less than
-        LOG_PERIOD_S ago."""
+        LOG_PERIOD_S ago.
+        """
         self._kept.append(refusal)
         self.count += 1
         now = time.monotonic()

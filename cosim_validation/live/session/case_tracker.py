@@ -231,7 +231,8 @@ class CaseTracker:
         mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> list[Verdict]:
         """An expected state (of the case ``test_id``, if said; ``mode``: the supervisor's when it was sent);
-        returns verdict changes."""
+        returns verdict changes.
+        """
         add = partial(_add_expected, stamp_ns=stamp_ns, stage=stage, q=q, mode=mode)
         return self._route(stamp_ns, test_id, add)
 
@@ -257,7 +258,8 @@ class CaseTracker:
 
     def reported(self, test_id: str) -> None:
         """The live monitor concluded case ``test_id`` here (a replay): a case held for it concludes now, with
-        what had arrived."""
+        what had arrived.
+        """
         self._reported.add(test_id)
         for case in [c for c in self._open if c.at_report and c.info.test_id == test_id]:
             self._conclude(case, *case.ending, timed_out=True)  # type: ignore[misc]
@@ -273,7 +275,8 @@ class CaseTracker:
     # ------------------------------------------------------------------ which case a message is of
     def _route(self, stamp_ns: int, test_id: str | None, feed: Feed) -> list[Verdict]:
         """Feed a message to the open case it belongs to, keep it for a case not announced yet, or drop it
-        (a late message of a case already concluded). Kept messages are bounded by :data:`EARLY_LIMIT`."""
+        (a late message of a case already concluded). Kept messages are bounded by :data:`EARLY_LIMIT`.
+        """
         case = self._case_of(stamp_ns, test_id)
         if case is None:
             if self._open and stamp_ns < self._open[0].start_ns:

@@ -69,7 +69,8 @@ class DiscoveryScope:
     @contextlib.contextmanager
     def joined(self) -> Iterator[None]:
         """This process's environment is :meth:`env` while the block runs (rclpy contexts made in it join this
-        scope's domain), and exactly what it was afterwards."""
+        scope's domain), and exactly what it was afterwards.
+        """
         saved = dict(os.environ)
         os.environ.clear()
         os.environ.update(self.env(saved))

@@ -152,7 +152,8 @@ def _proxy_robot(node: NodeSpec) -> str | None:
 
 def driver_robot(node: NodeSpec) -> str | None:
     """The robot a driver node drives (``virtual_driver``, ``physical_driver``, a ``crtk_driver`` or a
-    ``ros2_control_driver`` by its ``robot`` parameter); None: not a driver."""
+    ``ros2_control_driver`` by its ``robot`` parameter); None: not a driver.
+    """
     if node.executable in ("crtk_driver", "ros2_control_driver"):
         return str(node.parameters.get("robot", "physical"))
     if node.executable in ("virtual_driver", "physical_driver"):
@@ -283,7 +284,8 @@ def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
     """The files a session of ``graph`` is made with (role -> path): the graph, the case-study configuration
     (the monitor's, else the first node's ``config``), the property file (the monitor's, else the
     configuration's ``campaign.properties``) and, when the controller runs a supervisor (its ``supervisor``
-    parameter, else ``campaign.supervisor``), the supervisor's files (``run_inputs.supervision_files``)."""
+    parameter, else ``campaign.supervisor``), the supervisor's files (``run_inputs.supervision_files``).
+    """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.runs.run_inputs import supervision_files

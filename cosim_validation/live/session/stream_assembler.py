@@ -35,7 +35,8 @@ _NOT_SEEN = (_NAN3, _NAN4, float("nan"))
 
 class Unmatched(NamedTuple):
     """A robot message the case had no planned sample for (``stream``: joints | tip | marker; ``values``: the
-    arguments of the matching ``add_*`` after the stamp)."""
+    arguments of the matching ``add_*`` after the stamp).
+    """
 
     stream: str
     role: RobotRole
@@ -88,7 +89,8 @@ class StreamAssembler:
         self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
     ) -> list[Sample]:
         """The controller's expected state at ``stamp_ns`` (``mode``: the supervisor's when it was sent); returns the
-        EXPECTED sample and any completed."""
+        EXPECTED sample and any completed.
+        """
         if self._start_ns is None:
             self._start_ns = stamp_ns
         q = self._checked(q_plan, "expected")
@@ -130,7 +132,8 @@ class StreamAssembler:
 
     def take_from(self, stamp_ns: int) -> list[Unmatched]:
         """Remove and return the waiting robot messages stamped at or after ``stamp_ns`` (the next case's start:
-        they arrived before it was announced)."""
+        they arrived before it was announced).
+        """
         taken: list[Unmatched] = []
         for role, stream in self._streams.items():
             for name, pending in (("joints", stream.joints), ("tip", stream.tips), ("marker", stream.markers)):

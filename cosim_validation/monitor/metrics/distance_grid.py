@@ -111,7 +111,7 @@ def _axis(
 def _nearest_surface(
     closest: np.ndarray, origin: np.ndarray, i: int, j: int, k: int, x: float, y: float, z: float
 ) -> float:
-    """min over the cell's 8 corners c of ``|x - s_c|`` (s_c: c's closest surface point, float32 local) [m]."""
+    """Min over the cell's 8 corners c of ``|x - s_c|`` (s_c: c's closest surface point, float32 local) [m]."""
     lx, ly, lz = x - origin[0], y - origin[1], z - origin[2]
     best = np.inf
     for di in range(2):
@@ -280,7 +280,8 @@ class SignedDistanceGrid:
         self, shape: NDArray[np.int64], closest_points: bool
     ) -> tuple[NDArray[np.float64], NDArray[np.float32]]:
         """Signed distance at every node and, if asked, each node's closest surface point (float32, relative to
-        the mesh origin; a (1, 1, 1, 3) placeholder without)."""
+        the mesh origin; a (1, 1, 1, 3) placeholder without).
+        """
         axes = [self.lower_corner_m[a] + self.spacing_m * np.arange(shape[a]) for a in range(3)]
         nodes = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
         values = np.empty(nodes.shape[0])

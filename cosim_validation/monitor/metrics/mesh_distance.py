@@ -129,7 +129,8 @@ class MeshDistance:
 
     def closest_local(self, points_m: NDArray[np.float64]) -> NDArray[np.float32]:
         """Closest surface points of checked (n, 3) float64 points, as open3d gives them: float32 relative to
-        :attr:`origin_m` (no input checks; internal fast path)."""
+        :attr:`origin_m` (no input checks; internal fast path).
+        """
         points: NDArray[np.float32] = self._scene.compute_closest_points(self._local(points_m))["points"].numpy()
         return points
 

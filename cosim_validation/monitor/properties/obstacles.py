@@ -127,7 +127,7 @@ class MeshObstacle:
         return np.asarray(np.maximum(sphere, self._segment_grid_bound(a, b)))
 
     def _segment_grid_bound(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """min over pieces between samples at <= the grid spacing of (l0 + l1 - piece length) / 2 (Lipschitz)."""
+        """Min over pieces between samples at <= the grid spacing of (l0 + l1 - piece length) / 2 (Lipschitz)."""
         assert self.grid is not None
         length = np.sqrt(((b - a) ** 2).sum(axis=1))
         count = np.maximum(np.ceil(length / self.grid.spacing_m).astype(np.int64) + 1, 2)

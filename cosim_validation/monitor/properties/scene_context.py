@@ -53,7 +53,8 @@ def record_context(
     self_collision: SelfCollisionCheck | None = None,
 ) -> MonitorContext:
     """The context of ``record``: its joints and needle, the obstacles, the target (given, else from meta) and
-    the robot's self-collision model, if any."""
+    the robot's self-collision model, if any.
+    """
     target = target_m if target_m is not None else record_target(record)
     obstacles = dict(obstacles or {})
     names, needle = record.joint_names, record.needle_length_m

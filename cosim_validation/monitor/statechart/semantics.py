@@ -56,7 +56,7 @@ def parent(machine: Machine, path: str) -> str:
 
 
 def least_common_ancestor(machine: Machine, source: str, target: str) -> str:
-    """rFSM's LCA: walking up from the target's parent, the first proper ancestor of the source."""
+    """RFSM's LCA: walking up from the target's parent, the first proper ancestor of the source."""
     above_source = {ROOT}
     walker = source
     while walker != ROOT:

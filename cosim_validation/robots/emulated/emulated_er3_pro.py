@@ -177,7 +177,8 @@ class EmulatedEr3Pro(JointSet):
 
     def link_angles_rad(self) -> np.ndarray:
         """(J,) the real link angles now [rad, or m]: motor angles minus gear play and gear torsion, through the
-        cable transmission's ratio and coupling errors (identity for a gear-driven arm)."""
+        cable transmission's ratio and coupling errors (identity for a gear-driven arm).
+        """
         self._arm.forward()
         torque_nm = np.array(self._arm.data.qfrc_actuator[: len(self._joint_names)])
         link_rad: np.ndarray = self._play.link_rad - torque_nm / self._stiffness

@@ -70,7 +70,8 @@ class RobotFilter(Protocol):
 
 def notify_stage(filters: list[RobotFilter], stage: int) -> None:
     """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint
-    (a :class:`~cosim_validation.common.record.Stage` value); the others need no stage."""
+    (a :class:`~cosim_validation.common.record.Stage` value); the others need no stage.
+    """
     for f in filters:
         if isinstance(f, StageAware):
             f.stage(int(stage))

@@ -74,7 +74,7 @@ def segment_distance(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2: np.ndar
 
 @njit(cache=True, inline="always")
 def _rotate_about(R: np.ndarray, axis: np.ndarray, angle: float, out: np.ndarray) -> None:
-    """out = R @ rot(axis, angle) (Rodrigues; axis a unit vector), without allocating."""
+    """Out = R @ rot(axis, angle) (Rodrigues; axis a unit vector), without allocating."""
     c, s = np.cos(angle), np.sin(angle)
     t = 1.0 - c
     x, y, z = axis[0], axis[1], axis[2]

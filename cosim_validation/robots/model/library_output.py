@@ -18,7 +18,8 @@ from contextlib import AbstractContextManager, contextmanager
 @contextmanager
 def library_stderr(fds: tuple[int, ...] = (2,)) -> Iterator[list[str]]:
     """Redirect file descriptors ``fds`` (default: 2) while the block runs; the list holds the lines written,
-    once it is left."""
+    once it is left.
+    """
     lines: list[str] = []
     sys.stdout.flush()
     sys.stderr.flush()

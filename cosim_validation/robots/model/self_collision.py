@@ -122,7 +122,8 @@ class SelfCollision:
 
     def capsule_clearance(self, q: ArrayLike) -> np.ndarray:
         """(n,) smallest distance between the capsules around the candidate pairs' geoms [m]: a lower bound
-        of the geoms' own distance (<= 0: possibly touching). Raises RuntimeError without a broad phase."""
+        of the geoms' own distance (<= 0: possibly touching). Raises RuntimeError without a broad phase.
+        """
         return self._clearance(self.kinematics.as_joint_batch(q), np.inf)
 
     def _clearance(self, batch: np.ndarray, threshold: float) -> np.ndarray:
@@ -191,7 +192,8 @@ class SelfCollision:
 
     def in_collision(self, q: ArrayLike) -> np.ndarray:
         """(n,) whether each of n joint vectors (n, J) is in self-collision (MuJoCo's answer; the capsule
-        broad phase only skips configurations it proves free)."""
+        broad phase only skips configurations it proves free).
+        """
         batch = self.kinematics.as_joint_batch(q)
         out = np.zeros(batch.shape[0], dtype=bool)
         if batch.shape[0] == 0:

@@ -224,7 +224,8 @@ def _with_run_inputs(
     spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig, supervision: dict[str, Path]
 ) -> AssemblySpec:
     """The spec reading the run directory's copies of the configuration, properties and supervisor files (made by a
-    new run from ``supervision``, the supervisor's files by role)."""
+    new run from ``supervision``, the supervisor's files by role).
+    """
     if not request.resume:
         files = {"config": request.config_path, "properties": campaign.properties_path}
         capture_inputs(out, files | supervision)
@@ -255,7 +256,8 @@ def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: C
     """The supervised run's files by run-input role (its configuration, machine and goals, needle force model,
     scenario and teleoperation script); {} without a supervisor. A resume takes the run's copies, once the
     options are found to name the run's own files, none of them edited since (an original that is gone: a
-    warning). Checked (before the run directory is touched)."""
+    warning). Checked (before the run directory is touched).
+    """
     config = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     stored = stored_supervision(request.out_dir) if request.resume and config is not None else None
     if stored is None:
@@ -269,13 +271,15 @@ def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: C
 
 def _digested(files: dict[str, Path]) -> list[Path]:
     """The supervisor files the run's configuration digest covers: all but the goals (only ``cosim supervisor
-    check`` reads them), so a resume with an edited machine is refused like one with an edited property file."""
+    check`` reads them), so a resume with an edited machine is refused like one with an edited property file.
+    """
     return [path for role, path in files.items() if role != "supervisor_goals"]
 
 
 def _kept(out: Path, path: str | Path | None) -> str | None:
     """A path as the run's meta keeps it: the file it names, relative to the run directory (a resume from
-    another directory names the same; no absolute path of this machine is stored)."""
+    another directory names the same; no absolute path of this machine is stored).
+    """
     return portable_path(out, resolve_resource(path)) if path is not None else None
 
 

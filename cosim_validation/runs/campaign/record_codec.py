@@ -105,7 +105,8 @@ def _put(
     arrays: dict[str, Any], key: str, values: np.ndarray, step: float, base: np.ndarray | None = None
 ) -> np.ndarray:
     """Store ``values`` under ``key`` quantized and delta-coded (minus ``base`` steps if given); the non-finite
-    entries (a joint or pose not known in a sample) in a mask ``key~nan`` beside them. Returns the steps."""
+    entries (a joint or pose not known in a sample) in a mask ``key~nan`` beside them. Returns the steps.
+    """
     finite = np.isfinite(values)
     if not finite.all():
         arrays[f"{key}{_NAN_SUFFIX}"] = ~finite

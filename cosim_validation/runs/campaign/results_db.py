@@ -354,7 +354,8 @@ class ResultsDB:
     @_guard("reading the stored cases")
     def finished_ids(self) -> set[str]:
         """Ids of the cases already stored, but for those that failed because their worker died (a resume
-        runs them again; a failure the controller or the pipeline reported stays)."""
+        runs them again; a failure the controller or the pipeline reported stays).
+        """
         query = "SELECT test_id FROM cases WHERE test_id NOT IN (SELECT test_id FROM worker_deaths)"
         return {row[0] for row in self._db.execute(query)}
 

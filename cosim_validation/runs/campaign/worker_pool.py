@@ -116,7 +116,8 @@ class WorkerPool:
 
     def finish(self, on_result: Callable[[Outcome[Any]], None]) -> None:
         """After Ctrl-C: hand out nothing more, wait for the running items and hand them over (a worker that dies
-        now loses its item: a resume runs it)."""
+        now loses its item: a resume runs it).
+        """
         _hand_over(self._outcomes, on_result)
         while self._busy():
             self._collect(retry=False)

@@ -45,7 +45,8 @@ def table(
     groups: Sequence[tuple[str, int]] = (),
 ) -> str:
     """An HTML table; text cells are left-aligned; ``groups`` (label, columns spanned) adds a header row above;
-    empty ``headers`` make a key-value table without a header."""
+    empty ``headers`` make a key-value table without a header.
+    """
     body = []
     for row in rows:
         cells = "".join(

@@ -95,7 +95,8 @@ class RunData:
     @cached_property
     def config(self) -> ConfigNode | None:
         """The run's configuration: its copy in the run directory (``inputs/``), else the file the run names
-        (meta ``config_path``) or the shipped one, as it is now, with a note saying so."""
+        (meta ``config_path``) or the shipped one, as it is now, with a note saying so.
+        """
         from cosim_validation.runs.run_inputs import kept_path, load_run_config
 
         given = self.meta.get("config_path")

@@ -77,7 +77,8 @@ def _deviation(run: _Run, spec: KpiSpec) -> KpiValue:
 
 def _joint_deviation(run: _Run, spec: KpiSpec) -> KpiValue:
     """Largest joint deviation from the plan, over the revolute joints [rad] (``joint_deviation_max``) or the
-    prismatic ones [m] (``insertion_deviation_max``): one KPI never mixes the two units."""
+    prismatic ones [m] (``insertion_deviation_max``): one KPI never mixes the two units.
+    """
     assert run.expected is not None
     wanted = run.context.prismatic_mask == (spec.kind == "insertion_deviation_max")
     if not wanted.any():

@@ -48,7 +48,8 @@ class Atom(Formula):
 @dataclass(eq=False)
 class StageTest(Formula):
     """``stage == S`` or ``supervisor == M`` (``!=`` when ``negated``): an integer signal equal to ``stage`` (a
-    stage or supervisor mode value): robustness +inf when true, -inf when false."""
+    stage or supervisor mode value): robustness +inf when true, -inf when false.
+    """
 
     term: Term
     stage: int
@@ -62,7 +63,8 @@ class StageTest(Formula):
 @dataclass(eq=False)
 class FlagTest(Formula):
     """A boolean signal (``term`` evaluates to a bool array, or floats with NaN where unknown): robustness +inf
-    when true, -inf when false, unknown where NaN; ``text`` is its name in the property."""
+    when true, -inf when false, unknown where NaN; ``text`` is its name in the property.
+    """
 
     term: Term
     text: str = ""

@@ -98,7 +98,8 @@ JOINT_LIMITS = {"q_lower": False, "q_upper": True}
 @dataclass(eq=False)
 class JointLimit(Term):
     """The robot model's lower or upper position limit of joint ``joint`` (rad, or m for a prismatic joint), from
-    the context."""
+    the context.
+    """
 
     upper: bool = False
     joint: int = 0
@@ -135,7 +136,8 @@ class SelfDistanceTerm(Term):
 @dataclass(eq=False)
 class SelfCollisionTerm(Term):
     """Whether the robot's links touch each other (1.0 / 0.0 per sample; NaN where a joint is unknown), from the
-    context's self-collision check."""
+    context's self-collision check.
+    """
 
     kind: str = "flag"
     unit: str = "1"
@@ -147,7 +149,8 @@ class SelfCollisionTerm(Term):
 
 def _on_known_joints(q: np.ndarray, check: Callable[[np.ndarray], Any]) -> np.ndarray:
     """``check`` of the samples whose joints are all known, as floats; NaN where a joint is NaN (the arm's
-    pose is unknown there: the verdict says so instead of the model failing on it)."""
+    pose is unknown there: the verdict says so instead of the model failing on it).
+    """
     q = np.asarray(q, dtype=np.float64)
     known = np.isfinite(q).all(axis=1)
     out = np.full(q.shape[0], np.nan)

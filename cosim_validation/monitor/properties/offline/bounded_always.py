@@ -30,7 +30,7 @@ Exact = Callable[[np.ndarray], np.ndarray]  # exact atom values at absolute samp
 
 
 def lipschitz_bound(points: np.ndarray, exact: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """max over the neighbouring grid samples g of exact[g] - max displacement of the points from g.
+    """Max over the neighbouring grid samples g of exact[g] - max displacement of the points from g.
 
     Args:
         points: (m, k, 3) the points the value depends on (1-Lipschitz in each) [m].

@@ -76,7 +76,8 @@ class ClauseMonitor:
 
     def absorb(self, value: float, unknown: bool = False) -> None:
         """A positive value of an unbounded ``always`` clause's operand that arrived out of order (its
-        sample was already counted); ``unknown``: some of those values were unknown (NaN)."""
+        sample was already counted); ``unknown``: some of those values were unknown (NaN).
+        """
         self.lo = min(self.lo, -INF if unknown else value)
         self.hi = min(self.hi, value)
 

@@ -53,8 +53,13 @@ def read_mesh_file(path: Path, unit: str) -> tuple[Any, str]:
 
 
 def _check_stl_length(path: Path, data: bytes) -> None:
-    """A binary STL holds exactly 84 + 50 n bytes for the n triangles its header announces (a file cut short
+    """Refuse an STL file that is cut short.
+
+    A binary STL holds exactly 84 + 50 n bytes for the n triangles its header announces (a file cut short
     was reported as "empty: no faces"); an ASCII STL (starting with ``solid``) ends with ``endsolid``.
+
+    Raises:
+        MeshDefectError: A binary STL of another length, or an ASCII STL without ``endsolid`` at its end.
     """
     count = int.from_bytes(data[80:84], "little") if len(data) >= 84 else -1
     if count >= 0 and len(data) == 84 + 50 * count:

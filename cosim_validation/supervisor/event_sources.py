@@ -87,9 +87,10 @@ class TrackingMonitor(EdgeCondition):
 
 
 class AlarmInput(EdgeCondition):
-    """An exception raised from outside the supervisor: any alarm source (a hazard detector, a watchdog) that
-    reports an active alarm. The event is raised when the first alarm becomes active; while any is active the
-    task cannot be recovered.
+    """An exception raised from outside the supervisor: any alarm source that reports an active alarm.
+
+    An alarm source is, e.g., a hazard detector or a watchdog. The event is raised when the first alarm becomes
+    active; while any is active the task cannot be recovered.
 
     Args:
         event: The machine's event for an alarm (config ``events.alarm``).

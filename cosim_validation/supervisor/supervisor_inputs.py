@@ -19,8 +19,10 @@ from cosim_validation.supervisor.supervisor_config import SupervisorConfig
 def supervisor_inputs(
     config_path: str | Path, scenario_path: str | Path | None, files: Mapping[str, Path] | None = None
 ) -> tuple[SupervisorConfig, Scenario | None]:
-    """The supervisor configuration and scenario, with ``files`` (role -> path, a run's copies) in place of the
-    files they name: the machine, the needle force model, the configuration's scenario, the teleoperation script.
+    """Load the supervisor configuration and scenario, with ``files`` in place of the files they name.
+
+    ``files`` (role -> path) are a run's copies of the machine, the needle force model, the configuration's
+    scenario and the teleoperation script.
 
     Raises:
         ConfigError, InputError: A bad file (naming it and the key).

@@ -40,9 +40,11 @@ class TeleoperationSegment:
 
 
 class TeleoperationCommand(NamedTuple):
-    """The command at a time: ``kind`` is ``twist``, ``joints`` or ``hold`` (no command: after the script, or the
-    topics are silent). ``segment`` changes with every new command; joint targets are reached ``duration_s``
-    [s] after ``segment_start_s`` (0: at once, within the velocity limits).
+    """The teleoperation command at a time.
+
+    ``kind`` is ``twist``, ``joints`` or ``hold`` (no command: after the script, or the topics are silent).
+    ``segment`` changes with every new command; joint targets are reached ``duration_s`` [s] after
+    ``segment_start_s`` (0: at once, within the velocity limits).
     """
 
     kind: str

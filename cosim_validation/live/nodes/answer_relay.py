@@ -1,6 +1,7 @@
-"""What the drivers of a robot behind another stack (CRTK, ros2_control) share: the tracker's answers (the needle
-tip, the optical marker) joined with the arm's measured joints into one sample per setpoint, published as the
-robot's samples.
+"""What the drivers of a robot behind another stack (CRTK, ros2_control) share: the tracker's answers.
+
+The tracker's answers (the needle tip, the optical marker) are joined with the arm's measured joints into one
+sample per setpoint, published as the robot's samples.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from cosim_validation.live.ros.sample_topics import SamplePublisher
 
 
 class AnswerRelay:
-    """A mixin of a driver node with ``_lock`` (held while joining), ``_joiner`` and ``_samples``: the tracker's
-    subscription callbacks and the publishing of a completed sample.
+    """The tracker's subscription callbacks and the publishing of a completed sample, as a driver node's mixin.
+
+    The node has ``_lock`` (held while joining), ``_joiner`` and ``_samples``.
     """
 
     _lock: threading.Condition

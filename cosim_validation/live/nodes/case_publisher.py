@@ -30,25 +30,48 @@ class ControllerNode(Protocol):
     """What the publisher uses of the controller node (:class:`~cosim_validation.live.nodes.controller.Controller`)."""
 
     @property
-    def params(self) -> ControllerParams: ...
+    def params(self) -> ControllerParams:
+        """The node's checked parameters."""
+
     @property
-    def assembly(self) -> CaseAssembly: ...
+    def assembly(self) -> CaseAssembly:
+        """The case assembly the node was built with."""
+
     @property
-    def lockstep(self) -> Lockstep: ...
+    def lockstep(self) -> Lockstep:
+        """The lockstep loop over the node's robot links."""
+
     @property
-    def links(self) -> dict[RobotRole, RobotLink]: ...
+    def links(self) -> dict[RobotRole, RobotLink]:
+        """The link to each robot's driver topics, by role."""
+
     @property
-    def expected_pub(self) -> Publisher[Any]: ...
+    def expected_pub(self) -> Publisher[Any]:
+        """The publisher of the expected states (``/cosim/expected``)."""
+
     @property
-    def status_pub(self) -> Publisher[Any]: ...
+    def status_pub(self) -> Publisher[Any]:
+        """The publisher of case status events (``/cosim/case_status``)."""
+
     @property
-    def clock_pub(self) -> Publisher[Any] | None: ...
+    def clock_pub(self) -> Publisher[Any] | None:
+        """The ``/clock`` publisher; None unless the node publishes the session clock."""
+
     @property
-    def supervisor_node(self) -> SupervisorNode | None: ...
-    def publish_clock(self, t_ns: int) -> None: ...
-    def count_subscribers(self, topic_name: str) -> int: ...
-    def get_clock(self) -> Clock: ...
-    def get_logger(self) -> RcutilsLogger: ...
+    def supervisor_node(self) -> SupervisorNode | None:
+        """The task supervisor's node composed into this process; None: no supervisor."""
+
+    def publish_clock(self, t_ns: int) -> None:
+        """Advance the session clock to ``t_ns`` [ns] (sim-time mode)."""
+
+    def count_subscribers(self, topic_name: str) -> int:
+        """Return the number of subscriptions to ``topic_name`` (rclpy ``Node.count_subscribers``)."""
+
+    def get_clock(self) -> Clock:
+        """Return the node's clock (rclpy ``Node.get_clock``)."""
+
+    def get_logger(self) -> RcutilsLogger:
+        """Return the node's logger (rclpy ``Node.get_logger``)."""
 
 
 #: The controller nodes that waited subscriber_settle_s once already (before their first case).
@@ -130,8 +153,10 @@ class CasePublisher(CaseListener):
         return bool(self.goal_handle.is_cancel_requested)
 
     def before_streaming(self) -> None:
-        """Wait until the monitor, the recorder and the drivers listen (volatile topics drop what is published
-        before a subscription is matched): on what the controller publishes and on what the drivers answer with.
+        """Wait until the monitor, the recorder and the drivers listen, at most ``subscriber_timeout_s``.
+
+        They must listen on what the controller publishes and on what the drivers answer with: volatile topics
+        drop what is published before a subscription is matched.
         """
         node, params = self.node, self.node.params
         wanted = params.min_subscribers

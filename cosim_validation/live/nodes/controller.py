@@ -163,7 +163,12 @@ def _robots(goal: Any) -> tuple[RobotRole, ...]:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation controller"""
+    """Run the ``controller`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation controller
+    """
     return run_node(Controller, args, threads=4)
 
 

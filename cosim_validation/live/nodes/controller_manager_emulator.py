@@ -158,7 +158,12 @@ def _duration_ns(duration: Any) -> int:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation controller_manager_emulator --ros-args -p config:=config/needle_insertion.yaml"""
+    """Run the ``controller_manager_emulator`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation controller_manager_emulator --ros-args -p config:=config/needle_insertion.yaml
+    """
     return run_node(ControllerManagerEmulator, args, threads=1)
 
 

@@ -136,10 +136,11 @@ class CrtkDriver(Node, AnswerRelay):
             executor.remove_node(self)
 
     def _await_listeners(self, executor: SingleThreadedExecutor) -> None:
-        """Wait until ``min_subscribers`` readers are matched to ``state_command`` (the arm; in a session also the
-        recorder, so the bag holds the whole start-up conversation), at most ``subscriber_timeout_s``.
+        """Wait until ``min_subscribers`` readers are matched to ``state_command``, at most ``subscriber_timeout_s``.
 
-        The topic is volatile: a command published before a reader is matched never reaches that reader.
+        The readers are the arm and, in a session, also the recorder, so the bag holds the whole start-up
+        conversation. The topic is volatile: a command published before a reader is matched never reaches that
+        reader.
         """
         deadline = time.monotonic() + self._subscriber_timeout_s
         while self._state_pub.get_subscription_count() < self._min_subscribers:
@@ -228,7 +229,12 @@ def _describe(state: OperatingState | None) -> str:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation crtk_driver --ros-args -p config:=config/dvrk_psm_insertion.yaml -p namespace:=/PSM1"""
+    """Run the ``crtk_driver`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation crtk_driver --ros-args -p config:=config/dvrk_psm_insertion.yaml -p namespace:=/PSM1
+    """
     return run_node(CrtkDriver, args, threads=3)
 
 

@@ -182,7 +182,12 @@ def _qos(name: str) -> Any:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation crtk_emulator --ros-args -p config:=config/raven2_insertion.yaml -p namespace:=/arm1"""
+    """Run the ``crtk_emulator`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation crtk_emulator --ros-args -p config:=config/raven2_insertion.yaml -p namespace:=/arm1
+    """
     return run_node(CrtkEmulator, args, threads=1)
 
 

@@ -1,5 +1,6 @@
-"""error_injector: [Barragan et al. 2024]'s injector, the ``robot_proxy`` node with the ``errors`` filter of a
-model file.
+"""error_injector: [Barragan et al. 2024]'s injector.
+
+It is the ``robot_proxy`` node with the ``errors`` filter of a model file.
 
 One implementation (:mod:`cosim_validation.live.nodes.robot_proxy`) under the issue's node name: put it in a
 graph YAML in front of the simulated robot's driver and the session moves that driver under ``/cosim/<robot>/raw/``::
@@ -21,7 +22,12 @@ from cosim_validation.live.nodes.robot_proxy import RobotProxy
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation error_injector --ros-args -p robot:=virtual -p model:=models/er3pro.npz"""
+    """Run the ``error_injector`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation error_injector --ros-args -p robot:=virtual -p model:=models/er3pro.npz
+    """
     return run_node(lambda: RobotProxy("error_injector"), args, threads=3)
 
 

@@ -187,7 +187,12 @@ class FoxgloveBridge(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation foxglove_bridge --ros-args -p port:=8765"""
+    """Run the ``foxglove_bridge`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation foxglove_bridge --ros-args -p port:=8765
+    """
     return run_node(FoxgloveBridge, args, threads=1)
 
 

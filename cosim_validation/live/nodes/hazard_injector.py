@@ -20,7 +20,12 @@ class HazardInjector(RobotProxy):
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation hazard_injector --ros-args -p robot:=physical -p filters:=['hazards:sudden_jump']"""
+    """Run the ``hazard_injector`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation hazard_injector --ros-args -p robot:=physical -p filters:=['hazards:sudden_jump']
+    """
     return run_node(HazardInjector, args, threads=3)
 
 

@@ -99,7 +99,12 @@ def _point_pose(point: Any) -> Any:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation markers"""
+    """Run the ``markers`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation markers
+    """
     return run_node(Markers, args, threads=1)
 
 

@@ -225,7 +225,12 @@ class Monitor(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation monitor --ros-args -p properties:=config/properties.yaml"""
+    """Run the ``monitor`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation monitor --ros-args -p properties:=config/properties.yaml
+    """
     return run_node(Monitor, args, threads=1)
 
 

@@ -44,8 +44,9 @@ P = TypeVar("P", bound=NodeParams)
 
 
 def declare_parameters(node: Node, params: type[P]) -> P:
-    """Declare the node's parameters (its struct of :mod:`cosim_validation.live.session.node_parameters`) and
-    return their checked values.
+    """Declare the node's parameters and return their checked values.
+
+    ``params`` is the node's struct of :mod:`cosim_validation.live.session.node_parameters`.
 
     Every parameter is declared by its type, not by its default: rclpy infers the type of a default value
     and ignores the descriptor's ``type`` (rclpy ``Node.declare_parameters``: "The name and type in the
@@ -156,10 +157,11 @@ class PoliteMultiThreadedExecutor(MultiThreadedExecutor):
 
 
 def stop_on_signals(executor: Executor) -> Future[int]:
-    """A future that SIGINT and SIGTERM complete from now on, waking ``executor``; spin on it with
-    ``executor.spin_until_future_complete``, which also ends when the context shuts down (a node that ends its
-    own work). Install it before the node says it is ready: a signal between the two would find the default
-    action and end the process without its outputs.
+    """Return a future that SIGINT and SIGTERM complete from now on, waking ``executor``.
+
+    Spin on it with ``executor.spin_until_future_complete``, which also ends when the context shuts down (a node
+    that ends its own work). Install it before the node says it is ready: a signal between the two would find
+    the default action and end the process without its outputs.
 
     In place of rclpy's signal handlers, which shut the context down from the handler: with them a node was
     seen to stay in ``rcl_wait`` for good after SIGTERM (the MoveIt stand-in, reproduced with SIGTERM 3-4 s after

@@ -11,7 +11,12 @@ from cosim_validation.live.nodes.robot_driver import RobotDriver
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation physical_driver --ros-args -p backend:=emulated"""
+    """Run the ``physical_driver`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation physical_driver --ros-args -p backend:=emulated
+    """
     return run_node(lambda: RobotDriver("physical_driver", RobotRole.PHYSICAL), args, threads=1)
 
 

@@ -153,8 +153,10 @@ class Recorder(Node):
         self._writer.write(topic, self.get_clock().now().nanoseconds, data)
 
     def _report_progress(self) -> None:
-        """Write ``"<messages written> <rounds of this timer>"``: from the thread that takes the messages, so
-        that ``cosim session`` tells a drained recorder (rounds go on, the count stands) from a starved one.
+        """Write ``"<messages written> <rounds of this timer>"`` to the progress file.
+
+        It is written from the thread that takes the messages, so that ``cosim session`` tells a drained recorder
+        (rounds go on, the count stands) from a starved one.
         """
         if self._progress is not None:
             self._progress_rounds += 1
@@ -183,7 +185,12 @@ def _node_name(info: Any) -> str:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation recorder --ros-args -p output:=session.mcap"""
+    """Run the ``recorder`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation recorder --ros-args -p output:=session.mcap
+    """
     return run_node(Recorder, args, threads=1)
 
 

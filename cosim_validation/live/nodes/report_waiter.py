@@ -30,8 +30,10 @@ HEARTBEAT_PERIOD_S = 1.0  # wall time
 
 
 class Heartbeat:
-    """The monitor's heartbeat: a thread that publishes the :data:`HEARTBEAT_STATUS` status on ``/diagnostics``
-    every :data:`HEARTBEAT_PERIOD_S`, whatever the node's executor is doing (rmw publishing is thread-safe).
+    """The monitor's heartbeat: a thread that publishes its status on ``/diagnostics``.
+
+    It publishes the :data:`HEARTBEAT_STATUS` status every :data:`HEARTBEAT_PERIOD_S`, whatever the node's
+    executor is doing (rmw publishing is thread-safe).
 
     Args:
         publisher: The node's ``/diagnostics`` publisher.
@@ -80,8 +82,9 @@ class ReportWait:
 
 
 class ReportWaiter:
-    """Keeps every ``/cosim/case_reports`` message until it is asked for (one per case), and the monitor's
-    last sign of life.
+    """Keeps every ``/cosim/case_reports`` message until it is asked for (one per case).
+
+    It also keeps the monitor's last sign of life.
     """
 
     def __init__(self, node: Node, group: CallbackGroup) -> None:

@@ -88,8 +88,10 @@ def reset_joints(request: Any, names: Sequence[str]) -> np.ndarray:
 
 
 def answer_reset(port: BackendPort, names: Sequence[str], request: Any, response: Any) -> Any:
-    """Reset the robot behind ``port`` as a ResetRobot request asks (joints by name, the case's seed) and fill in
-    the response: success and the joints it rests at, or the error's message (the driver lives on).
+    """Reset the robot behind ``port`` as a ResetRobot request asks and fill in the response.
+
+    The request gives joints by name and the case's seed. The response holds success and the joints the robot
+    rests at, or the error's message (the driver lives on).
     """
     try:
         q = reset_joints(request, names)

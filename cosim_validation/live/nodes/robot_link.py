@@ -134,9 +134,13 @@ class RobotLink:
                 del self._tips[old]
 
     def measurement(self, stamp_ns: int) -> Measurement:
-        """The answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`) with its tip pose; the driver
-        publishes the tip right after the joints, so it is waited for up to the stale timeout (NaN if it does
-        not come: an untracked tip).
+        """Return the answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`) with its tip pose.
+
+        The driver publishes the tip right after the joints, so it is waited for up to the stale timeout (NaN if
+        it does not come: an untracked tip).
+
+        Raises:
+            RobotLostError: The joints last answered are not those of ``stamp_ns``.
         """
         deadline = time.monotonic() + self.stale_timeout_s
         with self._cond:

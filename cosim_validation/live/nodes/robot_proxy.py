@@ -165,10 +165,10 @@ class RobotProxy(Node):
 
 
 def filter_texts(params: ProxyParams) -> list[str]:
-    """The ``KIND:OPTIONS`` of the node's filters, innermost first: ``filters``, after the errors model of an
-    ``error_injector`` ([Barragan et al. 2024]'s injector is this node with the ``errors`` filter of its ``model``,
-    which its
-    parameters require).
+    """Return the ``KIND:OPTIONS`` of the node's filters, innermost first.
+
+    That is ``filters``, after the errors model of an ``error_injector`` ([Barragan et al. 2024]'s injector is
+    this node with the ``errors`` filter of its ``model``, which its parameters require).
     """
     if isinstance(params, ErrorInjectorParams):
         return [f"errors:model={params.model}", *params.filters]
@@ -188,7 +188,12 @@ def _alert(event: FilterEvent, role: RobotRole, source: str, stamp_ns: int) -> A
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation robot_proxy --ros-args -p robot:=virtual -p filters:=['offset:joint2=0.001']"""
+    """Run the ``robot_proxy`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation robot_proxy --ros-args -p robot:=virtual -p filters:=['offset:joint2=0.001']
+    """
     return run_node(RobotProxy, args, threads=3)
 
 

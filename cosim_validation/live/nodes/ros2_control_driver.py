@@ -252,7 +252,12 @@ def _within(q: np.ndarray, q_goal: np.ndarray, tolerance: float) -> bool:
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation ros2_control_driver --ros-args -p config:=config/needle_insertion.yaml"""
+    """Run the ``ros2_control_driver`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation ros2_control_driver --ros-args -p config:=config/needle_insertion.yaml
+    """
     return run_node(Ros2ControlDriver, args, threads=3)
 
 

@@ -143,7 +143,12 @@ OUTCOME_ROBOTS = {0: "expected", 1: "virtual", 2: "physical"}
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation test_generator --ros-args -p suite:=suite.parquet -p results:=results.sqlite"""
+    """Run the ``test_generator`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation test_generator --ros-args -p suite:=suite.parquet -p results:=results.sqlite
+    """
     return run_node(TestGenerator, args, threads=2)  # exit code: TestGenerator.exit_code
 
 

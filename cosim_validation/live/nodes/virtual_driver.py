@@ -8,7 +8,12 @@ from cosim_validation.live.nodes.robot_driver import RobotDriver
 
 
 def main(args: list[str] | None = None) -> int:
-    """ros2 run cosim_validation virtual_driver --ros-args -p backend:=mujoco"""
+    """Run the ``virtual_driver`` node until it ends or is interrupted; return its exit status.
+
+    See :func:`~.node_runtime.run_node`. From a shell::
+
+        ros2 run cosim_validation virtual_driver --ros-args -p backend:=mujoco
+    """
     return run_node(lambda: RobotDriver("virtual_driver", RobotRole.VIRTUAL), args, threads=1)
 
 

@@ -14,8 +14,10 @@ DEFAULT_PORT = 8765
 
 
 def with_foxglove_bridge(graph: GraphSpec, port: int = DEFAULT_PORT, host: str = "127.0.0.1") -> GraphSpec:
-    """``graph`` plus a ``foxglove_bridge`` node serving on ``host:port`` (not required: the session goes on
-    if it dies once up), with the robots of the session and the monitor's configuration file.
+    """Return ``graph`` plus a ``foxglove_bridge`` node serving on ``host:port``.
+
+    The node is not required (the session goes on if it dies once up); it is given the robots of the session
+    and the monitor's configuration file.
 
     Raises:
         InputError: A port outside 0..65535, or a graph that already has a node named foxglove_bridge.

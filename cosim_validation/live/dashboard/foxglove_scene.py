@@ -1,5 +1,4 @@
-"""The session as Foxglove scene entities: the anatomy, each robot's arm, the tip paths and the target (SDK
-messages).
+"""The session as Foxglove scene entities (SDK messages): the anatomy, each robot's arm, tip paths, target.
 
 Built from plain arrays (the anatomy's vertices and faces, joint origins from the robot's forward kinematics, tip
 tracks of the dashboard's model), in ``base_link`` [m]. The anatomy also reaches Foxglove as the session's own

@@ -265,8 +265,10 @@ class ArmServer(ServedArm):
         self._goal = None
 
     async def _execute(self, goal_handle: Any) -> Any:
-        """The goal's execute callback: waits (without blocking the executor) for :meth:`setpoint`,
-        :meth:`reset`, a newer command or a cancel to finish it.
+        """The goal's execute callback: wait for the goal to finish and return its result.
+
+        Waits (without blocking the executor) for :meth:`setpoint`, :meth:`reset`, a newer command or a cancel
+        to finish it.
         """
         outcome = await self._outcomes.pop(bytes(goal_handle.goal_id.uuid))
         status, code, message = outcome if outcome is not None else ("aborted", INVALID_GOAL, "no outcome")

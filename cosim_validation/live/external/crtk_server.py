@@ -108,8 +108,10 @@ class CrtkServer(ServedArm):
 
     # ------------------------------------------------------------------ the framework's side
     def _publish_arm(self, stamp_ns: int, q_measured: np.ndarray) -> None:
-        """Its joints (rad, or m) and their forward kinematics, the setpoint last commanded (the measured joints
-        before any) and its forward kinematics, and the operating state when due.
+        """Publish the arm's measured joints and last setpoint, each with its forward kinematics.
+
+        The joints are in rad (or m); the setpoint is the one last commanded (the measured joints before any).
+        The operating state is published too, when due.
         """
         q = self._last_measured = q_measured
         q_set = q if self._last_setpoint is None else self._last_setpoint
@@ -118,8 +120,10 @@ class CrtkServer(ServedArm):
             self._publish_operating_state()
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
-        """The joint command (J,) for case time ``t_s`` (s), or None to hold: the running ``move_jp`` (it ends, and
-        ``is_busy`` with it, when its time is up), else the last ``servo_jp``.
+        """Return the joint command (J,) for case time ``t_s`` [s], or None to hold.
+
+        The command is the running ``move_jp`` (it ends, and ``is_busy`` with it, when its time is up), else the
+        last ``servo_jp`` (or the end of the last ``move_jp``).
         """
         self._now_s = float(t_s)
         if self._move is not None:

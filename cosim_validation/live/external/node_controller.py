@@ -99,8 +99,10 @@ class _Graph:
         self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTestCase, spec.action)
 
     def server_ids(self) -> set[bytes]:
-        """Endpoint ids of every server of the action now in the graph: the readers of its goal requests (the DDS
-        topic of the ``send_goal`` service's requests), which must be matched before a goal can reach a server.
+        """Return the endpoint ids of every server of the action now in the graph.
+
+        These are the readers of its goal requests (the DDS topic of the ``send_goal`` service's requests), which
+        must be matched before a goal can reach a server.
         """
         topic = f"rq/{self.action.lstrip('/')}/_action/send_goalRequest"
         infos = self.node.get_subscriptions_info_by_topic(topic, no_mangle=True)

@@ -1,6 +1,7 @@
-"""What an external node under test is told besides its arm's own interface, under ros2_control and CRTK alike:
-the tracked needle tip, the needle force where the case study models it, and ``/clock``, published last; and
-:class:`ServedArm`, the calls by which the framework's loop drives a served arm.
+"""What an external node under test is told besides its arm's own interface, under ros2_control and CRTK alike.
+
+That is the tracked needle tip, the needle force where the case study models it, and ``/clock``, published
+last; and :class:`ServedArm`, the calls by which the framework's loop drives a served arm.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from cosim_validation.live.ros.qos import STATE, to_rclpy
 
 
 class Sensing:
-    """The publishers of the tracked tip (PoseStamped) on ``tip_topic``, the needle force (WrenchStamped) on
-    ``force_topic``, both in base_link, and ``/clock``, on ``node``.
+    """The publishers of the tracked tip, the needle force and ``/clock`` on ``node``.
+
+    The tip (PoseStamped) goes on ``tip_topic``, the needle force (WrenchStamped) on ``force_topic``, both in
+    base_link.
     """
 
     def __init__(self, node: Node, tip_topic: str, force_topic: str) -> None:
@@ -33,9 +36,17 @@ class Sensing:
     def publish(
         self, stamp: object, tip_pos_m: np.ndarray, tip_quat_wxyz: np.ndarray, force_n: np.ndarray | None
     ) -> None:
-        """Publish, stamped ``stamp`` (a builtin_interfaces Time), the tip (m; not while NaN: not tracked) and the
-        force at the needle's holder (N; when given), then /clock reading ``stamp``: a node whose timer runs on the
-        clock finds the state of that time when its timer for it fires.
+        """Publish the tip and the force stamped ``stamp``, then /clock reading ``stamp``.
+
+        With /clock last, a node whose timer runs on the clock finds the state of that time when its timer for it
+        fires.
+
+        Args:
+            stamp: The stamp, a builtin_interfaces Time.
+            tip_pos_m: The tracked needle tip's position in base_link, shape (3,), in [m]; not published while
+                NaN (not tracked).
+            tip_quat_wxyz: The tip's orientation in base_link, a quaternion (w, x, y, z), shape (4,).
+            force_n: The force at the needle's holder in base_link, shape (3,), in [N]; None: not published.
         """
         if np.all(np.isfinite(tip_pos_m)) and np.all(np.isfinite(tip_quat_wxyz)):
             pose = pose_to_msg(np.asarray(tip_pos_m), np.asarray(tip_quat_wxyz))
@@ -48,9 +59,10 @@ class Sensing:
 
 
 class ServedArm:
-    """An arm's interface served to an external node, driven by the framework's loop: each control period
-    :meth:`publish_state`, then :meth:`setpoint`; :meth:`reset` between cases. A subclass publishes the arm's own
-    state (:meth:`_publish_arm`) and decides the setpoint.
+    """An arm's interface served to an external node, driven by the framework's loop.
+
+    Each control period the loop calls :meth:`publish_state`, then :meth:`setpoint`; :meth:`reset` between cases.
+    A subclass publishes the arm's own state (:meth:`_publish_arm`) and decides the setpoint.
 
     Attributes:
         commands_received: Motion commands received so far, refused ones included (a node that streams one each
@@ -70,11 +82,20 @@ class ServedArm:
         tip_quat_wxyz: np.ndarray,
         force_n: np.ndarray | None = None,
     ) -> None:
-        """Publish the arm's state at case time ``t_s`` (s) with its measured joints ((J,) rad, or m), then the tracked
-        tip in base_link ((3,) m and (4,) w, x, y, z; not while NaN: not tracked), the force of the tissue on the
-        needle at its holder in base_link ((3,) N; when given) and /clock, last, so that a node whose timer runs on
-        the clock finds the state of ``t_s`` when its timer for ``t_s`` fires (with the clock first, it acted on the
-        state one period old: the example node's targeting error grew from 0.3 to 6 mm).
+        """Publish the arm's state at case time ``t_s``, then the tracked tip, the force and /clock, last.
+
+        With /clock last, a node whose timer runs on the clock finds the state of ``t_s`` when its timer for
+        ``t_s`` fires (with the clock first, it acted on the state one period old: the example node's targeting
+        error grew from 0.3 to 6 mm).
+
+        Args:
+            t_s: Case time in [s].
+            q_measured: The arm's measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+            tip_pos_m: The tracked needle tip in base_link, shape (3,), in [m]; not published while NaN (not
+                tracked).
+            tip_quat_wxyz: The tip's orientation in base_link, a quaternion (w, x, y, z), shape (4,).
+            force_n: The force of the tissue on the needle at its holder in base_link, shape (3,), in [N]; None:
+                not published.
         """
         self._now_s = float(t_s)
         stamp_ns = seconds_to_ns(t_s)

@@ -148,8 +148,10 @@ class NodeProcess:
         return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
 
     def stop(self) -> None:
-        """Stop the node and everything it started (SIGINT, SIGTERM, SIGKILL to its process group; each followed by
-        SIGCONT, so that a stopped node runs its stop).
+        """Stop the node and everything it started.
+
+        Sends SIGINT, SIGTERM, SIGKILL to its process group, each followed by SIGCONT, so that a stopped node runs
+        its stop.
         """
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:

@@ -98,10 +98,11 @@ class Tolerances:
         goal: Sequence[tuple[str, float]],
         goal_time_s: float,
     ) -> Tolerances:
-        """These defaults overridden by an action goal's ``path_tolerance``, ``goal_tolerance`` (joint name,
-        position) and ``goal_time_tolerance``, as the JTC's ``get_segment_tolerances`` does: a value > 0
-        replaces the default, 0 keeps it, -1 erases it; an unknown joint or another negative value makes the
-        whole goal use the defaults.
+        """Return these defaults overridden by an action goal's tolerances.
+
+        The goal's ``path_tolerance``, ``goal_tolerance`` (joint name, position) and ``goal_time_tolerance``
+        apply as the JTC's ``get_segment_tolerances`` does: a value > 0 replaces the default, 0 keeps it, -1
+        erases it; an unknown joint or another negative value makes the whole goal use the defaults.
         """
         base = self.sized(len(joint_names))
         goal_time = _resolve(base.goal_time_s, goal_time_s)
@@ -131,8 +132,11 @@ def _resolve(default: float, value: float) -> float | None:
 
 
 def joint_order(joint_names: Sequence[str], msg_joint_names: Sequence[str]) -> np.ndarray:
-    """Index into a message's columns giving the controller's joint order; INVALID_JOINTS unless the
-    message names every controller joint exactly once and no other.
+    """Return the index into a message's columns that gives the controller's joint order.
+
+    Raises:
+        TrajectoryRefusedError: INVALID_JOINTS unless the message names every controller joint exactly once and
+            no other.
     """
     names = list(msg_joint_names)
     wanted = list(joint_names)
@@ -179,17 +183,19 @@ def accept(
     """Validate a trajectory as the JTC's ``validate_trajectory_msg`` does, plus the joint limits.
 
     Args:
-        joint_names: the controller's joints, in its order.
-        msg_joint_names: the message's ``joint_names`` (any order).
-        times_s: (n,) each point's ``time_from_start``, s.
-        positions: n rows of J positions in the message's joint order, rad.
-        velocities: n rows of J velocities (rad/s) in the message's order, or None when the points have none.
-        q_lower, q_upper: (J,) joint limits in the controller's order, rad.
-        header_stamp_s: the message's ``header.stamp``, s (0: start when first sampled).
-        now_s: the current time, s, against which a stamped trajectory must not end in the past.
+        joint_names: The controller's joints, in its order.
+        msg_joint_names: The message's ``joint_names`` (any order).
+        times_s: Each point's ``time_from_start``, shape (n,), in [s].
+        positions: n rows of J positions in the message's joint order, in [rad].
+        velocities: n rows of J velocities in the message's order, in [rad/s]; None when the points have none.
+        q_lower: Lower joint limits in the controller's order, shape (J,), in [rad].
+        q_upper: Upper joint limits in the controller's order, shape (J,), in [rad].
+        header_stamp_s: The message's ``header.stamp`` in [s] (0: start when first sampled).
+        now_s: The current time in [s], against which a stamped trajectory must not end in the past.
 
     Returns:
-        (times_s (n,), positions (n, J) in ``joint_names`` order).
+        The points' times, shape (n,), in [s], and their positions, shape (n, J), in [rad], in ``joint_names``
+        order.
 
     Raises:
         TrajectoryRefusedError: INVALID_JOINTS, INVALID_GOAL or OLD_HEADER_TIMESTAMP, naming the point/joint.
@@ -295,9 +301,11 @@ class ActiveTrajectory:
         return np.asarray(p0 + v0 * s + c2 * s**2 + c3 * s**3, dtype=float)
 
     def check(self, t_s: float, q_measured: np.ndarray) -> tuple[int, str] | None:
-        """The JTC's verdict at ``t_s``: (PATH_TOLERANCE_VIOLATED, why) while moving (and on the first check),
-        (SUCCESSFUL, "") once past the last point within the goal tolerance, (GOAL_TOLERANCE_VIOLATED, why) when
-        still outside it ``goal_time_s`` after the last point, else None (keep following).
+        """Return the JTC's verdict at ``t_s``, or None to keep following.
+
+        The verdict is (PATH_TOLERANCE_VIOLATED, why) while moving (and on the first check), (SUCCESSFUL, "") once
+        past the last point within the goal tolerance, (GOAL_TOLERANCE_VIOLATED, why) when still outside it
+        ``goal_time_s`` after the last point, else None.
         """
         error = np.asarray(q_measured, dtype=float) - self.sample(t_s)
         moving = t_s < self.end_s

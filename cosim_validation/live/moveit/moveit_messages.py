@@ -160,8 +160,10 @@ def acm_scene_msg(scene: AnatomyScene, link: str, needle_in_body: bool) -> Plann
 
 
 def model_of(obj: CollisionObject) -> AnatomyModel:
-    """The anatomy model a collision object carries: its first mesh placed by the object's pose and the mesh's
-    pose (in the object's frame, taken as the planning frame), its role ``type.key`` (``obstacle`` if empty).
+    """Return the anatomy model a collision object carries.
+
+    The model is its first mesh placed by the object's pose and the mesh's pose (in the object's frame, taken
+    as the planning frame), in [m], with the role ``type.key`` (``obstacle`` if empty).
 
     Raises:
         ValueError: No mesh.

@@ -1,5 +1,6 @@
-"""An emulated move_group: a separate process serving ``plan_kinematic_path``, ``compute_cartesian_path`` and
-``apply_planning_scene`` with the project's planner (:mod:`~.standin_planner`).
+"""An emulated move_group: a separate process that plans with the project's planner (:mod:`~.standin_planner`).
+
+It serves ``plan_kinematic_path``, ``compute_cartesian_path`` and ``apply_planning_scene``.
 
 Run it like a node::
 
@@ -59,6 +60,7 @@ class StandInMoveGroup(Node):
         self.create_service(ApplyPlanningScene, "apply_planning_scene", self.apply)
 
     def apply(self, request: Any, response: Any) -> Any:
+        """Serve ``apply_planning_scene``: apply the request's scene (a diff or a whole one); a refusal is logged."""
         why = self.scene.apply(request.scene)
         if why:
             self.get_logger().error(f"apply_planning_scene refused: {why}")
@@ -85,6 +87,7 @@ class StandInMoveGroup(Node):
             return None
 
     def plan(self, request: Any, response: Any) -> Any:
+        """Serve ``plan_kinematic_path``: a path to the request's one joint goal, timed at the joints' speed limits."""
         began = time.perf_counter()
         mpr, out = request.motion_plan_request, response.motion_plan_response
         out.group_name, out.trajectory_start = mpr.group_name, mpr.start_state
@@ -123,6 +126,7 @@ class StandInMoveGroup(Node):
         return int(code)
 
     def cartesian(self, request: Any, response: Any) -> Any:
+        """Serve ``compute_cartesian_path``: a path through the request's waypoints and the fraction of it achieved."""
         began = time.perf_counter()
         self._cartesian(request, response)
         self.get_logger().info(
@@ -172,8 +176,9 @@ def _stand_in() -> StandInMoveGroup:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve until interrupted, as every session node does (:func:`~cosim_validation.live.nodes.node_runtime.run_node`:
-    signals, parent death, the bounded teardown); exit status 1 with one ``error:`` line when it cannot start.
+    """Serve until interrupted, as every session node does; exit status 1 with one ``error:`` line if it cannot start.
+
+    See :func:`~cosim_validation.live.nodes.node_runtime.run_node`: signals, parent death, the bounded teardown.
     """
     return run_node(_stand_in, argv, threads=1)
 

@@ -82,8 +82,13 @@ class StandInScene:
         return self.planner
 
     def problems(self, q: np.ndarray) -> np.ndarray:
-        """(n,) whether each joint vector of (n, J) collides: arm in the skin, self-collision, the needle in the
-        skin or a forbidden object where the allowed collision matrix does not allow it.
+        """Return whether each joint vector collides, shape (n,), bool.
+
+        A collision is the arm in the skin, self-collision, the needle in the skin or a forbidden object where
+        the allowed collision matrix does not allow it.
+
+        Args:
+            q: Joint vectors, shape (n, J).
         """
         planner = self._planner()
         world, checker = planner.world, planner.checker

@@ -50,8 +50,10 @@ def interface_definitions() -> dict[str, str]:
 
 
 def crtk_definitions() -> dict[str, str]:
-    """``{'crtk_msgs/msg/OperatingState': '<.msg text>', ...}``: the public CRTK messages the CRTK arms publish
-    (third_party/crtk_msgs in the checkout, else the crtk_msgs of a prefix on AMENT_PREFIX_PATH; {} if neither).
+    """Return the definitions of the public CRTK messages the CRTK arms publish, by type name.
+
+    ``{'crtk_msgs/msg/OperatingState': '<.msg text>', ...}``, from third_party/crtk_msgs in the checkout, else
+    the crtk_msgs of a prefix on AMENT_PREFIX_PATH; {} if neither.
     """
     candidates = [package_root() / "third_party" / "crtk_msgs" / "msg"]
     for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
@@ -198,10 +200,11 @@ class BagWriter:
 
 
 def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
-    """The typestore to decode each connection with (by connection id): ``store``, into which the types it does
-    not know are registered from the definitions embedded in the bag; or, for a type it knows under another
-    definition (a bag recorded with another version of the interfaces, e.g. a RobotState without its
-    ``supervisor`` field), a store of the bag's own definitions.
+    """Return the typestore to decode each connection with, by connection id.
+
+    That is ``store``, into which the types it does not know are registered from the definitions embedded in the
+    bag; or, for a type it knows under another definition (a bag recorded with another version of the
+    interfaces, e.g. a RobotState without its ``supervisor`` field), a store of the bag's own definitions.
     """
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 

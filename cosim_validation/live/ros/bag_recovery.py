@@ -66,8 +66,9 @@ def in_progress_bag(bag: Path) -> Path | None:
 
 
 def _records(stream: Any) -> Iterator[tuple[Any, int]]:
-    """The stream's records, each with the offset where it ends, until the data ends or breaks off (a cut
-    record, a bad length, a bad checksum).
+    """Yield the stream's records, each with the offset where it ends.
+
+    They come until the data ends or breaks off (a cut record, a bad length, a bad checksum).
     """
     from mcap.exceptions import McapError
     from mcap.stream_reader import StreamReader

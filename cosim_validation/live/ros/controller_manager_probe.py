@@ -1,5 +1,6 @@
-"""Whether a ros2_control controller manager answers on this ROS domain (for ``cosim doctor``): one bounded call of
-``<controller_manager>/list_controllers`` from a node of its own, torn down afterwards.
+"""Whether a ros2_control controller manager answers on this ROS domain (for ``cosim doctor``).
+
+One bounded call of ``<controller_manager>/list_controllers`` from a node of its own, torn down afterwards.
 """
 
 from __future__ import annotations

@@ -226,8 +226,9 @@ def verdict_from_msg(msg: Any) -> tuple[str, Any]:
 
 
 def kpi_to_msg(kpi: Any, test_id: str, t_ns: int) -> Any:
-    """cosim_validation_interfaces/Kpi of a :class:`cosim_validation.monitor.properties.Kpi` (its reason is not
-    sent).
+    """Return the cosim_validation_interfaces/Kpi of a :class:`cosim_validation.monitor.properties.Kpi`.
+
+    Its reason is not sent; the header is stamped ``t_ns`` in ``base_link``.
     """
     from std_msgs.msg import Header
 
@@ -351,8 +352,9 @@ def case_report_to_msg(end: Any, t_ns: int) -> Any:
 
 
 def report_timed_out(msg: Any) -> bool:
-    """Whether the live monitor concluded a CaseReport's case at its timeout (False for bags recorded before
-    CaseReport said so).
+    """Whether the live monitor concluded a CaseReport's case at its timeout.
+
+    False for bags recorded before CaseReport said so.
     """
     return bool(getattr(msg, "timed_out", False))
 
@@ -369,10 +371,11 @@ def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict
 
 
 def samples_streamed(status: Any) -> int | None:
-    """The samples a COMPLETED or ABORTED case streamed (an aborted case: fewer than planned; a supervised case:
-    more, its holds included), None for other events, for bags recorded before CaseStatus carried
-    ``samples_sent`` and for a COMPLETED status that leaves it 0 (unset: a completed case streamed something; its
-    planned ``sample_count`` applies): what the monitor waits for before it concludes the case.
+    """Return the samples a COMPLETED or ABORTED case streamed: what the monitor waits for before it concludes it.
+
+    An aborted case streamed fewer than planned; a supervised case more, its holds included. None for other
+    events, for bags recorded before CaseStatus carried ``samples_sent`` and for a COMPLETED status that leaves it
+    0 (unset: a completed case streamed something; its planned ``sample_count`` applies).
     """
     sent = getattr(status, "samples_sent", None)
     if sent is None or int(status.event) not in (2, 4) or (int(status.event) == 2 and int(sent) == 0):

@@ -1,5 +1,6 @@
-"""Joining a CRTK arm's answers to the setpoints a driver sent: which ``measured_js`` (and tracker frames) answer
-which ``servo_jp``.
+"""Joining a CRTK arm's answers to the setpoints a driver sent.
+
+Which ``measured_js`` (and tracker frames) answer which ``servo_jp``.
 
 An emulated arm stamps its answer with the setpoint's stamp; a real one with its own clock, at its own rate.
 Either way the answer to the oldest unanswered setpoint is the first message of each kind whose stamp is not

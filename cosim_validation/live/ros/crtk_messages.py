@@ -1,5 +1,7 @@
-"""CRTK messages to and from arrays: joint states by name, and ``_cp`` poses as PoseStamped (dVRK 2.x) or
-TransformStamped (Raven-II), per :mod:`cosim_validation.live.ros.crtk_topics`.
+"""CRTK messages to and from arrays.
+
+Joint states by name, and ``_cp`` poses as PoseStamped (dVRK 2.x) or TransformStamped (Raven-II), per
+:mod:`cosim_validation.live.ros.crtk_topics`.
 """
 
 from __future__ import annotations
@@ -22,9 +24,18 @@ def joint_state(stamp_ns: int, names: tuple[str, ...], q: np.ndarray) -> Any:
 def cp_message(
     type_name: str, stamp_ns: int, frame_id: str, pos_m: np.ndarray, R: np.ndarray, child_frame_id: str = ""
 ) -> Any:
-    """A ``_cp`` message of ``type_name`` (PoseStamped or TransformStamped) of the pose (``pos_m`` (3,) [m],
-    rotation ``R`` (3, 3)) in ``frame_id``, stamped ``stamp_ns``; a TransformStamped's ``child_frame_id`` is
-    ``child_frame_id`` ("": ``<frame_id>_tool_tip``).
+    """Return a ``_cp`` message of ``type_name`` (PoseStamped or TransformStamped) of a pose in ``frame_id``.
+
+    Args:
+        type_name: :data:`~crtk_topics.POSE_STAMPED` or :data:`~crtk_topics.TRANSFORM_STAMPED`.
+        stamp_ns: The message's stamp in [ns].
+        frame_id: The frame the pose is in.
+        pos_m: The position in ``frame_id``, shape (3,), in [m].
+        R: The rotation in ``frame_id``, shape (3, 3).
+        child_frame_id: A TransformStamped's child frame; "": ``<frame_id>_tool_tip``.
+
+    Raises:
+        ValueError: ``type_name`` is neither.
     """
     quat = matrix_to_quat_wxyz(np.ascontiguousarray(R, dtype=np.float64))
     if type_name == POSE_STAMPED:
@@ -51,9 +62,19 @@ def publish_arm_state(
     measured: np.ndarray,
     setpoint: np.ndarray,
 ) -> None:
-    """Publish an arm's ``measured_js``/``measured_cp`` and ``setpoint_js``/``setpoint_cp`` (``pubs`` by those
-    names): the joints and the forward kinematics of the needle tip, in :data:`~crtk_topics.BASE_FRAME` (the
-    child frame of a TransformStamped: ``tip_frame``), all stamped ``stamp_ns``.
+    """Publish an arm's ``measured_js``/``measured_cp`` and ``setpoint_js``/``setpoint_cp``, all stamped ``stamp_ns``.
+
+    Each is the joints and the forward kinematics of the needle tip, in :data:`~crtk_topics.BASE_FRAME` (the
+    child frame of a TransformStamped: ``tip_frame``).
+
+    Args:
+        pubs: The publishers by those names.
+        stamp_ns: The stamp in [ns].
+        kinematics: The arm's kinematics: joint names and the needle tip's forward kinematics.
+        cp_type: The ``_cp`` message type, PoseStamped or TransformStamped.
+        tip_frame: The child frame of a TransformStamped.
+        measured: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+        setpoint: The joints last commanded, shape (J,), in [rad] (or [m] for a prismatic joint).
     """
     for name, q in (("measured", measured), ("setpoint", setpoint)):
         pubs[f"{name}_js"].publish(joint_state(stamp_ns, tuple(kinematics.joint_names), q))

@@ -1,6 +1,8 @@
-"""The operating state of a CRTK arm: enabled or not, homed or not, busy or not, and the ``state_command`` words
-that change it, as dVRK arms accept them (../shared/ROBOTS.md 2.2: ``enable``, ``disable``, ``home`` (only once
-enabled), ``unhome``, ``pause``, ``resume``; states DISABLED, ENABLED, PAUSED, FAULT). Shared by the emulated arms
+"""The operating state of a CRTK arm and the ``state_command`` words that change it, as dVRK arms accept them.
+
+The state is enabled or not, homed or not, busy or not. The words are those of ../shared/ROBOTS.md 2.2:
+``enable``, ``disable``, ``home`` (only once enabled), ``unhome``, ``pause``, ``resume``; states DISABLED,
+ENABLED, PAUSED, FAULT. Shared by the emulated arms
 (:mod:`cosim_validation.live.nodes.crtk_emulator`) and the arm served to an external node under test
 (:mod:`cosim_validation.live.external.crtk_server`).
 """

@@ -77,8 +77,9 @@ BASE_FRAME = "base_link"
 
 
 def tip_frame(namespace: str) -> str:
-    """The child frame of an arm's ``_cp`` TransformStamped (a Raven-II's): ``<namespace>_needle_tip`` (``/arm1``:
-    ``arm1_needle_tip``), a tf frame name (no leading slash).
+    """Return the child frame of an arm's ``_cp`` TransformStamped (a Raven-II's), a tf frame name.
+
+    ``<namespace>_needle_tip``, without a leading slash (``/arm1``: ``arm1_needle_tip``).
     """
     return f"{namespace.strip('/').replace('/', '_')}_needle_tip"
 

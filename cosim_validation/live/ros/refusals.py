@@ -35,8 +35,9 @@ class Refusals(Generic[T]):
         self._unlogged: dict[Hashable, tuple[int, str]] = {}  # kind -> refusals not logged since, the last line
 
     def add(self, refusal: T, line: str, kind: Hashable = None) -> None:
-        """Keep ``refusal``; log ``line`` as an error unless a line of the same ``kind`` was logged less than
-        LOG_PERIOD_S ago.
+        """Keep ``refusal`` and log ``line`` as an error, at most once per ``LOG_PERIOD_S`` for each ``kind``.
+
+        A line not logged is counted; the next line of its ``kind`` that is logged says how many more were refused.
         """
         self._kept.append(refusal)
         self.count += 1

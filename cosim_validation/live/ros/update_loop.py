@@ -1,5 +1,6 @@
-"""A ros2_control controller manager's update loop over an emulated arm, run in the session's time (the core of
-``controller_manager_emulator``, without ROS).
+"""A ros2_control controller manager's update loop over an emulated arm, run in the session's time.
+
+The core of ``controller_manager_emulator``, without ROS.
 """
 
 from __future__ import annotations

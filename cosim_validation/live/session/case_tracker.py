@@ -195,8 +195,9 @@ class CaseTracker:
         per_robot: Mapping[RobotRole, int] | None = None,
         at_report: bool = False,
     ) -> None:
-        """The controller ended the newest case (a topic keeps its order: a case's end comes before the next
-        case's start); it is concluded once every stream has caught up.
+        """The controller ended the newest case; it is concluded once every stream has caught up.
+
+        A topic keeps its order: a case's end comes before the next case's start.
 
         Args:
             outcome: ``completed``, ``aborted`` or ``refused``.
@@ -230,8 +231,9 @@ class CaseTracker:
         test_id: str | None = None,
         mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> list[Verdict]:
-        """An expected state (of the case ``test_id``, if said; ``mode``: the supervisor's when it was sent);
-        returns verdict changes.
+        """Take an expected state and return the verdict changes.
+
+        The state is of the case ``test_id``, if said; ``mode`` is the supervisor's when it was sent.
         """
         add = partial(_add_expected, stamp_ns=stamp_ns, stage=stage, q=q, mode=mode)
         return self._route(stamp_ns, test_id, add)
@@ -257,8 +259,9 @@ class CaseTracker:
             self._conclude(case, *case.ending, timed_out=True)  # type: ignore[misc]
 
     def reported(self, test_id: str) -> None:
-        """The live monitor concluded case ``test_id`` here (a replay): a case held for it concludes now, with
-        what had arrived.
+        """The live monitor concluded case ``test_id`` here (a replay).
+
+        A case held for it concludes now, with what had arrived.
         """
         self._reported.add(test_id)
         for case in [c for c in self._open if c.at_report and c.info.test_id == test_id]:
@@ -274,8 +277,10 @@ class CaseTracker:
 
     # ------------------------------------------------------------------ which case a message is of
     def _route(self, stamp_ns: int, test_id: str | None, feed: Feed) -> list[Verdict]:
-        """Feed a message to the open case it belongs to, keep it for a case not announced yet, or drop it
-        (a late message of a case already concluded). Kept messages are bounded by :data:`EARLY_LIMIT`.
+        """Feed a message to the open case it belongs to, keep it for a case not announced yet, or drop it.
+
+        A message dropped is a late one of a case already concluded. Kept messages are bounded by
+        :data:`EARLY_LIMIT`.
         """
         case = self._case_of(stamp_ns, test_id)
         if case is None:

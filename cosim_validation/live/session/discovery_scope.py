@@ -68,8 +68,9 @@ class DiscoveryScope:
 
     @contextlib.contextmanager
     def joined(self) -> Iterator[None]:
-        """This process's environment is :meth:`env` while the block runs (rclpy contexts made in it join this
-        scope's domain), and exactly what it was afterwards.
+        """Make this process's environment :meth:`env` while the block runs, and exactly what it was afterwards.
+
+        rclpy contexts made in the block join this scope's domain.
         """
         saved = dict(os.environ)
         os.environ.clear()

@@ -151,8 +151,10 @@ def _proxy_robot(node: NodeSpec) -> str | None:
 
 
 def driver_robot(node: NodeSpec) -> str | None:
-    """The robot a driver node drives (``virtual_driver``, ``physical_driver``, a ``crtk_driver`` or a
-    ``ros2_control_driver`` by its ``robot`` parameter); None: not a driver.
+    """Return the robot a driver node drives; None: not a driver.
+
+    A ``virtual_driver`` or ``physical_driver`` drives the robot of its name, a ``crtk_driver`` or a
+    ``ros2_control_driver`` the one of its ``robot`` parameter.
     """
     if node.executable in ("crtk_driver", "ros2_control_driver"):
         return str(node.parameters.get("robot", "physical"))
@@ -281,10 +283,12 @@ def load_graph(path: str | Path) -> GraphSpec:
 
 
 def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
-    """The files a session of ``graph`` is made with (role -> path): the graph, the case-study configuration
-    (the monitor's, else the first node's ``config``), the property file (the monitor's, else the
-    configuration's ``campaign.properties``) and, when the controller runs a supervisor (its ``supervisor``
-    parameter, else ``campaign.supervisor``), the supervisor's files (``run_inputs.supervision_files``).
+    """Return the files a session of ``graph`` is made with (role -> path).
+
+    They are the graph, the case-study configuration (the monitor's, else the first node's ``config``), the
+    property file (the monitor's, else the configuration's ``campaign.properties``) and, when the controller
+    runs a supervisor (its ``supervisor`` parameter, else ``campaign.supervisor``), the supervisor's files
+    (``run_inputs.supervision_files``).
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import resolve_resource

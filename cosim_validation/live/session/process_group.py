@@ -136,8 +136,10 @@ class ProcessGroup:
         return "\n".join(f"  [{name}] {line}" for line in tail)
 
     def hung_in_teardown(self, name: str) -> bool:
-        """Whether node ``name``'s log holds the dump of a ROS teardown that hung holding the GIL
-        (:func:`teardown_hung`; the whole log: the dump's first line is followed by every thread's stack).
+        """Whether node ``name``'s log holds the dump of a ROS teardown that hung holding the GIL.
+
+        See :func:`teardown_hung`; the whole log is read: the dump's first line is followed by every thread's
+        stack.
         """
         path = self.log_dir / f"{name}.log"
         return path.exists() and teardown_hung(path.read_text(errors="replace"))
@@ -226,8 +228,10 @@ class ProcessGroup:
 
 
 def read_progress(path: Path) -> tuple[str, int] | None:
-    """A progress file's ``(count, timer rounds)``; None if there is none. A file of a bare count counts every
-    read as a round; an empty one (caught while being written) has the count ``""``.
+    """Return a progress file's ``(count, timer rounds)``; None if there is none.
+
+    A file of a bare count counts every read as a round; an empty one (caught while being written) has the
+    count ``""``.
     """
     try:
         text = path.read_text().split()
@@ -291,7 +295,8 @@ _TEARDOWN_DUMP = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.MULTILIN
 
 
 def teardown_hung(log_text: str) -> bool:
-    """Whether a node's log shows that its ROS teardown hung holding the GIL and the watchdog ended it (its
-    outputs were complete: ``run_node`` closes them before the watchdog starts).
+    """Whether a node's log shows that its ROS teardown hung holding the GIL and the watchdog ended it.
+
+    Its outputs were complete: ``run_node`` closes them before the watchdog starts.
     """
     return _TEARDOWN_DUMP.search(log_text) is not None

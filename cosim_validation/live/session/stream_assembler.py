@@ -34,8 +34,9 @@ _NOT_SEEN = (_NAN3, _NAN4, float("nan"))
 
 
 class Unmatched(NamedTuple):
-    """A robot message the case had no planned sample for (``stream``: joints | tip | marker; ``values``: the
-    arguments of the matching ``add_*`` after the stamp).
+    """A robot message the case had no planned sample for.
+
+    ``stream`` is joints, tip or marker; ``values`` are the arguments of the matching ``add_*`` after the stamp.
     """
 
     stream: str
@@ -88,8 +89,13 @@ class StreamAssembler:
     def add_expected(
         self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
     ) -> list[Sample]:
-        """The controller's expected state at ``stamp_ns`` (``mode``: the supervisor's when it was sent); returns the
-        EXPECTED sample and any completed.
+        """Take the controller's expected state at ``stamp_ns``; return the EXPECTED sample and any completed.
+
+        Args:
+            stamp_ns: The state's stamp in [ns].
+            stage: The plan's stage at that time.
+            q_plan: The planned joints, shape (J,).
+            mode: The supervisor's mode when the state was sent.
         """
         if self._start_ns is None:
             self._start_ns = stamp_ns
@@ -131,8 +137,9 @@ class StreamAssembler:
         return out
 
     def take_from(self, stamp_ns: int) -> list[Unmatched]:
-        """Remove and return the waiting robot messages stamped at or after ``stamp_ns`` (the next case's start:
-        they arrived before it was announced).
+        """Remove and return the waiting robot messages stamped at or after ``stamp_ns``.
+
+        ``stamp_ns`` is the next case's start: these messages arrived before it was announced.
         """
         taken: list[Unmatched] = []
         for role, stream in self._streams.items():

@@ -15,7 +15,13 @@ Implicit = Callable[[np.ndarray], np.ndarray]
 
 
 def ellipsoid(center_m: np.ndarray, semi_axes_m: np.ndarray, R: np.ndarray | None = None) -> Implicit:
-    """An ellipsoid; ``R`` (3, 3) rotates its axes into the model frame (columns = axes)."""
+    """An ellipsoid.
+
+    Args:
+        center_m: The centre in the model frame, shape (3,), in [m].
+        semi_axes_m: The semi-axes along the ellipsoid's own axes, shape (3,), in [m].
+        R: Rotation of the ellipsoid's axes into the model frame (columns = axes), shape (3, 3); None: identity.
+    """
     center = np.asarray(center_m, dtype=np.float64)
     axes = np.asarray(semi_axes_m, dtype=np.float64)
     rotation = np.eye(3) if R is None else np.asarray(R, dtype=np.float64)
@@ -28,7 +34,13 @@ def ellipsoid(center_m: np.ndarray, semi_axes_m: np.ndarray, R: np.ndarray | Non
 
 
 def superellipsoid(center_m: np.ndarray, semi_axes_m: np.ndarray, exponents: np.ndarray) -> Implicit:
-    """``sum(|(p - c) / a|^e) < 1``: a rounded box for large exponents."""
+    """``sum(|(p - c) / a|^e) < 1``: a rounded box for large exponents.
+
+    Args:
+        center_m: The centre ``c`` in the model frame, shape (3,), in [m].
+        semi_axes_m: The semi-axes ``a`` along x, y, z of the model frame, shape (3,), in [m].
+        exponents: The exponent ``e`` of each axis, shape (3,).
+    """
     center = np.asarray(center_m, dtype=np.float64)
     axes = np.asarray(semi_axes_m, dtype=np.float64)
     powers = np.asarray(exponents, dtype=np.float64)
@@ -40,7 +52,12 @@ def superellipsoid(center_m: np.ndarray, semi_axes_m: np.ndarray, exponents: np.
 
 
 def half_space(point_m: np.ndarray, outward_normal: np.ndarray) -> Implicit:
-    """Points behind the plane through ``point_m`` with ``outward_normal`` (signed distance)."""
+    """Points behind the plane through ``point_m`` with ``outward_normal`` (signed distance).
+
+    Args:
+        point_m: A point of the plane in the model frame, shape (3,), in [m].
+        outward_normal: The plane's normal, pointing outside, shape (3,); normalised here.
+    """
     point = np.asarray(point_m, dtype=np.float64)
     normal = np.asarray(outward_normal, dtype=np.float64)
     normal = normal / np.linalg.norm(normal)
@@ -56,6 +73,12 @@ def tapered_column(base_center_m: np.ndarray, height_m: float, base_semi_axes_m:
 
     The section at height fraction t in [0, 1] has semi-axes ``base_semi_axes_m * (1 - t**taper)**0.5``;
     ``taper`` > 2 keeps the lower part wide and narrows the top like a lung apex.
+
+    Args:
+        base_center_m: The centre of the base section in the model frame, shape (3,), in [m].
+        height_m: From the base to the apex, along +y, in [m].
+        base_semi_axes_m: The base section's semi-axes along x and z, shape (2,), in [m].
+        taper: The exponent of the height fraction in the section's shrinking.
     """
     base = np.asarray(base_center_m, dtype=np.float64)
     semi = np.asarray(base_semi_axes_m, dtype=np.float64)
@@ -103,7 +126,13 @@ def grown(body: Implicit, amount: float) -> Implicit:
 
 
 def affine(body: Implicit, scale: np.ndarray, offset_m: np.ndarray) -> Implicit:
-    """``body`` mapped by ``p -> scale * p + offset_m`` (per-axis positive scale)."""
+    """``body`` mapped by ``p -> scale * p + offset_m`` (per-axis positive scale).
+
+    Args:
+        body: The body to map.
+        scale: The positive scale of each axis, shape (3,).
+        offset_m: The offset added after scaling, shape (3,), in [m].
+    """
     s = np.asarray(scale, dtype=np.float64)
     o = np.asarray(offset_m, dtype=np.float64)
 

@@ -77,6 +77,14 @@ def load_model(
 ) -> AnatomyModel:
     """One entry of ``anatomy.models``, validated (and repaired if asked), placed in ``base_link``.
 
+    Args:
+        node: The entry.
+        T_base_patient: The patient frame in ``base_link`` (the section's ``patient_pose``), shape (4, 4),
+            translation in [m]; the entry's own ``pose`` is relative to it.
+        repair_default: Whether to repair a defective mesh when the entry does not say (``repair``).
+        max_loss_default: The largest share of the volume a repair may remove when the entry does not say
+            (``repair_max_loss``), in [0, 1].
+
     Raises:
         ConfigError: A key is missing, unknown or malformed.
         MeshDefectError: The mesh is not a usable solid (names the source and every defect), or its repair

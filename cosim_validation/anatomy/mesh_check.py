@@ -15,7 +15,12 @@ _OVERLAP_TOLERANCE = 1e-3
 
 
 def size_defect(vertices_m: np.ndarray, unit: str) -> str | None:
-    """A message if the mesh is implausibly large or small for an anatomical model in ``unit``."""
+    """A message if the mesh is implausibly large or small for an anatomical model in ``unit``.
+
+    Args:
+        vertices_m: The mesh's vertices, already converted to metres, shape (V, 3), in [m].
+        unit: Unit the source was declared in, for the message.
+    """
     largest = float(np.max(vertices_m.max(axis=0) - vertices_m.min(axis=0)))
     lo, hi = PLAUSIBLE_EXTENT_M
     if lo <= largest <= hi:

@@ -35,7 +35,14 @@ class Shell(NamedTuple):
 
 
 def edge_use_counts(faces: np.ndarray) -> np.ndarray:
-    """How many faces use each distinct undirected edge; (E,) int64."""
+    """How many faces use each distinct undirected edge.
+
+    Args:
+        faces: Triangles as vertex indices, shape (F, 3).
+
+    Returns:
+        One count per distinct edge, shape (E,), int64.
+    """
     edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
     _, counts = np.unique(edges, axis=0, return_counts=True)
     return np.asarray(counts, dtype=np.int64)

@@ -41,7 +41,16 @@ def pose_matrix(xyz_m: np.ndarray, rpy_rad: np.ndarray) -> np.ndarray:
 
 
 def transform_points(T: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Apply a (4, 4) transform to (N, 3) points; returns (N, 3) float64."""
+    """Apply a (4, 4) transform to (N, 3) points.
+
+    Args:
+        T: Homogeneous transform ``T_parent_child``, shape (4, 4).
+        points: Points in the child frame, shape (N, 3).
+
+    Returns:
+        The points in the parent frame, shape (N, 3), float64, in the unit of ``points`` and of ``T``'s
+        translation.
+    """
     return np.asarray(np.asarray(points, dtype=np.float64) @ T[:3, :3].T + T[:3, 3])
 
 

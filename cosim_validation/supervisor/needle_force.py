@@ -188,7 +188,16 @@ class NeedleForceStream:
         self.state = model.initial_state()
 
     def update(self, t_s: float, holder_m: ArrayLike, tip_m: ArrayLike) -> tuple[float, float]:
-        """(tip force, holder force) [N] of the sample at ``t_s`` [s]."""
+        """(tip force, holder force) [N] of the sample at ``t_s`` [s].
+
+        Args:
+            t_s: The sample's time in [s], after the previous sample's.
+            holder_m: The needle holder (mount) point in base_link, shape (3,), in [m].
+            tip_m: The needle tip point in base_link, shape (3,), in [m].
+
+        Returns:
+            The axial tip force and holder force in [N], positive pushing the needle back out.
+        """
         forces, self.state = self.model.forces([t_s], holder_m, tip_m, self.state)
         return float(forces.tip_force_n[0]), float(forces.holder_force_n[0])
 
@@ -197,6 +206,14 @@ def axial_force_vectors(holder_force_n: ArrayLike, holder_m: ArrayLike, tip_m: A
     """(n, 3) force of the tissue on the needle at the holder, in base_link [N] (for a WrenchStamped).
 
     A positive axial force pushes the needle back out, against the holder-to-tip direction.
+
+    Args:
+        holder_force_n: The axial force at the holder of each sample, shape (n,), in [N].
+        holder_m: The needle holder (mount) points in base_link, shape (n, 3), in [m].
+        tip_m: The needle tip points in base_link, shape (n, 3), in [m].
+
+    Returns:
+        The force vectors in base_link, shape (n, 3), float64, in [N].
     """
     a = np.asarray(holder_m, dtype=np.float64).reshape(-1, 3)
     axis = np.asarray(tip_m, dtype=np.float64).reshape(-1, 3) - a

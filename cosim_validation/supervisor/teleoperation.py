@@ -133,7 +133,15 @@ class TeleoperationFollower:
         self._segment_q0 = self.q
 
     def start(self, q: ArrayLike, t_s: float) -> None:
-        """Teleoperation begins at ``t_s`` [s] with the arm at ``q`` (J,)."""
+        """Teleoperation begins at ``t_s`` [s] with the arm at ``q`` (J,).
+
+        Args:
+            q: The arm's joints, shape (J,), in [rad] (or [m] for a prismatic joint), within the joint limits.
+            t_s: Case time in [s]; the script's times count from it.
+
+        Raises:
+            KinematicsInputError: ``q`` is not finite or outside the joint limits.
+        """
         self.q = self.kinematics.check_limits(q)
         self.start_s = t_s
         self._segment = -1
@@ -143,6 +151,14 @@ class TeleoperationFollower:
 
         The command of the period that ends at ``t_s`` applies: a twist is integrated over it, and joint
         targets are approached so that they are reached at the end of their segment.
+
+        Args:
+            t_s: Case time in [s].
+            dt_s: The control period in [s].
+
+        Returns:
+            The joint setpoint, shape (J,), in [rad] (or [m] for a prismatic joint), within the joint limits
+            and, if ``max_rate`` is set, within ``max_rate * dt_s`` of the previous one.
         """
         command = self.script.command_at(t_s - 0.5 * dt_s - self.start_s)  # mid-period: robust to rounding
         self.last_kind = command.kind

@@ -40,6 +40,10 @@ class LatestTeleoperation:
     def twist(self, linear_m_s: ArrayLike, angular_rad_s: ArrayLike) -> None:
         """A tip twist in base_link: linear (3,) [m/s], angular (3,) [rad/s].
 
+        Args:
+            linear_m_s: The tip's linear velocity in base_link, shape (3,), in [m/s].
+            angular_rad_s: The tip's angular velocity in base_link, shape (3,), in [rad/s].
+
         Raises:
             InputError: Not finite or of the wrong length.
         """

@@ -91,7 +91,15 @@ class TissueLayers:
         self._owner = np.where(masks > 0, np.log2(np.maximum(lowest, 1.0)).astype(np.int64), -1)
 
     def along_needle(self, holder_m: ArrayLike, tip_m: ArrayLike) -> NeedleInTissue:
-        """Lengths inside each layer, the tip's layer and depth, for segments holder -> tip ((n, 3) each)."""
+        """Lengths inside each layer, the tip's layer and depth, for segments holder -> tip ((n, 3) each).
+
+        Args:
+            holder_m: The needle holder (mount) points in base_link, shape (n, 3), in [m].
+            tip_m: The needle tip points in base_link, shape (n, 3), in [m].
+
+        Raises:
+            InputError: The two are not finite arrays of one shape.
+        """
         a = np.ascontiguousarray(np.asarray(holder_m, dtype=np.float64).reshape(-1, 3))
         b = np.ascontiguousarray(np.asarray(tip_m, dtype=np.float64).reshape(-1, 3))
         if a.shape != b.shape or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):

@@ -41,7 +41,12 @@ def seconds_to_ns(t_s: float) -> int:
 
 # ---------------------------------------------------------------------------- poses
 def pose_to_msg(position_m: np.ndarray, quat_wxyz: np.ndarray) -> Any:
-    """geometry_msgs/Pose from a position (3,) [m] and a unit quaternion (4,) (w, x, y, z)."""
+    """geometry_msgs/Pose from a position (3,) [m] and a unit quaternion (4,) (w, x, y, z).
+
+    Args:
+        position_m: The position in the pose's frame, shape (3,), in [m].
+        quat_wxyz: The orientation in the pose's frame, a unit quaternion (w, x, y, z), shape (4,).
+    """
     from geometry_msgs.msg import Point, Pose, Quaternion
 
     p = np.asarray(position_m, dtype=np.float64)
@@ -53,7 +58,12 @@ def pose_to_msg(position_m: np.ndarray, quat_wxyz: np.ndarray) -> Any:
 
 
 def pose_from_msg(pose: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(position (3,) [m], quaternion (4,) (w, x, y, z)) of a geometry_msgs/Pose."""
+    """(position (3,) [m], quaternion (4,) (w, x, y, z)) of a geometry_msgs/Pose.
+
+    Returns:
+        The position, shape (3,), float64, in [m], and the orientation as a quaternion (w, x, y, z), shape (4,),
+        float64, both in the pose's frame.
+    """
     p, q = pose.position, pose.orientation
     return np.array([p.x, p.y, p.z], dtype=np.float64), np.array([q.w, q.x, q.y, q.z], dtype=np.float64)
 
@@ -275,7 +285,16 @@ def mesh_to_marker(
     rgba: tuple[float, float, float, float],
     frame_id: str = "base_link",
 ) -> Any:
-    """visualization_msgs/Marker TRIANGLE_LIST of a triangle mesh ((V, 3) [m], (F, 3) indices)."""
+    """visualization_msgs/Marker TRIANGLE_LIST of a triangle mesh ((V, 3) [m], (F, 3) indices).
+
+    Args:
+        vertices_m: The mesh's vertices in ``frame_id``, shape (V, 3), in [m].
+        faces: Triangles as vertex indices, shape (F, 3).
+        marker_id: The marker's id within ``ns``.
+        ns: The marker's namespace.
+        rgba: The colour, each channel in [0, 1].
+        frame_id: The frame of the vertices.
+    """
     from geometry_msgs.msg import Point
     from std_msgs.msg import ColorRGBA, Header
     from visualization_msgs.msg import Marker
@@ -297,7 +316,11 @@ def mesh_to_marker(
 
 
 def mesh_from_marker(marker: Any) -> np.ndarray:
-    """(F, 3, 3) triangle corners [m] of a TRIANGLE_LIST marker (for checks and tools)."""
+    """(F, 3, 3) triangle corners [m] of a TRIANGLE_LIST marker (for checks and tools).
+
+    Returns:
+        The corners of each triangle in the marker's frame, shape (F, 3, 3), float64, in [m].
+    """
     points = np.array([[p.x, p.y, p.z] for p in marker.points], dtype=np.float64)
     return points.reshape(-1, 3, 3)
 
@@ -305,7 +328,15 @@ def mesh_from_marker(marker: Any) -> np.ndarray:
 def target_to_marker(
     target_m: np.ndarray, marker_id: int, verdict: int, diameter_m: float = 0.004, frame_id: str = "base_link"
 ) -> Any:
-    """A sphere at a case's target coloured by its verdict (Verdict.msg constants)."""
+    """A sphere at a case's target coloured by its verdict (Verdict.msg constants).
+
+    Args:
+        target_m: The target in ``frame_id``, shape (3,), in [m].
+        marker_id: The marker's id within the ``targets`` namespace.
+        verdict: A Verdict.msg status constant: 0 unknown, 1 holds, 2 violated.
+        diameter_m: The sphere's diameter in [m].
+        frame_id: The frame of the target.
+    """
     from std_msgs.msg import ColorRGBA, Header
     from visualization_msgs.msg import Marker
 
@@ -318,7 +349,12 @@ def target_to_marker(
 
 
 def target_from_marker(marker: Any) -> tuple[np.ndarray, int]:
-    """(target (3,) [m], verdict constant) of a marker made by :func:`target_to_marker`."""
+    """(target (3,) [m], verdict constant) of a marker made by :func:`target_to_marker`.
+
+    Returns:
+        The target in the marker's frame, shape (3,), float64, in [m], and the Verdict.msg constant whose colour
+        is nearest the marker's.
+    """
     rgba = (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
     distance = {v: sum((a - b) ** 2 for a, b in zip(c, rgba, strict=True)) for v, c in VERDICT_COLORS_RGBA.items()}
     verdict = min(distance, key=distance.__getitem__)
@@ -426,7 +462,13 @@ def expected_labels(state: ExpectedState) -> tuple[Stage, SupervisorMode]:
 
 
 def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> Any:
-    """cosim_validation_interfaces/RobotState (robot EXPECTED) of a planned sample and its tip pose."""
+    """cosim_validation_interfaces/RobotState (robot EXPECTED) of a planned sample and its tip pose.
+
+    Args:
+        state: The planned sample; its joints become both the setpoint and the position.
+        tip_position_m: The planned needle tip in base_link, shape (3,), in [m].
+        tip_quat_wxyz: The planned tip orientation in base_link, a unit quaternion (w, x, y, z), shape (4,).
+    """
     from std_msgs.msg import Header
 
     from cosim_validation_interfaces.msg import Robot, RobotState

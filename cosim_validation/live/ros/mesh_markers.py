@@ -23,7 +23,16 @@ def mesh_resource_to_marker(
     rgba: tuple[float, float, float, float],
     frame_id: str = "base_link",
 ) -> Any:
-    """A MESH_RESOURCE marker showing the file ``uri`` at pose ``T_frame_mesh`` ((4, 4), metres) in ``frame_id``."""
+    """A MESH_RESOURCE marker showing the file ``uri`` at pose ``T_frame_mesh`` ((4, 4), metres) in ``frame_id``.
+
+    Args:
+        uri: The mesh file's URI (``package://`` or ``file://``), shown at scale 1: its coordinates as [m].
+        T_frame_mesh: The mesh's pose in ``frame_id``, shape (4, 4), translation in [m].
+        marker_id: The marker's id within ``ns``.
+        ns: The marker's namespace.
+        rgba: The colour, each channel in [0, 1].
+        frame_id: The frame the pose is in.
+    """
     from std_msgs.msg import ColorRGBA, Header
     from visualization_msgs.msg import Marker
 
@@ -46,7 +55,12 @@ def mesh_resource_to_marker(
 
 
 def mesh_resource_from_marker(marker: Any) -> tuple[str, np.ndarray]:
-    """(URI, (4, 4) pose of the mesh in the marker's frame) of a MESH_RESOURCE marker."""
+    """(URI, (4, 4) pose of the mesh in the marker's frame) of a MESH_RESOURCE marker.
+
+    Returns:
+        The mesh file's URI and ``T_frame_mesh``, the mesh's pose in the marker's frame, shape (4, 4), translation
+        in [m].
+    """
     position, (w, x, y, z) = pose_from_msg(marker.pose)
     T = np.eye(4)
     T[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()

@@ -93,21 +93,49 @@ class CaseMonitor:
     def add_expected(
         self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
     ) -> list[Verdict]:
-        """The controller's expected state (and the supervisor's mode when it was sent); returns verdict changes."""
+        """The controller's expected state (and the supervisor's mode when it was sent); returns verdict changes.
+
+        Args:
+            stamp_ns: The state's stamp in [ns].
+            stage: The plan's stage at that time.
+            q_plan: The planned joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+            mode: The supervisor's mode when the state was sent.
+        """
         return self._push(self._assembler.add_expected(stamp_ns, stage, q_plan, mode))
 
     def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Verdict]:
-        """A robot's measured joints; returns verdict changes."""
+        """A robot's measured joints; returns verdict changes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint they answer, in [ns].
+            q_measured: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+        """
         return self._push(self._assembler.add_joints(role, stamp_ns, q_measured))
 
     def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
-        """A robot's actual tip pose; returns verdict changes."""
+        """A robot's actual tip pose; returns verdict changes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint it answers, in [ns].
+            position_m: The tip's position in base_link, shape (3,), in [m]; NaN where the robot cannot know it.
+            quat_wxyz: The tip's orientation in base_link, a unit quaternion (w, x, y, z), shape (4,).
+        """
         return self._push(self._assembler.add_tip(role, stamp_ns, position_m, quat_wxyz))
 
     def add_marker(
         self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
     ) -> list[Verdict]:
-        """A robot's tracked marker; returns verdict changes."""
+        """A robot's tracked marker; returns verdict changes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint it answers, in [ns].
+            position_m: The marker's position in the tracker's frame, shape (3,), in [m]; NaN if not seen.
+            quat_wxyz: The marker's orientation in the tracker's frame, a quaternion (w, x, y, z), shape (4,).
+            registration_error_m: The tracker's registration error in [m]; NaN if not seen.
+        """
         return self._push(self._assembler.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
 
     def cap(self, per_robot: Mapping[RobotRole, int]) -> None:

@@ -233,23 +233,49 @@ class CaseTracker:
     ) -> list[Verdict]:
         """Take an expected state and return the verdict changes.
 
-        The state is of the case ``test_id``, if said; ``mode`` is the supervisor's when it was sent.
+        Args:
+            stamp_ns: The state's stamp in [ns].
+            stage: The plan's stage at that time.
+            q: The planned joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+            test_id: The case the state is of; None: not said.
+            mode: The supervisor's mode when the state was sent.
         """
         add = partial(_add_expected, stamp_ns=stamp_ns, stage=stage, q=q, mode=mode)
         return self._route(stamp_ns, test_id, add)
 
     def joints(self, role: RobotRole, stamp_ns: int, q: np.ndarray) -> list[Verdict]:
-        """A robot's measured joints; returns verdict changes."""
+        """A robot's measured joints; returns verdict changes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint they answer, in [ns].
+            q: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+        """
         return self._route(stamp_ns, None, partial(self._add_joints, role, stamp_ns, q))
 
     def tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Verdict]:
-        """A robot's actual tip pose; returns verdict changes."""
+        """A robot's actual tip pose; returns verdict changes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint it answers, in [ns].
+            position_m: The tip's position in base_link, shape (3,), in [m]; NaN where the robot cannot know it.
+            quat_wxyz: The tip's orientation in base_link, a unit quaternion (w, x, y, z), shape (4,).
+        """
         return self._route(stamp_ns, None, partial(self._add_tip, role, stamp_ns, position_m, quat_wxyz))
 
     def marker(
         self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
     ) -> list[Verdict]:
-        """A robot's tracked marker; returns verdict changes."""
+        """A robot's tracked marker; returns verdict changes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint it answers, in [ns].
+            position_m: The marker's position in the tracker's frame, shape (3,), in [m]; NaN if not seen.
+            quat_wxyz: The marker's orientation in the tracker's frame, a quaternion (w, x, y, z), shape (4,).
+            registration_error_m: The tracker's registration error in [m]; NaN if not seen.
+        """
         feed = partial(self._add_marker, role, stamp_ns, position_m, quat_wxyz, registration_error_m)
         return self._route(stamp_ns, None, feed)
 

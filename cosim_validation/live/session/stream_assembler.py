@@ -94,7 +94,7 @@ class StreamAssembler:
         Args:
             stamp_ns: The state's stamp in [ns].
             stage: The plan's stage at that time.
-            q_plan: The planned joints, shape (J,).
+            q_plan: The planned joints, shape (J,), in [rad] (or [m] for a prismatic joint).
             mode: The supervisor's mode when the state was sent.
         """
         if self._start_ns is None:
@@ -107,7 +107,13 @@ class StreamAssembler:
         return out
 
     def add_joints(self, role: RobotRole, stamp_ns: int, q_measured: np.ndarray) -> list[Sample]:
-        """A robot's measured joints at ``stamp_ns``; returns the samples this completes."""
+        """A robot's measured joints at ``stamp_ns``; returns the samples this completes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint they answer, in [ns].
+            q_measured: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+        """
         stream = self._stream(role)
         if stamp_ns <= stream.emitted_until_ns:
             return []  # older than a sample already handed out (one robot's messages keep their order)
@@ -117,14 +123,29 @@ class StreamAssembler:
         return self._emit(role, final=False)
 
     def add_tip(self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray) -> list[Sample]:
-        """A robot's actual tip pose at ``stamp_ns``; returns the samples this completes."""
+        """A robot's actual tip pose at ``stamp_ns``; returns the samples this completes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint it answers, in [ns].
+            position_m: The tip's position in base_link, shape (3,), in [m]; NaN where the robot cannot know it.
+            quat_wxyz: The tip's orientation in base_link, a unit quaternion (w, x, y, z), shape (4,).
+        """
         self._stream(role).tips[stamp_ns] = (np.asarray(position_m, float), np.asarray(quat_wxyz, float))
         return self._emit(role, final=False)
 
     def add_marker(
         self, role: RobotRole, stamp_ns: int, position_m: np.ndarray, quat_wxyz: np.ndarray, registration_error_m: float
     ) -> list[Sample]:
-        """A robot's tracked marker at ``stamp_ns`` (tracker frame; NaN if not seen); the samples this completes."""
+        """A robot's tracked marker at ``stamp_ns`` (tracker frame; NaN if not seen); the samples this completes.
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the setpoint it answers, in [ns].
+            position_m: The marker's position in the tracker's frame, shape (3,), in [m]; NaN if not seen.
+            quat_wxyz: The marker's orientation in the tracker's frame, a quaternion (w, x, y, z), shape (4,).
+            registration_error_m: The tracker's registration error in [m]; NaN if not seen.
+        """
         frame = (np.asarray(position_m, float), np.asarray(quat_wxyz, float), float(registration_error_m))
         self._stream(role).markers[stamp_ns] = frame
         return self._emit(role, final=False)

@@ -50,7 +50,12 @@ def error_code(name: str) -> int:
 
 
 def pose_msg(position_m: np.ndarray, R: np.ndarray) -> Pose:
-    """geometry_msgs/Pose of a position (3,) [m] and a rotation matrix (3, 3)."""
+    """geometry_msgs/Pose of a position (3,) [m] and a rotation matrix (3, 3).
+
+    Args:
+        position_m: The position in the pose's frame, shape (3,), in [m].
+        R: The rotation in the pose's frame, shape (3, 3).
+    """
     x, y, z, w = Rotation.from_matrix(np.asarray(R, dtype=np.float64)).as_quat()
     p = np.asarray(position_m, dtype=np.float64)
     return Pose(
@@ -60,7 +65,12 @@ def pose_msg(position_m: np.ndarray, R: np.ndarray) -> Pose:
 
 
 def pose_arrays(pose: Pose) -> tuple[np.ndarray, np.ndarray]:
-    """(position (3,) [m], rotation matrix (3, 3)) of a geometry_msgs/Pose (the quaternion normalised)."""
+    """(position (3,) [m], rotation matrix (3, 3)) of a geometry_msgs/Pose (the quaternion normalised).
+
+    Returns:
+        The position, shape (3,), float64, in [m], and the rotation, shape (3, 3), both in the pose's frame; a
+        zero quaternion gives the identity.
+    """
     o = pose.orientation
     quat = np.array([o.x, o.y, o.z, o.w], dtype=np.float64)
     norm = float(np.linalg.norm(quat))
@@ -69,7 +79,12 @@ def pose_arrays(pose: Pose) -> tuple[np.ndarray, np.ndarray]:
 
 
 def robot_state(joint_names: tuple[str, ...], q: np.ndarray) -> RobotState:
-    """A full RobotState (not a diff) with the joints at ``q`` (J,) [rad]."""
+    """A full RobotState (not a diff) with the joints at ``q`` (J,) [rad].
+
+    Args:
+        joint_names: Names of the J joints.
+        q: The joints, in the order of ``joint_names``, shape (J,), in [rad].
+    """
     return RobotState(
         joint_state=JointState(name=list(joint_names), position=[float(v) for v in q]),
         is_diff=False,
@@ -78,6 +93,15 @@ def robot_state(joint_names: tuple[str, ...], q: np.ndarray) -> RobotState:
 
 def joints_of(names: list[str], positions: Any, joint_names: tuple[str, ...], what: str) -> np.ndarray:
     """(J,) the positions of ``joint_names`` among ``names``/``positions``.
+
+    Args:
+        names: The message's joint names.
+        positions: The message's positions, one per name.
+        joint_names: The J joints wanted, in their order.
+        what: The message, for the error.
+
+    Returns:
+        The positions of ``joint_names``, in their order, shape (J,), float64.
 
     Raises:
         ValueError: A joint is missing or a position is not finite (``what`` names the message).

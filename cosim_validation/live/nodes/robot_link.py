@@ -85,7 +85,17 @@ class RobotLink:
             self._cond.notify_all()
 
     def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
-        """Bring the robot to ``q0`` at rest, its noise reseeded with ``case_seed``."""
+        """Bring the robot to ``q0`` at rest, its noise reseeded with ``case_seed``.
+
+        Args:
+            test_id: The case the reset is for.
+            q0: The joints to rest at, in the link's joint order, shape (J,), in [rad] (or [m] for a prismatic
+                joint).
+            case_seed: The seed of the robot's noise for this case.
+
+        Raises:
+            RobotLostError: No reset service, no answer within the reset timeout, or a refused reset.
+        """
         timeout_s = self.reset_timeout_s
         if not self._reset.wait_for_service(timeout_sec=timeout_s):
             raise RobotLostError(f"{self._role.label} robot: no reset service after {timeout_s:.1f} s")
@@ -108,7 +118,13 @@ class RobotLink:
             self._answered = (-1, np.asarray(q0, dtype=np.float64))
 
     def send(self, stamp_ns: int, q: np.ndarray) -> None:
-        """Stream one setpoint stamped ``stamp_ns``."""
+        """Stream one setpoint stamped ``stamp_ns``.
+
+        Args:
+            stamp_ns: The setpoint's stamp in [ns]; the robot answers with the same stamp.
+            q: The commanded joints, in the link's joint order, shape (J,), in [rad] (or [m] for a prismatic
+                joint).
+        """
         sample = convert.JointSample(stamp_ns, self.names, q, np.zeros(0))
         self.commands.publish(convert.joint_state_to_msg(sample))
 

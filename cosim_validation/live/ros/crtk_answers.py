@@ -38,15 +38,31 @@ class AnswerJoiner:
         self._pending.clear()
 
     def expect(self, stamp_ns: int, q_setpoint: np.ndarray) -> None:
-        """A setpoint ((J,) rad, or m for a prismatic joint) was sent stamped ``stamp_ns``."""
+        """A setpoint ((J,) rad, or m for a prismatic joint) was sent stamped ``stamp_ns``.
+
+        Args:
+            stamp_ns: The setpoint's stamp in [ns].
+            q_setpoint: The commanded joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+        """
         self._pending.append((int(stamp_ns), np.asarray(q_setpoint, dtype=np.float64), {}))
 
     def joints(self, stamp_ns: int, q_measured: np.ndarray) -> tuple[int, BackendSample] | None:
-        """A ``measured_js``; the setpoint's stamp and its sample if that is now complete."""
+        """A ``measured_js``; the setpoint's stamp and its sample if that is now complete.
+
+        Args:
+            stamp_ns: The message's stamp in [ns]: the setpoint's (an emulated arm) or the arm's own clock.
+            q_measured: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+        """
         return self._add(stamp_ns, "q", np.asarray(q_measured, dtype=np.float64))
 
     def tip(self, stamp_ns: int, pos_m: np.ndarray, quat_wxyz: np.ndarray) -> tuple[int, BackendSample] | None:
-        """The tracker's tip (base_link); the setpoint's stamp and its sample if that is now complete."""
+        """The tracker's tip (base_link); the setpoint's stamp and its sample if that is now complete.
+
+        Args:
+            stamp_ns: The message's stamp in [ns].
+            pos_m: The tip's position in base_link, shape (3,), in [m].
+            quat_wxyz: The tip's orientation in base_link, a quaternion (w, x, y, z), shape (4,).
+        """
         return self._add(stamp_ns, "tip", (pos_m, quat_wxyz)) if self._tracked else None
 
     def marker(self, frame: Any) -> tuple[int, BackendSample] | None:

@@ -107,7 +107,15 @@ class ServedArm:
         raise NotImplementedError
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
-        """The joint command (J,) for case time ``t_s`` (s) given the measured joints, or None to hold."""
+        """The joint command (J,) for case time ``t_s`` (s) given the measured joints, or None to hold.
+
+        Args:
+            t_s: Case time in [s].
+            q_measured: The arm's measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+
+        Returns:
+            The joint command, shape (J,), in the unit of ``q_measured``; None: hold.
+        """
         raise NotImplementedError
 
     def reset(self) -> None:

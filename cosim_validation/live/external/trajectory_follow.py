@@ -306,6 +306,10 @@ class ActiveTrajectory:
         The verdict is (PATH_TOLERANCE_VIOLATED, why) while moving (and on the first check), (SUCCESSFUL, "") once
         past the last point within the goal tolerance, (GOAL_TOLERANCE_VIOLATED, why) when still outside it
         ``goal_time_s`` after the last point, else None.
+
+        Args:
+            t_s: Case time in [s], on the clock of ``start_s``.
+            q_measured: The measured joints in the controller's joint order, shape (J,), in [rad].
         """
         error = np.asarray(q_measured, dtype=float) - self.sample(t_s)
         moving = t_s < self.end_s

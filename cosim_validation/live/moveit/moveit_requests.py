@@ -55,7 +55,12 @@ class RequestBuilder:
         return request
 
     def joint_goal(self, q_from: np.ndarray, q_to: np.ndarray) -> Any:
-        """GetMotionPlan request from ``q_from`` to a joint goal at ``q_to`` (J,) [rad]."""
+        """GetMotionPlan request from ``q_from`` to a joint goal at ``q_to`` (J,) [rad].
+
+        Args:
+            q_from: The start state's joints, shape (J,), in [rad].
+            q_to: The goal's joints, shape (J,), in [rad].
+        """
         request = GetMotionPlan.Request()
         mpr = request.motion_plan_request
         mpr.workspace_parameters.header.frame_id = PLANNING_FRAME
@@ -87,7 +92,13 @@ class RequestBuilder:
         return request
 
     def cartesian(self, q_start: np.ndarray, point_m: np.ndarray, R: np.ndarray) -> Any:
-        """GetCartesianPath request: the tip link from ``q_start`` straight to ``point_m``, orientation ``R``."""
+        """GetCartesianPath request: the tip link from ``q_start`` straight to ``point_m``, orientation ``R``.
+
+        Args:
+            q_start: The start state's joints, shape (J,), in [rad].
+            point_m: The tip link's goal position in base_link (the planning frame), shape (3,), in [m].
+            R: The tip link's goal orientation in base_link, a rotation matrix, shape (3, 3).
+        """
         request = GetCartesianPath.Request()
         request.header.frame_id = PLANNING_FRAME
         request.start_state = robot_state(self.joint_names, q_start)

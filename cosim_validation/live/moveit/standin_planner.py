@@ -104,7 +104,16 @@ class StandInScene:
         return bad
 
     def joint_path(self, q_from: np.ndarray, q_to: np.ndarray, time_limit_s: float) -> tuple[int, np.ndarray]:
-        """(MoveItErrorCodes value, (m, J) waypoints) of a collision-free joint path."""
+        """(MoveItErrorCodes value, (m, J) waypoints) of a collision-free joint path.
+
+        Args:
+            q_from: The start joints, shape (J,), in [rad].
+            q_to: The goal joints, shape (J,), in [rad].
+            time_limit_s: The request's planning time in [s]; caps the OMPL planner's own time limit.
+
+        Returns:
+            The MoveItErrorCodes value and the waypoints, shape (m, J), in [rad]; (0, J) unless SUCCESS.
+        """
         step = self.planning.collision_step_rad
         if self.problems(q_from[None, :])[0]:
             return MoveItErrorCodes.START_STATE_IN_COLLISION, np.empty((0, len(q_from)))
@@ -127,7 +136,17 @@ class StandInScene:
         return MoveItErrorCodes.SUCCESS, path
 
     def cartesian_path(self, q_start: np.ndarray, poses: list[object], max_step_m: float) -> tuple[np.ndarray, float]:
-        """((k, J) states from ``q_start`` along the poses, fraction of the path length followed)."""
+        """((k, J) states from ``q_start`` along the poses, fraction of the path length followed).
+
+        Args:
+            q_start: The start joints, shape (J,), in [rad].
+            poses: The tip's waypoints, geometry_msgs/Pose in base_link (position in [m]).
+            max_step_m: The largest step of the tip between two states, in [m].
+
+        Returns:
+            The states, ``q_start`` first, shape (k, J), in [rad], and the fraction of the path's length they
+            follow, in [0, 1].
+        """
         planner = self._planner()
         kin = planner.kinematics
         start = kin.tip_pose(q_start)

@@ -56,7 +56,14 @@ class CaseView:
         return self.tracks[robot]
 
     def seconds(self, t_ns: np.ndarray) -> np.ndarray:
-        """Stamps [ns] as seconds since the case start."""
+        """Stamps [ns] as seconds since the case start.
+
+        Args:
+            t_ns: Stamps, any shape, in [ns].
+
+        Returns:
+            Seconds since the case's start stamp, same shape, float64, in [s].
+        """
         return (np.asarray(t_ns, dtype=np.int64) - self.info.t_ns) / NS_PER_S
 
     def progress(self) -> float:

@@ -42,7 +42,13 @@ def _color(rgba: tuple[float, float, float, float]) -> Any:
 
 
 def arm_entity(robot: RobotRole, joint_origins_m: np.ndarray, needle_m: np.ndarray) -> Any:
-    """The arm as a line through its joint origins (J, 3) and the needle as a thinner line (2, 3)."""
+    """The arm as a line through its joint origins (J, 3) and the needle as a thinner line (2, 3).
+
+    Args:
+        robot: The robot, which picks the arm's colour and the entity's id (``arm/<robot>``).
+        joint_origins_m: The joint origins in base_link, from the forward kinematics, shape (J, 3), in [m].
+        needle_m: The needle's mount and tip in base_link, shape (2, 3), in [m].
+    """
     fm = _fm()
     line = fm.LinePrimitiveLineType.LineStrip
     arm = fm.LinePrimitive(type=line, thickness=0.02, points=_points(joint_origins_m), color=_color(RGBA[robot]))

@@ -24,7 +24,13 @@ class TipTrack:
         return self._n
 
     def append(self, t_ns: int, position_m: np.ndarray, stage: Stage = Stage.NONE) -> None:
-        """Add the sample at ``t_ns`` [ns] with ``position_m`` (3,) [m] in base_link."""
+        """Add the sample at ``t_ns`` [ns] with ``position_m`` (3,) [m] in base_link.
+
+        Args:
+            t_ns: The sample's stamp in [ns]; a stamp already held replaces that sample.
+            position_m: The tip's position in base_link, shape (3,), in [m].
+            stage: The sample's stage (NONE where the message carried none).
+        """
         n = self._n
         if n and t_ns <= self._t_ns[n - 1]:
             self._insert(t_ns, position_m, stage)

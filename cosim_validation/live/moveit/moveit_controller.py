@@ -82,6 +82,11 @@ class MoveItController:
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The five-stage plan of one case from move_group's paths (``seed`` is not used).
 
+        Args:
+            source: The case's source point in base_link, outside the body, shape (3,), in [m].
+            target: The case's target point in base_link, inside a target model, shape (3,), in [m].
+            seed: The case seed (not used).
+
         Raises:
             PlanningError: Bad input, move_group not there or silent, a planning failure (its MoveItErrorCodes
                 name), a Cartesian path followed only in part (the fraction), a path that cannot be timed.

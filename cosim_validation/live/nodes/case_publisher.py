@@ -130,7 +130,17 @@ class CasePublisher(CaseListener):
         quat: np.ndarray,
         mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> None:
-        """Advance /clock and publish the expected state of setpoint k (with the supervisor's mode)."""
+        """Advance /clock and publish the expected state of setpoint k (with the supervisor's mode).
+
+        Args:
+            k: The setpoint's index in the case.
+            stamp_ns: The setpoint's stamp in [ns], also the session clock's new time.
+            stage: The plan's stage of the setpoint.
+            q: The planned joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+            tip: The planned needle tip in base_link, shape (3,), in [m].
+            quat: The planned tip orientation in base_link, a unit quaternion (w, x, y, z), shape (4,).
+            mode: The supervisor's mode when the setpoint was sent.
+        """
         self.node.publish_clock(stamp_ns)
         names = self.node.assembly.kinematics.joint_names
         state = convert.ExpectedState(stamp_ns, self.goal.test_case.test_id, int(stage), k, names, q, int(mode))

@@ -89,6 +89,11 @@ def segment(previous: tuple[int, np.ndarray] | None, stamp_ns: int, q: np.ndarra
     From the previous setpoint ``(stamp_ns, q)`` it is two points, the previous one at 0 and ``q`` at the
     interval: a joint trajectory controller's linear spline between them is the first-order hold of the batch
     robot. Without one (the first setpoint of a case, at the reset pose) it is ``q`` alone, at once.
+
+    Args:
+        previous: The previous setpoint's stamp in [ns] and joints, shape (J,), in [rad]; None: none in this case.
+        stamp_ns: The time the setpoint is due, in [ns].
+        q: The setpoint's joints, shape (J,), in [rad].
     """
     q = np.asarray(q, dtype=np.float64)
     if previous is None:

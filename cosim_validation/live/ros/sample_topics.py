@@ -91,7 +91,13 @@ class SampleJoiner:
 
 
 def joined_sample(t_s: float, q_setpoint: np.ndarray, parts: dict[str, Any]) -> BackendSample:
-    """The :class:`BackendSample` of a complete set of parts from :class:`SampleJoiner`."""
+    """The :class:`BackendSample` of a complete set of parts from :class:`SampleJoiner`.
+
+    Args:
+        t_s: The sample's time in [s].
+        q_setpoint: The setpoint the sample answers, shape (J,), in [rad] (or [m] for a prismatic joint).
+        parts: The joiner's parts: measured joints, the tip in base_link and the marker in the tracker's frame.
+    """
     position, quat = parts["tip"]
     marker: convert.MarkerFrame = parts["marker"]
     return BackendSample(

@@ -51,6 +51,11 @@ class UpdateLoop:
         """Run the updates up to ``end_ns``; the reading there, or None if the arm is there already.
 
         The first command after a reset only reads the arm at rest (as the batch robot's first setpoint).
+
+        Args:
+            end_ns: The session time to run to, in [ns].
+            setpoint: The trajectory controller: the command (J,) for a time [s] given the measured joints, None:
+                hold.
         """
         if self._now_ns is None:
             rest = self.port.reset_sample

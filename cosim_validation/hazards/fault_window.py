@@ -65,8 +65,11 @@ class FaultWindow:
         self.stage = Stage.NONE
 
     def step(self, t_s: float, stage: Stage = Stage.NONE) -> WindowChange | None:
-        """Advance to the next control cycle, due at case time ``t_s`` [s], a setpoint of ``stage``; what changed,
-        if anything.
+        """Advance to the next control cycle; what changed, if anything.
+
+        Args:
+            t_s: Case time at which the cycle is due, in [s].
+            stage: The stage of the cycle's setpoint.
         """
         self.cycle += 1
         self.stage = stage

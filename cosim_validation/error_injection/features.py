@@ -69,8 +69,13 @@ class FeatureSpec:
     def row(
         self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray, setpoint_step: np.ndarray | None = None
     ) -> np.ndarray:
-        """(F,) features of one sample: ``current``, ``previous`` measured, ``direction`` state, ``setpoint_step``
-        (each (J,); the step only for CS).
+        """(F,) features of one sample.
+
+        Args:
+            current: The measured joints of the sample, shape (J,).
+            previous: The measured joints of the previous sample, shape (J,).
+            direction: The direction state, shape (J,).
+            setpoint_step: The setpoint change, shape (J,); only for CS.
         """
         if self.kind == "OC":
             return np.asarray(current, dtype=np.float64)
@@ -159,8 +164,12 @@ class DirectionState:
     def features(
         self, current: np.ndarray, previous: np.ndarray, setpoint_step: np.ndarray | None = None
     ) -> np.ndarray:
-        """(F,) features of ``current`` (J,) after ``previous`` (J,) measured and a setpoint change
-        ``setpoint_step`` (J,) (CS only); advances the state.
+        """(F,) features of ``current`` after ``previous``; advances the state.
+
+        Args:
+            current: The measured joints of the sample, shape (J,).
+            previous: The previous measured joints, shape (J,).
+            setpoint_step: The setpoint change, shape (J,); CS only.
         """
         if self.spec.kind == "CPE":
             self.state = step_directions(self.state, current - previous, self.spec.deadband)

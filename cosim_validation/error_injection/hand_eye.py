@@ -131,7 +131,8 @@ def refine(A: np.ndarray, B: np.ndarray, start: HandEye, length_m: float = 0.1) 
     """Nonlinear least squares of the pose residuals of A_i X vs Y B_i, from ``start``.
 
     Args:
-        A, B: (n, 4, 4) tool poses from forward kinematics and marker poses from the tracker.
+        A: Tool poses T_base_tool from forward kinematics, shape (n, 4, 4), translations in [m].
+        B: Marker poses T_tracker_marker from the tracker, shape (n, 4, 4), translations in [m].
         start: The closed-form solution.
         length_m: Weight of a rotation residual: 1 rad counts as ``length_m`` of position error [m].
     """

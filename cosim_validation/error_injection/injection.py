@@ -67,9 +67,10 @@ class ErrorInjector:
         self._warm_up()
 
     def _warm_up(self) -> None:
-        """Run the networks once, then forget it: their compiled kernels load now (about 0.3 s on a quiet machine,
-        seconds on a loaded one), not in the first sample of a case, where a live session's robot has a few
-        seconds to answer.
+        """Run the networks once, then forget it, so their compiled kernels load now.
+
+        Loading takes about 0.3 s on a quiet machine, seconds on a loaded one; now, not in the first sample of a
+        case, where a live session's robot has a few seconds to answer.
         """
         q = 0.5 * (self._lower + self._upper)
         self.reset(q, 0)

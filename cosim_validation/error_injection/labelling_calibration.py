@@ -35,8 +35,9 @@ def marker_reading_gap(readings: CleanedDataset, B_means: np.ndarray) -> tuple[f
 
 
 def last_moves(data: ErrorDataset) -> np.ndarray:
-    """(n, J) the direction of each joint's last move in its segment (+1, -1; 0 before the first), from the
-    measured joints (the CPE direction of :mod:`~.features`, as the injector's history gives it).
+    """(n, J) the direction of each joint's last move in its segment (+1, -1; 0 before the first).
+
+    From the measured joints: the CPE direction of :mod:`~.features`, as the injector's history gives it.
     """
     q = data.q_measured
     starts = data.segment_starts()
@@ -46,8 +47,10 @@ def last_moves(data: ErrorDataset) -> np.ndarray:
 
 
 def calibration_rows(train: np.ndarray, settled: np.ndarray, kinematic: bool) -> np.ndarray:
-    """The tracked rows to calibrate on: the kinematic calibration prefers the settled training rows (averaged
-    readings of an arm at rest, no lag in them) when there are :data:`MIN_TRAINING_ROWS`; else every training row.
+    """The tracked rows to calibrate on.
+
+    The kinematic calibration prefers the settled training rows (averaged readings of an arm at rest, no lag in
+    them) when there are :data:`MIN_TRAINING_ROWS`; else every training row.
     """
     preferred = train & settled
     return preferred if kinematic and int(preferred.sum()) >= MIN_TRAINING_ROWS else train

@@ -90,8 +90,9 @@ class Guard:
 def _support_distance(
     z: np.ndarray, lower: np.ndarray, upper: np.ndarray, points: np.ndarray, radius: float
 ) -> np.ndarray:
-    """(n,) max(distance outside the box, distance to the nearest point beyond ``radius``) of each row of ``z``;
-    a loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls.
+    """(n,) max(distance outside the box, distance to the nearest point beyond ``radius``) of each row of ``z``.
+
+    A loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls.
     """
     n, f = z.shape
     out = np.empty(n)
@@ -137,7 +138,11 @@ def support_of(z: np.ndarray, seed: int, width: float = DEFAULT_WIDTH) -> Guard:
 
 
 def joint_mask(target: np.ndarray, predicted: np.ndarray, min_gain: float = MASK_MIN_GAIN) -> np.ndarray:
-    """(J,) bool: the joints whose ``predicted`` offsets (n, J) leave a mean squared error against ``target``
-    (n, J) at least ``min_gain`` (a share) below that of no offset.
+    """(J,) bool: the joints whose predicted offsets improve on no offset by at least ``min_gain``.
+
+    Args:
+        target: The offsets to predict, shape (n, J).
+        predicted: The predicted offsets, shape (n, J).
+        min_gain: The share by which the mean squared error against ``target`` must be below that of no offset.
     """
     return ((target - predicted) ** 2).mean(axis=0) < (1.0 - min_gain) * (target**2).mean(axis=0)  # type: ignore[no-any-return]

@@ -50,8 +50,14 @@ def rotation_angle_rad(R_a: np.ndarray, R_b: np.ndarray) -> np.ndarray:
 
 
 def pose_gap(T_a: np.ndarray, T_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Translation (n,) [m] ([Barragan et al. 2024], eq. 5) and rotation (n,) [rad] (eq. 6) between two (n, 4, 4)
-    stacks.
+    """Translation and rotation gaps between two stacks of poses ([Barragan et al. 2024], eq. 5 and 6).
+
+    Args:
+        T_a: Poses, shape (n, 4, 4), translations in [m].
+        T_b: The poses compared with ``T_a``, shape (n, 4, 4), translations in [m].
+
+    Returns:
+        The translation gaps, shape (n,), in [m], and the rotation gaps, shape (n,), in [rad].
     """
     translation = np.linalg.norm(T_a[..., :3, 3] - T_b[..., :3, 3], axis=-1)
     return translation, rotation_angle_rad(T_a[..., :3, :3], T_b[..., :3, :3])

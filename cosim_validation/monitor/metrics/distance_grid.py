@@ -279,8 +279,9 @@ class SignedDistanceGrid:
     def _sample(
         self, shape: NDArray[np.int64], closest_points: bool
     ) -> tuple[NDArray[np.float64], NDArray[np.float32]]:
-        """Signed distance at every node and, if asked, each node's closest surface point (float32, relative to
-        the mesh origin; a (1, 1, 1, 3) placeholder without).
+        """Signed distance at every node and, if asked, each node's closest surface point.
+
+        The closest points are float32, relative to the mesh origin; a (1, 1, 1, 3) placeholder without.
         """
         axes = [self.lower_corner_m[a] + self.spacing_m * np.arange(shape[a]) for a in range(3)]
         nodes = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)

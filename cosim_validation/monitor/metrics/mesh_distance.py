@@ -128,8 +128,9 @@ class MeshDistance:
         return np.where(self.inside_test.contains(points_m), -distance, distance)
 
     def closest_local(self, points_m: NDArray[np.float64]) -> NDArray[np.float32]:
-        """Closest surface points of checked (n, 3) float64 points, as open3d gives them: float32 relative to
-        :attr:`origin_m` (no input checks; internal fast path).
+        """Closest surface points of checked (n, 3) float64 points, as open3d gives them.
+
+        Float32 relative to :attr:`origin_m` (no input checks; internal fast path).
         """
         points: NDArray[np.float32] = self._scene.compute_closest_points(self._local(points_m))["points"].numpy()
         return points

@@ -52,8 +52,10 @@ def record_context(
     self_distance: SelfDistance | None = None,
     self_collision: SelfCollisionCheck | None = None,
 ) -> MonitorContext:
-    """The context of ``record``: its joints and needle, the obstacles, the target (given, else from meta) and
-    the robot's self-collision model, if any.
+    """The context of ``record``.
+
+    Its joints and needle, the obstacles, the target (given, else from meta) and the robot's self-collision model,
+    if any.
     """
     target = target_m if target_m is not None else record_target(record)
     obstacles = dict(obstacles or {})

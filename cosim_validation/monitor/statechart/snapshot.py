@@ -34,22 +34,34 @@ class SampleLike(Protocol):
     """One sample of one robot (properties' ``Sample`` and :class:`RecordSample` both qualify)."""
 
     @property
-    def t_s(self) -> float: ...
+    def t_s(self) -> float:
+        """Time since the case start [s]."""
+        ...
 
     @property
-    def stage(self) -> Stage | int: ...
+    def stage(self) -> Stage | int:
+        """The stage of the sample."""
+        ...
 
     @property
-    def tip_pos_m(self) -> np.ndarray: ...
+    def tip_pos_m(self) -> np.ndarray:
+        """(3,) needle tip from forward kinematics, base_link [m]."""
+        ...
 
     @property
-    def tip_quat_wxyz(self) -> np.ndarray: ...
+    def tip_quat_wxyz(self) -> np.ndarray:
+        """(4,) needle-tip orientation as a (w, x, y, z) quaternion, base_link."""
+        ...
 
     @property
-    def q_measured(self) -> np.ndarray: ...
+    def q_measured(self) -> np.ndarray:
+        """(J,) measured joint positions [rad, or m for a prismatic joint]."""
+        ...
 
     @property
-    def actual_tip_pos_m(self) -> np.ndarray: ...
+    def actual_tip_pos_m(self) -> np.ndarray:
+        """(3,) tracked or ground-truth tip [m]; NaN if unknown."""
+        ...
 
 
 class RecordSample(NamedTuple):

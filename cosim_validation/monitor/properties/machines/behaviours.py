@@ -1,5 +1,6 @@
-"""The behaviour tests a property set names, run on the statechart core ([Fabry and Sinclair 2016] in YAML,
-docs/SUPERVISOR.md).
+"""The behaviour tests a property set names, run on the statechart core.
+
+They are [Fabry and Sinclair 2016]'s tests in YAML (docs/SUPERVISOR.md).
 
 A property set's ``machines:`` lists shipped behaviour machines by name (``config/behaviours/<name>.yaml``) or
 machine files by path (relative to the property file). They run through

@@ -99,7 +99,15 @@ def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
 def snapshot(
     sample: SampleLike, previous: SampleLike | None, target_m: np.ndarray | None, index: int, is_last: bool
 ) -> dict[str, Any]:
-    """The signals of ``sample`` (``previous``: the sample before it, for the velocity)."""
+    """The signals of ``sample`` by name (:data:`SIGNALS`).
+
+    Args:
+        sample: The sample.
+        previous: The sample before it, for the velocity; None at the first sample.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+        index: The 0-based index of the sample.
+        is_last: Whether it is the last sample of the run.
+    """
     tip = np.asarray(sample.tip_pos_m, dtype=np.float64)
     velocity = np.zeros(3)
     if previous is not None and sample.t_s > previous.t_s:

@@ -44,7 +44,14 @@ __all__ = [
 
 
 def stamps_ns(t_s: np.ndarray) -> np.ndarray:
-    """(n,) int64 setpoint stamps [ns] of times ``t_s`` [s], rounded as the lockstep loop rounds a plan's."""
+    """Setpoint stamps of times ``t_s``, rounded as the lockstep loop rounds a plan's.
+
+    Args:
+        t_s: Setpoint times, shape (n,), in [s].
+
+    Returns:
+        The stamps, shape (n,), int64, in [ns].
+    """
     return np.round(np.asarray(t_s) * 1e9).astype(np.int64)
 
 

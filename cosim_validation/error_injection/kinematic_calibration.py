@@ -285,6 +285,14 @@ def _standard_errors(jacobian: np.ndarray, residual: np.ndarray, keep: np.ndarra
 
 
 def kinematics_poses(kinematics: Kinematics, q: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) nominal tip poses of (n, J) joints (one batch of forward kinematics)."""
+    """Nominal tip poses of joint vectors (one batch of forward kinematics).
+
+    Args:
+        kinematics: The nominal model.
+        q: Joint vectors, shape (n, J), in [rad] (or [m] for a prismatic joint).
+
+    Returns:
+        T_base_tip in base_link, shape (n, 4, 4), translations in [m].
+    """
     pos, R = kinematics.tip_poses(q)
     return from_rotation(R, pos)

@@ -59,7 +59,16 @@ def calibration_rows(train: np.ndarray, settled: np.ndarray, kinematic: bool) ->
 def calibrated(
     kinematics: Kinematics, q: np.ndarray, moves: np.ndarray, B: np.ndarray, kinematic: bool
 ) -> tuple[HandEye, KinematicCalibration | None]:
-    """X and Y with the kinematic calibration (``kinematic``), or of the nominal model alone."""
+    """X and Y with the kinematic calibration (``kinematic``), or of the nominal model alone.
+
+    Args:
+        kinematics: The nominal model.
+        q: Measured joints of the tracked poses, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        moves: Direction of each joint's last move (+1, -1, 0), shape (n, J).
+        B: Marker poses in the tracker's frame, shape (n, 4, 4), translations in [m].
+        kinematic: Calibrate the joint offsets, ratios, couplings and lost motions too (False: X and Y of the
+            nominal model alone).
+    """
     if not kinematic:
         return calibrate(kinematics_poses(kinematics, q), B), None
     calibration = calibrate_kinematics(kinematics, q, B, moves)

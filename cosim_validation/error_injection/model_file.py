@@ -101,6 +101,13 @@ class ErrorModel:
 
         When the network has a guard, the offsets are shrunk away from its training support and zero on its masked
         joints (:mod:`~.support`).
+
+        Args:
+            key: ``nn1`` (the controller error) or ``nn2`` (the kinematic and non-kinematic error).
+            x: Features of the network's feature set (:mod:`~.features`), shape (n, F) or (F,).
+
+        Returns:
+            Joint offsets, shape (n, J) or (J,), in [rad] (or [m] for a prismatic joint).
         """
         net = self.nn1 if key == "nn1" else self.nn2
         raw = net.predict(x)

@@ -75,13 +75,24 @@ class Guard:
         object.__setattr__(self, "_arrays", (lower, upper, points))  # as the kernel takes them, made once
 
     def distance(self, z: np.ndarray) -> np.ndarray:
-        """(n,) distance of z-scored inputs ``z`` (n, F) from the training support (0 on it)."""
+        """Distance of z-scored inputs from the training support (0 on it).
+
+        Args:
+            z: Network inputs z-scored with the training mean and standard deviation, shape (n, F).
+
+        Returns:
+            The distances in z-score units, shape (n,).
+        """
         z = np.ascontiguousarray(z, dtype=np.float64)
         lower, upper, points = self._arrays
         return _support_distance(z, lower, upper, points, float(self.radius))
 
     def weight(self, z: np.ndarray) -> np.ndarray:
-        """(n,) w in [0, 1]: 1 on the support, a half cosine down to 0 at ``width``, 0 beyond."""
+        """(n,) w in [0, 1]: 1 on the support, a half cosine down to 0 at ``width``, 0 beyond.
+
+        Args:
+            z: Network inputs z-scored with the training mean and standard deviation, shape (n, F).
+        """
         d = np.clip(self.distance(z) / self.width, 0.0, 1.0)
         return 0.5 * (1.0 + np.cos(np.pi * d))
 

@@ -61,7 +61,13 @@ def machine_result(result: BehaviourResult) -> MachineResult:
 
 
 def run_named(ref: str, record: TrajectoryRecord, target_m: np.ndarray | None) -> MachineResult:
-    """Replay ``record`` through the behaviour machine ``ref`` (offline)."""
+    """Replay ``record`` through the behaviour machine ``ref`` (offline).
+
+    Args:
+        ref: A shipped machine's name or a machine file.
+        record: The robot's trajectory.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
     return machine_result(run_behaviour(behaviour_machine(ref), record, target_m))
 
 

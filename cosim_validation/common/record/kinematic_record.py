@@ -56,7 +56,14 @@ class RecordModel(Protocol):
         ...
 
     def record_arrays(self, q: np.ndarray) -> JointFrames:
-        """Forward kinematics of (n, J) joint vectors [rad or m]."""
+        """Forward kinematics of joint vectors.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad] (or [m] for a prismatic joint).
+
+        Returns:
+            The joint origins, joint axes and needle tips of the n vectors, in base_link.
+        """
         ...
 
 

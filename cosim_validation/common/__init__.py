@@ -1,3 +1,4 @@
-"""What every part shares: the base error, optional imports, the on-disk cache, Ctrl-C, YAML configuration and
-the trajectory record.
+"""What every part shares.
+
+The base error, optional imports, the on-disk cache, Ctrl-C, YAML configuration and the trajectory record.
 """

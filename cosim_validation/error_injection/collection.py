@@ -1,6 +1,6 @@
-"""Collecting an error dataset from a physical robot ([Barragan et al. 2024], IV-B): random goals in small settled
-steps, a
-continuous training motion and a continuous held-out motion
+"""Collecting an error dataset from a physical robot ([Barragan et al. 2024], IV-B).
+
+The motion: random goals in small settled steps, a continuous training motion and a continuous held-out motion
 (:mod:`~cosim_validation.controllers.planning.collection_motion`).
 
 The robot is any :class:`~cosim_validation.robots.robot_backend.RobotBackend`, driven as the lockstep loop drives
@@ -44,13 +44,22 @@ __all__ = [
 
 
 def stamps_ns(t_s: np.ndarray) -> np.ndarray:
-    """(n,) int64 setpoint stamps [ns] of times ``t_s`` [s], rounded as the lockstep loop rounds a plan's."""
+    """Setpoint stamps of times ``t_s``, rounded as the lockstep loop rounds a plan's.
+
+    Args:
+        t_s: Setpoint times, shape (n,), in [s].
+
+    Returns:
+        The stamps, shape (n,), int64, in [ns].
+    """
     return np.round(np.asarray(t_s) * 1e9).astype(np.int64)
 
 
 def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[BackendSample]:
-    """Every sample of ``motion`` on ``backend``: reseed its noise with ``seed``, reset at rest at the first
-    setpoint and read it, then command each setpoint to be reached at its stamp and read the arm.
+    """Every sample of ``motion`` on ``backend``.
+
+    Reseed its noise with ``seed``, reset at rest at the first setpoint and read it, then command each setpoint to
+    be reached at its stamp and read the arm.
     """
     if isinstance(backend, Reseedable):
         backend.reseed(int(seed))
@@ -75,9 +84,20 @@ def dataset_of_collection(
     meta: dict[str, Any],
     segment0: int = 0,
 ) -> ErrorDataset:
-    """The dataset rows of one collection's samples (n, as ``motion``): the read samples only, set ``test`` for
-    the held-out motion, a segment per part (from ``segment0``); ``marker``: (n, 3) position [m], (n, 4)
-    quaternion, (n,) registration error [m].
+    """The dataset rows of one collection's samples (n, as ``motion``).
+
+    The read samples only, set ``test`` for the held-out motion, a segment per part (from ``segment0``).
+
+    Args:
+        motion: The collection motion the samples followed.
+        t_s: Sample times, shape (n,), in [s].
+        q_setpoint: The commanded joints, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        q_measured: The joints the robot reported, shape (n, J), same units.
+        marker: The tracked marker: position, shape (n, 3), in [m]; quaternion, shape (n, 4); registration
+            error, shape (n,), in [m].
+        kinematics: The nominal arm and needle.
+        meta: Metadata of the dataset.
+        segment0: The number of the first part's segment.
     """
     keep = motion.reading
     part = motion.part[keep].astype(np.int64)
@@ -97,8 +117,9 @@ def dataset_of_collection(
 
 
 def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, settings: CollectSettings) -> ErrorDataset:
-    """Drive ``backend`` through the collection of ``settings`` (motion and noise from its seed); the dataset of
-    what it reported.
+    """Drive ``backend`` through the collection of ``settings``; the dataset of what it reported.
+
+    Motion and noise come from the settings' seed.
     """
     motion = collection_motion(home, kinematics.q_lower, kinematics.q_upper, settings)
     samples = drive(backend, motion, settings.seed)

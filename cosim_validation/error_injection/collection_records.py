@@ -1,5 +1,7 @@
-"""The rows of ``error_collection`` cases from a run's stored records (a live session through the drivers, or a
-campaign): the read samples of each case, as :func:`~.collection.collect` keeps them in batch.
+"""The rows of ``error_collection`` cases from a run's stored records.
+
+The records are of a live session through the drivers, or of a campaign: the read samples of each case, as
+:func:`~.collection.collect` keeps them in batch.
 
 A record is recognised by its setpoints: the collection motion of the run's settings (``controllers.collection``)
 drawn from the case seed gives every setpoint of the record, to the stored record's quantum. A record that
@@ -58,8 +60,9 @@ def dataset_of_collection_records(
     seeds: Sequence[Sequence[int]],
     source: str,
 ) -> ErrorDataset:
-    """The read samples of every record (an ``error_collection`` case each; ``seeds[i]``: the case seeds record
-    i may have been drawn from), three segments per case; the held-out motion is set ``test``.
+    """The read samples of every record, three segments per case; the held-out motion is set ``test``.
+
+    Each record is an ``error_collection`` case; ``seeds[i]`` are the case seeds record i may have been drawn from.
 
     Raises:
         DatasetError: No records, or a record that is not a whole collection case.

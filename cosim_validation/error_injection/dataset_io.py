@@ -232,9 +232,11 @@ def dataset_of_records(
     held_out: frozenset[str] = frozenset(),
     source: str = "records",
 ) -> ErrorDataset:
-    """Many cases' records of one robot as one dataset: a segment per case (in the given order, the history
-    restarts with each case), set ``test`` for the cases named in ``held_out``, ``train`` for the others; every
-    sample a row (a case that holds still repeats its setpoint: :mod:`~.repeats` merges those readings).
+    """Many cases' records of one robot as one dataset.
+
+    A segment per case (in the given order, the history restarts with each case), set ``test`` for the cases named
+    in ``held_out``, ``train`` for the others; every sample a row (a case that holds still repeats its setpoint:
+    :mod:`~.repeats` merges those readings).
 
     Raises:
         DatasetError: No records, or a record of another joint count.

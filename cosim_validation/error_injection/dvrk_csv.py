@@ -40,8 +40,9 @@ _Q = re.compile(r"^(setpoint|measured)_q(\d+)$")
 
 
 def is_dvrk_csv(path: str | Path) -> bool:
-    """Whether the CSV at ``path`` has the dVRK collection's header (numbered joint columns); False when it
-    cannot be read (the reader then says why).
+    """Whether the CSV at ``path`` has the dVRK collection's header (numbered joint columns).
+
+    False when it cannot be read (the reader then says why).
     """
     import csv
 

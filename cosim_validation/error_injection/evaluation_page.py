@@ -1,10 +1,10 @@
-"""The evaluation as a page: [Barragan et al. 2024]'s Table II, the two-sample statistics and a Fig. 6-like figure
-(report.html).
+"""The evaluation as a page (report.html).
+
+[Barragan et al. 2024]'s Table II, the two-sample statistics and a Fig. 6-like figure.
 
 The figure shows, as [Barragan et al. 2024]'s Fig. 6 does, the error distributions of the physical robot beside the
-simulated
-one: the tip's distance from the plan (real, simulated without injection, simulated with it) and the controller
-error of every joint (real vs injected). One self-contained HTML file (the figure embedded as a PNG).
+simulated one: the tip's distance from the plan (real, simulated without injection, simulated with it) and the
+controller error of every joint (real vs injected). One self-contained HTML file (the figure embedded as a PNG).
 """
 
 from __future__ import annotations

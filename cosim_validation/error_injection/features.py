@@ -69,8 +69,13 @@ class FeatureSpec:
     def row(
         self, current: np.ndarray, previous: np.ndarray, direction: np.ndarray, setpoint_step: np.ndarray | None = None
     ) -> np.ndarray:
-        """(F,) features of one sample: ``current``, ``previous`` measured, ``direction`` state, ``setpoint_step``
-        (each (J,); the step only for CS).
+        """(F,) features of one sample.
+
+        Args:
+            current: The measured joints of the sample, shape (J,).
+            previous: The measured joints of the previous sample, shape (J,).
+            direction: The direction state, shape (J,).
+            setpoint_step: The setpoint change, shape (J,); only for CS.
         """
         if self.kind == "OC":
             return np.asarray(current, dtype=np.float64)
@@ -90,7 +95,12 @@ def _required(setpoint_step: np.ndarray | None) -> np.ndarray:
 
 
 def setpoint_steps(q_setpoint: np.ndarray, segment_start: np.ndarray) -> np.ndarray:
-    """(n, J) each setpoint minus the one before in its series (0 at a series' start) [rad | m]."""
+    """(n, J) each setpoint minus the one before in its series (0 at a series' start) [rad | m].
+
+    Args:
+        q_setpoint: Setpoints in time order, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        segment_start: True where a new series starts, shape (n,), bool.
+    """
     step = np.zeros_like(q_setpoint, dtype=np.float64)
     step[1:] = q_setpoint[1:] - q_setpoint[:-1]
     step[segment_start] = 0.0
@@ -98,7 +108,16 @@ def setpoint_steps(q_setpoint: np.ndarray, segment_start: np.ndarray) -> np.ndar
 
 
 def step_directions(state: np.ndarray, move: np.ndarray, deadband: float) -> np.ndarray:
-    """The direction state (J,) after a move ``move`` (J,) [rad | m]: its sign where larger than the deadband."""
+    """The direction state after a move: its sign where larger than the deadband.
+
+    Args:
+        state: The direction state before the move (+1, -1, 0), shape (J,).
+        move: The move, shape (J,), in [rad] (or [m] for a prismatic joint).
+        deadband: Smallest move that sets a direction, in the units of the move.
+
+    Returns:
+        The new direction state, shape (J,).
+    """
     return np.where(np.abs(move) > deadband, np.sign(move), state)
 
 
@@ -159,8 +178,12 @@ class DirectionState:
     def features(
         self, current: np.ndarray, previous: np.ndarray, setpoint_step: np.ndarray | None = None
     ) -> np.ndarray:
-        """(F,) features of ``current`` (J,) after ``previous`` (J,) measured and a setpoint change
-        ``setpoint_step`` (J,) (CS only); advances the state.
+        """(F,) features of ``current`` after ``previous``; advances the state.
+
+        Args:
+            current: The measured joints of the sample, shape (J,).
+            previous: The previous measured joints, shape (J,).
+            setpoint_step: The setpoint change, shape (J,); CS only.
         """
         if self.spec.kind == "CPE":
             self.state = step_directions(self.state, current - previous, self.spec.deadband)

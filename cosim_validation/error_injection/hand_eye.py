@@ -50,7 +50,14 @@ class HandEye(NamedTuple):
     method: str
 
     def actual_tool_poses(self, B: np.ndarray) -> np.ndarray:
-        """(n, 4, 4) the tool's actual pose in base_link, Y B_i X^-1, from marker poses ``B`` (n, 4, 4)."""
+        """The tool's actual poses in base_link, Y B_i X^-1, from marker poses.
+
+        Args:
+            B: Marker poses T_tracker_marker from the tracker, shape (n, 4, 4), translations in [m].
+
+        Returns:
+            T_base_tool, shape (n, 4, 4), translations in [m].
+        """
         return self.Y @ np.asarray(B) @ inverse(self.X)  # type: ignore[no-any-return]
 
     def summary(self) -> dict[str, float | str]:
@@ -78,12 +85,26 @@ def _checked(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def residuals(A: np.ndarray, B: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Translation (n,) [m] and rotation (n,) [rad] residuals of A_i X vs Y B_i."""
+    """Translation and rotation residuals of A_i X vs Y B_i.
+
+    Args:
+        A: Tool poses T_base_tool from forward kinematics, shape (n, 4, 4), translations in [m].
+        B: Marker poses T_tracker_marker from the tracker, shape (n, 4, 4), translations in [m].
+        X: T_tool_marker, shape (4, 4), translation in [m].
+        Y: T_base_tracker, shape (4, 4), translation in [m].
+
+    Returns:
+        The translation residuals, shape (n,), in [m], and the rotation residuals, shape (n,), in [rad].
+    """
     return pose_gap(A @ X, Y @ B)
 
 
 def solve_closed_form(A: np.ndarray, B: np.ndarray) -> HandEye:
     """Shah's closed-form solution of A_i X = Y B_i.
+
+    Args:
+        A: Tool poses T_base_tool from forward kinematics, shape (n, 4, 4), translations in [m].
+        B: Marker poses T_tracker_marker from the tracker, shape (n, 4, 4), translations in [m].
 
     Raises:
         CalibrationError: Too few or non-finite poses, or motion that leaves the rotations open.
@@ -131,7 +152,8 @@ def refine(A: np.ndarray, B: np.ndarray, start: HandEye, length_m: float = 0.1) 
     """Nonlinear least squares of the pose residuals of A_i X vs Y B_i, from ``start``.
 
     Args:
-        A, B: (n, 4, 4) tool poses from forward kinematics and marker poses from the tracker.
+        A: Tool poses T_base_tool from forward kinematics, shape (n, 4, 4), translations in [m].
+        B: Marker poses T_tracker_marker from the tracker, shape (n, 4, 4), translations in [m].
         start: The closed-form solution.
         length_m: Weight of a rotation residual: 1 rad counts as ``length_m`` of position error [m].
     """
@@ -153,6 +175,12 @@ def refine(A: np.ndarray, B: np.ndarray, start: HandEye, length_m: float = 0.1) 
 
 
 def calibrate(A: np.ndarray, B: np.ndarray, refined: bool = True) -> HandEye:
-    """Shah's closed form, then (by default) the nonlinear refinement."""
+    """Shah's closed form, then (by default) the nonlinear refinement.
+
+    Args:
+        A: Tool poses T_base_tool from forward kinematics, shape (n, 4, 4), translations in [m].
+        B: Marker poses T_tracker_marker from the tracker, shape (n, 4, 4), translations in [m].
+        refined: Refine the closed-form solution by nonlinear least squares.
+    """
     start = solve_closed_form(A, B)
     return refine(A, B, start) if refined else start

@@ -31,8 +31,10 @@ GAPS = {"translation_mm": ("position", "mm"), "rotation_deg": ("rotation", "deg"
 
 
 def check_split(data: ErrorDataset, split: Split, tracked_held_out: int | None = None) -> None:
-    """Raise :class:`DatasetError` when ``data`` (its ``set`` column the split's) has too few training rows, or
-    ``tracked_held_out`` (when given: held-out rows with a usable tracked pose) is too small.
+    """Raise :class:`DatasetError` when the split leaves too few rows to train or to judge.
+
+    Too few: ``data`` (its ``set`` column the split's) has too few training rows, or ``tracked_held_out`` (when
+    given: held-out rows with a usable tracked pose) is too small.
     """
     n_train = int((data.set_name == "train").sum())
     if n_train < MIN_TRAINING_ROWS:
@@ -115,8 +117,9 @@ def held_out_evaluation(
     max_registration_error_m: float,
     kinematic: bool = True,
 ) -> dict[str, Any]:
-    """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate` (``kinematic``: see
-    :func:`~.learning.label`).
+    """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate`.
+
+    ``kinematic``: see :func:`~.learning.label`.
     """
     runs = [one_seed(data, kinematics, split, s, settings, max_registration_error_m, kinematic) for s in range(seeds)]
     return {"split": split.text, "seeds": seeds, "runs": runs, "over_seeds": aggregate(runs)}

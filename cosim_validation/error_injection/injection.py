@@ -67,9 +67,10 @@ class ErrorInjector:
         self._warm_up()
 
     def _warm_up(self) -> None:
-        """Run the networks once, then forget it: their compiled kernels load now (about 0.3 s on a quiet machine,
-        seconds on a loaded one), not in the first sample of a case, where a live session's robot has a few
-        seconds to answer.
+        """Run the networks once, then forget it, so their compiled kernels load now.
+
+        Loading takes about 0.3 s on a quiet machine, seconds on a loaded one; now, not in the first sample of a
+        case, where a live session's robot has a few seconds to answer.
         """
         q = 0.5 * (self._lower + self._upper)
         self.reset(q, 0)
@@ -82,7 +83,12 @@ class ErrorInjector:
         return self._name
 
     def reset(self, q0: np.ndarray, case_seed: int) -> None:
-        """A new case at rest at ``q0`` (J,): no history, no offset (the networks are deterministic)."""
+        """A new case at rest at ``q0``: no history, no offset (the networks are deterministic).
+
+        Args:
+            q0: The joints at rest, shape (J,), in [rad] (or [m] for a prismatic joint).
+            case_seed: The case's seed (unused: the networks are deterministic).
+        """
         self._nn1.reset()
         self._nn2.reset()
         self._moves = np.zeros_like(self._moves)
@@ -91,7 +97,15 @@ class ErrorInjector:
         self._a2 = np.zeros_like(self._previous)
 
     def offsets(self, q_setpoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(a1, a2), each (J,), for the setpoint after the current history; advances the history."""
+        """The offsets (a1, a2) for the setpoint after the current history; advances the history.
+
+        Args:
+            q_setpoint: The controller's setpoint, shape (J,), in [rad] (or [m] for a prismatic joint).
+
+        Returns:
+            a1 (the controller error) and a2 (the kinematic and non-kinematic error), each of shape (J,), in the
+            units of the joints.
+        """
         step = q_setpoint - self._previous_setpoint
         self._previous_setpoint = np.array(q_setpoint, dtype=np.float64)
         a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step))
@@ -101,7 +115,15 @@ class ErrorInjector:
         return a1, self.model.kinematic_offsets(measured, self._moves) + a2
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
-        """q_s + a1 + a2, within the joint limits."""
+        """q_s + a1 + a2, within the joint limits.
+
+        Args:
+            t_s: Case time at which the setpoint is due, in [s]; not used by the injector.
+            q_setpoint: The controller's setpoint q_s, shape (J,), in [rad] (or [m] for a prismatic joint).
+
+        Returns:
+            The joint vector the simulated robot gets, shape (J,), in the units of the joints.
+        """
         q_s = np.asarray(q_setpoint, dtype=np.float64)
         a1, a2 = self.offsets(q_s)
         self.last_offsets = (a1, a2)

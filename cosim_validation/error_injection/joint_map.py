@@ -49,8 +49,11 @@ class JointMap:
         return int(self.offset.size)
 
     def apply(self, q: np.ndarray, directions: np.ndarray | None = None) -> np.ndarray:
-        """(n, J) true joint values of measured ones ``q`` (n, J) [rad | m], their joints' last moves in
-        ``directions`` (n, J) (+1, -1, 0; None: not known, no lost motion).
+        """(n, J) true joint values of measured ones ``q``.
+
+        Args:
+            q: Measured joints, shape (n, J), in [rad] (or [m] for a prismatic joint).
+            directions: The joints' last moves (+1, -1, 0), shape (n, J); None: not known, no lost motion.
         """
         q = np.atleast_2d(np.asarray(q, dtype=np.float64))
         out = self.offset + self.scale * q

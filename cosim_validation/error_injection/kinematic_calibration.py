@@ -160,8 +160,10 @@ class _Problem:
 
 
 def identifiable(jacobian: np.ndarray, n_kinematic: int, sine: float = IDENTIFIABLE_SINE) -> np.ndarray:
-    """(K,) bool: the kinematic columns (the first ``n_kinematic``) that leave the span of X and Y's columns (the
-    rest) and of the kinematic columns kept before them by at least ``sine`` (columns scaled to unit norm).
+    """(K,) bool: the kinematic columns (the first ``n_kinematic``) that are identifiable.
+
+    A column is kept when it leaves the span of X and Y's columns (the rest) and of the kinematic columns kept
+    before it by at least ``sine`` (columns scaled to unit norm).
     """
     norms = np.linalg.norm(jacobian, axis=0)
     unit = jacobian / np.where(norms > 0.0, norms, 1.0)
@@ -268,8 +270,10 @@ def _fit(problem: _Problem, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def _standard_errors(jacobian: np.ndarray, residual: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """(K,) standard errors of the kinematic parameters (NaN where held): sqrt of the diagonal of
-    s^2 (J^T J)^-1 over the free columns, s^2 the residuals' sum of squares over their degrees of freedom.
+    """(K,) standard errors of the kinematic parameters (NaN where held).
+
+    The sqrt of the diagonal of s^2 (J^T J)^-1 over the free columns, s^2 the residuals' sum of squares over
+    their degrees of freedom.
     """
     free = np.concatenate([keep, np.ones(12, dtype=bool)])
     J = jacobian[:, free]
@@ -281,6 +285,14 @@ def _standard_errors(jacobian: np.ndarray, residual: np.ndarray, keep: np.ndarra
 
 
 def kinematics_poses(kinematics: Kinematics, q: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) nominal tip poses of (n, J) joints (one batch of forward kinematics)."""
+    """Nominal tip poses of joint vectors (one batch of forward kinematics).
+
+    Args:
+        kinematics: The nominal model.
+        q: Joint vectors, shape (n, J), in [rad] (or [m] for a prismatic joint).
+
+    Returns:
+        T_base_tip in base_link, shape (n, 4, 4), translations in [m].
+    """
     pos, R = kinematics.tip_poses(q)
     return from_rotation(R, pos)

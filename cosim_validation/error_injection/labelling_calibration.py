@@ -35,8 +35,9 @@ def marker_reading_gap(readings: CleanedDataset, B_means: np.ndarray) -> tuple[f
 
 
 def last_moves(data: ErrorDataset) -> np.ndarray:
-    """(n, J) the direction of each joint's last move in its segment (+1, -1; 0 before the first), from the
-    measured joints (the CPE direction of :mod:`~.features`, as the injector's history gives it).
+    """(n, J) the direction of each joint's last move in its segment (+1, -1; 0 before the first).
+
+    From the measured joints: the CPE direction of :mod:`~.features`, as the injector's history gives it.
     """
     q = data.q_measured
     starts = data.segment_starts()
@@ -46,8 +47,10 @@ def last_moves(data: ErrorDataset) -> np.ndarray:
 
 
 def calibration_rows(train: np.ndarray, settled: np.ndarray, kinematic: bool) -> np.ndarray:
-    """The tracked rows to calibrate on: the kinematic calibration prefers the settled training rows (averaged
-    readings of an arm at rest, no lag in them) when there are :data:`MIN_TRAINING_ROWS`; else every training row.
+    """The tracked rows to calibrate on.
+
+    The kinematic calibration prefers the settled training rows (averaged readings of an arm at rest, no lag in
+    them) when there are :data:`MIN_TRAINING_ROWS`; else every training row.
     """
     preferred = train & settled
     return preferred if kinematic and int(preferred.sum()) >= MIN_TRAINING_ROWS else train
@@ -56,7 +59,16 @@ def calibration_rows(train: np.ndarray, settled: np.ndarray, kinematic: bool) ->
 def calibrated(
     kinematics: Kinematics, q: np.ndarray, moves: np.ndarray, B: np.ndarray, kinematic: bool
 ) -> tuple[HandEye, KinematicCalibration | None]:
-    """X and Y with the kinematic calibration (``kinematic``), or of the nominal model alone."""
+    """X and Y with the kinematic calibration (``kinematic``), or of the nominal model alone.
+
+    Args:
+        kinematics: The nominal model.
+        q: Measured joints of the tracked poses, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        moves: Direction of each joint's last move (+1, -1, 0), shape (n, J).
+        B: Marker poses in the tracker's frame, shape (n, 4, 4), translations in [m].
+        kinematic: Calibrate the joint offsets, ratios, couplings and lost motions too (False: X and Y of the
+            nominal model alone).
+    """
     if not kinematic:
         return calibrate(kinematics_poses(kinematics, q), B), None
     calibration = calibrate_kinematics(kinematics, q, B, moves)

@@ -132,6 +132,10 @@ def label(
     """Clean ``dataset``, calibrate on its tracked training rows (unless ``hand_eye`` is given), label every row.
 
     Args:
+        dataset: As read or collected.
+        kinematics: The nominal arm and needle; the dataset must be recorded on it.
+        hand_eye: A calibration to use; None: calibrated here.
+        max_registration_error_m: Marker poses with a larger registration error are not used [m].
         kinematic: Calibrate the joint offsets, ratios and wrist couplings with X and Y (False: X and Y alone,
             the nominal model).
 
@@ -200,9 +204,10 @@ def _fit(spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSetting
 
 
 def validation_blocks(n_rows: int, seed: int) -> np.ndarray:
-    """(n,) bool: rows kept for a guard's validation, whole blocks of :data:`VALIDATION_BLOCK_ROWS` consecutive
-    rows (a random share :data:`VALIDATION_SHARE` of them, at least one), so they are not the neighbours of
-    rows the network was fitted to.
+    """(n,) bool: rows kept for a guard's validation.
+
+    Whole blocks of :data:`VALIDATION_BLOCK_ROWS` consecutive rows (a random share :data:`VALIDATION_SHARE` of
+    them, at least one), so they are not the neighbours of rows the network was fitted to.
     """
     block = np.arange(n_rows) // VALIDATION_BLOCK_ROWS
     n_blocks = int(block[-1]) + 1 if n_rows else 0

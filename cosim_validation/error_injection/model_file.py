@@ -80,8 +80,11 @@ class ErrorModel:
     joint_map: JointMap | None = None
 
     def kinematic_offsets(self, q: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        """(J,) m(q, d) - q, the calibrated model's joint offsets at measured joints ``q`` (J,) [rad | m] whose last
-        moves were ``directions`` (J,) (+1, -1, 0); 0 without a kinematic calibration.
+        """(J,) m(q, d) - q, the calibrated model's joint offsets; 0 without a kinematic calibration.
+
+        Args:
+            q: Measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+            directions: The joints' last moves (+1, -1, 0), shape (J,).
         """
         q = np.asarray(q, dtype=np.float64)
         if self.joint_map is None:
@@ -94,8 +97,17 @@ class ErrorModel:
         return all(key in self.guards for key in NETWORKS)
 
     def offsets(self, key: str, x: np.ndarray) -> np.ndarray:
-        """(n, J) offsets of network ``key`` for features ``x`` (n, F) (or (J,) of one (F,) row), shrunk away
-        from its training support and zero on its masked joints (:mod:`~.support`) when it has a guard.
+        """(n, J) offsets of network ``key`` for features ``x`` (n, F), or (J,) of one (F,) row.
+
+        When the network has a guard, the offsets are shrunk away from its training support and zero on its masked
+        joints (:mod:`~.support`).
+
+        Args:
+            key: ``nn1`` (the controller error) or ``nn2`` (the kinematic and non-kinematic error).
+            x: Features of the network's feature set (:mod:`~.features`), shape (n, F) or (F,).
+
+        Returns:
+            Joint offsets, shape (n, J) or (J,), in [rad] (or [m] for a prismatic joint).
         """
         net = self.nn1 if key == "nn1" else self.nn2
         raw = net.predict(x)

@@ -1,5 +1,7 @@
-"""Recorded robot data (an error dataset read from a CRTK-style bag or the dataset CSV) as a trajectory record
-the monitor checks (``cosim import-crtk BAG -o X.npz``, then ``cosim check X.npz``; docs/CRTK.md).
+"""Recorded robot data as a trajectory record the monitor checks.
+
+The data is an error dataset read from a CRTK-style bag or the dataset CSV (``cosim import-crtk BAG -o X.npz``,
+then ``cosim check X.npz``; docs/CRTK.md).
 
 What a recording holds becomes the record's fields: the setpoint as ``q_setpoint``, the encoders as
 ``q_measured``, the joint origins, axes and tool tip by the model's forward kinematics of the measured joints

@@ -75,13 +75,24 @@ class Guard:
         object.__setattr__(self, "_arrays", (lower, upper, points))  # as the kernel takes them, made once
 
     def distance(self, z: np.ndarray) -> np.ndarray:
-        """(n,) distance of z-scored inputs ``z`` (n, F) from the training support (0 on it)."""
+        """Distance of z-scored inputs from the training support (0 on it).
+
+        Args:
+            z: Network inputs z-scored with the training mean and standard deviation, shape (n, F).
+
+        Returns:
+            The distances in z-score units, shape (n,).
+        """
         z = np.ascontiguousarray(z, dtype=np.float64)
         lower, upper, points = self._arrays
         return _support_distance(z, lower, upper, points, float(self.radius))
 
     def weight(self, z: np.ndarray) -> np.ndarray:
-        """(n,) w in [0, 1]: 1 on the support, a half cosine down to 0 at ``width``, 0 beyond."""
+        """(n,) w in [0, 1]: 1 on the support, a half cosine down to 0 at ``width``, 0 beyond.
+
+        Args:
+            z: Network inputs z-scored with the training mean and standard deviation, shape (n, F).
+        """
         d = np.clip(self.distance(z) / self.width, 0.0, 1.0)
         return 0.5 * (1.0 + np.cos(np.pi * d))
 
@@ -90,8 +101,9 @@ class Guard:
 def _support_distance(
     z: np.ndarray, lower: np.ndarray, upper: np.ndarray, points: np.ndarray, radius: float
 ) -> np.ndarray:
-    """(n,) max(distance outside the box, distance to the nearest point beyond ``radius``) of each row of ``z``;
-    a loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls.
+    """(n,) max(distance outside the box, distance to the nearest point beyond ``radius``) of each row of ``z``.
+
+    A loop kernel: one row (the injector's case) costs microseconds, not a dozen numpy calls.
     """
     n, f = z.shape
     out = np.empty(n)
@@ -137,7 +149,11 @@ def support_of(z: np.ndarray, seed: int, width: float = DEFAULT_WIDTH) -> Guard:
 
 
 def joint_mask(target: np.ndarray, predicted: np.ndarray, min_gain: float = MASK_MIN_GAIN) -> np.ndarray:
-    """(J,) bool: the joints whose ``predicted`` offsets (n, J) leave a mean squared error against ``target``
-    (n, J) at least ``min_gain`` (a share) below that of no offset.
+    """(J,) bool: the joints whose predicted offsets improve on no offset by at least ``min_gain``.
+
+    Args:
+        target: The offsets to predict, shape (n, J).
+        predicted: The predicted offsets, shape (n, J).
+        min_gain: The share by which the mean squared error against ``target`` must be below that of no offset.
     """
     return ((target - predicted) ** 2).mean(axis=0) < (1.0 - min_gain) * (target**2).mean(axis=0)  # type: ignore[no-any-return]

@@ -119,6 +119,13 @@ def train_network(
 ) -> TrainedNetwork:
     """Fit one network to features ``x`` (n, F) and joint-offset targets ``y`` (n, J).
 
+    Args:
+        spec: The feature set of ``x``.
+        x: Features, shape (n, F).
+        y: Joint-offset targets, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        settings: The network's hyper-parameters.
+        what: The network's name in messages.
+
     Raises:
         DatasetError: Too few rows (naming :data:`MIN_TRAINING_ROWS`) or non-finite values.
     """
@@ -169,6 +176,13 @@ def search(
     spec: FeatureSpec, x: np.ndarray, y: np.ndarray, base: TrainingSettings, what: str = "network"
 ) -> tuple[TrainedNetwork, list[dict[str, Any]]]:
     """Train every combination of :data:`SEARCH_GRID` and keep the lowest validation loss.
+
+    Args:
+        spec: The feature set of ``x``.
+        x: Features, shape (n, F).
+        y: Joint-offset targets, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        base: The hyper-parameters whose layers, learning rate and batch size the grid replaces.
+        what: The network's name in messages.
 
     Returns:
         The best network and one row per trial (settings, epochs, validation MSE).

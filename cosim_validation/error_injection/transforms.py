@@ -7,7 +7,12 @@ from scipy.spatial.transform import Rotation
 
 
 def poses(position_m: np.ndarray, quat_wxyz: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) transforms from positions (n, 3) [m] and unit quaternions (n, 4) (w, x, y, z)."""
+    """(n, 4, 4) transforms from positions and unit quaternions.
+
+    Args:
+        position_m: Translations, shape (n, 3), in [m].
+        quat_wxyz: Unit quaternions (w, x, y, z), shape (n, 4).
+    """
     position_m = np.asarray(position_m, dtype=np.float64).reshape(-1, 3)
     quat = np.asarray(quat_wxyz, dtype=np.float64).reshape(-1, 4)
     T = np.tile(np.eye(4), (position_m.shape[0], 1, 1))
@@ -17,7 +22,12 @@ def poses(position_m: np.ndarray, quat_wxyz: np.ndarray) -> np.ndarray:
 
 
 def from_rotation(R: np.ndarray, position_m: np.ndarray) -> np.ndarray:
-    """(n, 4, 4) transforms from rotation matrices (n, 3, 3) and positions (n, 3) [m]."""
+    """(n, 4, 4) transforms from rotation matrices and positions.
+
+    Args:
+        R: Rotation matrices, shape (n, 3, 3).
+        position_m: Translations, shape (n, 3), in [m].
+    """
     R = np.asarray(R, dtype=np.float64).reshape(-1, 3, 3)
     T = np.tile(np.eye(4), (R.shape[0], 1, 1))
     T[:, :3, :3] = R
@@ -50,8 +60,14 @@ def rotation_angle_rad(R_a: np.ndarray, R_b: np.ndarray) -> np.ndarray:
 
 
 def pose_gap(T_a: np.ndarray, T_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Translation (n,) [m] ([Barragan et al. 2024], eq. 5) and rotation (n,) [rad] (eq. 6) between two (n, 4, 4)
-    stacks.
+    """Translation and rotation gaps between two stacks of poses ([Barragan et al. 2024], eq. 5 and 6).
+
+    Args:
+        T_a: Poses, shape (n, 4, 4), translations in [m].
+        T_b: The poses compared with ``T_a``, shape (n, 4, 4), translations in [m].
+
+    Returns:
+        The translation gaps, shape (n,), in [m], and the rotation gaps, shape (n,), in [rad].
     """
     translation = np.linalg.norm(T_a[..., :3, 3] - T_b[..., :3, 3], axis=-1)
     return translation, rotation_angle_rad(T_a[..., :3, :3], T_b[..., :3, :3])

@@ -48,8 +48,18 @@ def command_progress(q_setpoint: np.ndarray, q_measured: np.ndarray) -> np.ndarr
 def step_progress(
     previous_setpoint: np.ndarray, setpoint: np.ndarray, previous_measured: np.ndarray, measured: np.ndarray
 ) -> float:
-    """``|rho - 1|`` of one sample from its and the previous sample's (J,) setpoints and measured joints (NaN where
-    the commanded step is < MIN_STEP): :func:`command_progress` one sample at a time, the same operations.
+    """``|rho - 1|`` of one sample from its and the previous sample's setpoints and measured joints.
+
+    :func:`command_progress` one sample at a time, the same operations.
+
+    Args:
+        previous_setpoint: The previous sample's command, shape (J,), in [rad] (or [m] for a prismatic joint).
+        setpoint: This sample's command, shape (J,), in [rad] (or [m] for a prismatic joint).
+        previous_measured: The joints the robot reported at the previous sample, shape (J,), same units.
+        measured: The joints the robot reported at this sample, shape (J,), same units.
+
+    Returns:
+        ``|rho - 1|`` [1]; NaN where the commanded step is < MIN_STEP.
     """
     step = (np.asarray(setpoint, dtype=np.float64) - np.asarray(previous_setpoint, dtype=np.float64))[None, :]
     moved = (np.asarray(measured, dtype=np.float64) - np.asarray(previous_measured, dtype=np.float64))[None, :]

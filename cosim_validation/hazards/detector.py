@@ -136,6 +136,14 @@ def detect(physical: TrajectoryRecord, model: TrajectoryRecord, settings: Detect
 def derive_threshold(fault_free_maxima: np.ndarray, margin: float) -> float:
     """A threshold from fault-free runs: their largest deviation times ``margin`` (> 1).
 
+    Args:
+        fault_free_maxima: Each fault-free run's largest value of the detector's quantity, shape (r,), in its unit
+            (e.g. the tip deviation in [m]); NaN entries are ignored.
+        margin: The factor above the largest value, > 1.
+
+    Returns:
+        The threshold, in the unit of the maxima.
+
     Raises:
         InputError: No finite maximum, or a margin not above 1.
     """

@@ -65,8 +65,11 @@ class FaultWindow:
         self.stage = Stage.NONE
 
     def step(self, t_s: float, stage: Stage = Stage.NONE) -> WindowChange | None:
-        """Advance to the next control cycle, due at case time ``t_s`` [s], a setpoint of ``stage``; what changed,
-        if anything.
+        """Advance to the next control cycle; what changed, if anything.
+
+        Args:
+            t_s: Case time at which the cycle is due, in [s].
+            stage: The stage of the cycle's setpoint.
         """
         self.cycle += 1
         self.stage = stage
@@ -117,6 +120,15 @@ def schedule(
     never fires without them); a window still open at the end of the case ends at the last setpoint's time. The
     same schedule as the injector's, from the same seed (a campaign's records carry the times and stages, so their
     windows need not be stored).
+
+    Args:
+        scenario: The fault scenario whose trigger opens the windows.
+        times_s: Case times of the setpoints after the first, shape (m,), in [s].
+        case_seed: The case's seed (the trigger's random stream).
+        stages: The stages of those setpoints (``Stage`` values), shape (m,); None: none known.
+
+    Returns:
+        The windows as ``(start_s, end_s)`` pairs of case times in [s].
     """
     window = FaultWindow(scenario)
     window.reset(case_stream(scenario.name, case_seed, TRIGGER_STREAM, 0))

@@ -79,7 +79,16 @@ class FeedbackForceStream:
         self._last = None
 
     def push(self, t_s: float, robot_tip_m: np.ndarray, model_tip_m: np.ndarray) -> np.ndarray:
-        """(3,) force [N] at sample time ``t_s`` [s] from the two tips (3,) [m] (base_link)."""
+        """The feedback force at one sample, from the two tips.
+
+        Args:
+            t_s: Sample time in [s].
+            robot_tip_m: The robot's tip in base_link, shape (3,), in [m].
+            model_tip_m: The model's tip in base_link, shape (3,), in [m].
+
+        Returns:
+            The force in base_link, shape (3,), in [N]; zero while the tips are within the threshold.
+        """
         error_m = (np.asarray(model_tip_m, dtype=np.float64) - np.asarray(robot_tip_m, dtype=np.float64))[None, :]
         rate_m_per_s = np.zeros_like(error_m)
         if self._last is not None:

@@ -79,7 +79,12 @@ class HazardFilter:
         self._stage = Stage(int(stage))
 
     def reset(self, q0: np.ndarray, case_seed: int) -> None:
-        """A new case at rest at ``q0``: no window open, histories restart, streams from ``case_seed``."""
+        """A new case at rest at ``q0``: no window open, histories restart, streams from ``case_seed``.
+
+        Args:
+            q0: The joints at rest, shape (J,), in [rad] (or [m] for a prismatic joint).
+            case_seed: The seed every random stream of the case restarts from.
+        """
         self._seed = int(case_seed)
         self._window.reset(self._rng(TRIGGER_STREAM, 0))
         q0 = np.asarray(q0, dtype=np.float64)
@@ -95,7 +100,15 @@ class HazardFilter:
         self._stage = Stage.NONE
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
-        """The joint vector the robot gets for the clean setpoint due at case time ``t_s`` [s]."""
+        """The joint vector the robot gets for the clean setpoint due at case time ``t_s``.
+
+        Args:
+            t_s: Case time at which the setpoint is due, in [s].
+            q_setpoint: The clean setpoint, shape (J,), in [rad] (or [m] for a prismatic joint).
+
+        Returns:
+            The setpoint, corrupted while a command window is open and kept within the joint limits, shape (J,).
+        """
         self._t_s = float(t_s)
         clean = np.asarray(q_setpoint, dtype=np.float64)
         self._clean_setpoint = clean.copy()

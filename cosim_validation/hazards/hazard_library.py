@@ -211,6 +211,12 @@ def case_warnings(
 
     A trigger that never fires in the case (a stage trigger: its stage is not among ``stages``, the stages of the
     case's setpoints after the first; not judged when None), or a window longer than the case.
+
+    Args:
+        scenario: The fault scenario.
+        case_duration_s: The case's duration in [s].
+        period_s: The control cycle's period in [s].
+        stages: The stages (``Stage`` values) of the case's setpoints after the first; None: not known.
     """
     trigger = scenario.trigger
     warnings = []

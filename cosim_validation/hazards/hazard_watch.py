@@ -74,8 +74,9 @@ class HazardSample(NamedTuple):
 
     @property
     def alarmed(self) -> bool:
-        """Whether a detector of the robot's motion alarms at this sample: tip, joint or command progress (what
-        stops the task with ``stop_on_alarm``; a tracker alarm says the tracker is wrong, not the robot).
+        """Whether a detector of the robot's motion alarms at this sample: tip, joint or command progress.
+
+        This is what stops the task with ``stop_on_alarm``; a tracker alarm says the tracker is wrong, not the robot.
         """
         return self.alarm.tip or self.alarm.joint or self.alarm.progress
 
@@ -97,9 +98,10 @@ def alarm_text(alarm: Alarm) -> str:
 
 
 def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
-    """Thresholds from ``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]`` (joint: rad, or m for a prismatic
-    joint; progress: of ``|rho - 1|``, no unit); a detector left out is off, so ``tip_mm=X`` alone is the tip
-    detector, ``progress=P`` alone the command progress, both together both.
+    """Thresholds from ``[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]``.
+
+    Units: joint in rad, or m for a prismatic joint; progress of ``|rho - 1|``, no unit. A detector left out is
+    off, so ``tip_mm=X`` alone is the tip detector, ``progress=P`` alone the command progress, both together both.
 
     Raises:
         InputError: An unknown key, no key at all or a value that is not a positive number (naming ``option`` and
@@ -189,8 +191,14 @@ class HazardWatch:
         self._events.clear()
 
     def push(self, t_s: float, stamp_ns: int, robot: Answer, model: Answer, q_setpoint: np.ndarray) -> HazardSample:
-        """Judge the answers of the robot and of its fault-free model to the setpoint ``q_setpoint`` (J,) (the clean
-        one the loop sent) at case time ``t_s`` [s].
+        """Judge the answers of the robot and of its fault-free model to the setpoint ``q_setpoint``.
+
+        Args:
+            t_s: Case time of the setpoint in [s].
+            stamp_ns: The setpoint's stamp in [ns] of session time.
+            robot: The physical robot's answer.
+            model: The fault-free model's answer.
+            q_setpoint: The clean setpoint the loop sent, shape (J,), in [rad] (or [m] for a prismatic joint).
         """
         q = np.stack([np.asarray(robot.q_measured, dtype=np.float64), np.asarray(model.q_measured, dtype=np.float64)])
         tips = self.kinematics.record_arrays(q).tip_pos_m

@@ -67,8 +67,16 @@ class OnlineDetector:
         tracker_tip_m: np.ndarray,
         q_setpoint: np.ndarray | None = None,
     ) -> Alarm:
-        """One sample: tips (3,) [m] from each robot's encoders, joints (J,), the robot's tracker tip (3,) [m], and
-        the clean setpoint (J,) of the sample (for the command progress; None: not judged).
+        """Judge one sample of the robot against its model.
+
+        Args:
+            t_s: Sample time in [s].
+            robot_tip_m: The robot's tip from its encoders, in base_link, shape (3,), in [m].
+            model_tip_m: The model's tip from its encoders, in base_link, shape (3,), in [m].
+            robot_q: The robot's measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
+            model_q: The model's measured joints, shape (J,), same units.
+            tracker_tip_m: The robot's tracked tip, in base_link, shape (3,), in [m].
+            q_setpoint: The clean setpoint of the sample, shape (J,), for the command progress; None: not judged.
         """
         deviation_m = float(np.linalg.norm(np.asarray(robot_tip_m) - np.asarray(model_tip_m)))
         joint = bool(np.any(np.abs(np.asarray(robot_q) - np.asarray(model_q)) > self.settings.joint_threshold))

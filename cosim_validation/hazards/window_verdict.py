@@ -48,7 +48,14 @@ class WindowVerdict(NamedTuple):
 def judge_windows(
     detection: Detection, windows: list[tuple[float, float]], threshold_m: float, grace_s: float = GRACE_S
 ) -> tuple[list[WindowVerdict], int, int]:
-    """Each window's verdict, and the false-alarm episodes of the first and of the second detector in the case."""
+    """Each window's verdict, and the false-alarm episodes of the first and of the second detector in the case.
+
+    Args:
+        detection: The detector's answers on the case's samples.
+        windows: The injected windows as ``(start_s, end_s)`` pairs of case times in [s].
+        threshold_m: The tip-deviation threshold in [m] (for the crossing time).
+        grace_s: How long after a window's end an alarm still counts as its detection, in [s].
+    """
     t = detection.t_s
     covered = np.zeros(len(t), dtype=bool)
     verdicts = []
@@ -76,7 +83,11 @@ def judge_windows(
 
 
 def alarm_episodes(alarm: np.ndarray) -> int:
-    """How many times ``alarm`` (n,) rises (an alarm at the first sample counts as one)."""
+    """How many times ``alarm`` rises (an alarm at the first sample counts as one).
+
+    Args:
+        alarm: Whether the detector alarms at each sample, shape (n,), bool.
+    """
     a = np.asarray(alarm, dtype=bool)
     return int(np.count_nonzero(a[1:] & ~a[:-1]) + (1 if len(a) and a[0] else 0))
 

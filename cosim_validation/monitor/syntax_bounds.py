@@ -34,8 +34,9 @@ def _children(node: object) -> list[object]:
 
 
 def tree_size(tree: object) -> TreeSize:
-    """Nodes and depth of a tree of frozen dataclasses (children in fields or tuples of fields), walked without
-    recursion and each shared subtree measured once.
+    """Nodes and depth of a tree of frozen dataclasses (children in fields or tuples of fields).
+
+    Walked without recursion, each shared subtree measured once.
 
     Args:
         tree: The root.

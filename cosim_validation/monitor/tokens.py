@@ -17,8 +17,9 @@ _QUOTES = "'\""
 
 @dataclass(frozen=True)
 class Token:
-    """One token: kind ``number``, ``name``, ``string``, ``op`` or ``end``; its text (a string's without its
-    quotes) and its 0-based offset in the source text.
+    """One token: kind ``number``, ``name``, ``string``, ``op`` or ``end``.
+
+    Its text (a string's without its quotes) and its 0-based offset in the source text.
     """
 
     kind: str

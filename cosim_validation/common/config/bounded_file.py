@@ -47,8 +47,10 @@ _KINDS = {
 
 
 def regular_file_problem(path: str | Path, folder_ok: bool = False) -> str | None:
-    """What keeps ``path`` from being read as a regular file ("not found", "a loop of symbolic links", "a FIFO
-    (named pipe), expected a regular file", ...), or None when it is one. Never blocks (a FIFO is not opened).
+    """What keeps ``path`` from being read as a regular file, or None when it is one.
+
+    The reason reads "not found", "a loop of symbolic links", "a FIFO (named pipe), expected a regular file", ...
+    Never blocks (a FIFO is not opened).
 
     Args:
         path: The file.

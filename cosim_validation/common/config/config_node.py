@@ -94,8 +94,9 @@ class ConfigNode:
                 )
 
     def with_renamed_keys(self, renamed: dict[str, str]) -> ConfigNode:
-        """This mapping with the keys of an older release read under their current names (``old -> new``),
-        so a run directory's copy of an older configuration still loads; both spellings at once is an error.
+        """This mapping with the keys of an older release read under their current names (``old -> new``).
+
+        So a run directory's copy of an older configuration still loads; both spellings at once is an error.
         """
         mapping = self._mapping()
         if not any(old in mapping for old in renamed):

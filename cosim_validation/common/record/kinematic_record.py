@@ -22,24 +22,48 @@ class JointFrames(Protocol):
     """
 
     @property
-    def joint_pos_m(self) -> np.ndarray: ...
+    def joint_pos_m(self) -> np.ndarray:
+        """Joint origins in base_link, shape (n, J, 3), in [m]."""
+        ...
+
     @property
-    def joint_axis(self) -> np.ndarray: ...
+    def joint_axis(self) -> np.ndarray:
+        """Unit joint axes in base_link, shape (n, J, 3)."""
+        ...
+
     @property
-    def tip_pos_m(self) -> np.ndarray: ...
+    def tip_pos_m(self) -> np.ndarray:
+        """Needle-tip positions in base_link, shape (n, 3), in [m]."""
+        ...
+
     @property
-    def tip_quat_wxyz(self) -> np.ndarray: ...
+    def tip_quat_wxyz(self) -> np.ndarray:
+        """Needle-tip orientations in base_link as (w, x, y, z) quaternions, shape (n, 4)."""
+        ...
 
 
 class RecordModel(Protocol):
     """What the constructor needs of an arm model (:class:`~cosim_validation.robots.model.Kinematics`)."""
 
     @property
-    def joint_names(self) -> tuple[str, ...]: ...
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the J actuated joints, base to tool."""
+        ...
+
     @property
-    def needle_length_m(self) -> float: ...
+    def needle_length_m(self) -> float:
+        """Needle length from the mount frame to the tip in [m]."""
+        ...
+
     def record_arrays(self, q: np.ndarray) -> JointFrames:
-        """Forward kinematics of (n, J) joint vectors [rad or m]."""
+        """Forward kinematics of joint vectors.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad] (or [m] for a prismatic joint).
+
+        Returns:
+            The joint origins, joint axes and needle tips of the n vectors, in base_link.
+        """
         ...
 
 

@@ -1,5 +1,7 @@
-"""What the task supervisor ([Preda et al. 2016]) let the controller do at a sample: the per-sample supervisor signal
-(in `record` beside `Stage`: every record carries it, and the monitor's properties name it).
+"""What the task supervisor ([Preda et al. 2016]) let the controller do at a sample.
+
+The per-sample supervisor signal (in `record` beside `Stage`: every record carries it, and the monitor's properties
+name it).
 """
 
 from __future__ import annotations

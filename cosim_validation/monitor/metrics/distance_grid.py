@@ -279,8 +279,9 @@ class SignedDistanceGrid:
     def _sample(
         self, shape: NDArray[np.int64], closest_points: bool
     ) -> tuple[NDArray[np.float64], NDArray[np.float32]]:
-        """Signed distance at every node and, if asked, each node's closest surface point (float32, relative to
-        the mesh origin; a (1, 1, 1, 3) placeholder without).
+        """Signed distance at every node and, if asked, each node's closest surface point.
+
+        The closest points are float32, relative to the mesh origin; a (1, 1, 1, 3) placeholder without.
         """
         axes = [self.lower_corner_m[a] + self.spacing_m * np.arange(shape[a]) for a in range(3)]
         nodes = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
@@ -310,7 +311,14 @@ class SignedDistanceGrid:
                 )
 
     def bounds(self, points_m: ArrayLike) -> DistanceBounds:
-        """Guaranteed interval of the signed distance of (n, 3) points [m] (see the module docstring)."""
+        """Guaranteed interval of the signed distance of points (see the module docstring).
+
+        Args:
+            points_m: Query points, shape (n, 3), in [m], in the frame of the mesh.
+
+        Returns:
+            The lower and upper bounds, each of shape (n,), in [m].
+        """
         pts = as_points("points_m", points_m, dim=3, min_points=0)
         lower = np.empty(pts.shape[0])
         upper = np.empty(pts.shape[0])
@@ -332,7 +340,12 @@ class SignedDistanceGrid:
         return DistanceBounds(lower, upper)
 
     def undecided(self, points_m: ArrayLike, threshold_m: float) -> NDArray[np.bool_]:
-        """(n,) bool: where the grid alone cannot tell whether φ >= threshold_m (the exact query decides)."""
+        """(n,) bool: where the grid alone cannot tell whether φ >= threshold_m (the exact query decides).
+
+        Args:
+            points_m: Query points, shape (n, 3), in [m], in the frame of the mesh.
+            threshold_m: The signed distance compared with, in [m].
+        """
         lower, upper = self.bounds(points_m)
         return (lower < threshold_m) & (upper >= threshold_m)
 
@@ -340,6 +353,10 @@ class SignedDistanceGrid:
         """(n,) bool: whether the signed distance of each point is >= threshold_m, exactly as the mesh says.
 
         For p2m questions use threshold_m >= 0: p2m(x) >= t if and only if φ(x) >= t for t > 0.
+
+        Args:
+            points_m: Query points, shape (n, 3), in [m], in the frame of the mesh.
+            threshold_m: The signed distance compared with, a finite number in [m].
         """
         pts = as_points("points_m", points_m, dim=3, min_points=0)
         threshold = float(threshold_m)

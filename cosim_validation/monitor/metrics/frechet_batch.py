@@ -120,6 +120,11 @@ def frechet_pairs(first: Trajectories, second: Trajectories) -> NDArray[np.float
 def within_pairs(first: Trajectories, second: Trajectories, eps_m: float) -> NDArray[np.bool_]:
     """Whether ``frechet(first[i], second[i]) <= eps_m`` for every i, with pruning.
 
+    Args:
+        first: k trajectories (n_i, d).
+        second: k trajectories (m_i, d), same d.
+        eps_m: The distance compared with, in the trajectories' unit ([m] for positions), >= 0 and finite.
+
     Returns:
         (k,) bool.
     """
@@ -157,6 +162,10 @@ def frechet_all_pairs(group: Trajectories) -> NDArray[np.float64]:
 
 def within_all_pairs(group: Trajectories, eps_m: float) -> NDArray[np.bool_]:
     """Whether every two trajectories of a group are within ``eps_m`` (discrete Fréchet), with pruning.
+
+    Args:
+        group: k trajectories (n_i, d).
+        eps_m: The distance compared with, in the trajectories' unit ([m] for positions), >= 0 and finite.
 
     Returns:
         (k, k) bool symmetric matrix, True on the diagonal.

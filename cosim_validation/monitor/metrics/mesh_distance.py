@@ -128,35 +128,71 @@ class MeshDistance:
         return np.where(self.inside_test.contains(points_m), -distance, distance)
 
     def closest_local(self, points_m: NDArray[np.float64]) -> NDArray[np.float32]:
-        """Closest surface points of checked (n, 3) float64 points, as open3d gives them: float32 relative to
-        :attr:`origin_m` (no input checks; internal fast path).
+        """Closest surface points of checked (n, 3) float64 points, as open3d gives them.
+
+        Float32 relative to :attr:`origin_m` (no input checks; internal fast path).
         """
         points: NDArray[np.float32] = self._scene.compute_closest_points(self._local(points_m))["points"].numpy()
         return points
 
     def closest_points(self, points_m: ArrayLike) -> NDArray[np.float64]:
-        """Closest point on the surface [m] of one point (3,) or of points (n, 3), same shape as the input."""
+        """Closest point on the surface of one point or of points.
+
+        Args:
+            points_m: One point, shape (3,), or points, shape (n, 3), in [m], in the frame of the vertices.
+
+        Returns:
+            The closest surface points in the frame of the vertices, in [m], the same shape as ``points_m``.
+        """
         pts, single = self._query("points_m", points_m)
         closest = self.closest_local(pts).astype(np.float64) + self.origin_m
         return closest[0] if single else closest
 
     def distance(self, points_m: ArrayLike) -> float | NDArray[np.float64]:
-        """Unsigned distance to the surface of one point (3,) or of points (n, 3) [m]."""
+        """Unsigned distance to the surface of one point or of points.
+
+        Args:
+            points_m: One point, shape (3,), or points, shape (n, 3), in [m], in the frame of the vertices.
+
+        Returns:
+            The distance in [m]: a float for one point, shape (n,) for points.
+        """
         pts, single = self._query("points_m", points_m)
         return self._out(self.unsigned(pts), single)
 
     def signed_distance(self, points_m: ArrayLike) -> float | NDArray[np.float64]:
-        """Signed distance [m]: negative inside the model, positive outside, for (3,) or (n, 3) points."""
+        """Signed distance: negative inside the model, positive outside.
+
+        Args:
+            points_m: One point, shape (3,), or points, shape (n, 3), in [m], in the frame of the vertices.
+
+        Returns:
+            The signed distance in [m]: a float for one point, shape (n,) for points.
+        """
         pts, single = self._query("points_m", points_m)
         return self._out(self.signed(pts), single)
 
     def p2m(self, points_m: ArrayLike) -> float | NDArray[np.float64]:
-        """Seed 000's p2m [m]: distance to the surface, 0.0 inside the model, for (3,) or (n, 3) points."""
+        """Seed 000's p2m: distance to the surface, 0.0 inside the model.
+
+        Args:
+            points_m: One point, shape (3,), or points, shape (n, 3), in [m], in the frame of the vertices.
+
+        Returns:
+            p2m in [m]: a float for one point, shape (n,) for points.
+        """
         pts, single = self._query("points_m", points_m)
         return self._out(np.maximum(self.signed(pts), 0.0), single)
 
     def contains(self, points_m: ArrayLike) -> bool | NDArray[np.bool_]:
-        """Whether points (3,) or (n, 3) are inside the model (exact ray parity, :class:`InsideTest`)."""
+        """Whether points are inside the model (exact ray parity, :class:`InsideTest`).
+
+        Args:
+            points_m: One point, shape (3,), or points, shape (n, 3), in [m], in the frame of the vertices.
+
+        Returns:
+            A bool for one point, a bool array of shape (n,) for points.
+        """
         pts, single = self._query("points_m", points_m)
         inside = self.inside_test.contains(pts)
         return bool(inside[0]) if single else inside

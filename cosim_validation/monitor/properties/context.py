@@ -19,11 +19,26 @@ class DistanceField(Protocol):
     """
 
     def point_distance_m(self, points_m: np.ndarray) -> np.ndarray:
-        """(n, 3) points [m] -> (n,) signed distances [m]."""
+        """Signed distance of each point.
+
+        Args:
+            points_m: Points in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The signed distances, shape (n,), in [m].
+        """
         ...
 
     def segment_distance_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
-        """(n, 3) segment starts and ends [m] -> (n,) signed distance of each whole segment [m]."""
+        """Signed distance of each whole segment.
+
+        Args:
+            start_m: Segment starts in base_link, shape (n, 3), in [m].
+            end_m: Segment ends in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The signed distances, shape (n,), in [m].
+        """
         ...
 
 
@@ -38,11 +53,26 @@ class BoundedDistanceField(DistanceField, Protocol):
     """
 
     def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
-        """(n, 3) points [m] -> (n,) values <= point_distance_m [m]."""
+        """Lower bounds of :meth:`point_distance_m`.
+
+        Args:
+            points_m: Points in base_link, shape (n, 3), in [m].
+
+        Returns:
+            Values <= point_distance_m, shape (n,), in [m].
+        """
         ...
 
     def segment_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
-        """(n, 3) segments [m] -> (n,) values <= segment_distance_m [m]."""
+        """Lower bounds of :meth:`segment_distance_m`.
+
+        Args:
+            start_m: Segment starts in base_link, shape (n, 3), in [m].
+            end_m: Segment ends in base_link, shape (n, 3), in [m].
+
+        Returns:
+            Values <= segment_distance_m, shape (n,), in [m].
+        """
         ...
 
 

@@ -79,7 +79,13 @@ class MeshObstacle:
     def from_arrays(
         cls, vertices_m: np.ndarray, faces: np.ndarray, grid_spacing_m: float | None = GRID_SPACING_M
     ) -> MeshObstacle:
-        """From (V, 3) vertices [m] in base_link and (F, 3) triangle indices, with a grid unless spacing is None."""
+        """The obstacle of a triangle mesh, with a grid unless its spacing is None.
+
+        Args:
+            vertices_m: Vertices in base_link, shape (V, 3), in [m].
+            faces: Triangles as indices into ``vertices_m``, shape (F, 3).
+            grid_spacing_m: Spacing of the signed-distance grid used for lower bounds, in [m]; None: no grid.
+        """
         mesh = MeshDistance(vertices_m, faces)
         grid = (
             None
@@ -89,7 +95,14 @@ class MeshObstacle:
         return cls(mesh, vertices_m, grid=grid)
 
     def point_distance_m(self, points_m: np.ndarray) -> np.ndarray:
-        """(n, 3) points [m] -> (n,) signed distances [m]."""
+        """Signed distance of each point.
+
+        Args:
+            points_m: Points in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The signed distances, shape (n,), in [m].
+        """
         return self.mesh.signed(np.ascontiguousarray(points_m, dtype=np.float64))
 
     def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
@@ -141,7 +154,15 @@ class MeshObstacle:
         return np.asarray(np.minimum.reduceat(piece, starts))
 
     def segment_distance_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
-        """(n, 3) needle bases and tips [m] -> (n,) distances of the whole segments [m]."""
+        """Signed distance of each whole needle segment.
+
+        Args:
+            start_m: Needle bases in base_link, shape (n, 3), in [m].
+            end_m: Needle tips in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The signed distances of the whole segments, shape (n,), in [m].
+        """
         result = self.mesh.segment_distance(start_m, end_m, tolerance_m=self.tolerance_m)
         if not result.contact.any():
             return result.distance_m

@@ -139,6 +139,11 @@ class Block:
     def from_sample(cls, sample: Sample, needle_length_m: float, n_joints: int) -> Block:
         """One sample as a block of n = 1, after checking its shapes.
 
+        Args:
+            sample: The sample.
+            needle_length_m: The needle's length in [m].
+            n_joints: J, the number of joints the sample's joint fields must have.
+
         Raises:
             TraceError: A field has the wrong shape or the time is not finite.
         """
@@ -173,7 +178,13 @@ class Block:
 
     @classmethod
     def concat(cls, blocks: list[Block], n_joints: int, needle_length_m: float) -> Block:
-        """The samples of ``blocks`` one after the other (an empty block if there are none)."""
+        """The samples of ``blocks`` one after the other (an empty block if there are none).
+
+        Args:
+            blocks: The blocks, in order.
+            n_joints: J, the number of joints of an empty block.
+            needle_length_m: The needle's length of an empty block, in [m] (otherwise the first block's is kept).
+        """
         if not blocks:
             return cls(
                 np.zeros(0),

@@ -52,8 +52,17 @@ def record_context(
     self_distance: SelfDistance | None = None,
     self_collision: SelfCollisionCheck | None = None,
 ) -> MonitorContext:
-    """The context of ``record``: its joints and needle, the obstacles, the target (given, else from meta) and
-    the robot's self-collision model, if any.
+    """The context of ``record``.
+
+    Its joints and needle, the obstacles, the target (given, else from meta) and the robot's self-collision model,
+    if any.
+
+    Args:
+        record: The robot's trajectory.
+        obstacles: Distance fields in base_link by obstacle name.
+        target_m: The case's target point in base_link, shape (3,), in [m]; None: from the record's meta.
+        self_distance: Smallest distance between non-adjacent links of joint vectors; None: not known.
+        self_collision: Whether the links of joint vectors touch each other; None: not known.
     """
     target = target_m if target_m is not None else record_target(record)
     obstacles = dict(obstacles or {})

@@ -183,7 +183,13 @@ class BehaviourRunner:
 
 
 def run_behaviour(machine: Machine, record: TrajectoryRecord, target_m: np.ndarray | None = None) -> BehaviourResult:
-    """Replay ``record`` through ``machine`` (offline; the same code as online)."""
+    """Replay ``record`` through ``machine`` (offline; the same code as online).
+
+    Args:
+        machine: The behaviour machine.
+        record: The robot's trajectory.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
     runner = BehaviourRunner(machine, record.robot, target_m)
     for sample in record_rows(record):
         if runner.push(sample) is not None:

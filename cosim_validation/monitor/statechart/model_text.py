@@ -1,7 +1,8 @@
-"""What the Promela model (:mod:`.promela`) and the SMV model (:mod:`.smv`) share: one walk over a step table's
-conditions (which leaves, whether a transition is enabled, its input guard, the names of goal atoms), written in
-either language's syntax. Only the syntax differs: ``==``/``&&``/``||`` against ``=``/``&``/``|``, and SMV reads
-a step's free variables (events, guards) as ``next(v)`` where Promela reads ``v``.
+"""What the Promela model (:mod:`.promela`) and the SMV model (:mod:`.smv`) share.
+
+One walk over a step table's conditions (which leaves, whether a transition is enabled, its input guard, the names
+of goal atoms), written in either language's syntax. Only the syntax differs: ``==``/``&&``/``||`` against
+``=``/``&``/``|``, and SMV reads a step's free variables (events, guards) as ``next(v)`` where Promela reads ``v``.
 """
 
 from __future__ import annotations

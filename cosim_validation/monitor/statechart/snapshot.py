@@ -34,22 +34,34 @@ class SampleLike(Protocol):
     """One sample of one robot (properties' ``Sample`` and :class:`RecordSample` both qualify)."""
 
     @property
-    def t_s(self) -> float: ...
+    def t_s(self) -> float:
+        """Time since the case start [s]."""
+        ...
 
     @property
-    def stage(self) -> Stage | int: ...
+    def stage(self) -> Stage | int:
+        """The stage of the sample."""
+        ...
 
     @property
-    def tip_pos_m(self) -> np.ndarray: ...
+    def tip_pos_m(self) -> np.ndarray:
+        """(3,) needle tip from forward kinematics, base_link [m]."""
+        ...
 
     @property
-    def tip_quat_wxyz(self) -> np.ndarray: ...
+    def tip_quat_wxyz(self) -> np.ndarray:
+        """(4,) needle-tip orientation as a (w, x, y, z) quaternion, base_link."""
+        ...
 
     @property
-    def q_measured(self) -> np.ndarray: ...
+    def q_measured(self) -> np.ndarray:
+        """(J,) measured joint positions [rad, or m for a prismatic joint]."""
+        ...
 
     @property
-    def actual_tip_pos_m(self) -> np.ndarray: ...
+    def actual_tip_pos_m(self) -> np.ndarray:
+        """(3,) tracked or ground-truth tip [m]; NaN if unknown."""
+        ...
 
 
 class RecordSample(NamedTuple):
@@ -87,7 +99,15 @@ def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
 def snapshot(
     sample: SampleLike, previous: SampleLike | None, target_m: np.ndarray | None, index: int, is_last: bool
 ) -> dict[str, Any]:
-    """The signals of ``sample`` (``previous``: the sample before it, for the velocity)."""
+    """The signals of ``sample`` by name (:data:`SIGNALS`).
+
+    Args:
+        sample: The sample.
+        previous: The sample before it, for the velocity; None at the first sample.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+        index: The 0-based index of the sample.
+        is_last: Whether it is the last sample of the run.
+    """
     tip = np.asarray(sample.tip_pos_m, dtype=np.float64)
     velocity = np.zeros(3)
     if previous is not None and sample.t_s > previous.t_s:

@@ -1,5 +1,6 @@
-"""The tokens of the guard, action and LTL languages (:mod:`cosim_validation.monitor.tokens`), and a cursor over
-them for the parsers.
+"""The tokens of the guard, action and LTL languages, and a cursor over them for the parsers.
+
+The tokens are those of :mod:`cosim_validation.monitor.tokens`.
 """
 
 from __future__ import annotations

@@ -76,8 +76,10 @@ def _deviation(run: _Run, spec: KpiSpec) -> KpiValue:
 
 
 def _joint_deviation(run: _Run, spec: KpiSpec) -> KpiValue:
-    """Largest joint deviation from the plan, over the revolute joints [rad] (``joint_deviation_max``) or the
-    prismatic ones [m] (``insertion_deviation_max``): one KPI never mixes the two units.
+    """Largest joint deviation from the plan, over the revolute or over the prismatic joints.
+
+    The revolute joints in [rad] (``joint_deviation_max``) or the prismatic ones in [m]
+    (``insertion_deviation_max``): one KPI never mixes the two units.
     """
     assert run.expected is not None
     wanted = run.context.prismatic_mask == (spec.kind == "insertion_deviation_max")

@@ -42,13 +42,15 @@ class Atom(Formula):
 
     @property
     def uses_expected(self) -> bool:
+        """True if the atom's term reads the expected robot."""
         return self.term.uses_expected
 
 
 @dataclass(eq=False)
 class StageTest(Formula):
-    """``stage == S`` or ``supervisor == M`` (``!=`` when ``negated``): an integer signal equal to ``stage`` (a
-    stage or supervisor mode value): robustness +inf when true, -inf when false.
+    """``stage == S`` or ``supervisor == M`` (``!=`` when ``negated``): robustness +inf when true, -inf when false.
+
+    The test is of an integer signal equal to ``stage`` (a stage or supervisor mode value).
     """
 
     term: Term
@@ -57,13 +59,15 @@ class StageTest(Formula):
 
     @property
     def uses_expected(self) -> bool:
+        """True if the tested signal is the expected robot's."""
         return self.term.uses_expected
 
 
 @dataclass(eq=False)
 class FlagTest(Formula):
-    """A boolean signal (``term`` evaluates to a bool array, or floats with NaN where unknown): robustness +inf
-    when true, -inf when false, unknown where NaN; ``text`` is its name in the property.
+    """A boolean signal: robustness +inf when true, -inf when false, unknown where NaN.
+
+    ``term`` evaluates to a bool array, or floats with NaN where unknown; ``text`` is its name in the property.
     """
 
     term: Term
@@ -84,6 +88,7 @@ class Not(Formula):
     operand: Formula
 
     def children(self) -> tuple[Formula, ...]:
+        """The operand."""
         return (self.operand,)
 
 
@@ -94,6 +99,7 @@ class And(Formula):
     operands: tuple[Formula, ...]
 
     def children(self) -> tuple[Formula, ...]:
+        """The operands."""
         return self.operands
 
 
@@ -104,6 +110,7 @@ class Or(Formula):
     operands: tuple[Formula, ...]
 
     def children(self) -> tuple[Formula, ...]:
+        """The operands."""
         return self.operands
 
 
@@ -114,6 +121,7 @@ class Next(Formula):
     operand: Formula
 
     def children(self) -> tuple[Formula, ...]:
+        """The operand."""
         return (self.operand,)
 
 
@@ -125,10 +133,12 @@ class Always(Formula):
     window: Window | None
 
     def children(self) -> tuple[Formula, ...]:
+        """The operand."""
         return (self.operand,)
 
     @property
     def bounded(self) -> bool:
+        """True if the window is bounded and the operand is bounded."""
         return self.window is not None and self.operand.bounded
 
 
@@ -140,10 +150,12 @@ class Eventually(Formula):
     window: Window | None
 
     def children(self) -> tuple[Formula, ...]:
+        """The operand."""
         return (self.operand,)
 
     @property
     def bounded(self) -> bool:
+        """True if the window is bounded and the operand is bounded."""
         return self.window is not None and self.operand.bounded
 
 
@@ -156,10 +168,12 @@ class Until(Formula):
     window: Window | None
 
     def children(self) -> tuple[Formula, ...]:
+        """The left and the right operand."""
         return (self.left, self.right)
 
     @property
     def bounded(self) -> bool:
+        """True if the window is bounded and both operands are bounded."""
         return self.window is not None and self.left.bounded and self.right.bounded
 
 

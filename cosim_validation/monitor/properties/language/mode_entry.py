@@ -35,6 +35,7 @@ class ModeEntry(Term):
         self.rowwise = False
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """The argument's value where the current stay in the mode began, held while in it; NaN outside it."""
         value = np.asarray(self.arg.evaluate(env), dtype=np.float64)
         n = value.shape[0]
         out = np.full_like(value, np.nan)

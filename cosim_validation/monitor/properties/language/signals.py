@@ -41,6 +41,7 @@ class Signal(Term):
         self.uses_expected = self.expected
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """The signal on every sample of the block (or of the expected block), read once per env."""
         key = (self.name, self.joint, self.expected)
         cached = env.signals.get(key)
         if cached is None:
@@ -97,8 +98,9 @@ JOINT_LIMITS = {"q_lower": False, "q_upper": True}
 
 @dataclass(eq=False)
 class JointLimit(Term):
-    """The robot model's lower or upper position limit of joint ``joint`` (rad, or m for a prismatic joint), from
-    the context.
+    """The robot model's lower or upper position limit of joint ``joint``, from the context.
+
+    In rad, or m for a prismatic joint.
     """
 
     upper: bool = False
@@ -106,6 +108,7 @@ class JointLimit(Term):
     unit: str = "rad"
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) the joint's limit on every sample of ``env.block``, in [rad] (or [m] for a prismatic joint)."""
         limits = env.context.q_upper if self.upper else env.context.q_lower
         return np.full(env.block.n, float(limits[self.joint]))
 
@@ -118,6 +121,7 @@ class Target(Term):
     unit: str = "m"
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n, 3) the context's target point on every sample of ``env.block`` [m]."""
         assert env.context.target_m is not None
         return np.broadcast_to(env.context.target_m, (env.block.n, 3))
 
@@ -129,27 +133,31 @@ class SelfDistanceTerm(Term):
     unit: str = "m"
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) smallest distance between non-adjacent links [m]; NaN where a joint is unknown."""
         assert env.context.self_distance is not None
         return _on_known_joints(env.block.q_measured, env.context.self_distance)
 
 
 @dataclass(eq=False)
 class SelfCollisionTerm(Term):
-    """Whether the robot's links touch each other (1.0 / 0.0 per sample; NaN where a joint is unknown), from the
-    context's self-collision check.
+    """Whether the robot's links touch each other, from the context's self-collision check.
+
+    1.0 / 0.0 per sample; NaN where a joint is unknown.
     """
 
     kind: str = "flag"
     unit: str = "1"
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) 1.0 where the links touch each other, 0.0 where not; NaN where a joint is unknown."""
         assert env.context.self_collision is not None
         return _on_known_joints(env.block.q_measured, env.context.self_collision)
 
 
 def _on_known_joints(q: np.ndarray, check: Callable[[np.ndarray], Any]) -> np.ndarray:
-    """``check`` of the samples whose joints are all known, as floats; NaN where a joint is NaN (the arm's
-    pose is unknown there: the verdict says so instead of the model failing on it).
+    """``check`` of the samples whose joints are all known, as floats; NaN where a joint is NaN.
+
+    The arm's pose is unknown there: the verdict says so instead of the model failing on it.
     """
     q = np.asarray(q, dtype=np.float64)
     known = np.isfinite(q).all(axis=1)

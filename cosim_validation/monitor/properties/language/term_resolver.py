@@ -42,18 +42,22 @@ class TermResolver:
         self.per_sample: list[int] = []  # positions of temporal operators and signals (not allowed with kpi())
 
     def error(self, message: str, pos: int) -> PropertyError:
+        """The error ``message`` at position ``pos`` of the expression."""
         return PropertyError(self.name, message, self.text, pos)
 
     # ------------------------------------------------------------------ formulas
     def scalar_pair(self, a: s.Term, b: s.Term, env: dict[str, int | Obstacle], pos: int) -> tuple[t.Term, t.Term]:
+        """``a`` and ``b`` resolved as scalar terms."""
         return self.term(a, env, kinds=(t.SCALAR,)), self.term(b, env, kinds=(t.SCALAR,))
 
     def unify(self, a: str, b: str, pos: int) -> str:
+        """The common unit of ``a`` and ``b`` ("" adopts the other); an error when they differ."""
         if a and b and a != b:
             raise self.error(f"units do not match: {a!r} and {b!r}", pos)
         return a or b
 
     def term(self, node: s.Term, env: dict[str, int | Obstacle], kinds: tuple[str, ...] = ()) -> t.Term:
+        """``node`` as a value term, of one of ``kinds`` when given; an error for an obstacle or a joint variable."""
         value = self.resolve(node, env)
         if isinstance(value, Obstacle):
             message = f"obstacle {value.name!r} is not a value here (use p2m, safedis or nocollision)"
@@ -65,6 +69,7 @@ class TermResolver:
         return value
 
     def resolve(self, node: s.Term, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
+        """``node`` as a term, a joint index (a bound variable) or an obstacle."""
         if isinstance(node, s.Num):
             return t.Const(node.value)
         if isinstance(node, s.Name):
@@ -79,6 +84,7 @@ class TermResolver:
         return self.call(node, env)
 
     def arith(self, node: s.Arith, env: dict[str, int | Obstacle]) -> t.Term:
+        """``+ - * /`` of two scalars, with the unit of the result; an error for units that do not combine."""
         a = self.term(node.left, env, kinds=(t.SCALAR,))
         b = self.term(node.right, env, kinds=(t.SCALAR,))
         if node.op in "+-":
@@ -92,6 +98,7 @@ class TermResolver:
         return t.Apply(node.op, (a, b), unit=unit)
 
     def resolve_name(self, node: s.Name, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
+        """A name: a bound variable, a signal, the target, a stage or mode, an obstacle or a constant."""
         ident = node.ident
         if ident in env:
             return env[ident]
@@ -129,6 +136,7 @@ class TermResolver:
         raise self.error(message, node.pos)
 
     def signal(self, base: str, kind: str, unit: str, joint: int, expected: bool, pos: int) -> t.Term:
+        """The signal ``base`` (of the expected robot when ``expected``), noting what it needs from the context."""
         if expected:
             self.requires.add("expected")
         if base.startswith("actual_tip"):
@@ -138,6 +146,7 @@ class TermResolver:
         return sig.Signal(base, kind, unit, joint, expected)
 
     def indexed(self, node: s.Index, env: dict[str, int | Obstacle]) -> t.Term:
+        """``name[index]``: a joint limit or an indexed signal of one joint."""
         self.per_sample.append(node.pos)
         base = node.base.ident.removeprefix("expected.")
         if node.base.ident in sig.JOINT_LIMITS:
@@ -168,6 +177,7 @@ class TermResolver:
         return joint
 
     def call(self, node: s.Call, env: dict[str, int | Obstacle]) -> t.Term:
+        """A function call (:data:`FUNCTIONS`), its arguments checked for number and kind."""
         arity = {"dist": 2, "angle": 2, "abs": 1, "x": 1, "y": 1, "z": 1, "p2m": 2, "entry": 2, "kpi": 1}
         if node.func not in arity:
             raise self.error(f"unknown function {node.func!r}; known: {', '.join(FUNCTIONS)}", node.pos)
@@ -203,6 +213,7 @@ class TermResolver:
         return t.Entry(x, stage.stage)
 
     def kpi(self, node: s.Call) -> t.Term:
+        """``kpi(name)``: a KPI of the set, in its unit."""
         arg = node.args[0]
         if not isinstance(arg, s.Name) or arg.ident not in self.kpi_units:
             known = ", ".join(self.kpi_units) or "none"
@@ -211,6 +222,7 @@ class TermResolver:
         return t.KpiTerm(arg.ident, self.kpi_units[arg.ident])
 
     def obstacle_distance(self, x: t.Term, obstacle: Obstacle, node: s.Term) -> t.Term:
+        """The signed distance of ``x`` to ``obstacle`` [m]; 0 when the context has no obstacles."""
         self.per_sample.append(start_of(node))
         if not obstacle.name:
             return t.Const(0.0, unit="m")  # no obstacles in the context: the verdict is UNKNOWN anyway
@@ -218,6 +230,7 @@ class TermResolver:
 
 
 def start_of(node: s.Term | s.Formula) -> int:
+    """The position of ``node`` in the text (of its left operand for arithmetic)."""
     if isinstance(node, s.Arith):
         return start_of(node.left)
     return node.pos

@@ -78,6 +78,7 @@ class Const(Term):
     unit: str = ""
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) the number on every sample of ``env.block``."""
         return np.full(env.block.n, self.value)
 
 
@@ -89,6 +90,7 @@ class StageConst(Term):
     kind: str = STAGE
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) uint8 the stage value on every sample of ``env.block``."""
         return np.full(env.block.n, int(self.stage), dtype=np.uint8)
 
 
@@ -100,6 +102,7 @@ class ModeConst(Term):
     kind: str = MODE
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) uint8 the supervisor mode value on every sample of ``env.block``."""
         return np.full(env.block.n, int(self.mode), dtype=np.uint8)
 
 
@@ -116,17 +119,20 @@ class Apply(Term):
         self.rowwise = all(a.rowwise for a in self.args)
 
     def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        """For ``x - c`` with a constant c: the lower bound of x minus c; None otherwise."""
         if self.func == "-" and isinstance(self.args[1], Const):
             bound = self.args[0].lower_bound(env, tight)
             return None if bound is None else bound - self.args[1].value
         return None
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        """For ``x - c`` with a constant c: the Lipschitz points of x; None otherwise."""
         if self.func == "-" and isinstance(self.args[1], Const):
             return self.args[0].lipschitz_points(env)
         return None
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """The function of the arguments' values on every sample of ``env.block``."""
         v = [a.evaluate(env) for a in self.args]
         f = self.func
         if f == "dist":
@@ -168,11 +174,13 @@ class ObstacleDistance(Term):
         self.rowwise = self.arg.rowwise
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
+        """(n, k, 3) the point (k = 1) or the segment's ends (k = 2) [m]: the distance is 1-Lipschitz in them."""
         # a (signed) distance to a fixed region is 1-Lipschitz in the point, and in the ends of a segment
         value = self.arg.evaluate(env)
         return value.reshape(value.shape[0], -1, 3)
 
     def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
+        """The obstacle field's lower bound of the distance [m] (tighter with ``tight``), or None without one."""
         field_ = env.context.obstacles[self.obstacle]
         if not _has_bounds(field_):
             return None
@@ -185,6 +193,7 @@ class ObstacleDistance(Term):
         return (point or field_.point_lower_bound_m)(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) signed distance to the obstacle [m]; NaN where the point or segment is unknown."""
         field_ = env.context.obstacles[self.obstacle]
         value = self.arg.evaluate(env)
         out = np.full(value.shape[0], np.nan)
@@ -208,6 +217,7 @@ class KpiTerm(Term):
     unit: str
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """(n,) the KPI's value of the run on every sample of ``env.block``."""
         return np.full(env.block.n, env.kpis[self.name])
 
 
@@ -225,6 +235,7 @@ class Entry(Term):
         self.rowwise = False
 
     def evaluate(self, env: Env) -> np.ndarray:
+        """The value of the argument at the first sample of the stage, held afterwards; NaN before."""
         value = self.arg.evaluate(env)
         out = np.full_like(value, np.nan, dtype=np.float64)
         held = env.state.get(id(self))

@@ -1,5 +1,6 @@
-"""The behaviour tests a property set names, run on the statechart core ([Fabry and Sinclair 2016] in YAML,
-docs/SUPERVISOR.md).
+"""The behaviour tests a property set names, run on the statechart core.
+
+They are [Fabry and Sinclair 2016]'s tests in YAML (docs/SUPERVISOR.md).
 
 A property set's ``machines:`` lists shipped behaviour machines by name (``config/behaviours/<name>.yaml``) or
 machine files by path (relative to the property file). They run through
@@ -60,7 +61,13 @@ def machine_result(result: BehaviourResult) -> MachineResult:
 
 
 def run_named(ref: str, record: TrajectoryRecord, target_m: np.ndarray | None) -> MachineResult:
-    """Replay ``record`` through the behaviour machine ``ref`` (offline)."""
+    """Replay ``record`` through the behaviour machine ``ref`` (offline).
+
+    Args:
+        ref: A shipped machine's name or a machine file.
+        record: The robot's trajectory.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
     return machine_result(run_behaviour(behaviour_machine(ref), record, target_m))
 
 

@@ -13,8 +13,9 @@ from cosim_validation.monitor.properties.verdict import Verdict
 
 
 class MachineSet:
-    """Runs behaviour machines (shipped names or machine files) on one robot's samples on the statechart core;
-    results as ``machine:<name>`` verdicts.
+    """Runs behaviour machines on one robot's samples on the statechart core.
+
+    The machines are shipped names or machine files; the results are ``machine:<name>`` verdicts.
 
     Args:
         names: Shipped names or machine files (``PropertySet.machines``).

@@ -11,9 +11,10 @@ from cosim_validation.monitor.statechart.model import AT_END, NOT_GREEN
 
 
 def decided_by_the_end(verdict: Verdict) -> bool:
-    """Whether a ``machine:<name>`` verdict is VIOLATED only because of how the run ended: it ended outside green
-    without entering red, or entered red on the last sample (where the end-of-run signal is on). On a run cut
-    short (an aborted or refused case) such a verdict says nothing about the behaviour.
+    """Whether a ``machine:<name>`` verdict is VIOLATED only because of how the run ended.
+
+    That is: it ended outside green without entering red, or entered red on the last sample (where the end-of-run
+    signal is on). On a run cut short (an aborted or refused case) such a verdict says nothing about the behaviour.
     """
     return verdict.status is Status.VIOLATED and verdict.reason.endswith((NOT_GREEN, AT_END))
 

@@ -228,9 +228,10 @@ def evaluate_run(
     kpis: Sequence[KpiSpec] | None = None,
     machines: Sequence[str] | None = None,
 ) -> RunResult:
-    """Verdicts of every property that applies to ``record.robot`` (in the order of the set), of every behaviour
-    machine, and the KPIs: what :class:`~cosim_validation.monitor.properties.online.OnlineMonitor` gives sample by
-    sample.
+    """Verdicts of the properties and behaviour machines on ``record``, and the KPIs.
+
+    Every property that applies to ``record.robot`` (in the order of the set), every behaviour machine, and the
+    KPIs: what :class:`~cosim_validation.monitor.properties.online.OnlineMonitor` gives sample by sample.
 
     Args:
         properties: A property set (compiled here against ``context``) or already compiled properties.

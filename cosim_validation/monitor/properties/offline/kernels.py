@@ -19,7 +19,8 @@ def window_bounds(t_s: np.ndarray, a: float, b: float) -> tuple[np.ndarray, np.n
 
     Args:
         t_s: (n,) non-decreasing sample times [s].
-        a, b: Window bounds [s], 0 <= a <= b.
+        a: Window start after each sample in [s], 0 <= a <= b.
+        b: Window end after each sample in [s].
     """
     n = t_s.shape[0]
     lo = np.empty(n, dtype=np.int64)

@@ -75,8 +75,9 @@ class ClauseMonitor:
             self.violation = (t, Stage(stage))
 
     def absorb(self, value: float, unknown: bool = False) -> None:
-        """A positive value of an unbounded ``always`` clause's operand that arrived out of order (its
-        sample was already counted); ``unknown``: some of those values were unknown (NaN).
+        """Take in a positive value of an unbounded ``always`` clause's operand that arrived out of order.
+
+        Its sample was already counted; ``unknown``: some of those values were unknown (NaN).
         """
         self.lo = min(self.lo, -INF if unknown else value)
         self.hi = min(self.hi, value)

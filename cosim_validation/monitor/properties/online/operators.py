@@ -37,6 +37,7 @@ class Leaf(Node):
         self.buf: list[El] = []
 
     def pull(self, final: bool) -> list[El]:
+        """The values fed since the last call."""
         out, self.buf = self.buf, []
         return out
 
@@ -48,6 +49,7 @@ class NotNode(Node):
         self.child = child
 
     def pull(self, final: bool) -> list[El]:
+        """The operand's new elements, negated."""
         return [(t, s, -hi, -lo) for t, s, lo, hi in self.child.pull(final)]
 
 
@@ -60,6 +62,7 @@ class NaryNode(Node):
         self.pick = min if is_min else max
 
     def pull(self, final: bool) -> list[El]:
+        """The min (or max) of the operands at every sample all of them have reached."""
         for queue, child in zip(self.queues, self.children, strict=True):
             queue.extend(child.pull(final))
         out: list[El] = []
@@ -80,6 +83,7 @@ class NextNode(Node):
         self.prev: El | None = None
 
     def pull(self, final: bool) -> list[El]:
+        """Each sample with the next sample's value, once that is known; -inf at the last one when ``final``."""
         out: list[El] = []
         for el in self.child.pull(final):
             if self.prev is not None:
@@ -114,6 +118,7 @@ class WindowNode(Node):
         dq.append((index, value))
 
     def pull(self, final: bool) -> list[El]:
+        """The samples whose window's end is known (every sample when ``final``, windows truncated)."""
         self.buf.extend(self.child.pull(final))
         out: list[El] = []
         empty = INF if self.is_min else -INF
@@ -150,6 +155,7 @@ class UnboundedNode(Node):
         self.bufs: list[list[El]] = [[] for _ in children]
 
     def pull(self, final: bool) -> list[El]:
+        """Nothing until ``final``; then every buffered sample, over the whole trace."""
         for buf, child in zip(self.bufs, self.children, strict=True):
             buf.extend(child.pull(final))
         if not final or not self.bufs[0]:
@@ -175,6 +181,7 @@ class UntilWindowNode(Node):
         self.bufs: tuple[deque[El], deque[El]] = (deque(), deque())
 
     def pull(self, final: bool) -> list[El]:
+        """The samples whose window's end is known (every sample when ``final``, windows truncated)."""
         for buf, child in zip(self.bufs, self.children, strict=True):
             buf.extend(child.pull(final))
         out: list[El] = []

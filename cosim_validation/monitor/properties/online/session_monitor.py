@@ -15,8 +15,10 @@ from cosim_validation.monitor.properties.verdict import Kpi, Verdict
 
 
 class SessionMonitor:
-    """Routes every sample to the monitors that need it: a robot's samples to its own monitor, the
-    EXPECTED samples to the plan's monitor and, as the reference, to every other robot's monitor.
+    """Routes every sample to the monitors that need it.
+
+    A robot's samples go to its own monitor, the EXPECTED samples to the plan's monitor and, as the reference, to
+    every other robot's monitor.
 
     Args:
         properties: A property set (compiled once here) or compiled properties.

@@ -80,13 +80,16 @@ class CaseListener:
         quat: np.ndarray,
         mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> None:
-        """Setpoint k passed every check and is about to be sent (planned tip pose from FK; ``mode``: what the
-        supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor).
+        """Setpoint ``k`` passed every check and is about to be sent.
+
+        Its tip pose is the planned one, from FK. ``mode``: what the supervisor let the controller do when it chose it,
+        UNSUPERVISED without a supervisor.
         """
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
-        """A supervised case: the supervisor's step that decided the setpoint stamped ``stamp_ns`` (a
-        :class:`~cosim_validation.assembly.supervision.Decision`), called before :meth:`setpoint`.
+        """The supervisor's step that decided the setpoint stamped ``stamp_ns``, in a supervised case.
+
+        ``decision`` is a :class:`~cosim_validation.assembly.supervision.Decision`; called before :meth:`setpoint`.
         """
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:
@@ -165,8 +168,9 @@ class CaseRun:
 def admit_setpoint(
     listener: CaseListener, validator: StateValidator | None, index: int, q: np.ndarray, stage: Stage
 ) -> None:
-    """What every stream asks before setpoint ``index`` leaves: the client has not canceled the case, and the
-    state validator (when validating) accepts ``q`` ((J,) joints [rad]).
+    """Check what every stream asks before setpoint ``index`` leaves.
+
+    The client has not canceled the case, and the state validator (when validating) accepts ``q`` ((J,) joints [rad]).
 
     Raises:
         CaseAbortedError: Canceled, or refused by the validator (naming the setpoint, its stage and why).

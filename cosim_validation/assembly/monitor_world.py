@@ -110,8 +110,10 @@ def load_monitor_world(config_path: str | Path, properties_path: str | Path) -> 
 
 
 def monitor_world_of(config_path: str | Path, properties_path: str | Path = "") -> MonitorWorld:
-    """The world of a case-study configuration and a property file ("": the configuration's
-    ``campaign.properties``), both found like shipped resources (``config/...`` works from anywhere).
+    """The world of a case-study configuration and a property file.
+
+    ``properties_path`` "" stands for the configuration's ``campaign.properties``. Both files are found like shipped
+    resources (``config/...`` works from anywhere).
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import resolve_resource

@@ -69,8 +69,9 @@ class RecordReport:
 def case_target(
     records: Sequence[TrajectoryRecord], expected: TrajectoryRecord | None, given_m: np.ndarray | None = None
 ) -> np.ndarray | None:
-    """The target of a case: ``given_m``, else a record's ``meta['target_m']``, else the plan's tip at the end
-    of injection (None when nothing says).
+    """The target of a case, or None when nothing says.
+
+    ``given_m``, else a record's ``meta['target_m']``, else the plan's tip at the end of injection.
     """
     if given_m is not None:
         return np.asarray(given_m, dtype=np.float64)

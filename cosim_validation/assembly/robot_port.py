@@ -65,14 +65,16 @@ class RobotPort(Protocol):
         ...
 
     def answered_since(self, monotonic_s: float) -> bool:
-        """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``): a lost robot that
-        answers again (a driver that was frozen) may drive the next case.
+        """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``).
+
+        A lost robot that answers again (a driver that was frozen) may drive the next case.
         """
         ...
 
     def measurement(self, stamp_ns: int) -> Measurement:
-        """What the robot reported with its answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`); a
-        tip pose that did not come is NaN.
+        """What the robot reported with its answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`).
+
+        A tip pose that did not come is NaN.
         """
         ...
 
@@ -131,8 +133,10 @@ class BackendPort:
         self.samples.append(sample)
 
     def stage(self, stage: int) -> None:
-        """The stage of the next setpoint to :meth:`send` (a ``Stage`` value), for a robot whose filters use it
-        (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`); other backends ignore it.
+        """Set the stage of the next setpoint to :meth:`send` (a ``Stage`` value).
+
+        A robot whose filters use it (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`) is told;
+        other backends ignore it.
         """
         if self._stage_aware:
             cast(StageAware, self.backend).stage(int(stage))

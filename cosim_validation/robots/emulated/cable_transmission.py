@@ -1,5 +1,6 @@
-"""The cable transmission of a cable-driven arm (dVRK PSM, Raven-II): what lies between motor and joint besides play
-and stretch.
+"""The cable transmission of a cable-driven arm (dVRK PSM, Raven-II).
+
+It is what lies between motor and joint besides play and stretch.
 
 The motors turn capstans whose cables drive the joints; the software converts motor to joint values with nominal
 ratios. A real arm's ratios differ (capstan and pulley radii, cable wrap), so each joint moves ``1 + s_j`` times

@@ -1,5 +1,6 @@
-"""An optical tracker following a marker on the robot's last link (the instrument of [Barragan et al. 2024]'s
-actual poses).
+"""An optical tracker following a marker on the robot's last link.
+
+It is the instrument of [Barragan et al. 2024]'s actual poses.
 
 What a stereo infrared tracker reports per frame, for one rigid marker (Atracsys fusionTrack user manual, section
 "Information provided by the fusionTrack device"): the marker's position and orientation in the tracker's frame and

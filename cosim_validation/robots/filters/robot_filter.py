@@ -69,8 +69,9 @@ class RobotFilter(Protocol):
 
 
 def notify_stage(filters: list[RobotFilter], stage: int) -> None:
-    """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint
-    (a :class:`~cosim_validation.common.record.Stage` value); the others need no stage.
+    """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint.
+
+    ``stage`` is a :class:`~cosim_validation.common.record.Stage` value; the other filters need no stage.
     """
     for f in filters:
         if isinstance(f, StageAware):

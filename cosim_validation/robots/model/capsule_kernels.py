@@ -154,15 +154,20 @@ def clearance_lower_bounds(
 ) -> np.ndarray:
     """Guaranteed lower bounds of the smallest capsule clearance along a sequence of joint vectors.
 
-    Exact (the capsule geometry is evaluated) where the Lipschitz bound from the last evaluated sample does
-    not already clear ``threshold``; elsewhere that bound, which is >= threshold.
+    Exact (the capsule geometry is evaluated) where the Lipschitz bound from the last evaluated sample does not already
+    clear ``threshold``; elsewhere that bound, which is >= threshold.
 
     Args:
         q: (n, J) joint vectors [rad, or m for a prismatic joint], in the order of the trajectory (any order is
             correct; this one is fast).
-        T_parent_joint, axis_in_joint, joint_type: The chain (see :func:`fk_kernels.fk_into`).
-        point_joint: (2G,) frame of each capsule end (0 = base, j = after joint j); point_local (2G, 3).
-        radius: (G,) capsule radii [m]; pairs: (P, 2) capsule pairs.
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m] (see
+            :func:`fk_kernels.fk_into`).
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
+        point_joint: (2G,) frame of each capsule end (0 = base, j = after joint j).
+        point_local: (2G, 3) the capsule ends in their frames [m].
+        radius: (G,) capsule radii [m].
+        pairs: (P, 2) capsule pairs, indices into the G capsules.
         reach: (J,) R_k [m/rad, or m/m]: how far joint k can move any point distal to it per unit of its value.
         threshold: Clearance that needs no exact evaluation when the bound clears it [m].
 

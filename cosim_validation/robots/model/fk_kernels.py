@@ -164,6 +164,10 @@ def fk_batch(
 
     Args:
         q: (n, J) joint values [rad, or m for a prismatic joint].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m].
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
+        T_last_tip: (4, 4) tip frame in the last joint frame, translation in [m].
 
     Returns:
         joint_pos (n, J, 3) [m], joint_axis (n, J, 3), tip_pos (n, 3) [m], tip_R (n, 3, 3),
@@ -204,6 +208,9 @@ def link_points_batch(
 
     Args:
         q: (n, J) joint values [rad, or m for a prismatic joint].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m].
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
         point_joint: (P,) int, the joint whose child link carries each point (0 = base_link, j = after joint j).
         point_local: (P, 3) the points in their link frame [m].
 

@@ -146,9 +146,10 @@ class InverseKinematics:
         """One solve from ``q_init`` (J,), pulled towards ``q_init`` in the nullspace.
 
         Args:
-            q_init: (J,) start [rad].
+            q_init: (J,) start [rad, or m for a prismatic joint].
             tip_pos_m: (3,) tip position in base_link [m].
             R_target: (3, 3) orientation; only column 2 (the needle axis) counts unless ``full_orientation``.
+            full_orientation: Meet the whole of ``R_target``, not only the needle axis.
         """
         q0 = self.kinematics.as_joint_batch(q_init, "q_init")[0]
         pos = _finite_vector(tip_pos_m, "tip_pos_m", (3,))
@@ -208,8 +209,9 @@ class InverseKinematics:
         return out
 
     def _seeds(self, tip_pos_m: np.ndarray) -> list[np.ndarray]:
-        """Deterministic start postures: the preferred one, then arm shapes facing the target (7-axis arm) or
-        postures spread over the joint ranges (any other arm).
+        """Deterministic start postures, the preferred one first.
+
+        Then arm shapes facing the target (7-axis arm) or postures spread over the joint ranges (any other arm).
 
         The shapes cover both elbow and wrist flips of the z-y-z-y-z-y-z arm (signs of joints 2, 4, 6 with
         joint 5 at 0 or pi), so tilted needles that need a flipped wrist are found too.

@@ -94,8 +94,9 @@ def scene_plan(kinematics: Kinematics, base_alias: str = "base_link", tip_alias:
 
 
 def tip_in_base(items: list[SceneItem], q: np.ndarray) -> np.ndarray:
-    """(4, 4) pose of the tip item in the base frame with the joints at ``q`` ((J,) [rad or m]), composing the plan
-    as CoppeliaSim does (a joint's position turns or moves its children about or along its +z).
+    """(4, 4) pose of the tip item in the base frame with the joints at ``q`` ((J,) [rad or m]).
+
+    The plan is composed as CoppeliaSim does: a joint's position turns or moves its children about or along its +z.
     """
     by_alias = {item.alias: item for item in items}
     joints = [item.alias for item in items if item.kind == "joint"]

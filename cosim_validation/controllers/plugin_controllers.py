@@ -112,8 +112,10 @@ def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
 
 
 def release(controller: Any) -> None:
-    """Call ``controller.close()`` when it has one (a user's controller, or one of ours holding a process or a
-    connection); never raises: at shutdown there is nothing left to fail.
+    """Call ``controller.close()`` when it has one; never raises.
+
+    The controller is a user's, or one of ours holding a process or a connection. At shutdown there is nothing left to
+    fail.
     """
     close = getattr(controller, "close", None)
     if callable(close):
@@ -171,8 +173,9 @@ class CallThread:
             raise CallHungError(f"had not returned after {limit_s:g} s") from None
 
     def close(self, release_call: Callable[[], Any], limit_s: float) -> None:
-        """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; a thread whose
-        call never returned is left as it is (and so is its controller). Never raises.
+        """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; never raises.
+
+        A thread whose call never returned is left as it is (and so is its controller).
         """
         if self.hung:
             return
@@ -192,8 +195,9 @@ class PlanningPlugin:
         self._thread = CallThread(spec.name)
 
     def close(self) -> None:
-        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises. A
-        controller whose call never returned is abandoned as it is.
+        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises.
+
+        A controller whose call never returned is abandoned as it is.
         """
         inner = self.inner
         self._thread.close(lambda: release(inner), self.spec.call_limit_s)
@@ -322,8 +326,9 @@ class ClosedLoopPlugin:
             self._call("finish", lambda: tell(outcome, reason))
 
     def close(self) -> None:
-        """Release what the controller holds (optional ``close()``: processes, connections); never raises. A
-        controller whose call never returned is abandoned as it is.
+        """Release what the controller holds (optional ``close()``: processes, connections); never raises.
+
+        A controller whose call never returned is abandoned as it is.
         """
         inner = self.inner
         self._thread.close(lambda: release(inner), self.spec.call_limit_s)

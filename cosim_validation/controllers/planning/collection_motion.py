@@ -117,8 +117,9 @@ def training_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSetti
 def continuous_setpoints(
     home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int, stream: int = 1
 ) -> np.ndarray:
-    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home (``stream`` 1: the
-    held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines).
+    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home.
+
+    ``stream`` 1: the held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines.
     """
     rng = np.random.default_rng(seed + stream)
     duration_s = settings.test_s if stream == 1 else settings.motion_s

@@ -85,7 +85,8 @@ class CollisionWorld:
         """Distance of needle segments a -> b (k, 3) to the nearest forbidden region, and that region's name.
 
         Args:
-            a_m, b_m: (k, 3) segment ends [m].
+            a_m: (k, 3) first ends of the segments, in base_link [m].
+            b_m: (k, 3) second ends of the segments, in base_link [m].
             enough_m: Distances at or above this need not be exact: segments whose distance to a region's
                 bounding sphere already reaches it get that lower bound, without a mesh query [m].
 

@@ -61,8 +61,10 @@ class FiveStagePlanner:
 
     @property
     def max_depth_m(self) -> float:
-        """Deepest insertion the needle allows (length - reserve) [m]; unlimited (the arm's reach decides) for
-        an instrument that enters through a port at its remote centre of motion (the dVRK PSM, the Raven-II).
+        """Deepest insertion the needle allows (length - reserve) [m].
+
+        Unlimited (the arm's reach decides) for an instrument that enters through a port at its remote centre of motion
+        (the dVRK PSM, the Raven-II).
         """
         if self.robot.port_links:
             return float("inf")
@@ -146,8 +148,9 @@ class FiveStagePlanner:
         return best
 
     def _look_ahead(self, q_start: np.ndarray, points: np.ndarray) -> float:
-        """Largest joint step [rad] following ``points`` (m, 3) from ``q_start`` with the needle axis held; inf
-        if IK cannot follow them.
+        """Largest joint step [rad] following ``points`` (m, 3) from ``q_start`` with the needle axis held.
+
+        Inf if IK cannot follow them.
         """
         R = self.kinematics.tip_pose(q_start).R
         path = self.ik.track(q_start, points, R, full_orientation=False)

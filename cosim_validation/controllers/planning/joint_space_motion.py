@@ -51,8 +51,9 @@ class JointSpaceSettings:
 
 
 def goal_box(home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, fraction: float) -> np.ndarray:
-    """(2, J) lower and upper corners of the box goals are drawn from: ``fraction`` of each joint's range,
-    centred on ``home`` as far as the limits allow [rad, or m].
+    """(2, J) lower and upper corners of the box goals are drawn from [rad, or m].
+
+    ``fraction`` of each joint's range, centred on ``home`` as far as the limits allow.
     """
     half = 0.5 * fraction * (q_upper - q_lower)
     low = np.clip(home - half, q_lower, q_upper)

@@ -80,8 +80,10 @@ def surface_pairs(
     """(cell, face) pairs: each face that passes through or touches a cube with ``slot >= 0``.
 
     Args:
-        vertices: (V, 3) float64 [m]; faces: (F, 3) int64.
-        origin: (3,) float64 corner of cube (0, 0, 0) [m]; edge_m: cube edge [m].
+        vertices: (V, 3) float64 mesh vertices in base_link [m].
+        faces: (F, 3) int64 vertex indices of each triangle.
+        origin: (3,) float64 corner of cube (0, 0, 0) in base_link [m].
+        edge_m: Cube edge [m].
         slot: (nx, ny, nz) int64: the cell number of each cube to test, -1 for cubes left out.
         pad_m: Growth of every cube, so rounding can only add pairs.
 
@@ -167,9 +169,14 @@ def child_pairs(
     """(child, face) pairs of the 8 children of split cells: each parent pair tested on its 8 children.
 
     Args:
+        vertices: (V, 3) float64 mesh vertices in base_link [m].
+        faces: (F, 3) int64 vertex indices of each triangle.
         pair_parent: (P,) int64 rank of each pair's cell among the split cells, -1 if not split.
         pair_face: (P,) int64 face of each pair.
         parent_index: (S, 3) int64 grid index of each split cell (its children's edge is ``child_edge_m``).
+        origin: (3,) float64 minimum corner of the grid (of its cube (0, 0, 0)) in base_link [m].
+        child_edge_m: Edge of the children [m].
+        pad_m: Growth of every child cube, so rounding can only add pairs [m].
 
     Returns:
         (Q,) int64 child numbers (8 x rank + octant, octant = 4 i + 2 j + k) and (Q,) int64 faces.

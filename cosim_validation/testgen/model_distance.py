@@ -34,8 +34,9 @@ def surface_distance_m(model: AnatomyModel, points_m: np.ndarray) -> np.ndarray:
 
 
 def box_distance_m(bounds_m: np.ndarray, points_m: np.ndarray) -> np.ndarray:
-    """(N,) float64 distance from points to an axis-aligned box (2, 3) [m]; 0 inside: a lower bound
-    of the distance to anything inside the box.
+    """(N,) float64 distance from points to an axis-aligned box (2, 3) [m]; 0 inside.
+
+    It is a lower bound of the distance to anything inside the box.
     """
     gap = np.maximum(np.maximum(bounds_m[0] - points_m, points_m - bounds_m[1]), 0.0)
     return np.asarray(np.sqrt(np.sum(gap * gap, axis=1)))

@@ -114,8 +114,10 @@ class TargetRegion:
         return classes.reshape(tuple(grid.shape))
 
     def distance_bands(self) -> list[DistanceBand]:
-        """The bands of signed distance a valid target keeps: within ``within_m`` of ``near`` (if any),
-        more than ``margin_m`` outside each obstacle. Signed distances are 1-Lipschitz in the point.
+        """The bands of signed distance a valid target keeps.
+
+        Within ``within_m`` of ``near`` (if any), more than ``margin_m`` outside each obstacle. Signed distances are
+        1-Lipschitz in the point.
         """
         bands = [DistanceBand(self.near, -np.inf, self.within_m)] if self.near is not None else []
         return bands + [DistanceBand(obstacle, self.margin_m, np.inf) for obstacle in self.obstacles]

@@ -92,8 +92,10 @@ def _targets(
 
 
 def location_free(source: str) -> str:
-    """A model's source as a suite stores it: ``builtin:<name>``, or a mesh file's name (its SHA-256 beside it says
-    which content), never the path, so that one configuration gives one suite id in any folder or clone.
+    """A model's source as a suite stores it: ``builtin:<name>``, or a mesh file's name, never the path.
+
+    The mesh's SHA-256 beside it says which content. Without the path, one configuration gives one suite id in any
+    folder or clone.
     """
     return source if source.startswith("builtin:") else Path(source).name
 

@@ -134,24 +134,37 @@ class RobotBackend(Protocol):
 
     @property
     def q_lower(self) -> np.ndarray:
-        """(J,) lower joint position limits [rad]."""
+        """(J,) lower joint position limits [rad, or m for a prismatic joint]."""
         ...
 
     @property
     def q_upper(self) -> np.ndarray:
-        """(J,) upper joint position limits [rad]."""
+        """(J,) upper joint position limits [rad, or m for a prismatic joint]."""
         ...
 
     def reset(self, q0: ArrayLike) -> None:
-        """Put the arm at rest at ``q0`` ((J,) [rad]) and the clock at 0."""
+        """Put the arm at rest at ``q0`` and the clock at 0.
+
+        Args:
+            q0: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         ...
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """Stream a setpoint: reach ``q_setpoint`` ((J,) [rad]) linearly within ``duration_s`` [s]."""
+        """Stream a setpoint: reach ``q_setpoint`` linearly within ``duration_s``.
+
+        Args:
+            q_setpoint: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+            duration_s: Time to reach it, in [s].
+        """
         ...
 
     def advance(self, dt_s: float) -> None:
-        """Let ``dt_s`` [s] (> 0) of robot time pass."""
+        """Let robot time pass.
+
+        Args:
+            dt_s: Robot time to let pass, > 0, in [s].
+        """
         ...
 
     def read(self) -> BackendSample:

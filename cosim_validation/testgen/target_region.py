@@ -91,7 +91,11 @@ class TargetRegion:
         return ok
 
     def valid(self, points_m: np.ndarray) -> np.ndarray:
-        """(N,) bool: which of the (N, 3) points [m] are valid targets."""
+        """(N,) bool: which of the (N, 3) points [m] are valid targets.
+
+        Args:
+            points_m: Candidate targets in base_link, shape (N, 3) (or anything that reshapes to it), in [m].
+        """
         points = np.ascontiguousarray(points_m, dtype=np.float64).reshape(-1, 3)
         ok = self.inside_test(self.target).contains(points)
         if ok.any():

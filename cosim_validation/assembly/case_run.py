@@ -82,8 +82,14 @@ class CaseListener:
     ) -> None:
         """Setpoint ``k`` passed every check and is about to be sent.
 
-        Its tip pose is the planned one, from FK. ``mode``: what the supervisor let the controller do when it chose it,
-        UNSUPERVISED without a supervisor.
+        Args:
+            k: The setpoint's index in the case.
+            stamp_ns: Its stamp on the session clock, in [ns].
+            stage: Its stage.
+            q: The joint state expected there, shape (J,), in [rad], or [m] for a prismatic joint.
+            tip: The planned tip position there (FK of ``q``), in base_link, shape (3,), in [m].
+            quat: The planned tip orientation there (FK of ``q``), (w, x, y, z), shape (4,).
+            mode: What the supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor.
         """
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
@@ -170,7 +176,14 @@ def admit_setpoint(
 ) -> None:
     """Check what every stream asks before setpoint ``index`` leaves.
 
-    The client has not canceled the case, and the state validator (when validating) accepts ``q`` ((J,) joints [rad]).
+    The client has not canceled the case, and the state validator (when validating) accepts ``q``.
+
+    Args:
+        listener: Asked whether the client canceled the case.
+        validator: The state validator, or None when not validating.
+        index: The setpoint's index in the case.
+        q: The setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+        stage: The setpoint's stage.
 
     Raises:
         CaseAbortedError: Canceled, or refused by the validator (naming the setpoint, its stage and why).

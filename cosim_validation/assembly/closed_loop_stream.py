@@ -38,7 +38,15 @@ from cosim_validation.supervisor.supervisor import SupervisorStatus
 def case_start(
     run: CaseRun, source_m: np.ndarray, target_m: np.ndarray, q0: np.ndarray, plugin: ClosedLoopPlugin
 ) -> CaseStart:
-    """The case as the controller sees it, starting at ``q0``."""
+    """The case as the controller sees it, starting at ``q0``.
+
+    Args:
+        run: The case (its test id and seed).
+        source_m: The case's source point in base_link, shape (3,), in [m].
+        target_m: The case's target point in base_link, shape (3,), in [m].
+        q0: The start pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        plugin: The controller (its control period and time limit).
+    """
     return CaseStart(
         test_id=run.test_id,
         source_m=np.array(source_m, dtype=float),

@@ -69,7 +69,15 @@ class CaseWatch(Protocol):
         ...
 
     def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement, q_setpoint: np.ndarray) -> Any:
-        """Both answers to the setpoint ``q_setpoint`` stamped ``stamp_ns`` (case time ``t_s`` [s])."""
+        """Both answers to the setpoint ``q_setpoint`` stamped ``stamp_ns`` (case time ``t_s`` [s]).
+
+        Args:
+            t_s: Case time of the setpoint, in [s].
+            stamp_ns: Its stamp on the session clock, in [ns].
+            robot: The physical robot's answer.
+            model: The virtual twin's answer.
+            q_setpoint: The setpoint both answered, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         ...
 
 

@@ -45,7 +45,12 @@ class RobotPort(Protocol):
         ...
 
     def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
-        """Bring the robot to rest at ``q0`` ((J,) [rad]) for case ``test_id``; reseed its noise.
+        """Bring the robot to rest at ``q0`` for case ``test_id``; reseed its noise.
+
+        Args:
+            test_id: The case.
+            q0: The start pose, shape (J,), in [rad], or [m] for a prismatic joint.
+            case_seed: The case's seed, for the robot's random streams.
 
         Raises:
             RobotLostError: The robot did not answer or refused.
@@ -53,7 +58,12 @@ class RobotPort(Protocol):
         ...
 
     def send(self, stamp_ns: int, q: np.ndarray) -> None:
-        """Stream the setpoint stamped ``stamp_ns`` [ns of session time]."""
+        """Stream the setpoint stamped ``stamp_ns`` [ns of session time].
+
+        Args:
+            stamp_ns: The setpoint's stamp on the session clock, in [ns].
+            q: The setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         ...
 
     def wait(self, stamp_ns: int) -> None:

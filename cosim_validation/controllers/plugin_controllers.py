@@ -51,7 +51,16 @@ class NeedleForceSensor(Protocol):
     """The modelled needle force of one case, one sample at a time (the supervisor's ``NeedleForceStream``)."""
 
     def update(self, t_s: float, holder_m: ArrayLike, tip_m: ArrayLike) -> tuple[float, float]:
-        """The forces at the tip and at the holder [N] of the needle from ``holder_m`` to ``tip_m`` at ``t_s``."""
+        """The forces at the tip and at the holder [N] of the needle from ``holder_m`` to ``tip_m`` at ``t_s``.
+
+        Args:
+            t_s: Case time, in [s].
+            holder_m: The needle's holder (mount) end in base_link, shape (3,), in [m].
+            tip_m: The needle's tip in base_link, shape (3,), in [m].
+
+        Returns:
+            The force at the tip and the force at the holder, in [N].
+        """
         ...
 
 

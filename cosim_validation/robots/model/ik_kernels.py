@@ -19,7 +19,14 @@ _PRISMATIC = 1  # joint_type of a prismatic joint (robot.kinematic_chain)
 
 @njit(cache=True)
 def rotation_log(R: np.ndarray) -> np.ndarray:
-    """(3,) rotation vector (axis * angle [rad]) of the rotation matrix R (3, 3)."""
+    """(3,) rotation vector (axis * angle [rad]) of the rotation matrix R (3, 3).
+
+    Args:
+        R: A rotation matrix, shape (3, 3).
+
+    Returns:
+        The rotation vector, shape (3,), its norm the angle in [rad], in [0, pi].
+    """
     cos_angle = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
     angle = np.arccos(cos_angle)
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])

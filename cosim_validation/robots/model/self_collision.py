@@ -185,7 +185,11 @@ class SelfCollision:
         return "needle_mount" if "needle_mount" in names else names[-1]
 
     def colliding_pairs(self, q: ArrayLike) -> list[tuple[str, str]]:
-        """Names of the body pairs in contact (closer than the margin) at one joint vector (J,)."""
+        """Names of the body pairs in contact (closer than the margin) at one joint vector (J,).
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         mj = self._mujoco
         qv = self.kinematics.as_joint_batch(q)[0]
         self.data.qpos[self._qpos_index] = qv
@@ -205,6 +209,9 @@ class SelfCollision:
         """(n,) whether each of n joint vectors (n, J) is in self-collision.
 
         MuJoCo's answer; the capsule broad phase only skips configurations it proves free.
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
         """
         batch = self.kinematics.as_joint_batch(q)
         out = np.zeros(batch.shape[0], dtype=bool)

@@ -137,7 +137,12 @@ def _timer() -> Any:
 
 
 def manual_case(source_m: Any, target_m: Any) -> Any:
-    """A test case from a source and a target given on the command line [m]."""
+    """A test case from a source and a target given on the command line [m].
+
+    Args:
+        source_m: The source point in base_link, 3 numbers, in [m].
+        target_m: The target point in base_link, 3 numbers, in [m].
+    """
     import numpy as np
 
     from cosim_validation.testgen import TestCase

@@ -71,6 +71,13 @@ class CableTransmission:
         return cls(coupling @ np.diag(scale))
 
     def link(self, q: np.ndarray) -> np.ndarray:
-        """(J,) the joint values the links really take for the transmission-side values ``q`` (J,)."""
+        """(J,) the joint values the links really take for the transmission-side values ``q`` (J,).
+
+        Args:
+            q: Transmission-side joint values, shape (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            The link-side joint values, shape (J,), in the same units.
+        """
         out: np.ndarray = self.matrix @ q
         return out

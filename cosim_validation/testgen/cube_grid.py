@@ -85,7 +85,11 @@ class CubeGrid:
         return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
 
     def flat(self, index: ArrayLike) -> np.ndarray:
-        """(N,) int64 row-major number of each cube (N, 3)."""
+        """(N,) int64 row-major number of each cube (N, 3).
+
+        Args:
+            index: Cube indices (i, j, k) inside the grid, shape (N, 3).
+        """
         return np.asarray(np.ravel_multi_index(np.asarray(index, dtype=np.int64).T, tuple(self.shape)))
 
     def refined(self) -> CubeGrid:

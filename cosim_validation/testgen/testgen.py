@@ -64,6 +64,13 @@ def _check_request(request: TestgenRequest) -> None:
 def discretize(region: TargetRegion, granularity_m: float) -> tuple[CubeGrid, np.ndarray]:
     """The grid over the region's box and every cube's :class:`CubeClass`.
 
+    Args:
+        region: The target region.
+        granularity_m: Cube edge, in [m].
+
+    Returns:
+        The grid and the classes, shape (nx, ny, nz).
+
     Raises:
         InputError: The granularity exceeds the region, or no cube holds a valid target.
     """

@@ -37,7 +37,14 @@ def _clamp01(x: float) -> float:
 
 @njit(cache=True)
 def segment_distance(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2: np.ndarray) -> float:
-    """Euclidean distance between the segments p1-q1 and p2-q2 (3-D) [m]."""
+    """Euclidean distance between the segments p1-q1 and p2-q2 (3-D) [m].
+
+    Args:
+        p1: First end of segment 1, shape (3,), in [m].
+        q1: Second end of segment 1, shape (3,), in [m].
+        p2: First end of segment 2, shape (3,), in [m].
+        q2: Second end of segment 2, shape (3,), in [m].
+    """
     d1x, d1y, d1z = q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2]
     d2x, d2y, d2z = q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2]
     rx, ry, rz = p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]

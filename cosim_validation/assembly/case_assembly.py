@@ -265,6 +265,11 @@ class CaseAssembly:
         """Check every record of ``batch`` as the live monitor concludes it for the case's outcome.
 
         Verdicts, KPIs and behaviour machines, the plan's record first.
+
+        Args:
+            batch: The case's run and records.
+            target_m: The case's target in base_link, shape (3,), in [m]; None:
+                :func:`~cosim_validation.assembly.record_check.case_target` of the records.
         """
         expected = next((r for r in batch.records if r.robot is RobotRole.EXPECTED), None)
         reports = check_records(self.monitor, batch.records, expected, target_m)

@@ -110,7 +110,12 @@ def plan_problem(plan: Any, kinematics: Kinematics) -> str:
 
 
 def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
-    """Why setpoints ``q`` ((n, J) or (J,)) leave the URDF joint limits ("" if they do not)."""
+    """Why setpoints ``q`` leave the URDF joint limits ("" if they do not).
+
+    Args:
+        q: Setpoints, shape (n, J) or (J,), in [rad], or [m] for a prismatic joint.
+        kinematics: The arm whose limits apply.
+    """
     rows = np.atleast_2d(q)
     low, high = rows < kinematics.q_lower, rows > kinematics.q_upper
     if not (low.any() or high.any()):

@@ -262,8 +262,14 @@ class CaseAssembly:
         )
 
     def check(self, batch: BatchCase, target_m: Any) -> list[RecordReport]:
-        """The monitor's verdicts, KPIs and machines on every record of ``batch`` (the plan's record first), as
-        the live monitor concludes them for the case's outcome.
+        """Check every record of ``batch`` as the live monitor concludes it for the case's outcome.
+
+        Verdicts, KPIs and behaviour machines, the plan's record first.
+
+        Args:
+            batch: The case's run and records.
+            target_m: The case's target in base_link, shape (3,), in [m]; None:
+                :func:`~cosim_validation.assembly.record_check.case_target` of the records.
         """
         expected = next((r for r in batch.records if r.robot is RobotRole.EXPECTED), None)
         reports = check_records(self.monitor, batch.records, expected, target_m)
@@ -271,8 +277,9 @@ class CaseAssembly:
         return [replace(r, verdicts=conclude_verdicts(r.verdicts, outcome, message)) for r in reports]
 
     def close(self) -> None:
-        """Release the robots and the controllers (a closed-loop controller may hold a process, a planning one a
-        connection to its planner).
+        """Release the robots and the controllers.
+
+        A closed-loop controller may hold a process, a planning one a connection to its planner.
         """
         for backend in self._backends or ():
             backend.close()

@@ -80,13 +80,22 @@ class CaseListener:
         quat: np.ndarray,
         mode: SupervisorMode = SupervisorMode.UNSUPERVISED,
     ) -> None:
-        """Setpoint k passed every check and is about to be sent (planned tip pose from FK; ``mode``: what the
-        supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor).
+        """Setpoint ``k`` passed every check and is about to be sent.
+
+        Args:
+            k: The setpoint's index in the case.
+            stamp_ns: Its stamp on the session clock, in [ns].
+            stage: Its stage.
+            q: The joint state expected there, shape (J,), in [rad], or [m] for a prismatic joint.
+            tip: The planned tip position there (FK of ``q``), in base_link, shape (3,), in [m].
+            quat: The planned tip orientation there (FK of ``q``), (w, x, y, z), shape (4,).
+            mode: What the supervisor let the controller do when it chose it, UNSUPERVISED without a supervisor.
         """
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
-        """A supervised case: the supervisor's step that decided the setpoint stamped ``stamp_ns`` (a
-        :class:`~cosim_validation.assembly.supervision.Decision`), called before :meth:`setpoint`.
+        """The supervisor's step that decided the setpoint stamped ``stamp_ns``, in a supervised case.
+
+        ``decision`` is a :class:`~cosim_validation.assembly.supervision.Decision`; called before :meth:`setpoint`.
         """
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:
@@ -165,8 +174,16 @@ class CaseRun:
 def admit_setpoint(
     listener: CaseListener, validator: StateValidator | None, index: int, q: np.ndarray, stage: Stage
 ) -> None:
-    """What every stream asks before setpoint ``index`` leaves: the client has not canceled the case, and the
-    state validator (when validating) accepts ``q`` ((J,) joints [rad]).
+    """Check what every stream asks before setpoint ``index`` leaves.
+
+    The client has not canceled the case, and the state validator (when validating) accepts ``q``.
+
+    Args:
+        listener: Asked whether the client canceled the case.
+        validator: The state validator, or None when not validating.
+        index: The setpoint's index in the case.
+        q: The setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+        stage: The setpoint's stage.
 
     Raises:
         CaseAbortedError: Canceled, or refused by the validator (naming the setpoint, its stage and why).

@@ -38,7 +38,15 @@ from cosim_validation.supervisor.supervisor import SupervisorStatus
 def case_start(
     run: CaseRun, source_m: np.ndarray, target_m: np.ndarray, q0: np.ndarray, plugin: ClosedLoopPlugin
 ) -> CaseStart:
-    """The case as the controller sees it, starting at ``q0``."""
+    """The case as the controller sees it, starting at ``q0``.
+
+    Args:
+        run: The case (its test id and seed).
+        source_m: The case's source point in base_link, shape (3,), in [m].
+        target_m: The case's target point in base_link, shape (3,), in [m].
+        q0: The start pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        plugin: The controller (its control period and time limit).
+    """
     return CaseStart(
         test_id=run.test_id,
         source_m=np.array(source_m, dtype=float),
@@ -63,8 +71,9 @@ def commands_plan(run: CaseRun, case: CaseStart, name: str) -> Plan:
 
 
 class ClosedLoopSource:
-    """The setpoints of a closed-loop controller (see the module docstring); under ``supervision`` the task
-    supervisor steps first each period and decides what is streamed.
+    """The setpoints of a closed-loop controller (see the module docstring).
+
+    Under ``supervision`` the task supervisor steps first each period and decides what is streamed.
 
     Args:
         run: The case (``run.plan`` the reference, or the start pose; ``run.stamps_ns[0]`` its start). When the
@@ -111,8 +120,9 @@ class ClosedLoopSource:
         plugin.start(self._case)
 
     def decide(self, p: int, last_stamp_ns: int | None) -> Period | None:
-        """Period ``p``: the start pose, then what the controller (under the supervisor, what it lets through)
-        asks for; None once the controller said done (unsupervised).
+        """Period ``p``: the start pose, then what the controller asks for.
+
+        Under the supervisor, what it lets through. None once the controller said done (unsupervised).
         """
         asker = self._asker
         assert asker is not None
@@ -149,8 +159,9 @@ class ClosedLoopSource:
         )
 
     def close(self, outcome: str, reason: str) -> None:
-        """Tell the controller how the case ended (a fault there is noted in the case's message); without a
-        reference, the commands streamed become the case's plan.
+        """Tell the controller how the case ended; a fault there is noted in the case's message.
+
+        Without a reference, the commands streamed become the case's plan.
         """
         if self._supervision is not None:
             self._supervision.current = None
@@ -186,8 +197,10 @@ class _Asker:
     def ask(
         self, t_s: float, seen: Mapping[RobotRole, Measurement], q_last: np.ndarray, mode: SupervisorMode | None
     ) -> None:
-        """Ask for this period's command: :attr:`q` and :attr:`stage` follow it; :attr:`done` once the controller
-        said done (``run.message`` then holds its reason). ``seen``: what every robot answered to ``q_last``.
+        """Ask for this period's command.
+
+        :attr:`q` and :attr:`stage` follow it; :attr:`done` once the controller said done (``run.message`` then holds
+        its reason). ``seen``: what every robot answered to ``q_last``.
 
         Raises:
             ControllerFaultError: It misbehaved or is past its time limit.
@@ -213,8 +226,9 @@ class _Asker:
         self.stage = command.stage if command.stage is not None else self.stage
 
     def propose(self, status: SupervisorStatus) -> Proposal:
-        """What the controller asks for in :attr:`period` under the supervisor's step ``status`` (it is no longer
-        asked once done).
+        """What the controller asks for in :attr:`period` under the supervisor's step ``status``.
+
+        It is no longer asked once done.
         """
         if not self.done:
             self.ask(*self.period, status.mode)
@@ -237,9 +251,11 @@ def _observe(
     q_last: np.ndarray,
     mode: SupervisorMode | None = None,
 ) -> Observation:
-    """The observation of what every robot answered (``seen``) to ``q_last``; ``sensing``: the robot the controller
-    observes first and the case's needle force sensor, if it has one (the force at the holder of that robot's
-    needle, from its measured joints); ``mode``: the supervisor's mode of this period, if supervised.
+    """The observation of what every robot answered (``seen``) to ``q_last``.
+
+    ``sensing``: the robot the controller observes first and the case's needle force sensor, if it has one (the force at
+    the holder of that robot's needle, from its measured joints); ``mode``: the supervisor's mode of this period, if
+    supervised.
     """
     feed, forces = sensing
     main = seen[feed]

@@ -59,8 +59,9 @@ class LockstepSettings:
 
 
 class CaseWatch(Protocol):
-    """Judges the physical robot's answer against the virtual twin's at every setpoint both answered
-    (:class:`~cosim_validation.hazards.hazard_watch.HazardWatch`).
+    """Judges the physical robot's answer against the virtual twin's at every setpoint both answered.
+
+    See :class:`~cosim_validation.hazards.hazard_watch.HazardWatch`.
     """
 
     def start_case(self, test_id: str) -> None:
@@ -68,7 +69,15 @@ class CaseWatch(Protocol):
         ...
 
     def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement, q_setpoint: np.ndarray) -> Any:
-        """Both answers to the setpoint ``q_setpoint`` stamped ``stamp_ns`` (case time ``t_s`` [s])."""
+        """Both answers to the setpoint ``q_setpoint`` stamped ``stamp_ns`` (case time ``t_s`` [s]).
+
+        Args:
+            t_s: Case time of the setpoint, in [s].
+            stamp_ns: Its stamp on the session clock, in [ns].
+            robot: The physical robot's answer.
+            model: The virtual twin's answer.
+            q_setpoint: The setpoint both answered, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         ...
 
 
@@ -108,8 +117,9 @@ class Lockstep:
         self.lost: dict[RobotRole, float] = {}  # robot -> when it was lost (time.monotonic())
 
     def robots_for(self, wanted: Sequence[RobotRole]) -> tuple[RobotRole, ...]:
-        """The robots a case drives: ``wanted`` (all ports when empty) without the lost ones; a lost robot that
-        answered again since it was lost (a driver that was frozen) is back.
+        """The robots a case drives: ``wanted`` (all ports when empty) without the lost ones.
+
+        A lost robot that answered again since it was lost (a driver that was frozen) is back.
 
         Raises:
             InputError: A robot no port drives.
@@ -135,9 +145,10 @@ class Lockstep:
         listener: CaseListener | None = None,
         robots: Sequence[RobotRole] = (),
     ) -> CaseRun:
-        """Plan and run ``case``; every ending is a :class:`CaseRun` (errors of the robots abort the case). A
-        closed-loop controller decides every setpoint instead (:mod:`.closed_loop_stream`), under the task
-        supervisor too.
+        """Plan and run ``case``; every ending is a :class:`CaseRun` (errors of the robots abort the case).
+
+        A closed-loop controller decides every setpoint instead (:mod:`.closed_loop_stream`), under the task supervisor
+        too.
 
         Raises:
             InputError: Bad robots for this loop (before anything moved).
@@ -195,9 +206,11 @@ class Lockstep:
         run.stamps_ns = self.clock.now_ns + np.round(run.plan.t_s * 1e9).astype(np.int64)
 
     def stream(self, run: CaseRun, source: SetpointSource, listener: CaseListener) -> None:
-        """Stream ``run`` from ``source``: reset every robot, then each period's setpoint is admitted (the client's
-        cancel, the state validator), recorded in ``run``, announced, sent to every robot and waited for, until the
-        source's last period (or its None); the case is then completed and the clock moves past it.
+        """Stream ``run`` from ``source`` until the source's last period (or its None), then complete the case.
+
+        Every robot is reset first; then each period's setpoint is admitted (the client's cancel, the state validator),
+        recorded in ``run``, announced, sent to every robot and waited for. Once the case is completed, the clock moves
+        past it.
 
         Raises:
             CaseAbortedError: The source stopped the case (the supervisor, the controller), a robot was lost, the
@@ -269,9 +282,11 @@ class Lockstep:
         listener: CaseListener,
         planned: int,
     ) -> None:
-        """Announce setpoint ``p`` (its expected state and planned tip), send it to every robot and wait for every
-        answer (the ``staged`` robots are told its stage first); then the watch, if any, judges the physical
-        robot's answer against the virtual twin's. The case's progress and stage changes.
+        """Announce setpoint ``p``, send it to every robot and wait for every answer.
+
+        The announcement carries its expected state and planned tip; the ``staged`` robots are told its stage first.
+        Then the watch, if any, judges the physical robot's answer against the virtual twin's. The listener also hears
+        of the case's progress and stage changes.
 
         Raises:
             CaseAbortedError: A robot did not answer (it is dropped from later cases when so configured).
@@ -320,9 +335,11 @@ class Lockstep:
 
 
 class _Streamed:
-    """What a case streamed so far, in ``run``'s arrays (``stamps_ns``, ``q_sent``, ``stage_sent``,
-    ``supervisor_sent``, ``q_expected``): views of buffers that grow by doubling, so that adding a period costs the
-    same at any length. Before the first setpoint ``run.stamps_ns`` holds the case start alone.
+    """What a case streamed so far, in ``run``'s arrays.
+
+    The arrays (``stamps_ns``, ``q_sent``, ``stage_sent``, ``supervisor_sent``, ``q_expected``) are views of buffers
+    that grow by doubling, so that adding a period costs the same at any length. Before the first setpoint
+    ``run.stamps_ns`` holds the case start alone.
     """
 
     def __init__(self, run: CaseRun, capacity: int) -> None:

@@ -65,7 +65,12 @@ class MonitorWorld:
         return self._by_needle[needle_length_m]
 
     def context(self, target_m: np.ndarray | None = None, needle_length_m: float | None = None) -> MonitorContext:
-        """The monitor context of a case: the arm's joints, the needle, the obstacles, the target [m]."""
+        """The monitor context of a case: the arm's joints, the needle, the obstacles, the target [m].
+
+        Args:
+            target_m: The case's target in base_link, shape (3,), in [m], or None.
+            needle_length_m: The needle's length in [m]; None: the kinematics' needle.
+        """
         needle = self.kinematics.needle_length_m if needle_length_m is None else float(needle_length_m)
         collision = self.collision_for(needle)
         return MonitorContext(
@@ -110,8 +115,10 @@ def load_monitor_world(config_path: str | Path, properties_path: str | Path) -> 
 
 
 def monitor_world_of(config_path: str | Path, properties_path: str | Path = "") -> MonitorWorld:
-    """The world of a case-study configuration and a property file ("": the configuration's
-    ``campaign.properties``), both found like shipped resources (``config/...`` works from anywhere).
+    """The world of a case-study configuration and a property file.
+
+    ``properties_path`` "" stands for the configuration's ``campaign.properties``. Both files are found like shipped
+    resources (``config/...`` works from anywhere).
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import resolve_resource

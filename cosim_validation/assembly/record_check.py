@@ -69,8 +69,17 @@ class RecordReport:
 def case_target(
     records: Sequence[TrajectoryRecord], expected: TrajectoryRecord | None, given_m: np.ndarray | None = None
 ) -> np.ndarray | None:
-    """The target of a case: ``given_m``, else a record's ``meta['target_m']``, else the plan's tip at the end
-    of injection (None when nothing says).
+    """The target of a case, or None when nothing says.
+
+    ``given_m``, else a record's ``meta['target_m']``, else the plan's tip at the end of injection.
+
+    Args:
+        records: The case's records.
+        expected: The plan's record, or None.
+        given_m: The target in base_link, shape (3,), in [m], or None.
+
+    Returns:
+        The target in base_link, shape (3,), in [m], or None.
     """
     if given_m is not None:
         return np.asarray(given_m, dtype=np.float64)

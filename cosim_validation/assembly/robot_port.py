@@ -45,7 +45,12 @@ class RobotPort(Protocol):
         ...
 
     def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
-        """Bring the robot to rest at ``q0`` ((J,) [rad]) for case ``test_id``; reseed its noise.
+        """Bring the robot to rest at ``q0`` for case ``test_id``; reseed its noise.
+
+        Args:
+            test_id: The case.
+            q0: The start pose, shape (J,), in [rad], or [m] for a prismatic joint.
+            case_seed: The case's seed, for the robot's random streams.
 
         Raises:
             RobotLostError: The robot did not answer or refused.
@@ -53,7 +58,12 @@ class RobotPort(Protocol):
         ...
 
     def send(self, stamp_ns: int, q: np.ndarray) -> None:
-        """Stream the setpoint stamped ``stamp_ns`` [ns of session time]."""
+        """Stream the setpoint stamped ``stamp_ns`` [ns of session time].
+
+        Args:
+            stamp_ns: The setpoint's stamp on the session clock, in [ns].
+            q: The setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         ...
 
     def wait(self, stamp_ns: int) -> None:
@@ -65,14 +75,16 @@ class RobotPort(Protocol):
         ...
 
     def answered_since(self, monotonic_s: float) -> bool:
-        """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``): a lost robot that
-        answers again (a driver that was frozen) may drive the next case.
+        """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``).
+
+        A lost robot that answers again (a driver that was frozen) may drive the next case.
         """
         ...
 
     def measurement(self, stamp_ns: int) -> Measurement:
-        """What the robot reported with its answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`); a
-        tip pose that did not come is NaN.
+        """What the robot reported with its answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`).
+
+        A tip pose that did not come is NaN.
         """
         ...
 
@@ -131,8 +143,10 @@ class BackendPort:
         self.samples.append(sample)
 
     def stage(self, stage: int) -> None:
-        """The stage of the next setpoint to :meth:`send` (a ``Stage`` value), for a robot whose filters use it
-        (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`); other backends ignore it.
+        """Set the stage of the next setpoint to :meth:`send` (a ``Stage`` value).
+
+        A robot whose filters use it (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`) is told;
+        other backends ignore it.
         """
         if self._stage_aware:
             cast(StageAware, self.backend).stage(int(stage))

@@ -79,8 +79,10 @@ class SetpointSource(Protocol):
         ...
 
     def decide(self, p: int, last_stamp_ns: int | None) -> Period | None:
-        """Period ``p``'s setpoint; ``last_stamp_ns``: the stamp every robot answered last (None at ``p`` 0).
-        None: the case is complete before period ``p`` (a closed-loop controller said done).
+        """Period ``p``'s setpoint, or None when the case is complete before period ``p``.
+
+        ``last_stamp_ns``: the stamp every robot answered last (None at ``p`` 0). None comes when a closed-loop
+        controller said done.
 
         Raises:
             CaseAbortedError: The source stops the case.

@@ -91,8 +91,10 @@ class Decision(NamedTuple):
 def check_supervision(
     config_path: str | Path | None, scenario_path: str | Path | None, files: Mapping[str, Path] | None = None
 ) -> None:
-    """Read the supervisor configuration, its machine and the scenario without building anything (a campaign checks
-    them before it touches its run directory); ``files``: a run's copies in place of the files they name.
+    """Read the supervisor configuration, its machine and the scenario without building anything.
+
+    A campaign checks them before it touches its run directory. ``files``: a run's copies in place of the files they
+    name.
 
     Raises:
         ConfigError, InputError: A bad file (naming it and the key), or a scenario without a supervisor.
@@ -163,16 +165,25 @@ class Supervision:
         self.current: SupervisedCase | None = None  # the case running now (user requests go to it)
 
     def for_case(self, test_id: str, plan: Plan, dt_s: float | None = None) -> SupervisedCase:
-        """A fresh supervisor for one case, started and told the case is planned (it becomes :attr:`current`);
+        """A fresh supervisor for one case, started and told the case is planned; it becomes :attr:`current`.
+
         ``dt_s``: the control period of a closed-loop controller (whose ``plan`` is its start, or its reference).
         """
         self.current = SupervisedCase(self, test_id, plan, dt_s)
         return self.current
 
     def clearance_m(self, q_measured: np.ndarray) -> float:
-        """Needle-to-forbidden-region distance at measured joints (J,) [m] (0 on contact, inf without regions);
-        exact below twice ``sources.clearance_m``, a lower bound above it (a bounding-sphere test instead of a
-        mesh query: the event only needs to know whether the needle is closer than the threshold).
+        """Needle-to-forbidden-region distance at the measured joints.
+
+        0 on contact, inf without regions. Exact below twice ``sources.clearance_m``, a lower bound above it (a
+        bounding-sphere test instead of a mesh query: the event only needs to know whether the needle is closer than the
+        threshold).
+
+        Args:
+            q_measured: Measured joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            The distance in [m].
         """
         holder, tip = self.kinematics.needle_segments(np.asarray(q_measured, dtype=np.float64))
         distance, _ = self.world.forbidden_distance(holder, tip, enough_m=2.0 * self.config.sources.clearance_m)
@@ -249,8 +260,10 @@ class SupervisedCase:
             self.supervisor.observe_alarm(name, True, reason)
 
     def decide(self, t_s: float, propose: Callable[[SupervisorStatus], Proposal] | None = None) -> Decision:
-        """One supervisor step at case time ``t_s`` [s] and the setpoint of this period: the plan's, or what
-        ``propose`` (a closed-loop controller, told the step's status) asks for, where the machine allows motion.
+        """One supervisor step at case time ``t_s`` [s] and the setpoint of this period.
+
+        The setpoint is the plan's, or what ``propose`` (a closed-loop controller, told the step's status) asks for,
+        where the machine allows motion.
         """
         status = self.status = self.supervisor.step(t_s)
         if status.transition:
@@ -290,8 +303,10 @@ class SupervisedCase:
         return -1
 
     def _follow(self, stage: Stage, proposal: Proposal) -> int:
-        """A closed-loop controller's setpoint where the machine allows motion in ``stage``; the count of its
-        setpoints streamed, or -1 (held: it is done or ahead of the machine, or the rejoin toward its setpoint).
+        """A closed-loop controller's setpoint where the machine allows motion in ``stage``.
+
+        Returns the count of its setpoints streamed, or -1 (held: it is done or ahead of the machine, or the rejoin
+        toward its setpoint).
 
         The controller leads the stages: a setpoint of a later stage than the machine's finishes the machine's
         stage and is held back until the machine is in the motion state of the controller's stage; after ``done``
@@ -324,8 +339,10 @@ class SupervisedCase:
         self.rejoin = self.rejoin or bool(np.any(self.q != self.resume_q))
 
     def _end(self, t_s: float, status: SupervisorStatus) -> str:
-        """``completed`` at the final state; the abort reason once the task stayed stopped (or teleoperation
-        idle) for the loop's timeout, or the case ran past ``loop.max_case_s``; else "".
+        """The case's ending at case time ``t_s``: ``completed``, an abort reason, or "".
+
+        ``completed`` at the final state; the abort reason once the task stayed stopped (or teleoperation idle) for the
+        loop's timeout, or the case ran past ``loop.max_case_s``; else "".
         """
         loop = self.s.config.loop
         if status.finished:

@@ -105,8 +105,10 @@ def _run_bag(args: argparse.Namespace, robots: list[str], extra: list[str]) -> i
 
 
 def live_domain(given: int | None) -> int:
-    """The ROS domain ``--live`` joins: ``given``; else the one running session's (sessions lease their own
-    domain, see session/discovery_scope.py); else the caller's ROS_DOMAIN_ID (0 when unset).
+    """The ROS domain ``--live`` joins.
+
+    ``given``; else the one running session's (sessions lease their own domain, see session/discovery_scope.py); else
+    the caller's ROS_DOMAIN_ID (0 when unset).
 
     Raises:
         InputError: ``given`` out of range, or several sessions running and none chosen.

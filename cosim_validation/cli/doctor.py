@@ -175,9 +175,10 @@ def check_session_scope() -> list[Finding]:
 
 
 def check_controller_manager(timeout_s: float | None = None) -> Finding:
-    """Whether a ros2_control controller manager (rokae_ros2 on the real ER3 Pro) answers on this shell's ROS domain
-    within ``timeout_s`` [s] (None: a second and a half); else only the stand-in is available (docs/ROBOTS.md, "The
-    ER3 Pro through rokae_ros2").
+    """Whether a ros2_control controller manager answers on this shell's ROS domain within ``timeout_s`` [s].
+
+    The manager is rokae_ros2's on the real ER3 Pro. ``timeout_s`` None: a second and a half. When none answers, only
+    the stand-in is available (docs/ROBOTS.md, "The ER3 Pro through rokae_ros2").
     """
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S, probe_controller_manager
 
@@ -201,8 +202,9 @@ def check_controller_manager(timeout_s: float | None = None) -> Finding:
 
 
 def check_move_group(settings: MoveItSettings | None = None) -> Finding:
-    """Whether move_group serves the three services the ``moveit`` controller calls on this shell's ROS domain
-    within a second and a half (``settings``: namespace and domain; default the controller's defaults).
+    """Whether move_group serves the three services the ``moveit`` controller calls on this shell's ROS domain.
+
+    It must answer within a second and a half. ``settings``: namespace and domain; default the controller's defaults.
     """
     from cosim_validation.controllers.moveit_spec import MoveItSettings
     from cosim_validation.controllers.planning.errors import PlanningError
@@ -228,8 +230,9 @@ def check_move_group(settings: MoveItSettings | None = None) -> Finding:
 
 
 def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:
-    """Whether CoppeliaSim's ZeroMQ remote API answers (``config``: host and port; default localhost:23000) within a
-    second and a half, through the official client.
+    """Whether CoppeliaSim's ZeroMQ remote API answers within a second and a half, through the official client.
+
+    ``config``: host and port; default localhost:23000.
     """
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S
     from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
@@ -258,8 +261,9 @@ def collect() -> list[Finding]:
 
 
 def robots() -> list[dict[str, Any]]:
-    """The robots of the registry (``robot: {model: NAME}``): joints with their types and units, the URDF and the
-    tool frame; ``error`` names a model that does not load.
+    """The robots of the registry (``robot: {model: NAME}``).
+
+    Joints with their types and units, the URDF and the tool frame; ``error`` names a model that does not load.
     """
     from cosim_validation.common.config import package_root
     from cosim_validation.common.exceptions import CosimError
@@ -283,8 +287,9 @@ def robots() -> list[dict[str, Any]]:
 
 
 def controllers() -> list[dict[str, Any]]:
-    """The controllers a case study can name: the built-in ones and the entry points of installed packages (group
-    ``cosim_validation.controllers``), each with whether its factory loads.
+    """The controllers a case study can name, each with whether its factory loads.
+
+    The built-in ones and the entry points of installed packages (group ``cosim_validation.controllers``).
     """
     from cosim_validation.controllers import CONTROLLER_NAMES
     from cosim_validation.controllers.plugin_loader import catalogue

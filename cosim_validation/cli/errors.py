@@ -1,5 +1,6 @@
-"""``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot ([Barragan et
-al. 2024]).
+"""``cosim errors collect|calibrate|train|evaluate``: learned error injection from a physical robot.
+
+The method is [Barragan et al. 2024]'s.
 
 - ``collect -o DATASET``: drive the physical robot (the emulated ER3 Pro in batch) through random settled steps
   and a held-out continuous motion; write the dataset (Parquet); with ``--from-run RUN`` the dataset is made of

@@ -1,5 +1,6 @@
-"""``cosim import-crtk``: a CRTK-style bag or the dataset CSV as an error dataset (Parquet) for ``cosim errors``,
-or as a trajectory record (.npz) for ``cosim check``.
+"""``cosim import-crtk``: a CRTK-style bag or the dataset CSV as an error dataset or a trajectory record.
+
+The error dataset (Parquet) is for ``cosim errors``, the trajectory record (.npz) for ``cosim check``.
 """
 
 from __future__ import annotations

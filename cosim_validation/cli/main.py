@@ -50,8 +50,9 @@ class UsageError(InputError):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose errors are :class:`UsageError` (one ``error:`` line, exit code 1) instead of
-    a usage block and exit code 2; ``--help`` and ``--version`` still print and exit 0.
+    """argparse's parser, whose errors are :class:`UsageError` (one ``error:`` line, exit code 1).
+
+    Not a usage block and exit code 2; ``--help`` and ``--version`` still print and exit 0.
     """
 
     def error(self, message: str) -> NoReturn:
@@ -127,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    """Console-script entry point; takes Ctrl-C back if the parent ignored it
-    (:mod:`cosim_validation.common.interrupts`).
+    """Console-script entry point; takes Ctrl-C back if the parent ignored it.
+
+    See :mod:`cosim_validation.common.interrupts`.
     """
     from cosim_validation.common.interrupts import restore_sigint
 

@@ -114,9 +114,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _timer() -> Any:
-    """A case listener that notes when the case started streaming: planning (and the robot's reset) before,
-    execution after; its ``split()`` gives (planning_s, execution_s) [s]. Built here so that importing this
-    module (``cosim --help`` builds every subcommand's parser) does not import the case assembly.
+    """A case listener that notes when the case started streaming.
+
+    Planning (and the robot's reset) come before, execution after; its ``split()`` gives (planning_s, execution_s) [s].
+    Built here so that importing this module (``cosim --help`` builds every subcommand's parser) does not import the
+    case assembly.
     """
     from cosim_validation.assembly.lockstep import CaseListener
 
@@ -135,7 +137,12 @@ def _timer() -> Any:
 
 
 def manual_case(source_m: Any, target_m: Any) -> Any:
-    """A test case from a source and a target given on the command line [m]."""
+    """A test case from a source and a target given on the command line [m].
+
+    Args:
+        source_m: The source point in base_link, 3 numbers, in [m].
+        target_m: The target point in base_link, 3 numbers, in [m].
+    """
     import numpy as np
 
     from cosim_validation.testgen import TestCase
@@ -186,8 +193,10 @@ def _report(
     times_s: tuple[float, float],
     stop_index: int | None,
 ) -> dict[str, Any]:
-    """The report of a case that was planned; ``times_s``: (planning, execution) [s]; ``stop_index``: the samples
-    executed of an aborted case (None when every sample was).
+    """The report of a case that was planned.
+
+    ``times_s``: (planning, execution) [s]; ``stop_index``: the samples executed of an aborted case (None when every
+    sample was).
     """
     line = plan.line
     return {

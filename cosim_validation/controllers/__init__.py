@@ -1,6 +1,6 @@
-"""Controllers under test ([Actuators 2025]'s flawed ``straight`` and the ``guarded`` one, users' plugins) and the
-configured
-setup.
+"""Controllers under test and the configured setup.
+
+The controllers: [Actuators 2025]'s flawed ``straight`` and the ``guarded`` one, and users' plugins.
 """
 
 from cosim_validation.controllers.controller import Controller

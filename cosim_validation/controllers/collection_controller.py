@@ -1,15 +1,15 @@
-"""``error_collection``: [Barragan et al. 2024]'s data-collection motion as a case, so a session drives it through
-the drivers.
+"""``error_collection``: [Barragan et al. 2024]'s data-collection motion as a case.
+
+As a case, a session drives it through the drivers.
 
 The plan is :func:`~cosim_validation.controllers.planning.collection_motion.collection_motion` of the configured
-settings
-(``controllers.collection``) drawn from the case seed: settled steps towards random joint goals (a ramp, a settle,
-repeated readings), a continuous training motion and a held-out continuous motion, back home between them. Its
-samples are not at one period: each setpoint is stamped when the arm must reach it, as the lockstep loop streams
-any plan. ``cosim errors collect --from-run`` keeps the read samples of such a case (the same rows as
+settings (``controllers.collection``) drawn from the case seed: settled steps towards random joint goals (a ramp, a
+settle, repeated readings), a continuous training motion and a held-out continuous motion, back home between them. Its
+samples are not at one period: each setpoint is stamped when the arm must reach it, as the lockstep loop streams any
+plan. ``cosim errors collect --from-run`` keeps the read samples of such a case (the same rows as
 ``cosim errors collect --seed <case seed>`` in batch). The motion stays in a box around home (10 % of each joint's
-range either side as shipped) and is not checked for collisions, as in batch (the collection drives the arm in
-free space, away from the patient).
+range either side as shipped) and is not checked for collisions, as in batch (the collection drives the arm in free
+space, away from the patient).
 """
 
 from __future__ import annotations

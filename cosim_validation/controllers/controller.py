@@ -19,7 +19,11 @@ class Controller(Protocol):
     name: str
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
-        """The expected trajectory from the home pose, for a source and a target [m] and the case seed (the random
-        stream of a joint-space case; an insertion does not use it).
+        """The expected trajectory from the home pose for one case.
+
+        Args:
+            source: The case's source point, shape (3,), in base_link, in [m].
+            target: The case's target point, shape (3,), in base_link, in [m].
+            seed: The case seed: the random stream of a joint-space case; an insertion does not use it.
         """
         ...

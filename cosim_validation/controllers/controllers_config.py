@@ -1,5 +1,7 @@
-"""The ``controllers:`` section: which controller runs by default, the guarded controller's settings and the shape
-of joint-space cases (``joint_space``, optional: defaults of :class:`JointSpaceSettings`).
+"""The ``controllers:`` section of the configuration.
+
+Which controller runs by default, the guarded controller's settings and the shape of joint-space cases (``joint_space``,
+optional: defaults of :class:`JointSpaceSettings`).
 """
 
 from __future__ import annotations
@@ -51,11 +53,16 @@ class GuardedSettings:
 
 @dataclass(frozen=True)
 class ControllersConfig:
-    """Attributes: ``default`` controller name; ``guarded`` settings; ``joint_space`` case shape; ``collection``:
-    the ``error_collection`` case ([Barragan et al. 2024]'s data collection; its ``seed`` is unused there: a case
-    draws from its
-    case seed); ``plugin``: the default controller when it is a user's plugin (its factory importable and
-    callable), else None; ``moveit``: how the ``moveit`` controller talks to move_group (docs/MOVEIT.md).
+    """The ``controllers:`` section, read and validated.
+
+    Attributes:
+        default: The default controller's name.
+        guarded: The guarded controller's settings.
+        joint_space: The shape of joint-space cases.
+        collection: The ``error_collection`` case ([Barragan et al. 2024]'s data collection; its ``seed`` is unused
+            there: a case draws from its case seed).
+        plugin: The default controller when it is a user's plugin (its factory importable and callable), else None.
+        moveit: How the ``moveit`` controller talks to move_group (docs/MOVEIT.md).
     """
 
     default: str

@@ -154,8 +154,9 @@ def external_spec(node: ConfigNode) -> ExternalSpec:
 
 
 def _crtk(node: ConfigNode) -> dict[str, str]:
-    """``interface`` and, for ``crtk``, the arm's namespace, flavour and tracker; CRTK keys under ros2_control are
-    an error (they would be ignored).
+    """``interface`` and, for ``crtk``, the arm's namespace, flavour and tracker.
+
+    CRTK keys under ros2_control are an error (they would be ignored).
     """
     interface = node["interface"].to_str(choices=INTERFACES) if node.has("interface") else "ros2_control"
     crtk_keys = [key for key in ("namespace", "flavour", "tracker_namespace") if node.has(key)]
@@ -190,8 +191,9 @@ def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:
 
 
 def _ros_name(node: ConfigNode, key: str, default: str, absolute: bool = False) -> str:
-    """A ROS name: tokens of letters, digits and '_', none starting with a digit, between '/'
-    (design.ros2.org, "Topic and Service name mapping to DDS"); ``absolute``: it must start with '/'.
+    """A ROS name: tokens of letters, digits and '_', none starting with a digit, between '/'.
+
+    See design.ros2.org, "Topic and Service name mapping to DDS". ``absolute``: it must start with '/'.
     """
     if not node.has(key):
         return default

@@ -48,7 +48,16 @@ class GuardedController:
         self._lattice = fibonacci_directions(settings.n_directions)
 
     def candidates(self, source_m: np.ndarray, target_m: np.ndarray) -> np.ndarray:
-        """(k, 3) candidate needle axes, the direct one first, then by increasing deviation."""
+        """(k, 3) candidate needle axes, the direct one first, then by increasing deviation.
+
+        Args:
+            source_m: The case's source point in base_link, shape (3,), in [m].
+            target_m: The case's target point in base_link, shape (3,), in [m].
+
+        Returns:
+            Unit needle directions (towards the target) in base_link, shape (k, 3): the direction from the source to the
+            target first, then the lattice's directions within ``max_deviation_rad`` of it.
+        """
         direct = (target_m - source_m) / np.linalg.norm(target_m - source_m)
         deviation = np.arccos(np.clip(self._lattice @ direct, -1.0, 1.0))
         keep = np.flatnonzero(deviation <= self.settings.max_deviation_rad)

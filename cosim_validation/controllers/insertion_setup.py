@@ -61,10 +61,11 @@ class InsertionSetup:
         )
 
     def controller(self, name: str | None = None, logs: RunLogs | None = None) -> Controller | ClosedLoopPlugin:
-        """The controller ``name`` (``straight``, ``guarded``, ``joint_goals``, ``teleoperation``,
-        ``error_collection``, ``moveit``, an entry point of a user's package or an import path
-        ``module:attribute``; None: ``controllers.default``, with its options when it is a plugin). A plugin's
-        factory is called each time.
+        """The controller ``name``; a plugin's factory is called each time.
+
+        ``name`` is ``straight``, ``guarded``, ``joint_goals``, ``teleoperation``, ``error_collection``, ``moveit``, an
+        entry point of a user's package or an import path ``module:attribute``; None: ``controllers.default``, with its
+        options when it is a plugin.
 
         Raises:
             InputError, ConfigError: An unknown name, or a plugin that cannot be built (naming where it was named).

@@ -1,5 +1,6 @@
-"""Joint-space cases as controllers: ``joint_goals`` and ``teleoperation`` ([Barragan et al. 2024]'s motions, any
-robot).
+"""Joint-space cases as controllers: ``joint_goals`` and ``teleoperation``.
+
+They are [Barragan et al. 2024]'s motions, for any robot.
 
 They plan through the same assembly as the insertion controllers (``--controller joint_goals``): the lockstep
 loop streams their plans to every robot and the monitor judges the runs. A case's motion is drawn from its case

@@ -167,7 +167,12 @@ class Command:
 
     @classmethod
     def setpoint(cls, q: np.ndarray, stage: Stage | None = None) -> Command:
-        """Go to ``q`` ((J,) [rad, or m]) within this period."""
+        """Go to ``q`` within this period.
+
+        Args:
+            q: The joint setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+            stage: The stage the setpoint belongs to; None: the stage of the last setpoint.
+        """
         return cls(CommandKind.SETPOINT, np.asarray(q, dtype=np.float64), stage)
 
     @classmethod

@@ -51,7 +51,16 @@ class NeedleForceSensor(Protocol):
     """The modelled needle force of one case, one sample at a time (the supervisor's ``NeedleForceStream``)."""
 
     def update(self, t_s: float, holder_m: ArrayLike, tip_m: ArrayLike) -> tuple[float, float]:
-        """The forces at the tip and at the holder [N] of the needle from ``holder_m`` to ``tip_m`` at ``t_s``."""
+        """The forces at the tip and at the holder [N] of the needle from ``holder_m`` to ``tip_m`` at ``t_s``.
+
+        Args:
+            t_s: Case time, in [s].
+            holder_m: The needle's holder (mount) end in base_link, shape (3,), in [m].
+            tip_m: The needle's tip in base_link, shape (3,), in [m].
+
+        Returns:
+            The force at the tip and the force at the holder, in [N].
+        """
         ...
 
 
@@ -101,7 +110,12 @@ def plan_problem(plan: Any, kinematics: Kinematics) -> str:
 
 
 def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
-    """Why setpoints ``q`` ((n, J) or (J,)) leave the URDF joint limits ("" if they do not)."""
+    """Why setpoints ``q`` leave the URDF joint limits ("" if they do not).
+
+    Args:
+        q: Setpoints, shape (n, J) or (J,), in [rad], or [m] for a prismatic joint.
+        kinematics: The arm whose limits apply.
+    """
     rows = np.atleast_2d(q)
     low, high = rows < kinematics.q_lower, rows > kinematics.q_upper
     if not (low.any() or high.any()):
@@ -112,8 +126,10 @@ def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
 
 
 def release(controller: Any) -> None:
-    """Call ``controller.close()`` when it has one (a user's controller, or one of ours holding a process or a
-    connection); never raises: at shutdown there is nothing left to fail.
+    """Call ``controller.close()`` when it has one; never raises.
+
+    The controller is a user's, or one of ours holding a process or a connection. At shutdown there is nothing left to
+    fail.
     """
     close = getattr(controller, "close", None)
     if callable(close):
@@ -171,8 +187,9 @@ class CallThread:
             raise CallHungError(f"had not returned after {limit_s:g} s") from None
 
     def close(self, release_call: Callable[[], Any], limit_s: float) -> None:
-        """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; a thread whose
-        call never returned is left as it is (and so is its controller). Never raises.
+        """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; never raises.
+
+        A thread whose call never returned is left as it is (and so is its controller).
         """
         if self.hung:
             return
@@ -192,8 +209,9 @@ class PlanningPlugin:
         self._thread = CallThread(spec.name)
 
     def close(self) -> None:
-        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises. A
-        controller whose call never returned is abandoned as it is.
+        """Release what the controller holds (optional ``close()``: a connection to a planner); never raises.
+
+        A controller whose call never returned is abandoned as it is.
         """
         inner = self.inner
         self._thread.close(lambda: release(inner), self.spec.call_limit_s)
@@ -322,8 +340,9 @@ class ClosedLoopPlugin:
             self._call("finish", lambda: tell(outcome, reason))
 
     def close(self) -> None:
-        """Release what the controller holds (optional ``close()``: processes, connections); never raises. A
-        controller whose call never returned is abandoned as it is.
+        """Release what the controller holds (optional ``close()``: processes, connections); never raises.
+
+        A controller whose call never returned is abandoned as it is.
         """
         inner = self.inner
         self._thread.close(lambda: release(inner), self.spec.call_limit_s)

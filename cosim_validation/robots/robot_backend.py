@@ -45,8 +45,9 @@ class BackendSample(NamedTuple):
 
 
 def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
-    """The marker fields of ``samples`` as a record's arrays: ``marker_pos_m`` (n, 3), ``marker_quat_wxyz`` (n, 4),
-    ``marker_error_m`` (n,).
+    """The marker fields of ``samples`` as a record's arrays.
+
+    ``marker_pos_m`` (n, 3), ``marker_quat_wxyz`` (n, 4), ``marker_error_m`` (n,).
     """
     n = len(samples)
     return {
@@ -74,19 +75,20 @@ class JointSet:
 
     @property
     def q_lower(self) -> np.ndarray:
-        """(J,) lower joint limits [rad]."""
+        """(J,) lower joint limits [rad, or m for a prismatic joint]."""
         return self._q_lower.copy()
 
     @property
     def q_upper(self) -> np.ndarray:
-        """(J,) upper joint limits [rad]."""
+        """(J,) upper joint limits [rad, or m for a prismatic joint]."""
         return self._q_upper.copy()
 
 
 @runtime_checkable
 class Reseedable(Protocol):
-    """An optional capability of a robot or filter with random streams (an emulated arm's noise, a hazard's
-    draws): the case's seed, given before each reset so a case's noise depends on the case only.
+    """An optional capability of a robot or filter with random streams (an emulated arm's noise, a hazard's draws).
+
+    The case's seed is given before each reset, so a case's noise depends on the case only.
     """
 
     def reseed(self, case_seed: int) -> None:
@@ -96,8 +98,9 @@ class Reseedable(Protocol):
 
 @runtime_checkable
 class StageAware(Protocol):
-    """An optional capability of a robot or filter whose behaviour depends on the case's stage (a hazard
-    triggered by a stage): told the stage of each setpoint before that setpoint is commanded.
+    """An optional capability of a robot or filter whose behaviour depends on the case's stage.
+
+    Such as a hazard triggered by a stage; it is told the stage of each setpoint before that setpoint is commanded.
     """
 
     def stage(self, stage: int) -> None:
@@ -131,24 +134,37 @@ class RobotBackend(Protocol):
 
     @property
     def q_lower(self) -> np.ndarray:
-        """(J,) lower joint position limits [rad]."""
+        """(J,) lower joint position limits [rad, or m for a prismatic joint]."""
         ...
 
     @property
     def q_upper(self) -> np.ndarray:
-        """(J,) upper joint position limits [rad]."""
+        """(J,) upper joint position limits [rad, or m for a prismatic joint]."""
         ...
 
     def reset(self, q0: ArrayLike) -> None:
-        """Put the arm at rest at ``q0`` ((J,) [rad]) and the clock at 0."""
+        """Put the arm at rest at ``q0`` and the clock at 0.
+
+        Args:
+            q0: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         ...
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """Stream a setpoint: reach ``q_setpoint`` ((J,) [rad]) linearly within ``duration_s`` [s]."""
+        """Stream a setpoint: reach ``q_setpoint`` linearly within ``duration_s``.
+
+        Args:
+            q_setpoint: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+            duration_s: Time to reach it, in [s].
+        """
         ...
 
     def advance(self, dt_s: float) -> None:
-        """Let ``dt_s`` [s] (> 0) of robot time pass."""
+        """Let robot time pass.
+
+        Args:
+            dt_s: Robot time to let pass, > 0, in [s].
+        """
         ...
 
     def read(self) -> BackendSample:

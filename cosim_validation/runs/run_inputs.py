@@ -1,5 +1,7 @@
-"""A run directory carries the files that produced it: copies of the configuration, properties and graph (and, a
-supervised run, of the supervisor's configuration, machine, needle force model, scenario and teleoperation script).
+"""A run directory carries the files that produced it.
+
+These are copies of the configuration, properties and graph (and, for a supervised run, of the supervisor's
+configuration, machine, needle force model, scenario and teleoperation script).
 
 ``cosim campaign`` and ``cosim session`` copy them into ``RUN/inputs/`` when the run starts, beside a manifest
 (``RUN/inputs.json``: each file's role, its original path relative to the run directory, the copy and its SHA-256;
@@ -68,15 +70,19 @@ def file_sha256(path: Path) -> str:
 
 
 def portable_path(run_dir: str | Path, path: str | Path) -> str:
-    """``path`` as a run keeps it: relative to the run directory, so that no absolute path of this machine is
-    stored and the same inputs beside two run directories give the same metadata.
+    """``path`` as a run keeps it: relative to the run directory.
+
+    No absolute path of this machine is stored that way, and the same inputs beside two run directories give the same
+    metadata.
     """
     return os.path.relpath(Path(path).resolve(), Path(run_dir).resolve())
 
 
 def kept_path(run_dir: str | Path, stored: str | Path) -> Path:
-    """The file a path a run keeps names (relative to the run directory; runs of older versions kept absolute
-    paths, which are taken as they are).
+    """The file named by a path a run keeps.
+
+    Kept paths are relative to the run directory; runs of older versions kept absolute paths, which are taken as they
+    are.
     """
     path = Path(stored)
     return path if path.is_absolute() else Path(os.path.normpath(Path(run_dir).resolve() / path))
@@ -107,10 +113,11 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
 
 
 def supervision_files(config_path: str | Path | None, scenario_path: str | Path | None) -> dict[str, Path]:
-    """Every file a supervised run reads, by run-input role: the supervisor configuration, its machine, the
-    machine's goals (if it names them), the needle force model, the scenario and its teleoperation script; {}
-    without a supervisor. Call after :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are
-    read, not checked again).
+    """Every file a supervised run reads, by run-input role; {} without a supervisor.
+
+    The roles: the supervisor configuration, its machine, the machine's goals (if it names them), the needle force
+    model, the scenario and its teleoperation script. Call after
+    :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are read, not checked again).
     """
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.monitor.statechart.loader import load_machine

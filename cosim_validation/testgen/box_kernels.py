@@ -20,8 +20,14 @@ def _axis_separates(v0: np.ndarray, v1: np.ndarray, v2: np.ndarray, axis: np.nda
 def triangle_overlaps_cube(v0: np.ndarray, v1: np.ndarray, v2: np.ndarray, half: float) -> bool:
     """Separating-axis test of a triangle (vertices relative to the cube centre) against a cube.
 
-    The 13 axes of Akenine-Möller's test: the 3 box normals, the triangle normal, and the 9 cross
-    products of box normals with triangle edges. Touching counts as overlapping.
+    The 13 axes of Akenine-Möller's test: the 3 box normals, the triangle normal, and the 9 cross products of box
+    normals with triangle edges. Touching counts as overlapping.
+
+    Args:
+        v0: First vertex relative to the cube centre, shape (3,), in [m].
+        v1: Second vertex relative to the cube centre, shape (3,), in [m].
+        v2: Third vertex relative to the cube centre, shape (3,), in [m].
+        half: Half the cube's edge, in [m].
     """
     for k in range(3):
         if min(v0[k], v1[k], v2[k]) > half or max(v0[k], v1[k], v2[k]) < -half:
@@ -48,6 +54,14 @@ def mark_surface_cubes(
     """(nx, ny, nz) bool: cubes of the grid (origin, edge) that the surface passes through or touches.
 
     ``pad_m`` grows every cube by a tiny amount, so rounding can only add cubes, never miss one.
+
+    Args:
+        vertices: (V, 3) float64 mesh vertices in base_link [m].
+        faces: (F, 3) int64 vertex indices of each triangle.
+        origin: (3,) float64 corner of cube (0, 0, 0) in base_link [m].
+        edge_m: Cube edge [m].
+        shape: (3,) int64 number of cubes along x, y, z.
+        pad_m: Growth of every cube [m].
     """
     nx, ny, nz = shape[0], shape[1], shape[2]
     hit = np.zeros((nx, ny, nz), dtype=np.bool_)
@@ -80,8 +94,10 @@ def surface_pairs(
     """(cell, face) pairs: each face that passes through or touches a cube with ``slot >= 0``.
 
     Args:
-        vertices: (V, 3) float64 [m]; faces: (F, 3) int64.
-        origin: (3,) float64 corner of cube (0, 0, 0) [m]; edge_m: cube edge [m].
+        vertices: (V, 3) float64 mesh vertices in base_link [m].
+        faces: (F, 3) int64 vertex indices of each triangle.
+        origin: (3,) float64 corner of cube (0, 0, 0) in base_link [m].
+        edge_m: Cube edge [m].
         slot: (nx, ny, nz) int64: the cell number of each cube to test, -1 for cubes left out.
         pad_m: Growth of every cube, so rounding can only add pairs.
 
@@ -167,9 +183,14 @@ def child_pairs(
     """(child, face) pairs of the 8 children of split cells: each parent pair tested on its 8 children.
 
     Args:
+        vertices: (V, 3) float64 mesh vertices in base_link [m].
+        faces: (F, 3) int64 vertex indices of each triangle.
         pair_parent: (P,) int64 rank of each pair's cell among the split cells, -1 if not split.
         pair_face: (P,) int64 face of each pair.
         parent_index: (S, 3) int64 grid index of each split cell (its children's edge is ``child_edge_m``).
+        origin: (3,) float64 minimum corner of the grid (of its cube (0, 0, 0)) in base_link [m].
+        child_edge_m: Edge of the children [m].
+        pad_m: Growth of every child cube, so rounding can only add pairs [m].
 
     Returns:
         (Q,) int64 child numbers (8 x rank + octant, octant = 4 i + 2 j + k) and (Q,) int64 faces.

@@ -35,7 +35,15 @@ class CubeGrid:
 
     @classmethod
     def covering(cls, bounds_m: ArrayLike, granularity_m: float) -> CubeGrid:
-        """The grid starting at ``bounds_m[0]`` with enough cubes to cover the box ``bounds_m`` (2, 3)."""
+        """The grid starting at ``bounds_m[0]`` with enough cubes to cover the box ``bounds_m`` (2, 3).
+
+        Args:
+            bounds_m: Minimum and maximum corner of the box in base_link, shape (2, 3), in [m].
+            granularity_m: Cube edge, > 0, in [m].
+
+        Raises:
+            InputError: ``granularity_m`` is not > 0.
+        """
         bounds = np.asarray(bounds_m, dtype=np.float64)
         if not granularity_m > 0:
             raise InputError(f"granularity must be > 0 m, got {granularity_m!r}")
@@ -49,7 +57,11 @@ class CubeGrid:
         return int(np.prod(self.shape))
 
     def cube_index(self, points_m: ArrayLike) -> np.ndarray:
-        """(N, 3) int64 index of the cube holding each point; a row of -1 outside the grid."""
+        """(N, 3) int64 index of the cube holding each point; a row of -1 outside the grid.
+
+        Args:
+            points_m: Points in base_link, shape (N, 3) (or anything that reshapes to it), in [m].
+        """
         points = np.asarray(points_m, dtype=np.float64).reshape(-1, 3)
         index = np.floor((points - self.origin_m) / self.granularity_m).astype(np.int64)
         outside = np.any((index < 0) | (index >= self.shape), axis=1)
@@ -57,7 +69,14 @@ class CubeGrid:
         return np.asarray(index)
 
     def centres_m(self, index: ArrayLike) -> np.ndarray:
-        """(N, 3) float64 centres of the cubes ``index`` (N, 3) [m]."""
+        """(N, 3) float64 centres of the cubes ``index`` (N, 3) [m].
+
+        Args:
+            index: Cube indices (i, j, k), shape (N, 3).
+
+        Returns:
+            The centres in base_link, shape (N, 3), in [m].
+        """
         return np.asarray(self.origin_m + (np.asarray(index, dtype=np.float64) + 0.5) * self.granularity_m)
 
     def all_centres_m(self) -> np.ndarray:
@@ -66,7 +85,11 @@ class CubeGrid:
         return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
 
     def flat(self, index: ArrayLike) -> np.ndarray:
-        """(N,) int64 row-major number of each cube (N, 3)."""
+        """(N,) int64 row-major number of each cube (N, 3).
+
+        Args:
+            index: Cube indices (i, j, k) inside the grid, shape (N, 3).
+        """
         return np.asarray(np.ravel_multi_index(np.asarray(index, dtype=np.int64).T, tuple(self.shape)))
 
     def refined(self) -> CubeGrid:
@@ -74,7 +97,14 @@ class CubeGrid:
         return CubeGrid(self.origin_m.copy(), self.granularity_m / 2.0, self.shape * 2)
 
     def children(self, index: ArrayLike) -> np.ndarray:
-        """(8, 3) int64 indices in :meth:`refined` of the 8 children of cube ``index`` (3,)."""
+        """(8, 3) int64 indices in :meth:`refined` of the 8 children of cube ``index`` (3,).
+
+        Args:
+            index: One cube index (i, j, k), shape (3,), inside the grid.
+
+        Raises:
+            InputError: ``index`` is outside the grid.
+        """
         parent = np.asarray(index, dtype=np.int64).reshape(3)
         if np.any(parent < 0) or np.any(parent >= self.shape):
             raise InputError(f"cube index {parent.tolist()!r} is outside the grid of shape {self.shape.tolist()!r}")

@@ -161,6 +161,9 @@ def refine_cubes(
     """The non-empty leaves of the partial cubes ``cubes`` (M, 3); a cube without leaves holds no valid target.
 
     Args:
+        region: The target region whose validity the leaves classify.
+        grid: The grid ``cubes`` index.
+        cubes: (M, 3) int64 grid indices of the partial cubes.
         partial_share: A cube is refined (to :data:`MAX_DEPTH`) while its partial leaves exceed this
             share of its non-empty volume.
     """

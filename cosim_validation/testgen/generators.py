@@ -48,7 +48,11 @@ def _leaf_points(
     """``per_cube[i]`` points uniform in the non-empty leaves of cube number ``cubes[i]``.
 
     Args:
+        rng: The random stream.
+        leaves: The non-empty leaves of the refined cubes.
         cumulative_m3: (L,) cumulative sum of the leaves' volumes [m^3], in leaf order.
+        cubes: (C,) int64 cube numbers to sample.
+        per_cube: (C,) int64 how many points each cube of ``cubes`` gets.
 
     Returns:
         (T, 3) float64 points [m], their (T,) leaf numbers and (T,) position in ``cubes``.
@@ -67,8 +71,9 @@ def _leaf_points(
 def _fill_partial(
     rng: np.random.Generator, region: TargetRegion, leaves: Leaves, n_cubes: int, k: int, max_attempts: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Sample the non-empty leaves of each partial cube until k candidates are valid or ``max_attempts``
-    were drawn; only candidates in partial leaves are checked.
+    """Sample the non-empty leaves of each partial cube until k candidates are valid or ``max_attempts`` were drawn.
+
+    Only candidates in partial leaves are checked.
 
     Each round draws, for every unfinished cube, as many candidates as it still needs, so no valid
     candidate is ever thrown away and the count is the one of drawing one by one.
@@ -107,7 +112,12 @@ def _fill_from_surface(
     """Complete partial cubes from points just inside the target's surface (see :mod:`surface_kernels`).
 
     Args:
-        cubes: (M, 3) partial cubes; found: (M,) targets each already has.
+        rng: The random stream.
+        region: The target region the points must be valid in.
+        grid: The grid ``cubes`` index.
+        cubes: (M, 3) int64 grid indices of the partial cubes.
+        found: (M,) targets each cube already has.
+        k: Targets wanted per cube.
 
     Returns:
         targets (T, 3), the (T,) position in ``cubes`` of each, and the candidates drawn.
@@ -158,8 +168,9 @@ LATTICE = 16
 
 
 def _in_leaves(leaves: Leaves, cube: int, lo_m: np.ndarray, edge_m: float, points_m: np.ndarray) -> np.ndarray:
-    """(P,) int64 leaf of cube number ``cube`` (corner ``lo_m``, edge ``edge_m``) holding each of the
-    points (P, 3) inside that cube, -1 for points in none of its non-empty leaves.
+    """(P,) int64 leaf of cube number ``cube`` (corner ``lo_m``, edge ``edge_m``) holding each point.
+
+    ``points_m`` (P, 3) lie inside that cube; -1 for points in none of its non-empty leaves.
     """
     first, last = np.searchsorted(leaves.owner, [cube, cube + 1])
     found = np.full(len(points_m), -1, dtype=np.int64)

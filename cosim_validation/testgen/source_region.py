@@ -40,7 +40,16 @@ class SourceRegion:
     ) -> np.ndarray:
         """``count`` uniform points of the box outside every model in ``models``; (count, 3) float64 [m].
 
-        With ``toward_target_m`` each point then moves that far towards its target (``targets_m`` (count, 3)).
+        With ``toward_target_m`` each point then moves that far towards its target.
+
+        Args:
+            rng: The random stream.
+            count: Number of source points.
+            models: The anatomy models no source may lie inside.
+            targets_m: The cases' targets in base_link, shape (count, 3), in [m]; needed only with ``toward_target_m``.
+
+        Returns:
+            The source points in base_link, shape (count, 3), in [m].
 
         Raises:
             InputError: The box lies (almost) entirely inside a model, so no source can be found, or a moved

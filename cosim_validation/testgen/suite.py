@@ -72,7 +72,15 @@ class Suite:
         depth_m: np.ndarray,
         meta: dict[str, Any],
     ) -> Suite:
-        """A suite whose ``suite_id`` is the hash of its cases and stable metadata."""
+        """A suite whose ``suite_id`` is the hash of its cases and stable metadata.
+
+        Args:
+            source_m: Source points in base_link, shape (N, 3), in [m].
+            target_m: Target points in base_link, shape (N, 3), in [m].
+            cube_index: Cube of each target, shape (N, 3), int64, -1s if none.
+            depth_m: Distance from each target to the target model's boundary, shape (N,), in [m].
+            meta: Metadata beside ``format``, ``frame_id`` (base_link) and ``unit`` (m), which it may override.
+        """
         metadata = {"format": FORMAT, "frame_id": "base_link", "unit": "m", **meta}
         columns = _columns(source_m, target_m, cube_index, depth_m)
         metadata["suite_id"] = _content_id(columns, metadata)

@@ -63,7 +63,18 @@ def suite_metrics(
     lattice_empty_cubes: int,
     generation_s: float,
 ) -> SuiteMetrics:
-    """Metrics of cases whose targets lie in cubes ``cube_index`` (N, 3) of a classified grid."""
+    """Metrics of cases whose targets lie in cubes ``cube_index`` (N, 3) of a classified grid.
+
+    Args:
+        generator: The generator's name.
+        grid: The classified grid.
+        classes: Every cube's :class:`CubeClass`, shape (nx, ny, nz).
+        cube_index: The cube of each case's target, shape (N, 3), int64, -1s if none.
+        points_generated: Candidate targets drawn, valid or not.
+        gave_up_cubes: Partial cubes that yielded fewer than k (but some) targets (see :class:`SuiteMetrics`).
+        lattice_empty_cubes: Cubes the classification could not prove empty that hold no valid target.
+        generation_s: Wall time of classification and generation, in [s].
+    """
     full = int(np.sum(classes == CubeClass.FULL))
     partial = int(np.sum(classes == CubeClass.PARTIAL))
     nonempty = full + partial

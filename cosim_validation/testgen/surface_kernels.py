@@ -57,7 +57,8 @@ def surface_candidates(
     Args:
         vertices: (V, 3) float64 mesh vertices [m], outward-wound faces.
         faces: (F, 3) int64.
-        lo, hi: (3,) float64 box corners [m].
+        lo: (3,) float64 minimum box corner [m].
+        hi: (3,) float64 maximum box corner [m].
         inset_m: How far inward (against the face normal) the points are moved [m].
         uniforms: (n, 3) float64 uniform numbers in [0, 1): piece choice and position in it.
     """

@@ -91,7 +91,11 @@ class TargetRegion:
         return ok
 
     def valid(self, points_m: np.ndarray) -> np.ndarray:
-        """(N,) bool: which of the (N, 3) points [m] are valid targets."""
+        """(N,) bool: which of the (N, 3) points [m] are valid targets.
+
+        Args:
+            points_m: Candidate targets in base_link, shape (N, 3) (or anything that reshapes to it), in [m].
+        """
         points = np.ascontiguousarray(points_m, dtype=np.float64).reshape(-1, 3)
         ok = self.inside_test(self.target).contains(points)
         if ok.any():
@@ -114,8 +118,10 @@ class TargetRegion:
         return classes.reshape(tuple(grid.shape))
 
     def distance_bands(self) -> list[DistanceBand]:
-        """The bands of signed distance a valid target keeps: within ``within_m`` of ``near`` (if any),
-        more than ``margin_m`` outside each obstacle. Signed distances are 1-Lipschitz in the point.
+        """The bands of signed distance a valid target keeps.
+
+        Within ``within_m`` of ``near`` (if any), more than ``margin_m`` outside each obstacle. Signed distances are
+        1-Lipschitz in the point.
         """
         bands = [DistanceBand(self.near, -np.inf, self.within_m)] if self.near is not None else []
         return bands + [DistanceBand(obstacle, self.margin_m, np.inf) for obstacle in self.obstacles]

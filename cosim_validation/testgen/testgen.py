@@ -64,6 +64,13 @@ def _check_request(request: TestgenRequest) -> None:
 def discretize(region: TargetRegion, granularity_m: float) -> tuple[CubeGrid, np.ndarray]:
     """The grid over the region's box and every cube's :class:`CubeClass`.
 
+    Args:
+        region: The target region.
+        granularity_m: Cube edge, in [m].
+
+    Returns:
+        The grid and the classes, shape (nx, ny, nz).
+
     Raises:
         InputError: The granularity exceeds the region, or no cube holds a valid target.
     """
@@ -92,8 +99,10 @@ def _targets(
 
 
 def location_free(source: str) -> str:
-    """A model's source as a suite stores it: ``builtin:<name>``, or a mesh file's name (its SHA-256 beside it says
-    which content), never the path, so that one configuration gives one suite id in any folder or clone.
+    """A model's source as a suite stores it: ``builtin:<name>``, or a mesh file's name, never the path.
+
+    The mesh's SHA-256 beside it says which content. Without the path, one configuration gives one suite id in any
+    folder or clone.
     """
     return source if source.startswith("builtin:") else Path(source).name
 

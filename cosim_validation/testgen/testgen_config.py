@@ -25,8 +25,9 @@ from cosim_validation.testgen.source_region import SourceRegion
 
 @dataclass(frozen=True)
 class RegionSpec:
-    """A configured sub-region: the part of ``model`` within ``within_m`` of ``near``, or the
-    ``volume_fraction`` of ``model`` closest to ``near``.
+    """A configured sub-region of ``model``.
+
+    The part of ``model`` within ``within_m`` of ``near``, or the ``volume_fraction`` of ``model`` closest to ``near``.
     """
 
     name: str

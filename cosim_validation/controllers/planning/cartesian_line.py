@@ -55,7 +55,8 @@ def line_motion(
     Args:
         ik: Solver (its limits are the joint position limits of the motion).
         q_start: (J,) joint vector at the start [rad].
-        start_m, end_m: (3,) tip positions in base_link [m].
+        start_m: (3,) tip position at the start of the line, in base_link [m].
+        end_m: (3,) tip position at the end of the line, in base_link [m].
         cartesian: Tip limits along the line.
         joint_limits: Joint limits the samples must respect.
         dt_s: Sample period [s].

@@ -29,6 +29,14 @@ def as_point(value: ArrayLike, name: str) -> np.ndarray:
 def check_case(world: CollisionWorld, source: ArrayLike, target: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The source and target (3,) of a case in base_link [m], checked against the anatomy.
 
+    Args:
+        world: Distance queries against the scene's anatomy.
+        source: The case's source point in base_link, shape (3,), in [m].
+        target: The case's target point in base_link, shape (3,), in [m].
+
+    Returns:
+        The source and the target as float64 arrays, shape (3,) each.
+
     Raises:
         PlanningError: ``bad_input`` (shape, NaN, inf), ``target_outside_target_model``, ``target_in_obstacle``,
             ``source_inside_body``.

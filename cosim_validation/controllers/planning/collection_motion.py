@@ -98,12 +98,26 @@ class CollectionMotion(NamedTuple):
 
 
 def motion_box(home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, reach: float) -> np.ndarray:
-    """(2, J) the box goals and sines stay in: ``reach`` of each joint's range either side of home, in limits."""
+    """(2, J) the box goals and sines stay in: ``reach`` of each joint's range either side of home, in limits.
+
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        q_lower: Lower joint limits, shape (J,), in the same units.
+        q_upper: Upper joint limits, shape (J,), in the same units.
+        reach: Fraction of each joint's range either side of home.
+    """
     return goal_box(np.asarray(home, dtype=np.float64), q_lower, q_upper, 2.0 * reach)
 
 
 def training_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int) -> np.ndarray:
-    """(n, J) the settled steps towards :attr:`CollectSettings.goals` random goals in ``box``, from home."""
+    """(n, J) the settled steps towards :attr:`CollectSettings.goals` random goals in ``box``, from home.
+
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        box: Lower and upper corner the goals are drawn in, shape (2, J), in the same units.
+        settings: Number of goals and the largest step.
+        seed: The random stream's seed.
+    """
     rng = np.random.default_rng(seed)
     rows: list[np.ndarray] = []
     here = np.asarray(home, dtype=np.float64)
@@ -117,8 +131,16 @@ def training_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSetti
 def continuous_setpoints(
     home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int, stream: int = 1
 ) -> np.ndarray:
-    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home (``stream`` 1: the
-    held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines).
+    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home.
+
+    ``stream`` 1: the held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines.
+
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        box: Lower and upper corner the motion stays in, shape (2, J), in the same units.
+        settings: Rate and lengths of the motions.
+        seed: The collection's seed (the stream's random numbers come from ``seed + stream``).
+        stream: Which motion.
     """
     rng = np.random.default_rng(seed + stream)
     duration_s = settings.test_s if stream == 1 else settings.motion_s
@@ -139,7 +161,15 @@ def _steps(start: np.ndarray, goal: np.ndarray, step_rad: float) -> list[np.ndar
 def collection_motion(
     home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, settings: CollectSettings, seed: int | None = None
 ) -> CollectionMotion:
-    """The three parts of the collection from ``seed`` (default :attr:`CollectSettings.seed`) as one stream."""
+    """The three parts of the collection from ``seed`` (default :attr:`CollectSettings.seed`) as one stream.
+
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        q_lower: Lower joint limits, shape (J,), in the same units.
+        q_upper: Upper joint limits, shape (J,), in the same units.
+        settings: The collection's settings.
+        seed: The seed; None: :attr:`CollectSettings.seed`.
+    """
     seed = settings.seed if seed is None else int(seed)
     home = np.asarray(home, dtype=np.float64)
     box = motion_box(home, q_lower, q_upper, settings.reach)

@@ -22,7 +22,16 @@ def _bounding_sphere(vertices_m: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def segment_point_distance(a_m: np.ndarray, b_m: np.ndarray, point_m: np.ndarray) -> np.ndarray:
-    """(k,) distance from segments a -> b (k, 3) to one point (3,) [m]."""
+    """(k,) distance from segments a -> b (k, 3) to one point (3,) [m].
+
+    Args:
+        a_m: First ends of the segments, shape (k, 3), in [m].
+        b_m: Second ends of the segments, shape (k, 3), in [m].
+        point_m: The point, shape (3,), in the segments' frame, in [m].
+
+    Returns:
+        The distances, shape (k,), in [m].
+    """
     ab = b_m - a_m
     length2 = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
     t = np.clip(np.einsum("ij,ij->i", point_m - a_m, ab) / length2, 0.0, 1.0)
@@ -56,11 +65,23 @@ class CollisionWorld:
 
     # ------------------------------------------------------------------ points
     def containing(self, point_m: np.ndarray, models: dict[str, MeshDistance]) -> list[str]:
-        """Names of the models (from ``models``) that contain the point (3,)."""
+        """Names of the models (from ``models``) that contain the point (3,).
+
+        Args:
+            point_m: The point in base_link, shape (3,), in [m].
+            models: The models to ask, by name (for example :attr:`forbidden` or :attr:`targets`).
+        """
         return [name for name, mesh in models.items() if bool(mesh.contains(point_m))]
 
     def skin_signed_distance(self, points_m: np.ndarray) -> np.ndarray:
-        """(m,) signed distance of points (m, 3) to the skin: positive outside the body [m]."""
+        """(m,) signed distance of points (m, 3) to the skin: positive outside the body [m].
+
+        Args:
+            points_m: Points in base_link, shape (m, 3) (or anything that reshapes to it), in [m].
+
+        Returns:
+            The signed distances, shape (m,), in [m].
+        """
         return self.skin.signed(np.ascontiguousarray(points_m, dtype=np.float64).reshape(-1, 3))
 
     # ------------------------------------------------------------------ needle
@@ -68,6 +89,13 @@ class CollisionWorld:
         """Where needles moving from ``starts_m`` (k, 3) straight to ``target_m`` (3,) first meet the skin, (k, 3).
 
         Rows are NaN where the segment does not meet the skin (e.g. a target outside the body).
+
+        Args:
+            starts_m: Needle start points in base_link, shape (k, 3), in [m].
+            target_m: The target in base_link, shape (3,), in [m].
+
+        Returns:
+            The skin entry points in base_link, shape (k, 3), in [m]; NaN rows where there is none.
         """
         ends = np.ascontiguousarray(np.broadcast_to(target_m, starts_m.shape))
         hit = self.skin.segment_distance(np.ascontiguousarray(starts_m), ends)
@@ -76,7 +104,15 @@ class CollisionWorld:
         return entries
 
     def entries_along(self, target_m: np.ndarray, axes: np.ndarray) -> np.ndarray:
-        """Skin entries (k, 3) of needles reaching ``target_m`` along unit ``axes`` (k, 3) from far outside."""
+        """Skin entries (k, 3) of needles reaching ``target_m`` along unit ``axes`` (k, 3) from far outside.
+
+        Args:
+            target_m: The target in base_link, shape (3,), in [m].
+            axes: Unit needle directions (towards the target) in base_link, shape (k, 3).
+
+        Returns:
+            The skin entry points in base_link, shape (k, 3), in [m]; NaN rows where there is none.
+        """
         return self.skin_entries(target_m[None, :] - _FAR_M * axes, target_m)
 
     def forbidden_distance(
@@ -85,7 +121,8 @@ class CollisionWorld:
         """Distance of needle segments a -> b (k, 3) to the nearest forbidden region, and that region's name.
 
         Args:
-            a_m, b_m: (k, 3) segment ends [m].
+            a_m: (k, 3) first ends of the segments, in base_link [m].
+            b_m: (k, 3) second ends of the segments, in base_link [m].
             enough_m: Distances at or above this need not be exact: segments whose distance to a region's
                 bounding sphere already reaches it get that lower bound, without a mesh query [m].
 
@@ -109,5 +146,10 @@ class CollisionWorld:
         return best, names
 
     def needle_touches_skin(self, a_m: np.ndarray, b_m: np.ndarray) -> np.ndarray:
-        """(k,) whether needle segments a -> b (k, 3) meet or lie inside the skin."""
+        """(k,) whether needle segments a -> b (k, 3) meet or lie inside the skin.
+
+        Args:
+            a_m: First ends of the segments in base_link, shape (k, 3), in [m].
+            b_m: Second ends of the segments in base_link, shape (k, 3), in [m].
+        """
         return np.asarray(self.skin.segment_distance(a_m, b_m).contact)

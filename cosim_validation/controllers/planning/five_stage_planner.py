@@ -61,8 +61,10 @@ class FiveStagePlanner:
 
     @property
     def max_depth_m(self) -> float:
-        """Deepest insertion the needle allows (length - reserve) [m]; unlimited (the arm's reach decides) for
-        an instrument that enters through a port at its remote centre of motion (the dVRK PSM, the Raven-II).
+        """Deepest insertion the needle allows (length - reserve) [m].
+
+        Unlimited (the arm's reach decides) for an instrument that enters through a port at its remote centre of motion
+        (the dVRK PSM, the Raven-II).
         """
         if self.robot.port_links:
             return float("inf")
@@ -70,6 +72,11 @@ class FiveStagePlanner:
 
     def plan(self, source_m: np.ndarray, line: InsertionLine, controller: str) -> Plan:
         """The five-stage plan for one insertion line.
+
+        Args:
+            source_m: Where the needle tip starts, in base_link, shape (3,), in [m].
+            line: The insertion line (target, needle direction, skin entry).
+            controller: The name the plan is made under.
 
         Raises:
             PlanningError: too deep for the needle, unreachable, or no collision-free motion (with the reason).
@@ -117,6 +124,13 @@ class FiveStagePlanner:
     def source_pose(self, source_m: np.ndarray, line: InsertionLine) -> np.ndarray:
         """The joint vector at the source the plan of ``line`` starts its straight part from (see below).
 
+        Args:
+            source_m: Where the needle tip starts, in base_link, shape (3,), in [m].
+            line: The insertion line; the needle lies along its axis at the source.
+
+        Returns:
+            The joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+
         Raises:
             PlanningError: ``unreachable``: the source with the needle along the line is out of reach.
         """
@@ -146,8 +160,9 @@ class FiveStagePlanner:
         return best
 
     def _look_ahead(self, q_start: np.ndarray, points: np.ndarray) -> float:
-        """Largest joint step [rad] following ``points`` (m, 3) from ``q_start`` with the needle axis held; inf
-        if IK cannot follow them.
+        """Largest joint step [rad] following ``points`` (m, 3) from ``q_start`` with the needle axis held.
+
+        Inf if IK cannot follow them.
         """
         R = self.kinematics.tip_pose(q_start).R
         path = self.ik.track(q_start, points, R, full_orientation=False)
@@ -159,6 +174,10 @@ class FiveStagePlanner:
         """(n,) distance of the needle to the nearest forbidden region at each joint vector (n, J) [m].
 
         Distances at or above ``enough_m`` may be lower bounds (see :meth:`CollisionWorld.forbidden_distance`).
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
+            enough_m: Distances at or above this need not be exact, in [m].
         """
         mount, tip = self.kinematics.needle_segments(q)
         return self.world.forbidden_distance(mount, tip, enough_m)[0]

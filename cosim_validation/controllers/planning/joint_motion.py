@@ -45,6 +45,11 @@ def joint_line(q_from: np.ndarray, q_to: np.ndarray, limits: CommandLimits, dt_s
 def joint_polyline(waypoints: np.ndarray, limits: CommandLimits, dt_s: float) -> np.ndarray:
     """Samples through joint waypoints (m, J), stopping at each (so the path is exactly the polyline).
 
+    Args:
+        waypoints: Joint waypoints, shape (m, J), in [rad], or [m] for a prismatic joint.
+        limits: Joint velocity, acceleration and jerk limits of every line.
+        dt_s: Sampling period, in [s].
+
     Returns:
         (N + 1, J) joint vectors, the first ``waypoints[0]``, the last ``waypoints[-1]``.
     """

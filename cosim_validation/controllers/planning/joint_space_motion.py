@@ -51,8 +51,15 @@ class JointSpaceSettings:
 
 
 def goal_box(home: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, fraction: float) -> np.ndarray:
-    """(2, J) lower and upper corners of the box goals are drawn from: ``fraction`` of each joint's range,
-    centred on ``home`` as far as the limits allow [rad, or m].
+    """(2, J) lower and upper corners of the box goals are drawn from [rad, or m].
+
+    ``fraction`` of each joint's range, centred on ``home`` as far as the limits allow.
+
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        q_lower: Lower joint limits, shape (J,), in the same units.
+        q_upper: Upper joint limits, shape (J,), in the same units.
+        fraction: The box's width as a fraction of each joint's range.
     """
     half = 0.5 * fraction * (q_upper - q_lower)
     low = np.clip(home - half, q_lower, q_upper)
@@ -65,9 +72,16 @@ def goal_motion(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Samples from ``home`` through every goal (m, J), resting ``hold_s`` at each, and back home.
 
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        goals: The goals in order, shape (m, J), in the same units.
+        limits: Joint velocity, acceleration and jerk limits of every leg.
+        dt_s: Sampling period, in [s].
+        hold_s: Rest at each goal, in [s] (rounded to whole periods).
+
     Returns:
-        (n, J) joint vectors at period ``dt_s`` and (n,) the index of the leg each sample belongs to (0 for the
-        first leg, m for the way back home).
+        (n, J) joint vectors at period ``dt_s`` and (n,) the index of the leg each sample belongs to (0 for the first
+        leg, m for the way back home).
     """
     hold = max(0, round(hold_s / dt_s))
     parts, legs = [home[None, :]], [np.zeros(1, dtype=np.int64)]
@@ -91,9 +105,17 @@ def teleoperation_motion(
 ) -> np.ndarray:
     """(n, J) samples of a smooth motion about ``home`` within ``box`` (2, J), at rest at both ends.
 
-    Per joint, q(t) = home + w(t) sum_k a_k sin(2 pi f_k t + phi_k), w a sin^2 fade over the first and last
-    second; the amplitudes share the room to the nearer side of the box and are scaled down until the sampled
-    speed and acceleration are within ``limits``.
+    Per joint, q(t) = home + w(t) sum_k a_k sin(2 pi f_k t + phi_k), w a sin^2 fade over the first and last second; the
+    amplitudes share the room to the nearer side of the box and are scaled down until the sampled speed and acceleration
+    are within ``limits``.
+
+    Args:
+        home: The home pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        box: Lower and upper corner the motion stays in, shape (2, J), in the same units.
+        limits: Joint velocity and acceleration limits the samples keep.
+        dt_s: Sampling period, in [s].
+        settings: The motion's length and highest frequency.
+        rng: The case's random stream (frequencies, phases, amplitude shares).
     """
     t = np.arange(0.0, settings.teleoperation_s + 0.5 * dt_s, dt_s)
     n_joints = len(home)

@@ -24,8 +24,10 @@ def plan_joint_path(
     """Waypoints (m, J) of a collision-free joint path from ``q_from`` to ``q_to`` (OMPL, seeded, simplified).
 
     Args:
-        q_from, q_to: (J,) start and goal [rad], both valid.
-        q_lower, q_upper: (J,) joint bounds of the search [rad].
+        q_from: (J,) start [rad], valid.
+        q_to: (J,) goal [rad], valid.
+        q_lower: (J,) lower joint bounds of the search [rad].
+        q_upper: (J,) upper joint bounds of the search [rad].
         is_valid: Whether one configuration (J,) is collision-free.
         step_rad: Motions are checked at this joint resolution [rad].
         settings: Planner, time limit, seed.

@@ -22,7 +22,15 @@ _NEEDLE_SPACING_M = 0.005  # needle sample points for the skin check
 
 
 def densify(q: np.ndarray, step_rad: float) -> np.ndarray:
-    """Samples (n, J) with linear joint interpolation inserted so that no joint moves more than ``step_rad``."""
+    """Samples (n, J) with linear joint interpolation inserted so that no joint moves more than ``step_rad``.
+
+    Args:
+        q: Joint samples, shape (m, J), in [rad], or [m] for a prismatic joint.
+        step_rad: Largest joint change between two samples, in [rad] (taken as [m] for a prismatic joint).
+
+    Returns:
+        The samples with the inserted ones, shape (n, J), n >= m; every original sample is kept.
+    """
     out = [q[:1]]
     for a, b in pairwise(q):
         count = max(1, math.ceil(float(np.max(np.abs(b - a))) / step_rad))
@@ -80,7 +88,11 @@ class MotionChecker:
         return float(margin[worst]), int(idx[worst[0]])
 
     def arm_problem(self, q: np.ndarray) -> str | None:
-        """Why the arm (links and holder) comes within the clearance of the skin in (n, J); None if it does not."""
+        """Why the arm (links and holder) comes within the clearance of the skin in (n, J); None if it does not.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad], or [m] for a prismatic joint.
+        """
         required = self.capsules.radius_m + self.arm_clearance_m + self.capsules.slack_m
         margin, sample = self._skin_margin(self.capsules.points(q), required)
         if margin < 0:
@@ -88,7 +100,11 @@ class MotionChecker:
         return None
 
     def needle_problem(self, q: np.ndarray) -> str | None:
-        """Why the needle meets the skin in (n, J); None if every needle stays outside."""
+        """Why the needle meets the skin in (n, J); None if every needle stays outside.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad], or [m] for a prismatic joint.
+        """
         mount, tip = self.kinematics.needle_segments(q)
         points = mount[:, None, :] + self._needle_u[None, :, None] * (tip - mount)[:, None, :]
         required = np.full(len(self._needle_u), 0.5 * _NEEDLE_SPACING_M)
@@ -98,7 +114,11 @@ class MotionChecker:
         return None
 
     def self_collision_problem(self, q: np.ndarray) -> str | None:
-        """Why (n, J) self-collides, checking a sample whenever a joint moved ``joint_step_rad``; None if free."""
+        """Why (n, J) self-collides, checking a sample whenever a joint moved ``joint_step_rad``; None if free.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad], or [m] for a prismatic joint.
+        """
         for i in covering_indices(q[:, :, None], self.joint_step_rad):
             pairs = self.self_collision.colliding_pairs(q[i])
             if pairs:
@@ -106,11 +126,20 @@ class MotionChecker:
         return None
 
     def problem(self, q: np.ndarray, *, check_needle: bool) -> str | None:
-        """The first problem of (n, J): arm near the skin, needle in the skin (if ``check_needle``), self-collision."""
+        """The first problem of (n, J): arm near the skin, needle in the skin (if ``check_needle``), self-collision.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad], or [m] for a prismatic joint.
+            check_needle: Also check the needle against the skin.
+        """
         return (
             self.arm_problem(q) or (self.needle_problem(q) if check_needle else None) or self.self_collision_problem(q)
         )
 
     def valid(self, q: np.ndarray) -> bool:
-        """Whether one configuration (J,) is free: arm and needle outside the skin, no self-collision."""
+        """Whether one configuration (J,) is free: arm and needle outside the skin, no self-collision.
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         return self.problem(q[None, :], check_needle=True) is None

@@ -64,7 +64,17 @@ class Plan:
         controller: str,
         meta: Mapping[str, Any] | None = None,
     ) -> Plan:
-        """Join stage motions, each (N_k + 1, J) starting where the previous ended, into one plan."""
+        """Join stage motions, each (N_k + 1, J) starting where the previous ended, into one plan.
+
+        Args:
+            stages: Each stage with its joint samples, shape (N_k + 1, J), in [rad], or [m] for a prismatic joint; the
+                first sample of a stage is the last of the one before.
+            dt_s: The sampling period, in [s].
+            source_m: The source point in base_link, shape (3,), in [m].
+            line: The insertion line.
+            controller: Name of the controller that made the plan.
+            meta: Scalars about the plan.
+        """
         parts = [stages[0][1][:1]]
         labels = [np.array([int(stages[0][0])], dtype=np.uint8)]
         for stage, q in stages:

@@ -101,16 +101,24 @@ class StateValidator:
 
     @property
     def last_accepted(self) -> np.ndarray | None:
-        """(J,) the last accepted setpoint (or the reset state) [rad]."""
+        """(J,) the last accepted setpoint (or the reset state) [rad, or m for a prismatic joint]."""
         return None if self._last is None else self._last.copy()
 
     def reset(self, q_current_rad: ArrayLike) -> None:
-        """Start over from the measured joints (J,) [rad]; the robot may move again."""
+        """Start over from the measured joints; the robot may move again.
+
+        Args:
+            q_current_rad: The measured joints, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         self._last = self.kinematics.as_joint_batch(q_current_rad, "q_current_rad")[0]
         self.stop_reason = None
 
     def check(self, q_setpoint: ArrayLike) -> SetpointVerdict:
-        """Check one setpoint (J,); an accepted one becomes the reference of the next velocity check."""
+        """Check one setpoint (J,); an accepted one becomes the reference of the next velocity check.
+
+        Args:
+            q_setpoint: The setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         if self.stop_reason is not None:
             return SetpointVerdict(False, "stopped", f"robot stopped: {self.stop_reason.message}")
         verdict = self._evaluate(q_setpoint)
@@ -166,9 +174,15 @@ class StateValidator:
 def validated_setpoints(validator: StateValidator, q_plan: np.ndarray) -> tuple[np.ndarray, int | None]:
     """Pass a plan's setpoints (n, J) through the validator, as a controller streaming them would.
 
+    The validator is reset to the plan's first sample.
+
+    Args:
+        validator: The state validator.
+        q_plan: The plan's setpoints, shape (n, J), in [rad], or [m] for a prismatic joint.
+
     Returns:
-        The setpoints actually sent (n, J) (after a refusal, the last accepted one is held) and the index of
-        the first refused setpoint (None if all passed). The validator is reset to the plan's first sample.
+        The setpoints actually sent (n, J) (after a refusal, the last accepted one is held) and the index of the first
+        refused setpoint (None if all passed).
     """
     validator.reset(q_plan[0])
     sent = q_plan.copy()

@@ -1,5 +1,6 @@
-"""The cable transmission of a cable-driven arm (dVRK PSM, Raven-II): what lies between motor and joint besides play
-and stretch.
+"""The cable transmission of a cable-driven arm (dVRK PSM, Raven-II).
+
+It is what lies between motor and joint besides play and stretch.
 
 The motors turn capstans whose cables drive the joints; the software converts motor to joint values with nominal
 ratios. A real arm's ratios differ (capstan and pulley radii, cable wrap), so each joint moves ``1 + s_j`` times
@@ -70,6 +71,13 @@ class CableTransmission:
         return cls(coupling @ np.diag(scale))
 
     def link(self, q: np.ndarray) -> np.ndarray:
-        """(J,) the joint values the links really take for the transmission-side values ``q`` (J,)."""
+        """(J,) the joint values the links really take for the transmission-side values ``q`` (J,).
+
+        Args:
+            q: Transmission-side joint values, shape (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            The link-side joint values, shape (J,), in the same units.
+        """
         out: np.ndarray = self.matrix @ q
         return out

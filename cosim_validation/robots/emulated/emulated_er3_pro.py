@@ -176,8 +176,10 @@ class EmulatedEr3Pro(JointSet):
             self._play.update(self._arm.joint_positions_rad())
 
     def link_angles_rad(self) -> np.ndarray:
-        """(J,) the real link angles now [rad, or m]: motor angles minus gear play and gear torsion, through the
-        cable transmission's ratio and coupling errors (identity for a gear-driven arm).
+        """(J,) the real link angles now [rad, or m].
+
+        Motor angles minus gear play and gear torsion, through the cable transmission's ratio and coupling errors
+        (identity for a gear-driven arm).
         """
         self._arm.forward()
         torque_nm = np.array(self._arm.data.qfrc_actuator[: len(self._joint_names)])

@@ -24,8 +24,11 @@ class ExternalTracker:
     def measure(self, tip_pos_m: np.ndarray, tip_quat_wxyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A measurement of the true pose: position (3,) [m] and orientation (4,) wxyz (w >= 0), both noisy.
 
-        Orientation noise is a small rotation of the tip frame (rotation vector with independent
-        normal components).
+        Orientation noise is a small rotation of the tip frame (rotation vector with independent normal components).
+
+        Args:
+            tip_pos_m: The true tip position in base_link, shape (3,), in [m].
+            tip_quat_wxyz: The true tip orientation in base_link, (w, x, y, z), shape (4,).
         """
         position = tip_pos_m + self._rng.normal(0.0, self._position_std_m, 3)
         noise = quat_from_rotvec(self._rng.normal(0.0, self._orientation_std_rad, 3))

@@ -21,7 +21,15 @@ class JointEncoder:
         self._rng = rng
 
     def read(self, q: np.ndarray) -> np.ndarray:
-        """(J,) readings [rad] of the true angles ``q`` ((J,) [rad]): noise, then quantisation."""
+        """(J,) readings of the true joint values ``q``: noise, then quantisation.
+
+        Args:
+            q: The true joint values, shape (J,), in [rad], or [m] for a prismatic joint (the noise and resolution,
+                configured in [rad], are applied to every joint as they are).
+
+        Returns:
+            The readings, shape (J,), in the unit of ``q``.
+        """
         noisy = q + self._rng.normal(0.0, self._noise_std_rad, q.shape)
         if self._resolution_rad > 0.0:
             return np.round(noisy / self._resolution_rad) * self._resolution_rad

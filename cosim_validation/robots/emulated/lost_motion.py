@@ -22,13 +22,23 @@ class LostMotion:
         return self._link_rad.copy()
 
     def reset(self, motor_rad: np.ndarray) -> None:
-        """Centre the play at ``motor_rad`` ((J,) [rad])."""
+        """Centre the play at ``motor_rad``.
+
+        Args:
+            motor_rad: Motor-side joint angles, shape (J,), in [rad].
+        """
         self._link_rad = np.array(motor_rad, dtype=np.float64)
 
     def update(self, motor_rad: np.ndarray) -> np.ndarray:
         """Move the motors to ``motor_rad`` ((J,) [rad]); return the (J,) link-side angles [rad].
 
         Exact for any path whose direction reverses at most once between two updates.
+
+        Args:
+            motor_rad: Motor-side joint angles, shape (J,), in [rad].
+
+        Returns:
+            The link-side angles after the play, shape (J,), in [rad].
         """
         self._link_rad = np.clip(self._link_rad, motor_rad - self._half_rad, motor_rad + self._half_rad)
         return self._link_rad.copy()

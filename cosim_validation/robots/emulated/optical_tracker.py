@@ -1,5 +1,6 @@
-"""An optical tracker following a marker on the robot's last link (the instrument of [Barragan et al. 2024]'s
-actual poses).
+"""An optical tracker following a marker on the robot's last link.
+
+It is the instrument of [Barragan et al. 2024]'s actual poses.
 
 What a stereo infrared tracker reports per frame, for one rigid marker (Atracsys fusionTrack user manual, section
 "Information provided by the fusionTrack device"): the marker's position and orientation in the tracker's frame and
@@ -71,7 +72,15 @@ class OpticalTracker:
         self._last_t_s: float | None = None
 
     def true_marker_pose(self, tool_pos_m: np.ndarray, tool_quat_wxyz: np.ndarray) -> np.ndarray:
-        """(4, 4) the marker's true pose in the tracker's frame, for the true tool pose in base_link."""
+        """(4, 4) the marker's true pose in the tracker's frame, for the true tool pose in base_link.
+
+        Args:
+            tool_pos_m: The tool's position in base_link, shape (3,), in [m].
+            tool_quat_wxyz: The tool's orientation in base_link, (w, x, y, z), shape (4,).
+
+        Returns:
+            T_tracker_marker, shape (4, 4), translation in [m].
+        """
         T_base_tool = np.eye(4)
         w, x, y, z = np.asarray(tool_quat_wxyz, dtype=np.float64)
         T_base_tool[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
@@ -80,7 +89,16 @@ class OpticalTracker:
         return T
 
     def measure(self, t_s: float, tool_pos_m: np.ndarray, tool_quat_wxyz: np.ndarray) -> MarkerReading:
-        """The frame at time ``t_s`` [s] of the true tool pose ((3,) [m], (4,) wxyz in base_link)."""
+        """The frame at time ``t_s`` [s] of the true tool pose ((3,) [m], (4,) wxyz in base_link).
+
+        Args:
+            t_s: The frame's time, in [s] (drives the occlusion process).
+            tool_pos_m: The tool's true position in base_link, shape (3,), in [m].
+            tool_quat_wxyz: The tool's true orientation in base_link, (w, x, y, z), shape (4,).
+
+        Returns:
+            The marker's noisy pose in the tracker's frame and the registration error, or :data:`NOT_SEEN`.
+        """
         c = self.config
         visible = self._update_occlusion(t_s)
         T = self.true_marker_pose(tool_pos_m, tool_quat_wxyz)

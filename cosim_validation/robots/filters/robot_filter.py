@@ -52,11 +52,24 @@ class RobotFilter(Protocol):
         ...
 
     def reset(self, q0: np.ndarray, case_seed: int) -> None:
-        """A new case starts at rest at ``q0``; every random stream restarts from ``case_seed``."""
+        """A new case starts at rest at ``q0``; every random stream restarts from ``case_seed``.
+
+        Args:
+            q0: The case's start pose, shape (J,), in [rad], or [m] for a prismatic joint.
+            case_seed: The case's seed.
+        """
         ...
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
-        """The joint vector the robot gets for the controller's setpoint due at case time ``t_s`` [s]."""
+        """The joint vector the robot gets for the controller's setpoint due at case time ``t_s`` [s].
+
+        Args:
+            t_s: Case time the setpoint is due at, in [s].
+            q_setpoint: The controller's setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            The joint vector sent on to the robot, shape (J,), in the same units.
+        """
         ...
 
     def observe(self, sample: BackendSample) -> BackendSample:
@@ -69,8 +82,9 @@ class RobotFilter(Protocol):
 
 
 def notify_stage(filters: list[RobotFilter], stage: int) -> None:
-    """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint
-    (a :class:`~cosim_validation.common.record.Stage` value); the others need no stage.
+    """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint.
+
+    ``stage`` is a :class:`~cosim_validation.common.record.Stage` value; the other filters need no stage.
     """
     for f in filters:
         if isinstance(f, StageAware):

@@ -91,7 +91,11 @@ class ArmCapsules:
         return int(self.radius_m.shape[0])
 
     def points(self, q: ArrayLike) -> np.ndarray:
-        """(n, P, 3) sample points in base_link [m] for n joint vectors (n, J)."""
+        """(n, P, 3) sample points in base_link [m] for n joint vectors (n, J).
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
+        """
         batch = self.kinematics.as_joint_batch(q)
         chain = self.kinematics.chain
         return np.asarray(

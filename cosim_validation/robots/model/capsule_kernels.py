@@ -37,7 +37,14 @@ def _clamp01(x: float) -> float:
 
 @njit(cache=True)
 def segment_distance(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2: np.ndarray) -> float:
-    """Euclidean distance between the segments p1-q1 and p2-q2 (3-D) [m]."""
+    """Euclidean distance between the segments p1-q1 and p2-q2 (3-D) [m].
+
+    Args:
+        p1: First end of segment 1, shape (3,), in [m].
+        q1: Second end of segment 1, shape (3,), in [m].
+        p2: First end of segment 2, shape (3,), in [m].
+        q2: Second end of segment 2, shape (3,), in [m].
+    """
     d1x, d1y, d1z = q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2]
     d2x, d2y, d2z = q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2]
     rx, ry, rz = p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]
@@ -154,15 +161,20 @@ def clearance_lower_bounds(
 ) -> np.ndarray:
     """Guaranteed lower bounds of the smallest capsule clearance along a sequence of joint vectors.
 
-    Exact (the capsule geometry is evaluated) where the Lipschitz bound from the last evaluated sample does
-    not already clear ``threshold``; elsewhere that bound, which is >= threshold.
+    Exact (the capsule geometry is evaluated) where the Lipschitz bound from the last evaluated sample does not already
+    clear ``threshold``; elsewhere that bound, which is >= threshold.
 
     Args:
         q: (n, J) joint vectors [rad, or m for a prismatic joint], in the order of the trajectory (any order is
             correct; this one is fast).
-        T_parent_joint, axis_in_joint, joint_type: The chain (see :func:`fk_kernels.fk_into`).
-        point_joint: (2G,) frame of each capsule end (0 = base, j = after joint j); point_local (2G, 3).
-        radius: (G,) capsule radii [m]; pairs: (P, 2) capsule pairs.
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m] (see
+            :func:`fk_kernels.fk_into`).
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
+        point_joint: (2G,) frame of each capsule end (0 = base, j = after joint j).
+        point_local: (2G, 3) the capsule ends in their frames [m].
+        radius: (G,) capsule radii [m].
+        pairs: (P, 2) capsule pairs, indices into the G capsules.
         reach: (J,) R_k [m/rad, or m/m]: how far joint k can move any point distal to it per unit of its value.
         threshold: Clearance that needs no exact evaluation when the bound clears it [m].
 

@@ -17,7 +17,12 @@ _PRISMATIC = 1
 
 @njit(cache=True)
 def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
-    """(3, 3) rotation by ``angle`` [rad] about the unit ``axis`` (3,) (Rodrigues)."""
+    """(3, 3) rotation by ``angle`` [rad] about the unit ``axis`` (3,) (Rodrigues).
+
+    Args:
+        axis: Unit rotation axis, shape (3,).
+        angle: Rotation angle, in [rad].
+    """
     c = np.cos(angle)
     s = np.sin(angle)
     t = 1.0 - c
@@ -95,9 +100,15 @@ def jacobian_from_frames(
 ) -> np.ndarray:
     """(6, J) geometric Jacobian of the tip, rows (v, omega) in base_link axes.
 
-    Column j is ``(a_j x (p_tip - o_j), a_j)`` for a revolute joint and ``(a_j, 0)`` for a prismatic one: tip
-    linear velocity [m/s] and angular velocity [rad/s] per unit joint rate [rad/s, or m/s] (pinocchio's
-    LOCAL_WORLD_ALIGNED convention).
+    Column j is ``(a_j x (p_tip - o_j), a_j)`` for a revolute joint and ``(a_j, 0)`` for a prismatic one: tip linear
+    velocity [m/s] and angular velocity [rad/s] per unit joint rate [rad/s, or m/s] (pinocchio's LOCAL_WORLD_ALIGNED
+    convention).
+
+    Args:
+        joint_pos: Joint origins o_j in base_link, shape (J, 3), in [m].
+        joint_axis: Unit joint axes a_j in base_link, shape (J, 3).
+        joint_type: Shape (J,), 0 revolute, 1 prismatic.
+        tip_pos: The tip p_tip in base_link, shape (3,), in [m].
     """
     n = joint_pos.shape[0]
     J = np.empty((6, n))
@@ -164,6 +175,10 @@ def fk_batch(
 
     Args:
         q: (n, J) joint values [rad, or m for a prismatic joint].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m].
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
+        T_last_tip: (4, 4) tip frame in the last joint frame, translation in [m].
 
     Returns:
         joint_pos (n, J, 3) [m], joint_axis (n, J, 3), tip_pos (n, 3) [m], tip_R (n, 3, 3),
@@ -204,6 +219,9 @@ def link_points_batch(
 
     Args:
         q: (n, J) joint values [rad, or m for a prismatic joint].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m].
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
         point_joint: (P,) int, the joint whose child link carries each point (0 = base_link, j = after joint j).
         point_local: (P, 3) the points in their link frame [m].
 

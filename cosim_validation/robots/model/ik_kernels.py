@@ -19,7 +19,14 @@ _PRISMATIC = 1  # joint_type of a prismatic joint (robot.kinematic_chain)
 
 @njit(cache=True)
 def rotation_log(R: np.ndarray) -> np.ndarray:
-    """(3,) rotation vector (axis * angle [rad]) of the rotation matrix R (3, 3)."""
+    """(3,) rotation vector (axis * angle [rad]) of the rotation matrix R (3, 3).
+
+    Args:
+        R: A rotation matrix, shape (3, 3).
+
+    Returns:
+        The rotation vector, shape (3,), its norm the angle in [rad], in [0, pi].
+    """
     cos_angle = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
     angle = np.arccos(cos_angle)
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
@@ -136,9 +143,18 @@ def solve_ik(
         q_init: (J,) start [rad, or m for a prismatic joint].
         target_pos: (3,) tip position in base_link [m].
         target_R: (3, 3) target orientation; only column 2 (needle axis) is used unless ``full_orientation``.
+        full_orientation: Meet the whole target orientation, not only the needle axis.
         q_ref: (J,) posture pulled towards in the nullspace [rad, or m].
-        q_lower, q_upper: (J,) limits the solution stays within [rad, or m].
+        q_lower: (J,) lower limits the solution stays within [rad, or m].
+        q_upper: (J,) upper limits the solution stays within [rad, or m].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m] (see
+            :func:`fk_kernels.fk_into`).
+        axis_in_joint: (J, 3) joint axes in their own frames.
         joint_type: (J,) 0 revolute, 1 prismatic (see :func:`fk_kernels.fk_into`).
+        T_last_tip: (4, 4) tip frame in the last joint frame, translation in [m].
+        max_iter: Largest number of iterations.
+        tol_pos_m: Converged when the tip is this close to the target [m].
+        tol_rot_rad: ... and the needle axis (or orientation) within this angle [rad].
         posture_gain: Fraction of (q_ref - q) applied per iteration in the nullspace.
         damping: Damping of the least-squares solve [m].
 
@@ -199,12 +215,25 @@ def track_poses(
     """Follow n tip poses by continuation: each solve starts from, and is pulled towards, the previous one.
 
     Args:
-        q_start: (J,) joint vector at (or near) the first pose [rad].
-        target_pos: (n, 3) tip positions [m].
+        q_start: (J,) joint vector at (or near) the first pose [rad, or m for a prismatic joint].
+        target_pos: (n, 3) tip positions in base_link [m].
         target_R: (n, 3, 3) orientations (column 2 = needle axis).
+        full_orientation: Meet the whole target orientations, not only the needle axes.
+        q_lower: (J,) lower limits the solutions stay within [rad, or m].
+        q_upper: (J,) upper limits the solutions stay within [rad, or m].
+        T_parent_joint: (J, 4, 4) joint placements at zero joint value, translations in [m] (see
+            :func:`fk_kernels.fk_into`).
+        axis_in_joint: (J, 3) joint axes in their own frames.
+        joint_type: (J,) 0 revolute, 1 prismatic.
+        T_last_tip: (4, 4) tip frame in the last joint frame, translation in [m].
+        max_iter: Largest number of iterations per pose.
+        tol_pos_m: Converged when the tip is this close to the target [m].
+        tol_rot_rad: ... and the needle axis (or orientation) within this angle [rad].
+        posture_gain: Fraction of the distance to the previous solution closed per iteration, in the nullspace.
+        damping: Damping of the least-squares solve [m].
 
     Returns:
-        q (n, J) [rad], position errors (n,) [m], orientation errors (n,) [rad].
+        q (n, J) [rad, or m], position errors (n,) [m], orientation errors (n,) [rad].
     """
     n = target_pos.shape[0]
     out = np.empty((n, q_start.shape[0]))

@@ -78,7 +78,11 @@ class PathIkResult(NamedTuple):
 
 
 def frame_with_axis(axis: np.ndarray) -> np.ndarray:
-    """(3, 3) a rotation whose column 2 is the unit ``axis`` (3,) (the other two columns are arbitrary)."""
+    """(3, 3) a rotation whose column 2 is the unit ``axis`` (the other two columns are arbitrary).
+
+    Args:
+        axis: The direction of column 2, shape (3,), any non-zero length.
+    """
     z = axis / np.linalg.norm(axis)
     helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     x = np.cross(helper, z)
@@ -146,9 +150,10 @@ class InverseKinematics:
         """One solve from ``q_init`` (J,), pulled towards ``q_init`` in the nullspace.
 
         Args:
-            q_init: (J,) start [rad].
+            q_init: (J,) start [rad, or m for a prismatic joint].
             tip_pos_m: (3,) tip position in base_link [m].
             R_target: (3, 3) orientation; only column 2 (the needle axis) counts unless ``full_orientation``.
+            full_orientation: Meet the whole of ``R_target``, not only the needle axis.
         """
         q0 = self.kinematics.as_joint_batch(q_init, "q_init")[0]
         pos = _finite_vector(tip_pos_m, "tip_pos_m", (3,))
@@ -157,13 +162,21 @@ class InverseKinematics:
         return IkResult(q, err_p, err_r, self._converged(err_p, err_r))
 
     def solve(self, tip_pos_m: ArrayLike, needle_axis: ArrayLike) -> IkResult:
-        """Tip at ``tip_pos_m`` (3,) [m] with the needle along ``needle_axis`` (3,), from deterministic seeds.
+        """Tip at ``tip_pos_m`` with the needle along ``needle_axis``, from deterministic seeds.
 
-        Seeds start at the preferred posture and then turn the arm towards the target. Among the converged
-        solutions at least ``_GOOD_MARGIN_RAD`` inside every joint limit, the one closest to the preferred
-        posture is returned (a home-like arm, consistent from target to target; the solve from the preferred
-        posture itself is taken at once when it qualifies); failing that, the converged one
-        farthest from the limits; failing that, the one with the smallest position error.
+        Seeds start at the preferred posture and then turn the arm towards the target. Among the converged solutions at
+        least ``_GOOD_MARGIN_RAD`` inside every joint limit, the one closest to the preferred posture is returned (a
+        home-like arm, consistent from target to target; the solve from the preferred posture itself is taken at once
+        when it qualifies); failing that, the converged one farthest from the limits; failing that, the one with the
+        smallest position error.
+
+        Args:
+            tip_pos_m: Tip position in base_link, shape (3,), in [m].
+            needle_axis: Needle direction (towards the tip) in base_link, shape (3,), non-zero; the roll about it is
+                free.
+
+        Raises:
+            KinematicsInputError: Wrong shapes, non-finite values, or a zero ``needle_axis``.
         """
         pos = _finite_vector(tip_pos_m, "tip_pos_m", (3,))
         axis = _finite_vector(needle_axis, "needle_axis", (3,))
@@ -185,15 +198,25 @@ class InverseKinematics:
         return min(results, key=lambda r: r.position_error_m)
 
     def limit_margin(self, q: np.ndarray) -> float:
-        """Smallest distance of the joints (J,) from the solver's limits [rad, or m for a prismatic joint]."""
+        """Smallest distance of the joints (J,) from the solver's limits [rad, or m for a prismatic joint].
+
+        Args:
+            q: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         return float(np.min(np.minimum(q - self.q_lower, self.q_upper - q)))
 
     def solve_rolls(self, q_solution: ArrayLike, n_rolls: int) -> list[IkResult]:
         """Solutions with the same tip position and needle axis, turned about the needle by 360/n_rolls deg steps.
 
-        The needle's roll is the redundancy a 5-D task leaves besides the elbow; other rolls place the wrist
-        elsewhere, which matters for motions that follow. Starts from ``q_solution`` (J,); returns the converged
-        ones (the given solution first).
+        The needle's roll is the redundancy a 5-D task leaves besides the elbow; other rolls place the wrist elsewhere,
+        which matters for motions that follow.
+
+        Args:
+            q_solution: The solution to start from, shape (J,), in [rad], or [m] for a prismatic joint.
+            n_rolls: Number of rolls tried, the given one included.
+
+        Returns:
+            The converged solutions, the given one first.
         """
         q0 = self.kinematics.as_joint_batch(q_solution, "q_solution")[0]
         pose = self.kinematics.tip_pose(q0)
@@ -208,8 +231,9 @@ class InverseKinematics:
         return out
 
     def _seeds(self, tip_pos_m: np.ndarray) -> list[np.ndarray]:
-        """Deterministic start postures: the preferred one, then arm shapes facing the target (7-axis arm) or
-        postures spread over the joint ranges (any other arm).
+        """Deterministic start postures, the preferred one first.
+
+        Then arm shapes facing the target (7-axis arm) or postures spread over the joint ranges (any other arm).
 
         The shapes cover both elbow and wrist flips of the z-y-z-y-z-y-z arm (signs of joints 2, 4, 6 with
         joint 5 at 0 or pi), so tilted needles that need a flipped wrist are found too.
@@ -232,7 +256,7 @@ class InverseKinematics:
         """Follow n tip poses by continuation from ``q_start`` (smooth redundancy resolution along a path).
 
         Args:
-            q_start: (J,) joint vector at the first pose [rad].
+            q_start: (J,) joint vector at the first pose [rad, or m for a prismatic joint].
             tip_pos_m: (n, 3) tip positions in base_link [m].
             R_target: (n, 3, 3) or (3, 3) (constant) orientations.
             full_orientation: Hold the whole orientation (else only the needle axis).
@@ -254,6 +278,14 @@ def spread_postures(q_lower: np.ndarray, q_upper: np.ndarray, count: int) -> lis
     """``count`` joint vectors spread over the box [q_lower, q_upper] (J,) by a Halton sequence (deterministic).
 
     Points k = 1 .. count; coordinate j uses the j-th prime as base, so the postures fill the ranges evenly.
+
+    Args:
+        q_lower: Lower corner of the box, shape (J,), in the joints' units ([rad], or [m] for a prismatic joint).
+        q_upper: Upper corner of the box, shape (J,), in the joints' units.
+        count: Number of joint vectors.
+
+    Raises:
+        KinematicsInputError: More joints than the sequence has primes (12).
     """
     primes = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
     n = len(q_lower)

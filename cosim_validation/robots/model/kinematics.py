@@ -76,7 +76,13 @@ class Kinematics:
 
     @classmethod
     def from_urdf(cls, urdf_path: str | Path, needle_length_m: float, mount_frame: str = "needle_mount") -> Kinematics:
-        """Build from a URDF file (read with pinocchio)."""
+        """Build from a URDF file (read with pinocchio).
+
+        Args:
+            urdf_path: The arm's URDF file.
+            needle_length_m: Needle length from the mount frame to the tip, in [m].
+            mount_frame: The URDF frame the needle is mounted on; the needle runs along its +z.
+        """
         return cls(load_chain(urdf_path, mount_frame), needle_length_m)
 
     def with_needle_length(self, needle_length_m: float) -> Kinematics:
@@ -96,17 +102,24 @@ class Kinematics:
 
     @property
     def q_lower(self) -> np.ndarray:
-        """(J,) URDF lower position limits [rad]."""
+        """(J,) URDF lower position limits [rad, or m for a prismatic joint]."""
         return self.chain.q_lower
 
     @property
     def q_upper(self) -> np.ndarray:
-        """(J,) URDF upper position limits [rad]."""
+        """(J,) URDF upper position limits [rad, or m for a prismatic joint]."""
         return self.chain.q_upper
 
     # ------------------------------------------------------------------ input checks
     def as_joint_batch(self, q: ArrayLike, name: str = "q") -> np.ndarray:
         """``q`` as a finite (n, J) float64 array; a single (J,) vector becomes (1, J).
+
+        Args:
+            q: Joint vectors, shape (n, J) or (J,), in [rad], or [m] for a prismatic joint.
+            name: What the error message calls ``q``.
+
+        Returns:
+            The joint vectors, shape (n, J), float64, C-contiguous.
 
         Raises:
             KinematicsInputError: Wrong shape, or NaN/inf entries (naming the first one).
@@ -126,7 +139,13 @@ class Kinematics:
         return np.ascontiguousarray(arr)
 
     def limit_violations(self, q: ArrayLike, margin_rad: float = 0.0) -> list[str]:
-        """Descriptions of the joints of a (J,) vector outside [lower + margin, upper - margin]; empty if none."""
+        """Descriptions of the joints of a (J,) vector outside [lower + margin, upper - margin]; empty if none.
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+            margin_rad: How far inside each URDF limit the joints must stay, in [rad] (the same number is taken as [m]
+                for a prismatic joint).
+        """
         qv = self.as_joint_batch(q)[0]
         lower, upper = self.q_lower + margin_rad, self.q_upper - margin_rad
         return [
@@ -136,6 +155,15 @@ class Kinematics:
 
     def check_limits(self, q: ArrayLike, margin_rad: float = 0.0, name: str = "q") -> np.ndarray:
         """``q`` (J,) if finite and within the URDF limits (shrunk by ``margin_rad``), else raise.
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+            margin_rad: How far inside each URDF limit the joints must stay, in [rad] (the same number is taken as [m]
+                for a prismatic joint).
+            name: What the error message calls ``q``.
+
+        Returns:
+            The joint vector, shape (J,), float64.
 
         Raises:
             KinematicsInputError: Naming every joint out of its limits.
@@ -148,12 +176,26 @@ class Kinematics:
 
     # ------------------------------------------------------------------ kinematics
     def record_arrays(self, q: ArrayLike) -> RecordKinematics:
-        """Joint origins, joint axes and tip poses of n joint vectors (n, J), as a TrajectoryRecord holds them."""
+        """Joint origins, joint axes and tip poses of n joint vectors (n, J), as a TrajectoryRecord holds them.
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            The arrays of :class:`RecordKinematics`, n rows each, in base_link.
+        """
         joint_pos, joint_axis, tip_pos, _, tip_quat = self._fk(self.as_joint_batch(q))
         return RecordKinematics(joint_pos, joint_axis, tip_pos, tip_quat)
 
     def record_arrays_where_known(self, q: np.ndarray) -> RecordKinematics:
-        """:meth:`record_arrays` of the samples of (n, J) ``q`` whose joints are all known; NaN in the others."""
+        """:meth:`record_arrays` of the samples of (n, J) ``q`` whose joints are all known; NaN in the others.
+
+        Args:
+            q: Joint vectors, shape (n, J), in [rad], or [m] for a prismatic joint; NaN where a joint is not known.
+
+        Returns:
+            The arrays of :class:`RecordKinematics`, n rows each, in base_link; NaN rows for the samples not known.
+        """
         known = np.isfinite(q).all(axis=1)
         if known.all():
             return self.record_arrays(q)
@@ -167,17 +209,36 @@ class Kinematics:
         return out
 
     def tip_poses(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """Tip positions (n, 3) [m] and orientations (n, 3, 3) of n joint vectors, in base_link."""
+        """Tip positions and orientations of n joint vectors, in base_link.
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            Tip positions, shape (n, 3), in [m], and orientations, shape (n, 3, 3), whose column 2 is the needle
+            direction.
+        """
         _, _, tip_pos, tip_R, _ = self._fk(self.as_joint_batch(q))
         return tip_pos, tip_R
 
     def tip_pose(self, q: ArrayLike) -> TipPose:
-        """Needle-tip pose of one joint vector (J,)."""
+        """Needle-tip pose of one joint vector (J,).
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         tip_pos, tip_R = self.tip_poses(q)
         return TipPose(tip_pos[0], tip_R[0])
 
     def tip_transform(self, q: ArrayLike) -> np.ndarray:
-        """(4, 4) homogeneous transform of the needle-tip frame in base_link for one joint vector (J,)."""
+        """(4, 4) homogeneous transform of the needle-tip frame in base_link for one joint vector (J,).
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            The tip frame in base_link, shape (4, 4), translation in [m]; its +z is the needle direction.
+        """
         pose = self.tip_pose(q)
         T = np.eye(4)
         T[:3, :3] = pose.R
@@ -185,12 +246,27 @@ class Kinematics:
         return T
 
     def tip_jacobian(self, q: ArrayLike) -> np.ndarray:
-        """(6, J) geometric Jacobian of the tip for one joint vector: rows (v [m/s], omega [rad/s]) in base_link."""
+        """(6, J) geometric Jacobian of the tip for one joint vector: rows (v [m/s], omega [rad/s]) in base_link.
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            Shape (6, J): the tip's linear velocity [m/s] over its angular velocity [rad/s], in base_link, per unit
+            joint velocity ([rad/s], or [m/s] for a prismatic joint).
+        """
         joint_pos, joint_axis, tip_pos, _, _ = self._fk(self.as_joint_batch(q))
         return np.asarray(jacobian_from_frames(joint_pos[0], joint_axis[0], self.chain.joint_type, tip_pos[0]))
 
     def needle_segments(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """Needle start (mount) points (n, 3) and tip points (n, 3) in base_link [m]."""
+        """The needle of each joint vector as a segment from its start (mount) point to its tip.
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            Needle start (mount) points, shape (n, 3), and tip points, shape (n, 3), in base_link, in [m].
+        """
         tip_pos, tip_R = self.tip_poses(q)
         return tip_pos - self.needle_length_m * tip_R[:, :, 2], tip_pos
 

@@ -1,5 +1,6 @@
-"""What a C++ library (pinocchio's urdfdom parser, its mesh loaders) prints on the process's stdout and stderr,
-caught instead of shown.
+"""What a C++ library prints on the process's stdout and stderr, caught instead of shown.
+
+The libraries: pinocchio's urdfdom parser and its mesh loaders.
 
 urdfdom writes ``Error: joint xml is not initialized correctly`` and the source line of its parser straight to
 file descriptor 2 before pinocchio raises; a user saw those two lines above the ``error:`` line. The library's
@@ -17,8 +18,9 @@ from contextlib import AbstractContextManager, contextmanager
 
 @contextmanager
 def library_stderr(fds: tuple[int, ...] = (2,)) -> Iterator[list[str]]:
-    """Redirect file descriptors ``fds`` (default: 2) while the block runs; the list holds the lines written,
-    once it is left.
+    """Redirect file descriptors ``fds`` (default: 2) while the block runs.
+
+    The list holds the lines written, once it is left.
     """
     lines: list[str] = []
     sys.stdout.flush()

@@ -66,8 +66,9 @@ class SelfCollision:
         return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
     def _capsule_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """Each geom's axis end points in the frame of the last joint before its body, its radius, and each
-        joint's reach (see :mod:`capsule_kernels`).
+        """Each geom's axis end points and radius, and each joint's reach (see :mod:`capsule_kernels`).
+
+        The end points are in the frame of the last joint before the geom's body.
 
         Returns (point_joint (2G,), point_local (2G, 3), radius (G,), reach (J,)), or None (no broad phase)
         when a geom is neither a cylinder nor a capsule.
@@ -121,8 +122,18 @@ class SelfCollision:
         return frame_of, local, np.array(radius), reach
 
     def capsule_clearance(self, q: ArrayLike) -> np.ndarray:
-        """(n,) smallest distance between the capsules around the candidate pairs' geoms [m]: a lower bound
-        of the geoms' own distance (<= 0: possibly touching). Raises RuntimeError without a broad phase.
+        """(n,) smallest distance between the capsules around the candidate pairs' geoms [m].
+
+        It is a lower bound of the geoms' own distance (<= 0: possibly touching).
+
+        Args:
+            q: (n, J) joint vectors, or one (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            (n,) the clearances in [m].
+
+        Raises:
+            RuntimeError: Without a broad phase.
         """
         return self._clearance(self.kinematics.as_joint_batch(q), np.inf)
 
@@ -174,7 +185,11 @@ class SelfCollision:
         return "needle_mount" if "needle_mount" in names else names[-1]
 
     def colliding_pairs(self, q: ArrayLike) -> list[tuple[str, str]]:
-        """Names of the body pairs in contact (closer than the margin) at one joint vector (J,)."""
+        """Names of the body pairs in contact (closer than the margin) at one joint vector (J,).
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         mj = self._mujoco
         qv = self.kinematics.as_joint_batch(q)[0]
         self.data.qpos[self._qpos_index] = qv
@@ -191,8 +206,12 @@ class SelfCollision:
         return pairs
 
     def in_collision(self, q: ArrayLike) -> np.ndarray:
-        """(n,) whether each of n joint vectors (n, J) is in self-collision (MuJoCo's answer; the capsule
-        broad phase only skips configurations it proves free).
+        """(n,) whether each of n joint vectors (n, J) is in self-collision.
+
+        MuJoCo's answer; the capsule broad phase only skips configurations it proves free.
+
+        Args:
+            q: Joint vectors, shape (n, J) or one (J,), in [rad], or [m] for a prismatic joint.
         """
         batch = self.kinematics.as_joint_batch(q)
         out = np.zeros(batch.shape[0], dtype=bool)

@@ -28,6 +28,16 @@ class SelfDistance:
         self.pairs = collision.pairs
 
     def __call__(self, q: ArrayLike) -> np.ndarray:
+        """The smallest distance between non-adjacent parts at each joint vector of ``q``.
+
+        Signed (<= 0: touching) and at most :attr:`horizon_m`.
+
+        Args:
+            q: (n, J) joint vectors, or one (J,), in [rad], or [m] for a prismatic joint.
+
+        Returns:
+            (n,) distances in [m].
+        """
         collision = self._collision
         batch = collision.kinematics.as_joint_batch(q)
         out = np.empty(batch.shape[0])

@@ -46,7 +46,11 @@ class SceneItem(NamedTuple):
 
 
 def z_onto(axis: np.ndarray) -> np.ndarray:
-    """(3, 3) rotation taking +z onto the unit vector ``axis`` ((3,)), the shortest turn."""
+    """(3, 3) rotation taking +z onto the unit vector ``axis`` ((3,)), the shortest turn.
+
+    Args:
+        axis: The direction +z is turned onto, shape (3,), any non-zero length.
+    """
     axis = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
     z = np.array([0.0, 0.0, 1.0])
     cross, cos = np.cross(z, axis), float(z @ axis)
@@ -94,8 +98,16 @@ def scene_plan(kinematics: Kinematics, base_alias: str = "base_link", tip_alias:
 
 
 def tip_in_base(items: list[SceneItem], q: np.ndarray) -> np.ndarray:
-    """(4, 4) pose of the tip item in the base frame with the joints at ``q`` ((J,) [rad or m]), composing the plan
-    as CoppeliaSim does (a joint's position turns or moves its children about or along its +z).
+    """(4, 4) pose of the tip item in the base frame with the joints at ``q``.
+
+    The plan is composed as CoppeliaSim does: a joint's position turns or moves its children about or along its +z.
+
+    Args:
+        items: The scene plan: the base, the links, the joints and the tip.
+        q: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+
+    Returns:
+        The tip's pose in the base frame, shape (4, 4), translation in [m].
     """
     by_alias = {item.alias: item for item in items}
     joints = [item.alias for item in items if item.kind == "joint"]

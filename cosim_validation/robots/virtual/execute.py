@@ -50,8 +50,16 @@ def _checked_plan(
 def run_samples(backend: RobotBackend, t_s: np.ndarray, q_setpoint: np.ndarray) -> list[BackendSample]:
     """Stream the setpoints at their times; sample k is read when setpoint k is due (t_s[k]).
 
-    The arm starts at rest at setpoint 0 (sample 0); setpoint k is commanded at t_s[k-1] to be reached
-    at t_s[k] (first-order hold), so sample k measures how well the arm follows setpoint k.
+    The arm starts at rest at setpoint 0 (sample 0); setpoint k is commanded at t_s[k-1] to be reached at t_s[k]
+    (first-order hold), so sample k measures how well the arm follows setpoint k.
+
+    Args:
+        backend: The robot (reset by this call).
+        t_s: Setpoint times, shape (n,), strictly increasing, in [s].
+        q_setpoint: Joint setpoints, shape (n, J), in [rad], or [m] for a prismatic joint.
+
+    Returns:
+        The n samples, one per setpoint.
     """
     backend.reset(q_setpoint[0])
     samples = [backend.read()]

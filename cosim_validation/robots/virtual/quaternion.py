@@ -6,7 +6,15 @@ import numpy as np
 
 
 def quat_multiply(a_wxyz: np.ndarray, b_wxyz: np.ndarray) -> np.ndarray:
-    """Hamilton product a b of two (4,) wxyz quaternions (rotation b in the frame of a)."""
+    """Hamilton product a b of two (4,) wxyz quaternions (rotation b in the frame of a).
+
+    Args:
+        a_wxyz: The first quaternion, (w, x, y, z), shape (4,).
+        b_wxyz: The second quaternion, (w, x, y, z), shape (4,).
+
+    Returns:
+        The product, (w, x, y, z), shape (4,); a unit quaternion when both are.
+    """
     aw, ax, ay, az = a_wxyz
     bw, bx, by, bz = b_wxyz
     return np.array(
@@ -20,7 +28,14 @@ def quat_multiply(a_wxyz: np.ndarray, b_wxyz: np.ndarray) -> np.ndarray:
 
 
 def quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
-    """(4,) wxyz unit quaternion of the rotation vector ``rotvec`` ((3,) [rad])."""
+    """(4,) wxyz unit quaternion of the rotation vector ``rotvec``.
+
+    Args:
+        rotvec: Rotation axis times angle, shape (3,), in [rad].
+
+    Returns:
+        The unit quaternion, (w, x, y, z), shape (4,).
+    """
     angle = float(np.linalg.norm(rotvec))
     if angle < 1e-12:
         small: np.ndarray = np.array([1.0, *(0.5 * rotvec)]) / np.sqrt(1.0 + 0.25 * angle * angle)
@@ -29,7 +44,14 @@ def quat_from_rotvec(rotvec: np.ndarray) -> np.ndarray:
 
 
 def canonical(quat_wxyz: np.ndarray) -> np.ndarray:
-    """The same rotation as a normalised (4,) quaternion with w >= 0 (the convention of the records)."""
+    """The same rotation as a normalised (4,) quaternion with w >= 0 (the convention of the records).
+
+    Args:
+        quat_wxyz: A non-zero quaternion, (w, x, y, z), shape (4,).
+
+    Returns:
+        The unit quaternion with w >= 0, shape (4,), float64.
+    """
     unit = np.asarray(quat_wxyz, dtype=np.float64) / np.linalg.norm(quat_wxyz)
     flipped: np.ndarray = -unit if unit[0] < 0.0 else unit
     return flipped

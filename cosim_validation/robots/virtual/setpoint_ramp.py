@@ -42,14 +42,23 @@ class SetpointRamp:
         return self._steps_left
 
     def reset(self, q: np.ndarray) -> None:
-        """Hold ``q`` ((J,) [rad])."""
+        """Hold ``q``.
+
+        Args:
+            q: The reference to hold, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         self._reference_rad = np.array(q, dtype=np.float64)
         self._target_rad = self._reference_rad.copy()
         self._slope_rad_s[:] = 0.0
         self._steps_left = 0
 
     def start(self, q_target_rad: np.ndarray, duration_s: float) -> None:
-        """Ramp from the current reference to ``q_target_rad`` in ``duration_s`` (rounded to whole steps, >= 1)."""
+        """Ramp from the current reference to ``q_target_rad`` in ``duration_s`` (rounded to whole steps, >= 1).
+
+        Args:
+            q_target_rad: The new setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+            duration_s: Time to reach it, in [s]; rounded to whole physics steps, at least one.
+        """
         steps = max(1, round(duration_s / self.timestep_s))
         self._target_rad = np.array(q_target_rad, dtype=np.float64)
         self._slope_rad_s = (self._target_rad - self._reference_rad) / (steps * self.timestep_s)

@@ -62,7 +62,16 @@ def export_builtin_anatomy(package_dir: str | Path) -> list[Path]:
 
 
 def rigid_fit(source: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """(4, 4) rotation + translation taking (N, 3) ``source`` points closest to ``target`` (Kabsch)."""
+    """(4, 4) rotation + translation taking (N, 3) ``source`` points closest to ``target`` (Kabsch).
+
+    Args:
+        source: Points to move, shape (N, 3).
+        target: Corresponding points, shape (N, 3), in the same unit.
+
+    Returns:
+        The rigid transform, shape (4, 4), its translation in the points' unit; it minimises the squared distances of
+        the moved ``source`` to ``target``.
+    """
     source_centre, target_centre = source.mean(axis=0), target.mean(axis=0)
     U, _, Vt = np.linalg.svd((source - source_centre).T @ (target - target_centre))
     d = np.sign(np.linalg.det(Vt.T @ U.T))

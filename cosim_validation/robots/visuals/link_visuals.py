@@ -44,7 +44,16 @@ def visual_path(link: str) -> str:
 
 
 def cylinder_triangles(radius_m: float, length_m: float, segments: int = SEGMENTS) -> np.ndarray:
-    """(F, 3, 3) closed cylinder along z, centred at the origin, outward counter-clockwise triangles."""
+    """(F, 3, 3) closed cylinder along z, centred at the origin, outward counter-clockwise triangles.
+
+    Args:
+        radius_m: Cylinder radius, in [m].
+        length_m: Cylinder length along z, in [m].
+        segments: Number of sides around the axis.
+
+    Returns:
+        The triangles' vertices, shape (F, 3, 3), F = 4 * segments - 4, in [m].
+    """
     angles = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
     ring = np.stack([radius_m * np.cos(angles), radius_m * np.sin(angles), np.zeros(segments)], axis=1)
     half = np.array([0.0, 0.0, length_m / 2.0])

@@ -36,7 +36,9 @@ def resolve_package_uri(uri: str, root: Path | None = None) -> Path:
 
 
 def with_file_paths(urdf_text: str, root: Path | None = None) -> str:
-    """``urdf_text`` with this package's URIs replaced by absolute file paths (for PyBullet, which cannot
-    resolve ``package://``; MuJoCo drops URDF visuals and pinocchio reads only what it is asked for).
+    """``urdf_text`` with this package's URIs replaced by absolute file paths.
+
+    For PyBullet, which cannot resolve ``package://``; MuJoCo drops URDF visuals and pinocchio reads only what it is
+    asked for.
     """
     return urdf_text.replace(PACKAGE_URI_PREFIX, (root or package_root()).resolve().as_posix() + "/")

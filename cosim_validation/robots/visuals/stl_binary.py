@@ -19,7 +19,11 @@ _HEADER_BYTES = 80
 
 
 def triangle_normals(triangles: np.ndarray) -> np.ndarray:
-    """(F, 3) unit normals of counter-clockwise triangles (zero for degenerate ones)."""
+    """(F, 3) unit normals of counter-clockwise triangles (zero for degenerate ones).
+
+    Args:
+        triangles: The triangles' vertices, shape (F, 3, 3).
+    """
     cross = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
     length = np.linalg.norm(cross, axis=1, keepdims=True)
     return np.asarray(np.divide(cross, length, out=np.zeros_like(cross), where=length > 0))

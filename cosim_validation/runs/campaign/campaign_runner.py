@@ -223,8 +223,9 @@ def _meta(
 def _with_run_inputs(
     spec: AssemblySpec, out: Path, request: CampaignRequest, campaign: CampaignConfig, supervision: dict[str, Path]
 ) -> AssemblySpec:
-    """The spec reading the run directory's copies of the configuration, properties and supervisor files (made by a
-    new run from ``supervision``, the supervisor's files by role).
+    """The spec reading the run directory's copies of the configuration, properties and supervisor files.
+
+    The copies are made by a new run; ``supervision`` holds the supervisor's files by role.
     """
     if not request.resume:
         files = {"config": request.config_path, "properties": campaign.properties_path}
@@ -253,10 +254,11 @@ def _with_run_inputs(
 
 
 def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: CampaignConfig) -> dict[str, Path]:
-    """The supervised run's files by run-input role (its configuration, machine and goals, needle force model,
-    scenario and teleoperation script); {} without a supervisor. A resume takes the run's copies, once the
-    options are found to name the run's own files, none of them edited since (an original that is gone: a
-    warning). Checked (before the run directory is touched).
+    """The supervised run's files by run-input role; {} without a supervisor.
+
+    The roles: its configuration, machine and goals, needle force model, scenario and teleoperation script. A resume
+    takes the run's copies, once the options are found to name the run's own files, none of them edited since (an
+    original that is gone: a warning). Checked (before the run directory is touched).
     """
     config = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     stored = stored_supervision(request.out_dir) if request.resume and config is not None else None
@@ -270,15 +272,18 @@ def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: C
 
 
 def _digested(files: dict[str, Path]) -> list[Path]:
-    """The supervisor files the run's configuration digest covers: all but the goals (only ``cosim supervisor
-    check`` reads them), so a resume with an edited machine is refused like one with an edited property file.
+    """The supervisor files the run's configuration digest covers: all but the goals.
+
+    Only ``cosim supervisor check`` reads the goals, so a resume with an edited machine is refused like one with an
+    edited property file.
     """
     return [path for role, path in files.items() if role != "supervisor_goals"]
 
 
 def _kept(out: Path, path: str | Path | None) -> str | None:
-    """A path as the run's meta keeps it: the file it names, relative to the run directory (a resume from
-    another directory names the same; no absolute path of this machine is stored).
+    """A path as the run's meta keeps it: the file it names, relative to the run directory.
+
+    A resume from another directory names the same; no absolute path of this machine is stored.
     """
     return portable_path(out, resolve_resource(path)) if path is not None else None
 

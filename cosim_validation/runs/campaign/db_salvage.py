@@ -131,8 +131,9 @@ def _next_readable(db: sqlite3.Connection, table: str, after: int) -> int | None
 
 
 def _blob_ok(blob: Any) -> bool:
-    """Whether a stored trajectory is an intact npz (zip CRCs checked): a damaged page can hand back garbage
-    bytes that SQLite itself reads without complaint.
+    """Whether a stored trajectory is an intact npz (zip CRCs checked).
+
+    A damaged page can hand back garbage bytes that SQLite itself reads without complaint.
     """
     try:
         with zipfile.ZipFile(io.BytesIO(bytes(blob))) as archive:

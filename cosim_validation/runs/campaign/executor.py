@@ -72,8 +72,9 @@ def run_ray(
     workers: int,
     address: str | None = None,
 ) -> None:
-    """Map over ``items`` with ``workers`` Ray actors (a local Ray if ``address`` is None); an actor that dies is
-    replaced, and its item runs once more before it is failed (as a local worker's).
+    """Map over ``items`` with ``workers`` Ray actors (a local Ray if ``address`` is None).
+
+    An actor that dies is replaced, and its item runs once more before it is failed (as a local worker's).
     """
     ray = require("ray", "ray[default]", "--executor ray")
     started_here = not ray.is_initialized()

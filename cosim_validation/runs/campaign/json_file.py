@@ -1,5 +1,6 @@
-"""Strict JSON files for run outputs (summary.json, experiment.json): NaN and infinities become null; read and
-written through :mod:`cosim_validation.runs.campaign.stores`.
+"""Strict JSON files for run outputs (summary.json, experiment.json): NaN and infinities become null.
+
+They are read and written through :mod:`cosim_validation.runs.campaign.stores`.
 """
 
 from __future__ import annotations

@@ -104,8 +104,10 @@ def encode_record(record: TrajectoryRecord) -> bytes:
 def _put(
     arrays: dict[str, Any], key: str, values: np.ndarray, step: float, base: np.ndarray | None = None
 ) -> np.ndarray:
-    """Store ``values`` under ``key`` quantized and delta-coded (minus ``base`` steps if given); the non-finite
-    entries (a joint or pose not known in a sample) in a mask ``key~nan`` beside them. Returns the steps.
+    """Store ``values`` under ``key`` quantized and delta-coded (minus ``base`` steps if given).
+
+    The non-finite entries (a joint or pose not known in a sample) go in a mask ``key~nan`` beside them. Returns the
+    steps.
     """
     finite = np.isfinite(values)
     if not finite.all():
@@ -142,8 +144,9 @@ def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndar
 
 
 def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<bytes>") -> TrajectoryRecord:
-    """A record from compact bytes (this format or its first version), or from full :meth:`TrajectoryRecord.to_bytes`
-    bytes.
+    """A record from compact bytes (this format or its first version), or from full record bytes.
+
+    Full bytes are those of :meth:`TrajectoryRecord.to_bytes`.
 
     Args:
         data: The stored bytes.

@@ -263,9 +263,11 @@ class ResultsDB:
 
     @classmethod
     def open(cls, path: str | Path, encoder: RecordEncoder | None = None, *, check: bool = True) -> ResultsDB:
-        """Open an existing database (``encoder``: how :meth:`add_trajectories` stores records).
+        """Open an existing database.
 
         Args:
+            path: The database file.
+            encoder: How :meth:`add_trajectories` stores records.
             check: Run ``PRAGMA quick_check`` first and refuse a damaged database.
 
         Raises:
@@ -353,8 +355,9 @@ class ResultsDB:
 
     @_guard("reading the stored cases")
     def finished_ids(self) -> set[str]:
-        """Ids of the cases already stored, but for those that failed because their worker died (a resume
-        runs them again; a failure the controller or the pipeline reported stays).
+        """Ids of the cases already stored, but for those that failed because their worker died.
+
+        A resume runs those again; a failure the controller or the pipeline reported stays.
         """
         query = "SELECT test_id FROM cases WHERE test_id NOT IN (SELECT test_id FROM worker_deaths)"
         return {row[0] for row in self._db.execute(query)}

@@ -99,8 +99,9 @@ class RunDirectory:
 
 
 def _remove(paths: list[Path], lock: RunLock) -> None:
-    """Remove created files (with SQLite's side files) and empty created directories, newest first; the lock
-    file goes with a directory this call created.
+    """Remove created files (with SQLite's side files) and empty created directories, newest first.
+
+    The lock file goes with a directory this call created.
     """
     if paths and paths[0] == lock.path.parent:
         lock.path.unlink(missing_ok=True)

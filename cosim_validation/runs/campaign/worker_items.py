@@ -83,8 +83,9 @@ def death_reason(exitcode: int | None) -> str:
 
 
 class DeathLedger:
-    """The deaths of the worker processes, per item: the first death of an item's worker re-runs it, the
-    :data:`ATTEMPTS`-th makes it a failed outcome.
+    """The deaths of the worker processes, per item.
+
+    The first death of an item's worker re-runs it, the :data:`ATTEMPTS`-th makes it a failed outcome.
     """
 
     def __init__(self) -> None:

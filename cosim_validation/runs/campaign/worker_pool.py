@@ -115,8 +115,9 @@ class WorkerPool:
             self._collect(retry=True)
 
     def finish(self, on_result: Callable[[Outcome[Any]], None]) -> None:
-        """After Ctrl-C: hand out nothing more, wait for the running items and hand them over (a worker that dies
-        now loses its item: a resume runs it).
+        """After Ctrl-C: hand out nothing more, wait for the running items and hand them over.
+
+        A worker that dies now loses its item: a resume runs it.
         """
         _hand_over(self._outcomes, on_result)
         while self._busy():

@@ -44,9 +44,10 @@ def check_world_config(config: ConfigNode, campaign: CampaignConfig, engines: Se
 
 
 def check_controller(config: ConfigNode, controller: str) -> None:
-    """Build a user's controller plugin once here (its factory runs with the options and the case study), so a
-    factory that raises or returns an object without a contract is an error naming the user's file, not the run
-    directory's copy; so is ``moveit``, whose factory waits for move_group's services; the other built-in
+    """Build a user's controller plugin once here (its factory runs with the options and the case study).
+
+    A factory that raises or returns an object without a contract is then an error naming the user's file, not the
+    run directory's copy; so is ``moveit``, whose factory waits for move_group's services. The other built-in
     controllers need nothing more than :func:`check_world_config`.
 
     Raises:

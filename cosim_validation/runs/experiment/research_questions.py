@@ -37,8 +37,9 @@ from cosim_validation.testgen import Suite, TestgenRequest
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How an experiment's campaign runs (see ``cosim campaign``); ``errors_model``: RQ3's third row
-    (:mod:`~.rq3_errors`).
+    """How an experiment's campaign runs (see ``cosim campaign``).
+
+    ``errors_model``: RQ3's third row (:mod:`~.rq3_errors`).
     """
 
     config_path: Path

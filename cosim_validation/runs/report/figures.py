@@ -89,8 +89,9 @@ def targets_3d(
 
 
 def cube_frechet_figure(cubes: Sequence[CubeFrechet]) -> bytes:
-    """Figure 6: per granularity, the min / mean / max Fréchet distance of the tip paths within each cube [mm];
-    one panel per compared part (source to target, injection only).
+    """Figure 6: per granularity, the min / mean / max Fréchet distance of the tip paths within each cube [mm].
+
+    One panel per compared part (source to target, injection only).
     """
     parts = list(dict.fromkeys(c.part for c in cubes))
     fig = Figure(figsize=(6.5 * len(parts), 4.5))

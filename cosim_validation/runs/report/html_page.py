@@ -44,8 +44,10 @@ def table(
     table_id: str = "",
     groups: Sequence[tuple[str, int]] = (),
 ) -> str:
-    """An HTML table; text cells are left-aligned; ``groups`` (label, columns spanned) adds a header row above;
-    empty ``headers`` make a key-value table without a header.
+    """An HTML table; text cells are left-aligned.
+
+    ``groups`` (label, columns spanned) adds a header row above; empty ``headers`` make a key-value table without a
+    header.
     """
     body = []
     for row in rows:

@@ -94,8 +94,9 @@ class RunData:
 
     @cached_property
     def config(self) -> ConfigNode | None:
-        """The run's configuration: its copy in the run directory (``inputs/``), else the file the run names
-        (meta ``config_path``) or the shipped one, as it is now, with a note saying so.
+        """The run's configuration, from its copy in the run directory (``inputs/``) if there is one.
+
+        Else the file the run names (meta ``config_path``) or the shipped one, as it is now, with a note saying so.
         """
         from cosim_validation.runs.run_inputs import kept_path, load_run_config
 

@@ -1,5 +1,7 @@
-"""Numbers computed from stored trajectories: Fréchet diversity within cubes (Figure 6), deviations of the
-executed robots from the expected trajectory (Table 4, Figure 11).
+"""Numbers computed from stored trajectories.
+
+Fréchet diversity within cubes (Figure 6), deviations of the executed robots from the expected trajectory (Table 4,
+Figure 11).
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ def record_deviation(record: TrajectoryRecord, expected: TrajectoryRecord) -> tu
 
 
 def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("virtual", "physical")) -> list[Deviation]:
-    """Table 4 over ``test_ids`` for each robot with trajectories there; revolute joints in degrees, prismatic
-    joints in millimetres (joint types from the run's robot model).
+    """Table 4 over ``test_ids`` for each robot with trajectories there.
+
+    Revolute joints in degrees, prismatic joints in millimetres (joint types from the run's robot model).
     """
     out = []
     stored = run.trajectory_robots

@@ -282,7 +282,10 @@ def _completed_message(motion: InsertionCase) -> str:
 
 
 def main(args: list[str] | None = None) -> int:
-    """``ros2 run cosim_controller_example tip_servo_node --ros-args -p use_sim_time:=true``"""
+    """Run the tip servo node until Ctrl-C or shutdown.
+
+    Example: ``ros2 run cosim_controller_example tip_servo_node --ros-args -p use_sim_time:=true``.
+    """
     rclpy.init(args=args)
     try:
         node = TipServoNode()

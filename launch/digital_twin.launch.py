@@ -6,7 +6,8 @@ Usage::
         [domain_id:=auto|N] [discovery_range:=localhost|subnet|off|system_default]
 
 The nodes, parameters and remappings come from ``cosim_validation.live.session.session_plan.node_launches``,
-the function ``cosim session`` starts its processes from, on the same graph YAML (config/digital_twin.yaml by default). As in ``cosim session``:
+the function ``cosim session`` starts its processes from, on the same graph YAML (config/digital_twin.yaml by
+default). As in ``cosim session``:
 - without ``suite`` the default grid suite is made into the run directory first;
 - the session gets its own ROS_DOMAIN_ID (a free one of 1-101 with no other ROS 2 node on it, not the caller's)
   and localhost discovery,

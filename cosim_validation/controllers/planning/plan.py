@@ -101,7 +101,9 @@ class Plan:
         self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None
     ) -> TrajectoryRecord:
         """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip."""
-        info = {"controller": self.controller, "sampling_rate_hz": 1.0 / float(self.t_s[1] - self.t_s[0])}
+        info: dict[str, Any] = {"controller": self.controller}
+        if self.n_samples > 1:  # a plugin's plan may hold one sample (hold there): it has no rate
+            info["sampling_rate_hz"] = 1.0 / float(self.t_s[1] - self.t_s[0])
         info.update(self.meta)
         info.update(meta or {})
         return kinematic_record(

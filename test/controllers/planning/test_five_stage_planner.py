@@ -117,6 +117,15 @@ def test_expected_record(record: TrajectoryRecord, plan: Plan) -> None:
     np.testing.assert_array_equal(restored.tip_pos_m, record.tip_pos_m)
 
 
+def test_a_plan_of_one_sample_is_a_record_of_one_sample(insertion_setup: InsertionSetup, plan: Plan) -> None:
+    """A plugin may plan a single setpoint (hold there): its record has one sample and no sampling rate."""
+    one = Plan(plan.t_s[:1], plan.stage[:1], plan.q[:1], plan.source_m, plan.line, "hold")
+    record = one.to_record(insertion_setup.robot.kinematics, "one")
+    assert record.n_samples == 1
+    np.testing.assert_array_equal(record.q_setpoint, plan.q[:1])
+    assert "sampling_rate_hz" not in record.meta
+
+
 def test_too_deep_for_a_short_needle(insertion_setup: InsertionSetup, plan: Plan) -> None:
     robot = dataclasses.replace(
         insertion_setup.robot, kinematics=insertion_setup.robot.kinematics.with_needle_length(0.12)

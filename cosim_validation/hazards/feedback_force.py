@@ -37,7 +37,8 @@ def feedback_force(
     """(n, 3) force [N] in base_link at each sample: zero while the tips are within ``threshold_m`` [m].
 
     Args:
-        t_s: (n,) sample times [s], increasing.
+        t_s: (n,) sample times [s], increasing (a sample whose time does not come after its predecessor's gets
+            no damping term).
         robot_tip_m: (n, 3) the robot's tip [m].
         model_tip_m: (n, 3) the model's tip [m].
         threshold_m: Tip deviation above which the force acts [m].
@@ -46,8 +47,19 @@ def feedback_force(
     t = np.asarray(t_s, dtype=np.float64)
     error_m = np.asarray(model_tip_m, dtype=np.float64) - np.asarray(robot_tip_m, dtype=np.float64)
     rate_m_per_s = np.zeros_like(error_m)  # the first sample has no predecessor: no damping term
-    rate_m_per_s[1:] = (error_m[1:] - error_m[:-1]) / (t[1:] - t[:-1])[:, None]
+    rate_m_per_s[1:] = _rate(error_m[1:] - error_m[:-1], t[1:] - t[:-1])
     return _spring_damper(error_m, rate_m_per_s, threshold_m, gains)
+
+
+def _rate(change_m: np.ndarray, dt_s: np.ndarray) -> np.ndarray:
+    """Backward differences ``change / dt``, shape (n, 3), in [m/s].
+
+    Zero (no damping term) where a sample's time does not come after its predecessor's: a repeated sample would
+    otherwise send an infinite or NaN force.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = change_m / dt_s[:, None]
+    return np.where((dt_s > 0)[:, None], rate, 0.0)
 
 
 def _spring_damper(
@@ -92,6 +104,6 @@ class FeedbackForceStream:
         error_m = (np.asarray(model_tip_m, dtype=np.float64) - np.asarray(robot_tip_m, dtype=np.float64))[None, :]
         rate_m_per_s = np.zeros_like(error_m)
         if self._last is not None:
-            rate_m_per_s = (error_m - self._last[1]) / np.array([t_s - self._last[0]])[:, None]
+            rate_m_per_s = _rate(error_m - self._last[1], np.array([t_s - self._last[0]]))
         self._last = (float(t_s), error_m)
         return np.asarray(_spring_damper(error_m, rate_m_per_s, self.threshold_m, self.gains)[0])

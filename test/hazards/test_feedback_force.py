@@ -43,3 +43,21 @@ def test_a_sudden_jump_pushes_the_operator_towards_the_model(config: ConfigNode,
     error = model.tip_pos_m[on] - physical.tip_pos_m[on]
     cosine = np.sum(force[on] * error, axis=1) / (magnitude[on] * np.linalg.norm(error, axis=1))
     assert np.all(cosine > 0.99)
+
+
+def test_a_repeated_sample_time_gets_no_damping_term_live_and_in_batch() -> None:
+    """A sample whose time repeats its predecessor's (or goes back) has no backward difference: the force is the
+    spring term alone, finite, and the stream a live session uses gives the batch's numbers bit for bit."""
+    from cosim_validation.hazards.feedback_force import FeedbackForceStream
+
+    gains = FeedbackGains(500.0, 10.0, 100.0)
+    t = np.array([0.0, 0.1, 0.1, 0.05, 0.2])
+    model = np.array([[0, 0, 0], [0.004, 0, 0], [0.008, 0, 0], [0.009, 0, 0], [0.012, 0, 0]])
+    robot = np.zeros_like(model)
+    batch = feedback_force(t, robot, model, 0.003, gains)
+    assert np.isfinite(batch).all()
+    np.testing.assert_allclose(batch[2:4, 0], [500 * 0.008, 500 * 0.009])  # no damping term
+    np.testing.assert_allclose(batch[4, 0], 500 * 0.012 + 10 * (0.012 - 0.009) / (0.2 - 0.05))
+    stream = FeedbackForceStream(0.003, gains)
+    live = np.array([stream.push(*sample) for sample in zip(t, robot, model, strict=True)])
+    np.testing.assert_array_equal(live, batch)

@@ -131,9 +131,8 @@ class StateValidator:
     def _evaluate(self, q_setpoint: ArrayLike) -> SetpointVerdict:
         q = np.asarray(q_setpoint, dtype=np.float64)
         if q.shape != (self.kinematics.n_joints,) or not np.isfinite(q).all():
-            return SetpointVerdict(
-                False, "malformed", f"setpoint must be {self.kinematics.n_joints} finite angles, got {q.tolist()!r}"
-            )
+            expected = f"{self.kinematics.n_joints} finite joint positions"
+            return SetpointVerdict(False, "malformed", f"setpoint must be {expected}, got {q.tolist()!r}")
         violations = self.kinematics.limit_violations(q)
         if violations:
             return SetpointVerdict(False, "joint_limits", f"joint limits: {'; '.join(violations)}")
@@ -142,11 +141,12 @@ class StateValidator:
             too_fast = np.flatnonzero(step > self.max_step_rad)
             if too_fast.size:
                 j = int(too_fast[0])
+                unit = self.kinematics.chain.joint_unit(j)
                 return SetpointVerdict(
                     False,
                     "velocity",
-                    f"unreachable in one period: {self.kinematics.joint_names[j]} moves {step[j]:.4f} rad "
-                    f"> {self.max_step_rad[j]:.4f} rad",
+                    f"unreachable in one period: {self.kinematics.joint_names[j]} moves {step[j]:.4f} {unit} "
+                    f"> {self.max_step_rad[j]:.4f} {unit}",
                 )
         return self._geometry(q)
 

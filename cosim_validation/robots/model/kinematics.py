@@ -148,8 +148,9 @@ class Kinematics:
         """
         qv = self.as_joint_batch(q)[0]
         lower, upper = self.q_lower + margin_rad, self.q_upper - margin_rad
+        unit = self.chain.joint_unit
         return [
-            f"{self.joint_names[j]} = {float(qv[j])!r} rad outside [{lower[j]:.4f}, {upper[j]:.4f}]"
+            f"{self.joint_names[j]} = {float(qv[j])!r} {unit(j)} outside [{lower[j]:.4f}, {upper[j]:.4f}]"
             for j in np.flatnonzero((qv < lower) | (qv > upper))
         ]
 

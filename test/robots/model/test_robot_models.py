@@ -127,6 +127,11 @@ def test_the_insertion_joint_is_prismatic_in_metres(model_kinematics: tuple[str,
     assert kinematics.chain.joint_type.tolist() == expected
     assert kinematics.chain.joint_unit(2) == "m"
     assert kinematics.chain.joint_unit(0) == "rad"
+    beyond = np.array(robot_model(name).home_q)
+    beyond[[0, 2]] = kinematics.q_upper[[0, 2]] + 0.5
+    first, insertion = kinematics.limit_violations(beyond)  # each in its own unit
+    assert " rad outside " in first
+    assert " m outside " in insertion
     home = np.array(robot_model(name).home_q)
     deeper = home.copy()
     deeper[2] += 0.01  # the tip moves 10 mm along the shaft, through the RCM at the origin

@@ -193,7 +193,7 @@ class Monitor(Node):
         since_check_s, self._last_check_s = now - self._last_check_s, now
         case = self._session.case
         if case is not None:
-            for role, owed_s in self._liveness.newly_stale(now):
+            for role, owed_s in self._liveness.newly_stale(now, since_check_s):
                 # the previous check's time says whether this report came at the first check past the timeout
                 message = (
                     f"{case.test_id}: the {role.label} robot has not answered the sample sent {owed_s:.3f} s ago "

@@ -28,6 +28,7 @@ class RobotLiveness:
         self._last_seen: dict[RobotRole, float] = {}
         self._latest_expected_ns = -1
         self.stale: set[RobotRole] = set()
+        self._deferred = False  # the previous check came late and judged nothing
 
     def start_case(self, robots: Iterable[RobotRole], now_s: float) -> None:
         """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers."""
@@ -54,8 +55,22 @@ class RobotLiveness:
             return True
         return False
 
-    def newly_stale(self, now_s: float) -> list[tuple[RobotRole, float]]:
-        """Robots that became stale since the last call, with how long they have owed a sample [s]."""
+    def newly_stale(self, now_s: float, since_check_s: float = 0.0) -> list[tuple[RobotRole, float]]:
+        """Robots that became stale since the last call, with how long they have owed a sample [s].
+
+        A check that comes more than half the timeout after the previous one means the checking process itself
+        did not run (a loaded machine): the answers that arrived meanwhile still wait in its queues, behind the
+        check. Such a check finds nothing and the next one judges, once they are taken; never two in a row, so a
+        process starved at every check still reports.
+
+        Args:
+            now_s: The checking process's monotonic clock, in [s].
+            since_check_s: Time since the previous check, in [s] (0: not known).
+        """
+        late = since_check_s > self.timeout_s / 2
+        self._deferred = late and not self._deferred
+        if self._deferred:
+            return []
         found = []
         for role, since in self._owing_since.items():
             silent = now_s - self._last_seen.get(role, since) > self.timeout_s

@@ -67,3 +67,20 @@ def test_a_robot_still_sending_older_answers_is_not_stale() -> None:
         live.joints(P, 100 * k, now_s=0.1 * k + 0.05)
         assert live.newly_stale(now_s=0.1 * k + 0.09) == []
     assert live.newly_stale(now_s=1.6) == [(P, pytest.approx(1.6))]  # then silence: stale
+
+
+def test_a_late_check_waits_for_the_answers_queued_behind_it() -> None:
+    """The checking process did not run for 1.1 s (a loaded machine): both robots answered meanwhile, but their
+    answers are taken after the check. A late check judges nothing; the next one does, never two late ones in a
+    row, so a robot that really is silent is still reported by a process that is late at every check."""
+    live = RobotLiveness(0.5)
+    live.start_case([V, P], now_s=0.0)
+    live.expected(100, now_s=0.0)
+    assert live.newly_stale(now_s=1.1, since_check_s=1.1) == []  # late: the answers wait in the queue
+    live.joints(V, 100, now_s=1.1)
+    live.joints(P, 100, now_s=1.1)
+    assert live.newly_stale(now_s=1.15, since_check_s=0.05) == []  # judged: both answered
+    live.expected(200, now_s=1.2)
+    live.joints(V, 200, now_s=1.21)
+    assert live.newly_stale(now_s=2.4, since_check_s=1.0) == []  # late again: deferred once
+    assert live.newly_stale(now_s=3.4, since_check_s=1.0) == [(P, pytest.approx(2.2))]  # late, but judged

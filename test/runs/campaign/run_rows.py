@@ -26,6 +26,16 @@ def stored_rows(run_dir: Path) -> dict[str, Any]:
         return {"cases": db.cases(), "verdicts": db.verdicts(), "kpis": db.kpis(), "records": records}
 
 
+def rows_of(rows: dict[str, Any], test_ids: set[str]) -> dict[str, Any]:
+    """The rows of :func:`stored_rows` that belong to the cases ``test_ids``, in their order."""
+    return {
+        "cases": [c for c in rows["cases"] if c.test_id in test_ids],
+        "verdicts": [v for v in rows["verdicts"] if v.test_id in test_ids],
+        "kpis": [k for k in rows["kpis"] if k.test_id in test_ids],
+        "records": {key: r for key, r in rows["records"].items() if key[0] in test_ids},
+    }
+
+
 def assert_same_rows(a: dict[str, Any], b: dict[str, Any]) -> None:
     """Equal rows, exactly (NaN equals NaN in arrays)."""
     assert a["cases"] == b["cases"]

@@ -17,8 +17,9 @@ import pytest
 from cosim_validation.cli.main import main
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, run_campaign
+from cosim_validation.testgen import Suite
 from test.runs.campaign.run_fixtures import CONFIG, request_for
-from test.runs.campaign.run_rows import assert_same_rows, stored_rows
+from test.runs.campaign.run_rows import assert_same_rows, rows_of, stored_rows
 
 TOTAL = 20  # cases in the two test suites
 
@@ -42,9 +43,12 @@ def test_reference_stores_every_case(reference: CampaignOutcome) -> None:
 
 @pytest.mark.slow
 def test_ray_equals_serial(reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path) -> None:
-    remote = run_campaign(request_for(suites, tmp_path / "run", workers=2, executor="ray"), progress_stream=None)
-    assert remote.ran == TOTAL
-    assert_same_rows(stored_rows(remote.out_dir), stored_rows(reference.out_dir))
+    """The grid suite's cases on Ray's two workers store the rows of the serial reference run (one suite: Ray's
+    start costs as much as the cases, and the other suite adds cases, not another path)."""
+    remote = run_campaign(request_for(suites[:1], tmp_path / "run", workers=2, executor="ray"), progress_stream=None)
+    ids = set(Suite.read(suites[0]).test_ids)
+    assert remote.ran == len(ids) > 0
+    assert_same_rows(stored_rows(remote.out_dir), rows_of(stored_rows(reference.out_dir), ids))
 
 
 def _campaign_process(suites: tuple[Path, Path], out: Path, workers: int, resume: bool) -> subprocess.Popen[str]:

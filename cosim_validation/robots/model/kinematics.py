@@ -150,7 +150,7 @@ class Kinematics:
         lower, upper = self.q_lower + margin_rad, self.q_upper - margin_rad
         unit = self.chain.joint_unit
         return [
-            f"{self.joint_names[j]} = {float(qv[j])!r} {unit(j)} outside [{lower[j]:.4f}, {upper[j]:.4f}]"
+            f"{self.joint_names[j]} = {float(qv[j])!r} {unit(int(j))} outside [{lower[j]:.4f}, {upper[j]:.4f}]"
             for j in np.flatnonzero((qv < lower) | (qv > upper))
         ]
 

@@ -19,9 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from cosim_validation.monitor.metrics import box_distance_m
 from cosim_validation.testgen.box_kernels import child_pairs, surface_pairs
 from cosim_validation.testgen.cube_grid import CubeGrid
-from cosim_validation.testgen.model_distance import box_distance_m, signed_distance_m
+from cosim_validation.testgen.model_distance import signed_distance_m
 from cosim_validation.testgen.target_region import TargetRegion
 
 #: Deepest level of a cube with full leaves: leaves of 1/16 of the cube's edge.

@@ -41,16 +41,3 @@ def surface_distance_m(model: AnatomyModel, points_m: np.ndarray) -> np.ndarray:
     if len(points_m) == 0:
         return np.zeros(0)
     return mesh_distance(model).unsigned(np.ascontiguousarray(points_m, dtype=np.float64))
-
-
-def box_distance_m(bounds_m: np.ndarray, points_m: np.ndarray) -> np.ndarray:
-    """(N,) float64 distance from points to an axis-aligned box (2, 3) [m]; 0 inside.
-
-    It is a lower bound of the distance to anything inside the box.
-
-    Args:
-        bounds_m: Minimum and maximum corner of the box, shape (2, 3), in [m].
-        points_m: Points in the box's frame, shape (N, 3), in [m].
-    """
-    gap = np.maximum(np.maximum(bounds_m[0] - points_m, points_m - bounds_m[1]), 0.0)
-    return np.asarray(np.sqrt(np.sum(gap * gap, axis=1)))

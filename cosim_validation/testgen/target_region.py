@@ -16,10 +16,11 @@ from typing import NamedTuple
 import numpy as np
 
 from cosim_validation.anatomy import AnatomyModel
+from cosim_validation.monitor.metrics import box_distance_m
 from cosim_validation.testgen.box_kernels import mark_surface_cubes
 from cosim_validation.testgen.cube_grid import CubeClass, CubeGrid
 from cosim_validation.testgen.inside_test import InsideTest
-from cosim_validation.testgen.model_distance import box_distance_m, signed_distance_m
+from cosim_validation.testgen.model_distance import signed_distance_m
 
 # Rounding allowance of the float32 distance queries [m] (well above their ~1e-8 m error).
 _DISTANCE_SLACK_M = 1e-6

@@ -35,17 +35,3 @@ def covering_indices(points: np.ndarray, step: float) -> np.ndarray:
             k += 1
             last = i
     return chosen[:k]
-
-
-def box_distance(points_m: np.ndarray, bounds_m: np.ndarray) -> np.ndarray:
-    """(...,) distance of points (..., 3) to the axis-aligned box ``bounds_m`` (2, 3) [m], 0 inside.
-
-    A lower bound of the distance to anything inside the box.
-
-    Args:
-        points_m: Points, shape (..., 3), in [m], in the box's frame.
-        bounds_m: Minimum and maximum corner of the box, shape (2, 3), in [m].
-    """
-    below = np.maximum(bounds_m[0] - points_m, 0.0)
-    above = np.maximum(points_m - bounds_m[1], 0.0)
-    return np.asarray(np.linalg.norm(np.maximum(below, above), axis=-1))

@@ -13,7 +13,8 @@ from itertools import pairwise
 import numpy as np
 
 from cosim_validation.controllers.planning.collision_world import CollisionWorld
-from cosim_validation.controllers.planning.coverage_samples import box_distance, covering_indices
+from cosim_validation.controllers.planning.coverage_samples import covering_indices
+from cosim_validation.monitor.metrics import box_distance_m
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.model.arm_capsules import ArmCapsules
 from cosim_validation.robots.model.self_collision import SelfCollision
@@ -79,7 +80,7 @@ class MotionChecker:
         idx = covering_indices(points, self.cover_step_m)
         checked = points[idx]
         need = required + self.cover_step_m
-        distance = box_distance(checked, self.world.skin_bounds_m)
+        distance = box_distance_m(self.world.skin_bounds_m, checked)
         query = distance < need[None, :] if self.box_prefilter else np.ones(distance.shape, dtype=bool)
         if query.any():
             distance[query] = self.world.skin_signed_distance(checked[query])

@@ -14,6 +14,7 @@ Public API (all distances in the unit of the coordinates, metres in this project
 - :class:`MetricInputError` raised for every bad input.
 """
 
+from cosim_validation.monitor.metrics.box_distance import box_distance_m
 from cosim_validation.monitor.metrics.distance_grid import DistanceBounds, SignedDistanceGrid
 from cosim_validation.monitor.metrics.errors import MetricInputError
 from cosim_validation.monitor.metrics.frechet import frechet, within
@@ -39,6 +40,7 @@ __all__ = [
     "SegmentDistance",
     "SignedDistanceGrid",
     "TrajectoryBatch",
+    "box_distance_m",
     "frechet",
     "frechet_all_pairs",
     "frechet_coupling",

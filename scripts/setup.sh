@@ -141,11 +141,12 @@ build_package() {
     -DPython3_EXECUTABLE="$VENV/bin/python"
     # relocatable: the libraries find each other and the Python extensions find the libraries
     -DCMAKE_INSTALL_RPATH='$ORIGIN;$ORIGIN/../../..'
-    # C and Python type support only (what rclpy loads): scripts/python_only_interfaces.cmake
-    -DCMAKE_PROJECT_"$name"_INCLUDE="$ROOT/scripts/python_only_interfaces.cmake"
   )
   if [ "${MODE%%:*}" = wheels ]; then
     args+=(
+      # C and Python type support only, what rclpy loads (scripts/python_only_interfaces.cmake). With a ROS 2
+      # distribution, the C++ one is built too: rosbag2 (`ros2 bag play`) and a C++ node under test use it.
+      -DCMAKE_PROJECT_"$name"_INCLUDE="$ROOT/scripts/python_only_interfaces.cmake"
       -DCMAKE_PREFIX_PATH="$VENV"
       -DCMAKE_PROJECT_INCLUDE="$ROOT/scripts/wheel_prefix_fix.cmake"
       -DCOSIM_PYTHON_INCLUDE_DIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"

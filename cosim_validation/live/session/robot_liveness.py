@@ -34,6 +34,7 @@ class RobotLiveness:
         """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers."""
         self._robots = tuple(robots)
         self._owing_since.clear()
+        self._deferred = False  # a late check at the end of the last case defers nothing of this one
         self._latest_expected_ns = -1
         for role in self._robots:
             self._last_seen.setdefault(role, now_s)

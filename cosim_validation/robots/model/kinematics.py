@@ -96,6 +96,11 @@ class Kinematics:
         return self.chain.joint_names
 
     @property
+    def joint_units(self) -> tuple[str, ...]:
+        """Unit of each joint's position, base to tool: ``"m"`` for a prismatic joint, else ``"rad"``."""
+        return tuple(self.chain.joint_unit(j) for j in range(self.n_joints))
+
+    @property
     def n_joints(self) -> int:
         """Number of joints J."""
         return self.chain.n_joints

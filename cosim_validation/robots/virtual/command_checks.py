@@ -19,6 +19,7 @@ def checked_joint_vector(
     joint_names: tuple[str, ...],
     q_lower: np.ndarray,
     q_upper: np.ndarray,
+    units: tuple[str, ...],
 ) -> np.ndarray:
     """``value`` as a finite (J,) float64 vector inside the joint limits.
 
@@ -28,6 +29,7 @@ def checked_joint_vector(
         joint_names: Names of the J joints.
         q_lower: (J,) lower limits [rad].
         q_upper: (J,) upper limits [rad].
+        units: The unit of each joint's position (``rad``, or ``m`` for a prismatic joint), for the message.
 
     Raises:
         BackendInputError: Wrong shape, NaN or infinite entries, or a joint outside its limits.
@@ -35,7 +37,7 @@ def checked_joint_vector(
     try:
         q = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise BackendInputError(f"{what}: expected {len(joint_names)} joint positions [rad], got {value!r}") from None
+        raise BackendInputError(f"{what}: expected {len(joint_names)} joint positions, got {value!r}") from None
     if q.shape != (len(joint_names),):
         raise BackendInputError(f"{what}: expected shape ({len(joint_names)},), got shape {q.shape}: {value!r}")
     bad = ~np.isfinite(q)
@@ -46,8 +48,8 @@ def checked_joint_vector(
     if outside.any():
         i = int(np.argmax(outside))
         raise BackendInputError(
-            f"{what}: {joint_names[i]} = {float(q[i])!r} rad is outside its limits "
-            f"[{float(q_lower[i])!r}, {float(q_upper[i])!r}] rad"
+            f"{what}: {joint_names[i]} = {float(q[i])!r} {units[i]} is outside its limits "
+            f"[{float(q_lower[i])!r}, {float(q_upper[i])!r}] {units[i]}"
         )
     return q
 

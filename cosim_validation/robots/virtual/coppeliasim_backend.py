@@ -54,6 +54,7 @@ class CoppeliaSimBackend(JointSet):
 
     def __init__(self, config: BackendsConfig, scene: CoppeliaSimConfig, kinematics: Kinematics) -> None:
         self._joint_names = kinematics.joint_names
+        self._units = kinematics.joint_units
         self._q_lower, self._q_upper = np.array(kinematics.q_lower), np.array(kinematics.q_upper)
         self.time_step_s = scene.time_step_s if scene.time_step_s is not None else config.physics_timestep_s
         self._scene = scene
@@ -123,7 +124,9 @@ class CoppeliaSimBackend(JointSet):
             time.sleep(STOP_POLL_S)
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)
+        return checked_joint_vector(
+            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._units
+        )
 
     def reset(self, q0: ArrayLike) -> None:
         """Stop, put the joints at ``q0`` ((J,) [rad]) with matching targets, start: at rest, clock at 0."""

@@ -41,7 +41,7 @@ def _checked_plan(
     if bad.any():
         k, j = (int(i) for i in np.argwhere(bad)[0])
         raise BackendInputError(
-            f"plan q_setpoint[{k}] ({names[j]} = {float(q[k, j])!r} rad) is not finite or outside "
+            f"plan q_setpoint[{k}] ({names[j]} = {float(q[k, j])!r}) is not finite or outside "
             f"[{float(backend.q_lower[j])!r}, {float(backend.q_upper[j])!r}]"
         )
     return t, st.astype(np.uint8), q

@@ -74,6 +74,7 @@ class PybulletBackend(JointSet):
         self._body, self._joints = _load_robot(p, self._client, urdf_path)
         infos = [p.getJointInfo(self._body, j, physicsClientId=self._client) for j in self._joints]
         self._joint_names = tuple(info[1].decode() for info in infos)
+        self._units = kinematics.joint_units
         servo = config.servo
         if self._joint_names != kinematics.joint_names or servo.n_joints != len(self._joint_names):
             self.close()
@@ -105,7 +106,9 @@ class PybulletBackend(JointSet):
         self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
-        return checked_joint_vector(value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper)
+        return checked_joint_vector(
+            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._units
+        )
 
     def reset(self, q0: ArrayLike) -> None:
         """At rest at ``q0`` ((J,) [rad]), clock at 0."""

@@ -208,7 +208,8 @@ class FakeNode(Node):
         self.fjt.wait_for_server()
         handle = self.fjt.send_goal_async(goal)
         while not handle.done():
-            time.sleep(0.002)
+            self._feedback(self.case_handle, 3)  # the motion's stage, also while the goal waits to be accepted
+            time.sleep(0.02)
         got = handle.result().get_result_async()
         while not got.done():
             self._feedback(self.case_handle, 3)  # every period, as the contract asks (an early one may be lost)

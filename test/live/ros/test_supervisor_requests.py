@@ -53,7 +53,7 @@ def _supervisor_is_a_node(node: Any, log: Callable[[], str]) -> None:
     the request service and publishes the supervisor's topics, the controller node neither; its parameters say
     what the controller loaded and its own setting."""
     from rcl_interfaces.srv import GetParameters
-    from rclpy._rclpy_pybind11 import NodeNameNonExistentError
+    from rclpy.node import NodeNameNonExistentError
 
     def services(name: str) -> dict[str, list[str]]:
         try:  # a node the graph does not know yet has no services (rclpy raises for it)

@@ -82,5 +82,25 @@ def test_a_late_check_waits_for_the_answers_queued_behind_it() -> None:
     assert live.newly_stale(now_s=1.15, since_check_s=0.05) == []  # judged: both answered
     live.expected(200, now_s=1.2)
     live.joints(V, 200, now_s=1.21)
-    assert live.newly_stale(now_s=2.4, since_check_s=1.0) == []  # late again: deferred once
+    assert live.newly_stale(now_s=2.4, since_check_s=1.25) == []  # late again: deferred once
     assert live.newly_stale(now_s=3.4, since_check_s=1.0) == [(P, pytest.approx(2.2))]  # late, but judged
+
+
+def test_a_late_check_then_an_on_time_one_reports_a_dead_robot_and_a_new_case_starts_afresh() -> None:
+    live = RobotLiveness(0.5)
+    live.start_case([P], now_s=0.0)
+    live.expected(100, now_s=0.0)
+    assert live.newly_stale(now_s=0.9, since_check_s=0.9) == []  # late: deferred
+    assert live.newly_stale(now_s=0.95, since_check_s=0.05) == [(P, pytest.approx(0.95))]  # on time: reported
+    live.start_case([V], now_s=1.0)
+    live.expected(200, now_s=1.0)
+    assert live.newly_stale(now_s=1.3, since_check_s=0.3) == []  # late at the case's start: deferred, not judged
+    live.joints(V, 200, now_s=1.3)
+    assert live.newly_stale(now_s=1.35, since_check_s=0.05) == []
+    # a late check at the end of a case does not carry its deferral into the next
+    live.expected(300, now_s=1.4)
+    assert live.newly_stale(now_s=2.0, since_check_s=0.6) == []  # deferred
+    live.start_case([V], now_s=2.1)
+    live.expected(400, now_s=2.1)
+    assert live.newly_stale(now_s=2.7, since_check_s=0.6) == []  # the new case's first late check defers too
+    assert live.newly_stale(now_s=2.75, since_check_s=0.05) == [(V, pytest.approx(0.65))]

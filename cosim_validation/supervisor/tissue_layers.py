@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cosim_validation.common.exceptions import InputError
-from cosim_validation.common.optional import require
+from cosim_validation.common.open3d_import import load_open3d
 
 MAX_LAYERS = 16
 
@@ -46,7 +46,7 @@ class _Mesh:
     """One closed mesh in an open3d raycasting scene, stored relative to its box centre (float32)."""
 
     def __init__(self, vertices_m: NDArray[np.float64], faces: NDArray[np.int64]) -> None:
-        o3d = require("open3d", "open3d", "needle force model (tissue intervals)", quiet=True)
+        o3d = load_open3d("needle force model (tissue intervals)")
         self.o3c: Any = o3d.core
         self.origin_m = 0.5 * (vertices_m.min(axis=0) + vertices_m.max(axis=0))
         self.scene: Any = o3d.t.geometry.RaycastingScene()

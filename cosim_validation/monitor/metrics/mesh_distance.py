@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cosim_validation.common.optional import require
+from cosim_validation.common.open3d_import import load_open3d
 from cosim_validation.monitor.metrics.arrays import as_distance, as_point_or_points, as_points
 from cosim_validation.monitor.metrics.errors import MetricInputError
 from cosim_validation.monitor.metrics.inside_test import InsideTest
@@ -96,7 +96,7 @@ class MeshDistance:
     def __init__(self, vertices_m: ArrayLike, faces: ArrayLike) -> None:
         vertices = as_points("vertices_m", vertices_m, dim=3, min_points=3)
         faces_u32 = _as_faces(faces, vertices.shape[0])
-        o3d = require("open3d", "open3d", "exact distance to a mesh (MeshDistance)", quiet=True)
+        o3d = load_open3d("exact distance to a mesh (MeshDistance)")
         self._o3c: Any = o3d.core
         self.origin_m: NDArray[np.float64] = 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
         self.bounds_m: NDArray[np.float64] = np.stack([vertices.min(axis=0), vertices.max(axis=0)])

@@ -78,6 +78,7 @@ class ArmServer(ServedArm):
         q_lower, q_upper: (J,) joint limits, rad; a trajectory leaving them is refused (INVALID_GOAL).
         tolerances: the default tolerances (the JTC's ``constraints`` parameters) a goal may override.
         robot_description: the arm's URDF, published once on ``/robot_description`` (transient local).
+        units: each joint's unit for messages (``rad``, or ``m`` for a prismatic joint; default ``rad``).
     """
 
     def __init__(
@@ -89,9 +90,11 @@ class ArmServer(ServedArm):
         q_upper: np.ndarray,
         tolerances: Tolerances,
         robot_description: str,
+        units: Sequence[str] = (),
     ) -> None:
         self._node = node
         self._names = tuple(joint_names)
+        self._units = tuple(units)
         self._lower, self._upper = np.asarray(q_lower, dtype=float), np.asarray(q_upper, dtype=float)
         if not self._names or self._lower.shape != (len(self._names),) or self._upper.shape != self._lower.shape:
             raise CosimError(
@@ -156,6 +159,7 @@ class ArmServer(ServedArm):
                 command.tolerances,
                 velocities=command.velocities,
                 joint_names=self._names,
+                units=self._units,
             )
         desired = command.active.sample(t_s)
         verdict = command.active.check(t_s, q)
@@ -194,6 +198,7 @@ class ArmServer(ServedArm):
             self._upper,
             header_stamp_s=_seconds(trajectory.header.stamp),
             now_s=self._now_s,
+            units=self._units,
         )
         speeds = None
         if velocities is not None:

@@ -94,7 +94,9 @@ class _Graph:
         else:
             urdf = kin.chain.urdf_path.read_text(encoding="utf-8")
             names, lower, upper = kin.joint_names, kin.q_lower, kin.q_upper
-            self.arm = ArmServer(self.node, spec.controller, names, lower, upper, tolerances, urdf)
+            self.arm = ArmServer(
+                self.node, spec.controller, names, lower, upper, tolerances, urdf, units=kin.joint_units
+            )
         self.action = spec.action
         self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTestCase, spec.action)
 

@@ -168,6 +168,11 @@ def _point_table(rows: Sequence[Sequence[float]], n_joints: int, field: str) -> 
     return table
 
 
+def _unit(units: Sequence[str], j: int) -> str:
+    """Joint ``j``'s unit for a message: ``units[j]``, ``rad`` when none are given."""
+    return str(units[j]) if units else "rad"
+
+
 def accept(
     joint_names: Sequence[str],
     msg_joint_names: Sequence[str],
@@ -179,6 +184,7 @@ def accept(
     *,
     header_stamp_s: float = 0.0,
     now_s: float = 0.0,
+    units: Sequence[str] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate a trajectory as the JTC's ``validate_trajectory_msg`` does, plus the joint limits.
 
@@ -192,6 +198,8 @@ def accept(
         q_upper: Upper joint limits in the controller's order, shape (J,), in [rad].
         header_stamp_s: The message's ``header.stamp`` in [s] (0: start when first sampled).
         now_s: The current time in [s], against which a stamped trajectory must not end in the past.
+        units: Each joint's unit in the controller's order, for messages (``rad``, or ``m`` for a prismatic joint;
+            default ``rad``).
 
     Returns:
         The points' times, shape (n,), in [s], and their positions, shape (n, J), in [rad], in ``joint_names``
@@ -235,8 +243,8 @@ def accept(
         i, j = outside[0]
         raise TrajectoryRefusedError(
             INVALID_GOAL,
-            f"point {i} joint {joint_names[j]} position {table[i, j]:.6g} rad is outside its limits "
-            f"[{lower[j]:.6g}, {upper[j]:.6g}] rad",
+            f"point {i} joint {joint_names[j]} position {table[i, j]:.6g} {_unit(units, j)} is outside its limits "
+            f"[{lower[j]:.6g}, {upper[j]:.6g}] {_unit(units, j)}",
         )
     return times, table
 
@@ -253,6 +261,7 @@ class ActiveTrajectory:
         velocities: (n, J) velocities at the points in the controller's order (rad/s), or None: cubic Hermite
             segments with them (the motion starts at rest), linear segments without.
         joint_names: names used in messages (default: joint indices).
+        units: each joint's unit in messages (``rad``, or ``m`` for a prismatic joint; default ``rad``).
     """
 
     def __init__(
@@ -265,6 +274,7 @@ class ActiveTrajectory:
         *,
         velocities: np.ndarray | None = None,
         joint_names: Sequence[str] = (),
+        units: Sequence[str] = (),
     ) -> None:
         self.start_s = float(start_s)
         times, points = np.asarray(times_s, dtype=float), np.asarray(positions, dtype=float)
@@ -276,6 +286,7 @@ class ActiveTrajectory:
         self.times_s, self.positions, self.velocities = times, points, speeds
         self.tolerances = tolerances.sized(points.shape[1])
         self.joint_names = list(joint_names) or [f"joint {j}" for j in range(self.positions.shape[1])]
+        self.units = tuple(units)
         self._sampled = False
 
     @property
@@ -320,7 +331,8 @@ class ActiveTrajectory:
             if j is not None:
                 return PATH_TOLERANCE_VIOLATED, (
                     f"path tolerance violated at t={t_s:.3f} s: joint {self.joint_names[j]} is "
-                    f"{abs(error[j]):.6g} rad from the trajectory, tolerance {tol.path_rad[j]:.6g} rad"
+                    f"{abs(error[j]):.6g} {_unit(self.units, j)} from the trajectory, "
+                    f"tolerance {tol.path_rad[j]:.6g} {_unit(self.units, j)}"
                 )
         if moving:
             return None
@@ -331,8 +343,8 @@ class ActiveTrajectory:
         if tol.goal_time_s > 0.0 and late > tol.goal_time_s:
             return GOAL_TOLERANCE_VIOLATED, (
                 f"goal tolerance not met {late:.3f} s after the trajectory's end (goal_time {tol.goal_time_s} s): "
-                f"joint {self.joint_names[j]} is {abs(error[j]):.6g} rad from the last point, "
-                f"tolerance {tol.goal_rad[j]:.6g} rad"
+                f"joint {self.joint_names[j]} is {abs(error[j]):.6g} {_unit(self.units, j)} from the last point, "
+                f"tolerance {tol.goal_rad[j]:.6g} {_unit(self.units, j)}"
             )
         return None
 

@@ -55,9 +55,9 @@ BROADCASTER = ("joint_state_broadcaster", "joint_state_broadcaster/JointStateBro
 class _LockstepArmServer(ArmServer):
     """The ArmServer, and after each command it took (or refused) the update loop runs to that command's end."""
 
-    def __init__(self, *args: Any, on_command: Any) -> None:
+    def __init__(self, *args: Any, on_command: Any, **kwargs: Any) -> None:
         self._on_command = on_command
-        super().__init__(*args)
+        super().__init__(*args, **kwargs)
 
     def _on_stream(self, msg: Any) -> None:
         super()._on_stream(msg)
@@ -84,7 +84,15 @@ class ControllerManagerEmulator(Node):
         tolerances = Tolerances(np.zeros(n), np.full(n, params.goal_tolerance_rad), params.goal_time_s)
         urdf = kin.chain.urdf_path.read_text(encoding="utf-8")
         self._server = _LockstepArmServer(
-            self, params.controller, self._names, kin.q_lower, kin.q_upper, tolerances, urdf, on_command=self._run
+            self,
+            params.controller,
+            self._names,
+            kin.q_lower,
+            kin.q_upper,
+            tolerances,
+            urdf,
+            on_command=self._run,
+            units=kin.joint_units,
         )
         self._joints_pub = self.create_publisher(JointState, "/joint_states", to_rclpy(STATE))
         tracker = params.tracker_namespace

@@ -217,3 +217,18 @@ def test_default_tolerances_fit_any_arm_and_a_wrong_size_is_refused() -> None:
     got = Tolerances(goal_time_s=1.0).for_goal(NAMES, [("j1", 0.2)], [], 0.0)
     np.testing.assert_allclose(got.path_rad, [0.2, 0.0, 0.0])
     assert got.goal_time_s == 1.0
+
+
+def test_messages_give_each_joints_unit() -> None:
+    """A prismatic joint (j3 here, as the insertion joint of a dVRK PSM) is in m in the refusals and the aborts."""
+    units = ("rad", "rad", "m")
+    with pytest.raises(TrajectoryRefusedError) as caught:
+        accept(NAMES, list(NAMES), [1.0], [[0.0, 0.0, 0.3]], None, LOWER, UPPER, units=units)
+    assert "joint j3 position 0.3 m is outside its limits [0, 0.2] m" in str(caught.value)
+    positions = np.array([[0.0, 0.0, 0.1], [0.0, 0.0, 0.2]])
+    tolerances = Tolerances(np.full(3, 0.01), np.zeros(3), 0.0)
+    trajectory = ActiveTrajectory(10.0, np.zeros(3), np.array([1.0, 2.0]), positions, tolerances, units=units)
+    verdict = trajectory.check(10.5, np.zeros(3))  # desired j3 = 0.05 m
+    assert verdict is not None
+    assert verdict[0] == PATH_TOLERANCE_VIOLATED
+    assert "joint 2 is 0.05 m from the trajectory, tolerance 0.01 m" in verdict[1]

@@ -10,7 +10,8 @@ Public API::
     case_seed(suite_seed, test_id)               # every random stream of a case starts from it
 """
 
-from cosim_validation.assembly.case_assembly import AssemblySpec, BatchCase, CaseAssembly, controller_name
+from cosim_validation.assembly.assembly_spec import AssemblySpec, controller_name
+from cosim_validation.assembly.case_assembly import BatchCase, CaseAssembly
 from cosim_validation.assembly.case_seed import case_seed
 from cosim_validation.assembly.lockstep import (
     CaseAbortedError,

@@ -19,21 +19,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from cosim_validation.assembly import AssemblySpec, CaseAssembly, controller_name
-from cosim_validation.assembly.campaign_config import ENGINE_ROLES, CampaignConfig
+from cosim_validation.assembly import AssemblySpec, CaseAssembly
+from cosim_validation.assembly.campaign_config import CampaignConfig
+from cosim_validation.assembly.spec_check import check_spec
 from cosim_validation.assembly.supervision import check_supervision
 from cosim_validation.common.config import load_case_config, resolve_resource
 from cosim_validation.common.exceptions import CosimError, InputError
-from cosim_validation.hazards.hazard_watch import check_detector
-from cosim_validation.robots.filters.robot_filters import FilterSpec, check_filters
-from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.filters.robot_filters import FilterSpec
 from cosim_validation.runs.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.runs.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
 from cosim_validation.runs.campaign.progress import Progress
 from cosim_validation.runs.campaign.results_db import CaseResult
 from cosim_validation.runs.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.runs.campaign.run_summary import summarize, write_summary
-from cosim_validation.runs.campaign.world_check import check_controller, check_world_config
 from cosim_validation.runs.run_inputs import capture_inputs, portable_path, run_input_path, supervision_files
 from cosim_validation.runs.run_lock import command_line
 from cosim_validation.runs.run_supervision import check_resume, stored_supervision
@@ -326,29 +324,25 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
             another process writes, or a worker that cannot build its world.
     """
     workers = _check(request)
-    config = load_case_config(request.config_path)
-    campaign = CampaignConfig.from_config(config["campaign"])
-    engines = campaign.engines(request.backends)
-    controller = controller_name(request.controller, config)
-    suites = _suites(request.suite_paths)
-    scene = check_world_config(config, campaign, engines)
-    check_controller(config, controller)
-    filters = tuple((f.robot.label, f.text) for f in request.filters)
-    roles = [ENGINE_ROLES[name] for name in engines]
-    check_filters(config, filters, roles, RobotConfig.from_config(config["robot"]).kinematics)  # before --out
+    campaign = CampaignConfig.from_config(load_case_config(request.config_path)["campaign"])
     spec = AssemblySpec(
         str(request.config_path),
-        engines,
-        controller,
+        campaign.engines(request.backends),
+        request.controller,
         request.validate,
-        filters=filters,
+        filters=tuple((f.robot.label, f.text) for f in request.filters),
         supervisor=request.supervisor,
         supervisor_scenario=request.supervisor_scenario,
         detector=request.detector,
         stop_on_alarm=request.stop_on_alarm,
     )
-    supervision = _supervision_files(request, spec, campaign)  # checked before --out
-    check_detector(spec.detector, spec.stop_on_alarm, spec.supervisor or campaign.supervisor_path)
+    suites = _suites(request.suite_paths)
+    # what every worker's assembly will build, checked before --out is touched; a resume checks the run's copies
+    # of the supervisor's files instead of the options' (_supervision_files)
+    checked = check_spec(spec, supervision=False)
+    controller, scene = checked.controller, checked.scene
+    spec = replace(spec, controller=controller)
+    supervision = _supervision_files(request, spec, campaign)
     meta = _meta(request, campaign, spec, (controller, suites, supervision)) | {"anatomy_repairs": scene.repairs()}
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())

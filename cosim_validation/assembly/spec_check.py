@@ -1,0 +1,132 @@
+"""What an assembly will build, checked without building its heavy parts: the one validation of a run's inputs.
+
+:class:`~cosim_validation.assembly.case_assembly.CaseAssembly` builds a case study (anatomy, robot, planner,
+engines, properties, the controller under test, the supervisor, the hazard detector) from an
+:class:`~cosim_validation.assembly.case_assembly.AssemblySpec`. A campaign builds it in each worker process; a bad
+value found there used to end the campaign with a traceback from a broken process pool, after the results
+database had been created. :func:`check_spec` reads and validates every section the assembly reads, in the order
+it reads them, without the collision models and the physics, so a campaign checks its spec here before it touches
+its run directory; the checks it shares with the assembly's constructor (:func:`engine_roles`) live here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cosim_validation.anatomy import AnatomyScene, load_anatomy
+from cosim_validation.assembly.assembly_spec import AssemblySpec, controller_name
+from cosim_validation.assembly.campaign_config import CampaignConfig
+from cosim_validation.assembly.supervision import check_supervision
+from cosim_validation.common.config import ConfigNode, load_case_config
+from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.record import RobotRole
+from cosim_validation.controllers import ControllersConfig
+from cosim_validation.controllers.planning import PlanningConfig, ValidatorSettings
+from cosim_validation.hazards.hazard_watch import check_detector
+from cosim_validation.monitor.properties import PropertySet
+from cosim_validation.robots.filters.robot_filters import check_filters
+from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.registry import engine
+from cosim_validation.robots.virtual.backends_config import BackendsConfig
+
+
+@dataclass(frozen=True)
+class CheckedSpec:
+    """What checking a spec read, for the caller to keep.
+
+    Attributes:
+        config: The case configuration.
+        campaign: Its ``campaign`` section.
+        controller: The controller under test's name (the spec's, or ``controllers.default``).
+        scene: The anatomy, with the repairs its models needed.
+    """
+
+    config: ConfigNode
+    campaign: CampaignConfig
+    controller: str
+    scene: AnatomyScene
+
+
+def engine_roles(engines: Sequence[str]) -> list[RobotRole]:
+    """The robot each engine plays, in order.
+
+    Args:
+        engines: Engine names (``mujoco``, ``emulated``, ...).
+
+    Raises:
+        InputError: An unknown engine, or two engines that play the same robot.
+    """
+    roles = [engine(name).role for name in engines]
+    if len(set(roles)) != len(roles):
+        raise InputError(f"two engines play the same robot: {', '.join(engines)}")
+    return roles
+
+
+def check_spec(spec: AssemblySpec, *, supervision: bool = True) -> CheckedSpec:
+    """Check every input :class:`~cosim_validation.assembly.case_assembly.CaseAssembly` reads for ``spec``.
+
+    Args:
+        spec: The :class:`~cosim_validation.assembly.case_assembly.AssemblySpec` to check.
+        supervision: Also check the supervisor's files; False where the caller checks a run's stored copies of them
+            instead (a resumed campaign).
+
+    Raises:
+        ConfigError, InputError: The first bad value, naming the file and the key.
+        MeshDefectError: A model that is not a usable solid, or whose repair removes too much.
+    """
+    config = load_case_config(spec.config_path, spec.config_base_dir or "")
+    campaign = CampaignConfig.from_config(config["campaign"])
+    controller = controller_name(spec.controller, config)
+    roles = engine_roles(spec.engines)
+    robot = RobotConfig.from_config(config["robot"])
+    scene = check_world_config(config, spec.engines)
+    PropertySet.load(Path(spec.properties_path) if spec.properties_path is not None else campaign.properties_path)
+    check_controller(config, controller)
+    check_filters(config, spec.filters, roles, robot.kinematics)
+    supervisor = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
+    if supervision:
+        files = {role: Path(path) for role, path in spec.supervisor_files}
+        check_supervision(supervisor, spec.supervisor_scenario, files)
+    check_detector(spec.detector, spec.stop_on_alarm, supervisor)
+    return CheckedSpec(config, campaign, controller, scene)
+
+
+def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomyScene:
+    """Validate the sections the assembly reads for ``engines``; return the anatomy (with its repair reports).
+
+    Raises:
+        ConfigError, InputError: The first bad value, naming the file and the key.
+        MeshDefectError: A model that is not a usable solid, or whose repair removes too much.
+    """
+    robot = RobotConfig.from_config(config["robot"])
+    scene = load_anatomy(config["anatomy"])
+    PlanningConfig.from_config(config["planning"])
+    ControllersConfig.from_config(config["controllers"])
+    ValidatorSettings.from_config(config["validator"])
+    n_joints = robot.kinematics.n_joints
+    BackendsConfig.from_config(config["backends"], n_joints)
+    if "emulated" in engines:
+        from cosim_validation.robots.emulated import EmulatedArmConfig
+
+        EmulatedArmConfig.from_config(config["backends"]["emulated"], n_joints)
+    return scene
+
+
+def check_controller(config: ConfigNode, controller: str) -> None:
+    """Build a user's controller plugin once (its factory runs with the options and the case study).
+
+    A factory that raises or returns an object without a contract is then an error naming the user's file, not the
+    run directory's copy; so is ``moveit``, whose factory waits for move_group's services. The other built-in
+    controllers need nothing more than :func:`check_world_config`.
+
+    Raises:
+        ConfigError, InputError: The plugin cannot be built (naming the file and key, or the option).
+    """
+    from cosim_validation.controllers import CONTROLLER_NAMES, InsertionSetup
+    from cosim_validation.controllers.moveit_spec import MOVEIT_NAME
+    from cosim_validation.controllers.plugin_controllers import release
+
+    if controller not in CONTROLLER_NAMES or controller == MOVEIT_NAME:  # moveit: is move_group there?
+        release(InsertionSetup.from_config(config).controller(controller))

@@ -86,8 +86,8 @@ def _set(array: np.ndarray, where: tuple[int, ...], value: float) -> np.ndarray:
         (1, lambda s: s[:-1], r"plan stage: expected \(211,\) Stage values"),
         (1, lambda s: _set(s, (3,), 9), r"plan stage: expected \(211,\) Stage values"),
         (2, lambda q: q[:, :6], r"plan q_setpoint: expected shape \(211, 7\), got \(211, 6\)"),
-        (2, lambda q: _set(q, (12, 4), np.inf), r"plan q_setpoint\[12\] \(joint5 = inf rad\) is not finite"),
-        (2, lambda q: _set(q, (30, 1), -3.0), r"plan q_setpoint\[30\] \(joint2 = -3\.0 rad\) .* outside"),
+        (2, lambda q: _set(q, (12, 4), np.inf), r"plan q_setpoint\[12\] \(joint5 = inf\) is not finite"),
+        (2, lambda q: _set(q, (30, 1), -3.0), r"q_setpoint\[30\] \(joint2 = -3\.0\) .* outside \[-2\.0944, 2\.0944\]"),
     ],
 )
 def test_malformed_plans_are_refused(

@@ -2,10 +2,10 @@
 
 :class:`~cosim_validation.assembly.case_assembly.CaseAssembly` builds a case study (anatomy, robot, planner,
 engines, properties, the controller under test, the supervisor, the hazard detector) from an
-:class:`~cosim_validation.assembly.case_assembly.AssemblySpec`. A campaign builds it in each worker process; a bad
+:class:`~cosim_validation.assembly.assembly_spec.AssemblySpec`. A campaign builds it in each worker process; a bad
 value found there used to end the campaign with a traceback from a broken process pool, after the results
-database had been created. :func:`check_spec` reads and validates every section the assembly reads, in the order
-it reads them, without the collision models and the physics, so a campaign checks its spec here before it touches
+database had been created. :func:`check_spec` reads and validates every section the assembly reads, without the
+collision models and the physics, so a campaign checks its spec here before it touches
 its run directory; the checks it shares with the assembly's constructor (:func:`engine_roles`) live here too.
 """
 
@@ -64,19 +64,22 @@ def engine_roles(engines: Sequence[str]) -> list[RobotRole]:
     return roles
 
 
-def check_spec(spec: AssemblySpec, *, supervision: bool = True) -> CheckedSpec:
+def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNode | None = None) -> CheckedSpec:
     """Check every input :class:`~cosim_validation.assembly.case_assembly.CaseAssembly` reads for ``spec``.
 
     Args:
-        spec: The :class:`~cosim_validation.assembly.case_assembly.AssemblySpec` to check.
-        supervision: Also check the supervisor's files; False where the caller checks a run's stored copies of them
-            instead (a resumed campaign).
+        spec: The :class:`~cosim_validation.assembly.assembly_spec.AssemblySpec` to check.
+        supervision: Also check the supervisor's files and the hazard detector (which names the supervisor); False
+            where the caller checks a run's stored copies of them instead (a resumed campaign), and then the
+            detector after them.
+        config: The case configuration of ``spec.config_path`` if the caller read it already.
 
     Raises:
         ConfigError, InputError: The first bad value, naming the file and the key.
         MeshDefectError: A model that is not a usable solid, or whose repair removes too much.
     """
-    config = load_case_config(spec.config_path, spec.config_base_dir or "")
+    if config is None:
+        config = load_case_config(spec.config_path, spec.config_base_dir or "")
     campaign = CampaignConfig.from_config(config["campaign"])
     controller = controller_name(spec.controller, config)
     roles = engine_roles(spec.engines)
@@ -89,7 +92,7 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True) -> CheckedSpec:
     if supervision:
         files = {role: Path(path) for role, path in spec.supervisor_files}
         check_supervision(supervisor, spec.supervisor_scenario, files)
-    check_detector(spec.detector, spec.stop_on_alarm, supervisor)
+        check_detector(spec.detector, spec.stop_on_alarm, supervisor)
     return CheckedSpec(config, campaign, controller, scene)
 
 

@@ -8,24 +8,26 @@ MeshDistance`, the needle force model's tissue intervals), in every monitor node
 :func:`load_open3d` puts a deferred module in the viewer's place while open3d is imported: its three functions
 (``get_plotly_fig``, ``draw_plotly``, ``draw_plotly_server``, what ``open3d.visualization`` imports from it) and any
 other attribute load the real viewer module from its file the first time they are used, and it then replaces the
-deferred one. If this open3d's package asks for more of the viewer than those three names, the deferred module is
-dropped and open3d is imported as it is.
+deferred one (so a newer open3d that imports a fourth name from its viewer gets the real viewer at once). An open3d
+blocked by the caller (``sys.modules["open3d"] = None``) stays blocked; an import that fails leaves no stand-in
+behind.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cosim_validation.common.exceptions import MissingDependencyError
 from cosim_validation.common.optional import require
 
 VIEWER = "open3d.visualization.draw_plotly"
 VIEWER_NAMES = ("get_plotly_fig", "draw_plotly", "draw_plotly_server")
+_LOCK = threading.Lock()  # two threads importing at once install one stand-in
 
 
 def load_open3d(feature: str) -> ModuleType:
@@ -37,18 +39,19 @@ def load_open3d(feature: str) -> ModuleType:
     Raises:
         MissingDependencyError: open3d is not installed or cannot be imported.
     """
-    if sys.modules.get("open3d") is not None:
-        return sys.modules["open3d"]
-    viewer = _viewer_file()
-    if viewer is None or VIEWER in sys.modules:
-        return require("open3d", "open3d", feature, quiet=True)
-    sys.modules[VIEWER] = DeferredViewer(viewer)
-    try:
-        return require("open3d", "open3d", feature, quiet=True)
-    except MissingDependencyError:  # this open3d wants more of its viewer: import it as it is
-        for name in [n for n in sys.modules if n == "open3d" or n.startswith("open3d.visualization")]:
-            del sys.modules[name]
-        return require("open3d", "open3d", feature, quiet=True)
+    with _LOCK:
+        if "open3d" in sys.modules:  # imported already, or blocked by the caller (None): as it is
+            return require("open3d", "open3d", feature, quiet=True)
+        viewer = _viewer_file()
+        if viewer is None or VIEWER in sys.modules:
+            return require("open3d", "open3d", feature, quiet=True)
+        sys.modules[VIEWER] = DeferredViewer(viewer)
+        try:
+            return require("open3d", "open3d", feature, quiet=True)
+        except BaseException:  # leave no stand-in and no half-imported open3d behind
+            for name in [n for n in sys.modules if n == "open3d" or n.startswith("open3d.")]:
+                del sys.modules[name]
+            raise
 
 
 def _viewer_file() -> Path | None:
@@ -73,6 +76,8 @@ class DeferredViewer(ModuleType):
     def __init__(self, path: Path) -> None:
         super().__init__(VIEWER, "open3d's Plotly viewer, loaded when first used")
         self.__file__ = str(path)
+        self.__package__ = VIEWER.rpartition(".")[0]
+        self.__spec__ = importlib.util.spec_from_file_location(VIEWER, path)
         for name in VIEWER_NAMES:
             setattr(self, name, _forward(self, name))
 

@@ -32,8 +32,8 @@ def test_the_viewer_loads_when_used_not_before() -> None:
     assert lines[2] == "functions: True True"
 
 
-def test_an_open3d_that_wants_more_of_its_viewer_is_imported_as_it_is() -> None:
-    """The deferred viewer offers three names; an open3d whose package imports a fourth gets its real viewer."""
+def test_a_name_the_stand_in_does_not_offer_loads_the_real_viewer() -> None:
+    """An open3d whose package imports a fourth name from its viewer gets the real viewer at that import."""
     script = (
         "import cosim_validation.common.open3d_import as m\n"
         "m.VIEWER_NAMES = ('get_plotly_fig', 'draw_plotly')\n"  # one of the three the package imports is missing
@@ -43,3 +43,37 @@ def test_an_open3d_that_wants_more_of_its_viewer_is_imported_as_it_is() -> None:
         "print(viewer, 'dash' in sys.modules, callable(o3d.visualization.draw_plotly_server))\n"
     )
     assert _run(script) == ["module True True"]
+
+
+def test_a_blocked_open3d_stays_blocked() -> None:
+    """A caller that blocked open3d (``sys.modules["open3d"] = None``) gets the missing-dependency error."""
+    script = (
+        "import sys\n"
+        "sys.modules['open3d'] = None\n"
+        "from cosim_validation.common.exceptions import MissingDependencyError\n"
+        "import cosim_validation.common.open3d_import as m\n"
+        "try:\n"
+        "    m.load_open3d('a test')\n"
+        "except MissingDependencyError as exc:\n"
+        "    print('refused:', 'open3d' in str(exc))\n"
+        "print(sys.modules['open3d'], m.VIEWER in sys.modules)\n"
+    )
+    assert _run(script) == ["refused: True", "None False"]
+
+
+def test_an_import_that_fails_leaves_no_stand_in() -> None:
+    """When open3d's import fails (here its viewer cannot load: Dash is blocked and the package wants a name the
+    stand-in lacks), no stand-in and no half-imported open3d module stay behind, and the error names open3d."""
+    script = (
+        "import sys\n"
+        "sys.modules['dash'] = None\n"
+        "from cosim_validation.common.exceptions import MissingDependencyError\n"
+        "import cosim_validation.common.open3d_import as m\n"
+        "m.VIEWER_NAMES = ('get_plotly_fig', 'draw_plotly')\n"
+        "try:\n"
+        "    m.load_open3d('a test')\n"
+        "except MissingDependencyError as exc:\n"
+        "    print('refused:', 'open3d' in str(exc))\n"
+        "print(sorted(n for n in sys.modules if n == 'open3d' or n.startswith('open3d.')))\n"
+    )
+    assert _run(script) == ["refused: True", "[]"]

@@ -25,6 +25,8 @@ from cosim_validation.assembly.spec_check import check_spec
 from cosim_validation.assembly.supervision import check_supervision
 from cosim_validation.common.config import load_case_config, resolve_resource
 from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.controllers.planning import ValidatorSettings
+from cosim_validation.hazards.hazard_watch import check_detector
 from cosim_validation.robots.filters.robot_filters import FilterSpec
 from cosim_validation.runs.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.runs.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
@@ -194,8 +196,17 @@ def _meta(
     campaign: CampaignConfig,
     spec: AssemblySpec,
     run_setup: tuple[str, list[Suite], dict[str, Path]],
+    validate: bool,
 ) -> dict[str, Any]:
-    """The run's meta; ``run_setup``: the controller, the suites and the supervisor's files by role."""
+    """The run's meta.
+
+    Args:
+        request: The campaign's request.
+        campaign: The configuration's ``campaign`` section.
+        spec: The assembly's spec.
+        run_setup: The controller, the suites and the supervisor's files by role.
+        validate: Whether the cases are validated (the spec's choice, else the configuration's default).
+    """
     controller, suites, supervision_files = run_setup
     return {
         "kind": "campaign",
@@ -205,7 +216,7 @@ def _meta(
         "suites": [suite_record(s) for s in suites],
         "controller": controller,
         "backends": list(spec.engines),
-        "validate": _validates(spec, request.config_path),
+        "validate": validate,
         "filters": [f"{robot}={text}" for robot, text in spec.filters],
         "supervisor": _kept(
             request.out_dir, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
@@ -299,15 +310,6 @@ def _warn_stderr(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _validates(spec: AssemblySpec, config_path: Path) -> bool:
-    """Whether the campaign's cases are validated (the spec's choice, else the configuration's default)."""
-    if spec.validate is not None:
-        return spec.validate
-    from cosim_validation.controllers.planning.state_validator import ValidatorSettings
-
-    return ValidatorSettings.from_config(load_case_config(config_path)["validator"]).enabled
-
-
 def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None = "stderr") -> CampaignOutcome:
     """Run (or resume) a campaign; every finished case is stored at once.
 
@@ -324,7 +326,8 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
             another process writes, or a worker that cannot build its world.
     """
     workers = _check(request)
-    campaign = CampaignConfig.from_config(load_case_config(request.config_path)["campaign"])
+    config = load_case_config(request.config_path)
+    campaign = CampaignConfig.from_config(config["campaign"])
     spec = AssemblySpec(
         str(request.config_path),
         campaign.engines(request.backends),
@@ -336,14 +339,21 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         detector=request.detector,
         stop_on_alarm=request.stop_on_alarm,
     )
-    suites = _suites(request.suite_paths)
-    # what every worker's assembly will build, checked before --out is touched; a resume checks the run's copies
-    # of the supervisor's files instead of the options' (_supervision_files)
-    checked = check_spec(spec, supervision=False)
+    # what every worker's assembly will build, checked before --out is touched, in the order the assembly reads it;
+    # a resume checks the run's copies of the supervisor's files instead of the options' (_supervision_files)
+    checked = check_spec(spec, supervision=False, config=config)
     controller, scene = checked.controller, checked.scene
     spec = replace(spec, controller=controller)
     supervision = _supervision_files(request, spec, campaign)
-    meta = _meta(request, campaign, spec, (controller, suites, supervision)) | {"anatomy_repairs": scene.repairs()}
+    check_detector(
+        spec.detector, spec.stop_on_alarm, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
+    )
+    suites = _suites(request.suite_paths)
+    validate = (
+        spec.validate if spec.validate is not None else ValidatorSettings.from_config(config["validator"]).enabled
+    )
+    meta = _meta(request, campaign, spec, (controller, suites, supervision), validate)
+    meta["anatomy_repairs"] = scene.repairs()
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())
     outcome = CampaignOutcome(run.path, sum(len(s) for s in suites), 0, notes=[*scene.repair_lines(), *run.notes])

@@ -72,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.hazards.hazard_watch import check_detector
-    from cosim_validation.live.session.discovery_scope import DomainLease
+    from cosim_validation.live.session.default_suite import DEFAULT_SUITE_FILE
+    from cosim_validation.live.session.discovery_scope import DomainLease, check_domain_request
     from cosim_validation.live.session.domain_probe import strangers
     from cosim_validation.live.session.graph import graph_inputs, load_graph
     from cosim_validation.live.session.process_group import TEARDOWN_DUMP_S
-    from cosim_validation.live.session.session_runner import prepare_run_dir, run_session, write_summary
+    from cosim_validation.live.session.session_runner import prepare_run_dir, run_session, start_graph, write_summary
     from cosim_validation.runs.run_inputs import capture_inputs
     from cosim_validation.runs.run_lock import RunLock, command_line
 
@@ -100,9 +101,13 @@ def run(args: argparse.Namespace) -> int:
         graph = with_foxglove_bridge(graph, args.foxglove)
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     checked_run_dir("--out", run_dir, {"--config": args.config, "--suite": args.suite})  # before any work
+    check_domain_request(args.domain_id, args.discovery_range)  # before any node process starts
     prepare_run_dir(run_dir)
+    nodes_suite = given_suite or run_dir / DEFAULT_SUITE_FILE
     with (
         RunLock(run_dir, command_line()),
+        # the nodes load their modules while the domain is chosen (the probe mostly waits for discovery), then wait
+        start_graph(graph, run_dir, str(nodes_suite), args.cases, console=not args.json) as started,
         DomainLease.acquire(args.domain_id, args.discovery_range, probe=strangers) as scope,
     ):
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
@@ -115,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
                 print(line)
             if args.foxglove is not None:
                 print(f"foxglove: ws://127.0.0.1:{args.foxglove} (open it with the layout config/foxglove_layout.json)")
-        outcome = run_session(graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env())
+        outcome = run_session(
+            graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env(), started=started
+        )
         _stop_on_strangers(outcome, scope, run_dir)
         if outcome.escalated and not args.json:
             for name, sig in outcome.escalated.items():

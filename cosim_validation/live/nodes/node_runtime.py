@@ -38,6 +38,7 @@ from cosim_validation.live.session.discovery_scope import join_domain_lock
 from cosim_validation.live.session.node_parameters import process_peers
 from cosim_validation.live.session.parameter_struct import KIND_NAMES, NodeParameterError, NodeParams
 from cosim_validation.live.session.process_group import TEARDOWN_FALLBACK_S, TEARDOWN_LIMIT_S
+from cosim_validation.live.session.start_gate import pass_gate
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 P = TypeVar("P", bound=NodeParams)
@@ -210,6 +211,10 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     # a crash in C (a segmentation fault in a physics engine or the middleware) writes every thread's Python stack
     # to the node's log before the process dies: a driver was seen to die so at start, leaving an empty log
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    try:
+        pass_gate()  # a session that started this process before choosing its domain says which one, here
+    except KeyboardInterrupt:  # stopped before it joined: nothing to finish
+        end_process(130)
     rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     stop_with_parent()

@@ -13,6 +13,7 @@ from cosim_validation.live.session.graph import GraphSpec
 
 DEFAULT_GRANULARITY_M = 0.02  # one case per 20 mm cube: 633 cases over the built-in left lung
 DEFAULT_CONFIG = "config/needle_insertion.yaml"
+DEFAULT_SUITE_FILE = "suite.parquet"  # in the run directory
 
 
 class DefaultSuite(NamedTuple):
@@ -43,7 +44,7 @@ def make_default_suite(graph: GraphSpec, run_dir: Path) -> DefaultSuite:
     request = TestgenRequest(method="grid", granularity_m=DEFAULT_GRANULARITY_M, per_cube=1, seed=0)
     suite, _ = generate_suite(load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]), request)
     run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / "suite.parquet"
+    path = run_dir / DEFAULT_SUITE_FILE
     suite.write(path)
     description = f"{len(suite)} grid cases ({DEFAULT_GRANULARITY_M * 1000:.0f} mm, 1 per cube)"
     return DefaultSuite(path, len(suite), description)

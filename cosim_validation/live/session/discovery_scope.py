@@ -198,10 +198,23 @@ def join_domain_lock(env: Mapping[str, str] | None = None) -> int | None:
     return fd
 
 
+def check_domain_request(domain_id: int | None, discovery_range: str) -> None:
+    """Refuse what :meth:`DomainLease.acquire` would refuse before looking at any domain.
+
+    Args:
+        domain_id: The domain the user gave (``--domain-id``), or None.
+        discovery_range: The discovery range the user gave.
+
+    Raises:
+        InputError: The domain id is out of range, or the discovery range is unknown.
+    """
+    check_discovery_range(discovery_range)
+    if domain_id is not None and not 0 <= domain_id <= MAX_DOMAIN_ID:
+        raise InputError(f"--domain-id {domain_id}: expected 0..{MAX_DOMAIN_ID} (DDS ports must fit in 16 bits)")
+
+
 def _candidates(domain_id: int | None, env: Mapping[str, str] | None) -> list[int]:
     if domain_id is not None:
-        if not 0 <= domain_id <= MAX_DOMAIN_ID:
-            raise InputError(f"--domain-id {domain_id}: expected 0..{MAX_DOMAIN_ID} (DDS ports must fit in 16 bits)")
         return [domain_id]
     own = caller_domain(env)
     return [d for d in SESSION_DOMAINS if d != own]
@@ -239,6 +252,7 @@ class DomainLease:
             InputError: The given domain is out of range or leased by another session, or every session
                 domain is leased or occupied, or the discovery range is unknown.
         """
+        check_domain_request(domain_id, discovery_range)
         scope_range = check_discovery_range(discovery_range)
         occupied: list[int] = []
         for candidate in _candidates(domain_id, env):

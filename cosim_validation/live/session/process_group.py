@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.live.session.start_gate import GATE_ENV, env_change, open_gate
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 _PR_SET_PDEATHSIG = 1
@@ -76,18 +77,26 @@ class ProcessGroup:
         self.ready_dir = self.run_dir / ".ready"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.ready_dir.mkdir(parents=True, exist_ok=True)
-        self._env = dict(os.environ if env is None else env)
+        self.env = dict(os.environ if env is None else env)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self._logs: dict[str, IO[bytes]] = {}
         self.stop_s: dict[str, float] = {}
         self.escalated: dict[str, str] = {}
 
-    def start(self, spec: ProcessSpec) -> subprocess.Popen[bytes]:
-        """Start one node (does not wait for it)."""
+    def start(self, spec: ProcessSpec, gated: bool = False) -> subprocess.Popen[bytes]:
+        """Start one node (does not wait for it).
+
+        Args:
+            spec: The node.
+            gated: The node waits, once it has loaded its modules, until :meth:`open_gate` lets it join ROS 2.
+        """
         if spec.name in self.processes:
             raise CosimError(f"node {spec.name!r} started twice")
         (self.ready_dir / spec.name).unlink(missing_ok=True)
-        env = {**self._env, **spec.env, READY_DIR_ENV: str(self.ready_dir), "PYTHONUNBUFFERED": "1"}
+        env = {**self.env, **spec.env, READY_DIR_ENV: str(self.ready_dir), "PYTHONUNBUFFERED": "1"}
+        if gated:
+            self.gate_path(spec.name).unlink(missing_ok=True)
+            env[GATE_ENV] = str(self.gate_path(spec.name))
         log = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
         self._logs[spec.name] = log
         process = subprocess.Popen(
@@ -100,6 +109,20 @@ class ProcessGroup:
         )
         self.processes[spec.name] = process
         return process
+
+    def gate_path(self, name: str) -> Path:
+        """The gate file of node ``name`` (:mod:`.start_gate`)."""
+        return self.ready_dir / f"{name}.gate"
+
+    def open_gate(self, name: str, env: Mapping[str, str] | None = None) -> None:
+        """Let node ``name``, started gated, join ROS 2 with ``env`` (default: the group's environment).
+
+        Args:
+            name: The node.
+            env: The environment it runs with from now on; what differs from the group's is sent through the gate.
+        """
+        set_env, unset = env_change(self.env, self.env if env is None else env)
+        open_gate(self.gate_path(name), set_env, unset)
 
     def wait_ready(self, names: Sequence[str], timeout_s: float) -> None:
         """Block until every named node wrote its ready file.

@@ -9,6 +9,7 @@ summarised:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -69,7 +70,34 @@ def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool
     return specs
 
 
-def run_session(
+@dataclass
+class StartedGraph:
+    """A graph's node processes started gated (:mod:`.start_gate`): loading their modules, not on ROS 2 yet.
+
+    Use as a context manager around what happens before :func:`run_session` takes them over: if that is never
+    reached (a bad input, no free domain, Ctrl-C), the processes are stopped on the way out.
+
+    Attributes:
+        group: The processes.
+        first: Every node but the console node, in the graph's order.
+        console: The console node (the test generator), whose gate opens once the others are ready.
+        taken: Whether :func:`run_session` took them over (it stops them itself).
+    """
+
+    group: ProcessGroup
+    first: list[ProcessSpec]
+    console: ProcessSpec
+    taken: bool = False
+
+    def __enter__(self) -> StartedGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.taken:
+            self.group.stop(grace_s=2.0)
+
+
+def start_graph(
     graph: GraphSpec,
     run_dir: Path,
     suite: str,
@@ -77,18 +105,19 @@ def run_session(
     *,
     console: bool = True,
     env: Mapping[str, str] | None = None,
-    on_ready: Callable[[ProcessGroup], None] | None = None,
-) -> SessionOutcome:
-    """Run the session of ``graph`` in ``run_dir``.
+) -> StartedGraph:
+    """Start every node process of ``graph``; each loads its modules and waits at its gate.
 
     Args:
         graph: The parsed graph (placeholders not yet filled).
         run_dir: New or empty run directory.
-        suite: Suite file for the test generator.
+        suite: Suite file for the test generator (it reads it once its gate opens).
         cases: Number of cases to run (0 = all).
         console: Relay the console node's progress lines to our stdout.
-        env: Environment of the nodes (default: ours).
-        on_ready: Called once every node is ready (tests use it to inject faults).
+        env: Environment of the processes (default: ours); :func:`run_session` may change it at the gates.
+
+    Raises:
+        InputError: The run directory cannot be used, or the graph has not exactly one console node.
     """
     run_dir = run_dir.resolve()
     prepare_run_dir(run_dir)
@@ -99,17 +128,58 @@ def run_session(
     if len(last) != 1:
         raise InputError(f"{graph.source}: exactly one node must have console: true (the test generator)")
     group = ProcessGroup(run_dir, env=env)
+    started = StartedGraph(group, first, last[0])
+    with contextlib.ExitStack() as stop_on_error:
+        stop_on_error.push(started)
+        for spec in [*first, *last]:
+            group.start(spec, gated=True)
+        stop_on_error.pop_all()
+    return started
+
+
+def run_session(
+    graph: GraphSpec,
+    run_dir: Path,
+    suite: str,
+    cases: int,
+    *,
+    console: bool = True,
+    env: Mapping[str, str] | None = None,
+    on_ready: Callable[[ProcessGroup], None] | None = None,
+    started: StartedGraph | None = None,
+) -> SessionOutcome:
+    """Run the session of ``graph`` in ``run_dir``.
+
+    The nodes but the console node join ROS 2 first; the console node (the test generator, which starts the
+    cases) once they are ready. Every node loads its modules meanwhile (:func:`start_graph`).
+
+    Args:
+        graph: The parsed graph (placeholders not yet filled).
+        run_dir: New or empty run directory.
+        suite: Suite file for the test generator.
+        cases: Number of cases to run (0 = all).
+        console: Relay the console node's progress lines to our stdout.
+        env: Environment of the nodes (default: ours).
+        on_ready: Called once every node is ready (tests use it to inject faults).
+        started: The processes, started already by :func:`start_graph` (with this graph, run directory, suite and
+            cases) while the caller chose the domain; ``env`` then reaches them through their gates.
+    """
+    if started is None:
+        started = start_graph(graph, run_dir, suite, cases, console=console, env=env)
+        env = None  # the processes were started with it
+    started.taken = True
+    group, first, last = started.group, started.first, started.console
     start = time.monotonic()
-    outcome = SessionOutcome(run_dir, "failed", "")
+    outcome = SessionOutcome(run_dir.resolve(), "failed", "")
     try:
         for spec in first:
-            group.start(spec)
+            group.open_gate(spec.name, env)
         group.wait_ready([s.name for s in first], graph.settings.ready_timeout_s)
-        group.start(last[0])
-        group.wait_ready([last[0].name], graph.settings.ready_timeout_s)
+        group.open_gate(last.name, env)
+        group.wait_ready([last.name], graph.settings.ready_timeout_s)
         if on_ready is not None:
             on_ready(group)
-        outcome.status, outcome.message = _wait(group, graph, last[0].name)
+        outcome.status, outcome.message = _wait(group, graph, last.name)
     except KeyboardInterrupt:
         outcome.status, outcome.message = "interrupted", "interrupted by Ctrl-C"
     except CosimError as exc:

@@ -29,11 +29,13 @@ from cosim_validation.common.record import RobotRole, Stage
 from cosim_validation.controllers.planning import Plan
 from cosim_validation.controllers.planning.collision_world import CollisionWorld
 from cosim_validation.monitor.statechart.loader import load_machine
+from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.supervisor.needle_force import NeedleForceModel, NeedleForceStream
 from cosim_validation.supervisor.needle_force_config import load_needle_force
-from cosim_validation.supervisor.scenario import ScenarioRunner
+from cosim_validation.supervisor.scenario import Scenario, ScenarioRunner
 from cosim_validation.supervisor.supervisor import Supervisor, SupervisorStatus
+from cosim_validation.supervisor.supervisor_config import SupervisorConfig
 from cosim_validation.supervisor.supervisor_inputs import supervisor_inputs
 from cosim_validation.supervisor.teleoperation import (
     TeleoperationFollower,
@@ -88,13 +90,34 @@ class Decision(NamedTuple):
     end: str
 
 
+class CheckedSupervision(NamedTuple):
+    """What :func:`check_supervision` read, for a caller that needs it again (the run's list of input files).
+
+    Attributes:
+        config: The supervisor configuration.
+        scenario: The scenario (the given one, else the configuration's), or None.
+        machine: The supervisor's state machine.
+    """
+
+    config: SupervisorConfig
+    scenario: Scenario | None
+    machine: Machine
+
+
 def check_supervision(
     config_path: str | Path | None, scenario_path: str | Path | None, files: Mapping[str, Path] | None = None
-) -> None:
+) -> CheckedSupervision | None:
     """Read the supervisor configuration, its machine and the scenario without building anything.
 
-    A campaign checks them before it touches its run directory. ``files``: a run's copies in place of the files they
-    name.
+    A campaign checks them before it touches its run directory.
+
+    Args:
+        config_path: The supervisor configuration, or None (no supervisor).
+        scenario_path: A scenario in place of the configuration's, or None.
+        files: A run's copies in place of the files they name.
+
+    Returns:
+        What was read; None without a supervisor.
 
     Raises:
         ConfigError, InputError: A bad file (naming it and the key), or a scenario without a supervisor.
@@ -102,9 +125,11 @@ def check_supervision(
     if config_path is None:
         if scenario_path is not None:
             raise InputError("a supervisor scenario needs a supervisor (--supervisor or campaign.supervisor)")
-        return
-    config, _ = supervisor_inputs(config_path, scenario_path, files)
-    config.check_against(load_machine(config.machine_path), str(config_path))
+        return None
+    config, scenario = supervisor_inputs(config_path, scenario_path, files)
+    machine = load_machine(config.machine_path)
+    config.check_against(machine, str(config_path))
+    return CheckedSupervision(config, scenario, machine)
 
 
 def feeding_robot(robots: Sequence[RobotRole]) -> RobotRole:

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
+from cosim_validation.assembly.supervision import CheckedSupervision
 from cosim_validation.common.config import ConfigNode, load_case_config, load_config, load_json_file
 from cosim_validation.common.exceptions import ConfigError, InputError
 
@@ -112,12 +113,19 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
     return entries
 
 
-def supervision_files(config_path: str | Path | None, scenario_path: str | Path | None) -> dict[str, Path]:
+def supervision_files(
+    config_path: str | Path | None, scenario_path: str | Path | None, checked: CheckedSupervision | None = None
+) -> dict[str, Path]:
     """Every file a supervised run reads, by run-input role; {} without a supervisor.
 
     The roles: the supervisor configuration, its machine, the machine's goals (if it names them), the needle force
-    model, the scenario and its teleoperation script. Call after
-    :func:`~cosim_validation.assembly.supervision.check_supervision` (the files are read, not checked again).
+    model, the scenario and its teleoperation script.
+
+    Args:
+        config_path: The supervisor configuration, or None.
+        scenario_path: A scenario in place of the configuration's, or None.
+        checked: What :func:`~cosim_validation.assembly.supervision.check_supervision` read of the same files
+            (they are not read again); None: they are read here.
     """
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.monitor.statechart.loader import load_machine
@@ -125,9 +133,12 @@ def supervision_files(config_path: str | Path | None, scenario_path: str | Path 
 
     if config_path is None:
         return {}
-    config, scenario = supervisor_inputs(config_path, scenario_path)
+    if checked is None:
+        config, scenario = supervisor_inputs(config_path, scenario_path)
+        goals = load_machine(config.machine_path).goals_file
+    else:
+        config, scenario, goals = checked.config, checked.scenario, checked.machine.goals_file
     files = {"supervisor": Path(resolve_resource(config_path)), "supervisor_machine": config.machine_path}
-    goals = load_machine(config.machine_path).goals_file
     if goals and Path(goals).is_file():  # only `cosim supervisor check` reads it: a missing one is not the run's
         files["supervisor_goals"] = Path(goals)
     files["needle_force"] = config.needle_force_path

@@ -272,8 +272,8 @@ def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: C
     config = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     stored = stored_supervision(request.out_dir) if request.resume and config is not None else None
     if stored is None:
-        check_supervision(config, spec.supervisor_scenario)
-        return supervision_files(config, spec.supervisor_scenario)
+        checked = check_supervision(config, spec.supervisor_scenario)
+        return supervision_files(config, spec.supervisor_scenario, checked)
     check_resume(stored, config, spec.supervisor_scenario, _warn_stderr)
     scenario = stored.scenario if spec.supervisor_scenario is not None else None
     check_supervision(stored.config, scenario, stored.files)

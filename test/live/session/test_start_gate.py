@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from cosim_validation.live.session.discovery_scope import DiscoveryScope, DomainLease
-from cosim_validation.live.session.domain_probe import strangers
 from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
 from cosim_validation.live.session.start_gate import GATE_ENV, env_change, open_gate
 
@@ -66,16 +65,41 @@ def two_domains() -> Iterator[tuple[int, int]]:
 def test_a_gated_node_joins_the_domain_its_gate_names(tmp_path: Path, two_domains: tuple[int, int]) -> None:
     started_on, chosen = (DiscoveryScope(domain) for domain in two_domains)
     group = ProcessGroup(tmp_path / "run", env=started_on.env())
-    spec = ProcessSpec("recorder", "recorder", ("-p", f"output:={tmp_path / 'run' / 'session.mcap'}"))
+    output = f"output:={tmp_path / 'run' / 'gated.mcap'}"
+    spec = ProcessSpec("gated_recorder", "recorder", ("-r", "recorder:__node:=gated_recorder", "-p", output))
     group.start(spec, gated=True)
     try:
-        group.open_gate("recorder", chosen.env())
-        group.wait_ready(["recorder"], timeout_s=120)
-        assert strangers(chosen.env())  # the recorder, the only process here (the probe stops at its first sign)
-        assert strangers(started_on.env()) == []
+        group.open_gate("gated_recorder", chosen.env())
+        group.wait_ready(["gated_recorder"], timeout_s=120)
+        # one process, one participant: seen on the chosen domain, it is not on the one it was started with
+        assert "gated_recorder" in _node_names_seen(chosen, "gated_recorder")
     finally:
         codes = group.stop(grace_s=10.0)
-    assert codes == {"recorder": 0}
+    assert codes == {"gated_recorder": 0}
+
+
+def _node_names_seen(scope: DiscoveryScope, wanted: str, timeout_s: float = 60.0) -> list[str]:
+    """The node names a node of this process sees on ``scope``'s domain once ``wanted`` is among them (or later)."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+
+    from test.live.ros.ros_harness import spin_until
+
+    with scope.joined():
+        context = Context()
+        rclpy.init(context=context, domain_id=scope.domain_id)
+    try:
+        node = rclpy.create_node("gate_watcher", context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        spin_until(node, executor, lambda: wanted in node.get_node_names(), timeout_s)
+        names = node.get_node_names()
+        executor.shutdown()
+        node.destroy_node()
+        return names
+    finally:
+        context.try_shutdown()
 
 
 def _python_env() -> dict[str, str]:

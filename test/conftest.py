@@ -18,7 +18,7 @@ pytest_plugins = ["test.runs.campaign.run_fixtures"]
 
 
 # directories whose files share no directory-wide fixture: each file is its own unit of work, so their live
-# sessions (30-100 s each) are spread over both processes rather than queued on one
+# sessions (30-100 s each) are spread over the processes rather than queued on one
 _PER_FILE = frozenset({"live/session", "live/ros", "cli"})
 
 
@@ -40,15 +40,15 @@ _SLOW_WEIGHT = 60
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs the suite on two processes (``-n 2 --dist loadgroup``): each unit of work (work_unit) runs
+    """`make test` runs the suite on three processes (``-n 3 --dist loadgroup``): each unit of work (work_unit) runs
     whole on one process, so its session- and module-scoped fixtures (a reference campaign, a built case study)
     are computed once, by the process that runs it. The units go out in the order of the collection, which
-    pytest_collection_modifyitems sorts costliest first, so the short ones fill in at the end and both processes
+    pytest_collection_modifyitems sorts costliest first, so the short ones fill in at the end and the processes
     finish together.
 
     The units are scheduled here, not by ``xdist_group`` marks: pytest-xdist 3.8 writes a mark's group into the
     node id, which pytest 9.2 no longer reads (pytest-xdist issue 1386), so the marks split every folder over
-    both processes and each built its shared fixtures twice.
+    the processes and each built its shared fixtures twice.
     """
     if config.getvalue("dist") != "loadgroup":
         return None

@@ -60,11 +60,13 @@ def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
 class JointSet:
     """The joint names and position limits of a backend's arm, as the :class:`RobotBackend` protocol exposes them.
 
-    A backend derives from it and sets ``_joint_names`` ((J,) names), ``_q_lower`` and ``_q_upper`` ((J,) limits
-    [rad, m for a prismatic joint]) in its constructor; the limits are handed out as copies.
+    A backend derives from it and sets ``_joint_names`` ((J,) names), ``_joint_units`` ((J,) ``rad`` or ``m``),
+    ``_q_lower`` and ``_q_upper`` ((J,) limits [rad, m for a prismatic joint]) in its constructor; the limits are
+    handed out as copies.
     """
 
     _joint_names: tuple[str, ...]
+    _joint_units: tuple[str, ...]
     _q_lower: np.ndarray
     _q_upper: np.ndarray
 
@@ -72,6 +74,11 @@ class JointSet:
     def joint_names(self) -> tuple[str, ...]:
         """Names of the J joints."""
         return self._joint_names
+
+    @property
+    def joint_units(self) -> tuple[str, ...]:
+        """The unit of each joint's position: ``rad``, or ``m`` for a prismatic joint."""
+        return self._joint_units
 
     @property
     def q_lower(self) -> np.ndarray:
@@ -130,6 +137,11 @@ class RobotBackend(Protocol):
     @property
     def joint_names(self) -> tuple[str, ...]:
         """Names of the J actuated joints, base to tool."""
+        ...
+
+    @property
+    def joint_units(self) -> tuple[str, ...]:
+        """The unit of each joint's position: ``rad``, or ``m`` for a prismatic joint (for messages)."""
         ...
 
     @property

@@ -85,7 +85,7 @@ class EmulatedEr3Pro(JointSet):
         spec = load_arm_spec(kinematics)
         add_servo(spec, config.servo, config.physics_timestep_s)
         self._joint_names = actuated_joint_names(spec)
-        self._units = kinematics.joint_units
+        self._joint_units = kinematics.joint_units
         n = len(self._joint_names)
         dynamics = emulated.dynamics
         self.perturbation = ArmPerturbation.draw(
@@ -129,7 +129,7 @@ class EmulatedEr3Pro(JointSet):
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
         return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._units
+            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._joint_units
         )
 
     def reseed(self, case_seed: int) -> None:

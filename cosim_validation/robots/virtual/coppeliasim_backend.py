@@ -54,7 +54,7 @@ class CoppeliaSimBackend(JointSet):
 
     def __init__(self, config: BackendsConfig, scene: CoppeliaSimConfig, kinematics: Kinematics) -> None:
         self._joint_names = kinematics.joint_names
-        self._units = kinematics.joint_units
+        self._joint_units = kinematics.joint_units
         self._q_lower, self._q_upper = np.array(kinematics.q_lower), np.array(kinematics.q_upper)
         self.time_step_s = scene.time_step_s if scene.time_step_s is not None else config.physics_timestep_s
         self._scene = scene
@@ -125,7 +125,7 @@ class CoppeliaSimBackend(JointSet):
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
         return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._units
+            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._joint_units
         )
 
     def reset(self, q0: ArrayLike) -> None:

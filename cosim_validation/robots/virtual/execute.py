@@ -40,9 +40,10 @@ def _checked_plan(
     bad = ~np.isfinite(q) | (q < backend.q_lower - 1e-9) | (q > backend.q_upper + 1e-9)
     if bad.any():
         k, j = (int(i) for i in np.argwhere(bad)[0])
+        unit = backend.joint_units[j]
         raise BackendInputError(
-            f"plan q_setpoint[{k}] ({names[j]} = {float(q[k, j])!r}) is not finite or outside "
-            f"[{float(backend.q_lower[j])!r}, {float(backend.q_upper[j])!r}]"
+            f"plan q_setpoint[{k}] ({names[j]} = {float(q[k, j])!r} {unit}) is not finite or outside "
+            f"[{float(backend.q_lower[j])!r}, {float(backend.q_upper[j])!r}] {unit}"
         )
     return t, st.astype(np.uint8), q
 

@@ -34,7 +34,7 @@ class MujocoBackend(JointSet):
         model = compile_spec(spec, str(kinematics.chain.urdf_path))
         self._arm = MujocoArm(model)
         self._joint_names = actuated_joint_names(spec)
-        self._units = kinematics.joint_units
+        self._joint_units = kinematics.joint_units
         self._q_lower = np.array(model.jnt_range[: self._arm.n_joints, 0])
         self._q_upper = np.array(model.jnt_range[: self._arm.n_joints, 1])
         self._setpoint_rad = np.zeros(self._arm.n_joints)
@@ -48,7 +48,7 @@ class MujocoBackend(JointSet):
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
         return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._units
+            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._joint_units
         )
 
     def reset(self, q0: ArrayLike) -> None:

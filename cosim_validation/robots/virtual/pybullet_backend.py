@@ -74,7 +74,7 @@ class PybulletBackend(JointSet):
         self._body, self._joints = _load_robot(p, self._client, urdf_path)
         infos = [p.getJointInfo(self._body, j, physicsClientId=self._client) for j in self._joints]
         self._joint_names = tuple(info[1].decode() for info in infos)
-        self._units = kinematics.joint_units
+        self._joint_units = kinematics.joint_units
         servo = config.servo
         if self._joint_names != kinematics.joint_names or servo.n_joints != len(self._joint_names):
             self.close()
@@ -107,7 +107,7 @@ class PybulletBackend(JointSet):
 
     def _joint_vector(self, value: ArrayLike, what: str) -> np.ndarray:
         return checked_joint_vector(
-            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._units
+            value, f"{self.name} {what}", self._joint_names, self._q_lower, self._q_upper, self._joint_units
         )
 
     def reset(self, q0: ArrayLike) -> None:

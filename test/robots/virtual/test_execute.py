@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -86,8 +87,8 @@ def _set(array: np.ndarray, where: tuple[int, ...], value: float) -> np.ndarray:
         (1, lambda s: s[:-1], r"plan stage: expected \(211,\) Stage values"),
         (1, lambda s: _set(s, (3,), 9), r"plan stage: expected \(211,\) Stage values"),
         (2, lambda q: q[:, :6], r"plan q_setpoint: expected shape \(211, 7\), got \(211, 6\)"),
-        (2, lambda q: _set(q, (12, 4), np.inf), r"plan q_setpoint\[12\] \(joint5 = inf\) is not finite"),
-        (2, lambda q: _set(q, (30, 1), -3.0), r"q_setpoint\[30\] \(joint2 = -3\.0\) .* outside \[-2\.0944, 2\.0944\]"),
+        (2, lambda q: _set(q, (12, 4), np.inf), r"plan q_setpoint\[12\] \(joint5 = inf rad\) is not finite"),
+        (2, lambda q: _set(q, (30, 1), -3.0), r"\(joint2 = -3\.0 rad\) .* outside \[-2\.0944, 2\.0944\] rad"),
     ],
 )
 def test_malformed_plans_are_refused(
@@ -102,3 +103,20 @@ def test_a_single_sample_plan_is_the_rest_pose(mujoco: RobotBackend, kinematics:
     one = execute_trajectory(mujoco, kinematics, t_s[:1], stage[:1], q[:1])
     assert one.n_samples == 1
     np.testing.assert_allclose(one.q_measured, q[:1])
+
+
+def test_a_prismatic_joint_outside_its_limits_is_named_in_metres(repo_root: Path) -> None:
+    """The dVRK PSM's insertion joint is prismatic: the refusal gives its value and limits in m."""
+    from cosim_validation.common.config import load_config
+    from cosim_validation.robots.model import RobotConfig
+
+    config = load_config(repo_root / "config" / "dvrk_psm_insertion.yaml")
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    backend = make_backend("mujoco", config, kinematics)
+    insertion = kinematics.joint_units.index("m")
+    q = np.tile(np.clip(np.zeros(kinematics.n_joints), kinematics.q_lower, kinematics.q_upper), (3, 1))
+    q[2, insertion] = kinematics.q_upper[insertion] + 0.5
+    t_s, stage = np.array([0.0, 0.1, 0.2]), np.full(3, int(Stage.INITIALIZATION))
+    name = kinematics.joint_names[insertion]
+    with pytest.raises(BackendInputError, match=rf"q_setpoint\[2\] \({name} = [0-9.]+ m\) .* outside \[.*\] m$"):
+        execute_trajectory(backend, kinematics, t_s, stage, q)

@@ -69,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the graph, run the cases, stop, print and write the summary."""
+    import contextlib
+    import functools
+
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.hazards.hazard_watch import check_detector
@@ -104,12 +107,18 @@ def run(args: argparse.Namespace) -> int:
     check_domain_request(args.domain_id, args.discovery_range)  # before any node process starts
     prepare_run_dir(run_dir)
     nodes_suite = given_suite or run_dir / DEFAULT_SUITE_FILE
-    with (
-        RunLock(run_dir, command_line()),
-        # the nodes load their modules while the domain is chosen (the probe mostly waits for discovery), then wait
-        start_graph(graph, run_dir, str(nodes_suite), args.cases, console=not args.json) as started,
-        DomainLease.acquire(args.domain_id, args.discovery_range, probe=strangers) as scope,
-    ):
+    with contextlib.ExitStack() as held:
+        held.enter_context(RunLock(run_dir, command_line()))
+        lease = functools.partial(DomainLease.acquire, args.domain_id, args.discovery_range, probe=strangers)
+        nodes = functools.partial(start_graph, graph, run_dir, str(nodes_suite), args.cases, console=not args.json)
+        # a domain chosen here is probed while the nodes load their modules (the probe mostly waits for discovery);
+        # a given one is leased first (a refusal then starts nothing)
+        if args.domain_id is None:
+            started = held.enter_context(nodes())
+            scope = held.enter_context(lease())
+        else:
+            scope = held.enter_context(lease())
+            started = held.enter_context(nodes())
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
         suite = given_suite or _default_suite(graph, run_dir, args.json)
         repairs, repair_lines = _anatomy_repairs(graph)

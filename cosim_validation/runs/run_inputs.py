@@ -24,11 +24,14 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
-from cosim_validation.assembly.supervision import CheckedSupervision
 from cosim_validation.common.config import ConfigNode, load_case_config, load_config, load_json_file
 from cosim_validation.common.exceptions import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from cosim_validation.assembly.supervision import CheckedSupervision
 
 INPUTS_DIR = "inputs"
 MANIFEST = "inputs.json"

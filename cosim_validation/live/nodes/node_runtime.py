@@ -211,12 +211,10 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     # a crash in C (a segmentation fault in a physics engine or the middleware) writes every thread's Python stack
     # to the node's log before the process dies: a driver was seen to die so at start, leaving an empty log
     faulthandler.enable(file=sys.stderr, all_threads=True)
-    try:
-        pass_gate()  # a session that started this process before choosing its domain says which one, here
-    except KeyboardInterrupt:  # stopped before it joined: nothing to finish
-        end_process(130)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # see above; a node stopped at its gate just ends, too
+    pass_gate()  # a session that started this process before choosing its domain says which one, here
     rclpy.init(args=list(args) if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # whatever rclpy's init did
     stop_with_parent()
     _HELD.append(join_domain_lock())
     node: Node | None = None

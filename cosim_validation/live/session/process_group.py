@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from cosim_validation.common.exceptions import CosimError
-from cosim_validation.live.session.start_gate import GATE_ENV, env_change, open_gate
+from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_change, open_gate
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 _PR_SET_PDEATHSIG = 1
@@ -79,6 +79,7 @@ class ProcessGroup:
         self.ready_dir.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ if env is None else env)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._started_env: dict[str, dict[str, str]] = {}  # each process's environment at its start
         self._logs: dict[str, IO[bytes]] = {}
         self.stop_s: dict[str, float] = {}
         self.escalated: dict[str, str] = {}
@@ -96,7 +97,8 @@ class ProcessGroup:
         env = {**self.env, **spec.env, READY_DIR_ENV: str(self.ready_dir), "PYTHONUNBUFFERED": "1"}
         if gated:
             self.gate_path(spec.name).unlink(missing_ok=True)
-            env[GATE_ENV] = str(self.gate_path(spec.name))
+            env[GATE_ENV], env[OWNER_ENV] = str(self.gate_path(spec.name)), str(os.getpid())
+        self._started_env[spec.name] = env
         log = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
         self._logs[spec.name] = log
         process = subprocess.Popen(
@@ -115,17 +117,45 @@ class ProcessGroup:
         return self.ready_dir / f"{name}.gate"
 
     def open_gate(self, name: str, env: Mapping[str, str] | None = None) -> None:
-        """Let node ``name``, started gated, join ROS 2 with ``env`` (default: the group's environment).
+        """Let node ``name``, started gated, join ROS 2 with ``env`` in place of the group's environment.
 
         Args:
             name: The node.
-            env: The environment it runs with from now on; what differs from the group's is sent through the gate.
+            env: The environment it runs with from now on (default: the group's); what differs from the group's is
+                sent through the gate, except the variables set for this process alone (its spec's, the ready folder),
+                which stay.
         """
         set_env, unset = env_change(self.env, self.env if env is None else env)
-        open_gate(self.gate_path(name), set_env, unset)
+        started = self._started_env[name]
+        own = {k for k, v in started.items() if self.env.get(k) != v}  # set for this process: they stay
+        open_gate(
+            self.gate_path(name), {k: v for k, v in set_env.items() if k not in own}, [k for k in unset if k not in own]
+        )
 
-    def wait_ready(self, names: Sequence[str], timeout_s: float) -> None:
+    def abort(self) -> None:
+        """End every process at once (SIGTERM, SIGKILL after 5 s).
+
+        For nodes that never joined ROS 2: they have nothing to finish.
+        """
+        for process in self.processes.values():
+            if process.poll() is None:
+                _signal_group(process, signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                _signal_group(process, signal.SIGKILL)
+                process.wait(timeout=5)
+        for log in self._logs.values():
+            log.close()
+
+    def wait_ready(self, names: Sequence[str], timeout_s: float, watch: Sequence[str] = ()) -> None:
         """Block until every named node wrote its ready file.
+
+        Args:
+            names: The nodes to wait for.
+            timeout_s: The longest wait [s].
+            watch: Other nodes that must not exit meanwhile (a node still waiting at its gate).
 
         Raises:
             NodeStartError: A node exited, or was not ready within ``timeout_s``; the message quotes the
@@ -137,11 +167,7 @@ class ProcessGroup:
             for name in list(pending):
                 if (self.ready_dir / name).exists():
                     pending.remove(name)
-                elif self.processes[name].poll() is not None:
-                    raise NodeStartError(
-                        f"node {name!r} exited with code {self.processes[name].returncode} "
-                        f"before it was ready:\n{self.log_tail(name)}"
-                    )
+            self.check_running([*pending, *watch])
             if pending and time.monotonic() > deadline:
                 raise NodeStartError(
                     f"nodes not ready after {timeout_s:.0f} s: {', '.join(pending)}\n"
@@ -149,6 +175,15 @@ class ProcessGroup:
                 )
             if pending:
                 time.sleep(0.05)
+
+    def check_running(self, names: Sequence[str]) -> None:
+        """Raise :class:`NodeStartError` for the first named node whose process has exited, quoting its log."""
+        for name in names:
+            if self.processes[name].poll() is not None:
+                raise NodeStartError(
+                    f"node {name!r} exited with code {self.processes[name].returncode} "
+                    f"before it was ready:\n{self.log_tail(name)}"
+                )
 
     def log_tail(self, name: str, lines: int = 15) -> str:
         """The last lines of a node's log, indented, for error messages."""

@@ -33,7 +33,7 @@ class NodeLaunch:
         parameters: Every parameter, ``use_sim_time`` first; each value one launch_ros passes.
         remappings: (from, to) topic remappings.
         required: The session stops if this node exits.
-        console: The test generator: its exit ends the session; it starts once the others are ready.
+        console: The test generator: its exit ends the session; it joins ROS 2 once the others are ready.
     """
 
     name: str

@@ -1,9 +1,9 @@
 """Running a digital-twin session: start the graph, run the suite, stop cleanly, summarise.
 
-The graph's console node (the test generator) is started last, once every other node is ready; the
-session ends when it exits (all cases done), when a required node dies, or on Ctrl-C. Every node is then
-stopped (SIGINT first, the recorder last, so it finishes the bag with everything sent) and the run directory is
-summarised:
+Every node process starts at once and loads its modules; the others join ROS 2 first, the graph's console node (the
+test generator) last, once every other node is ready (:mod:`.start_gate`). The session ends when the console node
+exits (all cases done), when a required node dies, or on Ctrl-C. Every node is then stopped (SIGINT first, the
+recorder last, so it finishes the bag with everything sent) and the run directory is summarised:
 ``session.mcap`` (rosbag2), ``results.sqlite``, ``summary.json``, ``logs/<node>.log``.
 """
 
@@ -82,19 +82,21 @@ class StartedGraph:
         first: Every node but the console node, in the graph's order.
         console: The console node (the test generator), whose gate opens once the others are ready.
         taken: Whether :func:`run_session` took them over (it stops them itself).
+        started_at: When the processes were started (``time.monotonic``), the start of the session's wall time.
     """
 
     group: ProcessGroup
     first: list[ProcessSpec]
     console: ProcessSpec
     taken: bool = False
+    started_at: float = field(default_factory=time.monotonic)
 
     def __enter__(self) -> StartedGraph:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if not self.taken:
-            self.group.stop(grace_s=2.0)
+        if not self.taken:  # never on ROS 2: ended at once
+            self.group.abort()
 
 
 def start_graph(
@@ -169,12 +171,13 @@ def run_session(
         env = None  # the processes were started with it
     started.taken = True
     group, first, last = started.group, started.first, started.console
-    start = time.monotonic()
+    start = started.started_at
     outcome = SessionOutcome(run_dir.resolve(), "failed", "")
     try:
+        group.check_running(list(group.processes))  # a node that died while it loaded is named now
         for spec in first:
             group.open_gate(spec.name, env)
-        group.wait_ready([s.name for s in first], graph.settings.ready_timeout_s)
+        group.wait_ready([s.name for s in first], graph.settings.ready_timeout_s, watch=[last.name])
         group.open_gate(last.name, env)
         group.wait_ready([last.name], graph.settings.ready_timeout_s)
         if on_ready is not None:

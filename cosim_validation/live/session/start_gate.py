@@ -17,6 +17,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 GATE_ENV = "COSIM_START_GATE"
+OWNER_ENV = "COSIM_START_GATE_OWNER"  # the process id of the session that will open the gate
 POLL_S = 0.02  # how often a waiting node looks for its gate file (s)
 
 
@@ -47,18 +48,22 @@ def open_gate(path: Path, set_env: Mapping[str, str], unset: Sequence[str] = ())
 def pass_gate(environ: MutableMapping[str, str] | None = None) -> None:
     """In a node process: wait until the session opens this process's gate, then apply its environment.
 
-    Returns at once without :data:`GATE_ENV`. A Ctrl-C or SIGTERM while waiting ends the process (it has
-    nothing to finish); so does its parent's death (the session asks the kernel for SIGTERM then).
+    Returns at once without :data:`GATE_ENV`. The variable is removed once passed, so a process this node starts
+    (an external node under test with a domain of its own) does not wait at the same gate. A signal while waiting
+    ends the process (it has nothing to finish), and so does the end of the process that started it (the session
+    also asks the kernel for SIGTERM then; this covers a session that died before it could).
 
     Args:
         environ: The environment to change (default: the process's own).
     """
     env = os.environ if environ is None else environ
-    path = env.get(GATE_ENV)
+    path, owner = env.pop(GATE_ENV, None), env.pop(OWNER_ENV, "")
     if not path:
         return
-    gate = Path(path)
+    gate, parent = Path(path), int(owner) if owner.isdigit() else os.getppid()
     while not gate.exists():
+        if os.getppid() != parent:  # the session is gone (perhaps before this process ran): nobody will open the gate
+            raise SystemExit(1)
         time.sleep(POLL_S)
     change = json.loads(gate.read_text())
     for name in change["unset"]:

@@ -339,7 +339,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         detector=request.detector,
         stop_on_alarm=request.stop_on_alarm,
     )
-    # what every worker's assembly will build, checked before --out is touched, in the order the assembly reads it;
+    # what every worker's assembly will build, checked before --out is touched;
     # a resume checks the run's copies of the supervisor's files instead of the options' (_supervision_files)
     checked = check_spec(spec, supervision=False, config=config)
     controller, scene = checked.controller, checked.scene

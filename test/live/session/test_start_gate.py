@@ -6,21 +6,23 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cosim_validation.live.session.discovery_scope import DiscoveryScope, DomainLease
 from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
-from cosim_validation.live.session.start_gate import GATE_ENV, env_change, open_gate
+from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_change, open_gate
 
 CHILD = """
 import os, sys
 from cosim_validation.live.session.start_gate import pass_gate
 print("loaded", flush=True)
 pass_gate()
-print(os.environ.get("KEPT"), os.environ.get("SET"), os.environ.get("REMOVED"), flush=True)
+print(os.environ.get("KEPT"), os.environ.get("SET"), os.environ.get("REMOVED"), os.environ.get("COSIM_START_GATE"))
 """
 
 
@@ -40,7 +42,7 @@ def test_a_process_waits_at_its_gate_and_takes_its_environment(tmp_path: Path) -
         assert child.stdout.readline().strip() == "loaded"
         assert child.poll() is None  # it cannot go on without its gate file
         open_gate(gate, {"SET": "s"}, ["REMOVED"])
-        assert child.stdout.readline().split() == ["k", "s", "None"]
+        assert child.stdout.readline().split() == ["k", "s", "None", "None"]  # a process it starts waits at no gate
         assert child.wait(timeout=60) == 0
     finally:
         child.kill()
@@ -51,7 +53,55 @@ def test_a_process_waits_at_its_gate_and_takes_its_environment(tmp_path: Path) -
 def test_without_a_gate_a_process_goes_through(tmp_path: Path) -> None:
     env = {**_python_env(), "KEPT": "k"}
     done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=60)
-    assert done.stdout.split() == ["loaded", "k", "None", "None"]
+    assert done.stdout.split() == ["loaded", "k", "None", "None", "None"]
+
+
+def test_a_process_at_its_gate_ends_when_the_process_that_started_it_is_gone(tmp_path: Path) -> None:
+    """Without the kernel's parent-death signal (which the session asks for), the gate itself notices."""
+    starter = (  # it exits at once, perhaps before the child even looked at its gate
+        "import os, subprocess, sys\n"
+        f"env = dict(os.environ, {OWNER_ENV}=str(os.getpid()))\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {CHILD!r}], stdout=subprocess.DEVNULL, env=env)\n"
+        "print(child.pid, flush=True)\n"
+    )
+    env = {**_python_env(), GATE_ENV: str(tmp_path / "never.gate")}
+    done = subprocess.run([sys.executable, "-c", starter], env=env, stdout=subprocess.PIPE, text=True, timeout=60)
+    pid = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 60  # a limit on the wait, not the property: the child must end at all
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def test_a_started_graph_never_run_is_ended_with_nothing_left(tmp_path: Path, repo_root: Path) -> None:
+    """Processes started for a session that never ran (a refused lease, a Ctrl-C during the probe) are ended when
+    the block is left, at once: none of them joined ROS 2."""
+    from cosim_validation.live.session.graph import load_graph
+    from cosim_validation.live.session.session_runner import start_graph
+
+    graph = load_graph(repo_root / "config" / "digital_twin.yaml")
+    processes: dict[str, Any] = {}
+
+    def refused_lease() -> None:
+        with start_graph(graph, tmp_path / "run", "suite.parquet", 1, console=False) as started:
+            processes.update(started.group.processes)
+            raise RuntimeError("the lease was refused")
+
+    with pytest.raises(RuntimeError, match="the lease was refused"):
+        refused_lease()
+    assert len(processes) == len(graph.nodes)
+    assert {name: p.poll() is not None for name, p in processes.items()} == dict.fromkeys(processes, True)
+    assert not list((tmp_path / "run" / ".ready").glob("*.gate"))  # no gate was opened
+    assert not (tmp_path / "run" / ".ready" / "recorder").exists()  # nobody was ready
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody reaped has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
 
 
 @pytest.fixture
@@ -71,7 +121,7 @@ def test_a_gated_node_joins_the_domain_its_gate_names(tmp_path: Path, two_domain
     try:
         group.open_gate("gated_recorder", chosen.env())
         group.wait_ready(["gated_recorder"], timeout_s=120)
-        # one process, one participant: seen on the chosen domain, it is not on the one it was started with
+        # the recorder makes one rclpy context, in one domain: seen by name on the chosen one, it joined that one
         assert "gated_recorder" in _node_names_seen(chosen, "gated_recorder")
     finally:
         codes = group.stop(grace_s=10.0)

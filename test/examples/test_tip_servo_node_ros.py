@@ -106,8 +106,10 @@ class Harness:
         case = TestCase(test_id="t0", frame_id="base_link", source=Point(x=SOURCE[0], y=SOURCE[1], z=SOURCE[2]))
         case.target = Point(x=target[0], y=target[1], z=target[2])
         sent = client.send_goal_async(RunTestCase.Goal(test_case=case))
-        while not sent.done():
+        accept_by = time.monotonic() + 240  # a bound on the wait (the same as the result's below), not a property
+        while not sent.done() and time.monotonic() < accept_by:
             executor.spin_once(timeout_sec=0.05)
+        assert sent.done(), "the node did not answer the goal within 240 s"
         assert sent.result().accepted
         result = GoalResult(sent.result())
         deadline, periods = time.monotonic() + 240, 0

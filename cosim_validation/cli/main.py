@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from cosim_validation import __version__
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
+from cosim_validation.common.interrupts import interrupted
 
 # subcommand name -> module under cosim_validation.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -120,11 +121,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc, as_json)
     try:
         return int(args._module.run(args))
-    except (CosimError, OSError) as exc:
-        return _report(exc, as_json)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
+    except (CosimError, OSError) as exc:
+        return _interrupted() if interrupted(exc) else _report(exc, as_json)
+    except Exception as exc:
+        if interrupted(exc):  # e.g. an ImportError of a compiled module whose init a Ctrl-C broke
+            return _interrupted()
+        raise
+
+
+def _interrupted() -> int:
+    print("error: interrupted", file=sys.stderr)
+    return 130
 
 
 def entry_point() -> None:
@@ -132,10 +141,12 @@ def entry_point() -> None:
 
     See :mod:`cosim_validation.common.interrupts`.
     """
-    from cosim_validation.common.interrupts import restore_sigint
+    from cosim_validation.common.interrupts import forget_handled_interrupt, restore_sigint
 
     restore_sigint()
-    sys.exit(main())
+    code = main()
+    forget_handled_interrupt()  # main() handled any Ctrl-C: the exit status is its own, not a death by SIGINT
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
             scope = held.enter_context(lease())
             started = held.enter_context(nodes())
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
+        world = _bag_check_world(graph, run_dir)  # ready when the nodes stop
         suite = given_suite or _default_suite(graph, run_dir, args.json)
         repairs, repair_lines = _anatomy_repairs(graph)
         if not args.json:
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             )
         recovered = _recover_bag(run_dir, args.json)  # a recorder that died left its bag unfinished
         summary = {**scope.as_dict(), **summarise(run_dir), **recovered, "anatomy_repairs": repairs}
-        summary["bag_check"] = _complete_or_skip(graph, run_dir, args.json, outcome.status == "interrupted")
+        summary["bag_check"] = _complete_or_skip(world, run_dir, args.json, outcome.status == "interrupted")
         if outcome.status == "completed" and summary["bag_check"].get("replay_equals_live") is False:
             outcome.status = "failed"  # the monitor gave other verdicts live than on the recorded messages
             outcome.message = "the replayed bag's verdicts differ from the live monitor's (see bag_check)"
@@ -259,32 +260,49 @@ def _default_suite(graph: Any, run_dir: Path, as_json: bool) -> Path:
     return made.path
 
 
-def _complete_or_skip(graph: Any, run_dir: Path, as_json: bool, interrupted: bool) -> dict[str, Any]:
+def _bag_check_world(graph: Any, run_dir: Path) -> Any:
+    """The bag check's monitor world, built in the background from now on; None if the graph has no monitor."""
+    from cosim_validation.live.session.completion_world import WorldInBackground
+    from cosim_validation.live.session.graph import graph_inputs
+
+    if not any(n.executable == "monitor" for n in graph.nodes):
+        return None
+    inputs = graph_inputs(graph)
+    return WorldInBackground(run_dir, inputs.get("config"), inputs.get("properties"))
+
+
+def _complete_or_skip(world: Any, run_dir: Path, as_json: bool, interrupted: bool) -> dict[str, Any]:
     """:func:`_complete`, which a second Ctrl-C skips (the nodes are stopped already; the bag stays)."""
+    from cosim_validation.common.interrupts import interrupted as caused_by_ctrl_c
+
     try:
         if interrupted and not as_json:
             print(f"nodes stopped; completing {run_dir} from session.mcap (Ctrl-C again to skip)", flush=True)
-        return _complete(graph, run_dir, as_json)
-    except KeyboardInterrupt:
+        return _complete(world, run_dir, as_json)
+    except BaseException as exc:
+        if not caused_by_ctrl_c(exc):  # a Ctrl-C during a compiled module's import arrives as an ImportError
+            raise
         return {"skipped": "second Ctrl-C: trajectories not copied from session.mcap, replay check not run"}
 
 
-def _complete(graph: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
-    """Trajectories from the bag into results.sqlite, and the replay-equals-live check."""
+def _complete(world: Any, run_dir: Path, as_json: bool) -> dict[str, Any]:
+    """Trajectories from the bag into results.sqlite, and the replay-equals-live check.
+
+    Args:
+        world: The monitor world in the making (:func:`_bag_check_world`); None if the graph has no monitor.
+        run_dir: The session's run directory.
+        as_json: Print no warnings (the JSON summary carries the outcome).
+    """
     from cosim_validation.common.exceptions import CosimError
     from cosim_validation.live.ros.session_records import complete_session
-    from cosim_validation.live.session.graph import graph_inputs
-    from cosim_validation.runs.run_inputs import run_monitor_world
 
-    monitor = next((n for n in graph.nodes if n.executable == "monitor"), None)
-    if monitor is None or not (run_dir / "session.mcap").is_file() or not (run_dir / "results.sqlite").is_file():
+    if world is None or not (run_dir / "session.mcap").is_file() or not (run_dir / "results.sqlite").is_file():
         return {"skipped": "no monitor, bag or results database"}
-    inputs = graph_inputs(graph)
-    world = run_monitor_world(run_dir, inputs.get("config"), inputs.get("properties"), _warner(as_json))
-    if world is None:
+    built = world.result(_warner(as_json))
+    if built is None:
         return {"skipped": "no configuration for the monitor"}
     try:
-        return complete_session(run_dir, world)
+        return complete_session(run_dir, built)
     except CosimError as exc:  # a damaged bag: the live results stay as they are
         if not as_json:
             print(f"warning: could not replay session.mcap: {exc}")

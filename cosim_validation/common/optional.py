@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 from cosim_validation.common.exceptions import MissingDependencyError
+from cosim_validation.common.interrupts import interrupted
 
 
 def _flush_c_stdio() -> None:
@@ -41,6 +42,9 @@ def quiet_stdout() -> Iterator[None]:
 def require(module: str, package: str, feature: str, *, quiet: bool = False) -> ModuleType:
     """Import ``module`` or raise :class:`MissingDependencyError` naming ``package`` and ``feature``.
 
+    An import that a Ctrl-C broke (a compiled module's init turns the KeyboardInterrupt into an ImportError)
+    raises KeyboardInterrupt.
+
     Args:
         module: Import name, e.g. ``ray``.
         package: Distribution to install, e.g. ``ray[default]``.
@@ -55,5 +59,7 @@ def require(module: str, package: str, feature: str, *, quiet: bool = False) -> 
             with quiet_stdout():
                 return importlib.import_module(module)
         return importlib.import_module(module)
-    except ImportError:
+    except ImportError as exc:
+        if interrupted(exc):  # Ctrl-C while a compiled module initialised: the user's interrupt, not a lack
+            raise KeyboardInterrupt from exc
         raise MissingDependencyError(package, feature) from None

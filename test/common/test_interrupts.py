@@ -1,0 +1,88 @@
+"""A Ctrl-C is reported as a Ctrl-C wherever it lands: in a compiled module's import, or after it was handled."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.common.exceptions import MissingDependencyError
+from cosim_validation.common.interrupts import interrupted
+from cosim_validation.common.optional import require
+
+# what a compiled module's init does with a KeyboardInterrupt (open3d's pybind11 init: "initialization failed")
+BROKEN_INIT = """
+try:
+    raise KeyboardInterrupt
+except KeyboardInterrupt as exc:
+    raise ImportError("initialization failed") from exc
+"""
+
+
+def _fails_with(exc: BaseException) -> BaseException:
+    try:
+        raise exc
+    except BaseException as caught:  # noqa: BLE001 - the test looks at it
+        return caught
+
+
+def _import_error_after_ctrl_c() -> None:
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise ImportError("numba._devicearray failed to import")  # noqa: B904 - the context, as numba leaves it
+
+
+def _import_error_from_another() -> None:
+    try:
+        raise ValueError("first")
+    except ValueError as first:
+        raise ImportError("second") from first
+
+
+def test_an_error_raised_because_of_a_ctrl_c_is_an_interrupt() -> None:
+    with pytest.raises(ImportError) as after_ctrl_c:
+        _import_error_after_ctrl_c()
+    assert interrupted(after_ctrl_c.value)
+    with pytest.raises(ImportError) as after_another:
+        _import_error_from_another()
+    assert not interrupted(after_another.value)
+    assert interrupted(_fails_with(KeyboardInterrupt()))
+    assert not interrupted(_fails_with(ImportError("no module named x")))
+
+
+def test_an_import_a_ctrl_c_broke_is_an_interrupt_not_a_missing_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_by_ctrl_c.py").write_text(BROKEN_INIT)
+    (tmp_path / "missing_dependency.py").write_text("import a_package_that_is_not_installed\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        require("broken_by_ctrl_c", "broken", "a test")
+    with pytest.raises(MissingDependencyError, match="needs the optional package 'missing'"):
+        require("missing_dependency", "missing", "a test")
+
+
+def _exit_status(tmp_path: Path, before: str, body: str) -> int:
+    """The exit status of ``body`` run as ``python -m`` (as ``cosim`` runs) after an extension module's PyRun_* call
+    let a KeyboardInterrupt escape that the program then handled (``before`` runs first)."""
+    (tmp_path / "handled_ctrl_c.py").write_text(
+        "import ctypes, sys\n"
+        + before
+        + "ctypes.pythonapi.PyRun_SimpleString(b'raise KeyboardInterrupt')  # the interpreter notes it as unhandled\n"
+        + body
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "handled_ctrl_c"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    return done.returncode
+
+
+def test_the_exit_status_after_a_handled_ctrl_c_is_the_programs(tmp_path: Path) -> None:
+    # CPython alone: the process dies of SIGINT although nothing left the program unhandled
+    assert _exit_status(tmp_path, "", "sys.exit(130)\n") == -2
+    # the command line's entry point gives main()'s status: 130 after a Ctrl-C that main() handled
+    entry = "import cosim_validation.cli.main as cli\ncli.main = lambda: 130  # a run that handled a Ctrl-C\n"
+    assert _exit_status(tmp_path, entry, "cli.entry_point()\n") == 130

@@ -5,7 +5,8 @@ of every mode (campaign, run-case, session). Per case:
 
 - ``start``: the node is started if it is not running (and restarted after it died or hung), the robot is served
   at the case's start pose, and the case is sent as a ``RunTestCase`` goal; the node must accept it within
-  ``accept_timeout_s`` (wall time).
+  ``accept_timeout_s`` (wall time). A goal without an answer by then is sent again under a new goal id, up to
+  three times in all: DDS discovery can lose an action server's answer (:mod:`~cosim_validation.live.ros.action_goal`).
 - ``step``, once per control period: ``/clock``, the measured joints and the tracked tip are published for the
   period's time, the node gets one control period of wall time divided by the real-time factor to answer, and the
   setpoint is what it commanded through the served interfaces for the next period (ros2_control:
@@ -48,6 +49,7 @@ from cosim_validation.live.external.sensing import ServedArm
 from cosim_validation.live.external.sut_process import NodeProcess, NodeUnderTestError
 from cosim_validation.live.external.trajectory_follow import Tolerances
 from cosim_validation.live.ros import crtk_topics
+from cosim_validation.live.ros.action_goal import ActionTimeoutError, send_goal
 from cosim_validation.live.session.discovery_scope import DomainLease
 from cosim_validation.supervisor.needle_force import axial_force_vectors
 from cosim_validation_interfaces.action import RunTestCase
@@ -55,6 +57,7 @@ from cosim_validation_interfaces.action import RunTestCase
 _GAP_S = 1.0  # simulated time between two cases [s]
 _MIN_WAIT_FRACTION = 0.25  # the node always gets at least this share of a period's wall time, even when we run late
 _MISSES_BEFORE_NOT_STREAMING = 3  # periods without a command after which a node is no longer waited for
+_GOAL_ATTEMPTS = 3  # a case's goal is sent at most this often when its answer does not come
 _OUTCOMES = {0: "COMPLETED", 1: "REFUSED", 2: "ABORTED", 3: "FAILED"}
 
 
@@ -253,17 +256,24 @@ class ExternalNodeController:
         self._t_end_s = self._t0_s
         nan = np.full(3, np.nan)
         graph.arm.publish_state(self._t0_s, case.q0, nan, np.full(4, np.nan))
-        sent = graph.client.send_goal_async(self._goal_of(case), feedback_callback=self._on_feedback)
-        deadline = time.monotonic() + self.spec.accept_timeout_s
-        if not graph.spin_until(lambda: sent.done() or not self._alive(), deadline):
+        try:  # an answer that discovery lost (rmw_fastrtps drops it) is asked for again under a new goal id
+            handle = send_goal(
+                graph.client,
+                self._goal_of(case),
+                answer_timeout_s=self.spec.accept_timeout_s,
+                attempts=_GOAL_ATTEMPTS,
+                wait=graph.spin_until,
+                stop=lambda: not self._alive(),
+                feedback_callback=self._on_feedback,
+            )
+        except ActionTimeoutError:
             self._restart = True
             note = self._process.log_note() if self._process is not None else ""
             raise NodeUnderTestError(
                 f"the node under test did not answer the case's goal within {self.spec.accept_timeout_s:g} s "
-                f"(accept_timeout_s){note}"
-            )
+                f"(accept_timeout_s; sent {_GOAL_ATTEMPTS} times){note}"
+            ) from None
         self._check_alive()
-        handle = sent.result()
         if handle is None or not handle.accepted:
             raise NodeUnderTestError("the node under test rejected the case's RunTestCase goal")
         self._goal, self._result = handle, GoalResult(handle)

@@ -12,6 +12,9 @@ new goal id (a goal whose answer was dropped never runs, so nothing runs twice).
 answer still arrive, accepted, after a later one was chosen, that goal is canceled at once. :func:`wait_result`
 asks for the result again when the goal's status (a topic) says it has finished but the result (a service
 answer) has not come, since the result request can be lost the same way.
+
+:func:`send_goal` serves a client spun by another thread (it sleeps until an answer comes) and one its caller
+spins by hand, as the external-node adapter does (the caller passes its spin loop as ``wait``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,26 @@ class ActionTimeoutError(CosimError):
     """The action server did not answer a goal, or did not deliver a finished goal's result."""
 
 
+Wait = Callable[[Callable[[], bool], float], bool]
+"""Waits until a predicate holds or a monotonic deadline passes (spinning the client's node if the caller spins it
+by hand); returns whether the predicate holds."""
+
+
+def _threaded_wait(answered: threading.Event) -> Wait:
+    """A :data:`Wait` for a client spun by another thread: sleeps until an answer arrives."""
+
+    def wait(done: Callable[[], bool], deadline: float) -> bool:
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return done()
+            answered.wait(min(remaining, 0.1))  # a stop() is noticed within 0.1 s
+            answered.clear()
+        return True
+
+    return wait
+
+
 def send_goal(
     client: Any,
     goal: Any,
@@ -39,14 +62,33 @@ def send_goal(
     answer_timeout_s: float = 5.0,
     attempts: int = 4,
     warn: Callable[[str], None] | None = None,
+    wait: Wait | None = None,
+    stop: Callable[[], bool] | None = None,
+    feedback_callback: Callable[[Any], None] | None = None,
 ) -> Any:
-    """Send ``goal`` with ``client`` (an rclpy ActionClient spun elsewhere) and return the goal handle.
+    """Send ``goal`` with ``client`` (an rclpy ActionClient) and return the goal handle.
 
     The handle is the server's answer (``handle.accepted`` says whether it took the goal). Without an answer
     within ``answer_timeout_s`` the goal is sent again, up to ``attempts`` times in all; ``warn`` is told
-    each time. Raises ActionTimeoutError when no attempt was answered.
+    each time.
+
+    Args:
+        client: The action client.
+        goal: The goal message.
+        answer_timeout_s: How long one attempt waits for the server's answer [s, wall].
+        attempts: Attempts in all.
+        warn: Told of each attempt that had no answer.
+        wait: How to wait for an answer; default: sleep while another thread spins the client's node. A caller
+            that spins the node itself passes its own spin loop.
+        stop: Checked while waiting; when it holds, the wait ends and None is returned (the server's process
+            died, say).
+        feedback_callback: The goal's feedback, as ``send_goal_async`` takes it.
+
+    Raises:
+        ActionTimeoutError: No attempt was answered.
     """
     answered = threading.Event()
+    wait = wait or _threaded_wait(answered)
     futures: list[Any] = []
     chosen: list[Any] = []
     lock = threading.Lock()
@@ -56,31 +98,51 @@ def send_goal(
             late = bool(chosen) and future is not chosen[0]
         handle = future.result()
         if late and handle is not None and handle.accepted:
-            handle.cancel_goal_async()  # a retry is already running this case
+            handle.cancel_goal_async()  # a retry is already running this goal
         answered.set()
 
+    def pick() -> Any:
+        """The accepted answer (the others accepted are canceled), or the last rejection once all answered."""
+        with lock:
+            done = [f for f in futures if f.done()]
+            accepted = [f for f in done if f.result() is not None and f.result().accepted]
+            picked = accepted[0] if accepted else (done[-1] if len(done) == len(futures) else None)
+            if picked is not None:
+                chosen.append(picked)
+        for other in accepted[1:]:
+            other.result().cancel_goal_async()
+        return picked
+
+    def answers() -> int:
+        with lock:
+            return sum(f.done() for f in futures)
+
+    def feedback(message: Any) -> None:  # a duplicate goal, canceled, may have sent some: only the chosen one's
+        with lock:
+            mine = not chosen or bytes(message.goal_id.uuid) == bytes(chosen[0].result().goal_id.uuid)
+        if mine and feedback_callback is not None:
+            feedback_callback(message)
+
     for attempt in range(1, attempts + 1):
-        future = client.send_goal_async(goal)
-        futures.append(future)
+        future = client.send_goal_async(goal, feedback_callback=None if feedback_callback is None else feedback)
+        with lock:
+            futures.append(future)
         future.add_done_callback(on_answer)
         deadline = time.monotonic() + answer_timeout_s
         while True:
-            with lock:
-                done = [f for f in futures if f.done()]
-                accepted = [f for f in done if f.result() is not None and f.result().accepted]
-                pick = accepted[0] if accepted else (done[-1] if len(done) == len(futures) else None)
-                if pick is not None:
-                    chosen.append(pick)
-            if pick is not None:
-                for other in accepted[1:]:
-                    other.result().cancel_goal_async()
-                return pick.result()
-            # an attempt was rejected while an earlier one is still unanswered: wait for that one
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            seen = answers()
+            if stop is not None and stop():
+                return None
+            picked = pick()
+            if picked is not None:
+                return picked.result()
+
+            # none answered yet, or one was rejected while an earlier one is still unanswered: wait for more
+            def news(seen: int = seen) -> bool:
+                return answers() > seen or (stop is not None and stop())
+
+            if not wait(news, deadline):
                 break
-            answered.wait(remaining)
-            answered.clear()
         if warn is not None and attempt < attempts:
             warn(f"no answer within {answer_timeout_s:g} s (attempt {attempt} of {attempts}); sending the goal again")
     raise ActionTimeoutError(

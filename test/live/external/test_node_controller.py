@@ -156,7 +156,7 @@ def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str
     names = [f"node-under-test-{os.getpid()}-{n}.log" for n in (1, 2)]
     assert sorted(p.name for p in logs.iterdir()) == names
     if mode == "mute":  # the node that never answers is named with its output too
-        assert f"(accept_timeout_s) (its output: logs/{names[1]})" in run.message, run.message
+        assert f"(accept_timeout_s; sent 3 times) (its output: logs/{names[1]})" in run.message, run.message
     if mode == "crash":
         told = "fake node: exits with code 3 as told (mode crash)"
         assert f"its last output: {told} (its output: logs/{names[1]})" in run.message, run.message

@@ -61,6 +61,7 @@ class Harness:
         def execute(goal_handle: Any) -> Any:
             deadline = time.monotonic() + run_s
             while time.monotonic() < deadline and not goal_handle.is_cancel_requested:
+                goal_handle.publish_feedback(RunTestCase.Feedback(stage=2))
                 time.sleep(0.02)
             if goal_handle.is_cancel_requested:
                 goal_handle.canceled()
@@ -156,3 +157,83 @@ def test_result_that_never_comes_is_a_clear_error(make_harness: Any) -> None:
     handle = send_goal(harness.client, harness.goal, answer_timeout_s=5.0, attempts=1)
     with pytest.raises(ActionTimeoutError, match=r"no result of goal [0-9a-f]{32} within 2 s"):
         wait_result(handle, rerequest_after_s=0.5, timeout_s=2.0)
+
+
+class HandSpun:
+    """A client node that the test spins itself, as the external-node adapter does (no executor thread)."""
+
+    def __init__(self, context: Any) -> None:
+        from rclpy.action import ActionClient
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+
+        from cosim_validation_interfaces.action import RunTestCase
+
+        self.node = Node("hand_spun_client", context=context)
+        self.client = ActionClient(self.node, RunTestCase, "/cosim/run_test_case")
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        assert self.spin_until(self.client.server_is_ready, time.monotonic() + 30)
+
+    def spin_until(self, done: Any, deadline: float) -> bool:
+        while not done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bool(done())
+            self.executor.spin_once(timeout_sec=min(left, 0.05))
+        return True
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.client.destroy()
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def hand_spun(rclpy_context: Any) -> Iterator[HandSpun]:
+    made: list[HandSpun] = []
+    yield lambda: made.append(HandSpun(rclpy_context)) or made[-1]  # type: ignore[misc]
+    for client in made:
+        client.close()
+
+
+def test_a_client_spun_by_hand_keeps_one_goal_and_its_feedback(make_harness: Any, hand_spun: Any) -> None:
+    from cosim_validation.live.external.goal_result import GoalResult
+
+    harness = make_harness(drop_goals=0, drop_results=0, delay_first_s=1.5, run_s=4.0)
+    client = hand_spun()
+    feedback: list[bytes] = []
+    handle = send_goal(
+        client.client,
+        harness.goal,
+        answer_timeout_s=0.5,
+        attempts=3,
+        wait=client.spin_until,
+        feedback_callback=lambda message: feedback.append(bytes(message.goal_id.uuid)),
+    )
+    assert handle.accepted
+    result = GoalResult(handle)
+    assert client.spin_until(result.done, time.monotonic() + 30)
+    assert result.result().result.message == "ran"
+    assert client.spin_until(lambda: bool(harness.canceled), time.monotonic() + 10)
+    # the first request's late acceptance was canceled; its feedback, sent while it ran, never reached the caller
+    assert harness.executed == ["lossy-1"]
+    assert harness.canceled == ["lossy-1"]
+    assert feedback
+    assert set(feedback) == {bytes(handle.goal_id.uuid)}
+
+
+def test_stop_ends_the_wait_for_an_answer(make_harness: Any, hand_spun: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=0, answer=False)
+    client = hand_spun()
+    stop_at = time.monotonic() + 0.5
+    handle = send_goal(
+        client.client,
+        harness.goal,
+        answer_timeout_s=20.0,
+        attempts=3,
+        wait=client.spin_until,
+        stop=lambda: time.monotonic() > stop_at,
+    )
+    assert handle is None
+    assert time.monotonic() - stop_at < 5.0  # not the 60 s of three unanswered attempts

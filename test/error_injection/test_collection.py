@@ -34,6 +34,10 @@ def test_the_motion_stays_in_the_box_in_small_steps(robot_config: RobotConfig) -
     test = continuous_setpoints(home, box, settings, settings.seed)
     assert test.shape == (30, kin.n_joints)
     assert np.abs(test[0] - home).max() < 0.05  # starts at rest near home, moves continuously
+    # at rest: the first period's speed is a small part of the motion's top speed (the sines alone start at speed)
+    long = continuous_setpoints(home, box, CollectSettings(test_s=60.0), settings.seed)
+    speed = np.abs(np.diff(np.vstack((home, long)), axis=0)).max(axis=1)
+    assert speed[0] < 0.02 * speed.max()
 
 
 def test_collect_from_the_emulated_arm(config: ConfigNode, robot_config: RobotConfig) -> None:

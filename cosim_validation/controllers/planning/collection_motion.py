@@ -29,6 +29,7 @@ from cosim_validation.controllers.planning.joint_space_motion import goal_box
 
 #: Part of each sample: the settled steps, the continuous training motion, the held-out motion; -1 on the way home.
 SETTLED, MOTION, HELD_OUT, BETWEEN = 0, 1, 2, -1
+RAMP_S = 2.0  # the continuous motions speed up from rest over this time [s]
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ def training_setpoints(home: np.ndarray, box: np.ndarray, settings: CollectSetti
 def continuous_setpoints(
     home: np.ndarray, box: np.ndarray, settings: CollectSettings, seed: int, stream: int = 1
 ) -> np.ndarray:
-    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home.
+    """(n, J) a continuous motion at :attr:`CollectSettings.rate_hz`, starting at rest at home (speed zero at t = 0).
 
     ``stream`` 1: the held-out one, ``test_s`` long; 2: the continuous training motion, ``motion_s`` long, other sines.
 
@@ -148,6 +149,10 @@ def continuous_setpoints(
     freq = rng.uniform(0.02, 0.1, size=(2, len(home))) * 2 * np.pi  # [rad/s]: 10-50 s periods, at most ~0.3 rad/s
     phase = rng.uniform(0, 2 * np.pi, size=(2, len(home)))
     wave = 0.5 * (np.sin(freq[0] * t + phase[0]) - np.sin(phase[0]) + np.sin(freq[1] * t + phase[1]) - np.sin(phase[1]))
+    # the sines start at home but not at rest (their slope at t = 0 is up to ~0.3 rad/s): a smoothstep envelope over
+    # the first RAMP_S (a quarter of a shorter motion) brings the speed up from zero, as an arm is moved from rest
+    s = np.minimum(t / min(RAMP_S, duration_s / 4), 1.0)
+    wave = wave * s * s * (3.0 - 2.0 * s)
     half = 0.5 * (box[1] - box[0])
     return np.clip(home + half * np.clip(wave, -1.0, 1.0), box[0], box[1])  # type: ignore[no-any-return]
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
@@ -77,6 +78,15 @@ class ErrorInjector:
         self.offsets(q)
         self.reset(np.zeros_like(q), 0)
 
+    def _joint_vector(self, q: ArrayLike, name: str) -> np.ndarray:
+        """``q`` as a finite (J,) float64 vector (a list or tuple too), else an InputError naming ``name``."""
+        vector = np.array(q, dtype=np.float64)
+        if vector.shape != self._previous_setpoint.shape or not np.isfinite(vector).all():
+            raise InputError(
+                f"{self._name}: {name} must be {self._previous_setpoint.shape[0]} finite joint values, got {q!r}"
+            )
+        return vector
+
     @property
     def name(self) -> str:
         """``errors:<model>``."""
@@ -89,10 +99,11 @@ class ErrorInjector:
             q0: The joints at rest, shape (J,), in [rad] (or [m] for a prismatic joint).
             case_seed: The case's seed (unused: the networks are deterministic).
         """
+        q0 = self._joint_vector(q0, "q0")
         self._nn1.reset()
         self._nn2.reset()
         self._moves = np.zeros_like(self._moves)
-        self._previous = np.array(q0, dtype=np.float64)
+        self._previous = q0.copy()
         self._previous_setpoint = self._previous.copy()
         self._a2 = np.zeros_like(self._previous)
 
@@ -106,8 +117,9 @@ class ErrorInjector:
             a1 (the controller error) and a2 (the kinematic and non-kinematic error), each of shape (J,), in the
             units of the joints.
         """
+        q_setpoint = self._joint_vector(q_setpoint, "q_setpoint")
         step = q_setpoint - self._previous_setpoint
-        self._previous_setpoint = np.array(q_setpoint, dtype=np.float64)
+        self._previous_setpoint = q_setpoint.copy()
         a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step))
         measured = q_setpoint + a1
         a2 = self.model.offsets("nn2", self._nn2.features(measured, self._previous, step))
@@ -124,7 +136,7 @@ class ErrorInjector:
         Returns:
             The joint vector the simulated robot gets, shape (J,), in the units of the joints.
         """
-        q_s = np.asarray(q_setpoint, dtype=np.float64)
+        q_s = self._joint_vector(q_setpoint, "q_setpoint")
         a1, a2 = self.offsets(q_s)
         self.last_offsets = (a1, a2)
         self._a2 = a2

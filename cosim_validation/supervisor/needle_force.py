@@ -112,13 +112,16 @@ class NeedleForceModel:
         """Forces of n samples in time order, continuing from ``state`` (None: a fresh insertion).
 
         Args:
-            t_s: (n,) increasing sample times [s].
+            t_s: (n,) increasing sample times [s], after the time of ``state``.
             holder_m: (n, 3) needle holder (mount) points in base_link [m].
             tip_m: (n, 3) needle tip points in base_link [m].
             state: What the previous call returned.
 
         Returns:
             The forces and the state to pass to the next call.
+
+        Raises:
+            InputError: The times do not increase, continuing from ``state``'s, or the shapes differ.
         """
         t = np.atleast_1d(np.asarray(t_s, dtype=np.float64))
         a = np.asarray(holder_m, dtype=np.float64).reshape(-1, 3)
@@ -126,6 +129,8 @@ class NeedleForceModel:
         if not (t.shape[0] == a.shape[0] == b.shape[0]) or np.any(np.diff(t) <= 0):
             raise InputError(f"t_s (n,) increasing, holder_m and tip_m (n, 3): got {t.shape}, {a.shape}, {b.shape}")
         state = self.initial_state() if state is None else state
+        if t[0] <= state.t_s:  # a previous sample's time is NaN in a fresh state: no comparison holds
+            raise InputError(f"t_s: the sample at {t[0]:g} s does not come after the previous one at {state.t_s:g} s")
         where = self.layers.along_needle(a, b)
         speed = self._speed(t, a, b, state)
         punctured = self._punctured(where.tip_layer, where.tip_depth_m, state.punctured)

@@ -44,6 +44,24 @@ def test_the_command_is_setpoint_plus_both_offsets_from_the_robots_own_history(
         previous = seen.q_measured  # the history is the filtered robot's own reading
 
 
+def test_a_plain_list_is_a_joint_vector_and_a_bad_one_is_named(
+    synthetic_model: ErrorModel, kinematics: Kinematics
+) -> None:
+    injector = ErrorInjector(synthetic_model, kinematics.q_lower - 1.0, kinematics.q_upper + 1.0, "m")
+    path = random_walk(kinematics, 3, seed=7)
+    injector.reset(path[0], 0)
+    as_array = injector.offsets(path[1])
+    injector.reset([float(v) for v in path[0]], 0)  # the same from lists
+    as_list = injector.offsets([float(v) for v in path[1]])
+    np.testing.assert_array_equal(as_array[0], as_list[0])
+    np.testing.assert_array_equal(as_array[1], as_list[1])
+    for bad in (path[1][:-1], np.vstack((path[1], path[2])), np.r_[path[1][:-1], np.nan]):
+        with pytest.raises(InputError, match=r"errors:m: q_setpoint must be 7 finite joint values"):
+            injector.command(0.0, bad)
+    with pytest.raises(InputError, match=r"errors:m: q0 must be 7 finite joint values"):
+        injector.reset(path[0][:3], 0)
+
+
 def test_commands_stay_inside_the_joint_limits(synthetic_model: ErrorModel, kinematics: Kinematics) -> None:
     injector = ErrorInjector(synthetic_model, kinematics.q_lower, kinematics.q_upper, "m")
     injector.reset(kinematics.q_upper, 0)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.common.record import Stage
 from cosim_validation.controllers import InsertionSetup
 from cosim_validation.supervisor.needle_force import (
@@ -128,6 +128,10 @@ def test_streaming_equals_one_batch(model: NeedleForceModel) -> None:
     pairs = np.array([stream.update(t[k], holder[k], tip[k]) for k in range(z.size)])
     np.testing.assert_array_equal(pairs[:, 0], batch.tip_force_n)
     np.testing.assert_array_equal(pairs[:, 1], batch.holder_force_n)
+    # a sample not after the last one (time going back, or the same time again) is bad input, not a reversed speed
+    for t_s in (t[-1], t[-1] - 0.05):
+        with pytest.raises(InputError, match=r"t_s: the sample at .* does not come after the previous one"):
+            stream.update(t_s, holder[-1], tip[-1])
 
 
 def test_bad_parameters(tmp_path: Path, insertion_setup: InsertionSetup) -> None:

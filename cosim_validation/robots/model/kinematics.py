@@ -143,6 +143,26 @@ class Kinematics:
             )
         return np.ascontiguousarray(arr)
 
+    def as_joint_vector(self, q: ArrayLike, name: str = "q") -> np.ndarray:
+        """``q`` as one finite (1, J) float64 row, for the methods that take one joint vector.
+
+        Args:
+            q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
+            name: What the error message calls ``q``.
+
+        Returns:
+            The joint vector as a batch of one, shape (1, J), float64, C-contiguous.
+
+        Raises:
+            KinematicsInputError: Not shape (J,) (a batch of several would otherwise be cut to its first row), or
+                NaN/inf entries.
+        """
+        if np.ndim(q) != 1:
+            raise KinematicsInputError(
+                f"{name} must be one joint vector of shape ({self.n_joints},), got {np.shape(q)}"
+            )
+        return self.as_joint_batch(q, name)
+
     def limit_violations(self, q: ArrayLike, margin_rad: float = 0.0) -> list[str]:
         """Descriptions of the joints of a (J,) vector outside [lower + margin, upper - margin]; empty if none.
 
@@ -151,7 +171,7 @@ class Kinematics:
             margin_rad: How far inside each URDF limit the joints must stay, in [rad] (the same number is taken as [m]
                 for a prismatic joint).
         """
-        qv = self.as_joint_batch(q)[0]
+        qv = self.as_joint_vector(q)[0]
         lower, upper = self.q_lower + margin_rad, self.q_upper - margin_rad
         unit = self.chain.joint_unit
         return [
@@ -177,7 +197,7 @@ class Kinematics:
         violations = self.limit_violations(q, margin_rad)
         if violations:
             raise KinematicsInputError(f"{name} violates joint limits: {'; '.join(violations)}")
-        row: np.ndarray = self.as_joint_batch(q, name)[0]
+        row: np.ndarray = self.as_joint_vector(q, name)[0]
         return row
 
     # ------------------------------------------------------------------ kinematics
@@ -233,7 +253,7 @@ class Kinematics:
         Args:
             q: One joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
         """
-        tip_pos, tip_R = self.tip_poses(q)
+        _, _, tip_pos, tip_R, _ = self._fk(self.as_joint_vector(q))
         return TipPose(tip_pos[0], tip_R[0])
 
     def tip_transform(self, q: ArrayLike) -> np.ndarray:
@@ -261,7 +281,7 @@ class Kinematics:
             Shape (6, J): the tip's linear velocity [m/s] over its angular velocity [rad/s], in base_link, per unit
             joint velocity ([rad/s], or [m/s] for a prismatic joint).
         """
-        joint_pos, joint_axis, tip_pos, _, _ = self._fk(self.as_joint_batch(q))
+        joint_pos, joint_axis, tip_pos, _, _ = self._fk(self.as_joint_vector(q))
         return np.asarray(jacobian_from_frames(joint_pos[0], joint_axis[0], self.chain.joint_type, tip_pos[0]))
 
     def needle_segments(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

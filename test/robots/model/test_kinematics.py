@@ -152,7 +152,9 @@ def test_bad_needle_length_is_rejected(kinematics: Kinematics, length: float) ->
     ("q", "message"),
     [
         (np.zeros(6), r"shape \(n, 7\)"),
-        (np.zeros((2, 8)), r"shape \(n, 7\)"),
+        (np.zeros((2, 8)), r"one joint vector of shape \(7,\), got \(2, 8\)"),
+        # a batch given where one vector is taken: not cut to its first row
+        (np.zeros((2, 7)), r"one joint vector of shape \(7,\), got \(2, 7\)"),
         (np.array([0, 0, np.nan, 0, 0, 0, 0]), r"q\[0, 2\] \(joint3\) is not finite"),
         (np.array([0, 0, 0, 0, 0, np.inf, 0]), r"\(joint6\) is not finite"),
     ],
@@ -160,6 +162,10 @@ def test_bad_needle_length_is_rejected(kinematics: Kinematics, length: float) ->
 def test_bad_joint_vectors_are_rejected(kinematics: Kinematics, q: np.ndarray, message: str) -> None:
     with pytest.raises(KinematicsInputError, match=message):
         kinematics.tip_pose(q)
+    if q.ndim == 2:  # every method of one joint vector refuses a batch
+        for method in (kinematics.tip_jacobian, kinematics.tip_transform, kinematics.check_limits):
+            with pytest.raises(KinematicsInputError, match="one joint vector"):
+                method(q)
 
 
 def test_limit_violation_names_the_joint(kinematics: Kinematics) -> None:

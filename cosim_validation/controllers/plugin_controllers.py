@@ -67,6 +67,10 @@ class NeedleForceSensor(Protocol):
 def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin | ClosedLoopPlugin:
     """Import the factory, call it with the options and the context, check the contract, wrap the controller.
 
+    Args:
+        spec: The plugin as the user named it (factory, options, limits).
+        context: The case study the controller will run in.
+
     Raises:
         ConfigError, InputError: Not importable, not callable, the factory raised, or the object it returned keeps
             neither contract (naming where the plugin was named).
@@ -95,7 +99,12 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
 
 
 def plan_problem(plan: Any, kinematics: Kinematics) -> str:
-    """Why ``plan`` cannot be streamed ("" if it can): not a Plan, empty, wrong shapes, NaN, outside the limits."""
+    """Why ``plan`` cannot be streamed ("" if it can): not a Plan, empty, wrong shapes, NaN, outside the limits.
+
+    Args:
+        plan: What a controller returned as its plan.
+        kinematics: The arm whose joint count and URDF limits apply.
+    """
     if not isinstance(plan, Plan):
         return f"returned a {type(plan).__name__}, not a Plan"
     q, n = np.asarray(plan.q), len(plan.t_s)
@@ -130,6 +139,9 @@ def release(controller: Any) -> None:
 
     The controller is a user's, or one of ours holding a process or a connection. At shutdown there is nothing left to
     fail.
+
+    Args:
+        controller: Any object; its ``close`` is called if it has a callable one.
     """
     close = getattr(controller, "close", None)
     if callable(close):
@@ -174,6 +186,10 @@ class CallThread:
     def call(self, call: Callable[[], Any], limit_s: float) -> tuple[Any, float]:
         """``call()``'s result and how long it ran [s].
 
+        Args:
+            call: The call, without arguments.
+            limit_s: Longest wait for it, in [s] (wall time).
+
         Raises:
             CallHungError: It had not returned after ``limit_s``.
             BaseException: Whatever ``call`` raised.
@@ -190,6 +206,10 @@ class CallThread:
         """Run ``release_call`` (the controller's ``close``) on the thread, then end the thread; never raises.
 
         A thread whose call never returned is left as it is (and so is its controller).
+
+        Args:
+            release_call: The call that releases the controller, without arguments.
+            limit_s: Longest wait for it, in [s] (wall time).
         """
         if self.hung:
             return
@@ -229,6 +249,11 @@ class PlanningPlugin:
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The user's plan, checked.
+
+        Args:
+            source: The case's source point, shape (3,), in base_link, in [m].
+            target: The case's target point, shape (3,), in base_link, in [m].
+            seed: The case seed, handed to the user's ``plan_case``.
 
         Raises:
             PlanningError: The user's refusal, or reason ``controller_error`` / ``bad_plan``.
@@ -305,6 +330,9 @@ class ClosedLoopPlugin:
     def reference(self, case: CaseStart) -> Plan | None:
         """The declared reference trajectory, checked, or None.
 
+        Args:
+            case: The case, as :meth:`start` gets it.
+
         Raises:
             PlanningError: The controller refuses the case (its reason).
             ControllerFaultError: ``reference`` raised anything else or returned something unusable.
@@ -321,7 +349,11 @@ class ClosedLoopPlugin:
         return checked
 
     def start(self, case: CaseStart) -> None:
-        """Tell the controller a case begins (a ``PlanningError`` here is a fault too: the case has started)."""
+        """Tell the controller a case begins (a ``PlanningError`` here is a fault too: the case has started).
+
+        Args:
+            case: The case: its id, source and target, seed, start pose, control period and time limit.
+        """
         self._renew_if_hung()
         inner = self.inner
         try:
@@ -333,11 +365,23 @@ class ClosedLoopPlugin:
         """Tell the controller its case is over, however it ended (optional ``finish(outcome, reason)``).
 
         Called once per started case, after the last setpoint: ``outcome`` is ``completed`` or ``aborted``. What it
-        raises is logged in the case's reason, never raised: the case has its outcome already.
+        raises comes back as a :class:`ControllerFaultError`, which the caller notes in the case's message: the case
+        has its outcome already.
+
+        Args:
+            outcome: ``completed`` or ``aborted``.
+            reason: Why the case ended.
+
+        Raises:
+            ControllerFaultError: ``finish`` raised anything (a PlanningError too: the case is over, there is nothing
+                left to refuse), or had not returned after the plugin's ``call_limit_s``.
         """
         tell = getattr(self.inner, "finish", None)
         if callable(tell) and not self._thread.hung:  # a controller whose call never returned is not told
-            self._call("finish", lambda: tell(outcome, reason))
+            try:
+                self._call("finish", lambda: tell(outcome, reason))
+            except PlanningError as exc:
+                raise ControllerFaultError(f"controller error: finish raised PlanningError: {exc}") from None
 
     def close(self) -> None:
         """Release what the controller holds (optional ``close()``: processes, connections); never raises.
@@ -349,6 +393,9 @@ class ClosedLoopPlugin:
 
     def step(self, observation: Observation) -> Command:
         """The controller's command for this period, checked.
+
+        Args:
+            observation: What the robots answered to the last setpoint.
 
         Raises:
             ControllerFaultError: It raised, was slower than the step budget, or returned a bad command.

@@ -127,3 +127,22 @@ def test_done_aborted_and_a_reference(kinematics: Kinematics) -> None:
     np.testing.assert_array_equal(physical.resets[0], q[0])  # the robots start at the reference
     np.testing.assert_array_equal(run.q_expected, [q[0], q[1], q[1]])  # the reference, held at its end
     assert run.plan is reference
+
+
+class RefusesToFinish(Scripted):
+    """Ends the case, then raises PlanningError when told it is over (a plugin's finish that plans again)."""
+
+    def finish(self, outcome: str, reason: str) -> None:
+        from cosim_validation.controllers.planning import PlanningError
+
+        raise PlanningError("no plan for the way back", "unreachable")
+
+
+def test_a_finish_that_raises_planning_error_is_noted_and_the_outcome_stands(kinematics: Kinematics) -> None:
+    home = (kinematics.q_lower + kinematics.q_upper) / 2
+    run, heard, _, _ = run_case(kinematics, RefusesToFinish(home, Command.done("completed", "at the target")))
+    assert run.outcome == "completed"
+    assert run.message == (
+        "the controller is done: at the target; controller error: finish raised PlanningError: no plan for the way back"
+    )
+    assert heard.events[-1][0] is CaseEvent.COMPLETED

@@ -45,6 +45,9 @@ class AnatomyScene:
     def model(self, name: str) -> AnatomyModel:
         """The model called ``name``.
 
+        Args:
+            name: The model's name, as in the configuration (e.g. ``heart``).
+
         Raises:
             InputError: No such model; the message lists the existing names.
         """
@@ -54,7 +57,11 @@ class AnatomyScene:
         raise InputError(f"no anatomy model named {name!r}; models: {', '.join(self.names) or 'none'}")
 
     def with_role(self, role: str) -> tuple[AnatomyModel, ...]:
-        """Models of one role (``target``, ``obstacle`` or ``skin``), in configuration order."""
+        """Models of one role (``target``, ``obstacle`` or ``skin``), in configuration order.
+
+        Args:
+            role: ``target``, ``obstacle`` or ``skin``; any other value gives an empty tuple.
+        """
         return tuple(m for m in self.models if m.role == role)
 
     @property

@@ -123,6 +123,9 @@ def builtin_mesh(name: str) -> BuiltinMesh:
     Generating a lung takes seconds, so the result is kept on disk (:mod:`cosim_validation.common.disk_cache`),
     keyed by the generator's source code: a changed generator never reads an old mesh.
 
+    Args:
+        name: One of :data:`BUILTIN_NAMES`: ``left_lung``, ``right_lung``, ``heart`` or ``torso``.
+
     Raises:
         KeyError: ``name`` is not a built-in model (callers turn this into a ConfigError).
     """

@@ -94,7 +94,11 @@ def tapered_column(base_center_m: np.ndarray, height_m: float, base_semi_axes_m:
 
 
 def intersection(*bodies: Implicit) -> Implicit:
-    """Points inside every body."""
+    """Points inside every body.
+
+    Args:
+        *bodies: The bodies to intersect (at least one).
+    """
 
     def value(points: np.ndarray) -> np.ndarray:
         return np.asarray(np.max(np.stack([body(points) for body in bodies]), axis=0))
@@ -103,12 +107,21 @@ def intersection(*bodies: Implicit) -> Implicit:
 
 
 def difference(body: Implicit, *cut: Implicit) -> Implicit:
-    """Points inside ``body`` and outside every ``cut``."""
+    """Points inside ``body`` and outside every ``cut``.
+
+    Args:
+        body: The body to cut from.
+        *cut: The bodies removed from ``body`` (none: ``body`` itself).
+    """
     return intersection(body, *(negated(c) for c in cut))
 
 
 def negated(body: Implicit) -> Implicit:
-    """The complement of ``body``."""
+    """The complement of ``body``.
+
+    Args:
+        body: The body whose inside and outside are swapped.
+    """
 
     def value(points: np.ndarray) -> np.ndarray:
         return -body(points)
@@ -117,7 +130,13 @@ def negated(body: Implicit) -> Implicit:
 
 
 def grown(body: Implicit, amount: float) -> Implicit:
-    """``body`` with its level set moved outward by ``amount`` (in the body's value units)."""
+    """``body`` with its level set moved outward by ``amount`` (in the body's value units).
+
+    Args:
+        body: The body to grow.
+        amount: How far to move the level set, in the body's value units (in [m] only for a signed distance such as
+            :func:`half_space`); negative shrinks the body.
+    """
 
     def value(points: np.ndarray) -> np.ndarray:
         return body(points) - amount

@@ -36,7 +36,11 @@ DEFAULT_REPAIR_MAX_LOSS = 0.05
 
 
 def builtin_sha256(name: str) -> str:
-    """SHA-256 (hex) of a built-in model's content: its patient-frame vertices and faces."""
+    """SHA-256 (hex) of a built-in model's content: its patient-frame vertices and faces.
+
+    Args:
+        name: One of ``BUILTIN_NAMES`` (``left_lung``, ``right_lung``, ``heart``, ``torso``).
+    """
     mesh = builtin_mesh(name)
     digest = hashlib.sha256()
     digest.update(np.ascontiguousarray(mesh.vertices_m, dtype="<f8").tobytes())
@@ -163,5 +167,10 @@ def load_anatomy(section: ConfigNode) -> AnatomyScene:
 
 
 def load_anatomy_file(path: str = "config/needle_insertion.yaml") -> AnatomyScene:
-    """The scene of a configuration file (default: the shipped case study)."""
+    """The scene of a configuration file (default: the shipped case study).
+
+    Args:
+        path: The configuration file, relative to the current directory or to the package root (as ``resolve_resource``
+            finds it); its ``anatomy`` section is read.
+    """
     return load_anatomy(load_case_config(resolve_resource(path))["anatomy"])

@@ -34,7 +34,11 @@ def size_defect(vertices_m: np.ndarray, unit: str) -> str | None:
 
 
 def topology_defects(mesh: Any) -> list[str]:
-    """Open edges, non-manifold edges and inconsistent winding of a ``trimesh.Trimesh``."""
+    """Open edges, non-manifold edges and inconsistent winding of a ``trimesh.Trimesh``.
+
+    Args:
+        mesh: The mesh to check, coordinates in [m].
+    """
     defects = []
     counts = edge_use_counts(np.asarray(mesh.faces))
     boundary, nonmanifold = int(np.sum(counts == 1)), int(np.sum(counts > 2))
@@ -49,7 +53,11 @@ def topology_defects(mesh: Any) -> list[str]:
 
 
 def volume_defects(mesh: Any) -> list[str]:
-    """Flat, inverted or overlapping solids (call only on watertight, consistently wound meshes)."""
+    """Flat, inverted or overlapping solids (call only on watertight, consistently wound meshes).
+
+    Args:
+        mesh: The mesh to check, coordinates in [m]; watertight and consistently wound (no topology defects).
+    """
     volume = float(mesh.volume)
     if abs(volume) < MIN_VOLUME_M3:
         return [f"zero volume: encloses {volume:.3g} m^3 (less than {MIN_VOLUME_M3:g} m^3)"]
@@ -75,6 +83,9 @@ def shell_defects(mesh: Any) -> list[str]:
 
     An inward-wound shell inside an outward one is a cavity (winding number 0 inside it) and is fine; one
     that is not makes a pocket of winding number -1, which ray parity counts as inside.
+
+    Args:
+        mesh: A closed, consistently wound ``trimesh.Trimesh``, coordinates in [m].
     """
     pockets = [s for s in shells(mesh) if s.volume_m3 < 0 and s.winding < 0]
     if not pockets:
@@ -87,7 +98,11 @@ def shell_defects(mesh: Any) -> list[str]:
 
 
 def union_volume(bodies: list[Any]) -> float:
-    """Volume of the union of closed bodies [m^3], by manifold3d."""
+    """Volume of the union of closed bodies [m^3], by manifold3d.
+
+    Args:
+        bodies: Closed, outward-wound ``trimesh.Trimesh`` bodies, coordinates in [m].
+    """
     return float(union_manifold(bodies).volume())
 
 

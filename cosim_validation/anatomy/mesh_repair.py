@@ -152,6 +152,9 @@ def repair_mesh(mesh: Any) -> tuple[Any, RepairReport]:
     open; turn inverted bodies outward; unite several bodies into one solid with manifold3d
     (overlapping shells would break inside tests by parity) and fill the cavities the union encloses.
 
+    Args:
+        mesh: The mesh to repair, coordinates in [m]; it is not changed (a copy is repaired).
+
     Returns:
         The repaired mesh (a new object) and the report of every step that changed something.
     """

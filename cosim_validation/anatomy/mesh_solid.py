@@ -49,7 +49,11 @@ def edge_use_counts(faces: np.ndarray) -> np.ndarray:
 
 
 def union_manifold(bodies: list[Any]) -> Any:
-    """The union of closed, outward-wound ``trimesh.Trimesh`` bodies as a ``manifold3d.Manifold``."""
+    """The union of closed, outward-wound ``trimesh.Trimesh`` bodies as a ``manifold3d.Manifold``.
+
+    Args:
+        bodies: Closed, outward-wound ``trimesh.Trimesh`` bodies, coordinates in [m].
+    """
     import manifold3d
 
     parts = [
@@ -106,7 +110,11 @@ def _inside_point(body: Any) -> np.ndarray | None:
 
 
 def shells(mesh: Any) -> list[Shell]:
-    """Every connected body of a closed, consistently wound ``trimesh.Trimesh`` with its winding number."""
+    """Every connected body of a closed, consistently wound ``trimesh.Trimesh`` with its winding number.
+
+    Args:
+        mesh: A closed, consistently wound ``trimesh.Trimesh``, coordinates in [m].
+    """
     bodies = mesh.split(only_watertight=False, repair=False)
     if len(bodies) == 1:
         volume = float(bodies[0].volume)

@@ -61,7 +61,12 @@ class AssemblySpec:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssemblySpec:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of :meth:`to_dict`.
+
+        Args:
+            data: Plain values as :meth:`to_dict` gives them (a run's metadata); ``config_path`` is required, a
+                missing other key takes its default.
+        """
         return cls(
             config_path=str(data["config_path"]),
             engines=tuple(data.get("engines", ())),
@@ -81,6 +86,11 @@ class AssemblySpec:
 
 def controller_name(name: str | None, config: ConfigNode) -> str:
     """The controller to test: ``name``, or ``controllers.default`` of the configuration.
+
+    Args:
+        name: The controller asked for (a built-in name, an installed entry point's name or an import path
+            ``module:attribute``); None for the configuration's default.
+        config: The case-study configuration (its ``controllers`` section gives the default).
 
     Raises:
         InputError: An unknown name (the message lists the controllers).

@@ -43,7 +43,12 @@ class CampaignConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> CampaignConfig:
-        """Read the ``campaign`` section (``node`` is that section)."""
+        """Read the ``campaign`` section (``node`` is that section).
+
+        Args:
+            node: The ``campaign`` section of the case-study configuration; its relative paths are relative to the
+                configuration file.
+        """
         node.reject_unknown(("properties", "robots", "safety_property", "supervisor"))
         robots_node = node["robots"]
         robots_node.reject_unknown(ROBOT_NAMES)
@@ -58,6 +63,10 @@ class CampaignConfig:
 
     def engines(self, backends: Sequence[str]) -> tuple[str, ...]:
         """Engine names for ``backends`` (robot names such as ``virtual`` or engine names), one per robot.
+
+        Args:
+            backends: Robot names (``virtual``, ``physical``: the engine :attr:`robots` gives it) or engine names
+                (``mujoco``, ``emulated``, ...), as ``--backends`` lists them; at least one.
 
         Raises:
             InputError: An unknown name, or two engines for the same robot.

@@ -139,7 +139,12 @@ class CaseAssembly:
         return self.setup.robot.kinematics
 
     def controller(self, name: str | None = None) -> Controller | ClosedLoopPlugin:
-        """The controller ``name`` (None: the assembly's controller under test), built once per assembly."""
+        """The controller ``name`` (None: the assembly's controller under test), built once per assembly.
+
+        Args:
+            name: A controller name (a built-in, an entry point or an import path ``module:attribute``); None or ""
+                for the assembly's controller under test.
+        """
         chosen = name or self.controller_name
         if chosen not in self._controllers:
             built = self.setup.controller(chosen, self.logs)
@@ -150,7 +155,12 @@ class CaseAssembly:
         return self._controllers[chosen]
 
     def robot(self, engine_name: str) -> RobotBackend:
-        """A robot of the registry for this case study, through the spec's filters for its role."""
+        """A robot of the registry for this case study, through the spec's filters for its role.
+
+        Args:
+            engine_name: A registry engine name (``mujoco``, ``pybullet``, ``emulated``, ...); the robot it plays
+                (virtual or physical) picks the spec's filters.
+        """
         role = engine(engine_name).role.label
         layers = [text for robot, text in self.spec.filters if robot == role]
         return build_robot(self.config, engine_name, self.kinematics, seed=self.spec.robot_seed, filters=layers)
@@ -165,13 +175,25 @@ class CaseAssembly:
     def lockstep(
         self, ports: Mapping[RobotRole, RobotPort], clock: SessionClock | None = None, drop_lost_robots: bool = True
     ) -> Lockstep:
-        """The lockstep loop over ``ports`` with this assembly's validation."""
+        """The lockstep loop over ``ports`` with this assembly's validation.
+
+        Args:
+            ports: The robots, by role (in-process :class:`BackendPort`, or a controller node's ROS driver links).
+            clock: The session clock the cases are stamped on; None: a new one.
+            drop_lost_robots: Run later cases without a robot that stopped answering (False: they wait for it and
+                abort).
+        """
         settings = LockstepSettings(validate=self.validate, drop_lost_robots=drop_lost_robots)
         validator, supervision, watch = self.setup.state_validator, self.supervision, self.hazard_watch
         return Lockstep(self.kinematics, ports, settings, validator, clock, supervision, watch)
 
     def run_batch(self, case: TestCase, listener: CaseListener | None = None) -> BatchCase:
-        """Plan and run ``case`` on the in-process robots; the records of what was executed."""
+        """Plan and run ``case`` on the in-process robots; the records of what was executed.
+
+        Args:
+            case: The test case (its source and target in base_link [m], its seed).
+            listener: Hears the case's events (status, setpoints, progress); None: nobody listens.
+        """
         ports = {backend.role: BackendPort(backend) for backend in self.backends}
         self._filter_events()  # nothing left over from a case before
         run = self.lockstep(ports).run(case, self.controller(), listener)

@@ -22,7 +22,14 @@ STOPPED_OUTCOMES = ("aborted", "unfinished")
 
 
 def conclude_verdicts(verdicts: Iterable[Verdict], outcome: str, message: str) -> tuple[Verdict, ...]:
-    """The final verdicts of a case that ended with ``outcome`` (``message`` says why)."""
+    """The final verdicts of a case that ended with ``outcome`` (``message`` says why).
+
+    Args:
+        verdicts: The verdicts of the case's records (properties and ``machine:<name>`` verdicts).
+        outcome: How the case ended (``completed``, ``refused``, ``aborted``, ``unfinished``, ...); after one of
+            :data:`STOPPED_OUTCOMES` a machine verdict decided only by the end of the run becomes UNKNOWN.
+        message: Why it ended so; quoted in the reason of every verdict made UNKNOWN.
+    """
     if outcome not in STOPPED_OUTCOMES:
         return tuple(verdicts)
     reason = f"the case was {outcome} before the behaviour could complete: {message}"

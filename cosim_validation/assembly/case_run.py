@@ -68,7 +68,14 @@ class CaseListener:
     """
 
     def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
-        """The case started, changed stage or ended (``run`` says how far it got)."""
+        """The case started, changed stage or ended (``run`` says how far it got).
+
+        Args:
+            event: STARTED, STAGE, or the ending: COMPLETED, REFUSED or ABORTED.
+            stage: The stage of the last setpoint answered (the first setpoint's at STARTED; NONE for a refusal).
+            message: The completion message or the refusal or abort reason; "" for STARTED and STAGE.
+            run: The case so far.
+        """
 
     def setpoint(
         self,
@@ -96,16 +103,32 @@ class CaseListener:
         """The supervisor's step that decided the setpoint stamped ``stamp_ns``, in a supervised case.
 
         ``decision`` is a :class:`~cosim_validation.assembly.supervision.Decision`; called before :meth:`setpoint`.
+
+        Args:
+            stamp_ns: The setpoint's stamp on the session clock, in [ns].
+            decision: The supervisor's step that decided it.
         """
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:
-        """Sample k was answered by every robot (called at stage changes and every 10 samples)."""
+        """Sample k was answered by every robot (called at stage changes and every 10 samples).
+
+        Args:
+            k: The sample's index in the case.
+            stage: Its stage.
+            n_samples: The samples the case is expected to take: the planned count, or ``k + 1`` once more were
+                streamed.
+        """
 
     def before_streaming(self) -> None:
         """Every robot is reset; the first setpoint is next (a live session waits for its subscribers)."""
 
     def pace(self, k: int, t_s: float) -> None:
-        """Called after sample k (a real-time session sleeps until the case time ``t_s`` [s])."""
+        """Called after sample k (a real-time session sleeps until the case time ``t_s`` [s]).
+
+        Args:
+            k: The sample's index in the case.
+            t_s: Its case time, in [s].
+        """
 
     def cancel_requested(self) -> bool:
         """Whether the case should stop now (an action client canceled it)."""

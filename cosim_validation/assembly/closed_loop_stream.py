@@ -59,7 +59,15 @@ def case_start(
 
 
 def commands_plan(run: CaseRun, case: CaseStart, name: str) -> Plan:
-    """What was streamed as a :class:`Plan` (the case's plan when the controller declared no reference)."""
+    """What was streamed as a :class:`Plan` (the case's plan when the controller declared no reference).
+
+    Args:
+        run: The case: its ``q_sent`` and ``stage_sent`` become the plan's samples (none streamed yet: the start
+            pose alone, at INITIALIZATION).
+        case: The case as the controller sees it: start pose, source and target in base_link [m], control period
+            (the plan's sample period [s]).
+        name: The controller's name, stored as the plan's controller.
+    """
     n = max(len(run.q_sent), 1)
     q = run.q_sent if len(run.q_sent) else case.q0[None, :]
     stage = run.stage_sent if len(run.stage_sent) else np.array([int(Stage.INITIALIZATION)], dtype=np.uint8)
@@ -123,6 +131,10 @@ class ClosedLoopSource:
         """Period ``p``: the start pose, then what the controller asks for.
 
         Under the supervisor, what it lets through. None once the controller said done (unsupervised).
+
+        Args:
+            p: The period's index in the case (0: the start pose), at case time ``p * dt``.
+            last_stamp_ns: The stamp of the setpoint every robot answered last, in [ns]; None at period 0.
         """
         asker = self._asker
         assert asker is not None
@@ -162,6 +174,10 @@ class ClosedLoopSource:
         """Tell the controller how the case ended; a fault there is noted in the case's message.
 
         Without a reference, the commands streamed become the case's plan.
+
+        Args:
+            outcome: ``completed`` or ``aborted``.
+            reason: Why: the abort reason, or the completed case's message (the controller's reason for done).
         """
         if self._supervision is not None:
             self._supervision.current = None
@@ -170,7 +186,11 @@ class ClosedLoopSource:
             self._run.plan = commands_plan(self._run, self._case, self._plugin.name)
 
     def completed(self, run: CaseRun) -> str:
-        """The controller is done (its reason), under the supervisor if supervised."""
+        """The controller is done (its reason), under the supervisor if supervised.
+
+        Args:
+            run: The completed case (``run.message`` holds the reason the controller gave with done).
+        """
         done = run.message
         message = f"the controller is done{': ' + done if done else ''}"
         if self._supervised is not None:

@@ -65,7 +65,11 @@ class CaseWatch(Protocol):
     """
 
     def start_case(self, test_id: str) -> None:
-        """A new case starts streaming."""
+        """A new case starts streaming.
+
+        Args:
+            test_id: The case's test id.
+        """
         ...
 
     def push(self, t_s: float, stamp_ns: int, robot: Measurement, model: Measurement, q_setpoint: np.ndarray) -> Any:
@@ -121,6 +125,9 @@ class Lockstep:
 
         A lost robot that answered again since it was lost (a driver that was frozen) is back.
 
+        Args:
+            wanted: The robots the case asks for; empty: every robot with a port.
+
         Raises:
             InputError: A robot no port drives.
             CaseAbortedError: Every wanted robot is lost.
@@ -149,6 +156,12 @@ class Lockstep:
 
         A closed-loop controller decides every setpoint instead (:mod:`.closed_loop_stream`), under the task supervisor
         too.
+
+        Args:
+            case: The test case (its source and target in base_link [m], its seed).
+            controller: The controller under test: a planning controller, or a closed-loop plugin.
+            listener: Hears the case's events and is asked whether the client canceled; None: nobody listens.
+            robots: The robots to drive; empty: every robot with a port (lost ones left out in both cases).
 
         Raises:
             InputError: Bad robots for this loop (before anything moved).
@@ -212,6 +225,12 @@ class Lockstep:
         recorded in ``run``, announced, sent to every robot and waited for. Once the case is completed, the clock moves
         past it.
 
+        Args:
+            run: The case, planned (``run.plan`` and ``run.stamps_ns[0]``, its start, set); its arrays grow as it
+                streams.
+            source: Decides each period's setpoint.
+            listener: Hears the case's events and is asked whether the client canceled.
+
         Raises:
             CaseAbortedError: The source stopped the case (the supervisor, the controller), a robot was lost, the
                 validator refused a setpoint or the client canceled (``run`` says how far it got).
@@ -253,7 +272,15 @@ class Lockstep:
         listener.status(CaseEvent.COMPLETED, run.last_stage, run.message, run)
 
     def start_streaming(self, run: CaseRun, listener: CaseListener) -> StateValidator | None:
-        """Reset every robot to the plan's first setpoint, announce STARTED; the case's validator (or None)."""
+        """Reset every robot to the plan's first setpoint, announce STARTED; the case's validator (or None).
+
+        Args:
+            run: The case, planned (its robots, test id, seed and ``run.plan``).
+            listener: Told :meth:`~CaseListener.before_streaming`, then STARTED.
+
+        Raises:
+            CaseAbortedError: A robot did not answer its reset.
+        """
         plan = run.plan
         assert plan is not None
         for role in run.robots:
@@ -329,7 +356,11 @@ class Lockstep:
             self.clock.now_ns += max(round(float(run.plan.t_s[-1]) * 1e9), streamed_ns) + 100_000_000
 
     def lose(self, role: RobotRole) -> None:
-        """Robot ``role`` stopped answering: later cases run without it (when so configured)."""
+        """Robot ``role`` stopped answering: later cases run without it (when so configured).
+
+        Args:
+            role: The robot that stopped answering.
+        """
         if self.settings.drop_lost_robots:
             self.lost[role] = time.monotonic()
 

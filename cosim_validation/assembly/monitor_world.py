@@ -57,7 +57,11 @@ class MonitorWorld:
         return SelfDistance(self.collision)
 
     def collision_for(self, needle_length_m: float) -> SelfCollision:
-        """The self-collision model with a needle of ``needle_length_m`` [m] (built once per length)."""
+        """The self-collision model with a needle of ``needle_length_m`` [m] (built once per length).
+
+        Args:
+            needle_length_m: The needle's length, in [m].
+        """
         if needle_length_m == self.kinematics.needle_length_m:
             return self.collision
         if needle_length_m not in self._by_needle:
@@ -94,7 +98,15 @@ def monitor_world(
     scene: AnatomyScene | None = None,
     collision: SelfCollision | None = None,
 ) -> MonitorWorld:
-    """The monitor's world from a loaded configuration (pass what the caller built already to share it)."""
+    """The monitor's world from a loaded configuration (pass what the caller built already to share it).
+
+    Args:
+        config: The loaded case-study configuration (its ``robot`` and ``anatomy`` sections).
+        properties_path: The property file.
+        kinematics: The nominal arm with its needle; None: built from ``robot``.
+        scene: The anatomy; None: loaded from ``anatomy``.
+        collision: The arm's self-collision model; None: built from ``kinematics``.
+    """
     kinematics = kinematics or RobotConfig.from_config(config["robot"]).kinematics
     scene = scene or load_anatomy(config["anatomy"])
     root = load_config(properties_path)
@@ -110,7 +122,12 @@ def monitor_world(
 
 
 def load_monitor_world(config_path: str | Path, properties_path: str | Path) -> MonitorWorld:
-    """Read the case-study configuration (robot, anatomy) and the properties file."""
+    """Read the case-study configuration (robot, anatomy) and the properties file.
+
+    Args:
+        config_path: The case-study configuration file.
+        properties_path: The property file.
+    """
     return monitor_world(load_case_config(config_path), properties_path)
 
 
@@ -119,6 +136,10 @@ def monitor_world_of(config_path: str | Path, properties_path: str | Path = "") 
 
     ``properties_path`` "" stands for the configuration's ``campaign.properties``. Both files are found like shipped
     resources (``config/...`` works from anywhere).
+
+    Args:
+        config_path: The case-study configuration file.
+        properties_path: The property file; "" for the configuration's ``campaign.properties``.
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import resolve_resource

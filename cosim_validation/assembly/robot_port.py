@@ -69,6 +69,9 @@ class RobotPort(Protocol):
     def wait(self, stamp_ns: int) -> None:
         """Block until the robot answered the setpoint stamped ``stamp_ns``.
 
+        Args:
+            stamp_ns: The setpoint's stamp on the session clock, in [ns].
+
         Raises:
             RobotLostError: No answer in time.
         """
@@ -78,6 +81,9 @@ class RobotPort(Protocol):
         """Whether the robot sent anything after ``monotonic_s`` (``time.monotonic()``).
 
         A lost robot that answers again (a driver that was frozen) may drive the next case.
+
+        Args:
+            monotonic_s: A time of ``time.monotonic()`` (when the robot was lost), in [s].
         """
         ...
 
@@ -85,6 +91,9 @@ class RobotPort(Protocol):
         """What the robot reported with its answer to the setpoint stamped ``stamp_ns`` (after :meth:`wait`).
 
         A tip pose that did not come is NaN.
+
+        Args:
+            stamp_ns: The stamp of the setpoint answered, on the session clock, in [ns].
         """
         ...
 
@@ -113,7 +122,14 @@ class BackendPort:
         return self._role
 
     def reset(self, test_id: str, q0: np.ndarray, case_seed: int) -> None:
-        """Reseed, put the arm at rest at ``q0``, read it (the answer to the first setpoint)."""
+        """Reseed, put the arm at rest at ``q0``, read it (the answer to the first setpoint).
+
+        Args:
+            test_id: The case (not used in-process).
+            q0: The start pose, shape (J,), in [rad], or [m] for a prismatic joint.
+            case_seed: The case's seed; a :class:`~cosim_validation.robots.robot_backend.Reseedable` backend is
+                reseeded with it.
+        """
         if isinstance(self.backend, Reseedable):
             self.backend.reseed(int(case_seed))  # a case's noise depends on the case only, not on what ran before
         self.backend.reset(q0)
@@ -123,6 +139,11 @@ class BackendPort:
 
     def send(self, stamp_ns: int, q: np.ndarray) -> None:
         """Track the setpoint until ``stamp_ns`` and read the arm (the first one after a reset only reads).
+
+        Args:
+            stamp_ns: The setpoint's stamp on the session clock, in [ns]; after the previous setpoint's.
+            q: The setpoint, shape (J,), in [rad], or [m] for a prismatic joint (not used for the first setpoint
+                after a reset).
 
         Raises:
             InputError: A setpoint before any reset, or not after the previous one.
@@ -147,19 +168,37 @@ class BackendPort:
 
         A robot whose filters use it (:class:`~cosim_validation.robots.filters.robot_filter.FilteredBackend`) is told;
         other backends ignore it.
+
+        Args:
+            stage: The next setpoint's stage, as an int.
         """
         if self._stage_aware:
             cast(StageAware, self.backend).stage(int(stage))
 
     def wait(self, stamp_ns: int) -> None:
-        """In-process: the answer is there as soon as :meth:`send` returned."""
+        """In-process: the answer is there as soon as :meth:`send` returned.
+
+        Args:
+            stamp_ns: The setpoint's stamp, in [ns] (nothing to wait for).
+        """
 
     def answered_since(self, monotonic_s: float) -> bool:
-        """In-process: always."""
+        """In-process: always.
+
+        Args:
+            monotonic_s: A time of ``time.monotonic()``, in [s] (not used).
+        """
         return True
 
     def measurement(self, stamp_ns: int) -> Measurement:
-        """In-process: the reading of the last setpoint."""
+        """In-process: the reading of the last setpoint.
+
+        Args:
+            stamp_ns: The setpoint's stamp, in [ns] (not used: the last setpoint's reading is returned).
+
+        Raises:
+            InputError: No setpoint was sent since the last reset.
+        """
         sample = self.latest
         return Measurement(sample.q_measured, sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
 

@@ -84,6 +84,10 @@ class SetpointSource(Protocol):
         ``last_stamp_ns``: the stamp every robot answered last (None at ``p`` 0). None comes when a closed-loop
         controller said done.
 
+        Args:
+            p: The period's index in the case.
+            last_stamp_ns: The stamp of the setpoint every robot answered last, in [ns]; None at period 0.
+
         Raises:
             CaseAbortedError: The source stops the case.
             ControllerFaultError: The user's controller misbehaved.
@@ -91,11 +95,20 @@ class SetpointSource(Protocol):
         ...
 
     def close(self, outcome: str, reason: str) -> None:
-        """The case ended ``outcome`` (``completed`` or ``aborted``) for ``reason``; called once :meth:`open` was."""
+        """The case ended ``outcome`` (``completed`` or ``aborted``) for ``reason``; called once :meth:`open` was.
+
+        Args:
+            outcome: ``completed`` or ``aborted``.
+            reason: Why: the abort reason, or the case's message when completed.
+        """
         ...
 
     def completed(self, run: CaseRun) -> str:
-        """The message of a completed case."""
+        """The message of a completed case.
+
+        Args:
+            run: The completed case.
+        """
         ...
 
 
@@ -121,7 +134,12 @@ class PlanSource:
         """Nothing to start."""
 
     def decide(self, p: int, last_stamp_ns: int | None) -> Period | None:
-        """Sample ``p`` of the plan (the last one ends the case completed)."""
+        """Sample ``p`` of the plan (the last one ends the case completed).
+
+        Args:
+            p: The sample's index in the plan; None is returned past the last one.
+            last_stamp_ns: The stamp every robot answered last, in [ns] (not used: the plan does not depend on it).
+        """
         if p > self._last:
             return None
         return Period(
@@ -135,8 +153,17 @@ class PlanSource:
         )
 
     def close(self, outcome: str, reason: str) -> None:
-        """Nothing to stop."""
+        """Nothing to stop.
+
+        Args:
+            outcome: ``completed`` or ``aborted`` (not used).
+            reason: Why (not used).
+        """
 
     def completed(self, run: CaseRun) -> str:
-        """Every stage executed."""
+        """Every stage executed.
+
+        Args:
+            run: The completed case (not used).
+        """
         return "every stage executed"

@@ -99,6 +99,11 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNo
 def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomyScene:
     """Validate the sections the assembly reads for ``engines``; return the anatomy (with its repair reports).
 
+    Args:
+        config: The case configuration (its ``robot``, ``anatomy``, ``planning``, ``controllers``, ``validator``
+            and ``backends`` sections).
+        engines: The in-process engines of the run (``emulated`` also checks ``backends.emulated``).
+
     Raises:
         ConfigError, InputError: The first bad value, naming the file and the key.
         MeshDefectError: A model that is not a usable solid, or whose repair removes too much.
@@ -123,6 +128,11 @@ def check_controller(config: ConfigNode, controller: str) -> None:
     A factory that raises or returns an object without a contract is then an error naming the user's file, not the
     run directory's copy; so is ``moveit``, whose factory waits for move_group's services. The other built-in
     controllers need nothing more than :func:`check_world_config`.
+
+    Args:
+        config: The case configuration.
+        controller: The controller under test's name (a built-in, an entry point's name or an import path
+            ``module:attribute``).
 
     Raises:
         ConfigError, InputError: The plugin cannot be built (naming the file and key, or the option).

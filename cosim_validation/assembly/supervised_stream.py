@@ -44,7 +44,13 @@ class SupervisedSource:
         """Nothing to start: the supervisor was given the case when this source was made."""
 
     def decide(self, p: int, last_stamp_ns: int | None) -> Period:
-        """Period ``p``: the plan's first setpoint, then one supervisor step per period."""
+        """Period ``p``: the plan's first setpoint, then one supervisor step per period.
+
+        Args:
+            p: The period's index in the case, at case time ``p * dt``.
+            last_stamp_ns: The stamp of the setpoint every robot answered last, in [ns]; None at period 0 (the
+                plan's first setpoint).
+        """
         t_s = p * self._case.dt_s
         stamp_ns = self._start_ns + p * self.period_ns
         if last_stamp_ns is None:
@@ -59,9 +65,18 @@ class SupervisedSource:
         )
 
     def close(self, outcome: str, reason: str) -> None:
-        """The supervisor has no current case any more."""
+        """The supervisor has no current case any more.
+
+        Args:
+            outcome: ``completed`` or ``aborted`` (not used).
+            reason: Why (not used).
+        """
         self._supervision.current = None
 
     def completed(self, run: CaseRun) -> str:
-        """Every stage executed under the supervisor."""
+        """Every stage executed under the supervisor.
+
+        Args:
+            run: The completed case (not used).
+        """
         return "every stage executed under the supervisor"

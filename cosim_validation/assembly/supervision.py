@@ -53,7 +53,11 @@ class AlarmSource(Protocol):
     """
 
     def active_alarms(self, t_s: float) -> Mapping[str, str]:
-        """Active alarms at case time ``t_s`` [s]."""
+        """Active alarms at case time ``t_s`` [s].
+
+        Args:
+            t_s: The case time, in [s].
+        """
         ...
 
 
@@ -135,6 +139,9 @@ def check_supervision(
 def feeding_robot(robots: Sequence[RobotRole]) -> RobotRole:
     """Whose measurements feed the supervisor: the physical robot when the case drives one, else the virtual.
 
+    Args:
+        robots: The robots the case drives.
+
     Raises:
         InputError: The case drives neither.
     """
@@ -150,7 +157,7 @@ class Supervision:
     Args:
         config_path: The supervisor configuration (``config/supervisor/supervisor.yaml`` or a user file).
         kinematics: The nominal arm and needle (needle segment of the measured joints).
-        world: The anatomy (forbidden regions) and the scene of the needle force model.
+        world: Distance queries on the anatomy (the needle's clearance to its forbidden regions).
         scene: The anatomy scene (the force model's tissue layers name its models).
         velocity_limit: (J,) joint speed limits (teleoperation and the rejoin are bounded by them).
         scenario_path: A scenario file; None: the configuration's ``scenario`` (if any).
@@ -193,6 +200,15 @@ class Supervision:
         """A fresh supervisor for one case, started and told the case is planned; it becomes :attr:`current`.
 
         ``dt_s``: the control period of a closed-loop controller (whose ``plan`` is its start, or its reference).
+
+        Args:
+            test_id: The case's test id (the scenario's actions that name cases apply to the cases they name).
+            plan: The case's plan (at least 2 samples when ``dt_s`` is None), or a closed-loop controller's start
+                or reference.
+            dt_s: The control period of a closed-loop controller, in [s]; None: the plan's sample period.
+
+        Raises:
+            InputError: No ``dt_s`` and a plan of fewer than 2 samples.
         """
         self.current = SupervisedCase(self, test_id, plan, dt_s)
         return self.current
@@ -253,6 +269,9 @@ class SupervisedCase:
     def request(self, name: str) -> None:
         """A user request (abort, recover, teleoperation, auto), seen by the next step; thread-safe.
 
+        Args:
+            name: The request, one of the supervisor configuration's ``requests``.
+
         Raises:
             InputError: An unknown request.
         """
@@ -263,7 +282,13 @@ class SupervisedCase:
         self._requests.put(name)
 
     def observe(self, t_s: float, measurement: Measurement | None) -> None:
-        """What was measured after the previous setpoint (None before the first answer), at case time ``t_s``."""
+        """What was measured after the previous setpoint (None before the first answer), at case time ``t_s``.
+
+        Args:
+            t_s: The case time, in [s].
+            measurement: The feeding robot's answer to the previous setpoint (its measured joints give the
+                needle's clearance and force; a NaN tip position is untracked), or None before the first answer.
+        """
         faults = self.scenario.active(t_s) if self.scenario is not None else {}
         while not self._requests.empty():
             self.supervisor.request(self._requests.get())
@@ -289,6 +314,10 @@ class SupervisedCase:
 
         The setpoint is the plan's, or what ``propose`` (a closed-loop controller, told the step's status) asks for,
         where the machine allows motion.
+
+        Args:
+            t_s: The case time, in [s].
+            propose: A closed-loop controller's proposal, given the step's status; None: the plan's setpoints.
         """
         status = self.status = self.supervisor.step(t_s)
         if status.transition:

@@ -12,7 +12,11 @@ HELP = "recover a bag cut short (a killed recorder): every message written befor
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim bag``."""
+    """Arguments of ``cosim bag``.
+
+    Args:
+        parser: The ``cosim bag`` subcommand's parser, to add its arguments to.
+    """
     parser.add_argument("action", choices=("recover",), help="recover: finish a bag cut short")
     parser.add_argument(
         "bag", help="the unfinished bag: session.mcap.part (or a run directory, or an older session.bag-in-progress)"
@@ -39,7 +43,11 @@ def _source(given: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Recover and print what was recovered."""
+    """Recover and print what was recovered.
+
+    Args:
+        args: The parsed ``cosim bag`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.live.ros.bag import PART_SUFFIX
     from cosim_validation.live.ros.bag_recovery import LEGACY_FOLDER_SUFFIX, recover_bag
 

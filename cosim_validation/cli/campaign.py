@@ -24,7 +24,11 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim campaign``."""
+    """Options of ``cosim campaign``.
+
+    Args:
+        parser: The ``cosim campaign`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
     parser.add_argument("--suite", action="append", required=True, help="suite file (Parquet); repeat for more")
     parser.add_argument(
@@ -60,7 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the campaign; exit 130 after Ctrl-C (the database stays consistent)."""
+    """Run the campaign; exit 130 after Ctrl-C (the database stays consistent).
+
+    Args:
+        args: The parsed ``cosim campaign`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.robots.filters.robot_filters import FilterSpec
     from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
     from cosim_validation.runs.campaign.stores import StoreFullError
@@ -117,7 +125,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def resume_command(args: argparse.Namespace) -> str:
-    """The command line that continues this run."""
+    """The command line that continues this run.
+
+    Args:
+        args: The parsed command line of the run, as :func:`run` takes it; the supervisor files are named by
+            absolute path, ``--resume`` is added.
+    """
     from cosim_validation.common.config import resolve_resource
 
     parts = ["cosim campaign", f"--config {shlex.quote(args.config)}"]
@@ -152,7 +165,12 @@ def _scaled(value: float, unit: str) -> tuple[float, str]:
 
 
 def summary_text(summary: dict[str, Any]) -> str:
-    """The summary as text tables (millimetres and degrees)."""
+    """The summary as text tables (millimetres and degrees).
+
+    Args:
+        summary: The campaign's summary, as ``summary.json`` holds it (``cases``, ``safety``, ``properties``,
+            ``kpis``, and ``aborted`` / ``failures`` when present), KPI values in SI units ([m], [rad]).
+    """
     cases = summary["cases"]
     counts = ", ".join(f"{k} {v}" for k, v in cases.items() if k not in ("stored", "expected"))
     lines = [f"cases: {cases['stored']} of {cases['expected']} stored ({counts or 'none'})"]

@@ -12,7 +12,11 @@ HELP = "check properties, KPIs and behaviour machines on trajectory records (.np
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim check``."""
+    """Arguments of ``cosim check``.
+
+    Args:
+        parser: The ``cosim check`` subcommand's parser, to add its arguments to.
+    """
     parser.add_argument("traces", nargs="+", metavar="TRACE", help="TrajectoryRecord .npz files (e.g. run outputs)")
     parser.add_argument(
         "--properties", default="", help="properties file (default: campaign.properties of --config, as a campaign)"
@@ -35,7 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Evaluate and print; 0 if nothing is violated, 2 otherwise."""
+    """Evaluate and print; 0 if nothing is violated, 2 otherwise.
+
+    Args:
+        args: The parsed ``cosim check`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     import numpy as np
 
     from cosim_validation.assembly import check_records, monitor_world_of

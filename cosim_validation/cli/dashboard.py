@@ -16,7 +16,11 @@ HELP = "watch a digital-twin session (live or from its bag), or render the dashb
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim dashboard``."""
+    """Options of ``cosim dashboard``.
+
+    Args:
+        parser: The ``cosim dashboard`` subcommand's parser, to add its options to.
+    """
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--bag", default="", help="a recorded session (session.mcap): play, pause, seek")
     source.add_argument("--live", action="store_true", help="join a running session's ROS 2 graph")
@@ -51,7 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the dashboard, or render it to a PNG, or write the Foxglove layout."""
+    """Open the dashboard, or render it to a PNG, or write the Foxglove layout.
+
+    Args:
+        args: The parsed ``cosim dashboard`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     if args.foxglove_layout:
         checked_output(
             "--foxglove-layout", args.foxglove_layout, {"--graph": args.graph, "--bag": args.bag}, (".json",)
@@ -109,6 +117,9 @@ def live_domain(given: int | None) -> int:
 
     ``given``; else the one running session's (sessions lease their own domain, see session/discovery_scope.py); else
     the caller's ROS_DOMAIN_ID (0 when unset).
+
+    Args:
+        given: The ``--domain-id`` value, or None to find the domain as above.
 
     Raises:
         InputError: ``given`` out of range, or several sessions running and none chosen.

@@ -22,7 +22,11 @@ HELP = "run the main job on the embedded defaults: suite, digital-twin session, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim demo``."""
+    """Options of ``cosim demo``.
+
+    Args:
+        parser: The ``cosim demo`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("--out", default="", help="output folder (default: runs/demo-<time>)")
     parser.add_argument("--session-cases", type=int, default=4, help="cases of the digital-twin session")
     parser.add_argument("--granularity-mm", type=float, default=20.0, help="cube edge of the suite [mm]")
@@ -30,7 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The steps in order; stops at the first that fails."""
+    """The steps in order; stops at the first that fails.
+
+    Args:
+        args: The parsed ``cosim demo`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.runs.campaign.executor import default_workers
     from cosim_validation.testgen import Suite

@@ -6,7 +6,11 @@ import argparse
 
 
 def add_detector_options(parser: argparse.ArgumentParser) -> None:
-    """``--detector THRESHOLDS`` and ``--stop-on-alarm``."""
+    """``--detector THRESHOLDS`` and ``--stop-on-alarm``.
+
+    Args:
+        parser: The parser of ``cosim campaign`` or ``cosim session``, to add the two options to.
+    """
     parser.add_argument(
         "--detector",
         default=None,

@@ -70,7 +70,15 @@ def _where(module: object) -> str:
 
 
 def check_library(name: str, module_name: str, distribution: str, required: bool) -> Finding:
-    """Import ``module_name`` and report its version, or the reason it failed."""
+    """Import ``module_name`` and report its version, or the reason it failed.
+
+    Args:
+        name: The component's name in the table (``pinocchio``).
+        module_name: The module to import (``pinocchio``).
+        distribution: The installed distribution whose version is reported (``pin``); if it is not installed
+            as one, the module's ``__version__``.
+        required: Whether ``cosim doctor`` fails (exit code 1) when the import fails.
+    """
     try:
         with quiet_stdout():
             module = importlib.import_module(module_name)
@@ -179,6 +187,9 @@ def check_controller_manager(timeout_s: float | None = None) -> Finding:
 
     The manager is rokae_ros2's on the real ER3 Pro. ``timeout_s`` None: a second and a half. When none answers, only
     the stand-in is available (docs/ROBOTS.md, "The ER3 Pro through rokae_ros2").
+
+    Args:
+        timeout_s: Longest wait for an answer [s]; None: 1.5 s.
     """
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S, probe_controller_manager
 
@@ -205,6 +216,10 @@ def check_move_group(settings: MoveItSettings | None = None) -> Finding:
     """Whether move_group serves the three services the ``moveit`` controller calls on this shell's ROS domain.
 
     It must answer within a second and a half. ``settings``: namespace and domain; default the controller's defaults.
+
+    Args:
+        settings: Namespace and ROS domain of move_group (its ``service_timeout_s`` is replaced by 1.5 s);
+            None: the defaults of :class:`~cosim_validation.controllers.moveit_spec.MoveItSettings`.
     """
     from cosim_validation.controllers.moveit_spec import MoveItSettings
     from cosim_validation.controllers.planning.errors import PlanningError
@@ -233,6 +248,10 @@ def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:
     """Whether CoppeliaSim's ZeroMQ remote API answers within a second and a half, through the official client.
 
     ``config``: host and port; default localhost:23000.
+
+    Args:
+        config: Host and port of the remote API (its ``connect_timeout_s`` is replaced by 1.5 s); None:
+            localhost:23000.
     """
     from cosim_validation.live.ros.controller_manager_probe import PROBE_TIMEOUT_S
     from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
@@ -298,11 +317,19 @@ def controllers() -> list[dict[str, Any]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options beyond --json."""
+    """No options beyond --json.
+
+    Args:
+        parser: The ``cosim doctor`` subcommand's parser (left as it is).
+    """
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the findings; exit 1 naming what required component is missing."""
+    """Print the findings; exit 1 naming what required component is missing.
+
+    Args:
+        args: The parsed command line of ``cosim doctor`` (only ``--json`` is read).
+    """
     findings = collect()
     missing = [f.name for f in findings if f.required and not f.found]
     if args.json:

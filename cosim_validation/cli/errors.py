@@ -32,7 +32,11 @@ HELP = "learned error injection: calibrate, train and evaluate error models from
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim errors``."""
+    """Arguments of ``cosim errors``.
+
+    Args:
+        parser: The ``cosim errors`` subcommand's parser, to add one subparser per action to.
+    """
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     c = sub.add_parser("collect", help="drive the physical robot and write a dataset", description=__doc__)
@@ -227,7 +231,12 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the action and print its result."""
+    """Run the action and print its result.
+
+    Args:
+        args: The parsed command line of ``cosim errors ACTION`` (``action`` and the options of that action's
+            subparser, ``--json`` included).
+    """
     _check_outputs(args)  # before anything is read or written
     if args.action == "collect":
         return _collect_from_run(args) if args.from_run else _collect(args)

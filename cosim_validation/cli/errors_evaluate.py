@@ -25,7 +25,11 @@ _GAPS = (("translation_mm", "position", "mm"), ("rotation_deg", "rotation", "deg
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``evaluate`` (beside the dataset, ``--config`` and ``--json``)."""
+    """The options of ``evaluate`` (beside the dataset, ``--config`` and ``--json``).
+
+    Args:
+        p: The ``evaluate`` action's subparser, to add the options to.
+    """
     p.add_argument("--model", default=None, help="error model file (cosim errors train); or --split")
     p.add_argument("--set", default=None, choices=("train", "test"), help="with --model: rows to evaluate on (test)")
     p.add_argument("--html", default=None, metavar="PAGE", help="with --model: write the page with Table II")
@@ -45,7 +49,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check_arguments(args: argparse.Namespace) -> None:
-    """Raise :class:`InputError` for options that do not go together."""
+    """Raise :class:`InputError` for options that do not go together.
+
+    Args:
+        args: The parsed command line of ``cosim errors evaluate``.
+    """
     if args.split is None:
         if args.model is None:
             raise InputError("evaluate: give --model MODEL, or --split to train on part of the dataset")
@@ -64,7 +72,14 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def split_result(args: argparse.Namespace, dataset: Any, kinematics: Any) -> dict[str, Any]:
-    """The held-out evaluation of ``--split`` over ``--seeds`` (JSON), with its warnings."""
+    """The held-out evaluation of ``--split`` over ``--seeds`` (JSON), with its warnings.
+
+    Args:
+        args: The parsed command line of ``cosim errors evaluate`` with ``--split``.
+        dataset: The error dataset read from ``DATASET``, not yet labelled (each split calibrates and labels
+            its own training rows).
+        kinematics: The nominal kinematics of the configuration's robot, the one the dataset was recorded on.
+    """
     from cosim_validation.error_injection.held_out import held_out_evaluation
     from cosim_validation.error_injection.learning import LearnSettings
     from cosim_validation.error_injection.splits import parse_split
@@ -88,7 +103,15 @@ def split_result(args: argparse.Namespace, dataset: Any, kinematics: Any) -> dic
 
 
 def model_result(args: argparse.Namespace, labelled: Any, kinematics: Any) -> dict[str, Any]:
-    """The evaluation of ``--model`` on the rows of ``--set`` (JSON), with its warnings."""
+    """The evaluation of ``--model`` on the rows of ``--set`` (JSON), with its warnings.
+
+    Args:
+        args: The parsed command line of ``cosim errors evaluate`` with ``--model`` (``--set``, ``--html``).
+        labelled: The dataset cleaned, calibrated and labelled
+            (:func:`~cosim_validation.error_injection.learning.label`).
+        kinematics: The nominal kinematics of the configuration's robot; the model must be made for the same
+            robot.
+    """
     from cosim_validation.error_injection.evaluation import evaluate
     from cosim_validation.error_injection.model_file import ErrorModel
     from cosim_validation.error_injection.robot_identity import RobotIdentity
@@ -122,7 +145,12 @@ def _samples(result: dict[str, Any]) -> str:
 
 
 def print_model_result(result: dict[str, Any]) -> None:
-    """The text of :func:`model_result`."""
+    """The text of :func:`model_result`.
+
+    Args:
+        result: :func:`model_result`'s data (with the dataset's keys ``cosim errors evaluate`` adds), gaps in
+            [mm] and [deg].
+    """
     print(f"{result['samples']} {_samples(result)}; gap between real and simulated actual pose:")
     for name, row in result["table"].items():
         print(
@@ -162,7 +190,11 @@ def _spread(row: dict[str, float]) -> str:
 
 
 def print_split_result(result: dict[str, Any]) -> None:
-    """The text of :func:`split_result`."""
+    """The text of :func:`split_result`.
+
+    Args:
+        result: :func:`split_result`'s data, gaps in [mm] and [deg].
+    """
     print(
         f"split {result['split']}, {result['seeds']} seeds; mean gap between real and simulated actual pose "
         "on the held-out rows, without -> with injection (with/without):"

@@ -20,7 +20,11 @@ NAMES = ("rq1", "rq2", "rq3", "adaptive")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim experiment``."""
+    """Options of ``cosim experiment``.
+
+    Args:
+        parser: The ``cosim experiment`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("name", choices=NAMES, help="which experiment")
     parser.add_argument("--quick", action="store_true", help="a small version that finishes in minutes on 2 cores")
     parser.add_argument("--out", required=True, help="output directory (suites, run/, experiment.json)")
@@ -66,7 +70,11 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the experiment and print its answer."""
+    """Run the experiment and print its answer.
+
+    Args:
+        args: The parsed ``cosim experiment`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.config import resolve_resource
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
@@ -112,7 +120,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def answer_text(name: str, results: dict[str, Any]) -> str:
-    """The experiment's answer as text tables."""
+    """The experiment's answer as text tables.
+
+    Args:
+        name: The experiment: ``rq1``, ``rq2``, ``rq3`` or ``adaptive``.
+        results: What the experiment writes to ``experiment.json``
+            (:func:`~cosim_validation.runs.experiment.research_questions.run_experiment`, or
+            :func:`~cosim_validation.runs.experiment.adaptive.run_adaptive`'s with ``wall_s``); wall times in
+            [s], deviations in [deg] and [mm].
+    """
     wall = results["wall_s"]
     calls = len(results.get("calls", [])) if isinstance(wall, dict) else 1
     over = f" summed over {calls} calls (--resume)" if calls > 1 else ""

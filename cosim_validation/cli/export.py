@@ -12,7 +12,11 @@ HELP = "write the trajectories stored in a run directory as .npz trajectory reco
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim export``."""
+    """Arguments of ``cosim export``.
+
+    Args:
+        parser: The ``cosim export`` subcommand's parser, to add its arguments to.
+    """
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)")
     parser.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for <test_id>/<robot>.npz")
     parser.add_argument(
@@ -27,7 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Export and print what was written."""
+    """Export and print what was written.
+
+    Args:
+        args: The parsed ``cosim export`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.robots.model import RobotConfig

@@ -15,7 +15,11 @@ DEFAULT_NAMESPACES = {"dvrk_psm": "/PSM1", "raven2": "/arm1"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim export-crtk``."""
+    """Arguments of ``cosim export-crtk``.
+
+    Args:
+        parser: The ``cosim export-crtk`` subcommand's parser, to add its arguments to.
+    """
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)")
     parser.add_argument("case", metavar="TEST_ID", help="the case whose record to write")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.mcap (CRTK bag) or FILE.csv")
@@ -25,7 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the file and say what it holds."""
+    """Write the file and say what it holds.
+
+    Args:
+        args: The parsed ``cosim export-crtk`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.common.record import RobotRole
     from cosim_validation.error_injection.dataset_io import dataset_of_record, write_csv

@@ -30,7 +30,11 @@ HEADERS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim hazards``: an action, then its options."""
+    """Arguments of ``cosim hazards``: an action, then its options.
+
+    Args:
+        parser: The ``cosim hazards`` subcommand's parser, to add its arguments to.
+    """
     parser.add_argument("action", choices=("run", "table"), help="run: campaigns + detector; table: show a run's")
     parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
     parser.add_argument("--suite", action="append", default=[], help="suite file (Parquet); repeat for more (run)")
@@ -58,7 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the action; the detection table on stdout."""
+    """Run the action; the detection table on stdout.
+
+    Args:
+        args: The parsed ``cosim hazards`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.cli.main import UsageError
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.hazards.detector import DetectorSettings

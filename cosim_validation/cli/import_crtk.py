@@ -23,7 +23,11 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim import-crtk``."""
+    """Arguments of ``cosim import-crtk``.
+
+    Args:
+        parser: The ``cosim import-crtk`` subcommand's parser, to add its arguments to.
+    """
     parser.add_argument("input", metavar="FILE", help="a CRTK-style .mcap (or rosbag2 folder), or a dataset .csv")
     parser.add_argument(
         "-o",
@@ -42,7 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Import, write, and say how many rows or samples (and how many with the marker seen)."""
+    """Import, write, and say how many rows or samples (and how many with the marker seen).
+
+    Args:
+        args: The parsed ``cosim import-crtk`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.error_injection.dataset_io import read_csv, write_parquet

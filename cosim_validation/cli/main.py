@@ -79,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def error_object(exc: BaseException) -> dict[str, Any]:
-    """What ``--json`` prints for an error: ``{"error": {"message", "kind", and "file" / "key" when known}}``."""
+    """What ``--json`` prints for an error: ``{"error": {"message", "kind", and "file" / "key" when known}}``.
+
+    Args:
+        exc: The error that ended the command.
+    """
     body: dict[str, Any] = {"message": str(exc), "kind": type(exc).__name__}
     if isinstance(exc, ConfigError):
         body |= {"file": exc.source, "key": exc.key}
@@ -112,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Bad input becomes one ``error:`` line on stderr and exit code 1, never a traceback (with ``--json``: an
     error object on stdout). An OSError that escapes (a file that cannot be read or written, a full disk) is
     reported the same way, naming the file.
+
+    Args:
+        argv: The command line after the program's name; None: ``sys.argv[1:]``.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args_list

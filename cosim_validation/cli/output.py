@@ -13,17 +13,32 @@ from cosim_validation.runs.campaign.json_file import jsonable
 
 
 def to_json(data: Any) -> str:
-    """Strict JSON (NaN and infinities become null, numpy values become plain ones)."""
+    """Strict JSON (NaN and infinities become null, numpy values become plain ones).
+
+    Args:
+        data: What to write: dicts (keys become strings), lists, tuples, numpy arrays and scalars, plain
+            values.
+    """
     return json.dumps(jsonable(data), indent=2, sort_keys=False, allow_nan=False)
 
 
 def print_json(data: Any) -> None:
-    """Print ``data`` as strict JSON on stdout."""
+    """Print ``data`` as strict JSON on stdout.
+
+    Args:
+        data: As :func:`to_json` takes it.
+    """
     print(to_json(data))
 
 
 def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """An aligned plain-text table; numbers are right-aligned."""
+    """An aligned plain-text table; numbers are right-aligned.
+
+    Args:
+        headers: The column titles.
+        rows: The rows, each with one cell per header; floats are shown with 4 significant digits (no
+            decimals from 10000 on), NaN and infinities as ``-``.
+    """
     text_rows = [[_cell(v) for v in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in text_rows:

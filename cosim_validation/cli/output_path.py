@@ -35,6 +35,9 @@ def _same(a: Path, b: Path) -> bool:
 def check_namespaces(options: Mapping[str, str]) -> None:
     """Refuse a ROS namespace option that no topic can live under (``--namespace '/a b'``), before any work.
 
+    Args:
+        options: The namespace given, by option (``{"--namespace": "/PSM1"}``).
+
     Raises:
         InputError: Names the option and what is wrong.
     """

@@ -13,7 +13,11 @@ HELP = "replay a recorded session (MCAP) into the monitor; the verdicts equal th
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim replay``."""
+    """Options of ``cosim replay``.
+
+    Args:
+        parser: The ``cosim replay`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("bag", help="session.mcap (or a rosbag2 folder)")
     parser.add_argument(
         "--config",
@@ -43,7 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Replay, print a verdict table per case, and whether it equals the live monitor's."""
+    """Replay, print a verdict table per case, and whether it equals the live monitor's.
+
+    Args:
+        args: The parsed ``cosim replay`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
     from cosim_validation.monitor.properties import Status

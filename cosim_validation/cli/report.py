@@ -11,7 +11,11 @@ HELP = "write report.html (tables and figures, readable offline) and summary.jso
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim report``."""
+    """Options of ``cosim report``.
+
+    Args:
+        parser: The ``cosim report`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("run_dir", metavar="DIR", help="run directory of `cosim campaign` or `cosim session`")
     parser.add_argument(
         "--max-cubes", type=int, default=200, help="Figure 6 measures at most this many cubes per granularity"
@@ -19,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the report."""
+    """Build the report.
+
+    Args:
+        args: The parsed ``cosim report`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.runs.report import build_report
 

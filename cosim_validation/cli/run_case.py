@@ -19,7 +19,11 @@ _INPUT_REASONS = ("bad_input", "target_outside_target_model", "target_in_obstacl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``run-case``."""
+    """Options of ``run-case``.
+
+    Args:
+        parser: The ``cosim run-case`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
     parser.add_argument(
         "--target", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"), help="target point in base_link [m]"
@@ -61,7 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Plan, execute, summarize; print a table (or JSON with --json)."""
+    """Plan, execute, summarize; print a table (or JSON with --json).
+
+    Args:
+        args: The parsed ``cosim run-case`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.assembly import AssemblySpec, CaseAssembly
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.controllers.planning.stage_summary import summarize_stages

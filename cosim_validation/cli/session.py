@@ -18,7 +18,11 @@ HELP = "run a digital-twin session: the ROS 2 node graph of config/digital_twin.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cosim session``."""
+    """Options of ``cosim session``.
+
+    Args:
+        parser: The ``cosim session`` subcommand's parser, to add its options to.
+    """
     parser.add_argument("--config", default="config/digital_twin.yaml", help="session graph YAML")
     parser.add_argument(
         "--suite",
@@ -68,7 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Start the graph, run the cases, stop, print and write the summary."""
+    """Start the graph, run the cases, stop, print and write the summary.
+
+    Args:
+        args: The parsed ``cosim session`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     import contextlib
     import functools
 
@@ -341,7 +349,11 @@ def _recover_bag(run_dir: Path, as_json: bool) -> dict[str, Any]:
 
 
 def summarise(run_dir: Path) -> dict[str, Any]:
-    """Cases, verdicts and bag contents of a finished (or interrupted) session."""
+    """Cases, verdicts and bag contents of a finished (or interrupted) session.
+
+    Args:
+        run_dir: The session's run directory (``results.sqlite`` and ``session.mcap``; either may be missing).
+    """
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.live.ros.bag import topics_of
     from cosim_validation.live.ros.recorded_types import skipped_file

@@ -14,7 +14,11 @@ MACHINE_HELP = "machine file, or a supervised run's directory (the machine and g
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``cosim supervisor``: one action."""
+    """Arguments of ``cosim supervisor``: one action.
+
+    Args:
+        parser: The ``cosim supervisor`` subcommand's parser, to add one subparser per action to.
+    """
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     check = actions.add_parser("check", help="check every LTL goal with SPIN; exit 2 if one is violated")
@@ -38,7 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the action (a bad input: ``cli.main`` prints one ``error:`` line, or the JSON error object)."""
+    """Dispatch to the action (a bad input: ``cli.main`` prints one ``error:`` line, or the JSON error object).
+
+    Args:
+        args: The parsed command line of ``cosim supervisor ACTION`` (``action``, that action's arguments, and
+            ``--json`` only when given).
+    """
     return {"check": _check, "replay": _replay, "show": _show}[args.action](args)
 
 

@@ -9,7 +9,11 @@ DEFAULT_SUPERVISOR = "config/supervisor/supervisor.yaml"
 
 
 def add_supervisor_options(parser: argparse.ArgumentParser) -> None:
-    """``--supervisor [PATH]`` and ``--supervisor-scenario PATH``."""
+    """``--supervisor [PATH]`` and ``--supervisor-scenario PATH``.
+
+    Args:
+        parser: The parser of ``cosim campaign``, ``cosim session`` or ``cosim run-case``, to add the options to.
+    """
     parser.add_argument(
         "--supervisor",
         nargs="?",
@@ -39,7 +43,8 @@ def supervisor_paths(args: argparse.Namespace, must_exist: bool = True) -> tuple
             (:mod:`~cosim_validation.runs.run_supervision` checks the path names the run's file).
 
     Raises:
-        InputError: A scenario without a supervisor, or a file that does not exist.
+        InputError: A file given that does not exist or is not a regular file (not checked when ``must_exist``
+            is False); a scenario without a supervisor is refused later, when the supervision is checked.
     """
     from cosim_validation.common.config import regular_file_problem, resolve_resource
     from cosim_validation.common.exceptions import InputError

@@ -23,7 +23,11 @@ def spin_version() -> str:
 
 
 def check_summary(report: CheckReport) -> dict[str, Any]:
-    """Everything ``check`` prints, as JSON-ready data."""
+    """Everything ``check`` prints, as JSON-ready data.
+
+    Args:
+        report: The outcome of :func:`~cosim_validation.monitor.statechart.checker.check_goals`.
+    """
     goals = []
     for result in report.results:
         item: dict[str, Any] = {
@@ -59,7 +63,11 @@ def check_summary(report: CheckReport) -> dict[str, Any]:
 
 
 def print_check(report: CheckReport) -> None:
-    """The verdict table, then every counterexample."""
+    """The verdict table, then every counterexample.
+
+    Args:
+        report: The outcome of :func:`~cosim_validation.monitor.statechart.checker.check_goals`.
+    """
     m = report.machine
     print(f"machine {m.name} ({m.source}), priority {m.priority}; goals {report.goals.source}; {spin_version()}")
     rows = [
@@ -106,7 +114,14 @@ def _trace_table(trace: Trace) -> str:
 
 
 def replay_summary(machine: Machine, trace: Trace, replay: Replay) -> dict[str, Any]:
-    """``replay`` as JSON-ready data."""
+    """``replay`` as JSON-ready data.
+
+    Args:
+        machine: The runtime machine the trace was replayed on.
+        trace: The trace replayed (a counterexample written by ``check``, or hand-written).
+        replay: What :func:`~cosim_validation.monitor.statechart.replay.replay_trace` made of ``trace`` on
+            ``machine``.
+    """
     steps = [
         {
             "events": list(step.events),
@@ -129,7 +144,14 @@ def replay_summary(machine: Machine, trace: Trace, replay: Replay) -> dict[str, 
 
 
 def print_replay(machine: Machine, trace: Trace, replay: Replay) -> None:
-    """The runtime's state after every step, beside the trace's expectation."""
+    """The runtime's state after every step, beside the trace's expectation.
+
+    Args:
+        machine: The runtime machine the trace was replayed on.
+        trace: The trace replayed (a counterexample written by ``check``, or hand-written).
+        replay: What :func:`~cosim_validation.monitor.statechart.replay.replay_trace` made of ``trace`` on
+            ``machine``.
+    """
     rows = [("0", "(initial entry)", replay.positions[0].leaf, trace.initial or "-")]
     for i, (step, seen) in enumerate(zip(trace.steps, replay.positions[1:], strict=True), start=1):
         mark = "  <- differs" if i - 1 in replay.mismatches else ""
@@ -146,7 +168,11 @@ def print_replay(machine: Machine, trace: Trace, replay: Replay) -> None:
 
 
 def machine_summary(machine: Machine) -> dict[str, Any]:
-    """The machine as JSON-ready data."""
+    """The machine as JSON-ready data.
+
+    Args:
+        machine: The state machine, as loaded (from its file, or the copy a run kept).
+    """
     states = {
         p: {
             "flags": sorted(s.flags),
@@ -186,7 +212,11 @@ def machine_summary(machine: Machine) -> dict[str, Any]:
 
 
 def print_machine(machine: Machine) -> None:
-    """The state tree and the transitions, in the order a step tries them."""
+    """The state tree and the transitions, in the order a step tries them.
+
+    Args:
+        machine: The state machine, as loaded (from its file, or the copy a run kept).
+    """
     print(f"machine {machine.name} ({machine.source}): {machine.description}")
     print(f"priority {machine.priority}; initial leaf {machine.default_leaf(ROOT)}; goals {machine.goals_file or '-'}")
     for path in _tree_order(machine, ROOT):

@@ -13,7 +13,11 @@ HELP = "generate test cases over the target model with measured coverage (grid o
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options: method, granularity, k, count, region, seed, output."""
+    """The options: method, granularity, k, count, region, seed, output.
+
+    Args:
+        parser: The ``cosim testgen`` subcommand's parser, to add its options to.
+    """
     parser.add_argument(
         "--config", default="config/needle_insertion.yaml", help="configuration file (anatomy, testgen)"
     )
@@ -67,7 +71,11 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate, write atomically, print the metrics table (or JSON)."""
+    """Generate, write atomically, print the metrics table (or JSON).
+
+    Args:
+        args: The parsed ``cosim testgen`` command line (the arguments of :func:`add_arguments`, and ``--json``).
+    """
     from cosim_validation.cli.output_path import checked_output
 
     checked_output("-o", args.output, {"--config": args.config}, (".parquet",))

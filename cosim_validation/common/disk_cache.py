@@ -26,7 +26,12 @@ def cache_dir() -> Path:
 
 
 def source_digest(modules: Iterable[str]) -> str:
-    """A short digest of the source files of ``modules`` and of the numpy version."""
+    """A short digest of the source files of ``modules`` and of the numpy version.
+
+    Args:
+        modules: Dotted names of importable modules (e.g. ``cosim_validation.anatomy.radial_mesh``) whose source files
+            decide the cached result.
+    """
     digest = hashlib.sha256(np.__version__.encode())
     for name in modules:
         spec = importlib.util.find_spec(name)
@@ -37,7 +42,11 @@ def source_digest(modules: Iterable[str]) -> str:
 
 
 def load_arrays(key: str) -> dict[str, np.ndarray] | None:
-    """The arrays stored under ``key``, or None if absent or unreadable."""
+    """The arrays stored under ``key``, or None if absent or unreadable.
+
+    Args:
+        key: The entry's name (the file ``<key>.npz`` in :func:`cache_dir`).
+    """
     path = cache_dir() / f"{key}.npz"
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -47,7 +56,12 @@ def load_arrays(key: str) -> dict[str, np.ndarray] | None:
 
 
 def store_arrays(key: str, arrays: Mapping[str, np.ndarray]) -> None:
-    """Store ``arrays`` under ``key`` (silently skipped if the folder is not writable)."""
+    """Store ``arrays`` under ``key`` (silently skipped if the folder is not writable).
+
+    Args:
+        key: The entry's name (the file ``<key>.npz`` in :func:`cache_dir`); an entry of that name is replaced.
+        arrays: The arrays by name (no object arrays: they are read back without pickle).
+    """
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,11 @@ def restore_sigint() -> None:
 
 
 def interrupted(exc: BaseException) -> bool:
-    """True if ``exc`` is a KeyboardInterrupt or was raised because of one (its cause or context chain)."""
+    """True if ``exc`` is a KeyboardInterrupt or was raised because of one (its cause or context chain).
+
+    Args:
+        exc: The exception to look at.
+    """
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:

@@ -36,7 +36,13 @@ class CollectionController:
         self.settings = settings
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
-        """The collection drawn from the case seed ``seed`` (``source`` and ``target`` are not used)."""
+        """The collection drawn from the case seed ``seed`` (``source`` and ``target`` are not used).
+
+        Args:
+            source: The case's source point, shape (3,), in base_link, in [m] (not used).
+            target: The case's target point, shape (3,), in base_link, in [m] (not used).
+            seed: The case seed, from which the random joint goals and motions are drawn.
+        """
         kinematics = self.robot.kinematics
         motion = collection_motion(self.robot.home_q, kinematics.q_lower, kinematics.q_upper, self.settings, seed)
         stage = np.full(len(motion.t_s), int(Stage.INITIALIZATION), dtype=np.uint8)

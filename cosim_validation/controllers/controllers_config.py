@@ -74,7 +74,11 @@ class ControllersConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> ControllersConfig:
-        """Read and validate the ``controllers`` section (``node`` is that section)."""
+        """Read and validate the ``controllers`` section (``node`` is that section).
+
+        Args:
+            node: The ``controllers`` section.
+        """
         node.reject_unknown(_KEYS)
         guarded = node["guarded"]
         guarded.reject_unknown(_GUARDED_KEYS)
@@ -96,6 +100,10 @@ class ControllersConfig:
 
 def default_plugin(node: ConfigNode) -> PluginSpec | None:
     """The plugin ``controllers.default`` names (its factory imported), or None for a built-in controller.
+
+    Args:
+        node: The ``controllers.default`` node: a name (built-in, entry point, or import path ``module:attribute``) or a
+            mapping with ``plugin``, ``entry_point`` or ``external``.
 
     Raises:
         ConfigError: Neither a built-in name, an entry point nor an import path; a factory that cannot be loaded.

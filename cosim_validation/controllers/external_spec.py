@@ -116,7 +116,11 @@ class ExternalSpec:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> ExternalSpec:
-        """Back from :meth:`options` (already checked by :func:`external_spec`)."""
+        """Back from :meth:`options` (already checked by :func:`external_spec`).
+
+        Args:
+            options: The values of :meth:`options` (``command`` as a list).
+        """
         values = dict(options)
         values["command"] = tuple(values["command"])
         return cls(**values)
@@ -125,9 +129,13 @@ class ExternalSpec:
 def external_spec(node: ConfigNode) -> ExternalSpec:
     """Read ``controllers.default.external`` (``node`` is that mapping).
 
+    Args:
+        node: The ``controllers.default.external`` mapping (``command`` required; see the module docstring).
+
     Raises:
         ConfigError: Unknown keys, an empty or unparsable command, a program that is not found, names that are not
-            ROS names, non-positive rates or timeouts, negative tolerances, a domain id out of 0..232.
+            ROS names, a non-positive rate or timeout (``command_timeout_s`` may be 0), negative tolerances, a domain
+            id out of 0..232.
     """
     if not isinstance(node.value, dict):
         raise node.error(f"expected a mapping with at least 'command', got {node.value!r}")

@@ -15,7 +15,11 @@ from cosim_validation.controllers.planning.plan import InsertionLine, Plan
 
 
 def fibonacci_directions(n: int) -> np.ndarray:
-    """(n, 3) unit vectors spread evenly over the sphere (Fibonacci lattice), deterministic."""
+    """(n, 3) unit vectors spread evenly over the sphere (Fibonacci lattice), deterministic.
+
+    Args:
+        n: Number of directions.
+    """
     i = np.arange(n) + 0.5
     z = 1.0 - 2.0 * i / n
     r = np.sqrt(1.0 - z * z)
@@ -66,6 +70,11 @@ class GuardedController:
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The plan of one case, or a refusal (``seed`` is not used: the search is deterministic).
+
+        Args:
+            source: The case's source point, shape (3,), in base_link, in [m].
+            target: The case's target point, shape (3,), in base_link, in [m].
+            seed: The case seed (not used).
 
         Raises:
             PlanningError: Bad input, or ``clearance`` (no direction keeps the clearance and can be planned;

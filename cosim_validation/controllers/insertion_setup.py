@@ -44,7 +44,12 @@ class InsertionSetup:
 
     @classmethod
     def from_config(cls, root: ConfigNode) -> InsertionSetup:
-        """Read and validate the sections from the configuration root."""
+        """Read and validate the sections from the configuration root.
+
+        Args:
+            root: The configuration root (its sections ``robot``, ``anatomy``, ``planning``, ``controllers`` and
+                ``validator`` are read).
+        """
         robot = RobotConfig.from_config(root["robot"])
         scene = load_anatomy(root["anatomy"])
         planning = PlanningConfig.from_config(root["planning"])
@@ -66,6 +71,10 @@ class InsertionSetup:
         ``name`` is ``straight``, ``guarded``, ``joint_goals``, ``teleoperation``, ``error_collection``, ``moveit``, an
         entry point of a user's package or an import path ``module:attribute``; None: ``controllers.default``, with its
         options when it is a plugin.
+
+        Args:
+            name: The controller's name (see above); None for ``controllers.default``.
+            logs: Where a plugin may keep logs; None: nowhere (:class:`RunLogs` without a folder).
 
         Raises:
             InputError, ConfigError: An unknown name, or a plugin that cannot be built (naming where it was named).
@@ -94,7 +103,12 @@ class InsertionSetup:
         return build_plugin(spec, self.context(chosen, logs))
 
     def context(self, name: str, logs: RunLogs | None = None) -> ControllerContext:
-        """What a plugin factory is given about this case study (``logs``: where it may keep logs)."""
+        """What a plugin factory is given about this case study (``logs``: where it may keep logs).
+
+        Args:
+            name: The controller's name, as the plugin is told it.
+            logs: Where the plugin may keep logs; None: nowhere (:class:`RunLogs` without a folder).
+        """
         return ControllerContext(
             name=name,
             robot=self.robot,

@@ -63,6 +63,11 @@ class JointSpaceController:
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The plan of the case whose seed is ``seed`` (``source`` and ``target`` are not used).
 
+        Args:
+            source: The case's source point, shape (3,), in base_link, in [m] (not used).
+            target: The case's target point, shape (3,), in base_link, in [m] (not used).
+            seed: The case seed, from which the goals or the teleoperation motion are drawn.
+
         Raises:
             PlanningError: ``no_free_goal`` when no collision-free goal was found within ``max_attempts``, or
                 ``collision`` when a teleoperation motion collides.

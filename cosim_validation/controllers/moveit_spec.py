@@ -74,16 +74,27 @@ class MoveItSettings:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> MoveItSettings:
-        """Back from :meth:`options` (already checked by :func:`moveit_settings`)."""
+        """Back from :meth:`options` (already checked by :func:`moveit_settings`).
+
+        Args:
+            options: The values of :meth:`options`.
+        """
         return cls(**options)
 
     def service(self, name: str) -> str:
-        """The full name of move_group's service ``name`` (e.g. ``/plan_kinematic_path``)."""
+        """The full name of move_group's service ``name`` (e.g. ``/plan_kinematic_path``).
+
+        Args:
+            name: The service's name without a leading slash (e.g. ``plan_kinematic_path``).
+        """
         return f"{self.namespace.rstrip('/')}/{name}"
 
 
 def moveit_settings(node: ConfigNode) -> MoveItSettings:
     """Read ``controllers.moveit`` (``node`` is that mapping); a key left out keeps its default.
+
+    Args:
+        node: The ``controllers.moveit`` mapping.
 
     Raises:
         ConfigError: Unknown keys, names that are not ROS names, non-positive times or steps, a domain id out of

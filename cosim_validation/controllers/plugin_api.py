@@ -177,12 +177,21 @@ class Command:
 
     @classmethod
     def hold(cls, stage: Stage | None = None) -> Command:
-        """Send the last setpoint again."""
+        """Send the last setpoint again.
+
+        Args:
+            stage: The stage the held setpoint belongs to; None: the stage of the last setpoint.
+        """
         return cls(CommandKind.HOLD, stage=stage)
 
     @classmethod
     def done(cls, outcome: str = "completed", reason: str = "") -> Command:
-        """The case is over: ``completed`` or ``aborted``, with the reason."""
+        """The case is over: ``completed`` or ``aborted``, with the reason.
+
+        Args:
+            outcome: ``completed`` or ``aborted`` (anything else is a bad command).
+            reason: Why it is done (stored with the case).
+        """
         return cls(CommandKind.DONE, outcome=outcome, reason=reason)
 
 
@@ -193,11 +202,19 @@ class ClosedLoopController(Protocol):
     name: str
 
     def start(self, case: CaseStart) -> None:
-        """A new case begins (reset per-case state here)."""
+        """A new case begins (reset per-case state here).
+
+        Args:
+            case: The case: its id, source and target, seed, start pose, control period and time limit.
+        """
         ...
 
     def step(self, observation: Observation) -> Command:
-        """This period's command, from what the robots answered to the last one."""
+        """This period's command, from what the robots answered to the last one.
+
+        Args:
+            observation: What the robots answered to the last setpoint.
+        """
         ...
 
 
@@ -205,5 +222,9 @@ class ReferenceController(Protocol):
     """A closed-loop controller that declares the trajectory it means to follow."""
 
     def reference(self, case: CaseStart) -> Plan | None:
-        """The expected trajectory of ``case`` (None: the commands are the expected trajectory)."""
+        """The expected trajectory of ``case`` (None: the commands are the expected trajectory).
+
+        Args:
+            case: The case, as :meth:`ClosedLoopController.start` gets it.
+        """
         ...

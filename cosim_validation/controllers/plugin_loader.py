@@ -79,7 +79,11 @@ class PluginSpec:
     key: str = ""
 
     def error(self, message: str) -> CosimError:
-        """An error naming where the plugin was named."""
+        """An error naming where the plugin was named.
+
+        Args:
+            message: What is wrong.
+        """
         if self.key:
             return ConfigError(self.source, self.key, message)
         return InputError(f"{self.source} {self.name!r}: {message}")
@@ -91,7 +95,13 @@ def entry_points() -> dict[str, str]:
 
 
 def plugin_of_name(name: str, source: str = "--controller", key: str = "") -> PluginSpec | None:
-    """The plugin a controller name means (an import path, or an entry point), or None (not a plugin name)."""
+    """The plugin a controller name means (an import path, or an entry point), or None (not a plugin name).
+
+    Args:
+        name: The controller's name: an import path ``module:attribute`` or an entry point name.
+        source: The file or command-line option that named it, for errors.
+        key: The key that named it, for errors ("" for a command-line option).
+    """
     if ":" in name:
         return PluginSpec(name, name, source=source, key=key)
     installed = entry_points()
@@ -103,9 +113,12 @@ def plugin_of_name(name: str, source: str = "--controller", key: str = "") -> Pl
 def plugin_of_node(node: ConfigNode) -> PluginSpec:
     """The plugin of a ``controllers.default`` mapping (see the module docstring).
 
+    Args:
+        node: The ``controllers.default`` mapping.
+
     Raises:
-        ConfigError: Unknown keys, both or neither of ``plugin`` and ``entry_point``, an entry point not
-            installed, bad options or limits.
+        ConfigError: Unknown keys, not exactly one of ``plugin``, ``entry_point`` and ``external``, an entry point
+            not installed, bad options or limits, or a bad ``external`` mapping.
     """
     node.reject_unknown(_MAPPING_KEYS)
     named = [k for k in ("plugin", "entry_point", "external") if node.has(k)]
@@ -170,6 +183,9 @@ def _external_plugin(node: ConfigNode) -> PluginSpec:
 def load_factory(spec: PluginSpec) -> Callable[..., Any]:
     """Import the factory of ``spec``.
 
+    Args:
+        spec: The plugin; its ``target`` is ``module:attribute`` (the attribute may be dotted).
+
     Raises:
         ConfigError, InputError: The module does not import, the attribute is missing or not callable.
     """
@@ -213,7 +229,11 @@ class ControllerEntry:
 
 
 def catalogue(builtin: tuple[str, ...]) -> list[ControllerEntry]:
-    """The ``builtin`` names, then every entry point of the group, each checked (imported, callable)."""
+    """The ``builtin`` names, then every entry point of the group, each checked (imported, callable).
+
+    Args:
+        builtin: Names of the built-in controllers.
+    """
     found = [ControllerEntry(name, "built-in", "", True, "cosim_validation") for name in builtin]
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         owner = ep.dist.name if ep.dist is not None else ""

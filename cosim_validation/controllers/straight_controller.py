@@ -26,6 +26,11 @@ class StraightController:
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The plan of one case (``seed`` is not used: the plan is deterministic).
 
+        Args:
+            source: The case's source point, shape (3,), in base_link, in [m].
+            target: The case's target point, shape (3,), in base_link, in [m].
+            seed: The case seed (not used).
+
         Raises:
             PlanningError: Bad input, or the target cannot be reached along the line (with the reason).
         """

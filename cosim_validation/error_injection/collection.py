@@ -60,6 +60,12 @@ def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[Ba
 
     Reseed its noise with ``seed``, reset at rest at the first setpoint and read it, then command each setpoint to
     be reached at its stamp and read the arm.
+
+    Args:
+        backend: The robot to drive (its noise reseeded when it is :class:`Reseedable`).
+        motion: The collection's stamped setpoints: times (n,) in [s] and joints (n, J) in [rad] (or [m] for a
+            prismatic joint).
+        seed: The seed of the backend's noise.
     """
     if isinstance(backend, Reseedable):
         backend.reseed(int(seed))
@@ -120,6 +126,12 @@ def collect(backend: RobotBackend, kinematics: Kinematics, home: np.ndarray, set
     """Drive ``backend`` through the collection of ``settings``; the dataset of what it reported.
 
     Motion and noise come from the settings' seed.
+
+    Args:
+        backend: The robot to collect on.
+        kinematics: The nominal arm and needle of the robot (joint limits, identity and joint units of the dataset).
+        home: The home pose the motion starts and returns to, shape (J,), in [rad] (or [m] for a prismatic joint).
+        settings: The collection's settings (its ``seed`` draws the motion and reseeds the noise).
     """
     motion = collection_motion(home, kinematics.q_lower, kinematics.q_upper, settings)
     samples = drive(backend, motion, settings.seed)

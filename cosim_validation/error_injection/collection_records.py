@@ -64,6 +64,14 @@ def dataset_of_collection_records(
 
     Each record is an ``error_collection`` case; ``seeds[i]`` are the case seeds record i may have been drawn from.
 
+    Args:
+        records: One robot's stored records, one per ``error_collection`` case.
+        kinematics: The nominal arm and needle of the robot.
+        home: The collection's home pose, shape (J,), in [rad] (or [m] for a prismatic joint).
+        settings: The run's collection settings (``controllers.collection``).
+        seeds: Per record, the case seeds it may have been drawn from.
+        source: Where the records come from, for messages and the dataset's metadata.
+
     Raises:
         DatasetError: No records, or a record that is not a whole collection case.
     """

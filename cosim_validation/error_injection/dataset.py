@@ -43,7 +43,13 @@ MARKER_ERROR = "marker_registration_error_m"
 
 
 def joint_columns(prefix: str, joint_names: tuple[str, ...], units: tuple[str, ...]) -> list[str]:
-    """``<prefix>_<joint>_<unit>`` per joint."""
+    """``<prefix>_<joint>_<unit>`` per joint.
+
+    Args:
+        prefix: ``setpoint`` or ``measured``.
+        joint_names: The J joint names, in joint order.
+        units: The unit of each joint, ``rad`` or ``m``, shape (J,).
+    """
     return [f"{prefix}_{name}_{unit}" for name, unit in zip(joint_names, units, strict=True)]
 
 
@@ -103,7 +109,11 @@ class ErrorDataset:
         return len(self.time_s)
 
     def rows(self, mask: np.ndarray) -> ErrorDataset:
-        """The rows where ``mask`` (n,) is True, in order."""
+        """The rows where ``mask`` (n,) is True, in order.
+
+        Args:
+            mask: Rows to keep, shape (n,), bool.
+        """
         take = np.asarray(mask, dtype=bool)
         return ErrorDataset(
             self.robot,
@@ -120,7 +130,11 @@ class ErrorDataset:
         )
 
     def of_set(self, name: str) -> ErrorDataset:
-        """The rows of set ``name`` (``train`` or ``test``)."""
+        """The rows of set ``name`` (``train`` or ``test``).
+
+        Args:
+            name: ``train`` or ``test``.
+        """
         return self.rows(self.set_name == name)
 
     def segment_starts(self) -> np.ndarray:

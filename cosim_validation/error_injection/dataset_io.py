@@ -34,7 +34,12 @@ METADATA_KEY = b"cosim_validation.error_dataset"
 
 
 def write_parquet(dataset: ErrorDataset, path: str | Path) -> None:
-    """Write ``dataset`` to a Parquet file (atomically), robot and settings in the schema metadata."""
+    """Write ``dataset`` to a Parquet file (atomically), robot and settings in the schema metadata.
+
+    Args:
+        dataset: The rows and their metadata.
+        path: The Parquet file to write (replaced if it exists).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -52,6 +57,9 @@ def write_parquet(dataset: ErrorDataset, path: str | Path) -> None:
 
 def read_parquet(path: str | Path) -> ErrorDataset:
     """Read a dataset written by :func:`write_parquet`.
+
+    Args:
+        path: A Parquet file written by :func:`write_parquet`.
 
     Raises:
         DatasetError: Unreadable, not a dataset, a missing or mistyped column, or malformed metadata.
@@ -166,6 +174,11 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
     Empty cells are NaN (a marker not seen). ``set`` (default ``train``) and ``segment`` (default 0) may be left
     out; every other column of :mod:`~.dataset` is required.
 
+    Args:
+        path: The CSV file.
+        robot: The robot the rows are of (the file does not say).
+        joint_units: The unit of each joint column, ``rad`` or ``m``, shape (J,).
+
     Raises:
         DatasetError: Unreadable, empty, a missing column or text in a numeric one (naming the column).
     """
@@ -200,7 +213,12 @@ def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str
 
 
 def write_csv(dataset: ErrorDataset, path: str | Path) -> None:
-    """Write ``dataset`` as the documented CSV (the columns of :meth:`ErrorDataset.columns`, NaN as empty cells)."""
+    """Write ``dataset`` as the documented CSV (the columns of :meth:`ErrorDataset.columns`, NaN as empty cells).
+
+    Args:
+        dataset: The rows (the metadata is not written).
+        path: The CSV file to write (replaced if it exists).
+    """
     import pandas as pd
 
     frame = pd.DataFrame(dataset.columns())
@@ -208,7 +226,13 @@ def write_csv(dataset: ErrorDataset, path: str | Path) -> None:
 
 
 def dataset_of_record(record: TrajectoryRecord, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
-    """One robot's record of a case as dataset rows (set ``train``, one segment, every sample)."""
+    """One robot's record of a case as dataset rows (set ``train``, one segment, every sample).
+
+    Args:
+        record: One robot's record of a case (its setpoints, measured joints and marker readings).
+        robot: The robot the record is of.
+        joint_units: The unit of each joint, ``rad`` or ``m``, shape (J,).
+    """
     n = len(record.t_s)
     return ErrorDataset(
         robot,
@@ -237,6 +261,13 @@ def dataset_of_records(
     A segment per case (in the given order, the history restarts with each case), set ``test`` for the cases named
     in ``held_out``, ``train`` for the others; every sample a row (a case that holds still repeats its setpoint:
     :mod:`~.repeats` merges those readings).
+
+    Args:
+        records: One robot's records, one per case, in segment order.
+        robot: The robot the records are of.
+        joint_units: The unit of each joint, ``rad`` or ``m``, shape (J,).
+        held_out: Test ids of the cases whose rows are set ``test``.
+        source: Where the records come from, for messages and the dataset's metadata.
 
     Raises:
         DatasetError: No records, or a record of another joint count.

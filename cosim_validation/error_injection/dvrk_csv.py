@@ -43,6 +43,9 @@ def is_dvrk_csv(path: str | Path) -> bool:
     """Whether the CSV at ``path`` has the dVRK collection's header (numbered joint columns).
 
     False when it cannot be read (the reader then says why).
+
+    Args:
+        path: The CSV file.
     """
     import csv
 
@@ -55,7 +58,11 @@ def is_dvrk_csv(path: str | Path) -> bool:
 
 
 def expected_columns(n_joints: int) -> list[str]:
-    """The columns of a file for a robot of ``n_joints`` joints."""
+    """The columns of a file for a robot of ``n_joints`` joints.
+
+    Args:
+        n_joints: J, the robot's joint count.
+    """
     joints = [f"{kind}_q{i}" for kind in ("setpoint", "measured") for i in range(1, n_joints + 1)]
     return [*joints, *POSITION, *ROTVEC, REGISTRATION_ERROR]
 
@@ -91,6 +98,11 @@ def _numbers(frame: object, name: str, source: str) -> np.ndarray:
 
 def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
     """The rows of a dVRK collection CSV for ``robot`` as a dataset (every row ``train``, one segment).
+
+    Args:
+        path: The CSV file.
+        robot: The robot the rows are of (its joint count must match the file's q-columns).
+        joint_units: The unit of each joint, ``rad`` or ``m``, shape (J,).
 
     Raises:
         DatasetError: Unreadable, a column missing, q-columns for another joint count, a rotation vector of the

@@ -36,7 +36,8 @@ class Evaluation(NamedTuple):
     Attributes:
         translation_m: {"without", "with"} -> (n,) gap between real and simulated actual tip position [m].
         rotation_rad: {"without", "with"} -> (n,) gap between their orientations [rad].
-        controller_error: {"real", "with"} -> (n, J) measured - setpoint [rad] (the simulator without injection: 0).
+        controller_error: {"real", "with"} -> (n, J) measured - setpoint [rad, or m for a prismatic joint] (the
+            simulator without injection: 0).
         tip_error_m: {"real", "without", "with"} -> (n,) distance of the actual tip from the plan's (FK of the
             setpoint) [m].
         tip_rotation_rad: {"real", "without", "with"} -> (n,) rotation of the actual tip from the plan's [rad].
@@ -122,7 +123,14 @@ def _scores(real: np.ndarray, simulated: np.ndarray, scale: float, unit: str) ->
 def injected_commands(
     model: ErrorModel, kinematics: Kinematics, q_setpoint: np.ndarray, segment_start: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(n, J) commands and (n, J) reported measured joints of an ideal simulator under the injector."""
+    """(n, J) commands and (n, J) reported measured joints of an ideal simulator under the injector.
+
+    Args:
+        model: The error model to inject.
+        kinematics: The nominal arm (its joint limits bound the commands).
+        q_setpoint: The setpoints, shape (n, J), in [rad] (or [m] for a prismatic joint), one command after another.
+        segment_start: Rows where the injector starts afresh (reset at rest at that row's setpoint), shape (n,), bool.
+    """
     injector = ErrorInjector(model, kinematics.q_lower, kinematics.q_upper, "evaluation")
     commands, measured = np.empty_like(q_setpoint), np.empty_like(q_setpoint)
     nan3, nan4 = np.full(3, np.nan), np.full(4, np.nan)
@@ -136,6 +144,12 @@ def injected_commands(
 
 def evaluate(model: ErrorModel, labelled: Labelled, kinematics: Kinematics, set_name: str = "test") -> Evaluation:
     """Compare the physical robot's tracked rows of ``set_name`` with the simulated robot's.
+
+    Args:
+        model: The error model to inject.
+        labelled: The cleaned, labelled dataset (tracked tip poses in base_link).
+        kinematics: The nominal arm and needle of the robot.
+        set_name: The rows to compare: ``test`` (held out) or ``train``.
 
     Raises:
         DatasetError: No tracked rows in the set.

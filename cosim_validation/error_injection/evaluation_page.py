@@ -22,7 +22,11 @@ from cosim_validation.error_injection.evaluation import Evaluation
 
 
 def figure_png(evaluation: Evaluation) -> bytes:
-    """Histograms of tip error and of each joint's controller error, real vs simulated (PNG bytes)."""
+    """Histograms of tip error and of each joint's controller error, real vs simulated (PNG bytes).
+
+    Args:
+        evaluation: The held-out comparison to plot.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -65,7 +69,13 @@ def _rows(values: dict[str, dict[str, Any]]) -> str:
 
 
 def write_page(evaluation: Evaluation, path: Path, title: str) -> None:
-    """Write the page to ``path`` (atomically)."""
+    """Write the page to ``path`` (atomically).
+
+    Args:
+        evaluation: The comparison to show.
+        path: The HTML file to write (replaced if it exists).
+        title: The page's title and heading.
+    """
     summary = evaluation.summary()
     png = base64.b64encode(figure_png(evaluation)).decode()
     ratio = summary["with_over_without"]

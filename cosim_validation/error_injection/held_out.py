@@ -35,6 +35,11 @@ def check_split(data: ErrorDataset, split: Split, tracked_held_out: int | None =
 
     Too few: ``data`` (its ``set`` column the split's) has too few training rows, or ``tracked_held_out`` (when
     given: held-out rows with a usable tracked pose) is too small.
+
+    Args:
+        data: The dataset with its ``set`` column made the split's.
+        split: The split, named in the message.
+        tracked_held_out: Held-out rows with a usable tracked pose; None: not checked.
     """
     n_train = int((data.set_name == "train").sum())
     if n_train < MIN_TRAINING_ROWS:
@@ -58,6 +63,16 @@ def one_seed(
     kinematic: bool = True,
 ) -> dict[str, Any]:
     """Split with ``seed``, learn (training seed ``seed``) and evaluate on the held-out rows; the summary.
+
+    Args:
+        data: The whole dataset (its ``set`` column is replaced by the split's).
+        kinematics: The nominal arm and needle of the robot.
+        split: How to hold out rows.
+        seed: Seed of the split and of the networks' training.
+        settings: What to train (its training seed is replaced by ``seed``).
+        max_registration_error_m: Marker poses with a larger registration error are not used [m].
+        kinematic: Calibrate the joint offsets, ratios and wrist couplings with X and Y (False: X and Y alone, the
+            nominal model).
 
     Raises:
         DatasetError: The split leaves too few rows on either side.
@@ -87,7 +102,11 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 
 def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean, min and max over the seeds of every gap and ratio, and the gaps injection made worse."""
+    """Mean, min and max over the seeds of every gap and ratio, and the gaps injection made worse.
+
+    Args:
+        runs: The summaries of :func:`one_seed`, one per seed.
+    """
     out: dict[str, Any] = {}
     for key in GAPS:
         out[key] = {
@@ -120,6 +139,16 @@ def held_out_evaluation(
     """:func:`one_seed` for seeds 0 .. ``seeds`` - 1 and their :func:`aggregate`.
 
     ``kinematic``: see :func:`~.learning.label`.
+
+    Args:
+        data: The whole dataset (each seed's split replaces its ``set`` column).
+        kinematics: The nominal arm and needle of the robot.
+        split: How to hold out rows.
+        seeds: How many seeds to run (0 .. ``seeds`` - 1).
+        settings: What to train (its training seed is each run's seed).
+        max_registration_error_m: Marker poses with a larger registration error are not used [m].
+        kinematic: Calibrate the joint offsets, ratios and wrist couplings with X and Y (False: X and Y alone, the
+            nominal model).
     """
     runs = [one_seed(data, kinematics, split, s, settings, max_registration_error_m, kinematic) for s in range(seeds)]
     return {"split": split.text, "seeds": seeds, "runs": runs, "over_seeds": aggregate(runs)}

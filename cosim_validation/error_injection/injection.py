@@ -143,7 +143,12 @@ class ErrorInjector:
         return np.clip(q_s + a1 + a2, self._lower, self._upper)  # type: ignore[no-any-return]
 
     def observe(self, sample: BackendSample) -> BackendSample:
-        """The simulated joints minus a2 as the measured joints (the history of the next command)."""
+        """The simulated joints minus a2 as the measured joints (the history of the next command).
+
+        Args:
+            sample: The simulated robot's sample after the last :meth:`command`; its measured joints, shape (J,),
+                in [rad] (or [m] for a prismatic joint), are the simulator's.
+        """
         measured = np.asarray(sample.q_measured, dtype=np.float64) - self._a2
         self._previous = measured
         return sample._replace(q_measured=measured)
@@ -155,6 +160,9 @@ class ErrorInjector:
 
 def parse_model_option(options: str) -> Path:
     """``model=PATH`` -> PATH.
+
+    Args:
+        options: The filter's OPTIONS: ``model=PATH``.
 
     Raises:
         InputError: Another key, or no model named.
@@ -175,6 +183,10 @@ def parse_model_option(options: str) -> Path:
 def load_injector(path: Path, kinematics: Kinematics) -> ErrorInjector:
     """The injector of the model file ``path`` for the arm of ``kinematics``.
 
+    Args:
+        path: The model file (its stem names the filter).
+        kinematics: The nominal arm and needle of the simulated robot (identity and joint limits).
+
     Raises:
         ModelFileError: Unreadable, truncated, or made for another robot.
     """
@@ -184,7 +196,13 @@ def load_injector(path: Path, kinematics: Kinematics) -> ErrorInjector:
 
 
 def make_errors_filter(config: ConfigNode, options: str, kinematics: Kinematics) -> ErrorInjector:
-    """The ``errors`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS` (``model=PATH``)."""
+    """The ``errors`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS` (``model=PATH``).
+
+    Args:
+        config: The case-study configuration (not used by this kind).
+        options: ``model=PATH``: the model file.
+        kinematics: The nominal arm and needle of the robot the filter wraps (identity and joint limits).
+    """
     path = parse_model_option(options)
     try:
         return load_injector(path, kinematics)

@@ -40,7 +40,12 @@ class JointMap:
 
     @classmethod
     def identity(cls, n_joints: int, coupled: tuple[tuple[int, int], ...] = ()) -> JointMap:
-        """The nominal model: no offset, unit ratios, no coupling."""
+        """The nominal model: no offset, unit ratios, no coupling.
+
+        Args:
+            n_joints: J, the number of joints.
+            coupled: (driving, driven) 0-based joint index pairs, each with a zero coupling.
+        """
         return cls(np.zeros(n_joints), np.ones(n_joints), coupled, np.zeros(len(coupled)), np.zeros(n_joints))
 
     @property
@@ -64,7 +69,11 @@ class JointMap:
         return out  # type: ignore[no-any-return]
 
     def to_json(self, joint_names: tuple[str, ...]) -> dict[str, Any]:
-        """The model as JSON (joint names for the reader; the values in joint order)."""
+        """The model as JSON (joint names for the reader; the values in joint order).
+
+        Args:
+            joint_names: The J joint names, in joint order (stored for the reader).
+        """
         return {
             "joint_names": list(joint_names),
             "offset": [float(v) for v in self.offset],
@@ -80,6 +89,11 @@ class JointMap:
     @classmethod
     def from_json(cls, value: object, n_joints: int, where: str) -> JointMap:
         """Inverse of :meth:`to_json` for an arm of ``n_joints``.
+
+        Args:
+            value: The parsed JSON object.
+            n_joints: J, the arm's joint count.
+            where: Where the object is, for the error messages.
 
         Raises:
             ModelFileError: A missing or malformed field (naming ``where`` and the field).

@@ -70,7 +70,11 @@ class KinematicCalibration:
     standard_error: np.ndarray
 
     def summary(self, joint_names: tuple[str, ...]) -> dict[str, Any]:
-        """The model, the held parameters and the residuals before and after (mm, deg) as JSON."""
+        """The model, the held parameters and the residuals before and after (mm, deg) as JSON.
+
+        Args:
+            joint_names: The J joint names, in joint order.
+        """
         return {
             "joint_map": self.joint_map.to_json(joint_names),
             "estimated": list(self.estimated),
@@ -86,7 +90,11 @@ class KinematicCalibration:
 
 
 def residual_statistics(hand_eye: HandEye) -> dict[str, float]:
-    """Mean and 95th percentile of the position [mm] and rotation [deg] residuals."""
+    """Mean and 95th percentile of the position [mm] and rotation [deg] residuals.
+
+    Args:
+        hand_eye: A calibration with its residuals per pose.
+    """
     t_mm, r_deg = 1e3 * hand_eye.translation_residual_m, np.degrees(hand_eye.rotation_residual_rad)
     return {
         "translation_mean_mm": float(t_mm.mean()),
@@ -97,12 +105,21 @@ def residual_statistics(hand_eye: HandEye) -> dict[str, float]:
 
 
 def default_coupled(n_joints: int) -> tuple[tuple[int, int], ...]:
-    """Candidate couplings within the last three joints (the wrist): (J-3 -> J-2) and (J-2 -> J-1)."""
+    """Candidate couplings within the last three joints (the wrist): (J-3 -> J-2) and (J-2 -> J-1).
+
+    Args:
+        n_joints: J, the arm's joint count.
+    """
     return tuple((j - 1, j) for j in range(max(1, n_joints - 2), n_joints))
 
 
 def parameter_names(joint_names: tuple[str, ...], coupled: tuple[tuple[int, int], ...]) -> tuple[str, ...]:
-    """Names of the kinematic parameters in vector order: offsets, scales, couplings, lost motions."""
+    """Names of the kinematic parameters in vector order: offsets, scales, couplings, lost motions.
+
+    Args:
+        joint_names: The J joint names, in joint order.
+        coupled: (driving, driven) 0-based joint index pairs whose coupling is a parameter.
+    """
     return (
         tuple(f"offset {n}" for n in joint_names)
         + tuple(f"scale {n}" for n in joint_names)
@@ -164,6 +181,11 @@ def identifiable(jacobian: np.ndarray, n_kinematic: int, sine: float = IDENTIFIA
 
     A column is kept when it leaves the span of X and Y's columns (the rest) and of the kinematic columns kept
     before it by at least ``sine`` (columns scaled to unit norm).
+
+    Args:
+        jacobian: The residuals' Jacobian, shape (6n, K + 12): the K kinematic columns, then X's and Y's.
+        n_kinematic: K, the number of kinematic columns.
+        sine: The smallest sine of a column's angle to the span before it for the column to be kept.
     """
     norms = np.linalg.norm(jacobian, axis=0)
     unit = jacobian / np.where(norms > 0.0, norms, 1.0)

@@ -25,7 +25,12 @@ from cosim_validation.robots.model import Kinematics
 
 
 def marker_reading_gap(readings: CleanedDataset, B_means: np.ndarray) -> tuple[float, float] | None:
-    """The marker-pose spread of single readings around their group's mean (any frame: the gap is invariant)."""
+    """The marker-pose spread of single readings around their group's mean (any frame: the gap is invariant).
+
+    Args:
+        readings: The single readings (before averaging) and their usable-marker mask.
+        B_means: Each group's mean marker pose in the tracker's frame, shape (G, 4, 4), translations in [m].
+    """
     tracked = readings.tracked
     if not tracked.any():
         return None
@@ -38,6 +43,9 @@ def last_moves(data: ErrorDataset) -> np.ndarray:
     """(n, J) the direction of each joint's last move in its segment (+1, -1; 0 before the first).
 
     From the measured joints: the CPE direction of :mod:`~.features`, as the injector's history gives it.
+
+    Args:
+        data: The rows, in segment order.
     """
     q = data.q_measured
     starts = data.segment_starts()
@@ -51,6 +59,11 @@ def calibration_rows(train: np.ndarray, settled: np.ndarray, kinematic: bool) ->
 
     The kinematic calibration prefers the settled training rows (averaged readings of an arm at rest, no lag in
     them) when there are :data:`MIN_TRAINING_ROWS`; else every training row.
+
+    Args:
+        train: Whether each tracked row is a training row, shape (m,), bool.
+        settled: Whether each tracked row averages several readings of a settled pose, shape (m,), bool.
+        kinematic: Whether the kinematic calibration is made (False: every training row).
     """
     preferred = train & settled
     return preferred if kinematic and int(preferred.sum()) >= MIN_TRAINING_ROWS else train
@@ -78,7 +91,13 @@ def calibrated(
 def single_tip_reading_gap(
     readings: CleanedDataset, hand_eye: HandEye, B_means: np.ndarray
 ) -> tuple[float, float] | None:
-    """The tip-pose spread of single readings around their group's mean (:func:`~.repeats.single_reading_gap`)."""
+    """The tip-pose spread of single readings around their group's mean (:func:`~.repeats.single_reading_gap`).
+
+    Args:
+        readings: The single readings (before averaging) and their usable-marker mask.
+        hand_eye: The calibration that turns a marker pose into a tip pose in base_link.
+        B_means: Each group's mean marker pose in the tracker's frame, shape (G, 4, 4), translations in [m].
+    """
     tracked = readings.tracked
     if not tracked.any():
         return None

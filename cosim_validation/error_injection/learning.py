@@ -68,8 +68,8 @@ class Labelled:
     Attributes:
         cleaned: The rows kept, which are tracked, and the counts of what was dropped.
         hand_eye: The calibration used.
-        q_actual: (n, J) actual joints [rad]; NaN on rows without a usable marker pose or whose pose the joints
-            do not reach within :data:`IK_TOLERANCE_M` (next to a singularity).
+        q_actual: (n, J) actual joints [rad, or m for a prismatic joint]; NaN on rows without a usable marker
+            pose or whose pose the joints do not reach within :data:`IK_TOLERANCE_M` (next to a singularity).
         ik_residual_m: (n,) tip position the actual joints leave unexplained [m]; NaN likewise.
         single_reading_gap: Mean position [m] and rotation [rad] gap of one tracked reading from the pose it
             measures, from the spread of repeated readings (None without repeats): what even a perfect model
@@ -183,8 +183,7 @@ class LearnSettings:
 
     Attributes:
         nn1_features, nn2_features: ``OC``, ``CP``, ``CPE`` or ``CS`` ([Barragan et al. 2024]'s best: CPE for both;
-        here CS
-            for NN1: docs/ERRORS.md, "Diagnosis").
+            here CS for NN1: docs/ERRORS.md, "Diagnosis").
         training: Hyper-parameters ([Barragan et al. 2024]'s by default).
         search: Try :data:`~.training.SEARCH_GRID` and keep the best on the validation rows.
         plain: No guards: the networks fitted to every row and injected everywhere (the model before guards).
@@ -208,6 +207,10 @@ def validation_blocks(n_rows: int, seed: int) -> np.ndarray:
 
     Whole blocks of :data:`VALIDATION_BLOCK_ROWS` consecutive rows (a random share :data:`VALIDATION_SHARE` of
     them, at least one), so they are not the neighbours of rows the network was fitted to.
+
+    Args:
+        n_rows: n, the number of rows.
+        seed: Seed of the blocks drawn.
     """
     block = np.arange(n_rows) // VALIDATION_BLOCK_ROWS
     n_blocks = int(block[-1]) + 1 if n_rows else 0
@@ -219,7 +222,15 @@ def validation_blocks(n_rows: int, seed: int) -> np.ndarray:
 def fit_guarded(
     spec: FeatureSpec, x: np.ndarray, y: np.ndarray, settings: LearnSettings, what: str
 ) -> tuple[TrainedNetwork, Guard | None]:
-    """The network and its guard (None when ``plain``)."""
+    """The network and its guard (None when ``plain``).
+
+    Args:
+        spec: The feature set of ``x``.
+        x: Features, shape (n, F).
+        y: Joint-offset targets, shape (n, J), in [rad] (or [m] for a prismatic joint).
+        settings: What to train (``plain``: no guard; the training seed also draws the validation blocks).
+        what: The network's name in messages.
+    """
     if settings.plain:
         return _fit(spec, x, y, settings, what), None
     check_rows(x, y, what)
@@ -249,6 +260,11 @@ def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: 
 
 def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") -> tuple[ErrorModel, dict[str, Any]]:
     """NN1 and NN2 from the training rows of ``labelled``; the model and a JSON report of how it went.
+
+    Args:
+        labelled: The cleaned, labelled dataset.
+        settings: What to train.
+        source: Where the dataset came from, stored in the report.
 
     Raises:
         DatasetError: Too few training rows (naming the minimum) for either network.

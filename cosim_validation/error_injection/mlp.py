@@ -100,7 +100,11 @@ class Network:
         return tuple(int(w.shape[1]) for w in self.weights[:-1])
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """(n, J) offsets of (n, F) features (or (J,) of one (F,) row)."""
+        """(n, J) offsets of (n, F) features (or (J,) of one (F,) row).
+
+        Args:
+            x: Features, shape (n, F) or (F,).
+        """
         x = np.asarray(x, dtype=np.float64)
         if x.ndim == 1:
             return _forward(x[None, :], self._params, self._sizes)[0]  # type: ignore[no-any-return]
@@ -114,7 +118,11 @@ class Network:
 
 
 def check_shapes(net: Network) -> None:
-    """Raise :class:`ModelFileError` unless the layers chain from F features to J outputs, all finite."""
+    """Raise :class:`ModelFileError` unless the layers chain from F features to J outputs, all finite.
+
+    Args:
+        net: The network to check.
+    """
     f, j = net.features.n_features, net.features.n_joints
     if not net.weights or len(net.weights) != len(net.biases):
         raise ModelFileError(f"network: {len(net.weights)} weight matrices for {len(net.biases)} bias vectors")

@@ -121,6 +121,10 @@ class ErrorModel:
     def check_robot(self, robot: RobotIdentity, source: str = "error model") -> None:
         """Refuse to drive ``robot`` with a model made for another.
 
+        Args:
+            robot: The identity of the robot to drive.
+            source: The model's file or name, for the message.
+
         Raises:
             ModelFileError: Other joints, or the same joints of another kinematic model.
         """
@@ -164,7 +168,11 @@ class ErrorModel:
         return buffer.getvalue()
 
     def save(self, path: str | Path) -> None:
-        """Write atomically to ``path`` (never half a file)."""
+        """Write atomically to ``path`` (never half a file).
+
+        Args:
+            path: The model file (replaced if it exists).
+        """
         data = self.to_bytes()
 
         def write(tmp: Path) -> None:
@@ -175,6 +183,9 @@ class ErrorModel:
     @classmethod
     def load(cls, path: str | Path) -> ErrorModel:
         """Read a model file.
+
+        Args:
+            path: The model file (``.npz``).
 
         Raises:
             ModelFileError: Unreadable, empty, truncated or not a model (naming the file and the entry).
@@ -187,7 +198,12 @@ class ErrorModel:
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str) -> ErrorModel:
-        """Inverse of :meth:`to_bytes`; see :meth:`load`."""
+        """Inverse of :meth:`to_bytes`; see :meth:`load`.
+
+        Args:
+            data: The ``.npz`` archive's bytes.
+            source: Where the bytes come from, for the messages.
+        """
         header, arrays = _read_archive(data, source)
         try:
             robot = _robot(header)

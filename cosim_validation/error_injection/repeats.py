@@ -25,7 +25,11 @@ from cosim_validation.error_injection.transforms import pose_gap
 
 
 def groups(cleaned: CleanedDataset) -> np.ndarray:
-    """(n,) int64 group index of every row (0, 1, ...): consecutive rows of a segment with equal setpoints."""
+    """(n,) int64 group index of every row (0, 1, ...): consecutive rows of a segment with equal setpoints.
+
+    Args:
+        cleaned: Rows with finite joints and their usable-marker mask.
+    """
     data = cleaned.dataset
     new = data.segment_starts().copy()
     new[1:] |= (data.q_setpoint[1:] != data.q_setpoint[:-1]).any(axis=1)

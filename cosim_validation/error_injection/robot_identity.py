@@ -32,7 +32,11 @@ class RobotIdentity(NamedTuple):
 
     @classmethod
     def of(cls, kinematics: Kinematics) -> RobotIdentity:
-        """The identity of the arm and tool of ``kinematics``."""
+        """The identity of the arm and tool of ``kinematics``.
+
+        Args:
+            kinematics: The nominal arm and needle.
+        """
         return cls(tuple(kinematics.joint_names), robot_model_hash(kinematics))
 
     @property
@@ -46,7 +50,11 @@ class RobotIdentity(NamedTuple):
 
 
 def joint_units(kinematics: Kinematics) -> tuple[str, ...]:
-    """(J,) ``m`` for a prismatic joint, ``rad`` for a revolute one: the units of a dataset's joint columns."""
+    """(J,) ``m`` for a prismatic joint, ``rad`` for a revolute one: the units of a dataset's joint columns.
+
+    Args:
+        kinematics: The nominal arm.
+    """
     return tuple("m" if t == PRISMATIC else "rad" for t in kinematics.chain.joint_type)
 
 
@@ -55,7 +63,11 @@ def _rounded(values: np.ndarray) -> bytes:
 
 
 def robot_model_hash(kinematics: Kinematics) -> str:
-    """SHA-256 (hex) of the joint names, placements, axes, limits and tip frame of ``kinematics``."""
+    """SHA-256 (hex) of the joint names, placements, axes, limits and tip frame of ``kinematics``.
+
+    Args:
+        kinematics: The nominal arm and needle.
+    """
     chain = kinematics.chain
     digest = hashlib.sha256()
     digest.update(json.dumps(list(kinematics.joint_names)).encode())

@@ -50,6 +50,9 @@ class Split:
 def parse_split(text: str) -> Split:
     """``time:F``, ``region[:F]`` or ``segment[:F]`` -> :class:`Split`.
 
+    Args:
+        text: The ``--split`` option's value: ``time:F``, ``region[:F]`` or ``segment[:F]``, F in (0, 1).
+
     Raises:
         InputError: Another kind, a fraction that is not a number in (0, 1), or ``time`` without one.
     """
@@ -78,6 +81,11 @@ def _groups(data: ErrorDataset) -> np.ndarray:
 
 def held_out_rows(data: ErrorDataset, split: Split, seed: int) -> tuple[np.ndarray, str]:
     """(n,) bool, True on the held-out rows of ``data`` under ``split`` and ``seed``; and what was held out.
+
+    Args:
+        data: The rows, both sets pooled, in file order.
+        split: How to hold out rows.
+        seed: Seed of the joint and side (``region``) or of the segments (``segment``) held out; not used by ``time``.
 
     Raises:
         InputError: The dataset cannot be split so (one segment for ``segment``, no joint that moves for
@@ -115,6 +123,12 @@ def held_out_rows(data: ErrorDataset, split: Split, seed: int) -> tuple[np.ndarr
 
 
 def assign(data: ErrorDataset, split: Split, seed: int) -> tuple[ErrorDataset, str]:
-    """``data`` with its ``set`` column made the split's (``train`` / ``test``); and what was held out."""
+    """``data`` with its ``set`` column made the split's (``train`` / ``test``); and what was held out.
+
+    Args:
+        data: The rows, both sets pooled, in file order.
+        split: How to hold out rows.
+        seed: Seed of the rows held out (see :func:`held_out_rows`).
+    """
     held, what = held_out_rows(data, split, seed)
     return replace(data, set_name=np.where(held, "test", "train")), what

@@ -133,6 +133,11 @@ def support_of(z: np.ndarray, seed: int, width: float = DEFAULT_WIDTH) -> Guard:
 
     The radius is the largest distance of a training input from its nearest kept point (itself excluded), so every
     training input is on the support.
+
+    Args:
+        z: Training inputs z-scored with the network's normalisers, shape (n, F).
+        seed: Seed of the subsample of at most :data:`MAX_POINTS` kept points.
+        width: Distance beyond the support at which the offset reaches zero [z units], > 0.
     """
     z = np.asarray(z, dtype=np.float64)
     rng = np.random.default_rng(seed)

@@ -103,7 +103,13 @@ def _normaliser(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_rows(x: np.ndarray, y: np.ndarray, what: str) -> None:
-    """Raise :class:`DatasetError` for too few rows or non-finite values."""
+    """Raise :class:`DatasetError` for too few rows or non-finite values.
+
+    Args:
+        x: Features, shape (n, F).
+        y: Targets, shape (n, J).
+        what: The network's name in messages.
+    """
     if x.shape[0] != y.shape[0]:
         raise DatasetError(f"{what}: {x.shape[0]} feature rows for {y.shape[0]} target rows")
     if x.shape[0] < MIN_TRAINING_ROWS:

@@ -36,14 +36,22 @@ def from_rotation(R: np.ndarray, position_m: np.ndarray) -> np.ndarray:
 
 
 def quat_wxyz(T: np.ndarray) -> np.ndarray:
-    """(n, 4) unit quaternions (w, x, y, z), w >= 0, of transforms (n, 4, 4)."""
+    """(n, 4) unit quaternions (w, x, y, z), w >= 0, of transforms (n, 4, 4).
+
+    Args:
+        T: Rigid transforms, shape (n, 4, 4) or (4, 4).
+    """
     xyzw = Rotation.from_matrix(np.asarray(T)[..., :3, :3].reshape(-1, 3, 3)).as_quat()
     quat = xyzw[:, [3, 0, 1, 2]]
     return np.where(quat[:, :1] < 0.0, -quat, quat)  # type: ignore[no-any-return]
 
 
 def inverse(T: np.ndarray) -> np.ndarray:
-    """The inverse of each rigid transform of ``T`` ((n, 4, 4) or (4, 4))."""
+    """The inverse of each rigid transform of ``T`` ((n, 4, 4) or (4, 4)).
+
+    Args:
+        T: Rigid transforms, shape (n, 4, 4) or (4, 4), translations in [m].
+    """
     T = np.asarray(T, dtype=np.float64)
     R_t = np.swapaxes(T[..., :3, :3], -1, -2)
     out = np.zeros_like(T)
@@ -54,7 +62,12 @@ def inverse(T: np.ndarray) -> np.ndarray:
 
 
 def rotation_angle_rad(R_a: np.ndarray, R_b: np.ndarray) -> np.ndarray:
-    """(n,) angle of R_a^T R_b [rad] ([Barragan et al. 2024], eq. 6: arccos((trace - 1) / 2)), for (n, 3, 3) stacks."""
+    """(n,) angle of R_a^T R_b [rad] ([Barragan et al. 2024], eq. 6: arccos((trace - 1) / 2)), for (n, 3, 3) stacks.
+
+    Args:
+        R_a: Rotation matrices, shape (n, 3, 3).
+        R_b: Rotation matrices, shape (n, 3, 3).
+    """
     trace = np.einsum("...ji,...ji->...", R_a, R_b)
     return np.arccos(np.clip(0.5 * (trace - 1.0), -1.0, 1.0))  # type: ignore[no-any-return]
 
@@ -74,7 +87,11 @@ def pose_gap(T_a: np.ndarray, T_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def nearest_rotation(M: np.ndarray) -> np.ndarray:
-    """The rotation matrix nearest to ``M`` (3, 3) in the Frobenius norm (SVD, det +1)."""
+    """The rotation matrix nearest to ``M`` (3, 3) in the Frobenius norm (SVD, det +1).
+
+    Args:
+        M: A 3 x 3 matrix, shape (3, 3).
+    """
     U, _, Vt = np.linalg.svd(M)
     D = np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))])
     return U @ D @ Vt  # type: ignore[no-any-return]

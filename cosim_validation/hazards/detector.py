@@ -86,7 +86,12 @@ class Detection:
         return np.asarray(self.tracker_alarm | self.progress_alarm, dtype=bool)
 
     def first_alarm_s(self, second: bool = False) -> float:
-        """Time of the first alarm [s] (``second``: of the second detector); NaN if none."""
+        """Time of the first alarm [s] (``second``: of the second detector); NaN if none.
+
+        Args:
+            second: True: the first alarm of the second detector (tracker or command progress); False: of the first
+                (tip or joint).
+        """
         alarm = self.second_alarm if second else self.alarm
         hits = np.flatnonzero(alarm)
         return float(self.t_s[hits[0]]) if len(hits) else math.nan
@@ -94,6 +99,11 @@ class Detection:
 
 def deviations(physical: TrajectoryRecord, model: TrajectoryRecord) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per sample: tip deviation [m] (n,), joint deviation (n, J), tracker residual of ``physical`` [m] (n,).
+
+    Args:
+        physical: The case's record of the physical robot (possibly faulty); its tracked tip gives the residual.
+        model: The same case's record of the fault-free model: the same joints and sample times (the shorter record
+            sets n).
 
     Raises:
         InputError: The records are not of the same case (other joints or other sample times).
@@ -110,7 +120,14 @@ def deviations(physical: TrajectoryRecord, model: TrajectoryRecord) -> tuple[np.
 
 
 def detect(physical: TrajectoryRecord, model: TrajectoryRecord, settings: DetectorSettings) -> Detection:
-    """Run the detector over a case: ``physical`` (possibly faulty) against ``model`` (fed the clean commands)."""
+    """Run the detector over a case: ``physical`` (possibly faulty) against ``model`` (fed the clean commands).
+
+    Args:
+        physical: The case's record of the physical robot (possibly faulty).
+        model: The same case's record of the fault-free model: the same joints and sample times (the shorter record
+            sets n).
+        settings: The alarm thresholds (an infinite one turns its detector off).
+    """
     deviation_m, joint_deviation, residual_m = deviations(physical, model)
     n = len(deviation_m)
     tracker = np.zeros(n, dtype=bool)

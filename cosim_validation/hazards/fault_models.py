@@ -88,21 +88,39 @@ class StreamHistory:
         self._values: dict[int, np.ndarray] = {}
 
     def clear(self, first: np.ndarray, cycle: int = 0) -> None:
-        """A new case whose stream starts with ``first`` at ``cycle``."""
+        """A new case whose stream starts with ``first`` at ``cycle``.
+
+        Args:
+            first: The stream's first clean value, shape (N,).
+            cycle: The control cycle of that value.
+        """
         self._values = {cycle: np.array(first, dtype=np.float64)}
 
     def put(self, cycle: int, value: np.ndarray) -> None:
-        """The clean value of ``cycle`` (a later reading in the same cycle replaces it)."""
+        """The clean value of ``cycle`` (a later reading in the same cycle replaces it).
+
+        Args:
+            cycle: The control cycle of the value; cycles ``depth`` or more before it are forgotten.
+            value: The clean value, shape (N,) (copied).
+        """
         self._values[cycle] = np.array(value, dtype=np.float64)
         for old in [c for c in self._values if c <= cycle - self.depth]:
             del self._values[old]
 
     def latest_before(self, cycle: int) -> np.ndarray:
-        """The value of the last cycle before ``cycle`` that has one (else the oldest)."""
+        """The value of the last cycle before ``cycle`` that has one (else the oldest).
+
+        Args:
+            cycle: A control cycle.
+        """
         known = [c for c in self._values if c < cycle]
         return self._values[max(known)] if known else self._values[min(self._values)]
 
     def at(self, cycle: int) -> np.ndarray:
-        """The value of ``cycle``, or of the last cycle before it that has one (the oldest if none)."""
+        """The value of ``cycle``, or of the last cycle before it that has one (the oldest if none).
+
+        Args:
+            cycle: A control cycle.
+        """
         known = [c for c in self._values if c <= cycle]
         return self._values[max(known)] if known else self._values[min(self._values)]

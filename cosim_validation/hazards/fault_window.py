@@ -24,7 +24,14 @@ TRIGGER_STREAM = 1
 
 
 def case_stream(name: str, case_seed: int, stream: int, cycle: int) -> np.random.Generator:
-    """The random stream ``stream`` of scenario ``name`` at control cycle ``cycle`` of the case ``case_seed``."""
+    """The random stream ``stream`` of scenario ``name`` at control cycle ``cycle`` of the case ``case_seed``.
+
+    Args:
+        name: The scenario's name (hashed into the seed).
+        case_seed: The case's seed.
+        stream: Stream number: 0 for the faults' own draws, :data:`TRIGGER_STREAM` for the window trigger.
+        cycle: The control cycle (the trigger's stream uses 0 for the whole case).
+    """
     return np.random.default_rng([int(case_seed), zlib.crc32(name.encode()), stream, cycle])
 
 
@@ -55,7 +62,12 @@ class FaultWindow:
         self.reset(np.random.default_rng(0))
 
     def reset(self, rng: np.random.Generator) -> None:
-        """A new case; ``rng`` is the case's stream for the ``probability`` trigger."""
+        """A new case; ``rng`` is the case's stream for the ``probability`` trigger.
+
+        Args:
+            rng: The random stream of a ``probability`` trigger for the case (:func:`case_stream` with
+                :data:`TRIGGER_STREAM`, cycle 0).
+        """
         self._rng = rng
         self.cycle = 0
         self.is_open = False

@@ -75,7 +75,11 @@ class HazardFilter:
         return self.scenario.trigger.kind is TriggerKind.STAGE
 
     def stage(self, stage: int) -> None:
-        """The stage of the next setpoint to :meth:`command` (a ``Stage`` value)."""
+        """The stage of the next setpoint to :meth:`command` (a ``Stage`` value).
+
+        Args:
+            stage: The stage of the setpoint, a ``Stage`` value.
+        """
         self._stage = Stage(int(stage))
 
     def reset(self, q0: np.ndarray, case_seed: int) -> None:
@@ -125,7 +129,12 @@ class HazardFilter:
         return out
 
     def observe(self, sample: BackendSample) -> BackendSample:
-        """The reading as the controller and the monitor get it (corrupted in an encoder or tracker window)."""
+        """The reading as the controller and the monitor get it (corrupted in an encoder or tracker window).
+
+        Args:
+            sample: The robot's clean reading after the last :meth:`command`: joints (J,) in [rad] (or [m] for a
+                prismatic joint), tracked tip position (3,) in base_link [m] and orientation (4,) (w, x, y, z).
+        """
         cycle = self._window.cycle
         clean = {
             "joints": sample.q_measured,
@@ -180,7 +189,15 @@ class HazardFilter:
 
 
 def parse_options(options: str) -> tuple[str, str]:
-    """``NAME`` or ``NAME@LIBRARY`` -> (scenario name, library path)."""
+    """``NAME`` or ``NAME@LIBRARY`` -> (scenario name, library path).
+
+    Args:
+        options: The filter's OPTIONS: a scenario name, optionally followed by ``@`` and a library file (default
+            config/hazards.yaml).
+
+    Raises:
+        InputError: No scenario name.
+    """
     name, _, library = options.partition("@")
     name = name.strip()
     if not name:
@@ -189,6 +206,12 @@ def parse_options(options: str) -> tuple[str, str]:
 
 
 def make_hazard_filter(config: ConfigNode, options: str, kinematics: Kinematics) -> HazardFilter:
-    """The ``hazards`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS`."""
+    """The ``hazards`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS`.
+
+    Args:
+        config: The case-study configuration (not used by this kind).
+        options: ``NAME`` or ``NAME@LIBRARY``: the scenario and its library (default config/hazards.yaml).
+        kinematics: The nominal arm and needle of the robot the filter wraps (joint names and limits).
+    """
     name, library = parse_options(options)
     return HazardFilter(scenario_named(load_library(library), name, library), kinematics)

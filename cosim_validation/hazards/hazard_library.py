@@ -64,6 +64,9 @@ ORIENTATION_MODELS = frozenset({FaultModel.DROP, FaultModel.HOLD, FaultModel.DEL
 def load_library(path: str | Path = DEFAULT_LIBRARY) -> dict[str, Scenario]:
     """Every scenario of the library ``path``, by name, in file order.
 
+    Args:
+        path: The library file, relative to the current directory or to the package root.
+
     Raises:
         ConfigError: A missing or malformed key, naming the file, the scenario and the key.
     """
@@ -76,7 +79,12 @@ def load_library(path: str | Path = DEFAULT_LIBRARY) -> dict[str, Scenario]:
 
 
 def parse_scenario(name: str, node: ConfigNode) -> Scenario:
-    """One scenario from its mapping ``node``."""
+    """One scenario from its mapping ``node``.
+
+    Args:
+        name: The scenario's name (its key under ``scenarios``).
+        node: The scenario's mapping (keys in :data:`SCENARIO_KEYS`).
+    """
     node.reject_unknown(SCENARIO_KEYS)
     strike = Strike(node["strike"].to_str(choices=[s.value for s in Strike]))
     fault = _fault(node["fault"], strike)
@@ -183,6 +191,10 @@ def _trigger(node: ConfigNode) -> Trigger:
 def joint_selection(scenario: Scenario, joint_names: tuple[str, ...]) -> np.ndarray:
     """The indices of the joints ``scenario`` corrupts on a robot with ``joint_names`` (in the scenario's order).
 
+    Args:
+        scenario: A scenario on joints: its ``variables`` are joint names, or ``all``.
+        joint_names: The robot's joint names, in joint order.
+
     Raises:
         InputError: A joint the robot does not have (the message names the scenario and lists the joints).
     """
@@ -198,7 +210,13 @@ def joint_selection(scenario: Scenario, joint_names: tuple[str, ...]) -> np.ndar
 
 
 def scenario_named(library: dict[str, Scenario], name: str, source: str) -> Scenario:
-    """``library[name]``, or an error listing the scenarios of ``source``."""
+    """``library[name]``, or an error listing the scenarios of ``source``.
+
+    Args:
+        library: Scenarios by name (:func:`load_library`).
+        name: The scenario's name.
+        source: The library file, for the error message.
+    """
     if name not in library:
         raise InputError(f"{source}: unknown hazard scenario {name!r}; scenarios: {', '.join(library)}")
     return library[name]

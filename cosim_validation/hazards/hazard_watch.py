@@ -87,13 +87,21 @@ class HazardSample(NamedTuple):
 
 
 def alarm_detail(alarm: Alarm) -> str:
-    """``tip deviation D mm[, command progress P] at case time T s`` of an alarmed sample."""
+    """``tip deviation D mm[, command progress P] at case time T s`` of an alarmed sample.
+
+    Args:
+        alarm: The detector's answer for the sample.
+    """
     progress = f", command progress {alarm.progress_value:.6f}" if alarm.progress else ""
     return f"tip deviation {alarm.deviation_m * 1e3:.6f} mm{progress} at case time {alarm.t_s:.6f} s"
 
 
 def alarm_text(alarm: Alarm) -> str:
-    """``DETECTORS: DETAIL`` (detectors comma-separated, e.g. ``tip,progress``), as published live."""
+    """``DETECTORS: DETAIL`` (detectors comma-separated, e.g. ``tip,progress``), as published live.
+
+    Args:
+        alarm: The detector's answer for the sample.
+    """
     return f"{','.join(alarm.detectors)}: {alarm_detail(alarm)}"
 
 
@@ -102,6 +110,11 @@ def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
 
     Units: joint in rad, or m for a prismatic joint; progress of ``|rho - 1|``, no unit. A detector left out is
     off, so ``tip_mm=X`` alone is the tip detector, ``progress=P`` alone the command progress, both together both.
+
+    Args:
+        text: Comma-separated ``key=value``: ``tip_mm`` [mm], ``joint`` [rad, or m for a prismatic joint],
+            ``tracker_mm`` [mm], ``progress`` [1]; each a positive finite number.
+        option: The command-line option the text came from, for the error messages.
 
     Raises:
         InputError: An unknown key, no key at all or a value that is not a positive number (naming ``option`` and
@@ -130,7 +143,11 @@ def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
 
 
 def format_detector(settings: DetectorSettings) -> str:
-    """The option string of ``settings`` (:func:`parse_detector` reads it back; infinite thresholds are left out)."""
+    """The option string of ``settings`` (:func:`parse_detector` reads it back; infinite thresholds are left out).
+
+    Args:
+        settings: The alarm thresholds.
+    """
     parts = []
     if math.isfinite(settings.threshold_m):
         parts.append(f"tip_mm={settings.threshold_m * 1e3!r}")
@@ -145,6 +162,11 @@ def format_detector(settings: DetectorSettings) -> str:
 
 def check_detector(detector: str | None, stop_on_alarm: bool, supervisor: object | None) -> DetectorSettings | None:
     """The thresholds of ``detector`` (None: no detector), checked before a run touches anything.
+
+    Args:
+        detector: The thresholds in :func:`parse_detector`'s syntax, or None: no detector.
+        stop_on_alarm: Whether an alarm is to stop the task (needs a detector and a supervisor).
+        supervisor: The task supervisor (e.g. its configuration file), or None: none; only whether it is None matters.
 
     Raises:
         InputError: Bad thresholds, or stop on alarm without a detector or without a ``supervisor``.
@@ -184,7 +206,11 @@ class HazardWatch:
         self._events: list[FilterEvent] = []
 
     def start_case(self, test_id: str) -> None:
-        """A new case: no alarm yet, the force's difference and the command progress start again."""
+        """A new case: no alarm yet, the force's difference and the command progress start again.
+
+        Args:
+            test_id: The new case's test id (carried by every :class:`HazardSample`).
+        """
         self.test_id, self.last, self.first_alarm_s = test_id, None, math.nan
         self.force.reset()
         self.detector.reset()
@@ -219,7 +245,11 @@ class HazardWatch:
         return events
 
     def active_alarms(self, t_s: float) -> Mapping[str, str]:
-        """The supervisor's view (when stopping on alarms): the detector's alarm at the last answered setpoint."""
+        """The supervisor's view (when stopping on alarms): the detector's alarm at the last answered setpoint.
+
+        Args:
+            t_s: Case time of the poll [s], quoted in the reason.
+        """
         last = self.last
         if not self.stop_on_alarm or last is None or not last.alarmed:
             return {}

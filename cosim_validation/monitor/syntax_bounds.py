@@ -59,7 +59,15 @@ def tree_size(tree: object) -> TreeSize:
 
 
 def tree_problem(tree: object) -> str | None:
-    """What makes ``tree`` too big to evaluate (nested too deep, too many nodes), or None."""
+    """What makes ``tree`` too big to evaluate (nested too deep, too many nodes), or None.
+
+    Args:
+        tree: Root of a parsed expression, a tree of frozen dataclasses (see :func:`tree_size`).
+
+    Returns:
+        The problem as a message fragment (e.g. ``nested deeper than 50 levels (61); ...``), or None if it fits
+        :data:`MAX_EXPRESSION_DEPTH` and :data:`MAX_EXPRESSION_NODES`.
+    """
     size = tree_size(tree)
     if size.depth > MAX_EXPRESSION_DEPTH:
         return f"nested deeper than {MAX_EXPRESSION_DEPTH} levels ({size.depth}); split it into named parts"

@@ -57,6 +57,10 @@ class TokenError(ValueError):
 def tokenize(text: str, lexicon: Lexicon) -> list[Token]:
     """The tokens of ``text`` in ``lexicon``, ending with an ``end`` token at ``len(text)``.
 
+    Args:
+        text: Source text of one expression; whitespace separates tokens and is dropped.
+        lexicon: The language's operators, and whether it has dotted names and strings.
+
     Raises:
         TokenError: A character that starts no token, or an unterminated string.
     """

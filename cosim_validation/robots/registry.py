@@ -81,6 +81,9 @@ BACKEND_NAMES: tuple[str, ...] = tuple(ENGINES)
 def engine(name: str) -> Engine:
     """The registered engine ``name``.
 
+    Args:
+        name: A name of :data:`BACKEND_NAMES` (``mujoco``, ``pybullet``, ``coppeliasim``, ``emulated``).
+
     Raises:
         BackendInputError: Unknown name (the message lists the valid ones).
     """
@@ -90,7 +93,11 @@ def engine(name: str) -> Engine:
 
 
 def default_backend(config: ConfigNode) -> str:
-    """``backends.default`` of the configuration, checked against the registry."""
+    """``backends.default`` of the configuration, checked against the registry.
+
+    Args:
+        config: The whole configuration (its ``backends.default`` is read).
+    """
     node = config["backends"]["default"]
     return node.to_str(choices=BACKEND_NAMES)
 

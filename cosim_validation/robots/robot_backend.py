@@ -48,6 +48,9 @@ def marker_arrays(samples: Sequence[BackendSample]) -> dict[str, np.ndarray]:
     """The marker fields of ``samples`` as a record's arrays.
 
     ``marker_pos_m`` (n, 3), ``marker_quat_wxyz`` (n, 4), ``marker_error_m`` (n,).
+
+    Args:
+        samples: The n samples, in time order.
     """
     n = len(samples)
     return {
@@ -99,7 +102,11 @@ class Reseedable(Protocol):
     """
 
     def reseed(self, case_seed: int) -> None:
-        """Restart the random streams from ``case_seed``."""
+        """Restart the random streams from ``case_seed``.
+
+        Args:
+            case_seed: The case's seed.
+        """
         ...
 
 
@@ -111,7 +118,11 @@ class StageAware(Protocol):
     """
 
     def stage(self, stage: int) -> None:
-        """The :class:`~cosim_validation.common.record.Stage` value of the next setpoint."""
+        """The :class:`~cosim_validation.common.record.Stage` value of the next setpoint.
+
+        Args:
+            stage: The stage of the next setpoint, an ``int`` of :class:`~cosim_validation.common.record.Stage`.
+        """
         ...
 
 

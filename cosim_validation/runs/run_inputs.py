@@ -55,8 +55,8 @@ class RunInput:
 
     Attributes:
         role: ``config`` (case study), ``properties`` (monitor), ``graph`` (session nodes), or one of a supervised
-            run's files (``supervisor``, ``supervisor_machine``, ``needle_force``, ``supervisor_scenario``,
-            ``teleoperation``).
+            run's files (``supervisor``, ``supervisor_machine``, ``supervisor_goals``, ``needle_force``,
+            ``supervisor_scenario``, ``teleoperation``).
         original: Its path when the run started, relative to the run directory (:func:`portable_path`).
         copy: The copy, relative to the run directory.
         sha256: Hex SHA-256 of its content.
@@ -69,7 +69,11 @@ class RunInput:
 
 
 def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
+    """Hex SHA-256 of a file's bytes.
+
+    Args:
+        path: The file.
+    """
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
@@ -78,6 +82,10 @@ def portable_path(run_dir: str | Path, path: str | Path) -> str:
 
     No absolute path of this machine is stored that way, and the same inputs beside two run directories give the same
     metadata.
+
+    Args:
+        run_dir: The run directory.
+        path: The file, absolute or relative to the working directory.
     """
     return os.path.relpath(Path(path).resolve(), Path(run_dir).resolve())
 
@@ -87,6 +95,10 @@ def kept_path(run_dir: str | Path, stored: str | Path) -> Path:
 
     Kept paths are relative to the run directory; runs of older versions kept absolute paths, which are taken as they
     are.
+
+    Args:
+        run_dir: The run directory.
+        stored: The path as the run keeps it: relative to ``run_dir``, or absolute (an older run).
     """
     path = Path(stored)
     return path if path.is_absolute() else Path(os.path.normpath(Path(run_dir).resolve() / path))
@@ -94,6 +106,10 @@ def kept_path(run_dir: str | Path, stored: str | Path) -> Path:
 
 def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInput]:
     """Copy ``files`` (role -> path) into ``run_dir/inputs/`` and write the manifest; return the entries.
+
+    Args:
+        run_dir: The run directory (``inputs/`` is made in it, the manifest written beside).
+        files: The files the run is made with, by role (one of :data:`ROLES`).
 
     Raises:
         InputError: An unknown role or a missing file.
@@ -162,6 +178,9 @@ def _write_json(path: Path, data: object) -> None:
 def read_manifest(run_dir: Path) -> dict[str, RunInput]:
     """The run's recorded inputs ({} for a run made before they were recorded).
 
+    Args:
+        run_dir: The run directory.
+
     Raises:
         InputError: A manifest that is not the expected JSON.
     """
@@ -184,6 +203,12 @@ def run_input_path(
 
     The run's copy when there is one. Otherwise ``fallback`` (the path the run names, or a default) as it is
     now, after a warning that says so; (None, None) when there is nothing to fall back on.
+
+    Args:
+        run_dir: The run directory.
+        role: The input's role (one of :data:`ROLES`), e.g. ``config``.
+        fallback: The file to read when the run kept no copy, or None.
+        warn: Called with each warning: a copy changed or missing, a fallback read as it is now.
     """
     entry = read_manifest(run_dir).get(role)
     if entry is not None:
@@ -202,7 +227,18 @@ def run_input_path(
 def load_run_config(
     run_dir: Path, role: str, fallback: str | Path | None, warn: Callable[[str], None]
 ) -> ConfigNode | None:
-    """:func:`run_input_path`'s file, loaded (relative paths from the original's folder)."""
+    """:func:`run_input_path`'s file, loaded (relative paths from the original's folder).
+
+    Args:
+        run_dir: The run directory.
+        role: The input's role: ``config`` is loaded as a case-study configuration, any other as a plain
+            configuration file.
+        fallback: The file to read when the run kept no copy, or None.
+        warn: Called with each warning (:func:`run_input_path`).
+
+    Returns:
+        The configuration; None when there is no file to read.
+    """
     path, base = run_input_path(run_dir, role, fallback, warn)
     if path is None:
         return None
@@ -215,7 +251,15 @@ def run_monitor_world(
     properties_fallback: str | Path | None,
     warn: Callable[[str], None],
 ) -> MonitorWorld | None:
-    """The monitor's world of a run, from its copies (else the fallbacks, with a warning); None without a config."""
+    """The monitor's world of a run, from its copies (else the fallbacks, with a warning); None without a config.
+
+    Args:
+        run_dir: The run directory.
+        config_fallback: The case-study configuration to read when the run kept no copy, or None.
+        properties_fallback: The properties file to read when the run kept no copy; None: ``campaign.properties``
+            of the configuration.
+        warn: Called with each warning (:func:`run_input_path`).
+    """
     from cosim_validation.assembly.campaign_config import CampaignConfig
 
     config = load_run_config(run_dir, "config", config_fallback, warn)

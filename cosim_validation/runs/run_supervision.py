@@ -53,6 +53,10 @@ class StoredSupervision:
     def role_file(self, role: str, what: str) -> Path:
         """The copy of ``role``.
 
+        Args:
+            role: The file's role (one of :data:`~cosim_validation.runs.run_inputs.SUPERVISOR_ROLES`).
+            what: The file in words, for the message (``supervisor machine``).
+
         Raises:
             InputError: The run kept none (``what`` names it in the message).
         """
@@ -63,6 +67,9 @@ class StoredSupervision:
 
 def stored_supervision(run_dir: str | Path) -> StoredSupervision | None:
     """The run's copies of its supervisor files; None when it kept none (no supervisor, or made before copies).
+
+    Args:
+        run_dir: The run directory.
 
     Raises:
         InputError: A bad manifest, or a copy that is missing or changed since the run was made.

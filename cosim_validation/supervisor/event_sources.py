@@ -41,7 +41,12 @@ class ClearanceMonitor(EdgeCondition):
         self.clearance_m = clearance_m
 
     def update(self, distance_m: float) -> str | None:
-        """Feed the needle's smallest distance to a forbidden region [m] (0 inside); the event on a rising edge."""
+        """Feed the needle's smallest distance to a forbidden region [m] (0 inside); the event on a rising edge.
+
+        Args:
+            distance_m: The needle's smallest distance to a forbidden region [m], 0 inside one; NaN (no measurement)
+                keeps the last level and raises nothing.
+        """
         if math.isnan(distance_m):
             return None
         return self._set(distance_m < self.clearance_m)
@@ -55,7 +60,12 @@ class ForceLimitMonitor(EdgeCondition):
         self.limit_n = limit_n
 
     def update(self, force_n: float) -> str | None:
-        """Feed the axial holder force [N] (either sign); the event on a rising edge."""
+        """Feed the axial holder force [N] (either sign); the event on a rising edge.
+
+        Args:
+            force_n: The axial force at the needle holder [N], either sign (its magnitude is compared with ``limit_n``);
+                NaN (no measurement) keeps the last level and raises nothing.
+        """
         if math.isnan(force_n):
             return None
         return self._set(abs(force_n) > self.limit_n)
@@ -73,12 +83,21 @@ class TrackingMonitor(EdgeCondition):
         self.last_seen_s = math.nan
 
     def start(self, t_s: float) -> None:
-        """The task starts at ``t_s`` [s] (counts as a sighting)."""
+        """The task starts at ``t_s`` [s] (counts as a sighting).
+
+        Args:
+            t_s: Start time of the task [s]; the timeout counts from it.
+        """
         self.last_seen_s = t_s
         self.active = False
 
     def update(self, t_s: float, tracked: bool) -> str | None:
-        """At time ``t_s`` [s], whether a tip pose arrived since the last call; the event on a rising edge."""
+        """At time ``t_s`` [s], whether a tip pose arrived since the last call; the event on a rising edge.
+
+        Args:
+            t_s: Time of the call [s]; the first call starts the clock if :meth:`start` was not called.
+            tracked: Whether a tip pose arrived since the last call.
+        """
         if math.isnan(self.last_seen_s):
             self.start(t_s)
         if tracked:
@@ -101,7 +120,13 @@ class AlarmInput(EdgeCondition):
         self.sources: dict[str, str] = {}  # active alarms: source -> reason
 
     def update(self, source: str, active: bool, reason: str = "") -> str | None:
-        """Alarm ``source`` became active (with ``reason``) or cleared; the event on the first active alarm."""
+        """Alarm ``source`` became active (with ``reason``) or cleared; the event on the first active alarm.
+
+        Args:
+            source: Name of the alarm source (e.g. a hazard detector); one alarm per source.
+            active: True if the source's alarm is active, False if it cleared.
+            reason: Why the alarm is active, kept per source while it is; not used when it clears.
+        """
         if active:
             self.sources[source] = reason
         else:
@@ -123,6 +148,9 @@ class UserRequests:
     def request(self, name: str) -> None:
         """Queue a request.
 
+        Args:
+            name: A request name, a key of ``events`` (e.g. ``abort``, ``recover``, ``teleoperation``, ``auto``).
+
         Raises:
             InputError: An unknown request (the message lists the valid ones).
         """
@@ -137,5 +165,9 @@ class UserRequests:
 
 
 def any_active(conditions: Iterable[EdgeCondition]) -> bool:
-    """Whether some condition holds now."""
+    """Whether some condition holds now.
+
+    Args:
+        conditions: The condition sources to check.
+    """
     return any(c.active for c in conditions)

@@ -25,7 +25,14 @@ _LAYER_KEYS = (
 
 
 def tissue_parameters(node: ConfigNode) -> TissueParameters:
-    """One entry of ``needle_force.layers``."""
+    """One entry of ``needle_force.layers``.
+
+    Args:
+        node: The layer's mapping: ``model`` and ``tissue`` names, and the force parameters ``stiffness_n_per_m``,
+            ``stiffness_n_per_m2``, ``puncture_force_n``, ``cutting_force_n``, ``friction_n_per_m`` and
+            ``damping_n_s_per_m2`` (units in the names, each >= 0, the two stiffnesses not both 0, the puncture
+            force > 0).
+    """
     node.reject_unknown(_LAYER_KEYS)
     values = {key: node[key].to_float(minimum=0.0) for key in _LAYER_KEYS[2:]}
     if node["stiffness_n_per_m"].to_float() == 0.0 and node["stiffness_n_per_m2"].to_float() == 0.0:
@@ -36,6 +43,11 @@ def tissue_parameters(node: ConfigNode) -> TissueParameters:
 
 def load_needle_force(path: str | Path, scene: AnatomyScene) -> NeedleForceModel:
     """The force model of ``path`` (its ``needle_force`` section) on the models of ``scene``.
+
+    Args:
+        path: A YAML file with a ``needle_force`` section (e.g. config/supervisor/needle_force.yaml).
+        scene: The anatomy placed in base_link; each layer's ``model`` names one of its models, whose mesh the layer
+            uses.
 
     Raises:
         ConfigError: Malformed parameters, or a layer naming a model the scene does not have.

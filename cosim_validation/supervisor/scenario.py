@@ -85,7 +85,11 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Read the ``scenario`` section of ``path`` (errors name the file and the key)."""
+        """Read the ``scenario`` section of ``path`` (errors name the file and the key).
+
+        Args:
+            path: A YAML file with a ``scenario`` section.
+        """
         node = load_config(path)["scenario"]
         node.reject_unknown(("teleoperation", "actions"))
         script = node.get("teleoperation")
@@ -94,7 +98,11 @@ class Scenario:
         return cls(parsed, script.to_path() if script is not None else None, str(path))
 
     def runner(self, test_id: str) -> ScenarioRunner:
-        """The scenario for one case."""
+        """The scenario for one case.
+
+        Args:
+            test_id: The case's test id: the actions whose ``cases`` are empty or name it apply.
+        """
         return ScenarioRunner([a for a in self.actions if not a.cases or test_id in a.cases])
 
 
@@ -123,7 +131,12 @@ def _action(node: ConfigNode) -> ScenarioAction:
 
 
 def state_matches(name: str, leaf: str) -> bool:
-    """Whether ``name`` (a state's name or dotted path) is the active ``leaf`` or encloses it."""
+    """Whether ``name`` (a state's name or dotted path) is the active ``leaf`` or encloses it.
+
+    Args:
+        name: A state's name, a dotted path, or an enclosing state's name (a scenario action's ``state``).
+        leaf: The active leaf state, as a dotted path.
+    """
     return leaf == name or leaf.startswith(name + ".") or name in leaf.split(".")
 
 
@@ -142,7 +155,12 @@ class ScenarioRunner:
         self.faults: list[ActiveFault] = []
 
     def update(self, t_s: float, state: str) -> tuple[list[str], list[ActiveFault]]:
-        """After the step at case time ``t_s`` [s] left ``state`` active: the requests and faults that fire now."""
+        """After the step at case time ``t_s`` [s] left ``state`` active: the requests and faults that fire now.
+
+        Args:
+            t_s: Case time of the step [s].
+            state: The active leaf after the step (dotted path).
+        """
         requests: list[str] = []
         new_faults: list[ActiveFault] = []
         for i, action in enumerate(self.actions):
@@ -169,6 +187,10 @@ class ScenarioRunner:
         return self._armed[i] and t_s - since >= action.after_s - 1e-9
 
     def active(self, t_s: float) -> dict[str, float]:
-        """The faults in force at case time ``t_s`` [s]: kind -> faulty reading (the latest fired wins)."""
+        """The faults in force at case time ``t_s`` [s]: kind -> faulty reading (the latest fired wins).
+
+        Args:
+            t_s: Case time [s]; the faults that ended by then are dropped.
+        """
         self.faults = [f for f in self.faults if f.until_s > t_s + 1e-9]
         return {f.kind: f.value for f in self.faults}

@@ -98,21 +98,39 @@ class Supervisor:
 
     @classmethod
     def from_file(cls, path: str | Path = DEFAULT_CONFIG) -> Supervisor:
-        """The supervisor configured in ``path`` (the ``supervisor`` section) with its machine."""
+        """The supervisor configured in ``path`` (the ``supervisor`` section) with its machine.
+
+        Args:
+            path: A YAML file with a ``supervisor`` section, relative to the current directory or to the package root.
+        """
         config = SupervisorConfig.load(resolve_resource(path))
         return cls(load_machine(config.machine_path), config)
 
     # ------------------------------------------------------------------ inputs
     def observe_clearance(self, distance_m: float) -> None:
-        """The needle's smallest distance to a forbidden region, measured after the last setpoint [m]."""
+        """The needle's smallest distance to a forbidden region, measured after the last setpoint [m].
+
+        Args:
+            distance_m: The distance [m], 0 inside a region; NaN (no measurement) keeps the last level.
+        """
         self._post(self.clearance.update(distance_m))
 
     def observe_force(self, force_n: float) -> None:
-        """The axial force at the needle holder [N] (e.g. :class:`NeedleForceModel`'s holder force)."""
+        """The axial force at the needle holder [N] (e.g. :class:`NeedleForceModel`'s holder force).
+
+        Args:
+            force_n: The axial holder force [N], either sign (its magnitude is compared with the limit); NaN (no
+                measurement) keeps the last level.
+        """
         self._post(self.force.update(force_n))
 
     def observe_tip(self, t_s: float, tracked: bool) -> None:
-        """Whether a needle-tip pose arrived since the last period, at time ``t_s`` [s]."""
+        """Whether a needle-tip pose arrived since the last period, at time ``t_s`` [s].
+
+        Args:
+            t_s: Time of the observation [s].
+            tracked: Whether a tip pose arrived since the last period.
+        """
         self._post(self.tracking.update(t_s, tracked))
 
     def observe_alarm(self, source: str, active: bool, reason: str = "") -> None:
@@ -120,6 +138,11 @@ class Supervisor:
 
         The first active alarm raises the configured ``events.alarm`` (an exception: the task stops); while any
         alarm is active the task cannot be recovered.
+
+        Args:
+            source: Name of the alarm source (e.g. a hazard detector); one alarm per source.
+            active: True if the source's alarm is active, False if it cleared.
+            reason: Why the alarm is active, kept per source (``alarm.sources``); not used when it clears.
         """
         self._post(self.alarm.update(source, active, reason))
 
@@ -133,7 +156,11 @@ class Supervisor:
         return (*names, *(f"alarm:{source}" for source in sorted(self.alarm.sources)))
 
     def request(self, name: str) -> None:
-        """A user request: ``abort``, ``recover``, ``teleoperation`` or ``auto``."""
+        """A user request: ``abort``, ``recover``, ``teleoperation`` or ``auto``.
+
+        Args:
+            name: The request, one of ``config.requests``; queued until the next :meth:`step`.
+        """
         self.requests.request(name)
 
     def task_configured(self) -> None:
@@ -141,7 +168,14 @@ class Supervisor:
         self._pending.append(self.config.events["configured"])
 
     def stage_finished(self, stage: Stage) -> None:
-        """The controller sent, and the robot reached, the last setpoint of ``stage``."""
+        """The controller sent, and the robot reached, the last setpoint of ``stage``.
+
+        Args:
+            stage: A case stage with a completion event in the configuration (``stage_done``).
+
+        Raises:
+            InputError: ``stage`` has no completion event.
+        """
         if stage not in self.config.stage_done:
             raise InputError(f"stage {Stage(stage).label!r} has no completion event")
         self._pending.append(self.config.stage_done[Stage(stage)])
@@ -152,12 +186,23 @@ class Supervisor:
 
     # ------------------------------------------------------------------ stepping
     def start(self, t_s: float = 0.0) -> SupervisorStatus:
-        """Enter the initial state at ``t_s`` [s] (the tracking timeout counts from here)."""
+        """Enter the initial state at ``t_s`` [s] (the tracking timeout counts from here).
+
+        Args:
+            t_s: Time of the initial entry [s].
+        """
         self.tracking.start(t_s)
         return self._status(self.chart.start(t_s, self._guards()))
 
     def step(self, t_s: float) -> SupervisorStatus:
-        """One machine step with every event collected since the last one (all dropped afterwards)."""
+        """One machine step with every event collected since the last one (all dropped afterwards).
+
+        Args:
+            t_s: Time of the step [s].
+
+        Raises:
+            InputError: The supervisor was not started (:meth:`start`).
+        """
         if self.status is None:
             raise InputError("start() the supervisor before stepping it")
         events = [*self._pending, *self.requests.drain(), *self._dwell_event(t_s)]

@@ -102,12 +102,20 @@ class SupervisorConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisorConfig:
-        """Read the ``supervisor`` section of ``path``."""
+        """Read the ``supervisor`` section of ``path``.
+
+        Args:
+            path: A YAML file with a ``supervisor`` section (e.g. config/supervisor/supervisor.yaml).
+        """
         return cls.from_config(load_config(path)["supervisor"])
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> SupervisorConfig:
-        """Read the section (``node`` is the ``supervisor`` mapping)."""
+        """Read the section (``node`` is the ``supervisor`` mapping).
+
+        Args:
+            node: The ``supervisor`` mapping of a loaded configuration (errors name its file and key).
+        """
         node.reject_unknown(_KEYS)
         src = node["sources"]
         src.reject_unknown(_SOURCE_KEYS)
@@ -144,7 +152,13 @@ class SupervisorConfig:
         )
 
     def check_against(self, machine: Machine, source: str) -> None:
-        """Raise :class:`ConfigError` if a name here is not in ``machine`` (events, guard, flags, states)."""
+        """Raise :class:`ConfigError` if a name here is not in ``machine`` (events, guard, flags, states).
+
+        Args:
+            machine: The loaded supervisor machine.
+            source: The file the error names (:class:`~cosim_validation.supervisor.supervisor.Supervisor` passes the
+                machine file).
+        """
         named = [*self.events.values(), *self.requests.values(), *self.stage_done.values()]
         for event in named:
             if event not in machine.events:

@@ -24,6 +24,14 @@ def supervisor_inputs(
     ``files`` (role -> path) are a run's copies of the machine, the needle force model, the configuration's
     scenario and the teleoperation script.
 
+    Args:
+        config_path: The supervisor configuration (a file with a ``supervisor`` section), relative to the current
+            directory or to the package root.
+        scenario_path: A scenario file; None: the configuration's ``scenario`` (no scenario if it names none).
+        files: A run's copies by role: ``supervisor_machine``, ``needle_force``, ``supervisor_scenario`` (for the
+            configuration's scenario) and ``teleoperation`` (for the scenario's script); None or a missing role:
+            the file the configuration or scenario names.
+
     Raises:
         ConfigError, InputError: A bad file (naming it and the key).
     """

@@ -59,7 +59,11 @@ class TeleoperationSource(Protocol):
     """Where teleoperation commands come from: a script, or the latest message of a topic."""
 
     def command_at(self, t_s: float) -> TeleoperationCommand:
-        """The command at ``t_s`` [s] after the start of teleoperation."""
+        """The command at ``t_s`` [s] after the start of teleoperation.
+
+        Args:
+            t_s: Time since the start of teleoperation [s].
+        """
         ...
 
 
@@ -77,13 +81,22 @@ class TeleoperationScript:
 
     @classmethod
     def load(cls, path: str | Path, n_joints: int = 7) -> TeleoperationScript:
-        """Read the ``teleoperation`` section of ``path`` (joint targets of ``n_joints`` values)."""
+        """Read the ``teleoperation`` section of ``path`` (joint targets of ``n_joints`` values).
+
+        Args:
+            path: A YAML file with a ``teleoperation`` section.
+            n_joints: J, the number of values of a ``joints`` target.
+        """
         section = load_config(path)["teleoperation"]
         section.reject_unknown(("segments",))
         return cls([_segment(node, n_joints) for node in section["segments"].elements()])
 
     def command_at(self, t_s: float) -> TeleoperationCommand:
-        """The command at ``t_s`` [s] after the start of teleoperation."""
+        """The command at ``t_s`` [s] after the start of teleoperation.
+
+        Args:
+            t_s: Time since the start of teleoperation [s]; before 0 or after the last segment the command is ``hold``.
+        """
         index = int(np.searchsorted(self.starts_s, t_s, side="right")) - 1
         if index < 0 or index >= len(self.segments):
             return TeleoperationCommand("hold", len(self.segments), self.duration_s, None, None)

@@ -55,6 +55,9 @@ class LatestTeleoperation:
     def joints(self, q: ArrayLike) -> None:
         """Joint targets (J,) (rad, or m for a prismatic joint), reached as fast as the velocity limits allow.
 
+        Args:
+            q: Joint targets, shape (J,) with J = ``n_joints``, in [rad], or [m] for a prismatic joint.
+
         Raises:
             InputError: Not finite or of the wrong length.
         """
@@ -75,7 +78,12 @@ class LatestTeleoperation:
             self._command, self._received_s = None, -np.inf
 
     def command_at(self, t_s: float) -> TeleoperationCommand:
-        """The newest command, or ``hold`` when there is none or it is stale (``t_s`` is not used: live time)."""
+        """The newest command, or ``hold`` when there is none or it is stale (``t_s`` is not used: live time).
+
+        Args:
+            t_s: Time since the start of teleoperation [s]; not used (a command's age is measured on the wall clock),
+                it is there for :class:`~.teleoperation.TeleoperationSource`.
+        """
         with self._lock:
             command, fresh = self._command, self._clock() - self._received_s <= self.stale_s
         if command is None or not fresh:

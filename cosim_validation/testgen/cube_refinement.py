@@ -151,6 +151,12 @@ def share_for_budget(candidates_per_case: float, full_cubes: int, partial_cubes:
     A case of a full cube costs one candidate; one of a partial cube with partial share s about
     ``1 / (1 - s / 2)`` (about half of a partial leaf is valid), so partial cubes may average
     ``r = c + (c - 1) * full / partial``, i.e. ``s = 2 (1 - 1 / r)``; never below :data:`PARTIAL_SHARE`.
+
+    Args:
+        candidates_per_case: The average number of candidates sampling may draw per case (> 1 leaves room for partial
+            cubes).
+        full_cubes: Number of full cubes of the grid.
+        partial_cubes: Number of partial cubes of the grid (0 is taken as 1).
     """
     ratio = candidates_per_case + (candidates_per_case - 1.0) * full_cubes / max(partial_cubes, 1)
     return float(np.clip(2.0 * (1.0 - 1.0 / ratio), PARTIAL_SHARE, 1.0))

@@ -279,6 +279,12 @@ def random_targets(region: TargetRegion, count: int, seed: int, max_attempts: in
     Attempts are counted as if the candidates were drawn one by one: up to the one that completed
     the suite. Stops (and reports, through ``gave_up`` of shape (1, 3) filled with -1) after
     ``max_attempts`` candidates.
+
+    Args:
+        region: The region valid targets lie in; candidates are drawn over its box ``bounds_m`` (base_link).
+        count: Number of valid targets wanted.
+        seed: Seed of the random generator (the same seed gives the same targets).
+        max_attempts: Most candidates drawn before giving up.
     """
     rng = np.random.default_rng([seed, 0])
     lo, hi = region.bounds_m

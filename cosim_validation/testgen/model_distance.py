@@ -11,7 +11,11 @@ _CACHE: dict[int, tuple[AnatomyModel, MeshDistance]] = {}
 
 
 def mesh_distance(model: AnatomyModel) -> MeshDistance:
-    """The (cached, per model object) exact distance structure of ``model``."""
+    """The (cached, per model object) exact distance structure of ``model``.
+
+    Args:
+        model: The anatomy model; the structure is built once per model object and cached.
+    """
     entry = _CACHE.get(id(model))
     if entry is None or entry[0] is not model:
         entry = (model, MeshDistance(model.vertices_m, model.faces))

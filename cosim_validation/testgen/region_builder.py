@@ -35,6 +35,11 @@ def radius_for_fraction(region: TargetRegion, near: AnatomyModel, fraction: floa
     """Radius D such that the part of the target within D of ``near`` is ``fraction`` of its volume [m].
 
     Measured on a regular lattice of about 200,000 points over the target's box (deterministic).
+
+    Args:
+        region: The region whose target model is measured.
+        near: The model the distances are measured to (a sub-region's ``near``), in base_link.
+        fraction: The share of the target's volume that must lie within the radius, in (0, 1].
     """
     lo, hi = region.target.bounds_m
     spacing = float(np.prod(hi - lo) / _FRACTION_SAMPLES) ** (1.0 / 3.0)
@@ -72,6 +77,11 @@ def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tu
 
 def build_region(scene: AnatomyScene, cfg: TestgenConfig, name: str | None) -> tuple[TargetRegion, dict[str, Any]]:
     """The region ``name`` (default ``cfg.target``) and its description for the suite's metadata.
+
+    Args:
+        scene: The anatomy, placed in base_link.
+        cfg: The ``testgen`` configuration: its regions, margin and default target.
+        name: A target model's name or a region of ``testgen.regions``; None: ``cfg.target``.
 
     Raises:
         ConfigError: ``testgen.target`` names no model or region (names the file and the key).

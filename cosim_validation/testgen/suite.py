@@ -100,7 +100,11 @@ class Suite:
         return int(self.target_m.shape[0])
 
     def case(self, i: int) -> TestCase:
-        """The i-th case (negative i counts from the end)."""
+        """The i-th case (negative i counts from the end).
+
+        Args:
+            i: Row of the case, in ``-len(suite)`` .. ``len(suite) - 1``.
+        """
         n = len(self)
         if not -n <= i < n:
             raise InputError(f"suite {self.suite_id}: case index {i!r} out of range for {n} cases")
@@ -123,7 +127,11 @@ class Suite:
         return (self.case(i) for i in range(len(self)))
 
     def write(self, path: str | Path) -> None:
-        """Write the Parquet file atomically (a temporary file renamed into place)."""
+        """Write the Parquet file atomically (a temporary file renamed into place).
+
+        Args:
+            path: The Parquet file to write (replaced if it exists); its folder must exist.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -153,6 +161,9 @@ class Suite:
     @classmethod
     def read(cls, path: str | Path) -> Suite:
         """Read a suite file written by :meth:`write`.
+
+        Args:
+            path: The Parquet file written by :meth:`write`.
 
         Raises:
             InputError: The file is absent, not Parquet, not a suite, of another format version, a column is

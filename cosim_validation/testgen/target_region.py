@@ -56,7 +56,11 @@ class TargetRegion:
     _inside: dict[str, InsideTest] = field(default_factory=dict, repr=False)
 
     def inside_test(self, model: AnatomyModel) -> InsideTest:
-        """The (cached) exact inside test of ``model``."""
+        """The (cached) exact inside test of ``model``.
+
+        Args:
+            model: The model (the target, an obstacle or ``near``); tests are cached by model name.
+        """
         if model.name not in self._inside:
             self._inside[model.name] = InsideTest(model.vertices_m, model.faces)
         return self._inside[model.name]
@@ -106,7 +110,11 @@ class TargetRegion:
         return ok
 
     def classify(self, grid: CubeGrid) -> np.ndarray:
-        """(nx, ny, nz) int8 :class:`CubeClass` of every cube of ``grid``."""
+        """(nx, ny, nz) int8 :class:`CubeClass` of every cube of ``grid``.
+
+        Args:
+            grid: The grid of cubes over the region's box, in base_link.
+        """
         surface = mark_surface_cubes(
             self.target.vertices_m, self.target.faces, grid.origin_m, grid.granularity_m, grid.shape, 1e-9
         )

@@ -103,6 +103,9 @@ def location_free(source: str) -> str:
 
     The mesh's SHA-256 beside it says which content. Without the path, one configuration gives one suite id in any
     folder or clone.
+
+    Args:
+        source: The model's ``source``: ``builtin:<name>`` or the mesh file's path.
     """
     return source if source.startswith("builtin:") else Path(source).name
 

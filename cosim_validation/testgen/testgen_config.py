@@ -85,6 +85,9 @@ def _source_region(node: ConfigNode) -> SourceRegion:
 def load_testgen_config(section: ConfigNode) -> TestgenConfig:
     """Validate the ``testgen`` mapping (``config["testgen"]``).
 
+    Args:
+        section: The ``testgen`` mapping of a case-study configuration.
+
     Raises:
         ConfigError: Missing, unknown or malformed keys (named with file and key path).
     """

@@ -70,6 +70,10 @@ def regular_file_problem(path: str | Path, folder_ok: bool = False) -> str | Non
 def read_user_bytes(path: str | Path, max_bytes: int = MAX_BYTES) -> bytes:
     """The content of the regular file ``path``, at most ``max_bytes`` long.
 
+    Args:
+        path: The file to read; it must be a regular file (not a FIFO, a device or a folder).
+        max_bytes: The largest size accepted, in bytes; a longer file raises ``ConfigError``.
+
     Raises:
         ConfigError: Missing, a symlink loop, not a regular file, unreadable or too large.
     """
@@ -95,6 +99,10 @@ def read_user_bytes(path: str | Path, max_bytes: int = MAX_BYTES) -> bytes:
 
 def read_user_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
     """:func:`read_user_bytes` decoded as UTF-8.
+
+    Args:
+        path: The file to read; it must be a regular file (not a FIFO, a device or a folder).
+        max_bytes: The largest size accepted, in bytes; a longer file raises ``ConfigError``.
 
     Raises:
         ConfigError: As :func:`read_user_bytes`, or not UTF-8 text.
@@ -185,7 +193,11 @@ def parse_yaml(text: str, source: str | Path) -> Any:
 
 
 def load_yaml_file(path: str | Path) -> Any:
-    """:func:`parse_yaml` of the bounded regular file ``path``."""
+    """:func:`parse_yaml` of the bounded regular file ``path``.
+
+    Args:
+        path: The YAML file, at most ``MAX_BYTES`` long.
+    """
     return parse_yaml(read_user_text(path), path)
 
 
@@ -233,5 +245,9 @@ def parse_json(text: str | bytes, source: str | Path, key: str = "") -> Any:
 
 
 def load_json_file(path: str | Path) -> Any:
-    """:func:`parse_json` of the bounded regular file ``path``."""
+    """:func:`parse_json` of the bounded regular file ``path``.
+
+    Args:
+        path: The JSON file, at most ``MAX_BYTES`` long.
+    """
     return parse_json(read_user_text(path), path)

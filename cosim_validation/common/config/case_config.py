@@ -27,6 +27,9 @@ CASE_SECTIONS: dict[str, str] = {
 def checked_case_config(root: ConfigNode) -> ConfigNode:
     """``root`` after checking that it holds no section outside :data:`CASE_SECTIONS`.
 
+    Args:
+        root: The document root of a case-study configuration (a mapping).
+
     Raises:
         ConfigError: An unknown top-level key (names the file and the key, lists the sections).
     """
@@ -49,5 +52,10 @@ def load_case_config(path: str | Path, base_dir: str | Path = "") -> ConfigNode:
 
 
 def parse_case_config(text: str, source: str | Path) -> ConfigNode:
-    """:func:`load_case_config` for YAML text."""
+    """:func:`load_case_config` for YAML text.
+
+    Args:
+        text: The YAML document.
+        source: The file it came from, for error messages and as the folder of its relative paths.
+    """
     return checked_case_config(parse_config(text, source))

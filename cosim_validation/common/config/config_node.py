@@ -36,7 +36,11 @@ class ConfigNode:
 
     # ------------------------------------------------------------------ navigation
     def error(self, message: str) -> ConfigError:
-        """A :class:`ConfigError` located at this node."""
+        """A :class:`ConfigError` located at this node.
+
+        Args:
+            message: What is wrong with the value, e.g. ``expected a number, got 'x'``.
+        """
         return ConfigError(self.source, self.key, message)
 
     def _mapping(self) -> dict[str, Any]:
@@ -50,7 +54,11 @@ class ConfigNode:
         return f"{self.key}.{name}" if self.key else name
 
     def has(self, name: str) -> bool:
-        """Whether this mapping holds ``name``."""
+        """Whether this mapping holds ``name``.
+
+        Args:
+            name: The key looked for; this node must be a mapping (else ``ConfigError``).
+        """
         return name in self._mapping()
 
     def __getitem__(self, name: str) -> ConfigNode:
@@ -61,7 +69,11 @@ class ConfigNode:
         return ConfigNode(mapping[name], self.source, self._child_key(name), self.base_dir)
 
     def get(self, name: str) -> ConfigNode | None:
-        """The child ``name``, or None if absent (or null)."""
+        """The child ``name``, or None if absent (or null).
+
+        Args:
+            name: The key looked for; this node must be a mapping (else ``ConfigError``).
+        """
         mapping = self._mapping()
         if mapping.get(name) is None:
             return None
@@ -83,7 +95,11 @@ class ConfigNode:
         return [ConfigNode(v, self.source, self._child_key(i), self.base_dir) for i, v in enumerate(self.value)]
 
     def reject_unknown(self, allowed: Iterable[str]) -> None:
-        """Raise if this mapping holds a key outside ``allowed`` (catches typos)."""
+        """Raise if this mapping holds a key outside ``allowed`` (catches typos).
+
+        Args:
+            allowed: The keys this mapping may hold.
+        """
         allowed_set = set(allowed)
         for name in self.keys():
             if name not in allowed_set:
@@ -97,6 +113,9 @@ class ConfigNode:
         """This mapping with the keys of an older release read under their current names (``old -> new``).
 
         So a run directory's copy of an older configuration still loads; both spellings at once is an error.
+
+        Args:
+            renamed: Old key to current key; keys not in it are kept as they are.
         """
         mapping = self._mapping()
         if not any(old in mapping for old in renamed):
@@ -117,7 +136,13 @@ class ConfigNode:
         maximum: float | None = None,
         exclusive_minimum: float | None = None,
     ) -> float:
-        """The value as a finite float within the given bounds."""
+        """The value as a finite float within the given bounds.
+
+        Args:
+            minimum: The smallest value allowed (inclusive); None for no lower bound.
+            maximum: The largest value allowed (inclusive); None for no upper bound.
+            exclusive_minimum: A bound the value must be above (exclusive); None for none.
+        """
         v = self.value
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(f"expected a number, got {v!r}")
@@ -133,7 +158,12 @@ class ConfigNode:
         return f
 
     def to_int(self, *, minimum: int | None = None, maximum: int | None = None) -> int:
-        """The value as an int within the given bounds."""
+        """The value as an int within the given bounds.
+
+        Args:
+            minimum: The smallest value allowed (inclusive); None for no lower bound.
+            maximum: The largest value allowed (inclusive); None for no upper bound.
+        """
         v = self.value
         if isinstance(v, bool) or not isinstance(v, int):
             raise self.error(f"expected an integer, got {v!r}")
@@ -144,7 +174,11 @@ class ConfigNode:
         return int(v)
 
     def to_str(self, *, choices: Iterable[str] | None = None) -> str:
-        """The value as a string, one of ``choices`` if given."""
+        """The value as a string, one of ``choices`` if given.
+
+        Args:
+            choices: The accepted strings; None accepts any string.
+        """
         v = self.value
         if not isinstance(v, str):
             raise self.error(f"expected a string, got {v!r}")
@@ -162,6 +196,9 @@ class ConfigNode:
 
     def to_vector(self, length: int | None = None) -> np.ndarray:
         """The value as a finite float vector, of ``length`` elements if given.
+
+        Args:
+            length: The number of elements the list must have; None accepts any length.
 
         Returns:
             (length,) float64 array.

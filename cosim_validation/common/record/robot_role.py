@@ -21,7 +21,11 @@ class RobotRole(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> RobotRole:
-        """The role named ``text`` (case-insensitive)."""
+        """The role named ``text`` (case-insensitive).
+
+        Args:
+            text: The role's name (``expected``, ``virtual`` or ``physical``); case and surrounding blanks are ignored.
+        """
         try:
             return cls[text.strip().upper()]
         except KeyError:

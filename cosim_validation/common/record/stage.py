@@ -24,7 +24,11 @@ class Stage(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> Stage:
-        """The stage named ``text`` (case-insensitive)."""
+        """The stage named ``text`` (case-insensitive).
+
+        Args:
+            text: The stage's name (e.g. ``injection``); case and surrounding blanks are ignored.
+        """
         try:
             return cls[text.strip().upper()]
         except KeyError:

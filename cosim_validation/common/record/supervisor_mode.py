@@ -33,7 +33,11 @@ class SupervisorMode(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> SupervisorMode:
-        """The mode named ``text`` (case-insensitive)."""
+        """The mode named ``text`` (case-insensitive).
+
+        Args:
+            text: The mode's name (e.g. ``holding``); case and surrounding blanks are ignored.
+        """
         try:
             return cls[text.strip().upper()]
         except KeyError:

@@ -191,12 +191,20 @@ class TrajectoryRecord:
         return np.stack([azimuth, altitude], axis=-1)
 
     def head(self, n: int) -> TrajectoryRecord:
-        """The first ``n`` samples (a case stopped there); every per-sample array is cut, the rest kept."""
+        """The first ``n`` samples (a case stopped there); every per-sample array is cut, the rest kept.
+
+        Args:
+            n: Number of leading samples to keep; more than the record holds keeps every sample.
+        """
         cut = {f.name: getattr(self, f.name)[:n] for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}
         return replace(self, **cut)
 
     def stage_indices(self, stage: Stage) -> np.ndarray:
-        """Indices of the samples in ``stage``."""
+        """Indices of the samples in ``stage``.
+
+        Args:
+            stage: The stage whose samples are wanted.
+        """
         return np.flatnonzero(self.stage == int(stage))
 
     # ------------------------------------------------------------------ storage
@@ -219,6 +227,10 @@ class TrajectoryRecord:
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bytes>") -> TrajectoryRecord:
         """Inverse of :meth:`to_bytes`.
+
+        Args:
+            data: The bytes of an npz archive written by :meth:`to_bytes`.
+            source: Where the bytes came from (a file, a database row), for error messages.
 
         Raises:
             InputError: Not an intact npz, no or a malformed header, a missing or mistyped field or array, or
@@ -250,6 +262,9 @@ class TrajectoryRecord:
     def save(self, path: str | Path) -> None:
         """Write to an ``.npz`` file atomically (a temporary file renamed into place: never half a file).
 
+        Args:
+            path: The ``.npz`` file to write (replaced if it exists); its folder must exist.
+
         Raises:
             InputError: The file cannot be written (names the path and why).
         """
@@ -269,6 +284,9 @@ class TrajectoryRecord:
     @classmethod
     def load(cls, path: str | Path) -> TrajectoryRecord:
         """Read a file written by :meth:`save`.
+
+        Args:
+            path: The ``.npz`` file, at most ``MAX_ARCHIVE_BYTES`` long.
 
         Raises:
             InputError: The file cannot be read or is not a trajectory record (see :meth:`from_bytes`).

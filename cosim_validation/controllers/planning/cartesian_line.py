@@ -30,7 +30,11 @@ class CartesianLimits:
     jerk_m_s3: float
 
     def slower(self, factor: float) -> CartesianLimits:
-        """Limits for the same path ``factor`` (> 1) times slower."""
+        """Limits for the same path ``factor`` (> 1) times slower.
+
+        Args:
+            factor: How many times slower, > 1.
+        """
         return CartesianLimits(
             self.velocity_m_s / factor, self.acceleration_m_s2 / factor**2, self.jerk_m_s3 / factor**3
         )

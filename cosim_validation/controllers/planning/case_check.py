@@ -12,6 +12,10 @@ from cosim_validation.controllers.planning.errors import PlanningError
 def as_point(value: ArrayLike, name: str) -> np.ndarray:
     """``value`` as a finite (3,) float64 point.
 
+    Args:
+        value: The point, 3 numbers, in [m].
+        name: What it is, for the message (e.g. ``source``).
+
     Raises:
         PlanningError: ``bad_input`` for a wrong shape, NaN or infinite coordinates.
     """

@@ -60,7 +60,14 @@ def joint_polyline(waypoints: np.ndarray, limits: CommandLimits, dt_s: float) ->
 
 
 def scaled(limits: CommandLimits, velocity_scale: float, acceleration_scale: float) -> CommandLimits:
-    """Limits with velocity and acceleration scaled down (the planner leaves headroom for tracking)."""
+    """Limits with velocity and acceleration scaled down (the planner leaves headroom for tracking).
+
+    Args:
+        limits: The commanding limits.
+        velocity_scale: Factor on the velocity limits (``planning.joint_velocity_scale``, in (0, 1]).
+        acceleration_scale: Factor on the acceleration limits (``planning.joint_acceleration_scale``, in (0, 1]); the
+            jerk limits are kept.
+    """
     return CommandLimits(
         limits.velocity * velocity_scale,
         limits.acceleration * acceleration_scale,

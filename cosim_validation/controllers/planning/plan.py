@@ -37,7 +37,8 @@ class Plan:
     """The expected trajectory of one case.
 
     Attributes:
-        t_s: (n,) sample times from the case start [s], at the sampling period.
+        t_s: (n,) increasing sample times from the case start [s], at the sampling period (the error collection's
+            are not evenly spaced: each setpoint is stamped when the arm must reach it).
         stage: (n,) uint8 :class:`Stage` of each sample (the first sample belongs to initialization).
         q: (n, J) joint setpoints [rad].
         source_m: (3,) source point [m].
@@ -94,13 +95,23 @@ class Plan:
         return float(self.t_s[-1])
 
     def stage_indices(self, stage: Stage) -> np.ndarray:
-        """Indices of the samples in ``stage``."""
+        """Indices of the samples in ``stage``.
+
+        Args:
+            stage: The stage.
+        """
         return np.flatnonzero(self.stage == int(stage))
 
     def to_record(
         self, kinematics: Kinematics, test_id: str, meta: Mapping[str, Any] | None = None
     ) -> TrajectoryRecord:
-        """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip."""
+        """The expected :class:`TrajectoryRecord`: setpoints = measured joints, the actual tip = the planned tip.
+
+        Args:
+            kinematics: The arm and needle whose forward kinematics give the tip and joint frames.
+            test_id: The case's id.
+            meta: Extra metadata for the record, over the plan's own (it wins where keys are the same); None for none.
+        """
         info: dict[str, Any] = {"controller": self.controller}
         if self.n_samples > 1:  # a plugin's plan may hold one sample (hold there): it has no rate
             info["sampling_rate_hz"] = 1.0 / float(self.t_s[1] - self.t_s[0])

@@ -79,7 +79,11 @@ class PlanningConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> PlanningConfig:
-        """Read and validate the ``planning`` section (``node`` is that section)."""
+        """Read and validate the ``planning`` section (``node`` is that section).
+
+        Args:
+            node: The ``planning`` section.
+        """
         node.reject_unknown(_KEYS)
         ompl = node["ompl"]
         ompl.reject_unknown(_OMPL_KEYS)

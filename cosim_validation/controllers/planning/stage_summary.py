@@ -49,7 +49,11 @@ _GOALS = {
 
 
 def best_tip(record: TrajectoryRecord) -> tuple[np.ndarray, np.ndarray]:
-    """Tip positions (n, 3) and needle axes (n, 3): the actual ones where known, else forward kinematics."""
+    """Tip positions (n, 3) and needle axes (n, 3): the actual ones where known, else forward kinematics.
+
+    Args:
+        record: A robot's record, n samples; tip positions in base_link [m].
+    """
     known = np.isfinite(record.actual_tip_pos_m).all(axis=1) & np.isfinite(record.actual_tip_quat_wxyz).all(axis=1)
     tip = np.where(known[:, None], record.actual_tip_pos_m, record.tip_pos_m)
     quat = np.where(known[:, None], record.actual_tip_quat_wxyz, record.tip_quat_wxyz)
@@ -65,6 +69,15 @@ def summarize_stages(
 
     A run cut short (a case stopped by the state validator) has the plan's first samples only: the stages it
     reached are summarized over what was executed of them, the others are left out.
+
+    Args:
+        plan: The case's plan (its source, skin entry and target are the stages' goals).
+        expected: The plan's record, as far as the run went.
+        executed: The robot's record, the same n samples as ``expected``.
+        world: The anatomy, for the needle's distance to the forbidden regions.
+
+    Raises:
+        ValueError: ``executed`` and ``expected`` have different numbers of samples.
     """
     if executed.n_samples != expected.n_samples:
         raise ValueError(f"executed has {executed.n_samples} samples, the plan {expected.n_samples}")

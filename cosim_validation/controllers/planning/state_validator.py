@@ -43,7 +43,11 @@ class ValidatorSettings:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> ValidatorSettings:
-        """Read the ``validator`` section (``node`` is that section)."""
+        """Read the ``validator`` section (``node`` is that section).
+
+        Args:
+            node: The ``validator`` section.
+        """
         node.reject_unknown(_KEYS)
         return cls(
             enabled=node["enabled"].to_bool(),

@@ -50,7 +50,11 @@ class BagPlayer:
         return max(0.0, (self.position_ns - self.start_ns) / NS_PER_S)
 
     def seek(self, t_s: float) -> None:
-        """Move the cursor to ``t_s`` seconds after the first event (clamped to the bag)."""
+        """Move the cursor to ``t_s`` seconds after the first event (clamped to the bag).
+
+        Args:
+            t_s: Cursor position in seconds after the bag's first event, in [s]; clamped to 0 .. ``duration_s``.
+        """
         t_ns = self.start_ns + round(min(max(t_s, 0.0), self.duration_s) * NS_PER_S)
         stop = bisect.bisect_right(self._times, t_ns)
         if stop < self._applied:
@@ -65,7 +69,11 @@ class BagPlayer:
         self.seek(self.duration_s)
 
     def advance(self, wall_s: float) -> bool:
-        """While playing, move on by ``wall_s`` wall seconds times the rate; False once at the end."""
+        """While playing, move on by ``wall_s`` wall seconds times the rate; False once at the end.
+
+        Args:
+            wall_s: Wall-clock time since the previous step, in [s]; the cursor moves ``wall_s * rate`` bag seconds.
+        """
         if self.playing:
             self.seek(self.position_s + wall_s * self.rate)
             if self.position_ns >= self.end_ns:

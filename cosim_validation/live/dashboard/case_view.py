@@ -50,7 +50,11 @@ class CaseView:
         return self.info.test_id
 
     def track(self, robot: RobotRole) -> TipTrack:
-        """The tip track of ``robot`` (created empty on first use)."""
+        """The tip track of ``robot`` (created empty on first use).
+
+        Args:
+            robot: Role of the robot whose track is returned.
+        """
         if robot not in self.tracks:
             self.tracks[robot] = TipTrack()
         return self.tracks[robot]
@@ -74,7 +78,11 @@ class CaseView:
         return min(1.0, done / self.info.sample_count) if self.info.sample_count else 0.0
 
     def deviation(self, robot: RobotRole) -> tuple[np.ndarray, np.ndarray]:
-        """(t_s (m,) since case start, deviation_m (m,)) of ``robot``'s actual tip from the expected tip."""
+        """(t_s (m,) since case start, deviation_m (m,)) of ``robot``'s actual tip from the expected tip.
+
+        Args:
+            robot: Role of the executing robot (VIRTUAL or PHYSICAL) compared with the EXPECTED track.
+        """
         if robot not in self.tracks or RobotRole.EXPECTED not in self.tracks:
             return np.empty(0), np.empty(0)
         t_ns, dev_m = deviation(self.tracks[RobotRole.EXPECTED], self.tracks[robot])

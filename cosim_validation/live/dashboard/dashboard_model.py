@@ -49,12 +49,20 @@ class DashboardModel:
         self.revision = 0
 
     def apply_all(self, events: Iterable[DashboardEvent]) -> None:
-        """Apply events in order."""
+        """Apply events in order.
+
+        Args:
+            events: Events in arrival order, applied one by one with :meth:`apply`.
+        """
         for event in events:
             self.apply(event)
 
     def apply(self, event: DashboardEvent) -> None:
-        """Apply one event."""
+        """Apply one event.
+
+        Args:
+            event: One of the ``DashboardEvent`` types; every applied event increments ``revision``.
+        """
         self.revision += 1
         if isinstance(event, TipSample):
             self._tip(event)
@@ -156,5 +164,9 @@ class DashboardModel:
 
 
 def robots_of(case: CaseView) -> tuple[RobotRole, ...]:
-    """The executing robots of a case that have a tip track, in role order."""
+    """The executing robots of a case that have a tip track, in role order.
+
+    Args:
+        case: The case whose tracks are looked at.
+    """
     return tuple(r for r in (RobotRole.VIRTUAL, RobotRole.PHYSICAL) if r in case.tracks)

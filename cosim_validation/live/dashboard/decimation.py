@@ -50,7 +50,12 @@ def minmax_decimate(y: np.ndarray, max_points: int = DEFAULT_MAX_POINTS) -> np.n
 
 
 def stride_decimate(n: int, max_points: int = DEFAULT_MAX_POINTS) -> np.ndarray:
-    """Indices of every k-th of ``n`` samples plus the last, at most ``max_points`` of them (>= 2)."""
+    """Indices of every k-th of ``n`` samples plus the last, at most ``max_points`` of them (>= 2).
+
+    Args:
+        n: Number of samples in the series (e.g. the length of a tip track).
+        max_points: Largest number of indices returned (>= 2).
+    """
     if max_points < 2:
         raise ValueError(f"max_points must be >= 2, got {max_points}")
     if n <= max_points:

@@ -31,7 +31,12 @@ class DeviationStream:
         self._actual: dict[RobotRole, dict[int, np.ndarray]] = {}
 
     def push(self, sample: TipSample) -> list[DeviationPoint]:
-        """Take one tip sample; return the deviations it completes (none, one, or one per waiting robot)."""
+        """Take one tip sample; return the deviations it completes (none, one, or one per waiting robot).
+
+        Args:
+            sample: A tip sample of any robot: an EXPECTED one (carrying case and stage) or a robot's actual tip, paired
+                by equal stamps.
+        """
         if sample.robot is RobotRole.EXPECTED:
             _bounded_put(self._expected, sample.t_ns, sample)
             return [

@@ -19,6 +19,11 @@ def with_foxglove_bridge(graph: GraphSpec, port: int = DEFAULT_PORT, host: str =
     The node is not required (the session goes on if it dies once up); it is given the robots of the session
     and the monitor's configuration file.
 
+    Args:
+        graph: The session graph to extend (it is not changed; a copy is returned).
+        port: TCP port the bridge serves on, 0..65535.
+        host: Address the bridge listens on (the default serves this machine only).
+
     Raises:
         InputError: A port outside 0..65535, or a graph that already has a node named foxglove_bridge.
     """

@@ -47,7 +47,11 @@ VERDICTS_SCHEMA: dict[str, Any] = {
 
 
 def deviation_json(point: DeviationPoint) -> dict[str, Any]:
-    """A :data:`DEVIATION_SCHEMA` message."""
+    """A :data:`DEVIATION_SCHEMA` message.
+
+    Args:
+        point: The deviation of one robot's tip at one stamp (its ``deviation_m`` in [m] is sent as ``deviation_mm``).
+    """
     return {
         "test_id": point.test_id,
         "robot": point.robot.label,
@@ -58,7 +62,11 @@ def deviation_json(point: DeviationPoint) -> dict[str, Any]:
 
 
 def verdicts_json(case: CaseView) -> dict[str, Any]:
-    """A :data:`VERDICTS_SCHEMA` message: the case's verdicts, violated first."""
+    """A :data:`VERDICTS_SCHEMA` message: the case's verdicts, violated first.
+
+    Args:
+        case: The case whose verdicts are sent.
+    """
     from cosim_validation.live.dashboard.view_text import margin_text
 
     rows = [

@@ -23,12 +23,20 @@ ROBOT_COLORS_HEX = {"expected": "#282828", "virtual": "#1f77b4", "physical": "#e
 
 
 def deviation_topic(robot: str) -> str:
-    """The bridge's JSON channel of ``robot``'s tip deviation from the plan."""
+    """The bridge's JSON channel of ``robot``'s tip deviation from the plan.
+
+    Args:
+        robot: Robot name: ``virtual`` or ``physical``.
+    """
     return f"/cosim/dashboard/{robot}/tip_deviation"
 
 
 def session_robots(graph: GraphSpec) -> list[str]:
-    """The robots the session monitors (the monitor's ``robots``; the controller's if there is no monitor)."""
+    """The robots the session monitors (the monitor's ``robots``; the controller's if there is no monitor).
+
+    Args:
+        graph: The session graph; without a monitor or controller node, ``["virtual", "physical"]`` is returned.
+    """
     for executable in ("monitor", "controller"):
         for node in graph.nodes:
             if node.executable == executable:
@@ -37,7 +45,12 @@ def session_robots(graph: GraphSpec) -> list[str]:
 
 
 def topic_name(graph: GraphSpec, topic: str) -> str:
-    """``topic`` after the graph's remappings (the first node remapping it wins)."""
+    """``topic`` after the graph's remappings (the first node remapping it wins).
+
+    Args:
+        graph: The session graph whose node remappings are searched.
+        topic: The topic's default name, e.g. ``/cosim/alerts``.
+    """
     for node in graph.nodes:
         for source, target in node.remappings:
             if source == topic:
@@ -46,7 +59,11 @@ def topic_name(graph: GraphSpec, topic: str) -> str:
 
 
 def build_layout(graph: GraphSpec) -> Any:
-    """The session's ``foxglove.layouts.Layout``."""
+    """The session's ``foxglove.layouts.Layout``.
+
+    Args:
+        graph: The session graph: its monitor's robots and its remappings name the panels' topics.
+    """
     import foxglove.layouts as fl
 
     robots = session_robots(graph)
@@ -139,12 +156,21 @@ def _tables(fl: Any, graph: GraphSpec) -> Any:
 
 
 def layout_json(graph: GraphSpec) -> str:
-    """The layout as indented JSON (what Foxglove's "Import layout" reads)."""
+    """The layout as indented JSON (what Foxglove's "Import layout" reads).
+
+    Args:
+        graph: The session graph the layout is built from.
+    """
     return json.dumps(json.loads(build_layout(graph).to_json()), indent=2) + "\n"
 
 
 def write_layout(graph: GraphSpec, path: Path) -> Path:
-    """Write the layout of ``graph`` to ``path`` and return it."""
+    """Write the layout of ``graph`` to ``path`` and return it.
+
+    Args:
+        graph: The session graph the layout is built from.
+        path: The JSON file to write (overwritten); its folder must exist.
+    """
     from cosim_validation.common.exceptions import InputError
 
     if not path.parent.is_dir():

@@ -61,7 +61,12 @@ def arm_entity(robot: RobotRole, joint_origins_m: np.ndarray, needle_m: np.ndarr
 
 
 def anatomy_entities(models: Any) -> list[Any]:
-    """One entity per anatomical model (``anatomy/<name>``): its mesh as an indexed triangle list."""
+    """One entity per anatomical model (``anatomy/<name>``): its mesh as an indexed triangle list.
+
+    Args:
+        models: The anatomical models (e.g. an ``AnatomyScene``): each with ``name``, ``role``, ``vertices_m`` (V, 3) in
+            base_link [m] and ``faces`` (F, 3).
+    """
     fm = _fm()
     origin = _pose(np.zeros(3))
     return [
@@ -88,7 +93,11 @@ def _pose(position_m: np.ndarray) -> Any:
 
 
 def case_entities(case: CaseView) -> list[Any]:
-    """The tip path of every robot in ``case`` (every k-th sample, at most MAX_PATH_POINTS) and its target."""
+    """The tip path of every robot in ``case`` (every k-th sample, at most MAX_PATH_POINTS) and its target.
+
+    Args:
+        case: The case whose tip tracks (base_link [m]) and target are drawn; the target is left out while not finite.
+    """
     fm = _fm()
     entities = []
     for robot, track in case.tracks.items():
@@ -117,5 +126,9 @@ def case_entities(case: CaseView) -> list[Any]:
 
 
 def scene_update(entities: list[Any]) -> Any:
-    """A SceneUpdate replacing these entities (same ids replace earlier ones)."""
+    """A SceneUpdate replacing these entities (same ids replace earlier ones).
+
+    Args:
+        entities: Foxglove ``SceneEntity`` messages, e.g. from :func:`arm_entity` and :func:`case_entities`.
+    """
     return _fm().SceneUpdate(entities=entities)

@@ -58,7 +58,12 @@ def load_qt() -> QtModules:
 
 
 def application(argv: list[str] | None = None) -> Any:
-    """The process's QApplication (made if there is none)."""
+    """The process's QApplication (made if there is none).
+
+    Args:
+        argv: Command-line arguments for a new QApplication; None or empty means ``["cosim dashboard"]``. Unused if the
+            process already has one.
+    """
     qt = load_qt()
     app = qt.QtWidgets.QApplication.instance()
     return app if app is not None else qt.QtWidgets.QApplication(argv or ["cosim dashboard"])

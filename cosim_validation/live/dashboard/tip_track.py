@@ -43,7 +43,11 @@ class TipTrack:
         self._n = n + 1
 
     def contains(self, t_ns: int) -> bool:
-        """Whether a sample is stamped ``t_ns``."""
+        """Whether a sample is stamped ``t_ns``.
+
+        Args:
+            t_ns: The stamp looked for, in [ns].
+        """
         i = int(np.searchsorted(self._t_ns[: self._n], t_ns))
         return i < self._n and int(self._t_ns[i]) == t_ns
 
@@ -86,6 +90,10 @@ def deviation(expected: TipTrack, actual: TipTrack) -> tuple[np.ndarray, np.ndar
 
     A robot answers expected sample k with a sample stamped exactly like it, so samples are paired by
     equal stamps; actual samples without an expected one (not yet arrived) are left out.
+
+    Args:
+        expected: The EXPECTED robot's track (the plan), positions in base_link [m].
+        actual: An executing robot's track, positions in base_link [m].
 
     Returns:
         (t_ns (m,), deviation_m (m,)) for the m paired samples, in time order.

@@ -6,7 +6,12 @@ import math
 
 
 def margin_text(margin: float, unit: str) -> str:
-    """A verdict's margin in display units: mm for metres, degrees for radians; "-" when unknown."""
+    """A verdict's margin in display units: mm for metres, degrees for radians; "-" when unknown.
+
+    Args:
+        margin: The verdict's margin in ``unit``; NaN when unknown.
+        unit: The margin's unit: ``m`` (shown in mm), ``rad`` (shown in degrees) or ``1``.
+    """
     if math.isnan(margin):
         return "-"
     if math.isinf(margin):

@@ -137,10 +137,15 @@ class ArmServer(ServedArm):
         self._joints_pub.publish(joint_state_to_msg(JointSample(stamp_ns, self._names, q_measured, np.zeros(0))))
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
-        """The joint command (J,) for case time ``t_s`` (s) given the measured joints (rad), or None to hold.
+        """The joint command (J,) for simulated time ``t_s`` (s) given the measured joints (rad), or None to hold.
 
         The active action goal is followed (and finished when it succeeds or a tolerance is violated), else
         the latest streamed trajectory, else the position held after a goal ended.
+
+        Args:
+            t_s: The time of the command, on the simulated clock the arm's state is stamped with, in [s].
+            q_measured: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint): where a new trajectory
+                starts, and the position held after a canceled, aborted or failed one.
         """
         self._now_s = float(t_s)
         q = np.asarray(q_measured, dtype=float)

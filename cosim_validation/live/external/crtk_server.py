@@ -120,10 +120,15 @@ class CrtkServer(ServedArm):
             self._publish_operating_state()
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
-        """Return the joint command (J,) for case time ``t_s`` [s], or None to hold.
+        """Return the joint command (J,) for simulated time ``t_s`` [s], or None to hold.
 
         The command is the running ``move_jp`` (it ends, and ``is_busy`` with it, when its time is up), else the
         last ``servo_jp`` (or the end of the last ``move_jp``).
+
+        Args:
+            t_s: The time of the command, on the simulated clock the arm's state is stamped with, in [s].
+            q_measured: The measured joints, shape (J,), in [rad] (or [m] for a prismatic joint); unused: a CRTK command
+                does not depend on them.
         """
         self._now_s = float(t_s)
         if self._move is not None:

@@ -62,7 +62,12 @@ _OUTCOMES = {0: "COMPLETED", 1: "REFUSED", 2: "ABORTED", 3: "FAILED"}
 
 
 def make_controller(options: dict[str, Any], context: ControllerContext) -> ExternalNodeController:
-    """The factory ``controllers.default.external`` names (its options checked by ``external_spec``)."""
+    """The factory ``controllers.default.external`` names (its options checked by ``external_spec``).
+
+    Args:
+        options: The options of the ``external`` controller in the configuration.
+        context: The case study: kinematics, robot limits, control period, logs.
+    """
     return ExternalNodeController(ExternalSpec.from_options(options), context)
 
 
@@ -244,6 +249,10 @@ class ExternalNodeController:
     def start(self, case: CaseStart) -> None:
         """Serve the start pose and send the case; the node must accept it.
 
+        Args:
+            case: The case: its id, seed, source and target in base_link [m], and the start pose ``q0``, shape (J,), in
+                [rad] (or [m] for a prismatic joint).
+
         Raises:
             NodeUnderTestError: The node cannot be started, died, does not answer or rejected the case.
         """
@@ -280,7 +289,13 @@ class ExternalNodeController:
         self._wall0 = time.monotonic()
 
     def step(self, observation: Observation) -> Command:
-        """Publish what the robot measured, give the node its share of wall time, take what it commanded."""
+        """Publish what the robot measured, give the node its share of wall time, take what it commanded.
+
+        Args:
+            observation: What the robot answered this period: case time [s], measured joints (J,) in [rad] (or [m] for a
+                prismatic joint), tracked tip in base_link [m] (NaN when not seen), needle force [N] (NaN without a
+                force model).
+        """
         graph = self._ready_in_case()
         t_s = self._t0_s + observation.t_s
         self._t_end_s = t_s
@@ -313,7 +328,12 @@ class ExternalNodeController:
         return Command.hold(self._stage) if q is None else Command.setpoint(q, self._stage)
 
     def finish(self, outcome: str, reason: str) -> None:
-        """Cancel the node's goal if it still runs; a node that does not answer is restarted before the next case."""
+        """Cancel the node's goal if it still runs; a node that does not answer is restarted before the next case.
+
+        Args:
+            outcome: How the case ended, ``completed`` or ``aborted`` (unused: a running goal is canceled either way).
+            reason: Why it ended so (unused).
+        """
         graph, goal, result = self._graph, self._goal, self._result
         self._goal = self._result = None
         if graph is None:

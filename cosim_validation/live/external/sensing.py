@@ -82,14 +82,14 @@ class ServedArm:
         tip_quat_wxyz: np.ndarray,
         force_n: np.ndarray | None = None,
     ) -> None:
-        """Publish the arm's state at case time ``t_s``, then the tracked tip, the force and /clock, last.
+        """Publish the arm's state at simulated time ``t_s``, then the tracked tip, the force and /clock, last.
 
         With /clock last, a node whose timer runs on the clock finds the state of ``t_s`` when its timer for
         ``t_s`` fires (with the clock first, it acted on the state one period old: the example node's targeting
         error grew from 0.3 to 6 mm).
 
         Args:
-            t_s: Case time in [s].
+            t_s: Simulated time in [s], the stamp and ``/clock`` the node sees; it runs on across cases.
             q_measured: The arm's measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
             tip_pos_m: The tracked needle tip in base_link, shape (3,), in [m]; not published while NaN (not
                 tracked).
@@ -107,10 +107,10 @@ class ServedArm:
         raise NotImplementedError
 
     def setpoint(self, t_s: float, q_measured: np.ndarray) -> np.ndarray | None:
-        """The joint command (J,) for case time ``t_s`` (s) given the measured joints, or None to hold.
+        """The joint command (J,) for simulated time ``t_s`` (s) given the measured joints, or None to hold.
 
         Args:
-            t_s: Case time in [s].
+            t_s: Simulated time in [s], the stamp and ``/clock`` the node sees; it runs on across cases.
             q_measured: The arm's measured joints, shape (J,), in [rad] (or [m] for a prismatic joint).
 
         Returns:

@@ -135,7 +135,11 @@ class NodeProcess:
         return f"the node under test {how}" + (f"; its last output: {tail}" if tail else "") + self.log_note()
 
     def output_tail(self, lines: int = 3) -> str:
-        """The last ``lines`` lines of the node's output, joined with a vertical bar between spaces."""
+        """The last ``lines`` lines of the node's output, joined with a vertical bar between spaces.
+
+        Args:
+            lines: How many lines at most, from the last 4 KiB of the output.
+        """
         if self._log_path is None:
             return ""
         try:

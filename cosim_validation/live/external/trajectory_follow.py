@@ -80,11 +80,19 @@ class Tolerances:
 
     @classmethod
     def jtc_defaults(cls, n_joints: int) -> Tolerances:
-        """The JTC's parameter defaults: no path or goal tolerance, no goal time limit."""
+        """The JTC's parameter defaults: no path or goal tolerance, no goal time limit.
+
+        Args:
+            n_joints: J, the number of joints.
+        """
         return cls(np.zeros(n_joints), np.zeros(n_joints), 0.0)
 
     def sized(self, n_joints: int) -> Tolerances:
-        """These tolerances for ``n_joints`` joints (empty vectors become zeros); CosimError on another size."""
+        """These tolerances for ``n_joints`` joints (empty vectors become zeros); CosimError on another size.
+
+        Args:
+            n_joints: J, the number of joints.
+        """
         path = self.path_rad if self.path_rad.size else np.zeros(n_joints)
         goal = self.goal_rad if self.goal_rad.size else np.zeros(n_joints)
         if path.shape != (n_joints,) or goal.shape != (n_joints,):
@@ -103,6 +111,13 @@ class Tolerances:
         The goal's ``path_tolerance``, ``goal_tolerance`` (joint name, position) and ``goal_time_tolerance``
         apply as the JTC's ``get_segment_tolerances`` does: a value > 0 replaces the default, 0 keeps it, -1
         erases it; an unknown joint or another negative value makes the whole goal use the defaults.
+
+        Args:
+            joint_names: The controller's J joints, in its order.
+            path: The goal's ``path_tolerance``: (joint name, position tolerance) pairs, in [rad] (or [m] for a
+                prismatic joint).
+            goal: The goal's ``goal_tolerance``, the same way.
+            goal_time_s: The goal's ``goal_time_tolerance`` [s].
         """
         base = self.sized(len(joint_names))
         goal_time = _resolve(base.goal_time_s, goal_time_s)
@@ -133,6 +148,10 @@ def _resolve(default: float, value: float) -> float | None:
 
 def joint_order(joint_names: Sequence[str], msg_joint_names: Sequence[str]) -> np.ndarray:
     """Return the index into a message's columns that gives the controller's joint order.
+
+    Args:
+        joint_names: The controller's J joints, in its order.
+        msg_joint_names: The message's ``joint_names``.
 
     Raises:
         TrajectoryRefusedError: INVALID_JOINTS unless the message names every controller joint exactly once and
@@ -295,7 +314,13 @@ class ActiveTrajectory:
         return self.start_s + float(self.times_s[-1])
 
     def sample(self, t_s: float) -> np.ndarray:
-        """The desired position (J,) at ``t_s``: q_start before start_s, the last point after the end, rad."""
+        """The desired position (J,) at ``t_s``: the first point before start_s, the last point after the end, rad.
+
+        The first point is q_start, unless the trajectory's own first point is at ``time_from_start`` 0.
+
+        Args:
+            t_s: The time [s], on the clock of ``start_s``.
+        """
         if len(self.times_s) == 1:
             return np.array(self.positions[0], dtype=float)
         tau = float(np.clip(t_s - self.start_s, 0.0, self.times_s[-1]))

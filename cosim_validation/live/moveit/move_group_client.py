@@ -69,6 +69,11 @@ class MoveGroupClient:
     def call(self, key: str, request: Any) -> Any:
         """Send ``request`` to the service ``key`` (``plan``, ``cartesian``, ``scene``) and wait for the answer.
 
+        Args:
+            key: Which service: ``plan`` (GetMotionPlan), ``cartesian`` (GetCartesianPath) or ``scene``
+                (ApplyPlanningScene).
+            request: The service's request message (a ``Request`` of that service type).
+
         Raises:
             PlanningError: ``move_group_unavailable`` (services not there), ``move_group_timeout`` (no answer in
                 ``call_timeout_s``; the services are looked up again before the next call).

@@ -40,7 +40,12 @@ _REACHED_RAD = 1e-3  # a joint path must start and end this close to the request
 
 
 def make_controller(options: dict[str, Any], context: ControllerContext) -> MoveItController:
-    """The factory of the built-in name ``moveit`` (its options checked by ``moveit_settings``)."""
+    """The factory of the built-in name ``moveit`` (its options checked by ``moveit_settings``).
+
+    Args:
+        options: The ``moveit`` controller's options, as :meth:`MoveItSettings.options` gives them.
+        context: The case study: planner, collision world, kinematics, robot, anatomy.
+    """
     return MoveItController(MoveItSettings.from_options(options), context)
 
 

@@ -30,7 +30,11 @@ OBJECT_DB = "cosim_validation anatomy"
 
 
 def error_name(code: int) -> str:
-    """The name of a MoveItErrorCodes value (``PLANNING_FAILED``), or ``code N`` for an unknown one."""
+    """The name of a MoveItErrorCodes value (``PLANNING_FAILED``), or ``code N`` for an unknown one.
+
+    Args:
+        code: A MoveItErrorCodes value (e.g. ``error_code.val`` of an answer).
+    """
     for name in dir(MoveItErrorCodes):
         if name.isupper() and getattr(MoveItErrorCodes, name) == code:
             return name
@@ -39,6 +43,9 @@ def error_name(code: int) -> str:
 
 def error_code(name: str) -> int:
     """The MoveItErrorCodes value called ``name``.
+
+    Args:
+        name: The constant's upper-case name, e.g. ``PLANNING_FAILED``.
 
     Raises:
         ValueError: No such code.
@@ -66,6 +73,9 @@ def pose_msg(position_m: np.ndarray, R: np.ndarray) -> Pose:
 
 def pose_arrays(pose: Pose) -> tuple[np.ndarray, np.ndarray]:
     """(position (3,) [m], rotation matrix (3, 3)) of a geometry_msgs/Pose (the quaternion normalised).
+
+    Args:
+        pose: The pose; its quaternion need not be normalised.
 
     Returns:
         The position, shape (3,), float64, in [m], and the rotation, shape (3, 3), both in the pose's frame; a
@@ -119,6 +129,11 @@ def joints_of(names: list[str], positions: Any, joint_names: tuple[str, ...], wh
 def trajectory_joints(trajectory: Any, joint_names: tuple[str, ...]) -> np.ndarray:
     """(m, J) the joint positions of a moveit_msgs/RobotTrajectory's joint trajectory, in our joint order.
 
+    Args:
+        trajectory: A moveit_msgs/RobotTrajectory; its ``joint_trajectory`` may name the joints in any order and more of
+            them.
+        joint_names: The robot's J joint names, in the order of the result's columns.
+
     Raises:
         ValueError: No points, or a joint of the robot missing from the trajectory.
     """
@@ -133,7 +148,12 @@ def trajectory_joints(trajectory: Any, joint_names: tuple[str, ...]) -> np.ndarr
 
 
 def collision_object(model: AnatomyModel, frame: str) -> CollisionObject:
-    """An ADD collision object: the model's mesh in ``frame`` (base_link), its id the model's name."""
+    """An ADD collision object: the model's mesh in ``frame`` (base_link), its id the model's name.
+
+    Args:
+        model: The anatomical model; its vertices (V, 3) in base_link [m] become the mesh, its role the ``type.key``.
+        frame: The frame of the object's header, e.g. ``base_link``.
+    """
     obj = CollisionObject()
     obj.header.frame_id = frame
     obj.id = model.name
@@ -150,7 +170,13 @@ def collision_object(model: AnatomyModel, frame: str) -> CollisionObject:
 
 
 def allowed_matrix(link: str, objects: list[str], allowed: set[str]) -> AllowedCollisionMatrix:
-    """The ACM entries of ``link`` against ``objects``: contact allowed with the ``allowed`` ones only."""
+    """The ACM entries of ``link`` against ``objects``: contact allowed with the ``allowed`` ones only.
+
+    Args:
+        link: The needle link's name (first entry of the matrix).
+        objects: The names of the collision objects (the other entries).
+        allowed: The object names the link may touch; every other pair, between objects too, is not allowed.
+    """
     names = [link, *objects]
     entries = []
     for a in names:
@@ -167,6 +193,12 @@ def anatomy_scene_msg(scene: AnatomyScene, frame: str, link: str, needle_in_body
 
     The needle (``link``) may touch the skin and the target models when ``needle_in_body`` (the straight moves
     enter the body); never the forbidden regions. Every other link may touch nothing.
+
+    Args:
+        scene: The anatomy; every model becomes an ADD collision object.
+        frame: The frame of the collision objects, e.g. ``base_link``.
+        link: The needle link's name in the allowed collision matrix.
+        needle_in_body: Whether the needle may touch the skin and the target models (True for the straight moves).
     """
     objects = [m.name for m in scene.models]
     allowed = {m.name for m in scene.models if m.role in ("skin", "target")} if needle_in_body else set()
@@ -177,7 +209,13 @@ def anatomy_scene_msg(scene: AnatomyScene, frame: str, link: str, needle_in_body
 
 
 def acm_scene_msg(scene: AnatomyScene, link: str, needle_in_body: bool) -> PlanningScene:
-    """A planning scene diff that only changes the needle's ACM entries (see :func:`anatomy_scene_msg`)."""
+    """A planning scene diff that only changes the needle's ACM entries (see :func:`anatomy_scene_msg`).
+
+    Args:
+        scene: The anatomy; its model names are the matrix's objects.
+        link: The needle link's name in the allowed collision matrix.
+        needle_in_body: Whether the needle may touch the skin and the target models (True for the straight moves).
+    """
     objects = [m.name for m in scene.models]
     allowed = {m.name for m in scene.models if m.role in ("skin", "target")} if needle_in_body else set()
     return PlanningScene(is_diff=True, allowed_collision_matrix=allowed_matrix(link, objects, allowed))
@@ -188,6 +226,9 @@ def model_of(obj: CollisionObject) -> AnatomyModel:
 
     The model is its first mesh placed by the object's pose and the mesh's pose (in the object's frame, taken
     as the planning frame), in [m], with the role ``type.key`` (``obstacle`` if empty).
+
+    Args:
+        obj: A collision object with at least one mesh, e.g. one made by :func:`collision_object`.
 
     Raises:
         ValueError: No mesh.

@@ -46,7 +46,13 @@ class RequestBuilder:
         self.acceleration_scale = float(planning.joint_acceleration_scale)
 
     def scene(self, *, with_objects: bool, needle_in_body: bool) -> Any:
-        """ApplyPlanningScene request: the anatomy and the needle's allowed collisions, or only the latter."""
+        """ApplyPlanningScene request: the anatomy and the needle's allowed collisions, or only the latter.
+
+        Args:
+            with_objects: Whether to add the anatomy as collision objects (the first request of a controller) or to send
+                only the allowed collision matrix.
+            needle_in_body: Whether the needle may touch the skin and the target models (True for the straight moves).
+        """
         request = ApplyPlanningScene.Request()
         if with_objects:
             request.scene = anatomy_scene_msg(self.scene_model, PLANNING_FRAME, self.link, needle_in_body)
@@ -114,11 +120,19 @@ class RequestBuilder:
         return request
 
     def code_name(self, code: int) -> str:
-        """The MoveItErrorCodes name of ``code``."""
+        """The MoveItErrorCodes name of ``code``.
+
+        Args:
+            code: A MoveItErrorCodes value (e.g. ``error_code.val`` of an answer).
+        """
         return error_name(code)
 
     def path(self, trajectory: Any, what: str) -> np.ndarray:
         """(m, J) the joint path of a RobotTrajectory in our joint order.
+
+        Args:
+            trajectory: A moveit_msgs/RobotTrajectory of move_group's answer.
+            what: Which move it is, for the error message (e.g. ``the initialization``).
 
         Raises:
             PlanningError: ``bad_plan``: no points, or a joint of the robot missing.

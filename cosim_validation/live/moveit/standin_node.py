@@ -60,7 +60,12 @@ class StandInMoveGroup(Node):
         self.create_service(ApplyPlanningScene, "apply_planning_scene", self.apply)
 
     def apply(self, request: Any, response: Any) -> Any:
-        """Serve ``apply_planning_scene``: apply the request's scene (a diff or a whole one); a refusal is logged."""
+        """Serve ``apply_planning_scene``: apply the request's scene (a diff or a whole one); a refusal is logged.
+
+        Args:
+            request: The ApplyPlanningScene request.
+            response: The ApplyPlanningScene response to fill (``success``).
+        """
         why = self.scene.apply(request.scene)
         if why:
             self.get_logger().error(f"apply_planning_scene refused: {why}")
@@ -87,7 +92,12 @@ class StandInMoveGroup(Node):
             return None
 
     def plan(self, request: Any, response: Any) -> Any:
-        """Serve ``plan_kinematic_path``: a path to the request's one joint goal, timed at the joints' speed limits."""
+        """Serve ``plan_kinematic_path``: a path to the request's one joint goal, timed at the joints' speed limits.
+
+        Args:
+            request: The GetMotionPlan request: one joint goal of the served group.
+            response: The GetMotionPlan response to fill (``motion_plan_response``).
+        """
         began = time.perf_counter()
         mpr, out = request.motion_plan_request, response.motion_plan_response
         out.group_name, out.trajectory_start = mpr.group_name, mpr.start_state
@@ -126,7 +136,12 @@ class StandInMoveGroup(Node):
         return int(code)
 
     def cartesian(self, request: Any, response: Any) -> Any:
-        """Serve ``compute_cartesian_path``: a path through the request's waypoints and the fraction of it achieved."""
+        """Serve ``compute_cartesian_path``: a path through the request's waypoints and the fraction of it achieved.
+
+        Args:
+            request: The GetCartesianPath request: waypoints of the needle link in base_link.
+            response: The GetCartesianPath response to fill (``solution``, ``fraction``, ``error_code``).
+        """
         began = time.perf_counter()
         self._cartesian(request, response)
         self.get_logger().info(
@@ -179,6 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve until interrupted, as every session node does; exit status 1 with one ``error:`` line if it cannot start.
 
     See :func:`~cosim_validation.live.nodes.node_runtime.run_node`: signals, parent death, the bounded teardown.
+
+    Args:
+        argv: The command line as ``rclpy.init`` takes it (``--ros-args -p config:=...``); None: ``sys.argv``.
     """
     return run_node(_stand_in, argv, threads=1)
 

@@ -53,7 +53,12 @@ class StandInScene:
         self.stop = ""  # why the last Cartesian path stopped early ("" : it did not)
 
     def apply(self, scene: PlanningScene) -> str:
-        """Apply a scene (a diff or a whole one); "" on success, else why not (the scene then stays as it was)."""
+        """Apply a scene (a diff or a whole one); "" on success, else why not (the scene then stays as it was).
+
+        Args:
+            scene: A moveit_msgs/PlanningScene: ADD, APPEND or REMOVE collision objects with meshes, and an allowed
+                collision matrix whose row of the needle link, if it has one, sets the objects the needle may touch.
+        """
         models = dict(self.models) if scene.is_diff else {}
         try:
             for obj in scene.world.collision_objects:

@@ -62,10 +62,18 @@ class ControllerNode(Protocol):
         """The task supervisor's node composed into this process; None: no supervisor."""
 
     def publish_clock(self, t_ns: int) -> None:
-        """Advance the session clock to ``t_ns`` [ns] (sim-time mode)."""
+        """Advance the session clock to ``t_ns`` [ns] (sim-time mode).
+
+        Args:
+            t_ns: The session clock's new time [ns].
+        """
 
     def count_subscribers(self, topic_name: str) -> int:
-        """Return the number of subscriptions to ``topic_name`` (rclpy ``Node.count_subscribers``)."""
+        """Return the number of subscriptions to ``topic_name`` (rclpy ``Node.count_subscribers``).
+
+        Args:
+            topic_name: The topic's full name.
+        """
 
     def get_clock(self) -> Clock:
         """Return the node's clock (rclpy ``Node.get_clock``)."""
@@ -97,7 +105,15 @@ class CasePublisher(CaseListener):
             clock.now_ns = max(clock.now_ns, node.get_clock().now().nanoseconds)
 
     def status(self, event: CaseEvent, stage: Stage, message: str, run: CaseRun) -> None:
-        """Publish the case status (latched)."""
+        """Publish the case status (latched).
+
+        Args:
+            event: What happened: STARTED, STAGE, or the end (COMPLETED, REFUSED, ABORTED); CaseStatus's event values.
+            stage: The case's stage now (the new one of a STAGE event).
+            message: Why the case ended so ("" for STARTED and STAGE).
+            run: How far the case got: its robots, its plan (the sample count), the samples answered and the first
+                setpoint's stamp, which stamps the status (the session clock's time before any).
+        """
         plan = run.plan
         msg = CaseStatus(
             event=int(event),
@@ -116,7 +132,12 @@ class CasePublisher(CaseListener):
         self.node.status_pub.publish(msg)
 
     def supervisor_step(self, stamp_ns: int, decision: Any) -> None:
-        """Publish the supervisor's step (state, transition, needle wrenches) of the setpoint stamped ``stamp_ns``."""
+        """Publish the supervisor's step (state, transition, needle wrenches) of the setpoint stamped ``stamp_ns``.
+
+        Args:
+            stamp_ns: The setpoint's stamp [ns].
+            decision: The supervisor's :class:`~cosim_validation.assembly.supervision.Decision` of that step.
+        """
         if self.node.supervisor_node is not None:
             self.node.supervisor_node.publish(stamp_ns, decision)
 
@@ -147,7 +168,13 @@ class CasePublisher(CaseListener):
         self.node.expected_pub.publish(convert.expected_state_to_msg(state, tip, quat))
 
     def progress(self, k: int, stage: Stage, n_samples: int) -> None:
-        """Action feedback."""
+        """Action feedback.
+
+        Args:
+            k: The index of the sample every robot answered.
+            stage: Its stage.
+            n_samples: The samples the case streams in all, as far as known (at least ``k + 1``).
+        """
         self.goal_handle.publish_feedback(
             RunTestCase.Feedback(
                 stage=int(stage),
@@ -191,6 +218,11 @@ class CasePublisher(CaseListener):
         self._wall0 = time.monotonic()
 
     def pace(self, k: int, t_s: float) -> None:
-        """Real time: sleep until the sample's case time."""
+        """Real time: sleep until the sample's case time.
+
+        Args:
+            k: The index of the sample just answered (unused).
+            t_s: Its case time [s]; in real time the call returns no earlier than ``t_s`` after streaming began.
+        """
         if self._real_time:
             time.sleep(max(0.0, self._wall0 + t_s - time.monotonic()))

@@ -105,7 +105,11 @@ class Controller(Node):
         self.assembly.close()
 
     def publish_clock(self, t_ns: int) -> None:
-        """Advance the session clock (sim-time mode)."""
+        """Advance the session clock (sim-time mode).
+
+        Args:
+            t_ns: The session clock's new time [ns]; nothing is published unless the node publishes ``/clock``.
+        """
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=convert.time_to_msg(t_ns)))
 
@@ -168,6 +172,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation controller
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(Controller, args, threads=4)
 

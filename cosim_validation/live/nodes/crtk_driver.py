@@ -234,6 +234,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation crtk_driver --ros-args -p config:=config/dvrk_psm_insertion.yaml -p namespace:=/PSM1
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(CrtkDriver, args, threads=3)
 

@@ -187,6 +187,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation crtk_emulator --ros-args -p config:=config/raven2_insertion.yaml -p namespace:=/arm1
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(CrtkEmulator, args, threads=1)
 

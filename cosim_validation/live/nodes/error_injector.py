@@ -27,6 +27,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation error_injector --ros-args -p robot:=virtual -p model:=models/er3pro.npz
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(lambda: RobotProxy("error_injector"), args, threads=3)
 

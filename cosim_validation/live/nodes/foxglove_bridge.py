@@ -192,6 +192,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation foxglove_bridge --ros-args -p port:=8765
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(FoxgloveBridge, args, threads=1)
 

@@ -38,7 +38,12 @@ class HazardFeedback:
         self._wrench = node.create_publisher(WrenchStamped, WRENCH_TOPIC, to_rclpy(STATE))
 
     def publish(self, sample: HazardSample) -> None:
-        """One sample's wrench, and its alarm if a detector alarms."""
+        """One sample's wrench, and its alarm if a detector alarms.
+
+        Args:
+            sample: The watch's verdict on one answered setpoint: its stamp [ns], the detectors' alarm and the feedback
+                force, shape (3,), in base_link, in [N].
+        """
         stamp = convert.time_to_msg(sample.stamp_ns)
         wrench = WrenchStamped()
         wrench.header.stamp, wrench.header.frame_id = stamp, "base_link"

@@ -25,6 +25,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation hazard_injector --ros-args -p robot:=physical -p filters:=['hazards:sudden_jump']
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(HazardInjector, args, threads=3)
 

@@ -31,7 +31,11 @@ from cosim_validation_interfaces.msg import CaseReport, CaseStatus, Verdict
 
 
 def worst_verdict(report: Any) -> int:
-    """VIOLATED if any verdict is violated, else UNKNOWN if any is unknown, else HOLDS."""
+    """VIOLATED if any verdict is violated, else UNKNOWN if any is unknown, else HOLDS.
+
+    Args:
+        report: A CaseReport message; its verdicts are read.
+    """
     codes = {int(v.verdict) for v in report.verdicts}
     for code in (Verdict.VIOLATED, Verdict.UNKNOWN):
         if code in codes:
@@ -104,6 +108,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation markers
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(Markers, args, threads=1)
 

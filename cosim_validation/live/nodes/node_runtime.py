@@ -57,6 +57,11 @@ def declare_parameters(node: Node, params: type[P]) -> P:
     A value given for a parameter nobody declared is refused too (rclpy would ignore it silently), except the
     parameters of the nodes composed into the same process, which process-wide overrides reach as well.
 
+    Args:
+        node: The node to declare them on.
+        params: The node's parameter struct (a :class:`NodeParams` subclass), whose specs give each parameter's name,
+            type, default and description.
+
     Raises:
         NodeParameterError: A value of another type than declared, out of its range, or for an unknown name.
     """
@@ -111,13 +116,21 @@ _TYPES = {
 
 
 def progress_file(name: str) -> Path | None:
-    """``COSIM_READY_DIR/<name>.progress``: a node's work counter, watched by ``cosim session`` (None if unset)."""
+    """``COSIM_READY_DIR/<name>.progress``: a node's work counter, watched by ``cosim session`` (None if unset).
+
+    Args:
+        name: The node's name.
+    """
     folder = os.environ.get(READY_DIR_ENV)
     return Path(folder, f"{name}.progress") if folder else None
 
 
 def signal_ready(node: Node) -> None:
-    """Tell ``cosim session`` this node is up (a file named after the node in COSIM_READY_DIR)."""
+    """Tell ``cosim session`` this node is up (a file named after the node in COSIM_READY_DIR).
+
+    Args:
+        node: The node that is up; the file is named after it.
+    """
     folder = os.environ.get(READY_DIR_ENV)
     if folder:
         Path(folder, node.get_name()).write_text(str(os.getpid()))
@@ -173,6 +186,9 @@ def stop_on_signals(executor: Executor) -> Future[int]:
     that does not come (an idle node). The interpreter's C-level handler also writes the signal's number to a
     pipe (``signal.set_wakeup_fd``); a thread reading it wakes the executor, the wait returns, the handler runs
     and the spin ends. No timeout is used: rclpy creates a timer for every wait with one. Main thread only.
+
+    Args:
+        executor: The executor to wake when a signal comes (the one that spins on the future).
     """
     stopped: Future[int] = Future()
 
@@ -202,6 +218,12 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
     A node may host others in the same process (ROS 2 composition): its ``composed_nodes`` are spun by the same
     executor and destroyed before it. The exit code is 1 after a configuration error, else the node's
     ``exit_code`` attribute if it has one (the test generator sets it when the suite could not be run), else 0.
+
+    Args:
+        factory: Builds the node, after ``rclpy.init``; a CosimError it raises is the one error line.
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
+        threads: Threads of the executor: 1 a single-threaded executor, more a :class:`PoliteMultiThreadedExecutor` with
+            that many.
     """
     # While it builds (loading the anatomy, building distance grids in C: seconds) SIGINT and SIGTERM keep their
     # default actions and end the process at once (it has no output to finish yet; exit status -2), also where
@@ -287,6 +309,9 @@ def end_process(code: int) -> None:
     ``stale_timeout_s`` for a robot, kept the process 3 s past Ctrl-C under launch, then SIGTERM), and the
     interpreter's finalization (library destructors, the middleware's static objects) took 1.0-1.5 s for
     the monitor alone, more on a loaded machine. Only from a node process's main thread.
+
+    Args:
+        code: The exit status.
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -310,6 +335,12 @@ def teardown_watchdog(name: str, limit_s: float, code: int) -> Iterator[None]:
     rclpy's signal handlers; not reproduced on its own). faulthandler's own thread, which needs no GIL, then
     writes the stacks and ends the process with status 1 half a second later, still inside the launcher's grace
     period, where it used to be killed by the launcher.
+
+    Args:
+        name: The node's name, for the message.
+        limit_s: How long the teardown may take [s, wall]; faulthandler ends the process ``TEARDOWN_FALLBACK_S`` later
+            if the timer cannot run.
+        code: The exit status to end with.
     """
 
     def expire() -> None:

@@ -16,6 +16,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation physical_driver --ros-args -p backend:=emulated
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(lambda: RobotDriver("physical_driver", RobotRole.PHYSICAL), args, threads=1)
 

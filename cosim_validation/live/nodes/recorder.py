@@ -40,7 +40,11 @@ from cosim_validation.live.session.node_parameters import RecorderParams
 
 
 def recorded_message_class(msgtype: str) -> Any:
-    """The rclpy message class of ``pkg/msg/Name``, for a package of RECORDED_PACKAGES only."""
+    """The rclpy message class of ``pkg/msg/Name``, for a package of RECORDED_PACKAGES only.
+
+    Args:
+        msgtype: The type name, ``pkg/msg/Name``.
+    """
     package, kind, _ = msgtype.split("/")
     if package not in RECORDED_PACKAGES or kind != "msg":
         raise ValueError(f"the recorder does not import {msgtype!r}")
@@ -190,6 +194,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation recorder --ros-args -p output:=session.mcap
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(Recorder, args, threads=1)
 

@@ -80,8 +80,13 @@ class RobotDriver(Node):
 def reset_joints(request: Any, names: Sequence[str]) -> np.ndarray:
     """The joints a ResetRobot request asks for, in the order of ``names`` (rad, or m for a prismatic joint).
 
+    Args:
+        request: The ResetRobot request: joint names and positions [rad] (or [m] for a prismatic joint).
+        names: The robot's joint names, in the order wanted.
+
     Raises:
-        InputError: A joint is missing or the values are not finite.
+        InputError: A joint of ``names`` is missing, or the request gives another number of positions than of
+            joint names.
     """
     as_state = JointState(name=list(request.joint_names), position=list(request.position))
     return convert.joint_state_from_msg(as_state, tuple(names)).position
@@ -92,6 +97,12 @@ def answer_reset(port: BackendPort, names: Sequence[str], request: Any, response
 
     The request gives joints by name and the case's seed. The response holds success and the joints the robot
     rests at, or the error's message (the driver lives on).
+
+    Args:
+        port: The port of the robot's backend.
+        names: The robot's joint names, in the port's order.
+        request: The ResetRobot request: the case's id and seed, joints by name [rad] (or [m] for a prismatic joint).
+        response: The ResetRobot response to fill in and return.
     """
     try:
         q = reset_joints(request, names)

@@ -129,12 +129,20 @@ class RobotLink:
         self.commands.publish(convert.joint_state_to_msg(sample))
 
     def answered_since(self, monotonic_s: float) -> bool:
-        """Whether a joint state came after ``monotonic_s`` (a frozen driver that runs again answers late)."""
+        """Whether a joint state came after ``monotonic_s`` (a frozen driver that runs again answers late).
+
+        Args:
+            monotonic_s: A ``time.monotonic()`` reading [s].
+        """
         with self._cond:
             return self._last_answer_s > monotonic_s
 
     def wait(self, stamp_ns: int) -> None:
-        """Block until the measured joints of the sample stamped ``stamp_ns`` came (up to the stale timeout)."""
+        """Block until the measured joints of the sample stamped ``stamp_ns`` came (up to the stale timeout).
+
+        Args:
+            stamp_ns: The stamp of a setpoint sent with :meth:`send` [ns].
+        """
         deadline = time.monotonic() + self.stale_timeout_s
         with self._cond:
             while stamp_ns not in self._joints:
@@ -154,6 +162,9 @@ class RobotLink:
 
         The driver publishes the tip right after the joints, so it is waited for up to the stale timeout (NaN if
         it does not come: an untracked tip).
+
+        Args:
+            stamp_ns: The stamp of the setpoint last waited for with :meth:`wait` [ns].
 
         Raises:
             RobotLostError: The joints last answered are not those of ``stamp_ns``.

@@ -169,6 +169,10 @@ def filter_texts(params: ProxyParams) -> list[str]:
 
     That is ``filters``, after the errors model of an ``error_injector`` ([Barragan et al. 2024]'s injector is
     this node with the ``errors`` filter of its ``model``, which its parameters require).
+
+    Args:
+        params: The node's checked parameters (:class:`ProxyParams`, or :class:`ErrorInjectorParams` for an
+            ``error_injector``).
     """
     if isinstance(params, ErrorInjectorParams):
         return [f"errors:model={params.model}", *params.filters]
@@ -193,6 +197,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation robot_proxy --ros-args -p robot:=virtual -p filters:=['offset:joint2=0.001']
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(RobotProxy, args, threads=3)
 

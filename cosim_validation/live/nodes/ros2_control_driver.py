@@ -257,6 +257,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation ros2_control_driver --ros-args -p config:=config/needle_insertion.yaml
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(Ros2ControlDriver, args, threads=3)
 

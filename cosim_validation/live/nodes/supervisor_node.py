@@ -94,7 +94,13 @@ class SupervisorNode(Node):
             )
 
     def publish(self, stamp_ns: int, decision: Decision) -> None:
-        """The step that decided the setpoint stamped ``stamp_ns``: state, transition, needle wrenches."""
+        """The step that decided the setpoint stamped ``stamp_ns``: state, transition, needle wrenches.
+
+        Args:
+            stamp_ns: The setpoint's stamp [ns], which stamps every message.
+            decision: The supervisor's :class:`~cosim_validation.assembly.supervision.Decision` of that step; nothing is
+                published while no supervised case runs.
+        """
         case = self.supervision.current
         if case is None:
             return

@@ -34,7 +34,14 @@ OUTCOMES = {0: "completed", 1: "refused", 2: "aborted", 3: "failed"}
 
 
 def session_meta(suite: Suite, suite_path: Path, params: TestGeneratorParams, cases: int) -> dict[str, Any]:
-    """The results database's meta of a session (what the report needs: suites, configuration, controller)."""
+    """The results database's meta of a session (what the report needs: suites, configuration, controller).
+
+    Args:
+        suite: The suite the session runs.
+        suite_path: The suite's file; its name is stored.
+        params: The node's checked parameters (configuration, controller, robots).
+        cases: How many of the suite's cases the session runs.
+    """
     config_path = resolve_resource(params.config)
     config = load_case_config(config_path)
     controller = controller_name(params.controller or None, config)
@@ -51,7 +58,14 @@ def session_meta(suite: Suite, suite_path: Path, params: TestGeneratorParams, ca
 
 
 def pick_cases(total: int, count: int, selection: str) -> list[int]:
-    """Indices of the cases to run: all (count <= 0), the first ``count``, or ``count`` spread evenly."""
+    """Indices of the cases to run: all (count <= 0), the first ``count``, or ``count`` spread evenly.
+
+    Args:
+        total: The cases in the suite.
+        count: How many to run; <= 0, or at least ``total``: all.
+        selection: ``first`` for the first ``count``; anything else (``spread``) spreads them evenly from the suite's
+            first case to its last.
+    """
     if count <= 0 or count >= total:
         return list(range(total))
     if selection == "first":
@@ -148,6 +162,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation test_generator --ros-args -p suite:=suite.parquet -p results:=results.sqlite
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(TestGenerator, args, threads=2)  # exit code: TestGenerator.exit_code
 

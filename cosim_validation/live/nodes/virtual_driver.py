@@ -13,6 +13,9 @@ def main(args: list[str] | None = None) -> int:
     See :func:`~.node_runtime.run_node`. From a shell::
 
         ros2 run cosim_validation virtual_driver --ros-args -p backend:=mujoco
+
+    Args:
+        args: The command line as ``rclpy.init`` takes it (``--ros-args -p name:=value`` ...); None: ``sys.argv``.
     """
     return run_node(lambda: RobotDriver("virtual_driver", RobotRole.VIRTUAL), args, threads=1)
 

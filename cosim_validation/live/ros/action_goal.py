@@ -161,6 +161,13 @@ def wait_result(
 
     Blocks until it arrives; if the goal's status has been terminal for ``rerequest_after_s`` without a
     result, the result is requested again. Raises ActionTimeoutError after ``timeout_s`` (None: no limit).
+
+    Args:
+        handle: The accepted goal's handle, as :func:`send_goal` returns it.
+        rerequest_after_s: How long the goal's status may have been terminal without a result before the result is
+            requested again [s, wall].
+        poll_s: How often the status is looked at while waiting [s, wall].
+        timeout_s: How long to wait for the result in all [s, wall]; None: no limit.
     """
     arrived = threading.Event()
     futures = [handle.get_result_async()]

@@ -161,7 +161,13 @@ class BagWriter:
         self.count = 0
 
     def add_topic(self, topic: str, msgtype: str, qos: QosSpec | None = None) -> None:
-        """Declare ``topic`` with its type (``pkg/msg/Name``) before writing to it."""
+        """Declare ``topic`` with its type (``pkg/msg/Name``) before writing to it.
+
+        Args:
+            topic: The topic's full name.
+            msgtype: Its message type, ``pkg/msg/Name``, one the project's typestore knows.
+            qos: The profile it is offered with, written as rosbag2's ``offered_qos_profiles``; None: none written.
+        """
         from rosbags.rosbag2.metadata import dump_qos_v9
 
         if topic in self._connections:
@@ -178,17 +184,34 @@ class BagWriter:
         )
 
     def has_topic(self, topic: str) -> bool:
-        """Whether :meth:`add_topic` was called for ``topic``."""
+        """Whether :meth:`add_topic` was called for ``topic``.
+
+        Args:
+            topic: The topic's full name.
+        """
         return topic in self._connections
 
     def write(self, topic: str, log_time_ns: int, cdr: bytes | memoryview) -> None:
-        """Append one serialized message received at ``log_time_ns``."""
+        """Append one serialized message received at ``log_time_ns``.
+
+        Args:
+            topic: A topic declared with :meth:`add_topic`.
+            log_time_ns: When the message was received [ns]; both its log time and its publish time in the bag.
+            cdr: The serialized (CDR) message.
+        """
         stamp = int(log_time_ns)
         self._writer.add_message(self._connections[topic], stamp, bytes(cdr), stamp)
         self.count += 1
 
     def write_message(self, topic: str, log_time_ns: int, message: Any, msgtype: str) -> None:
-        """Serialize a rosbags message object and append it."""
+        """Serialize a rosbags message object and append it.
+
+        Args:
+            topic: A topic declared with :meth:`add_topic`.
+            log_time_ns: When the message was received [ns].
+            message: The rosbags message object.
+            msgtype: Its type, ``pkg/msg/Name``.
+        """
         self.write(topic, log_time_ns, self._store.serialize_cdr(message, msgtype))
 
     def close(self) -> Path:
@@ -230,6 +253,9 @@ def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
 
 def require_bag(path: str | Path) -> None:
     """Raise unless ``path`` is a bag to read: a regular file (``session.mcap``) or a folder (rosbag2).
+
+    Args:
+        path: ``session.mcap`` or a rosbag2 folder.
 
     Raises:
         InputError: Missing, a loop of symbolic links, a FIFO or a device (reading one would block or not end).
@@ -274,7 +300,11 @@ def _cut_short_hint(path: Path) -> str:
 
 
 def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:
-    """``{topic: (msgtype, message count)}`` of a bag."""
+    """``{topic: (msgtype, message count)}`` of a bag.
+
+    Args:
+        path: ``session.mcap`` or a rosbag2 folder.
+    """
     from rosbags.rosbag2 import Reader, ReaderError
 
     require_bag(path)

@@ -56,7 +56,11 @@ class RecoveredBag:
 
 
 def in_progress_bag(bag: Path) -> Path | None:
-    """The unfinished file of the bag that should be at ``bag`` (``session.mcap``), if its recorder left one."""
+    """The unfinished file of the bag that should be at ``bag`` (``session.mcap``), if its recorder left one.
+
+    Args:
+        bag: The finished bag's path, e.g. ``session.mcap``.
+    """
     part = bag.with_name(bag.name + PART_SUFFIX)
     if part.is_file():
         return part
@@ -110,6 +114,10 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
     """Write every complete record of the MCAP ``source`` (possibly cut short) into the finished bag ``target``.
 
     The target is written to a temporary file and renamed into place, so it is never half a file.
+
+    Args:
+        source: The MCAP file cut short (``session.mcap.part``, or the ``.mcap`` in a ``.bag-in-progress`` folder).
+        target: The finished bag to write (must not exist; its folder must).
 
     Raises:
         InputError: ``source`` is missing, not an MCAP file, or holds not even a header; ``target`` exists.

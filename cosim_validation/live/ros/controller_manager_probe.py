@@ -18,6 +18,10 @@ def probe_controller_manager(
 ) -> list[ListedController] | None:
     """The controllers ``manager`` lists, or None if nothing answers within ``timeout_s`` [s].
 
+    Args:
+        manager: The controller manager's node name; its ``list_controllers`` service is called.
+        timeout_s: How long to wait for the service and its answer, in all [s, wall].
+
     Raises:
         ImportError: rclpy or controller_manager_msgs is not importable.
     """

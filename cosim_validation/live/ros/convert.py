@@ -21,7 +21,11 @@ NS_PER_S = 1_000_000_000
 
 # ---------------------------------------------------------------------------- time
 def time_to_msg(t_ns: int) -> Any:
-    """builtin_interfaces/Time of ``t_ns`` nanoseconds (>= 0)."""
+    """builtin_interfaces/Time of ``t_ns`` nanoseconds (>= 0).
+
+    Args:
+        t_ns: The time in [ns], >= 0.
+    """
     from builtin_interfaces.msg import Time
 
     if t_ns < 0:
@@ -30,12 +34,20 @@ def time_to_msg(t_ns: int) -> Any:
 
 
 def time_from_msg(stamp: Any) -> int:
-    """Nanoseconds of a builtin_interfaces/Time (or the ``header.stamp`` of a message)."""
+    """Nanoseconds of a builtin_interfaces/Time (or the ``header.stamp`` of a message).
+
+    Args:
+        stamp: The builtin_interfaces/Time (``.sec``, ``.nanosec``).
+    """
     return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
 
 
 def seconds_to_ns(t_s: float) -> int:
-    """Seconds to integer nanoseconds, rounded (sample times at 10 Hz stay exact)."""
+    """Seconds to integer nanoseconds, rounded (sample times at 10 Hz stay exact).
+
+    Args:
+        t_s: The time in [s].
+    """
     return round(float(t_s) * NS_PER_S)
 
 
@@ -59,6 +71,9 @@ def pose_to_msg(position_m: np.ndarray, quat_wxyz: np.ndarray) -> Any:
 
 def pose_from_msg(pose: Any) -> tuple[np.ndarray, np.ndarray]:
     """(position (3,) [m], quaternion (4,) (w, x, y, z)) of a geometry_msgs/Pose.
+
+    Args:
+        pose: The geometry_msgs/Pose (an rclpy or rosbags message).
 
     Returns:
         The position, shape (3,), float64, in [m], and the orientation as a quaternion (w, x, y, z), shape (4,),
@@ -85,7 +100,11 @@ def pose_stamped_msg_type() -> Any:
 
 
 def pose_stamped_to_msg(pose: StampedPose) -> Any:
-    """geometry_msgs/PoseStamped of a :class:`StampedPose`."""
+    """geometry_msgs/PoseStamped of a :class:`StampedPose`.
+
+    Args:
+        pose: The pose, its stamp [ns] and frame; position in [m], quaternion (w, x, y, z).
+    """
     from geometry_msgs.msg import PoseStamped
     from std_msgs.msg import Header
 
@@ -96,7 +115,11 @@ def pose_stamped_to_msg(pose: StampedPose) -> Any:
 
 
 def pose_stamped_from_msg(msg: Any) -> StampedPose:
-    """:class:`StampedPose` of a geometry_msgs/PoseStamped."""
+    """:class:`StampedPose` of a geometry_msgs/PoseStamped.
+
+    Args:
+        msg: The geometry_msgs/PoseStamped (an rclpy or rosbags message).
+    """
     position, quat = pose_from_msg(msg.pose)
     return StampedPose(time_from_msg(msg.header.stamp), str(msg.header.frame_id), position, quat)
 
@@ -123,7 +146,12 @@ def marker_msg_type() -> Any:
 
 
 def marker_to_msg(frame: MarkerFrame) -> Any:
-    """cosim_validation_interfaces/TrackedMarker of a :class:`MarkerFrame`."""
+    """cosim_validation_interfaces/TrackedMarker of a :class:`MarkerFrame`.
+
+    Args:
+        frame: One tracker frame of the marker: stamp [ns], pose in the tracker's frame [m], registration error
+            [m] (NaN: not seen).
+    """
     from std_msgs.msg import Header
 
     seen = bool(np.isfinite(frame.registration_error_m))
@@ -136,7 +164,11 @@ def marker_to_msg(frame: MarkerFrame) -> Any:
 
 
 def marker_from_msg(msg: Any) -> MarkerFrame:
-    """:class:`MarkerFrame` of a TrackedMarker (all NaN unless ``seen``)."""
+    """:class:`MarkerFrame` of a TrackedMarker (all NaN unless ``seen``).
+
+    Args:
+        msg: The TrackedMarker (an rclpy or rosbags message).
+    """
     t_ns = time_from_msg(msg.header.stamp)
     if not msg.seen:
         return MarkerFrame(t_ns, np.full(3, np.nan), np.full(4, np.nan), float("nan"))
@@ -155,7 +187,12 @@ class JointSample(NamedTuple):
 
 
 def joint_state_to_msg(sample: JointSample) -> Any:
-    """sensor_msgs/JointState of a :class:`JointSample` (efforts left empty)."""
+    """sensor_msgs/JointState of a :class:`JointSample` (efforts left empty).
+
+    Args:
+        sample: The joints' names, positions (J,) in [rad] (or [m] for a prismatic joint), velocities (J,) or (0,), and
+            stamp [ns].
+    """
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Header
 
@@ -170,6 +207,10 @@ def joint_state_to_msg(sample: JointSample) -> Any:
 
 def joint_state_from_msg(msg: Any, expected_names: tuple[str, ...] | None = None) -> JointSample:
     """:class:`JointSample` of a sensor_msgs/JointState, reordered to ``expected_names`` if given.
+
+    Args:
+        msg: The sensor_msgs/JointState (an rclpy or rosbags message).
+        expected_names: The joint order wanted; None: the message's order.
 
     Raises:
         InputError: Positions missing or of the wrong length, or a joint of ``expected_names`` absent.
@@ -195,7 +236,13 @@ def joint_state_from_msg(msg: Any, expected_names: tuple[str, ...] | None = None
 
 # ---------------------------------------------------------------------------- verdicts and KPIs
 def verdict_to_msg(verdict: Any, test_id: str, t_ns: int) -> Any:
-    """cosim_validation_interfaces/Verdict of a :class:`cosim_validation.monitor.properties.Verdict`."""
+    """cosim_validation_interfaces/Verdict of a :class:`cosim_validation.monitor.properties.Verdict`.
+
+    Args:
+        verdict: The verdict.
+        test_id: The case the verdict is of.
+        t_ns: The header's stamp [ns].
+    """
     from std_msgs.msg import Header
 
     from cosim_validation_interfaces.msg import Verdict as VerdictMsg
@@ -217,7 +264,11 @@ def verdict_to_msg(verdict: Any, test_id: str, t_ns: int) -> Any:
 
 
 def verdict_from_msg(msg: Any) -> tuple[str, Any]:
-    """(test id, :class:`cosim_validation.monitor.properties.Verdict`) of a Verdict message."""
+    """(test id, :class:`cosim_validation.monitor.properties.Verdict`) of a Verdict message.
+
+    Args:
+        msg: The Verdict message (an rclpy or rosbags message).
+    """
     from cosim_validation.common.record import RobotRole, Stage
     from cosim_validation.monitor.properties import Status, Verdict
 
@@ -239,6 +290,11 @@ def kpi_to_msg(kpi: Any, test_id: str, t_ns: int) -> Any:
     """Return the cosim_validation_interfaces/Kpi of a :class:`cosim_validation.monitor.properties.Kpi`.
 
     Its reason is not sent; the header is stamped ``t_ns`` in ``base_link``.
+
+    Args:
+        kpi: The KPI.
+        test_id: The case the KPI is of.
+        t_ns: The header's stamp [ns].
     """
     from std_msgs.msg import Header
 
@@ -256,7 +312,11 @@ def kpi_to_msg(kpi: Any, test_id: str, t_ns: int) -> Any:
 
 
 def kpi_from_msg(msg: Any) -> tuple[str, Any]:
-    """(test id, :class:`cosim_validation.monitor.properties.Kpi`) of a Kpi message."""
+    """(test id, :class:`cosim_validation.monitor.properties.Kpi`) of a Kpi message.
+
+    Args:
+        msg: The Kpi message (an rclpy or rosbags message).
+    """
     from cosim_validation.common.record import RobotRole, Stage
     from cosim_validation.monitor.properties import Kpi
 
@@ -318,6 +378,9 @@ def mesh_to_marker(
 def mesh_from_marker(marker: Any) -> np.ndarray:
     """(F, 3, 3) triangle corners [m] of a TRIANGLE_LIST marker (for checks and tools).
 
+    Args:
+        marker: A visualization_msgs/Marker TRIANGLE_LIST, three points per triangle.
+
     Returns:
         The corners of each triangle in the marker's frame, shape (F, 3, 3), float64, in [m].
     """
@@ -351,6 +414,9 @@ def target_to_marker(
 def target_from_marker(marker: Any) -> tuple[np.ndarray, int]:
     """(target (3,) [m], verdict constant) of a marker made by :func:`target_to_marker`.
 
+    Args:
+        marker: The sphere marker.
+
     Returns:
         The target in the marker's frame, shape (3,), float64, in [m], and the Verdict.msg constant whose colour
         is nearest the marker's.
@@ -367,7 +433,13 @@ _OUTCOME_EVENTS = {"completed": 2, "refused": 3, "aborted": 4, "unfinished": 4, 
 
 
 def case_report_to_msg(end: Any, t_ns: int) -> Any:
-    """cosim_validation_interfaces/CaseReport of a concluded case (:class:`CaseEnd` of the case tracker)."""
+    """cosim_validation_interfaces/CaseReport of a concluded case (:class:`CaseEnd` of the case tracker).
+
+    Args:
+        end: The concluded case: its info, outcome, message, conclusion (verdicts, KPIs, samples per robot) and timeout
+            flag.
+        t_ns: The stamp of the report and of its verdicts and KPIs [ns].
+    """
     from std_msgs.msg import Header
 
     from cosim_validation_interfaces.msg import CaseReport
@@ -391,12 +463,19 @@ def report_timed_out(msg: Any) -> bool:
     """Whether the live monitor concluded a CaseReport's case at its timeout.
 
     False for bags recorded before CaseReport said so.
+
+    Args:
+        msg: The CaseReport message (an rclpy or rosbags message).
     """
     return bool(getattr(msg, "timed_out", False))
 
 
 def case_report_from_msg(msg: Any) -> tuple[str, str, list[Any], list[Any], dict[Any, int]]:
-    """(test id, outcome label, verdicts, KPIs, samples per robot) of a CaseReport message."""
+    """(test id, outcome label, verdicts, KPIs, samples per robot) of a CaseReport message.
+
+    Args:
+        msg: The CaseReport message (an rclpy or rosbags message).
+    """
     from cosim_validation.common.record import RobotRole
 
     outcome = CASE_OUTCOMES.get(int(msg.outcome), "unknown")
@@ -412,6 +491,9 @@ def samples_streamed(status: Any) -> int | None:
     An aborted case streamed fewer than planned; a supervised case more, its holds included. None for other
     events, for bags recorded before CaseStatus carried ``samples_sent`` and for a COMPLETED status that leaves it
     0 (unset: a completed case streamed something; its planned ``sample_count`` applies).
+
+    Args:
+        status: A CaseStatus message (an rclpy or rosbags message).
     """
     sent = getattr(status, "samples_sent", None)
     if sent is None or int(status.event) not in (2, 4) or (int(status.event) == 2 and int(sent) == 0):
@@ -420,7 +502,11 @@ def samples_streamed(status: Any) -> int | None:
 
 
 def case_info_from_status(msg: Any) -> Any:
-    """:class:`cosim_validation.live.session.case_tracker.CaseInfo` of a CaseStatus STARTED message."""
+    """:class:`cosim_validation.live.session.case_tracker.CaseInfo` of a CaseStatus STARTED message.
+
+    Args:
+        msg: The CaseStatus message of event STARTED (an rclpy or rosbags message).
+    """
     from cosim_validation.common.record import RobotRole
     from cosim_validation.live.session.case_tracker import CaseInfo
 
@@ -449,6 +535,9 @@ class ExpectedState(NamedTuple):
 
 def expected_labels(state: ExpectedState) -> tuple[Stage, SupervisorMode]:
     """The stage and supervisor mode of an expected state.
+
+    Args:
+        state: The expected state, as :func:`expected_state_from_msg` gives it.
 
     Raises:
         InputError: Either is not a known value.
@@ -491,7 +580,11 @@ def expected_state_to_msg(state: ExpectedState, tip_position_m: np.ndarray, tip_
 
 
 def expected_state_from_msg(msg: Any) -> ExpectedState:
-    """:class:`ExpectedState` of a RobotState message."""
+    """:class:`ExpectedState` of a RobotState message.
+
+    Args:
+        msg: A RobotState message of the plan (an rclpy or rosbags message); its setpoint gives ``q``.
+    """
     names = tuple(str(n) for n in msg.joint_names)
     q = np.asarray(msg.setpoint, dtype=np.float64)
     if q.shape != (len(names),):
@@ -504,7 +597,11 @@ def expected_state_from_msg(msg: Any) -> ExpectedState:
 
 # ---------------------------------------------------------------------------- test cases
 def test_case_to_msg(case: Any) -> Any:
-    """cosim_validation_interfaces/TestCase of a :class:`cosim_validation.testgen.TestCase`."""
+    """cosim_validation_interfaces/TestCase of a :class:`cosim_validation.testgen.TestCase`.
+
+    Args:
+        case: The test case; source and target in its ``frame_id``, in [m].
+    """
     from geometry_msgs.msg import Point
 
     from cosim_validation_interfaces.msg import TestCase as TestCaseMsg
@@ -525,7 +622,11 @@ def test_case_to_msg(case: Any) -> Any:
 
 
 def test_case_from_msg(msg: Any) -> Any:
-    """:class:`cosim_validation.testgen.TestCase` of a TestCase message."""
+    """:class:`cosim_validation.testgen.TestCase` of a TestCase message.
+
+    Args:
+        msg: The TestCase message (an rclpy or rosbags message).
+    """
     from cosim_validation.testgen.test_case import TestCase
 
     return TestCase(

@@ -66,7 +66,12 @@ class AnswerJoiner:
         return self._add(stamp_ns, "tip", (pos_m, quat_wxyz)) if self._tracked else None
 
     def marker(self, frame: Any) -> tuple[int, BackendSample] | None:
-        """The tracker's marker (a ``convert.MarkerFrame``); the stamp and the sample if now complete."""
+        """The tracker's marker (a ``convert.MarkerFrame``); the stamp and the sample if now complete.
+
+        Args:
+            frame: One tracker frame of the marker: its stamp [ns], its pose in the tracker's frame [m] and its
+                registration error [m] (NaN: not seen).
+        """
         return self._add(frame.t_ns, "marker", frame) if self._tracked else None
 
     def _add(self, stamp_ns: int, key: str, value: Any) -> tuple[int, BackendSample] | None:

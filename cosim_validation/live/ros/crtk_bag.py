@@ -47,7 +47,15 @@ def _pose(store: Any, pos_m: np.ndarray, quat_wxyz: np.ndarray) -> Any:
 
 
 def export_crtk_bag(record: TrajectoryRecord, path: str | Path, namespace: str, tracker: str = "/tracker") -> int:
-    """Write ``record`` as a CRTK-style MCAP at ``path`` (must not exist); returns the number of messages."""
+    """Write ``record`` as a CRTK-style MCAP at ``path`` (must not exist); returns the number of messages.
+
+    Args:
+        record: The robot's recorded run: times [s], setpoint and measured joints (n, J), tip in base_link and marker in
+            the tracker's frame.
+        path: The ``.mcap`` file to write (must not exist).
+        namespace: The arm's CRTK namespace (``/PSM1``) of the joint and ``measured_cp`` topics.
+        tracker: The tracker's namespace of the marker topics.
+    """
     store = project_typestore()
     writer = BagWriter(path)
     topics = {
@@ -130,6 +138,14 @@ def import_crtk_bag(
     path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...], namespace: str = "", tracker: str = "/tracker"
 ) -> ErrorDataset:
     """The error dataset of a CRTK-style bag (see the module docstring), one row per setpoint/measured stamp.
+
+    Args:
+        path: The bag: an ``.mcap`` file or a rosbag2 folder.
+        robot: The robot the data comes from; its joint names are looked up in each joint state.
+        joint_units: ``rad`` or ``m`` for each of the J joints.
+        namespace: The arm's CRTK namespace (``/PSM1``); "": the bag's only arm with both ``setpoint_js`` and
+            ``measured_js``.
+        tracker: The tracker's namespace of the marker topics.
 
     Raises:
         InputError: Not a bag, a missing topic or joint, or no stamp with both joint states (one line each).

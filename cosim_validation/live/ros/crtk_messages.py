@@ -17,7 +17,13 @@ from cosim_validation.robots.model.fk_kernels import matrix_to_quat_wxyz
 
 
 def joint_state(stamp_ns: int, names: tuple[str, ...], q: np.ndarray) -> Any:
-    """sensor_msgs/JointState of positions ``q`` ((J,) rad, or m for a prismatic joint), stamped ``stamp_ns``."""
+    """sensor_msgs/JointState of positions ``q`` ((J,) rad, or m for a prismatic joint), stamped ``stamp_ns``.
+
+    Args:
+        stamp_ns: The stamp [ns].
+        names: Names of the J joints.
+        q: The joint positions, shape (J,), in [rad] (or [m] for a prismatic joint).
+    """
     return convert.joint_state_to_msg(convert.JointSample(stamp_ns, names, np.asarray(q, dtype=np.float64), q[:0]))
 
 

@@ -29,7 +29,12 @@ class OperatingState:
         self.state, self.homed, self.busy = DISABLED, False, False
 
     def command(self, word: str) -> bool:
-        """Apply ``state_command`` ``word``; False when it does not apply in this state (it is then ignored)."""
+        """Apply ``state_command`` ``word``; False when it does not apply in this state (it is then ignored).
+
+        Args:
+            word: One of ``enable``, ``disable``, ``home``, ``unhome``, ``pause``, ``resume``; any other word is
+                refused.
+        """
         if word == "enable" or (word == "resume" and self.state == PAUSED):
             self.state = ENABLED
         elif word == "disable":
@@ -49,11 +54,19 @@ class OperatingState:
         return self.state == ENABLED and self.homed
 
     def why_not_ready(self, name: str) -> str:
-        """Why arm ``name`` takes no motion command now."""
+        """Why arm ``name`` takes no motion command now.
+
+        Args:
+            name: The arm's name, for the message.
+        """
         return f"{name} is {self.state}, homed {self.homed}: enable and home it first"
 
     def message(self, stamp: Any) -> Any:
-        """crtk_msgs/OperatingState of now, stamped ``stamp`` (a builtin_interfaces Time)."""
+        """crtk_msgs/OperatingState of now, stamped ``stamp`` (a builtin_interfaces Time).
+
+        Args:
+            stamp: The header's stamp, a builtin_interfaces/Time.
+        """
         from crtk_msgs.msg import OperatingState as OperatingStateMsg
 
         msg = OperatingStateMsg(state=self.state, is_homed=self.homed, is_busy=self.busy)

@@ -80,6 +80,9 @@ def tip_frame(namespace: str) -> str:
     """Return the child frame of an arm's ``_cp`` TransformStamped (a Raven-II's), a tf frame name.
 
     ``<namespace>_needle_tip``, without a leading slash (``/arm1``: ``arm1_needle_tip``).
+
+    Args:
+        namespace: The arm's namespace (``/arm1``).
     """
     return f"{namespace.strip('/').replace('/', '_')}_needle_tip"
 
@@ -90,6 +93,10 @@ MODEL_FLAVOURS = {"dvrk_psm": "dvrk", "raven2": "raven"}
 
 def flavour_of(model: str, flavour: str = "") -> str:
     """The CRTK flavour to speak to robot ``model`` (``flavour`` if given).
+
+    Args:
+        model: The robot model's registry name (``dvrk_psm``, ``raven2``).
+        flavour: ``dvrk`` or ``raven``; "": the model's own flavour.
 
     Raises:
         InputError: An unknown flavour, or a model without a CRTK interface and no flavour given.
@@ -105,7 +112,11 @@ def flavour_of(model: str, flavour: str = "") -> str:
 
 
 def cp_type(flavour: str) -> str:
-    """The type of the ``_cp`` topics of ``flavour``."""
+    """The type of the ``_cp`` topics of ``flavour``.
+
+    Args:
+        flavour: ``dvrk`` or ``raven``.
+    """
     return next(t.type_name for t in FLAVOURS[flavour] if t.name == "measured_cp")
 
 
@@ -115,7 +126,11 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def namespace_problem(namespace: str) -> str | None:
-    """Why ``namespace`` is no absolute ROS 2 namespace (``/PSM1``, ``/arm/left``), or None when it is one."""
+    """Why ``namespace`` is no absolute ROS 2 namespace (``/PSM1``, ``/arm/left``), or None when it is one.
+
+    Args:
+        namespace: The namespace to check.
+    """
     if not namespace.startswith("/") or namespace.endswith("/") or "//" in namespace:
         return f"expected an absolute ROS namespace like /PSM1 (no trailing or double slash), got {namespace!r}"
     bad = [token for token in namespace[1:].split("/") if not _TOKEN.fullmatch(token)]
@@ -125,7 +140,12 @@ def namespace_problem(namespace: str) -> str | None:
 
 
 def topic(namespace: str, name: str) -> str:
-    """The full name of ``name`` under ``namespace`` (``/PSM1`` + ``measured_js`` -> ``/PSM1/measured_js``)."""
+    """The full name of ``name`` under ``namespace`` (``/PSM1`` + ``measured_js`` -> ``/PSM1/measured_js``).
+
+    Args:
+        namespace: The arm's absolute namespace (``/PSM1``).
+        name: The topic relative to it (``measured_js``).
+    """
     problem = namespace_problem(namespace)
     if problem is not None:
         raise InputError(f"parameter 'namespace': {problem}")

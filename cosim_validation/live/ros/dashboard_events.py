@@ -60,7 +60,12 @@ def _point(p: Any) -> np.ndarray:
 
 
 def case_status_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
-    """CaseStatus: STARTED, STAGE, or the end of a case."""
+    """CaseStatus: STARTED, STAGE, or the end of a case.
+
+    Args:
+        msg: The CaseStatus message (an rclpy or rosbags message).
+        t_ns: When it was received [ns]; the stamp of a case's start and end if the header has none.
+    """
     case, event = msg.test_case, int(msg.event)
     if event == 0:
         return [
@@ -81,13 +86,22 @@ def case_status_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
 
 
 def expected_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
-    """RobotState of the plan: the expected tip with its case and stage."""
+    """RobotState of the plan: the expected tip with its case and stage.
+
+    Args:
+        msg: The RobotState of the plan; its tip pose is in base_link [m].
+        t_ns: When it was received [ns]; the sample's time if the header has no stamp.
+    """
     position = _point(msg.tip_pose.position)
     return [TipSample(_stamp(msg, t_ns), RobotRole.EXPECTED, position, str(msg.test_id), Stage(int(msg.stage)))]
 
 
 def tip_events(robot: RobotRole) -> Converter:
-    """PoseStamped of ``robot``'s actual tip (simulator ground truth or tracker)."""
+    """PoseStamped of ``robot``'s actual tip (simulator ground truth or tracker).
+
+    Args:
+        robot: The robot whose tip pose (base_link, [m]) the topic carries.
+    """
 
     def events(msg: Any, t_ns: int) -> list[DashboardEvent]:
         return [TipSample(_stamp(msg, t_ns), robot, _point(msg.pose.position))]
@@ -96,7 +110,11 @@ def tip_events(robot: RobotRole) -> Converter:
 
 
 def verdict_row(msg: Any) -> VerdictRow:
-    """A Verdict message as a :class:`VerdictRow`."""
+    """A Verdict message as a :class:`VerdictRow`.
+
+    Args:
+        msg: The Verdict message (an rclpy or rosbags message).
+    """
     return VerdictRow(
         str(msg.test_id),
         str(msg.property),
@@ -112,12 +130,22 @@ def verdict_row(msg: Any) -> VerdictRow:
 
 
 def verdict_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
-    """Verdict: a first violation (non-final) or a final verdict."""
+    """Verdict: a first violation (non-final) or a final verdict.
+
+    Args:
+        msg: The Verdict message (an rclpy or rosbags message).
+        t_ns: When it was received [ns] (unused: a verdict row has no time).
+    """
     return [verdict_row(msg)]
 
 
 def report_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
-    """CaseReport: the case's final verdicts and samples per robot."""
+    """CaseReport: the case's final verdicts and samples per robot.
+
+    Args:
+        msg: The CaseReport message (an rclpy or rosbags message).
+        t_ns: When it was received [ns] (unused).
+    """
     samples = {RobotRole(int(r)): int(n) for r, n in zip(msg.robots, msg.samples, strict=True)}
     outcome = convert.CASE_OUTCOMES.get(int(msg.outcome), "unknown")
     rows = tuple(verdict_row(v) for v in msg.verdicts)
@@ -125,7 +153,12 @@ def report_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
 
 
 def anatomy_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
-    """MarkerArray of the anatomy: one triangle mesh per model; the role from the marker's colour."""
+    """MarkerArray of the anatomy: one triangle mesh per model; the role from the marker's colour.
+
+    Args:
+        msg: The visualization_msgs/MarkerArray of TRIANGLE_LIST markers, vertices in base_link [m].
+        t_ns: When it was received [ns] (unused).
+    """
     meshes = []
     for marker in msg.markers:
         rgba = (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
@@ -141,7 +174,11 @@ STATE_FIELDS = ("state", "data", "value", "mode", "name", "label")
 
 
 def extra_events(topic: str) -> Converter:
-    """Events of an extra alert/state topic of any type (see the module docstring)."""
+    """Events of an extra alert/state topic of any type (see the module docstring).
+
+    Args:
+        topic: The topic's name, given with each of its alerts and states.
+    """
 
     def events(msg: Any, t_ns: int) -> list[DashboardEvent]:
         t = _stamp(msg, t_ns)
@@ -164,7 +201,12 @@ def extra_events(topic: str) -> Converter:
 
 
 def alert_events(msg: Any, t_ns: int) -> list[DashboardEvent]:
-    """Alert of the monitor, the drivers and the controller."""
+    """Alert of the monitor, the drivers and the controller.
+
+    Args:
+        msg: The Alert message (an rclpy or rosbags message).
+        t_ns: When it was received [ns]; the alert's time if the header has no stamp.
+    """
     return extra_events("/cosim/alerts")(msg, t_ns)
 
 
@@ -172,7 +214,12 @@ INTERFACES = "cosim_validation_interfaces/msg"
 
 
 def dashboard_topics(robots: Iterable[str] = ("virtual", "physical"), extra: Iterable[str] = ()) -> list[TopicSpec]:
-    """The topics the dashboard listens to: the session's, each robot's tip, then the extra ones."""
+    """The topics the dashboard listens to: the session's, each robot's tip, then the extra ones.
+
+    Args:
+        robots: Robots whose actual tip is shown (``virtual``, ``physical``).
+        extra: Extra alert/state topics (``/diagnostics``); one that is already a session topic is not added twice.
+    """
     specs = [
         TopicSpec("/cosim/case_status", f"{INTERFACES}/CaseStatus", LATCHED, case_status_events),
         TopicSpec("/cosim/expected", f"{INTERFACES}/RobotState", STATE, expected_events),
@@ -195,6 +242,11 @@ def bag_events(
     path: str | Path, robots: Iterable[str] = ("virtual", "physical"), extra: Iterable[str] = ()
 ) -> list[tuple[int, DashboardEvent]]:
     """Every dashboard event of a bag with its log time [ns], in log-time order.
+
+    Args:
+        path: ``session.mcap`` or a rosbag2 folder.
+        robots: Robots whose actual tip is shown (``virtual``, ``physical``).
+        extra: Extra alert/state topics read from the bag.
 
     Raises:
         InputError: The bag is missing or unreadable.

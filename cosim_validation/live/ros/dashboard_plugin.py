@@ -96,14 +96,24 @@ class DashboardPlugin(_plugin_base()):  # type: ignore[misc]
         self.feed.close()
 
     def save_settings(self, plugin_settings: Any, instance_settings: Any) -> None:
-        """Keep the robots, the extra alert/state topics and the follow option of this instance."""
+        """Keep the robots, the extra alert/state topics and the follow option of this instance.
+
+        Args:
+            plugin_settings: rqt's settings shared by every instance of the plugin (unused).
+            instance_settings: rqt's settings of this instance, written.
+        """
         instance_settings.set_value("robots", list(self.robots))
         instance_settings.set_value("extra_topics", list(self.extra_topics))
         instance_settings.set_value("follow_running_case", self.dashboard.follow)
         instance_settings.set_value("max_points", self.dashboard.deviation_plot.max_points)
 
     def restore_settings(self, plugin_settings: Any, instance_settings: Any) -> None:
-        """Restore what :meth:`save_settings` kept (defaults where a key is missing)."""
+        """Restore what :meth:`save_settings` kept (defaults where a key is missing).
+
+        Args:
+            plugin_settings: rqt's settings shared by every instance of the plugin (unused).
+            instance_settings: rqt's settings of this instance, read.
+        """
         robots = _as_list(instance_settings.value("robots"), DEFAULT_ROBOTS)
         extra = _as_list(instance_settings.value("extra_topics"), DEFAULT_EXTRA)
         if (robots, extra) != (self.robots, self.extra_topics):

@@ -48,7 +48,11 @@ def _others(node: Any) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m cosim_validation.live.ros.graph_probe [WINDOW_S]``: one JSON list on stdout."""
+    """``python -m cosim_validation.live.ros.graph_probe [WINDOW_S]``: one JSON list on stdout.
+
+    Args:
+        argv: The arguments, ``[WINDOW_S]`` at most; None: the command line's.
+    """
     args = sys.argv[1:] if argv is None else argv
     print(json.dumps(_look(float(args[0]) if args else DEFAULT_WINDOW_S)), flush=True)
     return 0

@@ -57,6 +57,9 @@ def mesh_resource_to_marker(
 def mesh_resource_from_marker(marker: Any) -> tuple[str, np.ndarray]:
     """(URI, (4, 4) pose of the mesh in the marker's frame) of a MESH_RESOURCE marker.
 
+    Args:
+        marker: A visualization_msgs/Marker MESH_RESOURCE (an rclpy or rosbags message).
+
     Returns:
         The mesh file's URI and ``T_frame_mesh``, the mesh's pose in the marker's frame, shape (4, 4), translation
         in [m].

@@ -7,6 +7,10 @@ from typing import Any
 
 
 def message_class(msgtype: str) -> Any:
-    """The rclpy message class of ``pkg/msg/Name``."""
+    """The rclpy message class of ``pkg/msg/Name``.
+
+    Args:
+        msgtype: The type name, ``pkg/msg/Name``.
+    """
     package, kind, name = msgtype.split("/")
     return getattr(importlib.import_module(f"{package}.{kind}"), name)

@@ -43,7 +43,11 @@ CLOCK = QosSpec("best_effort", "volatile", 1)
 
 
 def to_rclpy(spec: QosSpec) -> Any:
-    """The ``rclpy.qos.QoSProfile`` of ``spec``."""
+    """The ``rclpy.qos.QoSProfile`` of ``spec``.
+
+    Args:
+        spec: The profile as plain values (keep last ``depth``).
+    """
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     return QoSProfile(

@@ -74,7 +74,11 @@ def skip_reason(types: list[str], known: Container[str]) -> str | None:
 
 
 def own_type(topic: str) -> str | None:
-    """The type the session's nodes publish on ``topic``, or None for a topic whose type is not fixed."""
+    """The type the session's nodes publish on ``topic``, or None for a topic whose type is not fixed.
+
+    Args:
+        topic: The topic's full name.
+    """
     if topic in OWN_TOPIC_TYPES:
         return OWN_TOPIC_TYPES[topic]
     match = _ROBOT_TOPIC.match(topic)
@@ -86,6 +90,10 @@ def foreign_types(topic: str, types: list[str]) -> list[str]:
 
     On a topic of fixed type, every other type is foreign; on any other topic of ours, publishers that disagree
     on the type mean one of them is not ours, so all its types are named.
+
+    Args:
+        topic: The topic's full name.
+        types: The type names discovery reports for it.
     """
     expected = own_type(topic)
     if expected is not None:
@@ -94,10 +102,18 @@ def foreign_types(topic: str, types: list[str]) -> list[str]:
 
 
 def skipped_file(bag: Path) -> Path:
-    """Where the recorder lists the topics it skipped: ``<bag stem>.skipped.json`` beside the bag."""
+    """Where the recorder lists the topics it skipped: ``<bag stem>.skipped.json`` beside the bag.
+
+    Args:
+        bag: The bag's path (``session.mcap``).
+    """
     return bag.with_name(f"{bag.stem}.skipped.json")
 
 
 def foreign_file(bag: Path) -> Path:
-    """Where the recorder lists topics of ours offered with a foreign type: ``<bag stem>.foreign.json``."""
+    """Where the recorder lists topics of ours offered with a foreign type: ``<bag stem>.foreign.json``.
+
+    Args:
+        bag: The bag's path (``session.mcap``).
+    """
     return bag.with_name(f"{bag.stem}.foreign.json")

@@ -38,6 +38,11 @@ class Refusals(Generic[T]):
         """Keep ``refusal`` and log ``line`` as an error, at most once per ``LOG_PERIOD_S`` for each ``kind``.
 
         A line not logged is counted; the next line of its ``kind`` that is logged says how many more were refused.
+
+        Args:
+            refusal: The refused command, kept among the last :data:`KEPT`.
+            line: The log line saying what was refused and why.
+            kind: What rate-limits the line's logging (the topic and the reason's class, say); None is a kind too.
         """
         self._kept.append(refusal)
         self.count += 1

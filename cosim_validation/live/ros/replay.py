@@ -209,7 +209,11 @@ def _paced(messages: Iterator[BagMessage], rate: float) -> Iterator[BagMessage]:
 
 
 def compare(result: ReplayResult) -> list[str]:
-    """Differences between the replayed verdicts and the live ones stored in the bag ([] if equal)."""
+    """Differences between the replayed verdicts and the live ones stored in the bag ([] if equal).
+
+    Args:
+        result: What :func:`replay_bag` gave: the replayed cases and the live reports read from the bag.
+    """
     problems = []
     for end in result.cases:
         live = result.live_reports.get(end.info.test_id)
@@ -252,6 +256,9 @@ def topics_from_config(root: Any) -> ReplayTopics | None:
         topics:
           virtual: {joint_states: /my_arm/joint_states, tip_pose: /tracker/tip}   # tip_pose optional
           physical: {joint_states: /real_arm/joint_states, marker: /tracker/marker}  # marker (TrackedMarker) optional
+
+    Args:
+        root: The properties file as read (a config node); its optional ``topics`` section is read.
     """
     node = root.get("topics")
     if node is None:

@@ -23,7 +23,11 @@ _QOS_BY_TOPIC = {
 
 
 def qos_of(topic: str) -> QosSpec:
-    """The session's QoS profile of ``topic`` (STATE for sample streams)."""
+    """The session's QoS profile of ``topic`` (STATE for sample streams).
+
+    Args:
+        topic: The topic's full name.
+    """
     return _QOS_BY_TOPIC.get(topic, STATE)
 
 
@@ -55,6 +59,10 @@ class Republisher:
     def wait_for_subscribers(self, topics: Iterable[str], timeout_s: float) -> list[str]:
         """Wait until each of ``topics`` has a matched subscriber, at most ``timeout_s`` [s].
 
+        Args:
+            topics: The topics to wait for; those without a publisher here are left out.
+            timeout_s: How long to wait in all [s, wall].
+
         Returns:
             The topics still without a subscriber (empty when every one was matched in time).
         """
@@ -69,6 +77,9 @@ class Republisher:
     def publish(self, message: BagMessage) -> None:
         """Publish one bag message (CDR bytes, as recorded) on its topic.
 
+        Args:
+            message: The bag message; it is serialized again to CDR with its type.
+
         Raises:
             InputError: A topic that was not declared when the republisher was made.
         """
@@ -78,7 +89,11 @@ class Republisher:
         publisher.publish(bytes(self._store.serialize_cdr(message.message, message.msgtype)))
 
     def close(self, ack_timeout_s: float = 5.0) -> None:
-        """Wait (at most ``ack_timeout_s`` [s] per topic) for reliable subscribers to acknowledge, then shut down."""
+        """Wait (at most ``ack_timeout_s`` [s] per topic) for reliable subscribers to acknowledge, then shut down.
+
+        Args:
+            ack_timeout_s: How long to wait for each topic's acknowledgements [s].
+        """
         from rclpy.duration import Duration
 
         for publisher in self._publishers.values():

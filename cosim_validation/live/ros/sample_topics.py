@@ -43,7 +43,13 @@ class SamplePublisher:
         self._marker = node.create_publisher(convert.marker_msg_type(), f"{prefix}/marker", to_rclpy(STATE))
 
     def publish(self, stamp_ns: int, sample: BackendSample) -> None:
-        """The three messages of ``sample``, stamped ``stamp_ns``."""
+        """The three messages of ``sample``, stamped ``stamp_ns``.
+
+        Args:
+            stamp_ns: The stamp of all three messages [ns], the setpoint's.
+            sample: The robot's answer: measured joints (J,) [rad] (or [m] for a prismatic joint), tip in base_link [m],
+                marker in the tracker's frame [m].
+        """
         joints = convert.JointSample(stamp_ns, self._names, sample.q_measured, np.zeros(0))
         self._joints.publish(convert.joint_state_to_msg(joints))
         tip = convert.StampedPose(stamp_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
@@ -68,17 +74,29 @@ class SampleJoiner:
         self._parts.clear()
 
     def joints(self, msg: Any) -> tuple[int, dict[str, Any]] | None:
-        """A joint state; the stamp and the parts of its sample if that is now complete."""
+        """A joint state; the stamp and the parts of its sample if that is now complete.
+
+        Args:
+            msg: The sensor_msgs/JointState; its joints are taken by name.
+        """
         sample = convert.joint_state_from_msg(msg, self._names)
         return self._add(sample.t_ns, "q_measured", sample.position)
 
     def tip(self, msg: Any) -> tuple[int, dict[str, Any]] | None:
-        """A tip pose; the stamp and the parts of its sample if that is now complete."""
+        """A tip pose; the stamp and the parts of its sample if that is now complete.
+
+        Args:
+            msg: The geometry_msgs/PoseStamped of the actual tip, in base_link [m].
+        """
         pose = convert.pose_stamped_from_msg(msg)
         return self._add(pose.t_ns, "tip", (pose.position_m, pose.quat_wxyz))
 
     def marker(self, msg: Any) -> tuple[int, dict[str, Any]] | None:
-        """A tracked marker; the stamp and the parts of its sample if that is now complete."""
+        """A tracked marker; the stamp and the parts of its sample if that is now complete.
+
+        Args:
+            msg: The TrackedMarker, in the tracker's frame [m].
+        """
         frame = convert.marker_from_msg(msg)
         return self._add(frame.t_ns, "marker", frame)
 

@@ -17,7 +17,13 @@ from cosim_validation.runs.campaign.results_db import ResultsDB
 
 
 def complete_session(run_dir: Path, world: MonitorWorld) -> dict[str, Any]:
-    """Replay ``run_dir/session.mcap``, store each concluded case's trajectories; return a summary."""
+    """Replay ``run_dir/session.mcap``, store each concluded case's trajectories; return a summary.
+
+    Args:
+        run_dir: The session's run directory, with ``session.mcap`` and ``results.sqlite``; only cases already stored
+            there get their trajectories.
+        world: What the monitor judges with (properties, KPIs, nominal arm, forbidden regions), as the live monitor's.
+    """
     result = replay_bag(run_dir / "session.mcap", world, keep_records=True)
     stored = 0
     with ResultsDB.open(run_dir / "results.sqlite", encoder=encode_record) as db:

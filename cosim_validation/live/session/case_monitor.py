@@ -139,7 +139,11 @@ class CaseMonitor:
         return self._push(self._assembler.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
 
     def cap(self, per_robot: Mapping[RobotRole, int]) -> None:
-        """Monitor at most this many samples per robot (a replay: the samples the live monitor concluded with)."""
+        """Monitor at most this many samples per robot (a replay: the samples the live monitor concluded with).
+
+        Args:
+            per_robot: The most samples to monitor, per robot; a robot not named has no cap.
+        """
         self._caps = dict(per_robot)
 
     def _push(self, samples: list[Sample]) -> list[Verdict]:
@@ -159,7 +163,11 @@ class CaseMonitor:
         return self._assembler.unmatched
 
     def take_from(self, stamp_ns: int) -> list[Unmatched]:
-        """Remove the waiting robot messages stamped at or after ``stamp_ns`` (they are a later case's)."""
+        """Remove the waiting robot messages stamped at or after ``stamp_ns`` (they are a later case's).
+
+        Args:
+            stamp_ns: The later case's start stamp, in [ns].
+        """
         return self._assembler.take_from(stamp_ns)
 
     def finish(self, outcome: str = "completed", message: str = "") -> CaseConclusion:

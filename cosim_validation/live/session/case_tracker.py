@@ -288,6 +288,9 @@ class CaseTracker:
         """The live monitor concluded case ``test_id`` here (a replay).
 
         A case held for it concludes now, with what had arrived.
+
+        Args:
+            test_id: The case whose live report the bag holds at this point.
         """
         self._reported.add(test_id)
         for case in [c for c in self._open if c.at_report and c.info.test_id == test_id]:

@@ -25,7 +25,12 @@ class DefaultSuite(NamedTuple):
 
 
 def graph_config_file(graph: GraphSpec) -> str:
-    """The case-study configuration the graph's nodes read (the first node's ``config`` parameter)."""
+    """The case-study configuration the graph's nodes read (the first node's ``config`` parameter).
+
+    Args:
+        graph: The session graph; without a node that has a ``config`` parameter, the default configuration
+            (:data:`DEFAULT_CONFIG`) is returned.
+    """
     return next((str(n.parameters["config"]) for n in graph.nodes if "config" in n.parameters), DEFAULT_CONFIG)
 
 

@@ -59,7 +59,11 @@ class DiscoveryScope:
     occupied: tuple[int, ...] = ()
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """``base`` (default: our environment) with this scope's variables set and the overriding ones removed."""
+        """``base`` (default: our environment) with this scope's variables set and the overriding ones removed.
+
+        Args:
+            base: The environment to start from; None: this process's (``os.environ``).
+        """
         env = {k: v for k, v in (os.environ if base is None else base).items() if k not in _DROPPED_ENV}
         env["ROS_DOMAIN_ID"] = str(self.domain_id)
         env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = self.discovery_range.upper()
@@ -122,13 +126,24 @@ def lock_dir() -> Path:
 
 
 def caller_domain(env: Mapping[str, str] | None = None) -> int:
-    """The caller's ROS_DOMAIN_ID (0 when unset or empty, as rcl reads it)."""
+    """The caller's ROS_DOMAIN_ID (0 when unset or empty, as rcl reads it).
+
+    Args:
+        env: The caller's environment; None: this process's (``os.environ``).
+    """
     text = (os.environ if env is None else env).get("ROS_DOMAIN_ID", "").strip()
     return int(text) if text.isdigit() else 0
 
 
 def check_discovery_range(text: str) -> str:
-    """``text`` as one of :data:`DISCOVERY_RANGES` (case-insensitive)."""
+    """``text`` as one of :data:`DISCOVERY_RANGES` (case-insensitive).
+
+    Args:
+        text: A discovery range as the user wrote it (any case; surrounding blanks are ignored).
+
+    Raises:
+        InputError: Not one of :data:`DISCOVERY_RANGES`.
+    """
     value = text.strip().lower()
     if value not in DISCOVERY_RANGES:
         raise InputError(f"discovery range {text!r}: expected one of {', '.join(DISCOVERY_RANGES)}")
@@ -182,6 +197,9 @@ def join_domain_lock(env: Mapping[str, str] | None = None) -> int | None:
     """For a node: hold its session's domain lock shared for the life of the process (None if not in a session).
 
     The fd is meant to stay open until the process ends; the kernel releases the lock then.
+
+    Args:
+        env: The node's environment (its ``COSIM_DOMAIN_LOCK`` names the lock file); None: this process's.
     """
     path = (os.environ if env is None else env).get(DOMAIN_LOCK_ENV)
     if not path:
@@ -286,6 +304,15 @@ class DomainLease:
 def next_scope(
     domain_id: int | None = None, discovery_range: str = DEFAULT_DISCOVERY_RANGE, env: Mapping[str, str] | None = None
 ) -> DiscoveryScope:
-    """The scope a session started now would get (the lease is taken and given back at once)."""
+    """The scope a session started now would get (the lease is taken and given back at once).
+
+    Args:
+        domain_id: The domain the user gave (``--domain-id``), or None to choose one.
+        discovery_range: One of :data:`DISCOVERY_RANGES`.
+        env: The caller's environment (default: ours); its own domain is never chosen.
+
+    Raises:
+        InputError: As :meth:`DomainLease.acquire` (no domain is probed for other ROS 2 nodes here).
+    """
     with DomainLease.acquire(domain_id, discovery_range, env) as scope:
         return scope

@@ -53,7 +53,14 @@ class GraphSpec:
     nodes: tuple[NodeSpec, ...] = field(default_factory=tuple)
 
     def node(self, name: str) -> NodeSpec:
-        """The node called ``name``."""
+        """The node called ``name``.
+
+        Args:
+            name: The node's name in the graph.
+
+        Raises:
+            ConfigError: No node of that name.
+        """
         for spec in self.nodes:
             if spec.name == name:
                 return spec
@@ -63,6 +70,13 @@ class GraphSpec:
         """A copy with ``{placeholder}`` strings in parameter values filled from ``values``.
 
         A parameter that is only a placeholder takes its declared type (``cases: "{cases}"`` becomes an int).
+
+        Args:
+            values: Placeholder name -> text (``run_dir``, ``suite``, ``cases``, ``package``: see
+                :func:`~cosim_validation.live.session.session_plan.session_values`).
+
+        Raises:
+            ConfigError: A filled placeholder that is not of its parameter's type, or not a valid value of it.
         """
         nodes = []
         for n in self.nodes:
@@ -90,6 +104,13 @@ class GraphSpec:
         ``robot_proxy``, ``hazard_injector`` or ``error_injector`` node in the YAML) gets the filters outside its
         own. The driver's topics and reset service move under ``/cosim/<robot>/raw/``
         (remapped); the proxy serves the usual names. Nothing changes without filters.
+
+        Args:
+            robot: The robot whose driver gets the proxy: ``virtual`` or ``physical``.
+            filters: Robot filters ``KIND:OPTIONS``, innermost first; empty: the graph as it is.
+
+        Raises:
+            ConfigError: The graph has no driver node for ``robot``.
         """
         if not filters:
             return self
@@ -127,7 +148,12 @@ class GraphSpec:
         return GraphSpec(self.source, self.settings, tuple(nodes))
 
     def with_parameters(self, executable: str, overrides: Mapping[str, Any]) -> GraphSpec:
-        """A copy in which every node running ``executable`` gets ``overrides`` (command-line choices)."""
+        """A copy in which every node running ``executable`` gets ``overrides`` (command-line choices).
+
+        Args:
+            executable: The node executable (e.g. ``controller``).
+            overrides: Parameter name -> value, in place of the graph's values of those parameters.
+        """
         nodes = tuple(
             NodeSpec(n.name, n.executable, {**n.parameters, **overrides}, n.remappings, n.required, n.console)
             if n.executable == executable
@@ -155,6 +181,9 @@ def driver_robot(node: NodeSpec) -> str | None:
 
     A ``virtual_driver`` or ``physical_driver`` drives the robot of its name, a ``crtk_driver`` or a
     ``ros2_control_driver`` the one of its ``robot`` parameter.
+
+    Args:
+        node: A node of the graph.
     """
     if node.executable in ("crtk_driver", "ros2_control_driver"):
         return str(node.parameters.get("robot", "physical"))
@@ -241,7 +270,15 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
 
 
 def parse_graph(root: ConfigNode) -> GraphSpec:
-    """A :class:`GraphSpec` from the root of a graph YAML."""
+    """A :class:`GraphSpec` from the root of a graph YAML.
+
+    Args:
+        root: The root of a graph YAML (its ``session`` and ``nodes`` sections).
+
+    Raises:
+        ConfigError: An unknown key, a bad value, a repeated node name, no node, or a proxy without a driver to
+            stand in front of (or two for one robot).
+    """
     root.reject_unknown(["session", "nodes"])
     settings = SessionSettings()
     section = root.get("session")
@@ -278,7 +315,11 @@ def parse_graph(root: ConfigNode) -> GraphSpec:
 
 
 def load_graph(path: str | Path) -> GraphSpec:
-    """Read and check a graph YAML."""
+    """Read and check a graph YAML.
+
+    Args:
+        path: The graph YAML file.
+    """
     return parse_graph(load_config(path))
 
 
@@ -289,6 +330,9 @@ def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
     property file (the monitor's, else the configuration's ``campaign.properties``) and, when the controller
     runs a supervisor (its ``supervisor`` parameter, else ``campaign.supervisor``), the supervisor's files
     (``run_inputs.supervision_files``).
+
+    Args:
+        graph: The session graph.
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import resolve_resource

@@ -27,7 +27,11 @@ _ITEM_TYPES = (bool, int, float, str)
 
 
 def launch_value_problem(value: Any) -> str | None:
-    """Why launch_ros would refuse ``value`` as a parameter value, or None if it passes it."""
+    """Why launch_ros would refuse ``value`` as a parameter value, or None if it passes it.
+
+    Args:
+        value: A parameter value: a scalar, a list, or a mapping of them (its leaves are checked).
+    """
     if isinstance(value, _SCALARS):
         return None
     if isinstance(value, Mapping):
@@ -51,5 +55,9 @@ def _sequence_problem(items: Sequence[Any]) -> str | None:
 
 
 def launch_accepts(value: Any) -> bool:
-    """Whether launch_ros passes ``value`` to a node (see the module docstring)."""
+    """Whether launch_ros passes ``value`` to a node (see the module docstring).
+
+    Args:
+        value: A parameter value: a scalar, a list, or a mapping of them.
+    """
     return launch_value_problem(value) is None

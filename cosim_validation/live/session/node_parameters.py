@@ -392,6 +392,10 @@ COMPOSED_PARAMETERS: dict[str, type[NodeParams]] = {SupervisorParams.executable:
 def params_type(executable: str, base: type[P]) -> type[P]:
     """The parameter struct of ``executable``, a ``base`` (e.g. a proxy node's: ProxyParams or a subclass).
 
+    Args:
+        executable: A node executable, or the name of a node composed into another's process (``supervisor``).
+        base: The struct class the result must be or derive from.
+
     Raises:
         InputError: ``executable`` is not a node with parameters of that kind.
     """
@@ -403,12 +407,23 @@ def params_type(executable: str, base: type[P]) -> type[P]:
 
 
 def parameters_of(executable: str) -> tuple[ParamSpec, ...]:
-    """The declared parameters of ``executable``."""
+    """The declared parameters of ``executable``.
+
+    Args:
+        executable: A node executable, or the name of a composed node.
+
+    Raises:
+        InputError: An unknown executable.
+    """
     return params_type(executable, NodeParams).specs()
 
 
 def process_peers(params: type[NodeParams]) -> tuple[type[NodeParams], ...]:
-    """The other parameter structs of nodes running in the same process as ``params``'s node."""
+    """The other parameter structs of nodes running in the same process as ``params``'s node.
+
+    Args:
+        params: A node's parameter struct class; without a ``process``, it has no peers.
+    """
     if not params.process:
         return ()
     every = (*NODE_PARAMETERS.values(), *COMPOSED_PARAMETERS.values())
@@ -416,5 +431,9 @@ def process_peers(params: type[NodeParams]) -> tuple[type[NodeParams], ...]:
 
 
 def defaults_of(executable: str) -> dict[str, Any]:
-    """``{name: default}`` of ``executable``'s parameters."""
+    """``{name: default}`` of ``executable``'s parameters.
+
+    Args:
+        executable: A node executable, or the name of a composed node.
+    """
     return {p.name: p.default for p in parameters_of(executable)}

@@ -104,7 +104,12 @@ class ParamSpec:
     rule: ParamRule = field(default_factory=lambda: ParamRule(""))
 
     def problem(self, value: Any) -> str | None:
-        """Why ``value`` is not a valid value of this parameter (None: it is)."""
+        """Why ``value`` is not a valid value of this parameter (None: it is).
+
+        Args:
+            value: A value as rclpy or a graph YAML gives it (a list or tuple of strings for a string array); None:
+                unset, valid only for a parameter declared with a None default.
+        """
         if value is None:
             return None if self.default is None else f"expected {KIND_NAMES[self.kind]}, got no value"
         wrong = _type_problem(self.kind, value)
@@ -206,13 +211,23 @@ class NodeParams:
 
     @classmethod
     def label(cls, name: str, node: str) -> str:
-        """``parameter 'name' of node 'node'`` (with the executable when the node is named otherwise)."""
+        """``parameter 'name' of node 'node'`` (with the executable when the node is named otherwise).
+
+        Args:
+            name: The parameter's name.
+            node: The node's name.
+        """
         runs = f" ({cls.executable})" if cls.executable and cls.executable != node else ""
         return f"parameter {name!r} of node {node!r}{runs}"
 
     @classmethod
     def unknown_message(cls, name: str, node: str) -> str:
-        """The error for an undeclared parameter ``name``: what exists, and the closest name."""
+        """The error for an undeclared parameter ``name``: what exists, and the closest name.
+
+        Args:
+            name: The undeclared parameter's name.
+            node: The node's name.
+        """
         names = [s.name for s in cls.specs()]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -113,7 +113,11 @@ class ProcessGroup:
         return process
 
     def gate_path(self, name: str) -> Path:
-        """The gate file of node ``name`` (:mod:`.start_gate`)."""
+        """The gate file of node ``name`` (:mod:`.start_gate`).
+
+        Args:
+            name: The node.
+        """
         return self.ready_dir / f"{name}.gate"
 
     def open_gate(self, name: str, env: Mapping[str, str] | None = None) -> None:
@@ -177,7 +181,11 @@ class ProcessGroup:
                 time.sleep(0.05)
 
     def check_running(self, names: Sequence[str]) -> None:
-        """Raise :class:`NodeStartError` for the first named node whose process has exited, quoting its log."""
+        """Raise :class:`NodeStartError` for the first named node whose process has exited, quoting its log.
+
+        Args:
+            names: The nodes to check (each one started).
+        """
         for name in names:
             if self.processes[name].poll() is not None:
                 raise NodeStartError(
@@ -186,7 +194,12 @@ class ProcessGroup:
                 )
 
     def log_tail(self, name: str, lines: int = 15) -> str:
-        """The last lines of a node's log, indented, for error messages."""
+        """The last lines of a node's log, indented, for error messages.
+
+        Args:
+            name: The node.
+            lines: How many lines at most.
+        """
         path = self.log_dir / f"{name}.log"
         if not path.exists():
             return f"  [{name}] (no log)"
@@ -198,6 +211,9 @@ class ProcessGroup:
 
         See :func:`teardown_hung`; the whole log is read: the dump's first line is followed by every thread's
         stack.
+
+        Args:
+            name: The node.
         """
         path = self.log_dir / f"{name}.log"
         return path.exists() and teardown_hung(path.read_text(errors="replace"))
@@ -207,6 +223,12 @@ class ProcessGroup:
 
         The recorder counts what it wrote: after the last case it may still be writing a backlog, which a
         stop now would lose. Returns False after ``timeout_s`` or if the node reports no progress (or exited).
+
+        Args:
+            name: The node (started).
+            quiet_s: Wall time its count must stand still, in [s].
+            timeout_s: The longest wait, in [s].
+            rounds: Rounds of the node's timer its count must stand still for.
         """
         path = self.ready_dir / f"{name}.progress"
         deadline = time.monotonic() + timeout_s
@@ -221,7 +243,12 @@ class ProcessGroup:
         return False
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
-        """Send ``sig`` to one node (fault injection in tests and demos)."""
+        """Send ``sig`` to one node (fault injection in tests and demos).
+
+        Args:
+            name: The node (started).
+            sig: The signal, sent to the node's process alone (not its process group).
+        """
         self.processes[name].send_signal(sig)
 
     def stop(
@@ -238,6 +265,12 @@ class ProcessGroup:
 
         ``stop_s`` then holds, for each node that was still running, the seconds from the first SIGINT to its
         exit, and ``escalated`` the nodes that needed SIGTERM or SIGKILL (with the last signal sent).
+
+        Args:
+            grace_s: Time from SIGINT to SIGTERM, in [s]; SIGKILL follows 1 s after SIGTERM.
+            last: The nodes stopped after the others (the recorder).
+            drain_s: The longest wait for each ``last`` node's progress to stand still, per drain, in [s].
+            drain_first: Also drain the ``last`` nodes before any node is stopped.
         """
         if drain_first:
             self._drain(last, drain_s)
@@ -290,6 +323,9 @@ def read_progress(path: Path) -> tuple[str, int] | None:
 
     A file of a bare count counts every read as a round; an empty one (caught while being written) has the
     count ``""``.
+
+    Args:
+        path: The progress file (``<node>.progress`` in the ready folder).
     """
     try:
         text = path.read_text().split()
@@ -324,7 +360,11 @@ class DrainWatch:
         self._since_s, self._since_round = time.monotonic(), 0
 
     def quiet(self, progress: tuple[str, int]) -> bool:
-        """Take the progress read now (:func:`read_progress`); whether it is quiet."""
+        """Take the progress read now (:func:`read_progress`); whether it is quiet.
+
+        Args:
+            progress: ``(count, timer rounds)`` as :func:`read_progress` returns it; an empty count is no news.
+        """
         count, round_ = progress
         if not count:  # caught between truncation and write: no news
             return False
@@ -356,5 +396,8 @@ def teardown_hung(log_text: str) -> bool:
     """Whether a node's log shows that its ROS teardown hung holding the GIL and the watchdog ended it.
 
     Its outputs were complete: ``run_node`` closes them before the watchdog starts.
+
+    Args:
+        log_text: The node's whole log.
     """
     return _TEARDOWN_DUMP.search(log_text) is not None

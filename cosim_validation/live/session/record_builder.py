@@ -32,11 +32,19 @@ class RecordBuilder:
         return len(self._samples)
 
     def add(self, sample: Sample) -> None:
-        """One more sample (in time order)."""
+        """One more sample (in time order).
+
+        Args:
+            sample: The robot's next monitor sample.
+        """
         self._samples.append(sample)
 
     def build(self, meta: Mapping[str, Any] | None = None) -> TrajectoryRecord:
-        """The record of every sample added so far."""
+        """The record of every sample added so far.
+
+        Args:
+            meta: The record's metadata; None: empty.
+        """
         test_id, robot, backend, names, needle = self._head
         s = self._samples
 

@@ -31,7 +31,12 @@ class RobotLiveness:
         self._deferred = False  # the previous check came late and judged nothing
 
     def start_case(self, robots: Iterable[RobotRole], now_s: float) -> None:
-        """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers."""
+        """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers.
+
+        Args:
+            robots: The robots the case drives.
+            now_s: The checking process's monotonic clock, in [s] (a robot never seen counts as seen now).
+        """
         self._robots = tuple(robots)
         self._owing_since.clear()
         self._deferred = False  # a late check at the end of the last case defers nothing of this one
@@ -40,14 +45,26 @@ class RobotLiveness:
             self._last_seen.setdefault(role, now_s)
 
     def expected(self, stamp_ns: int, now_s: float) -> None:
-        """The controller sent the sample stamped ``stamp_ns``: every robot owes its joint state."""
+        """The controller sent the sample stamped ``stamp_ns``: every robot owes its joint state.
+
+        Args:
+            stamp_ns: The expected sample's stamp, in [ns]; one not newer than the newest so far changes nothing.
+            now_s: The checking process's monotonic clock, in [s].
+        """
         if stamp_ns > self._latest_expected_ns:
             self._latest_expected_ns = stamp_ns
             for role in self._robots:
                 self._owing_since.setdefault(role, now_s)
 
     def joints(self, role: RobotRole, stamp_ns: int, now_s: float) -> bool:
-        """A robot answered the sample stamped ``stamp_ns``; True if it was stale (it is alive again)."""
+        """A robot answered the sample stamped ``stamp_ns``; True if it was stale (it is alive again).
+
+        Args:
+            role: The robot.
+            stamp_ns: The stamp of the sample it answered, in [ns]; it owes nothing more once that is the newest
+                expected one.
+            now_s: The checking process's monotonic clock, in [s].
+        """
         self._last_seen[role] = now_s
         if stamp_ns >= self._latest_expected_ns:
             self._owing_since.pop(role, None)
@@ -81,5 +98,10 @@ class RobotLiveness:
         return found
 
     def silent_for_s(self, role: RobotRole, now_s: float) -> float:
-        """Seconds since ``role`` last answered (0 if never seen)."""
+        """Seconds since ``role`` last answered (0 if never seen).
+
+        Args:
+            role: The robot.
+            now_s: The checking process's monotonic clock, in [s].
+        """
         return now_s - self._last_seen.get(role, now_s)

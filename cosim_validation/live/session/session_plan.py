@@ -53,6 +53,9 @@ class NodeLaunch:
         The name is a node-targeted remapping (``<executable>:__node:=<name>``; every node is created under its
         executable's name): a process-wide ``__node:=`` would rename the nodes composed into the process too
         (the controller's ``supervisor``).
+
+        Args:
+            params_file: The node's ROS params file (:meth:`params_file_content` written there).
         """
         args = ["-r", f"{self.executable}:__node:={self.name}", "--params-file", str(params_file)]
         for source, target in self.remappings:
@@ -61,7 +64,13 @@ class NodeLaunch:
 
 
 def session_values(run_dir: str | Path, suite: str | Path, cases: int) -> dict[str, str]:
-    """The placeholder values of a session (see :mod:`cosim_validation.live.session.graph`)."""
+    """The placeholder values of a session (see :mod:`cosim_validation.live.session.graph`).
+
+    Args:
+        run_dir: The run directory.
+        suite: The suite file of the test generator ("" for its embedded default suite).
+        cases: Number of cases to run (0 = all).
+    """
     return {"run_dir": str(run_dir), "suite": str(suite), "cases": str(cases), "package": str(package_root())}
 
 

@@ -44,7 +44,14 @@ class SessionOutcome:
 
 
 def prepare_run_dir(run_dir: Path) -> None:
-    """Create the run directory; refuse a file, or a directory that already holds a session."""
+    """Create the run directory; refuse a file, or a directory that already holds a session.
+
+    Args:
+        run_dir: The session's run directory (created with its ``params`` folder).
+
+    Raises:
+        InputError: ``run_dir`` is a file, already holds a session's outputs, or cannot be created.
+    """
     if run_dir.exists() and not run_dir.is_dir():
         raise InputError(f"--out {str(run_dir)!r} is a file, expected a run directory")
     for name in ("session.mcap", "session.mcap.part", "results.sqlite", "summary.json"):
@@ -57,7 +64,13 @@ def prepare_run_dir(run_dir: Path) -> None:
 
 
 def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool) -> list[ProcessSpec]:
-    """One process per node, parameters written to ``run_dir/params/<node>.yaml``."""
+    """One process per node, parameters written to ``run_dir/params/<node>.yaml``.
+
+    Args:
+        launches: Every node as it is started (:func:`~cosim_validation.live.session.session_plan.node_launches`).
+        run_dir: The run directory (its ``params`` folder exists).
+        console: Relay the console node's stdout to ours (else into its log file).
+    """
     specs = []
     for node in launches:
         params_file = run_dir / "params" / f"{node.name}.yaml"
@@ -222,7 +235,12 @@ def _wait(group: ProcessGroup, graph: GraphSpec, console: str) -> tuple[str, str
 
 
 def write_summary(outcome: SessionOutcome, extra: Mapping[str, Any]) -> Path:
-    """Write ``summary.json`` of a session and return its path."""
+    """Write ``summary.json`` of a session and return its path.
+
+    Args:
+        outcome: How the session ended (its ``run_dir`` gets the file).
+        extra: More keys for the summary (e.g. the discovery scope); they replace standard keys of the same name.
+    """
     path = outcome.run_dir / "summary.json"
     data = {
         "kind": "session",

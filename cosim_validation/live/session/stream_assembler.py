@@ -161,6 +161,9 @@ class StreamAssembler:
         """Remove and return the waiting robot messages stamped at or after ``stamp_ns``.
 
         ``stamp_ns`` is the next case's start: these messages arrived before it was announced.
+
+        Args:
+            stamp_ns: The next case's start stamp, in [ns].
         """
         taken: list[Unmatched] = []
         for role, stream in self._streams.items():

@@ -84,6 +84,11 @@ def as_points(name: str, value: ArrayLike, *, dim: int | None = None, min_points
 def as_point_or_points(name: str, value: ArrayLike, *, dim: int | None = None) -> tuple[Float64Array, bool]:
     """``value`` as (n, d) points, also accepting one point (d,).
 
+    Args:
+        name: Argument name for the error message.
+        value: (n, d) points (n = 0 accepted) or one point (d,).
+        dim: Required d, or None for any d >= 1.
+
     Returns:
         The (n, d) array (n = 1 for a single point) and whether a single point was given.
     """
@@ -94,7 +99,14 @@ def as_point_or_points(name: str, value: ArrayLike, *, dim: int | None = None) -
 
 
 def same_dimension(name_a: str, a: Float64Array, name_b: str, b: Float64Array) -> None:
-    """Raise :class:`MetricInputError` unless the (n, d) arrays ``a`` and ``b`` share d."""
+    """Raise :class:`MetricInputError` unless the (n, d) arrays ``a`` and ``b`` share d.
+
+    Args:
+        name_a: Argument name of ``a`` for the error message.
+        a: Checked points, shape (n, d).
+        name_b: Argument name of ``b`` for the error message.
+        b: Checked points, shape (m, d).
+    """
     if a.shape[1] != b.shape[1]:
         raise MetricInputError(
             f"{name_a} and {name_b} must have the same dimension, got shapes {a.shape!r} and {b.shape!r}"
@@ -103,6 +115,12 @@ def same_dimension(name_a: str, a: Float64Array, name_b: str, b: Float64Array) -
 
 def as_distance(name: str, value: object, *, allow_zero: bool = True) -> float:
     """``value`` as a finite float distance, >= 0 (or > 0 when ``allow_zero`` is False).
+
+    Args:
+        name: Argument name for the error message.
+        value: The distance, a Python or numpy int or float (bool is rejected), in the unit of the
+            coordinates it is compared with, usually [m].
+        allow_zero: Whether 0.0 is accepted.
 
     Raises:
         MetricInputError: Not a real number, NaN, infinite, negative (or zero when not allowed).

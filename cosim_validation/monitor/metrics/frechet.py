@@ -27,6 +27,10 @@ def squared_threshold(eps_m: float, name: str = "eps_m") -> float:
     Comparing squared values against T decides ``sqrt(value) <= eps_m`` exactly as the distance functions
     (which return the correctly rounded square root) would, so ``within(P, Q, frechet(P, Q))`` is True.
 
+    Args:
+        eps_m: Distance threshold >= 0, in the unit of the coordinates, usually [m].
+        name: Argument name for the error message.
+
     Raises:
         MetricInputError: ``eps_m`` is negative, NaN or infinite.
     """
@@ -40,7 +44,15 @@ def squared_threshold(eps_m: float, name: str = "eps_m") -> float:
 
 
 def pack_pair(P: ArrayLike, Q: ArrayLike) -> tuple[NDArray[np.float64], int, int]:
-    """Check P and Q and pack the shorter one first: (coords (max(d,3), n+m), n_first, n_second)."""
+    """Check P and Q and pack the shorter one first: (coords (max(d,3), n+m), n_first, n_second).
+
+    Args:
+        P: (n, d) points of the first trajectory, n >= 1.
+        Q: (m, d) points of the second trajectory, m >= 1, same d.
+
+    Raises:
+        MetricInputError: An empty trajectory, mismatched d, NaN/inf, a non-numeric dtype.
+    """
     P_arr = as_points("P", P)
     Q_arr = as_points("Q", Q)
     same_dimension("P", P_arr, "Q", Q_arr)

@@ -32,7 +32,14 @@ _INF = np.inf
 
 @njit(cache=True, inline="always")
 def sq_dist(XP: np.ndarray, i: int, XQ: np.ndarray, j: int) -> float:
-    """Squared distance between column i of XP and column j of XQ, summed from the first row to the last."""
+    """Squared distance between column i of XP and column j of XQ, summed from the first row to the last.
+
+    Args:
+        XP: Packed coordinates, shape (D, N), float64, one row per coordinate.
+        i: Column of XP.
+        XQ: Packed coordinates, shape (D, M), same D as XP (may be XP itself).
+        j: Column of XQ.
+    """
     s = 0.0
     for r in range(XP.shape[0]):
         diff = XP[r, i] - XQ[r, j]
@@ -95,6 +102,17 @@ def frechet_sq(XP: np.ndarray, p0: int, n: int, XQ: np.ndarray, q0: int, m: int)
     """Squared discrete Fréchet distance of P = XP[:, p0:p0+n] and Q = XQ[:, q0:q0+m]; n, m >= 1.
 
     Memory is O(n): pass the shorter trajectory as P (the distance is symmetric).
+
+    Args:
+        XP: Packed coordinates holding P, shape (D, N), C-contiguous float64.
+        p0: First column of P in XP.
+        n: Number of points of P, n >= 1.
+        XQ: Packed coordinates holding Q, shape (D, M), same D as XP (may be XP itself).
+        q0: First column of Q in XQ.
+        m: Number of points of Q, m >= 1.
+
+    Returns:
+        The squared distance, in the squared unit of the coordinates.
     """
     a = np.full(n + 1, _INF)
     b = np.full(n + 1, _INF)
@@ -115,6 +133,14 @@ def greedy_sq(XP: np.ndarray, p0: int, n: int, XQ: np.ndarray, q0: int, m: int) 
     """Squared maximum distance along one coupling chosen greedily: an upper bound of ``frechet_sq``.
 
     From (i, j) the walk steps to the admissible successor with the smallest squared distance. O(n + m).
+
+    Args:
+        XP: Packed coordinates holding P, shape (D, N), float64.
+        p0: First column of P in XP.
+        n: Number of points of P, n >= 1.
+        XQ: Packed coordinates holding Q, shape (D, M), same D as XP (may be XP itself).
+        q0: First column of Q in XQ.
+        m: Number of points of Q, m >= 1.
     """
     i = 0
     j = 0
@@ -169,6 +195,16 @@ def within_sq(XP: np.ndarray, p0: int, n: int, XQ: np.ndarray, q0: int, m: int, 
        reachable if a predecessor is, so diagonal k is computed only over the index range spanned by the
        reachable cells of diagonals k-1 and k-2; when both are empty no coupling stays within T (every
        coupling visits diagonal k or k+1) and the answer is False.
+
+    Args:
+        XP: Packed coordinates holding P, shape (D, N), C-contiguous float64.
+        p0: First column of P in XP.
+        n: Number of points of P, n >= 1.
+        XQ: Packed coordinates holding Q, shape (D, M), same D as XP (may be XP itself).
+        q0: First column of Q in XQ.
+        m: Number of points of Q, m >= 1.
+        T: Threshold on the squared distance, in the squared unit of the coordinates (see
+            :func:`~cosim_validation.monitor.metrics.frechet.squared_threshold`).
     """
     if sq_dist(XP, p0, XQ, q0) > T or sq_dist(XP, p0 + n - 1, XQ, q0 + m - 1) > T:
         return False

@@ -118,12 +118,26 @@ class MeshDistance:
         return float(values[0]) if single else values
 
     def unsigned(self, points_m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Unsigned distance for checked (n, 3) float64 points (no input checks; internal fast path)."""
+        """Unsigned distance for checked (n, 3) float64 points (no input checks; internal fast path).
+
+        Args:
+            points_m: Checked points, shape (n, 3), C-contiguous float64, in [m], in the frame of the vertices.
+
+        Returns:
+            The distances in [m], shape (n,).
+        """
         values: NDArray[np.float64] = self._scene.compute_distance(self._local(points_m)).numpy().astype(np.float64)
         return values
 
     def signed(self, points_m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Signed distance for checked (n, 3) float64 points (no input checks; internal fast path)."""
+        """Signed distance for checked (n, 3) float64 points (no input checks; internal fast path).
+
+        Args:
+            points_m: Checked points, shape (n, 3), C-contiguous float64, in [m], in the frame of the vertices.
+
+        Returns:
+            The distances in [m], shape (n,), negative inside the model.
+        """
         distance = self.unsigned(points_m)
         return np.where(self.inside_test.contains(points_m), -distance, distance)
 
@@ -131,6 +145,12 @@ class MeshDistance:
         """Closest surface points of checked (n, 3) float64 points, as open3d gives them.
 
         Float32 relative to :attr:`origin_m` (no input checks; internal fast path).
+
+        Args:
+            points_m: Checked points, shape (n, 3), float64, in [m], in the frame of the vertices.
+
+        Returns:
+            The closest surface points, shape (n, 3), float32, in [m], relative to :attr:`origin_m`.
         """
         points: NDArray[np.float32] = self._scene.compute_closest_points(self._local(points_m))["points"].numpy()
         return points

@@ -38,7 +38,19 @@ def _edge(vx: np.ndarray, vy: np.ndarray, i: int, j: int, px: float, py: float) 
 def crosses_above(
     vx: np.ndarray, vy: np.ndarray, vz: np.ndarray, a: int, b: int, c: int, px: float, py: float, pz: float
 ) -> bool:
-    """Whether the upward ray from (px, py, pz) crosses triangle (a, b, c)."""
+    """Whether the upward ray from (px, py, pz) crosses triangle (a, b, c).
+
+    Args:
+        vx: (V,) float64 x coordinates of the mesh vertices [m].
+        vy: (V,) float64 y coordinates of the mesh vertices [m].
+        vz: (V,) float64 z coordinates of the mesh vertices [m].
+        a: Index of the triangle's first vertex.
+        b: Index of the triangle's second vertex.
+        c: Index of the triangle's third vertex.
+        px: x of the ray's origin [m].
+        py: y of the ray's origin [m].
+        pz: z of the ray's origin [m]; only a crossing strictly above it counts.
+    """
     wa, sa = _edge(vx, vy, b, c, px, py)
     wb, sb = _edge(vx, vy, c, a, px, py)
     wc, sc = _edge(vx, vy, a, b, px, py)
@@ -55,7 +67,22 @@ def crosses_above(
 def build_bins(
     vx: np.ndarray, vy: np.ndarray, faces: np.ndarray, lo_x: float, lo_y: float, cell_m: float, nx: int, ny: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Bucket triangles by the xy cells their projected bounding boxes touch (CSR: start, triangle ids)."""
+    """Bucket triangles by the xy cells their projected bounding boxes touch (CSR: start, triangle ids).
+
+    Args:
+        vx: (V,) float64 x coordinates of the mesh vertices [m].
+        vy: (V,) float64 y coordinates of the mesh vertices [m].
+        faces: (F, 3) int64 vertex indices of the triangles.
+        lo_x: x of the grid's lower corner [m] (the mesh's smallest x).
+        lo_y: y of the grid's lower corner [m] (the mesh's smallest y).
+        cell_m: Edge length of the square xy cells [m], > 0.
+        nx: Number of cells along x; triangles beyond the last cell are clipped to it.
+        ny: Number of cells along y; cell (i, j) is number ``i * ny + j``.
+
+    Returns:
+        ``start`` (nx * ny + 1,) int64 offsets and ``ids`` int64 triangle indices: the triangles of cell k
+        are ``ids[start[k]:start[k + 1]]``.
+    """
     counts = np.zeros(nx * ny + 1, dtype=np.int64)
     n = faces.shape[0]
     for pass_ in range(2):
@@ -126,7 +153,26 @@ def contains_points(
     ny: int,
     points: np.ndarray,
 ) -> np.ndarray:
-    """Ray parity of each point (N, 3) against the binned mesh; (N,) bool, True inside (one thread)."""
+    """Ray parity of each point (N, 3) against the binned mesh; (N,) bool, True inside (one thread).
+
+    Args:
+        vx: (V,) float64 x coordinates of the mesh vertices [m].
+        vy: (V,) float64 y coordinates of the mesh vertices [m].
+        vz: (V,) float64 z coordinates of the mesh vertices [m].
+        faces: (F, 3) int64 vertex indices of the triangles.
+        start: (nx * ny + 1,) int64 CSR offsets of :func:`build_bins`: the triangles of cell ``i * ny + j`` are
+            ``ids[start[cell]:start[cell + 1]]``.
+        ids: int64 triangle indices of :func:`build_bins`, grouped by cell.
+        lo: (3,) float64 lower corner of the mesh's bounding box [m]; also the origin of the cell grid in xy.
+        hi: (3,) float64 upper corner of the mesh's bounding box [m]; points outside the box are outside.
+        cell_m: Edge length of the square xy cells [m], > 0.
+        nx: Number of cells along x.
+        ny: Number of cells along y.
+        points: (N, 3) float64 query points [m], in the frame of the vertices.
+
+    Returns:
+        (N,) bool, True inside.
+    """
     out = np.zeros(points.shape[0], dtype=np.bool_)
     for p in range(points.shape[0]):
         out[p] = _parity(
@@ -150,7 +196,26 @@ def contains_points_parallel(
     ny: int,
     points: np.ndarray,
 ) -> np.ndarray:
-    """:func:`contains_points` over every core (for large batches: a grid build, millions of targets)."""
+    """:func:`contains_points` over every core (for large batches: a grid build, millions of targets).
+
+    Args:
+        vx: (V,) float64 x coordinates of the mesh vertices [m].
+        vy: (V,) float64 y coordinates of the mesh vertices [m].
+        vz: (V,) float64 z coordinates of the mesh vertices [m].
+        faces: (F, 3) int64 vertex indices of the triangles.
+        start: (nx * ny + 1,) int64 CSR offsets of :func:`build_bins`: the triangles of cell ``i * ny + j`` are
+            ``ids[start[cell]:start[cell + 1]]``.
+        ids: int64 triangle indices of :func:`build_bins`, grouped by cell.
+        lo: (3,) float64 lower corner of the mesh's bounding box [m]; also the origin of the cell grid in xy.
+        hi: (3,) float64 upper corner of the mesh's bounding box [m]; points outside the box are outside.
+        cell_m: Edge length of the square xy cells [m], > 0.
+        nx: Number of cells along x.
+        ny: Number of cells along y.
+        points: (N, 3) float64 query points [m], in the frame of the vertices.
+
+    Returns:
+        (N,) bool, True inside.
+    """
     out = np.zeros(points.shape[0], dtype=np.bool_)
     for p in prange(points.shape[0]):
         out[p] = _parity(

@@ -17,7 +17,12 @@ MIN_ROWS = 3
 
 
 def pack_columns(trajectories: Sequence[NDArray[np.float64]], dim: int) -> NDArray[np.float64]:
-    """Checked (n_i, dim) arrays side by side as one (max(dim, 3), sum n_i) C-contiguous array."""
+    """Checked (n_i, dim) arrays side by side as one (max(dim, 3), sum n_i) C-contiguous array.
+
+    Args:
+        trajectories: Checked float64 trajectories, shape (n_i, dim) each; packed in this order.
+        dim: d, the number of coordinates of every trajectory; rows dim.. are zero when dim < 3.
+    """
     total = sum(t.shape[0] for t in trajectories)
     X = np.zeros((max(dim, MIN_ROWS), total))
     start = 0
@@ -101,7 +106,14 @@ class TrajectoryBatch:
         return np.diff(self.offsets)
 
     def trajectory(self, i: int) -> NDArray[np.float64]:
-        """Trajectory i as a new (n_i, d) array."""
+        """Trajectory i as a new (n_i, d) array.
+
+        Args:
+            i: Index of the trajectory in the batch, negative counting from the end as for a list.
+
+        Raises:
+            MetricInputError: ``i`` is out of range.
+        """
         if not -len(self) <= i < len(self):
             raise MetricInputError(f"trajectory index {i!r} out of range for a batch of {len(self)}")
         i %= len(self)
@@ -109,7 +121,12 @@ class TrajectoryBatch:
 
 
 def as_batch(value: TrajectoryBatch | Sequence[ArrayLike] | NDArray[Any], name: str) -> TrajectoryBatch:
-    """``value`` itself if it is a :class:`TrajectoryBatch`, otherwise the packed sequence."""
+    """``value`` itself if it is a :class:`TrajectoryBatch`, otherwise the packed sequence.
+
+    Args:
+        value: A batch, or trajectories as :meth:`TrajectoryBatch.from_trajectories` accepts them.
+        name: Argument name for error messages.
+    """
     if isinstance(value, TrajectoryBatch):
         return value
     return TrajectoryBatch.from_trajectories(value, name=name)

@@ -13,7 +13,13 @@ import numpy as np
 
 
 def nearest(t_a: float, t_before: float, t_after: float) -> bool:
-    """True if the later of two expected samples (times t_before <= t_a <= t_after) is strictly nearer."""
+    """True if the later of two expected samples (times t_before <= t_a <= t_after) is strictly nearer.
+
+    Args:
+        t_a: Time of the robot sample [s]; a float, or an (n,) array (the result is then an (n,) bool array).
+        t_before: Time of the earlier expected sample [s]; a float, or an (n,) array.
+        t_after: Time of the later expected sample [s]; a float, or an (n,) array.
+    """
     return (t_after - t_a) < (t_a - t_before)
 
 

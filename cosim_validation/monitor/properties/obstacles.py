@@ -110,13 +110,26 @@ class MeshObstacle:
 
         For a point inside the sphere the ray away from its centre leaves the region within
         ``radius - |p - centre|``, so the signed distance is never below ``|p - centre| - radius``.
+
+        Args:
+            points_m: Points in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The lower bounds, shape (n,), in [m].
         """
         points = np.ascontiguousarray(points_m, dtype=np.float64)
         gap: np.ndarray = _sphere_gap(points, self.center_m, self.radius_m)
         return gap
 
     def point_tight_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
-        """A tighter (and costlier) bound: the grid's guaranteed lower end, or the sphere's without a grid."""
+        """A tighter (and costlier) bound: the grid's guaranteed lower end, or the sphere's without a grid.
+
+        Args:
+            points_m: Points in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The lower bounds (the larger of the sphere's and the grid's), shape (n,), in [m].
+        """
         points = np.ascontiguousarray(points_m, dtype=np.float64)
         sphere = self.point_lower_bound_m(points)
         if self.grid is None or points.shape[0] == 0:
@@ -124,14 +137,30 @@ class MeshObstacle:
         return np.asarray(np.maximum(sphere, self.grid.bounds(points).lower_m))
 
     def segment_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
-        """Distance from the bounding sphere's centre to each segment, minus its radius (<= segment distance)."""
+        """Distance from the bounding sphere's centre to each segment, minus its radius (<= segment distance).
+
+        Args:
+            start_m: Segment starts (needle bases) in base_link, shape (n, 3), in [m].
+            end_m: Segment ends (needle tips) in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The lower bounds, shape (n,), in [m].
+        """
         a = np.ascontiguousarray(start_m, dtype=np.float64)
         b = np.ascontiguousarray(end_m, dtype=np.float64)
         gap: np.ndarray = _segment_sphere_gap(a, b, self.center_m, self.radius_m)
         return gap
 
     def segment_tight_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
-        """A tighter (and costlier) bound: the grid's Lipschitz bound along each segment, or the sphere's."""
+        """A tighter (and costlier) bound: the grid's Lipschitz bound along each segment, or the sphere's.
+
+        Args:
+            start_m: Segment starts (needle bases) in base_link, shape (n, 3), in [m].
+            end_m: Segment ends (needle tips) in base_link, shape (n, 3), in [m].
+
+        Returns:
+            The lower bounds (the larger of the sphere's and the grid's), shape (n,), in [m].
+        """
         sphere = self.segment_lower_bound_m(start_m, end_m)
         if self.grid is None or sphere.shape[0] == 0:
             return sphere

@@ -55,7 +55,15 @@ class PropertySpec:
         object.__setattr__(self, "tree", parse_formula(self.expression, self.name))
 
     def compile(self, context: MonitorContext, kpi_units: Mapping[str, str] | None = None) -> CompiledProperty:
-        """Resolve against ``context`` (joints, obstacles, constants) and the KPIs (name -> unit) of the set."""
+        """Resolve against ``context`` (joints, obstacles, constants) and the KPIs (name -> unit) of the set.
+
+        Args:
+            context: Joints, obstacles and constants the expression's names resolve against.
+            kpi_units: Unit of every KPI of the set by name (the names ``kpi(name)`` may use); None: no KPIs.
+
+        Raises:
+            PropertyError: An unknown name, wrong argument kinds or mixed units (see :func:`compile_formula`).
+        """
         return CompiledProperty(self, compile_formula(self.name, self.expression, self.tree, context, kpi_units))
 
 
@@ -72,7 +80,11 @@ class CompiledProperty:
         return self.spec.name
 
     def applies_to(self, robot: RobotRole) -> bool:
-        """Whether the property is checked on ``robot``."""
+        """Whether the property is checked on ``robot``.
+
+        Args:
+            robot: The robot; a property that reads ``expected.*`` is never checked on EXPECTED.
+        """
         if robot is RobotRole.EXPECTED and self.compiled.formula.uses_expected:
             return False
         return robot in self.spec.robots
@@ -96,11 +108,23 @@ class PropertySet:
             seen.add(spec.name)
 
     def with_context(self, context: MonitorContext) -> MonitorContext:
-        """``context`` with this set's constants added (the context's own constants win)."""
+        """``context`` with this set's constants added (the context's own constants win).
+
+        Args:
+            context: The monitor context of the case.
+        """
         return dataclasses.replace(context, constants={**self.constants, **context.constants})
 
     def compile(self, context: MonitorContext) -> list[CompiledProperty]:
-        """Every property compiled against ``context`` plus this set's constants."""
+        """Every property compiled against ``context`` plus this set's constants.
+
+        Args:
+            context: Joints, obstacles and constants of the case (its constants win over the set's).
+
+        Raises:
+            PropertyError: A property does not compile and the set has no file (``source`` starts with ``<``).
+            ConfigError: A property of a set read from a file does not compile; the error names the file and the key.
+        """
         merged = self.with_context(context)
         kpi_units = {k.name: k.unit for k in self.kpis}
         compiled = []
@@ -115,17 +139,32 @@ class PropertySet:
 
     @classmethod
     def load(cls, path: str | Path) -> PropertySet:
-        """Read a properties YAML file."""
+        """Read a properties YAML file.
+
+        Args:
+            path: The file; relative machine file paths in it are taken against its folder.
+        """
         return cls.from_config(load_config(path))
 
     @classmethod
     def parse(cls, text: str, source: str = "<string>") -> PropertySet:
-        """Parse properties YAML text."""
+        """Parse properties YAML text.
+
+        Args:
+            text: The YAML document (``constants``, ``properties``, ``kpis``, ``machines``).
+            source: Name used in error messages, normally a file path (relative machine file paths are taken
+                against its folder); a name starting with ``<`` stands for no file.
+        """
         return cls.from_config(parse_config(text, source))
 
     @classmethod
     def from_config(cls, root: ConfigNode) -> PropertySet:
-        """Build from a parsed YAML tree; errors name the file and key."""
+        """Build from a parsed YAML tree; errors name the file and key.
+
+        Args:
+            root: The root mapping of a properties file; relative machine file paths are taken against the folder
+                of ``root.source``.
+        """
         # ``topics`` names the streams of a recording for ``cosim replay`` (read there, see ReplayTopics)
         root.reject_unknown(("constants", "properties", "kpis", "machines", "topics"))
         constants: dict[str, float] = {}
@@ -170,6 +209,13 @@ def missing_requirement(
 
     ``has_stages`` false: the trace has no stages (a recorded run imported without its plan, Stage.NONE
     throughout), so a property naming a stage would hold vacuously; it is UNKNOWN instead.
+
+    Args:
+        prop: The compiled property.
+        context: The monitor context (target, self-collision models, obstacles, joint limits).
+        has_expected: Whether expected (planned) samples are available.
+        has_actual: Whether the trace has actual (tracked or ground-truth) tip data.
+        has_stages: Whether the trace has stages (see above).
     """
     needs = prop.compiled.requires
     if "stages" in needs and not has_stages:

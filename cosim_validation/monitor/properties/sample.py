@@ -27,8 +27,8 @@ class Sample:
         robot: Which robot produced it (EXPECTED samples are the plan the others are compared with).
         t_s: Time since the case start [s].
         stage: Stage of the case at this sample.
-        q_setpoint: (J,) commanded joint positions [rad].
-        q_measured: (J,) measured joint positions [rad].
+        q_setpoint: (J,) commanded joint positions [rad], or [m] for a prismatic joint.
+        q_measured: (J,) measured joint positions [rad], or [m] for a prismatic joint.
         joint_pos_m: (J, 3) origin of every joint in base_link [m].
         joint_axis: (J, 3) unit rotation axis of every joint in base_link.
         tip_pos_m: (3,) needle tip from forward kinematics, base_link [m].
@@ -60,7 +60,12 @@ class Sample:
 
     @classmethod
     def from_record(cls, record: TrajectoryRecord, k: int) -> Sample:
-        """Sample ``k`` of ``record``."""
+        """Sample ``k`` of ``record``.
+
+        Args:
+            record: The robot's trajectory.
+            k: 0-based index of the sample, 0 <= k < ``record.n_samples``.
+        """
         return cls(
             robot=record.robot,
             t_s=float(record.t_s[k]),
@@ -81,7 +86,11 @@ class Sample:
 
 
 def record_samples(record: TrajectoryRecord) -> list[Sample]:
-    """Every sample of ``record``, in order (for replaying a record into the online monitor)."""
+    """Every sample of ``record``, in order (for replaying a record into the online monitor).
+
+    Args:
+        record: The robot's trajectory.
+    """
     return [Sample.from_record(record, k) for k in range(record.n_samples)]
 
 
@@ -93,7 +102,7 @@ class Block:
         t_s: (n,) float64 times [s].
         stage: (n,) uint8 stages.
         supervisor: (n,) uint8 supervisor modes (:class:`SupervisorMode`).
-        q_setpoint, q_measured: (n, J) joint positions [rad].
+        q_setpoint, q_measured: (n, J) joint positions [rad], or [m] for a prismatic joint.
         joint_pos_m, joint_axis: (n, J, 3) joint origins [m] and unit axes.
         tip_pos_m: (n, 3); tip_quat_wxyz: (n, 4); actual_tip_pos_m: (n, 3); actual_tip_quat_wxyz: (n, 4).
         needle_length_m: Needle length [m].
@@ -119,7 +128,11 @@ class Block:
 
     @classmethod
     def from_record(cls, record: TrajectoryRecord) -> Block:
-        """All samples of ``record`` (views, no copy)."""
+        """All samples of ``record`` (views, no copy).
+
+        Args:
+            record: The robot's trajectory.
+        """
         return cls(
             record.t_s,
             record.stage,
@@ -204,7 +217,11 @@ class Block:
         return cls(needle_length_m=blocks[0].needle_length_m, **columns)
 
     def take(self, index: np.ndarray) -> Block:
-        """The samples at ``index`` (an (m,) int array), in that order."""
+        """The samples at ``index`` (an (m,) int array), in that order.
+
+        Args:
+            index: 0-based sample indices, shape (m,), int; they may repeat and come in any order.
+        """
         return Block(
             self.t_s[index],
             self.stage[index],

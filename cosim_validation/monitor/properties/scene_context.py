@@ -22,12 +22,21 @@ def scene_obstacles(scene: AnatomyScene) -> dict[str, DistanceField]:
 
     Each gets a signed-distance grid for fast bounds (about 1 s for the built-in heart): build them once
     per scene and reuse them for every case and robot.
+
+    Args:
+        scene: The case's anatomy scene; its models of role ``obstacle`` (vertices in base_link [m]) are used.
     """
     return {m.name: MeshObstacle.from_arrays(m.vertices_m, m.faces) for m in scene.obstacles}
 
 
 def record_target(record: TrajectoryRecord) -> np.ndarray | None:
     """The target stored in ``record.meta['target_m']``, if any.
+
+    Args:
+        record: The robot's trajectory; its meta may hold the target in base_link, 3 numbers in [m].
+
+    Returns:
+        The target point, shape (3,), in [m]; None if the meta has none.
 
     Raises:
         InputError: The value is not 3 finite numbers.

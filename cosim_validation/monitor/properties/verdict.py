@@ -61,7 +61,13 @@ class Verdict:
         return self.status is Status.HOLDS
 
     def same_outcome(self, other: Verdict) -> bool:
-        """Equal status, margin (NaN equals NaN), violation time and stage (for online/offline checks)."""
+        """Equal status, margin (NaN equals NaN), violation time and stage (for online/offline checks).
+
+        Property and robot must be the same too; ``final`` and ``reason`` are not compared.
+
+        Args:
+            other: The verdict to compare with (e.g. the offline verdict of the same property and robot).
+        """
 
         def eq(a: float, b: float) -> bool:
             return (math.isnan(a) and math.isnan(b)) or a == b

@@ -62,7 +62,16 @@ class BehaviourResult(NamedTuple):
 
 
 def load_behaviour(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> Machine:
-    """A shipped behaviour machine by name (config/behaviours/<name>.yaml) or a machine file by path."""
+    """A shipped behaviour machine by name (config/behaviours/<name>.yaml) or a machine file by path.
+
+    Args:
+        name_or_path: A shipped machine's name (e.g. ``stage_order``), or the path of a ``.yaml``/``.yml`` file.
+        overrides: Values replacing declared parameters by name; None for none.
+
+    Raises:
+        InputError: No shipped machine has this name.
+        ConfigError: The file is missing or not a valid machine (MachineError names the file and key).
+    """
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         shipped = package_root() / SHIPPED_DIR / f"{name_or_path}.yaml"
@@ -104,7 +113,17 @@ class BehaviourRunner:
             self.result = self._missing("target")
 
     def push(self, sample: SampleLike) -> BehaviourResult | None:
-        """Take one sample; the (failed) result as soon as the machine enters red, else None."""
+        """Take one sample; the (failed) result as soon as the machine enters red, else None.
+
+        The sample is held until the next one (or :meth:`finish`) arrives, then processed; samples after a
+        result are ignored.
+
+        Args:
+            sample: The robot's next sample, not earlier than the previous one.
+
+        Raises:
+            InputError: ``sample`` is earlier than the previous sample.
+        """
         if self.result is not None:
             return None
         if not self.staged:

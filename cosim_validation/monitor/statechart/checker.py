@@ -95,6 +95,16 @@ def check_goals(
     ``reduce=False`` uses the plain encoding (every event free in every step; see :mod:`.step_table`);
     ``timeout_s`` bounds each goal's search [s].
 
+    Args:
+        machine: The machine to check.
+        goals: Its LTL goals (from :func:`~cosim_validation.monitor.statechart.goals.load_goals`).
+        out_dir: Folder for the Promela and SMV models, the compiled verifier and the counterexample traces;
+            created if missing.
+        only: Names of the goals to check; () checks every goal.
+        reduce: Whether to group the events the goals do not name and choose them only in leaves where they can
+            fire (same verdicts, smaller search); False: the plain encoding.
+        timeout_s: Time limit of each goal's search [s].
+
     Raises:
         InputError: ``only`` names a goal the file does not have.
         MachineError: The machine cannot be translated or SPIN rejects a goal.

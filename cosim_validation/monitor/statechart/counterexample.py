@@ -69,13 +69,28 @@ class Trace:
         return out
 
     def write(self, path: Path) -> Path:
-        """Write the trace file."""
+        """Write the trace file.
+
+        Args:
+            path: The YAML file to write (its folder must exist); replaced if present.
+
+        Returns:
+            ``path``.
+        """
         path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False), encoding="utf-8")
         return path
 
 
 def parse_spin_replay(output: str, table: StepTable) -> Trace:
-    """The trace in the output of ``spin -t`` on a model from :mod:`.promela` (its ``@`` lines)."""
+    """The trace in the output of ``spin -t`` on a model from :mod:`.promela` (its ``@`` lines).
+
+    Args:
+        output: SPIN's standard output of the trail replay.
+        table: The step table the model was made from (leaf numbers, event and guard variables, transitions).
+
+    Raises:
+        ModelCheckError: An ``@E`` line with the wrong number of values, or no initial state in the output.
+    """
     names = [*table.event_vars, *(f"g_{g}" for g in table.guard_vars)]
     initial, cycle_start = "", None
     steps: list[TraceStep] = []
@@ -109,7 +124,14 @@ def _step(values: dict[str, int], leaf: int, fired: int, table: StepTable) -> Tr
 
 
 def load_trace(path: str | Path) -> Trace:
-    """Read a trace file (see the module docstring)."""
+    """Read a trace file (see the module docstring).
+
+    Args:
+        path: The trace YAML file.
+
+    Raises:
+        ConfigError: Missing file or bad YAML; MachineError for a malformed step (naming the file and key).
+    """
     root = load_config(path)
     root.reject_unknown(("machine", "initial", "cycle_start", "steps"))
     steps = tuple(_trace_step(node) for node in root["steps"].elements())

@@ -63,13 +63,25 @@ class FuzzyVector:
     tolerance: float
 
     def component(self, index: int) -> Interval:
-        """The interval of one component."""
+        """The interval of one component.
+
+        Args:
+            index: Component index, 0 for ``x``, 1 for ``y``, 2 for ``z``.
+        """
         v = float(self.value[index])
         return Interval(v - self.tolerance, v + self.tolerance)
 
 
 def fuzzy(value: Any, tolerance: Any) -> Interval | FuzzyVector:
-    """``value ~ tolerance`` (scalar: an :class:`Interval`; vector: a :class:`FuzzyVector`)."""
+    """``value ~ tolerance`` (scalar: an :class:`Interval`; vector: a :class:`FuzzyVector`).
+
+    Args:
+        value: A number, or a vector (list or array) compared per component, in its own unit.
+        tolerance: Half-width of the interval, >= 0, in the unit of ``value``.
+
+    Raises:
+        ValueError: ``tolerance`` is negative or NaN.
+    """
     tol = float(tolerance)
     if not tol >= 0:
         raise ValueError(f"fuzzy tolerance must be >= 0, got {tolerance!r}")
@@ -113,6 +125,10 @@ _ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
 
 def evaluate(expr: Expr, env: Mapping[str, Any]) -> Any:
     """The value of ``expr`` with names looked up in ``env``.
+
+    Args:
+        expr: A parsed guard or action value.
+        env: Values by name: signals, variables, parameters and input guards of the current step.
 
     Raises:
         ExpressionError: An unknown name or function, or an operation on values of the wrong kind.

@@ -97,6 +97,9 @@ class Assignment:
 def parse_expression(text: str) -> Expr:
     """The syntax tree of ``text``.
 
+    Args:
+        text: A guard or other expression of the grammar, e.g. ``distance_m < 0.002 and not hold``.
+
     Raises:
         ExpressionError: The text is not an expression of the grammar (message gives the column).
     """
@@ -109,6 +112,10 @@ def parse_expression(text: str) -> Expr:
 def bounded(expr: Expr, text: str) -> Expr:
     """``expr``, unless it is nested too deep or too big to evaluate.
 
+    Args:
+        expr: A parsed syntax tree (after any named guards are expanded into it).
+        text: The expression as written, for the error message.
+
     Raises:
         ExpressionError: What :func:`~cosim_validation.monitor.syntax_bounds.tree_problem` found.
     """
@@ -119,7 +126,14 @@ def bounded(expr: Expr, text: str) -> Expr:
 
 
 def parse_action(text: str) -> str | Assignment:
-    """A command name (returned as the name) or an assignment ``name = expr``."""
+    """A command name (returned as the name) or an assignment ``name = expr``.
+
+    Args:
+        text: The action as written, e.g. ``start_insertion`` or ``retries = retries + 1``.
+
+    Raises:
+        ExpressionError: Neither a name (keywords excluded) nor ``name = expression``.
+    """
     cursor = Cursor(text)
     first = cursor.take()
     if first.kind != "name" or first.text in KEYWORDS:
@@ -133,7 +147,11 @@ def parse_action(text: str) -> str | Assignment:
 
 
 def free_names(expr: Expr) -> set[str]:
-    """Every :class:`Var` name in ``expr`` (function names excluded)."""
+    """Every :class:`Var` name in ``expr`` (function names excluded).
+
+    Args:
+        expr: A syntax tree.
+    """
     if isinstance(expr, Var):
         return {expr.name}
     if isinstance(expr, Attr):
@@ -149,7 +167,11 @@ def free_names(expr: Expr) -> set[str]:
 
 
 def functions_used(expr: Expr) -> set[str]:
-    """Names of the functions called in ``expr``."""
+    """Names of the functions called in ``expr``.
+
+    Args:
+        expr: A syntax tree.
+    """
     if isinstance(expr, Call):
         return {expr.func}.union(*(functions_used(a) for a in expr.args))
     if isinstance(expr, Attr):

@@ -65,6 +65,10 @@ class GoalSet:
 def load_goals(path: str | Path, machine: Machine) -> GoalSet:
     """Read the goals file ``path`` and check every formula against ``machine``.
 
+    Args:
+        path: The goals YAML file (format in the module docstring).
+        machine: The machine the goals are about; their state, event, command and flag names must exist in it.
+
     Raises:
         ConfigError: Missing file or bad YAML; MachineError for a formula that does not parse or names an
             unknown state, event, command or flag (naming the file and the key).
@@ -153,5 +157,9 @@ def _atom(atom: Atom, node: ConfigNode, machine: Machine) -> Atom:
 
 
 def observed(goals: GoalSet) -> set[Atom]:
-    """Every atom the goals test."""
+    """Every atom the goals test.
+
+    Args:
+        goals: The goals; those written in SPIN's syntax contribute nothing here (see ``promela.raw_atoms``).
+    """
     return set().union(*(atoms(g.formula) for g in goals.goals if g.formula is not None))

@@ -50,7 +50,16 @@ def load_machine(path: str | Path, overrides: Mapping[str, Any] | None = None) -
 
 
 def parse_machine(root: ConfigNode, overrides: Mapping[str, Any] | None = None) -> Machine:
-    """A validated machine from the root of a parsed machine file."""
+    """A validated machine from the root of a parsed machine file.
+
+    Args:
+        root: The document root of the machine file (YAML loaded into a config node).
+        overrides: Values replacing declared parameters by name; None for none.
+
+    Raises:
+        MachineError: A malformed entry, an override of an undeclared parameter, or a structural defect
+            (see :func:`~cosim_validation.monitor.statechart.validation.check_machine`); names the file and key.
+    """
     root.reject_unknown(_TOP_KEYS)
     parameters = _values(root.get("parameters"))
     for name, value in (overrides or {}).items():

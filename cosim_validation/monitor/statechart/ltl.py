@@ -70,6 +70,10 @@ Formula = Atom | Truth | Prefix | Infix
 def parse_ltl(text: str, definitions: Mapping[str, Formula] | None = None) -> Formula:
     """The formula written in ``text``; names in ``definitions`` are replaced by their formulas.
 
+    Args:
+        text: The formula, e.g. ``G (entered(Inject) -> F left(Inject))``.
+        definitions: Formulas by name, usable in ``text`` as names; None for none.
+
     Raises:
         ExpressionError: Not a formula of the grammar (the message gives the column).
     """
@@ -83,7 +87,11 @@ def parse_ltl(text: str, definitions: Mapping[str, Formula] | None = None) -> Fo
 
 
 def atoms(formula: Formula) -> set[Atom]:
-    """Every atom of ``formula``."""
+    """Every atom of ``formula``.
+
+    Args:
+        formula: A parsed formula (definitions expanded).
+    """
     if isinstance(formula, Atom):
         return {formula}
     if isinstance(formula, Prefix):
@@ -94,7 +102,13 @@ def atoms(formula: Formula) -> set[Atom]:
 
 
 def render(formula: Formula, atom_text: Callable[[Atom], str], dialect: str) -> str:
-    """The formula in SPIN's (``promela``) or NuSMV's (``smv``) syntax, atoms written by ``atom_text``."""
+    """The formula in SPIN's (``promela``) or NuSMV's (``smv``) syntax, atoms written by ``atom_text``.
+
+    Args:
+        formula: A parsed formula.
+        atom_text: Writes one atom as an expression of the target language.
+        dialect: ``promela`` for SPIN; any other value gives NuSMV's syntax (``smv``).
+    """
     spin = dialect == "promela"
     if isinstance(formula, Atom):
         return atom_text(formula)

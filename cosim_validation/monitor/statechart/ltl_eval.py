@@ -17,7 +17,11 @@ from cosim_validation.monitor.statechart.replay import Observation, Replay, repl
 
 
 def as_lasso(trace: Trace) -> Trace:
-    """``trace`` itself if it has a cycle, else the trace followed by an idle step repeated forever."""
+    """``trace`` itself if it has a cycle, else the trace followed by an idle step repeated forever.
+
+    Args:
+        trace: A counterexample, a lasso (``cycle_start`` set) or a finite bad prefix.
+    """
     if trace.cycle_start is not None:
         return trace
     idle = TraceStep((), {}, "", "")
@@ -26,6 +30,11 @@ def as_lasso(trace: Trace) -> Trace:
 
 def violates(machine: Machine, formula: Formula, trace: Trace) -> bool | None:
     """Whether the runtime's run of ``trace`` (as a lasso) violates ``formula``.
+
+    Args:
+        machine: The runtime machine the trace is replayed on.
+        formula: The goal's formula, definitions expanded, atoms naming states by path.
+        trace: The counterexample; a finite one is made a lasso by :func:`as_lasso`.
 
     Returns:
         True or False; None when the replayed cycle does not close (the lasso is not a run of the machine).
@@ -37,7 +46,16 @@ def violates(machine: Machine, formula: Formula, trace: Trace) -> bool | None:
 
 
 def evaluate_on(machine: Machine, formula: Formula, replay: Replay) -> list[bool]:
-    """The truth value of ``formula`` at every position of a replayed lasso."""
+    """The truth value of ``formula`` at every position of a replayed lasso.
+
+    Args:
+        machine: The machine the replay ran on (for state paths and flags).
+        formula: The formula, atoms naming states by path.
+        replay: A replay of a lasso whose cycle closes (``loop_to`` set).
+
+    Returns:
+        One value per position of ``replay.positions``; the first is the formula's value on the run.
+    """
     assert replay.loop_to is not None
     n = len(replay.positions)
     succ = [*range(1, n), replay.loop_to]

@@ -176,11 +176,22 @@ class Machine:
 
     # ------------------------------------------------------------------ tree navigation
     def state(self, path: str) -> State:
-        """The state at ``path``."""
+        """The state at ``path``.
+
+        Args:
+            path: Dotted path of a state from the root ("" for the root).
+
+        Raises:
+            KeyError: No state has this path.
+        """
         return self.states[path]
 
     def lineage(self, path: str) -> tuple[str, ...]:
-        """``path`` and its ancestors up to (excluding) the root, outermost first."""
+        """``path`` and its ancestors up to (excluding) the root, outermost first.
+
+        Args:
+            path: Dotted path of a state; the root ("") gives ().
+        """
         out: list[str] = []
         while path != ROOT:
             out.append(path)
@@ -193,14 +204,22 @@ class Machine:
         return self.leaves_under(ROOT)
 
     def leaves_under(self, path: str) -> tuple[str, ...]:
-        """The leaves at or below ``path``, in depth-first file order."""
+        """The leaves at or below ``path``, in depth-first file order.
+
+        Args:
+            path: Dotted path of a state ("" for the whole tree); a leaf gives itself.
+        """
         state = self.states[path]
         if state.is_leaf:
             return (path,)
         return tuple(leaf for child in state.children for leaf in self.leaves_under(child))
 
     def default_leaf(self, path: str) -> str:
-        """The leaf entered when ``path`` is entered by default (following initial children)."""
+        """The leaf entered when ``path`` is entered by default (following initial children).
+
+        Args:
+            path: Dotted path of the state entered ("" for the machine's start leaf).
+        """
         state = self.states[path]
         while not state.is_leaf:
             assert state.initial is not None
@@ -208,9 +227,18 @@ class Machine:
         return state.path
 
     def contains(self, outer: str, path: str) -> bool:
-        """Whether ``path`` is ``outer`` or lies below it."""
+        """Whether ``path`` is ``outer`` or lies below it.
+
+        Args:
+            outer: Dotted path of the enclosing state; the root ("") contains every path.
+            path: Dotted path of the state tested.
+        """
         return outer == ROOT or path == outer or path.startswith(outer + ".")
 
     def with_priority(self, scheme: str) -> Machine:
-        """The same machine resolving conflicts by ``scheme`` (to compare rFSM's and UML's choice)."""
+        """The same machine resolving conflicts by ``scheme`` (to compare rFSM's and UML's choice).
+
+        Args:
+            scheme: ``outer_first`` (rFSM) or ``inner_first`` (UML); not checked here.
+        """
         return replace(self, priority=scheme)

@@ -32,12 +32,20 @@ SMV = Syntax("=", "&", "|", "TRUE", "FALSE", lambda var: f"next({var})")
 
 
 def ident(path: str) -> str:
-    """An identifier (Promela and SMV) for a state path."""
+    """An identifier (Promela and SMV) for a state path.
+
+    Args:
+        path: Dotted state path; each ``.`` becomes ``__``.
+    """
     return path.replace(".", "__")
 
 
 def atom_name(atom: Atom) -> str:
-    """The macro (Promela) or define (SMV) that stands for ``atom`` in formulas."""
+    """The macro (Promela) or define (SMV) that stands for ``atom`` in formulas.
+
+    Args:
+        atom: An atom of a goal, state arguments as full paths.
+    """
     if atom.predicate == "event":
         return f"ev_{atom.argument}"
     if atom.predicate == "command":
@@ -48,17 +56,36 @@ def atom_name(atom: Atom) -> str:
 
 
 def leaf_among(numbers: Iterable[int], syntax: Syntax, var: str = "leaf") -> str:
-    """``var`` is one of the leaf ``numbers`` ("" for none), unbracketed."""
+    """``var`` is one of the leaf ``numbers`` ("" for none), unbracketed.
+
+    Args:
+        numbers: Leaf numbers of the step table (1-based).
+        syntax: The model language, :data:`PROMELA` or :data:`SMV`.
+        var: The leaf variable tested: ``leaf`` (the active leaf) or ``prev`` (the leaf before the step).
+    """
     return f" {syntax.disj} ".join(f"{var} {syntax.eq} {n}" for n in numbers)
 
 
 def leaf_in(table: StepTable, path: str, syntax: Syntax, var: str = "leaf") -> str:
-    """``var`` is a leaf of the state ``path`` (itself, or below it), in brackets."""
+    """``var`` is a leaf of the state ``path`` (itself, or below it), in brackets.
+
+    Args:
+        table: The step table that numbers the leaves.
+        path: Dotted path of a state.
+        syntax: The model language, :data:`PROMELA` or :data:`SMV`.
+        var: The leaf variable tested: ``leaf`` (the active leaf) or ``prev`` (the leaf before the step).
+    """
     return f"({leaf_among(table.leaves_of(path), syntax, var)})"
 
 
 def guard(expr: Expr, syntax: Syntax) -> str:
-    """An input guard over the step's guard variables ``g_<name>``."""
+    """An input guard over the step's guard variables ``g_<name>``.
+
+    Args:
+        expr: A guard made only of ``and``/``or``/``not``, input guard names and true/false (as the step table
+            checks).
+        syntax: The model language, :data:`PROMELA` or :data:`SMV`.
+    """
     if isinstance(expr, Var):
         return syntax.free(f"g_{expr.name}")
     if isinstance(expr, Const):
@@ -71,7 +98,13 @@ def guard(expr: Expr, syntax: Syntax) -> str:
 
 
 def enabled(table: StepTable, transition: Transition, syntax: Syntax) -> str:
-    """When ``transition`` is enabled in a step: its source is active, one of its events came, its guard holds."""
+    """When ``transition`` is enabled in a step: its source is active, one of its events came, its guard holds.
+
+    Args:
+        table: The step table (leaf numbers and event variables).
+        transition: A transition of the table's machine.
+        syntax: The model language, :data:`PROMELA` or :data:`SMV`.
+    """
     cond = [leaf_in(table, transition.source, syntax)]
     if transition.events:
         names = sorted({table.event_var(e) for e in transition.events})

@@ -74,6 +74,10 @@ def replay_trace(machine: Machine, trace: Trace) -> Replay:
 
     Input guards a step does not set are false.
 
+    Args:
+        machine: The runtime machine.
+        trace: The steps to run; its ``machine`` name, if given, must be the machine's.
+
     Raises:
         InputError: The trace is for another machine or names an event the machine does not declare.
     """

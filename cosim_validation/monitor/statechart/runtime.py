@@ -68,7 +68,11 @@ class Statechart:
         return self.machine.lineage(self.leaf) if self.leaf else ()
 
     def is_active(self, path: str) -> bool:
-        """Whether ``path`` (or a state below it) is active."""
+        """Whether ``path`` (or a state below it) is active.
+
+        Args:
+            path: Dotted path of a state; the root ("") is active once the machine is started.
+        """
         return bool(self.leaf) and self.machine.contains(path, self.leaf)
 
     def flags(self) -> frozenset[str]:
@@ -76,7 +80,11 @@ class Statechart:
         return frozenset().union(*(self.machine.states[s].flags for s in self.active))
 
     def attribute(self, name: str) -> Any:
-        """The value of attribute ``name`` of the innermost active state that has it; None if none has."""
+        """The value of attribute ``name`` of the innermost active state that has it; None if none has.
+
+        Args:
+            name: Attribute key as written in the machine file, e.g. ``stage``.
+        """
         for state in reversed(self.active):
             if name in self.machine.states[state].attributes:
                 return self.machine.states[state].attributes[name]
@@ -84,6 +92,9 @@ class Statechart:
 
     def post(self, *events: str) -> None:
         """Collect events for the next step.
+
+        Args:
+            *events: Names of declared events.
 
         Raises:
             InputError: An event the machine does not declare.
@@ -95,7 +106,15 @@ class Statechart:
             self.pending.add(event)
 
     def start(self, t_s: float = 0.0, env: Mapping[str, Any] | None = None) -> StepResult:
-        """Enter the initial states (their entry actions run)."""
+        """Enter the initial states (their entry actions run).
+
+        Args:
+            t_s: Time of the start [s]; the clock of the ``after`` timeouts starts here.
+            env: Signals and input guards for the entry actions' assignments; None for none.
+
+        Raises:
+            InputError: The machine is already started.
+        """
         if self.started:
             raise InputError(f"machine {self.machine.name!r} is already started")
         self._clock(t_s)
@@ -122,7 +141,16 @@ class Statechart:
         return StepResult(t_s, seen, None, self.leaf, self.leaf, (), (), ())
 
     def enabled(self, tr: Transition, events: frozenset[str], scope: Mapping[str, Any]) -> bool:
-        """Whether ``tr`` (whose source is active) may fire with these events and values."""
+        """Whether ``tr`` (whose source is active) may fire with these events and values.
+
+        Args:
+            tr: A candidate transition of the active configuration.
+            events: The events of this step.
+            scope: Values for the guard: parameters, variables, signals and input guards by name.
+
+        Raises:
+            MachineError: The guard cannot be evaluated (names the file, the transition's key, time and state).
+        """
         if tr.events and events.isdisjoint(tr.events):
             return False
         if tr.after_s is not None and self.t_s - self.entered_at[tr.source] < tr.after_s:

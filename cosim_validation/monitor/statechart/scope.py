@@ -57,7 +57,14 @@ class ExpressionScope:
         self._inlined: dict[str, Expr] = {}  # each named guard expanded once, then shared
 
     def expression(self, node: ConfigNode) -> Expr:
-        """Parse a guard-like expression at ``node`` with named guards inlined; check every name."""
+        """Parse a guard-like expression at ``node`` with named guards inlined; check every name.
+
+        Args:
+            node: The expression's entry in the machine file (its string value, file and key for errors).
+
+        Raises:
+            MachineError: The text does not parse, or :meth:`checked` rejects it.
+        """
         text = node.to_str()
         try:
             parsed = parse_expression(text)
@@ -67,6 +74,10 @@ class ExpressionScope:
 
     def checked(self, expr: Expr, node: ConfigNode) -> Expr:
         """``expr`` with named guards inlined, bounded (nesting, size) and every name checked.
+
+        Args:
+            expr: A parsed expression.
+            node: Its entry in the machine file, for error messages.
 
         Raises:
             MachineError: Nested too deep or too big once inlined, or an unknown name or function (names the
@@ -80,7 +91,18 @@ class ExpressionScope:
         return inlined
 
     def inline(self, expr: Expr, node: ConfigNode, seen: tuple[str, ...] = ()) -> Expr:
-        """``expr`` with every named expression guard replaced by its expression."""
+        """``expr`` with every named expression guard replaced by its expression.
+
+        Input guards (no expression) stay names. Each named guard is expanded once and then shared.
+
+        Args:
+            expr: A parsed expression.
+            node: Its entry in the machine file, for error messages.
+            seen: Names of the guards being expanded around ``expr``, outermost first, to detect cycles.
+
+        Raises:
+            MachineError: Named guards refer to each other in a cycle.
+        """
         if isinstance(expr, Var):
             guard = self.guards.get(expr.name)
             if guard is None or guard.expr is None:
@@ -104,7 +126,15 @@ class ExpressionScope:
         return expr
 
     def check_names(self, expr: Expr, node: ConfigNode) -> None:
-        """Raise for a name or function the machine does not declare."""
+        """Raise for a name or function the machine does not declare.
+
+        Args:
+            expr: An expression with named guards inlined.
+            node: Its entry in the machine file, for error messages.
+
+        Raises:
+            MachineError: A name that is no parameter, variable, signal or input guard, or an unknown function.
+        """
         unknown = sorted(free_names(expr) - self.names)
         if unknown:
             known = ", ".join(sorted(self.names)) or "none"
@@ -121,7 +151,15 @@ class ExpressionScope:
             )
 
     def action(self, node: ConfigNode) -> Action:
-        """Parse one action: a declared command, or ``variable = expression`` for a declared variable."""
+        """Parse one action: a declared command, or ``variable = expression`` for a declared variable.
+
+        Args:
+            node: The action's entry in the machine file, a string.
+
+        Raises:
+            MachineError: The action does not parse, names an undeclared command or variable, or its
+                expression fails :meth:`checked`.
+        """
         text = node.to_str()
         try:
             parsed = parse_action(text)
@@ -141,7 +179,11 @@ class ExpressionScope:
         return Action(text, assignment=type(parsed)(parsed.name, value))
 
     def actions(self, node: ConfigNode | None) -> tuple[Action, ...]:
-        """A list of actions (or one action as a string); () when absent."""
+        """A list of actions (or one action as a string); () when absent.
+
+        Args:
+            node: The entry (e.g. a state's ``entry``), a string or a list of strings; None when absent.
+        """
         if node is None:
             return ()
         if isinstance(node.value, str):

@@ -50,13 +50,24 @@ class TransitionPlan(NamedTuple):
 
 
 def parent(machine: Machine, path: str) -> str:
-    """The parent of ``path`` (the root for a top-level state)."""
+    """The parent of ``path`` (the root for a top-level state).
+
+    Args:
+        machine: The machine.
+        path: Dotted path of a state other than the root.
+    """
     up = machine.states[path].parent
     return ROOT if up is None else up
 
 
 def least_common_ancestor(machine: Machine, source: str, target: str) -> str:
-    """RFSM's LCA: walking up from the target's parent, the first proper ancestor of the source."""
+    """RFSM's LCA: walking up from the target's parent, the first proper ancestor of the source.
+
+    Args:
+        machine: The machine.
+        source: Path of the transition's source state.
+        target: Path of the transition's target state.
+    """
     above_source = {ROOT}
     walker = source
     while walker != ROOT:
@@ -69,7 +80,13 @@ def least_common_ancestor(machine: Machine, source: str, target: str) -> str:
 
 
 def entry_leaf(machine: Machine, transition: Transition, history: Mapping[str, str]) -> str:
-    """The leaf a transition ends in: the target's remembered leaf with ``resume``, else its default."""
+    """The leaf a transition ends in: the target's remembered leaf with ``resume``, else its default.
+
+    Args:
+        machine: The machine.
+        transition: The transition taken.
+        history: Last active leaf of every composite state exited so far, by the composite's path.
+    """
     remembered = history.get(transition.target)
     if transition.resume and remembered is not None:
         return remembered
@@ -79,7 +96,15 @@ def entry_leaf(machine: Machine, transition: Transition, history: Mapping[str, s
 def plan_transition(
     machine: Machine, transition: Transition, active_leaf: str, history: Mapping[str, str]
 ) -> TransitionPlan:
-    """Exits, entries and actions of taking ``transition`` while ``active_leaf`` is active."""
+    """Exits, entries and actions of taking ``transition`` while ``active_leaf`` is active.
+
+    Args:
+        machine: The machine.
+        transition: The transition taken; its source is ``active_leaf`` or one of its ancestors.
+        active_leaf: Path of the active leaf before the step.
+        history: Last active leaf of every composite state exited so far, by the composite's path (deep history
+            for ``resume``).
+    """
     top = least_common_ancestor(machine, transition.source, transition.target)
     active = machine.lineage(active_leaf)
     exited = tuple(reversed([s for s in active if s != top and machine.contains(top, s)]))
@@ -93,7 +118,11 @@ def plan_transition(
 
 
 def initial_plan(machine: Machine) -> TransitionPlan:
-    """Entering the machine for the first time: the root's initial states down to a leaf."""
+    """Entering the machine for the first time: the root's initial states down to a leaf.
+
+    Args:
+        machine: The machine.
+    """
     leaf = machine.default_leaf(ROOT)
     entered = machine.lineage(leaf)
     actions = tuple(a for s in entered for a in machine.states[s].entry)
@@ -102,7 +131,14 @@ def initial_plan(machine: Machine) -> TransitionPlan:
 
 @lru_cache(maxsize=64)
 def by_source(machine: Machine) -> dict[str, tuple[Transition, ...]]:
-    """Transitions of every source state, in the order they are tried: priority (high first), then file order."""
+    """Transitions of every source state, in the order they are tried: priority (high first), then file order.
+
+    Args:
+        machine: The machine (results are cached per machine object).
+
+    Returns:
+        The sorted transitions by source path; a state without transitions has no entry.
+    """
     out: dict[str, list[Transition]] = {}
     for tr in machine.transitions:
         out.setdefault(tr.source, []).append(tr)
@@ -110,7 +146,12 @@ def by_source(machine: Machine) -> dict[str, tuple[Transition, ...]]:
 
 
 def candidates(machine: Machine, active_leaf: str) -> tuple[Transition, ...]:
-    """Transitions that may fire while ``active_leaf`` is active, in the order the scheme tries them."""
+    """Transitions that may fire while ``active_leaf`` is active, in the order the scheme tries them.
+
+    Args:
+        machine: The machine; its ``priority`` scheme orders the sources (outermost or innermost first).
+        active_leaf: Path of the active leaf.
+    """
     table = by_source(machine)
     lineage = machine.lineage(active_leaf)
     ordered = reversed(lineage) if machine.priority == INNER_FIRST else lineage
@@ -122,6 +163,9 @@ def global_order(machine: Machine) -> tuple[Transition, ...]:
 
     Sorting by source depth (outer or inner first), then priority, then file order is equivalent to
     :func:`candidates` because the active sources always form one chain from the root.
+
+    Args:
+        machine: The machine; its ``priority`` scheme decides whether outer or inner sources come first.
     """
     sign = -1 if machine.priority == INNER_FIRST else 1
     return tuple(

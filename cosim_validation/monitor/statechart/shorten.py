@@ -22,6 +22,11 @@ MAX_ROUNDS = 20
 def shorten(machine: Machine, formula: Formula, trace: Trace) -> Trace | None:
     """A shorter trace that still violates ``formula`` on the runtime, with the runtime's states filled in.
 
+    Args:
+        machine: The runtime machine.
+        formula: The violated goal's formula, atoms naming states by path.
+        trace: The counterexample to shorten (SPIN's); a finite one is made a lasso first.
+
     Returns:
         None if ``trace`` itself does not violate the formula on the runtime (nothing to shorten).
     """

@@ -76,7 +76,11 @@ class RecordSample(NamedTuple):
 
 
 def record_rows(record: TrajectoryRecord) -> list[RecordSample]:
-    """Every sample of ``record`` in order."""
+    """Every sample of ``record`` in order.
+
+    Args:
+        record: One robot's recorded trajectory.
+    """
     return [
         RecordSample(
             float(record.t_s[k]),
@@ -91,7 +95,14 @@ def record_rows(record: TrajectoryRecord) -> list[RecordSample]:
 
 
 def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
-    """+z axis of a wxyz unit quaternion (the formula of ``properties.signals.z_axis_one``)."""
+    """+z axis of a wxyz unit quaternion (the formula of ``properties.signals.z_axis_one``).
+
+    Args:
+        quat_wxyz: Unit quaternion (w, x, y, z), shape (4,), e.g. the needle tip's orientation in base_link.
+
+    Returns:
+        The rotated +z axis, shape (3,), in the quaternion's reference frame.
+    """
     w, x, y, z = (float(v) for v in quat_wxyz)
     return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
 

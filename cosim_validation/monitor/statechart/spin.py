@@ -67,7 +67,16 @@ class SpinSyntaxError(ModelCheckError):
 
 
 def spin_syntax(text: str, workdir: Path, timeout_s: float = 60.0) -> str:
-    """SPIN's complaint about a model text ("" if ``spin -a`` accepts it); writes ``syntax.pml``."""
+    """SPIN's complaint about a model text ("" if ``spin -a`` accepts it); writes ``syntax.pml``.
+
+    Args:
+        text: The Promela model text.
+        workdir: Folder for ``syntax.pml`` and SPIN's generated files; created if missing.
+        timeout_s: Time limit of ``spin -a`` [s].
+
+    Raises:
+        ModelCheckError: SPIN is missing, cannot be run or exceeds ``timeout_s``.
+    """
     spin = _tool("spin")
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -81,6 +90,11 @@ def spin_syntax(text: str, workdir: Path, timeout_s: float = 60.0) -> str:
 
 def compile_model(model: PromelaModel, workdir: Path, timeout_s: float = 300.0) -> Path:
     """Write ``model.pml`` into ``workdir``, generate and compile the verifier; the path of ``pan``.
+
+    Args:
+        model: The Promela model (:func:`~cosim_validation.monitor.statechart.promela.to_promela`).
+        workdir: Folder for ``model.pml``, ``pan.c`` and ``pan``; created if missing.
+        timeout_s: Time limit of each tool run (``spin -a``, then the compiler) [s].
 
     Raises:
         SpinSyntaxError: SPIN rejects the model (normally a goal's formula in SPIN's syntax).
@@ -102,7 +116,17 @@ def compile_model(model: PromelaModel, workdir: Path, timeout_s: float = 300.0) 
 
 
 def verify_goal(pan: Path, model: PromelaModel, goal: str, timeout_s: float = 600.0) -> GoalResult:
-    """Search for a violation of ``goal`` with the compiled verifier; replay the trail of one found."""
+    """Search for a violation of ``goal`` with the compiled verifier; replay the trail of one found.
+
+    Args:
+        pan: The verifier compiled by :func:`compile_model`; its folder holds ``model.pml``.
+        model: The model ``pan`` was compiled from (its step table reads the replay).
+        goal: Name of the goal's ``ltl`` claim in the model.
+        timeout_s: Time limit of the search, and separately of the trail's replay [s].
+
+    Raises:
+        ModelCheckError: The search was cut at :data:`MAX_DEPTH`, timed out, or its output is unexpected.
+    """
     workdir = pan.parent
     trail = workdir / "model.pml.trail"
     trail.unlink(missing_ok=True)

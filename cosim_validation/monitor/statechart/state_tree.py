@@ -16,7 +16,15 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
 def parse_states(root: ConfigNode, scope: ExpressionScope) -> dict[str, State]:
-    """Every state by path, the root ("") included, from the machine file's ``states`` and ``initial``."""
+    """Every state by path, the root ("") included, from the machine file's ``states`` and ``initial``.
+
+    Args:
+        root: The document root of the machine file.
+        scope: The machine's names, to parse the states' entry and exit actions.
+
+    Raises:
+        MachineError: A malformed state, a missing or unknown ``initial``, a bad action.
+    """
     states: dict[str, State] = {}
     _composite(ROOT, None, root, root["states"], states, scope)
     return states
@@ -102,6 +110,11 @@ def _extras(node: ConfigNode) -> dict[str, Any]:
 
 def resolve_state(states: Mapping[str, State], node: ConfigNode, *, wildcard: bool = False) -> tuple[str, ...]:
     """The state(s) a reference names: a dotted path, a name unique in the machine, or ``P.*``/``*``.
+
+    Args:
+        states: Every state by path, the root ("") included.
+        node: The reference in the machine file (a string), e.g. a transition's ``source``.
+        wildcard: Whether ``P.*`` (every child of P) and ``*`` (every top-level state) are accepted.
 
     Returns:
         One path, or every child of P for a wildcard.

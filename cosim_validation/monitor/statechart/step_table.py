@@ -59,15 +59,33 @@ class StepTable:
     initial: Row
 
     def number(self, leaf: str) -> int:
-        """The number of a leaf."""
+        """The number of a leaf.
+
+        Args:
+            leaf: Dotted path of a leaf state.
+
+        Returns:
+            Its 1-based position in :attr:`leaves`.
+        """
         return self.leaves.index(leaf) + 1
 
     def leaves_of(self, path: str) -> tuple[int, ...]:
-        """Numbers of the leaves at or below ``path``."""
+        """Numbers of the leaves at or below ``path``.
+
+        Args:
+            path: Dotted path of a state ("" for every leaf).
+        """
         return tuple(i + 1 for i, leaf in enumerate(self.leaves) if self.machine.contains(path, leaf))
 
     def event_var(self, event: str) -> str:
-        """The variable that carries ``event`` (its own, or its group's)."""
+        """The variable that carries ``event`` (its own, or its group's).
+
+        Args:
+            event: A declared event that has a variable: one the goals name, or one that triggers a transition.
+
+        Raises:
+            StopIteration: The event has no variable (it triggers nothing and no goal names it).
+        """
         return next(var for var, members in self.event_vars.items() if event in members)
 
 
@@ -76,6 +94,11 @@ def build_step_table(machine: Machine, observed: set[Atom], *, reduce: bool = Tr
 
     With ``reduce=False`` every event is a free bit in every step (the plain encoding, as [Preda et al. 2016]'s SMV
     model has one event module per event); the verdicts are the same, the search larger (benchmarks).
+
+    Args:
+        machine: The machine to tabulate.
+        observed: The atoms the goals test; ``event(e)`` atoms keep e as its own variable in every step.
+        reduce: Whether to group the events no goal names and choose them only where they can fire.
 
     Raises:
         MachineError: The machine uses what the translation cannot represent (variables, timed

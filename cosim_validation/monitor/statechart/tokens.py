@@ -21,6 +21,9 @@ LEXICON = Lexicon(tuple(_OPERATORS.split()), strings=True)
 def tokenize(text: str) -> list[Token]:
     """The tokens of ``text``, ending with an ``end`` token.
 
+    Args:
+        text: Source of a guard, an action or an LTL goal.
+
     Raises:
         ExpressionError: A character that starts no token, or an unterminated string.
     """
@@ -55,7 +58,11 @@ class Cursor:
         return self.tokens[self.index]
 
     def peek(self, *texts: str) -> bool:
-        """Whether the current token is an operator or name spelled as one of ``texts``."""
+        """Whether the current token is an operator or name spelled as one of ``texts``.
+
+        Args:
+            *texts: Spellings accepted, e.g. ``"&&"``, ``"and"``.
+        """
         return self.token.kind in ("op", "name") and self.token.text in texts
 
     def take(self) -> Token:
@@ -66,17 +73,38 @@ class Cursor:
         return token
 
     def accept(self, *texts: str) -> Token | None:
-        """Take the current token if it is one of ``texts``."""
+        """Take the current token if it is one of ``texts``.
+
+        Args:
+            *texts: Spellings accepted (an operator or a name).
+
+        Returns:
+            The token taken, or None (the cursor stays) if the current token is none of them.
+        """
         return self.take() if self.peek(*texts) else None
 
     def expect(self, text: str) -> Token:
-        """Take the current token, which must be ``text``."""
+        """Take the current token, which must be ``text``.
+
+        Args:
+            text: The operator or name expected.
+
+        Raises:
+            ExpressionError: The current token is something else.
+        """
         if not self.peek(text):
             raise self.error(f"expected {text!r}")
         return self.take()
 
     def error(self, message: str) -> ExpressionError:
-        """An error at the current token."""
+        """An error at the current token.
+
+        Args:
+            message: What was expected; the token found and its column are appended.
+
+        Returns:
+            The error, for the caller to raise.
+        """
         found = self.token.text or "end of text"
         return ExpressionError(f"{message}, found {found!r}", self.text, self.token.pos)
 

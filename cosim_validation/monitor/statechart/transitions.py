@@ -16,7 +16,18 @@ _KEYS = ("source", "target", "events", "guard", "priority", "after_s", "resume",
 def parse_transitions(
     node: ConfigNode | None, states: Mapping[str, State], events: Mapping[str, str], scope: ExpressionScope
 ) -> tuple[Transition, ...]:
-    """Every transition, a wildcard source expanded into one transition per state it stands for."""
+    """Every transition, a wildcard source expanded into one transition per state it stands for.
+
+    Args:
+        node: The machine file's ``transitions`` list; None when absent (no transitions).
+        states: Every state by path, the root ("") included.
+        events: Declared events and their descriptions.
+        scope: The machine's names, to parse guards and actions.
+
+    Raises:
+        MachineError: An unknown key, state, event or parameter, a bad guard or action, the root as target,
+            ``resume`` to a leaf.
+    """
     if node is None:
         return ()
     out: list[Transition] = []

@@ -12,6 +12,9 @@ def reachable_leaves(machine: Machine) -> set[str]:
 
     A transition with ``resume`` may also enter a remembered leaf of its target, but a remembered leaf was
     active before, so it is reachable already; only the target's default leaf is new.
+
+    Args:
+        machine: The machine, states and transitions parsed.
     """
     start = machine.default_leaf(ROOT)
     seen = {start}
@@ -32,6 +35,9 @@ def check_machine(machine: Machine) -> None:
     Defects: a transition from the root or from a final state; a state no sequence of steps reaches;
     a non-final leaf that no transition can leave (a trap: the task would hang there; mark it
     ``final: true`` if the task ends there).
+
+    Args:
+        machine: The machine, states and transitions parsed.
     """
     for tr in machine.transitions:
         if tr.source == ROOT:

@@ -43,7 +43,15 @@ class ArmPerturbation:
         body_names: tuple[str, ...],
         rng: np.random.Generator,
     ) -> ArmPerturbation:
-        """Draw every error from zero-mean normal distributions with the configured standard deviations."""
+        """Draw every error from zero-mean normal distributions with the configured standard deviations.
+
+        Args:
+            kinematics: Standard deviations of the geometry errors (joint zero offsets, link lengths, needle length).
+            dynamics: Its ``link_mass_error_rel_std`` is the relative standard deviation of each body's mass.
+            n_joints: Number of joints J.
+            body_names: Names of the B bodies whose masses are perturbed (e.g. :func:`massive_body_names`).
+            rng: Random generator of the draws (the arm's geometry stream).
+        """
         zero = rng.normal(0.0, kinematics.joint_zero_offset_std_rad, n_joints)
         length = rng.normal(0.0, kinematics.link_length_error_std_m, n_joints)
         needle = float(rng.normal(0.0, kinematics.needle_length_error_std_m))
@@ -55,6 +63,12 @@ class ArmPerturbation:
 
         The servo keeps compensating the *nominal* gravity: a body whose mass is scaled by s gets
         ``gravcomp = 1 / s`` (MuJoCo applies gravcomp times the body's own weight).
+
+        Args:
+            spec: The ``mujoco.MjSpec`` of the nominal arm (with its servo and ``needle_tip`` site), edited in place.
+            joint_names: Names of the J actuated joints of ``spec``, base to tool, in the order of the (J,) errors.
+            gravity_compensation: Whether the servo compensates gravity; if so, each perturbed body's ``gravcomp``
+                is set to 1 / its mass scale.
         """
         mujoco = require("mujoco", "mujoco", "the emulated ER3 Pro")
         for i, name in enumerate(joint_names):
@@ -81,5 +95,9 @@ class ArmPerturbation:
 
 
 def massive_body_names(spec: Any) -> tuple[str, ...]:
-    """Names of the bodies of ``spec`` with a positive mass."""
+    """Names of the bodies of ``spec`` with a positive mass.
+
+    Args:
+        spec: A ``mujoco.MjSpec`` (e.g. from :func:`~cosim_validation.robots.virtual.mujoco_model.load_arm_spec`).
+    """
     return tuple(b.name for b in spec.bodies if b.mass > 0.0)

@@ -34,7 +34,12 @@ class CableTransmissionConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int) -> CableTransmissionConfig:
-        """Read and validate the section (joint indices within ``n_joints``)."""
+        """Read and validate the section (joint indices within ``n_joints``).
+
+        Args:
+            node: The ``backends.emulated.transmission`` section.
+            n_joints: Number of joints J; each ``coupled`` index must lie in 0..J-1.
+        """
         node.reject_unknown(["scale_error_std", "coupling_std", "coupled"])
         pairs = []
         for item in node["coupled"].elements():
@@ -61,7 +66,14 @@ class CableTransmission:
 
     @classmethod
     def draw(cls, config: CableTransmissionConfig | None, n_joints: int, rng: np.random.Generator) -> CableTransmission:
-        """This arm's transmission (the identity without a configuration)."""
+        """This arm's transmission (the identity without a configuration).
+
+        Args:
+            config: Standard deviations of the ratio and coupling errors and the coupled pairs; None for an ideal
+                transmission.
+            n_joints: Number of joints J.
+            rng: Random generator of the draws (the arm's transmission stream).
+        """
         if config is None:
             return cls(np.eye(n_joints))
         scale = 1.0 + config.scale_error_std * rng.standard_normal(n_joints)

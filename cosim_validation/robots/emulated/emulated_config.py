@@ -28,7 +28,11 @@ class KinematicErrorConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> KinematicErrorConfig:
-        """Read ``backends.emulated.kinematics``."""
+        """Read ``backends.emulated.kinematics``.
+
+        Args:
+            node: The ``backends.emulated.kinematics`` section.
+        """
         node.reject_unknown(["joint_zero_offset_std_rad", "link_length_error_std_m", "needle_length_error_std_m"])
         return cls(
             joint_zero_offset_std_rad=node["joint_zero_offset_std_rad"].to_float(minimum=0.0, maximum=0.1),
@@ -58,7 +62,12 @@ class DynamicsErrorConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int) -> DynamicsErrorConfig:
-        """Read ``backends.emulated.dynamics``."""
+        """Read ``backends.emulated.dynamics``.
+
+        Args:
+            node: The ``backends.emulated.dynamics`` section.
+            n_joints: Number of joints J, the length of each per-joint list.
+        """
         node.reject_unknown(
             ["link_mass_error_rel_std", "coulomb_friction_nm", "lost_motion_rad", "joint_stiffness_nm_per_rad"]
         )
@@ -86,7 +95,11 @@ class EncoderConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> EncoderConfig:
-        """Read ``backends.emulated.encoder``."""
+        """Read ``backends.emulated.encoder``.
+
+        Args:
+            node: The ``backends.emulated.encoder`` section.
+        """
         node.reject_unknown(["noise_std_rad", "resolution_rad"])
         return cls(
             noise_std_rad=node["noise_std_rad"].to_float(minimum=0.0, maximum=0.01),
@@ -111,7 +124,11 @@ class TrackerConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> TrackerConfig:
-        """Read ``backends.emulated.tracker``."""
+        """Read ``backends.emulated.tracker``.
+
+        Args:
+            node: The ``backends.emulated.tracker`` section.
+        """
         node.reject_unknown(["position_noise_std_m", "orientation_noise_std_rad", "marker"])
         marker = node.get("marker")
         return cls(
@@ -147,7 +164,13 @@ class EmulatedArmConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int = 7) -> EmulatedArmConfig:
-        """Read ``backends.emulated``."""
+        """Read ``backends.emulated``.
+
+        Args:
+            node: The ``backends.emulated`` section.
+            n_joints: Number of joints J of the arm, the length of the per-joint lists (``dynamics``) and the bound of
+                the ``transmission`` joint indices.
+        """
         node.reject_unknown(
             [
                 "seed",

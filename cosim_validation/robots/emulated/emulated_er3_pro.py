@@ -137,6 +137,9 @@ class EmulatedEr3Pro(JointSet):
 
         The batch runner calls this before each case, so a case's noise depends on the case only, not on
         the cases this arm ran before (local and Ray runs, resumed and uninterrupted runs agree).
+
+        Args:
+            case_seed: The case's seed.
         """
         streams = np.random.SeedSequence([self.seed, int(case_seed)]).spawn(3)
         self._encoder = JointEncoder(self._emulated.encoder, np.random.default_rng(streams[0]))
@@ -144,7 +147,12 @@ class EmulatedEr3Pro(JointSet):
         self._marker = _marker_tracker(self._emulated, np.random.default_rng(streams[2]))
 
     def reset(self, q0: ArrayLike) -> None:
-        """Hold ``q0`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0."""
+        """Hold ``q0`` ((J,) encoder angles [rad]) for ``reset_settle_s``, then start the clock at 0.
+
+        Args:
+            q0: Encoder (motor-side) joint angles, shape (J,), in [rad], or [m] for a prismatic joint; within the
+                URDF limits.
+        """
         q0 = self._joints(q0, "reset pose")
         self._arm.reset(q0)
         self._play.reset(q0)
@@ -155,14 +163,23 @@ class EmulatedEr3Pro(JointSet):
         self._requested_s = 0.0
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """Send a setpoint; it reaches the servo after the latency, then ramps within ``duration_s`` [s]."""
+        """Send a setpoint; it reaches the servo after the latency, then ramps within ``duration_s`` [s].
+
+        Args:
+            q_setpoint: Joint setpoint, shape (J,), in [rad], or [m] for a prismatic joint; within the URDF limits.
+            duration_s: Time the servo reference takes to ramp to it once it arrives, > 0, in [s].
+        """
         q = self._joints(q_setpoint, "setpoint")
         duration = checked_duration(duration_s, f"{self.name} command duration_s")
         self._pending.append((self._arm.steps + self._latency_steps, q, duration))
         self._setpoint_rad = q
 
     def advance(self, dt_s: float) -> None:
-        """Let ``dt_s`` [s] pass."""
+        """Let ``dt_s`` [s] pass.
+
+        Args:
+            dt_s: Time to let pass, > 0, in [s]; the arm steps to the physics step nearest the total requested time.
+        """
         self._requested_s += checked_duration(dt_s, f"{self.name} advance dt_s")
         self._step(self._arm.steps_until(self._requested_s))
 

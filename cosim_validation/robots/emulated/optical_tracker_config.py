@@ -67,7 +67,11 @@ class OpticalTrackerConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode) -> OpticalTrackerConfig:
-        """Read a ``tracker.marker`` section (every key required: a tracker's set-up is explicit)."""
+        """Read a ``tracker.marker`` section (every key required: a tracker's set-up is explicit).
+
+        Args:
+            node: A ``tracker.marker`` section (e.g. ``backends.emulated.tracker.marker``).
+        """
         node.reject_unknown(_KEYS)
         near, far = (float(v) for v in node["range_m"].to_vector(2))
         if not 0.0 < near < far <= 10.0:

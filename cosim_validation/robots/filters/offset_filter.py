@@ -34,14 +34,28 @@ class OffsetFilter:
         return self._name
 
     def reset(self, q0: np.ndarray, case_seed: int) -> None:
-        """Nothing to restart."""
+        """Nothing to restart.
+
+        Args:
+            q0: The case's start pose, shape (J,), in [rad], or [m] for a prismatic joint (unused).
+            case_seed: The case's seed (unused: the filter draws nothing).
+        """
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
-        """The setpoint plus the offsets."""
+        """The setpoint plus the offsets.
+
+        Args:
+            t_s: Case time the setpoint is due at, in [s] (unused).
+            q_setpoint: The controller's setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         return np.asarray(q_setpoint, dtype=np.float64) + self.offset_rad
 
     def observe(self, sample: BackendSample) -> BackendSample:
-        """Unchanged: the encoders read where the robot really is."""
+        """Unchanged: the encoders read where the robot really is.
+
+        Args:
+            sample: The robot's reading.
+        """
         return sample
 
     def events(self) -> list[FilterEvent]:
@@ -51,6 +65,11 @@ class OffsetFilter:
 
 def parse_offsets(options: str, joint_names: tuple[str, ...]) -> np.ndarray:
     """``name=value,...`` -> (J,) offsets [rad | m], 0 for joints not named.
+
+    Args:
+        options: The filter's options, ``JOINT=VALUE`` pairs separated by commas, values in [rad], or [m] for a
+            prismatic joint.
+        joint_names: Names of the J joints, base to tool (the order of the result).
 
     Raises:
         InputError: A malformed pair, an unknown joint (the message lists the joints), a value that is not a finite
@@ -81,6 +100,13 @@ def parse_offsets(options: str, joint_names: tuple[str, ...]) -> np.ndarray:
 
 
 def make_offset_filter(config: ConfigNode, options: str, kinematics: Kinematics) -> OffsetFilter:
-    """The ``offset`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS`."""
+    """The ``offset`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS`.
+
+    Args:
+        config: The case-study configuration (its ``backends`` section is validated for the robot the offsets apply
+            to).
+        options: The ``OPTIONS`` of ``offset:OPTIONS``, as :func:`parse_offsets` reads them.
+        kinematics: The nominal arm (its joint names and number of joints).
+    """
     BackendsConfig.from_config(config["backends"], kinematics.n_joints)  # the robot the offsets apply to is valid
     return OffsetFilter(parse_offsets(options, kinematics.joint_names), options)

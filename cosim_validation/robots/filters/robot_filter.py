@@ -73,7 +73,11 @@ class RobotFilter(Protocol):
         ...
 
     def observe(self, sample: BackendSample) -> BackendSample:
-        """What the controller and the monitor see of the robot's reading ``sample`` (its own history too)."""
+        """What the controller and the monitor see of the robot's reading ``sample`` (its own history too).
+
+        Args:
+            sample: The reading of the robot (or of the filter inside this one).
+        """
         ...
 
     def events(self) -> list[FilterEvent]:
@@ -85,6 +89,10 @@ def notify_stage(filters: list[RobotFilter], stage: int) -> None:
     """Tell every filter that has the optional ``stage(stage)`` notification the stage of the next setpoint.
 
     ``stage`` is a :class:`~cosim_validation.common.record.Stage` value; the other filters need no stage.
+
+    Args:
+        filters: The filters, in any order.
+        stage: The stage of the next setpoint, a :class:`~cosim_validation.common.record.Stage` value.
     """
     for f in filters:
         if isinstance(f, StageAware):
@@ -92,7 +100,11 @@ def notify_stage(filters: list[RobotFilter], stage: int) -> None:
 
 
 def needs_stage(filters: list[RobotFilter]) -> bool:
-    """Whether some filter's behaviour depends on the setpoints' stages (its ``needs_stage`` is true)."""
+    """Whether some filter's behaviour depends on the setpoints' stages (its ``needs_stage`` is true).
+
+    Args:
+        filters: The filters to ask.
+    """
     return any(bool(getattr(f, "needs_stage", False)) for f in filters)
 
 
@@ -123,13 +135,22 @@ class FilteredBackend:
         return getattr(self.inner, attribute)  # role, joint names, limits, physics_timestep_s, ...
 
     def reseed(self, case_seed: int) -> None:
-        """The case's seed, for the robot's noise and the filters' random streams."""
+        """The case's seed, for the robot's noise and the filters' random streams.
+
+        Args:
+            case_seed: The case's seed, passed to the robot if it is
+                :class:`~cosim_validation.robots.robot_backend.Reseedable` and kept for the filters' next reset.
+        """
         self._seed = int(case_seed)
         if isinstance(self.inner, Reseedable):
             self.inner.reseed(case_seed)
 
     def reset(self, q0: ArrayLike) -> None:
-        """Reset the robot at ``q0``, then every filter (with the case seed of the last :meth:`reseed`)."""
+        """Reset the robot at ``q0``, then every filter (with the case seed of the last :meth:`reseed`).
+
+        Args:
+            q0: The rest pose, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         self.inner.reset(q0)
         q0 = np.asarray(q0, dtype=np.float64)
         for f in self.filters:
@@ -137,11 +158,20 @@ class FilteredBackend:
         self._t_s = 0.0
 
     def stage(self, stage: int) -> None:
-        """The stage of the next setpoint (a ``Stage`` value), for the filters that use it."""
+        """The stage of the next setpoint (a ``Stage`` value), for the filters that use it.
+
+        Args:
+            stage: The stage of the next setpoint, a :class:`~cosim_validation.common.record.Stage` value.
+        """
         notify_stage(self.filters, stage)
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """The setpoint due ``duration_s`` [s] from now, through every filter."""
+        """The setpoint due ``duration_s`` [s] from now, through every filter.
+
+        Args:
+            q_setpoint: The controller's setpoint, shape (J,), in [rad], or [m] for a prismatic joint.
+            duration_s: Time the robot takes to reach it, in [s]; it also advances the case time the filters are given.
+        """
         self._t_s += float(duration_s)
         q = np.asarray(q_setpoint, dtype=np.float64)
         for f in self.filters:
@@ -149,7 +179,11 @@ class FilteredBackend:
         self.inner.command(q, duration_s)
 
     def advance(self, dt_s: float) -> None:
-        """Let time pass on the robot."""
+        """Let time pass on the robot.
+
+        Args:
+            dt_s: Robot time to let pass, > 0, in [s].
+        """
         self.inner.advance(dt_s)
 
     def read(self) -> BackendSample:

@@ -53,6 +53,10 @@ class FilterSpec(NamedTuple):
     def parse(cls, text: str) -> FilterSpec:
         """``ROBOT=KIND:OPTIONS``.
 
+        Args:
+            text: ``ROBOT=KIND:OPTIONS``, ROBOT ``virtual`` or ``physical`` (case-insensitive), KIND a key of
+                :data:`FILTER_KINDS`.
+
         Raises:
             InputError: Another form, an unknown robot or kind.
         """
@@ -69,6 +73,9 @@ class FilterSpec(NamedTuple):
 def split_filter(text: str) -> tuple[str, str]:
     """``KIND:OPTIONS`` -> (kind, options).
 
+    Args:
+        text: ``KIND:OPTIONS``, KIND a key of :data:`FILTER_KINDS`; everything after the first colon is OPTIONS.
+
     Raises:
         InputError: No colon, or an unknown kind (the message lists the kinds).
     """
@@ -84,6 +91,11 @@ def split_filter(text: str) -> tuple[str, str]:
 def make_filter(config: ConfigNode, text: str, kinematics: Kinematics) -> RobotFilter:
     """The filter ``KIND:OPTIONS`` for the case study ``config``.
 
+    Args:
+        config: The case-study configuration.
+        text: ``KIND:OPTIONS``, KIND a key of :data:`FILTER_KINDS`.
+        kinematics: The nominal arm and needle of the robot the filter wraps.
+
     Raises:
         InputError, ConfigError: Bad kind or options (naming what is wrong).
     """
@@ -94,7 +106,13 @@ def make_filter(config: ConfigNode, text: str, kinematics: Kinematics) -> RobotF
 
 
 def make_filters(config: ConfigNode, texts: Sequence[str], kinematics: Kinematics) -> list[RobotFilter]:
-    """:func:`make_filter` of each ``KIND:OPTIONS``, innermost first."""
+    """:func:`make_filter` of each ``KIND:OPTIONS``, innermost first.
+
+    Args:
+        config: The case-study configuration.
+        texts: The filters, each ``KIND:OPTIONS``, innermost first.
+        kinematics: The nominal arm and needle of the robot the filters wrap.
+    """
     return [make_filter(config, text, kinematics) for text in texts]
 
 
@@ -102,6 +120,13 @@ def check_filters(
     config: ConfigNode, filters: Sequence[tuple[str, str]], roles: Sequence[RobotRole], kinematics: Kinematics
 ) -> None:
     """Build every ``(robot, KIND:OPTIONS)`` filter once, and check that a robot of ``roles`` is there to wrap.
+
+    Args:
+        config: The case-study configuration.
+        filters: ``(robot, KIND:OPTIONS)`` pairs, robot a :class:`~cosim_validation.common.record.RobotRole` name
+            (``virtual`` or ``physical``, case-insensitive).
+        roles: The robots that are run.
+        kinematics: The nominal arm and needle.
 
     Raises:
         InputError, ConfigError: A filter for a robot that is not run, or bad options.

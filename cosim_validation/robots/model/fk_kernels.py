@@ -134,7 +134,11 @@ def jacobian_from_frames(
 
 @njit(cache=True)
 def matrix_to_quat_wxyz(R: np.ndarray) -> np.ndarray:
-    """(4,) unit quaternion (w, x, y, z) with w >= 0 of the rotation matrix R (3, 3)."""
+    """(4,) unit quaternion (w, x, y, z) with w >= 0 of the rotation matrix R (3, 3).
+
+    Args:
+        R: Rotation matrix, shape (3, 3), float64 (proper orthonormal).
+    """
     q = np.empty(4)
     tr = R[0, 0] + R[1, 1] + R[2, 2]
     if tr > 0.0:

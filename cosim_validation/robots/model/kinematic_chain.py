@@ -83,7 +83,11 @@ class KinematicChain:
         return mask
 
     def joint_unit(self, j: int) -> str:
-        """Unit of joint ``j``'s values: ``rad`` or ``m``."""
+        """Unit of joint ``j``'s values: ``rad`` or ``m``.
+
+        Args:
+            j: Joint index, 0-based, base to tool.
+        """
         return "m" if self.joint_type[j] == PRISMATIC else "rad"
 
 

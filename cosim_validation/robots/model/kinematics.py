@@ -55,10 +55,11 @@ class Kinematics:
 
     Args:
         chain: The serial chain (see :func:`~cosim_validation.robots.model.kinematic_chain.load_chain`).
-        needle_length_m: Needle length from the mount frame to the tip [m], > 0.
+        needle_length_m: Needle length from the mount frame to the tip [m], within :data:`NEEDLE_LENGTH_M`
+            (1 mm to 1 m).
 
     Raises:
-        KinematicsInputError: The needle length is not a finite number > 0.
+        KinematicsInputError: The needle length is not a number from 1 mm to 1 m.
     """
 
     def __init__(self, chain: KinematicChain, needle_length_m: float) -> None:
@@ -86,7 +87,15 @@ class Kinematics:
         return cls(load_chain(urdf_path, mount_frame), needle_length_m)
 
     def with_needle_length(self, needle_length_m: float) -> Kinematics:
-        """The same arm with another needle length [m]."""
+        """The same arm with another needle length [m].
+
+        Args:
+            needle_length_m: The new needle length from the mount frame to the tip, in [m], within
+                :data:`NEEDLE_LENGTH_M` (1 mm to 1 m).
+
+        Raises:
+            KinematicsInputError: The needle length is not a number from 1 mm to 1 m.
+        """
         return Kinematics(self.chain, needle_length_m)
 
     # ------------------------------------------------------------------ properties

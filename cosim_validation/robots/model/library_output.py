@@ -21,6 +21,9 @@ def library_stderr(fds: tuple[int, ...] = (2,)) -> Iterator[list[str]]:
     """Redirect file descriptors ``fds`` (default: 2) while the block runs.
 
     The list holds the lines written, once it is left.
+
+    Args:
+        fds: The file descriptors to catch (1 stdout, 2 stderr).
     """
     lines: list[str] = []
     sys.stdout.flush()

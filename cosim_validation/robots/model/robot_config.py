@@ -84,6 +84,9 @@ class RobotConfig:
         Every key but ``model`` may be left out: it then takes the value of the model (``model`` names a robot of
         the registry, default ``xmate_er3_pro``).
 
+        Args:
+            node: The ``robot`` section.
+
         Raises:
             ConfigError: A key is unknown or out of range, the model is not registered (naming file and key),
                 the URDF is unusable, or the home pose violates the joint limits.
@@ -118,6 +121,9 @@ class RobotConfig:
 
 def model_of(node: ConfigNode) -> RobotModel:
     """The registered robot the ``robot`` section names (``model``; default ``xmate_er3_pro``).
+
+    Args:
+        node: The ``robot`` section.
 
     Raises:
         ConfigError: ``model`` names no registered robot (the message lists them).

@@ -117,6 +117,9 @@ DEFAULT_MODEL = XMATE_ER3_PRO.name
 def robot_model(name: str) -> RobotModel:
     """The registered robot ``name``.
 
+    Args:
+        name: A key of :data:`ROBOT_MODELS` (e.g. ``xmate_er3_pro``, ``raven2``).
+
     Raises:
         RobotModelError: Unknown name (the message lists the registered robots).
     """

@@ -38,7 +38,12 @@ class JointServoConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int) -> JointServoConfig:
-        """Read ``backends.servo``."""
+        """Read ``backends.servo``.
+
+        Args:
+            node: The ``backends.servo`` section.
+            n_joints: Number of joints J, the length of each per-joint list.
+        """
         node.reject_unknown(
             ["kp_nm_per_rad", "kd_nms_per_rad", "armature_kg_m2", "damping_nms_per_rad", "gravity_compensation"]
         )
@@ -68,7 +73,12 @@ class BackendsConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int = 7) -> BackendsConfig:
-        """Read the ``backends`` section (its ``emulated`` and ``coppeliasim`` parts are read by those engines)."""
+        """Read the ``backends`` section (its ``emulated`` and ``coppeliasim`` parts are read by those engines).
+
+        Args:
+            node: The ``backends`` section.
+            n_joints: Number of joints J, the length of each per-joint list of ``servo``.
+        """
         node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated", "coppeliasim"])
         return cls(
             default=node["default"].to_str(),

@@ -24,11 +24,11 @@ def checked_joint_vector(
     """``value`` as a finite (J,) float64 vector inside the joint limits.
 
     Args:
-        value: The joint vector [rad].
+        value: The joint vector, shape (J,), in [rad], or [m] for a prismatic joint.
         what: What it is, for the message (e.g. ``mujoco setpoint``).
         joint_names: Names of the J joints.
-        q_lower: (J,) lower limits [rad].
-        q_upper: (J,) upper limits [rad].
+        q_lower: (J,) lower limits [rad, or m for a prismatic joint].
+        q_upper: (J,) upper limits [rad, or m for a prismatic joint].
         units: The unit of each joint's position (``rad``, or ``m`` for a prismatic joint), for the message.
 
     Raises:
@@ -56,6 +56,10 @@ def checked_joint_vector(
 
 def checked_duration(value: float, what: str) -> float:
     """``value`` as a finite duration > 0 [s].
+
+    Args:
+        value: The duration [s] (an int or float, not a bool).
+        what: What it is, for the message (e.g. ``mujoco command duration_s``).
 
     Raises:
         BackendInputError: Not a number, not finite, or <= 0.

@@ -129,7 +129,11 @@ class CoppeliaSimBackend(JointSet):
         )
 
     def reset(self, q0: ArrayLike) -> None:
-        """Stop, put the joints at ``q0`` ((J,) [rad]) with matching targets, start: at rest, clock at 0."""
+        """Stop, put the joints at ``q0`` ((J,) [rad]) with matching targets, start: at rest, clock at 0.
+
+        Args:
+            q0: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint; within the URDF limits.
+        """
         q0 = self._joint_vector(q0, "reset pose")
         self._stop()
         for handle, q in zip(self._joints, q0, strict=True):
@@ -143,13 +147,22 @@ class CoppeliaSimBackend(JointSet):
         self._requested_s = 0.0
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """Ramp the joint targets to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s]."""
+        """Ramp the joint targets to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s].
+
+        Args:
+            q_setpoint: Joint setpoint, shape (J,), in [rad], or [m] for a prismatic joint; within the URDF limits.
+            duration_s: Time to reach it, > 0, in [s] (rounded to whole simulation steps, at least one).
+        """
         q = self._joint_vector(q_setpoint, "setpoint")
         self._ramp.start(q, checked_duration(duration_s, f"{self.name} command duration_s"))
         self._setpoint_rad = q
 
     def advance(self, dt_s: float) -> None:
-        """Let ``dt_s`` [s] pass in whole simulation steps (the clock never drifts from the requested time)."""
+        """Let ``dt_s`` [s] pass in whole simulation steps (the clock never drifts from the requested time).
+
+        Args:
+            dt_s: Time to let pass, > 0, in [s].
+        """
         self._requested_s += checked_duration(dt_s, f"{self.name} advance dt_s")
         for _ in range(max(0, round(self._requested_s / self.time_step_s) - self._steps)):
             self._ramp.consume(1)

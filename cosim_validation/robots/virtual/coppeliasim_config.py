@@ -58,12 +58,20 @@ class CoppeliaSimConfig:
         return f"tcp://{self.host}:{self.port}"
 
     def joint_paths(self, joint_names: tuple[str, ...]) -> tuple[str, ...]:
-        """The object path of each joint named in ``joint_names``."""
+        """The object path of each joint named in ``joint_names``.
+
+        Args:
+            joint_names: URDF names of the joints, each put in place of ``{joint}`` in :attr:`joint_path`.
+        """
         return tuple(self.joint_path.replace("{joint}", name) for name in joint_names)
 
     @classmethod
     def from_config(cls, node: ConfigNode | None) -> CoppeliaSimConfig:
-        """Read ``backends.coppeliasim`` (``node`` is that section, None if absent)."""
+        """Read ``backends.coppeliasim`` (``node`` is that section, None if absent).
+
+        Args:
+            node: The ``backends.coppeliasim`` section, or None for the defaults.
+        """
         if node is None:
             return cls()
         node.reject_unknown(_KEYS)

@@ -66,6 +66,9 @@ class CoppeliaSimLink:
     def const(self, name: str) -> Any:
         """The ``sim`` constant ``name`` (e.g. ``handle_world``) as the server announced it.
 
+        Args:
+            name: Name of the constant, without ``sim.``.
+
         Raises:
             BackendConnectionError: The server's ``sim`` module has no such constant.
         """
@@ -76,6 +79,10 @@ class CoppeliaSimLink:
 
     def call(self, function: str, *args: Any) -> Any:
         """``sim.<function>(*args)`` on the server; its return value (a tuple if several).
+
+        Args:
+            function: Name of the ``sim`` function, without ``sim.`` (e.g. ``getObject``).
+            *args: Its arguments, as the remote API takes them.
 
         Raises:
             BackendConnectionError: Not connected, no answer within ``call_timeout_s``, the function is not

@@ -48,7 +48,11 @@ class RemoteApiServer:
         self.stop_requested = False
 
     def info(self, name: str) -> dict[str, Any]:
-        """The ``zmqRemoteApi.info`` description of module ``name``."""
+        """The ``zmqRemoteApi.info`` description of module ``name``.
+
+        Args:
+            name: The module's name; only ``sim`` is served.
+        """
         if name != "sim":
             raise RemoteCallError(f"module {name!r} is not served (this stand-in serves 'sim' only)")
         members: dict[str, Any] = {f: {"func": {}} for f in self._functions}
@@ -56,7 +60,11 @@ class RemoteApiServer:
         return members
 
     def answer(self, request: Any) -> dict[str, Any]:
-        """The answer map to one decoded request (never raises for a bad request)."""
+        """The answer map to one decoded request (never raises for a bad request).
+
+        Args:
+            request: The decoded CBOR request, a map with ``func`` and ``args`` (anything else gets an ``err``).
+        """
         if not isinstance(request, dict) or not isinstance(request.get("func"), str):
             return {"err": f"expected a map with a string 'func', got {request!r}"}
         version = request.get("ver", PROTOCOL_VERSION)
@@ -87,7 +95,12 @@ class RemoteApiServer:
         return list(result) if isinstance(result, tuple) else [result]
 
     def serve(self, socket: Any) -> None:
-        """Answer requests on the bound REP ``socket`` until :attr:`stop_requested` is set."""
+        """Answer requests on the bound REP ``socket`` until :attr:`stop_requested` is set.
+
+        Args:
+            socket: A bound ZeroMQ REP socket (e.g. from
+                :func:`~cosim_validation.robots.virtual.coppeliasim_standin.bind`).
+        """
         poller = self._zmq.Poller()
         poller.register(socket, self._zmq.POLLIN)
         while not self.stop_requested:

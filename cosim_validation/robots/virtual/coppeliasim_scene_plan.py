@@ -70,7 +70,13 @@ def _transform(rotation: np.ndarray, translation: np.ndarray | None = None) -> n
 
 
 def scene_plan(kinematics: Kinematics, base_alias: str = "base_link", tip_alias: str = "needle_tip") -> list[SceneItem]:
-    """The objects of the arm of ``kinematics`` (its URDF and needle), parents before children."""
+    """The objects of the arm of ``kinematics`` (its URDF and needle), parents before children.
+
+    Args:
+        kinematics: The arm (its URDF chain and inertias) and the needle.
+        base_alias: Alias of the base object.
+        tip_alias: Alias of the needle-tip dummy.
+    """
     chain = kinematics.chain
     items = [SceneItem(base_alias, "base", "", np.eye(4))]
     parent = base_alias  # the previous link's frame is the previous URDF joint frame (the base's for joint 1)

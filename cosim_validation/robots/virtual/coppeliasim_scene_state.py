@@ -109,7 +109,12 @@ class StandinScene:
         return i == len(segments) - 1
 
     def getObject(self, path: Any, options: Any = None) -> int:  # noqa: N802 - the remote API's name
-        """The handle at ``path`` (``/alias`` or ``/ancestor/.../alias``); -1 if absent and ``noError`` is set."""
+        """The handle at ``path`` (``/alias`` or ``/ancestor/.../alias``); -1 if absent and ``noError`` is set.
+
+        Args:
+            path: Absolute object path, its segments aliases.
+            options: A map; a true ``noError`` makes an absent object give -1 instead of an error.
+        """
         if not isinstance(path, str) or not path.startswith("/"):
             raise RemoteCallError(f"sim.getObject: expected an absolute object path, got {path!r}")
         segments = [s for s in path.split("/") if s]
@@ -127,7 +132,12 @@ class StandinScene:
         return int(handle) - 2
 
     def getObjectPose(self, handle: Any, relative_to: Any = -1) -> list[float]:  # noqa: N802
-        """``[x, y, z, qx, qy, qz, qw]`` of the base or the tip, relative to the base or the world [m]."""
+        """``[x, y, z, qx, qy, qz, qw]`` of the base or the tip, relative to the base or the world [m].
+
+        Args:
+            handle: Handle of the base or the tip.
+            relative_to: -1 for the world, or the base's handle (1).
+        """
         obj = self.objects.get(handle) if isinstance(handle, int) else None
         if obj is None or obj.kind == "joint":
             raise RemoteCallError(f"sim.getObjectPose: the stand-in serves the base and tip poses, got {handle!r}")
@@ -148,7 +158,11 @@ class StandinScene:
 
     # ------------------------------------------------------------------ simulation
     def setStepping(self, enable: Any) -> int:  # noqa: N802
-        """Raise (True) or lower (False) the stepping level; the previous level."""
+        """Raise (True) or lower (False) the stepping level; the previous level.
+
+        Args:
+            enable: True to raise the level, False to lower it (not below 0).
+        """
         previous = self._stepping
         self._stepping = previous + 1 if bool(enable) else max(0, previous - 1)
         return previous
@@ -166,7 +180,11 @@ class StandinScene:
         return 1
 
     def stopSimulation(self, wait: Any = False) -> int:  # noqa: N802
-        """Stop and restore the joint positions the simulation started from; 1."""
+        """Stop and restore the joint positions the simulation started from; 1.
+
+        Args:
+            wait: Ignored (the stand-in stops at once).
+        """
         if self._running:
             self._running, self._steps = False, 0
             self._arm.reset(self._q_initial)
@@ -185,7 +203,12 @@ class StandinScene:
         return self._time_step_s
 
     def setFloatParam(self, parameter: Any, value: Any) -> int:  # noqa: N802
-        """Set ``floatparam_simulation_time_step`` (stopped only; a whole number of physics steps); 1."""
+        """Set ``floatparam_simulation_time_step`` (stopped only; a whole number of physics steps); 1.
+
+        Args:
+            parameter: The parameter's constant; only ``floatparam_simulation_time_step`` is served.
+            value: The new time step, in [s], a whole number (>= 1) of physics steps.
+        """
         if parameter != CONSTANTS["floatparam_simulation_time_step"]:
             raise RemoteCallError(f"sim.setFloatParam: parameter {parameter!r} is not served by the stand-in")
         if self._running:
@@ -198,7 +221,11 @@ class StandinScene:
         return 1
 
     def step(self, wait: Any = True) -> None:
-        """One simulation step: the servo reference ramps to the joint targets over the step."""
+        """One simulation step: the servo reference ramps to the joint targets over the step.
+
+        Args:
+            wait: Ignored (the step is done when the call returns).
+        """
         if not self._running:
             raise RemoteCallError("sim.step: the simulation is not running")
         self._arm.ramp.start(self._targets, self._time_step_s)
@@ -207,7 +234,12 @@ class StandinScene:
 
     # ------------------------------------------------------------------ joints
     def setJointPosition(self, handle: Any, position: Any) -> None:  # noqa: N802
-        """Put the joint at ``position`` [rad] at once, at rest."""
+        """Put the joint at ``position`` [rad] at once, at rest.
+
+        Args:
+            handle: Handle of a joint.
+            position: Its new position, finite, in [rad], or [m] for a prismatic joint.
+        """
         j, q = self._joint(handle), self._arm.joint_positions_rad()
         q[j] = _finite(position, "sim.setJointPosition")
         reference = self._arm.ramp.reference_rad
@@ -217,11 +249,21 @@ class StandinScene:
             self._arm.data.act[:] = reference
 
     def setJointTargetPosition(self, handle: Any, position: Any, motion_params: Any = None) -> None:  # noqa: N802
-        """The joint's position-control target [rad], reached by the servo from the next step on."""
+        """The joint's position-control target [rad], reached by the servo from the next step on.
+
+        Args:
+            handle: Handle of a joint.
+            position: The target, finite, in [rad], or [m] for a prismatic joint.
+            motion_params: Ignored (the servo of the MuJoCo arm sets the motion).
+        """
         self._targets[self._joint(handle)] = _finite(position, "sim.setJointTargetPosition")
 
     def getJointPosition(self, handle: Any) -> float:  # noqa: N802
-        """The joint's position [rad]."""
+        """The joint's position [rad].
+
+        Args:
+            handle: Handle of a joint.
+        """
         return float(self._arm.joint_positions_rad()[self._joint(handle)])
 
 

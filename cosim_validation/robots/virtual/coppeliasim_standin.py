@@ -34,6 +34,9 @@ def build_scene(config_path: str | Path) -> StandinScene:
     The objects get the aliases the backend looks for with the configuration's ``backends.coppeliasim``
     paths: the last segment of ``base_path`` and ``tip_path``, the URDF joint names.
 
+    Args:
+        config_path: The case-study configuration (robot, servo, ``backends.coppeliasim`` paths).
+
     Raises:
         ConfigError: A bad value in the configuration.
         BackendModelError: MuJoCo cannot build the arm.
@@ -55,6 +58,10 @@ def build_scene(config_path: str | Path) -> StandinScene:
 
 def bind(host: str, port: int) -> tuple[Any, int]:
     """A REP socket bound on ``host``:``port`` (0: a free port) and the port it got.
+
+    Args:
+        host: Address to listen on (``127.0.0.1`` for this machine only).
+        port: TCP port; 0 picks a free one.
 
     Raises:
         StandinBindError: The address is taken or not local.

@@ -19,7 +19,7 @@ class MujocoArm:
     """Physics state of one arm built by :mod:`cosim_validation.robots.virtual.mujoco_model`.
 
     Args:
-        model: A compiled ``mujoco.MjModel`` with J hinge joints, the 2 J servo actuators and the tip site.
+        model: A compiled ``mujoco.MjModel`` with J hinge or slide joints, the 2 J servo actuators and the tip site.
     """
 
     def __init__(self, model: Any) -> None:
@@ -38,7 +38,11 @@ class MujocoArm:
         return self.steps * self.timestep_s
 
     def reset(self, q0: np.ndarray) -> None:
-        """At rest at ``q0`` ((J,) [rad]), reference holding it, clock at 0."""
+        """At rest at ``q0`` ((J,) [rad]), reference holding it, clock at 0.
+
+        Args:
+            q0: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint.
+        """
         self._mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:] = q0
         self.data.act[:] = q0
@@ -52,11 +56,19 @@ class MujocoArm:
         self.steps = 0
 
     def steps_until(self, t_s: float) -> int:
-        """Whole physics steps from now to the step nearest ``t_s`` (0 if that is not later)."""
+        """Whole physics steps from now to the step nearest ``t_s`` (0 if that is not later).
+
+        Args:
+            t_s: Time since the last reset (or :meth:`restart_clock`), in [s].
+        """
         return max(0, round(t_s / self.timestep_s) - self.steps)
 
     def step(self, n_steps: int) -> None:
-        """Integrate ``n_steps`` physics steps, the servo following the ramp."""
+        """Integrate ``n_steps`` physics steps, the servo following the ramp.
+
+        Args:
+            n_steps: Number of physics steps, >= 0.
+        """
         j = self.n_joints
         left = n_steps
         while left > 0:
@@ -81,6 +93,9 @@ class MujocoArm:
         """Needle-tip position (3,) [m] and orientation (4,) wxyz (w >= 0) in base_link, from ``data`` (default: own).
 
         Call :meth:`forward` first (or ``mj_kinematics`` on ``data``).
+
+        Args:
+            data: A ``mujoco.MjData`` of this model, or None for the arm's own.
         """
         d = self.data if data is None else data
         quat = np.empty(4)

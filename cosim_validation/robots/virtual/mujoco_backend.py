@@ -52,21 +52,34 @@ class MujocoBackend(JointSet):
         )
 
     def reset(self, q0: ArrayLike) -> None:
-        """At rest at ``q0`` ((J,) [rad]), clock at 0."""
+        """At rest at ``q0`` ((J,) [rad]), clock at 0.
+
+        Args:
+            q0: Joint positions, shape (J,), in [rad], or [m] for a prismatic joint; within the URDF limits.
+        """
         q0 = self._joints(q0, "reset pose")
         self._arm.reset(q0)
         self._setpoint_rad = q0
         self._requested_s = 0.0
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s]."""
+        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s].
+
+        Args:
+            q_setpoint: Joint setpoint, shape (J,), in [rad], or [m] for a prismatic joint; within the URDF limits.
+            duration_s: Time to reach it, > 0, in [s] (rounded to whole physics steps, at least one).
+        """
         q = self._joints(q_setpoint, "setpoint")
         duration = checked_duration(duration_s, f"{self.name} command duration_s")
         self._arm.ramp.start(q, duration)
         self._setpoint_rad = q
 
     def advance(self, dt_s: float) -> None:
-        """Simulate ``dt_s`` [s] (whole physics steps; the clock never drifts from the requested time)."""
+        """Simulate ``dt_s`` [s] (whole physics steps; the clock never drifts from the requested time).
+
+        Args:
+            dt_s: Time to simulate, > 0, in [s].
+        """
         self._requested_s += checked_duration(dt_s, f"{self.name} advance dt_s")
         self._arm.step(self._arm.steps_until(self._requested_s))
 

@@ -40,6 +40,9 @@ def load_arm_spec(kinematics: Kinematics) -> Any:
     The tip site sits on the body of the last joint at ``kinematics.T_last_tip``, the needle's own
     definition in the robot model, so simulator and forward kinematics share one needle.
 
+    Args:
+        kinematics: The arm (its URDF) and the needle.
+
     Raises:
         BackendModelError: MuJoCo cannot read the URDF, or its last joint is not the kinematics' last joint.
     """
@@ -74,7 +77,11 @@ def load_arm_spec(kinematics: Kinematics) -> Any:
 
 
 def actuated_joint_names(spec: Any) -> tuple[str, ...]:
-    """Names of the revolute (hinge) and prismatic (slide) joints of ``spec``, base to tool."""
+    """Names of the revolute (hinge) and prismatic (slide) joints of ``spec``, base to tool.
+
+    Args:
+        spec: A ``mujoco.MjSpec``.
+    """
     mujoco = _mujoco()
     kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
     return tuple(j.name for j in spec.joints if j.type in kinds)
@@ -82,6 +89,11 @@ def actuated_joint_names(spec: Any) -> tuple[str, ...]:
 
 def add_servo(spec: Any, servo: JointServoConfig, timestep_s: float) -> None:
     """Add the joint servo, armature, damping, gravity compensation and the physics options to ``spec``.
+
+    Args:
+        spec: The ``mujoco.MjSpec`` of the arm, edited in place.
+        servo: Gains, armature, damping and gravity compensation of the J joints.
+        timestep_s: Physics (servo) period, in [s].
 
     Raises:
         BackendModelError: The servo has a different number of joints than the model.
@@ -114,6 +126,10 @@ def add_servo(spec: Any, servo: JointServoConfig, timestep_s: float) -> None:
 
 def compile_spec(spec: Any, what: str) -> Any:
     """Compile ``spec`` into a ``mujoco.MjModel``.
+
+    Args:
+        spec: The ``mujoco.MjSpec`` to compile.
+        what: What it is, for the error message (e.g. the URDF path).
 
     Raises:
         BackendModelError: MuJoCo rejects the model.

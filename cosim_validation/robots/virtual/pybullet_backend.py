@@ -111,7 +111,11 @@ class PybulletBackend(JointSet):
         )
 
     def reset(self, q0: ArrayLike) -> None:
-        """At rest at ``q0`` ((J,) [rad]), clock at 0."""
+        """At rest at ``q0`` ((J,) [rad]), clock at 0.
+
+        Args:
+            q0: Joint positions, shape (J,), in [rad]; within the URDF limits.
+        """
         q0 = self._joint_vector(q0, "reset pose")
         for joint, q in zip(self._joints, q0, strict=True):
             self._p.resetJointState(self._body, joint, float(q), 0.0, physicsClientId=self._client)
@@ -121,13 +125,22 @@ class PybulletBackend(JointSet):
         self._requested_s = 0.0
 
     def command(self, q_setpoint: ArrayLike, duration_s: float) -> None:
-        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s]."""
+        """Ramp the servo reference to ``q_setpoint`` ((J,) [rad]) within ``duration_s`` [s].
+
+        Args:
+            q_setpoint: Joint setpoint, shape (J,), in [rad]; within the URDF limits.
+            duration_s: Time to reach it, > 0, in [s] (rounded to whole physics steps, at least one).
+        """
         q = self._joint_vector(q_setpoint, "setpoint")
         self._ramp.start(q, checked_duration(duration_s, f"{self.name} command duration_s"))
         self._setpoint_rad = q
 
     def advance(self, dt_s: float) -> None:
-        """Simulate ``dt_s`` [s] in whole physics steps."""
+        """Simulate ``dt_s`` [s] in whole physics steps.
+
+        Args:
+            dt_s: Time to simulate, > 0, in [s].
+        """
         self._requested_s += checked_duration(dt_s, f"{self.name} advance dt_s")
         for _ in range(max(0, round(self._requested_s / self.physics_timestep_s) - self._steps)):
             self._step()

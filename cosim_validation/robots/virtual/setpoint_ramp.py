@@ -65,13 +65,21 @@ class SetpointRamp:
         self._steps_left = steps
 
     def next_segment(self, max_steps: int) -> tuple[int, np.ndarray]:
-        """The next stretch of constant slope: (number of steps <= ``max_steps``, (J,) slope [rad/s])."""
+        """The next stretch of constant slope: (number of steps <= ``max_steps``, (J,) slope [rad/s]).
+
+        Args:
+            max_steps: Most physics steps the stretch may have.
+        """
         if self._steps_left == 0:
             return max_steps, np.zeros_like(self._slope_rad_s)
         return min(max_steps, self._steps_left), self._slope_rad_s.copy()
 
     def consume(self, steps: int) -> bool:
-        """Advance the reference by ``steps`` physics steps; True if a ramp ended (reference == target)."""
+        """Advance the reference by ``steps`` physics steps; True if a ramp ended (reference == target).
+
+        Args:
+            steps: Number of physics steps, >= 0.
+        """
         if self._steps_left == 0:
             return False
         taken = min(steps, self._steps_left)

@@ -45,12 +45,20 @@ class MeshMismatchError(InputError):
 
 
 def anatomy_path(builtin_name: str) -> str:
-    """The STL file of a built-in model, relative to the package root."""
+    """The STL file of a built-in model, relative to the package root.
+
+    Args:
+        builtin_name: Name of the built-in model (without ``builtin:``).
+    """
     return f"{ANATOMY_MESH_FOLDER}/{builtin_name}.stl"
 
 
 def export_builtin_anatomy(package_dir: str | Path) -> list[Path]:
-    """Write every built-in model (patient frame, metres) to ``package_dir/meshes/anatomy/<name>.stl``."""
+    """Write every built-in model (patient frame, metres) to ``package_dir/meshes/anatomy/<name>.stl``.
+
+    Args:
+        package_dir: The package root (its ``meshes/anatomy`` folder is made if missing).
+    """
     folder = Path(package_dir) / ANATOMY_MESH_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -83,6 +91,11 @@ def rigid_fit(source: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def mesh_resource(model: AnatomyModel, root: Path | None = None, tolerance_m: float = 1e-6) -> MeshResource:
     """The package file showing ``model`` and its pose in the model's frame.
+
+    Args:
+        model: The loaded model, its vertices in base_link [m]; only a built-in one (``builtin:<name>``) has a file.
+        root: The package root; None for :func:`~cosim_validation.common.config.package_root`.
+        tolerance_m: Largest distance allowed between a placed file corner and the model's corner, in [m].
 
     Raises:
         MeshMismatchError: The model is not a built-in one, its file is missing, or the file placed by the

@@ -39,7 +39,11 @@ class LinkVisual(NamedTuple):
 
 
 def visual_path(link: str) -> str:
-    """The mesh file of ``link``, relative to the package root."""
+    """The mesh file of ``link``, relative to the package root.
+
+    Args:
+        link: URDF link name.
+    """
     return f"{ROBOT_MESH_FOLDER}/{link}.stl"
 
 
@@ -97,7 +101,11 @@ def _body(link: ET.Element) -> tuple[float, np.ndarray] | None:
 
 
 def link_visuals(urdf_path: str | Path) -> list[LinkVisual]:
-    """The visual mesh of every link that has a collision cylinder, in URDF order."""
+    """The visual mesh of every link that has a collision cylinder, in URDF order.
+
+    Args:
+        urdf_path: The URDF file.
+    """
     try:
         robot = ET.parse(urdf_path).getroot()
     except (OSError, ET.ParseError) as exc:
@@ -124,7 +132,12 @@ def link_visuals(urdf_path: str | Path) -> list[LinkVisual]:
 
 
 def write_link_visuals(urdf_path: str | Path, package_dir: str | Path) -> list[Path]:
-    """Write every link's visual to ``package_dir/meshes/robot/<link>.stl``; return the files."""
+    """Write every link's visual to ``package_dir/meshes/robot/<link>.stl``; return the files.
+
+    Args:
+        urdf_path: The URDF file.
+        package_dir: The package root (its ``meshes/robot`` folder is made if missing).
+    """
     folder = Path(package_dir) / ROBOT_MESH_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     return [

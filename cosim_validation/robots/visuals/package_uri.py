@@ -17,7 +17,11 @@ PACKAGE_URI_PREFIX = "package://cosim_validation/"
 
 
 def package_uri(relative: str | Path) -> str:
-    """The URI of a file of this package, e.g. ``meshes/robot/link1.stl``."""
+    """The URI of a file of this package, e.g. ``meshes/robot/link1.stl``.
+
+    Args:
+        relative: Path of the file relative to the package root.
+    """
     text = Path(relative).as_posix()
     if Path(relative).is_absolute() or text.startswith("../"):
         raise InputError(f"{relative!r}: expected a path inside the package")
@@ -26,6 +30,10 @@ def package_uri(relative: str | Path) -> str:
 
 def resolve_package_uri(uri: str, root: Path | None = None) -> Path:
     """The file a ``package://cosim_validation/...`` URI names (it need not exist).
+
+    Args:
+        uri: A ``package://cosim_validation/...`` URI.
+        root: The package root; None for :func:`~cosim_validation.common.config.package_root`.
 
     Raises:
         InputError: The URI names another package or is not a package URI.
@@ -40,5 +48,9 @@ def with_file_paths(urdf_text: str, root: Path | None = None) -> str:
 
     For PyBullet, which cannot resolve ``package://``; MuJoCo drops URDF visuals and pinocchio reads only what it is
     asked for.
+
+    Args:
+        urdf_text: The URDF's text.
+        root: The package root; None for :func:`~cosim_validation.common.config.package_root`.
     """
     return urdf_text.replace(PACKAGE_URI_PREFIX, (root or package_root()).resolve().as_posix() + "/")

@@ -52,6 +52,9 @@ def write_stl(path: str | Path, triangles_m: np.ndarray, header: str = "cosim_va
 def read_stl(path: str | Path) -> np.ndarray:
     """(F, 3, 3) float64 triangle corners of a binary STL file.
 
+    Args:
+        path: The STL file.
+
     Raises:
         InputError: The file is missing or not a binary STL of the size its count says.
     """

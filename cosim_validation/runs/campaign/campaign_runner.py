@@ -136,7 +136,11 @@ def _suites(paths: Sequence[Path]) -> list[Suite]:
 
 
 def suite_record(suite: Suite) -> dict[str, Any]:
-    """What the run keeps of a suite's metadata (the report's coverage columns come from its metrics)."""
+    """What the run keeps of a suite's metadata (the report's coverage columns come from its metrics).
+
+    Args:
+        suite: A suite of the run; of the kept metadata keys, those it lacks are left out; ``cases`` is its length.
+    """
     m = suite.metadata
     keep = ("suite_id", "generator", "seed", "granularity_m", "per_cube", "count", "region", "grid", "metrics")
     return {k: m[k] for k in keep if k in m} | {"cases": len(suite)}

@@ -33,7 +33,16 @@ from cosim_validation.testgen import TestCase
 def case_row(
     case: TestCase, case_index: int, controller: str, outcome: str, message: str, duration_s: float
 ) -> CaseRow:
-    """The ``cases`` row of a test case and its outcome (completed | refused | aborted | failed)."""
+    """The ``cases`` row of a test case and its outcome (completed | refused | aborted | failed).
+
+    Args:
+        case: The test case (source and target in base_link [m], the target's cube).
+        case_index: Position of the case in its campaign.
+        controller: Name of the controller under test.
+        outcome: ``completed``, ``refused``, ``aborted`` or ``failed``.
+        message: The outcome's reason (the controller's refusal, the validator's stop, an error's last line).
+        duration_s: Case time covered by the answered samples [s]; 0 for a case that failed.
+    """
     (sx, sy, sz), (tx, ty, tz) = (float(v) for v in case.source_m), (float(v) for v in case.target_m)
     ci, cj, ck = (int(v) for v in case.cube_index)
     return CaseRow(
@@ -91,7 +100,12 @@ def run_case(assembly: CaseAssembly, case: TestCase, case_index: int, trajectori
 
 
 def event_rows(test_id: str, batch: BatchCase) -> tuple[EventRow, ...]:
-    """The case's robot filter events as stored rows, numbered per robot in the order they happened."""
+    """The case's robot filter events as stored rows, numbered per robot in the order they happened.
+
+    Args:
+        test_id: The case's test id, the rows' key.
+        batch: The case as run in-process; its ``events`` are ``(robot, FilterEvent)`` pairs in time order.
+    """
     rows, seq = [], dict[str, int]()
     for role, event in batch.events:
         number = seq[role.label] = seq.get(role.label, -1) + 1
@@ -109,6 +123,10 @@ def shared_assembly(spec: AssemblySpec) -> CaseAssembly:
     so one process running several campaigns one after the other (a test session, ``make demo``) builds it
     once. At most one assembly is kept, and it is closed when the process exits (a controller's node under test
     stopped, its log removed), a campaign's worker process included.
+
+    Args:
+        spec: What to build; the assembly is kept under it and the digest of its configuration and property files
+            (the configuration's ``campaign`` property file when ``spec.properties_path`` is None).
     """
     from cosim_validation.assembly.campaign_config import CampaignConfig
     from cosim_validation.common.config import load_config
@@ -138,7 +156,12 @@ def close_shared_assemblies() -> None:
 
 
 def config_digest(config_path: str | Path, *extra: str | Path) -> str:
-    """SHA-256 (16 hex) of the configuration file and any extra files (e.g. the property file)."""
+    """SHA-256 (16 hex) of the configuration file and any extra files (e.g. the property file).
+
+    Args:
+        config_path: The configuration file.
+        *extra: Further files digested after it, in order.
+    """
     digest = hashlib.sha256()
     for path in (config_path, *extra):
         digest.update(Path(path).read_bytes())

@@ -66,7 +66,11 @@ class SalvageReport:
     damaged_copy: Path
 
     def message(self, path: Path) -> str:
-        """One line for the user."""
+        """One line for the user.
+
+        Args:
+            path: The database that was salvaged, as the line names it.
+        """
         return (
             f"{path} was damaged ({'; '.join(self.problems[:3])}): kept {self.kept_cases} whole cases; "
             f"{len(self.dropped_cases)} stored cases with unreadable rows, and any case whose row is unreadable, "
@@ -75,7 +79,17 @@ class SalvageReport:
 
 
 def integrity_problems(connection: sqlite3.Connection, limit: int = 5) -> list[str]:
-    """``PRAGMA quick_check``'s findings (empty if the database is sound)."""
+    """``PRAGMA quick_check``'s findings (empty if the database is sound).
+
+    A database SQLite cannot read at all gives its error as the one finding.
+
+    Args:
+        connection: An open connection to the database to check.
+        limit: The most findings ``quick_check`` reports.
+
+    Raises:
+        sqlite3.DatabaseError: The database is busy or locked (not damage).
+    """
     try:
         rows = [str(r[0]) for r in connection.execute(f"PRAGMA quick_check({int(limit)})")]
     except sqlite3.DatabaseError as exc:
@@ -86,7 +100,12 @@ def integrity_problems(connection: sqlite3.Connection, limit: int = 5) -> list[s
 
 
 def wrong_types(connection: sqlite3.Connection) -> tuple[str, str, str, Any] | None:
-    """The first (table, test id, column, value) whose stored value is not a number where one belongs, or None."""
+    """The first (table, test id, column, value) whose stored value is not a number where one belongs, or None.
+
+    Args:
+        connection: An open connection to a results database (with the ``cases``, ``timings``, ``verdicts`` and
+            ``kpis`` tables).
+    """
     for table, columns in _NUMERIC.items():
         which = " ".join(f"WHEN typeof({c}) NOT IN ('integer', 'real', 'null') THEN '{c}'" for c in columns)
         value = " ".join(f"WHEN typeof({c}) NOT IN ('integer', 'real', 'null') THEN {c}" for c in columns)
@@ -197,7 +216,15 @@ def salvage(path: Path, schema: str) -> SalvageReport:
 
 
 def salvage_if_damaged(path: Path, schema: str) -> SalvageReport | None:
-    """Check a database before it is resumed, and :func:`salvage` it if it is damaged (None if sound)."""
+    """Check a database before it is resumed, and :func:`salvage` it if it is damaged (None if sound).
+
+    Args:
+        path: The run's ``results.sqlite`` (closed).
+        schema: The SQL that creates the tables (the results schema), for the salvaged copy.
+
+    Raises:
+        InputError: The file cannot be opened as SQLite, or is damaged and not a results database.
+    """
     from cosim_validation.common.exceptions import InputError
 
     try:

@@ -42,7 +42,20 @@ def run_local(
     on_result: Callable[[Outcome[Any]], None],
     workers: int,
 ) -> None:
-    """Map over ``items`` ((index, item) pairs) with ``workers`` processes (1 = in this process)."""
+    """Map over ``items`` ((index, item) pairs) with ``workers`` processes (1 = in this process).
+
+    Args:
+        init: Builds a worker's state, once per worker: ``init(*init_args)``; picklable with several workers.
+        init_args: The arguments of ``init``.
+        work: ``work(state, item)``, the result of one item; an exception is a failed :class:`Outcome`.
+        items: ``(index, item)`` pairs, read one at a time as workers become free.
+        on_result: Called in this process with each item's :class:`Outcome` (with several workers, as they finish).
+        workers: Worker processes, >= 1; 1 runs every item in this process.
+
+    Raises:
+        InputError: ``workers`` < 1.
+        WorkerSetupError: More worker processes died while building their state than there are workers.
+    """
     if workers < 1:
         raise InputError(f"workers must be >= 1, got {workers}")
     if workers == 1:
@@ -75,6 +88,16 @@ def run_ray(
     """Map over ``items`` with ``workers`` Ray actors (a local Ray if ``address`` is None).
 
     An actor that dies is replaced, and its item runs once more before it is failed (as a local worker's).
+
+    Args:
+        init: Builds an actor's state, once per actor: ``init(*init_args)``; picklable.
+        init_args: The arguments of ``init``.
+        work: ``work(state, item)``, the result of one item; an exception is a failed :class:`Outcome`.
+        items: ``(index, item)`` pairs, read one at a time as actors become free.
+        on_result: Called in this process with each item's :class:`Outcome` as it finishes.
+        workers: Ray actors (one CPU each); also the CPUs of a local Ray started here.
+        address: Address of the Ray cluster to join; None starts a local Ray (shut down again at the end). Unused
+            when Ray is already initialized in this process.
     """
     ray = require("ray", "ray[default]", "--executor ray")
     started_here = not ray.is_initialized()

@@ -79,6 +79,9 @@ class HazardRequest:
 def chosen_scenarios(request: HazardRequest) -> list[Scenario]:
     """The scenarios to run, in library order (all of them for no name or ``all``; none for ``none``).
 
+    Args:
+        request: The hazard run; its ``library`` is read and its ``scenarios`` names chosen from it.
+
     Raises:
         InputError: An unknown name (the message lists the library's).
     """
@@ -93,7 +96,15 @@ def chosen_scenarios(request: HazardRequest) -> list[Scenario]:
 
 
 def run_hazards(request: HazardRequest) -> Path:
-    """Run every campaign (skipping the stored cases on resume), then the detector; the tables' path."""
+    """Run every campaign (skipping the stored cases on resume), then the detector; the tables' path.
+
+    Args:
+        request: What to run: the fault-free campaign, then one per chosen scenario, under ``request.out_dir``.
+
+    Raises:
+        InputError: An unknown scenario, an ``out_dir`` that is not empty without ``resume``, a margin not above 1,
+            a calibration that is no campaign run directory, or a mitigated run without thresholds.
+    """
     scenarios = chosen_scenarios(request)
     if request.out_dir.exists() and not request.resume and any(request.out_dir.iterdir()):
         raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
@@ -159,7 +170,13 @@ def _loop_settings(request: HazardRequest) -> DetectorSettings:
 
 
 def analyse(request: HazardRequest, scenarios: list[Scenario]) -> Path:
-    """The detector over the stored runs of ``request.out_dir``; writes and returns ``hazards.sqlite``."""
+    """The detector over the stored runs of ``request.out_dir``; writes and returns ``hazards.sqlite``.
+
+    Args:
+        request: The hazard run: its configuration, run directory, thresholds (or margin and calibration to derive
+            them) and whether it was mitigated.
+        scenarios: The scenarios whose runs are judged after the fault-free one, in this order.
+    """
     config = load_config(request.config_path)
     kinematics = RobotConfig.from_config(config["robot"]).kinematics
     period_s = 1.0 / config["planning"]["sampling_rate_hz"].to_float(exclusive_minimum=0.0)

@@ -79,7 +79,12 @@ class CaseDetection:
 
 
 def record_pairs(db: ResultsDB, kinematics: Kinematics) -> Iterator[tuple[str, TrajectoryRecord, TrajectoryRecord]]:
-    """``(outcome, physical, virtual)`` of every case of ``db`` that has both records."""
+    """``(outcome, physical, virtual)`` of every case of ``db`` that has both records.
+
+    Args:
+        db: A campaign run's results.
+        kinematics: The robot's kinematics, to rebuild compact stored records.
+    """
     robots = db.trajectory_robots()
     for case in db.cases():
         if {"physical", "virtual"} <= set(robots.get(case.test_id, ())):
@@ -88,7 +93,17 @@ def record_pairs(db: ResultsDB, kinematics: Kinematics) -> Iterator[tuple[str, T
 
 
 def derive_settings(db: ResultsDB, kinematics: Kinematics, margin: float) -> DetectorSettings:
-    """Thresholds from the fault-free run ``db``: each quantity's largest value over its cases times ``margin``."""
+    """Thresholds from the fault-free run ``db``: each quantity's largest value over its cases times ``margin``.
+
+    Args:
+        db: The results of a fault-free campaign run with the virtual and physical records.
+        kinematics: The robot's kinematics, to rebuild compact stored records.
+        margin: The factor above the largest fault-free value, > 1.
+
+    Raises:
+        InputError: A quantity without a finite fault-free value (e.g. no case with both records), or a margin not
+            above 1.
+    """
     tips, joints, residuals, progress = [], [], [], []
     for _, physical, virtual in record_pairs(db, kinematics):
         tip_m, joint, residual_m = deviations(physical, virtual)
@@ -117,6 +132,17 @@ def judge_run(
     ``clean``: test id -> properties of the physical robot that hold in the fault-free run. ``warn`` gets, per
     case, why the scenario may not have done what it says there (``case_warnings``: a trigger that never fired,
     e.g. a stage the case never reached; a window longer than the case).
+
+    Args:
+        db: The results of the campaign run of ``scenario``.
+        kinematics: The robot's kinematics, to rebuild compact stored records.
+        scenario: The scenario the run injected; None for the fault-free run (no windows).
+        settings: The detector's thresholds.
+        clean: Test id -> properties of the physical robot that hold in the fault-free run.
+        warn: Called with one line per warning; None: no warnings.
+
+    Returns:
+        The case rows, and the window rows as ``(scenario name, test id, verdict)``.
     """
     name = scenario.name if scenario is not None else FAULT_FREE
     violated: dict[str, set[str]] = {}
@@ -173,7 +199,11 @@ def _case_row(
 
 
 def holding_properties(db: ResultsDB) -> dict[str, set[str]]:
-    """Test id -> properties of the physical robot that hold in the run ``db``."""
+    """Test id -> properties of the physical robot that hold in the run ``db``.
+
+    Args:
+        db: A campaign run's results (its verdicts are read).
+    """
     holds: dict[str, set[str]] = {}
     for v in db.verdicts():
         if v.robot == "physical" and v.status == "holds":
@@ -207,6 +237,15 @@ def write_tables(
     """(Re)write the detection tables of ``path`` (a hazard run's analysis is recomputed from its records).
 
     ``period_s``: the control cycle [s] (the setpoint period), kept with the thresholds.
+
+    Args:
+        path: The hazard tables file (``RUN/hazards.sqlite``), replaced whole.
+        scenarios: The scenarios run, for the ``scenarios`` table.
+        settings: The detector's thresholds, for the ``thresholds`` table.
+        source: Where the thresholds came from (set, derived from which run and margin), kept with each.
+        cases: One row per case and scenario, for the ``detection`` table.
+        windows: ``(scenario name, test id, verdict)`` per injected window, for the ``windows`` table.
+        period_s: The control cycle [s].
     """
     fresh = path.with_name(f".{path.name}.partial")  # written whole, then renamed: a damaged old file is replaced
     with guarded(path, "writing the detection tables"):
@@ -314,7 +353,16 @@ class ScenarioSummary:
 
 
 def summarize(path: Path) -> list[ScenarioSummary]:
-    """One row per scenario of the hazard tables in ``path``, in the order of its ``scenarios`` (fault-free first)."""
+    """One row per scenario of the hazard tables in ``path``, in the order of its ``scenarios`` (fault-free first).
+
+    A scenario without a judged case has no row.
+
+    Args:
+        path: The hazard tables file (``RUN/hazards.sqlite``).
+
+    Raises:
+        StoreDamagedError: The file is damaged or has no ``period_s`` threshold.
+    """
     remedy = _remedy(path)
     with closing(connect(path, read_only=True, remedy=remedy)) as db, guarded(path, "reading", remedy):
         problems = integrity_problems(db)

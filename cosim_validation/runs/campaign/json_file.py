@@ -17,7 +17,11 @@ from cosim_validation.runs.campaign.stores import write_text
 
 
 def jsonable(value: Any) -> Any:
-    """Plain JSON values: numpy scalars and arrays as Python ones, NaN and infinities as None."""
+    """Plain JSON values: numpy scalars and arrays as Python ones, NaN and infinities as None.
+
+    Args:
+        value: A value, or dicts, lists and tuples of them (nested); dict keys become strings, tuples lists.
+    """
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -34,6 +38,10 @@ def jsonable(value: Any) -> Any:
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented strict JSON, atomically (a failed write leaves the old file whole).
 
+    Args:
+        path: The JSON file to (re)write.
+        data: What to write, made plain by :func:`jsonable`.
+
     Raises:
         StoreError: The file cannot be written (naming it: a full disk, permissions).
     """
@@ -42,6 +50,10 @@ def write_json(path: Path, data: Any) -> None:
 
 def read_json(path: Path, remedy: str = "") -> dict[str, Any]:
     """Read a JSON object (``remedy``: what to do if it is damaged).
+
+    Args:
+        path: The JSON file.
+        remedy: What the user should do if the file is damaged, for the error's message.
 
     Raises:
         StoreError: The file cannot be read, is not JSON, or holds no object (naming it).

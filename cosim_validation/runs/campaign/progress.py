@@ -8,7 +8,11 @@ from typing import TextIO
 
 
 def format_duration(seconds: float) -> str:
-    """``1h02m``, ``4m05s`` or ``12s``."""
+    """``1h02m``, ``4m05s`` or ``12s``.
+
+    Args:
+        seconds: The duration [s], rounded to whole seconds; a negative one shows as ``0s``.
+    """
     s = round(max(seconds, 0.0))
     if s >= 3600:
         return f"{s // 3600}h{(s % 3600) // 60:02d}m"
@@ -63,7 +67,11 @@ class Progress:
         )
 
     def advance(self, failed: bool = False) -> None:
-        """One more item finished."""
+        """One more item finished.
+
+        Args:
+            failed: Whether the item failed (counted among the failures shown).
+        """
         self.done += 1
         self.failed += int(failed)
         now = time.monotonic()

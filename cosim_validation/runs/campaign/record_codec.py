@@ -60,7 +60,11 @@ def _unpack(deltas: np.ndarray, step: float, base: np.ndarray | None = None) -> 
 
 
 def is_plan(record: TrajectoryRecord) -> bool:
-    """Whether the record is an expected trajectory whose measured joints and actual tip are the plan's."""
+    """Whether the record is an expected trajectory whose measured joints and actual tip are the plan's.
+
+    Args:
+        record: A trajectory record of any robot.
+    """
     return (
         record.robot is RobotRole.EXPECTED
         and np.array_equal(record.q_setpoint, record.q_measured)
@@ -69,7 +73,12 @@ def is_plan(record: TrajectoryRecord) -> bool:
 
 
 def encode_record(record: TrajectoryRecord) -> bytes:
-    """Compact bytes of ``record`` (see the module docstring for what is kept and how)."""
+    """Compact bytes of ``record`` (see the module docstring for what is kept and how).
+
+    Args:
+        record: The record to store; its joints in [rad] (or [m] for a prismatic joint), positions in [m],
+            times in [s].
+    """
     plan = is_plan(record)
     header = {
         "format": FORMAT,

@@ -10,7 +10,12 @@ from cosim_validation.runs.campaign.results_db import KpiRow, VerdictRow
 
 
 def verdict_row(test_id: str, verdict: Verdict) -> VerdictRow:
-    """The database row of one verdict (NaN margins and times become NULL when stored)."""
+    """The database row of one verdict (NaN margins and times become NULL when stored).
+
+    Args:
+        test_id: The case's test id, the row's key.
+        verdict: The monitor's verdict on one property for one robot.
+    """
     return VerdictRow(
         test_id=test_id,
         robot=verdict.robot.label,
@@ -25,13 +30,22 @@ def verdict_row(test_id: str, verdict: Verdict) -> VerdictRow:
 
 
 def kpi_row(test_id: str, kpi: Kpi) -> KpiRow:
-    """The database row of one KPI; the whole-case value has stage ``case``."""
+    """The database row of one KPI; the whole-case value has stage ``case``.
+
+    Args:
+        test_id: The case's test id, the row's key.
+        kpi: The monitor's KPI for one robot (and one stage, or the whole case).
+    """
     stage = "case" if kpi.stage is Stage.NONE else kpi.stage.label
     return KpiRow(test_id=test_id, robot=kpi.robot.label, name=kpi.name, stage=stage, value=kpi.value, unit=kpi.unit)
 
 
 def verdict_from_row(row: VerdictRow) -> Verdict:
-    """The :class:`Verdict` of a stored row (NULL margin or time become NaN)."""
+    """The :class:`Verdict` of a stored row (NULL margin or time become NaN).
+
+    Args:
+        row: A row of the ``verdicts`` table.
+    """
     return Verdict(
         property=row.property,
         robot=RobotRole.parse(row.robot),

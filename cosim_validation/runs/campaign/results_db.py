@@ -225,6 +225,14 @@ class ResultsDB:
     ) -> ResultsDB:
         """Create (or, with ``resume``, reopen) a database for a run described by ``meta``.
 
+        A resumed database that is damaged is salvaged first (:attr:`salvaged` says what was kept).
+
+        Args:
+            path: The ``results.sqlite`` file; must not exist unless ``resume``, must exist with it.
+            meta: The run's metadata (JSON-able values by key), stored in the ``meta`` table.
+            resume: Reopen the file of the same run and keep its cases.
+            encoder: How trajectories are stored (None: full :meth:`TrajectoryRecord.to_bytes`).
+
         Raises:
             InputError: The file exists and ``resume`` is false, or it belongs to another run (one of its
                 ``_RUN_KEYS`` meta differs: suite, configuration, controller, backends, filters, detector...).
@@ -346,7 +354,14 @@ class ResultsDB:
 
     @_guard("storing trajectories")
     def add_trajectories(self, test_id: str, records: Sequence[TrajectoryRecord]) -> None:
-        """Store the trajectories of a case stored earlier (a session rebuilds them from its bag)."""
+        """Store the trajectories of a case stored earlier (a session rebuilds them from its bag).
+
+        A robot's trajectory already stored for the case is replaced.
+
+        Args:
+            test_id: The stored case's test id.
+            records: Its records, one per robot.
+        """
         with self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?)",
@@ -404,7 +419,16 @@ class ResultsDB:
 
     @_guard("reading a trajectory")
     def trajectory(self, test_id: str, robot: str, kinematics: Kinematics | None = None) -> TrajectoryRecord:
-        """The stored trajectory of one robot in one case (``kinematics`` rebuilds compact records)."""
+        """The stored trajectory of one robot in one case (``kinematics`` rebuilds compact records).
+
+        Args:
+            test_id: The case's test id.
+            robot: The robot's label (``expected``, ``virtual``, ``physical``).
+            kinematics: The run's nominal arm and needle; needed for compact records only.
+
+        Raises:
+            InputError: No such trajectory, or a compact record without ``kinematics``.
+        """
         row = self._db.execute(
             "SELECT record FROM trajectories WHERE test_id = ? AND robot = ?", (test_id, robot)
         ).fetchone()
@@ -421,7 +445,12 @@ class ResultsDB:
         return out
 
     def trajectories(self, robot: str, kinematics: Kinematics | None = None) -> Iterator[TrajectoryRecord]:
-        """Every stored trajectory of ``robot``, in case order (``kinematics`` rebuilds compact records)."""
+        """Every stored trajectory of ``robot``, in case order (``kinematics`` rebuilds compact records).
+
+        Args:
+            robot: The robot's label (``expected``, ``virtual``, ``physical``).
+            kinematics: The run's nominal arm and needle; needed for compact records only.
+        """
         sql = (
             "SELECT t.test_id, t.record FROM trajectories t JOIN cases c USING (test_id) "
             "WHERE t.robot = ? ORDER BY c.case_index"
@@ -437,11 +466,21 @@ class ResultsDB:
 
     @_guard("querying")
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """The rows of a read-only query (aggregates over a run of any size)."""
+        """The rows of a read-only query (aggregates over a run of any size).
+
+        Args:
+            sql: The SQL query, with ``?`` placeholders.
+            params: The values of the placeholders.
+        """
         return self._db.execute(sql, params).fetchall()
 
     def frame(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        """The rows of a read-only query as a pandas DataFrame (for reports over 100,000 cases)."""
+        """The rows of a read-only query as a pandas DataFrame (for reports over 100,000 cases).
+
+        Args:
+            sql: The SQL query, with ``?`` placeholders.
+            params: The values of the placeholders.
+        """
         import pandas as pd
 
         try:

@@ -46,6 +46,13 @@ class RunDirectory:
     ) -> RunDirectory:
         """Lock ``out`` (created if absent), create or resume its database, copy the suites into it.
 
+        Args:
+            out: The run directory.
+            meta: The run's metadata, stored in (or, on resume, checked against) its results database.
+            resume: Reopen the stored run and keep its cases; False: ``results.sqlite`` must not exist yet.
+            suites: ``(suite, its file)`` pairs; each file not yet there is copied to ``suites/<suite_id>.parquet``.
+            command: What writes the directory (e.g. ``cosim campaign``), for the message another writer gets.
+
         Raises:
             InputError: ``out`` is a file or cannot be created, another process writes it, or the database
                 belongs to another run (see :meth:`ResultsDB.create`).

@@ -16,11 +16,15 @@ def summarize(db: ResultsDB) -> dict[str, Any]:
     Every number is an SQL aggregate, so the summary of a 200,000-case run takes seconds and little
     memory (no row is loaded as a Python object).
 
+    Args:
+        db: The run's results database.
+
     Returns:
         JSON-ready mapping: ``run`` (meta), ``cases`` (by outcome), ``properties`` (per property and robot:
         holds / violated / unknown over the completed cases, and ``stopped``: the verdicts of cases stopped before
         their end, counted apart), ``safety`` (the safety property's violations per robot), ``kpis``
-        (whole-case KPIs per robot: n, mean, max, unit), ``timing`` (wall time per case).
+        (whole-case KPIs per robot: n, mean, max, unit), ``timing`` (wall time per case), and ``failures`` and
+        ``aborted`` (the first 10 cases of each outcome, with their messages).
     """
     meta = db.meta()
     outcomes = dict(db.query("SELECT outcome, COUNT(*) FROM cases GROUP BY outcome ORDER BY outcome"))
@@ -88,12 +92,21 @@ def _kpis(db: ResultsDB) -> list[dict[str, Any]]:
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
-    """Write ``summary`` as strict JSON (NaN becomes null)."""
+    """Write ``summary`` as strict JSON (NaN becomes null).
+
+    Args:
+        path: The ``summary.json`` file, replaced atomically.
+        summary: The summary, as :func:`summarize` gives it.
+    """
     write_json(path, summary)
 
 
 def read_summary(path: Path, remedy: str = "") -> dict[str, Any]:
     """Read a ``summary.json`` (``remedy``: what to do if it is damaged).
+
+    Args:
+        path: The ``summary.json`` file.
+        remedy: What the user should do if the file is damaged, for the error's message.
 
     Raises:
         StoreError: It cannot be read or is no JSON object (naming the file).

@@ -105,7 +105,13 @@ def _then(remedy: str) -> str:
 
 @contextlib.contextmanager
 def guarded(path: str | Path, doing: str, remedy: str = "") -> Iterator[None]:
-    """Turn a failure of the store at ``path`` inside the block into a :class:`StoreError` (see :func:`store_error`)."""
+    """Turn a failure of the store at ``path`` inside the block into a :class:`StoreError` (see :func:`store_error`).
+
+    Args:
+        path: The store's file, named by the error.
+        doing: What the block does (e.g. ``reading``), named by the error.
+        remedy: What the user should do about damage, beyond the generic advice.
+    """
     try:
         yield
     except (sqlite3.Error, OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -116,6 +122,12 @@ def connect(path: str | Path, *, create: bool = False, read_only: bool = False, 
     """Open an SQLite store (``create``: it may be new; ``read_only``: never written through this connection).
 
     A lock held by another process fails an operation after :data:`BUSY_TIMEOUT_S`.
+
+    Args:
+        path: The database file.
+        create: The file may be missing (SQLite creates it); False: a missing file is an error.
+        read_only: Open it read-only (``mode=ro``).
+        remedy: What the user should do if the file is damaged, for the error's message.
 
     Raises:
         StoreError: The file is missing (unless ``create``), cannot be opened, or is not an SQLite database.
@@ -137,6 +149,10 @@ def connect(path: str | Path, *, create: bool = False, read_only: bool = False, 
 def read_json(path: str | Path, remedy: str = "") -> dict[str, Any]:
     """Read a JSON object.
 
+    Args:
+        path: The JSON file.
+        remedy: What the user should do if the file is damaged, for the error's message.
+
     Raises:
         StoreError: The file cannot be read, is not JSON, or holds no JSON object.
     """
@@ -152,6 +168,10 @@ def read_json(path: str | Path, remedy: str = "") -> dict[str, Any]:
 
 def write_text(path: str | Path, text: str) -> None:
     """Write ``text`` atomically: the old file stays whole if the write fails (a full disk).
+
+    Args:
+        path: The file to (re)write; a temporary ``.NAME.partial`` beside it is renamed over it.
+        text: The whole content, written as UTF-8.
 
     Raises:
         StoreError: The file cannot be written.

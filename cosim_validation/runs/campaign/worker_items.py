@@ -51,6 +51,10 @@ def init_worker(init: Callable[..., Any], init_args: Sequence[Any]) -> None:
     """Build the worker's state; a failure is kept (and reported with every item), never raised here.
 
     Raised in a pool process, it would print a traceback and end the worker; the caller gets it instead.
+
+    Args:
+        init: Builds the state: ``init(*init_args)``.
+        init_args: The arguments of ``init``.
     """
     _STATE.pop("setup_error", None)
     try:
@@ -60,7 +64,16 @@ def init_worker(init: Callable[..., Any], init_args: Sequence[Any]) -> None:
 
 
 def call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]:
-    """Run one item on this worker's state."""
+    """Run one item on this worker's state.
+
+    Args:
+        work: ``work(state, item)``; an exception it raises becomes the outcome's ``error`` (its traceback).
+        index: The item's index, kept in the outcome.
+        item: The item handed to ``work``.
+
+    Returns:
+        The item's outcome; with ``setup_error`` set, and ``work`` not called, if :func:`init_worker` failed.
+    """
     if "setup_error" in _STATE:
         return Outcome(index, None, setup_error=_STATE["setup_error"])
     try:
@@ -70,7 +83,12 @@ def call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]
 
 
 def death_reason(exitcode: int | None) -> str:
-    """How a worker process ended, from its exit code (negative: the signal that killed it)."""
+    """How a worker process ended, from its exit code (negative: the signal that killed it).
+
+    Args:
+        exitcode: The process's exit code: negative for the signal that killed it; None for a process that has
+            not ended (it stopped answering).
+    """
     if exitcode is None:
         return "stopped answering"
     if exitcode < 0:
@@ -94,6 +112,10 @@ class DeathLedger:
     def died(self, index: int, reason: str) -> Outcome[Any] | None:
         """Record that the worker running item ``index`` died (``reason``: :func:`death_reason`).
 
+        Args:
+            index: The index of the item the worker was running.
+            reason: How the worker ended, e.g. from :func:`death_reason`.
+
         Returns:
             None if the item is to run again in a fresh worker, else its failed outcome.
         """
@@ -108,6 +130,10 @@ class DeathLedger:
         return Outcome(index, None, text, worker_died=True)
 
     def came_back(self, outcome: Outcome[Any]) -> Outcome[Any]:
-        """``outcome`` as handed over: marked ``retried`` if a worker died running it before."""
+        """``outcome`` as handed over: marked ``retried`` if a worker died running it before.
+
+        Args:
+            outcome: The outcome a worker gave back for an item.
+        """
         reasons = self._deaths.get(outcome.index)
         return replace(outcome, retried=", then ".join(reasons)) if reasons and not outcome.worker_died else outcome

@@ -106,7 +106,15 @@ class WorkerPool:
         self._workers = [_Worker(self._context, setup) for _ in range(size)]
 
     def run(self, items: Iterator[Job], on_result: Callable[[Outcome[Any]], None]) -> None:
-        """Run every item; hand each outcome to ``on_result`` as it comes (see the module's doc on Ctrl-C)."""
+        """Run every item; hand each outcome to ``on_result`` as it comes (see the module's doc on Ctrl-C).
+
+        Args:
+            items: ``(index, item)`` pairs, read one at a time as workers become free.
+            on_result: Called with each item's outcome, in index order of the outcomes at hand.
+
+        Raises:
+            WorkerSetupError: More worker processes died while building their state than the pool has workers.
+        """
         while True:
             self._assign(items)
             _hand_over(self._outcomes, on_result)
@@ -118,6 +126,9 @@ class WorkerPool:
         """After Ctrl-C: hand out nothing more, wait for the running items and hand them over.
 
         A worker that dies now loses its item: a resume runs it.
+
+        Args:
+            on_result: Called with each outcome still to hand over, as in :meth:`run`.
         """
         _hand_over(self._outcomes, on_result)
         while self._busy():
@@ -125,7 +136,11 @@ class WorkerPool:
             _hand_over(self._outcomes, on_result)
 
     def close(self, graceful: bool = True) -> None:
-        """End every worker (``graceful``: let an idle one exit by itself first)."""
+        """End every worker (``graceful``: let an idle one exit by itself first).
+
+        Args:
+            graceful: Ask each worker to exit and wait up to 10 s before terminating it; False terminates at once.
+        """
         for worker in self._workers:
             worker.stop(graceful)
 
@@ -195,7 +210,14 @@ def _hand_over(outcomes: list[Outcome[Any]], on_result: Callable[[Outcome[Any]],
 
 
 def run_pool(setup: Setup, items: Iterator[Job], on_result: Callable[[Outcome[Any]], None], workers: int) -> None:
-    """Run ``items`` on a :class:`WorkerPool` of ``workers`` processes, ending them however the run ends."""
+    """Run ``items`` on a :class:`WorkerPool` of ``workers`` processes, ending them however the run ends.
+
+    Args:
+        setup: ``(init, init_args, work)``: each worker calls ``init(*init_args)`` once, then ``work(state, item)``.
+        items: ``(index, item)`` pairs, read one at a time as workers become free.
+        on_result: Called in this process with each item's outcome.
+        workers: Worker processes.
+    """
     pool = WorkerPool(setup, workers)
     try:
         pool.run(items, on_result)

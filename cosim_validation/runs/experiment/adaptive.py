@@ -50,7 +50,12 @@ ADAPTIVE: dict[bool, AdaptiveSpec] = {
 
 
 def refine(status: dict[Cube, bool]) -> list[Cube]:
-    """Cubes to refine: violating ones, and ones whose status differs from a face neighbour's (sorted)."""
+    """Cubes to refine: violating ones, and ones whose status differs from a face neighbour's (sorted).
+
+    Args:
+        status: Whether each cube of one round is violating, by cube index (i, j, k) at that round's
+            granularity; cubes without a completed case are absent (an absent neighbour does not differ).
+    """
     chosen = set()
     for cube, violating in status.items():
         if violating:
@@ -107,7 +112,18 @@ def _round_suite(maker: SuiteMaker, spec: AdaptiveSpec, level: int, parents: lis
 
 
 def run_adaptive(spec: AdaptiveSpec, options: RunOptions, progress: TextIO | None = sys.stderr) -> dict[str, Any]:
-    """Adaptive rounds, then the uniform grid and random baselines at the same budget; the comparison."""
+    """Adaptive rounds, then the uniform grid and random baselines at the same budget; the comparison.
+
+    Args:
+        spec: Region, start granularity [m], rounds and case budget (:data:`ADAPTIVE`).
+        options: How the campaigns run; each round's and baseline's suite and run directory go into
+            ``options.out_dir / "adaptive"``.
+        progress: Where the campaigns' progress lines go (a text stream), or None for none.
+
+    Returns:
+        ``budget_cases`` (the cases the rounds ran), ``finest_granularity_mm`` [mm], ``rounds`` (one entry per
+        round), and the tallies ``adaptive``, ``uniform_grid`` and ``random``.
+    """
     folder = options.out_dir / "adaptive"
     check_out_dir(options.out_dir, options.resume, folder / "round-0" / "results.sqlite", resume_needs_run=False)
     maker = SuiteMaker.from_config(options.config_path)
@@ -175,7 +191,12 @@ def _uniform_granularity(maker: SuiteMaker, spec: AdaptiveSpec, budget: int) -> 
 
 
 def evenly(n: int, budget: int) -> np.ndarray:
-    """(n,) bool: ``min(n, budget)`` of n items, evenly spaced (first and last included)."""
+    """(n,) bool: ``min(n, budget)`` of n items, evenly spaced (first and last included).
+
+    Args:
+        n: How many items there are.
+        budget: How many to keep at most.
+    """
     keep = np.zeros(n, dtype=bool)
     keep[np.unique(np.linspace(0, n - 1, min(n, budget)).round().astype(int))] = True
     return keep

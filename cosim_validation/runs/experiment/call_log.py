@@ -58,6 +58,12 @@ def earlier_calls(out_dir: Path, resume: bool, results_path: Path) -> list[dict[
     """The calls recorded before this one (none unless ``resume``).
 
     An ``experiment.json`` written before calls were recorded counts as one ended call.
+
+    Args:
+        out_dir: The experiment's output directory (its ``experiment.json``).
+        resume: Whether this call resumes the experiment (``--resume``).
+        results_path: The results database of the experiment's campaign; a call that was killed is measured
+            from it.
     """
     path = out_dir / EXPERIMENT_FILE
     if not resume or not path.is_file():
@@ -69,7 +75,12 @@ def earlier_calls(out_dir: Path, resume: bool, results_path: Path) -> list[dict[
 
 
 def summed_wall_s(calls: list[dict[str, Any]]) -> dict[str, float]:
-    """Wall time per phase [s] summed over ``calls`` (``total`` included)."""
+    """Wall time per phase [s] summed over ``calls`` (``total`` included).
+
+    Args:
+        calls: The calls as ``experiment.json`` keeps them, each with a ``wall_s`` mapping of phase -> [s]
+            (None values are skipped).
+    """
     sums: dict[str, float] = {}
     for call in calls:
         for phase, seconds in dict(call.get("wall_s", {})).items():

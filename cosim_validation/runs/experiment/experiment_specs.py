@@ -61,6 +61,12 @@ EXPERIMENTS: dict[tuple[str, bool], ExperimentSpec] = {
 def experiment_spec(name: str, quick: bool, granularities_mm: tuple[float, ...] | None = None) -> ExperimentSpec:
     """The definition of experiment ``name`` (``--quick`` or full), optionally at other granularities [mm].
 
+    Args:
+        name: ``rq1``, ``rq2`` or ``rq3``.
+        quick: The ``--quick`` version (minutes on 2 cores) instead of the full one.
+        granularities_mm: Cube edges [mm] in place of the definition's, in any order (they are sorted coarse
+            to fine); None: the definition's.
+
     Raises:
         InputError: Unknown experiment, or granularities for RQ3 or not > 0.
     """

@@ -74,6 +74,12 @@ def make_suites(
 
     A random suite has as many cases as the grid suite of its granularity ([Actuators 2025]'s comparison), or
     ``spec.random_cases`` without granularities (RQ3).
+
+    Args:
+        spec: The experiment.
+        maker: The generator, with the configuration's anatomy and ``testgen`` section.
+        folder: Where the suites are written (``<method>-<granularity>mm.parquet``; RQ3: ``random.parquet``).
+        reuse: Read a suite that is in ``folder`` already back instead of generating it (a resume).
     """
     folder.mkdir(parents=True, exist_ok=True)
     paths, records = [], []
@@ -148,6 +154,11 @@ def run_experiment(
 ) -> ExperimentOutcome:
     """Run ``spec`` into ``options.out_dir`` and write ``experiment.json``.
 
+    Args:
+        spec: The experiment (:func:`~cosim_validation.runs.experiment.experiment_specs.experiment_spec`).
+        options: How the campaign runs, the output directory, whether to resume, and RQ3's error model.
+        progress: Where the campaigns' progress lines go (a text stream), or None for none.
+
     Raises:
         InputError, ConfigError: Bad options or configuration (as ``cosim campaign``), or an output
             directory that does not fit ``resume`` (:func:`check_out_dir`).
@@ -203,7 +214,12 @@ def run_experiment(
 
 
 def errors_request(request: CampaignRequest, options: RunOptions) -> CampaignRequest:
-    """The same suites on the virtual robot behind the ``errors`` filter of ``options.errors_model``."""
+    """The same suites on the virtual robot behind the ``errors`` filter of ``options.errors_model``.
+
+    Args:
+        request: The experiment's campaign request; its suites and settings are kept.
+        options: The experiment's options: the output directory, ``resume`` and ``errors_model`` (not None).
+    """
     out = options.out_dir / ERRORS_RUN
     model = FilterSpec(RobotRole.VIRTUAL, "errors", f"model={options.errors_model}")
     resume = options.resume and (out / RESULTS_FILE).is_file()
@@ -212,6 +228,10 @@ def errors_request(request: CampaignRequest, options: RunOptions) -> CampaignReq
 
 def check_errors_model(spec: ExperimentSpec, options: RunOptions) -> None:
     """Refuse ``--errors`` for another experiment than RQ3, or a model the virtual robot cannot load, before any work.
+
+    Args:
+        spec: The experiment.
+        options: Its options; nothing is checked when ``options.errors_model`` is None.
 
     Raises:
         InputError, ModelFileError: As above.
@@ -231,5 +251,9 @@ def check_errors_model(spec: ExperimentSpec, options: RunOptions) -> None:
 
 
 def read_results(out_dir: Path) -> dict[str, Any]:
-    """The ``experiment.json`` of an output directory."""
+    """The ``experiment.json`` of an output directory.
+
+    Args:
+        out_dir: The experiment's output directory.
+    """
     return read_json(out_dir / EXPERIMENT_FILE)

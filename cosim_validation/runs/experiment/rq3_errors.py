@@ -39,6 +39,11 @@ def _row(d: Deviation, label: str) -> dict[str, Any]:
 def table_4_with_errors(run_dir: Path, errors_run_dir: Path) -> dict[str, Any]:
     """Table 4 (virtual, physical, virtual + injected errors) over the cases collision-free in both runs.
 
+    Args:
+        run_dir: The experiment's campaign run directory (the virtual and the physical robot).
+        errors_run_dir: The run directory of the same suites on the virtual robot with the injected errors
+            (:data:`ERRORS_RUN` inside the experiment's output directory).
+
     Returns:
         ``cases`` (how many), ``rows`` (one per robot, as the report's Table 4), and ``goal``: per statistic
         (``mean``, ``p95``) the injected and physical tip deviation [mm], their relative difference and whether
@@ -69,7 +74,11 @@ def table_4_with_errors(run_dir: Path, errors_run_dir: Path) -> dict[str, Any]:
 
 
 def goal_lines(answer: dict[str, Any]) -> list[str]:
-    """The comparison with the issue's goal, for people."""
+    """The comparison with the issue's goal, for people.
+
+    Args:
+        answer: :func:`table_4_with_errors`' data (tip deviations in [mm]).
+    """
     lines = [f"Table 4 over the {answer['cases']} cases collision-free in both runs (tip deviation [mm]):"]
     for row in answer["rows"]:
         tip = row["tip_mm"]

@@ -27,16 +27,29 @@ class SuiteMaker:
 
     @classmethod
     def from_config(cls, path: Path) -> SuiteMaker:
-        """Load the configuration's anatomy and ``testgen`` section."""
+        """Load the configuration's anatomy and ``testgen`` section.
+
+        Args:
+            path: The case-study configuration file.
+        """
         config = load_case_config(path)
         return cls(config, load_anatomy(config["anatomy"]), load_testgen_config(config["testgen"]))
 
     def make(self, request: TestgenRequest) -> tuple[Suite, SuiteMetrics]:
-        """A suite and its coverage metrics from the project's generator."""
+        """A suite and its coverage metrics from the project's generator.
+
+        Args:
+            request: Method, cube edge [m], targets per cube, count, region and seed of the suite.
+        """
         return generate_suite(self.scene, self.testgen, request)
 
     def generate(self, request: TestgenRequest, path: Path) -> Suite:
-        """Generate a suite and write it to ``path``."""
+        """Generate a suite and write it to ``path``.
+
+        Args:
+            request: As :meth:`make` takes it.
+            path: The Parquet file to write.
+        """
         suite, _ = self.make(request)
         suite.write(path)
         return suite

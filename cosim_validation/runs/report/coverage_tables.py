@@ -78,7 +78,14 @@ def _side(run: RunData, suite: dict[str, Any], violated: Any) -> dict[str, Any]:
 
 
 def coverage_tables(run: RunData) -> list[CoverageTable]:
-    """Tables 2/3 of a campaign (empty for a run without grid or random suites)."""
+    """Tables 2/3 of a campaign (empty for a run without grid or random suites).
+
+    Also empty when no robot has a verdict of the run's safety property.
+
+    Args:
+        run: The run; its suites' metadata give the coverage columns, the safety verdicts of its primary robot the
+            error-triggering ones.
+    """
     if run.primary_robot is None:
         return []
     violated = run.violated()

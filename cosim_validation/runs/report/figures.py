@@ -21,7 +21,11 @@ _MAX_FACES = 3000
 
 
 def png(fig: Figure) -> bytes:
-    """The figure as PNG bytes."""
+    """The figure as PNG bytes.
+
+    Args:
+        fig: The figure, saved at 100 dpi with a tight bounding box.
+    """
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     return buffer.getvalue()
@@ -69,7 +73,15 @@ def targets_3d(
     targets: Mapping[str, MeshArrays],
     title: str,
 ) -> bytes:
-    """Target points by class (label -> ((n, 3) points [m], colour)) with the organs, from two views (Figs 7, 8)."""
+    """Target points by class (label -> ((n, 3) points [m], colour)) with the organs, from two views (Figs 7, 8).
+
+    Args:
+        points_m: Per class label, the (n, 3) points in base_link [m] and their matplotlib colour; an empty class is
+            left out of the plot.
+        obstacles: Per name, a forbidden region's mesh: (V, 3) vertices in base_link [m] and (F, 3) faces; drawn red.
+        targets: Per name, a target model's mesh, as ``obstacles``; drawn green.
+        title: The figure's title.
+    """
     fig = Figure(figsize=(12, 5.5))
     everything = [p for p, _ in points_m.values() if len(p)] + [m[0] for m in obstacles.values()]
     bounds_mm = 1e3 * np.concatenate(everything) if everything else np.zeros((1, 3))
@@ -92,6 +104,9 @@ def cube_frechet_figure(cubes: Sequence[CubeFrechet]) -> bytes:
     """Figure 6: per granularity, the min / mean / max Fréchet distance of the tip paths within each cube [mm].
 
     One panel per compared part (source to target, injection only).
+
+    Args:
+        cubes: The measured cubes, of every part and granularity, distances in [m].
     """
     parts = list(dict.fromkeys(c.part for c in cubes))
     fig = Figure(figsize=(6.5 * len(parts), 4.5))
@@ -126,7 +141,12 @@ def _frechet_boxes(ax: Any, cubes: Sequence[CubeFrechet]) -> None:
 
 
 def depth_histograms(groups: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
-    """Figure 9: distance to the target model's boundary [m] of violating vs normal cases, one panel per group."""
+    """Figure 9: distance to the target model's boundary [m] of violating vs normal cases, one panel per group.
+
+    Args:
+        groups: Per group name (a generator), the (v,) target depths of the violating cases and the (k,) target
+            depths of the normal cases [m]; drawn in [mm].
+    """
     fig = Figure(figsize=(5.5 * max(len(groups), 1), 4))
     for k, (name, (violating, normal)) in enumerate(groups.items()):
         ax = fig.add_subplot(1, max(len(groups), 1), k + 1)
@@ -142,7 +162,13 @@ def depth_histograms(groups: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> byt
 
 
 def tip_deviation_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]], ylabel: str) -> bytes:
-    """Figure 10: a deviation per case (label -> ((n,) case indices, (n,) values [m])) as points [mm]."""
+    """Figure 10: a deviation per case (label -> ((n,) case indices, (n,) values [m])) as points [mm].
+
+    Args:
+        series: Per label, the (n,) case indices and the (n,) deviations [m] (n >= 1); a label starting with
+            ``virtual``, ``physical`` or ``expected`` takes that robot's colour.
+        ylabel: The y axis label (the values are drawn in [mm]).
+    """
     fig = Figure(figsize=(10, 4))
     ax = fig.add_subplot(1, 1, 1)
     colors = {"virtual": GREEN, "physical": RED, "expected": BLUE}

@@ -41,7 +41,14 @@ JUMP = "sudden_jump"
 
 
 def hazard_tables(run_dir: Path) -> Path | None:
-    """``hazards.sqlite`` of the run: beside its results, or of the hazard campaign it is a part of."""
+    """``hazards.sqlite`` of the run: beside its results, or of the hazard campaign it is a part of.
+
+    Args:
+        run_dir: The run directory; a hazard campaign's run is ``RUN/runs/<name>``, its tables ``RUN/hazards.sqlite``.
+
+    Returns:
+        The tables' file, or None if there is none.
+    """
     for candidate in (run_dir / HAZARDS_FILE, run_dir.parent.parent / HAZARDS_FILE):
         if candidate.is_file() and (candidate.parent == run_dir or run_dir.parent.name == "runs"):
             return candidate
@@ -49,7 +56,14 @@ def hazard_tables(run_dir: Path) -> Path | None:
 
 
 def hazards(run: RunData) -> Section:
-    """The detection table per scenario, and joint 1 of robot and model around the sudden jumps (Fig. 4)."""
+    """The detection table per scenario, and joint 1 of robot and model around the sudden jumps (Fig. 4).
+
+    Args:
+        run: The run; a section saying why is returned when it has no hazard tables (:func:`hazard_tables`).
+
+    Raises:
+        StoreError: The hazard tables cannot be read or are damaged.
+    """
     s = Section("hazards", "Hazard detection: scenarios, rate, latency, false alarms ([Li et al. 2016])")
     path = hazard_tables(run.run_dir)
     if path is None:

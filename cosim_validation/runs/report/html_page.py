@@ -26,7 +26,13 @@ p.missing { color: #8a6d3b; background: #fcf8e3; padding: 0.5em 0.8em; border-le
 
 
 def cell(value: Any) -> str:
-    """A table cell's text: numbers with 4 significant digits (integers as they are), None/NaN as '-'."""
+    """A table cell's text: numbers with 4 significant digits (integers as they are), None/NaN as '-'.
+
+    Floats of magnitude 1e5 and above are shown without decimals, infinities as '-', booleans as yes / no.
+
+    Args:
+        value: The cell's value: a number, a boolean, None, or anything shown as its ``str``.
+    """
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     if isinstance(value, bool):
@@ -48,6 +54,12 @@ def table(
 
     ``groups`` (label, columns spanned) adds a header row above; empty ``headers`` make a key-value table without a
     header.
+
+    Args:
+        headers: The column headers; all empty strings: no header row.
+        rows: The rows, one value per column, each shown by :func:`cell` (escaped).
+        table_id: The table's HTML id; "" for none.
+        groups: ``(label, columns spanned)`` of a header row above ``headers``; empty: none.
     """
     body = []
     for row in rows:
@@ -66,7 +78,13 @@ def table(
 
 
 def figure(png: bytes, caption: str, figure_id: str) -> str:
-    """A figure with its PNG inline (data URI)."""
+    """A figure with its PNG inline (data URI).
+
+    Args:
+        png: The image's PNG bytes.
+        caption: The caption, also the image's alt text.
+        figure_id: The figure's HTML id (an anchor).
+    """
     data = base64.b64encode(png).decode("ascii")
     return (
         f'<figure id="{html.escape(figure_id)}"><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
@@ -75,7 +93,12 @@ def figure(png: bytes, caption: str, figure_id: str) -> str:
 
 
 def paragraph(text: str, missing: bool = False) -> str:
-    """A paragraph; ``missing`` marks what a run could not show, and why."""
+    """A paragraph; ``missing`` marks what a run could not show, and why.
+
+    Args:
+        text: The paragraph's text (escaped).
+        missing: Style it as a note on what is missing.
+    """
     css = ' class="missing"' if missing else ""
     return f"<p{css}>{html.escape(text)}</p>"
 
@@ -91,7 +114,14 @@ class Section:
     available: bool = True
 
     def missing(self, reason: str) -> Section:
-        """Mark the section as not available in this run, saying why."""
+        """Mark the section as not available in this run, saying why.
+
+        Args:
+            reason: Why, kept in ``data["reason"]`` and shown as a note.
+
+        Returns:
+            The section itself.
+        """
         self.available = False
         self.data["reason"] = reason
         self.parts.append(paragraph(f"Not available in this run: {reason}", missing=True))
@@ -103,7 +133,13 @@ class Section:
 
 
 def page(title: str, intro: str, sections: Sequence[Section]) -> str:
-    """The whole HTML document."""
+    """The whole HTML document.
+
+    Args:
+        title: The page's title and heading.
+        intro: HTML shown under the heading (not escaped).
+        sections: The sections in order, each linked from the navigation bar by its title (up to a colon).
+    """
     nav = "".join(f'<a href="#{s.section_id}">{html.escape(s.title.split(":")[0])}</a>' for s in sections)
     body = "".join(s.render() for s in sections)
     return (

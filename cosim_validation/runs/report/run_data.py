@@ -86,7 +86,12 @@ class RunData:
         return next((r for r in ("virtual", "physical", "expected") if r in have), None)
 
     def violated(self, robot: str | None = None) -> pd.Series:
-        """Per case (index test_id, every case): whether the safety property is violated on ``robot``."""
+        """Per case (index test_id, every case): whether the safety property is violated on ``robot``.
+
+        Args:
+            robot: ``expected``, ``virtual`` or ``physical``; None: :attr:`primary_robot`. A case without that
+                robot's verdict counts as not violated.
+        """
         robot = robot or self.primary_robot
         rows = self.verdicts[(self.verdicts["property"] == self.safety_property) & (self.verdicts["robot"] == robot)]
         flags = rows.set_index("test_id")["status"].eq("violated")
@@ -139,7 +144,15 @@ class RunData:
             return None
 
     def trajectory(self, test_id: str, robot: str) -> TrajectoryRecord:
-        """One stored trajectory."""
+        """One stored trajectory.
+
+        Args:
+            test_id: The case's test id.
+            robot: ``expected``, ``virtual`` or ``physical``.
+
+        Raises:
+            InputError: No such trajectory stored, or a compact one without the run's robot model.
+        """
         return self.db.trajectory(test_id, robot, self.kinematics)
 
     def completed(self) -> pd.DataFrame:
@@ -147,7 +160,12 @@ class RunData:
         return self.cases[self.cases["outcome"] == "completed"]
 
     def points_m(self, which: str, test_ids: Any = None) -> np.ndarray:
-        """(n, 3) ``source`` or ``target`` points of the cases ``test_ids`` (default all) in base_link [m]."""
+        """(n, 3) ``source`` or ``target`` points of the cases ``test_ids`` (default all) in base_link [m].
+
+        Args:
+            which: ``source`` or ``target``.
+            test_ids: Test ids (or a boolean mask) selecting rows of :attr:`cases`; None: every case.
+        """
         frame = self.cases if test_ids is None else self.cases.loc[test_ids]
         return np.asarray(frame[[f"{which}_{a}_m" for a in "xyz"]].to_numpy(dtype=np.float64))
 
@@ -158,6 +176,9 @@ class RunData:
 
 def load_run(run_dir: str | Path) -> RunData:
     """Open a run directory.
+
+    Args:
+        run_dir: A campaign's or session's run directory, holding ``results.sqlite``.
 
     Raises:
         InputError: Not a directory, or no (readable) ``results.sqlite`` in it.

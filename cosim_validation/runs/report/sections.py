@@ -32,7 +32,11 @@ def _scaled(value: float | None, unit: str) -> tuple[float | None, str]:
 
 
 def overview(run: RunData) -> Section:
-    """What ran: the run's settings, outcomes and refusal reasons."""
+    """What ran: the run's settings, outcomes and refusal reasons.
+
+    Args:
+        run: The run (campaign or session): its meta, cases and anatomy repairs are shown.
+    """
     s = Section("run", "Run")
     m = run.meta
     rows = [
@@ -123,7 +127,11 @@ VERDICT_COLUMNS = ("property", "robot", "holds", "violated", "unknown", "in stop
 
 
 def properties(run: RunData) -> Section:
-    """Verdicts per property and robot (of the completed cases; the stopped cases' apart), and whole-case KPIs."""
+    """Verdicts per property and robot (of the completed cases; the stopped cases' apart), and whole-case KPIs.
+
+    Args:
+        run: The run: its verdicts and whole-case KPIs are counted.
+    """
     s = Section("properties", "Properties and KPIs")
     if not len(run.verdicts):
         return s.missing("no verdicts stored")
@@ -166,7 +174,11 @@ def properties(run: RunData) -> Section:
 
 
 def coverage(run: RunData) -> Section:
-    """Tables 2 and 3."""
+    """Tables 2 and 3.
+
+    Args:
+        run: The run; a campaign with grid or random suites gets the tables (see :func:`coverage_tables`).
+    """
     s = Section("tables-2-3", "Tables 2 and 3: coverage and error-triggering, grid vs random")
     tables = coverage_tables(run)
     if not tables:
@@ -198,7 +210,12 @@ def _no_coverage_reason(run: RunData) -> str:
 
 
 def frechet_cubes(run: RunData, max_cubes: int) -> Section:
-    """Figure 6."""
+    """Figure 6.
+
+    Args:
+        run: The run; the tip paths of its virtual robot (else its plans) in the grid suites' cubes are compared.
+        max_cubes: At most this many cubes per granularity are measured, evenly spaced in cube order.
+    """
     s = Section("figure-6", "Figure 6: Fréchet distance between trajectories within each cube, by granularity")
     robot = "virtual" if "virtual" in run.robots() else "expected"
     cubes, eligible = cube_frechet(run, robot, max_cubes)
@@ -233,7 +250,12 @@ def _meshes(run: RunData) -> tuple[dict[str, figures.MeshArrays], dict[str, figu
 
 
 def targets_by_verdict(run: RunData) -> Section:
-    """Figure 7 (targets coloured by verdict, with the heart) and Figure 8 (grid vs random targets)."""
+    """Figure 7 (targets coloured by verdict, with the heart) and Figure 8 (grid vs random targets).
+
+    Args:
+        run: The run: its cases' targets [m] in base_link, coloured by the primary robot's safety verdict; the
+            anatomy comes from its configuration.
+    """
     s = Section("figures-7-8", "Figures 7 and 8: targets by verdict and by generator, with the forbidden region")
     if not len(run.cases):
         return s.missing("no cases")
@@ -268,7 +290,12 @@ def targets_by_verdict(run: RunData) -> Section:
 
 
 def depth(run: RunData) -> Section:
-    """Figure 9."""
+    """Figure 9.
+
+    Args:
+        run: The run: the target depths of its completed cases, per generator, split by the primary robot's
+            safety verdict.
+    """
     s = Section("figure-9", "Figure 9: distance to the model boundary of violating vs normal cases")
     done = run.completed()
     if not len(done) or run.primary_robot is None:
@@ -299,7 +326,11 @@ def depth(run: RunData) -> Section:
 
 
 def tip_deviation(run: RunData) -> Section:
-    """Figure 10."""
+    """Figure 10.
+
+    Args:
+        run: The run; its whole-case targeting-error KPIs of the virtual and physical robots are drawn.
+    """
     s = Section("figure-10", "Figure 10: needle-tip deviation per case")
     rows = run.kpis[(run.kpis["stage"] == "case") & run.kpis["value"].notna() & (run.kpis["robot"] != "expected")]
     series = {}
@@ -324,7 +355,12 @@ def tip_deviation(run: RunData) -> Section:
 
 
 def virtual_vs_physical(run: RunData, max_cases: int) -> Section:
-    """Figure 11 and Table 4 (over at most ``max_cases`` collision-free cases, evenly spaced)."""
+    """Figure 11 and Table 4 (over at most ``max_cases`` collision-free cases, evenly spaced).
+
+    Args:
+        run: The run; its stored expected, virtual and physical trajectories are compared.
+        max_cases: At most this many collision-free cases are pooled, evenly spaced in case order.
+    """
     s = Section("figure-11-table-4", "Figure 11 and Table 4: expected vs virtual vs physical")
     ids = collision_free(run)
     if len(ids) > max_cases:

@@ -21,7 +21,15 @@ SOURCE_TO_TARGET = (Stage.APPROACH, Stage.INJECTION)
 
 
 def tip_path_m(record: TrajectoryRecord, stages: tuple[Stage, ...] | None = SOURCE_TO_TARGET) -> np.ndarray:
-    """(m, 3) needle-tip positions [m] (actual where known, else forward kinematics) during ``stages`` (None: all)."""
+    """(m, 3) needle-tip positions [m] in base_link during ``stages`` (None: all).
+
+    The actual tip if the record holds one in any sample (NaN in the samples where it is not known), else the
+    forward kinematics tip.
+
+    Args:
+        record: One robot's trajectory of a case.
+        stages: The stages whose samples are kept, in record order; None keeps every sample.
+    """
     tip = record.actual_tip_pos_m if record.has_actual_tip else record.tip_pos_m
     if stages is None:
         return np.asarray(tip)
@@ -135,7 +143,16 @@ def _stats(values: np.ndarray) -> dict[str, float]:
 
 
 def record_deviation(record: TrajectoryRecord, expected: TrajectoryRecord) -> tuple[np.ndarray, np.ndarray]:
-    """(n, J) joint deviations [rad] and (n,) tip deviations [m] of ``record`` from ``expected`` (nearest time)."""
+    """(n, J) joint deviations and (n,) tip deviations [m] of ``record`` from ``expected`` (nearest time).
+
+    The joint deviations are ``|q_measured - q_expected|`` in [rad], or [m] for a prismatic joint; the tip of
+    ``record`` is its actual tip if it holds one in any sample, else its forward kinematics tip.
+
+    Args:
+        record: An executed robot's trajectory, n samples, J joints.
+        expected: The expected trajectory of the same case (same joints); each sample of ``record`` is paired with
+            the expected sample nearest in time.
+    """
     pair = align_expected(record.t_s, expected.t_s)
     joints = np.abs(record.q_measured - expected.q_measured[pair])
     tip = record.actual_tip_pos_m if record.has_actual_tip else record.tip_pos_m
@@ -146,6 +163,11 @@ def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("vi
     """Table 4 over ``test_ids`` for each robot with trajectories there.
 
     Revolute joints in degrees, prismatic joints in millimetres (joint types from the run's robot model).
+
+    Args:
+        run: The run; its robot model tells the joint types (all revolute without one).
+        test_ids: The cases pooled; for each robot, those with both its and the expected trajectory stored.
+        robots: The executed robots compared with the expected trajectory; one without a case is left out.
     """
     out = []
     stored = run.trajectory_robots
@@ -172,7 +194,11 @@ def deviations(run: RunData, test_ids: list[str], robots: tuple[str, ...] = ("vi
 
 
 def collision_free(run: RunData) -> list[str]:
-    """Completed cases where no robot, the plan included, violates the safety property ([Actuators 2025], 5.2.4)."""
+    """Completed cases where no robot, the plan included, violates the safety property ([Actuators 2025], 5.2.4).
+
+    Args:
+        run: The run; the safety verdicts of every robot with verdicts count.
+    """
     done = run.completed().index
     bad = np.zeros(len(done), dtype=bool)
     for robot in run.robots():
@@ -181,7 +207,16 @@ def collision_free(run: RunData) -> list[str]:
 
 
 def representative_case(run: RunData, test_ids: list[str], robot: str) -> str | None:
-    """The case whose maximum tip deviation on ``robot`` is the median among ``test_ids`` (Figure 11)."""
+    """The case whose maximum tip deviation on ``robot`` is the median among ``test_ids`` (Figure 11).
+
+    The deviation is the whole-case KPI ``actual_deviation_p2t_max``, else ``deviation_p2t_max``; without either the
+    first of ``test_ids`` is taken (None if there is none).
+
+    Args:
+        run: The run, for its KPIs.
+        test_ids: The candidate cases.
+        robot: ``virtual`` or ``physical``.
+    """
     rows = run.kpis[(run.kpis["robot"] == robot) & (run.kpis["stage"] == "case")]
     for name in ("actual_deviation_p2t_max", "deviation_p2t_max"):
         values = rows[rows["name"] == name].set_index("test_id")["value"].reindex(test_ids).dropna()
@@ -192,7 +227,13 @@ def representative_case(run: RunData, test_ids: list[str], robot: str) -> str | 
 
 
 def stage_spans(record: TrajectoryRecord) -> list[tuple[float, float, str]]:
-    """(start [s], end [s], stage name) of each run of equal stages in ``record``."""
+    """(start [s], end [s], stage name) of each run of equal stages in ``record``.
+
+    A stage ends at the first sample of the next one (the last at the record's last sample).
+
+    Args:
+        record: A trajectory with at least one sample.
+    """
     change = np.flatnonzero(np.diff(record.stage.astype(np.int16))) + 1
     starts = np.concatenate([[0], change])
     ends = np.concatenate([change, [record.n_samples - 1]])
@@ -203,5 +244,9 @@ def stage_spans(record: TrajectoryRecord) -> list[tuple[float, float, str]]:
 
 
 def as_dict(item: Any) -> dict[str, Any]:
-    """Plain values of a result dataclass (for summary.json)."""
+    """Plain values of a result dataclass (for summary.json).
+
+    Args:
+        item: A dataclass instance (e.g. :class:`Deviation`); its tuple fields become lists.
+    """
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(item).items()}

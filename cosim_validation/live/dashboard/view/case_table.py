@@ -13,7 +13,11 @@ COLUMNS = ("case", "target [mm]", "outcome", "progress", "violated")
 
 
 def case_cells(case: CaseView) -> tuple[str, str, str, str, str]:
-    """The row of a case: id, target in mm, outcome, progress in %, violated properties."""
+    """The row of a case: id, target in mm, outcome, progress in %, violated properties.
+
+    Args:
+        case: The case the row describes.
+    """
     target = case.info.target_m
     target_mm = " ".join(f"{v * 1000:.0f}" for v in target) if all(v == v for v in target) else "?"
     violated = sorted({f"{v.property}@{v.robot.label}" for v in case.violations()})
@@ -21,7 +25,11 @@ def case_cells(case: CaseView) -> tuple[str, str, str, str, str]:
 
 
 def make_case_table(parent: Any = None) -> Any:
-    """A read-only QTableWidget with the case columns; rows are filled by :func:`fill_case_table`."""
+    """A read-only QTableWidget with the case columns; rows are filled by :func:`fill_case_table`.
+
+    Args:
+        parent: The table's parent QWidget, or None.
+    """
     qt = load_qt()
     table = qt.QtWidgets.QTableWidget(0, len(COLUMNS), parent)
     table.setObjectName("case_table")
@@ -35,7 +43,13 @@ def make_case_table(parent: Any = None) -> Any:
 
 
 def fill_case_table(table: Any, model: DashboardModel, selected: str) -> None:
-    """Rewrite the rows from ``model`` (one per case, in start order); highlight ``selected``."""
+    """Rewrite the rows from ``model`` (one per case, in start order); highlight ``selected``.
+
+    Args:
+        table: The QTableWidget made by :func:`make_case_table`.
+        model: The dashboard's model, whose cases are listed.
+        selected: Test id of the case to select (highlight); "" for none.
+    """
     qt = load_qt()
     cases = sorted(model.cases.values(), key=lambda c: c.info.t_ns)  # start order, whatever the arrival order
     table.blockSignals(True)

@@ -141,7 +141,11 @@ class DashboardWidget:
         return model.cases[self._selected]
 
     def select_case(self, test_id: str) -> None:
-        """Show ``test_id`` (stops following the running case)."""
+        """Show ``test_id`` (stops following the running case).
+
+        Args:
+            test_id: Test id of a case of the model; an unknown id raises ``InputError``.
+        """
         if test_id not in self.model.cases:
             raise InputError(f"no case {test_id!r}; cases: {', '.join(self.model.cases) or 'none yet'}")
         self._selected = test_id
@@ -159,7 +163,11 @@ class DashboardWidget:
 
     # ------------------------------------------------------------------ live feed
     def attach_queue(self, events: queue.SimpleQueue[Any]) -> None:
-        """Drain ``events`` (DashboardEvent objects put by ROS threads) into the model every REFRESH_MS."""
+        """Drain ``events`` (DashboardEvent objects put by ROS threads) into the model every REFRESH_MS.
+
+        Args:
+            events: Thread-safe queue the ROS subscriptions put ``DashboardEvent`` objects into.
+        """
         self._queue = events
         self._timer.start()
 
@@ -175,7 +183,11 @@ class DashboardWidget:
         self.refresh()
 
     def set_max_points(self, max_points: int) -> None:
-        """Draw at most ``max_points`` per series (>= 2)."""
+        """Draw at most ``max_points`` per series (>= 2).
+
+        Args:
+            max_points: Most points drawn per series by the deviation plot and the path views (>= 2).
+        """
         if max_points < 2:
             raise InputError(f"max_points must be >= 2, got {max_points}")
         self.deviation_plot.max_points = max_points
@@ -189,7 +201,11 @@ class DashboardWidget:
 
     # ------------------------------------------------------------------ drawing
     def refresh(self, force: bool = False) -> None:
-        """Redraw the panels if the model or the shown case changed."""
+        """Redraw the panels if the model or the shown case changed.
+
+        Args:
+            force: Redraw even if nothing changed.
+        """
         model, case = self.model, self.shown_case()
         key = (id(model), model.revision, case.test_id if case else "", self.follow)
         if key == self._drawn and not force:
@@ -218,7 +234,11 @@ class DashboardWidget:
         )
 
     def save_png(self, path: str | Path) -> Path:
-        """Render the dashboard (off-screen works) into a PNG file and return its path."""
+        """Render the dashboard (off-screen works) into a PNG file and return its path.
+
+        Args:
+            path: The PNG file to write (overwritten); its folder must exist.
+        """
         path = Path(path)
         self.refresh(force=True)
         self._qt.QtWidgets.QApplication.processEvents()

@@ -56,7 +56,11 @@ class PlayerBar:
         self.sync()
 
     def seek(self, t_s: float) -> None:
-        """Move the cursor to ``t_s`` seconds after the bag's start and redraw."""
+        """Move the cursor to ``t_s`` seconds after the bag's start and redraw.
+
+        Args:
+            t_s: Cursor position in seconds after the bag's first event, in [s]; clamped to the bag.
+        """
         self.player.seek(t_s)
         self.sync()
         self._on_change()

@@ -41,7 +41,11 @@ class StageStrip:
         self._drawn: object = None
 
     def update(self, case: CaseView | None) -> None:
-        """Draw the stage spans of ``case`` (nothing if None)."""
+        """Draw the stage spans of ``case`` (nothing if None).
+
+        Args:
+            case: The case shown, or None.
+        """
         spans = case.stage_spans() if case else []
         key = (case.test_id if case else "", tuple(spans))
         if key == self._drawn:
@@ -86,7 +90,11 @@ class DeviationPlot:
         }
 
     def update(self, case: CaseView | None) -> None:
-        """Set each robot's curve from ``case`` (decimated: min-max buckets above ``max_points``)."""
+        """Set each robot's curve from ``case`` (decimated: min-max buckets above ``max_points``).
+
+        Args:
+            case: The case shown, or None (the curves are cleared).
+        """
         for robot, curve in self.curves.items():
             t_s, dev_m = case.deviation(robot) if case else (np.empty(0), np.empty(0))
             keep = minmax_decimate(dev_m, self.max_points)
@@ -115,7 +123,12 @@ class PathView:
         self._anatomy_drawn: tuple[str, ...] = ()
 
     def update(self, model: DashboardModel, case: CaseView | None) -> None:
-        """Draw the anatomy outlines once, then ``case``'s paths (every k-th sample) and target."""
+        """Draw the anatomy outlines once, then ``case``'s paths (every k-th sample) and target.
+
+        Args:
+            model: The dashboard's model, whose anatomy is outlined (drawn again only when its model names change).
+            case: The case shown, or None (the paths and the target are cleared).
+        """
         self._draw_anatomy(model)
         columns = [AXIS_INDEX[a] for a in self.axes]
         for robot, curve in self.curves.items():

@@ -20,7 +20,11 @@ NS_PER_S = 1e9
 
 
 def verdict_cells(row: VerdictRow) -> tuple[str, ...]:
-    """One verdict row as the table shows it."""
+    """One verdict row as the table shows it.
+
+    Args:
+        row: The verdict to show.
+    """
     t = row.first_violation_time_s
     return (
         row.property,
@@ -34,7 +38,12 @@ def verdict_cells(row: VerdictRow) -> tuple[str, ...]:
 
 
 def make_table(columns: Sequence[str], name: str) -> Any:
-    """A read-only QTableWidget with ``columns``."""
+    """A read-only QTableWidget with ``columns``.
+
+    Args:
+        columns: The column headers.
+        name: The table's Qt object name (a key of ``DashboardWidget.panels``).
+    """
     qt = load_qt()
     table = qt.QtWidgets.QTableWidget(0, len(columns))
     table.setObjectName(name)
@@ -46,7 +55,13 @@ def make_table(columns: Sequence[str], name: str) -> Any:
 
 
 def fill_rows(table: Any, rows: Sequence[Sequence[str]], backgrounds: Sequence[tuple[int, int, int]]) -> None:
-    """Rewrite ``table`` with ``rows`` of text, each with its background colour."""
+    """Rewrite ``table`` with ``rows`` of text, each with its background colour.
+
+    Args:
+        table: The QTableWidget to fill; its row count is set to ``len(rows)``.
+        rows: The cells' text, one sequence per row.
+        backgrounds: One RGB background colour (0..255 each) per row, as many as ``rows``.
+    """
     qt = load_qt()
     table.setRowCount(len(rows))
     for r, (cells, color) in enumerate(zip(rows, backgrounds, strict=True)):
@@ -61,14 +76,25 @@ def fill_rows(table: Any, rows: Sequence[Sequence[str]], backgrounds: Sequence[t
 
 
 def fill_verdicts(table: Any, case: CaseView | None) -> None:
-    """The verdicts of ``case``: violated first (highlighted), then the others by property and robot."""
+    """The verdicts of ``case``: violated first (highlighted), then the others by property and robot.
+
+    Args:
+        table: The verdict table (made with ``VERDICT_COLUMNS``).
+        case: The case shown, or None (the table is emptied).
+    """
     rows = case.verdict_rows() if case else []
     colors = [VIOLATED_BG if r.status == 2 else UNKNOWN_BG if r.status == 0 else (255, 255, 255) for r in rows]
     fill_rows(table, [verdict_cells(r) for r in rows], colors)
 
 
 def fill_alerts(states: Any, alerts: Any, model: DashboardModel) -> None:
-    """The latest value of every state (diagnostics, extra state topics) and the alert log, newest first."""
+    """The latest value of every state (diagnostics, extra state topics) and the alert log, newest first.
+
+    Args:
+        states: The state table (made with ``STATE_COLUMNS``).
+        alerts: The alert table (made with ``ALERT_COLUMNS``); times are seconds since the earliest case start.
+        model: The dashboard's model, whose states and alert log are shown.
+    """
     ordered = sorted(model.states.values(), key=lambda s: (s.topic, s.name))
     fill_rows(states, [(s.topic, s.name, s.value) for s in ordered], [LEVEL_BG[min(s.level, 2)] for s in ordered])
     newest = list(reversed(model.alerts))

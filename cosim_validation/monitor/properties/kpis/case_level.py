@@ -42,7 +42,15 @@ def _bounds(node: f.Formula, env: Env) -> tuple[float, float]:
 def case_level_verdict(
     prop: CompiledProperty, values: Mapping[str, KpiValue], block: Block, robot: RobotRole, context: MonitorContext
 ) -> Verdict:
-    """The verdict of a property over KPIs; its violation is dated at the latest sample the KPIs used."""
+    """The verdict of a property over KPIs; its violation is dated at the latest sample the KPIs used.
+
+    Args:
+        prop: A compiled property over KPIs (``prop.compiled.case_level``).
+        values: The run's whole-case KPI values by name (:func:`whole_case`); every KPI the property names.
+        block: The robot's samples of the whole run, n >= 1 (the violation's time and stage are read from it).
+        robot: Which robot the verdict is about.
+        context: The monitor context the property was compiled against.
+    """
     unit = prop.compiled.unit
     used = [values[name] for name in sorted(prop.compiled.kpis)]
     for value in used:
@@ -58,7 +66,16 @@ def case_level_verdict(
 def run_kpis(
     specs: Sequence[KpiSpec], block: Block, robot: RobotRole, context: MonitorContext, expected: Block | None
 ) -> list[KpiValue]:
-    """The KPIs that apply to ``robot`` (the plan is not compared with itself, but is its own target source)."""
+    """The KPIs that apply to ``robot`` (the plan is not compared with itself, but is its own target source).
+
+    Args:
+        specs: KPI definitions.
+        block: The robot's samples (a whole run).
+        robot: Which robot; for EXPECTED the KPIs that compare with the plan are left out.
+        context: The monitor context (target point, joint types).
+        expected: The expected (planned) samples, for deviation KPIs and the plan's target; None: not known.
+            Ignored for EXPECTED, whose own ``block`` is its plan.
+    """
     if robot is RobotRole.EXPECTED:
         expected = block
     applicable = [s for s in specs if not (robot is RobotRole.EXPECTED and s.needs_expected)]
@@ -66,10 +83,18 @@ def run_kpis(
 
 
 def whole_case(values: Sequence[KpiValue]) -> dict[str, KpiValue]:
-    """KPI values by name (the whole-case value for per-stage KPIs such as duration)."""
+    """KPI values by name (the whole-case value for per-stage KPIs such as duration).
+
+    Args:
+        values: The KPI values of one run, as :func:`run_kpis` gives them.
+    """
     return {v.kpi.name: v for v in values if v.kpi.stage is Stage.NONE}
 
 
 def kpis_of(values: Sequence[KpiValue]) -> list[Kpi]:
-    """The plain KPI results."""
+    """The plain KPI results.
+
+    Args:
+        values: The KPI values of one run, as :func:`run_kpis` gives them.
+    """
     return [v.kpi for v in values]

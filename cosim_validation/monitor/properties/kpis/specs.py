@@ -82,7 +82,11 @@ class KpiSpec:
 
 
 def parse_kpis(node: ConfigNode | None) -> tuple[KpiSpec, ...]:
-    """KPI specs from the ``kpis`` mapping of a properties file (None: no KPIs)."""
+    """KPI specs from the ``kpis`` mapping of a properties file (None: no KPIs).
+
+    Args:
+        node: The ``kpis`` mapping: KPI name -> ``kind`` and optional ``signal`` and ``stages``; None: no KPIs.
+    """
     if node is None:
         return ()
     specs = []
@@ -113,12 +117,28 @@ class KpiValue:
 
 
 def positions(block: Block, signal: str) -> np.ndarray:
-    """(n, 3) tip positions of ``block`` for ``signal`` (tip or actual_tip) [m]."""
+    """(n, 3) tip positions of ``block`` for ``signal`` (tip or actual_tip) [m].
+
+    Args:
+        block: n samples of one robot.
+        signal: ``tip`` (forward kinematics of the measured joints); anything else: ``actual_tip`` (tracker or
+            ground truth, NaN where unknown).
+
+    Returns:
+        The positions in base_link, shape (n, 3), in [m].
+    """
     return block.tip_pos_m if signal == "tip" else block.actual_tip_pos_m
 
 
 def plan_target(expected: Block | None) -> np.ndarray | None:
-    """The expected tip at the plan's last injection sample (where the plan puts the target), if any."""
+    """The expected tip at the plan's last injection sample (where the plan puts the target), if any.
+
+    Args:
+        expected: The expected (planned) samples, or None.
+
+    Returns:
+        The point in base_link, shape (3,), in [m]; None without a plan or an injection sample in it.
+    """
     if expected is not None:
         hits = np.flatnonzero(expected.stage == int(Stage.INJECTION))
         if hits.size:
@@ -127,5 +147,13 @@ def plan_target(expected: Block | None) -> np.ndarray | None:
 
 
 def target_point(context: MonitorContext, expected: Block | None) -> np.ndarray | None:
-    """The case's target: the context's, else :func:`plan_target`."""
+    """The case's target: the context's, else :func:`plan_target`.
+
+    Args:
+        context: The monitor context; its ``target_m`` is used when set.
+        expected: The expected (planned) samples, used when the context has no target; or None.
+
+    Returns:
+        The target in base_link, shape (3,), in [m]; None if neither gives one.
+    """
     return context.target_m if context.target_m is not None else plan_target(expected)

@@ -184,6 +184,13 @@ def compile_formula(
 ) -> Compiled:
     """Resolve names in ``tree`` against ``context`` and check kinds and units.
 
+    Args:
+        name: Property name, for error messages.
+        text: The expression's source text (``tree`` is its parse), for error messages and the atoms' texts.
+        tree: The syntax tree of ``text`` (:func:`~cosim_validation.monitor.properties.language.parser.parse_formula`).
+        context: Joints, obstacles and constants the names resolve against.
+        kpi_units: Unit of every KPI of the set by name (the names ``kpi(name)`` may use); None: no KPIs.
+
     Raises:
         PropertyError: Unknown signal, joint, obstacle, function or domain; wrong argument kinds; mixed units.
     """

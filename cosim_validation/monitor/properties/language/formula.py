@@ -178,7 +178,11 @@ class Until(Formula):
 
 
 def atoms(formula: Formula) -> list[Formula]:
-    """Every leaf (Atom, StageTest, FlagTest, Constant) below ``formula``, depth first."""
+    """Every leaf (Atom, StageTest, FlagTest, Constant) below ``formula``, depth first.
+
+    Args:
+        formula: A compiled formula (a leaf gives itself).
+    """
     kids = formula.children()
     if not kids:
         return [formula]
@@ -186,7 +190,11 @@ def atoms(formula: Formula) -> list[Formula]:
 
 
 def clauses(formula: Formula) -> tuple[Formula, ...]:
-    """The top-level conjuncts of ``formula`` (a forall becomes one clause per instance)."""
+    """The top-level conjuncts of ``formula`` (a forall becomes one clause per instance).
+
+    Args:
+        formula: A compiled formula (anything but an ``and`` is one clause).
+    """
     if isinstance(formula, And):
         return tuple(c for op in formula.operands for c in clauses(op))
     return (formula,)

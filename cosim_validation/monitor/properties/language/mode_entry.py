@@ -35,7 +35,15 @@ class ModeEntry(Term):
         self.rowwise = False
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """The argument's value where the current stay in the mode began, held while in it; NaN outside it."""
+        """The argument's value where the current stay in the mode began, held while in it; NaN outside it.
+
+        Args:
+            env: The samples (``env.block``, n rows, their ``supervisor`` modes) and ``env.state``, which carries
+                the stay and its held value from the previous block and is updated here.
+
+        Returns:
+            float64 values shaped like the argument's: (n,), (n, 3) or (n, 2, 3).
+        """
         value = np.asarray(self.arg.evaluate(env), dtype=np.float64)
         n = value.shape[0]
         out = np.full_like(value, np.nan)

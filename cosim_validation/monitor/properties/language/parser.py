@@ -39,6 +39,10 @@ LEXICON = Lexicon(("->", "<=", ">=", "==", "!=", "<", ">", "(", ")", "[", "]", "
 def tokenize(text: str, name: str = "") -> list[Token]:
     """Split ``text`` into tokens (:mod:`cosim_validation.monitor.tokens`).
 
+    Args:
+        text: The property expression.
+        name: Property name for error messages.
+
     Raises:
         PropertyError: A character that starts no token.
     """

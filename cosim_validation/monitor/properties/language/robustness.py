@@ -22,7 +22,16 @@ Bounds = tuple[np.ndarray, np.ndarray]  # (lo, hi); hi is lo when no sample is u
 
 
 def leaf_bounds(leaf: f.Formula, env: Env) -> tuple[Bounds, np.ndarray]:
-    """Robustness bounds of a leaf on every sample of ``env.block``, and the (n,) mask of NaN samples."""
+    """Robustness bounds of a leaf on every sample of ``env.block``, and the (n,) mask of NaN samples.
+
+    Args:
+        leaf: A leaf of a compiled formula: an Atom, StageTest, FlagTest or Constant.
+        env: The samples (``env.block``, n rows) and the context the leaf is evaluated in.
+
+    Returns:
+        ((lo, hi), nan): (n,) float64 bounds in the leaf's unit (+-inf for conditions; the same array when no
+        sample is unknown) and the (n,) bool mask of the unknown samples.
+    """
     n = env.block.n
     if isinstance(leaf, f.Constant):
         value = np.full(n, np.inf if leaf.value else -np.inf)
@@ -79,7 +88,16 @@ def combine(
     unknowns: Unknowns,
     final: bool = True,
 ) -> Verdict:
-    """The verdict of a property from its clause results (min over clauses)."""
+    """The verdict of a property from its clause results (min over clauses).
+
+    Args:
+        name: Property name.
+        robot: Which robot the verdict is about.
+        unit: Unit of the margin: ``m``, ``rad``, ``s`` or ``1``.
+        results: Results of the property's top-level clauses, at least one.
+        unknowns: Where the first NaN sample was seen (named in the reason when the margin is only a bound).
+        final: False while a live monitor may still change the verdict or the margin.
+    """
     lo = min(r.lo for r in results)
     hi = min(r.hi for r in results)
     nan_note = f"NaN in {unknowns.atom!r} from t={unknowns.time_s:.6g} s" if not math.isnan(unknowns.time_s) else ""
@@ -99,5 +117,13 @@ def combine(
 
 
 def unknown(name: str, robot: RobotRole, unit: str, reason: str, final: bool = True) -> Verdict:
-    """An UNKNOWN verdict with ``reason``."""
+    """An UNKNOWN verdict with ``reason``.
+
+    Args:
+        name: Property name.
+        robot: Which robot the verdict is about.
+        unit: Unit of the property's margin: ``m``, ``rad``, ``s`` or ``1``.
+        reason: Why the property cannot be decided.
+        final: False while a live monitor may still decide it.
+    """
     return Verdict(name, robot, Status.UNKNOWN, math.nan, unit, final=final, reason=reason)

@@ -13,13 +13,21 @@ from cosim_validation.monitor.properties.sample import Block
 
 
 def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
-    """(n, 3) +z axes of (n, 4) wxyz unit quaternions (the needle direction of a tip orientation)."""
+    """(n, 3) +z axes of (n, 4) wxyz unit quaternions (the needle direction of a tip orientation).
+
+    Args:
+        quat_wxyz: Unit quaternions (w, x, y, z), shape (n, 4); the axes are in the quaternions' parent frame.
+    """
     w, x, y, z = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
     return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
 
 
 def z_axis_one(quat_wxyz: np.ndarray) -> np.ndarray:
-    """(3,) +z axis of one (4,) wxyz unit quaternion (same formula as :func:`z_axis`, without array overhead)."""
+    """(3,) +z axis of one (4,) wxyz unit quaternion (same formula as :func:`z_axis`, without array overhead).
+
+    Args:
+        quat_wxyz: One unit quaternion (w, x, y, z), shape (4,).
+    """
     w, x, y, z = (float(v) for v in quat_wxyz)
     return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
 
@@ -41,7 +49,16 @@ class Signal(Term):
         self.uses_expected = self.expected
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """The signal on every sample of the block (or of the expected block), read once per env."""
+        """The signal on every sample of the block (or of the expected block), read once per env.
+
+        Args:
+            env: The robot's samples (``env.block``), the aligned expected ones (``env.expected``, read when
+                ``expected`` is true; must not be None then) and ``env.signals``, the cache of signals read.
+
+        Returns:
+            One row per sample, in the signal's unit: (n,) for scalars, the stage and the supervisor mode,
+            (n, 3) for points and axes in base_link, (n, 2, 3) for the needle.
+        """
         key = (self.name, self.joint, self.expected)
         cached = env.signals.get(key)
         if cached is None:
@@ -108,7 +125,11 @@ class JointLimit(Term):
     unit: str = "rad"
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) the joint's limit on every sample of ``env.block``, in [rad] (or [m] for a prismatic joint)."""
+        """(n,) the joint's limit on every sample of ``env.block``, in [rad] (or [m] for a prismatic joint).
+
+        Args:
+            env: The samples (only their number n is used) and the context whose ``q_lower`` / ``q_upper`` are read.
+        """
         limits = env.context.q_upper if self.upper else env.context.q_lower
         return np.full(env.block.n, float(limits[self.joint]))
 
@@ -121,7 +142,11 @@ class Target(Term):
     unit: str = "m"
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n, 3) the context's target point on every sample of ``env.block`` [m]."""
+        """(n, 3) the context's target point on every sample of ``env.block`` [m].
+
+        Args:
+            env: The samples (only their number n is used) and the context, whose ``target_m`` must be set.
+        """
         assert env.context.target_m is not None
         return np.broadcast_to(env.context.target_m, (env.block.n, 3))
 
@@ -133,7 +158,11 @@ class SelfDistanceTerm(Term):
     unit: str = "m"
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) smallest distance between non-adjacent links [m]; NaN where a joint is unknown."""
+        """(n,) smallest distance between non-adjacent links [m]; NaN where a joint is unknown.
+
+        Args:
+            env: The samples, whose measured joints (n, J) go to the context's ``self_distance`` (which must be set).
+        """
         assert env.context.self_distance is not None
         return _on_known_joints(env.block.q_measured, env.context.self_distance)
 
@@ -149,7 +178,11 @@ class SelfCollisionTerm(Term):
     unit: str = "1"
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) 1.0 where the links touch each other, 0.0 where not; NaN where a joint is unknown."""
+        """(n,) 1.0 where the links touch each other, 0.0 where not; NaN where a joint is unknown.
+
+        Args:
+            env: The samples, whose measured joints (n, J) go to the context's ``self_collision`` (which must be set).
+        """
         assert env.context.self_collision is not None
         return _on_known_joints(env.block.q_measured, env.context.self_collision)
 

@@ -42,22 +42,46 @@ class TermResolver:
         self.per_sample: list[int] = []  # positions of temporal operators and signals (not allowed with kpi())
 
     def error(self, message: str, pos: int) -> PropertyError:
-        """The error ``message`` at position ``pos`` of the expression."""
+        """The error ``message`` at position ``pos`` of the expression.
+
+        Args:
+            message: What is wrong.
+            pos: 0-based character offset of the problem in the expression.
+        """
         return PropertyError(self.name, message, self.text, pos)
 
     # ------------------------------------------------------------------ formulas
     def scalar_pair(self, a: s.Term, b: s.Term, env: dict[str, int | Obstacle], pos: int) -> tuple[t.Term, t.Term]:
-        """``a`` and ``b`` resolved as scalar terms."""
+        """``a`` and ``b`` resolved as scalar terms.
+
+        Args:
+            a: The first syntax term.
+            b: The second syntax term.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+            pos: Position of the predicate in the expression (not used: errors point at the term at fault).
+        """
         return self.term(a, env, kinds=(t.SCALAR,)), self.term(b, env, kinds=(t.SCALAR,))
 
     def unify(self, a: str, b: str, pos: int) -> str:
-        """The common unit of ``a`` and ``b`` ("" adopts the other); an error when they differ."""
+        """The common unit of ``a`` and ``b`` ("" adopts the other); an error when they differ.
+
+        Args:
+            a: A unit (``m``, ``rad``, ``s``, ``1``) or "" (a plain number).
+            b: Another unit or "".
+            pos: 0-based character offset in the expression that the error points at.
+        """
         if a and b and a != b:
             raise self.error(f"units do not match: {a!r} and {b!r}", pos)
         return a or b
 
     def term(self, node: s.Term, env: dict[str, int | Obstacle], kinds: tuple[str, ...] = ()) -> t.Term:
-        """``node`` as a value term, of one of ``kinds`` when given; an error for an obstacle or a joint variable."""
+        """``node`` as a value term, of one of ``kinds`` when given; an error for an obstacle or a joint variable.
+
+        Args:
+            node: The syntax term.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+            kinds: The accepted kinds (``scalar``, ``point``, ``vector``, ``segment``, ...); empty: any.
+        """
         value = self.resolve(node, env)
         if isinstance(value, Obstacle):
             message = f"obstacle {value.name!r} is not a value here (use p2m, safedis or nocollision)"
@@ -69,7 +93,12 @@ class TermResolver:
         return value
 
     def resolve(self, node: s.Term, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
-        """``node`` as a term, a joint index (a bound variable) or an obstacle."""
+        """``node`` as a term, a joint index (a bound variable) or an obstacle.
+
+        Args:
+            node: The syntax term.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+        """
         if isinstance(node, s.Num):
             return t.Const(node.value)
         if isinstance(node, s.Name):
@@ -84,7 +113,12 @@ class TermResolver:
         return self.call(node, env)
 
     def arith(self, node: s.Arith, env: dict[str, int | Obstacle]) -> t.Term:
-        """``+ - * /`` of two scalars, with the unit of the result; an error for units that do not combine."""
+        """``+ - * /`` of two scalars, with the unit of the result; an error for units that do not combine.
+
+        Args:
+            node: The arithmetic syntax node.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+        """
         a = self.term(node.left, env, kinds=(t.SCALAR,))
         b = self.term(node.right, env, kinds=(t.SCALAR,))
         if node.op in "+-":
@@ -98,7 +132,12 @@ class TermResolver:
         return t.Apply(node.op, (a, b), unit=unit)
 
     def resolve_name(self, node: s.Name, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
-        """A name: a bound variable, a signal, the target, a stage or mode, an obstacle or a constant."""
+        """A name: a bound variable, a signal, the target, a stage or mode, an obstacle or a constant.
+
+        Args:
+            node: The name (``tip``, ``expected.tip``, ``injection``, ``heart``, ``delta_m``, ...).
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+        """
         ident = node.ident
         if ident in env:
             return env[ident]
@@ -136,7 +175,16 @@ class TermResolver:
         raise self.error(message, node.pos)
 
     def signal(self, base: str, kind: str, unit: str, joint: int, expected: bool, pos: int) -> t.Term:
-        """The signal ``base`` (of the expected robot when ``expected``), noting what it needs from the context."""
+        """The signal ``base`` (of the expected robot when ``expected``), noting what it needs from the context.
+
+        Args:
+            base: The signal's name without ``expected.``, a key of :data:`signals.SIGNALS`.
+            kind: Its kind (``scalar``, ``point``, ...).
+            unit: Its unit (``m``, ``rad``, ``s``, ``1``).
+            joint: 0-based joint index of an indexed signal; -1 for the others.
+            expected: Whether it is the expected (planned) robot's signal.
+            pos: Position of the name in the expression (not used).
+        """
         if expected:
             self.requires.add("expected")
         if base.startswith("actual_tip"):
@@ -146,7 +194,12 @@ class TermResolver:
         return sig.Signal(base, kind, unit, joint, expected)
 
     def indexed(self, node: s.Index, env: dict[str, int | Obstacle]) -> t.Term:
-        """``name[index]``: a joint limit or an indexed signal of one joint."""
+        """``name[index]``: a joint limit or an indexed signal of one joint.
+
+        Args:
+            node: The indexed syntax node.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+        """
         self.per_sample.append(node.pos)
         base = node.base.ident.removeprefix("expected.")
         if node.base.ident in sig.JOINT_LIMITS:
@@ -160,7 +213,12 @@ class TermResolver:
         return self.signal(base, kind, unit, joint, node.base.ident.startswith("expected."), node.pos)
 
     def joint_index(self, node: s.Index, env: dict[str, int | Obstacle]) -> int:
-        """The 0-based joint index of ``name[index]`` (a literal or a ``forall j in joints`` variable)."""
+        """The 0-based joint index of ``name[index]`` (a literal or a ``forall j in joints`` variable).
+
+        Args:
+            node: The indexed syntax node.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+        """
         index = self.resolve(node.index, env)
         if isinstance(index, t.Const) and float(index.value).is_integer():
             joint = int(index.value)
@@ -177,7 +235,12 @@ class TermResolver:
         return joint
 
     def call(self, node: s.Call, env: dict[str, int | Obstacle]) -> t.Term:
-        """A function call (:data:`FUNCTIONS`), its arguments checked for number and kind."""
+        """A function call (:data:`FUNCTIONS`), its arguments checked for number and kind.
+
+        Args:
+            node: The call syntax node.
+            env: The variables bound by ``forall``: name -> joint index or obstacle.
+        """
         arity = {"dist": 2, "angle": 2, "abs": 1, "x": 1, "y": 1, "z": 1, "p2m": 2, "entry": 2, "kpi": 1}
         if node.func not in arity:
             raise self.error(f"unknown function {node.func!r}; known: {', '.join(FUNCTIONS)}", node.pos)
@@ -213,7 +276,11 @@ class TermResolver:
         return t.Entry(x, stage.stage)
 
     def kpi(self, node: s.Call) -> t.Term:
-        """``kpi(name)``: a KPI of the set, in its unit."""
+        """``kpi(name)``: a KPI of the set, in its unit.
+
+        Args:
+            node: The ``kpi(...)`` call, with one argument (checked by :meth:`call`).
+        """
         arg = node.args[0]
         if not isinstance(arg, s.Name) or arg.ident not in self.kpi_units:
             known = ", ".join(self.kpi_units) or "none"
@@ -222,7 +289,13 @@ class TermResolver:
         return t.KpiTerm(arg.ident, self.kpi_units[arg.ident])
 
     def obstacle_distance(self, x: t.Term, obstacle: Obstacle, node: s.Term) -> t.Term:
-        """The signed distance of ``x`` to ``obstacle`` [m]; 0 when the context has no obstacles."""
+        """The signed distance of ``x`` to ``obstacle`` [m]; 0 when the context has no obstacles.
+
+        Args:
+            x: A point or segment term, in base_link [m].
+            obstacle: The obstacle; name "" when the context has none.
+            node: The syntax term that names the obstacle (its position is noted as a per-sample use).
+        """
         self.per_sample.append(start_of(node))
         if not obstacle.name:
             return t.Const(0.0, unit="m")  # no obstacles in the context: the verdict is UNKNOWN anyway
@@ -230,7 +303,11 @@ class TermResolver:
 
 
 def start_of(node: s.Term | s.Formula) -> int:
-    """The position of ``node`` in the text (of its left operand for arithmetic)."""
+    """The position of ``node`` in the text (of its left operand for arithmetic).
+
+    Args:
+        node: A syntax term or formula.
+    """
     if isinstance(node, s.Arith):
         return start_of(node.left)
     return node.pos
@@ -240,7 +317,12 @@ _BOUNDARY = re.compile(r"\s+(and|or|until|->)\b|\s*->")
 
 
 def snippet(text: str, start: int) -> str:
-    """The source of the atom starting at ``start``: up to its closing parenthesis or the next connective."""
+    """The source of the atom starting at ``start``: up to its closing parenthesis or the next connective.
+
+    Args:
+        text: The property expression.
+        start: 0-based character offset in ``text`` where the atom starts.
+    """
     depth = 0
     for i in range(start, len(text)):
         if text[i] == "(":

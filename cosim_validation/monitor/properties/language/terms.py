@@ -55,18 +55,35 @@ class Term:
     rowwise: bool = True  # each row depends on its own sample only (no memory such as entry())
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """Values on every sample of ``env.block``."""
+        """Values on every sample of ``env.block``.
+
+        Args:
+            env: The samples (``env.block``, n rows), the aligned expected samples, the context and the state.
+
+        Returns:
+            One row per sample: (n,) scalars, flags or stages, (n, 3) points or vectors, (n, 2, 3) segments.
+        """
         raise NotImplementedError
 
     def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
         """Cheap values <= :meth:`evaluate` on every sample, or None if this term has none.
 
-        ``tight``: a tighter, costlier bound where the term has one (e.g. an obstacle's distance grid).
+        Args:
+            env: The samples (``env.block``, n rows) and the context.
+            tight: Whether to give a tighter, costlier bound where the term has one (e.g. an obstacle's distance
+                grid).
+
+        Returns:
+            (n,) lower bounds in the term's unit, or None.
         """
         return None
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
-        """(n, k, 3) points such that the value changes by at most their largest displacement, or None."""
+        """(n, k, 3) points such that the value changes by at most their largest displacement, or None.
+
+        Args:
+            env: The samples (``env.block``, n rows) and the context.
+        """
         return None
 
 
@@ -78,7 +95,11 @@ class Const(Term):
     unit: str = ""
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) the number on every sample of ``env.block``."""
+        """(n,) the number on every sample of ``env.block``.
+
+        Args:
+            env: The samples (only their number n is used).
+        """
         return np.full(env.block.n, self.value)
 
 
@@ -90,7 +111,11 @@ class StageConst(Term):
     kind: str = STAGE
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) uint8 the stage value on every sample of ``env.block``."""
+        """(n,) uint8 the stage value on every sample of ``env.block``.
+
+        Args:
+            env: The samples (only their number n is used).
+        """
         return np.full(env.block.n, int(self.stage), dtype=np.uint8)
 
 
@@ -102,7 +127,11 @@ class ModeConst(Term):
     kind: str = MODE
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) uint8 the supervisor mode value on every sample of ``env.block``."""
+        """(n,) uint8 the supervisor mode value on every sample of ``env.block``.
+
+        Args:
+            env: The samples (only their number n is used).
+        """
         return np.full(env.block.n, int(self.mode), dtype=np.uint8)
 
 
@@ -119,20 +148,36 @@ class Apply(Term):
         self.rowwise = all(a.rowwise for a in self.args)
 
     def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
-        """For ``x - c`` with a constant c: the lower bound of x minus c; None otherwise."""
+        """For ``x - c`` with a constant c: the lower bound of x minus c; None otherwise.
+
+        Args:
+            env: The samples (``env.block``, n rows) and the context.
+            tight: Use x's tighter, costlier bound where it has one.
+        """
         if self.func == "-" and isinstance(self.args[1], Const):
             bound = self.args[0].lower_bound(env, tight)
             return None if bound is None else bound - self.args[1].value
         return None
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
-        """For ``x - c`` with a constant c: the Lipschitz points of x; None otherwise."""
+        """For ``x - c`` with a constant c: the Lipschitz points of x; None otherwise.
+
+        Args:
+            env: The samples (``env.block``, n rows) and the context.
+        """
         if self.func == "-" and isinstance(self.args[1], Const):
             return self.args[0].lipschitz_points(env)
         return None
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """The function of the arguments' values on every sample of ``env.block``."""
+        """The function of the arguments' values on every sample of ``env.block``.
+
+        Args:
+            env: The samples (``env.block``, n rows), the aligned expected samples, the context and the state.
+
+        Returns:
+            (n,) values in the term's unit (``dist``: [m], ``angle``: [rad]).
+        """
         v = [a.evaluate(env) for a in self.args]
         f = self.func
         if f == "dist":
@@ -174,13 +219,25 @@ class ObstacleDistance(Term):
         self.rowwise = self.arg.rowwise
 
     def lipschitz_points(self, env: Env) -> np.ndarray | None:
-        """(n, k, 3) the point (k = 1) or the segment's ends (k = 2) [m]: the distance is 1-Lipschitz in them."""
+        """(n, k, 3) the point (k = 1) or the segment's ends (k = 2) [m]: the distance is 1-Lipschitz in them.
+
+        Args:
+            env: The samples (``env.block``, n rows) the point or segment is evaluated on.
+        """
         # a (signed) distance to a fixed region is 1-Lipschitz in the point, and in the ends of a segment
         value = self.arg.evaluate(env)
         return value.reshape(value.shape[0], -1, 3)
 
     def lower_bound(self, env: Env, tight: bool = False) -> np.ndarray | None:
-        """The obstacle field's lower bound of the distance [m] (tighter with ``tight``), or None without one."""
+        """The obstacle field's lower bound of the distance [m] (tighter with ``tight``), or None without one.
+
+        Args:
+            env: The samples (``env.block``, n rows) and the context holding the obstacle.
+            tight: Use the field's ``point_tight_lower_bound_m`` / ``segment_tight_lower_bound_m`` if it has them.
+
+        Returns:
+            (n,) lower bounds in [m], or None if the field is not a :class:`BoundedDistanceField`.
+        """
         field_ = env.context.obstacles[self.obstacle]
         if not _has_bounds(field_):
             return None
@@ -193,7 +250,11 @@ class ObstacleDistance(Term):
         return (point or field_.point_lower_bound_m)(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) signed distance to the obstacle [m]; NaN where the point or segment is unknown."""
+        """(n,) signed distance to the obstacle [m]; NaN where the point or segment is unknown.
+
+        Args:
+            env: The samples (``env.block``, n rows) and the context holding the obstacle.
+        """
         field_ = env.context.obstacles[self.obstacle]
         value = self.arg.evaluate(env)
         out = np.full(value.shape[0], np.nan)
@@ -217,7 +278,11 @@ class KpiTerm(Term):
     unit: str
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """(n,) the KPI's value of the run on every sample of ``env.block``."""
+        """(n,) the KPI's value of the run on every sample of ``env.block``.
+
+        Args:
+            env: The samples (only their number n is used) and the run's KPI values (``env.kpis``).
+        """
         return np.full(env.block.n, env.kpis[self.name])
 
 
@@ -235,7 +300,15 @@ class Entry(Term):
         self.rowwise = False
 
     def evaluate(self, env: Env) -> np.ndarray:
-        """The value of the argument at the first sample of the stage, held afterwards; NaN before."""
+        """The value of the argument at the first sample of the stage, held afterwards; NaN before.
+
+        Args:
+            env: The samples (``env.block``, n rows, their stages) and ``env.state``, which carries the held value
+                from block to block and is updated here.
+
+        Returns:
+            float64 values shaped like the argument's: (n,), (n, 3) or (n, 2, 3).
+        """
         value = self.arg.evaluate(env)
         out = np.full_like(value, np.nan, dtype=np.float64)
         held = env.state.get(id(self))

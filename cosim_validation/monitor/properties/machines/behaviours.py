@@ -5,8 +5,9 @@ They are [Fabry and Sinclair 2016]'s tests in YAML (docs/SUPERVISOR.md).
 A property set's ``machines:`` lists shipped behaviour machines by name (``config/behaviours/<name>.yaml``) or
 machine files by path (relative to the property file). They run through
 :class:`cosim_validation.monitor.statechart.behaviour.BehaviourRunner`, online and offline alike; their results are
-given as :class:`~test.monitor.properties.lt4r_reference.runner.MachineResult` (verdict ``machine:<name>``), field
-for field what the Python DSL machines of :mod:`.examples` give (``test/monitor/statechart/test_behaviour.py``).
+given as :class:`~cosim_validation.monitor.properties.machines.result.MachineResult` (verdict ``machine:<name>``),
+field for field what the Python DSL machines of ``test/monitor/properties/lt4r_reference/examples.py`` give
+(``test/monitor/statechart/test_behaviour.py``).
 """
 
 from __future__ import annotations
@@ -32,13 +33,20 @@ _STATUS = {"holds": Status.HOLDS, "violated": Status.VIOLATED, "unknown": Status
 
 
 def is_path(ref: str) -> bool:
-    """Whether a ``machines:`` entry is a machine file (else a shipped machine's name)."""
+    """Whether a ``machines:`` entry is a machine file (else a shipped machine's name).
+
+    Args:
+        ref: The entry; a machine file's name ends in ``.yaml`` or ``.yml``.
+    """
     return Path(ref).suffix in (".yaml", ".yml")
 
 
 @functools.lru_cache(maxsize=64)
 def behaviour_machine(ref: str) -> Machine:
     """The machine of a shipped name or an (absolute) machine file, loaded once per process.
+
+    Args:
+        ref: A shipped machine's name, or a machine file's path as :func:`checked_ref` returns it (absolute).
 
     Raises:
         ConfigError, InputError: An unknown name or a bad machine file (naming it and the key).
@@ -47,7 +55,11 @@ def behaviour_machine(ref: str) -> Machine:
 
 
 def machine_result(result: BehaviourResult) -> MachineResult:
-    """A behaviour test's result in the monitor's form."""
+    """A behaviour test's result in the monitor's form.
+
+    Args:
+        result: The result of a behaviour machine run on the statechart core.
+    """
     return MachineResult(
         result.machine,
         result.robot,
@@ -84,7 +96,12 @@ class BehaviourSet:
         self.runners = [BehaviourRunner(behaviour_machine(ref), robot, target_m) for ref in refs]
 
     def push(self, sample: object) -> list[MachineResult]:
-        """Replay one sample; the results of machines that just entered red (failed at once)."""
+        """Replay one sample; the results of machines that just entered red (failed at once).
+
+        Args:
+            sample: The robot's next sample, in time order (a :class:`~cosim_validation.monitor.properties.Sample`
+                or any sample with the fields the machines read).
+        """
         out = []
         for runner in self.runners:
             failed = runner.push(sample) if runner.result is None else None  # type: ignore[arg-type]
@@ -99,6 +116,13 @@ class BehaviourSet:
 
 def checked_ref(ref: str, base_dir: Path) -> str:
     """A ``machines:`` entry made loadable from anywhere (a relative path: against ``base_dir``), loaded once.
+
+    Args:
+        ref: A shipped machine's name or a machine file's path (ending in ``.yaml`` or ``.yml``).
+        base_dir: Folder a relative machine file path is taken against (the property file's folder).
+
+    Returns:
+        ``ref`` itself for a shipped name, else the machine file's absolute path.
 
     Raises:
         ConfigError, InputError: An unknown shipped name, a missing or bad machine file.

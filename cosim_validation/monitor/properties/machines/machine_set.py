@@ -27,7 +27,11 @@ class MachineSet:
         self.behaviours = BehaviourSet(list(names), robot, target_m)
 
     def push(self, sample: Sample) -> list[Verdict]:
-        """Replay one sample; the verdicts of machines that just entered red (failed at once)."""
+        """Replay one sample; the verdicts of machines that just entered red (failed at once).
+
+        Args:
+            sample: The robot's next sample, in time order.
+        """
         return [result.to_verdict() for result in self.behaviours.push(sample)]
 
     def finish(self) -> list[Verdict]:

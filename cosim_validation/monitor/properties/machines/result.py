@@ -15,6 +15,9 @@ def decided_by_the_end(verdict: Verdict) -> bool:
 
     That is: it ended outside green without entering red, or entered red on the last sample (where the end-of-run
     signal is on). On a run cut short (an aborted or refused case) such a verdict says nothing about the behaviour.
+
+    Args:
+        verdict: A ``machine:<name>`` verdict (:meth:`MachineResult.to_verdict`).
     """
     return verdict.status is Status.VIOLATED and verdict.reason.endswith((NOT_GREEN, AT_END))
 

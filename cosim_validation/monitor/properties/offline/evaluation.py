@@ -189,7 +189,16 @@ def evaluate_property(
     expected: TrajectoryRecord | None,
     run: _Run | None = None,
 ) -> Verdict:
-    """The verdict of one compiled property on ``record``."""
+    """The verdict of one compiled property on ``record``.
+
+    Args:
+        prop: The compiled property (one that applies to ``record.robot``).
+        record: The robot's trajectory.
+        context: Joints, needle, obstacles, self-collision model, target, constants (the set's merged in).
+        expected: The expected (planned) trajectory of the same case, for properties that compare with it;
+            None: not known.
+        run: ``record`` with its plan aligned to it, shared by the properties of one run; None: built here.
+    """
     unit = prop.compiled.unit
     if record.n_samples == 0:
         return unknown(prop.name, record.robot, unit, "empty trace: no samples")
@@ -272,5 +281,12 @@ def evaluate(
     context: MonitorContext,
     expected: TrajectoryRecord | None = None,
 ) -> list[Verdict]:
-    """The property verdicts of :func:`evaluate_run` (no behaviour machines)."""
+    """The property verdicts of :func:`evaluate_run` (no behaviour machines).
+
+    Args:
+        properties: A property set (compiled here against ``context``) or already compiled properties.
+        record: The robot's trajectory.
+        context: Joints, needle, obstacles, self-collision model, target, constants.
+        expected: The expected (planned) trajectory of the same case, for properties that compare with it.
+    """
     return list(evaluate_run(properties, record, context, expected, machines=()).verdicts)

@@ -46,6 +46,12 @@ def sliding_extreme(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, is_min: 
     """Min (or max) of ``values[lo[k]:hi[k]]`` for every k; +inf (min) / -inf (max) for an empty window.
 
     ``lo`` and ``hi`` must be non-decreasing (they are for time windows); O(n) with a monotone deque.
+
+    Args:
+        values: (n,) float64 robustness values.
+        lo: (n,) int64 first index of each sample's window.
+        hi: (n,) int64 end (exclusive) of each sample's window, <= n.
+        is_min: True: the min (always); False: the max (eventually).
     """
     n = values.shape[0]
     out = np.empty(n)
@@ -74,7 +80,12 @@ def sliding_extreme(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, is_min: 
 
 @njit(cache=True)
 def suffix_extreme(values: np.ndarray, is_min: bool) -> np.ndarray:  # pragma: no cover
-    """Min (or max) of ``values[k:]`` for every k (unbounded always / eventually)."""
+    """Min (or max) of ``values[k:]`` for every k (unbounded always / eventually).
+
+    Args:
+        values: (n,) float64 robustness values.
+        is_min: True: the min (always); False: the max (eventually).
+    """
     n = values.shape[0]
     out = np.empty(n)
     acc = INF if is_min else -INF
@@ -87,7 +98,12 @@ def suffix_extreme(values: np.ndarray, is_min: bool) -> np.ndarray:  # pragma: n
 
 @njit(cache=True)
 def until_unbounded(left: np.ndarray, right: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """U[k] = max over k' >= k of min(right[k'], min(left[k:k'])) by the backward recursion."""
+    """U[k] = max over k' >= k of min(right[k'], min(left[k:k'])) by the backward recursion.
+
+    Args:
+        left: (n,) float64 robustness of the left operand.
+        right: (n,) float64 robustness of the right operand.
+    """
     n = left.shape[0]
     out = np.empty(n)
     acc = -INF
@@ -101,7 +117,15 @@ def until_unbounded(left: np.ndarray, right: np.ndarray) -> np.ndarray:  # pragm
 def until_window(
     left: np.ndarray, right: np.ndarray, t_s: np.ndarray, a: float, b: float
 ) -> np.ndarray:  # pragma: no cover
-    """Bounded until: max over k' in the window of k of min(right[k'], min(left[k:k'])); O(n * window)."""
+    """Bounded until: max over k' in the window of k of min(right[k'], min(left[k:k'])); O(n * window).
+
+    Args:
+        left: (n,) float64 robustness of the left operand.
+        right: (n,) float64 robustness of the right operand.
+        t_s: (n,) non-decreasing sample times [s].
+        a: Window start after each sample in [s], 0 <= a <= b.
+        b: Window end after each sample in [s].
+    """
     n = left.shape[0]
     out = np.empty(n)
     for k in range(n):
@@ -113,7 +137,17 @@ def until_window(
 def until_at(
     left: np.ndarray, right: np.ndarray, t_s: np.ndarray, k: int, n: int, a: float, b: float
 ) -> float:  # pragma: no cover
-    """Bounded until at sample k, looking at samples k..n-1 only."""
+    """Bounded until at sample k, looking at samples k..n-1 only.
+
+    Args:
+        left: Float64 robustness of the left operand, at least n values.
+        right: Float64 robustness of the right operand, at least n values.
+        t_s: Non-decreasing sample times [s], at least n values.
+        k: 0-based index of the sample the value is computed for.
+        n: End (exclusive) of the samples looked at.
+        a: Window start after sample k in [s], 0 <= a <= b.
+        b: Window end after sample k in [s].
+    """
     best = -INF
     prefix = INF
     i = k
@@ -127,7 +161,14 @@ def until_at(
 
 @njit(cache=True)
 def first_at_or_below(values: np.ndarray, start: int, stop: int, level: float) -> int:  # pragma: no cover
-    """First index in [start, stop) with values[i] <= level, or -1."""
+    """First index in [start, stop) with values[i] <= level, or -1.
+
+    Args:
+        values: (n,) float64 values.
+        start: First index looked at.
+        stop: End (exclusive) of the indices looked at, <= n.
+        level: The threshold, in the values' unit.
+    """
     for i in range(start, stop):
         if values[i] <= level:
             return i

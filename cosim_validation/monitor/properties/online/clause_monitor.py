@@ -45,7 +45,11 @@ class ClauseMonitor:
         self.last: tuple[float, int] = (math.nan, 0)
 
     def update(self, final: bool) -> None:
-        """Consume what the operand streams produced."""
+        """Consume what the operand streams produced.
+
+        Args:
+            final: Whether the trace has ended (the streams then give every pending sample, windows truncated).
+        """
         if self.kind == "until":
             self._until(final)
             return
@@ -78,6 +82,10 @@ class ClauseMonitor:
         """Take in a positive value of an unbounded ``always`` clause's operand that arrived out of order.
 
         Its sample was already counted; ``unknown``: some of those values were unknown (NaN).
+
+        Args:
+            value: The smallest of the late values, in the property's unit (+inf if none was known).
+            unknown: Whether some of the late values were NaN (the lower bound then drops to -inf).
         """
         self.lo = min(self.lo, -INF if unknown else value)
         self.hi = min(self.hi, value)

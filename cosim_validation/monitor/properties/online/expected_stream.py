@@ -22,12 +22,20 @@ class ExpectedStream:
         self.seen_any = False
 
     def add_expected(self, block: Block) -> None:
-        """One expected sample (in time order)."""
+        """One expected sample (in time order).
+
+        Args:
+            block: The sample, as a block of n = 1.
+        """
         self.expected.append(block)
         self.seen_any = True
 
     def add_robot(self, block: Block) -> None:
-        """One robot sample (in time order)."""
+        """One robot sample (in time order).
+
+        Args:
+            block: The sample, as a block of n = 1.
+        """
         self.waiting.append(block)
 
     def end(self) -> None:

@@ -182,6 +182,9 @@ class OnlineMonitor:
     def push(self, sample: Sample) -> list[Verdict]:
         """Take one sample; return the verdicts that changed (non-final), e.g. a first violation.
 
+        Args:
+            sample: A sample of this monitor's robot or of the EXPECTED robot; each robot's samples in time order.
+
         Raises:
             TraceError: Wrong robot, wrong shapes, time not finite or going backwards, or after finish().
         """
@@ -295,7 +298,14 @@ def replay(
     context: MonitorContext,
     robot: RobotRole,
 ) -> tuple[list[Verdict], list[Verdict]]:
-    """Push ``samples`` in order into a new monitor; return (every change on the way, final verdicts)."""
+    """Push ``samples`` in order into a new monitor; return (every change on the way, final verdicts).
+
+    Args:
+        properties: A property set (compiled here) or compiled properties.
+        samples: The robot's samples and, for properties that compare with the plan, the EXPECTED samples.
+        context: Joints, needle, obstacles, self-collision model, target, constants.
+        robot: The robot checked.
+    """
     monitor = OnlineMonitor(properties, context, robot)
     changes = [v for s in samples for v in monitor.push(s)]
     return changes, monitor.finish()

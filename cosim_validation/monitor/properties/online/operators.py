@@ -26,7 +26,11 @@ class Node:
     """A stream of robustness bounds."""
 
     def pull(self, final: bool) -> list[El]:
-        """Elements that became known since the last call."""
+        """Elements that became known since the last call.
+
+        Args:
+            final: Whether the trace has ended (nothing more will come; windows are then truncated).
+        """
         raise NotImplementedError
 
 
@@ -37,7 +41,11 @@ class Leaf(Node):
         self.buf: list[El] = []
 
     def pull(self, final: bool) -> list[El]:
-        """The values fed since the last call."""
+        """The values fed since the last call.
+
+        Args:
+            final: Whether the trace has ended (not used: a leaf gives what it was fed).
+        """
         out, self.buf = self.buf, []
         return out
 
@@ -49,7 +57,11 @@ class NotNode(Node):
         self.child = child
 
     def pull(self, final: bool) -> list[El]:
-        """The operand's new elements, negated."""
+        """The operand's new elements, negated.
+
+        Args:
+            final: Whether the trace has ended (passed on to the operand).
+        """
         return [(t, s, -hi, -lo) for t, s, lo, hi in self.child.pull(final)]
 
 
@@ -62,7 +74,11 @@ class NaryNode(Node):
         self.pick = min if is_min else max
 
     def pull(self, final: bool) -> list[El]:
-        """The min (or max) of the operands at every sample all of them have reached."""
+        """The min (or max) of the operands at every sample all of them have reached.
+
+        Args:
+            final: Whether the trace has ended (passed on to the operands).
+        """
         for queue, child in zip(self.queues, self.children, strict=True):
             queue.extend(child.pull(final))
         out: list[El] = []
@@ -83,7 +99,11 @@ class NextNode(Node):
         self.prev: El | None = None
 
     def pull(self, final: bool) -> list[El]:
-        """Each sample with the next sample's value, once that is known; -inf at the last one when ``final``."""
+        """Each sample with the next sample's value, once that is known; -inf at the last one when ``final``.
+
+        Args:
+            final: Whether the trace has ended.
+        """
         out: list[El] = []
         for el in self.child.pull(final):
             if self.prev is not None:
@@ -118,7 +138,11 @@ class WindowNode(Node):
         dq.append((index, value))
 
     def pull(self, final: bool) -> list[El]:
-        """The samples whose window's end is known (every sample when ``final``, windows truncated)."""
+        """The samples whose window's end is known (every sample when ``final``, windows truncated).
+
+        Args:
+            final: Whether the trace has ended.
+        """
         self.buf.extend(self.child.pull(final))
         out: list[El] = []
         empty = INF if self.is_min else -INF
@@ -155,7 +179,11 @@ class UnboundedNode(Node):
         self.bufs: list[list[El]] = [[] for _ in children]
 
     def pull(self, final: bool) -> list[El]:
-        """Nothing until ``final``; then every buffered sample, over the whole trace."""
+        """Nothing until ``final``; then every buffered sample, over the whole trace.
+
+        Args:
+            final: Whether the trace has ended.
+        """
         for buf, child in zip(self.bufs, self.children, strict=True):
             buf.extend(child.pull(final))
         if not final or not self.bufs[0]:
@@ -181,7 +209,11 @@ class UntilWindowNode(Node):
         self.bufs: tuple[deque[El], deque[El]] = (deque(), deque())
 
     def pull(self, final: bool) -> list[El]:
-        """The samples whose window's end is known (every sample when ``final``, windows truncated)."""
+        """The samples whose window's end is known (every sample when ``final``, windows truncated).
+
+        Args:
+            final: Whether the trace has ended.
+        """
         for buf, child in zip(self.bufs, self.children, strict=True):
             buf.extend(child.pull(final))
         out: list[El] = []
@@ -201,7 +233,13 @@ class UntilWindowNode(Node):
 
 
 def build(node: f.Formula, leaves: list[Leaf]) -> Node:
-    """The stream of ``node``; its atoms' leaves are appended to ``leaves`` in depth-first order."""
+    """The stream of ``node``; its atoms' leaves are appended to ``leaves`` in depth-first order.
+
+    Args:
+        node: A compiled formula.
+        leaves: The list the new leaves are appended to (the order of :func:`formula.atoms`), for the monitor
+            to feed the atoms' values into.
+    """
     if not node.children():
         leaf = Leaf()
         leaves.append(leaf)

@@ -48,6 +48,9 @@ class SessionMonitor:
     def push(self, sample: Sample) -> list[Verdict]:
         """Take one sample of any robot; return the verdicts that changed (e.g. first violations).
 
+        Args:
+            sample: A sample of a robot this session checks, or an EXPECTED sample (it goes to every monitor).
+
         Raises:
             TraceError: A sample of a robot this session does not check, or any error of :meth:`OnlineMonitor.push`.
         """

@@ -213,7 +213,7 @@ def check_controller_manager(timeout_s: float | None = None) -> Finding:
 
 
 def check_move_group(settings: MoveItSettings | None = None) -> Finding:
-    """Whether move_group serves the three services the ``moveit`` controller calls on this shell's ROS domain.
+    """Whether move_group serves the four services the ``moveit`` controller calls on this shell's ROS domain.
 
     It must answer within a second and a half. ``settings``: namespace and domain; default the controller's defaults.
 

@@ -10,7 +10,8 @@ class PlanningError(CosimError):
 
     Reasons: ``bad_input``, ``source_inside_body``, ``target_outside_target_model``, ``target_in_obstacle``,
     ``no_skin_entry``, ``too_deep``, ``unreachable``, ``joint_limits``, ``collision``, ``self_collision``,
-    ``clearance``, ``no_collision_free_path``.
+    ``clearance``, ``no_collision_free_path``; a planner under test adds its own (the MoveIt adapter: ``bad_scene``,
+    ``move_group_timeout``, ...).
 
     Args:
         message: What failed, with the offending values.

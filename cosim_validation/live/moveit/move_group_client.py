@@ -1,4 +1,4 @@
-"""The client side of move_group's three services, with timeouts that end in a refusal, never a hang."""
+"""The client side of move_group's four services, with timeouts that end in a refusal, never a hang."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import rclpy
-from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan
+from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan, GetPlanningScene
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -16,17 +16,19 @@ from rclpy.node import Node
 from cosim_validation.controllers.moveit_spec import MoveItSettings
 from cosim_validation.controllers.planning.errors import PlanningError
 
-#: The services the controller calls, by the names move_group serves them under (its capabilities
-#: MoveGroupPlanService, MoveGroupCartesianPathService and ApplyPlanningSceneService).
+#: The services the controller calls, by the names move_group serves them under (its default capabilities
+#: MoveGroupPlanService, MoveGroupCartesianPathService, ApplyPlanningSceneService and
+#: MoveGroupGetPlanningSceneService).
 SERVICES = {
     "plan": ("plan_kinematic_path", GetMotionPlan),
     "cartesian": ("compute_cartesian_path", GetCartesianPath),
     "scene": ("apply_planning_scene", ApplyPlanningScene),
+    "get_scene": ("get_planning_scene", GetPlanningScene),
 }
 
 
 class MoveGroupClient:
-    """A ROS context, a node and the three service clients in move_group's domain.
+    """A ROS context, a node and the four service clients in move_group's domain.
 
     Args:
         settings: Namespace, domain and timeouts.
@@ -67,11 +69,11 @@ class MoveGroupClient:
         self._ready = True
 
     def call(self, key: str, request: Any) -> Any:
-        """Send ``request`` to the service ``key`` (``plan``, ``cartesian``, ``scene``) and wait for the answer.
+        """Send ``request`` to the service ``key`` (``plan``, ``cartesian``, ``scene``, ``get_scene``) and wait.
 
         Args:
-            key: Which service: ``plan`` (GetMotionPlan), ``cartesian`` (GetCartesianPath) or ``scene``
-                (ApplyPlanningScene).
+            key: Which service: ``plan`` (GetMotionPlan), ``cartesian`` (GetCartesianPath), ``scene``
+                (ApplyPlanningScene) or ``get_scene`` (GetPlanningScene).
             request: The service's request message (a ``Request`` of that service type).
 
         Raises:
@@ -93,6 +95,14 @@ class MoveGroupClient:
                 )
             self.executor.spin_once(timeout_sec=min(left, 0.05))
         return future.result()
+
+    def service_name(self, key: str) -> str:
+        """The full name of the service ``key`` (``/robot1/get_planning_scene``), for messages.
+
+        Args:
+            key: Which service (see :meth:`call`).
+        """
+        return str(self.clients[key].srv_name)
 
     def close(self) -> None:
         """Leave the domain (never raises)."""

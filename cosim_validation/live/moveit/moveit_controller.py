@@ -6,7 +6,9 @@ through the target); the paths come from move_group:
 
 - the anatomy goes into the planning scene once (``/apply_planning_scene``: every model a collision object), and
   the needle link's allowed collisions are switched per stage: it may touch nothing during the initialization and
-  the skin and the targets during the straight moves (never a forbidden region);
+  the skin and the targets during the straight moves (never a forbidden region). move_group replaces its whole
+  allowed collision matrix by a diff's, so each change reads the matrix first (``/get_planning_scene``) and sends
+  it back whole, the robot's allowed pairs (its SRDF's) kept;
 - initialization: ``/plan_kinematic_path`` from the home pose to a joint goal at the source (the project's IK);
 - approach, injection, extraction, reset: ``/compute_cartesian_path``, one straight segment a request, the needle's
   orientation held; a ``fraction`` below 1 (move_group stopped before a collision or an unreachable pose) refuses
@@ -141,9 +143,22 @@ class MoveItController:
         return line
 
     def _scene(self, *, needle_in_body: bool) -> None:
-        """Send the anatomy (first call) or the needle's allowed collisions to move_group."""
-        request = self.requests.scene(with_objects=not self._scene_sent, needle_in_body=needle_in_body)
-        answer = self._client().call("scene", request)
+        """Send the anatomy (first call) and the needle's allowed collisions to move_group.
+
+        move_group replaces its whole allowed collision matrix by a diff's, so its matrix is read first
+        (``/get_planning_scene``) and sent back whole, the needle's entries merged in.
+        """
+        client = self._client()
+        current = client.call("get_scene", self.requests.matrix_query()).scene.allowed_collision_matrix
+        try:
+            request = self.requests.scene(
+                with_objects=not self._scene_sent, needle_in_body=needle_in_body, current=current
+            )
+        except ValueError as exc:
+            raise PlanningError(
+                f"move_group answered {client.service_name('get_scene')} with {exc}", "bad_scene"
+            ) from None
+        answer = client.call("scene", request)
         if not answer.success:
             raise PlanningError("move_group did not apply the planning scene (success false)", "scene_not_applied")
         self._scene_sent = True

@@ -24,6 +24,7 @@ from sensor_msgs.msg import JointState
 from shape_msgs.msg import Mesh, MeshTriangle
 
 from cosim_validation.anatomy import AnatomyModel, AnatomyScene
+from cosim_validation.live.moveit.collision_matrix import CollisionMatrix
 
 #: ``type.db`` of the collision objects made from the anatomy; ``type.key`` is the model's role.
 OBJECT_DB = "cosim_validation anatomy"
@@ -169,56 +170,118 @@ def collision_object(model: AnatomyModel, frame: str) -> CollisionObject:
     return obj
 
 
-def allowed_matrix(link: str, objects: list[str], allowed: set[str]) -> AllowedCollisionMatrix:
-    """The ACM entries of ``link`` against ``objects``: contact allowed with the ``allowed`` ones only.
+def merged_matrix(
+    current: AllowedCollisionMatrix, link: str, objects: list[str], allowed: set[str]
+) -> AllowedCollisionMatrix:
+    """move_group's whole matrix ``current`` with the pairs of ``link`` and ``objects`` set, everything else kept.
+
+    move_group replaces its whole allowed collision matrix by the matrix of a scene diff that names any entry
+    (docs/MOVEIT.md), so a diff must carry the complete matrix: every entry and default entry of ``current``
+    unchanged (the pairs the robot's SRDF allows among them), ``link`` and each object added as a row and a column
+    where missing (its pairs as the default entries decide them: :meth:`.CollisionMatrix.default`), and the pair of
+    ``link`` with each object allowed for the ``allowed`` objects only. The rows stay symmetric.
 
     Args:
-        link: The needle link's name (first entry of the matrix).
-        objects: The names of the collision objects (the other entries).
-        allowed: The object names the link may touch; every other pair, between objects too, is not allowed.
+        current: The matrix move_group holds (``/get_planning_scene``, component ALLOWED_COLLISION_MATRIX); an empty
+            one gives the needle's entries alone.
+        link: The needle link's name.
+        objects: The names of the collision objects of the anatomy.
+        allowed: The object names the link may touch; its pairs with the other objects are not allowed.
+
+    Raises:
+        ValueError: ``current`` is malformed: not one row per name, a row not one value per name, or not one value
+            per default entry name.
     """
-    names = [link, *objects]
-    entries = []
-    for a in names:
-        row = []
-        for b in names:
-            pair = {a, b}
-            row.append(link in pair and len(pair) == 2 and bool(pair & allowed))
-        entries.append(AllowedCollisionEntry(enabled=row))
-    return AllowedCollisionMatrix(entry_names=names, entry_values=entries)
+    names = list(current.entry_names)
+    rows = [[bool(v) for v in entry.enabled] for entry in current.entry_values]
+    default_names, default_values = list(current.default_entry_names), list(current.default_entry_values)
+    if len(rows) != len(names) or len(default_names) != len(default_values):
+        raise ValueError(
+            f"an allowed collision matrix of {len(rows)} rows for {len(names)} names and {len(default_values)} "
+            f"default values for {len(default_names)} default names"
+        )
+    for name, row in zip(names, rows, strict=True):
+        if len(row) != len(names):
+            raise ValueError(
+                f"an allowed collision matrix whose row of {name!r} has {len(row)} values for {len(names)} names"
+            )
+    defaults = CollisionMatrix(defaults={n: bool(v) for n, v in zip(default_names, default_values, strict=True)})
+    for new in (link, *objects):
+        if new in names:
+            continue
+        for name, row in zip(names, rows, strict=True):
+            row.append(defaults.default(name, new))
+        names.append(new)
+        rows.append([defaults.default(new, name) for name in names])
+    i = names.index(link)
+    for name in objects:
+        j = names.index(name)
+        if j != i:
+            rows[i][j] = rows[j][i] = name in allowed
+    return AllowedCollisionMatrix(
+        entry_names=names,
+        entry_values=[AllowedCollisionEntry(enabled=row) for row in rows],
+        default_entry_names=default_names,
+        default_entry_values=[bool(v) for v in default_values],
+    )
 
 
-def anatomy_scene_msg(scene: AnatomyScene, frame: str, link: str, needle_in_body: bool) -> PlanningScene:
-    """A planning scene diff with every anatomy model as a collision object, and the ACM of the needle link.
+def _needle_allowed(scene: AnatomyScene, needle_in_body: bool) -> set[str]:
+    """The objects the needle may touch: the skin and the targets when it enters the body, else none."""
+    return {m.name for m in scene.models if m.role in ("skin", "target")} if needle_in_body else set()
+
+
+def anatomy_scene_msg(
+    scene: AnatomyScene,
+    frame: str,
+    link: str,
+    needle_in_body: bool,
+    current: AllowedCollisionMatrix | None = None,
+) -> PlanningScene:
+    """A planning scene diff: every anatomy model as a collision object, the whole ACM with the needle's entries.
 
     The needle (``link``) may touch the skin and the target models when ``needle_in_body`` (the straight moves
-    enter the body); never the forbidden regions. Every other link may touch nothing.
+    enter the body); never the forbidden regions. The other pairs of the matrix are those of ``current``
+    (:func:`merged_matrix`).
 
     Args:
         scene: The anatomy; every model becomes an ADD collision object.
         frame: The frame of the collision objects, e.g. ``base_link``.
         link: The needle link's name in the allowed collision matrix.
         needle_in_body: Whether the needle may touch the skin and the target models (True for the straight moves).
+        current: move_group's matrix, which the diff's matrix replaces; None: an empty one (the diff's matrix is
+            then the needle's entries alone, and move_group loses every other allowed pair).
+
+    Raises:
+        ValueError: ``current`` is malformed.
     """
     objects = [m.name for m in scene.models]
-    allowed = {m.name for m in scene.models if m.role in ("skin", "target")} if needle_in_body else set()
     msg = PlanningScene(is_diff=True)
     msg.world.collision_objects = [collision_object(m, frame) for m in scene.models]
-    msg.allowed_collision_matrix = allowed_matrix(link, objects, allowed)
+    base = current if current is not None else AllowedCollisionMatrix()
+    msg.allowed_collision_matrix = merged_matrix(base, link, objects, _needle_allowed(scene, needle_in_body))
     return msg
 
 
-def acm_scene_msg(scene: AnatomyScene, link: str, needle_in_body: bool) -> PlanningScene:
+def acm_scene_msg(
+    scene: AnatomyScene, link: str, needle_in_body: bool, current: AllowedCollisionMatrix | None = None
+) -> PlanningScene:
     """A planning scene diff that only changes the needle's ACM entries (see :func:`anatomy_scene_msg`).
 
     Args:
         scene: The anatomy; its model names are the matrix's objects.
         link: The needle link's name in the allowed collision matrix.
         needle_in_body: Whether the needle may touch the skin and the target models (True for the straight moves).
+        current: move_group's matrix, which the diff's matrix replaces; None: an empty one (see
+            :func:`anatomy_scene_msg`).
+
+    Raises:
+        ValueError: ``current`` is malformed.
     """
     objects = [m.name for m in scene.models]
-    allowed = {m.name for m in scene.models if m.role in ("skin", "target")} if needle_in_body else set()
-    return PlanningScene(is_diff=True, allowed_collision_matrix=allowed_matrix(link, objects, allowed))
+    base = current if current is not None else AllowedCollisionMatrix()
+    matrix = merged_matrix(base, link, objects, _needle_allowed(scene, needle_in_body))
+    return PlanningScene(is_diff=True, allowed_collision_matrix=matrix)
 
 
 def model_of(obj: CollisionObject) -> AnatomyModel:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from moveit_msgs.msg import Constraints, JointConstraint
-from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan
+from moveit_msgs.msg import Constraints, JointConstraint, PlanningSceneComponents
+from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan, GetPlanningScene
 
 from cosim_validation.controllers.moveit_spec import MoveItSettings
 from cosim_validation.controllers.planning.errors import PlanningError
@@ -45,19 +45,32 @@ class RequestBuilder:
         self.velocity_scale = float(planning.joint_velocity_scale)
         self.acceleration_scale = float(planning.joint_acceleration_scale)
 
-    def scene(self, *, with_objects: bool, needle_in_body: bool) -> Any:
-        """ApplyPlanningScene request: the anatomy and the needle's allowed collisions, or only the latter.
+    def matrix_query(self) -> Any:
+        """GetPlanningScene request for move_group's allowed collision matrix (component ALLOWED_COLLISION_MATRIX)."""
+        request = GetPlanningScene.Request()
+        request.components.components = PlanningSceneComponents.ALLOWED_COLLISION_MATRIX
+        return request
+
+    def scene(self, *, with_objects: bool, needle_in_body: bool, current: Any) -> Any:
+        """ApplyPlanningScene request: the anatomy and the whole allowed collision matrix, or only the latter.
+
+        move_group replaces its whole matrix by the diff's, so the diff carries ``current`` (move_group's matrix)
+        with the needle's entries merged in (:func:`~.moveit_messages.merged_matrix`).
 
         Args:
             with_objects: Whether to add the anatomy as collision objects (the first request of a controller) or to send
                 only the allowed collision matrix.
             needle_in_body: Whether the needle may touch the skin and the target models (True for the straight moves).
+            current: The moveit_msgs/AllowedCollisionMatrix move_group holds (the answer to :meth:`matrix_query`).
+
+        Raises:
+            ValueError: ``current`` is malformed (rows and names of different lengths).
         """
         request = ApplyPlanningScene.Request()
         if with_objects:
-            request.scene = anatomy_scene_msg(self.scene_model, PLANNING_FRAME, self.link, needle_in_body)
+            request.scene = anatomy_scene_msg(self.scene_model, PLANNING_FRAME, self.link, needle_in_body, current)
         else:
-            request.scene = acm_scene_msg(self.scene_model, self.link, needle_in_body)
+            request.scene = acm_scene_msg(self.scene_model, self.link, needle_in_body, current)
         return request
 
     def joint_goal(self, q_from: np.ndarray, q_to: np.ndarray) -> Any:

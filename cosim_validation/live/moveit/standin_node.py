@@ -1,6 +1,7 @@
 """An emulated move_group: a separate process that plans with the project's planner (:mod:`~.standin_planner`).
 
-It serves ``plan_kinematic_path``, ``compute_cartesian_path`` and ``apply_planning_scene``.
+It serves ``plan_kinematic_path``, ``compute_cartesian_path``, ``apply_planning_scene`` and ``get_planning_scene``
+(the allowed collision matrix only).
 
 Run it like a node::
 
@@ -22,8 +23,8 @@ from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from moveit_msgs.msg import MoveItErrorCodes
-from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan
+from moveit_msgs.msg import MoveItErrorCodes, PlanningSceneComponents
+from moveit_msgs.srv import ApplyPlanningScene, GetCartesianPath, GetMotionPlan, GetPlanningScene
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -58,6 +59,7 @@ class StandInMoveGroup(Node):
         self.create_service(GetMotionPlan, "plan_kinematic_path", self.plan)
         self.create_service(GetCartesianPath, "compute_cartesian_path", self.cartesian)
         self.create_service(ApplyPlanningScene, "apply_planning_scene", self.apply)
+        self.create_service(GetPlanningScene, "get_planning_scene", self.get_scene)
 
     def apply(self, request: Any, response: Any) -> Any:
         """Serve ``apply_planning_scene``: apply the request's scene (a diff or a whole one); a refusal is logged.
@@ -69,7 +71,30 @@ class StandInMoveGroup(Node):
         why = self.scene.apply(request.scene)
         if why:
             self.get_logger().error(f"apply_planning_scene refused: {why}")
+        dropped = self.scene.dropped_robot_pairs()
+        if not why and dropped:
+            pairs = ", ".join(f"{a}-{b}" for a, b in dropped)
+            self.get_logger().warning(
+                f"apply_planning_scene: the allowed collision matrix no longer allows {len(dropped)} of the robot's "
+                f"{len(self.scene.robot_acm.entries)} adjacent link pairs ({pairs}): the scene's matrix replaced the "
+                "whole matrix, and move_group would check these links against each other again"
+            )
         response.success = not why
+        return response
+
+    def get_scene(self, request: Any, response: Any) -> Any:
+        """Serve ``get_planning_scene``: the allowed collision matrix; the other components are left empty.
+
+        As move_group's, a request without components asks for all of them.
+
+        Args:
+            request: The GetPlanningScene request (``components.components``, a bit field).
+            response: The GetPlanningScene response to fill (``scene``, a whole scene: ``is_diff`` false).
+        """
+        wanted = request.components.components
+        if not wanted or wanted & PlanningSceneComponents.ALLOWED_COLLISION_MATRIX:
+            response.scene.allowed_collision_matrix = self.scene.acm.to_msg()
+        response.scene.is_diff = False
         return response
 
     def _trajectory(self, path: np.ndarray, trajectory: Any) -> None:
@@ -186,7 +211,8 @@ def _stand_in() -> StandInMoveGroup:
         node = StandInMoveGroup()
     except (CosimError, ValueError) as exc:
         raise InputError(f"move_group stand-in: {exc}") from exc
-    print("move_group stand-in: serving plan_kinematic_path, compute_cartesian_path, apply_planning_scene", flush=True)
+    served = "plan_kinematic_path, compute_cartesian_path, apply_planning_scene, get_planning_scene"
+    print(f"move_group stand-in: serving {served}", flush=True)
     return node
 
 

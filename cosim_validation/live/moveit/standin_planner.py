@@ -1,8 +1,10 @@
-"""What the emulated move_group answers: the project's planner behind move_group's three services.
+"""What the emulated move_group answers: the project's planner behind move_group's services.
 
 It keeps a planning scene of its own, built only from the collision objects and the allowed collision matrix it
 is sent (never from the case study's anatomy): the skin (``type.key`` ``skin``) that no arm link may enter, the
-other objects that the needle link may touch only where the matrix allows it. It answers
+other objects that the needle link may touch only where the matrix allows it. Its matrix starts as a robot's SRDF
+would give it (the adjacent link pairs allowed, :func:`~.collision_matrix.robot_matrix`), and a scene replaces it
+as MoveIt does (:meth:`StandInScene.apply`). It answers
 
 - GetMotionPlan (a joint goal): the straight joint move when it is free, else an OMPL path around the objects
   (the project's joint-space planner), else ``PLANNING_FAILED``;
@@ -29,6 +31,7 @@ from cosim_validation.controllers.planning.five_stage_planner import FiveStagePl
 from cosim_validation.controllers.planning.joint_space_planner import plan_joint_path
 from cosim_validation.controllers.planning.motion_checker import densify
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
+from cosim_validation.live.moveit.collision_matrix import CollisionMatrix, robot_matrix
 from cosim_validation.live.moveit.moveit_messages import model_of, pose_arrays
 from cosim_validation.robots.model import RobotConfig
 
@@ -48,16 +51,24 @@ class StandInScene:
     def __init__(self, robot: RobotConfig, planning: PlanningConfig, needle_link: str) -> None:
         self.robot, self.planning, self.needle_link = robot, planning, needle_link
         self.models: dict[str, AnatomyModel] = {}
-        self.allowed: set[str] = set()
+        #: The starting matrix, as the robot's SRDF gives it (its pairs are those MoveIt would not check).
+        self.robot_acm = robot_matrix(robot.kinematics.chain, needle_link)
+        self.acm = CollisionMatrix(dict(self.robot_acm.entries), dict(self.robot_acm.defaults))
         self.planner: FiveStagePlanner | None = None
         self.stop = ""  # why the last Cartesian path stopped early ("" : it did not)
 
     def apply(self, scene: PlanningScene) -> str:
         """Apply a scene (a diff or a whole one); "" on success, else why not (the scene then stays as it was).
 
+        The allowed collision matrix is handled as MoveIt's ``PlanningScene`` does
+        (moveit_core/planning_scene/src/planning_scene.cpp): ``setPlanningSceneDiffMsg`` replaces the whole matrix
+        by the diff's whenever the diff's ``entry_names`` is not empty, and keeps it otherwise;
+        ``setPlanningSceneMsg`` (a whole scene) always replaces it. A replacement drops every pair the new matrix
+        does not allow, the robot's adjacent links' too (:meth:`dropped_robot_pairs`).
+
         Args:
             scene: A moveit_msgs/PlanningScene: ADD, APPEND or REMOVE collision objects with meshes, and an allowed
-                collision matrix whose row of the needle link, if it has one, sets the objects the needle may touch.
+                collision matrix (the needle link's pairs with the objects say which objects the needle may touch).
         """
         models = dict(self.models) if scene.is_diff else {}
         try:
@@ -68,18 +79,26 @@ class StandInScene:
                     models[obj.id] = model_of(obj)
                 else:
                     return f"collision object {obj.id!r}: operation {obj.operation} is not served by the stand-in"
+            acm = scene.allowed_collision_matrix
+            matrix = CollisionMatrix.from_msg(acm) if acm.entry_names or not scene.is_diff else self.acm
             planner = self.planner
             if models != self.models or planner is None:
                 world = CollisionWorld(AnatomyScene(tuple(models.values()), np.eye(4), "moveit planning scene"))
                 planner = FiveStagePlanner(self.robot, self.planning, world)
         except (ValueError, CosimError) as exc:
             return str(exc)
-        self.models, self.planner = models, planner
-        acm = scene.allowed_collision_matrix
-        if self.needle_link in acm.entry_names:
-            row = acm.entry_values[acm.entry_names.index(self.needle_link)].enabled
-            self.allowed = {name for name, on in zip(acm.entry_names, row, strict=False) if on}
+        self.models, self.planner, self.acm = models, planner, matrix
         return ""
+
+    def dropped_robot_pairs(self) -> list[tuple[str, str]]:
+        """The robot's adjacent link pairs (allowed at the start, as by an SRDF) that the matrix no longer allows.
+
+        move_group would check these pairs again, and adjacent links usually touch at their joint: most states
+        would be in self-collision. The stand-in's self-collision check leaves adjacent links out all the same; the
+        node logs these pairs.
+        """
+        pairs = [tuple(sorted(pair)) for pair in self.robot_acm.entries if not self.acm.allowed(*pair)]
+        return sorted((a, b) for a, b in pairs)
 
     def _planner(self) -> FiveStagePlanner:
         if self.planner is None:
@@ -100,9 +119,9 @@ class StandInScene:
         mount, tip = planner.kinematics.needle_segments(q)
         bad = np.zeros(len(q), dtype=bool)
         for name, mesh in world.forbidden.items():
-            if name not in self.allowed:
+            if not self.acm.allowed(self.needle_link, name):
                 bad |= mesh.segment_distance(mount, tip).distance_m <= 0.0
-        check_needle = world.skin_name not in self.allowed
+        check_needle = not self.acm.allowed(self.needle_link, world.skin_name)
         if checker.problem(q, check_needle=check_needle) is not None:
             for i in np.flatnonzero(~bad):
                 bad[i] = checker.problem(q[i : i + 1], check_needle=check_needle) is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -153,6 +154,9 @@ def entry_point() -> None:
     restore_sigint()
     code = main()
     forget_handled_interrupt()  # main() handled any Ctrl-C: the exit status is its own, not a death by SIGINT
+    # the outcome is decided and written: a Ctrl-C while the interpreter ends (it joins a background thread, e.g. a
+    # session's bag-check world still loading after an early error) would only turn the status into a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
 
 

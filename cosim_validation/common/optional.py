@@ -7,6 +7,7 @@ import ctypes
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -22,7 +23,15 @@ def _flush_c_stdio() -> None:
 
 @contextlib.contextmanager
 def quiet_stdout() -> Iterator[None]:
-    """Silence what C code writes to file descriptors 1 and 2 (pybullet prints its build time on import)."""
+    """Silence what C code writes to file descriptors 1 and 2 (pybullet prints its build time on import).
+
+    Only in the main thread: the descriptors belong to the whole process, and a thread that pointed them at
+    /dev/null would silence what the main thread prints meanwhile (a session's monitor world is built in a thread
+    while the session prints its start). Elsewhere nothing is silenced.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     sys.stdout.flush()
     sys.stderr.flush()
     saved = (os.dup(1), os.dup(2))

@@ -62,6 +62,9 @@ _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _RANGES = ("localhost", "subnet", "off", "system_default")
 
 
+GOAL_ATTEMPTS = 3  # a case's goal is sent at most this often, accept_timeout_s each, when no answer comes
+
+
 @dataclass(frozen=True)
 class ExternalSpec:
     """How to run and talk to an external node under test.

@@ -30,7 +30,12 @@ from typing import Any
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
-from cosim_validation.controllers.external_spec import ADAPTER_STEP_BUDGET_S, ADAPTER_TARGET, external_spec
+from cosim_validation.controllers.external_spec import (
+    ADAPTER_STEP_BUDGET_S,
+    ADAPTER_TARGET,
+    GOAL_ATTEMPTS,
+    external_spec,
+)
 
 #: The entry point group a user's package registers its controller factories in.
 ENTRY_POINT_GROUP = "cosim_validation.controllers"
@@ -170,10 +175,11 @@ def _external_plugin(node: ConfigNode) -> PluginSpec:
         if node.has("step_budget_s")
         else ADAPTER_STEP_BUDGET_S,
         time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
-        # the adapter's start may (re)start the node and wait for its action and for the case to be accepted
+        # the adapter's start may (re)start the node and wait for its action and for the case to be accepted (the
+        # goal sent up to GOAL_ATTEMPTS times)
         call_limit_s=node["call_limit_s"].to_float(exclusive_minimum=0.0)
         if node.has("call_limit_s")
-        else spec.startup_timeout_s + spec.accept_timeout_s + CALL_LIMIT_S,
+        else spec.startup_timeout_s + GOAL_ATTEMPTS * spec.accept_timeout_s + CALL_LIMIT_S,
         needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=node["external"].key,

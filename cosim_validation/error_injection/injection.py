@@ -78,12 +78,17 @@ class ErrorInjector:
         self.offsets(q)
         self.reset(np.zeros_like(q), 0)
 
-    def _joint_vector(self, q: ArrayLike, name: str) -> np.ndarray:
-        """``q`` as a finite (J,) float64 vector (a list or tuple too), else an InputError naming ``name``."""
+    def _joint_vector(self, q: ArrayLike, name: str, finite: bool = True) -> np.ndarray:
+        """``q`` as a (J,) float64 vector (a list or tuple too), finite if ``finite``, else an InputError.
+
+        A setpoint is not checked for finiteness here: a NaN goes on to the robot, whose command checks refuse it
+        with the robot's name (as without the injector).
+        """
         vector = np.array(q, dtype=np.float64)
-        if vector.shape != self._previous_setpoint.shape or not np.isfinite(vector).all():
+        if vector.shape != self._previous_setpoint.shape or (finite and not np.isfinite(vector).all()):
             raise InputError(
-                f"{self._name}: {name} must be {self._previous_setpoint.shape[0]} finite joint values, got {q!r}"
+                f"{self._name}: {name} must be {self._previous_setpoint.shape[0]} {'finite ' if finite else ''}joint "
+                f"values, got {q!r}"
             )
         return vector
 
@@ -117,7 +122,7 @@ class ErrorInjector:
             a1 (the controller error) and a2 (the kinematic and non-kinematic error), each of shape (J,), in the
             units of the joints.
         """
-        q_setpoint = self._joint_vector(q_setpoint, "q_setpoint")
+        q_setpoint = self._joint_vector(q_setpoint, "q_setpoint", finite=False)
         step = q_setpoint - self._previous_setpoint
         self._previous_setpoint = q_setpoint.copy()
         a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step))
@@ -136,7 +141,7 @@ class ErrorInjector:
         Returns:
             The joint vector the simulated robot gets, shape (J,), in the units of the joints.
         """
-        q_s = self._joint_vector(q_setpoint, "q_setpoint")
+        q_s = self._joint_vector(q_setpoint, "q_setpoint", finite=False)
         a1, a2 = self.offsets(q_s)
         self.last_offsets = (a1, a2)
         self._a2 = a2

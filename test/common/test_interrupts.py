@@ -86,3 +86,32 @@ def test_the_exit_status_after_a_handled_ctrl_c_is_the_programs(tmp_path: Path) 
     # the command line's entry point gives main()'s status: 130 after a Ctrl-C that main() handled
     entry = "import cosim_validation.cli.main as cli\ncli.main = lambda: 130  # a run that handled a Ctrl-C\n"
     assert _exit_status(tmp_path, entry, "cli.entry_point()\n") == 130
+
+
+def test_a_ctrl_c_while_the_interpreter_ends_changes_nothing(tmp_path: Path) -> None:
+    """main() has returned; a background thread still runs (as a session's bag-check world may after an early error),
+    and a Ctrl-C comes while the interpreter waits for it: the status stays main()'s, without a traceback."""
+    import signal
+    import time
+
+    (tmp_path / "ending.py").write_text(
+        "import threading, time\n"
+        "import cosim_validation.cli.main as cli\n"
+        "def main():\n"
+        "    threading.Thread(target=time.sleep, args=(2.0,)).start()\n"
+        "    print('main done', flush=True)\n"
+        "    return 130\n"
+        "cli.main = main\n"
+        "cli.entry_point()\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ending"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "main done\n"
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert "KeyboardInterrupt" not in err

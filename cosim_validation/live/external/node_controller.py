@@ -40,7 +40,7 @@ from rclpy.node import Node
 
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import Stage
-from cosim_validation.controllers.external_spec import CRTK_NAMESPACES, ExternalSpec
+from cosim_validation.controllers.external_spec import CRTK_NAMESPACES, GOAL_ATTEMPTS, ExternalSpec
 from cosim_validation.controllers.plugin_api import CaseStart, Command, ControllerContext, Observation
 from cosim_validation.live.external.arm_server import ArmServer
 from cosim_validation.live.external.crtk_server import CrtkServer
@@ -57,7 +57,6 @@ from cosim_validation_interfaces.action import RunTestCase
 _GAP_S = 1.0  # simulated time between two cases [s]
 _MIN_WAIT_FRACTION = 0.25  # the node always gets at least this share of a period's wall time, even when we run late
 _MISSES_BEFORE_NOT_STREAMING = 3  # periods without a command after which a node is no longer waited for
-_GOAL_ATTEMPTS = 3  # a case's goal is sent at most this often when its answer does not come
 _OUTCOMES = {0: "COMPLETED", 1: "REFUSED", 2: "ABORTED", 3: "FAILED"}
 
 
@@ -270,7 +269,7 @@ class ExternalNodeController:
                 graph.client,
                 self._goal_of(case),
                 answer_timeout_s=self.spec.accept_timeout_s,
-                attempts=_GOAL_ATTEMPTS,
+                attempts=GOAL_ATTEMPTS,
                 wait=graph.spin_until,
                 stop=lambda: not self._alive(),
                 feedback_callback=self._on_feedback,
@@ -280,7 +279,7 @@ class ExternalNodeController:
             note = self._process.log_note() if self._process is not None else ""
             raise NodeUnderTestError(
                 f"the node under test did not answer the case's goal within {self.spec.accept_timeout_s:g} s "
-                f"(accept_timeout_s; sent {_GOAL_ATTEMPTS} times){note}"
+                f"(accept_timeout_s; sent {GOAL_ATTEMPTS} times){note}"
             ) from None
         self._check_alive()
         if handle is None or not handle.accepted:

@@ -85,7 +85,8 @@ def send_goal(
         feedback_callback: The goal's feedback, as ``send_goal_async`` takes it.
 
     Raises:
-        ActionTimeoutError: No attempt was answered.
+        ActionTimeoutError: No attempt was answered (an attempt that was answered with a rejection is returned, as
+            the server's answer, once the others stay unanswered).
     """
     answered = threading.Event()
     wait = wait or _threaded_wait(answered)
@@ -93,13 +94,23 @@ def send_goal(
     chosen: list[Any] = []
     lock = threading.Lock()
 
+    given_up: list[bool] = []  # set when no answer is kept: an acceptance arriving later is canceled at once
+
     def on_answer(future: Any) -> None:
         with lock:
-            late = bool(chosen) and future is not chosen[0]
+            late = bool(given_up) or (bool(chosen) and future is not chosen[0])
         handle = future.result()
         if late and handle is not None and handle.accepted:
-            handle.cancel_goal_async()  # a retry is already running this goal
+            handle.cancel_goal_async()  # a retry is already running this goal, or the caller gave up
         answered.set()
+
+    def give_up() -> None:
+        """Keep no answer: cancel what was accepted already; :func:`on_answer` cancels what comes later."""
+        with lock:
+            given_up.append(True)
+            accepted = [f.result() for f in futures if f.done() and f.result() is not None and f.result().accepted]
+        for handle in accepted:
+            handle.cancel_goal_async()
 
     def pick() -> Any:
         """The accepted answer (the others accepted are canceled), or the last rejection once all answered."""
@@ -119,7 +130,8 @@ def send_goal(
 
     def feedback(message: Any) -> None:  # a duplicate goal, canceled, may have sent some: only the chosen one's
         with lock:
-            mine = not chosen or bytes(message.goal_id.uuid) == bytes(chosen[0].result().goal_id.uuid)
+            kept = bytes(chosen[0].result().goal_id.uuid) if chosen else None
+            mine = not given_up and (kept is None or bytes(message.goal_id.uuid) == kept)
         if mine and feedback_callback is not None:
             feedback_callback(message)
 
@@ -132,6 +144,7 @@ def send_goal(
         while True:
             seen = answers()
             if stop is not None and stop():
+                give_up()
                 return None
             picked = pick()
             if picked is not None:
@@ -145,6 +158,11 @@ def send_goal(
                 break
         if warn is not None and attempt < attempts:
             warn(f"no answer within {answer_timeout_s:g} s (attempt {attempt} of {attempts}); sending the goal again")
+    with lock:
+        rejected = [f.result() for f in futures if f.done() and f.result() is not None]
+    give_up()
+    if rejected:  # the server answered, and refused: its answer, not a timeout (an earlier attempt's answer was lost)
+        return rejected[-1]
     raise ActionTimeoutError(
         f"the action server did not answer the goal in {attempts} attempts of {answer_timeout_s:g} s each"
     )

@@ -203,10 +203,10 @@ class Kinematics:
         Raises:
             KinematicsInputError: Naming every joint out of its limits.
         """
-        violations = self.limit_violations(q, margin_rad)
+        row: np.ndarray = self.as_joint_vector(q, name)[0]  # a malformed q is named as the caller calls it
+        violations = self.limit_violations(row, margin_rad)
         if violations:
             raise KinematicsInputError(f"{name} violates joint limits: {'; '.join(violations)}")
-        row: np.ndarray = self.as_joint_vector(q, name)[0]
         return row
 
     # ------------------------------------------------------------------ kinematics

@@ -26,6 +26,7 @@ class Harness:
         answer: bool = True,
         delay_first_s: float = 0.0,
         run_s: float = 0.0,
+        reject: bool = False,
     ) -> None:
         from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
         from rclpy.executors import MultiThreadedExecutor
@@ -76,7 +77,7 @@ class Harness:
             RunTestCase,
             "/cosim/run_test_case",
             execute,
-            goal_callback=lambda _: GoalResponse.ACCEPT,
+            goal_callback=lambda _: GoalResponse.REJECT if reject else GoalResponse.ACCEPT,
             cancel_callback=lambda _: CancelResponse.ACCEPT,
         )
         self.client = ActionClient(self.client_node, RunTestCase, "/cosim/run_test_case")
@@ -237,3 +238,31 @@ def test_stop_ends_the_wait_for_an_answer(make_harness: Any, hand_spun: Any) -> 
     )
     assert handle is None
     assert time.monotonic() - stop_at < 5.0  # not the 60 s of three unanswered attempts
+
+
+def test_a_caller_that_gives_up_leaves_no_goal_running(make_harness: Any, hand_spun: Any) -> None:
+    harness = make_harness(drop_goals=0, drop_results=0, delay_first_s=1.0, run_s=4.0)
+    client = hand_spun()
+    feedback: list[bytes] = []
+    stop_at = time.monotonic() + 0.3
+    handle = send_goal(
+        client.client,
+        harness.goal,
+        answer_timeout_s=20.0,
+        wait=client.spin_until,
+        stop=lambda: time.monotonic() > stop_at,
+        feedback_callback=lambda message: feedback.append(bytes(message.goal_id.uuid)),
+    )
+    assert handle is None
+    # the server accepts the goal after the caller gave up: it is canceled, not run, and its feedback not passed on
+    assert client.spin_until(lambda: bool(harness.canceled), time.monotonic() + 15)
+    assert harness.canceled == ["lossy-1"]
+    assert harness.executed == []
+    assert feedback == []
+
+
+def test_a_rejection_after_a_lost_answer_is_the_answer(make_harness: Any) -> None:
+    harness = make_harness(drop_goals=1, drop_results=0, reject=True)
+    handle = send_goal(harness.client, harness.goal, answer_timeout_s=1.0, attempts=3)
+    assert handle is not None
+    assert not handle.accepted  # the server refused the case: said so, not "did not answer"

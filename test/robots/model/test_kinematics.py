@@ -166,6 +166,8 @@ def test_bad_joint_vectors_are_rejected(kinematics: Kinematics, q: np.ndarray, m
         for method in (kinematics.tip_jacobian, kinematics.tip_transform, kinematics.check_limits):
             with pytest.raises(KinematicsInputError, match="one joint vector"):
                 method(q)
+        with pytest.raises(KinematicsInputError, match=r"q_posture must be one joint vector"):
+            kinematics.check_limits(q, name="q_posture")  # named as the caller names it
 
 
 def test_limit_violation_names_the_joint(kinematics: Kinematics) -> None:

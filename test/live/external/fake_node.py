@@ -55,6 +55,9 @@ class FakeNode(Node):
         super().__init__("fake_node_under_test", parameter_overrides=[Parameter("use_sim_time", value=True)])
         self.mode = mode
         self.q: list[float] | None = None
+        self.q_stamp_ns = -1  # the stamp of self.q
+        self.case_start_ns = -1  # the stamp of the latest case's first state
+        self.used_start_ns = -1  # the case start the last goal moved from
         self.case_handle: object = None
         group = ReentrantCallbackGroup()
         self.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=group)
@@ -83,7 +86,10 @@ class FakeNode(Node):
         )
 
     def _on_joints(self, msg: JointState) -> None:
-        self.q = list(msg.position)
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if self.q_stamp_ns < 0 or stamp_ns - self.q_stamp_ns > 500_000_000:
+            self.case_start_ns = stamp_ns  # a case's first state: one second after the last case's end
+        self.q, self.q_stamp_ns = list(msg.position), stamp_ns
         self.names = list(msg.name)
 
     def _on_state(self, msg: OperatingState) -> None:
@@ -133,8 +139,15 @@ class FakeNode(Node):
         if self.mode == "stubborn":
             while rclpy.ok():
                 time.sleep(0.01)
-        while self.q is None:
+        # the case's start state is published before its goal, but on another topic: the goal may come first, while
+        # the latest state is still the last case's. Move from the state of a case start not moved from yet
+        while self.q is None or self.case_start_ns == self.used_start_ns:
+            if handle.is_cancel_requested:  # type: ignore[attr-defined]
+                handle.canceled()  # type: ignore[attr-defined]
+                result.outcome, result.message = RunTestCase.Result.ABORTED, "canceled"
+                return result
             time.sleep(0.002)
+        self.used_start_ns = self.case_start_ns
         start = list(self.q)
         end = [start[0] + 0.2, *start[1:]]
         self._feedback(handle, 3)

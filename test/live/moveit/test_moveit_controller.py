@@ -4,9 +4,6 @@ the bad inputs (no move_group, a planning failure, a Cartesian path followed to 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,27 +34,6 @@ def write_config(folder: Path, **moveit: Any) -> Path:
     path = folder / "case.yaml"
     path.write_text(yaml.safe_dump(tree, sort_keys=False))
     return path
-
-
-@pytest.fixture
-def move_group(node_env: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
-    """The stand-in move_group in the test's domain (``request.param``: extra ROS parameters); its log file."""
-    log = tmp_path / "move_group.log"
-    node = "cosim_validation.live.moveit.standin_node"
-    command = [sys.executable, "-m", node, "--ros-args", "-p", f"config:={CONFIG}"]
-    for name, value in getattr(request, "param", {}).items():
-        command += ["-p", f"{name}:={value}"]
-    with log.open("w") as out:
-        process = subprocess.Popen(command, env=node_env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        yield log
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def campaign(config: Path, suite: Path, out: Path) -> list[Any]:

@@ -6,10 +6,7 @@ without them."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,31 +36,6 @@ def setup() -> InsertionSetup:
     return InsertionSetup.from_config(load_config(CONFIG))
 
 
-@pytest.fixture
-def stand_in(node_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
-    """The stand-in move_group in the test's domain; its log file."""
-    log = tmp_path / "move_group.log"
-    command = [
-        sys.executable,
-        "-m",
-        "cosim_validation.live.moveit.standin_node",
-        "--ros-args",
-        "-p",
-        f"config:={CONFIG}",
-    ]
-    with log.open("w") as out:
-        process = subprocess.Popen(command, env=node_env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        yield log
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def _matrix_of_stand_in(rclpy_context: Any) -> CollisionMatrix:
     """The stand-in's matrix, asked over /get_planning_scene by a client of the test's own."""
     from rclpy.executors import SingleThreadedExecutor
@@ -87,7 +59,7 @@ def _matrix_of_stand_in(rclpy_context: Any) -> CollisionMatrix:
 
 
 def test_the_controller_keeps_the_robot_pairs_and_sets_the_needles(
-    stand_in: Path, rclpy_context: Any, setup: InsertionSetup, tmp_path: Path
+    move_group: Path, rclpy_context: Any, setup: InsertionSetup, tmp_path: Path
 ) -> None:
     """After a case planned by move_group (the anatomy sent, then the needle's entries of the straight moves), the
     stand-in's matrix still allows the robot's adjacent pairs it started with, and holds the needle's entries:
@@ -103,7 +75,7 @@ def test_the_controller_keeps_the_robot_pairs_and_sets_the_needles(
     assert not dropped, f"the scene diff dropped the robot's allowed pairs {dropped}"
     for model in setup.scene.models:
         assert matrix.allowed(NEEDLE, model.name) == (model.role in ("skin", "target")), model.name
-    assert "WARN" not in stand_in.read_text()
+    assert "WARN" not in move_group.read_text()
 
 
 def test_the_stand_in_replaces_its_matrix_as_move_group_does(setup: InsertionSetup) -> None:

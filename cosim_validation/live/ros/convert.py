@@ -455,8 +455,31 @@ def case_report_to_msg(end: Any, t_ns: int) -> Any:
         kpis=[kpi_to_msg(k, test_id, t_ns) for k in end.conclusion.kpis],
         robots=[int(r) for r in samples],
         samples=[int(n) for n in samples.values()],
+        tips=[int(end.conclusion.tips.get(r, 0)) for r in samples],
+        markers=[int(end.conclusion.markers.get(r, 0)) for r in samples],
         timed_out=bool(end.timed_out),
     )
+
+
+def case_report_caps(msg: Any) -> Any:
+    """:class:`~cosim_validation.live.session.stream_assembler.StreamCaps` of a CaseReport: what a replay may use.
+
+    Bags recorded before CaseReport carried ``tips`` and ``markers`` cap the samples only.
+
+    Args:
+        msg: The CaseReport message (an rclpy or rosbags message).
+    """
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.live.session.stream_assembler import StreamCaps
+
+    robots = [RobotRole(int(r)) for r in msg.robots]
+    per_stream = {}
+    for name in ("tips", "markers"):
+        found = getattr(msg, name, None)  # a list from rclpy, an array from rosbags, absent in older bags
+        counts = [] if found is None else list(found)
+        per_stream[name] = dict(zip(robots, map(int, counts), strict=True)) if len(counts) == len(robots) else {}
+    samples = dict(zip(robots, map(int, msg.samples), strict=True))
+    return StreamCaps(samples, per_stream["tips"], per_stream["markers"])
 
 
 def report_timed_out(msg: Any) -> bool:

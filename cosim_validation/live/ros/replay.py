@@ -165,7 +165,7 @@ def _feed(
     if message.topic == STATUS_TOPIC:
         if msg.event == 0:  # STARTED
             live = result.live_reports.get(str(msg.test_case.test_id))
-            caps = convert.case_report_from_msg(live)[4] if live is not None else None
+            caps = convert.case_report_caps(live) if live is not None else None
             return tracker.start(convert.case_info_from_status(msg), caps)
         elif int(msg.event) in convert.CASE_OUTCOMES:
             test_id = str(msg.test_case.test_id)

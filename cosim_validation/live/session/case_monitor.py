@@ -18,18 +18,34 @@ from cosim_validation.assembly.case_outcome import conclude_verdicts
 from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode, TrajectoryRecord
 from cosim_validation.live.session.record_builder import RecordBuilder
-from cosim_validation.live.session.stream_assembler import StreamAssembler, Unmatched
+from cosim_validation.live.session.stream_assembler import StreamAssembler, StreamCaps, Unmatched
 from cosim_validation.monitor.properties import Kpi, Sample, SessionMonitor, Verdict
 
 
 @dataclass(frozen=True)
 class CaseConclusion:
-    """What the monitor concluded about one case."""
+    """What the monitor concluded about one case.
+
+    Attributes:
+        verdicts: The final verdicts of every robot.
+        kpis: The KPIs of every robot.
+        samples: Samples monitored per robot (EXPECTED included).
+        records: The rebuilt trajectory records per robot (when kept).
+        tips: Tip poses used per robot (VIRTUAL, PHYSICAL).
+        markers: Tracked markers used per robot (VIRTUAL, PHYSICAL).
+    """
 
     verdicts: tuple[Verdict, ...]
     kpis: tuple[Kpi, ...]
     samples: Mapping[RobotRole, int]
     records: Mapping[RobotRole, TrajectoryRecord] = field(default_factory=dict)
+    tips: Mapping[RobotRole, int] = field(default_factory=dict)
+    markers: Mapping[RobotRole, int] = field(default_factory=dict)
+
+    @property
+    def caps(self) -> StreamCaps:
+        """What a replay of this case may use of each stream."""
+        return StreamCaps(self.samples, self.tips, self.markers)
 
 
 class CaseMonitor:
@@ -138,13 +154,14 @@ class CaseMonitor:
         """
         return self._push(self._assembler.add_marker(role, stamp_ns, position_m, quat_wxyz, registration_error_m))
 
-    def cap(self, per_robot: Mapping[RobotRole, int]) -> None:
-        """Monitor at most this many samples per robot (a replay: the samples the live monitor concluded with).
+    def cap(self, caps: StreamCaps) -> None:
+        """Monitor at most what the live monitor concluded with (a replay): samples, tip poses, markers per robot.
 
         Args:
-            per_robot: The most samples to monitor, per robot; a robot not named has no cap.
+            caps: The most samples, tip poses and markers per robot; a robot not named has no cap.
         """
-        self._caps = dict(per_robot)
+        self._caps = dict(caps.samples)
+        self._assembler.cap(caps.tips, caps.markers)
 
     def _push(self, samples: list[Sample]) -> list[Verdict]:
         changes: list[Verdict] = []
@@ -183,4 +200,7 @@ class CaseMonitor:
         )
         kpis: list[Kpi] = [k for per_robot in self._monitor.kpis().values() for k in per_robot]
         records = {role: builder.build() for role, builder in self._builders.items() if len(builder)}
-        return CaseConclusion(tuple(verdicts), tuple(kpis), dict(self._counts), records)
+        used = self._assembler
+        return CaseConclusion(
+            tuple(verdicts), tuple(kpis), dict(self._counts), records, used.tips_used, used.markers_used
+        )

@@ -24,7 +24,7 @@ import numpy as np
 from cosim_validation.assembly.monitor_world import MonitorWorld
 from cosim_validation.common.record import RobotRole, Stage, SupervisorMode
 from cosim_validation.live.session.case_monitor import CaseConclusion, CaseMonitor
-from cosim_validation.live.session.stream_assembler import Unmatched
+from cosim_validation.live.session.stream_assembler import StreamCaps, Unmatched
 from cosim_validation.monitor.properties import Verdict
 from cosim_validation.robots.model import Kinematics
 
@@ -152,7 +152,7 @@ class CaseTracker:
         """Whether a case the controller ended still waits for samples."""
         return any(c.ending is not None for c in self._open)
 
-    def start(self, info: CaseInfo, caps: Mapping[RobotRole, int] | None = None) -> list[Verdict]:
+    def start(self, info: CaseInfo, caps: StreamCaps | None = None) -> list[Verdict]:
         """A new case; returns the verdict changes of its messages that came before its announcement.
 
         The previous case, if the controller ended it, keeps receiving its late samples until it has them all
@@ -160,7 +160,8 @@ class CaseTracker:
 
         Args:
             info: What the controller announced.
-            caps: At most this many samples per robot (a replay: what the live monitor concluded the case with).
+            caps: At most this many samples, tip poses and markers per robot (a replay: what the live monitor
+                concluded the case with).
         """
         for old in list(self._open):
             if old is not self._open[-1] or old.ending is None:
@@ -175,7 +176,7 @@ class CaseTracker:
             with_expected=self._with_expected,
             markers=self._markers & frozenset(info.robots),
         )
-        if caps:
+        if caps is not None:
             monitor.cap(caps)
         for old in self._open:  # what the ended case holds from this case's start on is this case's
             self._keep_for_later(old.monitor.take_from(info.start_ns or 0))

@@ -16,6 +16,7 @@ its stage NONE, its supervisor mode UNSUPERVISED and its time measured from the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -55,6 +56,29 @@ class _RobotStream:
     emitted_until_ns: int = -1
     first_ns: int | None = None
     count: int = 0
+    tips_used: int = 0  # tip poses and markers handed out inside samples
+    markers_used: int = 0
+    tip_cap: int | None = None  # a replay: at most this many (what the live monitor used)
+    marker_cap: int | None = None
+
+
+@dataclass(frozen=True)
+class StreamCaps:
+    """How much of each robot's streams a replay uses: what the live monitor concluded the case with.
+
+    A live monitor that concludes a case before a robot's last tip poses or markers arrived (a robot that died, a
+    timeout) hands out those samples without them; the bag may hold them. Each topic keeps its order, so the first
+    ``n`` of a stream are the ones the live monitor used.
+
+    Attributes:
+        samples: Samples monitored per robot (EXPECTED included).
+        tips: Tip poses used per robot (a robot not named: no cap).
+        markers: Tracked markers used per robot (a robot not named: no cap).
+    """
+
+    samples: Mapping[RobotRole, int]
+    tips: Mapping[RobotRole, int] = field(default_factory=dict)
+    markers: Mapping[RobotRole, int] = field(default_factory=dict)
 
 
 class StreamAssembler:
@@ -85,6 +109,26 @@ class StreamAssembler:
     def samples_per_robot(self) -> dict[RobotRole, int]:
         """How many samples were handed out per robot."""
         return {role: s.count for role, s in self._streams.items()}
+
+    @property
+    def tips_used(self) -> dict[RobotRole, int]:
+        """How many tip poses were handed out inside samples, per robot."""
+        return {role: s.tips_used for role, s in self._streams.items()}
+
+    @property
+    def markers_used(self) -> dict[RobotRole, int]:
+        """How many tracked markers were handed out inside samples, per robot."""
+        return {role: s.markers_used for role, s in self._streams.items()}
+
+    def cap(self, tips: Mapping[RobotRole, int], markers: Mapping[RobotRole, int]) -> None:
+        """Hand out at most this many tip poses and markers per robot; later samples get NaN, as live.
+
+        Args:
+            tips: The most tip poses per robot (a robot not named: no cap).
+            markers: The most markers per robot (a robot not named: no cap).
+        """
+        for role, stream in self._streams.items():
+            stream.tip_cap, stream.marker_cap = tips.get(role), markers.get(role)
 
     def add_expected(
         self, stamp_ns: int, stage: Stage, q_plan: np.ndarray, mode: SupervisorMode = SupervisorMode.UNSUPERVISED
@@ -200,8 +244,7 @@ class StreamAssembler:
             if stream.has_marker and stamp not in stream.markers and not final:
                 break  # and for its marker
             q = stream.joints.pop(stamp)
-            tip = stream.tips.pop(stamp, (_NAN3, _NAN4))
-            marker = stream.markers.pop(stamp, _NOT_SEEN)
+            tip, marker = self._attached(stream, stamp)
             if self._with_expected:
                 stage, q_plan, mode = self._expected[stamp]
             else:
@@ -218,6 +261,22 @@ class StreamAssembler:
             self.unmatched += [Unmatched("marker", role, s, frame) for s, frame in sorted(stream.markers.items())]
             stream.tips, stream.markers = {}, {}
         return out
+
+    @staticmethod
+    def _attached(
+        stream: _RobotStream, stamp: int
+    ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, float]]:
+        tip = stream.tips.pop(stamp, None)
+        if tip is not None and (stream.tip_cap is None or stream.tips_used < stream.tip_cap):
+            stream.tips_used += 1
+        else:
+            tip = (_NAN3, _NAN4)
+        marker = stream.markers.pop(stamp, None)
+        if marker is not None and (stream.marker_cap is None or stream.markers_used < stream.marker_cap):
+            stream.markers_used += 1
+        else:
+            marker = _NOT_SEEN
+        return tip, marker
 
     def _sample(
         self,

@@ -168,7 +168,13 @@ def test_case_report(decoded: bool) -> None:
     from cosim_validation.live.session.case_tracker import CaseEnd, CaseInfo
 
     kpi = Kpi("targeting_error", RobotRole.VIRTUAL, Stage.NONE, 0.0004, "m")
-    conclusion = CaseConclusion(tuple(VERDICTS), (kpi,), {RobotRole.EXPECTED: 200, RobotRole.VIRTUAL: 198})
+    conclusion = CaseConclusion(
+        tuple(VERDICTS),
+        (kpi,),
+        {RobotRole.EXPECTED: 200, RobotRole.VIRTUAL: 198},
+        tips={RobotRole.VIRTUAL: 197},
+        markers={RobotRole.VIRTUAL: 196},
+    )
     end = CaseEnd(CaseInfo("case-4", np.zeros(3), (RobotRole.VIRTUAL,), 0.3, 200), "aborted", "stale", conclusion)
     msg = convert.case_report_to_msg(end, 7_000_000_000)
     if decoded:
@@ -176,6 +182,10 @@ def test_case_report(decoded: bool) -> None:
     test_id, outcome, verdicts, kpis, samples = convert.case_report_from_msg(msg)
     assert (test_id, outcome, kpis, samples) == ("case-4", "aborted", [kpi], dict(conclusion.samples))
     assert all(a.same_outcome(b) for a, b in zip(verdicts, VERDICTS, strict=True))
+    caps = convert.case_report_caps(msg)  # what a replay of the case may use
+    assert caps.samples == dict(conclusion.samples)
+    assert caps.tips == {RobotRole.EXPECTED: 0, RobotRole.VIRTUAL: 197}
+    assert caps.markers == {RobotRole.EXPECTED: 0, RobotRole.VIRTUAL: 196}
     assert convert.report_timed_out(msg) is False
     timed_out = convert.case_report_to_msg(dataclasses.replace(end, timed_out=True), 7_000_000_000)
     if decoded:

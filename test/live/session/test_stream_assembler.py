@@ -132,3 +132,61 @@ def test_record_builder_rebuilds_the_record(kin: Kinematics) -> None:
         builder.add(Sample.from_record(record, k))
     assert len(builder) == 25
     assert_same(builder.build(), record)
+
+
+def _feed_dead_robot(assembler: StreamAssembler, n: int, late_from: int | None) -> list[Sample]:
+    """A physical robot that answers every setpoint with joints, tip pose and marker; from ``late_from`` on its tip
+    poses and markers are not (yet) there when the case ends, as when the live monitor concluded a killed robot's
+    case before they arrived. ``late_from=None``: everything arrives (the bag), the late ones after the joints."""
+    q = np.array([0, 0.3, 0, 1.6, 0, 1.2, 0])
+    out: list[Sample] = []
+    late = []
+    for k in range(n):
+        stamp = START_NS + k * DT_NS
+        out += assembler.add_expected(stamp, Stage.INJECTION, q)
+        out += assembler.add_joints(RobotRole.PHYSICAL, stamp, q)
+        tip = (RobotRole.PHYSICAL, stamp, np.array([0.4, 0.0, 0.3]), np.array([1.0, 0, 0, 0]))
+        marker = (*tip, 1e-4)
+        if late_from is not None and k >= late_from:
+            continue  # never arrives before the case ends
+        if k >= 7:
+            late.append((tip, marker))  # recorded, but after the joint states
+            continue
+        out += assembler.add_tip(*tip)
+        out += assembler.add_marker(*marker)
+    if late_from is None:
+        for tip, marker in late:
+            out += assembler.add_tip(*tip)
+            out += assembler.add_marker(*marker)
+    return out + assembler.flush()
+
+
+def test_capped_replay_hands_out_what_the_live_monitor_had(kin: Kinematics) -> None:
+    from cosim_validation.live.session.stream_assembler import StreamCaps
+
+    def fresh() -> StreamAssembler:
+        return StreamAssembler(kin, {RobotRole.PHYSICAL: True}, markers=frozenset({RobotRole.PHYSICAL}))
+
+    live = fresh()
+    live_samples = _feed_dead_robot(live, 10, late_from=7)
+    caps = StreamCaps(live.samples_per_robot, live.tips_used, live.markers_used)
+    assert caps.tips == {RobotRole.PHYSICAL: 7}
+    assert caps.markers == {RobotRole.PHYSICAL: 7}
+
+    uncapped = fresh()
+    bag_samples = _feed_dead_robot(uncapped, 10, late_from=None)
+    physical = [s for s in bag_samples if s.robot is RobotRole.PHYSICAL]
+    assert np.isfinite(physical[-1].marker_pos_m).all()  # without caps the replay would see more than live did
+
+    replay = fresh()
+    replay.cap(caps.tips, caps.markers)
+    replayed = _feed_dead_robot(replay, 10, late_from=None)
+    assert len(replayed) == len(live_samples)
+    for a, b in zip(sorted(replayed, key=_order), sorted(live_samples, key=_order), strict=True):
+        assert_sample_equal(a, b)
+        np.testing.assert_array_equal(a.marker_pos_m, b.marker_pos_m)
+        assert a.marker_error_m == b.marker_error_m or (np.isnan(a.marker_error_m) and np.isnan(b.marker_error_m))
+
+
+def _order(sample: Sample) -> tuple[float, int]:
+    return sample.t_s, int(sample.robot)

@@ -7,6 +7,7 @@
 #      otherwise ROS 2 Kilted core wheels from PyPI go into the virtual environment.
 #   3. .venv with the pinned Python dependencies and the project installed editable.
 #   4. cosim_validation_interfaces built with cmake (C and Python type support) and installed into .ros/install;
+#      4a. meanwhile the numba kernels compiled once into .cache/numba (scripts/warm_caches.py, the main job small);
 #      4b. the public crtk_msgs (third_party/crtk_msgs) too, unless a ROS 2 install already provides it;
 #      4c. the same for the FollowJointTrajectory subset of the public control_msgs (third_party/control_msgs);
 #      4d. and for the ListControllers subset of ros2_control's controller_manager_msgs (third_party/controller_manager_msgs).
@@ -171,6 +172,22 @@ else
   log "interfaces are up to date"
 fi
 
+# ---------------------------------------------------------------- 4a. the compiled kernels, in the background
+# numba compiles each hot kernel on first use into .cache/numba. On a fresh checkout every process that needs a
+# kernel before another has cached it compiles it again (a campaign's workers, a session's nodes, the tests'
+# workers): scripts/warm_caches.py runs the main job small once, beside the builds below, so later processes load
+# what it compiled. Its stamp covers the files with kernels (numba itself recompiles a changed one on first use).
+# shellcheck disable=SC2046
+WARM_STAMP=$(hash_of $(grep -rl --include='*.py' -e '^import numba' -e '^from numba' cosim_validation | sort) scripts/warm_caches.py <(echo "$MODE"))
+WARM_PID=""
+if [ "$(cat .cache/numba/.cosim-stamp 2>/dev/null)" != "$WARM_STAMP" ]; then
+  log "compiling the numba kernels (scripts/warm_caches.py, in the background; log: .ros/warm.log)"
+  mkdir -p .cache/numba
+  (set +u; . scripts/env.sh && exec nice -n 5 python scripts/warm_caches.py) >"$ROSDIR/warm.log" 2>&1 &
+  WARM_PID=$!
+  trap 'kill "$WARM_PID" 2>/dev/null || true' EXIT  # a set-up that fails meanwhile leaves nothing running
+fi
+
 # ---------------------------------------------------------------- 4b, 4c. vendored public interfaces
 # Public interface packages built the same way, but only when no ROS 2 install on AMENT_PREFIX_PATH (or the
 # wheels' venv) provides them: never a second copy.
@@ -262,5 +279,12 @@ done
 # mean of five). compileall writes __pycache__ (ignored by git) whatever that variable says, and Python reads it;
 # a source changed since is compiled in memory as before, and here again at the next set-up. Cheap: every time.
 "$VENV/bin/python" -m compileall -q -j 0 cosim_validation >/dev/null || die "compiling the package's bytecode failed"
+
+if [ -n "$WARM_PID" ]; then
+  wait "$WARM_PID" || { tail -30 "$ROSDIR/warm.log"; die "compiling the numba kernels failed (log: .ros/warm.log)"; }
+  trap - EXIT
+  echo "$WARM_STAMP" > .cache/numba/.cosim-stamp
+  log "numba kernels compiled"
+fi
 
 log "done. Use the environment with:  source scripts/env.sh"

@@ -1,13 +1,18 @@
 """The one tokenizer of the monitor's three expression languages: properties, guards and actions, LTL goals.
 
 Each language states its :class:`Lexicon` (its operators, whether a dotted name is one token, whether it has
-strings) and turns a :class:`TokenError` into its own error type, which names the property or the expression.
+strings) and turns a :class:`TokenError` into its own error type, which names the property or the expression. Its
+recursive-descent parser reads the tokens through a :class:`TokenCursor`, which bounds the nesting.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from cosim_validation.monitor.syntax_bounds import Nesting
 
 _NUMBER = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -90,3 +95,59 @@ def tokenize(text: str, lexicon: Lexicon) -> list[Token]:
             i += len(op)
     tokens.append(Token("end", "", len(text)))
     return tokens
+
+
+class TokenCursor:
+    """The reading position of a recursive-descent parser in the tokens of one text.
+
+    A language's parser subclasses it and says how its errors are made (:meth:`error`).
+
+    Args:
+        text: The source text (for error messages).
+        tokens: Its tokens, ending with an ``end`` token (:func:`tokenize`).
+    """
+
+    def __init__(self, text: str, tokens: list[Token]) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.index = 0
+        self.nesting = Nesting()
+
+    @property
+    def token(self) -> Token:
+        """The current token."""
+        return self.tokens[self.index]
+
+    def take(self) -> Token:
+        """The current token; move past it (the ``end`` token stays current)."""
+        token = self.token
+        if token.kind != "end":
+            self.index += 1
+        return token
+
+    def at(self, kind: str, *texts: str) -> bool:
+        """Whether the current token is of ``kind`` and spelled as one of ``texts``.
+
+        Args:
+            kind: ``op``, ``name``, ``number``, ``string`` or ``end``.
+            *texts: Spellings accepted.
+        """
+        return self.token.kind == kind and self.token.text in texts
+
+    @contextmanager
+    def deeper(self) -> Iterator[None]:
+        """One level of recursive descent; raises once nested deeper than the bound (not a RecursionError)."""
+        try:
+            if not self.nesting.enter():
+                raise self.error(Nesting.message())
+            yield
+        finally:
+            self.nesting.leave()
+
+    def error(self, message: str) -> Exception:
+        """The language's error at the current token, for the caller to raise.
+
+        Args:
+            message: What is wrong.
+        """
+        raise NotImplementedError

@@ -5,12 +5,8 @@ The tokens are those of :mod:`cosim_validation.monitor.tokens`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from cosim_validation.monitor.statechart.errors import ExpressionError
-from cosim_validation.monitor.syntax_bounds import Nesting
-from cosim_validation.monitor.tokens import Lexicon, Token, TokenError
+from cosim_validation.monitor.tokens import Lexicon, Token, TokenCursor, TokenError
 from cosim_validation.monitor.tokens import tokenize as lex
 
 #: The operators of guards, actions and LTL goals (strings are quoted; ``.`` reads a command's field)
@@ -33,29 +29,15 @@ def tokenize(text: str) -> list[Token]:
         raise ExpressionError(exc.message, text, exc.pos) from None
 
 
-class Cursor:
-    """Reading position in a token list, with the source text for error messages."""
+class Cursor(TokenCursor):
+    """Reading position in the tokens of a guard, an action or an LTL goal.
+
+    Args:
+        text: The source text.
+    """
 
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = tokenize(text)
-        self.index = 0
-        self.nesting = Nesting()
-
-    @contextmanager
-    def deeper(self) -> Iterator[None]:
-        """One level of recursive descent; raises once nested deeper than the bound (not a RecursionError)."""
-        try:
-            if not self.nesting.enter():
-                raise self.error(Nesting.message())
-            yield
-        finally:
-            self.nesting.leave()
-
-    @property
-    def token(self) -> Token:
-        """The current token."""
-        return self.tokens[self.index]
+        super().__init__(text, tokenize(text))
 
     def peek(self, *texts: str) -> bool:
         """Whether the current token is an operator or name spelled as one of ``texts``.
@@ -63,14 +45,7 @@ class Cursor:
         Args:
             *texts: Spellings accepted, e.g. ``"&&"``, ``"and"``.
         """
-        return self.token.kind in ("op", "name") and self.token.text in texts
-
-    def take(self) -> Token:
-        """The current token; move past it."""
-        token = self.token
-        if token.kind != "end":
-            self.index += 1
-        return token
+        return self.at("op", *texts) or self.at("name", *texts)
 
     def accept(self, *texts: str) -> Token | None:
         """Take the current token if it is one of ``texts``.

@@ -19,13 +19,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from cosim_validation.monitor.properties.errors import PropertyError
 from cosim_validation.monitor.properties.language import syntax as s
-from cosim_validation.monitor.syntax_bounds import Nesting, tree_problem
-from cosim_validation.monitor.tokens import Lexicon, Token, TokenError
+from cosim_validation.monitor.syntax_bounds import tree_problem
+from cosim_validation.monitor.tokens import Lexicon, Token, TokenCursor, TokenError
 from cosim_validation.monitor.tokens import tokenize as lex
 
 PREDICATES = frozenset({"safediff", "safebound", "safedis", "nocollision"})
@@ -52,57 +49,29 @@ def tokenize(text: str, name: str = "") -> list[Token]:
         raise PropertyError(name, exc.message, text, exc.pos) from None
 
 
-class _Parser:
+class _Parser(TokenCursor):
     def __init__(self, text: str, name: str) -> None:
-        self.text = text
+        super().__init__(text, tokenize(text, name))
         self.name = name
-        self.tokens = tokenize(text, name)
-        self.i = 0
-        self.nesting = Nesting()
-
-    @contextmanager
-    def deeper(self) -> Iterator[None]:
-        """One level of recursive descent; raises once nested deeper than the bound (not a RecursionError)."""
-        try:
-            if not self.nesting.enter():
-                raise self.error(Nesting.message())
-            yield
-        finally:
-            self.nesting.leave()
 
     # ------------------------------------------------------------------ helpers
-    @property
-    def tok(self) -> Token:
-        return self.tokens[self.i]
-
     def error(self, message: str, tok: Token | None = None) -> PropertyError:
-        tok = tok or self.tok
+        tok = tok or self.token
         return PropertyError(self.name, message, self.text, tok.pos)
 
-    def is_op(self, *ops: str) -> bool:
-        return self.tok.kind == "op" and self.tok.text in ops
-
-    def is_kw(self, *words: str) -> bool:
-        return self.tok.kind == "name" and self.tok.text in words
-
     def expect_op(self, op: str) -> Token:
-        if not self.is_op(op):
-            found = repr(self.tok.text) if self.tok.kind != "end" else "the end of the expression"
+        if not self.at("op", op):
+            found = repr(self.token.text) if self.token.kind != "end" else "the end of the expression"
             raise self.error(f"expected {op!r}, found {found}")
-        return self.advance()
-
-    def advance(self) -> Token:
-        tok = self.tok
-        self.i += 1
-        return tok
+        return self.take()
 
     # ------------------------------------------------------------------ formulas
     def parse(self) -> s.Formula:
-        if self.tok.kind == "end":
+        if self.token.kind == "end":
             raise self.error("empty expression")
         formula = self.formula()
-        if self.tok.kind != "end":
-            raise self.error(f"unexpected {self.tok.text!r} after a complete formula")
+        if self.token.kind != "end":
+            raise self.error(f"unexpected {self.token.text!r} after a complete formula")
         problem = tree_problem(formula)  # a chain of thousands of operands is evaluated recursively
         if problem is not None:
             raise PropertyError(self.name, problem)
@@ -113,34 +82,34 @@ class _Parser:
             return self._formula()
 
     def _formula(self) -> s.Formula:
-        if self.is_kw("forall"):
-            start = self.advance()
+        if self.at("name", "forall"):
+            start = self.take()
             bindings = [self.binding()]
-            while self.is_op(","):
-                self.advance()
+            while self.at("op", ","):
+                self.take()
                 bindings.append(self.binding())
             self.expect_op(":")
             return s.Forall(tuple(bindings), self.formula(), start.pos)
         return self.implies()
 
     def binding(self) -> tuple[str, str, int]:
-        var = self.tok
+        var = self.token
         if var.kind != "name" or var.text in KEYWORDS:
             raise self.error("expected a variable name after 'forall'")
-        self.advance()
-        if not self.is_kw("in"):
+        self.take()
+        if not self.at("name", "in"):
             raise self.error(f"expected 'in' after variable {var.text!r}")
-        self.advance()
-        domain = self.tok
+        self.take()
+        domain = self.token
         if domain.kind != "name":
             raise self.error("expected a domain (joints or obstacles) after 'in'")
-        self.advance()
+        self.take()
         return var.text, domain.text, domain.pos
 
     def implies(self) -> s.Formula:
         left = self.disjunction()
-        if self.is_op("->"):
-            arrow = self.advance()
+        if self.at("op", "->"):
+            arrow = self.take()
             with self.deeper():
                 return s.Implies(left, self.implies(), arrow.pos)
         return left
@@ -148,48 +117,48 @@ class _Parser:
     def disjunction(self) -> s.Formula:
         first = self.conjunction()
         operands = [first]
-        while self.is_kw("or"):
-            self.advance()
+        while self.at("name", "or"):
+            self.take()
             operands.append(self.conjunction())
         return first if len(operands) == 1 else s.Or(tuple(operands), _pos(first))
 
     def conjunction(self) -> s.Formula:
         first = self.until()
         operands = [first]
-        while self.is_kw("and"):
-            self.advance()
+        while self.at("name", "and"):
+            self.take()
             operands.append(self.until())
         return first if len(operands) == 1 else s.And(tuple(operands), _pos(first))
 
     def until(self) -> s.Formula:
         left = self.unary()
-        if self.is_kw("until"):
-            tok = self.advance()
+        if self.at("name", "until"):
+            tok = self.take()
             window = self.window()
             return s.Until(left, self.unary(), window, tok.pos)
         return left
 
     def unary(self) -> s.Formula:
-        tok = self.tok
-        if self.is_kw("not"):
-            self.advance()
+        tok = self.token
+        if self.at("name", "not"):
+            self.take()
             with self.deeper():
                 return s.Not(self.unary(), tok.pos)
-        if self.is_kw("always", "eventually"):
-            self.advance()
+        if self.at("name", "always", "eventually"):
+            self.take()
             window = self.window()
             with self.deeper():
                 return s.Unary(tok.text, window, self.unary(), tok.pos)
-        if self.is_kw("next"):
-            self.advance()
+        if self.at("name", "next"):
+            self.take()
             with self.deeper():
                 return s.Unary("next", None, self.unary(), tok.pos)
         return self.primary()
 
     def window(self) -> s.Window | None:
-        if not self.is_op("["):
+        if not self.at("op", "["):
             return None
-        open_tok = self.advance()
+        open_tok = self.take()
         a = self.number()
         self.expect_op(",")
         b = self.number()
@@ -199,38 +168,38 @@ class _Parser:
         return (a, b)
 
     def number(self) -> float:
-        if self.tok.kind != "number":
-            raise self.error(f"expected a number, found {self.tok.text!r}")
-        return float(self.advance().text)
+        if self.token.kind != "number":
+            raise self.error(f"expected a number, found {self.token.text!r}")
+        return float(self.take().text)
 
     def primary(self) -> s.Formula:
-        tok = self.tok
-        if self.is_kw("true", "false"):
-            self.advance()
+        tok = self.token
+        if self.at("name", "true", "false"):
+            self.take()
             return s.BoolConst(tok.text == "true", tok.pos)
         if tok.kind == "name" and tok.text in PREDICATES:
-            self.advance()
+            self.take()
             return s.Predicate(tok.text, self.args(), tok.pos)
-        if self.is_op("("):
-            mark = self.i
-            self.advance()
+        if self.at("op", "("):
+            mark = self.index
+            self.take()
             try:
                 inner = self.formula()
                 self.expect_op(")")
-                if not self.is_op(*_CMP, "+", "-", "*", "/"):
+                if not self.at("op", *_CMP, "+", "-", "*", "/"):
                     return inner
             except PropertyError:
                 pass
-            self.i = mark  # a parenthesised term, e.g. (a + b) < c
+            self.index = mark  # a parenthesised term, e.g. (a + b) < c
         if tok.kind == "name" and tok.text in KEYWORDS:
             raise self.error(f"unexpected keyword {tok.text!r}")
         left = self.term()
-        if isinstance(left, s.Name) and left.ident in FLAGS and not self.is_op(*_CMP):
+        if isinstance(left, s.Name) and left.ident in FLAGS and not self.at("op", *_CMP):
             return s.Flag(left.ident, left.pos)
-        if not self.is_op(*_CMP):
-            found = repr(self.tok.text) if self.tok.kind != "end" else "the end of the expression"
+        if not self.at("op", *_CMP):
+            found = repr(self.token.text) if self.token.kind != "end" else "the end of the expression"
             raise self.error(f"expected a comparison (< <= > >= == !=) or a predicate, found {found}")
-        op = self.advance()
+        op = self.take()
         return s.Compare(op.text, left, self.term(), op.pos)
 
     # ------------------------------------------------------------------ terms
@@ -238,50 +207,50 @@ class _Parser:
         self.expect_op("(")
         args: list[s.Term] = []
         with self.deeper():
-            if not self.is_op(")"):
+            if not self.at("op", ")"):
                 args.append(self.term())
-                while self.is_op(","):
-                    self.advance()
+                while self.at("op", ","):
+                    self.take()
                     args.append(self.term())
         self.expect_op(")")
         return tuple(args)
 
     def term(self) -> s.Term:
         left = self.product()
-        while self.is_op("+", "-"):
-            op = self.advance()
+        while self.at("op", "+", "-"):
+            op = self.take()
             left = s.Arith(op.text, left, self.product(), op.pos)
         return left
 
     def product(self) -> s.Term:
         left = self.factor()
-        while self.is_op("*", "/"):
-            op = self.advance()
+        while self.at("op", "*", "/"):
+            op = self.take()
             left = s.Arith(op.text, left, self.factor(), op.pos)
         return left
 
     def factor(self) -> s.Term:
-        tok = self.tok
-        if self.is_op("-"):
-            self.advance()
+        tok = self.token
+        if self.at("op", "-"):
+            self.take()
             with self.deeper():
                 return s.Neg(self.factor(), tok.pos)
         if tok.kind == "number":
-            self.advance()
+            self.take()
             return s.Num(float(tok.text), tok.pos)
-        if self.is_op("("):
-            self.advance()
+        if self.at("op", "("):
+            self.take()
             with self.deeper():
                 inner = self.term()
             self.expect_op(")")
             return inner
         if tok.kind == "name" and tok.text not in KEYWORDS:
-            self.advance()
-            if self.is_op("("):
+            self.take()
+            if self.at("op", "("):
                 return s.Call(tok.text, self.args(), tok.pos)
             name = s.Name(tok.text, tok.pos)
-            if self.is_op("["):
-                self.advance()
+            if self.at("op", "["):
+                self.take()
                 with self.deeper():
                     index = self.term()
                 self.expect_op("]")

@@ -114,11 +114,10 @@ def test_red_stops_the_replay_at_once() -> None:
     x = np.zeros((8, 3))
     x[5:, 0] = [0.01, 0.02, 0.03]
     runner = MachineRunner(m, RobotRole_virtual())
-    results = [runner.push(s) for s in record_samples(make_record(x, np.full(8, 2)))]
-    first_red = next(i for i, r in enumerate(results) if r is not None)
-    assert first_red == 6  # sample 5 is judged when sample 6 arrives (so that eof is known)
-    assert results[first_red].time_s == pytest.approx(0.5)  # type: ignore[union-attr]
-    assert runner.finish().status is Status.VIOLATED
+    result = runner.run(list(record_samples(make_record(x, np.full(8, 2)))))
+    assert result.status is Status.VIOLATED
+    assert result.time_s == pytest.approx(0.5)  # sample 5: the first one that tumbles
+    assert runner.index == 6  # no sample after it was replayed
     steady = np.zeros((8, 3))
     steady[:, 0] = np.arange(8) * 1e-5  # 0.1 mm/s: within the interval
     assert run_machine(m, make_record(steady, np.full(8, 2))).status is Status.HOLDS

@@ -149,6 +149,22 @@ def test_online_pushing_equals_offline(records: list[tuple[TrajectoryRecord, np.
     assert empty.reason == "empty trace: no samples"
 
 
+def test_red_is_reported_when_the_next_sample_arrives(records: list[tuple[TrajectoryRecord, np.ndarray]]) -> None:
+    record, target = records[0]
+    jittered = failing_variants(record, target)[2][0]  # backs off along the needle during the injection
+    machine = load_behaviour("no_retraction_during_injection")
+    offline = run_behaviour(machine, jittered, target)
+    assert offline.status == "violated"
+    runner = BehaviourRunner(machine, jittered.robot, target)
+    answers = [runner.push(row) for row in record_rows(jittered)]
+    first = next(k for k, answer in enumerate(answers) if answer is not None)
+    red_sample = int(np.flatnonzero(jittered.t_s == offline.time_s)[0])
+    assert first == red_sample + 1  # a sample is judged once the next one says it was not the last
+    assert answers[first] == offline
+    assert all(answer is None for answer in answers[first + 1 :])  # reported once
+    assert runner.finish() == offline
+
+
 def test_loading_by_name_or_path_and_bad_machines(tmp_path: Path) -> None:
     by_path = load_behaviour("config/behaviours/stage_order.yaml", {"max_stage_s": 5.0})
     assert isinstance(by_path, Machine)

@@ -7,43 +7,67 @@ Vectors become per-component intervals: ``fuzzy(velocity, 0.1).z > 0``.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+#: How a point compares with a number, per LT4R comparison
+_RELATIONS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+}
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class Interval:
-    """The closed interval [lo, hi]."""
+    """The closed interval [lo, hi], compared with a number as LT4R does.
+
+    An order comparison holds when it holds for every point of the interval (its two ends decide); ``==`` holds
+    when the number is one of its points, ``!=`` when it is none.
+    """
 
     lo: float
     hi: float
 
+    def holds(self, relation: str, number: float) -> bool:
+        """Whether ``interval <relation> number`` holds.
+
+        Args:
+            relation: ``>``, ``>=``, ``<``, ``<=``, ``==`` or ``!=``.
+            number: The number compared with.
+        """
+        if relation in ("==", "!="):
+            return (self.lo <= number <= self.hi) == (relation == "==")
+        return all(_RELATIONS[relation](end, number) for end in (self.lo, self.hi))
+
     def __gt__(self, other: float) -> bool:
-        return self.lo > other
+        return self.holds(">", other)
 
     def __ge__(self, other: float) -> bool:
-        return self.lo >= other
+        return self.holds(">=", other)
 
     def __lt__(self, other: float) -> bool:
-        return self.hi < other
+        return self.holds("<", other)
 
     def __le__(self, other: float) -> bool:
-        return self.hi <= other
+        return self.holds("<=", other)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Interval):
-            return self.lo == other.lo and self.hi == other.hi
-        if isinstance(other, (int, float, np.floating)):
-            return bool(self.lo <= float(other) <= self.hi)
-        return NotImplemented
+            return (other.lo, other.hi) == (self.lo, self.hi)
+        return self.holds("==", float(other)) if isinstance(other, int | float | np.floating) else NotImplemented
 
     def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if isinstance(other, Interval):
+            return not self == other
+        return self.holds("!=", float(other)) if isinstance(other, int | float | np.floating) else NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self.lo, self.hi))
+        return hash(("interval", self.lo, self.hi))
 
 
 @dataclass(frozen=True)
@@ -81,11 +105,9 @@ def fuzzy(value: float | np.ndarray, tolerance: float) -> Interval | FuzzyVector
     """
     if tolerance < 0:
         raise ValueError(f"fuzzy tolerance must be >= 0, got {tolerance!r}")
-    array = np.asarray(value, dtype=np.float64)
-    if array.ndim == 0:
-        v = float(array)
-        return Interval(v - tolerance, v + tolerance)
-    return FuzzyVector(array, tolerance)
+    if np.ndim(value) > 0:
+        return FuzzyVector(np.asarray(value, dtype=np.float64), tolerance)
+    return Interval(float(value) - tolerance, float(value) + tolerance)  # type: ignore[arg-type]
 
 
 def fuzzy_scalar(value: float, tolerance: float) -> Interval:

@@ -1,10 +1,9 @@
-"""The Python LT4R reference (a test oracle for the statechart engine): replaying a run through a machine,
-snapshot by snapshot (online: push samples; offline: a whole record)."""
+"""The Python LT4R reference (a test oracle for the statechart engine): replaying a whole run through a machine,
+snapshot by snapshot."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -30,16 +29,16 @@ SETTLE_STEPS = 64  # at most this many transitions on the last snapshot (eof cha
 
 
 class MachineRunner:
-    """Runs one machine over one robot's samples, pushed in order.
+    """Replays one robot's whole run through one machine, offline.
 
-    A sample is processed when the next one arrives (or at :meth:`finish`), so that the snapshot knows
-    whether it is the last one (``eof``); online and offline replays are therefore identical.
+    The reference reads the run as a list: sample ``k`` is the last one (``eof``) exactly when ``k`` is the list's
+    last index. The statechart engine the monitor runs is online instead (a sample is judged when the next one
+    arrives); the tests compare the two.
 
     Args:
         machine: The test (checked here).
         robot: Robot of the samples.
         target_m: (3,) the case's target [m] for events that need it, or None.
-        needle_length_m: Unused by the snapshot itself; kept for symmetry with the monitor.
     """
 
     def __init__(self, machine: Machine, robot: RobotRole, target_m: np.ndarray | None = None) -> None:
@@ -49,56 +48,44 @@ class MachineRunner:
         self.target_m = None if target_m is None else np.asarray(target_m, dtype=np.float64)
         self.vars = Vars(**machine.all_variables())
         self.stack: list[tuple[Machine, str, float]] = []
-        self.pending: Sample | None = None
         self.previous: Sample | None = None
         self.index = 0
         self.transitions: list[tuple[float, str, str]] = []
         self.red: tuple[float, Stage] | None = None
-        self.result: MachineResult | None = None
-        self.staged = "stages" not in machine.requires  # a sample with a stage arrived (or none is needed)
-        self.unstaged = 0  # leading samples of stage NONE not replayed
-        if "target" in machine.requires and self.target_m is None:
-            self.result = self._missing("target")
 
-    # ------------------------------------------------------------------ feeding
-    def push(self, sample: Sample) -> MachineResult | None:
-        """Take one sample; return the (failed) result as soon as the machine enters red, else None."""
-        if self.result is not None:
-            return None
-        if not self.staged:
-            if sample.stage == Stage.NONE:
-                self.unstaged += 1
-                return None
-            self.staged = True
-        if self.pending is not None and sample.t_s < self.pending.t_s:
-            raise TraceError(f"machine {self.machine.name!r}: time goes backwards at t={sample.t_s!r} s")
-        if self.pending is not None:
-            self._process(self.pending, is_last=False)
-        self.pending = sample
-        return self.result
+    def run(self, samples: list[Sample]) -> MachineResult:
+        """The test's result on the run ``samples`` (in time order).
 
-    def finish(self) -> MachineResult:
-        """End of the run: the test's result."""
-        if self.result is not None:
-            return self.result
-        if not self.staged and self.unstaged:
-            self.result = self._missing("stages", f"{self.unstaged} samples, all of stage none")
-            return self.result
-        if self.pending is None:
-            self.result = self._outcome(Status.UNKNOWN, math.nan, Stage.NONE, "empty trace: no samples")
-            return self.result
-        last = self.pending
-        self._process(last, is_last=True)
-        if self.red is not None:  # entered on the last sample, with the end-of-run signal on
-            red = self._red_result()
-            self.result = replace(red, reason=red.reason + AT_END)
-            return self.result
-        state = self.stack[0][1]
-        if state == GREEN:
-            self.result = self._outcome(Status.HOLDS, math.nan, Stage.NONE, "ended in green")
-        else:
-            self.result = self._outcome(Status.VIOLATED, last.t_s, last.stage, f"ended in {self.path()!r}{NOT_GREEN}")
-        return self.result
+        Args:
+            samples: The robot's samples of the run.
+
+        Raises:
+            TraceError: Time goes backwards (before the machine turned red).
+        """
+        if "target" in self.machine.requires and self.target_m is None:
+            return self._missing("target")
+        trace = samples
+        if "stages" in self.machine.requires:  # leading samples without a stage are not replayed
+            first = next((k for k, sample in enumerate(samples) if sample.stage != Stage.NONE), len(samples))
+            trace = samples[first:]
+            if not trace and samples:
+                return self._missing("stages", f"{len(samples)} samples, all of stage none")
+        if not trace:
+            return self._outcome(Status.UNKNOWN, math.nan, Stage.NONE, "empty trace: no samples")
+        last = len(trace) - 1
+        for k, sample in enumerate(trace):
+            later = trace[min(k + 1, last)]
+            if later.t_s < sample.t_s:
+                raise TraceError(f"machine {self.machine.name!r}: time goes backwards at t={later.t_s!r} s")
+            self._process(sample, is_last=k == last)
+            if self.red is not None:
+                red_at, red_stage = self.red
+                reason = f"entered red ({self.path()})" + (AT_END if k == last else "")
+                return self._outcome(Status.VIOLATED, red_at, red_stage, reason)
+        if self.stack[0][1] == GREEN:
+            return self._outcome(Status.HOLDS, math.nan, Stage.NONE, "ended in green")
+        end = trace[last]
+        return self._outcome(Status.VIOLATED, end.t_s, end.stage, f"ended in {self.path()!r}{NOT_GREEN}")
 
     # ------------------------------------------------------------------ stepping
     def _snapshot(self, sample: Sample, is_last: bool) -> Snapshot:
@@ -130,14 +117,6 @@ class MachineRunner:
         for _ in range(steps):
             if self.red is not None or not self._step(0, snap):
                 break
-        if self.red is not None:
-            self._red_result()
-
-    def _red_result(self) -> MachineResult:
-        if self.result is None:
-            assert self.red is not None
-            self.result = self._outcome(Status.VIOLATED, self.red[0], self.red[1], f"entered red ({self.path()})")
-        return self.result
 
     def _step(self, level: int, snap: Snapshot) -> bool:
         machine, state, entered = self.stack[level]
@@ -200,9 +179,5 @@ class MachineRunner:
 
 
 def run_machine(machine: Machine, record: TrajectoryRecord, target_m: np.ndarray | None = None) -> MachineResult:
-    """Replay ``record`` through ``machine`` (offline; the same code as online)."""
-    runner = MachineRunner(machine, record.robot, target_m)
-    for sample in record_samples(record):
-        if runner.push(sample) is not None:
-            break
-    return runner.finish()
+    """Replay ``record`` through ``machine``."""
+    return MachineRunner(machine, record.robot, target_m).run(list(record_samples(record)))

@@ -41,12 +41,14 @@ class CheckedSpec:
         campaign: Its ``campaign`` section.
         controller: The controller under test's name (the spec's, or ``controllers.default``).
         scene: The anatomy, with the repairs its models needed.
+        controller_kind: What the controller is (:func:`check_controller`).
     """
 
     config: ConfigNode
     campaign: CampaignConfig
     controller: str
     scene: AnatomyScene
+    controller_kind: str = "built-in"
 
 
 def engine_roles(engines: Sequence[str]) -> list[RobotRole]:
@@ -86,14 +88,14 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNo
     robot = RobotConfig.from_config(config["robot"])
     scene = check_world_config(config, spec.engines)
     PropertySet.load(Path(spec.properties_path) if spec.properties_path is not None else campaign.properties_path)
-    check_controller(config, controller)
+    kind = check_controller(config, controller)
     check_filters(config, spec.filters, roles, robot.kinematics)
     supervisor = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     if supervision:
         files = {role: Path(path) for role, path in spec.supervisor_files}
         check_supervision(supervisor, spec.supervisor_scenario, files)
         check_detector(spec.detector, spec.stop_on_alarm, supervisor)
-    return CheckedSpec(config, campaign, controller, scene)
+    return CheckedSpec(config, campaign, controller, scene, kind)
 
 
 def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomyScene:
@@ -122,8 +124,8 @@ def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomySce
     return scene
 
 
-def check_controller(config: ConfigNode, controller: str) -> None:
-    """Build a user's controller plugin once (its factory runs with the options and the case study).
+def check_controller(config: ConfigNode, controller: str) -> str:
+    """Build a user's controller plugin once (its factory runs with the options and the case study); say its kind.
 
     A factory that raises or returns an object without a contract is then an error naming the user's file, not the
     run directory's copy; so is ``moveit``, whose factory waits for move_group's services. The other built-in
@@ -134,12 +136,26 @@ def check_controller(config: ConfigNode, controller: str) -> None:
         controller: The controller under test's name (a built-in, an entry point's name or an import path
             ``module:attribute``).
 
+    Returns:
+        What it is: ``built-in``, ``MoveIt move_group``, ``planning plugin``, ``closed-loop plugin`` or ``external
+        ROS 2 node``.
+
     Raises:
         ConfigError, InputError: The plugin cannot be built (naming the file and key, or the option).
     """
     from cosim_validation.controllers import CONTROLLER_NAMES, InsertionSetup
+    from cosim_validation.controllers.external_spec import ADAPTER_TARGET
     from cosim_validation.controllers.moveit_spec import MOVEIT_NAME
-    from cosim_validation.controllers.plugin_controllers import release
+    from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, release
 
-    if controller not in CONTROLLER_NAMES or controller == MOVEIT_NAME:  # moveit: is move_group there?
-        release(InsertionSetup.from_config(config).controller(controller))
+    if controller in CONTROLLER_NAMES and controller != MOVEIT_NAME:
+        return "built-in"
+    setup = InsertionSetup.from_config(config)
+    built = setup.controller(controller)  # moveit: waits for move_group's services
+    release(built)
+    plugin = setup.controllers.plugin
+    if controller == MOVEIT_NAME:
+        return "MoveIt move_group"
+    if plugin is not None and plugin.name == controller and plugin.target == ADAPTER_TARGET:
+        return "external ROS 2 node"
+    return "closed-loop plugin" if isinstance(built, ClosedLoopPlugin) else "planning plugin"

@@ -317,24 +317,92 @@ def controllers() -> list[dict[str, Any]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options beyond --json.
+    """``--config`` (a case study to check as a campaign would), with ``--controller`` and ``--backends``.
 
     Args:
-        parser: The ``cosim doctor`` subcommand's parser (left as it is).
+        parser: The ``cosim doctor`` subcommand's parser.
     """
+    parser.add_argument(
+        "--config",
+        help="also check this case study as cosim campaign would before its first case: every section, the "
+        "anatomy, the properties, the supervisor, and the controller under test built once (a plugin's factory "
+        "runs; an external node's program is found; moveit: move_group answers)",
+    )
+    parser.add_argument("--controller", help="with --config: the controller to check (default: controllers.default)")
+    parser.add_argument(
+        "--backends",
+        default="virtual",
+        help="with --config: the robots a campaign would run, comma-separated (default: virtual)",
+    )
+
+
+def case_study(config: str, controller: str | None, backends: str) -> list[Finding]:
+    """Check a case study as ``cosim campaign`` does before its first case; one finding per part.
+
+    Args:
+        config: The case-study configuration file.
+        controller: The controller to check; None: ``controllers.default``.
+        backends: Robots or engines, comma-separated, as ``cosim campaign --backends`` takes them.
+
+    Raises:
+        CosimError: The first thing a run would refuse, naming the file and key.
+    """
+    from cosim_validation.assembly import AssemblySpec
+    from cosim_validation.assembly.campaign_config import ENGINE_ROLES, CampaignConfig
+    from cosim_validation.assembly.spec_check import check_spec
+    from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.controllers import ControllersConfig
+    from cosim_validation.monitor.properties import PropertySet
+    from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
+
+    path = resolve_resource(config)
+    campaign = CampaignConfig.from_config(load_case_config(path)["campaign"])
+    engines = campaign.engines(tuple(n.strip() for n in backends.split(",") if n.strip()))
+    checked = check_spec(AssemblySpec(str(path), engines, controller))
+    properties = PropertySet.load(campaign.properties_path)
+    robots = ", ".join(f"{ENGINE_ROLES[e].label}: {e}" for e in engines)
+    models = ", ".join(f"{m.name} ({m.role})" for m in checked.scene.models)
+    repaired = [m.name for m in checked.scene.models if m.repair is not None]
+    supervisor = campaign.supervisor_path
+    findings = [
+        Finding("configuration", True, True, "", f"{_shown(path)}: every section as a campaign reads it"),
+        Finding("controller", True, True, checked.controller, checked.controller_kind),
+        Finding("robots", True, True, "", robots),
+        Finding("anatomy", True, True, "", models + (f"; repaired: {', '.join(repaired)}" if repaired else "")),
+        Finding(
+            "properties",
+            True,
+            True,
+            "",
+            f"{_shown(campaign.properties_path)}: {len(properties.properties)} properties, "
+            f"{len(properties.kpis)} KPIs, {len(properties.machines)} behaviour machines",
+        ),
+        Finding(
+            "supervisor", True, False, "", str(supervisor) if supervisor is not None else "none (plans run as planned)"
+        ),
+    ]
+    if checked.controller == "moveit":
+        findings.append(check_move_group(ControllersConfig.from_config(checked.config["controllers"]).moveit))
+    if "coppeliasim" in engines:
+        findings.append(check_coppeliasim(CoppeliaSimConfig.from_config(checked.config["backends"].get("coppeliasim"))))
+    return findings
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the findings; exit 1 naming what required component is missing.
 
     Args:
-        args: The parsed command line of ``cosim doctor`` (only ``--json`` is read).
+        args: The parsed command line of ``cosim doctor`` (``--json``, ``--config``, ``--controller``,
+            ``--backends``).
     """
     findings = collect()
-    missing = [f.name for f in findings if f.required and not f.found]
+    study = case_study(args.config, args.controller, args.backends) if args.config is not None else []
+    missing = [f.name for f in [*findings, *study] if f.required and not f.found]
     if args.json:
         components = [asdict(f) for f in findings]
         found = {"components": components, "robots": robots(), "controllers": controllers()}
+        if args.config is not None:
+            found["case_study"] = [asdict(f) for f in study]
         print_json({"ok": not missing, "missing": missing, **found})
     else:
         rows = [
@@ -353,10 +421,23 @@ def run(args: argparse.Namespace) -> int:
         ]
         print()
         print(format_table(["controller", "kind", "factory", "status", "from / why"], controller_rows))
+        if args.config is not None:
+            study_rows = [(f.name, "ok" if f.found else "not answering", f.version, f.detail) for f in study]
+            print()
+            print(format_table(["case study", "status", "name", "what was checked"], study_rows))
     if missing:
         print(f"error: missing required components: {', '.join(missing)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _shown(path: str | Path) -> str:
+    """``path`` relative to the working folder when it lies below it, as a user typed it."""
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _joint_kinds(robot: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -152,7 +153,11 @@ def entry_point() -> None:
     from cosim_validation.common.interrupts import forget_handled_interrupt, restore_sigint
 
     restore_sigint()
-    code = main()
+    try:
+        code = main()
+    except BrokenPipeError:  # the reader of stdout went away while an error object was written (| head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        code = 1
     forget_handled_interrupt()  # main() handled any Ctrl-C: the exit status is its own, not a death by SIGINT
     # the outcome is decided and written: a Ctrl-C while the interpreter ends (it joins a background thread, e.g. a
     # session's bag-check world still loading after an early error) would only turn the status into a traceback

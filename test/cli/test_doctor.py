@@ -87,3 +87,36 @@ def test_doctor_json_lists_the_robots_with_their_joint_types(capsys: pytest.Capt
         joints = robots[name]["joints"]
         assert [j["unit"] for j in joints] == ["rad", "rad", "m", "rad", "rad", "rad"]
         assert joints[2]["name"] == "insertion"
+
+
+def study(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, dict[str, object]]:
+    """``cosim doctor --json --config config/needle_insertion.yaml EXTRA``: its case-study findings by name."""
+    capsys.readouterr()
+    assert main(["doctor", "--json", "--config", "config/needle_insertion.yaml", *extra]) == 0
+    found = json.loads(capsys.readouterr().out)["case_study"]
+    return {f["name"]: f for f in found}
+
+
+def test_doctor_checks_a_case_study_as_a_campaign_would(capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = study(capsys, "--backends", "virtual,physical")
+    assert (shipped["controller"]["version"], shipped["controller"]["detail"]) == ("straight", "built-in")
+    assert shipped["robots"]["detail"] == "virtual: mujoco, physical: emulated"
+    assert "heart (obstacle)" in str(shipped["anatomy"]["detail"])
+    assert "9 properties" in str(shipped["properties"]["detail"])
+    samples = "test.controllers.plugin_samples"
+    closed = study(capsys, "--controller", f"{samples}:make_replay")["controller"]
+    assert closed["detail"] == "closed-loop plugin"
+    assert study(capsys, "--controller", f"{samples}:make_planning")["controller"]["detail"] == "planning plugin"
+
+
+def test_doctor_names_what_a_run_of_the_case_study_would_refuse(capsys: pytest.CaptureFixture[str]) -> None:
+    samples = "test.controllers.plugin_samples"
+    capsys.readouterr()
+    code = main(["doctor", "--config", "config/needle_insertion.yaml", "--controller", f"{samples}:make_raising"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert len(err) == 1, err
+    assert err[0].startswith(f"error: --controller '{samples}:make_raising'"), err
+    assert "raised ValueError: gain must be positive" in err[0]
+    assert main(["doctor", "--config", "config/needle_insertion.yaml", "--backends", "bogus"]) == 1
+    assert "bogus" in capsys.readouterr().err

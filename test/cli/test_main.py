@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 #: modules that take seconds to import between them (trimesh and scipy through the anatomy, numba through the
 #: kinematics, the physics engines, rclpy); none of them is needed to parse a command line
@@ -45,3 +46,15 @@ def test_help_lists_every_subcommand() -> None:
     assert done.returncode == 0, done.stderr
     for name in SUBCOMMANDS:
         assert name in done.stdout, name
+
+
+def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "case.yaml"
+    bad.write_text("controllers: [1, 2]\n")
+    command = [sys.executable, "-m", "cosim_validation.cli.main", "check", "--json", "--config", str(bad), "x.npz"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        process.stdout.close()  # as `| head -0` does: the error object has nowhere to go
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert b"Traceback" not in err, err.decode()

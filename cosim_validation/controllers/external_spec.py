@@ -21,12 +21,18 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.config import ConfigNode
 
+#: The placeholders a command's arguments may name, and what each is filled in with at every start of the node
+COMMAND_PLACEHOLDERS = {
+    "domain_id": "the DDS domain of this instance of the node (its ROS_DOMAIN_ID)",
+    "log_dir": "the run's logs/ folder; outside a run (cosim run-case) a temporary folder removed when the node stops",
+}
 #: The factory of the adapter (a closed-loop controller whose every command comes from the external node).
 ADAPTER_TARGET = "cosim_validation.live.external.node_controller:make_controller"
 #: A step of the adapter waits for the node for one control period of wall time (period / real-time factor), so
@@ -185,7 +191,11 @@ def _crtk(node: ConfigNode) -> dict[str, str]:
 
 
 def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:
-    """The command line as arguments; its program must be found (on PATH, or a file relative to ``cwd``)."""
+    """The command line as arguments; its program must be found (on PATH, or a file relative to ``cwd``).
+
+    Its arguments may name :data:`COMMAND_PLACEHOLDERS` (``{domain_id}``, ``{log_dir}``), filled in at each start;
+    ``{{`` and ``}}`` are literal braces.
+    """
     text = node.to_str()
     try:
         words = tuple(shlex.split(text))
@@ -193,12 +203,50 @@ def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:
         raise node.error(f"cannot split the command line {text!r}: {exc}") from None
     if not words:
         raise node.error("expected the command line that starts the node under test, got an empty string")
-    program = words[0]
+    known = ", ".join(f"{{{name}}}" for name in COMMAND_PLACEHOLDERS)
+    for k, word in enumerate(words):
+        try:
+            names = placeholders_of((word,))
+        except ValueError as exc:
+            raise node.error(f"argument {word!r}: {exc} (write {{{{ and }}}} for a literal brace)") from None
+        unknown = sorted(names - set(COMMAND_PLACEHOLDERS))
+        if unknown:
+            raise node.error(
+                f"argument {word!r}: unknown placeholder {{{unknown[0]}}}; known: {known} "
+                "(write {{ and }} for a literal brace)"
+            )
+        if names and k == 0:
+            raise node.error(f"the program {word!r} cannot hold a placeholder; known in its arguments: {known}")
+    program = words[0].replace("{{", "{").replace("}}", "}")
     found = (cwd / program).is_file() if "/" in program else shutil.which(program) is not None
     if not found:
         where = f"in {str(cwd)!r}" if "/" in program else "on PATH"
         raise node.error(f"program {program!r} not found {where}")
-    return words
+    return (program, *words[1:])
+
+
+def placeholders_of(words: tuple[str, ...]) -> set[str]:
+    """The placeholders ``words`` name (``{{`` and ``}}`` are literal braces).
+
+    Args:
+        words: Arguments of a command.
+
+    Raises:
+        ValueError: A single brace that opens or closes no placeholder.
+    """
+    return {field for word in words for _, field, _, _ in string.Formatter().parse(word) if field is not None}
+
+
+def fill_command(command: tuple[str, ...], domain_id: int, log_dir: str) -> tuple[str, ...]:
+    """``command`` with its placeholders filled in (and ``{{``, ``}}`` as single braces), for one start.
+
+    Args:
+        command: The command as :func:`ExternalSettings.from_config` read it (the program first).
+        domain_id: The DDS domain the node runs on.
+        log_dir: The folder for the node's own files.
+    """
+    values = {"domain_id": str(domain_id), "log_dir": log_dir}
+    return (command[0], *(word.format(**values) for word in command[1:]))
 
 
 def _ros_name(node: ConfigNode, key: str, default: str, absolute: bool = False) -> str:

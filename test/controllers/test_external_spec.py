@@ -63,6 +63,14 @@ def test_settings_are_read() -> None:
         ({"command": "no_such_program_anywhere --x"}, "controllers.default.external.command", "not found on PATH"),
         ({"command": "./missing.sh"}, "controllers.default.external.command", "not found in"),
         ({"command": "'unclosed"}, "controllers.default.external.command", "cannot split"),
+        (
+            {"command": f"{PYTHON} --log {{logdir}}"},
+            "controllers.default.external.command",
+            "unknown placeholder {logdir}",
+        ),
+        ({"command": f"{PYTHON} -p 'x:={{a: 1}}'"}, "controllers.default.external.command", "unknown placeholder {a"),
+        ({"command": f"{PYTHON} --x {{domain_id"}, "controllers.default.external.command", "literal brace"),
+        ({"command": "{log_dir}/node --x"}, "controllers.default.external.command", "cannot hold a placeholder"),
         ({"command": PYTHON, "real_time_factor": 0}, "controllers.default.external.real_time_factor", "> 0"),
         ({"command": PYTHON, "real_time_factor": -2.0}, "controllers.default.external.real_time_factor", "> 0"),
         ({"command": PYTHON, "startup_timeout_s": 0}, "controllers.default.external.startup_timeout_s", "> 0"),
@@ -138,3 +146,17 @@ def test_crtk_settings_are_read() -> None:
     unnamed = {"command": PYTHON, "interface": "crtk"}  # the flavour of the robot model, settled by the adapter
     crtk = ExternalSpec.from_options(dict(controllers({"external": unnamed}).plugin.options))  # type: ignore[union-attr]
     assert (crtk.namespace, crtk.flavour) == ("", "")
+
+
+def test_command_placeholders_are_filled_at_each_start() -> None:
+    from cosim_validation.controllers.external_spec import fill_command
+
+    spec = controllers({"external": {"command": f"{PYTHON} --out {{log_dir}}/d{{domain_id}}.txt -p 'x:={{{{a: 1}}}}'"}})
+    command = spec.plugin.options["command"]  # type: ignore[union-attr]
+    assert fill_command(tuple(command), 7, "/runs/r1/logs") == (
+        PYTHON,
+        "--out",
+        "/runs/r1/logs/d7.txt",
+        "-p",
+        "x:={a: 1}",
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.controllers.external_spec import fill_command, placeholders_of
 from cosim_validation.controllers.plugin_api import RunLogs
 
 _PR_SET_PDEATHSIG = 1  # prctl(2) option: the signal a child gets when its parent thread dies
@@ -43,7 +45,8 @@ class NodeProcess:
     without a logs folder, to a temporary file removed when the node stops.
 
     Args:
-        command: The program and its arguments.
+        command: The program and its arguments, which may name placeholders
+            (:data:`~cosim_validation.controllers.external_spec.COMMAND_PLACEHOLDERS`).
         cwd: The folder it starts in.
         env: Its environment (ROS_DOMAIN_ID and the discovery range of the adapter included).
         logs: Where to keep its output; None: not kept.
@@ -55,6 +58,7 @@ class NodeProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
         self._log_kept = False  # in the run's logs folder: not removed at stop
+        self._scratch: str | None = None  # {log_dir} outside a run: removed at stop
         self.starts = 0  # how many times it was started (1 + restarts)
 
     def start(self) -> None:
@@ -68,7 +72,7 @@ class NodeProcess:
         fd, self._log_path, self._log_kept = self._open_log()
         try:
             self._proc = subprocess.Popen(
-                self.command,
+                self.filled_command(),
                 cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
@@ -79,12 +83,31 @@ class NodeProcess:
             )
         except OSError as exc:
             self._log_path.unlink(missing_ok=True)  # nothing ran, nothing to read
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
             self._log_path = None
             self._log_kept = False
             raise NodeUnderTestError(f"cannot start the node under test {self.command[0]!r}: {exc}") from None
         finally:
             os.close(fd)
         self.starts += 1
+
+    def filled_command(self) -> tuple[str, ...]:
+        """The command of this start, its placeholders filled in (:func:`fill_command`).
+
+        ``{log_dir}`` is the run's logs folder, or outside a run a temporary folder removed when the node stops.
+        """
+        if "log_dir" not in placeholders_of(self.command[1:]):
+            log_dir = ""
+        elif self.logs is not None and self.logs.folder is not None:
+            self.logs.folder.mkdir(parents=True, exist_ok=True)
+            log_dir = str(self.logs.folder)
+        else:
+            if self._scratch is None:
+                self._scratch = tempfile.mkdtemp(prefix="cosim-node-under-test-")
+            log_dir = self._scratch
+        return fill_command(self.command, int(self.env.get("ROS_DOMAIN_ID", "0")), log_dir)
 
     def _open_log(self) -> tuple[int, Path, bool]:
         """A new file for this start's output: (descriptor, path, kept in the run's logs folder).
@@ -175,6 +198,9 @@ class NodeProcess:
             with contextlib.suppress(OSError):
                 self._log_path.unlink()
         self._log_path, self._log_kept = None, False
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     @staticmethod
     def _sweep_group(proc: subprocess.Popen[bytes] | None) -> None:

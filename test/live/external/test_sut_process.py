@@ -77,3 +77,23 @@ def test_a_program_that_cannot_run_is_an_error(tmp_path, monkeypatch) -> None:  
         node.start()
     assert list(scratch.iterdir()) == []  # its empty log is not left behind
     assert node.output_tail() == ""
+
+
+def test_placeholders_name_the_domain_and_a_folder_for_the_nodes_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cosim_validation.controllers.plugin_api import RunLogs
+
+    script = "import pathlib, sys; pathlib.Path(sys.argv[1], 'args.txt').write_text(sys.argv[2] + ' ' + sys.argv[3])"
+    command = [PY, "-c", script, "{log_dir}", "d{domain_id}", "{{literal}}"]
+    env = {**os.environ, "ROS_DOMAIN_ID": "42"}
+    in_run = NodeProcess(command, str(tmp_path), env, RunLogs(tmp_path / "logs"))
+    in_run.start()
+    assert wait_for(lambda: not in_run.running())
+    in_run.stop()
+    assert (tmp_path / "logs" / "args.txt").read_text() == "d42 {literal}"
+    alone = NodeProcess([PY, "-c", "import time; time.sleep(30)", "{log_dir}"], str(tmp_path), env)
+    alone.start()
+    scratch = alone.filled_command()[-1]
+    assert os.path.isdir(scratch)
+    assert scratch.startswith(tempfile.gettempdir())  # outside a run: a temporary folder ...
+    alone.stop()
+    assert not os.path.exists(scratch)  # ... removed when the node stops

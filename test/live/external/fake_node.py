@@ -17,7 +17,7 @@ It serves ``/run_test_case`` and, per case, behaves as MODE says (all in simulat
 Served CRTK (``interface: crtk``, a dVRK arm under ``/PSM1``), the same motion by CRTK commands:
 
 - ``crtk``: enables and homes the arm on ``state_command`` (waiting for ``operating_state`` to say so) once, then
-  streams ``servo_jp`` every 0.1 s (the message says "moved; N refused" when the arm was not ready, never here);
+  streams ``servo_jp`` every 0.1 s; its message is "moved joint 1 from <the start it read on measured_js [rad]>";
 - ``crtk_move``: the same, but as one ``move_jp`` to the end, waiting until ``operating_state`` is no longer busy;
 - ``crtk_disabled``: streams ``servo_jp`` without enabling the arm (which must not move);
 - ``crtk_pause``: enables and homes the arm, sends a ``move_jp`` of joint 1 by +1 rad, pauses the arm 0.1 s after
@@ -162,6 +162,8 @@ class FakeNode(Node):
             return result
         handle.succeed()  # type: ignore[attr-defined]
         result.outcome, result.message = RunTestCase.Result.COMPLETED, "moved"
+        if self.mode.startswith("crtk"):
+            result.message += f" joint 1 from {start[0]:.6f}"  # what it read on measured_js
         if self.mode == "crtk_pause":
             result.message = f"paused; busy {self.state.is_busy if self.state else None}"
         if self.forces:

@@ -24,6 +24,7 @@ from cosim_validation.common.exceptions import CosimError
 
 PROBE_S = 5.0  # how long an empty domain is watched before it is called empty (s, steady clock)
 START_LIMIT_S = 60.0  # importing rclpy and creating a participant, on a loaded machine (s)
+PROBE_ATTEMPTS = 2  # a probe killed by a signal before it answered is started once more
 
 
 class DomainProbeError(CosimError):
@@ -40,20 +41,29 @@ def strangers(env: Mapping[str, str], window_s: float = PROBE_S) -> list[str]:
     Raises:
         DomainProbeError: The probe process failed or did not answer in time.
     """
-    command = [sys.executable, "-m", "cosim_validation.live.ros.graph_probe", str(window_s)]
     domain = env.get("ROS_DOMAIN_ID", "?")
+    for attempt in range(1, PROBE_ATTEMPTS + 1):
+        done = _run_probe(env, window_s, domain)
+        last = done.stdout.strip().splitlines()[-1:] or [""]
+        try:
+            found = json.loads(last[0])
+        except json.JSONDecodeError:
+            found = None
+        if isinstance(found, list) and done.returncode <= 0:  # answered (a crash in its teardown loses nothing)
+            return [str(item) for item in found]
+        if done.returncode < 0 and attempt < PROBE_ATTEMPTS:
+            continue  # killed by a signal before it answered (a middleware crash): look once more
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        tries = f"; {attempt} tries" if attempt > 1 else ""
+        raise DomainProbeError(f"domain {domain}: the graph probe failed (exit {done.returncode}: {tail}{tries})")
+    raise AssertionError("unreachable")
+
+
+def _run_probe(env: Mapping[str, str], window_s: float, domain: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "cosim_validation.live.ros.graph_probe", str(window_s)]
     try:
-        done = subprocess.run(
+        return subprocess.run(
             command, env=dict(env), capture_output=True, text=True, timeout=window_s + START_LIMIT_S, check=False
         )
     except subprocess.TimeoutExpired:
         raise DomainProbeError(f"domain {domain}: the graph probe did not answer within {START_LIMIT_S:g} s") from None
-    last = done.stdout.strip().splitlines()[-1:] or [""]
-    try:
-        found = json.loads(last[0])
-    except json.JSONDecodeError:
-        found = None
-    if done.returncode != 0 or not isinstance(found, list):
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise DomainProbeError(f"domain {domain}: the graph probe failed (exit {done.returncode}: {tail})")
-    return [str(item) for item in found]

@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 import rclpy
 from builtin_interfaces.msg import Duration
@@ -171,16 +172,31 @@ class FakeNode(Node):
         return result
 
     def _stream(self, start: list[float], end: list[float], handle: object) -> bool:
+        def send(q: list[float]) -> None:
+            point = JointTrajectoryPoint(positions=q, time_from_start=Duration(sec=0, nanosec=100_000_000))
+            self.stream.publish(JointTrajectory(joint_names=JOINTS, points=[point]))
+
         for k in range(1, 11):
             self._feedback(handle, 3)  # every period, as the contract asks (an early one may be lost)
-            point = JointTrajectoryPoint()
-            point.positions = [a + (b - a) * k / 10 for a, b in zip(start, end, strict=True)]
-            point.time_from_start = Duration(sec=0, nanosec=100_000_000)
-            msg = JointTrajectory(joint_names=JOINTS, points=[point])
-            self.stream.publish(msg)
+            send([a + (b - a) * k / 10 for a, b in zip(start, end, strict=True)])
             if not self._sim_wait(0.1, handle):
                 return False
-        return self._sim_wait(0.2, handle)
+        return self._arrive(end, send, handle)
+
+    def _arrive(self, end: list[float], send: Any, handle: object) -> bool:
+        """Hold ``end`` (sent again every 0.1 s) until measured there, at most 3 s of simulated time.
+
+        Under load a command can reach the arm a period late, or the node's clock lag the session's: a node confirms
+        where the arm is before it says done, as a real one would.
+        """
+        for _ in range(30):
+            if not self._sim_wait(0.1, handle):
+                return False
+            if self.q is not None and abs(self.q[0] - end[0]) < 0.005:
+                return self._sim_wait(0.1, handle)
+            self._feedback(handle, 3)
+            send(end)
+        return True
 
     def _crtk(self, start: list[float], end: list[float], handle: object) -> bool:
         if self.mode != "crtk_disabled":
@@ -207,13 +223,14 @@ class FakeNode(Node):
                 if not self._sim_wait(0.1, handle):
                     return False
             return self._sim_wait(0.2, handle)
+        names = list(self.names)
         for k in range(1, 11):
             self._feedback(handle, 3)
             q = [a + (b - a) * k / 10 for a, b in zip(start, end, strict=True)]
-            self.servo.publish(JointState(name=self.names, position=q))
+            self.servo.publish(JointState(name=names, position=q))
             if not self._sim_wait(0.1, handle):
                 return False
-        return self._sim_wait(0.2, handle)
+        return self._arrive(end, lambda q: self.servo.publish(JointState(name=names, position=q)), handle)
 
     def _follow(self, start: list[float], end: list[float]) -> bool:
         goal = FollowJointTrajectory.Goal()

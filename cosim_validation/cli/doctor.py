@@ -356,9 +356,10 @@ def case_study(config: str, controller: str | None, backends: str) -> list[Findi
     from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
 
     path = resolve_resource(config)
-    campaign = CampaignConfig.from_config(load_case_config(path)["campaign"])
+    case_config = load_case_config(path)
+    campaign = CampaignConfig.from_config(case_config["campaign"])
     engines = campaign.engines(tuple(n.strip() for n in backends.split(",") if n.strip()))
-    checked = check_spec(AssemblySpec(str(path), engines, controller))
+    checked = check_spec(AssemblySpec(str(path), engines, controller), config=case_config)
     properties = PropertySet.load(campaign.properties_path)
     robots = ", ".join(f"{ENGINE_ROLES[e].label}: {e}" for e in engines)
     models = ", ".join(f"{m.name} ({m.role})" for m in checked.scene.models)

@@ -42,11 +42,6 @@ class CaseConclusion:
     tips: Mapping[RobotRole, int] = field(default_factory=dict)
     markers: Mapping[RobotRole, int] = field(default_factory=dict)
 
-    @property
-    def caps(self) -> StreamCaps:
-        """What a replay of this case may use of each stream."""
-        return StreamCaps(self.samples, self.tips, self.markers)
-
 
 class CaseMonitor:
     """Online monitoring of one case.

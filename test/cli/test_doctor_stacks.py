@@ -15,6 +15,7 @@ from cosim_validation.cli.doctor import check_coppeliasim, check_move_group
 from cosim_validation.common.config import package_root
 from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
 from test.robots.virtual.coppeliasim_process import standin
+from test.subprocesses import stop
 
 CONFIG = package_root() / "config" / "needle_insertion.yaml"
 
@@ -44,12 +45,7 @@ def test_move_group_absent_then_found(node_env: dict[str, str], ros_domain: int,
         while not found.found and process.poll() is None and time.monotonic() < deadline:
             found = check_move_group()
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if not stop(process, 20):
             pytest.fail(f"the stand-in did not stop within 20 s of SIGTERM:\n{log.read_text()[-4000:]}")
     errors = log.read_text()
     assert found.found, (found.detail, errors[-2000:])

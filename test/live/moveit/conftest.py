@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from test.runs.campaign.run_fixtures import CONFIG
+from test.subprocesses import stop
 
 
 @pytest.fixture
@@ -25,9 +26,4 @@ def move_group(node_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
     try:
         yield log
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 10)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.config import package_root
+from test.subprocesses import stop
 
 SCRIPT = package_root() / "scripts" / "coppeliasim_standin.py"
 #: Longest wait for the stand-in to accept requests (it imports MuJoCo and builds the arm) [s].
@@ -49,12 +50,7 @@ def standin(config_path: Path, *extra: str) -> Iterator[int]:
             raise RuntimeError(f"the stand-in did not start: {line!r} {process.communicate()[1]!r}")
         yield int(line.rsplit(":", 1)[1])
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10.0)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 10.0)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()

@@ -17,7 +17,7 @@ Shipped machines live in config/behaviours/<name>.yaml and load by name or by pa
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,7 +29,7 @@ from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.monitor.statechart.loader import load_machine
 from cosim_validation.monitor.statechart.model import AT_END, NOT_GREEN, REQUIREMENTS, Machine
 from cosim_validation.monitor.statechart.runtime import Statechart, StepResult
-from cosim_validation.monitor.statechart.snapshot import SIGNALS, SampleLike, record_rows, snapshot
+from cosim_validation.monitor.statechart.snapshot import SIGNALS, SampleLike, Snapshots, record_rows
 
 SETTLE_STEPS = 64
 GREEN, RED = "green", "red"
@@ -89,9 +89,16 @@ class BehaviourRunner:
         machine: The machine; every signal it declares must be one of :data:`snapshot.SIGNALS`.
         robot: Robot of the samples.
         target_m: (3,) the case's target [m], or None.
+        snapshots: Snapshots shared with other runners on the same samples and target; None: its own.
     """
 
-    def __init__(self, machine: Machine, robot: RobotRole, target_m: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        machine: Machine,
+        robot: RobotRole,
+        target_m: np.ndarray | None = None,
+        snapshots: Snapshots | None = None,
+    ) -> None:
         unknown = sorted(set(machine.signals) - set(SIGNALS))
         if unknown:
             raise InputError(
@@ -101,6 +108,9 @@ class BehaviourRunner:
         self.chart = Statechart(machine)
         self.robot = RobotRole(robot)
         self.target_m = None if target_m is None else np.asarray(target_m, dtype=np.float64)
+        self.snapshots = Snapshots(self.target_m) if snapshots is None else snapshots
+        if not _same_target(self.snapshots.target_m, self.target_m):
+            raise InputError(f"machine {machine.name!r}: its shared snapshots are of another target")
         self.pending: SampleLike | None = None
         self.previous: SampleLike | None = None
         self.index = 0
@@ -162,7 +172,7 @@ class BehaviourRunner:
 
     def _process(self, sample: SampleLike, is_last: bool) -> BehaviourResult | None:
         """Take ``sample`` (one step, or the settling steps of the last one); the result once red was entered."""
-        env = snapshot(sample, self.previous, self.target_m, self.index, is_last)
+        env = self.snapshots.of(sample, self.previous, self.index, is_last)
         self.previous = sample
         self.index += 1
         stage = Stage(int(sample.stage))
@@ -209,8 +219,33 @@ def run_behaviour(machine: Machine, record: TrajectoryRecord, target_m: np.ndarr
         record: The robot's trajectory.
         target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
     """
-    runner = BehaviourRunner(machine, record.robot, target_m)
+    return run_behaviours((machine,), record, target_m)[0]
+
+
+def run_behaviours(
+    machines: Sequence[Machine], record: TrajectoryRecord, target_m: np.ndarray | None = None
+) -> tuple[BehaviourResult, ...]:
+    """Replay ``record`` through every machine at once, each sample's snapshot computed once for all.
+
+    Each result is the one :func:`run_behaviour` gives for that machine alone.
+
+    Args:
+        machines: The behaviour machines, in the order of the results.
+        record: The robot's trajectory.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
+    target = None if target_m is None else np.asarray(target_m, dtype=np.float64)
+    snapshots = Snapshots(target)
+    runners = [BehaviourRunner(machine, record.robot, target, snapshots) for machine in machines]
+    running = [runner for runner in runners if runner.result is None]
     for sample in record_rows(record):
-        if runner.push(sample) is not None:
+        if not running:
             break
-    return runner.finish()
+        for runner in running:
+            runner.push(sample)
+        running = [runner for runner in running if runner.result is None]
+    return tuple(runner.finish() for runner in runners)
+
+
+def _same_target(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and bool(np.array_equal(a, b)))

@@ -134,46 +134,98 @@ def evaluate(expr: Expr, env: Mapping[str, Any]) -> Any:
         ExpressionError: An unknown name or function, or an operation on values of the wrong kind.
     """
     try:
-        return _eval(expr, env)
+        return compiled(expr)(env)
     except ExpressionError:
         raise
     except (ArithmeticError, TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
         raise ExpressionError(f"cannot evaluate: {exc}") from None
 
 
-def _eval(expr: Expr, env: Mapping[str, Any]) -> Any:
+Evaluator = Callable[[Mapping[str, Any]], Any]
+_COMPILED: dict[int, tuple[Expr, Evaluator]] = {}
+_COMPILED_MAX = 4096
+
+
+def compiled(expr: Expr) -> Evaluator:
+    """``expr`` as a function of the values by name, built once per expression object (a guard runs every sample).
+
+    The function decides exactly as walking the tree would; errors (unknown names, functions, attributes) are raised
+    when it is called, as :func:`evaluate` reports them.
+
+    Args:
+        expr: A parsed guard or action value.
+    """
+    hit = _COMPILED.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.clear()
+    fn = _build(expr)
+    _COMPILED[id(expr)] = (expr, fn)  # the expression is kept, so its id is not reused while cached
+    return fn
+
+
+def _build(expr: Expr) -> Evaluator:
     if isinstance(expr, Const):
-        return expr.value
+        value = expr.value
+        return lambda env: value
     if isinstance(expr, Var):
-        if expr.name not in env:
-            raise ExpressionError(f"unknown name {expr.name!r}; known: {', '.join(sorted(env))}")
-        return env[expr.name]
+        return _variable(expr.name)
     if isinstance(expr, Attr):
-        return _attribute(_eval(expr.base, env), expr.name)
+        base, name = _build(expr.base), expr.name
+        return lambda env: _attribute(base(env), name)
     if isinstance(expr, Call):
-        if expr.func not in FUNCTIONS:
-            raise ExpressionError(f"unknown function {expr.func!r}; functions: {', '.join(sorted(FUNCTIONS))}")
-        return FUNCTIONS[expr.func](*(_eval(a, env) for a in expr.args))
+        return _call(expr)
     if isinstance(expr, ListLit):
-        return [_eval(item, env) for item in expr.items]
+        items = tuple(_build(item) for item in expr.items)
+        return lambda env: [item(env) for item in items]
     if isinstance(expr, Unary):
-        value = _eval(expr.operand, env)
-        return (not _truth(value)) if expr.op == "not" else -value
-    return _binary(expr, env)
+        operand = _build(expr.operand)
+        if expr.op == "not":
+            return lambda env: not _truth(operand(env))
+        return lambda env: -operand(env)
+    return _binary(expr)
 
 
-def _binary(expr: Binary, env: Mapping[str, Any]) -> Any:
-    if expr.op == "and":
-        return _truth(_eval(expr.left, env)) and _truth(_eval(expr.right, env))
-    if expr.op == "or":
-        return _truth(_eval(expr.left, env)) or _truth(_eval(expr.right, env))
-    left, right = _eval(expr.left, env), _eval(expr.right, env)
-    if expr.op == "~":
-        return fuzzy(left, right)
-    if expr.op == "in":
-        return left in right
-    result = _ARITHMETIC[expr.op](left, right)
-    return bool(result) if expr.op in ("==", "!=", "<", "<=", ">", ">=") else result
+def _variable(name: str) -> Evaluator:
+    def value(env: Mapping[str, Any]) -> Any:
+        if name not in env:
+            raise ExpressionError(f"unknown name {name!r}; known: {', '.join(sorted(env))}")
+        return env[name]
+
+    return value
+
+
+def _call(expr: Call) -> Evaluator:
+    func = FUNCTIONS.get(expr.func)
+    args = tuple(_build(a) for a in expr.args)
+    if func is None:
+        message = f"unknown function {expr.func!r}; functions: {', '.join(sorted(FUNCTIONS))}"
+
+        def unknown(env: Mapping[str, Any]) -> Any:
+            raise ExpressionError(message)
+
+        return unknown
+    return lambda env: func(*(a(env) for a in args))
+
+
+_COMPARISONS = frozenset(("==", "!=", "<", "<=", ">", ">="))
+
+
+def _binary(expr: Binary) -> Evaluator:
+    left, right, op = _build(expr.left), _build(expr.right), expr.op
+    if op == "and":
+        return lambda env: _truth(left(env)) and _truth(right(env))
+    if op == "or":
+        return lambda env: _truth(left(env)) or _truth(right(env))
+    if op == "~":
+        return lambda env: fuzzy(left(env), right(env))
+    if op == "in":
+        return lambda env: left(env) in right(env)
+    function = _ARITHMETIC[op]
+    if op in _COMPARISONS:
+        return lambda env: bool(function(left(env), right(env)))
+    return lambda env: function(left(env), right(env))
 
 
 def _attribute(value: Any, name: str) -> Any:

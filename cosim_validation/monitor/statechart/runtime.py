@@ -56,6 +56,7 @@ class Statechart:
         self.entered_at: dict[str, float] = {}
         self.pending: set[str] = set()
         self.t_s = -math.inf
+        self._candidates: dict[str, tuple[Transition, ...]] = {}  # by active leaf; the machine never changes
 
     @property
     def started(self) -> bool:
@@ -134,7 +135,10 @@ class Statechart:
         self._clock(t_s)
         seen, self.pending = frozenset(self.pending), set()
         scope = {**self.machine.parameters, **self.variables, **(env or {})}
-        for tr in candidates(self.machine, self.leaf):
+        trs = self._candidates.get(self.leaf)
+        if trs is None:
+            trs = self._candidates[self.leaf] = candidates(self.machine, self.leaf)
+        for tr in trs:
             if self.enabled(tr, seen, scope):
                 plan = plan_transition(self.machine, tr, self.leaf, self.history)
                 return self._apply(plan, tr, seen, env or {})

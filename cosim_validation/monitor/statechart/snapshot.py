@@ -142,3 +142,35 @@ def snapshot(
         "index": float(index),
         "is_last": is_last,
     }
+
+
+class Snapshots:
+    """The snapshots of one robot's samples, each computed once for every machine replaying them.
+
+    Several machines on the same samples (a property set's behaviour tests) ask for the same snapshot in turn;
+    the last one is kept and given again while the sample, its predecessor, the index and ``is_last`` are the same
+    (the same objects, so a changed sample is never mistaken for a kept one).
+
+    Args:
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
+
+    def __init__(self, target_m: np.ndarray | None) -> None:
+        self.target_m = target_m
+        self._last: tuple[SampleLike, SampleLike | None, int, bool, dict[str, Any]] | None = None
+
+    def of(self, sample: SampleLike, previous: SampleLike | None, index: int, is_last: bool) -> dict[str, Any]:
+        """:func:`snapshot` of ``sample`` with this target (the kept one if it is the same request). Read only.
+
+        Args:
+            sample: The sample.
+            previous: The sample before it, for the velocity; None at the first sample.
+            index: The 0-based index of the sample.
+            is_last: Whether it is the last sample of the run.
+        """
+        last = self._last
+        if last is not None and last[0] is sample and last[1] is previous and last[2] == index and last[3] == is_last:
+            return last[4]
+        env = snapshot(sample, previous, self.target_m, index, is_last)
+        self._last = (sample, previous, index, is_last, env)
+        return env

@@ -19,9 +19,10 @@ from cosim_validation.monitor.statechart.behaviour import (
     BehaviourRunner,
     load_behaviour,
     run_behaviour,
+    run_behaviours,
 )
 from cosim_validation.monitor.statechart.model import Machine
-from cosim_validation.monitor.statechart.snapshot import record_rows, z_axis
+from cosim_validation.monitor.statechart.snapshot import Snapshots, record_rows, z_axis
 from cosim_validation.robots.registry import make_backend
 from cosim_validation.robots.virtual import execute_trajectory
 from test.monitor.properties.lt4r_reference import SHIPPED, MachineResult, run_machine, shipped
@@ -147,6 +148,25 @@ def test_online_pushing_equals_offline(records: list[tuple[TrajectoryRecord, np.
     empty = BehaviourRunner(machine, record.robot, target).finish()
     assert empty.status == "unknown"
     assert empty.reason == "empty trace: no samples"
+
+
+def test_machines_run_together_decide_as_each_alone(records: list[tuple[TrajectoryRecord, np.ndarray]]) -> None:
+    machines = [load_behaviour(name, parameters) for name, parameters in VARIANTS]
+    statuses = set()
+    for record, target in [*records, *(v for r, t in records[:3] for v in failing_variants(r, t))]:
+        together = run_behaviours(machines, record, target)  # one snapshot per sample for all of them
+        assert together == tuple(run_behaviour(machine, record, target) for machine in machines)
+        statuses |= {result.status for result in together}
+    assert statuses == {"holds", "violated", "unknown"}  # red early, ended elsewhere, and a run without a target
+
+
+def test_shared_snapshots_must_be_of_the_runners_target(records: list[tuple[TrajectoryRecord, np.ndarray]]) -> None:
+    record, target = records[1]
+    machine = load_behaviour("settles_at_target")
+    with pytest.raises(InputError, match="shared snapshots are of another target"):
+        BehaviourRunner(machine, record.robot, target, Snapshots(target + 0.001))
+    with pytest.raises(InputError, match="shared snapshots are of another target"):
+        BehaviourRunner(machine, record.robot, None, Snapshots(target))
 
 
 def test_red_is_reported_when_the_next_sample_arrives(records: list[tuple[TrajectoryRecord, np.ndarray]]) -> None:

@@ -13,6 +13,7 @@ field for field what the Python DSL machines of ``test/monitor/properties/lt4r_r
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +27,10 @@ from cosim_validation.monitor.statechart.behaviour import (
     BehaviourRunner,
     load_behaviour,
     run_behaviour,
+    run_behaviours,
 )
 from cosim_validation.monitor.statechart.model import Machine
+from cosim_validation.monitor.statechart.snapshot import Snapshots
 
 _STATUS = {"holds": Status.HOLDS, "violated": Status.VIOLATED, "unknown": Status.UNKNOWN}
 
@@ -83,6 +86,18 @@ def run_named(ref: str, record: TrajectoryRecord, target_m: np.ndarray | None) -
     return machine_result(run_behaviour(behaviour_machine(ref), record, target_m))
 
 
+def run_all(refs: Sequence[str], record: TrajectoryRecord, target_m: np.ndarray | None) -> tuple[MachineResult, ...]:
+    """Replay ``record`` through every behaviour machine of ``refs`` at once (offline): :func:`run_named` of each.
+
+    Args:
+        refs: Shipped machines' names or machine files, in the order of the results.
+        record: The robot's trajectory.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
+    machines = [behaviour_machine(ref) for ref in refs]
+    return tuple(machine_result(r) for r in run_behaviours(machines, record, target_m))
+
+
 class BehaviourSet:
     """Runs a property set's behaviour machines on one robot's samples; results as ``machine:<name>`` verdicts.
 
@@ -93,7 +108,9 @@ class BehaviourSet:
     """
 
     def __init__(self, refs: tuple[str, ...] | list[str], robot: RobotRole, target_m: np.ndarray | None) -> None:
-        self.runners = [BehaviourRunner(behaviour_machine(ref), robot, target_m) for ref in refs]
+        target = None if target_m is None else np.asarray(target_m, dtype=np.float64)
+        snapshots = Snapshots(target)
+        self.runners = [BehaviourRunner(behaviour_machine(ref), robot, target, snapshots) for ref in refs]
 
     def push(self, sample: object) -> list[MachineResult]:
         """Replay one sample; the results of machines that just entered red (failed at once).

@@ -24,7 +24,7 @@ from cosim_validation.monitor.properties.language.robustness import (
 )
 from cosim_validation.monitor.properties.language.terms import Env
 from cosim_validation.monitor.properties.machines import MachineResult
-from cosim_validation.monitor.properties.machines.behaviours import run_named
+from cosim_validation.monitor.properties.machines.behaviours import run_all
 from cosim_validation.monitor.properties.offline import kernels as k
 from cosim_validation.monitor.properties.offline.bounded_always import BoundedAlways
 from cosim_validation.monitor.properties.property_set import CompiledProperty, PropertySet, missing_requirement
@@ -270,7 +270,7 @@ def evaluate_run(
             verdicts.append(case_level_verdict(prop, by_name, block, record.robot, context))
         else:
             verdicts.append(evaluate_property(prop, record, context, expected, run))
-    results = tuple(run_named(ref, record, context.target_m) for ref in machines or ())
+    results = run_all(machines or (), record, context.target_m)
     verdicts += [m.to_verdict() for m in results]
     return RunResult(tuple(verdicts), tuple(kpis_of(values)), results)
 

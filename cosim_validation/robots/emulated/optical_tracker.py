@@ -26,11 +26,11 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from cosim_validation.common.record import NO_MARKER_POS, NO_MARKER_QUAT
 from cosim_validation.robots.emulated.optical_tracker_config import OpticalTrackerConfig
-from cosim_validation.robots.virtual.quaternion import canonical
+from cosim_validation.robots.model.fk_kernels import matrix_to_quat_wxyz
+from cosim_validation.robots.virtual.quaternion import canonical, quat_matrix, rotvec_matrix
 
 
 class MarkerReading(NamedTuple):
@@ -82,8 +82,7 @@ class OpticalTracker:
             T_tracker_marker, shape (4, 4), translation in [m].
         """
         T_base_tool = np.eye(4)
-        w, x, y, z = np.asarray(tool_quat_wxyz, dtype=np.float64)
-        T_base_tool[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
+        T_base_tool[:3, :3] = quat_matrix(tool_quat_wxyz)
         T_base_tool[:3, 3] = tool_pos_m
         T: np.ndarray = self._T_tracker_base @ T_base_tool @ self.config.T_tool_marker
         return T
@@ -115,9 +114,8 @@ class OpticalTracker:
         noise = self._rng.normal(0.0, across, 3)
         noise += (c.depth_noise_factor - 1.0) * (noise @ sight) * sight  # stretch the component along the sight
         rotation_noise = self._rng.normal(0.0, across / c.marker_radius_m, 3)
-        R = T[:3, :3] @ Rotation.from_rotvec(rotation_noise).as_matrix()
-        x, y, z, w = Rotation.from_matrix(R).as_quat()
-        return MarkerReading(position + noise, canonical(np.array([w, x, y, z])), registration)
+        R = T[:3, :3] @ rotvec_matrix(rotation_noise)
+        return MarkerReading(position + noise, canonical(matrix_to_quat_wxyz(R)), registration)
 
     def _update_occlusion(self, t_s: float) -> bool:
         """Advance the occlusion process to ``t_s``; whether the line of sight is free."""

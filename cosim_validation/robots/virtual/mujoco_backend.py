@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -45,6 +47,11 @@ class MujocoBackend(JointSet):
     def physics_timestep_s(self) -> float:
         """Physics period [s]."""
         return self._arm.timestep_s
+
+    @property
+    def model(self) -> Any:
+        """The arm's ``mujoco.MjModel`` (servo, armature, damping, physics options)."""
+        return self._arm.model
 
     def _joints(self, value: ArrayLike, what: str) -> np.ndarray:
         return checked_joint_vector(

@@ -55,3 +55,31 @@ def canonical(quat_wxyz: np.ndarray) -> np.ndarray:
     unit = np.asarray(quat_wxyz, dtype=np.float64) / np.linalg.norm(quat_wxyz)
     flipped: np.ndarray = -unit if unit[0] < 0.0 else unit
     return flipped
+
+
+def quat_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
+    """(3, 3) rotation matrix of a (4,) wxyz quaternion (normalised first).
+
+    Args:
+        quat_wxyz: A non-zero quaternion, (w, x, y, z), shape (4,).
+
+    Returns:
+        The rotation matrix, shape (3, 3): its columns are the rotated x, y and z axes.
+    """
+    w, x, y, z = np.asarray(quat_wxyz, dtype=np.float64) / np.linalg.norm(quat_wxyz)
+    return np.array(
+        [
+            [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
+            [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
+            [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
+        ]
+    )
+
+
+def rotvec_matrix(rotvec: np.ndarray) -> np.ndarray:
+    """(3, 3) rotation matrix of the rotation vector ``rotvec`` (axis times angle, [rad]).
+
+    Args:
+        rotvec: Rotation axis times angle, shape (3,), in [rad].
+    """
+    return quat_matrix(quat_from_rotvec(np.asarray(rotvec, dtype=np.float64)))

@@ -184,16 +184,18 @@ class EmulatedEr3Pro(JointSet):
         self._step(self._arm.steps_until(self._requested_s))
 
     def _step(self, n_steps: int) -> None:
-        end = self._arm.steps + n_steps
-        while self._arm.steps < end:
-            while self._pending and self._pending[0][0] <= self._arm.steps:
-                _, q, duration = self._pending.popleft()
-                self._arm.ramp.start(q, duration)
-            stop = min(end, self._arm.steps + _PLAY_UPDATE_STEPS)
-            if self._pending:
-                stop = min(stop, self._pending[0][0])
-            self._arm.step(stop - self._arm.steps)
-            self._play.update(self._arm.joint_positions_rad())
+        arm, pending, play = self._arm, self._pending, self._play
+        motor_rad = arm.data.qpos[: arm.n_joints]  # a view: the play reads it after each stretch, never keeps it
+        end = arm.steps + n_steps
+        while arm.steps < end:
+            while pending and pending[0][0] <= arm.steps:
+                _, q, duration = pending.popleft()
+                arm.ramp.start(q, duration)
+            stop = min(end, arm.steps + _PLAY_UPDATE_STEPS)
+            if pending:
+                stop = min(stop, pending[0][0])
+            arm.step(stop - arm.steps)
+            play.update(motor_rad)
 
     def link_angles_rad(self) -> np.ndarray:
         """(J,) the real link angles now [rad, or m].

@@ -69,15 +69,16 @@ class MujocoArm:
         Args:
             n_steps: Number of physics steps, >= 0.
         """
-        j = self.n_joints
+        j, ramp, model, data = self.n_joints, self.ramp, self.model, self.data
+        mj_step = self._mujoco.mj_step
         left = n_steps
         while left > 0:
-            count, slope = self.ramp.next_segment(left)
-            self.data.ctrl[:j] = slope
-            self.data.ctrl[j:] = slope
-            self._mujoco.mj_step(self.model, self.data, nstep=count)
-            self.ramp.consume(count)
-            self.data.act[:] = self.ramp.reference_rad  # exact reference, no Euler round-off
+            count, slope = ramp.next_segment(left)
+            data.ctrl[:j] = slope
+            data.ctrl[j:] = slope
+            mj_step(model, data, nstep=count)
+            ramp.consume(count)
+            ramp.copy_reference(data.act)  # exact reference, no Euler round-off
             left -= count
             self.steps += count
 

@@ -31,6 +31,14 @@ class SetpointRamp:
         """(J,) the reference now [rad] (a copy)."""
         return self._reference_rad.copy()
 
+    def copy_reference(self, out: np.ndarray) -> None:
+        """Write the (J,) reference now [rad] into ``out`` (e.g. an engine's actuator state), without a new array.
+
+        Args:
+            out: A writable array of shape (J,).
+        """
+        out[:] = self._reference_rad
+
     @property
     def slope_rad_s(self) -> np.ndarray:
         """(J,) the reference velocity now [rad/s] (zero when holding)."""

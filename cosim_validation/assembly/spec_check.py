@@ -42,6 +42,7 @@ class CheckedSpec:
         controller: The controller under test's name (the spec's, or ``controllers.default``).
         scene: The anatomy, with the repairs its models needed.
         controller_kind: What the controller is (:func:`check_controller`).
+        properties: The property set the cases are checked with; None when it was not read.
     """
 
     config: ConfigNode
@@ -49,6 +50,7 @@ class CheckedSpec:
     controller: str
     scene: AnatomyScene
     controller_kind: str = "built-in"
+    properties: PropertySet | None = None
 
 
 def engine_roles(engines: Sequence[str]) -> list[RobotRole]:
@@ -87,7 +89,9 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNo
     roles = engine_roles(spec.engines)
     robot = RobotConfig.from_config(config["robot"])
     scene = check_world_config(config, spec.engines)
-    PropertySet.load(Path(spec.properties_path) if spec.properties_path is not None else campaign.properties_path)
+    properties = PropertySet.load(
+        Path(spec.properties_path) if spec.properties_path is not None else campaign.properties_path
+    )
     kind = check_controller(config, controller)
     check_filters(config, spec.filters, roles, robot.kinematics)
     supervisor = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
@@ -95,7 +99,7 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNo
         files = {role: Path(path) for role, path in spec.supervisor_files}
         check_supervision(supervisor, spec.supervisor_scenario, files)
         check_detector(spec.detector, spec.stop_on_alarm, supervisor)
-    return CheckedSpec(config, campaign, controller, scene, kind)
+    return CheckedSpec(config, campaign, controller, scene, kind, properties)
 
 
 def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomyScene:

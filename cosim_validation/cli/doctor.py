@@ -360,7 +360,7 @@ def case_study(config: str, controller: str | None, backends: str) -> list[Findi
     campaign = CampaignConfig.from_config(case_config["campaign"])
     engines = campaign.engines(tuple(n.strip() for n in backends.split(",") if n.strip()))
     checked = check_spec(AssemblySpec(str(path), engines, controller), config=case_config)
-    properties = PropertySet.load(campaign.properties_path)
+    properties = checked.properties if checked.properties is not None else PropertySet.load(campaign.properties_path)
     robots = ", ".join(f"{ENGINE_ROLES[e].label}: {e}" for e in engines)
     models = ", ".join(f"{m.name} ({m.role})" for m in checked.scene.models)
     repaired = [m.name for m in checked.scene.models if m.repair is not None]

@@ -42,7 +42,9 @@ def strangers(env: Mapping[str, str], window_s: float = PROBE_S) -> list[str]:
         DomainProbeError: The probe process failed or did not answer in time.
     """
     domain = env.get("ROS_DOMAIN_ID", "?")
-    for attempt in range(1, PROBE_ATTEMPTS + 1):
+    attempt = 0
+    while True:
+        attempt += 1
         done = _run_probe(env, window_s, domain)
         last = done.stdout.strip().splitlines()[-1:] or [""]
         try:
@@ -51,12 +53,11 @@ def strangers(env: Mapping[str, str], window_s: float = PROBE_S) -> list[str]:
             found = None
         if isinstance(found, list) and done.returncode <= 0:  # answered (a crash in its teardown loses nothing)
             return [str(item) for item in found]
-        if done.returncode < 0 and attempt < PROBE_ATTEMPTS:
-            continue  # killed by a signal before it answered (a middleware crash): look once more
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        tries = f"; {attempt} tries" if attempt > 1 else ""
-        raise DomainProbeError(f"domain {domain}: the graph probe failed (exit {done.returncode}: {tail}{tries})")
-    raise AssertionError("unreachable")
+        if done.returncode >= 0 or attempt == PROBE_ATTEMPTS:
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            tries = f"; {attempt} tries" if attempt > 1 else ""
+            raise DomainProbeError(f"domain {domain}: the graph probe failed (exit {done.returncode}: {tail}{tries})")
+        # killed by a signal before it answered (a middleware crash): look once more
 
 
 def _run_probe(env: Mapping[str, str], window_s: float, domain: str) -> subprocess.CompletedProcess[str]:

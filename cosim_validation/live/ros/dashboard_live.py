@@ -75,8 +75,17 @@ class LiveFeed:
         return [s.topic for s in self._pending]
 
     def _subscribe(self, spec: TopicSpec, msgtype: str, qos: QosSpec) -> None:
+        from rclpy.event_handler import SubscriptionEventCallbacks
+
+        # No QoS event handlers: rclpy's executor does not guard them against a destruction from another thread
+        # (InvalidHandle in the spinning thread, which ends rqt's spinner), and close() runs on the Qt thread while
+        # rqt spins the node; the subscription itself is guarded. The publishers' offered QoS is matched anyway.
         self._subscriptions[spec.topic] = self._node.create_subscription(
-            message_class(msgtype), spec.topic, lambda msg, s=spec: self._on_message(s, msg), to_rclpy(qos)
+            message_class(msgtype),
+            spec.topic,
+            lambda msg, s=spec: self._on_message(s, msg),
+            to_rclpy(qos),
+            event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False),
         )
 
     def _on_message(self, spec: TopicSpec, msg: Any) -> None:

@@ -40,3 +40,43 @@ def test_an_extra_topic_of_a_foreign_type_is_skipped_not_imported(rclpy_context:
         executor.shutdown()
         stranger.destroy_node()
         node.destroy_node()
+
+
+def test_closing_the_feed_from_another_thread_leaves_the_spinner_running(rclpy_context: Any) -> None:
+    """rqt spins the plugin's node in its own thread while the plugin closes its feed on the Qt thread. rclpy's
+    executor does not guard a subscription's QoS event handlers against a destruction from another thread (in a
+    fresh-clone CI under load it raised InvalidHandle in the spinning thread, which ended it: the next plugin heard
+    nothing). The feed's subscriptions carry no event handlers, so every entity the executor meets is guarded."""
+    import threading
+
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+
+    from cosim_validation.live.ros.dashboard_live import LiveFeed
+
+    node = rclpy.create_node("dashboard_close_test", context=rclpy_context)
+    executor = MultiThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    died: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            executor.spin()
+        except BaseException as exc:  # noqa: BLE001 - what ends the spinner is the finding
+            died.append(exc)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        for _ in range(50):
+            feed = LiveFeed(node, queue.SimpleQueue(), ("virtual", "physical"), ["/diagnostics"])
+            assert all(not sub.event_handlers for sub in feed._subscriptions.values())
+            feed.close()
+        assert list(node.subscriptions) == []
+        assert list(node.timers) == []
+        assert thread.is_alive()
+        assert not died
+    finally:
+        executor.shutdown()
+        thread.join(timeout=5)
+        node.destroy_node()

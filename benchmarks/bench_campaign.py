@@ -15,10 +15,10 @@ core does, whatever else runs on the machine. Named alternative: 1 worker (the s
 steady-state ratio is the speed-up. The machine is shared with other work, so wall-clock rates depend on
 the load: read the ratio and the per-CPU-second rate.
 
-The physics floor, measured in the same run: each robot's own MuJoCo model (the campaign's, built from the
-configuration) stepped raw, ``mj_step`` in one-sample chunks with the servo ramping, for the physics steps of
-the mean stored case (its simulated duration, plus the emulated arm's settle time at each reset). The ratio
-of the 1-worker steady-state time per case to that floor is what the framework adds to the physics.
+The physics floor, measured in the same run: the same suite once more as a 1-worker campaign in this process
+(``--workers 1`` runs its cases serially in the calling process), timing what happens inside MuJoCo's ``mj_step``
+for every robot, and the phases around it (the controller's plan, the robots' and the loop's own work, the monitor,
+storage). A case's time over its physics time is what the framework adds to the physics.
 
 Run: ``nice -n 10 python benchmarks/bench_campaign.py [--cases 24] [--backends virtual,physical]``.
 """
@@ -42,11 +42,11 @@ from typing import Any
 import mujoco
 
 from cosim_validation.anatomy import load_anatomy
-from cosim_validation.assembly import AssemblySpec
 from cosim_validation.assembly.case_assembly import CaseAssembly
 from cosim_validation.assembly.lockstep import Lockstep
 from cosim_validation.common.config import load_config, package_root
-from cosim_validation.runs.campaign.case_pipeline import run_case
+from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
+from cosim_validation.runs.campaign.case_pipeline import close_shared_assemblies
 from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config
 from cosim_validation.testgen.suite import Suite
 
@@ -98,40 +98,48 @@ class Phases:
         return call
 
 
-def profile_cases(suite_path: Path, backends: str) -> tuple[dict[str, float], int]:
-    """Seconds per case in each phase, running the suite's cases in this process as a campaign worker does.
+def profile_cases(suite_path: Path, folder: Path, backends: str) -> tuple[dict[str, float], int]:
+    """Seconds per case in each phase of a 1-worker campaign run in this process (serial, as ``--workers 1`` runs).
 
-    ``physics`` is the time inside MuJoCo's ``mj_step`` (every robot), the floor; ``plan`` the controller's
-    plan, ``execute`` the lockstep run on the robots (physics included), ``check`` the monitor (properties,
-    behaviour machines, KPIs). The first two cases warm up and are not counted.
+    ``physics`` is the time inside MuJoCo's ``mj_step`` (every robot), the floor; ``plan`` the controller's plan,
+    ``execute`` the lockstep run on the robots without the physics, ``check`` the monitor (properties, behaviour
+    machines, KPIs), ``other`` the rest (storage in SQLite, progress, reading the suite). A 2-case campaign first
+    builds the worker's world and loads the kernels; it is not counted.
     """
+    suite = Suite.read(suite_path)
+    warm = Suite.build(
+        suite.source_m[:2],
+        suite.target_m[:2],
+        suite.cube_index[:2],
+        suite.target_depth_m[:2],
+        {**suite.metadata, "note": "warm-up"},
+    )
+    warm_path = folder / "warm.parquet"
+    warm.write(warm_path)
     phases = Phases()
     step, run_batch, check, plan = mujoco.mj_step, CaseAssembly.run_batch, CaseAssembly.check, Lockstep._plan
     mujoco.mj_step = phases.timed("physics", step)
     CaseAssembly.run_batch = phases.timed("execute", run_batch)  # type: ignore[method-assign]
     CaseAssembly.check = phases.timed("check", check)  # type: ignore[method-assign]
     Lockstep._plan = phases.timed("plan", plan)  # type: ignore[method-assign]
+    roles = tuple(backends.split(","))
     try:
-        suite = Suite.read(suite_path)
-        engines = tuple(ENGINES[role] for role in backends.split(","))
-        assembly = CaseAssembly(AssemblySpec(str(CONFIG), engines=engines))
-        warm = 2
-        for i in range(len(suite)):
-            if i == warm:
-                phases.seconds = dict.fromkeys(phases.seconds, 0.0)
-                started = time.perf_counter()
-            run_case(assembly, suite.case(i), i)
+        run_campaign(CampaignRequest(CONFIG, (warm_path,), folder / "profile-warm", roles, workers=1), None)
+        phases.seconds = dict.fromkeys(phases.seconds, 0.0)
+        started = time.perf_counter()
+        run_campaign(CampaignRequest(CONFIG, (suite_path,), folder / "profile", roles, workers=1), None)
         total = time.perf_counter() - started
-        assembly.close()
     finally:
-        mujoco.mj_step, CaseAssembly.run_batch, CaseAssembly.check = step, run_batch, check
+        mujoco.mj_step = step
+        CaseAssembly.run_batch = run_batch  # type: ignore[method-assign]
+        CaseAssembly.check = check  # type: ignore[method-assign]
         Lockstep._plan = plan  # type: ignore[method-assign]
-    counted = len(suite) - warm
-    per_case = {phase: seconds / counted for phase, seconds in phases.seconds.items()}
+        close_shared_assemblies()
+    per_case = {phase: seconds / len(suite) for phase, seconds in phases.seconds.items()}
     per_case["execute"] -= per_case["physics"] + per_case["plan"]  # the robots' and the loop's own work
-    per_case["other"] = total / counted - sum(per_case.values())
-    per_case["total"] = total / counted
-    return per_case, counted
+    per_case["other"] = total / len(suite) - sum(per_case.values())
+    per_case["total"] = total / len(suite)
+    return per_case, len(suite)
 
 
 def run(suite: Path, folder: Path, workers: int, backends: str) -> tuple[float, float, float, int]:
@@ -160,7 +168,7 @@ def main() -> int:
         print(f"suite: {args.cases} random cases over the left lung; backends: {args.backends}")
         print(f"machine: {os.cpu_count()} cores shared with other work (load average {os.getloadavg()[0]:.1f})")
         results = {w: run(suite, folder, w, args.backends) for w in (1, 2)}
-        phases, counted = profile_cases(suite, args.backends)
+        phases, counted = profile_cases(suite, folder, args.backends)
     header = ("workers", "end-to-end [cases/s]", "steady [cases/s]", "per CPU second [cases]")
     print("  ".join(f"{h:>{max(len(h), 7)}}" for h in header))
     for workers, (end_to_end, steady, per_cpu, _) in results.items():
@@ -169,11 +177,9 @@ def main() -> int:
     speedup_end = results[2][0] / results[1][0]
     print(f"speed-up 1 -> 2 workers: {speedup_steady:.2f}x steady state, {speedup_end:.2f}x end to end")
     floor_s = phases["physics"]
-    print(f"one case in this process ({counted} cases, mean), against the physics floor (time inside mj_step):")
+    print(f"a 1-worker campaign in this process, {counted} cases, per case against the physics floor (in mj_step):")
     for phase, seconds in phases.items():
         print(f"  {phase:>8}: {seconds * 1e3:8.1f} ms  {seconds / floor_s:5.2f}x the floor")
-    per_case_s = 1.0 / results[1][1]
-    print(f"campaign, 1 worker, steady: {per_case_s * 1e3:.1f} ms per case = {per_case_s / floor_s:.2f}x the floor")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.common.config.bounded_file import parse_json, regular_file_problem
+from cosim_validation.common.config.bounded_file import parse_json, read_user_text, regular_file_problem
 from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.error_injection.atomic_file import write_atomic
@@ -168,6 +168,32 @@ def _dataset(
         raise DatasetError(f"{source}: {exc}") from None
 
 
+def csv_frame(path: Path, **options: Any) -> Any:
+    """The CSV file ``path`` as a pandas DataFrame, read as every user file is: a regular file of bounded size.
+
+    A FIFO, a device or a folder is refused at once (pandas would block on a FIFO).
+
+    Args:
+        path: The CSV file.
+        **options: Passed to ``pandas.read_csv``.
+
+    Raises:
+        DatasetError: Not a regular file, too large, unreadable or not a CSV.
+    """
+    import io
+
+    import pandas as pd
+
+    try:
+        text = read_user_text(path)
+    except ConfigError as exc:
+        raise DatasetError(str(exc)) from None
+    try:
+        return pd.read_csv(io.StringIO(text), **options)
+    except (ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
+        raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+
+
 def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
     """Import the documented CSV (a header row with the dataset's column names) for ``robot``.
 
@@ -182,13 +208,8 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
     Raises:
         DatasetError: Unreadable, empty, a missing column or text in a numeric one (naming the column).
     """
-    import pandas as pd
-
     path = Path(path)
-    try:
-        frame = pd.read_csv(path, dtype={"set": str})
-    except (OSError, ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
-        raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+    frame = csv_frame(path, dtype={"set": str})
     if frame.empty:
         raise DatasetError(f"{path}: no rows (a header only); expected at least one sample")
     columns = {str(name): frame[name].to_numpy() for name in frame.columns}

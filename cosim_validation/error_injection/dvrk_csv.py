@@ -49,6 +49,10 @@ def is_dvrk_csv(path: str | Path) -> bool:
     """
     import csv
 
+    from cosim_validation.common.config.bounded_file import regular_file_problem
+
+    if regular_file_problem(path) is not None:
+        return False  # the reader says what it is
     try:
         with open(path, newline="") as stream:
             header = next(csv.reader(stream), [])
@@ -108,15 +112,11 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
         DatasetError: Unreadable, a column missing, q-columns for another joint count, a rotation vector of the
             wrong length, or text in a numeric column.
     """
-    import pandas as pd
-
+    from cosim_validation.error_injection.dataset_io import csv_frame
     from cosim_validation.robots.virtual.quaternion import quat_from_rotvec
 
     path = Path(path)
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+    frame = csv_frame(path)
     columns = [str(c) for c in frame.columns]
     _check_columns(columns, robot, str(path))
     n_joints = robot.n_joints

@@ -133,6 +133,13 @@ ROLES: dict[str, Callable[[Path, Path], tuple[list[str], tuple[Path, ...]]]] = {
     "suite_session": lambda f, bad: (["session", "--suite", str(bad), "--out", str(f / "run")], (f / "run",)),
     "record": lambda f, bad: (["check", str(bad)], ()),
     "dataset": lambda f, bad: (["errors", "train", str(bad), "-o", str(f / "m.npz")], (f / "m.npz",)),
+    # a CSV is read by pandas, which blocked for ever on a FIFO named *.csv
+    "dataset_csv": lambda f, bad: (["errors", "train", str(bad), "-o", str(f / "m.npz")], (f / "m.npz",)),
+    "calibrate_csv": lambda f, bad: (["errors", "calibrate", str(bad)], ()),
+    "import_csv": lambda f, bad: (
+        ["import-crtk", "--config", str(SHIPPED / "needle_insertion.yaml"), str(bad), "-o", str(f / "i.parquet")],
+        (f / "i.parquet",),
+    ),
     "bag": lambda f, bad: (["replay", str(bad)], ()),
     "supervisor": lambda f, bad: (
         ["run-case", "--config", str(SHIPPED / "needle_insertion.yaml"), "--supervisor", str(bad), *_TARGET],
@@ -148,7 +155,15 @@ def _pointing(folder: Path, old: str, new: str) -> Path:
     return config
 
 
-_SUFFIX = {"record": ".npz", "dataset": ".parquet", "bag": ".mcap", "suite_campaign": ".parquet"}
+_SUFFIX = {
+    "record": ".npz",
+    "dataset": ".parquet",
+    "bag": ".mcap",
+    "suite_campaign": ".parquet",
+    "dataset_csv": ".csv",
+    "calibrate_csv": ".csv",
+    "import_csv": ".csv",
+}
 
 
 def _not_file_case(kind: str, role: str, folder: Path) -> Case:

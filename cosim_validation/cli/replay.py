@@ -12,6 +12,10 @@ from cosim_validation.cli.output import format_table, print_json
 HELP = "replay a recorded session (MCAP) into the monitor; the verdicts equal the live monitor's"
 
 
+#: Slowest and fastest paced replay (a 1-minute recording then takes at most 100 minutes); 0 = unpaced
+MIN_RATE, MAX_RATE = 0.01, 1000.0
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``cosim replay``.
 
@@ -56,8 +60,11 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
     from cosim_validation.monitor.properties import Status
 
-    if not args.rate >= 0 or args.rate == float("inf"):  # NaN fails the first test
-        raise InputError(f"--rate: expected a finite number >= 0 (0 = as fast as possible), got {args.rate}")
+    if not (args.rate == 0 or MIN_RATE <= args.rate <= MAX_RATE):  # NaN fails both
+        raise InputError(
+            f"--rate: expected 0 (as fast as possible) or a speed from {MIN_RATE:g} to {MAX_RATE:g} times the "
+            f"recording, got {args.rate}"
+        )
     if args.wait_for_subscribers < 0:
         raise InputError(f"--wait-for-subscribers must be >= 0 s, got {args.wait_for_subscribers}")
     world = _world(args)

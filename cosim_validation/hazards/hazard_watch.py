@@ -125,6 +125,8 @@ def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
         key, sep, raw = part.partition("=")
         if not sep or key not in _KEYS:
             raise InputError(f"{option}: unknown key {key!r} in {text!r}; expected {_GRAMMAR}")
+        if key in values:
+            raise InputError(f"{option}: {key} given twice in {text!r}; expected each key at most once")
         try:
             value = float(raw)
         except ValueError:

@@ -33,6 +33,10 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
     "sampling_rate_zero": ("sampling_rate_hz: 10.0", "sampling_rate_hz: 0.0", "planning.sampling_rate_hz"),
     "sampling_rate_megahertz": ("sampling_rate_hz: 10.0", "sampling_rate_hz: 1.0e6", "planning.sampling_rate_hz"),
     "latency_negative": ("command_latency_s: 0.005", "command_latency_s: -0.005", "command_latency_s"),
+    # a picosecond physics step never ended a case (the run hung); an OMPL limit of 1e300 s is no limit
+    "physics_step_picosecond": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-12", "physics_timestep_s"),
+    "physics_step_100ns": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-7", "physics_timestep_s"),
+    "ompl_time_limit_1e300": ("time_limit_s: 2.0, seed: 0}", "time_limit_s: 1.0e+300, seed: 0}", "ompl.time_limit_s"),
 }
 
 
@@ -97,7 +101,7 @@ def _namespace_case(folder: Path, option: str, namespace: str) -> Case:
 def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases: dict[str, Callable[[Path], Case]] = {f"config:{n}": lambda f, n=n: _config_case(n, f) for n in CONFIG_VALUES}
     cases |= {f"hazards:{n}": lambda f, c=c: _delay_case(c, f) for n, c in DELAYS.items()}
-    for rate in ("inf", "nan", "-1"):
+    for rate in ("inf", "nan", "-1", "1e-300", "1e-6", "1e9"):  # 1e-300 was a traceback, 1e-6 a silent hang
         cases[f"replay_rate:{rate}"] = lambda f, r=rate: Case(["replay", str(f / "b.mcap"), "--rate", r], ("--rate",))
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
     cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
@@ -105,6 +109,22 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
         cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
     cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")
+    for name, detector in (("twice", "tip_mm=1,tip_mm=2"), ("twice_joint", "joint=0.1,progress=0.2,joint=0.3")):
+        cases[f"detector:{name}"] = lambda f, d=detector: Case(
+            [
+                "campaign",
+                "--config",
+                str(SHIPPED / "needle_insertion.yaml"),
+                "--suite",
+                str(f / "s.parquet"),
+                "--out",
+                str(f / "run"),
+                "--detector",
+                d,
+            ],
+            ("--detector", "given twice"),
+            (f / "run",),
+        )
     return cases
 
 

@@ -101,7 +101,7 @@ class PlanningConfig:
             collision_step_rad=node["collision_step_rad"].to_float(exclusive_minimum=0.0, maximum=0.5),
             ompl=OmplSettings(
                 planner=ompl["planner"].to_str(choices=OMPL_PLANNERS),
-                time_limit_s=ompl["time_limit_s"].to_float(exclusive_minimum=0.0),
+                time_limit_s=ompl["time_limit_s"].to_float(exclusive_minimum=0.0, maximum=3600.0),
                 seed=ompl["seed"].to_int(minimum=0, maximum=MAX_SEED),
             ),
         )

@@ -82,6 +82,6 @@ class BackendsConfig:
         node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated", "coppeliasim"])
         return cls(
             default=node["default"].to_str(),
-            physics_timestep_s=node["physics_timestep_s"].to_float(exclusive_minimum=0.0, maximum=0.01),
+            physics_timestep_s=node["physics_timestep_s"].to_float(minimum=1e-5, maximum=0.01),  # 100 kHz..100 Hz
             servo=JointServoConfig.from_config(node["servo"], n_joints),
         )

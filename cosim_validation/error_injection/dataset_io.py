@@ -147,8 +147,19 @@ def _dataset(
         row = int(np.flatnonzero(~np.isfinite(time_s))[0])
         raise DatasetError(f"{source}: column 'time_s': {time_s[row]} in row {row + 1}; expected finite times [s]")
 
+    _check_times(time_s, segment, source)
+
     def block(names: list[str] | tuple[str, ...]) -> np.ndarray:
         return np.stack([_numbers(columns, c, source) for c in names], axis=1) if n else np.zeros((0, len(names)))
+
+    def joints(kind: str) -> np.ndarray:
+        names = joint_columns(kind, robot.joint_names, units)
+        values = block(names)
+        bad = np.argwhere(~np.isfinite(values))
+        if bad.size:
+            row, col = (int(v) for v in bad[0])
+            raise DatasetError(f"{source}: column {names[col]!r}: {values[row, col]} in row {row + 1}; expected finite")
+        return values
 
     try:
         return ErrorDataset(
@@ -157,8 +168,8 @@ def _dataset(
             set_name,
             segment.astype(np.int64),
             time_s,
-            block(joint_columns("setpoint", robot.joint_names, units)),
-            block(joint_columns("measured", robot.joint_names, units)),
+            joints("setpoint"),
+            joints("measured"),
             block(MARKER_POSITION),
             block(MARKER_QUATERNION),
             _numbers(columns, MARKER_ERROR, source),
@@ -166,6 +177,18 @@ def _dataset(
         )
     except DatasetError as exc:
         raise DatasetError(f"{source}: {exc}") from None
+
+
+def _check_times(time_s: np.ndarray, segment: np.ndarray, source: str) -> None:
+    """Within a segment, each row's time is later than the row before (a recording runs forward)."""
+    same = segment[1:] == segment[:-1]
+    stalled = np.flatnonzero(same & ~(time_s[1:] > time_s[:-1]))
+    if stalled.size:
+        row = int(stalled[0]) + 1
+        raise DatasetError(
+            f"{source}: column 'time_s': {time_s[row]} in row {row + 1} is not after {time_s[row - 1]} in row {row} "
+            "of the same segment; expected increasing times"
+        )
 
 
 def csv_frame(path: Path, **options: Any) -> Any:

@@ -63,8 +63,8 @@ def _delay_case(cycles: str, folder: Path) -> Case:
     return Case([*argv, "--filter", filter_], ("hazards.yaml", "delay_cycles"))
 
 
-def _csv(folder: Path, time_s: str, rows: int = 3) -> Path:
-    """A CSV in the documented columns (only its header matters to the checks refused here)."""
+def _csv(folder: Path, time_s: str, rows: int = 3, column_name: str = "time_s") -> Path:
+    """A CSV in the documented columns, the first ``rows`` rows holding ``time_s`` in ``column_name``."""
     from cosim_validation.common.config import load_config
     from cosim_validation.error_injection.dataset_io import write_csv
     from cosim_validation.robots.model import RobotConfig
@@ -74,7 +74,7 @@ def _csv(folder: Path, time_s: str, rows: int = 3) -> Path:
     good = folder / "good.csv"
     write_csv(synthetic_dataset(kinematics, 30, 10, seed=1), good)
     header, *lines = good.read_text().splitlines()
-    column = header.split(",").index("time_s")
+    column = header.split(",").index(column_name)
     edited = []
     for line in lines[:rows]:
         cells = line.split(",")
@@ -85,8 +85,8 @@ def _csv(folder: Path, time_s: str, rows: int = 3) -> Path:
     return path
 
 
-def _import_case(folder: Path, time_s: str, rows: int, says: str) -> Case:
-    source = _csv(folder, time_s, rows)
+def _import_case(folder: Path, time_s: str, rows: int, says: str, column_name: str = "time_s") -> Case:
+    source = _csv(folder, time_s, rows, column_name)
     out = folder / "d.parquet"
     argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
     return Case(argv, ("theirs.csv", says), (out,))
@@ -106,6 +106,10 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
     cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
     cases["csv:header_only"] = lambda f: _import_case(f, "0.0", 0, "no rows")
+    cases["csv:time_repeated"] = lambda f: _import_case(f, "1.0", 3, "expected increasing times")
+    for column in ("measured_joint2_rad", "setpoint_joint7_rad"):  # imported, then judged "unknown: NaN" by check
+        for value in ("inf", "nan"):
+            cases[f"csv:{column}_{value}"] = lambda f, c=column, v=value: _import_case(f, v, 1, c, c)
     for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
         cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
     cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")

@@ -1,7 +1,8 @@
 """A run directory carries the files that produced it.
 
 These are copies of the configuration, properties and graph (and, for a supervised run, of the supervisor's
-configuration, machine, needle force model, scenario and teleoperation script).
+configuration, machine, needle force model, scenario and teleoperation script). The behaviour machine files a
+property file names are copied beside its copy, and the copy names those.
 
 ``cosim campaign`` and ``cosim session`` copy them into ``RUN/inputs/`` when the run starts, beside a manifest
 (``RUN/inputs.json``: each file's role, its original path relative to the run directory, the copy and its SHA-256;
@@ -124,12 +125,49 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
         if not source.is_file():
             raise InputError(f"{source}: no such file (the run's {role})")
         copy = folder / f"{role}-{source.name}"
-        shutil.copyfile(source, copy)
+        if role == "properties":
+            _copy_properties(source, copy)
+        else:
+            shutil.copyfile(source, copy)
         entries[role] = RunInput(
             role, portable_path(run_dir, source), str(copy.relative_to(run_dir)), file_sha256(copy)
         )
     _write_json(Path(run_dir) / MANIFEST, {role: asdict(entry) for role, entry in entries.items()})
     return entries
+
+
+def _copy_properties(source: Path, copy: Path) -> None:
+    """Copy a property file so that the copy reads alone: each machine file it names is copied beside it.
+
+    A ``machines:`` entry that is a file (relative to the property file's folder, or absolute) is copied to
+    ``<copy stem>-machine-<i>-<name>`` and the copy names that instead, so a run's readers (its workers, a resume,
+    ``cosim report``, the session's completion) find the machines the run was made with, from the copy's folder.
+    A property file without machine files is copied byte for byte.
+
+    Args:
+        source: The property file.
+        copy: Where its copy goes (in the run's ``inputs/``).
+    """
+    import yaml
+
+    from cosim_validation.common.config.bounded_file import load_yaml_file
+    from cosim_validation.monitor.properties.machines.behaviours import is_path
+
+    tree = load_yaml_file(source)
+    machines = tree.get("machines") if isinstance(tree, dict) else None
+    files = [i for i, ref in enumerate(machines or ()) if isinstance(ref, str) and is_path(ref)]
+    if not files:
+        shutil.copyfile(source, copy)
+        return
+    kept = list(machines)  # type: ignore[arg-type]
+    for i in files:
+        machine = Path(kept[i]) if Path(kept[i]).is_absolute() else source.parent / kept[i]
+        if not machine.is_file():
+            raise InputError(f"{source}: machines[{i}]: behaviour machine file {str(machine)!r} does not exist")
+        target = copy.with_name(f"{copy.stem}-machine-{i}-{machine.name}")
+        shutil.copyfile(machine, target)
+        kept[i] = target.name
+    copy.write_text(yaml.safe_dump({**tree, "machines": kept}, sort_keys=False), encoding="utf-8")
 
 
 def supervision_files(

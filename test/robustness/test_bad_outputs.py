@@ -190,6 +190,30 @@ for _name, _extra in {
     CASES[f"hazards_{_name}"] = _hazards(*_extra)
 
 
+def _hazards_damaged_calibration(f: Path, p: dict[str, Path]) -> Case:
+    """A calibration run whose database is damaged: refused before the first campaign (it was after all of them)."""
+    calibration = f / "cal"
+    calibration.mkdir()
+    (calibration / "results.sqlite").write_bytes(bytes(range(256)) * 64)
+    out = f / "hz"
+    argv = ["hazards", "run", "--config", str(p["case.yaml"]), "--suite", str(f / "s.parquet"), "--out", str(out)]
+    return Case([*argv, "--calibration", str(calibration)], ("results.sqlite",), (out,))
+
+
+def _hazards_unknown_joint(f: Path, p: dict[str, Path]) -> Case:
+    """A library scenario on a joint the arm does not have: refused before the first campaign, naming the library."""
+    library = f / "h_var.yaml"
+    library.write_text((SHIPPED / "hazards.yaml").read_text().replace("variables: [joint1]", "variables: [joint99]", 1))
+    out = f / "hz"
+    argv = ["hazards", "run", "--config", str(p["case.yaml"]), "--suite", str(f / "s.parquet"), "--out", str(out)]
+    argv += ["--library", str(library), "--threshold-mm", "1", "--scenarios", "command_delay,sudden_jump"]
+    return Case(argv, ("h_var.yaml", "joint99"), (out,))
+
+
+CASES["hazards_calibration_damaged"] = _hazards_damaged_calibration
+CASES["hazards_library_unknown_joint"] = _hazards_unknown_joint
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_output(name: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     inputs = _files(tmp_path)

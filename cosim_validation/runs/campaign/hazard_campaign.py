@@ -109,6 +109,7 @@ def run_hazards(request: HazardRequest) -> Path:
     if request.out_dir.exists() and not request.resume and any(request.out_dir.iterdir()):
         raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
     _check_derivation(request)
+    _check_scenarios(request, scenarios)
     loop: dict[str, Any] = {}
     if request.mitigate:
         supervisor = str(resolve_resource(request.supervisor))
@@ -148,6 +149,34 @@ def _check_derivation(request: HazardRequest) -> None:
             f"--calibration {str(request.calibration)!r}: no results.sqlite (expected a fault-free "
             "campaign run directory)"
         )
+    if request.calibration is not None:  # a damaged or foreign database is refused now, not after the campaigns
+        config = load_config(request.config_path)
+        with ResultsDB.open(_results(request.calibration)) as db:
+            derive_settings(db, RobotConfig.from_config(config["robot"]).kinematics, request.margin)
+
+
+def _check_scenarios(request: HazardRequest, scenarios: list[Scenario]) -> None:
+    """Build each chosen scenario's filter for the configured arm before the first campaign.
+
+    A scenario that names a joint the arm does not have was refused only when its own campaign began, after the
+    others had run and left their run directories.
+
+    Raises:
+        InputError: A scenario the arm cannot run, naming the library file.
+    """
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.robots.filters.robot_filters import check_filters
+
+    config = load_config(request.config_path)
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    roles = (RobotRole.VIRTUAL, RobotRole.PHYSICAL)
+    for scenario in scenarios:
+        try:
+            check_filters(config, [("physical", f"hazards:{scenario.name}@{request.library}")], roles, kinematics)
+        except CosimError as exc:
+            library = str(resolve_resource(request.library))
+            message = str(exc) if library in str(exc) else f"{library}: {exc}"
+            raise InputError(message) from None
 
 
 def _loop_settings(request: HazardRequest) -> DetectorSettings:

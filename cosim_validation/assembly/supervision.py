@@ -133,6 +133,8 @@ def check_supervision(
     config, scenario = supervisor_inputs(config_path, scenario_path, files)
     machine = load_machine(config.machine_path)
     config.check_against(machine, str(config_path))
+    if scenario is not None:
+        scenario.check_against(machine)
     return CheckedSupervision(config, scenario, machine)
 
 
@@ -182,6 +184,8 @@ class Supervision:
         self.config, self.scenario = supervisor_inputs(config_path, scenario_path, files)
         self.machine = load_machine(self.config.machine_path)
         self.config.check_against(self.machine, str(config_path))
+        if self.scenario is not None:
+            self.scenario.check_against(self.machine)
         self.forces: NeedleForceModel = load_needle_force(self.config.needle_force_path, scene)  # type: ignore[arg-type]
         self.kinematics = kinematics
         self.world = world

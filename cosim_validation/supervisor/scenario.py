@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.supervisor.supervisor_config import REQUESTS
 
 FAULTS = ("clearance", "force", "tracking", "alarm")
@@ -96,6 +98,20 @@ class Scenario:
         actions = node.get("actions")
         parsed = tuple(_action(a) for a in actions.elements()) if actions is not None else ()
         return cls(parsed, script.to_path() if script is not None else None, str(path))
+
+    def check_against(self, machine: Machine) -> None:
+        """Raise :class:`ConfigError` if an action waits for a state ``machine`` does not have (it would never fire).
+
+        Args:
+            machine: The supervisor's machine.
+        """
+        for i, action in enumerate(self.actions):
+            if action.state and not _has_state(machine, action.state):
+                raise ConfigError(
+                    self.source,
+                    f"scenario.actions[{i}].when.state",
+                    f"machine {machine.name!r} has no state {action.state!r} (a name or a dotted path)",
+                )
 
     def runner(self, test_id: str) -> ScenarioRunner:
         """The scenario for one case.
@@ -194,3 +210,8 @@ class ScenarioRunner:
         """
         self.faults = [f for f in self.faults if f.until_s > t_s + 1e-9]
         return {f.kind: f.value for f in self.faults}
+
+
+def _has_state(machine: Machine, name: str) -> bool:
+    """Whether ``name`` is a state of ``machine``: its dotted path or its name (what :func:`state_matches` matches)."""
+    return name in machine.states or any(state.name == name for state in machine.states.values())

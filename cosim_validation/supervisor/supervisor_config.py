@@ -179,6 +179,13 @@ class SupervisorConfig:
             raise ConfigError(
                 source, "supervisor.wait_state", f"machine {machine.name!r} has no state {self.wait_state!r}"
             )
+        if not any(self.stage_attribute in s.attributes for s in machine.states.values()):
+            raise ConfigError(
+                source,
+                "supervisor.stage_attribute",
+                f"no state of {machine.name!r} has attribute {self.stage_attribute!r} (the stage the controller runs "
+                "in a motion state; without it no stage ever runs)",
+            )
 
 
 def _loop(node: ConfigNode | None) -> LoopSettings:

@@ -98,6 +98,20 @@ def _namespace_case(folder: Path, option: str, namespace: str) -> Case:
     return Case(argv, (option,), (out,))
 
 
+def _supervisor_case(folder: Path, stage_attribute: str, state: str, says: tuple[str, ...]) -> Case:
+    """A run-case under a copy of the shipped supervisor (its ``stage_attribute`` set) and a scenario whose action
+    waits in ``state``; a name the machine does not have ran every case to its 600 s limit, or never fired."""
+    supervisor = folder / "supervisor"
+    shutil.copytree(SHIPPED / "supervisor", supervisor)
+    config = supervisor / "supervisor.yaml"
+    config.write_text(config.read_text().replace("stage_attribute: stage", f"stage_attribute: {stage_attribute}", 1))
+    scenario = folder / "scenario.yaml"
+    action = f"{{when: {{state: {state}, after_s: 1.0}}, fault: force, value: 5.0, for_s: 0.3}}"
+    scenario.write_text(f"scenario:\n  actions:\n    - {action}\n")
+    argv = ["run-case", "--config", str(SHIPPED / "needle_insertion.yaml"), "--target", "0.45", "0.0", "0.05"]
+    return Case([*argv, "--supervisor", str(config), "--supervisor-scenario", str(scenario)], says)
+
+
 def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases: dict[str, Callable[[Path], Case]] = {f"config:{n}": lambda f, n=n: _config_case(n, f) for n in CONFIG_VALUES}
     cases |= {f"hazards:{n}": lambda f, c=c: _delay_case(c, f) for n, c in DELAYS.items()}
@@ -106,6 +120,12 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
     cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
     cases["csv:header_only"] = lambda f: _import_case(f, "0.0", 0, "no rows")
+    cases["supervisor:stage_attribute_unknown"] = lambda f: _supervisor_case(
+        f, "stagee", "MoveToSource", ("supervisor.yaml", "supervisor.stage_attribute", "stagee")
+    )
+    cases["supervisor:scenario_state_unknown"] = lambda f: _supervisor_case(
+        f, "stage", "Injectt", ("scenario.yaml", "when.state", "Injectt")
+    )
     cases["csv:time_repeated"] = lambda f: _import_case(f, "1.0", 3, "expected increasing times")
     for column in ("measured_joint2_rad", "setpoint_joint7_rad"):  # imported, then judged "unknown: NaN" by check
         for value in ("inf", "nan"):

@@ -27,6 +27,7 @@ from cosim_validation.runs.campaign.campaign_runner import suite_record
 from cosim_validation.runs.campaign.case_pipeline import case_row
 from cosim_validation.runs.campaign.result_rows import kpi_row, verdict_row
 from cosim_validation.runs.campaign.results_db import CaseResult, ResultsDB
+from cosim_validation.runs.run_inputs import portable_path
 from cosim_validation.testgen.suite import Suite
 from cosim_validation_interfaces.action import RunTestCase
 
@@ -50,7 +51,8 @@ def session_meta(suite: Suite, suite_path: Path, params: TestGeneratorParams, ca
         "suite": [suite.suite_id],
         "suites": [suite_record(suite)],
         "suite_file": suite_path.name,
-        "config_path": str(config_path.resolve()),
+        # relative to the run directory (the results database's folder), as a campaign keeps it: no path of the machine
+        "config_path": portable_path(Path(params.results).resolve().parent, config_path),
         "controller": controller,
         "robots": list(params.robots) or ["virtual", "physical"],
         "cases": cases,

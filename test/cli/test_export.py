@@ -58,3 +58,28 @@ def test_export_of_one_case_and_robot_and_its_refusals(
         assert err.count("error:") == 1
         assert message in err
     assert len(list(out.rglob("*.npz"))) == 1
+
+
+def test_an_export_that_meets_a_damaged_record_leaves_nothing(
+    reference: CampaignOutcome, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """All or nothing: the records written before the damaged one are removed again, and the folders made for them."""
+    import shutil
+    import sqlite3
+
+    run = tmp_path / "run"
+    shutil.copytree(reference.out_dir, run)
+    with ResultsDB.open(run / "results.sqlite") as results:  # the last record in the export's order
+        stored = results.trajectory_robots()
+        last_id = [c.test_id for c in results.cases() if c.test_id in stored][-1]
+    damage = "UPDATE trajectories SET record = x'deadbeef' WHERE test_id = ? AND robot = ?"
+    with sqlite3.connect(run / "results.sqlite") as db:
+        db.execute(damage, (last_id, stored[last_id][-1]))
+    out = tmp_path / "records"
+    assert main(["export", str(run), "-o", str(out)]) == 1
+    assert "not a trajectory record" in capsys.readouterr().err
+    assert not out.exists()  # nor any of the records before the damaged one
+    kept = tmp_path / "kept"
+    (kept / "mine").mkdir(parents=True)  # a folder of the user's that was there before stays
+    assert main(["export", str(run), "-o", str(kept)]) == 1
+    assert [p.relative_to(kept) for p in kept.rglob("*")] == [Path("mine")]

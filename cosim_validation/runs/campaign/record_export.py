@@ -9,6 +9,7 @@ carries the case's target in ``meta['target_m']``, so ``cosim check OUT/<test_id
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,14 +71,29 @@ def export_records(
     existing = [p for p in paths if p.exists()]
     if existing:
         raise InputError(f"{existing[0]}: already exists; refusing to overwrite it (choose another -o)")
-    written = []
-    for (test_id, robot), path in zip(pairs, paths, strict=True):
-        record = db.trajectory(test_id, robot, kinematics)
-        record = dataclasses.replace(record, meta={**record.meta, "target_m": targets[test_id]})
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror})") from None
-        record.save(path)
-        written.append(ExportedRecord(test_id, robot, path))
+    written: list[ExportedRecord] = []
+    made: list[Path] = []  # folders this export created, innermost last
+    try:
+        for (test_id, robot), path in zip(pairs, paths, strict=True):
+            record = db.trajectory(test_id, robot, kinematics)
+            record = dataclasses.replace(record, meta={**record.meta, "target_m": targets[test_id]})
+            made += [d for d in reversed([path.parent, *path.parent.parents]) if not d.exists()]
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror})") from None
+            record.save(path)
+            written.append(ExportedRecord(test_id, robot, path))
+    except BaseException:
+        _undo(written, made)  # all or nothing: no partial export is left beside an error
+        raise
     return written
+
+
+def _undo(written: list[ExportedRecord], made: list[Path]) -> None:
+    """Remove the records an export wrote and the folders it created (the ones still empty)."""
+    for record in written:
+        record.path.unlink(missing_ok=True)
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):  # not empty (something else is in it) or gone
+            folder.rmdir()

@@ -48,6 +48,10 @@ def _hazards(folder: Path, damage: str) -> Path:
     with sqlite3.connect(path) as db:
         if damage == "period_text":
             db.execute("UPDATE thresholds SET value = 'one millisecond' WHERE key = 'period_s'")
+        elif damage == "detection_text":  # summed as 0 by SQLite: the table printed, with wrong numbers
+            db.execute("UPDATE detection SET duration_s = 'x' WHERE test_id = 'case-0007'")
+        elif damage == "windows_count_text":
+            db.execute("UPDATE detection SET windows = 'many'")
         elif damage == "page":
             (page,) = db.execute("SELECT MAX(pageno) FROM dbstat WHERE name = 'detection'").fetchone()
     db.close()
@@ -62,6 +66,8 @@ HAZARDS = {
     "text": "cannot open as SQLite or damaged (file is not a database)",
     "results_database": "not the expected database (no such table: thresholds)",
     "period_text": "no number period_s in table thresholds",
+    "detection_text": "table detection: duration_s holds 'x', expected a number",
+    "windows_count_text": "table detection: windows holds 'many', expected a number",
     "page": "the database is damaged (quick_check:",
 }
 

@@ -371,8 +371,27 @@ def summarize(path: Path) -> list[ScenarioSummary]:
         period = db.execute("SELECT value FROM thresholds WHERE key = 'period_s'").fetchone()
         if period is None or not isinstance(period[0], (int, float)):
             raise StoreDamagedError(path, "no number period_s in table thresholds", remedy)
+        for table in ("windows", "detection"):
+            found = _not_a_number(db, table)
+            if found is not None:  # SQLite would sum a text as 0: a table that reads well and says wrong
+                column, value = found
+                raise StoreDamagedError(path, f"table {table}: {column} holds {value!r}, expected a number", remedy)
         rows = _scenario_summaries(db, float(period[0]))
     return rows
+
+
+def _not_a_number(db: sqlite3.Connection, table: str) -> tuple[str, object] | None:
+    """The first (column, value) of ``table`` whose column is declared INTEGER or REAL and holds something else."""
+    columns = db.execute(f"PRAGMA table_info({table})").fetchall()
+    numeric = [row[1] for row in columns if str(row[2]).upper() in ("INTEGER", "REAL")]
+    for column in numeric:
+        bad = db.execute(
+            f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL AND typeof({column}) NOT IN ('integer', 'real') "
+            "LIMIT 1"
+        ).fetchone()
+        if bad is not None:
+            return column, bad[0]
+    return None
 
 
 def _scenario_summaries(db: sqlite3.Connection, period_s: float) -> list[ScenarioSummary]:

@@ -146,6 +146,18 @@ def test_report_of_a_damaged_store(
     assert _content(run / store) == before, "the damaged input was not overwritten"
 
 
+@pytest.mark.parametrize("key", ["controller", "suites", "schema"])
+def test_report_of_a_damaged_meta_value_names_the_key(
+    key: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A meta value that is not JSON: one error naming the key (it said "no run meta in it")."""
+    run = _run_copy(tmp_path, workspace)
+    with sqlite3.connect(run / "results.sqlite") as db:
+        db.execute("UPDATE meta SET value = '{{' WHERE key = ?", (key,))
+    case = Case(["report", str(run)], (f"{run / 'results.sqlite'}: ", f"table meta: {key} holds '{{{{'", "restore"))
+    run_case(case, as_json=key == "schema", capfd=capfd)
+
+
 def _content(path: Path) -> object:
     """A JSON file's bytes; a database's rows (its pages move when a reader closes it: SQLite's WAL checkpoint)."""
     if path.suffix != ".sqlite":

@@ -301,9 +301,10 @@ class ResultsDB:
                 self.path, f"the database is damaged (quick_check: {'; '.join(problems[:3])})", _REMEDY
             )
         try:
-            version = self.meta().get("schema")
-        except StoreDamagedError:
+            self._db.execute("SELECT key, value FROM meta LIMIT 1").fetchall()
+        except sqlite3.Error:
             raise StoreDamagedError(self.path, "not a results database (no run meta in it)") from None
+        version = self.meta().get("schema")  # a damaged value is named with its key
         if version != SCHEMA_VERSION:
             raise InputError(f"{self.path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
         wrong = wrong_types(self._db) if thoroughly else None
@@ -318,7 +319,17 @@ class ResultsDB:
     @_guard("reading the run's meta")
     def meta(self) -> dict[str, Any]:
         """The run's metadata."""
-        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+        out: dict[str, Any] = {}
+        for key, value in self._db.execute("SELECT key, value FROM meta"):
+            try:
+                out[key] = json.loads(value)
+            except (TypeError, ValueError):  # JSONDecodeError is a ValueError
+                raise StoreDamagedError(
+                    self.path,
+                    f"table meta: {key} holds {value!r}, expected JSON (the file was changed outside cosim: "
+                    "restore it)",
+                ) from None
+        return out
 
     def add(self, result: CaseResult, worker_died: bool = False) -> None:
         """Store one finished case atomically (all its rows or none).

@@ -150,3 +150,25 @@ def test_bad_session_graph(name: str, tmp_path: Path, workspace: Workspace, capf
     argv = ["session", "--config", str(path), "--suite", str(workspace.suite), "--cases", "1", "--out", str(out)]
     run_case(Case(argv, ("graph.yaml", key), (out / "session.mcap", out / "results.sqlite")), False, capfd)
     assert not (out / "logs").exists(), "a node was started"
+
+
+@pytest.mark.parametrize("kind", ["symlink_loop", "fifo"])
+def test_a_machine_file_that_is_no_file_says_what_it_is(
+    kind: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A ``machines:`` entry naming a loop of symbolic links or a FIFO says so (it said "does not exist")."""
+    import os
+
+    machine = tmp_path / "mine.yaml"
+    if kind == "fifo":
+        os.mkfifo(machine)
+    else:
+        os.symlink(tmp_path / "other.yaml", machine)
+        os.symlink(machine, tmp_path / "other.yaml")
+    tree = yaml.safe_load(yaml.safe_dump(PROPERTIES))
+    tree["machines"] = ["mine.yaml"]
+    path = tmp_path / "props.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    says = "loop of symbolic links" if kind == "symlink_loop" else "FIFO"
+    argv = ["check", str(workspace.records["virtual"]), "--properties", str(path)]
+    run_case(Case(argv, ("props.yaml", "machines[0]", "mine.yaml", says)), kind == "fifo", capfd)

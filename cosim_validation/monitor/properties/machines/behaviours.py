@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosim_validation.common.config.bounded_file import regular_file_problem
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.monitor.properties.machines.result import MachineResult
@@ -146,8 +147,9 @@ def checked_ref(ref: str, base_dir: Path) -> str:
     """
     if is_path(ref):
         path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
-        if not path.is_file():
-            raise InputError(f"behaviour machine file {str(path)!r} does not exist")
+        problem = regular_file_problem(path)
+        if problem is not None:  # "not found", "a loop of symbolic links", "a FIFO (named pipe), ...", ...
+            raise InputError(f"behaviour machine file {str(path)!r}: {problem}")
         ref = str(path.resolve())
     behaviour_machine(ref)
     return ref

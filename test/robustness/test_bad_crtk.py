@@ -90,7 +90,8 @@ def _csv_of_two_recordings(folder: Path, ws: Workspace) -> Case:
     path.write_text("\n".join([*lines, *lines[1:]]) + "\n")
     out = folder / "d.npz"
     argv = ["import-crtk", str(path), "--config", str(ws.config), "-o", str(out)]
-    return Case(argv, (str(path), "time_s goes backwards at row", str(len(lines) - 1)), (out,))
+    says = (str(path), "column 'time_s'", f"in row {len(lines)} is not after", "expected increasing times")
+    return Case(argv, says, (out,))
 
 
 def _onto_a_record(folder: Path, ws: Workspace) -> Case:

@@ -33,7 +33,7 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "match"),
     [
-        ("backends.physics_timestep_s", 0.0, r"backends\.physics_timestep_s: expected a number > 0"),
+        ("backends.physics_timestep_s", 0.0, r"backends\.physics_timestep_s: expected a number >= 1e-05"),
         ("backends.physics_timestep_s", 0.05, r"backends\.physics_timestep_s: expected a number <= 0\.01"),
         ("backends.servo.kp_nm_per_rad", [1.0] * 6, r"backends\.servo\.kp_nm_per_rad: expected a list of 7"),
         (

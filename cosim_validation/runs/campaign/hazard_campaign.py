@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cosim_validation.common.config import load_config, resolve_resource
+from cosim_validation.common.config import ConfigNode, load_config, resolve_resource
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.hazards.detector import DetectorSettings
@@ -24,7 +24,7 @@ from cosim_validation.hazards.hazard_library import load_library
 from cosim_validation.hazards.hazard_watch import format_detector, parse_detector
 from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.robots.filters.robot_filters import FilterSpec
-from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.model import Kinematics, RobotConfig
 from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
 from cosim_validation.runs.campaign.hazard_tables import (
     FAULT_FREE,
@@ -109,7 +109,10 @@ def run_hazards(request: HazardRequest) -> Path:
     if request.out_dir.exists() and not request.resume and any(request.out_dir.iterdir()):
         raise InputError(f"--out {str(request.out_dir)!r} already exists; add --resume to continue it")
     _check_derivation(request)
-    _check_scenarios(request, scenarios)
+    config = load_config(request.config_path)
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics  # read once for both checks
+    _check_calibration(request, kinematics)
+    _check_scenarios(request, scenarios, config, kinematics)
     loop: dict[str, Any] = {}
     if request.mitigate:
         supervisor = str(resolve_resource(request.supervisor))
@@ -149,13 +152,21 @@ def _check_derivation(request: HazardRequest) -> None:
             f"--calibration {str(request.calibration)!r}: no results.sqlite (expected a fault-free "
             "campaign run directory)"
         )
-    if request.calibration is not None:  # a damaged or foreign database is refused now, not after the campaigns
-        config = load_config(request.config_path)
+
+
+def _check_calibration(request: HazardRequest, kinematics: Kinematics) -> None:
+    """Derive the thresholds from a ``--calibration`` run now, before the first campaign.
+
+    A damaged or foreign database was refused only after every campaign had run.
+    """
+    if request.calibration is not None:
         with ResultsDB.open(_results(request.calibration)) as db:
-            derive_settings(db, RobotConfig.from_config(config["robot"]).kinematics, request.margin)
+            derive_settings(db, kinematics, request.margin)
 
 
-def _check_scenarios(request: HazardRequest, scenarios: list[Scenario]) -> None:
+def _check_scenarios(
+    request: HazardRequest, scenarios: list[Scenario], config: ConfigNode, kinematics: Kinematics
+) -> None:
     """Build each chosen scenario's filter for the configured arm before the first campaign.
 
     A scenario that names a joint the arm does not have was refused only when its own campaign began, after the
@@ -167,8 +178,6 @@ def _check_scenarios(request: HazardRequest, scenarios: list[Scenario]) -> None:
     from cosim_validation.common.exceptions import CosimError
     from cosim_validation.robots.filters.robot_filters import check_filters
 
-    config = load_config(request.config_path)
-    kinematics = RobotConfig.from_config(config["robot"]).kinematics
     roles = (RobotRole.VIRTUAL, RobotRole.PHYSICAL)
     for scenario in scenarios:
         try:

@@ -284,6 +284,8 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
     try:
         with Reader(path) as reader:
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
+            if not connections:  # rosbags reads every connection when given none
+                return
             decoders = _decoders(store, connections)
             for conn, log_time, data in reader.messages(connections=connections):
                 message = decoders[conn.id].deserialize_cdr(data, conn.msgtype)

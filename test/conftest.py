@@ -13,6 +13,10 @@ from test.live.ros.ros_harness import exclusive_domain, ros_env
 
 REPO = Path(__file__).resolve().parents[1]
 
+# before any DDS participant of the tests exists, in this process and the node processes it starts: a dead
+# participant leaves the graph after 4 s instead of Fast DDS's default 20 s (test/live/ros/short_lease.xml)
+os.environ.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(REPO / "test" / "live" / "ros" / "short_lease.xml"))
+
 # a reference campaign run shared by the campaign and report tests (computed once per session)
 pytest_plugins = ["test.runs.campaign.run_fixtures"]
 

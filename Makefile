@@ -27,7 +27,7 @@ test-steps: setup
 	@$(WITH_ENV) ruff check .
 	@$(WITH_ENV) ruff format --check .
 	@$(WITH_ENV) mypy
-	@$(WITH_ENV) python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 $(PYTEST_ARGS)
+	@$(WITH_ENV) python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 -m "not docs_build" $(PYTEST_ARGS)
 
 lint: setup
 	@$(WITH_ENV) ruff check .
@@ -37,9 +37,12 @@ typecheck: setup
 	@$(WITH_ENV) mypy
 
 # The documentation as HTML in build/docs (Sphinx, MyST Markdown, the API from the docstrings; docs/conf.py),
-# warnings as errors. Open build/docs/index.html.
+# warnings as errors, then the tests of the built site (test/test_docs_build.py, marked docs_build: every guide
+# a page, every package in the API reference, the links that leave docs/). Open build/docs/index.html.
+# `make test` leaves the full build to this target (about 2 min of CPU); CI (.ci/run) runs both.
 docs: setup
 	@$(WITH_ENV) python -m sphinx -b html -W --keep-going -j auto -q docs build/docs
+	@COSIM_BUILT_DOCS=build/docs $(WITH_ENV) python -m pytest -q -p no:cacheprovider -m docs_build test/test_docs_build.py
 	@echo "make docs: build/docs/index.html"
 
 bench: setup

@@ -3,8 +3,11 @@
 test/test_docs.py checks the Markdown as GitHub shows it (every relative link and anchor, every ``cosim`` command
 of a code block); this builds it as Sphinx does (docs/conf.py: MyST, the API reference from every module's
 docstrings), where a broken link, a heading anchor that is not there or a docstring docutils cannot read is a
-warning and so a failed build. The full build reads some 440 pages: about 2 min of CPU, run on every core
-(``-j auto``); it works on a copy of the pages, so nothing is written into the checkout.
+warning and so a failed build. The full build reads some 440 pages: about 2 min of CPU, so the tests of the built
+site (marked ``docs_build``) run in ``make docs``, on the site it has just built with warnings as errors, and not in
+``make test``; CI runs both. Run alone (``pytest -m docs_build test/test_docs_build.py``) they build the site on
+every core (``-j auto``) from a copy of the pages, so nothing is written into the checkout. The small projects
+below, which check that a warning fails the build, run in ``make test``.
 """
 
 from __future__ import annotations
@@ -58,13 +61,16 @@ def repository_copy(tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def built_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built site: the one ``make docs`` has just built (``COSIM_BUILT_DOCS``), or built here."""
+    if os.environ.get("COSIM_BUILT_DOCS"):
+        return Path(os.environ["COSIM_BUILT_DOCS"]).resolve()
     tmp = tmp_path_factory.mktemp("docs")
     result = sphinx(repository_copy(tmp), tmp / "html", "-j", "auto")
     assert result.returncode == 0, f"sphinx-build failed:\n{result.stderr[-8000:]}"
     return tmp / "html"
 
 
-@pytest.mark.slow
+@pytest.mark.docs_build
 def test_the_docs_build_without_warnings(built_docs: Path) -> None:
     index = (built_docs / "index.html").read_text(encoding="utf-8")
     assert "Two commands" in index  # the start page is the README
@@ -74,7 +80,7 @@ def test_the_docs_build_without_warnings(built_docs: Path) -> None:
     assert not missing, missing
 
 
-@pytest.mark.slow
+@pytest.mark.docs_build
 def test_the_api_reference_has_every_package(built_docs: Path) -> None:
     generated = built_docs / "api" / "generated"
     missing = [p for p in PACKAGES if not (generated / f"cosim_validation.{p}.html").is_file()]
@@ -85,7 +91,7 @@ def test_the_api_reference_has_every_package(built_docs: Path) -> None:
     assert "What the monitor says about one record" in page
 
 
-@pytest.mark.slow
+@pytest.mark.docs_build
 def test_links_that_leave_docs_point_at_their_pages(built_docs: Path) -> None:
     """A guide's ``../README.md#anchor`` is the start page's anchor; ``../CHANGELOG.md`` the changelog page."""
     cases = (built_docs / "CASES.html").read_text(encoding="utf-8")

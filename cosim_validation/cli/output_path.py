@@ -1,12 +1,15 @@
 """The one check of every output a ``cosim`` command is asked to write, made before its first write.
 
 An output must not be one of the command's inputs (``cosim errors train ds.parquet -o ds.parquet`` replaced the
-user's dataset with the model) and must have the suffix of the format written (``-o m.txt`` for an npz model).
+user's dataset with the model), nor a file a run directory keeps of its inputs (``cosim testgen -o
+RUN/suites/<id>.parquet`` replaced the suite a campaign's report and resume read), and must have the suffix of the
+format written (``-o m.txt`` for an npz model).
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -28,6 +31,36 @@ def _same(a: Path, b: Path) -> bool:
         return True
     try:
         return os.path.samefile(a, b)  # hard links, bind mounts
+    except OSError:
+        return False
+
+
+def _stored_input(out: Path) -> str | None:
+    """What ``out`` is to the run directory it lies in, if the run keeps it as a copy of an input; else None.
+
+    Such a copy is a file the run's ``inputs.json`` lists (the case study, properties, graph, supervisor files) or a
+    campaign's copy of a suite (``RUN/suites/<suite_id>.parquet``, which ``cosim report`` and ``--resume`` read).
+    """
+    from cosim_validation.runs.run_inputs import MANIFEST
+
+    for run in (out.parent, out.parent.parent):
+        manifest = run / MANIFEST
+        try:  # a regular, small file only: a FIFO or a device named so is not a run's manifest
+            entries = json.loads(manifest.read_text(encoding="utf-8")) if _small_file(manifest) else {}
+        except (OSError, ValueError):
+            entries = {}
+        for role, entry in entries.items() if isinstance(entries, dict) else ():
+            copy = entry.get("copy") if isinstance(entry, dict) else None
+            if isinstance(copy, str) and copy and _same(out, (run / copy).resolve()):
+                return f"the copy of the {role} input the run directory {run} keeps ({MANIFEST})"
+    if out.parent.name == "suites" and (out.parent.parent / "results.sqlite").is_file():
+        return f"the copy of a suite the run directory {out.parent.parent} keeps (cosim report and --resume read it)"
+    return None
+
+
+def _small_file(path: Path, limit: int = 1 << 20) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size <= limit
     except OSError:
         return False
 
@@ -71,6 +104,9 @@ def checked_output(
     for name, given in inputs.items():
         if given is not None and str(given) and _same(out, _resolved(name, given)):
             raise InputError(f"{option} {str(value)!r} is the input {name} ({given}); it would be overwritten")
+    stored = _stored_input(out)
+    if stored is not None:
+        raise InputError(f"{option} {str(value)!r} is {stored}; it would be overwritten (write it elsewhere)")
     allowed = tuple(suffixes)
     if allowed and Path(value).suffix.lower() not in allowed:
         raise InputError(f"{option} {str(value)!r}: expected a file ending in {' or '.join(allowed)}")
@@ -102,6 +138,9 @@ def checked_run_dir(
     for name, given in inputs.items():
         if given is not None and str(given) and _same(out, _resolved(name, given)):
             raise InputError(f"{option} {str(value)!r} is the input {name} ({given}); it would be overwritten")
+    stored = _stored_input(out)
+    if stored is not None:
+        raise InputError(f"{option} {str(value)!r} is {stored}; it would be overwritten (write it elsewhere)")
     if out.exists() and not out.is_dir():
         raise InputError(f"{option} {str(value)!r} is a file, expected a directory")
     if out.is_dir() and not may_hold:

@@ -5,6 +5,7 @@ leaves no output behind. None needs the shared workspace (the checks come before
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -118,6 +119,35 @@ def _used(folder: Path) -> Path:
     used.mkdir(exist_ok=True)
     (used / "notes.txt").write_text("the user's notes\n")
     return used
+
+
+def _campaign_suite(folder: Path) -> Path:
+    """The copy of a suite a campaign's run directory keeps (its report and --resume read it)."""
+    (folder / "run" / "suites").mkdir(parents=True)
+    (folder / "run" / "results.sqlite").write_bytes(b"the run's results\n")
+    stored = folder / "run" / "suites" / "0123abcd.parquet"
+    stored.write_bytes(b"the run's suite\n")
+    return stored
+
+
+def _session_force_model(folder: Path) -> Path:
+    """A file a run directory lists in its inputs.json (here a supervised run's needle force model)."""
+    (folder / "run" / "inputs").mkdir(parents=True)
+    entry = {"role": "needle_force", "original": "../f.npz", "copy": "inputs/needle_force-f.npz", "sha256": "0" * 64}
+    (folder / "run" / "inputs.json").write_text(json.dumps({"needle_force": entry}))
+    stored = folder / "run" / "inputs" / "needle_force-f.npz"
+    stored.write_bytes(b"the run's force model\n")
+    return stored
+
+
+CASES["testgen_over_a_campaigns_stored_suite"] = lambda f, p: Case(
+    ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(_campaign_suite(f))],
+    ("-o", "the copy of a suite the run directory", "keeps"),
+)
+CASES["train_over_a_runs_stored_input"] = lambda f, p: Case(
+    ["errors", "train", str(p["ds.parquet"]), "-o", str(_session_force_model(f))],
+    ("-o", "the copy of the needle_force input the run directory", "inputs.json"),
+)
 
 
 RUN_DIRS: dict[str, Build] = {  # every run-directory option: not an input, not a file, not a directory in use

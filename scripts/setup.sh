@@ -180,12 +180,14 @@ fi
 # shellcheck disable=SC2046
 WARM_STAMP=$(hash_of $(grep -rl --include='*.py' -e '^import numba' -e '^from numba' cosim_validation | sort) scripts/warm_caches.py <(echo "$MODE"))
 WARM_PID=""
+BACKGROUND=()  # the set-up's background jobs: a set-up that fails meanwhile leaves nothing running
+trap 'for pid in "${BACKGROUND[@]}"; do pkill -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null || true; done' EXIT
 if [ "$(cat .cache/numba/.cosim-stamp 2>/dev/null)" != "$WARM_STAMP" ]; then
   log "compiling the numba kernels (scripts/warm_caches.py, in the background; log: .ros/warm.log)"
   mkdir -p .cache/numba
   (set +u; . scripts/env.sh && exec nice -n 5 python scripts/warm_caches.py) >"$ROSDIR/warm.log" 2>&1 &
   WARM_PID=$!
-  trap 'kill "$WARM_PID" 2>/dev/null || true' EXIT  # a set-up that fails meanwhile leaves nothing running
+  BACKGROUND+=("$WARM_PID")
 fi
 
 # ---------------------------------------------------------------- 4b, 4c. vendored public interfaces
@@ -224,20 +226,29 @@ vendored_package() {
     log "$name is up to date"
   fi
 }
-# 4b. The CRTK interfaces of dVRK 2.x and the Raven-II (third_party/crtk_msgs/SOURCE.md).
-vendored_package crtk_msgs .crtk-stamp
-# 4c. The FollowJointTrajectory action of ros2_control's joint trajectory controller, served to an external
-# controller under test (third_party/control_msgs/SOURCE.md, docs/EXTERNAL_NODES.md).
-vendored_package control_msgs .control-msgs-stamp
-# 4d. The list_controllers service of a ros2_control controller manager, asked by ros2_control_driver at start
-# (third_party/controller_manager_msgs/SOURCE.md, docs/ROBOTS.md).
-vendored_package controller_manager_msgs .controller-manager-msgs-stamp
+# vendored_chain NAME:STAMP_FILE...: vendored_package of each, in order
+vendored_chain() {
+  local pair
+  for pair in "$@"; do
+    vendored_package "${pair%%:*}" "${pair#*:}"
+  done
+}
+# Two chains side by side: each build is single-threaded much of its time (CMake's configuration, the rosidl
+# generators, the install), so two use both cores where one after another used about one.
+# 4b. The CRTK interfaces of dVRK 2.x and the Raven-II (third_party/crtk_msgs/SOURCE.md); 4c. the
+# FollowJointTrajectory action of ros2_control's joint trajectory controller, served to an external controller under
+# test (third_party/control_msgs/SOURCE.md, docs/EXTERNAL_NODES.md); 4d. the list_controllers service of a
+# ros2_control controller manager, asked by ros2_control_driver at start (third_party/controller_manager_msgs/
+# SOURCE.md, docs/ROBOTS.md). In the background:
+vendored_chain crtk_msgs:.crtk-stamp control_msgs:.control-msgs-stamp \
+  controller_manager_msgs:.controller-manager-msgs-stamp &
+CHAIN_PID=$!
+BACKGROUND+=("$CHAIN_PID")
 # 4e. The services of MoveIt 2's move_group that the `moveit` controller calls (third_party/moveit_msgs/SOURCE.md,
-# docs/MOVEIT.md), and the messages of the other packages they carry, in dependency order.
-vendored_package shape_msgs .shape-msgs-stamp
-vendored_package octomap_msgs .octomap-msgs-stamp
-vendored_package object_recognition_msgs .object-recognition-msgs-stamp
-vendored_package moveit_msgs .moveit-msgs-stamp
+# docs/MOVEIT.md), and the messages of the other packages they carry, in dependency order. Meanwhile:
+vendored_chain shape_msgs:.shape-msgs-stamp octomap_msgs:.octomap-msgs-stamp \
+  object_recognition_msgs:.object-recognition-msgs-stamp moveit_msgs:.moveit-msgs-stamp
+wait "$CHAIN_PID" || die "building the vendored interfaces failed (see above)"
 
 # ---------------------------------------------------------------- 5. meshes of the built-in anatomy
 # meshes/anatomy/<name>.stl (patient frame) for RViz / Foxglove MESH_RESOURCE markers; 2.6 MB, so made here
@@ -282,9 +293,9 @@ done
 
 if [ -n "$WARM_PID" ]; then
   wait "$WARM_PID" || { tail -30 "$ROSDIR/warm.log"; die "compiling the numba kernels failed (log: .ros/warm.log)"; }
-  trap - EXIT
   echo "$WARM_STAMP" > .cache/numba/.cosim-stamp
   log "numba kernels compiled"
 fi
 
+BACKGROUND=()  # every one has ended
 log "done. Use the environment with:  source scripts/env.sh"

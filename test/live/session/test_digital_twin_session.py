@@ -238,7 +238,8 @@ def test_killing_a_driver_mid_session(
     alerts = [m.message for m in read_messages(bag, ["/cosim/alerts"])]
     assert any(a.code == "robot_stale" and a.robot == 2 for a in alerts)
     diagnostics = [m.message for m in read_messages(bag, ["/diagnostics"])]
-    assert any(s.level == 2 and s.hardware_id == "physical" for d in diagnostics for s in d.status)
+    stale = [s for d in diagnostics for s in d.status if s.level == 2 and s.hardware_id == "physical"]
+    assert stale, (len(diagnostics), topics_of(bag))  # the topics the bag holds, if it lacks /diagnostics
     reports = {m.message.test_id: m.message for m in read_messages(bag, ["/cosim/case_reports"])}
     started = {m.message.test_case.test_id for m in read_messages(bag, ["/cosim/case_status"]) if m.message.event == 0}
     assert set(reports) == started  # every started case was concluded, also the aborted one

@@ -101,12 +101,33 @@ def _check(args: argparse.Namespace) -> int:
         raise InputError(f"{machine.source}: the machine names no goals file (a run: kept none); give one with --goals")
     goals = load_goals(goals_path, machine)
     out = Path(args.out) if args.out else Path("runs") / "supervisor" / machine.name
+    _refuse_inputs_inside(out, {"MACHINE": machine.source, "goals": goals_path})
     report = check_goals(machine, goals, out, args.goal)
     if getattr(args, "json", False):
         print_json(check_summary(report))
     else:
         print_check(report)
     return 0 if report.all_hold else 2
+
+
+def _refuse_inputs_inside(out: Path, inputs: dict[str, str]) -> None:
+    """Refuse an output folder that holds an input.
+
+    Every check rewrites the models it writes there: a machine named ``model.pml`` in it was replaced by the Promela
+    model of itself.
+
+    Raises:
+        InputError: Names the input and the folder.
+    """
+    from cosim_validation.common.exceptions import InputError
+
+    folder = out.resolve()
+    for name, path in inputs.items():
+        if path and folder in Path(path).resolve().parents:
+            raise InputError(
+                f"--out {str(out)!r} holds the input {name} ({path}); every check rewrites the files in it: "
+                "choose another folder"
+            )
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -140,6 +140,26 @@ def _session_force_model(folder: Path) -> Path:
     return stored
 
 
+def _machine_copy(folder: Path, name: str | None = None) -> Path:
+    """The shipped supervisor machine and its goals file copied into ``folder/sv`` (renamed inside: ``name``)."""
+    (folder / "sv").mkdir(exist_ok=True)
+    for file in ("needle_insertion.yaml", "needle_insertion.goals.yaml"):
+        shutil.copyfile(SHIPPED / "supervisor" / file, folder / "sv" / file)
+    machine = folder / "sv" / "needle_insertion.yaml"
+    if name is not None:
+        text = machine.read_text(encoding="utf-8")
+        machine.write_text(text.replace("machine: needle_insertion", f"machine: {json.dumps(name)}", 1), "utf-8")
+    return machine
+
+
+CASES["supervisor_check_into_the_folder_of_its_machine"] = lambda f, p: Case(
+    ["supervisor", "check", str(_machine_copy(f)), "--out", str(f / "sv")], ("--out", "holds the input MACHINE")
+)
+CASES["supervisor_machine_named_as_a_path"] = lambda f, p: Case(
+    ["supervisor", "check", str(_machine_copy(f, "../../escaped")), "--out", str(f / "out")],
+    ("machine", "'../../escaped' is not a name"),
+    (f / "out", f / "escaped.smv", f.parent / "escaped.smv"),
+)
 CASES["testgen_over_a_campaigns_stored_suite"] = lambda f, p: Case(
     ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(_campaign_suite(f))],
     ("-o", "the copy of a suite the run directory", "keeps"),

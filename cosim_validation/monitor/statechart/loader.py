@@ -83,7 +83,7 @@ def parse_machine(root: ConfigNode, overrides: Mapping[str, Any] | None = None) 
     description = root["description"].to_str() if root.has("description") else ""
     goals = str(root["goals"].to_path()) if root.has("goals") else ""
     machine = Machine(
-        root["machine"].to_str(),
+        _identifier(root["machine"], root["machine"].to_str()),  # it names the model checker's files
         root.source,
         description,
         priority,

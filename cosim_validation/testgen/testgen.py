@@ -46,6 +46,13 @@ class TestgenRequest:
     seed: int = 0
 
 
+#: The most cubes a grid may have over its region's box (the left lung's box holds 5 million at 1.2 mm; at 0.5 mm a
+#: grid did not finish within a minute, at 0.01 mm it ran out of memory)
+MAX_CUBES = 5_000_000
+#: The most cases one suite may hold (seed 000's whole study ran 88,554)
+MAX_CASES = 1_000_000
+
+
 def _check_request(request: TestgenRequest) -> None:
     if request.method not in METHODS:
         raise InputError(f"method: expected one of {METHODS!r}, got {request.method!r}")
@@ -55,8 +62,10 @@ def _check_request(request: TestgenRequest) -> None:
         raise InputError(f"per-cube count k must be >= 1, got {request.per_cube!r}")
     if request.count is not None and request.method != "random":
         raise InputError("--count applies to the random method only (grid makes k per non-empty cube)")
-    if request.count is not None and request.count < 1:
-        raise InputError(f"count must be >= 1, got {request.count!r}")
+    if request.count is not None and not 1 <= request.count <= MAX_CASES:
+        raise InputError(f"count must be within 1..{MAX_CASES:,}, got {request.count!r}")
+    if request.per_cube > MAX_CASES:
+        raise InputError(f"per-cube count k must be within 1..{MAX_CASES:,}, got {request.per_cube!r}")
     if request.seed < 0:
         raise InputError(f"seed must be >= 0, got {request.seed!r}")
 
@@ -81,6 +90,13 @@ def discretize(region: TargetRegion, granularity_m: float) -> tuple[CubeGrid, np
         raise InputError(
             f"granularity {granularity_m * 1e3:g} mm is larger than region {region.name!r} "
             f"(largest extent {float(extent.max()) * 1e3:.1f} mm)"
+        )
+    cubes = float(np.prod(np.ceil(extent / granularity_m)))
+    if cubes > MAX_CUBES:
+        finest = float(np.cbrt(np.prod(extent) / MAX_CUBES)) * 1e3
+        raise InputError(
+            f"granularity {granularity_m * 1e3:g} mm makes {cubes:.3g} cubes over region {region.name!r} "
+            f"(at most {MAX_CUBES:,}: a granularity of at least {np.ceil(finest * 10) / 10:g} mm)"
         )
     grid = CubeGrid.covering(region.bounds_m, granularity_m)
     classes = region.classify(grid)
@@ -128,6 +144,12 @@ def generate_suite(
     region, region_meta = build_region(scene, cfg, request.region)
     start = time.perf_counter()
     grid, classes = discretize(region, request.granularity_m)
+    wanted = request.per_cube * int(np.count_nonzero(classes != CubeClass.EMPTY))
+    if request.method == "grid" and wanted > MAX_CASES:
+        raise InputError(
+            f"per-cube count k = {request.per_cube} makes {wanted:,} cases over the {wanted // request.per_cube:,} "
+            f"non-empty cubes (at most {MAX_CASES:,} per suite)"
+        )
     made = _targets(region, grid, classes, request, cfg)
     if not len(made.targets_m):
         raise InputError(f"region {region.name!r} holds no valid target of model {region.target.name!r}")

@@ -162,6 +162,10 @@ COLLECTION_CONFIGS: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
     "collection:unknown_key": ({"goal": 3}, ("case.yaml", "controllers.collection", "goal")),
     "collection:zero_settle": ({"settle_s": 0.0}, ("case.yaml", "controllers.collection", "settle_s out of range")),
     "collection:fractional_goals": ({"goals": 2.5}, ("case.yaml", "controllers.collection.goals")),
+    # absurdly large: refused at once (a billion goals never ended; 1e12 s of motion ran out of memory)
+    "collection:a_billion_goals": ({"goals": 10**9}, ("controllers.collection", "goals out of range", "1..10000")),
+    "collection:huge_test_time": ({"test_s": 1e12}, ("controllers.collection", "test_s out of range", "86400")),
+    "collection:huge_repeats": ({"repeats": 10**8}, ("controllers.collection", "repeats out of range", "1..1000")),
 }
 
 

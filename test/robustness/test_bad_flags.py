@@ -78,6 +78,16 @@ FLAGS: dict[str, FlagCase] = {
     "testgen:granularity_negative": _with(_testgen("--granularity-mm", "-5"), "--granularity-mm", "-5"),
     "testgen:granularity_nan": _with(_testgen("--granularity-mm", "nan"), "--granularity-mm", "nan"),
     "testgen:per_cube_zero": _with(_testgen("--granularity-mm", "40", "--per-cube", "0"), "--per-cube", "0"),
+    # absurdly fine or large: one error line at once, not a traceback out of memory or an endless generation
+    "testgen:granularity_1e-9": _with(_testgen("--granularity-mm", "1e-9"), "granularity 1e-09 mm", "5,000,000"),
+    "testgen:granularity_0.01": _with(_testgen("--granularity-mm", "0.01"), "cubes over region", "at least"),
+    "testgen:per_cube_1e9": _with(_testgen("--granularity-mm", "40", "--per-cube", "1000000000"), "1..1,000,000"),
+    "testgen:per_cube_too_many_cases": _with(
+        _testgen("--granularity-mm", "40", "--per-cube", "500000"), "non-empty cubes", "per suite"
+    ),
+    "testgen:count_1e12": _with(
+        _testgen("--granularity-mm", "40", "--method", "random", "--count", "1000000000000"), "count", "1..1,000,000"
+    ),
     "testgen:count_negative": _with(
         _testgen("--granularity-mm", "40", "--method", "random", "--count", "-1"), "--count", "-1"
     ),

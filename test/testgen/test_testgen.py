@@ -143,7 +143,7 @@ def test_sub_region_by_volume_fraction(scene: AnatomyScene, testgen_cfg: Testgen
         (TestgenRequest("grid", 0.5, 3), InputError, "granularity 500 mm is larger than region 'left_lung'"),
         (TestgenRequest("grid", 0.01, 0), InputError, "k must be >= 1, got 0"),
         (TestgenRequest("grid", 0.01, 3, count=10), InputError, "--count applies to the random method only"),
-        (TestgenRequest("random", 0.01, 3, count=0), InputError, "count must be >= 1"),
+        (TestgenRequest("random", 0.01, 3, count=0), InputError, "count must be within 1..1,000,000"),
         (TestgenRequest("grid", 0.01, 3, region="liver"), InputError, "unknown region 'liver'; target models and "),
         (TestgenRequest("grid", 0.01, 3, region="heart"), InputError, "model 'heart' has role 'obstacle'"),
         (TestgenRequest("spiral", 0.01, 3), InputError, "method: expected one of"),

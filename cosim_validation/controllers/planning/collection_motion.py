@@ -64,22 +64,25 @@ class CollectSettings:
     reading_period_s: float = 0.01
 
     def __post_init__(self) -> None:
-        checks = {
-            "goals": self.goals >= 1,
-            "step_rad": self.step_rad > 0,
-            "settle_s": self.settle_s > 0,
-            "move_s": self.move_s > 0,
-            "reach": 0 < self.reach <= 0.5,
-            "test_s": self.test_s > 0,
-            "motion_s": self.motion_s > 0,
-            "rate_hz": self.rate_hz > 0,
-            "repeats": self.repeats >= 1,
-            "reading_period_s": self.reading_period_s > 0,
-            "seed": self.seed >= 0,
+        # upper bounds far above any collection (a day of motion, 10,000 goals): beyond them the motion's arrays did
+        # not fit in memory (--test-s 1e12) or the collection never ended (--goals 1e9)
+        checks = {  # name: (within its range, the range)
+            "goals": (1 <= self.goals <= 10_000, "1..10000"),
+            "step_rad": (self.step_rad > 0, "> 0"),
+            "settle_s": (0 < self.settle_s <= 60, "(0, 60]"),
+            "move_s": (0 < self.move_s <= 60, "(0, 60]"),
+            "reach": (0 < self.reach <= 0.5, "(0, 0.5]"),
+            "test_s": (0 < self.test_s <= 86_400, "(0, 86400]"),
+            "motion_s": (0 < self.motion_s <= 86_400, "(0, 86400]"),
+            "rate_hz": (0 < self.rate_hz <= 1_000, "(0, 1000]"),
+            "repeats": (1 <= self.repeats <= 1_000, "1..1000"),
+            "reading_period_s": (0 < self.reading_period_s <= 1, "(0, 1]"),
+            "seed": (self.seed >= 0, ">= 0"),
         }
-        bad = [name for name, ok in checks.items() if not ok]
+        bad = [name for name, (ok, _) in checks.items() if not ok]
         if bad:
-            raise InputError(f"collection settings: {', '.join(bad)} out of range ({self!r})")
+            expected = ", ".join(f"{name} {checks[name][1]}" for name in bad)
+            raise InputError(f"collection settings: {', '.join(bad)} out of range (expected {expected}; {self!r})")
 
 
 class CollectionMotion(NamedTuple):

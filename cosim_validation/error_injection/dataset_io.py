@@ -119,6 +119,11 @@ def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: fl
     return np.asarray(values, dtype=np.float64)
 
 
+#: The largest joint value a dataset may hold [rad or m]: some 160 turns, or a kilometre (1e300 was taken, and a
+#: check of the imported record then said every property held)
+MAX_JOINT_VALUE = 1e3
+
+
 def _dataset(
     columns: dict[str, np.ndarray],
     robot: RobotIdentity,
@@ -155,12 +160,32 @@ def _dataset(
     def joints(kind: str) -> np.ndarray:
         names = joint_columns(kind, robot.joint_names, units)
         values = block(names)
-        bad = np.argwhere(~np.isfinite(values))
+        bad = np.argwhere(~(np.abs(values) <= MAX_JOINT_VALUE))  # NaN and inf too
         if bad.size:
             row, col = (int(v) for v in bad[0])
-            raise DatasetError(f"{source}: column {names[col]!r}: {values[row, col]} in row {row + 1}; expected finite")
+            raise DatasetError(
+                f"{source}: column {names[col]!r}: {values[row, col]} in row {row + 1}; expected a finite joint value "
+                f"within +-{MAX_JOINT_VALUE:g} (rad or m)"
+            )
         return values
 
+    quaternion = block(MARKER_QUATERNION)
+    seen = np.isfinite(quaternion).all(axis=1)
+    norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
+    off = np.flatnonzero(seen & ~(np.abs(norm - 1.0) <= 0.1))
+    if off.size:
+        row = int(off[0])
+        raise DatasetError(
+            f"{source}: columns {', '.join(MARKER_QUATERNION)}: norm {norm[row]:.3g} in row {row + 1}; expected a unit "
+            "quaternion (all four empty where the marker was not seen)"
+        )
+    registration = _numbers(columns, MARKER_ERROR, source)
+    negative = np.flatnonzero(registration < 0)
+    if negative.size:
+        row = int(negative[0])
+        raise DatasetError(
+            f"{source}: column {MARKER_ERROR!r}: {registration[row]} in row {row + 1}; expected an error >= 0 [m]"
+        )
     try:
         return ErrorDataset(
             robot,
@@ -171,8 +196,8 @@ def _dataset(
             joints("setpoint"),
             joints("measured"),
             block(MARKER_POSITION),
-            block(MARKER_QUATERNION),
-            _numbers(columns, MARKER_ERROR, source),
+            quaternion,
+            registration,
             meta,
         )
     except DatasetError as exc:

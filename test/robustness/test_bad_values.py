@@ -130,6 +130,12 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     for column in ("measured_joint2_rad", "setpoint_joint7_rad"):  # imported, then judged "unknown: NaN" by check
         for value in ("inf", "nan"):
             cases[f"csv:{column}_{value}"] = lambda f, c=column, v=value: _import_case(f, v, 1, c, c)
+    # finite but absurd: a joint of 1e300 rad was imported and then judged clear of every obstacle; a quaternion of
+    # norm 0 or 5 ended calibrate in a traceback; a negative registration error is no RMS
+    absurd = {"measured_joint2_rad": "1e300", "setpoint_joint1_rad": "-2000", "marker_qx": "5"}
+    absurd |= {"marker_registration_error_m": "-1.0"}
+    for column, value in absurd.items():
+        cases[f"csv:{column}_{value}"] = lambda f, c=column, v=value: _import_case(f, v, 1, c, c)
     for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
         cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
     cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.runs.campaign.run_summary import read_summary, summarize, write_summary
 from cosim_validation.runs.campaign.stores import write_text
 from cosim_validation.runs.report import hazard_section, sections
@@ -55,8 +56,11 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
         InputError: Not a run directory.
     """
     started = time.perf_counter()
+    summary_path, html_path = Path(run_dir) / "summary.json", Path(run_dir) / "report.html"
+    for path in (html_path, summary_path):  # both written, or neither
+        if path.exists() and not path.is_file():
+            raise InputError(f"{path}: not a file; remove it and run `cosim report` again (it is written here)")
     run = load_run(run_dir)
-    summary_path = Path(run_dir) / "summary.json"
     try:
         last_call = _last_call(summary_path)  # a damaged summary.json is refused before anything is written
         parts: list[Section] = [
@@ -87,7 +91,6 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
         }
     finally:
         run.close()
-    html_path = Path(run_dir) / "report.html"
     write_text(html_path, html)
     write_summary(summary_path, last_call | summary)
     return ReportOutcome(html_path, summary_path, last_call | summary, time.perf_counter() - started)

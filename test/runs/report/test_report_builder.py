@@ -164,3 +164,15 @@ def test_cli(report: ReportOutcome, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err.startswith("error: ")
     assert main(["report", "--json", str(report.html_path.parent)]) == 0
     assert json.loads(capsys.readouterr().out)["report"] == str(report.html_path)
+
+
+def test_a_summary_that_is_a_folder_leaves_the_report_as_it_was(report: ReportOutcome, tmp_path: Path) -> None:
+    """Both files are written or neither: report.html was rewritten before summary.json, a folder, failed."""
+    run = tmp_path / "run"
+    shutil.copytree(report.html_path.parent, run)
+    (run / "summary.json").unlink()
+    (run / "summary.json").mkdir()
+    (run / "report.html").write_bytes(b"the report as it was\n")
+    with pytest.raises(InputError, match=r"summary\.json: not a file"):
+        build_report(run)
+    assert (run / "report.html").read_bytes() == b"the report as it was\n"

@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         if args.threshold_mm is not None and not (math.isfinite(args.threshold_mm) and args.threshold_mm > 0):
             raise UsageError(f"cosim hazards run: --threshold-mm: expected a number > 0, got {args.threshold_mm}")
         settings = None if args.threshold_mm is None else DetectorSettings(args.threshold_mm / 1000.0)
+        if not any(n.strip() for n in args.scenarios.split(",")):  # '' ran every scenario, as `all` does
+            raise UsageError("cosim hazards run: --scenarios: expected names, all or none; got no name")
         request = HazardRequest(
             config_path=config_path,
             suite_paths=tuple(Path(s) for s in args.suite),

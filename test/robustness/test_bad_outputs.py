@@ -236,6 +236,8 @@ for _name, _extra in {
     "margin_inf": ("--margin", "inf"),
     "margin_negative": ("--margin", "-2"),
     "calibration_missing": ("--calibration", "no/such/run"),
+    "scenarios_empty": ("--scenarios", ""),  # ran every scenario, as `all`
+    "scenarios_commas": ("--scenarios", " , ,"),
 }.items():
     CASES[f"hazards_{_name}"] = _hazards(*_extra)
 

@@ -63,6 +63,10 @@ class OffsetFilter:
         return []
 
 
+#: The largest joint offset a filter takes [rad, or m]: half a turn
+MAX_OFFSET = math.pi
+
+
 def parse_offsets(options: str, joint_names: tuple[str, ...]) -> np.ndarray:
     """``name=value,...`` -> (J,) offsets [rad | m], 0 for joints not named.
 
@@ -73,7 +77,7 @@ def parse_offsets(options: str, joint_names: tuple[str, ...]) -> np.ndarray:
 
     Raises:
         InputError: A malformed pair, an unknown joint (the message lists the joints), a value that is not a finite
-            number, or a joint named twice.
+            number or beyond +-MAX_OFFSET, or a joint named twice.
     """
     offsets = np.zeros(len(joint_names))
     seen: set[str] = set()
@@ -92,6 +96,10 @@ def parse_offsets(options: str, joint_names: tuple[str, ...]) -> np.ndarray:
             raise InputError(f"offset filter: {name}: expected a number [rad or m], got {value!r}") from None
         if not math.isfinite(number):
             raise InputError(f"offset filter: {name}: expected a finite number, got {value!r}")
+        if abs(number) > MAX_OFFSET:  # 1e300 was taken, and every case then failed on its joint limits
+            raise InputError(
+                f"offset filter: {name}: expected an offset within +-{MAX_OFFSET:.4g} [rad or m], got {value.strip()}"
+            )
         offsets[joint_names.index(name)] = number
         seen.add(name)
     if not seen:

@@ -30,6 +30,8 @@ def test_offsets_by_joint_name() -> None:
         ("wrist=0.1", "unknown joint 'wrist'; joints: joint1, joint2"),
         ("joint2=abc", "joint2: expected a number"),
         ("joint2=nan", "joint2: expected a finite number"),
+        ("joint2=1e300", r"joint2: expected an offset within \+-3\.142 \[rad or m\], got 1e300"),
+        ("joint1=-3.2", "joint1: expected an offset within"),
         ("joint2=0.1,joint2=0.2", "joint 'joint2' given twice"),
     ],
 )

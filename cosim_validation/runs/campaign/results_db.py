@@ -307,6 +307,16 @@ class ResultsDB:
         version = self.meta().get("schema")  # a damaged value is named with its key
         if version != SCHEMA_VERSION:
             raise InputError(f"{self.path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
+        # a status the report does not count (it summed to no verdict at all)
+        unknown_status = "SELECT test_id, status FROM verdicts WHERE status NOT IN ('holds', 'violated', 'unknown')"
+        label = self._db.execute(f"{unknown_status} LIMIT 1").fetchone() if thoroughly else None
+        if label is not None:
+            raise StoreDamagedError(
+                self.path,
+                f"table verdicts, case {label[0]!r}: status holds {label[1]!r}, expected holds, violated or unknown "
+                "(the file was changed outside cosim: restore it, or delete that case's rows and run "
+                "`cosim campaign ... --resume`)",
+            )
         wrong = wrong_types(self._db) if thoroughly else None
         if wrong is not None:
             table, test_id, column, value = wrong

@@ -134,13 +134,19 @@ def _check_registration(args: argparse.Namespace) -> None:
 
 
 def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
+    from cosim_validation.error_injection.error_types import CalibrationError, DatasetError
     from cosim_validation.error_injection.learning import label
 
     _check_registration(args)
     dataset, kinematics = _inputs(args)
     kinematic = not args.hand_eye_only
     threshold_m = 1e-3 * args.max_registration_error_mm
-    return label(dataset, kinematics, max_registration_error_m=threshold_m, kinematic=kinematic), kinematics
+    try:
+        return label(dataset, kinematics, max_registration_error_m=threshold_m, kinematic=kinematic), kinematics
+    except (CalibrationError, DatasetError) as exc:  # too few poses, another robot's rows: say which dataset
+        if str(exc).startswith(str(args.dataset)):
+            raise
+        raise type(exc)(f"{args.dataset}: {exc}") from None
 
 
 def _collect_from_run(args: argparse.Namespace) -> int:

@@ -112,8 +112,8 @@ def test_too_few_poses_for_the_kinematic_calibration_is_one_error_line(
     assert main(["errors", "calibrate", str(path)]) == 1
     err = capsys.readouterr().err
     assert err == (
-        "error: kinematic calibration: 40 tracked poses for 35 parameters (7 joint offsets, 7 ratios, 2 couplings, "
-        "7 lost motions, X and Y); at least 70 are needed (2 per parameter)\n"
+        f"error: {path}: kinematic calibration: 40 tracked poses for 35 parameters (7 joint offsets, 7 ratios, "
+        "2 couplings, 7 lost motions, X and Y); at least 70 are needed (2 per parameter)\n"
     )
     assert main(["errors", "calibrate", str(path), "--hand-eye-only", "--json"]) == 0  # X and Y alone: 10 poses
     result = json.loads(capsys.readouterr().out)

@@ -41,13 +41,14 @@ def _stored_input(out: Path) -> str | None:
     Such a copy is a file the run's ``inputs.json`` lists (the case study, properties, graph, supervisor files) or a
     campaign's copy of a suite (``RUN/suites/<suite_id>.parquet``, which ``cosim report`` and ``--resume`` read).
     """
+    from cosim_validation.common.config.bounded_file import read_user_text
+    from cosim_validation.common.exceptions import ConfigError
     from cosim_validation.runs.run_inputs import MANIFEST
 
     for run in (out.parent, out.parent.parent):
-        manifest = run / MANIFEST
-        try:  # a regular, small file only: a FIFO or a device named so is not a run's manifest
-            entries = json.loads(manifest.read_text(encoding="utf-8")) if _small_file(manifest) else {}
-        except (OSError, ValueError):
+        try:  # a regular file of bounded size only: a FIFO or a device named so is not a run's manifest
+            entries = json.loads(read_user_text(run / MANIFEST, max_bytes=1 << 20))
+        except (ConfigError, OSError, ValueError):
             entries = {}
         for role, entry in entries.items() if isinstance(entries, dict) else ():
             copy = entry.get("copy") if isinstance(entry, dict) else None
@@ -56,13 +57,6 @@ def _stored_input(out: Path) -> str | None:
     if out.parent.name == "suites" and (out.parent.parent / "results.sqlite").is_file():
         return f"the copy of a suite the run directory {out.parent.parent} keeps (cosim report and --resume read it)"
     return None
-
-
-def _small_file(path: Path, limit: int = 1 << 20) -> bool:
-    try:
-        return path.is_file() and path.stat().st_size <= limit
-    except OSError:
-        return False
 
 
 def check_namespaces(options: Mapping[str, str]) -> None:

@@ -43,6 +43,8 @@ ER3_PRO_VELOCITY = [2.175, 2.175, 2.175, 2.175, 2.610, 2.610, 2.610]
 
 #: Control periods a goal waits for /robot_description and /joint_states before it fails.
 WAIT_PERIODS = 50
+#: The longest one wait of the executor lasts before the node looks whether it was shut down (a signal) [s].
+WAIT_S = 0.5
 
 
 class ActiveCase:
@@ -296,7 +298,11 @@ def main(args: list[str] | None = None) -> int:
     executor = MultiThreadedExecutor(num_threads=3)
     executor.add_node(node)
     try:
-        executor.spin()
+        # not executor.spin(): rclpy's handler shuts the context down on SIGINT/SIGTERM, but a wait already in the
+        # middleware was seen to stay there for good (a node that ignored `ros2 launch`'s SIGTERM for a minute under
+        # load); a bounded wait looks at rclpy.ok() again at least every WAIT_S
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=WAIT_S)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

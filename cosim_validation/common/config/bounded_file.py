@@ -22,7 +22,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -117,10 +117,13 @@ def read_user_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
 # ---------------------------------------------------------------------------------------------------- YAML
 #: libyaml's parser (C) where PyYAML has it, as its wheels do: about ten times faster than the pure-Python one, which
 #: took a fifth of the CPU of the tests that run cases in-process (a case-study configuration is read by every node)
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _BoundedLoader(_SAFE_LOADER):  # type: ignore[valid-type, misc]
+class _BoundedLoader(_SafeLoader):
     """A safe loader that refuses non-scalar keys and keys given twice (nesting is bounded by :func:`_check_depth`)."""
 
 

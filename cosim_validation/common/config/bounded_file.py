@@ -136,7 +136,7 @@ def _check_depth(text: str) -> None:
     loader = _BoundedLoader(text)
     depth = 0
     try:
-        while (event := loader.get_event()) is not None:
+        while (event := loader.get_event()) is not None:  # type: ignore[no-untyped-call]
             if isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
                 continue
@@ -150,7 +150,7 @@ def _check_depth(text: str) -> None:
                     None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark
                 )
     finally:
-        loader.dispose()
+        loader.dispose()  # type: ignore[no-untyped-call]
 
 
 def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -40,6 +40,14 @@ R = TypeVar("R")
 _REMEDY = "a campaign's `cosim campaign ... --resume` keeps its whole cases and runs the others again"
 
 SCHEMA_VERSION = 1
+#: How a stored case can end: a campaign's (case_row) and a session's or a replay's (unfinished: the recording
+#: ended first; recorded: a recording without case status, one case over all of it).
+CASE_OUTCOMES = ("completed", "refused", "aborted", "failed", "unfinished", "recorded")
+#: (table, column, the values it may hold, what the error says was expected)
+_VOCABULARIES = (
+    ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
+    ("cases", "outcome", CASE_OUTCOMES, "one of " + ", ".join(CASE_OUTCOMES)),
+)
 #: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
 #: options come before the configuration's digest: that digest covers the supervisor's files when one runs, so a
 #: changed option is named rather than the digest it changes too.
@@ -307,24 +315,24 @@ class ResultsDB:
         version = self.meta().get("schema")  # a damaged value is named with its key
         if version != SCHEMA_VERSION:
             raise InputError(f"{self.path}: results schema {version!r}, this version reads {SCHEMA_VERSION}")
-        # a status the report does not count (it summed to no verdict at all)
-        unknown_status = "SELECT test_id, status FROM verdicts WHERE status NOT IN ('holds', 'violated', 'unknown')"
-        label = self._db.execute(f"{unknown_status} LIMIT 1").fetchone() if thoroughly else None
-        if label is not None:
-            raise StoreDamagedError(
-                self.path,
-                f"table verdicts, case {label[0]!r}: status holds {label[1]!r}, expected holds, violated or unknown "
-                "(the file was changed outside cosim: restore it, or delete that case's rows and run "
-                "`cosim campaign ... --resume`)",
-            )
-        wrong = wrong_types(self._db) if thoroughly else None
+        if not thoroughly:
+            return
+        wrong = wrong_types(self._db)
         if wrong is not None:
             table, test_id, column, value = wrong
-            raise StoreDamagedError(
-                self.path,
-                f"table {table}, case {test_id!r}: {column} holds {value!r}, expected a number (the file was changed "
-                "outside cosim: restore it, or delete that case's rows and run `cosim campaign ... --resume`)",
-            )
+            raise _changed_outside(self.path, table, test_id, column, value, "a number")
+        # labels the report does not count (a verdict status summed to no verdict at all, an outcome to no case)
+        # and a KPI no measurement gives (an infinite value: the report's means became inf)
+        for table, column, valid, expected in _VOCABULARIES:
+            listed = ", ".join(f"'{v}'" for v in valid)
+            row = self._db.execute(
+                f"SELECT test_id, {column} FROM {table} WHERE {column} NOT IN ({listed}) LIMIT 1"
+            ).fetchone()
+            if row is not None:
+                raise _changed_outside(self.path, table, row[0], column, row[1], expected)
+        row = self._db.execute("SELECT test_id, value FROM kpis WHERE abs(value) > 1.7976931348623157e308 LIMIT 1")
+        if (infinite := row.fetchone()) is not None:
+            raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], "a finite number")
 
     @_guard("reading the run's meta")
     def meta(self) -> dict[str, Any]:
@@ -535,3 +543,12 @@ def _connect(path: Path, create: bool = False) -> sqlite3.Connection:
         connection.close()
         raise
     return connection
+
+
+def _changed_outside(path: Path, table: str, test_id: object, column: str, value: object, expected: str) -> Exception:
+    """The error for a value no cosim run stores: it names the table, the case and the column, and the remedy."""
+    return StoreDamagedError(
+        path,
+        f"table {table}, case {str(test_id)!r}: {column} holds {value!r}, expected {expected} (the file was changed "
+        "outside cosim: restore it, or delete that case's rows and run `cosim campaign ... --resume`)",
+    )

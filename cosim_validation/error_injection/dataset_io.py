@@ -110,6 +110,9 @@ def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: fl
         raise DatasetError(f"{source}: column {name!r} missing (columns: {', '.join(columns)})")
     values = columns[name]
     if values.dtype.kind == "O":  # nulls in a numeric column, or text
+        text = next((v for v in values if isinstance(v, str | bytes)), None)
+        if text is not None:  # numpy would read "0.1" as a number
+            raise DatasetError(f"{source}: column {name!r}: expected numbers, found text ({text!r})")
         try:
             values = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
         except (TypeError, ValueError):
@@ -236,10 +239,27 @@ def csv_frame(path: Path, **options: Any) -> Any:
         text = read_user_text(path)
     except ConfigError as exc:
         raise DatasetError(str(exc)) from None
+    _check_header(path, text)
     try:
         return pd.read_csv(io.StringIO(text), **options)
     except (ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
         raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
+
+
+def _check_header(path: Path, text: str) -> None:
+    """Refuse a header that names a column twice (pandas would rename the second ``name.1`` and read the first)."""
+    import csv
+    import io
+
+    try:
+        header = next(csv.reader(io.StringIO(text)), [])
+    except csv.Error:
+        return  # pandas says what is wrong with it
+    seen: set[str] = set()
+    for name in (n.strip() for n in header):
+        if name in seen and name:
+            raise DatasetError(f"{path}: column {name!r} given twice in the header; expected each column once")
+        seen.add(name)
 
 
 def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
@@ -271,8 +291,14 @@ def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str
     """The marker's orientation given as a rotation vector (``marker_r{x,y,z}_rad``) instead of ``marker_q*``."""
     from cosim_validation.robots.virtual.quaternion import quat_from_rotvec
 
-    if any(c in columns for c in MARKER_QUATERNION) or not any(c in columns for c in MARKER_ROTVEC):
+    if not any(c in columns for c in MARKER_ROTVEC):
         return columns
+    if any(c in columns for c in MARKER_QUATERNION):
+        given = ", ".join(c for c in (*MARKER_QUATERNION, *MARKER_ROTVEC) if c in columns)
+        raise DatasetError(
+            f"{source}: the marker's orientation is given twice ({given}); expected either "
+            f"{', '.join(MARKER_QUATERNION)} or {', '.join(MARKER_ROTVEC)}"
+        )
     rotvec = np.stack([_numbers(columns, c, source) for c in MARKER_ROTVEC], axis=1)
     quat = np.full((len(rotvec), 4), np.nan)
     seen = np.isfinite(rotvec).all(axis=1)

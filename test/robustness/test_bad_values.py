@@ -92,6 +92,37 @@ def _import_case(folder: Path, time_s: str, rows: int, says: str, column_name: s
     return Case(argv, ("theirs.csv", says), (out,))
 
 
+def _extra_columns_case(folder: Path, columns: dict[str, str], says: str) -> Case:
+    """An import of the documented CSV with ``columns`` (name: value of every row) appended to it."""
+    source = _csv(folder, "0.0", 0)
+    header, *lines = (folder / "good.csv").read_text().splitlines()
+    added = ",".join(columns.values())
+    rows = [f"{line},{added}" for line in lines]
+    source.write_text("\n".join([f"{header},{','.join(columns)}", *rows]) + "\n")
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case(argv, ("theirs.csv", says), (out,))
+
+
+def _parquet_text_case(folder: Path) -> Case:
+    """A dataset in Parquet whose ``time_s`` holds text ("0.5"): numpy read it as a number."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cosim_validation.common.config import load_config
+    from cosim_validation.error_injection.dataset_io import write_parquet
+    from cosim_validation.robots.model import RobotConfig
+    from test.error_injection.synthetic import synthetic_dataset
+
+    kinematics = RobotConfig.from_config(load_config(SHIPPED / "needle_insertion.yaml")["robot"]).kinematics
+    path = folder / "theirs.parquet"
+    write_parquet(synthetic_dataset(kinematics, 30, 10, seed=1), path)
+    table = pq.read_table(path)
+    text = pa.array([f"{t:.3f}" for t in table.column("time_s").to_pylist()])
+    pq.write_table(table.set_column(table.column_names.index("time_s"), "time_s", text), path)
+    return Case(["errors", "calibrate", str(path)], ("theirs.parquet", "column 'time_s'", "found text"))
+
+
 def _namespace_case(folder: Path, option: str, namespace: str) -> Case:
     out = folder / "e.mcap"
     argv = ["export-crtk", str(folder), "case", "-o", str(out), option, namespace]
@@ -136,6 +167,12 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     absurd |= {"marker_registration_error_m": "-1.0"}
     for column, value in absurd.items():
         cases[f"csv:{column}_{value}"] = lambda f, c=column, v=value: _import_case(f, v, 1, c, c)
+    # pandas renamed a repeated column "name.1" and read the first; both orientations given: the quaternion won
+    cases["csv:column_twice"] = lambda f: _extra_columns_case(f, {"measured_joint3_rad": "0.2"}, "given twice")
+    cases["csv:time_twice"] = lambda f: _extra_columns_case(f, {"time_s": "0.0"}, "'time_s' given twice")
+    rotation = {"marker_rx_rad": "0.1", "marker_ry_rad": "0.0", "marker_rz_rad": "0.0"}
+    cases["csv:orientation_twice"] = lambda f: _extra_columns_case(f, rotation, "orientation is given twice")
+    cases["parquet:time_text"] = _parquet_text_case
     for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
         cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
     cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")

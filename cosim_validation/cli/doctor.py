@@ -354,6 +354,8 @@ def case_study(config: str, controller: str | None, backends: str) -> list[Findi
     from cosim_validation.controllers import ControllersConfig
     from cosim_validation.monitor.properties import PropertySet
     from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
+    from cosim_validation.testgen import load_testgen_config
+    from cosim_validation.testgen.region_builder import check_region_names
 
     path = resolve_resource(config)
     case_config = load_case_config(path)
@@ -365,11 +367,14 @@ def case_study(config: str, controller: str | None, backends: str) -> list[Findi
     models = ", ".join(f"{m.name} ({m.role})" for m in checked.scene.models)
     repaired = [m.name for m in checked.scene.models if m.repair is not None]
     supervisor = campaign.supervisor_path
+    # test generation (cosim testgen, a session without --suite) reads the testgen section: its names too
+    regions = check_region_names(checked.scene, load_testgen_config(case_config["testgen"]))
     findings = [
         Finding("configuration", True, True, "", f"{_shown(path)}: every section as a campaign reads it"),
         Finding("controller", True, True, checked.controller, checked.controller_kind),
         Finding("robots", True, True, "", robots),
         Finding("anatomy", True, True, "", models + (f"; repaired: {', '.join(repaired)}" if repaired else "")),
+        Finding("test generation", True, True, "", regions),
         Finding(
             "properties",
             True,

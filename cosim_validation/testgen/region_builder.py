@@ -50,7 +50,8 @@ def radius_for_fraction(region: TargetRegion, near: AnatomyModel, fraction: floa
     return float(np.quantile(distances, fraction, method="inverted_cdf"))
 
 
-def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tuple[TargetRegion, dict[str, Any]]:
+def _sub_region_models(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tuple[AnatomyModel, AnatomyModel]:
+    """The target model of a sub-region and the model it is near (ConfigError naming the key otherwise)."""
     try:
         target = _target_model(scene, spec.model)
     except InputError as exc:
@@ -59,6 +60,11 @@ def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tu
         near = scene.model(spec.near)
     except InputError as exc:
         raise ConfigError(cfg.node.source, f"{spec.key}.near", str(exc)) from None
+    return target, near
+
+
+def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tuple[TargetRegion, dict[str, Any]]:
+    target, near = _sub_region_models(scene, cfg, spec)
     region = TargetRegion(spec.name, target, scene.obstacles, cfg.margin_m, near, spec.within_m or 0.0)
     within = spec.within_m
     if spec.volume_fraction is not None:
@@ -73,6 +79,34 @@ def _sub_region(scene: AnatomyScene, cfg: TestgenConfig, spec: RegionSpec) -> tu
         "margin_m": cfg.margin_m,
     }
     return region, meta
+
+
+def check_region_names(scene: AnatomyScene, cfg: TestgenConfig) -> str:
+    """Refuse what :func:`build_region` would refuse by name alone, without building a region; say the default.
+
+    ``testgen.target`` names a configured region or a model of role target; each region's ``model`` is a target
+    model and its ``near`` a model of the scene.
+
+    Args:
+        scene: The anatomy.
+        cfg: The ``testgen`` configuration.
+
+    Raises:
+        ConfigError: A name that is not there or not a target (naming the file and the key).
+    """
+    for spec in cfg.regions.values():
+        _sub_region_models(scene, cfg, spec)
+    if cfg.target in cfg.regions:
+        return f"regions: {', '.join(sorted(cfg.regions))}; default {cfg.target!r}"
+    try:
+        if cfg.target not in scene:
+            known = ", ".join([m.name for m in scene.targets] + sorted(cfg.regions))
+            raise InputError(f"unknown region {cfg.target!r}; target models and regions: {known}")
+        _target_model(scene, cfg.target)
+    except InputError as exc:
+        raise cfg.node["target"].error(str(exc)) from None
+    regions = f"; regions: {', '.join(sorted(cfg.regions))}" if cfg.regions else ""
+    return f"default target {cfg.target!r}{regions}"
 
 
 def build_region(scene: AnatomyScene, cfg: TestgenConfig, name: str | None) -> tuple[TargetRegion, dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,28 @@ def test_doctor_names_what_a_run_of_the_case_study_would_refuse(capsys: pytest.C
     assert "raised ValueError: gain must be positive" in err[0]
     assert main(["doctor", "--config", "config/needle_insertion.yaml", "--backends", "bogus"]) == 1
     assert "bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "says"),
+    [
+        ("target: left_lung ", "target: heart ", "testgen.target: model 'heart' has role 'obstacle', not 'target'"),
+        ("near: heart, within_m", "near: spleen, within_m", "testgen.regions.near_heart.near:"),
+    ],
+    ids=["target_is_obstacle", "region_near_unknown"],
+)
+def test_doctor_reads_the_testgen_section(
+    before: str, after: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Names cosim testgen (and a session without --suite) would refuse: doctor said "ok" to them."""
+    shutil.copytree("config", tmp_path / "config")  # its relative paths (properties, machines) hold
+    config = tmp_path / "config" / "needle_insertion.yaml"
+    shipped = config.read_text()
+    assert before in shipped
+    config.write_text(shipped.replace(before, after, 1))
+    capsys.readouterr()
+    assert main(["doctor", "--config", str(config)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"error: {config}: "), err
+    assert says in err[0], err

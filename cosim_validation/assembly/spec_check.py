@@ -23,6 +23,7 @@ from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.controllers import ControllersConfig
+from cosim_validation.controllers.insertion_setup import check_needle_reserve
 from cosim_validation.controllers.planning import PlanningConfig, ValidatorSettings
 from cosim_validation.hazards.hazard_watch import check_detector
 from cosim_validation.monitor.properties import PropertySet
@@ -116,7 +117,7 @@ def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomySce
     """
     robot = RobotConfig.from_config(config["robot"])
     scene = load_anatomy(config["anatomy"])
-    PlanningConfig.from_config(config["planning"])
+    check_needle_reserve(config, robot, PlanningConfig.from_config(config["planning"]))
     ControllersConfig.from_config(config["controllers"])
     ValidatorSettings.from_config(config["validator"])
     n_joints = robot.kinematics.n_joints

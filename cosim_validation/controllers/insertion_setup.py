@@ -53,6 +53,7 @@ class InsertionSetup:
         robot = RobotConfig.from_config(root["robot"])
         scene = load_anatomy(root["anatomy"])
         planning = PlanningConfig.from_config(root["planning"])
+        check_needle_reserve(root, robot, planning)
         world = CollisionWorld(scene)
         return cls(
             robot=robot,
@@ -124,3 +125,25 @@ class InsertionSetup:
     def state_validator(self) -> StateValidator:
         """A fresh state validator at the planning sampling period."""
         return StateValidator(self.robot, self.world, self.validator_settings, self.planning.dt_s)
+
+
+def check_needle_reserve(root: ConfigNode, robot: RobotConfig, planning: PlanningConfig) -> None:
+    """Refuse a needle reserve that leaves nothing to insert (every case would be refused as too deep).
+
+    An instrument that enters through a port at its remote centre of motion (the dVRK PSM, the Raven-II) goes in
+    as deep as the arm reaches (:attr:`FiveStagePlanner.max_depth_m`): its reserve is not used, and not checked.
+
+    Args:
+        root: The configuration root (for the error's file and key).
+        robot: Its ``robot`` section, read.
+        planning: Its ``planning`` section, read.
+
+    Raises:
+        ConfigError: ``planning.needle_reserve_m`` is not less than ``robot.needle_length_m``.
+    """
+    length = robot.kinematics.needle_length_m
+    if not robot.port_links and planning.needle_reserve_m >= length:
+        raise root["planning"]["needle_reserve_m"].error(
+            f"{planning.needle_reserve_m:g} m leaves none of the {length:g} m needle (robot.needle_length_m) to "
+            "insert, so every case would be refused; expected less than the needle's length"
+        )

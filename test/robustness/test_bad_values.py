@@ -37,6 +37,13 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
     "physics_step_picosecond": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-12", "physics_timestep_s"),
     "physics_step_100ns": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-7", "physics_timestep_s"),
     "ompl_time_limit_1e300": ("time_limit_s: 2.0, seed: 0}", "time_limit_s: 1.0e+300, seed: 0}", "ompl.time_limit_s"),
+    # a reserve the needle cannot give: every case was refused as too deep, and the campaign exited 0
+    "needle_reserve_past_the_needle": (
+        "needle_reserve_m: 0.04 ",
+        "needle_reserve_m: 0.5 ",
+        "planning.needle_reserve_m",
+    ),
+    "needle_reserve_the_whole_needle": ("needle_reserve_m: 0.04 ", "needle_reserve_m: 0.3 ", "needle_reserve_m: 0.3 m"),
 }
 
 

@@ -302,6 +302,16 @@ def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str
     rotvec = np.stack([_numbers(columns, c, source) for c in MARKER_ROTVEC], axis=1)
     quat = np.full((len(rotvec), 4), np.nan)
     seen = np.isfinite(rotvec).all(axis=1)
+    unseen = np.isnan(rotvec).all(axis=1)  # every cell empty: the marker was not seen
+    small = np.where(seen[:, None] & (np.abs(rotvec) <= 2.0 * np.pi), rotvec, 7.0)  # 7 > 2 pi: no overflow below
+    too_long = seen & (np.linalg.norm(small, axis=1) > 2.0 * np.pi)
+    wrong = np.flatnonzero(~(seen | unseen) | too_long)  # inf, a cell of three empty, or a length past 2 pi
+    if wrong.size:  # an empty cell is a marker not seen; 1e300 overflowed into NaN and the row was taken as unseen
+        row = int(wrong[0])
+        raise DatasetError(
+            f"{source}: row {row + 2}: marker rotation vector {rotvec[row].tolist()} (columns "
+            f"{', '.join(MARKER_ROTVEC)}); expected finite values whose length, the angle, is at most 2 pi rad"
+        )
     quat[seen] = np.array([quat_from_rotvec(r) for r in rotvec[seen]]).reshape(-1, 4)
     rest = {k: v for k, v in columns.items() if k not in MARKER_ROTVEC}
     return rest | dict(zip(MARKER_QUATERNION, quat.T, strict=True))

@@ -111,6 +111,22 @@ def _extra_columns_case(folder: Path, columns: dict[str, str], says: str) -> Cas
     return Case(argv, ("theirs.csv", says), (out,))
 
 
+def _rotation_vector_case(folder: Path, vector: dict[str, str]) -> Case:
+    """The documented CSV with its marker orientation as a rotation vector, the first row's being ``vector``."""
+    source = _csv(folder, "0.0", 0)
+    header, *lines = (folder / "good.csv").read_text().splitlines()
+    names = header.split(",")
+    quaternion = [names.index(c) for c in ("marker_qw", "marker_qx", "marker_qy", "marker_qz")]
+    keep = [i for i in range(len(names)) if i not in quaternion]
+    rows = [[line.split(",")[i] for i in keep] + ["0.1", "0.0", "0.0"] for line in lines]
+    rows[0][-3:] = list(vector.values())
+    table = [[names[i] for i in keep] + list(vector), *rows]
+    source.write_text("\n".join(",".join(row) for row in table) + "\n")
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case(argv, ("theirs.csv", "row 2: marker rotation vector", "at most 2 pi rad"), (out,))
+
+
 def _parquet_text_case(folder: Path) -> Case:
     """A dataset in Parquet whose ``time_s`` holds text ("0.5"): numpy read it as a number."""
     import pyarrow as pa
@@ -180,6 +196,10 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     rotation = {"marker_rx_rad": "0.1", "marker_ry_rad": "0.0", "marker_rz_rad": "0.0"}
     cases["csv:orientation_twice"] = lambda f: _extra_columns_case(f, rotation, "orientation is given twice")
     cases["parquet:time_text"] = _parquet_text_case
+    # a rotation vector of 1e300 rad overflowed (two numpy warnings) into a marker "not seen": the row was dropped
+    for name, rx in (("huge", "1e300"), ("inf", "inf"), ("seven_rad", "7.0")):
+        vector = {"marker_rx_rad": rx, "marker_ry_rad": "0.0", "marker_rz_rad": "0.0"}
+        cases[f"csv:rotation_vector_{name}"] = lambda f, v=vector: _rotation_vector_case(f, v)
     for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
         cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
     cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")

@@ -150,7 +150,7 @@ def _copy_properties(source: Path, copy: Path) -> None:
     """
     import yaml
 
-    from cosim_validation.common.config.bounded_file import load_yaml_file
+    from cosim_validation.common.config.bounded_file import load_yaml_file, regular_file_problem
     from cosim_validation.monitor.properties.machines.behaviours import is_path
 
     tree = load_yaml_file(source)
@@ -162,8 +162,9 @@ def _copy_properties(source: Path, copy: Path) -> None:
     kept = list(machines)  # type: ignore[arg-type]
     for i in files:
         machine = Path(kept[i]) if Path(kept[i]).is_absolute() else source.parent / kept[i]
-        if not machine.is_file():
-            raise InputError(f"{source}: machines[{i}]: behaviour machine file {str(machine)!r} does not exist")
+        problem = regular_file_problem(machine)
+        if problem is not None:  # a FIFO here was "does not exist"
+            raise InputError(f"{source}: machines[{i}]: behaviour machine file {str(machine)!r}: {problem}")
         target = copy.with_name(f"{copy.stem}-machine-{i}-{machine.name}")
         shutil.copyfile(machine, target)
         kept[i] = target.name

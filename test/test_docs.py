@@ -2,9 +2,10 @@
 
 Checks README.md and docs/*.md: every relative link names an existing file (and, for a Markdown target, an
 existing heading anchor, by GitHub's slug rule); no user-facing page (README.md, CHANGELOG.md, docs/*.md but
-docs/ARCHITECTURE.md, which holds contributors' notes) cites an issue number or a paper by its internal nickname
-"seed NNN"; and every ``cosim <subcommand>`` shown in a fenced code block parses: ``cosim <subcommand> --help``
-exits 0 through the CLI's ``main(argv)``.
+docs/ARCHITECTURE.md, which holds contributors' notes) cites an issue number or a paper by an internal name that
+the page does not define ("seed NNN", "the seed's ...", "the seed paper", "the source paper", a ``SEED_0...``
+constant) instead of the name README's "Works it builds on" gives it; and every ``cosim <subcommand>`` shown in a
+fenced code block parses: ``cosim <subcommand> --help`` exits 0 through the CLI's ``main(argv)``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ INLINE_CODE = re.compile(r"`+[^`]*`+")
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 ISSUE_REFERENCE = re.compile(r"\bissues?\s*#?\d+|\bPR\s*#?\d+|(?<![\w&#/])#\d+\b", re.IGNORECASE)
 SEED_NICKNAME = re.compile(r"\bseeds?\s*0\d\d\b", re.IGNORECASE)
+# The other ways a page may point at a source work without naming it: "the seed's finest granularity", "the seed
+# paper", "the source paper", and code constants named after the nickname (SEED_003_THRESHOLD_M).
+UNDEFINED_SOURCE = re.compile(r"(?i:\bthe\s+seed(?:'|\u2019)s\b|\bthe\s+(?:seed|source)\s+papers?\b)|\bSEED_0")
 COSIM_COMMAND = re.compile(r"(?:^|[\s$`(;|&])cosim\s+([a-z][a-z0-9-]*)(?:[ \t]+([a-z][a-z0-9-]*))?")
 
 
@@ -139,7 +143,7 @@ def test_no_issue_numbers_or_seed_nicknames(page: Path) -> None:
     text = page.read_text(encoding="utf-8")  # whole, so that a reference broken over two lines is found
     hits = [
         f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, match.start()) + 1}: {match.group(0)!r}"
-        for pattern in (ISSUE_REFERENCE, SEED_NICKNAME)
+        for pattern in (ISSUE_REFERENCE, SEED_NICKNAME, UNDEFINED_SOURCE)
         for match in pattern.finditer(text)
     ]
     assert not hits, "\n".join(hits)
@@ -153,18 +157,33 @@ def test_no_issue_numbers_or_seed_nicknames(page: Path) -> None:
         ("seed 003's model", True),
         ("Seeds 001", True),
         ("seed\n000", True),
+        ("The seed's finest RQ2 granularity", True),
+        ("the seed\u2019s pattern", True),
+        ("as the seed paper does", True),
+        ("the source\npaper (simulation-based validation)", True),
+        ("the documented fallback (`SEED_003_THRESHOLD_M`)", True),
     ],
 )
 def test_the_reference_patterns_catch(text: str, caught: bool) -> None:
-    assert bool(ISSUE_REFERENCE.search(text) or SEED_NICKNAME.search(text)) is caught
+    assert any(pattern.search(text) for pattern in (ISSUE_REFERENCE, SEED_NICKNAME, UNDEFINED_SOURCE)) is caught
 
 
 @pytest.mark.parametrize(
-    "text", ["`--seed 5703505522692849110`", "[works](#works-it-builds-on)", "three training seeds (14, 9, 7 %)"]
+    "text",
+    [
+        "`--seed 5703505522692849110`",
+        "[works](#works-it-builds-on)",
+        "three training seeds (14, 9, 7 %)",
+        "each robot is reset with the case's seed",
+        "the suite's seed, the seed of the case",
+        "the paper's baseline (the Actuators 2025 study)",
+        "a source point above the patient",
+    ],
 )
 def test_the_reference_patterns_let_pass(text: str) -> None:
     assert not ISSUE_REFERENCE.search(text)
     assert not SEED_NICKNAME.search(text)
+    assert not UNDEFINED_SOURCE.search(text)
 
 
 def subcommand_parsers() -> dict[str, argparse.ArgumentParser]:

@@ -143,7 +143,7 @@ def _figures_4_5(jump_db: Path, tables: Path, kinematics: Kinematics | None, thr
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     caption = (
-        f"Seed 003 Fig. 4 on our data: {physical.joint_names[0]} of robot and model in case {test_id} "
+        f"Li et al. 2016 Fig. 4 on our data: {physical.joint_names[0]} of robot and model in case {test_id} "
         "with the sudden-jump windows shaded."
     )
     force = _figure_5(physical.t_s, physical.tip_pos_m, virtual.tip_pos_m, threshold_m, windows)
@@ -165,7 +165,8 @@ def _figure_5(
     ax.set_ylabel("feedback force [N]")
     ax.grid(alpha=0.3)
     caption = (
-        f"Seed 003 Fig. 5 on our data: magnitude of the spring-damper feedback force (Kp {gains.kp_n_per_m:g} N/m, "
-        f"Kd {gains.kd_ns_per_m:g} N s/m, saturated at {gains.max_force_n:g} N) in the same case."
+        f"Li et al. 2016 Fig. 5 on our data: magnitude of the spring-damper feedback force "
+        f"(Kp {gains.kp_n_per_m:g} N/m, Kd {gains.kd_ns_per_m:g} N s/m, saturated at {gains.max_force_n:g} N) "
+        "in the same case."
     )
     return figure(png(fig), caption, "hazards-figure-5")

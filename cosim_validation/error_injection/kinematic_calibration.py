@@ -143,6 +143,7 @@ class _Problem:
         self.kinematics, self.q, self.directions, self.B = kinematics, q, directions, B
         self.coupled, self.length_m = coupled, length_m
         self.n_kinematic = 3 * q.shape[1] + len(coupled)
+        self._last: tuple[bytes, np.ndarray] | None = None  # the kinematic parameters of the last A_i, and the A_i
 
     def joint_map(self, p: np.ndarray) -> JointMap:
         j = self.q.shape[1]
@@ -155,8 +156,22 @@ class _Problem:
         return from_rotation(R[0], p[k + 3 : k + 6])[0], from_rotation(R[1], p[k + 9 : k + 12])[0]
 
     def tool_poses(self, p: np.ndarray) -> np.ndarray:
+        """The tool poses A_i under the kinematic parameters of ``p`` (read only).
+
+        The last ones are kept: a step in X or Y (12 of the Jacobian's columns, each evaluated once or twice)
+        leaves them as they were.
+
+        Args:
+            p: The parameters: the kinematic ones, then X's and Y's.
+        """
+        key = p[: self.n_kinematic].tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         pos, R = self.kinematics.tip_poses(self.joint_map(p).apply(self.q, self.directions))
-        return from_rotation(R, pos)
+        poses = from_rotation(R, pos)
+        poses.setflags(write=False)  # shared with later calls
+        self._last = (key, poses)
+        return poses
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         X, Y = self.transforms(p)

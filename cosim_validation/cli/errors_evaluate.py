@@ -21,6 +21,8 @@ import numpy as np
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.error_injection.features import FEATURE_KINDS
 
+#: The most seeds a held-out evaluation repeats over (each one calibrates and trains anew)
+MAX_SEEDS = 100
 _GAPS = (("translation_mm", "position", "mm"), ("rotation_deg", "rotation", "deg"))
 
 
@@ -65,8 +67,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     for option in ("set", "html"):
         if getattr(args, option) is not None:
             raise InputError(f"--{option}: only with --model")
-    if args.seeds < 1:
-        raise InputError(f"--seeds: expected a number >= 1, got {args.seeds}")
+    if not 1 <= args.seeds <= MAX_SEEDS:  # each seed calibrates and trains anew (seconds each): 1e9 never ended
+        raise InputError(f"--seeds: expected 1..{MAX_SEEDS}, got {args.seeds}")
     if args.max_epochs < 1:
         raise InputError(f"--max-epochs: expected a number >= 1, got {args.max_epochs}")
 

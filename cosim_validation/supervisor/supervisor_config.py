@@ -24,6 +24,9 @@ _KEYS = (
     "loop",
     "scenario",
 )
+#: The longest case time any supervisor setting may name [s]: an hour (the shipped limit of a case is 600 s); a dwell
+#: and a case limit of 1e300 s ran a case without end
+MAX_CASE_TIME_S = 3600.0
 _SOURCE_KEYS = ("clearance_m", "force_limit_n", "tip_lost_timeout_s", "dwell_s")
 _EVENT_KEYS = ("clearance", "force", "tracking", "configured", "dwell", "alarm", "requests", "stage_done")
 _LOOP_KEYS = ("stopped_timeout_s", "teleoperation_idle_s", "rejoin_speed_fraction", "max_case_s")
@@ -122,8 +125,8 @@ class SupervisorConfig:
         sources = SourceSettings(
             src["clearance_m"].to_float(minimum=0.0),
             src["force_limit_n"].to_float(exclusive_minimum=0.0),
-            src["tip_lost_timeout_s"].to_float(exclusive_minimum=0.0),
-            src["dwell_s"].to_float(minimum=0.0),
+            src["tip_lost_timeout_s"].to_float(exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S),
+            src["dwell_s"].to_float(minimum=0.0, maximum=MAX_CASE_TIME_S),
         )
         ev = node["events"]
         ev.reject_unknown(_EVENT_KEYS)
@@ -200,8 +203,8 @@ def _loop(node: ConfigNode | None) -> LoopSettings:
         return float(getattr(default, name)) if child is None else child.to_float(**bounds)
 
     return LoopSettings(
-        stopped_timeout_s=value("stopped_timeout_s", exclusive_minimum=0.0),
-        teleoperation_idle_s=value("teleoperation_idle_s", exclusive_minimum=0.0),
+        stopped_timeout_s=value("stopped_timeout_s", exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S),
+        teleoperation_idle_s=value("teleoperation_idle_s", exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S),
         rejoin_speed_fraction=value("rejoin_speed_fraction", exclusive_minimum=0.0, maximum=1.0),
-        max_case_s=value("max_case_s", exclusive_minimum=0.0),
+        max_case_s=value("max_case_s", exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S),
     )

@@ -136,7 +136,8 @@ def test_a_split_over_seeds_gives_the_spread(dataset_file: Path, capsys: pytest.
         (["--split", "time"], "give the training fraction"),
         (["--split", "time:0.1"], "--split time:0.1: leaves 80 training rows, at least 200 are needed"),
         (["--split", "region:0.99"], "leaves 8 training rows"),
-        (["--split", "region", "--seeds", "0"], "--seeds: expected a number >= 1"),
+        (["--split", "region", "--seeds", "0"], "--seeds: expected 1..100, got 0"),
+        (["--split", "region", "--seeds", "1000000000"], "--seeds: expected 1..100"),  # it never ended
         (["--split", "region", "--model", "m.npz"], "--model: not with --split"),
         ([], "give --model MODEL, or --split"),
     ],

@@ -166,6 +166,18 @@ def _supervisor_case(folder: Path, stage_attribute: str, state: str, says: tuple
     return Case([*argv, "--supervisor", str(config), "--supervisor-scenario", str(scenario)], says)
 
 
+def _supervisor_value_case(folder: Path, old: str, new: str, key: str) -> Case:
+    """A run-case under a copy of the shipped supervisor with ``old`` replaced by ``new``."""
+    supervisor = folder / "supervisor"
+    shutil.copytree(SHIPPED / "supervisor", supervisor)
+    config = supervisor / "supervisor.yaml"
+    text = config.read_text()
+    assert old in text, old
+    config.write_text(text.replace(old, new, 1))
+    argv = ["run-case", "--config", str(SHIPPED / "needle_insertion.yaml"), "--target", "0.45", "0.0", "0.05"]
+    return Case([*argv, "--supervisor", str(config)], ("supervisor.yaml", key, "<= 3600"))
+
+
 def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases: dict[str, Callable[[Path], Case]] = {f"config:{n}": lambda f, n=n: _config_case(n, f) for n in CONFIG_VALUES}
     cases |= {f"hazards:{n}": lambda f, c=c: _delay_case(c, f) for n, c in DELAYS.items()}
@@ -180,6 +192,11 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases["supervisor:scenario_state_unknown"] = lambda f: _supervisor_case(
         f, "stage", "Injectt", ("scenario.yaml", "when.state", "Injectt")
     )
+    # a dwell and a case limit of 1e300 s ran the case without end
+    for key, old in (("dwell_s", "dwell_s: 0.0 "), ("max_case_s", "max_case_s: 600.0 ")):
+        cases[f"supervisor:{key}_1e300"] = lambda f, k=key, o=old: _supervisor_value_case(
+            f, o, f"{k}: 1.0e+300 ", f"supervisor.{'sources' if k == 'dwell_s' else 'loop'}.{k}"
+        )
     cases["csv:time_repeated"] = lambda f: _import_case(f, "1.0", 3, "expected increasing times")
     for column in ("measured_joint2_rad", "setpoint_joint7_rad"):  # imported, then judged "unknown: NaN" by check
         for value in ("inf", "nan"):

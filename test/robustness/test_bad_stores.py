@@ -126,6 +126,20 @@ def _infinite_kpi(run: Path) -> None:
         db.execute("UPDATE kpis SET value = 9e999 WHERE rowid = (SELECT max(rowid) FROM kpis)")  # SQLite reads +inf
 
 
+def _sql(statement: str) -> Callable[[Path], None]:
+    def damage(run: Path) -> None:
+        with sqlite3.connect(run / "results.sqlite") as db:
+            db.execute(statement)
+
+    return damage
+
+
+#: a KPI row of a case the cases table does not hold (the report ended in KeyError, a resume counted the case)
+_ORPHAN = (
+    "INSERT INTO kpis SELECT 'ghost-0000', robot, name, stage, value, unit FROM kpis "
+    "WHERE test_id = (SELECT min(test_id) FROM kpis)"
+)
+
 REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
     "summary_garbage": (_summary(b"{garbage"), "invalid JSON at line 1, column 2: Expecting property name"),
     "summary_list": (_summary(b"[1, 2]\n"), "expected a JSON object, got list"),
@@ -139,6 +153,9 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
     # means became inf): both taken, exit 0
     "outcome_text": (_text_in("cases", "outcome"), ": outcome holds 'n/a', expected one of completed, refused,"),
     "kpi_infinite": (_infinite_kpi, ": value holds inf, expected a finite number"),
+    # times no run measures, rows of no case
+    "wall_negative": (_sql("UPDATE timings SET wall_s = -100"), "wall_s holds -100.0, expected a time >= 0"),
+    "kpi_orphan": (_sql(_ORPHAN), "table kpis, case 'ghost-0000': no such case in table cases"),
 }
 
 
@@ -167,6 +184,21 @@ def test_report_of_a_damaged_meta_value_names_the_key(
         db.execute("UPDATE meta SET value = '{{' WHERE key = ?", (key,))
     case = Case(["report", str(run)], (f"{run / 'results.sqlite'}: ", f"table meta: {key} holds '{{{{'", "restore"))
     run_case(case, as_json=key == "schema", capfd=capfd)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [("backends", "42", "a list"), ("anatomy_repairs", "null", "a list"), ("kind", '"foo"', "campaign or session")],
+)
+def test_report_of_a_meta_value_of_the_wrong_type(
+    key: str, value: str, expected: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """JSON of the wrong type: a TypeError in the report (it joined the number 42), or a kind no run has."""
+    run = _run_copy(tmp_path, workspace)
+    with sqlite3.connect(run / "results.sqlite") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    says = (f"{run / 'results.sqlite'}: ", f"table meta: {key} holds {value!r}, expected {expected}", "restore")
+    run_case(Case(["report", str(run)], says, (run / "report.html",)), as_json=False, capfd=capfd)
 
 
 def _content(path: Path) -> object:

@@ -43,6 +43,25 @@ SCHEMA_VERSION = 1
 #: How a stored case can end: a campaign's (case_row) and a session's or a replay's (unfinished: the recording
 #: ended first; recorded: a recording without case status, one case over all of it).
 CASE_OUTCOMES = ("completed", "refused", "aborted", "failed", "unfinished", "recorded")
+_TEXT, _LIST, _FLAG = ((str,), "a text"), ((list,), "a list"), ((bool,), "true or false")
+#: The JSON type of each meta value a run's readers (report, export, resume) use, and its name in an error.
+_META_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "kind": _TEXT,
+    "config": _TEXT,
+    "config_path": _TEXT,
+    "controller": _TEXT,
+    "safety_property": _TEXT,
+    "suites": _LIST,
+    "backends": _LIST,
+    "robots": _LIST,
+    "filters": _LIST,
+    "anatomy_repairs": _LIST,
+    "validate": _FLAG,
+    "stop_on_alarm": _FLAG,
+    "assembly": ((dict,), "a mapping"),
+    "supervisor": ((str, type(None)), "a text or null"),
+    "detector": ((str, type(None)), "a text or null"),
+}
 #: (table, column, the values it may hold, what the error says was expected)
 _VOCABULARIES = (
     ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
@@ -255,6 +274,8 @@ class ResultsDB:
         db.salvaged = salvaged
         try:
             db._start(meta)
+            if resume:
+                db._refuse_orphans()
         except BaseException:
             db.close()
             raise
@@ -333,6 +354,22 @@ class ResultsDB:
         row = self._db.execute("SELECT test_id, value FROM kpis WHERE abs(value) > 1.7976931348623157e308 LIMIT 1")
         if (infinite := row.fetchone()) is not None:
             raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], "a finite number")
+        for table, column in (("cases", "duration_s"), ("timings", "wall_s")):  # times no run measures
+            negative = self._db.execute(f"SELECT test_id, {column} FROM {table} WHERE {column} < 0 LIMIT 1").fetchone()
+            if negative is not None:
+                raise _changed_outside(self.path, table, negative[0], column, negative[1], "a time >= 0")
+        self._refuse_orphans()
+
+    def _refuse_orphans(self) -> None:
+        """Refuse a row of a case the ``cases`` table does not hold (a report failed on it, a resume counted it)."""
+        orphan = self._db.execute("PRAGMA foreign_key_check").fetchone()
+        if orphan is not None:
+            (test_id,) = self._db.execute(f"SELECT test_id FROM {orphan[0]} WHERE rowid = ?", (orphan[1],)).fetchone()
+            raise StoreDamagedError(
+                self.path,
+                f"table {orphan[0]}, case {str(test_id)!r}: no such case in table cases (the file was changed outside "
+                "cosim: restore it, or delete that case's rows and run `cosim campaign ... --resume`)",
+            )
 
     @_guard("reading the run's meta")
     def meta(self) -> dict[str, Any]:
@@ -347,6 +384,15 @@ class ResultsDB:
                     f"table meta: {key} holds {value!r}, expected JSON (the file was changed outside cosim: "
                     "restore it)",
                 ) from None
+            kinds = _META_TYPES.get(key)
+            if key == "kind" and out[key] not in ("campaign", "session"):
+                kinds = ((), "campaign or session")
+            if kinds is not None and not isinstance(out[key], kinds[0]):  # a report joined the number 42
+                raise StoreDamagedError(
+                    self.path,
+                    f"table meta: {key} holds {value!r}, expected {kinds[1]} (the file was changed outside cosim: "
+                    "restore it)",
+                )
         return out
 
     def add(self, result: CaseResult, worker_died: bool = False) -> None:

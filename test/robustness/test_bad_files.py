@@ -253,6 +253,20 @@ RECORDS: dict[str, tuple[Callable[[Workspace], bytes], str]] = {
         lambda ws: _npz(ws, lambda h, a: a.update(supervisor=np.full(len(a["stage"]), 7, dtype=np.uint8)) or None),
         "supervisor 7 at sample 0 is not a supervisor mode",
     ),
+    # a stage of 200 was a ValueError traceback; a NaN time and a tip 1e300 m away were judged (with warnings)
+    "stage_unknown": (
+        lambda ws: _npz(ws, lambda h, a: a.update(stage=np.full(len(a["stage"]), 200, dtype=np.uint8)) or None),
+        "stage 200 at sample 0 is not a stage (0 to 5)",
+    ),
+    "time_nan": (lambda ws: _npz(ws, lambda h, a: a["t_s"].__setitem__(3, np.nan)), "t_s holds nan at sample 3"),
+    "tip_far": (
+        lambda ws: _npz(ws, lambda h, a: a.update(tip_pos_m=a["tip_pos_m"] * 1e300) or None),
+        "tip_pos_m holds",
+    ),
+    "joint_infinite": (
+        lambda ws: _npz(ws, lambda h, a: a["q_measured"].__setitem__((1, 2), np.inf)),
+        "q_measured holds inf at sample 1",
+    ),
     "supervisor_mode_text": (
         lambda ws: _npz(ws, lambda h, a: a.update(supervisor=np.array(["stopped"] * len(a["stage"]))) or None),
         "array 'supervisor' holds",

@@ -133,6 +133,16 @@ class TrajectoryRecord:
                 f"trajectory record {self.test_id!r}: supervisor {int(self.supervisor[first])} at sample {first} "
                 f"is not a supervisor mode (0 to {int(max(SupervisorMode))})"
             )
+        if self.stage.size and int(self.stage.max()) > max(Stage):  # Stage(200) was a ValueError traceback
+            first = int(np.argmax(self.stage > max(Stage)))
+            raise InputError(
+                f"trajectory record {self.test_id!r}: stage {int(self.stage[first])} at sample {first} is not a "
+                f"stage (0 to {int(max(Stage))})"
+            )
+        _check_magnitudes(self.test_id, {name: getattr(self, name) for name in _BOUNDED})
+        if not np.isfinite(self.t_s).all():  # NaN slipped past the order check below
+            first = int(np.argmax(~np.isfinite(self.t_s)))
+            raise InputError(f"trajectory record {self.test_id!r}: t_s holds {self.t_s[first]} at sample {first}")
         object.__setattr__(self, "robot", RobotRole(self.robot))
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         if n > 1 and np.any(np.diff(self.t_s) < 0):
@@ -375,3 +385,22 @@ def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
         "needle_length_m": float(field_("needle_length_m", (int, float), "a length in metres")),
         "meta": meta,
     }
+
+
+#: The largest magnitude a record's positions [m] and joint values [rad | m] may have (NaN: not known): a kilometre,
+#: some 160 turns (a tip 1e300 m away printed numpy overflow warnings and was then judged)
+MAX_MAGNITUDE = 1e3
+_BOUNDED = ("q_setpoint", "q_measured", "joint_pos_m", "tip_pos_m", "actual_tip_pos_m", "marker_pos_m")
+
+
+def _check_magnitudes(test_id: str, arrays: dict[str, np.ndarray]) -> None:
+    """Refuse a value past :data:`MAX_MAGNITUDE` (infinity included) in ``arrays``; NaN (not known) is fine."""
+    for name, values in arrays.items():
+        past = np.abs(values) > MAX_MAGNITUDE
+        if past.any():
+            sample = int(np.argwhere(past)[0][0])
+            bad = values.reshape(len(values), -1)[sample]
+            raise InputError(
+                f"trajectory record {test_id!r}: {name} holds {bad[np.abs(bad) > MAX_MAGNITUDE][0]:g} at sample "
+                f"{sample}; expected values within {MAX_MAGNITUDE:g} (m or rad)"
+            )

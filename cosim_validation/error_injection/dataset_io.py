@@ -125,6 +125,8 @@ def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: fl
 #: The largest joint value a dataset may hold [rad or m]: some 160 turns, or a kilometre (1e300 was taken, and a
 #: check of the imported record then said every property held)
 MAX_JOINT_VALUE = 1e3
+#: The farthest a tracked marker may be from the tracker [m] (optical trackers see a few metres)
+MAX_MARKER_POSITION_M = 100.0
 
 
 def _dataset(
@@ -182,6 +184,14 @@ def _dataset(
             f"{source}: columns {', '.join(MARKER_QUATERNION)}: norm {norm[row]:.3g} in row {row + 1}; expected a unit "
             "quaternion (all four empty where the marker was not seen)"
         )
+    position = block(MARKER_POSITION)
+    far = np.argwhere(np.abs(position) > MAX_MARKER_POSITION_M)  # NaN is a marker not seen; inf and 1e200 are not
+    if far.size:  # 1e200 m ended the hand-eye calibration in an SVD traceback
+        row, col = (int(v) for v in far[0])
+        raise DatasetError(
+            f"{source}: column {MARKER_POSITION[col]!r}: {position[row, col]} in row {row + 1}; expected a position "
+            f"within +-{MAX_MARKER_POSITION_M:g} m of the tracker"
+        )
     registration = _numbers(columns, MARKER_ERROR, source)
     negative = np.flatnonzero(registration < 0)
     if negative.size:
@@ -198,7 +208,7 @@ def _dataset(
             time_s,
             joints("setpoint"),
             joints("measured"),
-            block(MARKER_POSITION),
+            position,
             quaternion,
             registration,
             meta,
@@ -208,7 +218,18 @@ def _dataset(
 
 
 def _check_times(time_s: np.ndarray, segment: np.ndarray, source: str) -> None:
-    """Within a segment, each row's time is later than the row before (a recording runs forward)."""
+    """Within a segment, each row's time is later than the row before (a recording runs forward).
+
+    A segment's rows are together: one split by another escaped the order check (its times went back across the gap).
+    """
+    starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+    values, first = np.unique(segment[starts], return_index=True)
+    if len(values) < len(starts):
+        again = int(starts[np.setdiff1d(np.arange(len(starts)), first)[0]])
+        raise DatasetError(
+            f"{source}: column 'segment': segment {int(segment[again])} starts again in row {again + 1} after other "
+            "rows; expected each segment's rows together"
+        )
     same = segment[1:] == segment[:-1]
     stalled = np.flatnonzero(same & ~(time_s[1:] > time_s[:-1]))
     if stalled.size:

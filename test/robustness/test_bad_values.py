@@ -127,6 +127,20 @@ def _rotation_vector_case(folder: Path, vector: dict[str, str]) -> Case:
     return Case(argv, ("theirs.csv", "row 2: marker rotation vector", "at most 2 pi rad"), (out,))
 
 
+def _segment_split_case(folder: Path) -> Case:
+    """Segment 0's rows, then one row of segment 1, then segment 0 again from its start: its times went back across
+    the gap and the import took them."""
+    source = _csv(folder, "0.0", 0)
+    header, *lines = (folder / "good.csv").read_text().splitlines()
+    column = header.split(",").index("segment")
+    other = lines[0].split(",")
+    other[column] = "1"
+    source.write_text("\n".join([header, *lines[:5], ",".join(other), *lines[:5]]) + "\n")
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case(argv, ("theirs.csv", "segment 0 starts again in row 7"), (out,))
+
+
 def _parquet_text_case(folder: Path) -> Case:
     """A dataset in Parquet whose ``time_s`` holds text ("0.5"): numpy read it as a number."""
     import pyarrow as pa
@@ -213,6 +227,9 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     rotation = {"marker_rx_rad": "0.1", "marker_ry_rad": "0.0", "marker_rz_rad": "0.0"}
     cases["csv:orientation_twice"] = lambda f: _extra_columns_case(f, rotation, "orientation is given twice")
     cases["parquet:time_text"] = _parquet_text_case
+    # a marker 1e200 m away ended the hand-eye calibration in an SVD traceback
+    cases["csv:marker_x_m_1e200"] = lambda f: _import_case(f, "1e200", 1, "'marker_x_m'", "marker_x_m")
+    cases["csv:segment_split"] = _segment_split_case
     # a rotation vector of 1e300 rad overflowed (two numpy warnings) into a marker "not seen": the row was dropped
     for name, rx in (("huge", "1e300"), ("inf", "inf"), ("seven_rad", "7.0")):
         vector = {"marker_rx_rad": rx, "marker_ry_rad": "0.0", "marker_rz_rad": "0.0"}

@@ -228,11 +228,22 @@ def read_manifest(run_dir: Path) -> dict[str, RunInput]:
         return {}
     try:
         data = load_json_file(path)
-        return {role: RunInput(**entry) for role, entry in data.items()}
+        manifest = {role: RunInput(**entry) for role, entry in data.items()}
     except (AttributeError, TypeError) as exc:
         raise InputError(f"{path}: not a run-input manifest ({exc})") from None
     except ConfigError as exc:
         raise InputError(f"{path}: not a run-input manifest ({exc.message})") from None
+    for role, entry in manifest.items():  # a copy of None was a traceback; '../../x' was read outside the run
+        for name in ("original", "copy", "sha256"):
+            if not isinstance(getattr(entry, name), str):
+                raise InputError(f"{path}: {role}.{name} holds {getattr(entry, name)!r}, expected a text")
+        parts = Path(entry.copy).parts
+        if Path(entry.copy).is_absolute() or len(parts) < 2 or parts[0] != INPUTS_DIR or ".." in parts:
+            raise InputError(
+                f"{path}: {role}.copy holds {entry.copy!r}, expected a file in the run's {INPUTS_DIR}/ folder "
+                "(the file was changed outside cosim: restore it)"
+            )
+    return manifest
 
 
 def run_input_path(

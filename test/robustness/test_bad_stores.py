@@ -6,6 +6,7 @@ results hold numbers, ``cosim campaign --resume`` while another process holds a 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -199,6 +200,25 @@ def test_report_of_a_meta_value_of_the_wrong_type(
         db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
     says = (f"{run / 'results.sqlite'}: ", f"table meta: {key} holds {value!r}, expected {expected}", "restore")
     run_case(Case(["report", str(run)], says, (run / "report.html",)), as_json=False, capfd=capfd)
+
+
+@pytest.mark.parametrize(
+    ("copy", "says"),
+    [
+        (None, "properties.copy holds None, expected a text"),
+        ("../../../x.yaml", "expected a file in the run's inputs/"),
+    ],
+    ids=["copy_null", "copy_outside"],
+)
+def test_a_damaged_input_manifest_is_one_error(
+    copy: str | None, says: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A copy of None was a TypeError traceback on --resume; a copy outside the run was read from there."""
+    run = _run_copy(tmp_path, workspace)
+    manifest = json.loads((run / "inputs.json").read_text())
+    manifest["properties"]["copy"] = copy
+    (run / "inputs.json").write_text(json.dumps(manifest))
+    run_case(Case(["report", str(run)], (f"{run / 'inputs.json'}: ", says)), as_json=False, capfd=capfd)
 
 
 def _content(path: Path) -> object:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from cosim_validation.cli.arg_types import Once
+
 
 def add_detector_options(parser: argparse.ArgumentParser) -> None:
     """``--detector THRESHOLDS`` and ``--stop-on-alarm``.
@@ -13,6 +15,7 @@ def add_detector_options(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument(
         "--detector",
+        action=Once,
         default=None,
         metavar="[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P]",
         help="run the hazard detector (after Li et al. 2016) in the control loop at every setpoint "

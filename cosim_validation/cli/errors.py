@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli import errors_evaluate
+from cosim_validation.cli.arg_types import seed
 from cosim_validation.cli.output import print_json
 
 HELP = "learned error injection: calibrate, train and evaluate error models from a robot's dataset"
@@ -54,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--test-s", type=float, default=None, help="length of the held-out motion [s] (60)")
     c.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
         help="goals, continuous motions, the robot's noise (a session's error_collection case uses its case seed)",
     )
@@ -95,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kinds = ("OC", "CP", "CPE", "CS")
             p.add_argument("--nn1", default="CS", choices=kinds, help="NN1 features (default CS: setpoint step)")
             p.add_argument("--nn2", default="CPE", choices=kinds, help="NN2 features (default CPE)")
-            p.add_argument("--seed", type=int, default=0, help="initialisation, shuffling, validation split")
+            p.add_argument("--seed", type=seed, default=0, help="initialisation, shuffling, validation split")
             p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
             p.add_argument(

@@ -6,6 +6,7 @@ import argparse
 import time
 from typing import Any
 
+from cosim_validation.cli.arg_types import coordinate, name, seed
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 from cosim_validation.common.exceptions import InputError
 
@@ -26,17 +27,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
     parser.add_argument(
-        "--target", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"), help="target point in base_link [m]"
+        "--target",
+        nargs=3,
+        type=coordinate,
+        required=True,
+        metavar=("X", "Y", "Z"),
+        help="target point in base_link [m]",
     )
     parser.add_argument(
         "--source",
         nargs=3,
-        type=float,
+        type=coordinate,
         metavar=("X", "Y", "Z"),
         help="source point in base_link [m] (default: planning.default_source_m)",
     )
     parser.add_argument(
-        "--backend", default=None, help="mujoco | pybullet | coppeliasim | emulated (default: backends.default)"
+        "--backend",
+        type=name,
+        default=None,
+        help="mujoco | pybullet | coppeliasim | emulated (default: backends.default)",
     )
     parser.add_argument(
         "--controller",
@@ -60,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="see a robot through a filter (repeat for more, innermost first): offset (a fixed joint offset, e.g. "
         "physical=offset:joint2=0.001), errors, hazards; the same in a campaign and in a session",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the emulated arm (default: config)")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the emulated arm (default: config)")
     add_supervisor_options(parser)
 
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli.arg_types import name, seed
 from cosim_validation.cli.output import format_table, print_json
 
 HELP = "generate test cases over the target model with measured coverage (grid or random), write a Parquet suite"
@@ -30,9 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--count", type=int, metavar="N", help="random only: valid targets (default K x non-empty cubes)"
     )
     parser.add_argument(
-        "--region", metavar="NAME", help="target model or configured sub-region (default: testgen.target)"
+        "--region", type=name, metavar="NAME", help="target model or configured sub-region (default: testgen.target)"
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="generator seed (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, metavar="S", help="generator seed (default 0)")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="SUITE", help="Parquet file to write")
 
 

@@ -84,7 +84,7 @@ def test_guarded_refusal_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--target", "nan", "0", "0"], "target must be finite"),
+        (["--target", "nan", "0", "0"], "--target: expected a coordinate within +-10 m of the base, got nan"),
         (["--target", "0.45", "0", "0.7"], "outside every target model"),
         (["--target", "0.516", "0.024", "0.1"], "inside the forbidden region 'heart'"),
         (["--target", *TARGET, "--source", "0.45", "0", "0.15"], "must be outside the body"),

@@ -117,6 +117,32 @@ FLAGS: dict[str, FlagCase] = {
     "run-case:seed_negative": _with(
         _run_case("--target", "0.45", "0", "0.05", "--backend", "emulated", "--seed", "-5"), "seed", "-5"
     ),
+    # seeds past 32 bits were taken (and wrapped), a source 1e300 m away printed numpy warnings, an empty name was
+    # taken as the default
+    "run-case:seed_33_bits": _with(
+        _run_case("--target", "0.45", "0", "0.05", "--backend", "emulated", "--seed", "4294967296"), "--seed", "0 to"
+    ),
+    "testgen:seed_80_bits": _with(_testgen("--granularity-mm", "40", "--seed", str(2**80)), "--seed", "0 to"),
+    "run-case:source_1e300": _with(
+        _run_case("--target", "0.45", "0", "0.05", "--source", "1e300", "0", "0.3"), "--source", "within +-10 m"
+    ),
+    "run-case:target_inf": _with(_run_case("--target", "inf", "0", "0.05"), "--target", "within +-10 m"),
+    "run-case:backend_empty": _with(_run_case("--target", "0.45", "0", "0.05", "--backend", ""), "--backend", "empty"),
+    "testgen:region_empty": _with(_testgen("--granularity-mm", "40", "--region", " "), "--region", "empty"),
+    "campaign:detector_twice": lambda f, ws: Case(
+        [
+            "campaign",
+            "--suite",
+            str(ws.suite),
+            "--detector",
+            "tip_mm=1",
+            "--detector",
+            "tip_mm=5",
+            "--out",
+            str(f / "r"),
+        ],
+        ("--detector", "given twice"),
+    ),
     "check:no_traces": lambda f, ws: Case(["check"], ("TRACE",)),
     "check:missing_trace": lambda f, ws: Case(["check", str(f / "gone.npz")], ("gone.npz", "cannot read")),
     "check:target_two_values": lambda f, ws: Case(

@@ -1,0 +1,78 @@
+"""Types of command-line values shared by several commands, checked where argparse reads them."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from cosim_validation.common.config.config_node import MAX_SEED
+
+#: The farthest a point given on the command line may be from the robot's base [m]
+MAX_POINT_M = 10.0
+
+
+def seed(text: str) -> int:
+    """A random seed: an integer that fits 32 bits, as every generator the project seeds takes it.
+
+    Args:
+        text: The option's value.
+
+    Raises:
+        argparse.ArgumentTypeError: Not an integer in 0..2**32-1 (4294967296 was taken and wrapped around).
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer 0 to {MAX_SEED}, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected an integer 0 to {MAX_SEED}, got {text}")
+    return value
+
+
+def coordinate(text: str) -> float:
+    """One coordinate of a point in base_link [m], finite and within :data:`MAX_POINT_M` of the base.
+
+    Args:
+        text: The option's value.
+
+    Raises:
+        argparse.ArgumentTypeError: Not a number, not finite, or farther than the bound (1e300 overflowed).
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a coordinate in metres, got {text!r}") from None
+    if not (math.isfinite(value) and abs(value) <= MAX_POINT_M):
+        raise argparse.ArgumentTypeError(f"expected a coordinate within +-{MAX_POINT_M:g} m of the base, got {text}")
+    return value
+
+
+def name(text: str) -> str:
+    """A name that is not empty (an empty one was taken as "the default").
+
+    Args:
+        text: The option's value.
+
+    Raises:
+        argparse.ArgumentTypeError: Empty or only spaces.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a name, got an empty text (leave the option out for the default)")
+    return text
+
+
+class Once(argparse.Action):
+    """An option that may be given once: a second ``--detector tip_mm=5`` replaced the first without a word."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        """Store ``values``, or end with a usage error if the option was given before."""
+        if getattr(namespace, f"_{self.dest}_given", False):
+            parser.error(f"argument {option_string}: given twice; expected it once (join its keys with commas)")
+        setattr(namespace, f"_{self.dest}_given", True)
+        setattr(namespace, self.dest, values)

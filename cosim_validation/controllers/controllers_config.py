@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_CLEARANCE_M
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.controllers.moveit_spec import MoveItSettings, moveit_settings
 from cosim_validation.controllers.planning.collection_motion import CollectSettings
@@ -86,7 +87,7 @@ class ControllersConfig:
         return cls(
             default=node["default"].to_str() if plugin is None else plugin.name,
             guarded=GuardedSettings(
-                clearance_m=guarded["clearance_m"].to_float(minimum=0.0),
+                clearance_m=guarded["clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
                 n_directions=guarded["n_directions"].to_int(minimum=1, maximum=100_000),
                 max_deviation_rad=guarded["max_deviation_rad"].to_float(minimum=0.0, maximum=3.1416),
                 max_attempts=guarded["max_attempts"].to_int(minimum=1),

@@ -116,13 +116,22 @@ def _duration(node: ConfigNode) -> float:
     return node.to_float(exclusive_minimum=0.0)
 
 
+#: The largest magnitude of a fault's value (rad, m, or a factor)
+MAX_FAULT_VALUE = 1e3
+
+
 def _fault(node: ConfigNode, strike: Strike) -> Fault:
     node.reject_unknown(FAULT_KEYS)
     model = FaultModel(node["model"].to_str(choices=[m.value for m in FaultModel]))
     if model not in MODELS_OF_STRIKE[strike]:
         allowed = ", ".join(sorted(m.value for m in MODELS_OF_STRIKE[strike]))
         raise node["model"].error(f"{model.value!r} does not apply to a {strike.value} strike; expected: {allowed}")
-    value = node["value"].to_float() if node.get("value") is not None else 0.0
+    # at most 1000 (rad, m, or a factor): a fault of 1e300 rad was taken and ran
+    value = (
+        node["value"].to_float(minimum=-MAX_FAULT_VALUE, maximum=MAX_FAULT_VALUE)
+        if node.get("value") is not None
+        else 0.0
+    )
     if model in (FaultModel.OFFSET, FaultModel.SCALE, FaultModel.NOISE, FaultModel.CONSTANT) and not node.has("value"):
         raise node.error(f"fault model {model.value!r} needs a value")
     if model is FaultModel.NOISE and value <= 0.0:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_CLEARANCE_M, MAX_POINT_M
 from cosim_validation.testgen.source_region import SourceRegion
 
 
@@ -75,11 +76,11 @@ def _region(name: str, node: ConfigNode) -> RegionSpec:
 
 def _source_region(node: ConfigNode) -> SourceRegion:
     node.reject_unknown(("center_m", "half_extent_m", "toward_target_m"))
-    half = node["half_extent_m"].to_vector(3)
+    half = node["half_extent_m"].to_vector(3, maximum=MAX_POINT_M)
     if np.any(half < 0):
         raise node["half_extent_m"].error(f"expected half extents >= 0, got {node['half_extent_m'].value!r}")
     toward = node["toward_target_m"].to_float(minimum=0.0, maximum=1.0) if node.has("toward_target_m") else 0.0
-    return SourceRegion(node["center_m"].to_vector(3), half, toward)
+    return SourceRegion(node["center_m"].to_vector(3, minimum=-MAX_POINT_M, maximum=MAX_POINT_M), half, toward)
 
 
 def load_testgen_config(section: ConfigNode) -> TestgenConfig:
@@ -97,7 +98,7 @@ def load_testgen_config(section: ConfigNode) -> TestgenConfig:
         regions = {name: _region(name, node) for name, node in section["regions"].items()}
     return TestgenConfig(
         target=section["target"].to_str(),
-        margin_m=section["margin_m"].to_float(minimum=0.0),
+        margin_m=section["margin_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
         max_attempts_per_cube=section["max_attempts_per_cube"].to_int(minimum=1),
         max_attempts=section["max_attempts"].to_int(minimum=1),
         source_region=_source_region(section["source_region"]),

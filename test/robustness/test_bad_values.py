@@ -38,6 +38,19 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
     "physics_step_100ns": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-7", "physics_timestep_s"),
     "ompl_time_limit_1e300": ("time_limit_s: 2.0, seed: 0}", "time_limit_s: 1.0e+300, seed: 0}", "ompl.time_limit_s"),
     # a reserve the needle cannot give: every case was refused as too deep, and the campaign exited 0
+    # magnitudes no arm has, taken and run (exit 0), or every case refused with a 300-digit distance
+    "velocity_limit_1e300": ("velocity: [2.175, 2.175,", "velocity: [1.0e+300, 2.175,", "limits.velocity[0]"),
+    "servo_gain_1e300": ("kp_nm_per_rad: [10000.0,", "kp_nm_per_rad: [1.0e+300,", "kp_nm_per_rad[0]"),
+    "armature_1e300": ("armature_kg_m2: [0.3,", "armature_kg_m2: [1.0e+300,", "armature_kg_m2[0]"),
+    "friction_1e300": ("coulomb_friction_nm: [2.0,", "coulomb_friction_nm: [1.0e+300,", "coulomb_friction_nm[0]"),
+    "arm_clearance_1e300": ("  arm_clearance_m: 0.01 ", "  arm_clearance_m: 1.0e+300 ", "planning.arm_clearance_m"),
+    "guarded_clearance_1e300": ("    clearance_m: 0.01 ", "    clearance_m: 1.0e+300 ", "guarded.clearance_m"),
+    "forbidden_clearance_1e300": (
+        "forbidden_clearance_m: 0.005 ",
+        "forbidden_clearance_m: 1.0e+300 ",
+        "validator.forbidden_clearance_m",
+    ),
+    "default_source_1e200": ("default_source_m: [0.45,", "default_source_m: [1.0e+200,", "default_source_m[0]"),
     "needle_reserve_past_the_needle": (
         "needle_reserve_m: 0.04 ",
         "needle_reserve_m: 0.5 ",
@@ -47,7 +60,23 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: The same for the ``testgen`` section, read by ``cosim testgen`` (a suite of sources 1e300 m away was written)
+TESTGEN_VALUES: dict[str, tuple[str, str, str]] = {
+    "testgen_margin_1e300": ("margin_m: 0.0005 ", "margin_m: 1.0e+300 ", "testgen.margin_m"),
+    "source_region_centre_1e300": ("center_m: [0.45, 0.0, 0.30]", "center_m: [1.0e+300, 0.0, 0.30]", "center_m[0]"),
+    "source_region_extent_1e300": ("half_extent_m: [0.04,", "half_extent_m: [1.0e+300,", "half_extent_m[0]"),
+}
+
+
 def _config_case(name: str, folder: Path) -> Case:
+    if name in TESTGEN_VALUES:
+        old, new, key = TESTGEN_VALUES[name]
+        config = folder / "case.yaml"
+        config.write_text((SHIPPED / "needle_insertion.yaml").read_text().replace(old, new, 1))
+        out = folder / "s.parquet"
+        return Case(
+            ["testgen", "--config", str(config), "--granularity-mm", "40", "-o", str(out)], ("case.yaml", key), (out,)
+        )
     old, new, key = CONFIG_VALUES[name]
     text = (SHIPPED / "needle_insertion.yaml").read_text()
     assert old in text, old
@@ -55,6 +84,16 @@ def _config_case(name: str, folder: Path) -> Case:
     config.write_text(text.replace(old, new, 1))
     shutil.copyfile(SHIPPED / "properties.yaml", folder / "properties.yaml")
     return Case([*_RUN_CASE, "--config", str(config)], ("case.yaml", key))
+
+
+def _fault_value_case(folder: Path) -> Case:
+    """A sudden jump of 1e300 rad (relative): taken, and the case ran."""
+    text = (SHIPPED / "hazards.yaml").read_text()
+    assert "value: 0.05, relative: true" in text
+    library = folder / "hazards.yaml"
+    library.write_text(text.replace("value: 0.05, relative: true", "value: 1.0e+300, relative: true", 1))
+    argv = [*_RUN_CASE, "--config", str(SHIPPED / "needle_insertion.yaml")]
+    return Case([*argv, "--filter", f"physical=hazards:sudden_jump@{library}"], ("hazards.yaml", "fault.value"))
 
 
 #: Fault delays of the hazard library (``scenarios.command_delay.fault.delay_cycles``).
@@ -193,8 +232,11 @@ def _supervisor_value_case(folder: Path, old: str, new: str, key: str) -> Case:
 
 
 def _corpus() -> dict[str, Callable[[Path], Case]]:
-    cases: dict[str, Callable[[Path], Case]] = {f"config:{n}": lambda f, n=n: _config_case(n, f) for n in CONFIG_VALUES}
+    cases: dict[str, Callable[[Path], Case]] = {
+        f"config:{n}": lambda f, n=n: _config_case(n, f) for n in (*CONFIG_VALUES, *TESTGEN_VALUES)
+    }
     cases |= {f"hazards:{n}": lambda f, c=c: _delay_case(c, f) for n, c in DELAYS.items()}
+    cases["hazards:value_1e300"] = _fault_value_case
     for rate in ("inf", "nan", "-1", "1e-300", "1e-6", "1e9"):  # 1e-300 was a traceback, 1e-6 a silent hang
         cases[f"replay_rate:{rate}"] = lambda f, r=rate: Case(["replay", str(f / "b.mcap"), "--rate", r], ("--rate",))
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")

@@ -15,6 +15,11 @@ from cosim_validation.common.exceptions import ConfigError
 
 #: Largest random seed a configuration may give (numpy and OMPL take 32-bit unsigned seeds everywhere).
 MAX_SEED = 2**32 - 1
+#: The largest clearance or margin a case study may ask for [m]: a metre is already more than any anatomy here (1e300
+#: was taken, and every case was refused with a 300-digit distance)
+MAX_CLEARANCE_M = 1.0
+#: The farthest a configured point (a source, a source region's centre or extent) may be from the robot's base [m]
+MAX_POINT_M = 10.0
 
 
 @dataclass(frozen=True)
@@ -194,11 +199,15 @@ class ConfigNode:
             raise self.error(f"expected true or false, got {self.value!r}")
         return self.value
 
-    def to_vector(self, length: int | None = None) -> np.ndarray:
-        """The value as a finite float vector, of ``length`` elements if given.
+    def to_vector(
+        self, length: int | None = None, *, minimum: float | None = None, maximum: float | None = None
+    ) -> np.ndarray:
+        """The value as a finite float vector, of ``length`` elements if given, each within the bounds.
 
         Args:
             length: The number of elements the list must have; None accepts any length.
+            minimum: The smallest value of an element (inclusive); None for no lower bound.
+            maximum: The largest value of an element (inclusive); None for no upper bound.
 
         Returns:
             (length,) float64 array.
@@ -206,7 +215,7 @@ class ConfigNode:
         items = self.elements()
         if length is not None and len(items) != length:
             raise self.error(f"expected a list of {length} numbers, got {len(items)}: {self.value!r}")
-        return np.array([item.to_float() for item in items], dtype=np.float64)
+        return np.array([item.to_float(minimum=minimum, maximum=maximum) for item in items], dtype=np.float64)
 
     def to_path(self) -> Path:
         """The value as a path; relative paths are taken from the configuration file's folder (``base_dir``)."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cosim_validation.common.config.config_node import MAX_SEED, ConfigNode
+from cosim_validation.common.config.config_node import MAX_CLEARANCE_M, MAX_POINT_M, MAX_SEED, ConfigNode
 from cosim_validation.controllers.planning.cartesian_line import CartesianLimits
 
 _KEYS = (
@@ -90,14 +90,14 @@ class PlanningConfig:
         return cls(
             # at least 1 Hz: slower setpoints are no motion plan a servo can follow (the shipped plans use 10 Hz)
             sampling_rate_hz=node["sampling_rate_hz"].to_float(minimum=1.0, maximum=1000.0),
-            default_source_m=node["default_source_m"].to_vector(3),
+            default_source_m=node["default_source_m"].to_vector(3, minimum=-MAX_POINT_M, maximum=MAX_POINT_M),
             standoff_m=node["standoff_m"].to_float(minimum=0.0, maximum=0.5),
             needle_reserve_m=node["needle_reserve_m"].to_float(minimum=0.0),
             joint_velocity_scale=node["joint_velocity_scale"].to_float(exclusive_minimum=0.0, maximum=1.0),
             joint_acceleration_scale=node["joint_acceleration_scale"].to_float(exclusive_minimum=0.0, maximum=1.0),
             approach=_line_limits(node["approach"]),
             injection=_line_limits(node["injection"]),
-            arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0),
+            arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
             collision_step_rad=node["collision_step_rad"].to_float(exclusive_minimum=0.0, maximum=0.5),
             ompl=OmplSettings(
                 planner=ompl["planner"].to_str(choices=OMPL_PLANNERS),

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_CLEARANCE_M
 from cosim_validation.controllers.planning.collision_world import CollisionWorld
 from cosim_validation.controllers.planning.motion_checker import MotionChecker
 from cosim_validation.robots.model import RobotConfig
@@ -51,8 +52,8 @@ class ValidatorSettings:
         node.reject_unknown(_KEYS)
         return cls(
             enabled=node["enabled"].to_bool(),
-            forbidden_clearance_m=node["forbidden_clearance_m"].to_float(minimum=0.0),
-            arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0),
+            forbidden_clearance_m=node["forbidden_clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
+            arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
             velocity_tolerance=node["velocity_tolerance"].to_float(minimum=1.0),
             self_collision=node["self_collision"].to_bool(),
         )

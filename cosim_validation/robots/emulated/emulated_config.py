@@ -74,9 +74,10 @@ class DynamicsErrorConfig:
         return cls(
             link_mass_error_rel_std=node["link_mass_error_rel_std"].to_float(minimum=0.0, maximum=0.3),
             coulomb_friction_nm=joint_vector(node["coulomb_friction_nm"], n_joints, minimum=0.0),
-            lost_motion_rad=joint_vector(node["lost_motion_rad"], n_joints, minimum=0.0),
+            lost_motion_rad=joint_vector(node["lost_motion_rad"], n_joints, minimum=0.0, maximum=0.1),
+            # up to 1e15: a stiffness of 1e12 is how a rigid joint is written
             joint_stiffness_nm_per_rad=joint_vector(
-                node["joint_stiffness_nm_per_rad"], n_joints, exclusive_minimum=0.0
+                node["joint_stiffness_nm_per_rad"], n_joints, exclusive_minimum=0.0, maximum=1e15
             ),
         )
 

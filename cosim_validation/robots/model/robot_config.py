@@ -111,7 +111,11 @@ class RobotConfig:
         vectors = {}
         for key in _LIMIT_KEYS:
             default = getattr(model, key)
-            vector = _vector(limits_node, key, default, n) if limits_node is not None else _checked(default, n, node)
+            vector = (
+                _vector(limits_node, key, default, n, _LIMIT_MAXIMA[key])
+                if limits_node is not None
+                else _checked(default, n, node)
+            )
             if (vector <= 0).any():
                 where = limits_node[key] if limits_node is not None and limits_node.has(key) else node
                 raise where.error(f"limits.{key}: expected {n} numbers > 0, got {vector.tolist()!r}")
@@ -138,9 +142,16 @@ def _scalar(node: ConfigNode, key: str, default: float, maximum: float) -> float
     return node[key].to_float(minimum=0.0, maximum=maximum) if node.has(key) else float(default)
 
 
-def _vector(node: ConfigNode | None, key: str, default: tuple[float, ...], n: int) -> np.ndarray:
+#: The largest commanding limit a configuration may give, per kind [rad or m per s, s^2, s^3]: far above any arm's
+#: (the ER3 Pro: 2.6 rad/s, 20 rad/s^2, 7500 rad/s^3); 1e300 was taken
+_LIMIT_MAXIMA = {"velocity": 100.0, "acceleration": 1e4, "jerk": 1e7}
+
+
+def _vector(
+    node: ConfigNode | None, key: str, default: tuple[float, ...], n: int, maximum: float | None = None
+) -> np.ndarray:
     if node is not None and node.has(key):
-        return node[key].to_vector(n)
+        return node[key].to_vector(n, maximum=maximum)
     assert node is not None
     return _checked(default, n, node)
 

@@ -50,7 +50,7 @@ class JointServoConfig:
         return cls(
             kp_nm_per_rad=joint_vector(node["kp_nm_per_rad"], n_joints, exclusive_minimum=0.0),
             kd_nms_per_rad=joint_vector(node["kd_nms_per_rad"], n_joints, minimum=0.0),
-            armature_kg_m2=joint_vector(node["armature_kg_m2"], n_joints, minimum=0.0),
+            armature_kg_m2=joint_vector(node["armature_kg_m2"], n_joints, minimum=0.0, maximum=100.0),
             damping_nms_per_rad=joint_vector(node["damping_nms_per_rad"], n_joints, minimum=0.0),
             gravity_compensation=node["gravity_compensation"].to_bool(),
         )

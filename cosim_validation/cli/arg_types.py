@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 from cosim_validation.common.config.config_node import MAX_SEED
+
+N = TypeVar("N", int, float)
 
 #: The farthest a point given on the command line may be from the robot's base [m]
 MAX_POINT_M = 10.0
@@ -20,13 +24,7 @@ def seed(text: str) -> int:
     Raises:
         argparse.ArgumentTypeError: Not an integer in 0..2**32-1 (4294967296 was taken and wrapped around).
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer 0 to {MAX_SEED}, got {text!r}") from None
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer 0 to {MAX_SEED}, got {text}")
-    return value
+    return _number(text, int, lambda v: 0 <= v <= MAX_SEED, f"an integer 0 to {MAX_SEED}")
 
 
 def coordinate(text: str) -> float:
@@ -38,12 +36,18 @@ def coordinate(text: str) -> float:
     Raises:
         argparse.ArgumentTypeError: Not a number, not finite, or farther than the bound (1e300 overflowed).
     """
+    expected = f"a coordinate within +-{MAX_POINT_M:g} m of the base"
+    return _number(text, float, lambda v: math.isfinite(v) and abs(v) <= MAX_POINT_M, expected)
+
+
+def _number(text: str, kind: Callable[[str], N], within: Callable[[N], bool], expected: str) -> N:
+    """``text`` read by ``kind`` if ``within`` holds for it, else an argparse error saying what was ``expected``."""
     try:
-        value = float(text)
+        value = kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a coordinate in metres, got {text!r}") from None
-    if not (math.isfinite(value) and abs(value) <= MAX_POINT_M):
-        raise argparse.ArgumentTypeError(f"expected a coordinate within +-{MAX_POINT_M:g} m of the base, got {text}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not within(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
     return value
 
 

@@ -11,6 +11,8 @@ from cosim_validation.common.config.config_node import MAX_SEED
 
 N = TypeVar("N", int, float)
 
+#: The largest case seed (a 63-bit hash of the suite's seed and the test id)
+MAX_CASE_SEED = 2**63 - 1
 #: The farthest a point given on the command line may be from the robot's base [m]
 MAX_POINT_M = 10.0
 
@@ -25,6 +27,18 @@ def seed(text: str) -> int:
         argparse.ArgumentTypeError: Not an integer in 0..2**32-1 (4294967296 was taken and wrapped around).
     """
     return _number(text, int, lambda v: 0 <= v <= MAX_SEED, f"an integer 0 to {MAX_SEED}")
+
+
+def case_seed(text: str) -> int:
+    """A case's seed, as a session's ``error_collection`` case draws it: an integer that fits 63 bits.
+
+    Args:
+        text: The option's value.
+
+    Raises:
+        argparse.ArgumentTypeError: Not an integer in 0..2**63-1.
+    """
+    return _number(text, int, lambda v: 0 <= v <= MAX_CASE_SEED, f"an integer 0 to {MAX_CASE_SEED}")
 
 
 def coordinate(text: str) -> float:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli import errors_evaluate
-from cosim_validation.cli.arg_types import seed
+from cosim_validation.cli.arg_types import case_seed, seed
 from cosim_validation.cli.output import print_json
 
 HELP = "learned error injection: calibrate, train and evaluate error models from a robot's dataset"
@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--test-s", type=float, default=None, help="length of the held-out motion [s] (60)")
     c.add_argument(
         "--seed",
-        type=seed,
+        type=case_seed,
         default=0,
         help="goals, continuous motions, the robot's noise (a session's error_collection case uses its case seed)",
     )

@@ -122,6 +122,9 @@ FLAGS: dict[str, FlagCase] = {
     "run-case:seed_33_bits": _with(
         _run_case("--target", "0.45", "0", "0.05", "--backend", "emulated", "--seed", "4294967296"), "--seed", "0 to"
     ),
+    "errors:collect_seed_64_bits": lambda f, ws: Case(
+        ["errors", "collect", "--seed", str(2**63), "-o", str(f / "d.parquet")], ("--seed", "0 to 9223372036854775807")
+    ),
     "testgen:seed_80_bits": _with(_testgen("--granularity-mm", "40", "--seed", str(2**80)), "--seed", "0 to"),
     "run-case:source_1e300": _with(
         _run_case("--target", "0.45", "0", "0.05", "--source", "1e300", "0", "0.3"), "--source", "within +-10 m"

@@ -28,27 +28,16 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-@pytest.fixture(scope="module")
-def suite_file(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
-    """The suite a session without --suite makes, made once for the module's three sessions."""
-    from cosim_validation.live.session.default_suite import make_default_suite
-    from cosim_validation.live.session.graph import load_graph
-
-    graph = load_graph(repo_root / "config" / "digital_twin.yaml")
-    return make_default_suite(graph, tmp_path_factory.mktemp("suite")).path
-
-
 def _start_and_wait_for_first_case(
-    run_dir: Path, repo_root: Path, node_env: dict[str, str], suite: Path, sigint_ignored: bool = False
+    run_dir: Path, repo_root: Path, node_env: dict[str, str], sigint_ignored: bool = False
 ) -> tuple[Any, list[int]]:
     """A 50-case session once its first case is done (every node up and busy), and the nodes' pids.
 
     ``sigint_ignored``: started as from a background job (``make test &``) or some CI runners, with SIGINT
     ignored, which a process inherits; the session and its nodes must take Ctrl-C back themselves.
     """
-    command = [sys.executable, "-m", "cosim_validation.cli.main", "session", "--suite", str(suite), "--cases", "50"]
     session = subprocess.Popen(
-        [*command, "--out", str(run_dir)],
+        [sys.executable, "-m", "cosim_validation.cli.main", "session", "--cases", "50", "--out", str(run_dir)],
         cwd=repo_root,
         env=node_env,
         stdout=subprocess.PIPE,
@@ -82,10 +71,10 @@ def _read_until(session: Any, prefix: str) -> list[str]:
 
 @pytest.mark.parametrize("sigint_ignored", [False, True], ids=["sigint_default", "sigint_ignored_by_parent"])
 def test_ctrl_c_stops_every_node(
-    tmp_path: Path, repo_root: Path, node_env: dict[str, str], suite_file: Path, sigint_ignored: bool
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str], sigint_ignored: bool
 ) -> None:
     run_dir = tmp_path / "run"
-    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env, suite_file, sigint_ignored)
+    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env, sigint_ignored)
     session.send_signal(signal.SIGINT)
     # when the launcher says its nodes stopped, none is alive (it waited for each, escalating to SIGKILL)
     told = "".join(_read_until(session, "nodes stopped; completing"))
@@ -108,10 +97,10 @@ def test_ctrl_c_stops_every_node(
 
 
 def test_second_ctrl_c_skips_the_bag_check_and_keeps_the_summary(
-    tmp_path: Path, repo_root: Path, node_env: dict[str, str], suite_file: Path
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str]
 ) -> None:
     run_dir = tmp_path / "run"
-    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env, suite_file)
+    session, pids = _start_and_wait_for_first_case(run_dir, repo_root, node_env)
     session.send_signal(signal.SIGINT)
     _read_until(session, "nodes stopped; completing")
     session.send_signal(signal.SIGINT)

@@ -7,14 +7,12 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
-from cosim_validation.common.config.config_node import MAX_SEED
+from cosim_validation.common.config.config_node import MAX_POINT_M, MAX_SEED
 
 N = TypeVar("N", int, float)
 
 #: The largest case seed (a 63-bit hash of the suite's seed and the test id)
 MAX_CASE_SEED = 2**63 - 1
-#: The farthest a point given on the command line may be from the robot's base [m]
-MAX_POINT_M = 10.0
 
 
 def seed(text: str) -> int:
@@ -42,7 +40,7 @@ def case_seed(text: str) -> int:
 
 
 def coordinate(text: str) -> float:
-    """One coordinate of a point in base_link [m], finite and within :data:`MAX_POINT_M` of the base.
+    """One coordinate of a point in base_link [m], finite and within ``MAX_POINT_M`` of the base, as a configured point.
 
     Args:
         text: The option's value.

@@ -65,7 +65,6 @@ def _check_flags(args: argparse.Namespace) -> None:
     for flag, value, minimum in (
         ("--per-cube", args.per_cube, 1),
         ("--count", args.count, 1),
-        ("--seed", args.seed, 0),
     ):
         if value is not None and value < minimum:
             raise InputError(f"{flag}: expected an integer >= {minimum}, got {value!r}")

@@ -17,6 +17,7 @@ import numpy as np
 from cosim_validation.common.config.bounded_file import parse_json, read_user_text, regular_file_problem
 from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import TrajectoryRecord
+from cosim_validation.common.record.trajectory_record import MAX_MAGNITUDE
 from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.dataset import (
     MARKER_ERROR,
@@ -122,9 +123,9 @@ def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: fl
     return np.asarray(values, dtype=np.float64)
 
 
-#: The largest joint value a dataset may hold [rad or m]: some 160 turns, or a kilometre (1e300 was taken, and a
-#: check of the imported record then said every property held)
-MAX_JOINT_VALUE = 1e3
+#: The largest joint value a dataset may hold [rad or m]: a record's bound, some 160 turns or a kilometre (1e300 was
+#: taken, and a check of the imported record then said every property held)
+MAX_JOINT_VALUE = MAX_MAGNITUDE
 #: The farthest a tracked marker may be from the tracker [m] (optical trackers see a few metres)
 MAX_MARKER_POSITION_M = 100.0
 

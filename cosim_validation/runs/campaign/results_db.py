@@ -43,10 +43,16 @@ SCHEMA_VERSION = 1
 #: How a stored case can end: a campaign's (case_row) and a session's or a replay's (unfinished: the recording
 #: ended first; recorded: a recording without case status, one case over all of it).
 CASE_OUTCOMES = ("completed", "refused", "aborted", "failed", "unfinished", "recorded")
-_TEXT, _LIST, _FLAG = ((str,), "a text"), ((list,), "a list"), ((bool,), "true or false")
-#: The JSON type of each meta value a run's readers (report, export, resume) use, and its name in an error.
-_META_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "kind": _TEXT,
+
+
+def _of(*kinds: type) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, kinds)
+
+
+_TEXT, _LIST, _FLAG = (_of(str), "a text"), (_of(list), "a list"), (_of(bool), "true or false")
+#: Each meta value a run's readers (report, export, resume) use: what it must be, and that in an error's words.
+_META_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "kind": (lambda value: value in ("campaign", "session"), "campaign or session"),
     "config": _TEXT,
     "config_path": _TEXT,
     "controller": _TEXT,
@@ -58,9 +64,9 @@ _META_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "anatomy_repairs": _LIST,
     "validate": _FLAG,
     "stop_on_alarm": _FLAG,
-    "assembly": ((dict,), "a mapping"),
-    "supervisor": ((str, type(None)), "a text or null"),
-    "detector": ((str, type(None)), "a text or null"),
+    "assembly": (_of(dict), "a mapping"),
+    "supervisor": (_of(str, type(None)), "a text or null"),
+    "detector": (_of(str, type(None)), "a text or null"),
 }
 #: (table, column, the values it may hold, what the error says was expected)
 _VOCABULARIES = (
@@ -384,13 +390,11 @@ class ResultsDB:
                     f"table meta: {key} holds {value!r}, expected JSON (the file was changed outside cosim: "
                     "restore it)",
                 ) from None
-            kinds = _META_TYPES.get(key)
-            if key == "kind" and out[key] not in ("campaign", "session"):
-                kinds = ((), "campaign or session")
-            if kinds is not None and not isinstance(out[key], kinds[0]):  # a report joined the number 42
+            valid, expected = _META_VALUES.get(key, (None, ""))
+            if valid is not None and not valid(out[key]):  # a report joined the number 42
                 raise StoreDamagedError(
                     self.path,
-                    f"table meta: {key} holds {value!r}, expected {kinds[1]} (the file was changed outside cosim: "
+                    f"table meta: {key} holds {value!r}, expected {expected} (the file was changed outside cosim: "
                     "restore it)",
                 )
         return out

@@ -155,6 +155,7 @@ def entry_point() -> None:
     restore_sigint()
     try:
         code = main()
+        sys.stdout.flush()  # here, not at exit: a block-buffered pipe whose reader left fails on this flush (exit 120)
     except BrokenPipeError:  # the reader of stdout went away while an error object was written (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         code = 1

@@ -3,6 +3,7 @@ import what only running a subcommand needs: the case assembly, the anatomy mesh
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,10 @@ def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path: 
     bad = tmp_path / "case.yaml"
     bad.write_text("controllers: [1, 2]\n")
     command = [sys.executable, "-m", "cosim_validation.cli.main", "check", "--json", "--config", str(bad), "x.npz"]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+    # stdout block-buffered, as a pipe is by default: the write then fails only when it is flushed (it was at the
+    # interpreter's exit: "Exception ignored ... BrokenPipeError", exit 120, whenever PYTHONUNBUFFERED was not set)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
         assert process.stdout is not None
         process.stdout.close()  # as `| head -0` does: the error object has nowhere to go
         _, err = process.communicate(timeout=120)

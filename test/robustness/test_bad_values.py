@@ -34,8 +34,26 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
     "sampling_rate_megahertz": ("sampling_rate_hz: 10.0", "sampling_rate_hz: 1.0e6", "planning.sampling_rate_hz"),
     "latency_negative": ("command_latency_s: 0.005", "command_latency_s: -0.005", "command_latency_s"),
     # a picosecond physics step never ended a case (the run hung); an OMPL limit of 1e300 s is no limit
-    "physics_step_picosecond": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-12", "physics_timestep_s"),
-    "physics_step_100ns": ("physics_timestep_s: 0.001", "physics_timestep_s: 1.0e-7", "physics_timestep_s"),
+    "physics_step_picosecond": (
+        "  physics_timestep_s: 0.002",
+        "  physics_timestep_s: 1.0e-12",
+        "backends.physics_timestep_s",
+    ),
+    "physics_step_100ns": (
+        "  physics_timestep_s: 0.002",
+        "  physics_timestep_s: 1.0e-7",
+        "backends.physics_timestep_s",
+    ),
+    "emulated_physics_step_picosecond": (
+        "    physics_timestep_s: 0.001",
+        "    physics_timestep_s: 1.0e-12",
+        "backends.emulated.physics_timestep_s",
+    ),
+    "emulated_physics_step_second": (
+        "    physics_timestep_s: 0.001",
+        "    physics_timestep_s: 1.0",
+        "backends.emulated.physics_timestep_s",
+    ),
     "ompl_time_limit_1e300": ("time_limit_s: 2.0, seed: 0}", "time_limit_s: 1.0e+300, seed: 0}", "ompl.time_limit_s"),
     # a reserve the needle cannot give: every case was refused as too deep, and the campaign exited 0
     # magnitudes no arm has, taken and run (exit 0), or every case refused with a 300-digit distance

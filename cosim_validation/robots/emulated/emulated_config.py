@@ -11,6 +11,10 @@ from cosim_validation.robots.emulated.cable_transmission import CableTransmissio
 from cosim_validation.robots.emulated.optical_tracker_config import OpticalTrackerConfig
 from cosim_validation.robots.virtual.config_vectors import joint_vector
 
+#: The emulated arm's physics and servo period when ``backends.emulated.physics_timestep_s`` is not given [s]: the
+#: 1 kHz cycle of the ER3 Pro's real-time interface (xCore SDK).
+DEFAULT_EMULATED_TIMESTEP_S = 0.001
+
 
 @dataclass(frozen=True)
 class KinematicErrorConfig:
@@ -152,6 +156,9 @@ class EmulatedArmConfig:
         encoder: Joint encoders.
         tracker: External tip tracker.
         transmission: The cable transmission's ratio and coupling errors (cable-driven arms); None: ideal.
+        physics_timestep_s: The emulated arm's physics and servo period [s]: its controller's cycle (the ER3 Pro's
+            real-time interface: 1 ms). Its own key, not ``backends.physics_timestep_s``: the emulated friction,
+            play and command latency are resolved in these steps, while a virtual engine may take longer ones.
     """
 
     seed: int
@@ -162,6 +169,7 @@ class EmulatedArmConfig:
     encoder: EncoderConfig
     tracker: TrackerConfig
     transmission: CableTransmissionConfig | None = None
+    physics_timestep_s: float = DEFAULT_EMULATED_TIMESTEP_S
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int = 7) -> EmulatedArmConfig:
@@ -182,9 +190,11 @@ class EmulatedArmConfig:
                 "encoder",
                 "tracker",
                 "transmission",
+                "physics_timestep_s",
             ]
         )
         transmission = node.get("transmission")
+        timestep = node.get("physics_timestep_s")
         return cls(
             seed=node["seed"].to_int(minimum=0, maximum=MAX_SEED),
             reset_settle_s=node["reset_settle_s"].to_float(minimum=0.0, maximum=60.0),
@@ -194,4 +204,7 @@ class EmulatedArmConfig:
             encoder=EncoderConfig.from_config(node["encoder"]),
             tracker=TrackerConfig.from_config(node["tracker"]),
             transmission=None if transmission is None else CableTransmissionConfig.from_config(transmission, n_joints),
+            physics_timestep_s=(
+                DEFAULT_EMULATED_TIMESTEP_S if timestep is None else timestep.to_float(minimum=1e-5, maximum=0.01)
+            ),
         )

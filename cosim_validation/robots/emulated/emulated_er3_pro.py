@@ -83,7 +83,7 @@ class EmulatedEr3Pro(JointSet):
             np.random.default_rng(s) for s in np.random.SeedSequence(self.seed).spawn(4)
         )
         spec = load_arm_spec(kinematics)
-        add_servo(spec, config.servo, config.physics_timestep_s)
+        add_servo(spec, config.servo, emulated.physics_timestep_s)
         self._joint_names = actuated_joint_names(spec)
         self._joint_units = kinematics.joint_units
         n = len(self._joint_names)
@@ -96,7 +96,7 @@ class EmulatedEr3Pro(JointSet):
             joint = spec.joint(name)
             joint.frictionloss = float(friction)
             joint.solimp_friction = _FRICTION_SOLIMP
-            joint.solref_friction = [_FRICTION_TIMECONST_STEPS * config.physics_timestep_s, 1.0]
+            joint.solref_friction = [_FRICTION_TIMECONST_STEPS * emulated.physics_timestep_s, 1.0]
         model = compile_spec(spec, f"{kinematics.chain.urdf_path} (emulated ER3 Pro, seed {self.seed})")
         self._arm = MujocoArm(model)
         self._link_data = self._mujoco.MjData(model)  # the link-side (actual) configuration

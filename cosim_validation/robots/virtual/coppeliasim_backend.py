@@ -75,6 +75,11 @@ class CoppeliaSimBackend(JointSet):
         self._requested_s = 0.0
         self.reset(np.clip(np.zeros(n), self._q_lower, self._q_upper))
 
+    @property
+    def physics_timestep_s(self) -> float:
+        """The scene's simulation time step [s] (``coppeliasim.time_step_s``, else ``backends.physics_timestep_s``)."""
+        return self.time_step_s
+
     def _call(self, function: str, *args: object) -> Any:
         if self._link is None:
             raise BackendConnectionError(f"{self._scene.endpoint}: sim.{function}: the backend is closed")

@@ -34,10 +34,13 @@ def _emulated(kinematics: Kinematics, edit: Callable[[dict[str, Any]], None], se
 def test_quiet_arm_is_the_virtual_robot_delayed_by_its_latency(
     kinematics: Kinematics, config: ConfigNode, plan: Plan
 ) -> None:
-    """Law: with only a latency of one sample period, sample k + 1 of the arm is sample k of MuJoCo."""
+    """Law: with only a latency of one sample period, sample k + 1 of the arm is sample k of MuJoCo (run at the
+    emulated arm's own physics step: the virtual engines' shipped step is longer)."""
     arm = _emulated(kinematics, lambda e: e.update(command_latency_s=0.1))
     delayed = execute_trajectory(arm, kinematics, *plan)
-    virtual = execute_trajectory(make_backend("mujoco", config, kinematics), kinematics, *plan)
+    same_step = shipped_config_dict()
+    same_step["backends"]["physics_timestep_s"] = arm.physics_timestep_s
+    virtual = execute_trajectory(make_backend("mujoco", config_node(same_step), kinematics), kinematics, *plan)
     np.testing.assert_allclose(delayed.q_measured[1:], virtual.q_measured[:-1], atol=1e-9)
     np.testing.assert_allclose(delayed.actual_tip_pos_m[1:], virtual.actual_tip_pos_m[:-1], atol=1e-9)
 

@@ -138,7 +138,8 @@ def test_a_closed_backend_says_so(coppeliasim_port: int, kinematics: Kinematics)
 
 
 def test_a_time_step_the_scene_cannot_take_is_refused(coppeliasim_port: int, kinematics: Kinematics) -> None:
-    with pytest.raises(BackendConnectionError, match=r"sim\.setFloatParam.*not a whole number of 0\.001 s"):
+    # the stand-in's scene steps its arm at backends.physics_timestep_s of the case study it was started with (2 ms)
+    with pytest.raises(BackendConnectionError, match=r"sim\.setFloatParam.*not a whole number of 0\.002 s"):
         make_backend("coppeliasim", _config(coppeliasim_port, time_step_s=0.0015), kinematics)
 
 

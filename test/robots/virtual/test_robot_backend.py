@@ -51,9 +51,11 @@ def test_clock_does_not_drift(backend: RobotBackend, home: np.ndarray) -> None:
     for _ in range(25):
         backend.advance(0.1)
     assert backend.read().t_s == pytest.approx(2.5, abs=1e-12)
-    backend.advance(0.0004)  # less than half a physics step: no step yet
-    backend.advance(0.0004)  # now the requested time passes the half step
-    assert backend.read().t_s == pytest.approx(2.501, abs=1e-12)
+    step = backend.physics_timestep_s
+    backend.advance(0.4 * step)  # less than half a physics step: no step yet
+    assert backend.read().t_s == pytest.approx(2.5, abs=1e-12)
+    backend.advance(0.4 * step)  # now the requested time passes the half step
+    assert backend.read().t_s == pytest.approx(2.5 + step, abs=1e-12)
 
 
 def test_read_reports_the_last_setpoint(backend: RobotBackend, home: np.ndarray) -> None:

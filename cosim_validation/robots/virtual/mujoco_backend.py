@@ -1,4 +1,4 @@
-"""The default virtual robot: the arm in MuJoCo (physics step `backends.physics_timestep_s`), first-order-hold joint servo."""
+"""The default virtual robot: the arm in MuJoCo (step ``backends.physics_timestep_s``), first-order-hold servo."""
 
 from __future__ import annotations
 

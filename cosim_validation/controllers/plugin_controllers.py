@@ -23,12 +23,15 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.record import Stage
 from cosim_validation.controllers.planning.errors import PlanningError
 from cosim_validation.controllers.planning.plan import Plan
 from cosim_validation.controllers.plugin_api import (
@@ -45,6 +48,20 @@ from cosim_validation.robots.model import Kinematics
 
 class ControllerFaultError(CosimError):
     """A closed-loop controller misbehaved during a case; the message names what it did."""
+
+
+class ControllerExitError(CosimError):
+    """A user's call raised SystemExit or KeyboardInterrupt: a controller may not end or interrupt the process."""
+
+
+def exit_text(exc: BaseException) -> str:
+    """What a user's ``sys.exit`` or ``raise KeyboardInterrupt`` was, in words.
+
+    Args:
+        exc: The SystemExit or KeyboardInterrupt the user's code raised.
+    """
+    called = f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else "raise KeyboardInterrupt"
+    return f"{called} (a controller may not end or interrupt the process)"
 
 
 class NeedleForceSensor(Protocol):
@@ -82,9 +99,14 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         raise spec.error(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
         raise spec.error(f"{spec.target}(options, context) raised {type(exc).__name__}: {exc}") from None
+    except SystemExit as exc:  # the factory ended the process: a configuration error, not the end of the run
+        raise spec.error(f"{spec.target}(options, context) called {exit_text(exc)}") from None
 
     def remake() -> Any:  # after a call that never returned: a new controller for the next case
-        return factory(dict(spec.options), context)
+        try:
+            return factory(dict(spec.options), context)
+        except SystemExit as exc:
+            raise ControllerExitError(exit_text(exc)) from None
 
     if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
         return ClosedLoopPlugin(made, spec, context, remake)
@@ -99,7 +121,10 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
 
 
 def plan_problem(plan: Any, kinematics: Kinematics) -> str:
-    """Why ``plan`` cannot be streamed ("" if it can): not a Plan, empty, wrong shapes, NaN, outside the limits.
+    """Why ``plan`` cannot be streamed ("" if it can).
+
+    Not a Plan, not numbers, empty, wrong shapes, NaN, stages that are not stages, times before the case or past an
+    hour or closer than a microsecond, setpoints outside the limits.
 
     Args:
         plan: What a controller returned as its plan.
@@ -107,15 +132,67 @@ def plan_problem(plan: Any, kinematics: Kinematics) -> str:
     """
     if not isinstance(plan, Plan):
         return f"returned a {type(plan).__name__}, not a Plan"
-    q, n = np.asarray(plan.q), len(plan.t_s)
-    if n < 1 or q.shape != (n, kinematics.n_joints) or len(plan.stage) != n:
-        shapes = f"t_s {np.shape(plan.t_s)}, stage {np.shape(plan.stage)}, q {q.shape}"
+    try:
+        t_s, q = np.asarray(plan.t_s, dtype=np.float64), np.asarray(plan.q, dtype=np.float64)
+        stage = np.asarray(plan.stage)
+        points = [np.asarray(v, dtype=np.float64) for v in (plan.source_m, *_line_points(plan))]
+    except (TypeError, ValueError, AttributeError) as exc:
+        return f"the plan's arrays are not numbers ({exc})"
+    n = len(t_s) if t_s.ndim == 1 else 0
+    if n < 1 or q.shape != (n, kinematics.n_joints) or stage.shape != (n,):
+        shapes = f"t_s {t_s.shape}, stage {stage.shape}, q {q.shape}"
         return f"plan shapes {shapes}; expected (n,), (n,), (n, {kinematics.n_joints}) with n >= 1"
-    if not (np.isfinite(q).all() and np.isfinite(plan.t_s).all()):
+    if not (np.isfinite(q).all() and np.isfinite(t_s).all()):
         return "the plan holds NaN or infinite values"
-    if n > 1 and not (np.diff(plan.t_s) > 0).all():
+    if any(p.shape != (3,) or not np.isfinite(p).all() for p in points):
+        return "the plan's source or insertion line is not three finite coordinates"
+    return _timing_problem(t_s, stage) or setpoint_problem(q, kinematics)
+
+
+def as_numbers(plan: Plan) -> Plan:
+    """``plan`` with float64 times and joints and uint8 stages, whatever array types the user's code built.
+
+    Args:
+        plan: A plan that :func:`plan_problem` found nothing wrong with.
+    """
+    return replace(
+        plan,
+        t_s=np.asarray(plan.t_s, dtype=np.float64),
+        stage=np.asarray(plan.stage, dtype=np.uint8),
+        q=np.asarray(plan.q, dtype=np.float64),
+    )
+
+
+def _line_points(plan: Plan) -> tuple[Any, ...]:
+    line = plan.line
+    return (line.target_m, line.axis, line.entry_m)
+
+
+#: Closest two setpoints of a plan may be [s]: the robots stamp setpoints in whole nanoseconds
+MIN_SETPOINT_SPACING_S = 1e-6
+_STAGES = np.array([int(s) for s in Stage])
+
+
+def _timing_problem(t_s: np.ndarray, stage: np.ndarray) -> str:
+    if stage.dtype.kind not in "iu" or not np.isin(stage, _STAGES).all():
+        bad = stage[~np.isin(stage, _STAGES)][0] if stage.dtype.kind in "iuf" else stage.flat[0]
+        value = bad.item() if isinstance(bad, np.generic) else bad
+        stages = ", ".join(f"{int(s)} {s.label}" for s in Stage)
+        return f"the plan's stage holds {value!r}, not a stage ({stages})"
+    if t_s[0] < 0.0:
+        return f"the plan starts at t = {t_s[0]:.6g} s; its times count from the case's start (>= 0)"
+    if t_s[-1] > MAX_CASE_TIME_S:
+        return f"the plan lasts {t_s[-1]:.6g} s; a case may last at most {MAX_CASE_TIME_S:g} s"
+    steps = np.diff(t_s)
+    if len(steps) and not (steps > 0).all():
         return "the plan's times do not increase"
-    return setpoint_problem(q, kinematics)
+    if len(steps) and steps.min() < MIN_SETPOINT_SPACING_S:
+        k = int(np.argmin(steps))
+        return (
+            f"the plan's setpoints {k} and {k + 1} are {steps[k]:.3g} s apart; "
+            f"setpoints must be at least {MIN_SETPOINT_SPACING_S:g} s apart"
+        )
+    return ""
 
 
 def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
@@ -178,6 +255,8 @@ class CallThread:
             began = time.perf_counter()
             try:
                 result = call()
+            except (SystemExit, KeyboardInterrupt) as exc:  # raised by the user's code on this thread, never a signal
+                future.set_exception(ControllerExitError(exit_text(exc)))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller, which decides
                 future.set_exception(exc)
             else:
@@ -272,8 +351,7 @@ class PlanningPlugin:
         problem = plan_problem(plan, self.kinematics)
         if problem:
             raise PlanningError(f"plan_case {problem}" if problem.startswith("returned") else problem, "bad_plan")
-        checked: Plan = plan
-        return checked
+        return as_numbers(plan)
 
 
 class ClosedLoopPlugin:
@@ -345,8 +423,7 @@ class ClosedLoopPlugin:
         problem = "" if plan is None else plan_problem(plan, self.kinematics)
         if problem:
             raise ControllerFaultError(f"bad reference: reference {problem}")
-        checked: Plan | None = plan
-        return checked
+        return None if plan is None else as_numbers(plan)
 
     def start(self, case: CaseStart) -> None:
         """Tell the controller a case begins (a ``PlanningError`` here is a fault too: the case has started).

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.common.config import ConfigNode, load_config
-from cosim_validation.common.config.config_node import MAX_CLEARANCE_M
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S, MAX_CLEARANCE_M
 from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import Stage
 from cosim_validation.common.record.stage import CASE_STAGES
@@ -25,9 +25,6 @@ _KEYS = (
     "loop",
     "scenario",
 )
-#: The longest case time any supervisor setting may name [s]: an hour (the shipped limit of a case is 600 s); a dwell
-#: and a case limit of 1e300 s ran a case without end
-MAX_CASE_TIME_S = 3600.0
 _SOURCE_KEYS = ("clearance_m", "force_limit_n", "tip_lost_timeout_s", "dwell_s")
 _EVENT_KEYS = ("clearance", "force", "tracking", "configured", "dwell", "alarm", "requests", "stage_done")
 _LOOP_KEYS = ("stopped_timeout_s", "teleoperation_idle_s", "rejoin_speed_fraction", "max_case_s")

@@ -193,6 +193,39 @@ def test_a_factory_that_raises_stops_the_campaign_before_its_run_directory(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("interrupt", "called"), [(False, "sys.exit(0)"), (True, "raise KeyboardInterrupt")], ids=["sys_exit", "interrupt"]
+)
+def test_a_plugin_that_ends_the_process_ends_its_case_only(
+    interrupt: bool, called: str, suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The first ``plan_case`` calls ``sys.exit(0)`` (or raises KeyboardInterrupt): that case is refused naming what
+    the controller did, the campaign goes on and stores every case (it ended silently with exit 0 before)."""
+    from test.controllers import plugin_samples
+
+    plugin_samples.EXITS["exited"] = 0
+    default = {"plugin": f"{SAMPLES}:make_exiting_planner", "options": {"interrupt": interrupt}}
+    rows = campaign(write_config(tmp_path, default), (suites[0],), tmp_path / "run")
+    cases = sorted(rows["cases"], key=lambda c: c.case_index)
+    assert len(cases) == len(Suite.read(suites[0]))
+    assert plugin_samples.EXITS["exited"] == 1
+    assert cases[0].outcome == "refused"
+    assert cases[0].message == (
+        f"controller_error: plan_case raised ControllerExitError: {called} "
+        "(a controller may not end or interrupt the process)"
+    )
+    assert sum(c.outcome == "completed" for c in cases[1:]) >= len(cases) // 2
+
+
+def test_a_factory_that_ends_the_process_is_a_configuration_error(suites: tuple[Path, Path], tmp_path: Path) -> None:
+    from cosim_validation.common.exceptions import ConfigError
+
+    config = write_config(tmp_path, {"plugin": f"{SAMPLES}:make_exiting_factory"})
+    with pytest.raises(ConfigError, match=r"controllers\.default\.plugin: .* called sys\.exit\(2\) \(a controller"):
+        campaign(config, suites, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
 FORCE_MODEL = CONFIG.parent / "supervisor" / "needle_force.yaml"
 
 

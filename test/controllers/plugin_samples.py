@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -154,7 +156,8 @@ def make_step_only(options: dict[str, Any], context: ControllerContext) -> Any:
 
 
 def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
-    """A planning plugin returning a plan with NaN setpoints, or raising, per ``options['mode']``."""
+    """A planning plugin returning a broken plan (NaN setpoints, bad times, stages or points), or raising, per
+    ``options['mode']``."""
 
     class BadPlan:
         name = "bad_plan"
@@ -165,9 +168,25 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
             if options["mode"] == "not_a_plan":
                 return [0.0, 1.0]
             plan = StraightController(context.planner).plan_case(source, target)
-            q = plan.q.copy()
-            q[3, 1] = np.nan
-            return Plan(plan.t_s, plan.stage, q, plan.source_m, plan.line, self.name)
+            t_s, stage, q, source_m, line = plan.t_s, plan.stage, plan.q.copy(), plan.source_m, plan.line
+            mode = options["mode"]
+            if mode == "nan":
+                q[3, 1] = np.nan
+            elif mode == "hour_long":  # a run of this plan would stream for 10 million times its length
+                t_s = t_s * 1e7
+            elif mode == "before_start":
+                t_s = t_s - 100.0
+            elif mode == "nanosecond_apart":
+                t_s = t_s * 1e-9
+            elif mode == "stage_200":
+                stage = np.full_like(stage, 200)
+            elif mode == "objects":
+                q = q.astype(object)  # numbers in an object array: taken, as float64
+            elif mode == "line_nan":
+                line = replace(line, target_m=np.full(3, np.nan))
+            elif mode == "source_nan":
+                source_m = np.full(3, np.nan)
+            return Plan(t_s, stage, q, source_m, line, self.name)
 
     return BadPlan()
 
@@ -210,3 +229,33 @@ class HangingPlanner(StraightController):
 def make_hanging_planner(options: dict[str, Any], context: ControllerContext) -> HangingPlanner:
     HANGS["made_after"] += HANGS["hung"]
     return HangingPlanner(context.planner)
+
+
+EXITS: dict[str, int] = {"exited": 0}
+
+
+class ExitingPlanner(StraightController):
+    """The straight planner, whose first ``plan_case`` of the process calls ``sys.exit(0)`` (or raises
+    KeyboardInterrupt with ``interrupt``); later cases plan as ``straight``."""
+
+    def __init__(self, planner: Any, interrupt: bool) -> None:
+        super().__init__(planner)
+        self.interrupt = interrupt
+
+    def plan_case(self, source: Any, target: Any, seed: int = 0) -> Plan:
+        if not EXITS["exited"]:
+            EXITS["exited"] += 1
+            if self.interrupt:
+                raise KeyboardInterrupt
+            sys.exit(0)
+        return super().plan_case(source, target, seed)
+
+
+def make_exiting_planner(options: dict[str, Any], context: ControllerContext) -> ExitingPlanner:
+    """Options: ``interrupt`` (raise KeyboardInterrupt instead of calling sys.exit(0))."""
+    return ExitingPlanner(context.planner, bool(options.get("interrupt", False)))
+
+
+def make_exiting_factory(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A factory that ends the process."""
+    sys.exit(2)

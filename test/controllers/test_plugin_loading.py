@@ -140,6 +140,12 @@ def test_a_plugin_named_on_the_command_line_is_checked(insertion_setup: Insertio
         ("raise", "controller_error", "plan_case raised KeyError: 'lookup table'"),
         ("not_a_plan", "bad_plan", "plan_case returned a list, not a Plan"),
         ("nan", "bad_plan", "the plan holds NaN"),
+        ("hour_long", "bad_plan", "s; a case may last at most 3600 s"),  # the run streamed for ever
+        ("before_start", "bad_plan", "the plan starts at t = -100 s; its times count from the case's start"),
+        ("nanosecond_apart", "bad_plan", "s apart; setpoints must be at least 1e-06 s apart"),
+        ("stage_200", "bad_plan", "the plan's stage holds 200, not a stage (0 none, 1 initialization"),  # traceback
+        ("line_nan", "bad_plan", "the plan's source or insertion line is not three finite coordinates"),  # exit 0
+        ("source_nan", "bad_plan", "the plan's source or insertion line is not three finite coordinates"),
     ],
 )
 def test_a_bad_planning_plugin_refuses_its_case(
@@ -150,6 +156,18 @@ def test_a_bad_planning_plugin_refuses_its_case(
         setup.controller().plan_case(setup.planning.default_source_m, behind_heart[0])  # type: ignore[union-attr]
     assert caught.value.reason == reason
     assert expected in str(caught.value)
+
+
+def test_a_plan_of_numbers_in_object_arrays_is_taken_as_floats(
+    insertion_setup: InsertionSetup, behind_heart: np.ndarray
+) -> None:
+    """A plan whose joints are Python numbers in an object array (a traceback in the finiteness check) is taken,
+    as float64: the robots and the monitor get the arrays they expect."""
+    setup = with_default(insertion_setup, {"plugin": f"{SAMPLES}:make_bad_plan", "options": {"mode": "objects"}})
+    plan = setup.controller().plan_case(setup.planning.default_source_m, behind_heart[0])  # type: ignore[union-attr]
+    assert plan.q.dtype == np.float64
+    assert plan.stage.dtype == np.uint8
+    assert np.isfinite(plan.q).all()
 
 
 def _write_config(folder: Path, default: Any) -> Path:

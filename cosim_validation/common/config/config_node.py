@@ -15,6 +15,9 @@ from cosim_validation.common.exceptions import ConfigError
 
 #: Largest random seed a configuration may give (numpy and OMPL take 32-bit unsigned seeds everywhere).
 MAX_SEED = 2**32 - 1
+#: The longest case time any setting or plan may name [s]: an hour (the shipped limit of a case is 600 s); a dwell
+#: and a case limit of 1e300 s, or a plan that long, ran a case without end
+MAX_CASE_TIME_S = 3600.0
 #: The largest clearance or margin a case study may ask for [m]: a metre is already more than any anatomy here (1e300
 #: was taken, and every case was refused with a 300-digit distance)
 MAX_CLEARANCE_M = 1.0

@@ -20,7 +20,7 @@ The physics floor, measured in the same run: the same suite once more as a 1-wor
 for every robot, and the phases around it (the controller's plan, the robots' and the loop's own work, the monitor,
 storage). A case's time over its physics time is what the framework adds to the physics.
 
-Run: ``nice -n 10 python benchmarks/bench_campaign.py [--cases 24] [--backends virtual,physical]``.
+Run: ``nice -n 10 python benchmarks/bench_campaign.py [--cases 24] [--backends virtual,physical] [--config C]``.
 """
 
 from __future__ import annotations
@@ -161,7 +161,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=24)
     parser.add_argument("--backends", default="virtual")
+    parser.add_argument("--config", type=Path, default=None, help="case study (default: the shipped one)")
     args = parser.parse_args()
+    if args.config is not None:  # every phase of the bench reads the one case study
+        global CONFIG
+        CONFIG = args.config.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         suite = make_suite(folder, args.cases)

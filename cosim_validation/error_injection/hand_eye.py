@@ -81,7 +81,27 @@ def _checked(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise CalibrationError(f"calibration: {A.shape[0]} pose pairs, at least {MIN_POSES} are needed")
     if not (np.isfinite(A).all() and np.isfinite(B).all()):
         raise CalibrationError("calibration: poses are not all finite (drop marker dropouts first)")
+    tool_m, tool_rad = _spread(A)
+    marker_m, marker_rad = _spread(B)
+    if marker_m < FROZEN_RATIO * tool_m and marker_rad < FROZEN_RATIO * tool_rad:  # every ratio fitted to 0, exit 0
+        raise CalibrationError(
+            f"calibration: the tracked marker did not move (within {1e3 * marker_m:.3g} mm and "
+            f"{np.degrees(marker_rad):.3g} deg over {A.shape[0]} poses) while the tool moved {1e3 * tool_m:.3g} mm and "
+            f"{np.degrees(tool_rad):.3g} deg: the tracker did not follow the tool (a frozen or repeated reading)"
+        )
     return A, B
+
+
+#: A marker whose poses spread less than this fraction of the tool's (in position and in rotation) did not follow it
+FROZEN_RATIO = 0.01
+
+
+def _spread(T: np.ndarray) -> tuple[float, float]:
+    """How far the poses T (n, 4, 4) reach from the first: the largest distance [m] and rotation angle [rad]."""
+    distance = float(np.linalg.norm(T[:, :3, 3] - T[0, :3, 3], axis=1).max())
+    relative = np.einsum("ji,njk->nik", T[0, :3, :3], T[:, :3, :3])
+    cos = np.clip((np.trace(relative, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0)
+    return distance, float(np.arccos(cos).max())
 
 
 def residuals(A: np.ndarray, B: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -44,7 +44,7 @@ def test_shipped_sections_load() -> None:
     [
         ("planning", ("sampling_rate_hz",), 0.0, "planning.sampling_rate_hz", "expected a number >= 1.0"),
         ("planning", ("default_source_m",), [0.4, 0.0], "planning.default_source_m", "expected a list of 3 numbers"),
-        ("planning", ("injection", "velocity_m_s"), -1.0, "planning.injection.velocity_m_s", "> 0.0"),
+        ("planning", ("injection", "velocity_m_s"), -1.0, "planning.injection.velocity_m_s", ">= 0.001"),
         ("planning", ("joint_velocity_scale",), 1.5, "planning.joint_velocity_scale", "<= 1.0"),
         ("planning", ("ompl", "planner"), "PRM*", "planning.ompl.planner", "expected one of 'RRTConnect'"),
         ("planning", ("approach", "speed"), 1.0, "planning.approach.speed", "unknown key"),

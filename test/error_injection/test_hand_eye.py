@@ -93,3 +93,14 @@ def test_too_few_or_non_finite_poses_are_refused() -> None:
         calibrate(A, B)
     with pytest.raises(CalibrationError, match="two \\(n, 4, 4\\) stacks"):
         calibrate(A, B[:-1])
+
+
+@pytest.mark.parametrize("refined", [False, True])
+def test_a_tracker_that_did_not_follow_the_tool_is_refused(refined: bool) -> None:
+    """A frozen tracker (every marker pose the first one): the kinematic calibration fitted every joint ratio to 0
+    and printed a residual of 0.000 mm, exit 0."""
+    A, B = _pairs(_random_tool_poses(30, seed=5), 0.0, 0.0, seed=5)
+    frozen = np.broadcast_to(B[0], B.shape).copy()
+    with pytest.raises(CalibrationError, match=r"the tracked marker did not move \(within 0 mm and 0 deg over 30"):
+        calibrate(A, frozen, refined=refined)
+    calibrate(A, B, refined=refined)  # the same tool poses with a marker that follows: calibrated

@@ -157,6 +157,20 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
     # times no run measures, rows of no case
     "wall_negative": (_sql("UPDATE timings SET wall_s = -100"), "wall_s holds -100.0, expected a time >= 0"),
     "kpi_orphan": (_sql(_ORPHAN), "table kpis, case 'ghost-0000': no such case in table cases"),
+    # a completed case without its verdicts: a resume counted it as stored, the report's counts left it out, exit 0
+    "verdicts_deleted": (
+        _sql("DELETE FROM verdicts WHERE test_id = (SELECT min(test_id) FROM cases WHERE outcome = 'completed')"),
+        "is stored as completed but table verdicts holds no row of it",
+    ),
+    "kpis_deleted": (
+        _sql("DELETE FROM kpis WHERE test_id = (SELECT max(test_id) FROM cases WHERE outcome = 'completed')"),
+        "is stored as completed but table kpis holds no row of it",
+    ),
+    # a robot no run has: the report counted it, the export wrote martian.npz
+    "robot_unknown": (
+        _sql("UPDATE kpis SET robot = 'martian' WHERE rowid = (SELECT min(rowid) FROM kpis)"),
+        ": robot holds 'martian', expected one of expected, virtual, physical",
+    ),
 }
 
 

@@ -54,6 +54,12 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
         "    physics_timestep_s: 1.0",
         "backends.emulated.physics_timestep_s",
     ),
+    # a Cartesian tip limit no insertion has: 1e-9 m/s and 1e-15 m/s^3 ended the time scaling in a traceback, 1e9 m/s
+    # was taken; a collision step of 1e-12 rad asked for a 368 GiB array
+    "injection_velocity_nano": ("injection: {velocity_m_s: 0.02,", "injection: {velocity_m_s: 1.0e-9,", "velocity_m_s"),
+    "injection_velocity_giga": ("injection: {velocity_m_s: 0.02,", "injection: {velocity_m_s: 1.0e+9,", "velocity_m_s"),
+    "injection_jerk_femto": ("jerk_m_s3: 1.0}", "jerk_m_s3: 1.0e-15}", "planning.injection.jerk_m_s3"),
+    "collision_step_pico": ("collision_step_rad: 0.02", "collision_step_rad: 1.0e-12", "planning.collision_step_rad"),
     "ompl_time_limit_1e300": ("time_limit_s: 2.0, seed: 0}", "time_limit_s: 1.0e+300, seed: 0}", "ompl.time_limit_s"),
     # a reserve the needle cannot give: every case was refused as too deep, and the campaign exited 0
     # magnitudes no arm has, taken and run (exit 0), or every case refused with a 300-digit distance

@@ -23,6 +23,10 @@ _KEYS = (
     "ompl",
 )
 _LINE_KEYS = ("velocity_m_s", "acceleration_m_s2", "jerk_m_s3")
+#: The tip limits of a straight stage a needle insertion can have: slow enough for an hour's case at the least (a
+#: velocity of 1e-9 m/s or a jerk of 1e-15 m/s^3 ended the time scaling in a traceback), at most what no arm reaches
+#: (a velocity of 1e9 m/s was taken)
+_LINE_RANGES = dict(zip(_LINE_KEYS, ((1e-3, 10.0), (1e-3, 1e3), (1e-3, 1e6)), strict=True))
 _OMPL_KEYS = ("planner", "time_limit_s", "seed")
 OMPL_PLANNERS = ("RRTConnect", "RRT", "RRTstar")
 
@@ -98,7 +102,8 @@ class PlanningConfig:
             approach=_line_limits(node["approach"]),
             injection=_line_limits(node["injection"]),
             arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
-            collision_step_rad=node["collision_step_rad"].to_float(exclusive_minimum=0.0, maximum=0.5),
+            # 1e-12 rad asked for a 368 GiB array of checked configurations
+            collision_step_rad=node["collision_step_rad"].to_float(minimum=1e-4, maximum=0.5),
             ompl=OmplSettings(
                 planner=ompl["planner"].to_str(choices=OMPL_PLANNERS),
                 time_limit_s=ompl["time_limit_s"].to_float(exclusive_minimum=0.0, maximum=3600.0),
@@ -109,4 +114,6 @@ class PlanningConfig:
 
 def _line_limits(node: ConfigNode) -> CartesianLimits:
     node.reject_unknown(_LINE_KEYS)
-    return CartesianLimits(*(node[key].to_float(exclusive_minimum=0.0) for key in _LINE_KEYS))
+    return CartesianLimits(
+        *(node[key].to_float(minimum=low, maximum=high) for key, (low, high) in _LINE_RANGES.items())
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from cosim_validation.common.exceptions import InputError
-from cosim_validation.common.record import TrajectoryRecord
+from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.runs.campaign.db_salvage import (
     SalvageReport,
     integrity_problems,
@@ -69,10 +69,27 @@ _META_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "detector": (_of(str, type(None)), "a text or null"),
 }
 #: (table, column, the values it may hold, what the error says was expected)
+_ROBOTS = tuple(role.label for role in RobotRole)
 _VOCABULARIES = (
     ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
     ("cases", "outcome", CASE_OUTCOMES, "one of " + ", ".join(CASE_OUTCOMES)),
+    *(
+        (table, "robot", _ROBOTS, "one of " + ", ".join(_ROBOTS))  # a report counted a robot 'martian'
+        for table in ("verdicts", "kpis", "trajectories", "events")
+    ),
 )
+#: A completed case without any verdict or any KPI: a resume counted it as stored and a report left it out of its
+#: counts (a case's rows are written in one transaction; its trajectories may be missing: a session's recorder can
+#: lose a robot)
+_INCOMPLETE_CASE = """
+SELECT test_id, v, k FROM (
+    SELECT test_id,
+        (SELECT count(*) FROM verdicts WHERE verdicts.test_id = cases.test_id) AS v,
+        (SELECT count(*) FROM kpis WHERE kpis.test_id = cases.test_id) AS k
+    FROM cases WHERE outcome = 'completed')
+WHERE v = 0 OR k = 0
+LIMIT 1
+"""
 #: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
 #: options come before the configuration's digest: that digest covers the supervisor's files when one runs, so a
 #: changed option is named rather than the digest it changes too.
@@ -365,6 +382,18 @@ class ResultsDB:
             if negative is not None:
                 raise _changed_outside(self.path, table, negative[0], column, negative[1], "a time >= 0")
         self._refuse_orphans()
+        self._refuse_incomplete_cases()
+
+    def _refuse_incomplete_cases(self) -> None:
+        """Refuse a completed case without any verdict or any KPI."""
+        row = self._db.execute(_INCOMPLETE_CASE).fetchone()
+        if row is not None:
+            table = "verdicts" if row[1] == 0 else "kpis"
+            raise StoreDamagedError(
+                self.path,
+                f"case {str(row[0])!r} is stored as completed but table {table} holds no row of it (the file was "
+                "changed outside cosim: restore it, or delete that case's rows and run `cosim campaign ... --resume`)",
+            )
 
     def _refuse_orphans(self) -> None:
         """Refuse a row of a case the ``cases`` table does not hold (a report failed on it, a resume counted it)."""

@@ -8,6 +8,7 @@ inside ``run`` so that ``cosim --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -18,6 +19,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from cosim_validation import __version__
+from cosim_validation.cli.json_document import document_stream, json_document
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 from cosim_validation.common.interrupts import interrupted
 
@@ -99,7 +101,7 @@ def error_object(exc: BaseException) -> dict[str, Any]:
 def _report(exc: BaseException, as_json: bool) -> int:
     """One ``error:`` line on stderr, or the error object on stdout with ``--json``; exit code 1."""
     if as_json:
-        print(json.dumps(error_object(exc), indent=2))
+        print(json.dumps(error_object(exc), indent=2), file=document_stream())
     else:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
     return 1
@@ -128,16 +130,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(args_list)
     except UsageError as exc:
         return _report(exc, as_json)
-    try:
-        return int(args._module.run(args))
-    except KeyboardInterrupt:
-        return _interrupted()
-    except (CosimError, OSError) as exc:
-        return _interrupted() if interrupted(exc) else _report(exc, as_json)
-    except Exception as exc:
-        if interrupted(exc):  # e.g. an ImportError of a compiled module whose init a Ctrl-C broke
+    with json_document() if as_json else contextlib.nullcontext():
+        try:
+            return int(args._module.run(args))
+        except KeyboardInterrupt:
             return _interrupted()
-        raise
+        except (CosimError, OSError) as exc:
+            return _interrupted() if interrupted(exc) else _report(exc, as_json)
+        except Exception as exc:
+            if interrupted(exc):  # e.g. an ImportError of a compiled module whose init a Ctrl-C broke
+                return _interrupted()
+            raise
 
 
 def _interrupted() -> int:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.cli.json_document import document_stream
 from cosim_validation.runs.campaign.json_file import jsonable
 
 
@@ -23,12 +24,12 @@ def to_json(data: Any) -> str:
 
 
 def print_json(data: Any) -> None:
-    """Print ``data`` as strict JSON on stdout.
+    """Print ``data`` as strict JSON on stdout (the command's document, :mod:`~cosim_validation.cli.json_document`).
 
     Args:
         data: As :func:`to_json` takes it.
     """
-    print(to_json(data))
+    print(to_json(data), file=document_stream())
 
 
 def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

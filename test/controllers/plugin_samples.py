@@ -259,3 +259,16 @@ def make_exiting_planner(options: dict[str, Any], context: ControllerContext) ->
 def make_exiting_factory(options: dict[str, Any], context: ControllerContext) -> Any:
     """A factory that ends the process."""
     sys.exit(2)
+
+
+class ChattyPlanner(StraightController):
+    """The straight planner, printing to stdout when made and on every ``plan_case`` (as debugging code does)."""
+
+    def plan_case(self, source: Any, target: Any, seed: int = 0) -> Plan:
+        print("planning a case")
+        return super().plan_case(source, target, seed)
+
+
+def make_chatty(options: dict[str, Any], context: ControllerContext) -> ChattyPlanner:
+    print("chatty planner made")
+    return ChattyPlanner(context.planner)

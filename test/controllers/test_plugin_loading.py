@@ -192,6 +192,27 @@ def test_cli_says_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "raised ValueError: gain must be positive" in err[0]
 
 
+@pytest.mark.parametrize("failing", [False, True], ids=["result", "error"])
+def test_a_plugin_that_prints_leaves_the_json_document_alone(
+    failing: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plugin that prints to stdout (when made, on every plan) under ``--json``: stdout is still one JSON document,
+    the result or the error object; what the plugin printed goes to stderr (it came first on stdout: no JSON)."""
+    import json
+
+    config = _write_config(tmp_path, f"{SAMPLES}:make_chatty")
+    target = ["--target", "0.44", "0.02", "0.03"] if not failing else ["--target", "0.44", "0.02", "nan"]
+    code = main(["run-case", "--config", str(config), *target, "--backend", "mujoco", "--json"])
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert ("error" in document) is failing
+    assert code == (1 if failing else 0)
+    if not failing:  # (a NaN target is refused before the plugin is made)
+        assert document["outcome"] == "executed"
+        assert "chatty planner made" in err
+        assert "planning a case" in err
+
+
 def test_doctor_lists_the_controllers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -137,13 +137,21 @@ class SupervisorConfig:
         flags = {k: node["flags"][k].to_str() for k in FLAG_ROLES[:3]}
         flags["stopped"] = node["flags"]["stopped"].to_str() if node["flags"].has("stopped") else "stopped"
         scenario = node.get("scenario")
+        stage_done = {s: ev["stage_done"][s.label].to_str() for s in CASE_STAGES}
+        for stage, event in stage_done.items():  # one event for two stages: the machine could not tell which ended
+            first = next(s for s, e in stage_done.items() if e == event)
+            if first is not stage:
+                raise ev["stage_done"][stage.label].error(
+                    f"event {event!r} is also the end of {first.label}: each stage ends with an event of its own "
+                    "(the machine cannot tell the stages apart and the case runs to its time limit)"
+                )
         return cls(
             machine_path=node["machine"].to_path(),
             needle_force_path=node["needle_force"].to_path(),
             sources=sources,
             events=events,
             requests=requests,
-            stage_done={s: ev["stage_done"][s.label].to_str() for s in CASE_STAGES},
+            stage_done=stage_done,
             exception_cleared_guard=node["exception_cleared_guard"].to_str(),
             flags=flags,
             wait_state=node["wait_state"].to_str(),

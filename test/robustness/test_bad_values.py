@@ -244,6 +244,11 @@ def _supervisor_case(folder: Path, stage_attribute: str, state: str, says: tuple
 
 
 def _supervisor_value_case(folder: Path, old: str, new: str, key: str) -> Case:
+    """A run-case under a copy of the shipped supervisor with ``old`` replaced by an out-of-range ``new``."""
+    return _supervisor_text_case(folder, old, new, ("supervisor.yaml", key, "<= 3600"))
+
+
+def _supervisor_text_case(folder: Path, old: str, new: str, says: tuple[str, ...]) -> Case:
     """A run-case under a copy of the shipped supervisor with ``old`` replaced by ``new``."""
     supervisor = folder / "supervisor"
     shutil.copytree(SHIPPED / "supervisor", supervisor)
@@ -252,7 +257,7 @@ def _supervisor_value_case(folder: Path, old: str, new: str, key: str) -> Case:
     assert old in text, old
     config.write_text(text.replace(old, new, 1))
     argv = ["run-case", "--config", str(SHIPPED / "needle_insertion.yaml"), "--target", "0.45", "0.0", "0.05"]
-    return Case([*argv, "--supervisor", str(config)], ("supervisor.yaml", key, "<= 3600"))
+    return Case([*argv, "--supervisor", str(config)], says)
 
 
 def _corpus() -> dict[str, Callable[[Path], Case]]:
@@ -271,6 +276,13 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     )
     cases["supervisor:scenario_state_unknown"] = lambda f: _supervisor_case(
         f, "stage", "Injectt", ("scenario.yaml", "when.state", "Injectt")
+    )
+    # two stages ending with one event: accepted, then every supervised case ran to its 600 s limit
+    cases["supervisor:stage_done_twice"] = lambda f: _supervisor_text_case(
+        f,
+        "approach: e_EntryReached",
+        "approach: e_SourceReached",
+        ("supervisor.yaml", "supervisor.events.stage_done.approach", "also the end of initialization"),
     )
     # a dwell and a case limit of 1e300 s ran the case without end
     for key, old in (("dwell_s", "dwell_s: 0.0 "), ("max_case_s", "max_case_s: 600.0 ")):

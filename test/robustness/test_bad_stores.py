@@ -166,6 +166,20 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
         _sql("DELETE FROM kpis WHERE test_id = (SELECT max(test_id) FROM cases WHERE outcome = 'completed')"),
         "is stored as completed but table kpis holds no row of it",
     ),
+    # a stage no case has (a pandas TypeError in the report), a target that is no point (NULL: the figure's axis limits
+    # ended in a ValueError; 1e300 m was drawn)
+    "kpi_stage_unknown": (
+        _sql("UPDATE kpis SET stage = 'lunch' WHERE stage = 'case'"),
+        ": stage holds 'lunch', expected one of case, initialization",
+    ),
+    "target_null": (
+        _sql("UPDATE cases SET target_x_m = NULL"),
+        ": target_x_m holds None, expected a coordinate within 10 m",
+    ),
+    "source_far": (
+        _sql("UPDATE cases SET source_z_m = 1e300"),
+        ": source_z_m holds 1e+300, expected a coordinate within",
+    ),
     # a robot no run has: the report counted it, the export wrote martian.npz
     "robot_unknown": (
         _sql("UPDATE kpis SET robot = 'martian' WHERE rowid = (SELECT min(rowid) FROM kpis)"),

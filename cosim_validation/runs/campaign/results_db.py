@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from cosim_validation.common.config.config_node import MAX_POINT_M
 from cosim_validation.common.exceptions import InputError
-from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.runs.campaign.db_salvage import (
     SalvageReport,
     integrity_problems,
@@ -70,6 +71,9 @@ _META_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 #: (table, column, the values it may hold, what the error says was expected)
 _ROBOTS = tuple(role.label for role in RobotRole)
+_STAGES = tuple(stage.label for stage in Stage)
+_POINT_COLUMNS = tuple(f"{point}_{axis}_m" for point in ("source", "target") for axis in "xyz")
+_KPI_STAGES = ("case", *_STAGES[1:])  # a whole-case KPI is stored under "case" (result_rows.kpi_row)
 _VOCABULARIES = (
     ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
     ("cases", "outcome", CASE_OUTCOMES, "one of " + ", ".join(CASE_OUTCOMES)),
@@ -77,6 +81,9 @@ _VOCABULARIES = (
         (table, "robot", _ROBOTS, "one of " + ", ".join(_ROBOTS))  # a report counted a robot 'martian'
         for table in ("verdicts", "kpis", "trajectories", "events")
     ),
+    # a stage no case has: the report's KPI table ended in a pandas TypeError
+    ("kpis", "stage", _KPI_STAGES, "one of " + ", ".join(_KPI_STAGES)),
+    ("verdicts", "first_violation_stage", _STAGES, "one of " + ", ".join(_STAGES)),
 )
 #: A completed case without any verdict or any KPI: a resume counted it as stored and a report left it out of its
 #: counts (a case's rows are written in one transaction; its trajectories may be missing: a session's recorder can
@@ -377,6 +384,14 @@ class ResultsDB:
         row = self._db.execute("SELECT test_id, value FROM kpis WHERE abs(value) > 1.7976931348623157e308 LIMIT 1")
         if (infinite := row.fetchone()) is not None:
             raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], "a finite number")
+        for column in _POINT_COLUMNS:  # a NULL target ended the report's figure in a traceback; 1e300 m was drawn
+            row = self._db.execute(
+                f"SELECT test_id, {column} FROM cases WHERE {column} IS NULL OR abs({column}) > ? LIMIT 1",
+                (MAX_POINT_M,),
+            ).fetchone()
+            if row is not None:
+                within = f"a coordinate within {MAX_POINT_M:g} m"
+                raise _changed_outside(self.path, "cases", row[0], column, row[1], within)
         for table, column in (("cases", "duration_s"), ("timings", "wall_s")):  # times no run measures
             negative = self._db.execute(f"SELECT test_id, {column} FROM {table} WHERE {column} < 0 LIMIT 1").fetchone()
             if negative is not None:

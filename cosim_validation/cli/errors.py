@@ -113,18 +113,23 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.error_injection.dataset_io import read_csv, read_parquet
     from cosim_validation.error_injection.dvrk_csv import is_dvrk_csv, read_dvrk_csv
+    from cosim_validation.error_injection.joint_range import check_joint_range
     from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
     from cosim_validation.robots.model import RobotConfig
 
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
     if path.suffix.lower() == ".csv" and is_dvrk_csv(path):
-        return read_dvrk_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
-    if path.suffix.lower() == ".csv":
-        return read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics)), kinematics
-    if path.suffix.lower() != ".parquet":
+        dataset = read_dvrk_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics))
+    elif path.suffix.lower() == ".csv":
+        dataset = read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics))
+    elif path.suffix.lower() != ".parquet":
         raise InputError(f"{path}: expected a .parquet or .csv dataset")
-    return read_parquet(path), kinematics
+    else:
+        dataset = read_parquet(path)
+    if dataset.robot.joint_names == kinematics.joint_names:  # another arm's dataset is refused by name later
+        check_joint_range(dataset, kinematics, str(path))
+    return dataset, kinematics
 
 
 def _check_registration(args: argparse.Namespace) -> None:

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.error_injection.dataset_io import read_csv, write_parquet
+    from cosim_validation.error_injection.joint_range import check_joint_range
     from cosim_validation.error_injection.robot_identity import RobotIdentity
     from cosim_validation.live.ros.crtk_bag import import_crtk_bag
     from cosim_validation.robots.model import RobotConfig
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         dataset = read_csv(source, robot, units)
     else:
         dataset = import_crtk_bag(source, robot, units, args.namespace, args.tracker_namespace)
+    check_joint_range(dataset, kinematics, str(source))
     seen = int(dataset.marker_seen.sum())
     if out.suffix.lower() == ".npz":
         return _write_record(args, dataset, kinematics, source, out, seen)

@@ -218,6 +218,12 @@ def _dataset(
         raise DatasetError(f"{source}: {exc}") from None
 
 
+#: Closest two samples of a segment may be [s] (a tracker or an arm's controller samples at kHz, not MHz)
+MIN_SAMPLE_SPACING_S = 1e-6
+#: Longest a segment may last [s]: a day of recording
+MAX_SEGMENT_S = 86_400.0
+
+
 def _check_times(time_s: np.ndarray, segment: np.ndarray, source: str) -> None:
     """Within a segment, each row's time is later than the row before (a recording runs forward).
 
@@ -239,6 +245,20 @@ def _check_times(time_s: np.ndarray, segment: np.ndarray, source: str) -> None:
             f"{source}: column 'time_s': {time_s[row]} in row {row + 1} is not after {time_s[row - 1]} in row {row} "
             "of the same segment; expected increasing times"
         )
+    close = np.flatnonzero(same & (time_s[1:] - time_s[:-1] < MIN_SAMPLE_SPACING_S))  # joint speeds of 1e8 rad/s
+    if close.size:
+        row = int(close[0]) + 1
+        raise DatasetError(
+            f"{source}: column 'time_s': row {row + 1} is {time_s[row] - time_s[row - 1]:.3g} s after row {row}; "
+            f"expected times in seconds, samples at least {MIN_SAMPLE_SPACING_S:g} s apart (another unit?)"
+        )
+    for value in np.unique(segment):
+        times = time_s[segment == value]
+        if times[-1] - times[0] > MAX_SEGMENT_S:  # a recording of 16 s with its times in ns lasted 500 years
+            raise DatasetError(
+                f"{source}: column 'time_s': segment {int(value)} spans {times[-1] - times[0]:.6g} s; expected times "
+                f"in seconds, a segment of at most {MAX_SEGMENT_S:g} s (a day; another unit?)"
+            )
 
 
 def csv_frame(path: Path, **options: Any) -> Any:

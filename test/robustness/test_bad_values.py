@@ -162,6 +162,27 @@ def _import_case(folder: Path, time_s: str, rows: int, says: str, column_name: s
     return Case(argv, ("theirs.csv", says), (out,))
 
 
+def _scaled_case(folder: Path, prefix: str, factor: float, says: str, calibrate: bool = False) -> Case:
+    """An import (or ``errors calibrate``) of the documented CSV with every column named ``prefix...`` multiplied by
+    ``factor`` (another unit)."""
+    _csv(folder, "0.0", 0)
+    header, *lines = (folder / "good.csv").read_text().splitlines()
+    scaled = [i for i, name in enumerate(header.split(",")) if name.startswith(prefix)]
+    rows = []
+    for line in lines:
+        cells = line.split(",")
+        for i in scaled:
+            cells[i] = repr(float(cells[i]) * factor) if cells[i] else cells[i]
+        rows.append(",".join(cells))
+    source = folder / "theirs.csv"
+    source.write_text("\n".join([header, *rows]) + "\n")
+    if calibrate:
+        return Case(["errors", "calibrate", str(source)], ("theirs.csv", says))
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case(argv, ("theirs.csv", says), (out,))
+
+
 def _extra_columns_case(folder: Path, columns: dict[str, str], says: str) -> Case:
     """An import of the documented CSV with ``columns`` (name: value of every row) appended to it."""
     source = _csv(folder, "0.0", 0)
@@ -290,6 +311,12 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
             f, o, f"{k}: 1.0e+300 ", f"supervisor.{'sources' if k == 'dwell_s' else 'loop'}.{k}"
         )
     cases["csv:time_repeated"] = lambda f: _import_case(f, "1.0", 3, "expected increasing times")
+    # another unit, imported and judged: times in ns (a 500-year run), in ns read as s (1e8 rad/s), joints in degrees
+    cases["csv:times_in_ns"] = lambda f: _scaled_case(f, "time_s", 1e9, "expected times in seconds, a segment of")
+    cases["csv:times_shrunk"] = lambda f: _scaled_case(f, "time_s", 1e-9, "expected times in seconds, samples at")
+    cases["csv:joints_in_degrees"] = lambda f: _scaled_case(f, "setpoint_", 57.29577951308232, "(in degrees?")
+    degrees = 57.29577951308232
+    cases["calibrate:joints_in_degrees"] = lambda f: _scaled_case(f, "measured_", degrees, "(in degrees?", True)
     for column in ("measured_joint2_rad", "setpoint_joint7_rad"):  # imported, then judged "unknown: NaN" by check
         for value in ("inf", "nan"):
             cases[f"csv:{column}_{value}"] = lambda f, c=column, v=value: _import_case(f, v, 1, c, c)

@@ -98,7 +98,10 @@ def _run_bag(args: argparse.Namespace, robots: list[str], extra: list[str]) -> i
     from cosim_validation.live.dashboard.qt_binding import application
     from cosim_validation.live.ros.dashboard_events import bag_events
 
-    player = BagPlayer(bag_events(args.bag, robots, extra), rate=args.rate)
+    timeline = bag_events(args.bag, robots, extra)
+    if not timeline:  # e.g. a CRTK bag: other topics
+        raise InputError(f"{args.bag}: the bag holds no message of the dashboard's topics (/cosim/...)")
+    player = BagPlayer(timeline, rate=args.rate)
     if args.at is not None and not 0 <= args.at <= player.duration_s:
         raise InputError(f"--at {args.at:g}: the bag {args.bag} spans 0 to {player.duration_s:.1f} s")
     player.seek(player.duration_s if args.at is None else args.at)

@@ -214,8 +214,9 @@ def _dataset(
             registration,
             meta,
         )
-    except DatasetError as exc:
-        raise DatasetError(f"{source}: {exc}") from None
+    except DatasetError as exc:  # the columns read above name the file already
+        message = str(exc)
+        raise DatasetError(message if message.startswith(f"{source}: ") else f"{source}: {message}") from None
 
 
 #: Closest two samples of a segment may be [s] (a tracker or an arm's controller samples at kHz, not MHz)

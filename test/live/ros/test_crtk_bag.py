@@ -97,3 +97,17 @@ def test_a_record_goes_out_as_the_dataset_csv_and_back_with_a_rotation_vector_to
     )
     # the record keeps quaternions to 9 decimals (not exactly unit): through a rotation vector they come back unit
     _same_rows(read_parquet(tmp_path / "b.parquet"), want, time_tolerance_s=0.0, quat_tolerance=1e-9)
+
+
+def test_a_crtk_bag_is_no_dashboard_bag(
+    recorded: tuple[str, ErrorDataset], reference: CampaignOutcome, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dashboard given a bag of other topics: one error line naming the bag (it named nothing)."""
+    test_id, _ = recorded
+    bag = tmp_path / "run.mcap"
+    assert main(["export-crtk", str(reference.out_dir), test_id, "-o", str(bag)]) == 0
+    capsys.readouterr()
+    assert main(["dashboard", "--bag", str(bag), "--screenshot", str(tmp_path / "x.png")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {bag}: the bag holds no message of the dashboard's topics (/cosim/...)"]
+    assert not (tmp_path / "x.png").exists()

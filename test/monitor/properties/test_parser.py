@@ -94,6 +94,9 @@ def test_arithmetic_precedence() -> None:
         ("forall j in joints a < 1", "expected ':'", 20),
         ("safediff(q[0], 1, 2", "expected '\\)'", 20),
         ("always and", "unexpected keyword 'and'", 8),
+        # a call that is no predicate, left uncompared: named (it said "expected a comparison ... found the end")
+        ("always frobnicate(tip)", r"frobnicate\(\.\.\.\) is not a predicate \(nocollision, safebound", 8),
+        ("eventually dist(tip, target) and tip.x < 1", r"dist\(\.\.\.\) is not a predicate .*found 'and'", 12),
     ],
 )
 def test_malformed_expressions_name_property_and_column(text: str, message: str, column: int) -> None:

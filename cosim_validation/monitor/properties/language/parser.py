@@ -198,6 +198,12 @@ class _Parser(TokenCursor):
             return s.Flag(left.ident, left.pos)
         if not self.at("op", *_CMP):
             found = repr(self.token.text) if self.token.kind != "end" else "the end of the expression"
+            if isinstance(left, s.Call):  # e.g. "always frobnicate(tip)": a call that is no predicate, uncompared
+                raise self.error(
+                    f"{left.func}(...) is not a predicate ({', '.join(sorted(PREDICATES))}); a term function's value "
+                    f"is compared, e.g. {left.func}(...) < 0.01 (found {found} after it)",
+                    tok,
+                )
             raise self.error(f"expected a comparison (< <= > >= == !=) or a predicate, found {found}")
         op = self.take()
         return s.Compare(op.text, left, self.term(), op.pos)

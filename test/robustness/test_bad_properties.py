@@ -57,6 +57,18 @@ def _property_edits() -> dict[str, Edit]:
     edits["robots:unknown"] = _set(
         "properties", "tip_follows_plan", "robots", value=["virtual", "hologram"], key="properties.tip_follows_plan"
     )
+    # a property on no robot never gave a verdict; the same robot twice; a window no case reaches
+    edits["robots:none"] = _set("properties", "tip_follows_plan", "robots", value=[], key="properties.tip_follows_plan")
+    edits["robots:twice"] = _set(
+        "properties", "tip_follows_plan", "robots", value=["virtual", "virtual"], key="properties.tip_follows_plan"
+    )
+    edits["window:1e300"] = _set(
+        "properties",
+        "tip_follows_plan",
+        "expression",
+        value="eventually[0, 1e300] x(tip) < 1",
+        key="properties.tip_follows_plan.expression",
+    )
     edits["constant:unknown_in_expression"] = _set(
         "properties",
         "targeting_error_bound",

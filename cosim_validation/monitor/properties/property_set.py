@@ -195,6 +195,12 @@ def _spec(name: str, node: ConfigNode) -> PropertySpec:
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised with the file and key
             raise node["robots"].error(str(exc)) from None
+        if not robots:  # a property checked on no robot never gives a verdict
+            raise node["robots"].error(
+                "expected at least one robot (expected, virtual, physical); leave the key out for every robot"
+            )
+        if len(set(robots)) < len(robots):
+            raise node["robots"].error(f"names a robot twice: {[r.label for r in robots]}")
     description = node["description"].to_str() if node.get("description") is not None else ""
     try:
         return PropertySpec(name, node["expression"].to_str(), description, robots)

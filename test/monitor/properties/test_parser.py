@@ -88,6 +88,7 @@ def test_arithmetic_precedence() -> None:
         ("always tip", "expected a comparison", 11),
         ("always x(tip) < 1 )", "unexpected '\\)'", 19),
         ("always[2, 1] x(tip) < 1", r"0 <= a <= b", 7),
+        ("eventually[0, 1e300] x(tip) < 1", r"0 <= a <= b <= 3600 \(seconds\)", 11),  # taken: no case lasts that long
         ("always[1 2] a < 1", "expected ','", 10),
         ("x < 1 $ 2", "unexpected character '\\$'", 7),
         ("forall j joints: a < 1", "expected 'in'", 10),

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.monitor.properties.errors import PropertyError
 from cosim_validation.monitor.properties.language import syntax as s
 from cosim_validation.monitor.syntax_bounds import tree_problem
@@ -163,8 +164,10 @@ class _Parser(TokenCursor):
         self.expect_op(",")
         b = self.number()
         self.expect_op("]")
-        if not 0 <= a <= b:
-            raise self.error(f"time window [{a:g}, {b:g}] must satisfy 0 <= a <= b (seconds)", open_tok)
+        if not 0 <= a <= b <= MAX_CASE_TIME_S:  # [0, 1e300] was taken
+            raise self.error(
+                f"time window [{a:g}, {b:g}] must satisfy 0 <= a <= b <= {MAX_CASE_TIME_S:g} (seconds)", open_tok
+            )
         return (a, b)
 
     def number(self) -> float:

@@ -56,6 +56,8 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
     ),
     # a Cartesian tip limit no insertion has: 1e-9 m/s and 1e-15 m/s^3 ended the time scaling in a traceback, 1e9 m/s
     # was taken; a collision step of 1e-12 rad asked for a 368 GiB array
+    # a joint jerk limit of 1e-6 rad/s^3 made a 365 s case
+    "joint_jerk_micro": ("jerk: [5000.0,", "jerk: [1.0e-6,", "limits.jerk: expected 7 numbers >= 0.001"),
     "injection_velocity_nano": ("injection: {velocity_m_s: 0.02,", "injection: {velocity_m_s: 1.0e-9,", "velocity_m_s"),
     "injection_velocity_giga": ("injection: {velocity_m_s: 0.02,", "injection: {velocity_m_s: 1.0e+9,", "velocity_m_s"),
     "injection_jerk_femto": ("jerk_m_s3: 1.0}", "jerk_m_s3: 1.0e-15}", "planning.injection.jerk_m_s3"),

@@ -116,9 +116,9 @@ class RobotConfig:
                 if limits_node is not None
                 else _checked(default, n, node)
             )
-            if (vector <= 0).any():
+            if (vector < _LIMIT_MINIMUM).any():  # a jerk of 1e-6 rad/s^3 made a 365 s case of a 20 s one
                 where = limits_node[key] if limits_node is not None and limits_node.has(key) else node
-                raise where.error(f"limits.{key}: expected {n} numbers > 0, got {vector.tolist()!r}")
+                raise where.error(f"limits.{key}: expected {n} numbers >= {_LIMIT_MINIMUM:g}, got {vector.tolist()!r}")
             vectors[key] = vector
         return cls(kinematics, home, margin, CommandLimits(**vectors), model)
 
@@ -145,6 +145,8 @@ def _scalar(node: ConfigNode, key: str, default: float, maximum: float) -> float
 #: The largest commanding limit a configuration may give, per kind [rad or m per s, s^2, s^3]: far above any arm's
 #: (the ER3 Pro: 2.6 rad/s, 20 rad/s^2, 7500 rad/s^3); 1e300 was taken
 _LIMIT_MAXIMA = {"velocity": 100.0, "acceleration": 1e4, "jerk": 1e7}
+#: The smallest commanding limit [rad or m per s, s^2, s^3]: an arm that slow is not moving
+_LIMIT_MINIMUM = 1e-3
 
 
 def _vector(

@@ -51,7 +51,7 @@ def test_shipped_robot_section(robot_config: RobotConfig) -> None:
         ({"home_q": [0, 3.0, 0, 0, 0, 0, 0]}, "robot.home_q", "joint2 = 3.0 rad outside"),
         ({"urdf": "missing.urdf"}, "robot.urdf", "URDF file not found: 'missing.urdf'"),
         ({"mount_frame": "tool0"}, "robot.urdf", "no frame 'tool0'"),
-        ({"limits__velocity": [1.0] * 6 + [0.0]}, "robot.limits.velocity", "expected 7 numbers > 0"),
+        ({"limits__velocity": [1.0] * 6 + [0.0]}, "robot.limits.velocity", "expected 7 numbers >= 0.001"),
         ({"model": "ur5"}, "robot.model", "expected one of 'xmate_er3_pro', 'dvrk_psm', 'raven2', got 'ur5'"),
         ({"needle_lenght_m": 0.1}, "robot.needle_lenght_m", "unknown key"),
     ],

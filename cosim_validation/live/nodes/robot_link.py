@@ -22,6 +22,7 @@ from cosim_validation.assembly.robot_port import Measurement
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
+from cosim_validation.live.ros.service_call import call_answered
 from cosim_validation_interfaces.srv import ResetRobot
 
 
@@ -102,14 +103,10 @@ class RobotLink:
         request = ResetRobot.Request(
             test_id=test_id, joint_names=list(self.names), position=[float(v) for v in q0], seed=int(case_seed)
         )
-        done = threading.Event()
-        future = self._reset.call_async(request)
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(timeout_s):
-            future.cancel()
+        response = call_answered(self._reset, request, timeout_s)  # sent again if its answer seems lost
+        if response is None:
             raise RobotLostError(f"{self._role.label} robot: reset not answered within {timeout_s:.1f} s")
-        response = future.result()
-        if response is None or not response.success:
+        if not response.success:
             reason = response.message if response is not None else "no response"
             raise RobotLostError(f"{self._role.label} robot refused the reset: {reason}")
         with self._cond:

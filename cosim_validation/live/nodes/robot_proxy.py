@@ -36,6 +36,7 @@ from cosim_validation.live.nodes.node_runtime import declare_parameters, run_nod
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import COMMAND, RESULT, STATE, to_rclpy
 from cosim_validation.live.ros.sample_topics import SampleJoiner, SamplePublisher, joined_sample
+from cosim_validation.live.ros.service_call import call_answered
 from cosim_validation.live.session.node_parameters import ErrorInjectorParams, ProxyParams, params_type
 from cosim_validation.robots.filters.robot_filter import FilterEvent, needs_stage, notify_stage
 from cosim_validation.robots.filters.robot_filters import make_filters
@@ -94,15 +95,18 @@ class RobotProxy(Node):
         if not self._raw_reset.wait_for_service(timeout_sec=RESET_TIMEOUT_S):
             response.success, response.message = False, "the robot's driver offers no reset service"
             return response
-        answer = self._raw_reset.call(request)
-        if answer is not None and answer.success:
+        answer = call_answered(self._raw_reset, request, RESET_TIMEOUT_S)  # it waited for ever on a lost answer
+        if answer is None:
+            response.success, response.message = False, f"the robot's driver did not answer within {RESET_TIMEOUT_S} s"
+            return response
+        if answer.success:
             q0 = np.asarray(request.position, dtype=np.float64)
             with self._lock:
                 for f in self._filters:
                     f.reset(q0, int(request.seed))
                 self._last_ns, self._t_s, self._setpoint = None, 0.0, q0
                 self._joiner.clear()
-        return answer if answer is not None else response
+        return answer
 
     def _on_expected(self, msg: Any) -> None:
         with self._stage_cond:

@@ -101,7 +101,12 @@ def discretize(region: TargetRegion, granularity_m: float) -> tuple[CubeGrid, np
     grid = CubeGrid.covering(region.bounds_m, granularity_m)
     classes = region.classify(grid)
     if not np.any(classes != CubeClass.EMPTY):
-        raise InputError(f"region {region.name!r} holds no valid target of model {region.target.name!r}")
+        margin = (
+            f" (a target stays more than testgen.margin_m = {region.margin_m:g} m outside every obstacle)"
+            if region.margin_m > 0 and region.obstacles
+            else ""
+        )
+        raise InputError(f"region {region.name!r} holds no valid target of model {region.target.name!r}{margin}")
     return grid, classes
 
 
@@ -152,7 +157,12 @@ def generate_suite(
         )
     made = _targets(region, grid, classes, request, cfg)
     if not len(made.targets_m):
-        raise InputError(f"region {region.name!r} holds no valid target of model {region.target.name!r}")
+        margin = (
+            f" (a target stays more than testgen.margin_m = {region.margin_m:g} m outside every obstacle)"
+            if region.margin_m > 0 and region.obstacles
+            else ""
+        )
+        raise InputError(f"region {region.name!r} holds no valid target of model {region.target.name!r}{margin}")
     generation_s = time.perf_counter() - start
     classes[tuple(made.lattice_empty.T)] = CubeClass.EMPTY
     cubes = grid.cube_index(made.targets_m)

@@ -163,6 +163,14 @@ def test_sub_region_that_misses_the_model(scene: AnatomyScene, testgen_cfg: Test
         generate_suite(scene, cfg, TestgenRequest("grid", 0.002, 3, region="tiny"))
 
 
+def test_a_margin_no_target_can_keep_is_named(scene: AnatomyScene, testgen_cfg: TestgenConfig) -> None:
+    """A margin of 0.9 m around the heart leaves the lung no target: the message says which setting did it."""
+    cfg = dataclasses.replace(testgen_cfg, margin_m=0.9)
+    match = r"holds no valid target of model 'left_lung' \(a target stays more than testgen\.margin_m = 0\.9 m"
+    with pytest.raises(InputError, match=match):
+        generate_suite(scene, cfg, TestgenRequest("random", 0.04, 1, count=5))
+
+
 def test_sub_region_naming_an_unknown_model_is_a_config_error(scene: AnatomyScene, testgen_cfg: TestgenConfig) -> None:
     spec = dataclasses.replace(testgen_cfg.regions["near_heart"], near="liver")
     cfg = dataclasses.replace(testgen_cfg, regions={"near_heart": spec})

@@ -208,8 +208,9 @@ def check_controller_manager(timeout_s: float | None = None) -> Finding:
             f"no /controller_manager/list_controllers answered on ROS_DOMAIN_ID {domain} within {wait_s:g} s: "
             "only the stand-in (controller_manager_emulator, config/er3pro_ros2_control.yaml)",
         )
-    states = ", ".join(f"{c.name} {c.state}" for c in listed) or "no controllers"
-    return Finding(name, True, False, "/controller_manager", f"ROS_DOMAIN_ID {domain}: {states}")
+    states = ", ".join(f"{c.name} {c.state}" for c in listed.controllers) or "no controllers"
+    which = " (the project's stand-in, controller_manager_emulator: not rokae_ros2)" if listed.stand_in else ""
+    return Finding(name, True, False, "/controller_manager", f"ROS_DOMAIN_ID {domain}: {states}{which}")
 
 
 def check_move_group(settings: MoveItSettings | None = None) -> Finding:
@@ -235,13 +236,15 @@ def check_move_group(settings: MoveItSettings | None = None) -> Finding:
         return Finding(name, False, False, "", f"{type(exc).__name__}: {exc}")
     try:
         client.wait()
+        stand_in = client.is_stand_in()
     except PlanningError as exc:
         standin = "python -m cosim_validation.live.moveit.standin_node --ros-args -p config:=case.yaml"
         return Finding(name, False, False, "", f"{exc}: the moveit controller needs one (the stand-in: {standin})")
     finally:
         client.close()
     services = ", ".join(settings.service(n) for n in ("plan_kinematic_path", "compute_cartesian_path"))
-    return Finding(name, True, False, "", f"ROS_DOMAIN_ID {client.domain_id}: {services}, ...")
+    which = " (the project's stand-in, cosim_validation.live.moveit.standin_node: not MoveIt)" if stand_in else ""
+    return Finding(name, True, False, "", f"ROS_DOMAIN_ID {client.domain_id}: {services}, ...{which}")
 
 
 def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:

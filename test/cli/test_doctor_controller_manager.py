@@ -14,13 +14,16 @@ from cosim_validation.cli.doctor import check_controller_manager
 pytestmark = pytest.mark.ros
 
 
-@pytest.fixture
-def manager(rclpy_context: Any) -> Iterator[None]:
-    """A controller manager answering /controller_manager/list_controllers with an active arm_controller."""
+@pytest.fixture(params=[False, True], ids=["real", "stand_in"])
+def manager(rclpy_context: Any, request: pytest.FixtureRequest) -> Iterator[bool]:
+    """A controller manager answering /controller_manager/list_controllers with an active arm_controller; as the
+    project's emulator does, also serving /controller_manager/emulation/reset (``request.param``)."""
     from controller_manager_msgs.msg import ControllerState
     from controller_manager_msgs.srv import ListControllers
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
+
+    from cosim_validation_interfaces.srv import ResetRobot
 
     node = Node("controller_manager", context=rclpy_context)
 
@@ -29,11 +32,13 @@ def manager(rclpy_context: Any) -> Iterator[None]:
         return response
 
     node.create_service(ListControllers, "/controller_manager/list_controllers", answer)
+    if request.param:
+        node.create_service(ResetRobot, "/controller_manager/emulation/reset", lambda req, res: res)
     executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(node)
     threading.Thread(target=executor.spin, daemon=True).start()
     try:
-        yield None
+        yield bool(request.param)
     finally:
         executor.shutdown()
         node.destroy_node()
@@ -48,9 +53,10 @@ def test_with_no_controller_manager_only_the_stand_in_is_named(ros_domain: int) 
     )
 
 
-def test_a_controller_manager_that_answers_is_found_with_its_controllers(manager: None, ros_domain: int) -> None:
+def test_a_controller_manager_that_answers_is_found_with_its_controllers(manager: bool, ros_domain: int) -> None:
     # the wait is what doctor allows; finding the manager is the point, however long discovery takes under load (a
     # loaded CI machine took more than the default 1.5 s)
     finding = check_controller_manager(timeout_s=30.0)
     assert finding.found
-    assert finding.detail == f"ROS_DOMAIN_ID {ros_domain}: arm_controller active"
+    stand_in = " (the project's stand-in, controller_manager_emulator: not rokae_ros2)" if manager else ""
+    assert finding.detail == f"ROS_DOMAIN_ID {ros_domain}: arm_controller active{stand_in}"

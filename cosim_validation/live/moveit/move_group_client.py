@@ -25,6 +25,9 @@ SERVICES = {
     "scene": ("apply_planning_scene", ApplyPlanningScene),
     "get_scene": ("get_planning_scene", GetPlanningScene),
 }
+#: Parameters only the project's stand-in move_group has (its test switches: every Cartesian path cut to a fraction,
+#: every joint-space request answered with an error code)
+STAND_IN_PARAMETERS = ("cartesian_fraction", "plan_error")
 
 
 class MoveGroupClient:
@@ -95,6 +98,34 @@ class MoveGroupClient:
                 )
             self.executor.spin_once(timeout_sec=min(left, 0.05))
         return future.result()
+
+    def is_stand_in(self, timeout_s: float = 1.5) -> bool:
+        """Whether the move_group answering is this project's stand-in: its node has the stand-in's parameters.
+
+        MoveIt's move_group has none of :data:`STAND_IN_PARAMETERS`; the stand-in declares them (its test switches).
+
+        Args:
+            timeout_s: Longest wait for move_group's ``list_parameters`` and its answer [s, wall].
+        """
+        from rcl_interfaces.srv import ListParameters
+
+        client: Any = self.node.create_client(ListParameters, self.settings.service("move_group/list_parameters"))
+        deadline = time.monotonic() + timeout_s
+        try:
+            while not client.service_is_ready():
+                if time.monotonic() >= deadline:
+                    return False
+                self.executor.spin_once(timeout_sec=0.05)
+            future = client.call_async(ListParameters.Request())
+            while not future.done():
+                if time.monotonic() >= deadline:
+                    client.remove_pending_request(future)
+                    return False
+                self.executor.spin_once(timeout_sec=0.05)
+            answer = future.result()
+            return answer is not None and set(STAND_IN_PARAMETERS) <= set(answer.result.names)
+        finally:
+            self.node.destroy_client(client)
 
     def service_name(self, key: str) -> str:
         """The full name of the service ``key`` (``/robot1/get_planning_scene``), for messages.

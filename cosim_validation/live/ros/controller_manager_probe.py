@@ -6,17 +6,31 @@ One bounded call of ``<controller_manager>/list_controllers`` from a node of its
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from cosim_validation.live.ros.ros2_control import ListedController
 
 PROBE_TIMEOUT_S = 1.5
 
 
+class ManagerAnswer(NamedTuple):
+    """What a controller manager said.
+
+    Attributes:
+        controllers: The controllers it lists.
+        stand_in: Whether it is this project's emulator (it serves ``<manager>/emulation/...``), not a real stack.
+    """
+
+    controllers: list[ListedController]
+    stand_in: bool
+
+
 def probe_controller_manager(
     manager: str = "/controller_manager", timeout_s: float = PROBE_TIMEOUT_S
-) -> list[ListedController] | None:
-    """The controllers ``manager`` lists, or None if nothing answers within ``timeout_s`` [s].
+) -> ManagerAnswer | None:
+    """The controllers ``manager`` lists and whether it is the stand-in; None if nothing answers in time.
+
+    The wait is at most ``timeout_s``.
 
     Args:
         manager: The controller manager's node name; its ``list_controllers`` service is called.
@@ -48,6 +62,20 @@ def probe_controller_manager(
         answer = future.result() if future.done() else None
         if answer is None:
             return None
-        return [ListedController(c.name, c.state, c.type, tuple(c.claimed_interfaces)) for c in answer.controller]
+        listed = [ListedController(c.name, c.state, c.type, tuple(c.claimed_interfaces)) for c in answer.controller]
+        return ManagerAnswer(listed, serves_emulation(node, manager))  # its services came with list_controllers
     finally:
         context.try_shutdown()
+
+
+def serves_emulation(node: Any, prefix: str) -> bool:
+    """Whether a service under ``<prefix>/emulation/`` is in ``node``'s graph: the mark of this project's stand-ins.
+
+    The controller manager emulator serves ``emulation/reset``; rokae_ros2 and the dVRK serve nothing there.
+
+    Args:
+        node: An rclpy node in the domain to look at.
+        prefix: The manager's or arm's name, e.g. ``/controller_manager``.
+    """
+    mark = f"{prefix.rstrip('/')}/emulation/"
+    return any(name.startswith(mark) for name, _ in node.get_service_names_and_types())

@@ -6,8 +6,9 @@ Three parts, each starting at rest at the home pose:
    within the limits), reached by linear interpolation in joint space in steps of at most ``step_rad``. Each step
    is two setpoints of the same joints: one stamped ``move_s`` later (the ramp, not read), one ``settle_s`` after
    that (the arm has stopped: the first reading); then ``repeats - 1`` more readings ``reading_period_s`` apart.
-1. a continuous training motion (two slow sines per joint, ``motion_s`` long, at ``rate_hz``, every sample read):
-   the controller error in motion, which settled readings do not show;
+1. a continuous training motion (two slow sines per joint, even about home and each joint reaching its box's edge,
+   ``motion_s`` long, at ``rate_hz``, every sample read): the controller error in motion, which settled readings do
+   not show;
 2. the held-out continuous, teleoperation-like motion (other frequencies and phases, ``test_s`` long).
 
 Between two parts the arm goes back home in steps of ``step_rad`` (``move_s`` each) and rests ``settle_s``; those
@@ -150,12 +151,22 @@ def continuous_setpoints(
     duration_s = settings.test_s if stream == 1 else settings.motion_s
     t = np.arange(1, int(duration_s * settings.rate_hz) + 1)[:, None] / settings.rate_hz
     freq = rng.uniform(0.02, 0.1, size=(2, len(home))) * 2 * np.pi  # [rad/s]: 10-50 s periods, at most ~0.3 rad/s
-    phase = rng.uniform(0, 2 * np.pi, size=(2, len(home)))
-    wave = 0.5 * (np.sin(freq[0] * t + phase[0]) - np.sin(phase[0]) + np.sin(freq[1] * t + phase[1]) - np.sin(phase[1]))
+    if stream == 1:  # teleoperation-like: random phases, so each joint leans to one side of home
+        phase = rng.uniform(0, 2 * np.pi, size=(2, len(home)))
+        wave = 0.5 * (
+            np.sin(freq[0] * t + phase[0]) - np.sin(phase[0]) + np.sin(freq[1] * t + phase[1]) - np.sin(phase[1])
+        )
+    else:  # training: even about home and spanning the box, so that the motion NN1 learns from covers where the
+        # held-out motion goes (with random phases it swung to one side per joint, and NN1's guard faded its offsets
+        # on most held-out samples: docs/ERRORS.md)
+        sign = rng.choice([-1.0, 1.0], size=(2, len(home)))
+        wave = sign[0] * np.sin(freq[0] * t) + sign[1] * np.sin(freq[1] * t)
     # the sines start at home but not at rest (their slope at t = 0 is up to ~0.3 rad/s): a smoothstep envelope over
     # the first RAMP_S (a quarter of a shorter motion) brings the speed up from zero, as an arm is moved from rest
     s = np.minimum(t / min(RAMP_S, duration_s / 4), 1.0)
     wave = wave * s * s * (3.0 - 2.0 * s)
+    if stream != 1:
+        wave = wave / np.maximum(np.abs(wave).max(axis=0), 1e-12)  # each joint reaches its box's edge
     half = 0.5 * (box[1] - box[0])
     return np.clip(home + half * np.clip(wave, -1.0, 1.0), box[0], box[1])  # type: ignore[no-any-return]
 

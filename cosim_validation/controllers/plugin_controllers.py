@@ -60,7 +60,10 @@ def exit_text(exc: BaseException) -> str:
     Args:
         exc: The SystemExit or KeyboardInterrupt the user's code raised.
     """
-    called = f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else "raise KeyboardInterrupt"
+    if isinstance(exc, SystemExit):
+        called = f"sys.exit({exc.code!r})"
+    else:
+        called = f"raise {type(exc).__name__}" + (f"({exc})" if str(exc) else "")
     return f"{called} (a controller may not end or interrupt the process)"
 
 
@@ -171,9 +174,17 @@ def _line_points(plan: Plan) -> tuple[Any, ...]:
     return (line.target_m, line.axis, line.entry_m)
 
 
+def _is_stage(value: Any) -> bool:
+    """Whether ``value`` is a :class:`Stage` or an int that is one (not a bool, not text)."""
+    if isinstance(value, Stage):
+        return True
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in _STAGE_VALUES
+
+
 #: Closest two setpoints of a plan may be [s]: the robots stamp setpoints in whole nanoseconds
 MIN_SETPOINT_SPACING_S = 1e-6
 _STAGES = np.array([int(s) for s in Stage])
+_STAGE_VALUES = frozenset(int(s) for s in Stage)
 
 
 def _timing_problem(t_s: np.ndarray, stage: np.ndarray) -> str:
@@ -258,10 +269,11 @@ class CallThread:
             began = time.perf_counter()
             try:
                 result = call()
-            except (SystemExit, KeyboardInterrupt) as exc:  # raised by the user's code on this thread, never a signal
-                future.set_exception(ControllerExitError(exit_text(exc)))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which decides
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
                 future.set_exception(exc)
+            except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt (raised by the user's code on
+                # this thread, never a signal), GeneratorExit or a class of the user's own: never past this case
+                future.set_exception(ControllerExitError(exit_text(exc)))
             else:
                 future.set_result((result, time.perf_counter() - began))
 
@@ -501,8 +513,17 @@ class ClosedLoopPlugin:
             raise ControllerFaultError(f"bad command: step returned a {type(command).__name__}, not a Command")
         if command.kind is CommandKind.SETPOINT:
             self._check_setpoint(command.q, observation.t_s)
+        if command.stage is not None and not _is_stage(command.stage):  # 'injection' was a traceback, 42 "failed"
+            raise ControllerFaultError(
+                f"bad command: stage {command.stage!r} at t = {observation.t_s:.3f} s is not a Stage "
+                f"({', '.join(f'Stage.{s.name}' for s in Stage)})"
+            )
         if command.kind is CommandKind.DONE and command.outcome not in ("completed", "aborted"):
             raise ControllerFaultError(f"bad command: done with outcome {command.outcome!r} (completed or aborted)")
+        reason: Any = command.reason  # typed str, but the user's code may put anything there
+        if command.kind is CommandKind.DONE and not isinstance(reason, str):  # a traceback joining it
+            kind = type(reason).__name__
+            raise ControllerFaultError(f"bad command: done with a reason of type {kind}, not text")
         return command
 
     def _check_setpoint(self, q: np.ndarray, t_s: float) -> None:

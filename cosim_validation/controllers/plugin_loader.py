@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 from cosim_validation.controllers.external_spec import (
     ADAPTER_STEP_BUDGET_S,
@@ -153,13 +154,22 @@ def plugin_of_node(node: ConfigNode) -> PluginSpec:
         name=text,
         target=target,
         options=copy.deepcopy(options.value) if options is not None else {},
-        step_budget_s=node["step_budget_s"].to_float(exclusive_minimum=0.0) if node.has("step_budget_s") else 0.1,
-        time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
-        call_limit_s=node["call_limit_s"].to_float(exclusive_minimum=0.0) if node.has("call_limit_s") else CALL_LIMIT_S,
+        step_budget_s=_limit(node, "step_budget_s") if node.has("step_budget_s") else 0.1,
+        time_limit_s=_limit(node, "time_limit_s") if node.has("time_limit_s") else 120.0,
+        call_limit_s=_limit(node, "call_limit_s") if node.has("call_limit_s") else CALL_LIMIT_S,
         needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=where.key,
     )
+
+
+def _limit(node: ConfigNode, key: str) -> float:
+    """A plugin's time limit ``key`` [s]: > 0 and at most an hour.
+
+    1e300 s ran a case without end, and past the platform's time_t Python's waits fail with an OverflowError that
+    blamed the controller.
+    """
+    return node[key].to_float(exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S)
 
 
 def _external_plugin(node: ConfigNode) -> PluginSpec:
@@ -171,13 +181,11 @@ def _external_plugin(node: ConfigNode) -> PluginSpec:
         name=f"external-{Path(spec.command[0]).name}",
         target=ADAPTER_TARGET,
         options=spec.options(),
-        step_budget_s=node["step_budget_s"].to_float(exclusive_minimum=0.0)
-        if node.has("step_budget_s")
-        else ADAPTER_STEP_BUDGET_S,
-        time_limit_s=node["time_limit_s"].to_float(exclusive_minimum=0.0) if node.has("time_limit_s") else 120.0,
+        step_budget_s=_limit(node, "step_budget_s") if node.has("step_budget_s") else ADAPTER_STEP_BUDGET_S,
+        time_limit_s=_limit(node, "time_limit_s") if node.has("time_limit_s") else 120.0,
         # the adapter's start may (re)start the node and wait for its action and for the case to be accepted (the
         # goal sent up to GOAL_ATTEMPTS times)
-        call_limit_s=node["call_limit_s"].to_float(exclusive_minimum=0.0)
+        call_limit_s=_limit(node, "call_limit_s")
         if node.has("call_limit_s")
         else spec.startup_timeout_s + GOAL_ATTEMPTS * spec.accept_timeout_s + CALL_LIMIT_S,
         needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,

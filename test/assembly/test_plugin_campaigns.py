@@ -156,6 +156,34 @@ def test_closed_loop_misbehaviour_ends_its_case_only(suites: tuple[Path, Path], 
     assert "controller error: step raised RuntimeError: the servo lost its marker" in page
 
 
+#: commands a controller's step may return or raise that ended in tracebacks or "failed" cases: each aborts its case
+MORE_FAULTS = {
+    "stage_text": "bad command: stage 'injection' at t = 0.300 s is not a Stage (Stage.NONE",
+    "stage_42": "bad command: stage 42 at t = 0.300 s is not a Stage",
+    "reason_dict": "bad command: done with a reason of type dict, not text",
+    "base_exception": "controller error: step raised ControllerExitError: raise _Weird(outside Exception)",
+}
+
+
+def test_a_step_with_a_stage_or_reason_of_the_wrong_kind_ends_its_case_only(
+    suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    faults = [f for fault in MORE_FAULTS for f in (fault, "none")]
+    options = {"faults": faults, "after_s": 0.3}
+    default = {"plugin": f"{SAMPLES}:make_faulty", "options": options, "step_budget_s": 1.0, "time_limit_s": 30}
+    rows = campaign(write_config(tmp_path, default), (suites[0],), tmp_path / "run")
+    started = [c for c in sorted(rows["cases"], key=lambda c: c.case_index) if c.outcome != "refused"]
+    seen = set()
+    for case, fault in zip(started, faults, strict=False):
+        if fault == "none":
+            assert case.outcome == "completed", (case.test_id, case.message)
+        else:
+            assert case.outcome == "aborted", (fault, case.message)
+            assert MORE_FAULTS[fault] in case.message, (fault, case.message)
+            seen.add(fault)
+    assert seen == set(MORE_FAULTS), f"only {len(started)} cases started"
+
+
 @pytest.mark.parametrize("kind", ["step", "plan_case"])
 def test_a_call_that_never_returns_ends_its_case_and_the_controller_is_made_again(
     kind: str, suites: tuple[Path, Path], tmp_path: Path

@@ -99,7 +99,9 @@ class Faulty(Replay):
     """Replays the straight plan; case i (order of ``start``) misbehaves as ``faults[i]`` after ``after_s``.
 
     Faults: ``raise``, ``nan``, ``length``, ``limits``, ``slow`` (sleeps 1.5 s, past the step budget), ``never`` (holds
-    forever: the time limit ends the case), ``bad_command`` (returns a string), ``none`` (behaves).
+    forever: the time limit ends the case), ``bad_command`` (returns a string), ``stage_text``, ``stage_42`` (a setpoint
+    of a stage that is not one), ``reason_dict`` (done with a reason that is not text), ``base_exception`` (raises a
+    BaseException of its own), ``none`` (behaves).
     """
 
     def __init__(self, context: ControllerContext, faults: list[str], after_s: float) -> None:
@@ -125,7 +127,19 @@ class Faulty(Replay):
             return Command.hold()
         if fault == "bad_command":
             return "forward"  # type: ignore[return-value]
+        if fault == "stage_text":  # a stage by its name: a traceback in the stream
+            return Command.setpoint(observation.q_measured, stage="injection")  # type: ignore[arg-type]
+        if fault == "stage_42":
+            return Command.setpoint(observation.q_measured, stage=42)  # type: ignore[arg-type]
+        if fault == "reason_dict":
+            return Command.done("completed", {"why": "done"})  # type: ignore[arg-type]
+        if fault == "base_exception":  # a class of the user's own outside Exception: the campaign ended
+            raise _Weird("outside Exception")
         return Command.hold()  # never: holds until the time limit
+
+
+class _Weird(BaseException):
+    """Not an Exception: what a user's code may still raise."""
 
 
 def make_faulty(options: dict[str, Any], context: ControllerContext) -> Faulty:

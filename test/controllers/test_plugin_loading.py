@@ -213,6 +213,18 @@ def test_a_plugin_that_prints_leaves_the_json_document_alone(
         assert "planning a case" in err
 
 
+@pytest.mark.parametrize("key", ["time_limit_s", "call_limit_s", "step_budget_s"])
+def test_a_plugin_limit_past_an_hour_is_refused(key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """1e300 s: a case that never ended (time_limit_s), or Python's waits failing with an OverflowError that blamed
+    the controller (call_limit_s, step_budget_s)."""
+    config = _write_config(tmp_path, {"plugin": f"{SAMPLES}:make_replay", key: 1.0e300})
+    code = main(["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert len(err) == 1, err
+    assert f"controllers.default.{key}: expected a number <= 3600" in err[0]
+
+
 def test_doctor_lists_the_controllers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

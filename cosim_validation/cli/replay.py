@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         args: The parsed ``cosim replay`` command line (the arguments of :func:`add_arguments`, and ``--json``).
     """
     from cosim_validation.common.exceptions import InputError
-    from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config
+    from cosim_validation.live.ros.replay import ReplayTopics, compare, replay_bag, topics_from_config, unreported
     from cosim_validation.monitor.properties import Status
 
     if not (args.rate == 0 or MIN_RATE <= args.rate <= MAX_RATE):  # NaN fails both
@@ -93,13 +93,14 @@ def run(args: argparse.Namespace) -> int:
                 "live_reports": len(result.live_reports),
                 "equal_to_live": not problems if result.live_reports else None,
                 "differences": problems,
+                "not_compared": unreported(result) if result.live_reports else [],
                 "anatomy_repairs": world.repairs,
             }
         )
     else:
         for line in world.repair_lines:
             print(line)
-        _print_text(args.bag, result, cases, problems)
+        _print_text(args.bag, result, cases, problems, unreported(result) if result.live_reports else [])
     return 1 if problems else 0
 
 
@@ -134,7 +135,9 @@ def _case_dict(end: Any, status: Any) -> dict[str, Any]:
     }
 
 
-def _print_text(bag: str, result: Any, cases: list[dict[str, Any]], problems: list[str]) -> None:
+def _print_text(
+    bag: str, result: Any, cases: list[dict[str, Any]], problems: list[str], not_compared: list[str]
+) -> None:
     print(f"{bag}: {result.messages} messages, {len(cases)} cases")
     for case in cases:
         samples = ", ".join(f"{r} {n}" for r, n in case["samples"].items())
@@ -150,6 +153,8 @@ def _print_text(bag: str, result: Any, cases: list[dict[str, Any]], problems: li
             if not problems
             else "\nreplayed verdicts DIFFER from the live monitor's:\n  " + "\n  ".join(problems)
         )
+        for test_id in not_compared:
+            print(f"not compared: {test_id}, the last case: the recording stopped before the monitor's report of it")
 
 
 def _first_violation(verdict: dict[str, Any]) -> str:

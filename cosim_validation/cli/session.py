@@ -397,6 +397,8 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
             f"\nreplayed the bag: verdicts {verdict} to the live monitor's; trajectories of "
             f"{stored} case{'' if stored == 1 else 's'} stored"
         )
+        for test_id in check.get("not_compared", []):  # a Ctrl-C or a dead node stopped the recording first
+            print(f"not compared: {test_id}, the last case: the recording stopped before the monitor's report of it")
     elif "skipped" in check:
         print(f"\nbag check skipped: {check['skipped']}")
     written = [name for name in ("session.mcap", "results.sqlite", "summary.json") if (path.parent / name).is_file()]

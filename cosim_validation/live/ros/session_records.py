@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
-from cosim_validation.live.ros.replay import compare, replay_bag
+from cosim_validation.live.ros.replay import compare, replay_bag, unreported
 from cosim_validation.runs.campaign.record_codec import encode_record
 from cosim_validation.runs.campaign.results_db import ResultsDB
 
@@ -38,4 +38,5 @@ def complete_session(run_dir: Path, world: MonitorWorld) -> dict[str, Any]:
         "cases_with_trajectories": stored,
         "replay_equals_live": not differences,
         "replay_differences": differences,
+        "not_compared": unreported(result),  # the last case, when the recording stopped before its live report
     }

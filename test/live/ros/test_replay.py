@@ -173,3 +173,25 @@ def test_publish_without_subscribers_says_so_and_replays(
     assert json.loads(captured.out)["messages"] == 5
     assert main(["replay", str(bag), "--properties", str(props), "--publish", "--wait-for-subscribers", "-1"]) == 1
     assert "error: --wait-for-subscribers must be >= 0 s, got -1.0" in capsys.readouterr().err
+
+
+def test_the_last_case_without_a_live_report_is_not_compared_but_named() -> None:
+    """A Ctrl-C (or a dead node) stops the recording after the last case ended and before the monitor's report of
+    it was recorded: that case is named as not compared, not reported as a difference (the session printed
+    "verdicts NOT equal: ...: no live case report in the bag"); a case in the middle without its report still is
+    a difference."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from cosim_validation.live.ros.replay import ReplayResult, compare, unreported
+
+    def end(test_id: str) -> Any:
+        return SimpleNamespace(info=SimpleNamespace(test_id=test_id), conclusion=SimpleNamespace(verdicts=[]))
+
+    cut_off = ReplayResult(cases=cast(Any, [end("a")]), live_reports={})
+    assert compare(cut_off) == []
+    assert unreported(cut_off) == ["a"]
+    both = ReplayResult(cases=cast(Any, [end("a"), end("b")]), live_reports={})
+    assert compare(both) == ["a: no live case report in the bag"]  # in the middle: a difference
+    assert unreported(both) == ["b"]
+    assert unreported(ReplayResult()) == []

@@ -149,7 +149,7 @@ def plan_problem(plan: Any, kinematics: Kinematics) -> str:
         return "the plan holds NaN or infinite values"
     if any(p.shape != (3,) or not np.isfinite(p).all() for p in points):
         return "the plan's source or insertion line is not three finite coordinates"
-    return _timing_problem(t_s, stage) or setpoint_problem(q, kinematics)
+    return _stage_problem(stage) or _timing_problem(t_s) or setpoint_problem(q, kinematics)
 
 
 def as_numbers(plan: Plan) -> Plan:
@@ -183,16 +183,20 @@ def _is_stage(value: Any) -> bool:
 
 #: Closest two setpoints of a plan may be [s]: the robots stamp setpoints in whole nanoseconds
 MIN_SETPOINT_SPACING_S = 1e-6
-_STAGES = np.array([int(s) for s in Stage])
 _STAGE_VALUES = frozenset(int(s) for s in Stage)
 
 
-def _timing_problem(t_s: np.ndarray, stage: np.ndarray) -> str:
-    if stage.dtype.kind not in "iu" or not np.isin(stage, _STAGES).all():
-        bad = stage[~np.isin(stage, _STAGES)][0] if stage.dtype.kind in "iuf" else stage.flat[0]
-        value = bad.item() if isinstance(bad, np.generic) else bad
-        stages = ", ".join(f"{int(s)} {s.label}" for s in Stage)
-        return f"the plan's stage holds {value!r}, not a stage ({stages})"
+def _stage_problem(stage: np.ndarray) -> str:
+    known = np.isin(stage, list(_STAGE_VALUES)) if stage.dtype.kind in "iuf" else np.zeros(stage.shape, bool)
+    if stage.dtype.kind in "iu" and known.all():
+        return ""
+    bad = stage[~known][0] if not known.all() else stage.flat[0]  # (a float stage is refused though it is whole)
+    value = bad.item() if isinstance(bad, np.generic) else bad
+    stages = ", ".join(f"{int(s)} {s.label}" for s in Stage)
+    return f"the plan's stage holds {value!r}, not a stage ({stages})"
+
+
+def _timing_problem(t_s: np.ndarray) -> str:
     if t_s[0] < 0.0:
         return f"the plan starts at t = {t_s[0]:.6g} s; its times count from the case's start (>= 0)"
     if t_s[-1] > MAX_CASE_TIME_S:

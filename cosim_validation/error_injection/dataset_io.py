@@ -253,13 +253,15 @@ def _check_times(time_s: np.ndarray, segment: np.ndarray, source: str) -> None:
             f"{source}: column 'time_s': row {row + 1} is {time_s[row] - time_s[row - 1]:.3g} s after row {row}; "
             f"expected times in seconds, samples at least {MIN_SAMPLE_SPACING_S:g} s apart (another unit?)"
         )
-    for value in np.unique(segment):
-        times = time_s[segment == value]
-        if times[-1] - times[0] > MAX_SEGMENT_S:  # a recording of 16 s with its times in ns lasted 500 years
-            raise DatasetError(
-                f"{source}: column 'time_s': segment {int(value)} spans {times[-1] - times[0]:.6g} s; expected times "
-                f"in seconds, a segment of at most {MAX_SEGMENT_S:g} s (a day; another unit?)"
-            )
+    ends = np.r_[starts[1:], len(time_s)] - 1  # each segment's rows are together (checked above)
+    spans = time_s[ends] - time_s[starts]
+    long = np.flatnonzero(spans > MAX_SEGMENT_S)  # a recording of 16 s with its times in ns lasted 500 years
+    if long.size:
+        k = int(long[0])
+        raise DatasetError(
+            f"{source}: column 'time_s': segment {int(segment[starts[k]])} spans {spans[k]:.6g} s; expected times "
+            f"in seconds, a segment of at most {MAX_SEGMENT_S:g} s (a day; another unit?)"
+        )
 
 
 def csv_frame(path: Path, **options: Any) -> Any:

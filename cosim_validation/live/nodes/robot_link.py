@@ -107,8 +107,7 @@ class RobotLink:
         if response is None:
             raise RobotLostError(f"{self._role.label} robot: reset not answered within {timeout_s:.1f} s")
         if not response.success:
-            reason = response.message if response is not None else "no response"
-            raise RobotLostError(f"{self._role.label} robot refused the reset: {reason}")
+            raise RobotLostError(f"{self._role.label} robot refused the reset: {response.message}")
         with self._cond:
             self._joints.clear()
             self._tips.clear()

@@ -46,6 +46,11 @@ SCHEMA_VERSION = 1
 CASE_OUTCOMES = ("completed", "refused", "aborted", "failed", "unfinished", "recorded")
 
 
+def _near(coordinate: float | None) -> bool:
+    """Whether a stored case coordinate is a number within ``MAX_POINT_M`` of the base (as the query above)."""
+    return coordinate is not None and abs(coordinate) <= MAX_POINT_M
+
+
 def _of(*kinds: type) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, kinds)
 
@@ -69,11 +74,11 @@ _META_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "supervisor": (_of(str, type(None)), "a text or null"),
     "detector": (_of(str, type(None)), "a text or null"),
 }
-#: (table, column, the values it may hold, what the error says was expected)
 _ROBOTS = tuple(role.label for role in RobotRole)
 _STAGES = tuple(stage.label for stage in Stage)
 _POINT_COLUMNS = tuple(f"{point}_{axis}_m" for point in ("source", "target") for axis in "xyz")
 _KPI_STAGES = ("case", *_STAGES[1:])  # a whole-case KPI is stored under "case" (result_rows.kpi_row)
+#: (table, column, the values it may hold, what the error says was expected)
 _VOCABULARIES = (
     ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
     ("cases", "outcome", CASE_OUTCOMES, "one of " + ", ".join(CASE_OUTCOMES)),
@@ -384,14 +389,12 @@ class ResultsDB:
         row = self._db.execute("SELECT test_id, value FROM kpis WHERE abs(value) > 1.7976931348623157e308 LIMIT 1")
         if (infinite := row.fetchone()) is not None:
             raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], "a finite number")
-        for column in _POINT_COLUMNS:  # a NULL target ended the report's figure in a traceback; 1e300 m was drawn
-            row = self._db.execute(
-                f"SELECT test_id, {column} FROM cases WHERE {column} IS NULL OR abs({column}) > ? LIMIT 1",
-                (MAX_POINT_M,),
-            ).fetchone()
-            if row is not None:
-                within = f"a coordinate within {MAX_POINT_M:g} m"
-                raise _changed_outside(self.path, "cases", row[0], column, row[1], within)
+        # a NULL target ended the report's figure in a traceback; 1e300 m was drawn (one pass over the cases)
+        outside = " OR ".join(f"{c} IS NULL OR abs({c}) > {MAX_POINT_M!r}" for c in _POINT_COLUMNS)
+        row = self._db.execute(f"SELECT test_id, {', '.join(_POINT_COLUMNS)} FROM cases WHERE {outside} LIMIT 1")
+        if (far := row.fetchone()) is not None:
+            column, value = next((c, v) for c, v in zip(_POINT_COLUMNS, far[1:], strict=True) if not _near(v))
+            raise _changed_outside(self.path, "cases", far[0], column, value, f"a coordinate within {MAX_POINT_M:g} m")
         for table, column in (("cases", "duration_s"), ("timings", "wall_s")):  # times no run measures
             negative = self._db.execute(f"SELECT test_id, {column} FROM {table} WHERE {column} < 0 LIMIT 1").fetchone()
             if negative is not None:

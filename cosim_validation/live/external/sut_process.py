@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,10 @@ from cosim_validation.controllers.external_spec import fill_command, placeholder
 from cosim_validation.controllers.plugin_api import RunLogs
 
 _PR_SET_PDEATHSIG = 1  # prctl(2) option: the signal a child gets when its parent thread dies
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # an ANSI colour sequence (Fast DDS and rclpy colour their logs)
+# Fast DDS's notice when another process holds a shared-memory port's lock (it falls back to UDP), e.g.
+# "[RTPS_TRANSPORT_SHM Error] Failed init_port fastdds_port7007: open_and_lock_file failed"
+_SHM_PORT = re.compile(r"RTPS_TRANSPORT_SHM.*init_port.*open_and_lock_file failed")
 _GRACE_S = (3.0, 2.0, 2.0)  # after SIGINT, SIGTERM, SIGKILL [s]
 
 
@@ -160,6 +165,10 @@ class NodeProcess:
     def output_tail(self, lines: int = 3) -> str:
         """The last ``lines`` lines of the node's output, joined with a vertical bar between spaces.
 
+        Terminal colour codes are taken out, and so is Fast DDS's notice that a shared-memory port is locked by
+        another process (it then talks over UDP; the notice is not the node's own word and crowded out the line
+        that said why the node exited).
+
         Args:
             lines: How many lines at most, from the last 4 KiB of the output.
         """
@@ -172,7 +181,8 @@ class NodeProcess:
                 text = log.read().decode("utf-8", "replace")
         except OSError:
             return ""
-        return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+        kept = [line for line in (_plain(raw) for raw in text.splitlines()) if line and not _SHM_PORT.search(line)]
+        return " | ".join(kept[-lines:])
 
     def stop(self) -> None:
         """Stop the node and everything it started.
@@ -214,3 +224,8 @@ class NodeProcess:
         """Stop the node, then start it again."""
         self.stop()
         self.start()
+
+
+def _plain(line: str) -> str:
+    """A line of the node's output without its terminal colour codes and surrounding blanks."""
+    return _COLOUR.sub("", line).strip()

@@ -13,6 +13,7 @@ diagnostic), and again alive (INFO alert) when it answers.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -194,10 +195,12 @@ class Monitor(Node):
         case = self._session.case
         if case is not None:
             for role, owed_s in self._liveness.newly_stale(now, since_check_s):
-                # the previous check's time says whether this report came at the first check past the timeout
+                # the previous check's time says whether this report came at the first check past the timeout; both
+                # rounded up to the millisecond, so the owed time printed is never the timeout itself (0.5004 s
+                # printed 0.500 s against a 0.5 s timeout)
                 message = (
-                    f"{case.test_id}: the {role.label} robot has not answered the sample sent {owed_s:.3f} s ago "
-                    f"(previous liveness check {since_check_s:.3f} s earlier)"
+                    f"{case.test_id}: the {role.label} robot has not answered the sample sent {_ms_up(owed_s)} s ago "
+                    f"(previous liveness check {_ms_up(since_check_s)} s earlier)"
                 )
                 self._alert(Alert.ERROR, role, "robot_stale", message)
                 self._publish_diagnostics()
@@ -222,6 +225,11 @@ class Monitor(Node):
         array = DiagnosticArray(status=statuses)
         array.header.stamp = self.get_clock().now().to_msg()
         self._diagnostics.publish(array)
+
+
+def _ms_up(seconds: float) -> str:
+    """``seconds`` rounded up to the millisecond, as text with three decimals."""
+    return f"{math.ceil(seconds * 1e3) / 1e3:.3f}"
 
 
 def main(args: list[str] | None = None) -> int:

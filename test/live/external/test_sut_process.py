@@ -46,6 +46,26 @@ def test_a_node_that_exits_is_reported_with_its_last_output(tmp_path) -> None:  
     assert node.exit_problem() == "the node under test was not started"
 
 
+def test_the_last_output_is_the_nodes_words_without_colours_or_shared_memory_notices(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # as a node's stderr reads when Fast DDS finds a shared-memory port locked by another process (seen in CI beside
+    # a second run): the notice in colour, then the node's own reason
+    shm = (
+        "\x1b[37;1m2026-11-30 01:29:56.616 \x1b[31;1m[\x1b[37;1mRTPS_TRANSPORT_SHM\x1b[31;1m Error] "
+        "\x1b[37mFailed init_port fastdds_port7007: open_and_lock_file failed\x1b[34;1m -> Function "
+        "\x1b[36mopen_port_internal\x1b[m"
+    )
+    script = (
+        f"import sys; print('\\x1b[33m[WARN] no tool frame\\x1b[0m'); print({shm!r}); "
+        "print('error: no robot_description', flush=True); sys.exit(3)"
+    )
+    node = NodeProcess([PY, "-c", script], str(tmp_path), dict(os.environ))
+    node.start()
+    assert wait_for(lambda: not node.running())
+    problem = node.exit_problem()
+    node.stop()
+    assert problem.endswith("its last output: [WARN] no tool frame | error: no robot_description"), problem
+
+
 def test_stop_takes_down_the_group_even_when_sigint_is_ignored(tmp_path) -> None:  # type: ignore[no-untyped-def]
     pid_file = tmp_path / "child.pid"
     # a "launch" that ignores SIGINT and starts a child of its own, as ros2 launch starts nodes

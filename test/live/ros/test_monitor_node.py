@@ -180,3 +180,11 @@ def test_silent_robot_is_stale_at_the_first_check_past_its_timeout(monitor_graph
         ),
         timeout_s=5,
     )
+
+
+def test_a_stale_robots_owed_time_is_printed_rounded_up() -> None:
+    """The alert's times are rounded up to the millisecond: an owed 0.5004 s against a 0.5 s timeout read "0.500 s
+    ago", as if reported at the timeout, not past it (the test above parses these times)."""
+    from cosim_validation.live.nodes.monitor import _ms_up
+
+    assert [_ms_up(s) for s in (0.5000001, 0.5004, 0.5, 0.0, 1.2345)] == ["0.501", "0.501", "0.500", "0.000", "1.235"]

@@ -70,6 +70,19 @@ def test_ray_equals_serial(serial: dict[int, Outcome[Any]]) -> None:
     assert "item 13 fails on purpose" in remote[13].error
 
 
+def niceness(state: None, item: int) -> int:
+    return os.nice(0)
+
+
+@pytest.mark.slow
+def test_a_local_rays_workers_run_at_the_callers_priority() -> None:
+    """Ray starts its workers at niceness 15; on a busy machine they starved (a campaign 20 times slower beside four
+    busy loops). The local Ray started for a campaign runs its cases at the campaign's priority."""
+    got: dict[int, Outcome[Any]] = {}
+    run_ray(type(None), (), niceness, ((i, i) for i in range(2)), lambda o: got.__setitem__(o.index, o), workers=2)
+    assert {i: o.value for i, o in got.items()} == {0: os.nice(0), 1: os.nice(0)}
+
+
 def test_bad_worker_count() -> None:
     with pytest.raises(InputError, match="workers must be >= 1, got 0"):
         run_local(build_state, (), tip_path_distance, [], lambda o: None, workers=0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from cosim_validation.common.config.config_node import MAX_SEED
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.session.parameter_struct import NodeParams, ParamSpec, param
 
@@ -269,7 +270,9 @@ class CrtkEmulatorParams(ConfiguredParams):
     backend: str = param(
         "emulated", "the arm behind the topics: emulated | mujoco | pybullet | coppeliasim", choices=BACKENDS
     )
-    seed: int = param(-1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1)
+    seed: int = param(
+        -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1, maximum=MAX_SEED
+    )
     namespace: str = param("/PSM1", "CRTK namespace it serves (/PSM1 on a dVRK, /arm1 on a Raven-II)", not_empty=True)
     flavour: str = param("", "dvrk | raven; '' = the robot model's (dvrk_psm: dvrk, raven2: raven)", choices=FLAVOURS)
     tracker_namespace: str = param("/tracker", "where its optical tracker publishes tip/measured_cp, marker")
@@ -316,7 +319,9 @@ class ControllerManagerEmulatorParams(ConfiguredParams):
     backend: str = param(
         "emulated", "the arm behind the interfaces: emulated | mujoco | pybullet | coppeliasim", choices=BACKENDS
     )
-    seed: int = param(-1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1)
+    seed: int = param(
+        -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1, maximum=MAX_SEED
+    )
     controller_manager: str = param(
         "/controller_manager", "the namespace it serves list_controllers in", not_empty=True
     )
@@ -340,7 +345,9 @@ class DriverParams(ConfiguredParams):
     backend: str = param(
         "mujoco", "mujoco | pybullet | coppeliasim | emulated (see backends in the config)", choices=BACKENDS
     )
-    seed: int = param(-1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1)
+    seed: int = param(
+        -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1, maximum=MAX_SEED
+    )
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ and the values a node is given (:mod:`cosim_validation.live.nodes.node_runtime`)
 from __future__ import annotations
 
 import difflib
+import math
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -39,6 +40,11 @@ KIND_NAMES: dict[type, str] = {
     str: "a string",
     list: "a list of strings",
 }
+
+
+#: the largest value of a parameter in this unit when its declaration states none: a day for a time, a MHz for a
+#: rate (a node never waits longer for one thing; no update loop here runs faster)
+_CEILINGS = {"s": 86400.0, "Hz": 1e6}
 
 
 class NodeParameterError(CosimError):
@@ -81,6 +87,8 @@ def param(
         not_empty: A string or array that must be given (its default is empty).
         unit: Unit of a number, shown in range errors (``s``, ``m``).
     """
+    if maximum is None:  # a time or rate without a stated ceiling is still bounded (1e300 s overflowed the waits)
+        maximum = _CEILINGS.get(unit)
     rule = ParamRule(description, minimum, exclusive_minimum, maximum, choices, not_empty, unit)
     return field(default=default, metadata={_RULE: rule})
 
@@ -142,6 +150,8 @@ def _type_problem(kind: type, value: Any) -> str | None:
 
 def _range_problem(rule: ParamRule, value: float) -> str | None:
     unit = f" {rule.unit}" if rule.unit else ""
+    if not math.isfinite(value):
+        return f"expected a finite number, got {value!r}"
     if rule.minimum is not None and value < rule.minimum:
         return f"expected >= {rule.minimum:g}{unit}, got {value!r}"
     if rule.exclusive_minimum is not None and not value > rule.exclusive_minimum:

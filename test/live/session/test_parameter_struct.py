@@ -131,6 +131,14 @@ def _graph(parameters: str, executable: str = "controller") -> str:
     [
         (_graph("{stale_timeout_s: -1.0}"), r"g.yaml: nodes\[0\].parameters.stale_timeout_s: expected > 0 s, got -1.0"),
         (_graph("{robots: [virtual, robot3]}"), r"parameters.robots: expected one of: virtual, physical; got 'robot3'"),
+        # a time or rate without a stated ceiling is bounded all the same (1e300 s overflowed the node's waits)
+        (_graph("{reset_timeout_s: 1.0e+300}"), r"parameters.reset_timeout_s: expected <= 86400 s, got 1e\+300"),
+        (_graph("{report_timeout_s: .inf}"), r"parameters.report_timeout_s: expected a finite number, got inf"),
+        (_graph("{seed: 4294967296}", "physical_driver"), r"parameters.seed: expected <= 4.29497e\+09, got 4294967296"),
+        (
+            _graph("{update_rate_hz: 1.0e+300}", "controller_manager_emulator"),
+            r"parameters.update_rate_hz: expected <= 1e\+06 Hz",
+        ),
         (_graph("{selection: evenly}", "test_generator"), "parameters.selection: expected one of: spread, first"),
         (_graph("{robot: virtual}", "error_injector"), r"node 'n' \(error_injector\): parameter 'model' is required"),
     ],

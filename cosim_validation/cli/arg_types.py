@@ -13,6 +13,8 @@ N = TypeVar("N", int, float)
 
 #: The largest case seed (a 63-bit hash of the suite's seed and the test id)
 MAX_CASE_SEED = 2**63 - 1
+#: The most epochs of a training (each is a pass over the dataset: a million would run for days)
+MAX_EPOCHS = 100_000
 
 
 def seed(text: str) -> int:
@@ -37,6 +39,19 @@ def case_seed(text: str) -> int:
         argparse.ArgumentTypeError: Not an integer in 0..2**63-1.
     """
     return _number(text, int, lambda v: 0 <= v <= MAX_CASE_SEED, f"an integer 0 to {MAX_CASE_SEED}")
+
+
+def epochs(text: str) -> int:
+    """A training's upper bound on epochs: an integer from 1 to ``MAX_EPOCHS``.
+
+    Args:
+        text: The option's value.
+
+    Raises:
+        argparse.ArgumentTypeError: Not an integer in 1..MAX_EPOCHS (0 was refused deep in the training, without
+            naming the option).
+    """
+    return _number(text, int, lambda v: 1 <= v <= MAX_EPOCHS, f"an integer 1 to {MAX_EPOCHS}")
 
 
 def coordinate(text: str) -> float:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli import errors_evaluate
-from cosim_validation.cli.arg_types import case_seed, seed
+from cosim_validation.cli.arg_types import case_seed, epochs, seed
 from cosim_validation.cli.output import print_json
 
 HELP = "learned error injection: calibrate, train and evaluate error models from a robot's dataset"
@@ -97,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--nn1", default="CS", choices=kinds, help="NN1 features (default CS: setpoint step)")
             p.add_argument("--nn2", default="CPE", choices=kinds, help="NN2 features (default CPE)")
             p.add_argument("--seed", type=seed, default=0, help="initialisation, shuffling, validation split")
-            p.add_argument("--max-epochs", type=int, default=400, help="upper bound on epochs")
+            p.add_argument("--max-epochs", type=epochs, default=400, help="upper bound on epochs")
             p.add_argument("--search", action="store_true", help="small hyper-parameter search (12 trials)")
             p.add_argument(
                 "--plain",

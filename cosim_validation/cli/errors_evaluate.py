@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.cli.arg_types import epochs
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.error_injection.features import FEATURE_KINDS
 
@@ -46,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, default=1, help="with --split: repeat with seeds 0..N-1 (split, training)")
     p.add_argument("--nn1", default="CS", choices=FEATURE_KINDS, help="with --split: NN1 features (CS)")
     p.add_argument("--nn2", default="CPE", choices=FEATURE_KINDS, help="with --split: NN2 features (CPE)")
-    p.add_argument("--max-epochs", type=int, default=400, help="with --split: upper bound on epochs")
+    p.add_argument("--max-epochs", type=epochs, default=400, help="with --split: upper bound on epochs")
     p.add_argument("--plain", action="store_true", help="with --split: train without guards (offsets everywhere)")
 
 
@@ -69,8 +70,6 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise InputError(f"--{option}: only with --model")
     if not 1 <= args.seeds <= MAX_SEEDS:  # each seed calibrates and trains anew (seconds each): 1e9 never ended
         raise InputError(f"--seeds: expected 1..{MAX_SEEDS}, got {args.seeds}")
-    if args.max_epochs < 1:
-        raise InputError(f"--max-epochs: expected a number >= 1, got {args.max_epochs}")
 
 
 def split_result(args: argparse.Namespace, dataset: Any, kinematics: Any) -> dict[str, Any]:

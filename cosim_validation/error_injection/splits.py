@@ -44,7 +44,7 @@ class Split:
     @property
     def text(self) -> str:
         """As given on the command line (``time:0.7``)."""
-        return f"{self.kind}:{self.fraction:g}"
+        return f"{self.kind}:{self.fraction!r}"  # every digit: time:0.9999999 read time:1
 
 
 def parse_split(text: str) -> Split:

@@ -139,6 +139,7 @@ def test_a_split_over_seeds_gives_the_spread(dataset_file: Path, capsys: pytest.
         (["--split", "region", "--seeds", "0"], "--seeds: expected 1..100, got 0"),
         (["--split", "region", "--seeds", "1000000000"], "--seeds: expected 1..100"),  # it never ended
         (["--split", "region", "--model", "m.npz"], "--model: not with --split"),
+        (["--split", "region", "--max-epochs", "0"], "argument --max-epochs: expected an integer 1 to 100000, got 0"),
         ([], "give --model MODEL, or --split"),
     ],
 )
@@ -158,3 +159,4 @@ def test_parse_split_defaults() -> None:
     assert parse_split("region") == Split("region", 0.3)
     assert parse_split("segment:0.5") == Split("segment", 0.5)
     assert parse_split("time:0.7").text == "time:0.7"
+    assert parse_split("time:0.9999999").text == "time:0.9999999"  # every digit given (it read time:1)

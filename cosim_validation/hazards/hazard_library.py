@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S, MAX_POINT_M
 from cosim_validation.common.config.package_paths import resolve_resource
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record.stage import CASE_STAGES, Stage
@@ -113,11 +114,13 @@ def _duration(node: ConfigNode) -> float:
     """A window length [s] > 0, or ``.inf`` (permanent)."""
     if isinstance(node.value, float) and math.isinf(node.value) and node.value > 0:
         return math.inf
-    return node.to_float(exclusive_minimum=0.0)
+    return node.to_float(exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S)
 
 
 #: The largest magnitude of a fault's value (rad, m, or a factor)
 MAX_FAULT_VALUE = 1e3
+#: The shortest period of a periodic trigger: one cycle of the 1 kHz servo loop [s]
+MIN_PERIOD_S = 1e-3
 
 
 def _fault(node: ConfigNode, strike: Strike) -> Fault:
@@ -134,6 +137,11 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
     )
     if model in (FaultModel.OFFSET, FaultModel.SCALE, FaultModel.NOISE, FaultModel.CONSTANT) and not node.has("value"):
         raise node.error(f"fault model {model.value!r} needs a value")
+    if strike is Strike.TRACKER and model in _SHIFTS and abs(value) > MAX_POINT_M:  # 1000 m was taken and ran
+        raise node["value"].error(
+            f"a tracker fault moves the measured tip by at most {MAX_POINT_M:g} m (a configured point's bound), "
+            f"got {value:g}"
+        )
     if model is FaultModel.NOISE and value <= 0.0:
         raise node["value"].error(f"noise standard deviation must be > 0, got {value}")
     # at most 10 s of the 1 kHz servo cycle: a longer delay is no fault of a running arm but a stopped one
@@ -147,6 +155,10 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
             raise node["probability"].error("expected 0 < probability <= 1")
     relative = node["relative"].to_bool() if node.get("relative") is not None else False
     return Fault(model, value, relative, delay, probability)
+
+
+#: the fault models whose value is a displacement of the variable (for the tracker: metres, or radians of rotation)
+_SHIFTS = (FaultModel.OFFSET, FaultModel.CONSTANT, FaultModel.NOISE)
 
 
 def _variables(node: ConfigNode, strike: Strike, fault: Fault) -> tuple[str, ...]:
@@ -183,8 +195,13 @@ def _trigger(node: ConfigNode) -> Trigger:
     for key in needs:
         if node.get(key) is None:
             raise node.error(f"trigger kind {kind.value!r} needs {key}")
-    at_s = node["at_s"].to_float(minimum=0.0) if node.get("at_s") is not None else 0.0
-    period_s = node["period_s"].to_float(exclusive_minimum=0.0) if node.get("period_s") is not None else math.inf
+    # times within a case (at most an hour); a period of at least one servo cycle (1e-300 s was taken)
+    at_s = node["at_s"].to_float(minimum=0.0, maximum=MAX_CASE_TIME_S) if node.get("at_s") is not None else 0.0
+    period_s = (
+        node["period_s"].to_float(minimum=MIN_PERIOD_S, maximum=MAX_CASE_TIME_S)
+        if node.get("period_s") is not None
+        else math.inf
+    )
     sample = node["sample"].to_int(minimum=1) if node.get("sample") is not None else 0
     probability = 0.0
     if node.get("probability") is not None:

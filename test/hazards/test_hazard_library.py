@@ -80,6 +80,10 @@ def _write(tmp_path: Path, text: str) -> Path:
             "expected one of 'initialization', 'approach', 'injection', 'extraction', 'reset', got 'insertion'",
         ),
         ("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage", "scenarios.jump.trigger", "needs stage"),
+        # times within a case, a period of at least a servo cycle (1e-300 s was taken)
+        ("period_s: 8.0", "period_s: 1.0e-300", "scenarios.jump.trigger.period_s", "expected a number >= 0.001"),
+        ("at_s: 8.0", "at_s: 1.0e+9", "scenarios.jump.trigger.at_s", "expected a number <= 3600"),
+        ("duration_s: 0.3", "duration_s: 1.0e+9", "scenarios.jump.duration_s", "expected a number <= 3600"),
     ],
 )
 def test_a_bad_scenario_names_the_file_the_scenario_and_the_key(
@@ -99,6 +103,9 @@ def test_tracker_fields_and_orientation_models_are_checked(tmp_path: Path) -> No
     )
     with pytest.raises(ConfigError, match="unknown tracker field 'joint1'"):
         load_library(_write(tmp_path, tracker.replace("constant", "offset")))
+    far = tracker.replace("constant", "offset").replace("[joint1]", "[position]").replace("value: 1", "value: 1000")
+    with pytest.raises(ConfigError, match="moves the measured tip by at most 10 m .*, got 1000"):  # it was taken
+        load_library(_write(tmp_path, far))
     orientation = tracker.replace("constant", "noise").replace("[joint1]", "[orientation]")
     with pytest.raises(ConfigError, match="'noise' does not apply to the tracker orientation"):
         load_library(_write(tmp_path, orientation))

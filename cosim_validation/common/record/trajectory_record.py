@@ -143,6 +143,13 @@ class TrajectoryRecord:
         if not np.isfinite(self.t_s).all():  # NaN slipped past the order check below
             first = int(np.argmax(~np.isfinite(self.t_s)))
             raise InputError(f"trajectory record {self.test_id!r}: t_s holds {self.t_s[first]} at sample {first}")
+        far = np.abs(self.t_s) > MAX_TIME_S
+        if far.any():  # times scaled by 1e300 were taken and overflowed later arithmetic
+            first = int(np.argmax(far))
+            raise InputError(
+                f"trajectory record {self.test_id!r}: t_s holds {self.t_s[first]:g} s at sample {first}; expected "
+                f"times within {MAX_TIME_S:g} s (a clock's epoch time included)"
+            )
         object.__setattr__(self, "robot", RobotRole(self.robot))
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         if n > 1 and np.any(np.diff(self.t_s) < 0):
@@ -387,6 +394,8 @@ def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
     }
 
 
+#: The largest magnitude of a record's times [s]: some 300 years, so a clock's epoch time (1.8e9 s in 2026) is one
+MAX_TIME_S = 1e10
 #: The largest magnitude a record's positions [m] and joint values [rad | m] may have (NaN: not known): a kilometre,
 #: some 160 turns (a tip 1e300 m away printed numpy overflow warnings and was then judged)
 MAX_MAGNITUDE = 1e3

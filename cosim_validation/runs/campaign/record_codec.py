@@ -172,7 +172,7 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
         raise InputError(f"{source}: a compact trajectory record needs the robot model to be rebuilt")
     if tuple(header["joint_names"]) != kinematics.joint_names:
         raise InputError(f"{source}: joints {header['joint_names']} differ from the robot model's")
-    n, j = arrays["q_setpoint"].shape
+    n, j = _shape_of(arrays, "q_setpoint", len(kinematics.joint_names), source)
     setpoint_steps = np.cumsum(arrays["q_setpoint"].astype(np.int64), axis=0)
     q_setpoint = _get(arrays, "q_setpoint", Q_STEP_RAD, (n, j))
     q_measured = q_setpoint if header["plan"] else _get(arrays, "q_measured", Q_STEP_RAD, (n, j), setpoint_steps)
@@ -206,3 +206,11 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
         marker_error_m=_get(arrays, "marker_error", POS_STEP_M, (n,)),
         supervisor=arrays.get("supervisor", np.zeros(n, dtype=np.uint8)),
     )
+
+
+def _shape_of(arrays: dict[str, np.ndarray], key: str, joints: int, source: str) -> tuple[int, int]:
+    """(n, J) of the stored ``key``, which must hold one column per joint of the header (3 of 7 was a traceback)."""
+    shape = arrays[key].shape if key in arrays else ()
+    if len(shape) != 2 or shape[1] != joints:
+        raise InputError(f"{source}: not a trajectory record ({key} has shape {shape}, expected (n, {joints}))")
+    return int(shape[0]), int(shape[1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 from pathlib import Path
 
 import numpy as np
@@ -137,3 +138,27 @@ def test_bad_input(records: dict[str, TrajectoryRecord], kinematics: Kinematics)
         decode_record(blob, None, "run/results.sqlite:c1/virtual")
     with pytest.raises(InputError, match="junk: not a trajectory record"):
         decode_record(b"no npz here", kinematics, "junk")
+
+
+def _tampered(blob: bytes, **arrays: np.ndarray) -> bytes:
+    """``blob`` with some of its stored arrays replaced (as a damaged or hand-edited results store holds them)."""
+    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        stored = {name: npz[name] for name in npz.files}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **(stored | arrays))
+    return buffer.getvalue()
+
+
+def test_a_tampered_store_is_refused_naming_what_is_wrong(
+    records: dict[str, TrajectoryRecord], kinematics: Kinematics
+) -> None:
+    """A fifth hostile trial's findings: three joint columns of seven were a traceback in forward kinematics (in
+    ``cosim export`` and ``export-crtk``), and times scaled by 1e300 were taken."""
+    record = records["emulated"]
+    blob = encode_record(record)
+    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        q = npz["q_setpoint"]
+    with pytest.raises(InputError, match=r"run:c/physical: not a trajectory record \(q_setpoint has shape \(\d+, 3\)"):
+        decode_record(_tampered(blob, q_setpoint=q[:, :3]), kinematics, "run:c/physical")
+    with pytest.raises(InputError, match=r"t_s holds 1e\+299 s at sample 1; expected times within 1e\+10 s"):
+        dataclasses.replace(record, t_s=record.t_s * 1e300)  # as a full record in the store or an .npz holds them

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.cases < 0:
         raise InputError(f"--cases must be >= 0, got {args.cases}")
-    graph = load_graph(resolve_resource(args.config))
+    graph = _with_run_files(load_graph(resolve_resource(args.config)))
     _check_node_files(graph)  # the nodes' configuration files, and a bad suite, are found before any node starts
     given_suite = _checked_suite(args.suite)
     if args.validate is not None:
@@ -220,6 +220,36 @@ def _anatomy_repairs(graph: Any) -> tuple[list[dict[str, Any]], list[str]]:
         return [], []
     scene = load_anatomy(load_case_config(config)["anatomy"])
     return scene.repairs(), scene.repair_lines()
+
+
+#: The files of a session's nodes that ``cosim session`` reads from the run directory once they stop: the recorder's
+#: bag (trajectories, bag check, recovery) and the test generator's results (summary, report)
+RUN_FILES = {
+    "recorder": ("output", "{run_dir}/session.mcap"),
+    "test_generator": ("results", "{run_dir}/results.sqlite"),
+}
+
+
+def _with_run_files(graph: Any) -> Any:
+    """``graph`` with its recorder and test generator writing the run directory's files where it leaves them out.
+
+    A graph that names another file is refused before anything starts (a bag written elsewhere lost the run's
+    trajectories and read "bag check skipped").
+    """
+    from cosim_validation.common.exceptions import ConfigError
+
+    for executable, (key, expected) in RUN_FILES.items():
+        for index, node in enumerate(graph.nodes):
+            given = node.parameters.get(key)
+            if node.executable == executable and given not in (None, expected):
+                raise ConfigError(
+                    graph.source,
+                    f"nodes[{index}].parameters.{key}",
+                    f"cosim session reads this file from the run directory once the nodes stop; expected "
+                    f"{expected!r} or no value, got {given!r}",
+                )
+        graph = graph.with_parameters(executable, {key: expected})
+    return graph
 
 
 def _check_node_files(graph: Any) -> None:

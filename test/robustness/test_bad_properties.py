@@ -146,6 +146,13 @@ GRAPH_EDITS: dict[str, Edit] = {
     "node:missing_properties": _set(
         "nodes", 1, "parameters", "properties", value="no/such/props.yaml", key="nodes[1].parameters.properties"
     ),
+    # the session reads the bag and the results from the run directory (a bag written elsewhere lost the trajectories)
+    "node:recorder_elsewhere": _set(
+        "nodes", 0, "parameters", "output", value="elsewhere.mcap", key="nodes[0].parameters.output"
+    ),
+    "node:results_elsewhere": _set(
+        "nodes", 6, "parameters", "results", value="{suite}", key="nodes[6].parameters.results"
+    ),
     "nodes:empty": _set("nodes", value=[], key="nodes"),
     "nodes:no_console": _set("nodes", 6, "console", value=False, key="console"),
 }

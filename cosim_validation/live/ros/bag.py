@@ -10,6 +10,7 @@ recorded with another version of the interfaces, or by someone else, still reads
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -222,7 +223,7 @@ class BagWriter:
         return self.path
 
 
-def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
+def _decoders(store: Any, connections: Iterable[Any], path: Path) -> dict[int, Any]:
     """Return the typestore to decode each connection with, by connection id.
 
     That is ``store``, into which the types it does not know are registered from the definitions embedded in the
@@ -247,7 +248,9 @@ def _decoders(store: Any, connections: Iterable[Any]) -> dict[int, Any]:
                 own.register(embedded)
                 out[conn.id] = own
         except Exception as exc:  # noqa: BLE001 - rosbags raises several parser errors
-            raise InputError(f"cannot decode topic {conn.topic!r}: type {conn.msgtype!r} ({exc})") from None
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # its first line:
+            # a parser's error quotes the whole definition, many lines
+            raise InputError(f"{path}: cannot decode topic {conn.topic!r}: type {conn.msgtype!r} ({first})") from None
     return out
 
 
@@ -276,6 +279,7 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
         InputError: The file is missing or not a readable bag, or a topic cannot be decoded.
     """
     from rosbags.rosbag2 import Reader, ReaderError
+    from rosbags.serde import SerdeError
 
     path = Path(path)
     require_bag(path)
@@ -286,12 +290,38 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
             if not connections:  # rosbags reads every connection when given none
                 return
-            decoders = _decoders(store, connections)
+            decoders = _decoders(store, connections, path)
             for conn, log_time, data in reader.messages(connections=connections):
-                message = decoders[conn.id].deserialize_cdr(data, conn.msgtype)
+                try:
+                    message = decoders[conn.id].deserialize_cdr(data, conn.msgtype)
+                except (SerdeError, *_DAMAGED) as exc:  # damaged bytes in a message (a flipped length)
+                    raise InputError(
+                        f"{path}: a {conn.msgtype} message on {conn.topic} at log time {log_time} ns cannot be "
+                        f"decoded ({type(exc).__name__}: {exc}); the bag is damaged"
+                    ) from None
                 yield BagMessage(conn.topic, conn.msgtype, log_time, message)
-    except ReaderError as exc:
-        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(path)}") from None
+    except (ReaderError, *_DAMAGED) as exc:
+        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({_why(exc)}){_cut_short_hint(path)}") from None
+
+
+#: What the bag reader (rosbags) and the CDR decoder raise on damaged bytes, besides ReaderError: a flipped bit in a
+#: record's length or a name was a UnicodeDecodeError or struct.error traceback in cosim replay
+_DAMAGED = (
+    UnicodeDecodeError,
+    struct.error,
+    ValueError,
+    IndexError,
+    KeyError,
+    EOFError,
+    OverflowError,
+    MemoryError,
+    OSError,
+)
+
+
+def _why(exc: BaseException) -> str:
+    """The reader's own error as it is; another exception with its name (it says where the bytes broke)."""
+    return str(exc) if type(exc).__name__ == "ReaderError" else f"damaged: {type(exc).__name__}: {exc}"
 
 
 def _cut_short_hint(path: Path) -> str:
@@ -313,5 +343,7 @@ def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:
     try:
         with Reader(Path(path)) as reader:
             return {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}
-    except (ReaderError, FileNotFoundError) as exc:
-        raise InputError(f"{path}: not a readable rosbag2/MCAP file ({exc}){_cut_short_hint(Path(path))}") from None
+    except (ReaderError, FileNotFoundError, *_DAMAGED) as exc:
+        raise InputError(
+            f"{path}: not a readable rosbag2/MCAP file ({_why(exc)}){_cut_short_hint(Path(path))}"
+        ) from None

@@ -41,3 +41,29 @@ def test_only_the_topics_asked_for_and_none_for_an_absent_one(tmp_path: Path) ->
     assert b == [0.5, 1.5, 2.5]
     assert list(read_messages(bag, ["/diagnostics"])) == []
     assert list(read_messages(bag, [])) == []
+
+
+def test_a_damaged_bag_is_one_error_naming_it_whatever_bits_flipped(tmp_path: Path) -> None:
+    """Flipped bits anywhere in a bag: it reads, or the error names the file (a flipped length or name was a
+    UnicodeDecodeError, struct.error or the CDR decoder's SerdeError traceback in cosim replay)."""
+    import random
+
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.live.ros.bag import topics_of
+
+    source = _bag(tmp_path / "session.mcap").read_bytes()
+    rng = random.Random(11)
+    damaged = tmp_path / "damaged.mcap"
+    kinds: set[str] = set()
+    for _ in range(300):
+        data = bytearray(source)
+        for _ in range(rng.choice((1, 2, 5))):
+            data[rng.randrange(8, len(data))] ^= 1 << rng.randrange(8)
+        damaged.write_bytes(bytes(data))
+        try:
+            topics_of(damaged)
+            list(read_messages(damaged))
+        except InputError as exc:
+            assert str(exc).startswith(f"{damaged}: "), exc
+            kinds.add("decoded" if "cannot be decoded" in str(exc) else "file")
+    assert kinds == {"decoded", "file"}  # both the file's records and a message's bytes were hit

@@ -315,7 +315,10 @@ def run_monitor_world(
     config = load_run_config(run_dir, "config", config_fallback, warn)
     if config is None:
         return None
-    if properties_fallback is None:
+    kept = read_manifest(run_dir).get("properties")
+    if properties_fallback is None and (kept is None or not (Path(run_dir) / kept.copy).is_file()):
+        # only without the run's copy: the configuration names its properties relative to the original's folder,
+        # which is not there once the run directory has moved (a copied run's replay failed on it)
         properties_fallback = CampaignConfig.from_config(config["campaign"]).properties_path
     properties, _ = run_input_path(run_dir, "properties", properties_fallback, warn)
     assert properties is not None

@@ -42,3 +42,30 @@ def test_a_failure_to_build_is_raised_by_result(tmp_path: Path) -> None:
     built = WorldInBackground(tmp_path, tmp_path / "missing.yaml", None)
     with pytest.raises(ConfigError, match=r"missing\.yaml"):
         built.result(lambda _line: None)
+
+
+def test_a_moved_run_reads_its_property_copy_not_the_configurations_relative_path(tmp_path: Path) -> None:
+    """The configuration names its properties relative to its own folder; once the run directory has moved (copied
+    deeper, to another machine) that folder is not where the run's manifest says, and the replay of a moved session
+    failed with 'property file not found'. The run's own copy is read instead."""
+    import shutil
+
+    from cosim_validation.common.config import package_root
+
+    project = tmp_path / "project"
+    for name in ("config", "urdf", "meshes"):  # the configuration and what it names, outside the package
+        shutil.copytree(package_root() / name, project / name, ignore=shutil.ignore_patterns("anatomy"))
+    run = tmp_path / "runs" / "run"
+    capture_inputs(
+        run,
+        {"config": project / "config" / "needle_insertion.yaml"}
+        | {"properties": project / "config" / "properties.yaml"},
+    )
+    moved = tmp_path / "elsewhere" / "deeper" / "run"
+    shutil.copytree(run, moved)
+    shutil.rmtree(project / "config")  # the original configuration folder is gone from where the manifest says
+    said: list[str] = []
+    world = run_monitor_world(moved, None, None, said.append)
+    assert world is not None
+    assert said == []
+    assert [p.name for p in world.properties.properties]

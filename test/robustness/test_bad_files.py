@@ -318,6 +318,14 @@ def _database(folder: Path, ws: Workspace, kind: str) -> Path:
     elif kind == "schema_99":
         with sqlite3.connect(db) as connection:
             connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
+    elif kind == "swapped_robots":  # the first case's virtual and physical trajectories each under the other's name
+        with sqlite3.connect(db) as connection:
+            (test_id,) = connection.execute(
+                "SELECT test_id FROM cases WHERE test_id IN (SELECT test_id FROM trajectories) ORDER BY case_index"
+            ).fetchone()
+            sql = "UPDATE trajectories SET robot = ? WHERE test_id = ? AND robot = ?"
+            for old, new in (("virtual", "swap"), ("physical", "virtual"), ("swap", "physical")):
+                connection.execute(sql, (new, test_id, old))
     elif kind == "damaged":
         with db.open("r+b") as f:
             f.seek(db.stat().st_size - 4096)
@@ -354,6 +362,7 @@ def _corpus() -> dict[str, Builder]:
     for kind, message in DATABASES.items():
         cases[f"database:{kind}:report"] = lambda f, ws, k=kind, m=message: _report_case(f, ws, k, m)
         cases[f"database:{kind}:export"] = lambda f, ws, k=kind, m=message: _export_case(f, ws, k, m)
+    cases["database:swapped_robots:export"] = lambda f, ws: _export_case(f, ws, "swapped_robots", "trajectory of case")
     for kind in ("text", "schema_99"):
         cases[f"database:{kind}:resume"] = lambda f, ws, k=kind: _resume_case(f, ws, k)
     return cases

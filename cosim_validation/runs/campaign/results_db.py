@@ -560,7 +560,9 @@ class ResultsDB:
         ).fetchone()
         if row is None:
             raise InputError(f"{self.path}: no {robot} trajectory for case {test_id!r}")
-        return decode_record(row[0], kinematics, source=f"{self.path}:{test_id}/{robot}")
+        return _stored_as(
+            decode_record(row[0], kinematics, source=f"{self.path}:{test_id}/{robot}"), test_id, robot, self.path
+        )
 
     @_guard("reading the trajectories")
     def trajectory_robots(self) -> dict[str, list[str]]:
@@ -588,7 +590,9 @@ class ResultsDB:
                 row = next(rows, None)
             if row is None:
                 return
-            yield decode_record(row[1], kinematics, source=f"{self.path}:{row[0]}/{robot}")
+            yield _stored_as(
+                decode_record(row[1], kinematics, source=f"{self.path}:{row[0]}/{robot}"), row[0], robot, self.path
+            )
 
     @_guard("querying")
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -627,6 +631,20 @@ class ResultsDB:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stored_as(record: TrajectoryRecord, test_id: str, robot: str, path: Path) -> TrajectoryRecord:
+    """``record`` if it is the trajectory of ``robot`` in case ``test_id`` it is stored as, else an InputError.
+
+    A record whose header names another robot or case (a hand-edited or mixed-up store) was exported under the row's
+    name with the header's content.
+    """
+    if record.robot.label != robot or record.test_id != test_id:
+        raise InputError(
+            f"{path}: the {robot} trajectory of case {test_id!r} holds the {record.robot.label} trajectory of case "
+            f"{record.test_id!r}; the store is damaged"
+        )
+    return record
 
 
 def _connect(path: Path, create: bool = False) -> sqlite3.Connection:

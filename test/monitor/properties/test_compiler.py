@@ -94,6 +94,12 @@ def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> N
         ("always stage == stopped", "compare the stage signal with a stage name"),
         ("always supervisor == injection", "compare the stage signal with a stage name"),
         ("forall j in joints, j in joints: q[j] < 1", "variable 'j' is already bound"),
+        # bounds that ask for the impossible, and a division by zero, were judged (on infinities, with warnings)
+        ("always safedis(tip, target, -0.05)", r"safedis's bound must be >= 0, got -0.05"),
+        ("always safebound(tip, expected.tip, -(0.002))", r"safebound's bound must be >= 0, got -0.002"),
+        ("always safediff(q[0], expected.q[0], -1)", r"safediff's bound must be >= 0, got -1"),
+        ("always x(tip) / 0 < 1", "division by zero"),
+        ("always x(tip) / -0.0 < 1", "division by zero"),
     ],
 )
 def test_bad_names_and_kinds_are_errors(expression: str, message: str, context: MonitorContext) -> None:

@@ -12,7 +12,13 @@ from cosim_validation.monitor.properties.language import formula as f
 from cosim_validation.monitor.properties.language import signals as sig
 from cosim_validation.monitor.properties.language import syntax as s
 from cosim_validation.monitor.properties.language import terms as t
-from cosim_validation.monitor.properties.language.term_resolver import Obstacle, TermResolver, snippet, start_of
+from cosim_validation.monitor.properties.language.term_resolver import (
+    Obstacle,
+    TermResolver,
+    constant_value,
+    snippet,
+    start_of,
+)
 
 DOMAINS = ("joints", "obstacles")
 
@@ -100,14 +106,14 @@ class _Compiler(TermResolver):
         text = snippet(self.text, node.pos)
         if node.name == "safediff":
             x, y = self.scalar_pair(node.args[0], node.args[1], env, node.pos)
-            eps = self.term(node.args[2], env, kinds=(t.SCALAR,))
+            eps = self.bound(node, 2, env)
             unit = self.unify(self.unify(x.unit, y.unit, node.pos), eps.unit, node.pos)
             diff = t.Apply("abs", (t.Apply("-", (x, y)),))
             return self.atom(t.Apply("-", (eps, diff)), unit, text)
         if node.name == "safebound":
             x = self.term(node.args[0], env, kinds=(t.POINT,))
             y = self.term(node.args[1], env, kinds=(t.POINT,))
-            eps = self.term(node.args[2], env, kinds=(t.SCALAR,))
+            eps = self.bound(node, 2, env)
             unit = self.unify("m", eps.unit, node.pos)
             return self.atom(t.Apply("-", (eps, t.Apply("dist", (x, y)))), unit, text)
         x = self.term(node.args[0], env, kinds=(t.POINT, t.SEGMENT))
@@ -122,10 +128,23 @@ class _Compiler(TermResolver):
                 raise self.error("safedis between two points takes a point first, not the needle segment", node.pos)
             dist = t.Apply("dist", (x, y))
         if len(node.args) == 3:
-            delta = self.term(node.args[2], env, kinds=(t.SCALAR,))
+            delta = self.bound(node, 2, env)
             self.unify("m", delta.unit, node.pos)
             dist = t.Apply("-", (dist, delta))
         return self.atom(dist, "m", text)
+
+    def bound(self, node: s.Predicate, index: int, env: dict[str, int | Obstacle]) -> t.Term:
+        """A predicate's tolerance or clearance (argument ``index``): a scalar, never a negative number.
+
+        A negative one asks for the impossible (a clearance of -5 cm holds inside the obstacle) and was taken.
+        """
+        term = self.term(node.args[index], env, kinds=(t.SCALAR,))
+        value = constant_value(term)
+        if value is not None and value < 0.0:
+            raise self.error(
+                f"{node.name}'s bound must be >= 0, got {value:g} (a distance or tolerance)", start_of(node.args[index])
+            )
+        return term
 
     def compare(self, node: s.Compare, env: dict[str, int | Obstacle]) -> f.Formula:
         left = self.term(node.left, env)

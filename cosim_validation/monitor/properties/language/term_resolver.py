@@ -129,6 +129,8 @@ class TermResolver:
             unit = a.unit or b.unit
             if node.op == "/" and b.unit:
                 raise self.error("cannot divide by a quantity with a unit", node.pos)
+            if node.op == "/" and constant_value(b) == 0.0:  # it was judged on infinities, with numpy's warning
+                raise self.error("division by zero", start_of(node.right))
         return t.Apply(node.op, (a, b), unit=unit)
 
     def resolve_name(self, node: s.Name, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
@@ -334,3 +336,17 @@ def snippet(text: str, start: int) -> str:
         elif depth == 0 and _BOUNDARY.match(text, i):
             return text[start:i].strip()
     return text[start:].strip()
+
+
+def constant_value(term: t.Term) -> float | None:
+    """The number ``term`` always is (a literal or constant, perhaps negated), or None if it depends on the samples.
+
+    Args:
+        term: A resolved term.
+    """
+    if isinstance(term, t.Const):
+        return term.value
+    if isinstance(term, t.Apply) and term.func == "neg":
+        inner = constant_value(term.args[0])
+        return None if inner is None else -inner
+    return None

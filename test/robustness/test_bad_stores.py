@@ -185,6 +185,19 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
         _sql("UPDATE kpis SET robot = 'martian' WHERE rowid = (SELECT min(rowid) FROM kpis)"),
         ": robot holds 'martian', expected one of expected, virtual, physical",
     ),
+    # a unit no KPI or margin has, and a KPI no measurement gives: they were reported as measured
+    "kpi_unit_unknown": (
+        _sql("UPDATE kpis SET unit = 'furlong' WHERE rowid = (SELECT min(rowid) FROM kpis)"),
+        ": unit holds 'furlong', expected one of m, rad, s",
+    ),
+    "margin_unit_unknown": (
+        _sql("UPDATE verdicts SET unit = 'furlong' WHERE rowid = (SELECT min(rowid) FROM verdicts)"),
+        ": unit holds 'furlong', expected one of m, rad, s, 1",
+    ),
+    "kpi_negative": (
+        _sql("UPDATE kpis SET value = -0.5 WHERE rowid = (SELECT min(rowid) FROM kpis)"),
+        ": value holds -0.5, expected a KPI >= 0",
+    ),
 }
 
 

@@ -79,6 +79,9 @@ _STAGES = tuple(stage.label for stage in Stage)
 _POINT_COLUMNS = tuple(f"{point}_{axis}_m" for point in ("source", "target") for axis in "xyz")
 _KPI_STAGES = ("case", *_STAGES[1:])  # a whole-case KPI is stored under "case" (result_rows.kpi_row)
 #: (table, column, the values it may hold, what the error says was expected)
+#: the units of a property's margin (the property language's) and of a KPI (distances, angles, durations)
+_MARGIN_UNITS = ("m", "rad", "s", "1")
+_KPI_UNITS = ("m", "rad", "s")
 _VOCABULARIES = (
     ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
     ("cases", "outcome", CASE_OUTCOMES, "one of " + ", ".join(CASE_OUTCOMES)),
@@ -89,6 +92,9 @@ _VOCABULARIES = (
     # a stage no case has: the report's KPI table ended in a pandas TypeError
     ("kpis", "stage", _KPI_STAGES, "one of " + ", ".join(_KPI_STAGES)),
     ("verdicts", "first_violation_stage", _STAGES, "one of " + ", ".join(_STAGES)),
+    # units no property or KPI has (a KPI in 'furlong' was reported as measured)
+    ("verdicts", "unit", _MARGIN_UNITS, "one of " + ", ".join(_MARGIN_UNITS)),
+    ("kpis", "unit", _KPI_UNITS, "one of " + ", ".join(_KPI_UNITS)),
 )
 #: A completed case without any verdict or any KPI: a resume counted it as stored and a report left it out of its
 #: counts (a case's rows are written in one transaction; its trajectories may be missing: a session's recorder can
@@ -395,10 +401,15 @@ class ResultsDB:
         if (far := row.fetchone()) is not None:
             column, value = next((c, v) for c, v in zip(_POINT_COLUMNS, far[1:], strict=True) if not _near(v))
             raise _changed_outside(self.path, "cases", far[0], column, value, f"a coordinate within {MAX_POINT_M:g} m")
-        for table, column in (("cases", "duration_s"), ("timings", "wall_s")):  # times no run measures
+        # times no run measures; every KPI is a distance, an angle or a duration: never negative
+        for table, column, expected in (
+            ("cases", "duration_s", "a time >= 0"),
+            ("timings", "wall_s", "a time >= 0"),
+            ("kpis", "value", "a KPI >= 0 (a distance, angle or duration)"),
+        ):
             negative = self._db.execute(f"SELECT test_id, {column} FROM {table} WHERE {column} < 0 LIMIT 1").fetchone()
             if negative is not None:
-                raise _changed_outside(self.path, table, negative[0], column, negative[1], "a time >= 0")
+                raise _changed_outside(self.path, table, negative[0], column, negative[1], expected)
         self._refuse_orphans()
         self._refuse_incomplete_cases()
 

@@ -104,7 +104,7 @@ def test_tracker_fields_and_orientation_models_are_checked(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="unknown tracker field 'joint1'"):
         load_library(_write(tmp_path, tracker.replace("constant", "offset")))
     far = tracker.replace("constant", "offset").replace("[joint1]", "[position]").replace("value: 1", "value: 1000")
-    with pytest.raises(ConfigError, match="moves the measured tip by at most 10 m .*, got 1000"):  # it was taken
+    with pytest.raises(ConfigError, match=r"moves the measured tip by at most 10 m .*, got 1000"):  # it was taken
         load_library(_write(tmp_path, far))
     orientation = tracker.replace("constant", "noise").replace("[joint1]", "[orientation]")
     with pytest.raises(ConfigError, match="'noise' does not apply to the tracker orientation"):

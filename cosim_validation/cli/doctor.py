@@ -270,7 +270,12 @@ def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:
         return Finding(name, False, False, "", f"{exc} (needed by the coppeliasim backend only)")
     except Exception as exc:  # noqa: BLE001 - the client library missing
         return Finding(name, False, False, "", f"{type(exc).__name__}: {exc}")
+    stand_in = link.stand_in
     link.close()
+    if stand_in is not None:  # as the controller manager's and move_group's stand-ins are named
+        return Finding(
+            name, True, False, "", f"{config.endpoint}: the remote API answers; it is {stand_in}, not CoppeliaSim"
+        )
     return Finding(name, True, False, "", f"{config.endpoint}: the remote API answers")
 
 

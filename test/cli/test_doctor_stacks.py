@@ -59,7 +59,10 @@ def test_coppeliasim_absent_then_found() -> None:
     with standin(CONFIG) as port:
         found = check_coppeliasim(CoppeliaSimConfig(port=port))
     assert found.found, found.detail
-    assert found.detail == f"tcp://localhost:{port}: the remote API answers"
+    assert found.detail == (  # told apart from CoppeliaSim by the mark the stand-in's sim module carries
+        f"tcp://localhost:{port}: the remote API answers; it is cosim_validation's CoppeliaSim stand-in (the "
+        "project's MuJoCo arm behind the ZeroMQ remote API), not CoppeliaSim"
+    )
     absent = check_coppeliasim(CoppeliaSimConfig(port=port))  # the stand-in has exited
     assert not absent.found
     assert absent.detail.startswith(f"no CoppeliaSim answered at tcp://localhost:{port} within 1.5 s; start ")

@@ -60,6 +60,14 @@ class CoppeliaSimLink:
         """The server's endpoint, ``tcp://host:port``."""
         return self._config.endpoint
 
+    @property
+    def stand_in(self) -> str | None:
+        """What the server says it is if it is the project's stand-in (its ``sim`` module's mark), else None."""
+        from cosim_validation.robots.virtual.coppeliasim_scene_state import STANDIN_MARK
+
+        mark = getattr(self._sim, STANDIN_MARK, None)
+        return mark if isinstance(mark, str) else None
+
     def _set_timeout(self, seconds: float) -> None:
         self._socket.setsockopt(self._zmq.RCVTIMEO, max(1, round(seconds * 1000.0)))
 

@@ -25,12 +25,16 @@ from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
 from cosim_validation.robots.virtual.mujoco_model import TIP_SITE
 
 #: Constants announced to clients (their values are this server's; clients read them, never assume them).
-CONSTANTS: dict[str, int] = {
+#: A constant of the stand-in's ``sim`` module that no CoppeliaSim has: the stand-in names itself by it, so that
+#: ``cosim doctor`` tells it from the simulator (a user must not take a run on it for a CoppeliaSim run)
+STANDIN_MARK = "cosimStandIn"
+CONSTANTS: dict[str, int | str] = {
     "handle_world": -1,
     "simulation_stopped": 0,
     "simulation_paused": 8,
     "simulation_advancing_running": 17,
     "floatparam_simulation_time_step": 1,
+    STANDIN_MARK: "cosim_validation's CoppeliaSim stand-in (the project's MuJoCo arm behind the ZeroMQ remote API)",
 }
 #: The ``sim`` functions served: exactly those the CoppeliaSim backend calls.
 SERVED = (
@@ -192,7 +196,7 @@ class StandinScene:
 
     def getSimulationState(self) -> int:  # noqa: N802
         """``simulation_advancing_running`` or ``simulation_stopped``."""
-        return CONSTANTS["simulation_advancing_running" if self._running else "simulation_stopped"]
+        return int(CONSTANTS["simulation_advancing_running" if self._running else "simulation_stopped"])
 
     def getSimulationTime(self) -> float:  # noqa: N802
         """Simulated time since the start [s] (0 while stopped)."""

@@ -119,8 +119,12 @@ class CaseListener:
                 streamed.
         """
 
-    def before_streaming(self) -> None:
-        """Every robot is reset; the first setpoint is next (a live session waits for its subscribers)."""
+    def before_streaming(self, robots: tuple[RobotRole, ...]) -> None:
+        """Every robot is reset; the first setpoint is next (a live session waits for its subscribers).
+
+        Args:
+            robots: The robots this case drives (a robot lost in an earlier case is not among them).
+        """
 
     def pace(self, k: int, t_s: float) -> None:
         """Called after sample k (a real-time session sleeps until the case time ``t_s`` [s]).

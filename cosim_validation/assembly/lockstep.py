@@ -294,7 +294,7 @@ class Lockstep:
             validator.reset(plan.q[0])
         if self.watch is not None:
             self.watch.start_case(run.test_id)
-        listener.before_streaming()
+        listener.before_streaming(run.robots)
         run.last_stage = Stage(int(plan.stage[0]))
         run.started = True
         listener.status(CaseEvent.STARTED, run.last_stage, "", run)

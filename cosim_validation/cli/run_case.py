@@ -138,13 +138,14 @@ def _timer() -> Any:
     case assembly.
     """
     from cosim_validation.assembly.lockstep import CaseListener
+    from cosim_validation.common.record import RobotRole
 
     class Timer(CaseListener):
         def __init__(self) -> None:
             self.started = time.perf_counter()
             self.streaming = self.started
 
-        def before_streaming(self) -> None:
+        def before_streaming(self, robots: tuple[RobotRole, ...]) -> None:
             self.streaming = time.perf_counter()
 
         def split(self) -> tuple[float, float]:

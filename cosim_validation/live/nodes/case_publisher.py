@@ -189,19 +189,23 @@ class CasePublisher(CaseListener):
         """The action client canceled the goal."""
         return bool(self.goal_handle.is_cancel_requested)
 
-    def before_streaming(self) -> None:
+    def before_streaming(self, robots: tuple[RobotRole, ...]) -> None:
         """Wait until the monitor, the recorder and the drivers listen, at most ``subscriber_timeout_s``.
 
         They must listen on what the controller publishes and on what the drivers answer with: volatile topics
-        drop what is published before a subscription is matched.
+        drop what is published before a subscription is matched. Only the topics of the case's robots are waited
+        for: a driver that died in an earlier case made every later case wait the whole timeout for it.
+
+        Args:
+            robots: The robots this case drives.
         """
         node, params = self.node, self.node.params
         wanted = params.min_subscribers
         needs = {node.expected_pub.topic_name: wanted}
-        needs.update({link.commands.topic_name: wanted for link in node.links.values()})
+        needs.update({node.links[role].commands.topic_name: wanted for role in robots})
         if node.clock_pub is not None:
             needs[node.clock_pub.topic_name] = wanted
-        for role in node.links:
+        for role in robots:
             needs[f"/cosim/{role.label}/joint_states"] = wanted + 1  # the controller listens as well
             needs[f"/cosim/{role.label}/tip_pose"] = wanted
             needs[f"/cosim/{role.label}/marker"] = wanted

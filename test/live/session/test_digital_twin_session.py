@@ -233,6 +233,10 @@ def test_killing_a_driver_mid_session(
     assert all(c.outcome in ("completed", "refused") for c in later)
     for case in later:  # continued with the virtual robot only
         assert {v.robot for v in verdicts if v.test_id == case.test_id} <= {"expected", "virtual"}
+    # ... and without waiting for the dead driver's subscriptions before each of them (it waited the whole
+    # subscriber_timeout_s, 10 s, per case, and streamed anyway)
+    controller_log = (run_dir / "logs" / "controller.log").read_text()
+    assert "subscribers on ['/cosim/physical" not in controller_log, controller_log[-2000:]
 
     bag = run_dir / "session.mcap"
     alerts = [m.message for m in read_messages(bag, ["/cosim/alerts"])]

@@ -15,6 +15,7 @@ from rclpy.node import Node
 
 from cosim_validation.controllers.moveit_spec import MoveItSettings
 from cosim_validation.controllers.planning.errors import PlanningError
+from cosim_validation.live.ros.service_call import call_spinning, spin_until
 
 #: The services the controller calls, by the names move_group serves them under (its default capabilities
 #: MoveGroupPlanService, MoveGroupCartesianPathService, ApplyPlanningSceneService and
@@ -61,14 +62,12 @@ class MoveGroupClient:
             return
         deadline = time.monotonic() + self.settings.service_timeout_s
         for client in self.clients.values():
-            while not client.service_is_ready():
-                if time.monotonic() >= deadline:
-                    raise PlanningError(
-                        f"move_group is not there: service {client.srv_name} not available within "
-                        f"{self.settings.service_timeout_s:g} s (ROS_DOMAIN_ID {self.domain_id})",
-                        "move_group_unavailable",
-                    )
-                self.executor.spin_once(timeout_sec=0.05)
+            if not spin_until(self.executor, client.service_is_ready, deadline):
+                raise PlanningError(
+                    f"move_group is not there: service {client.srv_name} not available within "
+                    f"{self.settings.service_timeout_s:g} s (ROS_DOMAIN_ID {self.domain_id})",
+                    "move_group_unavailable",
+                )
         self._ready = True
 
     def call(self, key: str, request: Any) -> Any:
@@ -86,17 +85,13 @@ class MoveGroupClient:
         self.wait()
         client = self.clients[key]
         future = client.call_async(request)
-        deadline = time.monotonic() + self.settings.call_timeout_s
-        while not future.done():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                client.remove_pending_request(future)
-                self._ready = False
-                raise PlanningError(
-                    f"move_group did not answer {client.srv_name} within {self.settings.call_timeout_s:g} s",
-                    "move_group_timeout",
-                )
-            self.executor.spin_once(timeout_sec=min(left, 0.05))
+        if not spin_until(self.executor, future.done, time.monotonic() + self.settings.call_timeout_s):
+            client.remove_pending_request(future)
+            self._ready = False
+            raise PlanningError(
+                f"move_group did not answer {client.srv_name} within {self.settings.call_timeout_s:g} s",
+                "move_group_timeout",
+            )
         return future.result()
 
     def is_stand_in(self, timeout_s: float = 1.5) -> bool:
@@ -110,19 +105,8 @@ class MoveGroupClient:
         from rcl_interfaces.srv import ListParameters
 
         client: Any = self.node.create_client(ListParameters, self.settings.service("move_group/list_parameters"))
-        deadline = time.monotonic() + timeout_s
         try:
-            while not client.service_is_ready():
-                if time.monotonic() >= deadline:
-                    return False
-                self.executor.spin_once(timeout_sec=0.05)
-            future = client.call_async(ListParameters.Request())
-            while not future.done():
-                if time.monotonic() >= deadline:
-                    client.remove_pending_request(future)
-                    return False
-                self.executor.spin_once(timeout_sec=0.05)
-            answer = future.result()
+            answer = call_spinning(client, self.executor, ListParameters.Request(), time.monotonic() + timeout_s)
             return answer is not None and set(STAND_IN_PARAMETERS) <= set(answer.result.names)
         finally:
             self.node.destroy_client(client)

@@ -9,6 +9,7 @@ import time
 from typing import Any, NamedTuple
 
 from cosim_validation.live.ros.ros2_control import ListedController
+from cosim_validation.live.ros.service_call import call_spinning
 
 PROBE_TIMEOUT_S = 1.5
 
@@ -51,15 +52,7 @@ def probe_controller_manager(
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         client: Any = node.create_client(ListControllers, f"{manager.rstrip('/')}/list_controllers")
-        deadline = time.monotonic() + timeout_s
-        while not client.service_is_ready() and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-        if not client.service_is_ready():
-            return None
-        future = client.call_async(ListControllers.Request())
-        while not future.done() and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-        answer = future.result() if future.done() else None
+        answer = call_spinning(client, executor, ListControllers.Request(), time.monotonic() + timeout_s)
         if answer is None:
             return None
         listed = [ListedController(c.name, c.state, c.type, tuple(c.claimed_interfaces)) for c in answer.controller]

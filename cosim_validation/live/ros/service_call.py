@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rclpy.client import Client
@@ -59,3 +60,43 @@ def call_answered(client: Client[Any, Any], request: Any, timeout_s: float) -> A
             if not future.done():
                 future.cancel()
             client.remove_pending_request(future)
+
+
+def spin_until(executor: Any, condition: Callable[[], bool], deadline: float) -> bool:
+    """Spin ``executor`` in this thread until ``condition()`` holds or the monotonic ``deadline`` passes.
+
+    Args:
+        executor: The executor of the node whose callbacks the condition waits for.
+        condition: What to wait for.
+        deadline: ``time.monotonic()`` at which to give up [s].
+
+    Returns:
+        Whether the condition holds.
+    """
+    while not condition():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        executor.spin_once(timeout_sec=min(left, 0.05))
+    return True
+
+
+def call_spinning(client: Client[Any, Any], executor: Any, request: Any, deadline: float) -> Any | None:
+    """The answer to ``request``, spinning ``executor`` in this thread; None if none came by ``deadline``.
+
+    None also when the service is not there by then; an unanswered request is dropped. For one-off questions asked
+    from the thread that owns the node (``cosim doctor``'s probes, the planning calls to move_group).
+
+    Args:
+        client: The service client, of a node ``executor`` spins.
+        executor: The node's executor, not spun by another thread.
+        request: The request.
+        deadline: ``time.monotonic()`` at which to give up [s].
+    """
+    if not spin_until(executor, client.service_is_ready, deadline):
+        return None
+    future = client.call_async(request)
+    if not spin_until(executor, future.done, deadline):
+        client.remove_pending_request(future)
+        return None
+    return future.result()

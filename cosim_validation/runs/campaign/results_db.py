@@ -469,6 +469,7 @@ class ResultsDB:
             StoreError: The case could not be stored (a full disk, a lock); the cases stored before stay.
         """
         test_id = result.case.test_id
+        _refuse_others(result.trajectories, test_id, self.path)
         with guarded(self.path, f"storing case {test_id}", _REMEDY), self._db:
             died = self._db.execute("SELECT 1 FROM worker_deaths WHERE test_id = ?", (test_id,)).fetchone()
             if died is not None:  # the re-run of a case whose worker died: its old rows go
@@ -499,6 +500,7 @@ class ResultsDB:
             test_id: The stored case's test id.
             records: Its records, one per robot.
         """
+        _refuse_others(records, test_id, self.path)
         with self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?)",
@@ -642,6 +644,13 @@ class ResultsDB:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _refuse_others(records: Sequence[TrajectoryRecord], test_id: str, path: Path) -> None:
+    """An InputError if a record to store under case ``test_id`` is another case's (read back, it is refused)."""
+    for record in records:
+        if record.test_id != test_id:
+            raise InputError(f"{path}: case {test_id!r} cannot store the trajectory of case {record.test_id!r}")
 
 
 def _stored_as(record: TrajectoryRecord, test_id: str, robot: str, path: Path) -> TrajectoryRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def make_result(i: int, robot_record: bool = True) -> CaseResult:
         KpiRow(tid, "virtual", "targeting_error", "case", 0.0004, "m"),
         KpiRow(tid, "virtual", "duration", "injection", 6.1, "s"),
     )
-    records = (make_record(seed=i),) if robot_record else ()
+    records = (dataclasses.replace(make_record(seed=i), test_id=tid),) if robot_record else ()
     return CaseResult(case, verdicts, kpis, records, wall_s=0.25, worker="w1")
 
 
@@ -45,7 +46,7 @@ def test_round_trip(tmp_path: Path) -> None:
         assert rows[1].margin is None  # NaN is stored as NULL
         assert len(db.kpis()) == 6
         assert_same(db.trajectory("case-1", "virtual"), make_record(seed=1))
-        assert [r.test_id for r in db.trajectories("virtual")] == ["case-1"] * 3  # make_record's id
+        assert [r.test_id for r in db.trajectories("virtual")] == ["case-0", "case-1", "case-2"]
         assert db.timings()["case-0"] == (0.25, "w1")
 
 
@@ -79,3 +80,16 @@ def test_open_rejects_missing_and_foreign_files(tmp_path: Path) -> None:
     junk.write_bytes(b"not sqlite at all" * 100)
     with pytest.raises(InputError, match=r"junk\.sqlite"):
         ResultsDB.open(junk)
+
+
+def test_a_case_cannot_store_another_cases_trajectory(tmp_path: Path) -> None:
+    """Stored, it was exported under the row's case; read back, the store refuses it (a damaged store)."""
+    path = tmp_path / "results.sqlite"
+    with ResultsDB.create(path, META) as db:
+        other = make_result(0)
+        foreign = CaseResult(other.case, other.verdicts, other.kpis, (make_record(seed=1),))  # case-1's record
+        with pytest.raises(InputError, match="case 'case-0' cannot store the trajectory of case 'case-1'"):
+            db.add(foreign)
+        with pytest.raises(InputError, match="cannot store the trajectory of case 'case-1'"):
+            db.add_trajectories("case-0", [make_record(seed=1)])
+        assert db.finished_ids() == set()

@@ -273,6 +273,22 @@ def _content(path: Path) -> object:
         db.close()
 
 
+@pytest.mark.parametrize("name", ["verdicts_deleted", "robot_unknown", "kpi_negative"])
+def test_a_resume_refuses_what_a_report_refuses(
+    name: str, tmp_path: Path, workspace: Workspace, suites: tuple[Path, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A store the report refuses was resumed ('0 cases run, 20 already stored') and its summary written from it,
+    with the tampered rows counted or dropped (the sixth hostile trial: a verdict status 'maybe')."""
+    damage, message = REPORTS[name]
+    run = _run_copy(tmp_path, workspace)
+    damage(run)
+    before = _content(run / "results.sqlite")
+    argv = ["campaign", "--config", str(CONFIG), "--suite", str(suites[0]), "--suite", str(suites[1])]
+    argv += ["--backends", "virtual,physical", "--workers", "1", "--out", str(run), "--resume"]
+    run_case(Case(argv, (f"{run / 'results.sqlite'}: ", message)), as_json=False, capfd=capfd)
+    assert _content(run / "results.sqlite") == before, "the refused store was not changed"
+
+
 # ---------------------------------------------------------------------------------------------------- locks
 def test_resume_while_another_process_locks_the_database(
     tmp_path: Path, workspace: Workspace, suites: tuple[Path, Path], capfd: pytest.CaptureFixture[str]

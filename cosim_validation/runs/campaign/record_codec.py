@@ -146,7 +146,9 @@ def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndar
             header = parse_json(npz["header"].tobytes(), source, "header")
             arrays = {name: npz[name] for name in npz.files if name != "header"}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, ConfigError) as exc:
-        raise InputError(f"{source}: not a trajectory record ({type(exc).__name__}: {exc})") from None
+        # numpy's own text for bytes that are no npz invites loading them unsafely: said plainly instead
+        why = "its bytes are not arrays of an .npz" if "allow_pickle" in str(exc) else f"{type(exc).__name__}: {exc}"
+        raise InputError(f"{source}: not a trajectory record ({why})") from None
     if not isinstance(header, dict):
         raise InputError(f"{source}: not a trajectory record (its header is a {type(header).__name__}, not a mapping)")
     return header, arrays

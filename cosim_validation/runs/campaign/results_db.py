@@ -314,9 +314,9 @@ class ResultsDB:
         db = cls(path, _connect(path, create=not resume), encoder)
         db.salvaged = salvaged
         try:
+            if resume:  # what a report refuses, a resume must not build on (it summarised a tampered verdict away)
+                db._check(thoroughly=True)
             db._start(meta)
-            if resume:
-                db._refuse_orphans()
         except BaseException:
             db.close()
             raise

@@ -42,12 +42,14 @@ class CampaignConfig:
     supervisor_path: Path | None = None
 
     @classmethod
-    def from_config(cls, node: ConfigNode) -> CampaignConfig:
+    def from_config(cls, node: ConfigNode, properties_path: str | Path | None = None) -> CampaignConfig:
         """Read the ``campaign`` section (``node`` is that section).
 
         Args:
             node: The ``campaign`` section of the case-study configuration; its relative paths are relative to the
                 configuration file.
+            properties_path: The property file to use instead of the section's ``properties`` (a run's own copy:
+                the section names the original relative to a folder a moved run directory no longer has).
         """
         node.reject_unknown(("properties", "robots", "safety_property", "supervisor"))
         robots_node = node["robots"]
@@ -56,7 +58,11 @@ class CampaignConfig:
         for role in ROBOT_NAMES:
             choices = [name for name, r in ENGINE_ROLES.items() if r.label == role]
             robots[role] = robots_node[role].to_str(choices=choices)
-        path = node["properties"].to_file("property file").resolve()
+        path = (
+            Path(properties_path).resolve()
+            if properties_path
+            else node["properties"].to_file("property file").resolve()
+        )
         supervisor = node.get("supervisor")
         supervisor_path = supervisor.to_file("supervisor configuration").resolve() if supervisor is not None else None
         return cls(path, robots, _safety_property(node["safety_property"], path), supervisor_path)

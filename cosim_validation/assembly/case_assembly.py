@@ -78,7 +78,7 @@ class CaseAssembly:
     def __init__(self, spec: AssemblySpec) -> None:
         self.spec = spec
         self.config: ConfigNode = load_case_config(spec.config_path, spec.config_base_dir or "")
-        self.campaign = CampaignConfig.from_config(self.config["campaign"])
+        self.campaign = CampaignConfig.from_config(self.config["campaign"], spec.properties_path)
         self.controller_name = controller_name(spec.controller, self.config)  # fail before the build
         roles = engine_roles(spec.engines)  # the checks a campaign makes first (check_spec) are these
         self.setup = InsertionSetup.from_config(self.config)

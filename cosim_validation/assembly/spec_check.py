@@ -85,7 +85,7 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNo
     """
     if config is None:
         config = load_case_config(spec.config_path, spec.config_base_dir or "")
-    campaign = CampaignConfig.from_config(config["campaign"])
+    campaign = CampaignConfig.from_config(config["campaign"], spec.properties_path)
     controller = controller_name(spec.controller, config)
     roles = engine_roles(spec.engines)
     robot = RobotConfig.from_config(config["robot"])

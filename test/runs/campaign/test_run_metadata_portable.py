@@ -54,3 +54,32 @@ def test_two_copies_of_a_configuration_give_equal_metadata(tmp_path: Path, capfd
     assert found["a"] == found["b"]
     assert found["a"]["meta"]["config_path"] == "../config/needle_insertion.yaml"
     assert main(["report", str(tmp_path / "b" / "run")]) == 0  # the report finds the run's configuration
+
+
+@pytest.mark.slow
+def test_a_run_moved_deeper_resumes_with_its_own_copy_of_the_properties(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The copied configuration names its properties relative to the original's folder, which the manifest keeps
+    relative to the run directory: moved deeper, that folder is not found, and a resume failed with 'property file not
+    found' although the run holds its copy (the sixth hostile trial)."""
+    suite = tmp_path / "suite.parquet"
+    config = _copy_of_the_project(tmp_path / "project")
+    argv = ["testgen", "--config", str(config), "--method", "random", "--count", "2", "--granularity-mm", "60"]
+    assert main([*argv, "-o", str(suite)]) == 0
+    run = tmp_path / "run"
+    campaign = ["campaign", "--config", str(config), "--suite", str(suite), "--backends", "virtual", "--workers", "1"]
+    assert main([*campaign, "--out", str(run)]) == 0, capfd.readouterr().err
+    moved = tmp_path / "moved" / "deeper" / "run"
+    moved.parent.mkdir(parents=True)
+    shutil.move(run, moved)
+    with sqlite3.connect(moved / "results.sqlite") as db:  # the last case to run again
+        (last,) = db.execute("SELECT test_id FROM cases ORDER BY case_index DESC LIMIT 1").fetchone()
+        for table in ("verdicts", "kpis", "trajectories", "events", "timings", "cases"):
+            db.execute(f"DELETE FROM {table} WHERE test_id = ?", (last,))
+    db.close()
+    capfd.readouterr()
+    assert main([*campaign, "--out", str(moved), "--resume"]) == 0, capfd.readouterr().err
+    with sqlite3.connect(moved / "results.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM cases").fetchone() == (2,)
+    db.close()

@@ -41,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     c = sub.add_parser("collect", help="drive the physical robot and write a dataset", description=__doc__)
-    c.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+    c.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
+    )
     c.add_argument("-o", "--output", required=True, metavar="DATASET", help="dataset to write (.parquet)")
     c.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
     c.add_argument("--backend", default="emulated", help="the physical robot (a backend name; default emulated)")
@@ -81,7 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("evaluate", "compare the simulated robot with the physical one on held-out rows"),
     ):
         p = sub.add_parser(name, help=text, description=text)
-        p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+        p.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
+        )
         p.add_argument("dataset", metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)")
         p.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
         p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")

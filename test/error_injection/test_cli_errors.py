@@ -48,6 +48,10 @@ def test_calibrate_prints_the_transforms(dataset_file: Path, capsys: pytest.Capt
     result = json.loads(capsys.readouterr().out)
     assert len(result["X_tip_marker"]) == 4
     assert result["calibration"]["translation_mean_mm"] < 2.0
+    # --json before the action, as `cosim errors --help` shows it: the same document on stdout (it printed the text
+    # report on stderr and nothing on stdout)
+    assert main(["errors", "--json", "calibrate", str(dataset_file)]) == 0
+    assert json.loads(capsys.readouterr().out) == result
 
 
 @pytest.mark.parametrize(

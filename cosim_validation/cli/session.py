@@ -239,6 +239,13 @@ def _with_run_files(graph: Any) -> Any:
     from cosim_validation.common.exceptions import ConfigError
 
     for executable, (key, expected) in RUN_FILES.items():
+        running = [i for i, node in enumerate(graph.nodes) if node.executable == executable]
+        if len(running) > 1:  # both would write the one file (the second recorder ended in a FileExistsError)
+            raise ConfigError(
+                graph.source,
+                f"nodes[{running[1]}].executable",
+                f"a session runs one {executable} (it writes {expected}); nodes[{running[0]}] runs it already",
+            )
         for index, node in enumerate(graph.nodes):
             given = node.parameters.get(key)
             if node.executable == executable and given not in (None, expected):

@@ -153,6 +153,7 @@ GRAPH_EDITS: dict[str, Edit] = {
     "node:results_elsewhere": _set(
         "nodes", 6, "parameters", "results", value="{suite}", key="nodes[6].parameters.results"
     ),
+    "nodes:two_recorders": lambda tree: (tree["nodes"].append(dict(tree["nodes"][0], name="recorder2")), "nodes[7]")[1],
     "nodes:empty": _set("nodes", value=[], key="nodes"),
     "nodes:no_console": _set("nodes", 6, "console", value=False, key="console"),
 }

@@ -143,6 +143,8 @@ def _type_problem(kind: type, value: Any) -> str | None:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
     elif kind is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and not -(2**63) <= value < 2**63:  # a ROS integer parameter is 64 bits: rclpy took 1e20 as a double
+            return f"expected an integer of 64 bits (a ROS integer parameter), got {value!r}"
     else:
         ok = isinstance(value, kind)
     return None if ok else f"expected {KIND_NAMES[kind]}, got {value!r}"

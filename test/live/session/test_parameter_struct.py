@@ -135,6 +135,7 @@ def _graph(parameters: str, executable: str = "controller") -> str:
         (_graph("{reset_timeout_s: 1.0e+300}"), r"parameters.reset_timeout_s: expected <= 86400 s, got 1e\+300"),
         (_graph("{report_timeout_s: .inf}"), r"parameters.report_timeout_s: expected a finite number, got inf"),
         (_graph("{seed: 4294967296}", "physical_driver"), r"parameters.seed: expected <= 4.29497e\+09, got 4294967296"),
+        (_graph("{cases: 99999999999999999999}", "test_generator"), r"cases: expected an integer of 64 bits"),
         (
             _graph("{update_rate_hz: 1.0e+300}", "controller_manager_emulator"),
             r"parameters.update_rate_hz: expected <= 1e\+06 Hz",

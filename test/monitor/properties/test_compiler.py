@@ -100,6 +100,8 @@ def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> N
         ("always safediff(q[0], expected.q[0], -1)", r"safediff's bound must be >= 0, got -1"),
         ("always x(tip) / 0 < 1", "division by zero"),
         ("always x(tip) / -0.0 < 1", "division by zero"),
+        ("always x(tip) < 1e400", r"number 1e400 is too large"),  # it was infinity: 'unknown, vacuous'
+        ("always safebound(tip, expected.tip, 1e999)", r"number 1e999 is too large"),
     ],
 )
 def test_bad_names_and_kinds_are_errors(expression: str, message: str, context: MonitorContext) -> None:

@@ -19,6 +19,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+
 from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.monitor.properties.errors import PropertyError
 from cosim_validation.monitor.properties.language import syntax as s
@@ -173,7 +176,17 @@ class _Parser(TokenCursor):
     def number(self) -> float:
         if self.token.kind != "number":
             raise self.error(f"expected a number, found {self.token.text!r}")
-        return float(self.take().text)
+        return self.finite(self.take())
+
+    def finite(self, tok: Token) -> float:
+        """The value of the number token ``tok``; an error if it overflows.
+
+        1e400 was infinity, and every property with it came out 'unknown, vacuous'.
+        """
+        value = float(tok.text)
+        if not math.isfinite(value):
+            raise self.error(f"number {tok.text} is too large (beyond {sys.float_info.max:.3g})", tok)
+        return value
 
     def primary(self) -> s.Formula:
         tok = self.token
@@ -246,7 +259,7 @@ class _Parser(TokenCursor):
                 return s.Neg(self.factor(), tok.pos)
         if tok.kind == "number":
             self.take()
-            return s.Num(float(tok.text), tok.pos)
+            return s.Num(self.finite(tok), tok.pos)
         if self.at("op", "("):
             self.take()
             with self.deeper():

@@ -153,7 +153,7 @@ class ConfigNode:
         """
         v = self.value
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self.error(f"expected a number, got {v!r}")
+            raise self.error(f"expected a number, got {v!r}{text_number_hint(v)}")
         f = float(v)
         if not math.isfinite(f):
             raise self.error(f"expected a finite number, got {v!r}")
@@ -245,3 +245,39 @@ class ConfigNode:
         if problem is not None:
             raise self.error(f"{what} {str(path)!r} is {problem}")
         return path
+
+
+def text_number_hint(value: object) -> str:
+    """Why a number came as text, if it did.
+
+    YAML 1.1 (PyYAML) reads ``5e-1`` or ``1e300`` as text (its floats need a dot and a signed exponent), and a
+    quoted number is text.
+
+    Args:
+        value: A value that should have been a number.
+
+    Returns:
+        `` (YAML reads ... as text: ...)`` for a text Python reads as a number, else "".
+    """
+    if not isinstance(value, str):
+        return ""
+    try:
+        float(value)
+    except ValueError:
+        return ""
+    written = _yaml_float(value.strip())
+    if written == value.strip():
+        return " (a number in quotes is text: write it without them)"
+    return f" (YAML reads {value} as text: write {written})"
+
+
+def _yaml_float(text: str) -> str:
+    """``5e-1`` -> ``5.0e-1``, ``1e300`` -> ``1.0e+300``: a number with an exponent as YAML 1.1 reads it."""
+    mantissa, sep, exponent = text.lower().partition("e")
+    if not sep:
+        return text
+    if "." not in mantissa:
+        mantissa += ".0"
+    if exponent[:1] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}e{exponent}"

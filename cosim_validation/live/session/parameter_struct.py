@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Self, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
+from cosim_validation.common.config.config_node import text_number_hint
 from cosim_validation.common.exceptions import CosimError
 
 T = TypeVar("T")
@@ -147,7 +148,8 @@ def _type_problem(kind: type, value: Any) -> str | None:
             return f"expected an integer of 64 bits (a ROS integer parameter), got {value!r}"
     else:
         ok = isinstance(value, kind)
-    return None if ok else f"expected {KIND_NAMES[kind]}, got {value!r}"
+    hint = text_number_hint(value) if kind in (int, float) else ""
+    return None if ok else f"expected {KIND_NAMES[kind]}, got {value!r}{hint}"
 
 
 def _range_problem(rule: ParamRule, value: float) -> str | None:

@@ -57,6 +57,23 @@ def test_bad_values_name_file_key_and_problem(root, get, message) -> None:  # ty
         get(root)
 
 
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("x: 5e-1", "(YAML reads 5e-1 as text: write 5.0e-1)"),  # it said only "expected a number, got '5e-1'"
+        ("x: 1e300", "(YAML reads 1e300 as text: write 1.0e+300)"),
+        ("x: '0.5'", "(a number in quotes is text: write it without them)"),
+    ],
+)
+def test_a_number_read_as_text_says_why(text: str, hint: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(text, "c.yaml")["x"].to_float()
+    assert str(error.value).endswith(hint), error.value
+    if "write " in hint and "quotes" not in hint:  # the spelling it suggests is read as a number
+        suggested = hint.split("write ")[1].rstrip(")")
+        assert isinstance(parse_config(f"x: {suggested}", "c.yaml")["x"].to_float(), float)
+
+
 def test_nan_is_not_a_number_here() -> None:
     with pytest.raises(ConfigError, match="expected a finite number"):
         parse_config("x: .nan", "c.yaml")["x"].to_float()

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cosim_validation.cli.output import print_json
-from cosim_validation.cli.output_path import checked_output
+from cosim_validation.cli.output_path import check_folder, checked_output
 
 HELP = "recover a bag cut short (a killed recorder): every message written before the cut, in a finished MCAP"
 
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         target = source.parent.with_suffix(".mcap")
     else:
         target = source.with_name(source.stem + ".recovered.mcap")
+    check_folder("-o", target)
     recovered = recover_bag(source, target)
     if args.json:
         print_json(

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cosim_validation.cli.output import print_json
-from cosim_validation.cli.output_path import check_namespaces, checked_output
+from cosim_validation.cli.output_path import check_folder, check_namespaces, checked_output
 
 HELP = "write one robot's record of a case as a CRTK-style rosbag2 (.mcap) or the error dataset CSV (docs/CRTK.md)"
 
@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         record = run_data.trajectory(args.case, args.robot)
     finally:
         run_data.close()
+    check_folder("-o", out)
     namespace = args.namespace or DEFAULT_NAMESPACES.get(model, f"/{model}")
     units = tuple(kinematics.chain.joint_unit(j) for j in range(kinematics.n_joints))
     if out.suffix.lower() == ".mcap":

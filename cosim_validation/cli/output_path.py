@@ -146,3 +146,20 @@ def checked_run_dir(
             also = f" or add {resume_flag} to continue the run in it" if resume_flag else ""
             raise InputError(f"{option} {str(value)!r} already holds files ({shown}); choose another {option}{also}")
     return out
+
+
+def check_folder(option: str, value: str | Path) -> None:
+    """Refuse an output whose folder does not exist, once the inputs are read.
+
+    A write there failed naming its temporary file (``x.mcap.part: No such file or directory``).
+
+    Args:
+        option: The option that names the output, for the message.
+        value: The path given.
+
+    Raises:
+        InputError: The folder does not exist.
+    """
+    folder = Path(value).parent
+    if not folder.is_dir():
+        raise InputError(f"{option} {str(value)!r}: folder {str(folder)!r} does not exist")

@@ -122,6 +122,11 @@ CRTK_IO: dict[str, Callable[[Path, Workspace], Case]] = {
     "export:unknown_case": lambda f, ws: Case(
         ["export-crtk", str(ws.run_dir), "no-such-case", "-o", str(f / "x.mcap")], ("'no-such-case'",), (f / "x.mcap",)
     ),
+    "export:no_such_folder": lambda f, ws: Case(  # it said 'x.mcap.part: No such file or directory'
+        ["export-crtk", str(ws.run_dir), _case_id(ws), "-o", str(f / "gone" / "x.mcap")],
+        ("-o", "folder", "gone' does not exist"),
+        (f / "gone",),
+    ),
     "export:wrong_suffix": lambda f, ws: Case(
         ["export-crtk", str(ws.run_dir), "any", "-o", str(f / "x.txt")], ("x.txt", ".mcap"), (f / "x.txt",)
     ),

@@ -359,6 +359,11 @@ def _corpus() -> dict[str, Builder]:
     cases["bag:recover_not_mcap"] = lambda f, ws: _recover_case(f, b"PK\x03\x04", "not an MCAP file")
     cases["bag:recover_only_magic"] = lambda f, ws: _recover_case(f, b"\x89MCAP0\r\n", "nothing to recover")
     cases["bag:recover_missing"] = lambda f, ws: Case(["bag", "recover", str(f / "gone.mcap.part")], ("gone.mcap",))
+    cases["bag:recover_into_no_folder"] = lambda f, ws: Case(  # it named its temporary file, not the folder
+        ["bag", "recover", str(ws.bag), "-o", str(f / "gone" / "x.mcap")],
+        ("folder", "gone' does not exist"),
+        (f / "gone",),
+    )
     for kind, message in DATABASES.items():
         cases[f"database:{kind}:report"] = lambda f, ws, k=kind, m=message: _report_case(f, ws, k, m)
         cases[f"database:{kind}:export"] = lambda f, ws, k=kind, m=message: _export_case(f, ws, k, m)

@@ -129,6 +129,7 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
     if model not in MODELS_OF_STRIKE[strike]:
         allowed = ", ".join(sorted(m.value for m in MODELS_OF_STRIKE[strike]))
         raise node["model"].error(f"{model.value!r} does not apply to a {strike.value} strike; expected: {allowed}")
+    _refuse_unused(node, _FAULT_KEYS_OF.get(model, ()), f"fault model {model.value!r}")
     # at most 1000 (rad, m, or a factor): a fault of 1e300 rad was taken and ran
     value = (
         node["value"].to_float(minimum=-MAX_FAULT_VALUE, maximum=MAX_FAULT_VALUE)
@@ -159,6 +160,26 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
 
 #: the fault models whose value is a displacement of the variable (for the tracker: metres, or radians of rotation)
 _SHIFTS = (FaultModel.OFFSET, FaultModel.CONSTANT, FaultModel.NOISE)
+
+
+#: the keys of a fault besides ``model`` that each model reads (a key another model reads was taken and ignored:
+#: an offset with a probability always applied)
+_FAULT_KEYS_OF: dict[FaultModel, tuple[str, ...]] = {
+    FaultModel.DROP: ("probability",),
+    FaultModel.CONSTANT: ("value", "relative"),
+    FaultModel.OFFSET: ("value",),
+    FaultModel.SCALE: ("value",),
+    FaultModel.NOISE: ("value",),
+    FaultModel.DELAY: ("delay_cycles",),
+}
+
+
+def _refuse_unused(node: ConfigNode, used: tuple[str, ...], what: str) -> None:
+    """An error naming a key of ``node`` that ``what`` does not read (besides ``model`` and ``kind``)."""
+    for key, _ in node.items():
+        if key not in ("model", "kind", *used):
+            reads = ", ".join(used) if used else "nothing more"
+            raise node[key].error(f"{what} does not use {key} (it reads {reads}); remove it")
 
 
 def _variables(node: ConfigNode, strike: Strike, fault: Fault) -> tuple[str, ...]:
@@ -192,6 +213,7 @@ def _trigger(node: ConfigNode) -> Trigger:
         TriggerKind.PROBABILITY: ("probability",),
         TriggerKind.STAGE: ("stage",),
     }[kind]
+    _refuse_unused(node, needs, f"trigger kind {kind.value!r}")
     for key in needs:
         if node.get(key) is None:
             raise node.error(f"trigger kind {kind.value!r} needs {key}")

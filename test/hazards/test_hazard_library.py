@@ -84,6 +84,19 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("period_s: 8.0", "period_s: 1.0e-300", "scenarios.jump.trigger.period_s", "expected a number >= 0.001"),
         ("at_s: 8.0", "at_s: 1.0e+9", "scenarios.jump.trigger.at_s", "expected a number <= 3600"),
         ("duration_s: 0.3", "duration_s: 1.0e+9", "scenarios.jump.duration_s", "expected a number <= 3600"),
+        # a key the model or trigger does not read was taken and ignored (an offset with a probability always applied)
+        (
+            "relative: true}",
+            "relative: true, probability: 0.1}",
+            "scenarios.jump.fault.probability",
+            "fault model 'constant' does not use probability \\(it reads value, relative\\)",
+        ),
+        (
+            "kind: periodic, at_s: 8.0, period_s: 8.0",
+            "kind: time, at_s: 8.0, period_s: 8.0",
+            "scenarios.jump.trigger.period_s",
+            "trigger kind 'time' does not use period_s",
+        ),
     ],
 )
 def test_a_bad_scenario_names_the_file_the_scenario_and_the_key(

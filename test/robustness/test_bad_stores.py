@@ -153,7 +153,7 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
     # an outcome the report does not count (the case counted under a heading of its own), an infinite KPI (its
     # means became inf): both taken, exit 0
     "outcome_text": (_text_in("cases", "outcome"), ": outcome holds 'n/a', expected one of completed, refused,"),
-    "kpi_infinite": (_infinite_kpi, ": value holds inf, expected a finite number"),
+    "kpi_infinite": (_infinite_kpi, ": value holds inf, expected a KPI within 10000"),
     # times no run measures, rows of no case
     "wall_negative": (_sql("UPDATE timings SET wall_s = -100"), "wall_s holds -100.0, expected a time >= 0"),
     "kpi_orphan": (_sql(_ORPHAN), "table kpis, case 'ghost-0000': no such case in table cases"),
@@ -193,6 +193,19 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
     "margin_unit_unknown": (
         _sql("UPDATE verdicts SET unit = 'furlong' WHERE rowid = (SELECT min(rowid) FROM verdicts)"),
         ": unit holds 'furlong', expected one of m, rad, s, 1",
+    ),
+    # a status its margin contradicts, a KPI no record can give, a case before the first: counted as they said
+    "holds_with_negative_margin": (
+        _sql("UPDATE verdicts SET margin = -0.5 WHERE rowid = (SELECT min(rowid) FROM verdicts WHERE status='holds')"),
+        ": margin holds -0.5, expected a margin > 0 for a verdict that holds",
+    ),
+    "kpi_huge": (
+        _sql("UPDATE kpis SET value = 1e308 WHERE rowid = (SELECT min(rowid) FROM kpis)"),
+        ": value holds 1e+308, expected a KPI within 10000",
+    ),
+    "case_index_negative": (
+        _sql("UPDATE cases SET case_index = -5 WHERE rowid = (SELECT min(rowid) FROM cases)"),
+        ": case_index holds -5, expected a position in the run >= 0",
     ),
     "kpi_negative": (
         _sql("UPDATE kpis SET value = -0.5 WHERE rowid = (SELECT min(rowid) FROM kpis)"),

@@ -79,6 +79,8 @@ _STAGES = tuple(stage.label for stage in Stage)
 _POINT_COLUMNS = tuple(f"{point}_{axis}_m" for point in ("source", "target") for axis in "xyz")
 _KPI_STAGES = ("case", *_STAGES[1:])  # a whole-case KPI is stored under "case" (result_rows.kpi_row)
 #: (table, column, the values it may hold, what the error says was expected)
+#: the largest KPI a run measures: distances and angles of records bounded by 1e3, durations of at most an hour
+MAX_KPI = 1e4
 #: the units of a property's margin (the property language's) and of a KPI (distances, angles, durations)
 _MARGIN_UNITS = ("m", "rad", "s", "1")
 _KPI_UNITS = ("m", "rad", "s")
@@ -392,9 +394,17 @@ class ResultsDB:
             ).fetchone()
             if row is not None:
                 raise _changed_outside(self.path, table, row[0], column, row[1], expected)
-        row = self._db.execute("SELECT test_id, value FROM kpis WHERE abs(value) > 1.7976931348623157e308 LIMIT 1")
-        if (infinite := row.fetchone()) is not None:
-            raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], "a finite number")
+        row = self._db.execute(f"SELECT test_id, value FROM kpis WHERE abs(value) > {MAX_KPI!r} LIMIT 1")
+        if (infinite := row.fetchone()) is not None:  # an infinite one made the report's means inf; 1e308 null
+            raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], f"a KPI within {MAX_KPI:g}")
+        # a verdict's status is its margin's sign (> 0 holds, <= 0 violated): a mismatch was counted as it said
+        row = self._db.execute(
+            "SELECT test_id, margin, status FROM verdicts WHERE (status = 'holds' AND margin <= 0) "
+            "OR (status = 'violated' AND margin > 0) LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            expected = "a margin > 0 for a verdict that holds" if row[2] == "holds" else "a margin <= 0 when violated"
+            raise _changed_outside(self.path, "verdicts", row[0], "margin", row[1], expected)
         # a NULL target ended the report's figure in a traceback; 1e300 m was drawn (one pass over the cases)
         outside = " OR ".join(f"{c} IS NULL OR abs({c}) > {MAX_POINT_M!r}" for c in _POINT_COLUMNS)
         row = self._db.execute(f"SELECT test_id, {', '.join(_POINT_COLUMNS)} FROM cases WHERE {outside} LIMIT 1")
@@ -406,6 +416,7 @@ class ResultsDB:
             ("cases", "duration_s", "a time >= 0"),
             ("timings", "wall_s", "a time >= 0"),
             ("kpis", "value", "a KPI >= 0 (a distance, angle or duration)"),
+            ("cases", "case_index", "a position in the run >= 0"),
         ):
             negative = self._db.execute(f"SELECT test_id, {column} FROM {table} WHERE {column} < 0 LIMIT 1").fetchone()
             if negative is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.common.config import ConfigNode
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.registry import ENGINES
 
@@ -48,8 +48,8 @@ class CampaignConfig:
         Args:
             node: The ``campaign`` section of the case-study configuration; its relative paths are relative to the
                 configuration file.
-            properties_path: The property file to use instead of the section's ``properties`` (a run's own copy:
-                the section names the original relative to a folder a moved run directory no longer has).
+            properties_path: The property file to use when the section's ``properties`` is not found (a run's own
+                copy: the section names the original relative to a folder a moved run directory no longer has).
         """
         node.reject_unknown(("properties", "robots", "safety_property", "supervisor"))
         robots_node = node["robots"]
@@ -58,11 +58,12 @@ class CampaignConfig:
         for role in ROBOT_NAMES:
             choices = [name for name, r in ENGINE_ROLES.items() if r.label == role]
             robots[role] = robots_node[role].to_str(choices=choices)
-        path = (
-            Path(properties_path).resolve()
-            if properties_path
-            else node["properties"].to_file("property file").resolve()
-        )
+        try:
+            path = node["properties"].to_file("property file").resolve()
+        except ConfigError:
+            if not properties_path:
+                raise
+            path = Path(properties_path).resolve()  # the original is not where a moved run's copy names it
         supervisor = node.get("supervisor")
         supervisor_path = supervisor.to_file("supervisor configuration").resolve() if supervisor is not None else None
         return cls(path, robots, _safety_property(node["safety_property"], path), supervisor_path)

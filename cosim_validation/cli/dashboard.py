@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.cli.output import print_json
-from cosim_validation.cli.output_path import checked_output
+from cosim_validation.cli.output_path import check_folder, checked_output
 from cosim_validation.common.exceptions import InputError
 
 HELP = "watch a digital-twin session (live or from its bag), or render the dashboard to a PNG"
@@ -70,11 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_points < 2:
         raise InputError(f"--max-points must be >= 2, got {args.max_points}")
     if args.screenshot:
-        folder = checked_output(
-            "--screenshot", args.screenshot, {"--bag": args.bag, "--graph": args.graph}, (".png",)
-        ).parent
-        if not folder.is_dir():
-            raise InputError(f"--screenshot {args.screenshot!r}: folder {folder} does not exist")
+        checked_output("--screenshot", args.screenshot, {"--bag": args.bag, "--graph": args.graph}, (".png",))
+        check_folder("--screenshot", args.screenshot)
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     elif not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         raise InputError("no display (DISPLAY is not set): use --screenshot OUT.png to render off-screen")

@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if publisher is not None:
             publisher.close()
     problems = compare(result) if result.live_reports else []
+    not_compared = unreported(result) if result.live_reports else []
     cases = [_case_dict(end, Status) for end in result.cases]
     if args.json:
         print_json(
@@ -93,14 +94,14 @@ def run(args: argparse.Namespace) -> int:
                 "live_reports": len(result.live_reports),
                 "equal_to_live": not problems if result.live_reports else None,
                 "differences": problems,
-                "not_compared": unreported(result) if result.live_reports else [],
+                "not_compared": not_compared,
                 "anatomy_repairs": world.repairs,
             }
         )
     else:
         for line in world.repair_lines:
             print(line)
-        _print_text(args.bag, result, cases, problems, unreported(result) if result.live_reports else [])
+        _print_text(args.bag, result, cases, problems, not_compared)
     return 1 if problems else 0
 
 
@@ -138,6 +139,8 @@ def _case_dict(end: Any, status: Any) -> dict[str, Any]:
 def _print_text(
     bag: str, result: Any, cases: list[dict[str, Any]], problems: list[str], not_compared: list[str]
 ) -> None:
+    from cosim_validation.live.ros.replay import not_compared_line
+
     print(f"{bag}: {result.messages} messages, {len(cases)} cases")
     for case in cases:
         samples = ", ".join(f"{r} {n}" for r, n in case["samples"].items())
@@ -154,7 +157,7 @@ def _print_text(
             else "\nreplayed verdicts DIFFER from the live monitor's:\n  " + "\n  ".join(problems)
         )
         for test_id in not_compared:
-            print(f"not compared: {test_id}, the last case: the recording stopped before the monitor's report of it")
+            print(not_compared_line(test_id))
 
 
 def _first_violation(verdict: dict[str, Any]) -> str:

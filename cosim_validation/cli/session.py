@@ -416,6 +416,8 @@ def summarise(run_dir: Path) -> dict[str, Any]:
 
 
 def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any], path: Path) -> None:
+    from cosim_validation.live.ros.replay import not_compared_line
+
     print(f"\nsession {status} in {wall_s:.1f} s: {message}")
     if summary["cases"]:
         print("cases: " + ", ".join(f"{n} {k}" for k, n in sorted(summary["cases"].items())))
@@ -435,7 +437,7 @@ def _print_text(status: str, message: str, wall_s: float, summary: dict[str, Any
             f"{stored} case{'' if stored == 1 else 's'} stored"
         )
         for test_id in check.get("not_compared", []):  # a Ctrl-C or a dead node stopped the recording first
-            print(f"not compared: {test_id}, the last case: the recording stopped before the monitor's report of it")
+            print(not_compared_line(test_id))
     elif "skipped" in check:
         print(f"\nbag check skipped: {check['skipped']}")
     written = [name for name in ("session.mcap", "results.sqlite", "summary.json") if (path.parent / name).is_file()]

@@ -136,7 +136,7 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
         if node.get("value") is not None
         else 0.0
     )
-    if model in (FaultModel.OFFSET, FaultModel.SCALE, FaultModel.NOISE, FaultModel.CONSTANT) and not node.has("value"):
+    if "value" in _FAULT_KEYS_OF.get(model, ()) and not node.has("value"):
         raise node.error(f"fault model {model.value!r} needs a value")
     if strike is Strike.TRACKER and model in _SHIFTS and abs(value) > MAX_POINT_M:  # 1000 m was taken and ran
         raise node["value"].error(

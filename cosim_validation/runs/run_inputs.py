@@ -247,7 +247,7 @@ def read_manifest(run_dir: Path) -> dict[str, RunInput]:
 
 
 def run_input_path(
-    run_dir: Path, role: str, fallback: str | Path | None, warn: Callable[[str], None]
+    run_dir: Path, role: str, fallback: str | Path | Callable[[], Path] | None, warn: Callable[[str], None]
 ) -> tuple[Path | None, Path | None]:
     """The file the run was made with for ``role``, and the folder its relative paths are taken from.
 
@@ -257,7 +257,8 @@ def run_input_path(
     Args:
         run_dir: The run directory.
         role: The input's role (one of :data:`ROLES`), e.g. ``config``.
-        fallback: The file to read when the run kept no copy, or None.
+        fallback: The file to read when the run kept no copy, or None; a callable is asked for it only then (a
+            configuration's path may not resolve where the run has its copy: a moved run directory).
         warn: Called with each warning: a copy changed or missing, a fallback read as it is now.
     """
     entry = read_manifest(run_dir).get(role)
@@ -270,8 +271,9 @@ def run_input_path(
         warn(f"{copy}: the run's copy of its {role} is missing")
     if fallback is None:
         return None, None
-    warn(f"{run_dir}: no copy of the run's {role}; assuming {fallback} as it is now")
-    return Path(fallback), None
+    path = Path(fallback() if callable(fallback) else fallback)
+    warn(f"{run_dir}: no copy of the run's {role}; assuming {path} as it is now")
+    return path, None
 
 
 def load_run_config(
@@ -315,11 +317,13 @@ def run_monitor_world(
     config = load_run_config(run_dir, "config", config_fallback, warn)
     if config is None:
         return None
-    kept = read_manifest(run_dir).get("properties")
-    if properties_fallback is None and (kept is None or not (Path(run_dir) / kept.copy).is_file()):
-        # only without the run's copy: the configuration names its properties relative to the original's folder,
-        # which is not there once the run directory has moved (a copied run's replay failed on it)
-        properties_fallback = CampaignConfig.from_config(config["campaign"]).properties_path
-    properties, _ = run_input_path(run_dir, "properties", properties_fallback, warn)
+
+    # the configuration's own properties only without the run's copy: it names them relative to the original's
+    # folder, which is not there once the run directory has moved (a copied run's replay failed on it)
+    def configured() -> Path:
+        return CampaignConfig.from_config(config["campaign"]).properties_path
+
+    fallback = properties_fallback if properties_fallback is not None else configured
+    properties, _ = run_input_path(run_dir, "properties", fallback, warn)
     assert properties is not None
     return monitor_world(config, properties)

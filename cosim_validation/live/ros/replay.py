@@ -248,6 +248,15 @@ def unreported(result: ReplayResult) -> list[str]:
     return [] if last in result.live_reports else [last]
 
 
+def not_compared_line(test_id: str) -> str:
+    """How ``cosim replay`` and ``cosim session`` name a case :func:`unreported` left out of the comparison.
+
+    Args:
+        test_id: The case's test id.
+    """
+    return f"not compared: {test_id}, the last case: the recording stopped before the monitor's report of it"
+
+
 def _difference(live: Verdict, replayed: Verdict) -> str:
     """What differs between two verdicts of the same property, field by field (live first)."""
     fields = {

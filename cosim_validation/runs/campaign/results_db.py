@@ -78,12 +78,12 @@ _ROBOTS = tuple(role.label for role in RobotRole)
 _STAGES = tuple(stage.label for stage in Stage)
 _POINT_COLUMNS = tuple(f"{point}_{axis}_m" for point in ("source", "target") for axis in "xyz")
 _KPI_STAGES = ("case", *_STAGES[1:])  # a whole-case KPI is stored under "case" (result_rows.kpi_row)
-#: (table, column, the values it may hold, what the error says was expected)
 #: the largest KPI a run measures: distances and angles of records bounded by 1e3, durations of at most an hour
 MAX_KPI = 1e4
 #: the units of a property's margin (the property language's) and of a KPI (distances, angles, durations)
 _MARGIN_UNITS = ("m", "rad", "s", "1")
 _KPI_UNITS = ("m", "rad", "s")
+#: (table, column, the values it may hold, what the error says was expected)
 _VOCABULARIES = (
     ("verdicts", "status", ("holds", "violated", "unknown"), "holds, violated or unknown"),
     ("cases", "outcome", CASE_OUTCOMES, "one of " + ", ".join(CASE_OUTCOMES)),
@@ -395,8 +395,8 @@ class ResultsDB:
             if row is not None:
                 raise _changed_outside(self.path, table, row[0], column, row[1], expected)
         row = self._db.execute(f"SELECT test_id, value FROM kpis WHERE abs(value) > {MAX_KPI!r} LIMIT 1")
-        if (infinite := row.fetchone()) is not None:  # an infinite one made the report's means inf; 1e308 null
-            raise _changed_outside(self.path, "kpis", infinite[0], "value", infinite[1], f"a KPI within {MAX_KPI:g}")
+        if (huge := row.fetchone()) is not None:  # an infinite one made the report's means inf; 1e308 null
+            raise _changed_outside(self.path, "kpis", huge[0], "value", huge[1], f"a KPI within {MAX_KPI:g}")
         # a verdict's status is its margin's sign (> 0 holds, <= 0 violated): a mismatch was counted as it said
         row = self._db.execute(
             "SELECT test_id, margin, status FROM verdicts WHERE (status = 'holds' AND margin <= 0) "

@@ -119,6 +119,10 @@ def _duration(node: ConfigNode) -> float:
 
 #: The largest magnitude of a fault's value (rad, m, or a factor)
 MAX_FAULT_VALUE = 1e3
+#: The largest displacement of a joint by a fault (offset, constant, noise): one turn [rad; m for a prismatic joint,
+#: far beyond any surgical arm's travel]. A larger one is no fault of a joint but a typing error (1000 rad was taken
+#: and only the servo's clamp stopped it)
+MAX_JOINT_SHIFT = 2.0 * math.pi
 #: The shortest period of a periodic trigger: one cycle of the 1 kHz servo loop [s]
 MIN_PERIOD_S = 1e-3
 
@@ -142,6 +146,11 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
         raise node["value"].error(
             f"a tracker fault moves the measured tip by at most {MAX_POINT_M:g} m (a configured point's bound), "
             f"got {value:g}"
+        )
+    if strike is not Strike.TRACKER and model in _SHIFTS and abs(value) > MAX_JOINT_SHIFT:  # 1000 rad was taken
+        raise node["value"].error(
+            f"a joint fault moves a joint by at most one turn ({MAX_JOINT_SHIFT:.4g} rad, or m for a prismatic "
+            f"joint), got {value:g}"
         )
     if model is FaultModel.NOISE and value <= 0.0:
         raise node["value"].error(f"noise standard deviation must be > 0, got {value}")

@@ -80,6 +80,9 @@ def _write(tmp_path: Path, text: str) -> Path:
             "expected one of 'initialization', 'approach', 'injection', 'extraction', 'reset', got 'insertion'",
         ),
         ("kind: periodic, at_s: 8.0, period_s: 8.0", "kind: stage", "scenarios.jump.trigger", "needs stage"),
+        # a joint moved by more than a turn is a typing error (1000 rad was taken; only the servo's clamp stopped it)
+        ("value: 0.05", "value: 1000", "scenarios.jump.fault.value", r"at most one turn \(6.283 rad.*got 1000"),
+        ("value: 0.05", "value: -7.0", "scenarios.jump.fault.value", "at most one turn"),
         # times within a case, a period of at least a servo cycle (1e-300 s was taken)
         ("period_s: 8.0", "period_s: 1.0e-300", "scenarios.jump.trigger.period_s", "expected a number >= 0.001"),
         ("at_s: 8.0", "at_s: 1.0e+9", "scenarios.jump.trigger.at_s", "expected a number <= 3600"),

@@ -207,6 +207,14 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
         _sql("UPDATE cases SET case_index = -5 WHERE rowid = (SELECT min(rowid) FROM cases)"),
         ": case_index holds -5, expected a position in the run >= 0",
     ),
+    # two cases at one position: the report counted both (a copied row under another id)
+    "case_index_twice": (
+        _sql(
+            "UPDATE cases SET case_index = (SELECT min(case_index) FROM cases) "
+            "WHERE rowid = (SELECT max(rowid) FROM cases)"
+        ),
+        ": case_index holds 0, expected a position in the run no other case holds",
+    ),
     "kpi_negative": (
         _sql("UPDATE kpis SET value = -0.5 WHERE rowid = (SELECT min(rowid) FROM kpis)"),
         ": value holds -0.5, expected a KPI >= 0",

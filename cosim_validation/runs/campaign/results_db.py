@@ -421,6 +421,14 @@ class ResultsDB:
             negative = self._db.execute(f"SELECT test_id, {column} FROM {table} WHERE {column} < 0 LIMIT 1").fetchone()
             if negative is not None:
                 raise _changed_outside(self.path, table, negative[0], column, negative[1], expected)
+        # each case has its own position in the run: a second case at the same one was counted twice by the report
+        row = self._db.execute(
+            "SELECT max(test_id), case_index FROM cases GROUP BY case_index HAVING count(*) > 1 LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            raise _changed_outside(
+                self.path, "cases", row[0], "case_index", row[1], "a position in the run no other case holds"
+            )
         self._refuse_orphans()
         self._refuse_incomplete_cases()
 

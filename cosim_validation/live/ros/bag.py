@@ -291,6 +291,7 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
             if not connections:  # rosbags reads every connection when given none
                 return
             decoders = _decoders(store, connections, path)
+            read = dict.fromkeys((c.id for c in connections), 0)
             for conn, log_time, data in reader.messages(connections=connections):
                 try:
                     message = decoders[conn.id].deserialize_cdr(data, conn.msgtype)
@@ -299,9 +300,51 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
                         f"{path}: a {conn.msgtype} message on {conn.topic} at log time {log_time} ns cannot be "
                         f"decoded ({type(exc).__name__}: {exc}); the bag is damaged"
                     ) from None
+                read[conn.id] += 1
                 yield BagMessage(conn.topic, conn.msgtype, log_time, message)
+            _refuse_lost(path, connections, read)
+            _refuse_unplaced(path, reader.connections)
     except (ReaderError, *_DAMAGED) as exc:
         raise InputError(f"{path}: not a readable rosbag2/MCAP file ({_why(exc)}){_cut_short_hint(path)}") from None
+
+
+def _refuse_lost(path: Path, connections: Iterable[Any], read: dict[int, int]) -> None:
+    """An error when fewer messages of a topic were read than the bag's own counts (its summary) say it holds.
+
+    rosbags skips a record it cannot place (a flipped bit in a message's channel id or in a record's length) without
+    a word: a replay then judged what was left and said the verdicts differ.
+    """
+    for conn in connections:
+        if conn.msgcount and read[conn.id] < conn.msgcount:
+            raise InputError(
+                f"{path}: {read[conn.id]} of the {conn.msgcount} messages on {conn.topic} could be read (the others' "
+                f"records are damaged); the bag is damaged"
+            )
+
+
+def _refuse_unplaced(path: Path, connections: Iterable[Any]) -> None:
+    """An error when an MCAP file's summary counts more messages than its channels hold.
+
+    A flipped bit in a channel's id leaves that channel's messages on no channel: rosbags skips them, and counts
+    none for the topic.
+    """
+    if not path.is_file():  # a rosbag2 folder: its metadata counts per topic only
+        return
+    from mcap.exceptions import McapError
+    from mcap.reader import make_reader
+
+    try:
+        with path.open("rb") as f:
+            summary = make_reader(f).get_summary()
+    except (McapError, *_DAMAGED):
+        return  # rosbags read it: what the summary lacks, its own checks covered
+    statistics = summary.statistics if summary is not None else None
+    placed = sum(conn.msgcount for conn in connections)
+    if statistics is not None and placed < statistics.message_count:
+        raise InputError(
+            f"{path}: {statistics.message_count - placed} of its {statistics.message_count} messages are on no "
+            "channel the bag describes (their channel's record is damaged); the bag is damaged"
+        )
 
 
 #: What the bag reader (rosbags) and the CDR decoder raise on damaged bytes, besides ReaderError: a flipped bit in a

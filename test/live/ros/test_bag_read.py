@@ -44,8 +44,9 @@ def test_only_the_topics_asked_for_and_none_for_an_absent_one(tmp_path: Path) ->
 
 
 def test_a_damaged_bag_is_one_error_naming_it_whatever_bits_flipped(tmp_path: Path) -> None:
-    """Flipped bits anywhere in a bag: it reads, or the error names the file (a flipped length or name was a
-    UnicodeDecodeError, struct.error or the CDR decoder's SerdeError traceback in cosim replay)."""
+    """Flipped bits anywhere in a bag: it reads whole, or the error names the file (a flipped length or name was a
+    UnicodeDecodeError, struct.error or the CDR decoder's SerdeError traceback in cosim replay; a flipped channel id
+    or record length lost messages without a word, and a replay then said the verdicts differ)."""
     import random
 
     from cosim_validation.common.exceptions import InputError
@@ -62,11 +63,13 @@ def test_a_damaged_bag_is_one_error_naming_it_whatever_bits_flipped(tmp_path: Pa
         damaged.write_bytes(bytes(data))
         problem = ""
         try:
-            topics_of(damaged)
-            list(read_messages(damaged))
+            topics = topics_of(damaged)
+            assert len(list(read_messages(damaged))) == 6  # every message, or an error
+            for topic in set(topics) & {"/a/joint_states", "/b/joint_states"}:  # (a flipped name: another topic)
+                assert len(list(read_messages(damaged, [topic]))) == 3
         except InputError as exc:
             problem = str(exc)
         if problem:
             assert problem.startswith(f"{damaged}: "), problem
-            kinds.add("decoded" if "cannot be decoded" in problem else "file")
-    assert kinds == {"decoded", "file"}  # both the file's records and a message's bytes were hit
+            kinds.add("decoded" if "cannot be decoded" in problem else "lost" if "could be read" in problem else "file")
+    assert kinds == {"decoded", "lost", "file"}  # the file's records, a message's bytes and its record were hit

@@ -123,10 +123,11 @@ def test_session_outputs_and_replay(
     replayed = replay_bag(run_dir / "session.mcap", world)
     assert sorted(e.info.test_id for e in replayed.cases) == sorted(started)
     assert compare(replayed) == []  # the replayed verdicts equal the live monitor's
-    for seed in range(3):  # and so they do when the recorder had received the topics in another interleaving
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("cosim_validation.live.ros.replay.read_messages", interleaved_reader(seed))
-            assert compare(replay_bag(run_dir / "session.mcap", world)) == [], seed
+    # and so they do when the recorder had received the topics in another interleaving (one shuffle: each replay of
+    # the four cases costs seconds of the suite's time)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("cosim_validation.live.ros.replay.read_messages", interleaved_reader(seed=1))
+        assert compare(replay_bag(run_dir / "session.mcap", world)) == []
 
 
 def interleaved_reader(seed: int, lag: float = 60.0) -> Any:

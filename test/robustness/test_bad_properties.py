@@ -83,6 +83,17 @@ def _property_edits() -> dict[str, Edit]:
         value="kpi(no_such_kpi) < 0.003",
         key="properties.targeting_error_bound.expression",
     )
+    # a KPI is never negative: below a negative bound it never holds, above one always (both were judged)
+    edits["kpi:negative_bound"] = _set(
+        "properties",
+        "targeting_error_bound",
+        "expression",
+        value="kpi(targeting_error) < -0.003",
+        key="properties.targeting_error_bound.expression",
+    )
+    edits["kpi:negative_bound_constant"] = _set(
+        "constants", "targeting_bound_m", value=-0.003, key="properties.targeting_error_bound.expression"
+    )
     edits["supervisor:ordered"] = _set(
         "properties",
         "tip_follows_plan",

@@ -131,3 +131,27 @@ def test_expected_properties_do_not_apply_to_the_plan(context: MonitorContext) -
     prop = PropertySpec("p", "always safebound(tip, expected.tip, 0.01)").compile(context)
     assert not prop.applies_to(RobotRole.EXPECTED)
     assert prop.applies_to(RobotRole.PHYSICAL)
+
+
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        ("kpi(targeting_error) < -0.003", "compared with -0.003 it never holds"),
+        ("-0.003 > kpi(targeting_error)", "compared with -0.003 it never holds"),
+        ("kpi(targeting_error) >= -(1)", "compared with -1 it always holds"),
+        ("-2 * 0.5 <= kpi(targeting_error)", "compared with -1 it always holds"),
+    ],
+)
+def test_a_kpi_against_a_negative_bound_is_an_error(expression: str, says: str, context: MonitorContext) -> None:
+    """A KPI is a distance, angle or duration, never negative: such a comparison was taken and judged."""
+    from cosim_validation.monitor.properties.language.compiler import compile_formula
+    from cosim_validation.monitor.properties.language.parser import parse_formula
+
+    def compile_kpi(text: str) -> object:
+        return compile_formula("p", text, parse_formula(text, "p"), context, {"targeting_error": "m"})
+
+    with pytest.raises(
+        PropertyError, match=r"kpi\(targeting_error\) is a distance, angle or duration \(>= 0\): " + says
+    ):
+        compile_kpi(expression)
+    compile_kpi("kpi(targeting_error) < 0.003")  # a bound a KPI can be on either side of

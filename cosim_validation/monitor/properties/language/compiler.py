@@ -158,8 +158,24 @@ class _Compiler(TermResolver):
         if node.op in ("==", "!="):
             raise self.error("== and != compare stages only; use safediff(x, y, eps) for numbers", node.pos)
         unit = self.unify(left.unit, right.unit, node.pos)
+        self.refuse_negative_kpi_bound(node, left, right)
         margin = t.Apply("-", (right, left) if node.op in ("<", "<=") else (left, right))
         return self.atom(margin, unit, snippet(self.text, start_of(node.left)))
+
+    def refuse_negative_kpi_bound(self, node: s.Compare, left: t.Term, right: t.Term) -> None:
+        """A KPI (a distance, angle or duration: never negative) compared with a negative number is an error.
+
+        ``kpi(x) < -0.003`` can never hold and ``kpi(x) > -0.003`` always does: either was taken and judged.
+        """
+        for kpi, other, bound in ((left, right, node.right), (right, left, node.left)):
+            value = constant_value(other)
+            if isinstance(kpi, t.KpiTerm) and value is not None and value < 0.0:
+                never = (node.op in ("<", "<=")) == (kpi is left)
+                raise self.error(
+                    f"kpi({kpi.name}) is a distance, angle or duration (>= 0): compared with {value:g} it "
+                    f"{'never' if never else 'always'} holds",
+                    start_of(bound),
+                )
 
     def stage_test(self, node: s.Compare, left: t.Term, right: t.Term) -> f.Formula:
         if node.op not in ("==", "!="):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from cosim_validation.common.record import Stage, SupervisorMode
@@ -339,14 +339,31 @@ def snippet(text: str, start: int) -> str:
 
 
 def constant_value(term: t.Term) -> float | None:
-    """The number ``term`` always is (a literal or constant, perhaps negated), or None if it depends on the samples.
+    """The number ``term`` always is, or None if it depends on the samples.
+
+    Literals and constants, negated, added, subtracted, multiplied or divided, are folded.
 
     Args:
         term: A resolved term.
     """
     if isinstance(term, t.Const):
         return term.value
-    if isinstance(term, t.Apply) and term.func == "neg":
-        inner = constant_value(term.args[0])
-        return None if inner is None else -inner
-    return None
+    if not isinstance(term, t.Apply) or term.func not in _FOLDED:
+        return None
+    values = [constant_value(arg) for arg in term.args]
+    known = [v for v in values if v is not None]
+    if len(known) != len(values) or len(known) != (1 if term.func == "neg" else 2):
+        return None
+    if term.func == "/" and known[1] == 0.0:
+        return None  # refused where it is written (division by zero)
+    return _FOLDED[term.func](*known)
+
+
+#: the arithmetic constant_value folds: negation and the four binary operators
+_FOLDED: dict[str, Callable[..., float]] = {
+    "neg": lambda a: -a,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+}

@@ -14,7 +14,8 @@ from test.monitor.properties.traces import JOINTS, Sphere
 @pytest.fixture(scope="module")
 def context() -> MonitorContext:
     obstacles = {"heart": Sphere((0.5, 0.0, 0.0), 0.05), "aorta": Sphere((0.6, 0.1, 0.0), 0.02)}
-    return MonitorContext(JOINTS, 0.1, obstacles, constants={"delta_m": 0.02})
+    constants = {"delta_m": 0.02, "tol_rad": 0.01, "wait_s": 0.5, "eps": 0.001, "tol_deg": 1.0, "gap_mm": 2.0}
+    return MonitorContext(JOINTS, 0.1, obstacles, constants=constants)
 
 
 def compile_one(expression: str, context: MonitorContext) -> f.Formula:
@@ -100,7 +101,17 @@ def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> N
         ("always safediff(q[0], expected.q[0], -1)", r"safediff's bound must be >= 0, got -1"),
         ("always x(tip) / 0 < 1", "division by zero"),
         ("always x(tip) / -0.0 < 1", "division by zero"),
-        ("always x(tip) < 1e400", r"number 1e400 is too large"),  # it was infinity: 'unknown, vacuous'
+        ("always x(tip) < 1e400", r"number 1e400 is too large"),
+        # a constant's name declares its unit: metres added to radians, or compared with an angle, were taken
+        ("always x(tip) < delta_m + tol_rad", r"units do not match: 'm' and 'rad'"),
+        ("always x(tip) < tol_rad", r"units do not match: 'm' and 'rad'"),
+        ("always safedis(tip, target, wait_s)", r"units do not match: 'm' and 's'"),
+        # and a name in another unit was read as if in the language's (1 degree judged as 1 rad)
+        ("always q[0] < tol_deg", r"constant 'tol_deg' is named in deg, .* give it in rad as tol_rad"),
+        (
+            "always x(tip) < gap_mm",
+            r"constant 'gap_mm' is named in mm, .* give it in m as gap_m",
+        ),  # it was infinity: 'unknown, vacuous'
         ("always safebound(tip, expected.tip, 1e999)", r"number 1e999 is too large"),
     ],
 )
@@ -155,3 +166,10 @@ def test_a_kpi_against_a_negative_bound_is_an_error(expression: str, says: str, 
     ):
         compile_kpi(expression)
     compile_kpi("kpi(targeting_error) < 0.003")  # a bound a KPI can be on either side of
+
+
+def test_a_constant_named_without_a_unit_adopts_its_partners(context: MonitorContext) -> None:
+    """``eps`` (no unit suffix) bounds a length and an angle alike (a prismatic joint's bound is in m, the others'
+    in rad); ``delta_m`` bounds a length."""
+    for expression in ("always x(tip) < eps", "always q[0] < eps", "always x(tip) < delta_m - eps"):
+        compile_one(expression, context)

@@ -171,10 +171,26 @@ class TermResolver:
         if ident in self.ctx.obstacles:
             return Obstacle(ident)
         if ident in self.ctx.constants:
-            return t.Const(float(self.ctx.constants[ident]))
+            return t.Const(float(self.ctx.constants[ident]), unit=self.constant_unit(ident, node.pos))
         known = sorted([*sig.SIGNALS, "target", "self_distance", *self.ctx.obstacles, *self.ctx.constants])
         message = f"unknown name {ident!r}; known signals, obstacles and constants: {', '.join(known)}"
         raise self.error(message, node.pos)
+
+    def constant_unit(self, name: str, pos: int) -> str:
+        """The unit a constant's name declares (``_m``, ``_rad``, ``_s``), or "" (it adopts its partner's).
+
+        A bound in metres added to one in radians, or compared with an angle, was taken; a name in another unit
+        (``_deg``, ``_mm``) was read as if in the language's own (1 degree judged as 1 rad).
+        """
+        suffix = name.rsplit("_", 1)[-1] if "_" in name else ""
+        if suffix in _OTHER_UNITS:
+            own = _OTHER_UNITS[suffix]
+            raise self.error(
+                f"constant {name!r} is named in {suffix}, but properties compute in m, rad and s: give it in {own} "
+                f"as {name[: -len(suffix)]}{own}",
+                pos,
+            )
+        return suffix if suffix in ("m", "rad", "s") else ""
 
     def signal(self, base: str, kind: str, unit: str, joint: int, expected: bool, pos: int) -> t.Term:
         """The signal ``base`` (of the expected robot when ``expected``), noting what it needs from the context.
@@ -336,6 +352,10 @@ def snippet(text: str, start: int) -> str:
         elif depth == 0 and _BOUNDARY.match(text, i):
             return text[start:i].strip()
     return text[start:].strip()
+
+
+#: unit suffixes of constant names in another unit than the language's (m, rad, s), and the language's unit
+_OTHER_UNITS = {"mm": "m", "cm": "m", "um": "m", "deg": "rad", "degrees": "rad", "ms": "s", "us": "s", "min": "s"}
 
 
 def constant_value(term: t.Term) -> float | None:

@@ -49,6 +49,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calibration", default=None, help="fault-free campaign run to derive thresholds from")
     parser.add_argument("--reanalyse", action="store_true", help="run: only recompute the detection tables")
     parser.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="ROBOT=KIND:OPTIONS",
+        help="see a robot through a filter in every campaign of the run (repeat for more, innermost first), as "
+        "cosim campaign does; e.g. virtual=errors:model=M, a twin that errs like the robot (docs/HAZARDS.md). A "
+        "--calibration run must have been made with the same filters",
+    )
+    parser.add_argument(
         "--mitigate",
         action="store_true",
         help="run every case with the detector in the loop and stop on alarm under the task supervisor (needs "
@@ -70,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.cli.main import UsageError
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.hazards.detector import DetectorSettings
+    from cosim_validation.robots.filters.robot_filters import FilterSpec
     from cosim_validation.runs.campaign.hazard_campaign import HazardRequest, analyse, chosen_scenarios, run_hazards
     from cosim_validation.runs.campaign.hazard_tables import HAZARDS_FILE
 
@@ -99,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             calibration=Path(args.calibration) if args.calibration else None,
             mitigate=args.mitigate,
             supervisor=args.supervisor,
+            filters=tuple(FilterSpec.parse(text) for text in args.filter),
         )
         run_hazards(request) if not args.reanalyse else analyse(request, chosen_scenarios(request))
     return _show(out / HAZARDS_FILE, args.json)

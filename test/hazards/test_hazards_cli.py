@@ -95,6 +95,43 @@ def test_a_hazard_run_measures_detection_and_resumes(
     assert 'id="hazards-figure-5"' in html
 
 
+def _threshold_m(run: Path) -> float:
+    with closing(sqlite3.connect(run / "hazards.sqlite")) as db:
+        return float(db.execute("SELECT value FROM thresholds WHERE key = 'threshold_m'").fetchone()[0])
+
+
+def test_a_twin_with_learned_errors_injected_lowers_the_thresholds(
+    small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--filter virtual=errors:model=M`` in every campaign of the run: the twin errs like the emulated arm, so the
+    fault-free deviation between them, and the thresholds derived from it, are smaller than with the plain twin,
+    and a sudden jump is still caught in every window. A calibration made with other filters is refused: its
+    thresholds hold for another twin."""
+    model = Path(__file__).resolve().parents[1] / "error_injection" / "data" / "er3_emulated.npz"
+    twin = f"virtual=errors:model={model}"
+    base = ["hazards", "run", "--suite", str(small_suite), "--workers", "1", "--json"]
+    assert main([*base, "--scenarios", "none", "--out", str(tmp_path / "plain")]) == 0
+    capsys.readouterr()
+    injected = tmp_path / "injected"
+    assert main([*base, "--scenarios", "sudden_jump", "--filter", twin, "--out", str(injected)]) == 0
+    jump = _table(capsys)["sudden_jump"]
+    assert jump["detected"] == jump["windows"] >= CASES
+    for name, filters in (("fault_free", [twin]), ("sudden_jump", [twin, f"physical=hazards:sudden_jump@{LIBRARY}"])):
+        with ResultsDB.open(injected / "runs" / name / "results.sqlite") as db:
+            assert db.meta()["filters"] == [f.replace(str(LIBRARY), "config/hazards.yaml") for f in filters]
+    plain_m, injected_m = _threshold_m(tmp_path / "plain"), _threshold_m(injected)
+    assert injected_m < 0.9 * plain_m, (injected_m, plain_m)
+    # thresholds derived with the plain twin are refused for a run whose twin has errors injected, and the reverse
+    for calibration, filters in (
+        (tmp_path / "plain" / "runs" / "fault_free", ["--filter", twin]),
+        (injected / "runs" / "fault_free", []),
+    ):
+        argv = [*base, "--scenarios", "none", "--calibration", str(calibration), *filters, "--out", str(tmp_path / "x")]
+        assert main(argv) == 1
+        assert "thresholds hold for the robots they were derived from" in capsys.readouterr().out  # --json
+        assert not (tmp_path / "x").exists()
+
+
 def _check_stored_windows(results: Path) -> None:
     """The windows stored as they happened are those the scenario and the case seed give, in every case."""
     kinematics = RobotConfig.from_config(load_config(CONFIG_PATH)["robot"]).kinematics
@@ -161,6 +198,8 @@ def test_a_mitigated_run_stops_every_jumped_case_and_no_fault_free_one(
         (["--mitigate"], "--mitigate: the detector in the loop needs its thresholds first"),
         (["--scenarios", "no_such"], "unknown scenario 'no_such'; scenarios: temporarily_unavailable"),
         (["--threshold-mm", "-1"], "--threshold-mm: expected a number > 0"),
+        (["--filter", "physical=hazards:sudden_jump"], "adds each scenario's hazards filter itself"),
+        (["--filter", "virtual=errors:model=no_such.npz"], "no_such.npz"),
     ],
 )
 def test_bad_hazard_runs_are_one_error_line(

@@ -59,6 +59,8 @@ class HazardRequest:
         mitigate: Every run (fault-free too) with the detector in the loop and stop on alarm under ``supervisor``:
             the thresholds must be known before the cases run (``settings`` or ``calibration``).
         supervisor: The task supervisor's configuration of a mitigated run.
+        filters: Layers around the robots of every campaign, innermost first (e.g. the virtual twin with learned
+            errors injected, ``errors``); a scenario's ``hazards`` filter goes around the physical robot's.
     """
 
     config_path: Path
@@ -74,6 +76,7 @@ class HazardRequest:
     calibration: Path | None = None
     mitigate: bool = False
     supervisor: str = "config/supervisor/supervisor.yaml"
+    filters: tuple[FilterSpec, ...] = ()
 
 
 def chosen_scenarios(request: HazardRequest) -> list[Scenario]:
@@ -120,7 +123,7 @@ def run_hazards(request: HazardRequest) -> Path:
     for name in (FAULT_FREE, *(s.name for s in scenarios)):
         out = request.out_dir / RUNS_DIR / name
         spec = FilterSpec(RobotRole.PHYSICAL, "hazards", f"{name}@{request.library}")
-        filters = () if name == FAULT_FREE else (spec,)
+        filters = request.filters if name == FAULT_FREE else (*request.filters, spec)
         run_campaign(
             CampaignRequest(
                 config_path=request.config_path,
@@ -162,6 +165,14 @@ def _check_calibration(request: HazardRequest, kinematics: Kinematics) -> None:
     if request.calibration is not None:
         with ResultsDB.open(_results(request.calibration)) as db:
             derive_settings(db, kinematics, request.margin)
+            seen = list(db.meta().get("filters") or [])
+        wanted = [f"{f.robot.label}={f.text}" for f in request.filters]
+        if seen != wanted:  # thresholds hold for the robots they were derived from (a twin with errors injected)
+            raise InputError(
+                f"--calibration {str(request.calibration)!r}: its robots were seen through "
+                f"{', '.join(seen) or 'no filter'}, this run's through {', '.join(wanted) or 'no filter'}; "
+                "thresholds hold for the robots they were derived from: calibrate with the same --filter"
+            )
 
 
 def _check_scenarios(
@@ -179,9 +190,15 @@ def _check_scenarios(
     from cosim_validation.robots.filters.robot_filters import check_filters
 
     roles = (RobotRole.VIRTUAL, RobotRole.PHYSICAL)
+    user = [(f.robot.label, f.text) for f in request.filters]
+    if any(f.kind == "hazards" for f in request.filters):
+        raise InputError("--filter: a hazard run adds each scenario's hazards filter itself; leave hazards out")
+    check_filters(config, user, roles, kinematics)
     for scenario in scenarios:
         try:
-            check_filters(config, [("physical", f"hazards:{scenario.name}@{request.library}")], roles, kinematics)
+            check_filters(
+                config, [*user, ("physical", f"hazards:{scenario.name}@{request.library}")], roles, kinematics
+            )
         except CosimError as exc:
             library = str(resolve_resource(request.library))
             message = str(exc) if library in str(exc) else f"{library}: {exc}"

@@ -215,6 +215,11 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
         ),
         ": case_index holds 0, expected a position in the run no other case holds",
     ),
+    # a verdict of a property the run's property set does not have: the report's property table counted it
+    "property_unknown": (
+        _sql("UPDATE verdicts SET property = 'made_up' WHERE rowid = (SELECT min(rowid) FROM verdicts)"),
+        ": property holds 'made_up', expected a property of the run's property set",
+    ),
     "kpi_negative": (
         _sql("UPDATE kpis SET value = -0.5 WHERE rowid = (SELECT min(rowid) FROM kpis)"),
         ": value holds -0.5, expected a KPI >= 0",

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.runs.campaign.run_summary import read_summary, summarize, write_summary
-from cosim_validation.runs.campaign.stores import write_text
+from cosim_validation.runs.campaign.stores import StoreDamagedError, write_text
 from cosim_validation.runs.report import hazard_section, sections
 from cosim_validation.runs.report.html_page import Section, page, paragraph
-from cosim_validation.runs.report.run_data import load_run
+from cosim_validation.runs.report.run_data import RunData, load_run
+from cosim_validation.runs.run_inputs import run_input_path
 
 #: Every section of a report, in order (their ids are the anchors in report.html and the keys of summary.json).
 SECTION_IDS: tuple[str, ...] = (
@@ -62,6 +63,7 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
             raise InputError(f"{path}: not a file; remove it and run `cosim report` again (it is written here)")
     run = load_run(run_dir)
     try:
+        _refuse_unknown_properties(run)
         last_call = _last_call(summary_path)  # a damaged summary.json is refused before anything is written
         parts: list[Section] = [
             sections.overview(run),
@@ -94,6 +96,36 @@ def build_report(run_dir: str | Path, max_cubes: int = 200, max_cases: int = 500
     write_text(html_path, html)
     write_summary(summary_path, last_call | summary)
     return ReportOutcome(html_path, summary_path, last_call | summary, time.perf_counter() - started)
+
+
+def _refuse_unknown_properties(run: RunData) -> None:
+    """Refuse a verdict of a property the run's own property set (its kept copy) does not have.
+
+    Such a row was counted in the report's property table as if judged. Behaviour machines' verdicts
+    (``machine:<name>``) are not checked; nor is a run without a copy of its properties.
+
+    Raises:
+        StoreDamagedError: Names the file, the case and the property, and the property set.
+    """
+    from cosim_validation.monitor.properties.property_set import PropertySet
+
+    copy, _ = run_input_path(run.run_dir, "properties", None, lambda _message: None)
+    if copy is None:
+        return
+    try:
+        names = {spec.name for spec in PropertySet.load(copy).properties}
+    except CosimError:
+        return  # a copy that does not load tells nothing about the names (a replay of the run names its error)
+    judged = run.verdicts["property"].astype(str)
+    unknown = run.verdicts[~judged.isin(names) & ~judged.str.startswith("machine:")]
+    if len(unknown):
+        row = unknown.iloc[0]
+        raise StoreDamagedError(
+            run.run_dir / "results.sqlite",
+            f"table verdicts, case {str(row['test_id'])!r}: property holds {str(row['property'])!r}, expected a "
+            f"property of the run's property set ({copy}) (the file was changed outside cosim: restore it, or "
+            "delete that case's rows and run `cosim campaign ... --resume`)",
+        )
 
 
 def _last_call(summary_path: Path) -> dict[str, Any]:

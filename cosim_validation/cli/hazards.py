@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.hazards.detector import DetectorSettings
     from cosim_validation.robots.filters.robot_filters import FilterSpec
-    from cosim_validation.runs.campaign.hazard_campaign import HazardRequest, analyse, chosen_scenarios, run_hazards
+    from cosim_validation.runs.campaign.hazard_campaign import HazardRequest, reanalyse, run_hazards
     from cosim_validation.runs.campaign.hazard_tables import HAZARDS_FILE
 
     config_path = resolve_resource(args.config)
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             supervisor=args.supervisor,
             filters=tuple(FilterSpec.parse(text) for text in args.filter),
         )
-        run_hazards(request) if not args.reanalyse else analyse(request, chosen_scenarios(request))
+        run_hazards(request) if not args.reanalyse else reanalyse(request)
     return _show(out / HAZARDS_FILE, args.json)
 
 

@@ -123,6 +123,8 @@ MAX_FAULT_VALUE = 1e3
 #: far beyond any surgical arm's travel]. A larger one is no fault of a joint but a typing error (1000 rad was taken
 #: and only the servo's clamp stopped it)
 MAX_JOINT_SHIFT = 2.0 * math.pi
+#: The largest magnitude of a scale fault's factor: a gain error of ten times is already no arm's calibration fault
+MAX_SCALE = 10.0
 #: The shortest period of a periodic trigger: one cycle of the 1 kHz servo loop [s]
 MIN_PERIOD_S = 1e-3
 
@@ -152,6 +154,8 @@ def _fault(node: ConfigNode, strike: Strike) -> Fault:
             f"a joint fault moves a joint by at most one turn ({MAX_JOINT_SHIFT:.4g} rad, or m for a prismatic "
             f"joint), got {value:g}"
         )
+    if model is FaultModel.SCALE and abs(value) > MAX_SCALE:  # 1000 moved an encoder's reading by 3.7 turns
+        raise node["value"].error(f"a scale fault multiplies by at most {MAX_SCALE:g} in magnitude, got {value:g}")
     if model is FaultModel.NOISE and value <= 0.0:
         raise node["value"].error(f"noise standard deviation must be > 0, got {value}")
     # at most 10 s of the 1 kHz servo cycle: a longer delay is no fault of a running arm but a stopped one

@@ -83,6 +83,13 @@ def _write(tmp_path: Path, text: str) -> Path:
         # a joint moved by more than a turn is a typing error (1000 rad was taken; only the servo's clamp stopped it)
         ("value: 0.05", "value: 1000", "scenarios.jump.fault.value", r"at most one turn \(6.283 rad.*got 1000"),
         ("value: 0.05", "value: -7.0", "scenarios.jump.fault.value", "at most one turn"),
+        # and a scale of 1000 moved an encoder's reading by 3.7 turns
+        (
+            "model: constant, value: 0.05, relative: true",
+            "model: scale, value: -1000.0",
+            "scenarios.jump.fault.value",
+            "a scale fault multiplies by at most 10 in magnitude, got -1000",
+        ),
         # times within a case, a period of at least a servo cycle (1e-300 s was taken)
         ("period_s: 8.0", "period_s: 1.0e-300", "scenarios.jump.trigger.period_s", "expected a number >= 0.001"),
         ("at_s: 8.0", "at_s: 1.0e+9", "scenarios.jump.trigger.at_s", "expected a number <= 3600"),

@@ -121,6 +121,12 @@ def test_a_twin_with_learned_errors_injected_lowers_the_thresholds(
             assert db.meta()["filters"] == [f.replace(str(LIBRARY), "config/hazards.yaml") for f in filters]
     plain_m, injected_m = _threshold_m(tmp_path / "plain"), _threshold_m(injected)
     assert injected_m < 0.9 * plain_m, (injected_m, plain_m)
+    # a reanalysis judges the stored runs with their own filters only (it took others without a word)
+    reanalyse = [*base, "--scenarios", "sudden_jump", "--reanalyse", "--out", str(injected)]
+    assert main(reanalyse) == 1
+    assert f"were made with {twin}, not no filter" in capsys.readouterr().out
+    assert main([*reanalyse, "--filter", twin]) == 0
+    assert _table(capsys)["sudden_jump"] == jump
     # thresholds derived with the plain twin are refused for a run whose twin has errors injected, and the reverse
     for calibration, filters in (
         (tmp_path / "plain" / "runs" / "fault_free", ["--filter", twin]),
@@ -130,6 +136,11 @@ def test_a_twin_with_learned_errors_injected_lowers_the_thresholds(
         assert main(argv) == 1
         assert "thresholds hold for the robots they were derived from" in capsys.readouterr().out  # --json
         assert not (tmp_path / "x").exists()
+    # the same model under another name is the same twin (the filters' texts differ, the model files do not)
+    copy = tmp_path / "copy.npz"
+    copy.write_bytes(model.read_bytes())
+    calibration = ["--calibration", str(injected / "runs" / "fault_free"), "--filter", f"virtual=errors:model={copy}"]
+    assert main([*base, "--scenarios", "none", *calibration, "--out", str(tmp_path / "y")]) == 0
 
 
 def _check_stored_windows(results: Path) -> None:
@@ -200,6 +211,7 @@ def test_a_mitigated_run_stops_every_jumped_case_and_no_fault_free_one(
         (["--threshold-mm", "-1"], "--threshold-mm: expected a number > 0"),
         (["--filter", "physical=hazards:sudden_jump"], "adds each scenario's hazards filter itself"),
         (["--filter", "virtual=errors:model=no_such.npz"], "no_such.npz"),
+        (["--filter", "virtual=offset:joint2=0.001"] * 2, "filter virtual=offset:joint2=0.001 is given twice"),
     ],
 )
 def test_bad_hazard_runs_are_one_error_line(

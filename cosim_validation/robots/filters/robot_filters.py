@@ -131,7 +131,11 @@ def check_filters(
     Raises:
         InputError, ConfigError: A filter for a robot that is not run, or bad options.
     """
+    seen: set[tuple[RobotRole, str]] = set()
     for robot, text in filters:
+        if (RobotRole.parse(robot), text) in seen:  # the same learned error applied twice was taken without a word
+            raise InputError(f"filter {robot}={text} is given twice; give each filter once")
+        seen.add((RobotRole.parse(robot), text))
         if RobotRole.parse(robot) not in roles:
             run = ", ".join(r.label for r in roles) or "none"
             raise InputError(f"filter {robot}={text}: the {robot} robot is not run here (robots: {run})")

@@ -140,6 +140,51 @@ def run_hazards(request: HazardRequest) -> Path:
     return analyse(request, scenarios)
 
 
+def reanalyse(request: HazardRequest) -> Path:
+    """The detector over the runs stored in ``request.out_dir`` again (``--reanalyse``); the tables' path.
+
+    The request's filters must be those the stored runs were made with, and a calibration is checked as before a
+    run: a reanalysis with other filters, or with another twin's thresholds, judged the stored runs with them.
+
+    Raises:
+        InputError: Other filters than the stored runs', or a calibration :func:`run_hazards` would refuse.
+    """
+    scenarios = chosen_scenarios(request)
+    _check_derivation(request)
+    with ResultsDB.open(_results(request.out_dir / RUNS_DIR / FAULT_FREE)) as db:
+        stored = list(db.meta().get("filters") or [])
+    given = _filter_texts(request.filters)
+    if [_identity(text) for text in stored] != [_identity(text) for text in given]:
+        raise InputError(
+            f"--filter: the runs in {str(request.out_dir)!r} were made with {', '.join(stored) or 'no filter'}, "
+            f"not {', '.join(given) or 'no filter'}; give their filters (or none, as they were made)"
+        )
+    config = load_config(request.config_path)
+    _check_calibration(request, RobotConfig.from_config(config["robot"]).kinematics)
+    return analyse(request, scenarios)
+
+
+def _identity(text: str) -> str:
+    """A stored filter ``robot=KIND:OPTIONS``, its error model named by the file's content when the file is there."""
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.error_injection.injection import parse_model_option
+    from cosim_validation.runs.run_inputs import file_sha256
+
+    try:
+        spec = FilterSpec.parse(text)
+        model = parse_model_option(spec.options) if spec.kind == "errors" else None
+    except CosimError:
+        return text
+    if model is None or not model.is_file():
+        return text
+    return f"{spec.robot.label}=errors:sha256={file_sha256(model)}"
+
+
+def _filter_texts(filters: tuple[FilterSpec, ...]) -> list[str]:
+    """The filters as a run's meta stores them (``robot=KIND:OPTIONS``)."""
+    return [f"{f.robot.label}={f.text}" for f in filters]
+
+
 def _check_derivation(request: HazardRequest) -> None:
     """What the derivation of the thresholds would refuse after every campaign ran, checked before the first.
 
@@ -166,8 +211,10 @@ def _check_calibration(request: HazardRequest, kinematics: Kinematics) -> None:
         with ResultsDB.open(_results(request.calibration)) as db:
             derive_settings(db, kinematics, request.margin)
             seen = list(db.meta().get("filters") or [])
-        wanted = [f"{f.robot.label}={f.text}" for f in request.filters]
-        if seen != wanted:  # thresholds hold for the robots they were derived from (a twin with errors injected)
+        wanted = _filter_texts(request.filters)
+        # thresholds hold for the robots they were derived from (a twin with errors injected); the same model file
+        # named by another path is the same twin
+        if [_identity(text) for text in seen] != [_identity(text) for text in wanted]:
             raise InputError(
                 f"--calibration {str(request.calibration)!r}: its robots were seen through "
                 f"{', '.join(seen) or 'no filter'}, this run's through {', '.join(wanted) or 'no filter'}; "

@@ -15,6 +15,7 @@ from test.monitor.properties.traces import JOINTS, Sphere
 def context() -> MonitorContext:
     obstacles = {"heart": Sphere((0.5, 0.0, 0.0), 0.05), "aorta": Sphere((0.6, 0.1, 0.0), 0.02)}
     constants = {"delta_m": 0.02, "tol_rad": 0.01, "wait_s": 0.5, "eps": 0.001, "tol_deg": 1.0, "gap_mm": 2.0}
+    constants |= {"tol_mrad": 2.0, "gap_nm": 2.0, "tol_MM": 1.0, "tol_M": 0.001}
     return MonitorContext(JOINTS, 0.1, obstacles, constants=constants)
 
 
@@ -101,18 +102,19 @@ def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> N
         ("always safediff(q[0], expected.q[0], -1)", r"safediff's bound must be >= 0, got -1"),
         ("always x(tip) / 0 < 1", "division by zero"),
         ("always x(tip) / -0.0 < 1", "division by zero"),
-        ("always x(tip) < 1e400", r"number 1e400 is too large"),
+        ("always x(tip) < 1e400", r"number 1e400 is too large"),  # it was infinity: 'unknown, vacuous'
+        ("always safebound(tip, expected.tip, 1e999)", r"number 1e999 is too large"),
         # a constant's name declares its unit: metres added to radians, or compared with an angle, were taken
         ("always x(tip) < delta_m + tol_rad", r"units do not match: 'm' and 'rad'"),
         ("always x(tip) < tol_rad", r"units do not match: 'm' and 'rad'"),
         ("always safedis(tip, target, wait_s)", r"units do not match: 'm' and 's'"),
         # and a name in another unit was read as if in the language's (1 degree judged as 1 rad)
         ("always q[0] < tol_deg", r"constant 'tol_deg' is named in deg, .* give it in rad as tol_rad"),
-        (
-            "always x(tip) < gap_mm",
-            r"constant 'gap_mm' is named in mm, .* give it in m as gap_m",
-        ),  # it was infinity: 'unknown, vacuous'
-        ("always safebound(tip, expected.tip, 1e999)", r"number 1e999 is too large"),
+        ("always x(tip) < gap_mm", r"constant 'gap_mm' is named in mm, .* give it in m as gap_m"),
+        ("always q[0] < tol_mrad", r"constant 'tol_mrad' is named in mrad, .* give it in rad as tol_rad"),  # 2 rad
+        ("always x(tip) < gap_nm", r"constant 'gap_nm' is named in nm"),
+        ("always x(tip) < tol_MM", r"constant 'tol_MM' is named in MM"),
+        ("always q[0] < tol_M", r"constant 'tol_M' is named in M, .* give it in m"),
     ],
 )
 def test_bad_names_and_kinds_are_errors(expression: str, message: str, context: MonitorContext) -> None:
@@ -151,6 +153,10 @@ def test_expected_properties_do_not_apply_to_the_plan(context: MonitorContext) -
         ("-0.003 > kpi(targeting_error)", "compared with -0.003 it never holds"),
         ("kpi(targeting_error) >= -(1)", "compared with -1 it always holds"),
         ("-2 * 0.5 <= kpi(targeting_error)", "compared with -1 it always holds"),
+        ("kpi(targeting_error) < 0", "compared with 0 it never holds"),
+        ("0 > kpi(targeting_error)", "compared with 0 it never holds"),
+        ("kpi(targeting_error) >= 0", "compared with 0 it always holds"),
+        ("0 <= kpi(targeting_error)", "compared with 0 it always holds"),
     ],
 )
 def test_a_kpi_against_a_negative_bound_is_an_error(expression: str, says: str, context: MonitorContext) -> None:
@@ -166,6 +172,8 @@ def test_a_kpi_against_a_negative_bound_is_an_error(expression: str, says: str, 
     ):
         compile_kpi(expression)
     compile_kpi("kpi(targeting_error) < 0.003")  # a bound a KPI can be on either side of
+    compile_kpi("kpi(targeting_error) <= 0")  # exactly zero: can hold, and fail
+    compile_kpi("kpi(targeting_error) > 0")
 
 
 def test_a_constant_named_without_a_unit_adopts_its_partners(context: MonitorContext) -> None:

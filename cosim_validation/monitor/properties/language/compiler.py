@@ -169,8 +169,11 @@ class _Compiler(TermResolver):
         """
         for kpi, other, bound in ((left, right, node.right), (right, left, node.left)):
             value = constant_value(other)
-            if isinstance(kpi, t.KpiTerm) and value is not None and value < 0.0:
-                never = (node.op in ("<", "<=")) == (kpi is left)
+            below = (node.op in ("<", "<=")) == (kpi is left)  # the KPI is asked to be below the bound
+            strict = node.op in ("<", ">")
+            # kpi < 0 never holds and kpi >= 0 always does, as any comparison with a negative bound
+            if isinstance(kpi, t.KpiTerm) and value is not None and (value < 0.0 or (value == 0.0 and strict == below)):
+                never = below
                 raise self.error(
                     f"kpi({kpi.name}) is a distance, angle or duration (>= 0): compared with {value:g} it "
                     f"{'never' if never else 'always'} holds",

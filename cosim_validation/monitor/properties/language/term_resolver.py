@@ -183,14 +183,15 @@ class TermResolver:
         (``_deg``, ``_mm``) was read as if in the language's own (1 degree judged as 1 rad).
         """
         suffix = name.rsplit("_", 1)[-1] if "_" in name else ""
-        if suffix in _OTHER_UNITS:
-            own = _OTHER_UNITS[suffix]
+        # another unit, or one of ours in capitals (_M: metres or mega? _MM: millimetres)
+        if suffix.lower() in _OTHER_UNITS or (suffix.lower() in _UNITS and suffix not in _UNITS):
+            own = _OTHER_UNITS.get(suffix.lower(), suffix.lower())
             raise self.error(
                 f"constant {name!r} is named in {suffix}, but properties compute in m, rad and s: give it in {own} "
                 f"as {name[: -len(suffix)]}{own}",
                 pos,
             )
-        return suffix if suffix in ("m", "rad", "s") else ""
+        return suffix if suffix in _UNITS else ""
 
     def signal(self, base: str, kind: str, unit: str, joint: int, expected: bool, pos: int) -> t.Term:
         """The signal ``base`` (of the expected robot when ``expected``), noting what it needs from the context.
@@ -354,8 +355,14 @@ def snippet(text: str, start: int) -> str:
     return text[start:].strip()
 
 
+#: the units a constant's name may declare (the language's own)
+_UNITS = ("m", "rad", "s")
 #: unit suffixes of constant names in another unit than the language's (m, rad, s), and the language's unit
-_OTHER_UNITS = {"mm": "m", "cm": "m", "um": "m", "deg": "rad", "degrees": "rad", "ms": "s", "us": "s", "min": "s"}
+_OTHER_UNITS = {
+    **dict.fromkeys(("mm", "cm", "dm", "um", "nm", "km"), "m"),
+    **dict.fromkeys(("deg", "degree", "degrees", "mrad", "urad"), "rad"),
+    **dict.fromkeys(("ms", "us", "ns", "min"), "s"),
+}
 
 
 def constant_value(term: t.Term) -> float | None:

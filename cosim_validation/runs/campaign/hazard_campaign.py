@@ -146,6 +146,9 @@ def reanalyse(request: HazardRequest) -> Path:
     The request's filters must be those the stored runs were made with, and a calibration is checked as before a
     run: a reanalysis with other filters, or with another twin's thresholds, judged the stored runs with them.
 
+    Args:
+        request: The hazard run: its run directory, filters, thresholds (or margin and calibration) and scenarios.
+
     Raises:
         InputError: Other filters than the stored runs', or a calibration :func:`run_hazards` would refuse.
     """

@@ -181,6 +181,13 @@ class TermResolver:
 
         A bound in metres added to one in radians, or compared with an angle, was taken; a name in another unit
         (``_deg``, ``_mm``) was read as if in the language's own (1 degree judged as 1 rad).
+
+        Args:
+            name: The constant's name.
+            pos: Where the expression names it (0-based character offset), for the error.
+
+        Raises:
+            PropertyError: A name in another unit, saying the unit to give it in.
         """
         suffix = name.rsplit("_", 1)[-1] if "_" in name else ""
         # another unit, or one of ours in capitals (_M: metres or mega? _MM: millimetres)

@@ -157,7 +157,7 @@ def reanalyse(request: HazardRequest) -> Path:
     with ResultsDB.open(_results(request.out_dir / RUNS_DIR / FAULT_FREE)) as db:
         stored = list(db.meta().get("filters") or [])
     given = _filter_texts(request.filters)
-    if [_identity(text) for text in stored] != [_identity(text) for text in given]:
+    if not _same_robots(stored, given):
         raise InputError(
             f"--filter: the runs in {str(request.out_dir)!r} were made with {', '.join(stored) or 'no filter'}, "
             f"not {', '.join(given) or 'no filter'}; give their filters (or none, as they were made)"
@@ -165,6 +165,14 @@ def reanalyse(request: HazardRequest) -> Path:
     config = load_config(request.config_path)
     _check_calibration(request, RobotConfig.from_config(config["robot"]).kinematics)
     return analyse(request, scenarios)
+
+
+def _same_robots(stored: list[str], given: list[str]) -> bool:
+    """Whether two runs' filters (``robot=KIND:OPTIONS`` each, innermost first) make the same robots.
+
+    The same texts, or an error model under another path whose file is the same.
+    """
+    return [_identity(text) for text in stored] == [_identity(text) for text in given]
 
 
 def _identity(text: str) -> str:
@@ -215,9 +223,7 @@ def _check_calibration(request: HazardRequest, kinematics: Kinematics) -> None:
             derive_settings(db, kinematics, request.margin)
             seen = list(db.meta().get("filters") or [])
         wanted = _filter_texts(request.filters)
-        # thresholds hold for the robots they were derived from (a twin with errors injected); the same model file
-        # named by another path is the same twin
-        if [_identity(text) for text in seen] != [_identity(text) for text in wanted]:
+        if not _same_robots(seen, wanted):  # thresholds hold for the robots they were derived from
             raise InputError(
                 f"--calibration {str(request.calibration)!r}: its robots were seen through "
                 f"{', '.join(seen) or 'no filter'}, this run's through {', '.join(wanted) or 'no filter'}; "

@@ -5,7 +5,6 @@ KPIs of a campaign over the same cases with the same configuration."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,13 @@ import yaml
 
 from cosim_validation.cli.main import main
 from cosim_validation.common.config import package_root
-from cosim_validation.runs.campaign.results_db import ResultsDB
 from cosim_validation.testgen import Suite
 from test.live.moveit.test_moveit_controller import write_config
+from test.live.same_results import assert_same_results
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 CASES = 2
-TOLERANCE = 1e-9
 
 
 def _graph(folder: Path, case: Path) -> Path:
@@ -44,19 +42,6 @@ def _first_cases(source: Path, path: Path) -> Path:
     return path
 
 
-def _rows(run: Path) -> tuple[dict, dict, dict]:  # type: ignore[type-arg]
-    with ResultsDB.open(run / "results.sqlite") as db:
-        cases = {c.test_id: (c.outcome, c.message, c.controller) for c in db.cases()}
-        verdicts = {(v.test_id, v.property, v.robot): (v.status, v.margin) for v in db.verdicts()}
-        kpis = {(k.test_id, k.name, k.robot, k.stage): k.value for k in db.kpis()}
-    return cases, verdicts, kpis
-
-
-def _close(a: float | None, b: float | None) -> bool:
-    a, b = (math.nan if v is None else float(v) for v in (a, b))
-    return (math.isnan(a) and math.isnan(b)) or a == b or abs(a - b) <= TOLERANCE
-
-
 def test_a_session_planned_by_move_group_equals_its_campaign(
     move_group: Path,
     suites: tuple[Path, Path],
@@ -71,21 +56,10 @@ def test_a_session_planned_by_move_group_equals_its_campaign(
     campaign = ["campaign", "--config", str(case), "--suite", str(suite), "--backends", "virtual,physical"]
     assert main([*campaign, "--workers", "1", "--out", str(tmp_path / "campaign")]) == 0
     capsys.readouterr()
-    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = (
-        _rows(tmp_path / run) for run in ("session", "campaign")
-    )
-    assert live_cases == batch_cases
+    live_cases = assert_same_results(tmp_path / "session", tmp_path / "campaign")
     assert len(live_cases) == CASES
     assert {controller for _, _, controller in live_cases.values()} == {"moveit"}
     assert "completed" in {outcome for outcome, _, _ in live_cases.values()}, live_cases
-    assert live_verdicts.keys() == batch_verdicts.keys()
-    assert {robot for _, _, robot in live_verdicts} == {"expected", "virtual", "physical"}
-    for key, (status, margin) in live_verdicts.items():
-        assert status == batch_verdicts[key][0], key
-        assert _close(margin, batch_verdicts[key][1]), (key, margin, batch_verdicts[key][1])
-    assert live_kpis.keys() == batch_kpis.keys()
-    for key, value in live_kpis.items():
-        assert _close(value, batch_kpis[key]), (key, value, batch_kpis[key])
     # move_group planned every case twice, for the session's controller node and for the campaign: each answer is a
     # line of the stand-in's log
     answers = [line for line in move_group.read_text().splitlines() if "[move_group]: plan_kinematic_path:" in line]

@@ -5,7 +5,6 @@ the same CoppeliaSim (``campaign.robots.virtual: coppeliasim``)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,12 @@ import yaml
 from cosim_validation.cli.main import main
 from cosim_validation.common.config import package_root
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from test.live.same_results import assert_same_results
 from test.live.session.test_live_equals_batch import CASES, _grid_suite
 from test.robots.virtual.coppeliasim_process import standin, with_coppeliasim
 from test.robots.virtual.plans import CONFIG_PATH, shipped_config_dict
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
-
-TOLERANCE = 1e-9
 
 
 def _configs(folder: Path, port: int) -> tuple[Path, Path]:
@@ -43,19 +41,6 @@ def _configs(folder: Path, port: int) -> tuple[Path, Path]:
     return path, case
 
 
-def _rows(run: Path) -> tuple[dict, dict, dict]:  # type: ignore[type-arg]
-    with ResultsDB.open(run / "results.sqlite") as db:
-        cases = {c.test_id: (c.outcome, c.message) for c in db.cases()}
-        verdicts = {(v.test_id, v.property, v.robot): (v.status, v.margin) for v in db.verdicts()}
-        kpis = {(k.test_id, k.name, k.robot, k.stage): k.value for k in db.kpis()}
-    return cases, verdicts, kpis
-
-
-def _close(a: float | None, b: float | None) -> bool:
-    a, b = (math.nan if v is None else float(v) for v in (a, b))
-    return (math.isnan(a) and math.isnan(b)) or a == b or abs(a - b) <= TOLERANCE
-
-
 def test_a_session_on_coppeliasim_equals_its_campaign(
     tmp_path: Path, repo_root: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -67,21 +52,10 @@ def test_a_session_on_coppeliasim_equals_its_campaign(
         campaign = ["campaign", "--config", str(case), "--suite", str(suite), "--backends", "virtual,physical"]
         assert main([*campaign, "--workers", "1", "--out", str(tmp_path / "campaign")]) == 0
     capsys.readouterr()
-    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = (
-        _rows(tmp_path / run) for run in ("session", "campaign")
-    )
     # the stand-in's arm is MuJoCo's, so equal verdicts alone would not tell the engines apart: the driver says
     driver_log = (tmp_path / "session" / "logs" / "virtual_driver.log").read_text()
     assert "virtual robot: backend 'coppeliasim'" in driver_log, driver_log
-    assert live_cases == batch_cases
-    assert [outcome for outcome, _ in live_cases.values()] == ["completed"]
+    live_cases = assert_same_results(tmp_path / "session", tmp_path / "campaign")
+    assert [outcome for outcome, _, _ in live_cases.values()] == ["completed"]
     with ResultsDB.open(tmp_path / "campaign" / "results.sqlite") as db:
         assert db.meta()["backends"] == ["coppeliasim", "emulated"]
-    assert live_verdicts.keys() == batch_verdicts.keys()
-    assert {robot for _, _, robot in live_verdicts} == {"expected", "virtual", "physical"}
-    for key, (status, margin) in live_verdicts.items():
-        assert status == batch_verdicts[key][0], key
-        assert _close(margin, batch_verdicts[key][1]), (key, margin, batch_verdicts[key][1])
-    assert live_kpis.keys() == batch_kpis.keys()
-    for key, value in live_kpis.items():
-        assert _close(value, batch_kpis[key]), (key, value, batch_kpis[key])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import struct
+import zlib
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -155,7 +156,13 @@ class BagWriter:
         self._store = project_typestore()
         self._file = _DirectFile(self.part)  # unbuffered: a message is on disk once written
         # the writer uses write, tell and flush only, which _DirectFile has
-        self._writer = Writer(self._file, use_chunking=False, compression=CompressionType.NONE)  # type: ignore[arg-type]
+        # with the data section's CRC (DataEnd), so that bytes changed on disk later are noticed when it is read
+        self._writer = Writer(
+            self._file,  # type: ignore[arg-type]
+            use_chunking=False,
+            compression=CompressionType.NONE,
+            enable_data_crcs=True,
+        )
         self._writer.start(profile="ros2", library="cosim_validation")
         self._schemas: dict[str, int] = {}
         self._connections: dict[str, int] = {}
@@ -285,6 +292,7 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
     require_bag(path)
     wanted = set(topics) if topics is not None else None
     store = project_typestore()
+    refuse_changed(path)
     try:
         with Reader(path) as reader:
             connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
@@ -306,6 +314,65 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
             _refuse_unplaced(path, reader.connections)
     except (ReaderError, *_DAMAGED) as exc:
         raise InputError(f"{path}: not a readable rosbag2/MCAP file ({_why(exc)}){_cut_short_hint(path)}") from None
+
+
+def refuse_changed(path: Path) -> None:
+    """An error when a finished MCAP file's bytes differ from what its checksums say was written.
+
+    Unchunked MCAP has no checksum per message: a flipped bit in a message's payload was read as a real value (a
+    joint angle changed, a verdict judged on it). The writer stores the CRC-32 of the data section (in DataEnd) and of
+    the summary (in the footer, mcap.dev/spec); a CRC of 0 means none was computed (other writers), and a file
+    whose footer or DataEnd is not where a finished file has them is left to the reader, which says what is wrong.
+
+    Args:
+        path: The bag; a rosbag2 folder is read through its MCAP file by the reader, not checked here.
+    """
+    if not path.is_file():
+        return
+    size = path.stat().st_size
+    footer_start = size - len(_MAGIC) - _FOOTER_BYTES
+    if footer_start < len(_MAGIC) + _DATA_END_BYTES:
+        return
+    with path.open("rb") as f:
+        f.seek(footer_start)
+        footer = f.read(_FOOTER_BYTES)
+        if footer[0] != 0x02 or f.read() != _MAGIC:
+            return
+        summary_start, _, summary_crc = struct.unpack_from("<QQI", footer, 9)
+        data_end = (summary_start or footer_start) - _DATA_END_BYTES
+        f.seek(max(data_end, 0))
+        record = f.read(_DATA_END_BYTES)
+        if data_end < len(_MAGIC) or record[:9] != b"\x0f" + struct.pack("<Q", 4):
+            return
+        stored = struct.unpack_from("<I", record, 9)[0]
+        if stored and _crc(f, 0, data_end) != stored:
+            raise InputError(
+                f"{path}: its data section does not match its checksum (bytes changed after it was "
+                "written); the bag is damaged"
+            )
+        if summary_start and summary_crc and _crc(f, summary_start, footer_start + 25) != summary_crc:
+            raise InputError(
+                f"{path}: its summary does not match its checksum (bytes changed after it was "
+                "written); the bag is damaged"
+            )
+
+
+def _crc(f: Any, start: int, stop: int) -> int:
+    """CRC-32 of the bytes ``[start, stop)`` of the open file ``f``."""
+    f.seek(start)
+    crc, left = 0, stop - start
+    while left > 0:
+        block = f.read(min(left, 1 << 20))
+        if not block:
+            break
+        crc, left = zlib.crc32(block, crc), left - len(block)
+    return crc
+
+
+#: MCAP's magic, and the sizes of a footer and of a DataEnd record (opcode, length, fields; mcap.dev/spec)
+_MAGIC = b"\x89MCAP0\r\n"
+_FOOTER_BYTES = 1 + 8 + 8 + 8 + 4
+_DATA_END_BYTES = 1 + 8 + 4
 
 
 def _refuse_lost(path: Path, connections: Iterable[Any], read: dict[int, int]) -> None:

@@ -7,7 +7,9 @@ last record, if incomplete, is dropped. :func:`recover_bag` reads the records wi
 reader until the data ends or stops making sense, and writes them into a new MCAP with summary and footer.
 Both the files of :class:`~cosim_validation.live.ros.bag.BagWriter` (``session.mcap.part``, unchunked) and those of
 earlier versions (a rosbag2 folder ``session.bag-in-progress`` with a chunked MCAP inside) are recovered;
-in a chunked file, a chunk cut short is lost as a whole.
+in a chunked file, a chunk cut short is lost as a whole. A record damaged in the middle (a flipped length) does not
+end the recovery: the reader looks for the next whole message record of a known channel after it and goes on from
+there, and the result says which bytes were skipped.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ class RecoveredBag:
         messages: Messages recovered.
         topics: Channels (topics) recovered.
         finished: Whether the source was complete after all (its data section ended properly).
-        read_bytes: Bytes of the source read as whole records; the rest (if any) was cut short.
+        read_bytes: Where the last whole record read ends; the rest (if any) was cut short.
         size_bytes: Size of the source.
+        skipped: Byte ranges ``(start, stop)`` of damaged records the recovery went past (their messages are lost).
     """
 
     source: Path
@@ -48,10 +51,17 @@ class RecoveredBag:
     finished: bool
     read_bytes: int
     size_bytes: int
+    skipped: tuple[tuple[int, int], ...] = ()
 
     def message(self) -> str:
         """One line for the user."""
-        cut = "it was complete" if self.finished else f"cut short after {self.read_bytes} of {self.size_bytes} bytes"
+        if self.finished:
+            cut = "its data section ended properly" if self.skipped else "it was complete"
+        else:
+            cut = f"cut short after {self.read_bytes} of {self.size_bytes} bytes"
+        if self.skipped:
+            ranges = ", ".join(f"{a}-{b}" for a, b in self.skipped)
+            cut += f"; damaged records skipped, their messages lost: bytes {ranges}"
         return f"recovered {self.messages} messages on {self.topics} topics from {self.source} ({cut}) into {self.path}"
 
 
@@ -69,20 +79,43 @@ def in_progress_bag(bag: Path) -> Path | None:
     return found[0] if found else None
 
 
-def _records(stream: Any) -> Iterator[tuple[Any, int]]:
-    """Yield the stream's records, each with the offset where it ends.
+def _records(stream: Any, skip_magic: bool = False) -> Iterator[tuple[Any, int]]:
+    """Yield the stream's records from where it stands, each with the offset where it ends.
 
     They come until the data ends or breaks off (a cut record, a bad length, a bad checksum).
     """
     from mcap.exceptions import McapError
     from mcap.stream_reader import StreamReader
 
-    reader = StreamReader(stream, skip_magic=False, emit_chunks=False)
+    reader = StreamReader(stream, skip_magic=skip_magic, emit_chunks=False)
     try:
         for record in reader.records:
             yield record, stream.tell()
     except (McapError, EOFError, ValueError, IndexError, UnicodeDecodeError, struct.error):
         return  # the cut: everything before it was complete
+
+
+def _next_message(data: bytes, start: int, channels: dict[int, int], first_log_time: int) -> int | None:
+    """The offset of the first whole message record at or after ``start`` that the recovery can go on from.
+
+    A candidate is a Message record (opcode 0x05, mcap.dev/spec) that fits in the data, is on a channel already
+    read, is logged no earlier than the first message read, and is followed by the end of the data or by another
+    record's opcode: bytes inside a damaged record that merely look like a message are not taken for one.
+    """
+    at = data.find(b"\x05", start)
+    while at != -1 and at + 31 <= len(data):
+        length, channel, _, log_time = struct.unpack_from("<QHIQ", data, at + 1)
+        end = at + 9 + length
+        if (
+            length >= 22
+            and end <= len(data)
+            and channel in channels
+            and log_time >= first_log_time
+            and (end == len(data) or 0x01 <= data[end] <= 0x0F)
+        ):
+            return at
+        at = data.find(b"\x05", at + 1)
+    return None
 
 
 class _Copy:
@@ -93,6 +126,7 @@ class _Copy:
         self.schemas: dict[int, int] = {0: 0}
         self.channels: dict[int, int] = {}
         self.messages = 0
+        self.first_log_time = 0
 
     def take(self, record: Any) -> None:
         from mcap.records import Channel, Message, Schema
@@ -107,6 +141,7 @@ class _Copy:
             self.writer.add_message(
                 self.channels[record.channel_id], record.log_time, record.data, record.publish_time, record.sequence
             )
+            self.first_log_time = self.first_log_time if self.messages else record.log_time
             self.messages += 1
 
 
@@ -134,6 +169,8 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
         if stream.read(8) != b"\x89MCAP0\r\n":
             raise InputError(f"{source}: not an MCAP file (no MCAP magic at the start)")
         stream.seek(0)
+        data = stream.read()  # for the search past a damaged record
+        stream.seek(0)
         records = _records(stream)
         header, read_bytes = next(records, (None, 0))
         if not isinstance(header, Header):
@@ -141,18 +178,35 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                writer = Writer(out, compression=CompressionType.NONE)
+                writer = Writer(out, compression=CompressionType.NONE, enable_data_crcs=True)
                 writer.start(profile=header.profile, library=header.library)
                 copy, finished = _Copy(writer), False
-                for record, end in records:
-                    if isinstance(record, (DataEnd, Footer)):
-                        finished = True
+                skipped: list[tuple[int, int]] = []
+                search = 0
+                while True:
+                    for record, end in records:
+                        if isinstance(record, (DataEnd, Footer)):
+                            finished = True
+                            break
+                        copy.take(record)
+                        read_bytes = end
+                    # a record that does not parse: at the end (cut short) or in the middle (damaged)
+                    search = max(search, read_bytes) + 1
+                    resume = None if finished else _next_message(data, search, copy.channels, copy.first_log_time)
+                    if resume is None:
                         break
-                    copy.take(record)
-                    read_bytes = end
+                    if skipped and skipped[-1][0] == read_bytes:  # the last resume did not parse after all
+                        skipped[-1] = (read_bytes, resume)
+                    else:
+                        skipped.append((read_bytes, resume))
+                    search = resume
+                    stream.seek(resume)
+                    records = _records(stream, skip_magic=True)
                 writer.finish()  # type: ignore[no-untyped-call]
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-    return RecoveredBag(source, target, copy.messages, len(copy.channels), finished, read_bytes, source.stat().st_size)
+    return RecoveredBag(
+        source, target, copy.messages, len(copy.channels), finished, read_bytes, len(data), tuple(skipped)
+    )

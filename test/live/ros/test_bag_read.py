@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cosim_validation.live.ros.bag import BagWriter, project_typestore, read_messages
 from cosim_validation.live.ros.qos import STATE
@@ -44,32 +45,51 @@ def test_only_the_topics_asked_for_and_none_for_an_absent_one(tmp_path: Path) ->
 
 
 def test_a_damaged_bag_is_one_error_naming_it_whatever_bits_flipped(tmp_path: Path) -> None:
-    """Flipped bits anywhere in a bag: it reads whole, or the error names the file (a flipped length or name was a
-    UnicodeDecodeError, struct.error or the CDR decoder's SerdeError traceback in cosim replay; a flipped channel id
-    or record length lost messages without a word, and a replay then said the verdicts differ)."""
+    """Flipped bits anywhere in a bag: it reads whole with the values written, or the error names the file (a flipped
+    length or name was a UnicodeDecodeError, struct.error or SerdeError traceback in cosim replay; a flipped channel
+    id or record length lost messages without a word; a flipped bit in a message's payload read as a real value)."""
     import random
 
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.live.ros.bag import topics_of
 
-    source = _bag(tmp_path / "session.mcap").read_bytes()
+    source = _bag(tmp_path / "session.mcap")
+    written = [(m.topic, float(m.message.position[0])) for m in read_messages(source)]
     rng = random.Random(11)
     damaged = tmp_path / "damaged.mcap"
     kinds: set[str] = set()
     for _ in range(300):
-        data = bytearray(source)
+        data = bytearray(source.read_bytes())
         for _ in range(rng.choice((1, 2, 5))):
             data[rng.randrange(8, len(data))] ^= 1 << rng.randrange(8)
         damaged.write_bytes(bytes(data))
         problem = ""
         try:
-            topics = topics_of(damaged)
-            assert len(list(read_messages(damaged))) == 6  # every message, or an error
-            for topic in set(topics) & {"/a/joint_states", "/b/joint_states"}:  # (a flipped name: another topic)
-                assert len(list(read_messages(damaged, [topic]))) == 3
+            topics_of(damaged)
+            assert [(m.topic, float(m.message.position[0])) for m in read_messages(damaged)] == written
         except InputError as exc:
             problem = str(exc)
         if problem:
             assert problem.startswith(f"{damaged}: "), problem
-            kinds.add("decoded" if "cannot be decoded" in problem else "lost" if "could be read" in problem else "file")
-    assert kinds == {"decoded", "lost", "file"}  # the file's records, a message's bytes and its record were hit
+            kinds.add("checksum" if "does not match its checksum" in problem else "file")
+    assert kinds == {"checksum", "file"}  # the summary's records (read for the topics) and the data were hit
+
+
+def test_a_flipped_bit_in_a_value_is_noticed_by_the_checksum(tmp_path: Path) -> None:
+    """One flipped bit in the float of a joint position: the record is intact, the CDR decodes, and only the
+    data section's CRC (written by the recorder) tells the value is not the one recorded."""
+    from cosim_validation.common.exceptions import InputError
+
+    bag = _bag(tmp_path / "session.mcap")
+    data = bytearray(bag.read_bytes())
+    at = bytes(data).index(np.array([1.5]).tobytes())  # /b's position at k = 1
+    data[at + 7] ^= 0x01  # an exponent bit: 1.5 rad reads as 2.3e-5 rad, a plausible angle
+    damaged = tmp_path / "damaged.mcap"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"damaged\.mcap: its data section does not match its checksum"):
+        list(read_messages(damaged))
+    # the same bit in a bag with no checksum (another writer's: a CRC of 0) is read as it is
+    data_end = bytes(data).rindex(b"\x0f" + (4).to_bytes(8, "little"))
+    data[data_end + 9 : data_end + 13] = bytes(4)
+    damaged.write_bytes(bytes(data))
+    assert [float(m.message.position[0]) for m in read_messages(damaged, ["/b/joint_states"])][1] != 1.5

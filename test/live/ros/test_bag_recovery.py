@@ -163,3 +163,36 @@ def test_a_writer_refuses_an_unfinished_recording_in_its_place(tmp_path: Path) -
     with pytest.raises(InputError, match=r"session\.mcap\.part: an unfinished recording is there"):
         BagWriter(tmp_path / "session.mcap")
     assert os.path.getsize(tmp_path / "session.mcap.part") == 8
+
+
+def _message_spans(path: Path) -> list[tuple[int, int]]:
+    """(start, end) offsets of each message record of a bag."""
+    with path.open("rb") as stream:
+        reader = StreamReader(stream, skip_magic=False, emit_chunks=False)
+        spans, start = [], stream.tell()
+        for record in reader.records:
+            if isinstance(record, Message):
+                spans.append((start, stream.tell()))
+            start = stream.tell()
+        return spans
+
+
+@pytest.mark.parametrize("length", [2**40, 3, 0], ids=["past-the-end", "too-short", "zero"])
+def test_a_damaged_record_in_the_middle_is_skipped_and_said(tmp_path: Path, length: int) -> None:
+    """A flipped length in message 17 of 40 of an unfinished bag: the recovery kept the 16 before it and said the bag
+    was "cut short" there, though 23 whole messages followed. It goes on after the damaged record, keeps those 23,
+    and names the bytes it skipped."""
+    bag = tmp_path / "full.mcap"
+    foreign_bag(bag, np.linspace(0.0, 1.0, 40)[:, None] * np.ones(7))
+    spans = _message_spans(bag)
+    data = bytearray(bag.read_bytes()[: spans[-1][1]])  # unfinished: no DataEnd, summary or footer
+    start, end = spans[16]
+    data[start + 1 : start + 9] = length.to_bytes(8, "little")
+    part = tmp_path / "session.mcap.part"
+    part.write_bytes(bytes(data))
+    recovered = recover_bag(part, tmp_path / "session.mcap")
+    assert recovered.messages == 39
+    assert recovered.skipped == ((start, end),)
+    assert f"damaged records skipped, their messages lost: bytes {start}-{end}" in recovered.message()
+    positions = [m.message.position[0] for m in read_messages(recovered.path)]
+    np.testing.assert_allclose(positions, np.delete(np.linspace(0.0, 1.0, 40), 16))

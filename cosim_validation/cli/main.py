@@ -111,7 +111,9 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and not isinstance(exc, CosimError):
         where = f"{exc.filename}: " if exc.filename is not None else ""
         return f"{where}{exc.strerror or exc}"
-    return " ".join(str(exc).split("\n")).strip() if "\n" in str(exc) else str(exc)
+    # a multi-line message (an expression and a caret under its column) folds into one line; the caret, which
+    # points at nothing once folded, is left out: the message names the column
+    return " ".join(line.strip() for line in str(exc).split("\n") if line.strip(" ^")).strip()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

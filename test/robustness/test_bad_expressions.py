@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cosim_validation.cli.main import main
 from cosim_validation.common.config import package_root
 from test.robustness.harness import Case, run_fast_case
 
@@ -155,3 +156,15 @@ CORPUS = _corpus()
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_bounded_expression(name: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     run_fast_case(CORPUS[name](tmp_path), sorted(CORPUS).index(name) % 2 == 1, capfd)
+
+
+def test_a_syntax_error_is_one_line_that_names_its_column(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The parser's message is two lines (the expression, a caret under the column); folded into one ``error:``
+    line the caret would point at nothing, so it is left out and the column named."""
+    case = _property_case(tmp_path, "always (q[0] < < 1)")
+    capfd.readouterr()
+    assert main(case.argv) == 1
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1
+    assert "expected ')', found '<' at column 14: always (q[0] < < 1)" in err
+    assert "^" not in err

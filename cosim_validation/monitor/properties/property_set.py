@@ -171,7 +171,7 @@ class PropertySet:
         node = root.get("constants")
         if node is not None:
             for key, value in node.items():
-                constants[key] = value.to_float()
+                constants[key] = value.to_float(minimum=-syntax.MAX_NUMBER, maximum=syntax.MAX_NUMBER)
         specs = [_spec(key, value) for key, value in root["properties"].items()]
         kpis = parse_kpis(root.get("kpis"))
         machines: list[str] = []

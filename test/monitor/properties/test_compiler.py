@@ -104,6 +104,10 @@ def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> N
         ("always x(tip) / -0.0 < 1", "division by zero"),
         ("always x(tip) < 1e400", r"number 1e400 is too large"),  # it was infinity: 'unknown, vacuous'
         ("always safebound(tip, expected.tip, 1e999)", r"number 1e999 is too large"),
+        ("always x(tip) < 1e300", r"number 1e300 is too large \(beyond 1e\+12\)"),  # finite, but overflowed
+        ("always x(tip) * 1e200 * 1e200 < 1", r"number 1e200 is too large"),  # to inf: 'vacuous'
+        ("always x(tip) < 1e7 * 1e7", r"1e\+14 is too large \(beyond 1e\+12\)"),
+        ("always x(tip) < -1e13", r"number 1e13 is too large"),
         # a constant's name declares its unit: metres added to radians, or compared with an angle, were taken
         ("always x(tip) < delta_m + tol_rad", r"units do not match: 'm' and 'rad'"),
         ("always x(tip) < tol_rad", r"units do not match: 'm' and 'rad'"),
@@ -136,6 +140,8 @@ def test_yaml_errors_name_file_and_key(context: MonitorContext) -> None:
         PropertySet((PropertySpec("a", "x(tip) < 1"), PropertySpec("a", "x(tip) < 2")))
     with pytest.raises(PropertyError, match="must be an identifier"):
         PropertySpec("a b", "x(tip) < 1")
+    with pytest.raises(Exception, match=r"<t>: constants\.big_m: expected a number <= 1000000000000\.0, got 1e\+300"):
+        PropertySet.parse("constants: {big_m: 1.0e+300}\nproperties:\n  ok: {expression: 'x(tip) < big_m'}\n", "<t>")
 
 
 def test_expected_properties_do_not_apply_to_the_plan(context: MonitorContext) -> None:
@@ -181,3 +187,61 @@ def test_a_constant_named_without_a_unit_adopts_its_partners(context: MonitorCon
     in rad); ``delta_m`` bounds a length."""
     for expression in ("always x(tip) < eps", "always q[0] < eps", "always x(tip) < delta_m - eps"):
         compile_one(expression, context)
+
+
+def test_a_time_window_may_name_a_constant_in_seconds(context: MonitorContext) -> None:
+    """``eventually[0, wait_s]`` is the window ``[0, 0.5]`` (a window took only numbers: a constant in seconds
+    could bound everything but time)."""
+    named = compile_one("always eventually[0, wait_s] q[0] < 1", context)
+    literal = compile_one("always eventually[0, 0.5] q[0] < 1", context)
+    assert repr(named) == repr(literal)
+    assert "window=(-1e-09, 0.500000001)" in repr(named)
+    assert repr(compile_one("q[0] < 1 until[eps, wait_s] q[1] < 1", context)) == repr(
+        compile_one("q[0] < 1 until[0.001, 0.5] q[1] < 1", context)
+    )
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("eventually[0, delta_m] q[0] < 1", "a time window is in s, but constant 'delta_m' is in m"),
+        ("eventually[0, tol_rad] q[0] < 1", "a time window is in s, but constant 'tol_rad' is in rad"),
+        ("eventually[0, tol_deg] q[0] < 1", "constant 'tol_deg' is named in deg"),
+        ("eventually[0, soon_s] q[0] < 1", "a time window names 'soon_s', which is no constant; constants: "),
+        ("eventually[wait_s, eps] q[0] < 1", r"time window \[0.5, 0.001\] must satisfy 0 <= a <= b"),
+    ],
+)
+def test_a_time_window_names_only_constants_in_seconds(expression: str, message: str, context: MonitorContext) -> None:
+    with pytest.raises(PropertyError, match=message):
+        compile_one(expression, context)
+
+
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        (
+            "2 * kpi(targeting_error) < -0.001",
+            r"within \[0, inf\], the right side within \[-0.001, -0.001\], so the "
+            r"comparison never holds",
+        ),
+        ("kpi(targeting_error) + 0.001 < 0", "never holds"),
+        ("kpi(targeting_error) + 0.001 >= 0.0005", "always holds"),
+        ("-kpi(targeting_error) > 0", "never holds"),
+        ("kpi(targeting_error) / 2 - 1 < -1", "never holds"),
+        ("abs(-kpi(targeting_error)) >= 0", "always holds"),
+        ("kpi(targeting_error) + kpi(duration) < 0", r"kpi\(duration\), kpi\(targeting_error\) are never negative"),
+    ],
+)
+def test_a_kpi_inside_arithmetic_is_checked_too(expression: str, says: str, context: MonitorContext) -> None:
+    """``2 * kpi(x) < -0.001`` never holds as ``kpi(x) < -0.0005`` never does; only the bare comparison was caught."""
+    from cosim_validation.monitor.properties.language.compiler import compile_formula
+    from cosim_validation.monitor.properties.language.parser import parse_formula
+
+    def compile_kpi(text: str) -> object:
+        kpis = {"targeting_error": "m", "duration": "m"}
+        return compile_formula("p", text, parse_formula(text, "p"), context, kpis)
+
+    with pytest.raises(PropertyError, match=says):
+        compile_kpi(expression)
+    for fine in ("2 * kpi(targeting_error) < 0.003", "kpi(targeting_error) - 0.001 < 0", "kpi(duration) / 2 > 1"):
+        compile_kpi(fine)  # can hold and can fail

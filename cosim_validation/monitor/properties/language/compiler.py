@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -67,10 +68,10 @@ class _Compiler(TermResolver):
             operand = self.formula(node.operand, env)
             if node.op == "next":
                 return f.Next(operand)
-            return (f.Always if node.op == "always" else f.Eventually)(operand, _widen(node.window))
+            return (f.Always if node.op == "always" else f.Eventually)(operand, self.window(node.window))
         if isinstance(node, s.Until):
             self.per_sample.append(node.pos)
-            return f.Until(self.formula(node.left, env), self.formula(node.right, env), _widen(node.window))
+            return f.Until(self.formula(node.left, env), self.formula(node.right, env), self.window(node.window))
         if isinstance(node, s.Predicate):
             return self.predicate(node, env)
         if isinstance(node, s.Flag):
@@ -179,6 +180,23 @@ class _Compiler(TermResolver):
                     f"{'never' if never else 'always'} holds",
                     start_of(bound),
                 )
+        names = sorted(_kpi_names(left) | _kpi_names(right))
+        if not names:
+            return
+        (a_lo, a_hi), (b_lo, b_hi) = value_range(left), value_range(right)
+        if node.op in (">", ">="):  # as a < b
+            (a_lo, a_hi), (b_lo, b_hi) = (b_lo, b_hi), (a_lo, a_hi)
+        strict = node.op in ("<", ">")
+        never = a_lo >= b_hi if strict else a_lo > b_hi
+        always = a_hi < b_lo if strict else a_hi <= b_lo
+        if never or always:  # kpi() inside arithmetic: 2 * kpi(x) < -0.001, kpi(x) + 0.001 < 0
+            kpis = ", ".join(f"kpi({name})" for name in names)
+            raise self.error(
+                f"{kpis} {'is' if len(names) == 1 else 'are'} never negative (a distance, angle or duration): the "
+                f"left side is within [{_g(value_range(left))}], the right side within [{_g(value_range(right))}], "
+                f"so the comparison {'never' if never else 'always'} holds",
+                node.pos,
+            )
 
     def stage_test(self, node: s.Compare, left: t.Term, right: t.Term) -> f.Formula:
         if node.op not in ("==", "!="):
@@ -205,6 +223,28 @@ class _Compiler(TermResolver):
         self.units.add(unit)
         return f.Atom(term, unit, text.strip())
 
+    def window(self, window: s.Window | None) -> tuple[float, float] | None:
+        """``[a, b]`` in seconds (constants resolved), widened by :data:`WINDOW_SLACK_S` on both sides."""
+        if window is None:
+            return None
+        a, b = (self.window_bound(bound, window.pos) for bound in (window.a, window.b))
+        problem = s.window_problem(a, b)
+        if problem:
+            raise self.error(problem, window.pos)
+        return (a - WINDOW_SLACK_S, b + WINDOW_SLACK_S)
+
+    def window_bound(self, bound: float | str, pos: int) -> float:
+        """A window's bound: a number, or a constant in seconds (a name ending ``_s``, or with no unit)."""
+        if isinstance(bound, float):
+            return bound
+        if bound not in self.ctx.constants:
+            known = ", ".join(sorted(self.ctx.constants)) or "none"
+            raise self.error(f"a time window names {bound!r}, which is no constant; constants: {known}", pos)
+        unit = self.constant_unit(bound, pos)
+        if unit not in ("s", ""):
+            raise self.error(f"a time window is in s, but constant {bound!r} is in {unit}", pos)
+        return float(self.ctx.constants[bound])
+
     # ------------------------------------------------------------------ terms
 
 
@@ -213,8 +253,47 @@ class _Compiler(TermResolver):
 WINDOW_SLACK_S = 1e-9
 
 
-def _widen(window: s.Window | None) -> s.Window | None:
-    return None if window is None else (window[0] - WINDOW_SLACK_S, window[1] + WINDOW_SLACK_S)
+def value_range(term: t.Term) -> tuple[float, float]:
+    """The values ``term`` can take, as far as its KPIs (never negative) and constants tell: [lo, hi].
+
+    Args:
+        term: A resolved scalar term; a signal or function other than these can be anything.
+    """
+    if isinstance(term, t.Const):
+        return (term.value, term.value)
+    if isinstance(term, t.KpiTerm):
+        return (0.0, math.inf)
+    if not isinstance(term, t.Apply) or term.func not in ("neg", "abs", "+", "-", "*", "/"):
+        return (-math.inf, math.inf)
+    ranges = [value_range(arg) for arg in term.args]
+    if term.func == "neg":
+        return (-ranges[0][1], -ranges[0][0])
+    if term.func == "abs":
+        lo, hi = ranges[0]
+        return (0.0 if lo <= 0.0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
+    (a_lo, a_hi), (b_lo, b_hi) = ranges
+    if term.func == "+":
+        return (a_lo + b_lo, a_hi + b_hi)
+    if term.func == "-":
+        return (a_lo - b_hi, a_hi - b_lo)
+    if term.func == "/" and b_lo <= 0.0 <= b_hi:
+        return (-math.inf, math.inf)
+    if term.func == "/":
+        b_lo, b_hi = 1.0 / b_hi, 1.0 / b_lo
+    # 0 * inf is 0 here: a factor that is exactly 0 makes the product 0 whatever the other is
+    products = [0.0 if x == 0.0 or y == 0.0 else x * y for x in (a_lo, a_hi) for y in (b_lo, b_hi)]
+    return (min(products), max(products))
+
+
+def _kpi_names(term: t.Term) -> set[str]:
+    """The KPIs ``term`` names."""
+    if isinstance(term, t.KpiTerm):
+        return {term.name}
+    return set().union(*(_kpi_names(arg) for arg in term.args)) if isinstance(term, t.Apply) else set()
+
+
+def _g(bounds: tuple[float, float]) -> str:
+    return ", ".join(f"{v:g}" for v in bounds)
 
 
 def compile_formula(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cosim_validation.monitor.properties.language.syntax import Window
 from cosim_validation.monitor.properties.language.terms import Term
 
 
@@ -130,7 +129,7 @@ class Always(Formula):
     """Min of the operand over samples t' with t' - t in ``window`` (all later samples if None)."""
 
     operand: Formula
-    window: Window | None
+    window: tuple[float, float] | None
 
     def children(self) -> tuple[Formula, ...]:
         """The operand."""
@@ -147,7 +146,7 @@ class Eventually(Formula):
     """Max of the operand over samples t' with t' - t in ``window`` (all later samples if None)."""
 
     operand: Formula
-    window: Window | None
+    window: tuple[float, float] | None
 
     def children(self) -> tuple[Formula, ...]:
         """The operand."""
@@ -165,7 +164,7 @@ class Until(Formula):
 
     left: Formula
     right: Formula
-    window: Window | None
+    window: tuple[float, float] | None
 
     def children(self) -> tuple[Formula, ...]:
         """The left and the right operand."""

@@ -9,7 +9,8 @@
     and      := until ('and' until)*
     until    := unary ('until' window? unary)?
     unary    := 'not' unary | ('always' | 'eventually') window? unary | 'next' unary | primary
-    window   := '[' number ',' number ']'           # seconds after the current sample, 0 <= a <= b
+    window   := '[' bound ',' bound ']'             # seconds after the current sample, 0 <= a <= b
+    bound    := NUMBER | NAME                       # a constant in seconds (window_s)
     primary  := 'true' | 'false' | FLAG | PREDICATE '(' args ')' | '(' formula ')' | term CMP term
     term     := product (('+' | '-') product)*
     product  := factor (('*' | '/') factor)*
@@ -19,10 +20,6 @@
 
 from __future__ import annotations
 
-import math
-import sys
-
-from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.monitor.properties.errors import PropertyError
 from cosim_validation.monitor.properties.language import syntax as s
 from cosim_validation.monitor.syntax_bounds import tree_problem
@@ -163,15 +160,20 @@ class _Parser(TokenCursor):
         if not self.at("op", "["):
             return None
         open_tok = self.take()
-        a = self.number()
+        a = self.window_bound()
         self.expect_op(",")
-        b = self.number()
+        b = self.window_bound()
         self.expect_op("]")
-        if not 0 <= a <= b <= MAX_CASE_TIME_S:  # [0, 1e300] was taken
-            raise self.error(
-                f"time window [{a:g}, {b:g}] must satisfy 0 <= a <= b <= {MAX_CASE_TIME_S:g} (seconds)", open_tok
-            )
-        return (a, b)
+        problem = s.window_problem(a, b) if isinstance(a, float) and isinstance(b, float) else None
+        if problem:  # with a constant's name, checked once the constant is known
+            raise self.error(problem, open_tok)
+        return s.Window(a, b, open_tok.pos)
+
+    def window_bound(self) -> float | str:
+        """A number, or the name of a constant in seconds (``window_s``)."""
+        if self.token.kind == "name" and self.token.text not in KEYWORDS:
+            return self.take().text
+        return self.number()
 
     def number(self) -> float:
         if self.token.kind != "number":
@@ -184,8 +186,8 @@ class _Parser(TokenCursor):
         1e400 was infinity, and every property with it came out 'unknown, vacuous'.
         """
         value = float(tok.text)
-        if not math.isfinite(value):
-            raise self.error(f"number {tok.text} is too large (beyond {sys.float_info.max:.3g})", tok)
+        if not abs(value) <= s.MAX_NUMBER:
+            raise self.error(f"number {tok.text} is too large (beyond {s.MAX_NUMBER:g})", tok)
         return value
 
     def primary(self) -> s.Formula:

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-Window = tuple[float, float]  # [a, b] in seconds after the current sample
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
+
+#: the largest magnitude a number or constant of an expression may have: no length, angle or duration of a case
+#: comes near it, and a margin computed with 1e300 overflowed to infinity, which read as "no sample was checked"
+MAX_NUMBER = 1e12
 
 
 @dataclass(frozen=True)
@@ -163,3 +167,24 @@ class Forall:
 
 
 Formula = Compare | Predicate | Flag | BoolConst | Not | And | Or | Implies | Unary | Until | Forall
+
+
+@dataclass(frozen=True)
+class Window:
+    """``[a, b]``, seconds after the current sample: each a number or a constant's name (resolved when compiled)."""
+
+    a: float | str
+    b: float | str
+    pos: int
+
+
+def window_problem(a: float, b: float) -> str:
+    """What is wrong with the time window ``[a, b]``, or "" ([0, 1e300] was taken).
+
+    Args:
+        a: Its start, seconds after the current sample.
+        b: Its end.
+    """
+    if 0 <= a <= b <= MAX_CASE_TIME_S:
+        return ""
+    return f"time window [{a:g}, {b:g}] must satisfy 0 <= a <= b <= {MAX_CASE_TIME_S:g} (seconds)"

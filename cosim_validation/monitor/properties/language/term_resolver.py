@@ -131,7 +131,11 @@ class TermResolver:
                 raise self.error("cannot divide by a quantity with a unit", node.pos)
             if node.op == "/" and constant_value(b) == 0.0:  # it was judged on infinities, with numpy's warning
                 raise self.error("division by zero", start_of(node.right))
-        return t.Apply(node.op, (a, b), unit=unit)
+        term = t.Apply(node.op, (a, b), unit=unit)
+        value = constant_value(term)
+        if value is not None and not abs(value) <= s.MAX_NUMBER:  # a folded 1e12 * 1e12 is out of range too
+            raise self.error(f"{value:g} is too large (beyond {s.MAX_NUMBER:g})", node.pos)
+        return term
 
     def resolve_name(self, node: s.Name, env: dict[str, int | Obstacle]) -> t.Term | int | Obstacle:
         """A name: a bound variable, a signal, the target, a stage or mode, an obstacle or a constant.

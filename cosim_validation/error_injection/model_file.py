@@ -233,13 +233,16 @@ class ErrorModel:
 def _read_archive(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     if not data:
         raise ModelFileError(f"{source}: not an error model (the file is empty)")
+    if not data.startswith(b"PK"):
+        raise ModelFileError(f"{source}: not an error model (not an .npz archive; make one with cosim errors train)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             if "header" not in npz.files:
                 raise ModelFileError(f"{source}: not an error model (no 'header' entry; entries: {npz.files})")
             arrays = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        raise ModelFileError(f"{source}: not an intact error model, truncated or damaged ({exc})") from None
+        why = "an entry holds pickled objects, which are never loaded" if "allow_pickle" in str(exc) else exc
+        raise ModelFileError(f"{source}: not an intact error model, truncated or damaged ({why})") from None
     try:
         header = parse_json(arrays.pop("header").tobytes(), source, "header")
     except ConfigError as exc:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
 from cosim_validation.common.config import ConfigNode, load_case_config, load_config, load_json_file
-from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 
 if TYPE_CHECKING:
     from cosim_validation.assembly.supervision import CheckedSupervision
@@ -76,6 +76,37 @@ def file_sha256(path: Path) -> str:
         path: The file.
     """
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def filter_identity(text: str) -> str:
+    """A filter ``robot=KIND:OPTIONS``, its error model named by the file's content when the file is there.
+
+    Two runs' filters make the same robot when their identities are equal: an error model under another path with
+    the same bytes is the same twin, and one replaced behind the same path is another.
+
+    Args:
+        text: The filter as a run's meta stores it.
+    """
+    from cosim_validation.error_injection.injection import parse_model_option
+    from cosim_validation.robots.filters.robot_filters import FilterSpec
+
+    try:
+        spec = FilterSpec.parse(text)
+        model = parse_model_option(spec.options) if spec.kind == "errors" else None
+    except CosimError:
+        return text
+    if model is None or not model.is_file():
+        return text
+    return f"{spec.robot.label}=errors:sha256={file_sha256(model)}"
+
+
+def error_model_identities(texts: list[str]) -> list[str]:
+    """:func:`filter_identity` of each error-model filter of ``texts`` (``robot=KIND:OPTIONS``), in order.
+
+    Args:
+        texts: A run's filters.
+    """
+    return [filter_identity(text) for text in texts if text.partition("=")[2].startswith("errors:")]
 
 
 def portable_path(run_dir: str | Path, path: str | Path) -> str:

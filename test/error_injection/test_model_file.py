@@ -76,8 +76,21 @@ def test_a_pickled_entry_is_refused(synthetic_model: ErrorModel) -> None:
         evil = io.BytesIO()
         np.save(evil, np.array([{"a": 1}], dtype=object), allow_pickle=True)
         dst.writestr("nn1.extra.npy", evil.getvalue())
-    with pytest.raises(ModelFileError, match=r"m\.npz: not an intact error model"):
+    with pytest.raises(ModelFileError, match=r"m\.npz: not an intact error model") as caught:
         ErrorModel.from_bytes(buffer.getvalue(), "m.npz")  # never unpickled
+    assert "pickled objects, which are never loaded" in str(caught.value)
+    assert "allow_pickle" not in str(caught.value)  # numpy's advice to load pickles is not ours to give
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"a model, I promise\n", b"\x93NUMPY\x01\x00v\x00{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"],
+    ids=["text", "npy-of-objects"],
+)
+def test_a_file_that_is_no_archive_is_refused_as_such(data: bytes) -> None:
+    with pytest.raises(ModelFileError, match=r"m\.npz: not an error model \(not an \.npz archive") as caught:
+        ErrorModel.from_bytes(data, "m.npz")
+    assert "allow_pickle" not in str(caught.value)
 
 
 def test_a_model_for_another_robot_is_refused(synthetic_model: ErrorModel, kinematics: Kinematics) -> None:

@@ -45,6 +45,7 @@ class Harness:
         self.node = Node("harness", context=context)
         self.kinematics = Kinematics.from_urdf(urdf, 0.3)
         self.q, self.t_ns, self.commands, self.result_requests = np.array(HOME), 0, 0, 0
+        self.closest_m = np.inf  # how near the commanded arm's tip came to TARGET
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
@@ -67,6 +68,7 @@ class Harness:
         assert list(msg.joint_names) == [f"joint{i}" for i in range(1, 8)]
         assert len(msg.points) == 1
         self.q, self.commands = np.array(msg.points[0].positions), self.commands + 1
+        self.closest_m = min(self.closest_m, float(np.linalg.norm(self.tip_m() - np.array(TARGET))))
 
     def publish_state(self) -> None:
         """/joint_states (the last command), measured_cp (its tip) and /clock of the current period."""
@@ -88,13 +90,17 @@ class Harness:
     def tip_m(self) -> np.ndarray:
         return np.asarray(self.kinematics.tip_pose(self.q).pos_m)
 
-    def step(self, executor: Any) -> None:
-        """One control period: advance the clock, publish the arm, wait (at most 1 s) for the node's command."""
+    def step(self, executor: Any, over: Any = lambda: False, patience_s: float = 1.0) -> None:
+        """One control period: advance the clock, publish the arm, wait for the node's command (or ``over()``).
+
+        The clock waits for the node (lockstep), as the framework's does: a harness that went on after 1 s moved the
+        clock without the arm on a loaded machine. ``patience_s`` bounds the wait where no command may come.
+        """
         before = self.commands
         self.t_ns += 100_000_000  # 10 Hz
         self.publish_state()
-        period_end = time.monotonic() + 1.0
-        while self.commands == before and time.monotonic() < period_end:
+        period_end = time.monotonic() + patience_s
+        while self.commands == before and not over() and time.monotonic() < period_end:
             executor.spin_once(timeout_sec=0.01)
 
     def run_goal(self, client: Any, executor: Any, target: tuple[float, ...], cancel_after: int = 0) -> Any:
@@ -119,7 +125,7 @@ class Harness:
         result = GoalResult(handle)
         deadline, periods = time.monotonic() + 240, 0
         while not result.done() and time.monotonic() < deadline:
-            self.step(executor)
+            self.step(executor, result.done, patience_s=30.0)
             periods += 1
             if periods == cancel_after:
                 handle.cancel_goal_async()
@@ -187,6 +193,7 @@ def test_node_runs_cases_against_a_perfect_arm(
         commands_before = harness.commands
         harness.feedback.clear()
         done = harness.run_goal(client, executor, TARGET)
+        closest_m = harness.closest_m
         tip_after_reset = harness.tip_m()
         cancelled = harness.run_goal(client, executor, TARGET, cancel_after=20)
         commands_at_cancel = harness.commands
@@ -207,8 +214,12 @@ def test_node_runs_cases_against_a_perfect_arm(
     stages = [s for i, s in enumerate(harness.feedback) if i == 0 or s != harness.feedback[i - 1]]
     assert stages[:5] == [1, 2, 3, 4, 5], stages
     assert "from the target at the end of the injection" in result.message
+    # the arm's tip came within 1 mm of the target (at the end of the injection); the node's own report is of the
+    # tracked tip it last saw, which on a loaded machine can be the one of the period before (its tick came before
+    # that period's measurement): at most one period of insertion behind (1.4 mm seen), within the 3 mm bound
+    assert closest_m < 1e-3, closest_m
     off_mm = float(result.message.split("tracked tip ")[1].split(" mm")[0])
-    assert off_mm < 1.0, result.message
+    assert off_mm < 3.0, result.message
     assert np.linalg.norm(tip_after_reset - np.array(SOURCE)) < 1e-3  # after the reset, back at the source
     assert cancelled.status == GoalStatus.STATUS_CANCELED
     assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from contextlib import closing
@@ -12,6 +13,7 @@ import pytest
 
 from cosim_validation.cli.main import main
 from cosim_validation.common.config import load_config
+from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.hazards.fault_window import schedule, windows_of_events
 from cosim_validation.hazards.hazard_library import load_library
 from cosim_validation.robots.model import RobotConfig
@@ -141,6 +143,18 @@ def test_a_twin_with_learned_errors_injected_lowers_the_thresholds(
     copy.write_bytes(model.read_bytes())
     calibration = ["--calibration", str(injected / "runs" / "fault_free"), "--filter", f"virtual=errors:model={copy}"]
     assert main([*base, "--scenarios", "none", *calibration, "--out", str(tmp_path / "y")]) == 0
+    capsys.readouterr()
+    # another model behind the path the runs were made with is another twin (the path alone took it)
+    other = ErrorModel.from_bytes(model.read_bytes(), str(model))
+    model_bytes = dataclasses.replace(other, meta={**other.meta, "dataset": "another"}).to_bytes()
+    copy.write_bytes(model_bytes)
+    twin_copy = ["--filter", f"virtual=errors:model={copy}"]
+    calibration = ["--calibration", str(tmp_path / "y" / "runs" / "fault_free"), *twin_copy]
+    assert main([*base, "--scenarios", "none", *calibration, "--out", str(tmp_path / "z")]) == 1
+    assert "its robots were seen through error models that were replaced since" in capsys.readouterr().out
+    assert not (tmp_path / "z").exists()
+    assert main([*base, "--scenarios", "none", *twin_copy, "--out", str(tmp_path / "y"), "--resume"]) == 1
+    assert "cannot resume, it was made with another value of 'error_models'" in capsys.readouterr().out
 
 
 def _check_stored_windows(results: Path) -> None:
@@ -192,13 +206,13 @@ def test_a_mitigated_run_stops_every_jumped_case_and_no_fault_free_one(
     # a resume keeps the mitigation it was made with: other thresholds, or none, are one error line
     resume = [*command[:-1], "--workers", "1", "--out", str(out), "--resume"]
     for argv, values in (
-        ([*resume, "--mitigate", "--threshold-mm", "10"], "('tip_mm=12.0', now 'tip_mm=10.0')"),
-        (resume, "('tip_mm=12.0', now None)"),
+        ([*resume, "--mitigate", "--threshold-mm", "10"], "(stored 'tip_mm=12.0', now 'tip_mm=10.0')"),
+        (resume, "(stored 'tip_mm=12.0', now None)"),
     ):
         assert main(argv) == 1
         err = capsys.readouterr().err
         assert err.count("error:") == 1
-        assert f"fault_free/results.sqlite: cannot resume, it was made with another detector {values}" in err
+        assert f"fault_free/results.sqlite: cannot resume, it was made with another value of 'detector' {values}" in err
     with ResultsDB.open(out / "runs" / "sudden_jump" / "results.sqlite") as results:
         assert {c.test_id: (c.outcome, c.message) for c in results.cases()} == messages["sudden_jump"]
 

@@ -34,7 +34,13 @@ from cosim_validation.runs.campaign.progress import Progress
 from cosim_validation.runs.campaign.results_db import CaseResult
 from cosim_validation.runs.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.runs.campaign.run_summary import summarize, write_summary
-from cosim_validation.runs.run_inputs import capture_inputs, portable_path, run_input_path, supervision_files
+from cosim_validation.runs.run_inputs import (
+    capture_inputs,
+    error_model_identities,
+    portable_path,
+    run_input_path,
+    supervision_files,
+)
 from cosim_validation.runs.run_lock import command_line
 from cosim_validation.runs.run_supervision import check_resume, stored_supervision
 from cosim_validation.testgen import Suite, TestCase
@@ -222,6 +228,8 @@ def _meta(
         "backends": list(spec.engines),
         "validate": validate,
         "filters": [f"{robot}={text}" for robot, text in spec.filters],
+        # an error model replaced behind the same path makes another twin: a resume must not mix the two
+        "error_models": error_model_identities([f"{robot}={text}" for robot, text in spec.filters]),
         "supervisor": _kept(
             request.out_dir, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
         ),

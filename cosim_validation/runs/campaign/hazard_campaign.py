@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from cosim_validation.runs.campaign.hazard_tables import (
     write_tables,
 )
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from cosim_validation.runs.run_inputs import error_model_identities, filter_identity
 
 RUNS_DIR = "runs"
 DEFAULT_MARGIN = 1.25
@@ -155,40 +157,36 @@ def reanalyse(request: HazardRequest) -> Path:
     scenarios = chosen_scenarios(request)
     _check_derivation(request)
     with ResultsDB.open(_results(request.out_dir / RUNS_DIR / FAULT_FREE)) as db:
-        stored = list(db.meta().get("filters") or [])
-    given = _filter_texts(request.filters)
-    if not _same_robots(stored, given):
+        meta = db.meta()
+    problem = _other_robots(meta, _filter_texts(request.filters))
+    if problem:
         raise InputError(
-            f"--filter: the runs in {str(request.out_dir)!r} were made with {', '.join(stored) or 'no filter'}, "
-            f"not {', '.join(given) or 'no filter'}; give their filters (or none, as they were made)"
+            f"--filter: the runs in {str(request.out_dir)!r} were made with {problem}; give their filters (or none, "
+            "as they were made)"
         )
     config = load_config(request.config_path)
     _check_calibration(request, RobotConfig.from_config(config["robot"]).kinematics)
     return analyse(request, scenarios)
 
 
-def _same_robots(stored: list[str], given: list[str]) -> bool:
-    """Whether two runs' filters (``robot=KIND:OPTIONS`` each, innermost first) make the same robots.
+def _other_robots(meta: Mapping[str, Any], given: list[str]) -> str:
+    """How a stored run's robots differ from those ``given`` filters make, or "" if they are the same.
 
-    The same texts, or an error model under another path whose file is the same.
+    The same filters (``robot=KIND:OPTIONS`` each, innermost first), an error model under another path whose file is
+    the same included; and each error model's content what it was when the run was made (the run's meta keeps its
+    SHA-256 since this version), so that a model replaced behind the same path is another twin.
+
+    Args:
+        meta: The stored run's meta (``filters``, ``error_models``).
+        given: This run's filters.
     """
-    return [_identity(text) for text in stored] == [_identity(text) for text in given]
-
-
-def _identity(text: str) -> str:
-    """A stored filter ``robot=KIND:OPTIONS``, its error model named by the file's content when the file is there."""
-    from cosim_validation.common.exceptions import CosimError
-    from cosim_validation.error_injection.injection import parse_model_option
-    from cosim_validation.runs.run_inputs import file_sha256
-
-    try:
-        spec = FilterSpec.parse(text)
-        model = parse_model_option(spec.options) if spec.kind == "errors" else None
-    except CosimError:
-        return text
-    if model is None or not model.is_file():
-        return text
-    return f"{spec.robot.label}=errors:sha256={file_sha256(model)}"
+    stored = list(meta.get("filters") or [])
+    if [filter_identity(text) for text in stored] != [filter_identity(text) for text in given]:
+        return f"{', '.join(stored) or 'no filter'}, not {', '.join(given) or 'no filter'}"
+    kept, now = meta.get("error_models"), error_model_identities(given)
+    if kept is not None and kept != now:
+        return f"error models that were replaced since ({', '.join(kept)}; now {', '.join(now)})"
+    return ""
 
 
 def _filter_texts(filters: tuple[FilterSpec, ...]) -> list[str]:
@@ -221,12 +219,11 @@ def _check_calibration(request: HazardRequest, kinematics: Kinematics) -> None:
     if request.calibration is not None:
         with ResultsDB.open(_results(request.calibration)) as db:
             derive_settings(db, kinematics, request.margin)
-            seen = list(db.meta().get("filters") or [])
-        wanted = _filter_texts(request.filters)
-        if not _same_robots(seen, wanted):  # thresholds hold for the robots they were derived from
+            meta = db.meta()
+        problem = _other_robots(meta, _filter_texts(request.filters))
+        if problem:  # thresholds hold for the robots they were derived from
             raise InputError(
-                f"--calibration {str(request.calibration)!r}: its robots were seen through "
-                f"{', '.join(seen) or 'no filter'}, this run's through {', '.join(wanted) or 'no filter'}; "
+                f"--calibration {str(request.calibration)!r}: its robots were seen through {problem}; "
                 "thresholds hold for the robots they were derived from: calibrate with the same --filter"
             )
 

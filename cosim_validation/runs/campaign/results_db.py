@@ -67,6 +67,7 @@ _META_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "backends": _LIST,
     "robots": _LIST,
     "filters": _LIST,
+    "error_models": _LIST,
     "anatomy_repairs": _LIST,
     "validate": _FLAG,
     "stop_on_alarm": _FLAG,
@@ -119,6 +120,7 @@ _RUN_KEYS = (
     "backends",
     "validate",
     "filters",
+    "error_models",
     "detector",
     "stop_on_alarm",
     "supervisor",
@@ -336,8 +338,8 @@ class ResultsDB:
             for key in _RUN_KEYS:
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     raise InputError(
-                        f"{self.path}: cannot resume, it was made with another {key} "
-                        f"({json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
+                        f"{self.path}: cannot resume, it was made with another value of {key!r} "
+                        f"(stored {json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
                     )
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
 

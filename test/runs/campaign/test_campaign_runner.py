@@ -125,9 +125,9 @@ def test_bad_requests(suites: tuple[Path, Path], tmp_path: Path, change: dict[st
 
 
 def test_resume_of_another_run_is_refused(reference: CampaignOutcome, suites: tuple[Path, Path]) -> None:
-    with pytest.raises(CosimError, match="cannot resume, it was made with another suite"):
+    with pytest.raises(CosimError, match="cannot resume, it was made with another value of 'suite'"):
         run_campaign(request_for(suites[:1], reference.out_dir, resume=True), progress_stream=None)
-    with pytest.raises(CosimError, match="cannot resume, it was made with another backends"):
+    with pytest.raises(CosimError, match="cannot resume, it was made with another value of 'backends'"):
         run_campaign(request_for(suites, reference.out_dir, resume=True, backends=("virtual",)), progress_stream=None)
     with pytest.raises(CosimError, match="already exists; use --resume"):
         run_campaign(request_for(suites, reference.out_dir), progress_stream=None)

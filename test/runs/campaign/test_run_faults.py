@@ -109,7 +109,10 @@ def test_resume_with_another_detector_is_refused(
     assert main([*argv, "--detector", "tip_mm=3"]) == 1
     err = capfd.readouterr().err
     assert err.count("error:") == 1
-    assert "results.sqlite: cannot resume, it was made with another detector (None, now 'tip_mm=3')" in err
+    assert (
+        "results.sqlite: cannot resume, it was made with another value of 'detector' (stored None, now 'tip_mm=3')"
+        in err
+    )
     assert_same_rows(stored_rows(run), stored_rows(reference.out_dir))
 
 
@@ -146,7 +149,7 @@ def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytes
     assert main([*campaign, "--resume"]) == 1
     err = capfd.readouterr().err
     assert err.count("error:") == 1
-    assert "results.sqlite: cannot resume, it was made with another config" in err
+    assert "results.sqlite: cannot resume, it was made with another value of 'config'" in err
     properties.write_text(shipped)
     assert main([*campaign, "--resume"]) == 0
     assert "1 cases run" in capfd.readouterr().out

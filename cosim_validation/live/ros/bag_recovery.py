@@ -57,12 +57,15 @@ class RecoveredBag:
         """One line for the user."""
         if self.finished:
             cut = "its data section ended properly" if self.skipped else "it was complete"
+        elif self.read_bytes == self.size_bytes:
+            cut = "unfinished, its last record whole"
         else:
             cut = f"cut short after {self.read_bytes} of {self.size_bytes} bytes"
         if self.skipped:
             ranges = ", ".join(f"{a}-{b}" for a, b in self.skipped)
             cut += f"; damaged records skipped, their messages lost: bytes {ranges}"
-        return f"recovered {self.messages} messages on {self.topics} topics from {self.source} ({cut}) into {self.path}"
+        topics = f"{self.topics} topic{'' if self.topics == 1 else 's'}"
+        return f"recovered {self.messages} messages on {topics} from {self.source} ({cut}) into {self.path}"
 
 
 def in_progress_bag(bag: Path) -> Path | None:

@@ -330,19 +330,19 @@ def refuse_changed(path: Path) -> None:
     if not path.is_file():
         return
     size = path.stat().st_size
-    footer_start = size - len(_MAGIC) - _FOOTER_BYTES
-    if footer_start < len(_MAGIC) + _DATA_END_BYTES:
+    footer_start = size - len(MAGIC) - _FOOTER_BYTES
+    if footer_start < len(MAGIC) + _DATA_END_BYTES:
         return
     with path.open("rb") as f:
         f.seek(footer_start)
         footer = f.read(_FOOTER_BYTES)
-        if footer[0] != 0x02 or f.read() != _MAGIC:
+        if footer[0] != 0x02 or f.read() != MAGIC:
             return
         summary_start, _, summary_crc = struct.unpack_from("<QQI", footer, 9)
         data_end = (summary_start or footer_start) - _DATA_END_BYTES
         f.seek(max(data_end, 0))
         record = f.read(_DATA_END_BYTES)
-        if data_end < len(_MAGIC) or record[:9] != b"\x0f" + struct.pack("<Q", 4):
+        if data_end < len(MAGIC) or record[:9] != b"\x0f" + struct.pack("<Q", 4):
             return
         stored = struct.unpack_from("<I", record, 9)[0]
         if stored and _crc(f, 0, data_end) != stored:
@@ -370,7 +370,7 @@ def _crc(f: Any, start: int, stop: int) -> int:
 
 
 #: MCAP's magic, and the sizes of a footer and of a DataEnd record (opcode, length, fields; mcap.dev/spec)
-_MAGIC = b"\x89MCAP0\r\n"
+MAGIC = b"\x89MCAP0\r\n"
 _FOOTER_BYTES = 1 + 8 + 8 + 8 + 4
 _DATA_END_BYTES = 1 + 8 + 4
 
@@ -420,6 +420,7 @@ _DAMAGED = (
     UnicodeDecodeError,
     struct.error,
     ValueError,
+    TypeError,
     IndexError,
     KeyError,
     EOFError,
@@ -431,14 +432,30 @@ _DAMAGED = (
 
 def _why(exc: BaseException) -> str:
     """The reader's own error as it is; another exception with its name (it says where the bytes broke)."""
-    return str(exc) if type(exc).__name__ == "ReaderError" else f"damaged: {type(exc).__name__}: {exc}"
+    if type(exc).__name__ == "ReaderError":
+        return str(exc)
+    if isinstance(exc, MemoryError):  # a record length far past the file, read as a size to allocate
+        return "damaged: a record's length is far beyond the file"
+    return f"damaged: {type(exc).__name__}: {exc}" if str(exc) else f"damaged: {type(exc).__name__}"
 
 
 def _cut_short_hint(path: Path) -> str:
     """How to read a bag whose writer died before finishing it."""
-    if path.name.endswith(PART_SUFFIX) or path.suffix == ".mcap":
-        return f"; if its recorder was killed, `cosim bag recover {path}` makes a finished bag of what it wrote"
-    return ""
+    if not (path.name.endswith(PART_SUFFIX) or path.suffix == ".mcap") or _ends_finished(path):
+        return ""  # a finished bag (its footer is there) was not cut short: recovering it would not help
+    return f"; if its recorder was killed, `cosim bag recover {path}` makes a finished bag of what it wrote"
+
+
+def _ends_finished(path: Path) -> bool:
+    """Whether the file ends as a finished MCAP does: a footer record, then the magic."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            f.seek(max(size - len(MAGIC) - _FOOTER_BYTES, 0))
+            tail = f.read()
+    except OSError:
+        return False
+    return len(tail) == len(MAGIC) + _FOOTER_BYTES and tail[0] == 0x02 and tail.endswith(MAGIC)
 
 
 def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.exceptions import InputError
-from cosim_validation.live.ros.bag import PART_SUFFIX
+from cosim_validation.live.ros.bag import MAGIC, PART_SUFFIX, refuse_changed
 
 #: Where an earlier version left a bag being written (a rosbag2 folder next to ``session.mcap``).
 LEGACY_FOLDER_SUFFIX = ".bag-in-progress"
@@ -82,20 +82,36 @@ def in_progress_bag(bag: Path) -> Path | None:
     return found[0] if found else None
 
 
-def _records(stream: Any, skip_magic: bool = False) -> Iterator[tuple[Any, int]]:
-    """Yield the stream's records from where it stands, each with the offset where it ends.
+def _records(stream: Any, start: int, size: int) -> Iterator[tuple[Any, int]]:
+    """Yield the records from offset ``start`` on, each with the offset where it ends (a chunk's: the chunk's).
 
-    They come until the data ends or breaks off (a cut record, a bad length, a bad checksum).
+    They come until the data ends or breaks off: a record cut short, a length past the data, a record that does not
+    parse, or an opcode MCAP does not define (mcap.dev/spec: 0x01-0x0F; the mcap reader skips an unknown one without
+    a word, so a damaged opcode lost its message silently). A private record (0x80-0xFF) is passed over.
     """
     from mcap.exceptions import McapError
-    from mcap.stream_reader import StreamReader
+    from mcap.records import Chunk
+    from mcap.stream_reader import StreamReader, breakup_chunk
 
-    reader = StreamReader(stream, skip_magic=skip_magic, emit_chunks=False)
-    try:
-        for record in reader.records:
-            yield record, stream.tell()
-    except (McapError, EOFError, ValueError, IndexError, UnicodeDecodeError, struct.error):
-        return  # the cut: everything before it was complete
+    at = start
+    while at + 9 <= size:
+        stream.seek(at)
+        opcode, length = struct.unpack("<BQ", stream.read(9))
+        end = at + 9 + length
+        if end > size or not (0x01 <= opcode <= 0x0F or opcode >= 0x80):
+            return
+        if opcode >= 0x80:
+            at = end
+            continue
+        stream.seek(at)
+        try:
+            record = next(StreamReader(stream, skip_magic=True, emit_chunks=True).records)
+            records = breakup_chunk(record) if isinstance(record, Chunk) else [record]
+        except (McapError, EOFError, ValueError, IndexError, UnicodeDecodeError, struct.error, StopIteration):
+            return  # the cut, or damage: everything before it was complete
+        for item in records:
+            yield item, end
+        at = end
 
 
 def _next_message(data: bytes, start: int, channels: dict[int, int], first_log_time: int) -> int | None:
@@ -169,12 +185,15 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
     if target.exists():
         raise InputError(f"{target}: already exists; refusing to overwrite it")
     with source.open("rb") as stream:
-        if stream.read(8) != b"\x89MCAP0\r\n":
+        if stream.read(8) != MAGIC:
             raise InputError(f"{source}: not an MCAP file (no MCAP magic at the start)")
+        try:
+            refuse_changed(source)
+        except InputError as exc:  # a finished bag damaged later: a recovery would sign its damaged bytes anew
+            raise InputError(f"{exc}; a recovery cannot tell the damaged bytes from the rest") from None
         stream.seek(0)
         data = stream.read()  # for the search past a damaged record
-        stream.seek(0)
-        records = _records(stream)
+        records = _records(stream, len(MAGIC), len(data))
         header, read_bytes = next(records, (None, 0))
         if not isinstance(header, Header):
             raise InputError(f"{source}: nothing to recover (the file ends before its MCAP header)")
@@ -203,8 +222,7 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
                     else:
                         skipped.append((read_bytes, resume))
                     search = resume
-                    stream.seek(resume)
-                    records = _records(stream, skip_magic=True)
+                    records = _records(stream, resume, len(data))
                 writer.finish()  # type: ignore[no-untyped-call]
             os.replace(tmp, target)
         except BaseException:

@@ -93,3 +93,33 @@ def test_a_flipped_bit_in_a_value_is_noticed_by_the_checksum(tmp_path: Path) -> 
     data[data_end + 9 : data_end + 13] = bytes(4)
     damaged.write_bytes(bytes(data))
     assert [float(m.message.position[0]) for m in read_messages(damaged, ["/b/joint_states"])][1] != 1.5
+
+
+@pytest.mark.parametrize("keep", [8, 9, 20, 0.5], ids=["magic-only", "magic-and-a-byte", "20-bytes", "half"])
+def test_a_bag_cut_anywhere_is_one_error_naming_it(tmp_path: Path, keep: float) -> None:
+    """A file that is only the MCAP magic was a TypeError traceback from the bag reader."""
+    from cosim_validation.common.exceptions import InputError
+
+    data = _bag(tmp_path / "session.mcap").read_bytes()
+    cut = tmp_path / "cut.mcap"
+    cut.write_bytes(data[: int(keep * len(data)) if isinstance(keep, float) else keep])
+    with pytest.raises(InputError, match=r"cut\.mcap: not a readable rosbag2/MCAP file") as caught:
+        list(read_messages(cut))
+    assert "cosim bag recover" in str(caught.value)  # cut short: what a killed recorder leaves
+
+
+def test_a_finished_bag_missing_a_record_is_not_sent_to_recovery(tmp_path: Path) -> None:
+    """A record taken out of a finished bag: the error said 'MemoryError: ' and advised `cosim bag recover`, which
+    is for a bag whose recorder was killed."""
+    from cosim_validation.common.exceptions import InputError
+
+    bag = _bag(tmp_path / "session.mcap")
+    data = bag.read_bytes()
+    at = data.index(b"\x05", data.index(b"/b/joint_states"))  # the first message record after the channels
+    length = int.from_bytes(data[at + 1 : at + 9], "little")
+    damaged = tmp_path / "damaged.mcap"
+    damaged.write_bytes(data[:at] + data[at + 9 + length :])
+    with pytest.raises(InputError, match=r"damaged\.mcap: ") as caught:
+        list(read_messages(damaged))
+    assert "cosim bag recover" not in str(caught.value)
+    assert not str(caught.value).rstrip().endswith(":")

@@ -177,17 +177,25 @@ def _message_spans(path: Path) -> list[tuple[int, int]]:
         return spans
 
 
-@pytest.mark.parametrize("length", [2**40, 3, 0], ids=["past-the-end", "too-short", "zero"])
-def test_a_damaged_record_in_the_middle_is_skipped_and_said(tmp_path: Path, length: int) -> None:
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("length", 2**40), ("length", 3), ("length", 0), ("opcode", 0x77)],
+    ids=["past-the-end", "too-short", "zero", "unknown-opcode"],
+)
+def test_a_damaged_record_in_the_middle_is_skipped_and_said(tmp_path: Path, field: str, value: int) -> None:
     """A flipped length in message 17 of 40 of an unfinished bag: the recovery kept the 16 before it and said the bag
     was "cut short" there, though 23 whole messages followed. It goes on after the damaged record, keeps those 23,
-    and names the bytes it skipped."""
+    and names the bytes it skipped. A damaged opcode (one MCAP does not define, which the mcap reader skips without
+    a word) lost its message silently: it is named too."""
     bag = tmp_path / "full.mcap"
     foreign_bag(bag, np.linspace(0.0, 1.0, 40)[:, None] * np.ones(7))
     spans = _message_spans(bag)
     data = bytearray(bag.read_bytes()[: spans[-1][1]])  # unfinished: no DataEnd, summary or footer
     start, end = spans[16]
-    data[start + 1 : start + 9] = length.to_bytes(8, "little")
+    if field == "length":
+        data[start + 1 : start + 9] = value.to_bytes(8, "little")
+    else:
+        data[start] = value
     part = tmp_path / "session.mcap.part"
     part.write_bytes(bytes(data))
     recovered = recover_bag(part, tmp_path / "session.mcap")
@@ -199,3 +207,17 @@ def test_a_damaged_record_in_the_middle_is_skipped_and_said(tmp_path: Path, leng
     )
     positions = [m.message.position[0] for m in read_messages(recovered.path)]
     np.testing.assert_allclose(positions, np.delete(np.linspace(0.0, 1.0, 40), 16))
+
+
+def test_a_finished_bag_that_fails_its_checksum_is_not_recovered(tmp_path: Path) -> None:
+    """A finished bag whose bytes changed later: recovering it wrote the damaged values into a new bag with fresh
+    checksums ("it was complete"), which every reader then took as recorded."""
+    bag = tmp_path / "full.mcap"
+    foreign_bag(bag, np.linspace(0.0, 1.0, 40)[:, None] * np.ones(7))
+    start, _ = _message_spans(bag)[5]
+    data = bytearray(bag.read_bytes())
+    data[start + 60] ^= 0x08
+    bag.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"full\.mcap: its data section does not match its checksum .*; a recovery "):
+        recover_bag(bag, tmp_path / "out.mcap")
+    assert not (tmp_path / "out.mcap").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import print_json
 from cosim_validation.cli.output_path import check_folder, checked_output
 
@@ -22,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bag", help="the unfinished bag: session.mcap.part (or a run directory, or an older session.bag-in-progress)"
     )
     parser.add_argument(
-        "-o", "--output", default=None, help="the finished bag to write (default: the name without .part)"
+        "-o",
+        "--output",
+        default=None,
+        type=arg_types.name,  # an empty one was taken as the default
+        help="the finished bag to write (default: the name without .part)",
     )
 
 

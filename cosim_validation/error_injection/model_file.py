@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -307,9 +308,33 @@ def _network(header: dict[str, Any], arrays: dict[str, np.ndarray], key: str) ->
     biases = tuple(_array(arrays, f"{key}.b{i}") for i in range(layers))
     normalisers = [_array(arrays, f"{key}.{name}") for name in _NORMALISERS]
     try:
-        return Network(feature_spec, weights, biases, *normalisers)
+        net = Network(feature_spec, weights, biases, *normalisers)
     except ModelFileError as exc:
         raise ModelFileError(f"{key}: {exc}") from None
+    _check_offsets(key, net)
+    return net
+
+
+#: the largest offset a network of an error model may predict on its own training data (rad or m): a joint error of
+#: a radian is no arm's error but a broken model's
+MAX_OFFSET = 1.0
+
+
+def _check_offsets(key: str, net: Network) -> None:
+    """Raise unless the offsets at the training data's mean, and one std either side, are finite and small.
+
+    A model whose weights were scaled by 1e200 was taken, and every case run with it failed on joint values of
+    1e192 rad.
+    """
+    probe = np.vstack([net.x_mean, net.x_mean - net.x_std, net.x_mean + net.x_std])
+    with np.errstate(all="ignore"):
+        offsets = np.abs(net.predict(probe))
+    worst = float(np.max(offsets)) if np.isfinite(offsets).all() else math.inf
+    if not worst <= MAX_OFFSET:
+        raise ModelFileError(
+            f"{key}: offsets of {worst:.3g} (rad or m) on its own training data, where an arm's errors are at most "
+            f"{MAX_OFFSET:g}: not an error model of an arm"
+        )
 
 
 def _guard(header: dict[str, Any], arrays: dict[str, np.ndarray], key: str, net: Network) -> Guard | None:

@@ -101,3 +101,14 @@ def test_a_model_for_another_robot_is_refused(synthetic_model: ErrorModel, kinem
     fewer = RobotIdentity(kinematics.joint_names[:-1], synthetic_model.robot.model_hash)
     with pytest.raises(ModelFileError, match="made for a robot with joints"):
         synthetic_model.check_robot(fewer)
+
+
+def test_a_model_whose_offsets_make_no_physical_sense_is_refused(synthetic_model: ErrorModel) -> None:
+    """Weights scaled by 1e200: the model was taken, and every case run with it failed on joint values of 1e192
+    rad, as an internal error of the case."""
+    arrays = dict(np.load(io.BytesIO(synthetic_model.to_bytes()), allow_pickle=False))
+    arrays["nn1.w1"] = arrays["nn1.w1"] * 1e200
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    with pytest.raises(ModelFileError, match=r"m\.npz: nn1: offsets of .* on its own training data, where an arm's "):
+        ErrorModel.from_bytes(buffer.getvalue(), "m.npz")

@@ -154,7 +154,7 @@ def test_a_twin_with_learned_errors_injected_lowers_the_thresholds(
     assert "its robots were seen through error models that were replaced since" in capsys.readouterr().out
     assert not (tmp_path / "z").exists()
     assert main([*base, "--scenarios", "none", *twin_copy, "--out", str(tmp_path / "y"), "--resume"]) == 1
-    assert "cannot resume, it was made with another value of 'error_models'" in capsys.readouterr().out
+    assert "another value of 'error_models': an error model of --filter holds other content" in capsys.readouterr().out
 
 
 def _check_stored_windows(results: Path) -> None:

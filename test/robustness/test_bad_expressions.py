@@ -166,5 +166,5 @@ def test_a_syntax_error_is_one_line_that_names_its_column(tmp_path: Path, capfd:
     assert main(case.argv) == 1
     err = capfd.readouterr().err
     assert err.count("\n") == 1
-    assert "expected ')', found '<' at column 14: always (q[0] < < 1)" in err
+    assert "expected a signal, number or function, found '<' at column 16: always (q[0] < < 1)" in err
     assert "^" not in err

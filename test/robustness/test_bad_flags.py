@@ -132,6 +132,7 @@ FLAGS: dict[str, FlagCase] = {
     "run-case:target_inf": _with(_run_case("--target", "inf", "0", "0.05"), "--target", "within +-10 m"),
     "run-case:backend_empty": _with(_run_case("--target", "0.45", "0", "0.05", "--backend", ""), "--backend", "empty"),
     "testgen:region_empty": _with(_testgen("--granularity-mm", "40", "--region", " "), "--region", "empty"),
+    "bag:output_empty": lambda f, ws: Case(["bag", "recover", str(f / "x.mcap.part"), "-o", ""], ("--output", "empty")),
     "campaign:detector_twice": lambda f, ws: Case(
         [
             "campaign",

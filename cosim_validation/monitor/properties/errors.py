@@ -22,7 +22,7 @@ class PropertyError(CosimError):
         self.position = position
         where = f"property {name!r}: " if name else ""
         text = f"{where}{message}"
-        if source and position >= 0:
+        if source.strip() and position >= 0:
             text += f" at column {position + 1}:\n  {source}\n  {' ' * position}^"
         super().__init__(text)
 

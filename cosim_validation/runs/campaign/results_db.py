@@ -111,6 +111,12 @@ SELECT test_id, v, k FROM (
 WHERE v = 0 OR k = 0
 LIMIT 1
 """
+#: What a changed digest of the meta means (the values themselves are hashes)
+_CHANGED = {
+    "config": "the configuration, or a file it names (properties, supervisor), was edited since the run started",
+    "error_models": "an error model of --filter holds other content than when the run started",
+    "suite": "another suite (suite ids are hashes of their cases)",
+}
 #: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
 #: options come before the configuration's digest: that digest covers the supervisor's files when one runs, so a
 #: changed option is named rather than the digest it changes too.
@@ -337,8 +343,9 @@ class ResultsDB:
                 raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
             for key in _RUN_KEYS:
                 if key in stored and key in wanted and stored[key] != wanted[key]:
+                    what = f": {_CHANGED[key]}" if key in _CHANGED else ""
                     raise InputError(
-                        f"{self.path}: cannot resume, it was made with another value of {key!r} "
+                        f"{self.path}: cannot resume, it was made with another value of {key!r}{what} "
                         f"(stored {json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
                     )
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())

@@ -108,6 +108,7 @@ def test_joint_limits_need_the_robot_models_limits(context: MonitorContext) -> N
         ("always x(tip) * 1e200 * 1e200 < 1", r"number 1e200 is too large"),  # to inf: 'vacuous'
         ("always x(tip) < 1e7 * 1e7", r"1e\+14 is too large \(beyond 1e\+12\)"),
         ("always x(tip) < -1e13", r"number 1e13 is too large"),
+        ("always x(tip) < 1e-400", r"number 1e-400 is too small \(it rounds to 0\)"),  # read as 0: never held
         # a constant's name declares its unit: metres added to radians, or compared with an angle, were taken
         ("always x(tip) < delta_m + tol_rad", r"units do not match: 'm' and 'rad'"),
         ("always x(tip) < tol_rad", r"units do not match: 'm' and 'rad'"),

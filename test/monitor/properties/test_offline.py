@@ -190,3 +190,24 @@ def test_set_constants_and_robot_filter() -> None:
     assert [v.property for v in verdicts] == ["a"]
     assert verdicts[0].margin == -0.5
     assert verdicts[0].to_dict()["status"] == "violated"
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "always x(tip)" + " * 1e12" * 27 + " > 1",
+        "always x(tip)" + " * 1e12" * 27 + " * 0 < 1",
+    ],
+    ids=["overflow-to-inf", "overflow-times-zero"],
+)
+def test_arithmetic_that_overflows_is_unknown_without_numpy_warnings(expression: str) -> None:
+    """A product of a signal and constants past float range was +inf (a margin of +inf: "vacuous: no sample was
+    checked") or NaN, with numpy's overflow warnings on stderr; it is unknown at those samples, without warnings."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning fails the test
+        verdict = check(expression)
+    assert verdict.status == Status.UNKNOWN, verdict
+    assert math.isnan(verdict.margin)
+    assert verdict.reason.startswith("NaN in 'x(tip) * 1e12"), verdict.reason  # not "vacuous: no sample was checked"

@@ -88,6 +88,7 @@ def test_arithmetic_precedence() -> None:
     ("text", "message", "column"),
     [
         ("", "empty expression", 1),
+        ("   ", "empty expression", 4),
         ("always", "expected a signal", 7),
         ("always tip", "expected a comparison", 11),
         ("always x(tip) < 1 )", "unexpected '\\)'", 19),
@@ -102,14 +103,23 @@ def test_arithmetic_precedence() -> None:
         # a call that is no predicate, left uncompared: named (it said "expected a comparison ... found the end")
         ("always frobnicate(tip)", r"frobnicate\(\.\.\.\) is not a predicate \(nocollision, safebound", 8),
         ("eventually dist(tip, target) and tip.x < 1", r"dist\(\.\.\.\) is not a predicate .*found 'and'", 12),
+        # a "(" left open: the end is named, not the first comparison inside it (read as a term, "(t" wants ")")
+        ("always (t < 1", "expected '\\)', found the end of the expression", 14),
+        ("always (t < 1) and (t > 0", "expected '\\)', found the end of the expression", 26),
+        ("always (stage == injection", "expected '\\)', found the end of the expression", 27),
+        ("(always t < 1", "expected '\\)', found the end of the expression", 14),
+        ("always (true", "expected '\\)', found the end of the expression", 13),
+        ("always (x(tip) < < 1)", "expected a signal, number or function, found '<'", 18),
     ],
 )
 def test_malformed_expressions_name_property_and_column(text: str, message: str, column: int) -> None:
     with pytest.raises(PropertyError, match=message) as info:
         parse_formula(text, "my_property")
     assert "property 'my_property'" in str(info.value)
-    if text:
+    if text.strip():
         assert f"at column {column}" in str(info.value)
+    else:  # no column of nothing (it said "empty expression at column 4:", the line it ends with blank)
+        assert str(info.value) == "property 'my_property': empty expression"
         assert info.value.position == column - 1
 
 

@@ -149,7 +149,10 @@ def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytes
     assert main([*campaign, "--resume"]) == 1
     err = capfd.readouterr().err
     assert err.count("error:") == 1
-    assert "results.sqlite: cannot resume, it was made with another value of 'config'" in err
+    assert (
+        "results.sqlite: cannot resume, it was made with another value of 'config': the configuration, or a file it "
+        in err
+    )
     properties.write_text(shipped)
     assert main([*campaign, "--resume"]) == 0
     assert "1 cases run" in capfd.readouterr().out

@@ -188,6 +188,8 @@ class _Parser(TokenCursor):
         value = float(tok.text)
         if not abs(value) <= s.MAX_NUMBER:
             raise self.error(f"number {tok.text} is too large (beyond {s.MAX_NUMBER:g})", tok)
+        if value == 0.0 and any(c in "123456789" for c in tok.text.lower().split("e")[0]):  # 1e-400 read as 0
+            raise self.error(f"number {tok.text} is too small (it rounds to 0)", tok)
         return value
 
     def primary(self) -> s.Formula:
@@ -201,14 +203,27 @@ class _Parser(TokenCursor):
         if self.at("op", "("):
             mark = self.index
             self.take()
+            as_formula: PropertyError | None = None
             try:
                 inner = self.formula()
                 self.expect_op(")")
                 if not self.at("op", *_CMP, "+", "-", "*", "/"):
                     return inner
-            except PropertyError:
-                pass
+            except PropertyError as exc:
+                as_formula = exc
             self.index = mark  # a parenthesised term, e.g. (a + b) < c
+            try:
+                return self.comparison(tok)
+            except PropertyError as exc:
+                # the reading that got further says what is wrong: "always (t < 1" lacks its ")" at the end; read
+                # as a term, it failed earlier, at the "<" ("expected ')', found '<'")
+                if as_formula is not None and as_formula.position > exc.position:
+                    raise as_formula from None
+                raise
+        return self.comparison(tok)
+
+    def comparison(self, tok: Token) -> s.Formula:
+        """``term CMP term``, or a flag (``self_collision``), starting at ``tok``."""
         if tok.kind == "name" and tok.text in KEYWORDS:
             raise self.error(f"unexpected keyword {tok.text!r}")
         left = self.term()

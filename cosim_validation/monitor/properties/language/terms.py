@@ -192,7 +192,12 @@ class Apply(Term):
             return np.asarray(v[0][:, "xyz".index(f)])
         if f == "neg":
             return -v[0]
-        return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[f](v[0], v[1])  # type: ignore[no-any-return]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            out = np.asarray({"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[f](v[0], v[1]))
+        # finite operands, a result that is not: an overflow (t * 1e12 * 1e12 ...) or a division by a zero sample,
+        # unknown rather than an infinite margin (which read as "holds" or as "vacuous: no sample was checked")
+        broken = ~np.isfinite(out) & np.isfinite(v[0]) & np.isfinite(v[1])
+        return np.where(broken, np.nan, out) if broken.any() else out
 
 
 _BOUNDS_KNOWN: dict[int, bool] = {}

@@ -265,6 +265,8 @@ def value_range(term: t.Term) -> tuple[float, float]:
         return (0.0, math.inf)
     if not isinstance(term, t.Apply) or term.func not in ("neg", "abs", "+", "-", "*", "/"):
         return (-math.inf, math.inf)
+    if term.func == "-" and repr(term.args[0]) == repr(term.args[1]):
+        return (0.0, 0.0)  # kpi(x) - kpi(x): the same value on both sides, whatever its range
     ranges = [value_range(arg) for arg in term.args]
     if term.func == "neg":
         return (-ranges[0][1], -ranges[0][0])

@@ -164,39 +164,40 @@ class _Compiler(TermResolver):
         return self.atom(margin, unit, snippet(self.text, start_of(node.left)))
 
     def refuse_negative_kpi_bound(self, node: s.Compare, left: t.Term, right: t.Term) -> None:
-        """A KPI (a distance, angle or duration: never negative) compared with a negative number is an error.
+        """A comparison with a KPI (a distance, angle or duration: never negative) that never or always holds.
 
-        ``kpi(x) < -0.003`` can never hold and ``kpi(x) > -0.003`` always does: either was taken and judged.
+        ``kpi(x) < -0.003`` can never hold and ``kpi(x) > -0.003`` always does: either was taken and judged; so with
+        the KPI inside arithmetic (``2 * kpi(x) < -0.001``). The ranges of both sides (:func:`value_range`) decide;
+        a bare KPI against a constant is named with the constant.
         """
-        for kpi, other, bound in ((left, right, node.right), (right, left, node.left)):
-            value = constant_value(other)
-            below = (node.op in ("<", "<=")) == (kpi is left)  # the KPI is asked to be below the bound
-            strict = node.op in ("<", ">")
-            # kpi < 0 never holds and kpi >= 0 always does, as any comparison with a negative bound
-            if isinstance(kpi, t.KpiTerm) and value is not None and (value < 0.0 or (value == 0.0 and strict == below)):
-                never = below
-                raise self.error(
-                    f"kpi({kpi.name}) is a distance, angle or duration (>= 0): compared with {value:g} it "
-                    f"{'never' if never else 'always'} holds",
-                    start_of(bound),
-                )
         names = sorted(_kpi_names(left) | _kpi_names(right))
         if not names:
             return
-        (a_lo, a_hi), (b_lo, b_hi) = value_range(left), value_range(right)
-        if node.op in (">", ">="):  # as a < b
-            (a_lo, a_hi), (b_lo, b_hi) = (b_lo, b_hi), (a_lo, a_hi)
+        left_range, right_range = value_range(left), value_range(right)
+        below, above = (
+            (left_range, right_range) if node.op in ("<", "<=") else (right_range, left_range)
+        )  # below < above
         strict = node.op in ("<", ">")
-        never = a_lo >= b_hi if strict else a_lo > b_hi
-        always = a_hi < b_lo if strict else a_hi <= b_lo
-        if never or always:  # kpi() inside arithmetic: 2 * kpi(x) < -0.001, kpi(x) + 0.001 < 0
-            kpis = ", ".join(f"kpi({name})" for name in names)
-            raise self.error(
-                f"{kpis} {'is' if len(names) == 1 else 'are'} never negative (a distance, angle or duration): the "
-                f"left side is within [{_g(value_range(left))}], the right side within [{_g(value_range(right))}], "
-                f"so the comparison {'never' if never else 'always'} holds",
-                node.pos,
-            )
+        never = below[0] >= above[1] if strict else below[0] > above[1]
+        always = below[1] < above[0] if strict else below[1] <= above[0]
+        if not (never or always):
+            return
+        holds = "never" if never else "always"
+        for kpi, other, bound in ((left, right, node.right), (right, left, node.left)):
+            value = constant_value(other)
+            if isinstance(kpi, t.KpiTerm) and value is not None:
+                raise self.error(
+                    f"kpi({kpi.name}) is a distance, angle or duration (>= 0): compared with {value:g} it {holds} "
+                    "holds",
+                    start_of(bound),
+                )
+        kpis = ", ".join(f"kpi({name})" for name in names)
+        raise self.error(
+            f"{kpis} {'is' if len(names) == 1 else 'are'} never negative (a distance, angle or duration): the left "
+            f"side is within [{_g(left_range)}], the right side within [{_g(right_range)}], so the comparison {holds} "
+            "holds",
+            node.pos,
+        )
 
     def stage_test(self, node: s.Compare, left: t.Term, right: t.Term) -> f.Formula:
         if node.op not in ("==", "!="):

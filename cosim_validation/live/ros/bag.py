@@ -329,16 +329,12 @@ def refuse_changed(path: Path) -> None:
     """
     if not path.is_file():
         return
-    size = path.stat().st_size
-    footer_start = size - len(MAGIC) - _FOOTER_BYTES
-    if footer_start < len(MAGIC) + _DATA_END_BYTES:
-        return
     with path.open("rb") as f:
-        f.seek(footer_start)
-        footer = f.read(_FOOTER_BYTES)
-        if footer[0] != 0x02 or f.read() != MAGIC:
+        footer_start = _footer_start(f)
+        if footer_start is None or footer_start < len(MAGIC) + _DATA_END_BYTES:
             return
-        summary_start, _, summary_crc = struct.unpack_from("<QQI", footer, 9)
+        f.seek(footer_start)
+        summary_start, _, summary_crc = struct.unpack_from("<QQI", f.read(_FOOTER_BYTES), 9)
         data_end = (summary_start or footer_start) - _DATA_END_BYTES
         f.seek(max(data_end, 0))
         record = f.read(_DATA_END_BYTES)
@@ -355,6 +351,17 @@ def refuse_changed(path: Path) -> None:
                 f"{path}: its summary does not match its checksum (bytes changed after it was "
                 "written); the bag is damaged"
             )
+
+
+def _footer_start(f: Any) -> int | None:
+    """Where the footer of the open MCAP file ``f`` starts, if it ends as a finished one does: a footer, the magic."""
+    size = f.seek(0, os.SEEK_END)
+    start = size - len(MAGIC) - _FOOTER_BYTES
+    if start < 0:
+        return None
+    f.seek(start)
+    tail = f.read()
+    return start if tail[0] == 0x02 and tail[_FOOTER_BYTES:] == MAGIC else None
 
 
 def _crc(f: Any, start: int, stop: int) -> int:
@@ -449,13 +456,10 @@ def _cut_short_hint(path: Path) -> str:
 def _ends_finished(path: Path) -> bool:
     """Whether the file ends as a finished MCAP does: a footer record, then the magic."""
     try:
-        size = path.stat().st_size
         with path.open("rb") as f:
-            f.seek(max(size - len(MAGIC) - _FOOTER_BYTES, 0))
-            tail = f.read()
+            return _footer_start(f) is not None
     except OSError:
         return False
-    return len(tail) == len(MAGIC) + _FOOTER_BYTES and tail[0] == 0x02 and tail.endswith(MAGIC)
 
 
 def topics_of(path: str | Path) -> dict[str, tuple[str, int]]:

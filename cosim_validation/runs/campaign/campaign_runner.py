@@ -218,6 +218,7 @@ def _meta(
         validate: Whether the cases are validated (the spec's choice, else the configuration's default).
     """
     controller, suites, supervision_files = run_setup
+    filters = [f"{robot}={text}" for robot, text in spec.filters]
     return {
         "kind": "campaign",
         "config": config_digest(request.config_path, campaign.properties_path, *_digested(supervision_files)),
@@ -227,9 +228,9 @@ def _meta(
         "controller": controller,
         "backends": list(spec.engines),
         "validate": validate,
-        "filters": [f"{robot}={text}" for robot, text in spec.filters],
+        "filters": filters,
         # an error model replaced behind the same path makes another twin: a resume must not mix the two
-        "error_models": error_model_identities([f"{robot}={text}" for robot, text in spec.filters]),
+        "error_models": error_model_identities(filters),
         "supervisor": _kept(
             request.out_dir, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
         ),

@@ -49,12 +49,14 @@ def world(repo_root: Path) -> Any:
     return load_monitor_world(repo_root / "config" / "needle_insertion.yaml", repo_root / "config" / "properties.yaml")
 
 
-def run(repo_root: Path, run_dir: Path, suite: Path, env: dict[str, str], on_ready: Any = None) -> Any:
+def run(
+    repo_root: Path, run_dir: Path, suite: Path, env: dict[str, str], on_ready: Any = None, cases: int = CASES
+) -> Any:
     graph = load_graph(repo_root / "config" / "digital_twin.yaml")
     # SIGINT must stop every node (no SIGTERM): allowed 10 s rather than the shipped 3 s, so a node that finishes
     # its last callback slowly on a loaded machine (CI under load, 2 cores) is not taken for one that ignores SIGINT
     graph = replace(graph, settings=replace(graph.settings, shutdown_grace_s=10.0))
-    outcome = run_session(graph, run_dir, str(suite), CASES, console=False, env=env, on_ready=on_ready)
+    outcome = run_session(graph, run_dir, str(suite), cases, console=False, env=env, on_ready=on_ready)
     write_summary(outcome, {})
     return outcome
 
@@ -258,10 +260,16 @@ def test_a_frozen_driver_is_back_in_the_next_case(
     tmp_path: Path, repo_root: Path, suite_file: Path, world: Any, node_env: dict[str, str], rclpy_context: Any
 ) -> None:
     """SIGSTOP until the case gives the robot up (the controller waits 3 s), then SIGCONT: the monitor says stale then
-    alive again, and a later case drives the physical robot again."""
+    alive again, and a later case drives the physical robot again.
+
+    The resumed driver answers the setpoints it owes as soon as they reach it: at once when they wait in its
+    socket, or when the controller's writer sends them again (a reliable stream's lost samples are sent again after
+    the writer's next heartbeat: every 3 s in Fast DDS by default). Six cases, not four: the cases after the abort
+    run on the virtual robot alone in about 1.5 s each here, and with four the session could end before the answers
+    came under load (seen in CI: the last case still without the physical robot)."""
     faults = FaultInjector(rclpy_context, "physical_driver", signal.SIGSTOP, resume_on_abort=True)
     run_dir = tmp_path / "run"
-    outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=faults.attach)
+    outcome = run(repo_root, run_dir, suite_file, node_env, on_ready=faults.attach, cases=6)
     faults.close()
     assert faults.hit.is_set()
     assert outcome.status == "completed", outcome.message

@@ -219,9 +219,12 @@ def _meta(
     """
     controller, suites, supervision_files = run_setup
     filters = [f"{robot}={text}" for robot, text in spec.filters]
+    digested = {"config": request.config_path, "properties": campaign.properties_path} | _digested(supervision_files)
     return {
         "kind": "campaign",
-        "config": config_digest(request.config_path, campaign.properties_path, *_digested(supervision_files)),
+        "config": config_digest(*digested.values()),
+        # each of those files on its own, so that a refused resume names the one that was edited
+        "config_files": {role: [Path(path).name, config_digest(path)] for role, path in digested.items()},
         "config_path": portable_path(request.out_dir, request.config_path),
         "suite": [s.suite_id for s in suites],
         "suites": [suite_record(s) for s in suites],
@@ -293,13 +296,13 @@ def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: C
     return dict(stored.files)
 
 
-def _digested(files: dict[str, Path]) -> list[Path]:
-    """The supervisor files the run's configuration digest covers: all but the goals.
+def _digested(files: dict[str, Path]) -> dict[str, Path]:
+    """The supervisor files (by role) the run's configuration digest covers: all but the goals.
 
     Only ``cosim supervisor check`` reads the goals, so a resume with an edited machine is refused like one with an
     edited property file.
     """
-    return [path for role, path in files.items() if role != "supervisor_goals"]
+    return {role: path for role, path in files.items() if role != "supervisor_goals"}
 
 
 def _kept(out: Path, path: str | Path | None) -> str | None:

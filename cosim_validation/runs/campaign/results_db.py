@@ -133,6 +133,42 @@ _RUN_KEYS = (
     "config",
 )
 
+
+def _edited_files(stored: str | None, wanted: str | None) -> str:
+    """``: <file> (<what it is>), ... edited since the run started``: the configuration's files that changed.
+
+    Each file of the configuration's digest is digested on its own too (``config_files``). Empty when the run was
+    made before that, or when the two sets of files differ by role (another supervisor, not an edited file: its
+    option is named first).
+
+    Args:
+        stored: The run's ``config_files`` meta (JSON: role -> [file name, digest]), or None.
+        wanted: This start's ``config_files`` meta, or None.
+    """
+    if stored is None or wanted is None:
+        return ""
+    try:
+        before, now = json.loads(stored), json.loads(wanted)
+    except ValueError:  # a meta value edited outside cosim: the general words
+        return ""
+    if not isinstance(before, dict) or not isinstance(now, dict) or set(before) != set(now):
+        return ""
+    edited = [f"{now[role][0]} ({_INPUT_WORDS.get(role, role)})" for role in now if before[role] != now[role]]
+    return f": {', '.join(edited)} edited since the run started" if edited else ""
+
+
+#: The files of a run's configuration digest, by role, in a refusal's words
+_INPUT_WORDS = {
+    "config": "the configuration",
+    "properties": "the property file",
+    "supervisor": "the supervisor's configuration",
+    "supervisor_machine": "the supervisor's machine",
+    "needle_force": "the needle force model",
+    "supervisor_scenario": "the supervisor's scenario",
+    "teleoperation": "the teleoperation script",
+}
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cases (
@@ -344,6 +380,8 @@ class ResultsDB:
             for key in _RUN_KEYS:
                 if key in stored and key in wanted and stored[key] != wanted[key]:
                     what = f": {_CHANGED[key]}" if key in _CHANGED else ""
+                    if key == "config":
+                        what = _edited_files(stored.get("config_files"), wanted.get("config_files")) or what
                     raise InputError(
                         f"{self.path}: cannot resume, it was made with another value of {key!r}{what} "
                         f"(stored {json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"

@@ -73,6 +73,25 @@ def test_resume_rules(tmp_path: Path) -> None:
         assert db.finished_ids() == set()
 
 
+def test_a_refused_resume_names_the_edited_files_of_the_configuration(tmp_path: Path) -> None:
+    """Each file of the configuration's digest is digested on its own too: a refusal names the edited ones; a run
+    made before that (no ``config_files``) or with other files (another supervisor) gets the general words."""
+    files = {"config": ["case.yaml", "c1"], "properties": ["props.yaml", "p1"], "supervisor_machine": ["m.yaml", "m1"]}
+    path = tmp_path / "results.sqlite"
+    ResultsDB.create(path, {**META, "config_files": files}).close()
+    edited = {**files, "properties": ["props.yaml", "p2"], "supervisor_machine": ["m.yaml", "m2"]}
+    words = r"props\.yaml \(the property file\), m\.yaml \(the supervisor's machine\) edited since the run started"
+    with pytest.raises(InputError, match=rf"another value of 'config': {words} \(stored 'cfg9', now 'cfg8'\)"):
+        ResultsDB.create(path, {**META, "config": "cfg8", "config_files": edited}, resume=True)
+    general = "the configuration, or a file it names"
+    with pytest.raises(InputError, match=rf"another value of 'config': {general}"):
+        ResultsDB.create(path, {**META, "config": "cfg8", "config_files": {"config": ["case.yaml", "c2"]}}, resume=True)
+    older = tmp_path / "older.sqlite"
+    ResultsDB.create(older, META).close()
+    with pytest.raises(InputError, match=rf"another value of 'config': {general}"):
+        ResultsDB.create(older, {**META, "config": "cfg8", "config_files": edited}, resume=True)
+
+
 def test_open_rejects_missing_and_foreign_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no results database"):
         ResultsDB.open(tmp_path / "none.sqlite")

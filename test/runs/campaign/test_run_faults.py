@@ -118,9 +118,9 @@ def test_resume_with_another_detector_is_refused(
 
 def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """Issue 22, item 4: a run is resumed only with the inputs it was made with. Its property file edited in
-    place (a 1 nm tip bound that would violate tip_follows_plan) is refused, naming the run and both hashes, and
-    nothing is run; put back, the resume runs the missing case with the run's copies and gives exactly the row of
-    the first run."""
+    place (a 1 nm tip bound that would violate tip_follows_plan) is refused, naming the run, the file and both
+    hashes, and nothing is run; put back, the resume runs the missing case with the run's copies and gives exactly
+    the row of the first run."""
     import yaml
 
     from cosim_validation.runs.campaign.db_salvage import CASE_TABLES
@@ -149,10 +149,11 @@ def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytes
     assert main([*campaign, "--resume"]) == 1
     err = capfd.readouterr().err
     assert err.count("error:") == 1
+    # the edited file is named, not only "the configuration or a file it names"
     assert (
-        "results.sqlite: cannot resume, it was made with another value of 'config': the configuration, or a file it "
-        in err
-    )
+        "results.sqlite: cannot resume, it was made with another value of 'config': properties.yaml (the property "
+        "file) edited since the run started (stored '" in err
+    ), err
     properties.write_text(shipped)
     assert main([*campaign, "--resume"]) == 0
     assert "1 cases run" in capfd.readouterr().out

@@ -157,6 +157,33 @@ def _edited_files(stored: str | None, wanted: str | None) -> str:
     return f": {', '.join(edited)} edited since the run started" if edited else ""
 
 
+def _same_twins(stored: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    """Whether two runs' filters differ only in the paths that name their error models, whose content is the same.
+
+    ``model=./m.npz`` and ``model=m.npz`` name one file: the error models are compared by content
+    (``error_models``, SHA-256 of each file), the other filters as written.
+
+    Args:
+        stored: The run's meta (JSON text by key).
+        wanted: This start's meta.
+    """
+    try:
+        before, now = json.loads(stored["filters"]), json.loads(wanted["filters"])
+        models = json.loads(stored.get("error_models", "null")), json.loads(wanted.get("error_models", "null"))
+    except ValueError:
+        return False
+    if not all(isinstance(v, list) for v in (before, now, *models)) or models[0] != models[1]:
+        return False
+    if not all(str(identity).partition("=")[2].startswith("errors:sha256=") for identity in models[1]):
+        return False  # a model file that was not there is named by its path alone
+
+    def unnamed(texts: list[Any]) -> list[str]:
+        robot_and_kind = (str(t).partition("=") for t in texts)
+        return [f"{r}=errors" if rest.startswith("errors:") else f"{r}={rest}" for r, _, rest in robot_and_kind]
+
+    return unnamed(before) == unnamed(now)
+
+
 #: The files of a run's configuration digest, by role, in a refusal's words
 _INPUT_WORDS = {
     "config": "the configuration",
@@ -379,6 +406,8 @@ class ResultsDB:
                 raise InputError(f"{self.path}: results schema {stored['schema']}, this version reads {SCHEMA_VERSION}")
             for key in _RUN_KEYS:
                 if key in stored and key in wanted and stored[key] != wanted[key]:
+                    if key == "filters" and _same_twins(stored, wanted):
+                        continue
                     what = f": {_CHANGED[key]}" if key in _CHANGED else ""
                     if key == "config":
                         what = _edited_files(stored.get("config_files"), wanted.get("config_files")) or what

@@ -92,6 +92,25 @@ def test_a_refused_resume_names_the_edited_files_of_the_configuration(tmp_path: 
         ResultsDB.create(older, {**META, "config": "cfg8", "config_files": edited}, resume=True)
 
 
+def test_an_error_model_named_by_another_path_to_the_same_content_resumes(tmp_path: Path) -> None:
+    """``model=./m.npz`` and ``model=m.npz``: one file, one twin (models are compared by content); another model's
+    content, or another filter beside it, is refused."""
+    same = ["physical=errors:sha256=aa"]
+    path = tmp_path / "results.sqlite"
+    meta = {**META, "filters": ["physical=errors:model=./m.npz", "virtual=offset:joint2=0.001"], "error_models": same}
+    ResultsDB.create(path, meta).close()
+    moved = {**meta, "filters": ["physical=errors:model=m.npz", "virtual=offset:joint2=0.001"]}
+    ResultsDB.create(path, moved, resume=True).close()
+    with pytest.raises(InputError, match="another value of 'error_models'"):
+        ResultsDB.create(path, {**moved, "error_models": ["physical=errors:sha256=bb"]}, resume=True)
+    with pytest.raises(InputError, match="another value of 'filters'"):
+        ResultsDB.create(path, {**moved, "filters": ["physical=errors:model=m.npz"]}, resume=True)
+    gone = {**moved, "error_models": ["physical=errors:model=m.npz"]}  # the file was not there: its path alone
+    ResultsDB.create(tmp_path / "gone.sqlite", gone).close()
+    with pytest.raises(InputError, match="another value of 'filters'"):
+        ResultsDB.create(tmp_path / "gone.sqlite", {**gone, "filters": meta["filters"]}, resume=True)
+
+
 def test_open_rejects_missing_and_foreign_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no results database"):
         ResultsDB.open(tmp_path / "none.sqlite")

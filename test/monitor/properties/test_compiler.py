@@ -232,6 +232,10 @@ def test_a_time_window_names_only_constants_in_seconds(expression: str, message:
         ("abs(-kpi(targeting_error)) >= 0", "always holds"),
         ("kpi(targeting_error) + kpi(duration) < 0", r"kpi\(duration\), kpi\(targeting_error\) are never negative"),
         ("kpi(duration) - kpi(duration) < 0", "never holds"),  # the same KPI twice is one value, not two ranges
+        ("kpi(duration) < kpi(duration) - 1", r"the left side minus the right side is 1 whatever kpi\(duration\) is"),
+        ("kpi(duration) <= kpi(duration)", "side is 0 whatever kpi.duration. is, so the comparison always holds"),
+        ("2 * kpi(duration) / 2 - kpi(duration) > 0.5", "the left side minus the right side is -0.5 whatever"),
+        ("kpi(duration) + kpi(targeting_error) < kpi(duration) - 0.001", "never holds"),
     ],
 )
 def test_a_kpi_inside_arithmetic_is_checked_too(expression: str, says: str, context: MonitorContext) -> None:
@@ -245,5 +249,6 @@ def test_a_kpi_inside_arithmetic_is_checked_too(expression: str, says: str, cont
 
     with pytest.raises(PropertyError, match=says):
         compile_kpi(expression)
-    for fine in ("2 * kpi(targeting_error) < 0.003", "kpi(targeting_error) - 0.001 < 0", "kpi(duration) / 2 > 1"):
+    fine_ones = ("2 * kpi(targeting_error) < 0.003", "kpi(targeting_error) - 0.001 < 0", "kpi(duration) / 2 > 1")
+    for fine in (*fine_ones, "kpi(duration) < kpi(targeting_error)", "kpi(duration) - kpi(targeting_error) < 0.5"):
         compile_kpi(fine)  # can hold and can fail

@@ -174,12 +174,12 @@ class _Compiler(TermResolver):
         if not names:
             return
         left_range, right_range = value_range(left), value_range(right)
-        below, above = (
-            (left_range, right_range) if node.op in ("<", "<=") else (right_range, left_range)
-        )  # below < above
+        below, above = (left, right) if node.op in ("<", "<=") else (right, left)  # below < above
+        # the range of below - above, each KPI or other term counted once: kpi(x) < kpi(x) - 1 never holds
+        low, high = difference_range(below, above)
         strict = node.op in ("<", ">")
-        never = below[0] >= above[1] if strict else below[0] > above[1]
-        always = below[1] < above[0] if strict else below[1] <= above[0]
+        never = low >= 0.0 if strict else low > 0.0
+        always = high < 0.0 if strict else high <= 0.0
         if not (never or always):
             return
         holds = "never" if never else "always"
@@ -192,6 +192,13 @@ class _Compiler(TermResolver):
                     start_of(bound),
                 )
         kpis = ", ".join(f"kpi({name})" for name in names)
+        if low == high:  # below - above is one number: say left - right
+            difference = low if below is left else -low
+            raise self.error(
+                f"the left side minus the right side is {difference:g} whatever {kpis} "
+                f"{'is' if len(names) == 1 else 'are'}, so the comparison {holds} holds",
+                node.pos,
+            )
         raise self.error(
             f"{kpis} {'is' if len(names) == 1 else 'are'} never negative (a distance, angle or duration): the left "
             f"side is within [{_g(left_range)}], the right side within [{_g(right_range)}], so the comparison {holds} "
@@ -286,6 +293,51 @@ def value_range(term: t.Term) -> tuple[float, float]:
     # 0 * inf is 0 here: a factor that is exactly 0 makes the product 0 whatever the other is
     products = [0.0 if x == 0.0 or y == 0.0 else x * y for x in (a_lo, a_hi) for y in (b_lo, b_hi)]
     return (min(products), max(products))
+
+
+def difference_range(a: t.Term, b: t.Term) -> tuple[float, float]:
+    """The values ``a - b`` can take, with a term that is on both sides counted once: [lo, hi].
+
+    Both sides are read as sums of constants and scaled terms (``2 * kpi(x) - 1``); a term that is no sum
+    (``abs(...)``, a signal) is one term with its :func:`value_range`. ``kpi(x) - (kpi(x) - 1)`` is 1, where
+    the ranges of the two sides apart say only that it is within [-inf, inf].
+
+    Args:
+        a: A resolved scalar term.
+        b: Another.
+    """
+    terms, constant = _linear(t.Apply("-", (a, b)))
+    low = high = constant
+    for term, factor in terms.values():
+        if abs(factor) <= 1e-12:  # 2 * kpi(x) / 2 - kpi(x): cancelled up to rounding
+            continue
+        ends = [factor * end for end in value_range(term)]
+        low, high = low + min(ends), high + max(ends)
+    return (low, high)
+
+
+def _linear(term: t.Term) -> tuple[dict[str, tuple[t.Term, float]], float]:
+    """``term`` as a constant plus factors times terms (by the term's text): ({text: (term, factor)}, constant)."""
+    if isinstance(term, t.Const):
+        return {}, term.value
+    if not isinstance(term, t.Apply) or term.func not in ("neg", "+", "-", "*", "/"):
+        return {repr(term): (term, 1.0)}, 0.0
+    parts = [_linear(arg) for arg in term.args]
+    if term.func in ("neg", "+", "-"):
+        signs = (-1.0,) if term.func == "neg" else (1.0, 1.0 if term.func == "+" else -1.0)
+        terms: dict[str, tuple[t.Term, float]] = {}
+        for (part, _), sign in zip(parts, signs, strict=True):
+            for key, (inner, factor) in part.items():
+                terms[key] = (inner, terms.get(key, (inner, 0.0))[1] + sign * factor)
+        return terms, sum(sign * c for (_, c), sign in zip(parts, signs, strict=True))
+    (left, left_c), (right, right_c) = parts
+    if term.func == "*" and not left:
+        return {k: (inner, left_c * factor) for k, (inner, factor) in right.items()}, left_c * right_c
+    if term.func == "*" and not right:
+        return {k: (inner, right_c * factor) for k, (inner, factor) in left.items()}, left_c * right_c
+    if term.func == "/" and not right and right_c != 0.0:
+        return {k: (inner, factor / right_c) for k, (inner, factor) in left.items()}, left_c / right_c
+    return {repr(term): (term, 1.0)}, 0.0
 
 
 def _kpi_names(term: t.Term) -> set[str]:

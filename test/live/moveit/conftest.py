@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cosim_validation.runs.campaign.case_pipeline import close_shared_assemblies
 from test.runs.campaign.run_fixtures import CONFIG
 from test.subprocesses import stop
 
@@ -26,4 +27,7 @@ def move_group(node_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
     try:
         yield log
     finally:
+        # a campaign run in this process keeps its assembly (its MoveIt controller's node) for the next one: it
+        # would stay on this test's domain after the test gave the domain back (another test found it there)
+        close_shared_assemblies()
         stop(process, 10)

@@ -16,6 +16,7 @@ from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import Stage
 from cosim_validation.controllers import InsertionSetup
 from cosim_validation.controllers.planning import PlanningError
+from cosim_validation.controllers.plugin_controllers import release
 from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
 from cosim_validation.runs.campaign.results_db import ResultsDB
 from test.runs.campaign.run_fixtures import CONFIG
@@ -59,18 +60,21 @@ def test_a_campaign_planned_by_move_group(move_group: Path, suites: tuple[Path, 
     straight = setup.controller("straight")
     moveit = InsertionSetup.from_config(load_config(tmp_path / "case.yaml")).controller()
     crossing = []
-    for row in rows:
-        source = np.array([row.source_x_m, row.source_y_m, row.source_z_m])
-        target = np.array([row.target_x_m, row.target_y_m, row.target_z_m])
-        through_heart = setup.planner.needle_clearance(straight.plan_case(source, target).q).min() == 0.0
-        crossing.append(through_heart)
-        if through_heart:  # every case whose insertion line crosses the heart is refused (a planned one may not be)
-            assert row.outcome == "refused", row
-        if row.outcome == "completed":  # planned again: the needle stays out of the heart, the tip reaches the target
-            plan = moveit.plan_case(source, target)
-            assert setup.planner.needle_clearance(plan.q).min() > 0.0
-            injected = plan.q[plan.stage_indices(Stage.INJECTION)[-1]]
-            np.testing.assert_allclose(setup.robot.kinematics.tip_pose(injected).pos_m, target, atol=1e-4)
+    try:
+        for row in rows:
+            source = np.array([row.source_x_m, row.source_y_m, row.source_z_m])
+            target = np.array([row.target_x_m, row.target_y_m, row.target_z_m])
+            through_heart = setup.planner.needle_clearance(straight.plan_case(source, target).q).min() == 0.0
+            crossing.append(through_heart)
+            if through_heart:  # every case whose insertion line crosses the heart is refused (a planned one may not)
+                assert row.outcome == "refused", row
+            if row.outcome == "completed":  # planned again: out of the heart, the tip at the target
+                plan = moveit.plan_case(source, target)
+                assert setup.planner.needle_clearance(plan.q).min() > 0.0
+                injected = plan.q[plan.stage_indices(Stage.INJECTION)[-1]]
+                np.testing.assert_allclose(setup.robot.kinematics.tip_pose(injected).pos_m, target, atol=1e-4)
+    finally:
+        release(moveit)  # its node leaves the test's domain with the test
     assert any(crossing)
 
 
@@ -92,8 +96,11 @@ def test_no_move_group_is_one_error_before_the_run(suites: tuple[Path, Path], tm
 def test_a_planning_failure_is_a_refusal_naming_the_code(move_group: Path, tmp_path: Path) -> None:
     controller = InsertionSetup.from_config(load_config(write_config(tmp_path))).controller()
     setup = InsertionSetup.from_config(load_config(CONFIG))
-    with pytest.raises(PlanningError) as refused:
-        controller.plan_case(setup.planning.default_source_m, np.array([0.44, 0.02, 0.03]))
+    try:
+        with pytest.raises(PlanningError) as refused:
+            controller.plan_case(setup.planning.default_source_m, np.array([0.44, 0.02, 0.03]))
+    finally:
+        release(controller)  # its node leaves the test's domain with the test
     assert refused.value.reason == "planning_failed"
     assert str(refused.value) == "move_group could not plan the initialization: PLANNING_FAILED"
 

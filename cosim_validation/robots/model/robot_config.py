@@ -167,17 +167,32 @@ def _checked(default: tuple[float, ...], n: int, node: ConfigNode) -> np.ndarray
     return np.array(default, dtype=np.float64)
 
 
+def urdf_path(node: ConfigNode) -> Path:
+    """The URDF file the ``robot`` section ``node`` names, or its model's shipped one.
+
+    ``urdf`` is relative to the configuration file, else to the package.
+
+    Args:
+        node: The configuration's ``robot`` section.
+
+    Raises:
+        ConfigError: An unknown model, or a ``urdf`` that is no file.
+    """
+    if not node.has("urdf"):
+        return package_root() / model_of(node).urdf
+    urdf_node = node["urdf"]
+    path = urdf_node.to_path()
+    if not path.is_file():  # a copied configuration still finds the shipped urdf/
+        path = resolve_resource(Path(*[part for part in Path(urdf_node.to_str()).parts if part != ".."]))
+    if not path.is_file():
+        raise urdf_node.error(f"URDF file not found: {urdf_node.value!r}")
+    return path
+
+
 def _kinematics(node: ConfigNode, model: RobotModel) -> Kinematics:
     """Kinematics from ``urdf`` (relative to the config file, else to the package) and the needle length."""
-    if node.has("urdf"):
-        urdf_node = node["urdf"]
-        path = urdf_node.to_path()
-        if not path.is_file():  # a copied configuration still finds the shipped urdf/
-            path = resolve_resource(Path(*[part for part in Path(urdf_node.to_str()).parts if part != ".."]))
-        if not path.is_file():
-            raise urdf_node.error(f"URDF file not found: {urdf_node.value!r}")
-    else:
-        urdf_node, path = node, package_root() / model.urdf
+    path = urdf_path(node)
+    urdf_node = node["urdf"] if node.has("urdf") else node
     needle = (
         node["needle_length_m"].to_float(minimum=NEEDLE_LENGTH_M[0], maximum=NEEDLE_LENGTH_M[1])
         if node.has("needle_length_m")

@@ -296,6 +296,33 @@ def _supervision_files(request: CampaignRequest, spec: AssemblySpec, campaign: C
     return dict(stored.files)
 
 
+def _input_files(config: Any, spec: AssemblySpec, scene: Any) -> dict[str, list[str]]:
+    """The other files a case reads, by role, each as [file name, digest].
+
+    They are the robot's URDF, the anatomy's mesh files (the scene's own digests) and each ``hazards`` filter's
+    hazard library. A resume with any of them edited is refused and names it, as with the configuration's own files.
+
+    Args:
+        config: The whole configuration (its ``robot`` section names the URDF).
+        spec: The assembly's spec (its filters).
+        scene: The anatomy the cases run on.
+    """
+    from cosim_validation.hazards.hazard_filter import parse_options
+    from cosim_validation.robots.model.robot_config import urdf_path
+
+    urdf = urdf_path(config["robot"])
+    files = {"urdf": [urdf.name, config_digest(urdf)]}
+    for model in scene:
+        if not str(model.source).startswith("builtin:"):
+            files[f"mesh_{model.name}"] = [Path(model.source).name, str(model.sha256)[:16]]
+    for robot, text in spec.filters:
+        kind, _, options = text.partition(":")
+        if kind.strip() == "hazards":
+            library = resolve_resource(parse_options(options)[1])
+            files[f"hazards_{robot}"] = [library.name, config_digest(library)]
+    return files
+
+
 def _digested(files: dict[str, Path]) -> dict[str, Path]:
     """The supervisor files (by role) the run's configuration digest covers: all but the goals.
 
@@ -370,6 +397,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
     )
     meta = _meta(request, campaign, spec, (controller, suites, supervision), validate)
     meta["anatomy_repairs"] = scene.repairs()
+    meta["input_files"] = _input_files(config, spec, scene)
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())
     outcome = CampaignOutcome(run.path, sum(len(s) for s in suites), 0, notes=[*scene.repair_lines(), *run.notes])

@@ -116,6 +116,7 @@ _CHANGED = {
     "config": "the configuration, or a file it names (properties, supervisor), was edited since the run started",
     "error_models": "an error model of --filter holds other content than when the run started",
     "suite": "another suite (suite ids are hashes of their cases)",
+    "input_files": "the robot's URDF, an anatomy mesh or a hazard library was edited since the run started",
 }
 #: The meta a resume must find unchanged (a run made before a key was stored is not checked on that key). The
 #: options come before the configuration's digest: that digest covers the supervisor's files when one runs, so a
@@ -131,6 +132,7 @@ _RUN_KEYS = (
     "stop_on_alarm",
     "supervisor",
     "config",
+    "input_files",
 )
 
 
@@ -153,7 +155,7 @@ def _edited_files(stored: str | None, wanted: str | None) -> str:
         return ""
     if not isinstance(before, dict) or not isinstance(now, dict) or set(before) != set(now):
         return ""
-    edited = [f"{now[role][0]} ({_INPUT_WORDS.get(role, role)})" for role in now if before[role] != now[role]]
+    edited = [f"{now[role][0]} ({_input_words(role)})" for role in now if before[role] != now[role]]
     return f": {', '.join(edited)} edited since the run started" if edited else ""
 
 
@@ -184,6 +186,15 @@ def _same_twins(stored: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
     return unnamed(before) == unnamed(now)
 
 
+def _input_words(role: str) -> str:
+    """What the run's input file of ``role`` is, in a refusal's words."""
+    if role.startswith("mesh_"):
+        return f"the anatomy model {role.removeprefix('mesh_')}'s mesh"
+    if role.startswith("hazards_"):
+        return f"the hazard library of the {role.removeprefix('hazards_')} robot's filter"
+    return _INPUT_WORDS.get(role, role)
+
+
 #: The files of a run's configuration digest, by role, in a refusal's words
 _INPUT_WORDS = {
     "config": "the configuration",
@@ -193,6 +204,7 @@ _INPUT_WORDS = {
     "needle_force": "the needle force model",
     "supervisor_scenario": "the supervisor's scenario",
     "teleoperation": "the teleoperation script",
+    "urdf": "the robot's URDF",
 }
 
 
@@ -409,11 +421,16 @@ class ResultsDB:
                     if key == "filters" and _same_twins(stored, wanted):
                         continue
                     what = f": {_CHANGED[key]}" if key in _CHANGED else ""
-                    if key == "config":
-                        what = _edited_files(stored.get("config_files"), wanted.get("config_files")) or what
+                    values = f" (stored {json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
+                    if key in ("config", "input_files"):
+                        files = "config_files" if key == "config" else key
+                        edited = _edited_files(stored.get(files), wanted.get(files))
+                        what = edited or what
+                        values = (
+                            "" if edited and key == "input_files" else values
+                        )  # the files are named, digests left out
                     raise InputError(
-                        f"{self.path}: cannot resume, it was made with another value of {key!r}{what} "
-                        f"(stored {json.loads(stored[key])!r}, now {json.loads(wanted[key])!r})"
+                        f"{self.path}: cannot resume, it was made with another value of {key!r}{what}{values}"
                     )
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", wanted.items())
 

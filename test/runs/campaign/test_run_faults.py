@@ -160,6 +160,45 @@ def test_resume_refuses_inputs_edited_since_the_run(tmp_path: Path, capfd: pytes
     assert_same_rows(stored_rows(run), stored_rows(first))
 
 
+def test_resume_refuses_an_edited_urdf_or_hazard_library(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The robot's URDF and a hazards filter's library change what a case does, as the configuration does: a resume
+    with either edited is refused naming it (it ran the rest of the cases on the edited arm or hazard, one run made
+    of two set-ups); put back, the resume runs."""
+    import yaml
+
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text((CONFIG.parents[1] / "urdf" / "xmate_er3_pro.urdf").read_text())
+    library = tmp_path / "hz.yaml"
+    library.write_text((CONFIG.parent / "hazards.yaml").read_text())
+    config = yaml.safe_load(CONFIG.read_text())
+    config["robot"]["urdf"] = str(urdf)
+    config["campaign"]["properties"] = str(CONFIG.parent / "properties.yaml")
+    case_config = tmp_path / "case.yaml"
+    case_config.write_text(yaml.safe_dump(config, sort_keys=False))
+    suite, run = tmp_path / "suite.parquet", tmp_path / "run"
+    argv = ["testgen", "--config", str(case_config), "--method", "random", "--granularity-mm", "90", "--count", "1"]
+    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(case_config), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    campaign += ["--backends", "virtual", "--filter", f"virtual=hazards:sudden_jump@{library}"]
+    assert main(campaign) == 0
+    for edited, words in (
+        (urdf, "arm.urdf (the robot's URDF)"),
+        (library, "hz.yaml (the hazard library of the virtual"),
+    ):
+        shipped = edited.read_text()
+        edited.write_text(
+            shipped.replace("0.05", "0.5", 1) if edited == library else shipped.replace("0.3426", "0.3026")
+        )
+        assert edited.read_text() != shipped
+        capfd.readouterr()
+        assert main([*campaign, "--resume"]) == 1
+        err = capfd.readouterr().err
+        assert err.count("error:") == 1, err
+        assert f"cannot resume, it was made with another value of 'input_files': {words}" in err, err
+        edited.write_text(shipped)
+    assert main([*campaign, "--resume"]) == 0
+
+
 def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
     argv += ["--suite", str(suites[0]), "--suite", str(suites[1]), "--backends", "virtual,physical"]

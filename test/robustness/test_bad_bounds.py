@@ -71,6 +71,10 @@ YAML_TEXTS: dict[str, tuple[Callable[[Path], str | bytes], str]] = {
         "aliases expand to more than",
     ),
     "alias_bomb_mappings": (lambda f: _mapping_bomb(25), "aliases expand to more than"),
+    # a value that holds itself: a RecursionError traceback when its size was counted
+    "recursive_alias_list": (lambda f: "a: &a [*a]\n", "holds an alias of itself"),
+    "recursive_alias_mapping": (lambda f: "a: &a {b: 1, c: *a}\n", "holds an alias of itself"),
+    "recursive_alias_deeper": (lambda f: "a: &a [1, [2, {x: *a}]]\n", "holds an alias of itself"),
     "not_utf8": (lambda f: b"robot:\n  urdf: \xff\xfe\n", "not UTF-8 text"),
 }
 

@@ -170,11 +170,22 @@ def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode, deep: boo
 _BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+class _RecursiveAliasError(Exception):
+    """A value that holds an alias of itself (``a: &a [*a]``): it has no end."""
+
+
 def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many values ``node`` holds once its aliases are expanded (``sizes``: memo by node identity)."""
+    """How many values ``node`` holds once its aliases are expanded (``sizes``: memo by node identity).
+
+    Raises:
+        _RecursiveAliasError: ``node`` holds itself through an alias.
+    """
     known = sizes.get(id(node))
+    if known == -1:  # still being counted: the value is inside itself
+        raise _RecursiveAliasError
     if known is not None:
         return known
+    sizes[id(node)] = -1
     size = 1
     if isinstance(node, yaml.SequenceNode):
         size += sum(_expanded_size(child, sizes) for child in node.value)
@@ -203,6 +214,8 @@ def parse_yaml(text: str, source: str | Path) -> Any:
         if _expanded_size(node, {}) > MAX_VALUES:
             raise ConfigError(source, "", f"its aliases expand to more than {MAX_VALUES} values (an alias bomb?)")
         return loader.construct_document(node)  # type: ignore[no-untyped-call]
+    except _RecursiveAliasError:
+        raise ConfigError(source, "", "a value holds an alias of itself (e.g. 'a: &a [*a]'): it never ends") from None
     except yaml.MarkedYAMLError as exc:
         where = _position(text, exc.problem_mark)
         raise ConfigError(source, "", f"invalid YAML at {where}: {exc.problem or exc}") from None

@@ -32,6 +32,12 @@ def _set(*path: str | int, value: Any, key: str) -> Edit:
     return edit
 
 
+def _nothing_to_check(tree: dict[str, Any]) -> str:
+    """No property and no machine: nothing was checked, with exit code 0."""
+    tree["properties"], tree["machines"] = {}, []
+    return "properties"
+
+
 def _property_edits() -> dict[str, Edit]:
     edits: dict[str, Edit] = {}
     for name in PROPERTIES["properties"]:
@@ -51,6 +57,9 @@ def _property_edits() -> dict[str, Edit]:
     )
     edits["machines:unknown"] = _set("machines", 1, value="no_such_machine", key="machines[1]")
     edits["machines:missing_file"] = _set("machines", 0, value="no_such_machine.yaml", key="machines[0]")
+    # two machines of one name gave two rows of one verdict: the campaign stopped at its first case's storing
+    edits["machines:twice"] = _set("machines", 2, value="stage_order", key="machines[2]")
+    edits["properties:none"] = _nothing_to_check
     for name in PROPERTIES["constants"]:
         edits[f"constant.{name}:text"] = _set("constants", name, value="abc", key=f"constants.{name}")
     edits["root:unknown_key"] = _set("thresholds", value={}, key="thresholds")

@@ -29,7 +29,7 @@ from cosim_validation.monitor.properties.kpis.specs import KpiSpec, parse_kpis
 from cosim_validation.monitor.properties.language import syntax
 from cosim_validation.monitor.properties.language.compiler import Compiled, compile_formula
 from cosim_validation.monitor.properties.language.parser import parse_formula
-from cosim_validation.monitor.properties.machines.behaviours import checked_ref
+from cosim_validation.monitor.properties.machines.behaviours import behaviour_machine, checked_ref
 
 
 @dataclass(frozen=True)
@@ -177,11 +177,21 @@ class PropertySet:
         machines: list[str] = []
         if root.get("machines") is not None:
             base = Path(root.source).parent
-            for item in root["machines"].elements():
+            named: dict[str, int] = {}  # machine name -> its entry: each gives the verdict machine:<name>
+            for i, item in enumerate(root["machines"].elements()):
                 try:
                     machines.append(checked_ref(item.to_str(), base))
                 except CosimError as exc:
                     raise item.error(str(exc)) from None
+                name = behaviour_machine(machines[-1]).name
+                if name in named:
+                    raise item.error(
+                        f"behaviour machine {name!r} again (machines[{named[name]}] is {name!r} too): each machine "
+                        f"gives the verdict machine:{name}, so names must differ"
+                    )
+                named[name] = i
+        if not specs and not machines:  # checked nothing, and said so with exit 0
+            raise root["properties"].error("no property and no behaviour machine: nothing would be checked")
         return cls(tuple(specs), kpis, constants, root.source, tuple(machines))
 
 

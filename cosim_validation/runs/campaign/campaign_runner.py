@@ -35,9 +35,13 @@ from cosim_validation.runs.campaign.results_db import CaseResult
 from cosim_validation.runs.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.runs.campaign.run_summary import summarize, write_summary
 from cosim_validation.runs.run_inputs import (
+    INPUTS_DIR,
+    MANIFEST,
     capture_inputs,
     error_model_identities,
+    kept_path,
     portable_path,
+    read_manifest,
     run_input_path,
     supervision_files,
 )
@@ -401,18 +405,38 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
     pairs = list(zip(suites, request.suite_paths, strict=True))
     run = RunDirectory.open(request.out_dir, meta, request.resume, pairs, command_line())
     outcome = CampaignOutcome(run.path, sum(len(s) for s in suites), 0, notes=[*scene.repair_lines(), *run.notes])
+    run.made(*[path for path in (run.path / INPUTS_DIR, run.path / MANIFEST) if not path.exists()])
     try:
         spec = _with_run_inputs(spec, run.path, request, campaign, supervision)
         stream = sys.stderr if progress_stream == "stderr" else progress_stream  # the stream of now, not of import
         _run(request, run, suites, spec, workers, outcome, stream if not isinstance(stream, str) else None)
-    except CosimError:
+    except CosimError as exc:
+        said = _as_originals(str(exc), run.path)  # before discard: the manifest says which copy is whose
         if outcome.ran == 0 and not request.resume:
             run.discard()
         else:
             run.close()
+        if said != str(exc):
+            raise InputError(said) from None
         raise
     run.close()
     return outcome
+
+
+def _as_originals(message: str, run_dir: Path) -> str:
+    """``message`` with each of the run's input copies named by the file it was copied from.
+
+    A worker reads the copies; an error in one named ``RUN/inputs/...``, which a discarded run no longer has.
+    """
+    try:
+        manifest = read_manifest(run_dir)
+    except CosimError:
+        return message
+    for entry in manifest.values():
+        original = kept_path(run_dir, entry.original)
+        shown = os.path.relpath(original) if not Path(entry.original).is_absolute() else str(original)
+        message = message.replace(str(run_dir / entry.copy), shown)
+    return message
 
 
 def _run(

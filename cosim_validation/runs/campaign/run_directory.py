@@ -36,6 +36,7 @@ class RunDirectory:
 
     def __init__(self, path: Path, db: ResultsDB, lock: RunLock, created: list[Path]) -> None:
         self.path, self.db, self._lock, self._created = path, db, lock, created
+        self._made: list[Path] = []  # put in after open (made)
         self.notes: list[str] = []
         if db.salvaged is not None:
             self.notes.append(db.salvaged.message(db.path))
@@ -97,11 +98,26 @@ class RunDirectory:
         finally:
             self._lock.release()
 
+    def made(self, *paths: Path) -> None:
+        """Register files and folders this call put into the directory after :meth:`open` (the run's inputs).
+
+        :meth:`discard` removes them too. Pass only paths that did not exist before.
+
+        Args:
+            *paths: Files or folders (a folder is removed with all it holds).
+        """
+        self._made.extend(paths)
+
     def discard(self) -> None:
-        """Close, and remove what :meth:`open` created (call only if no case was stored by this call)."""
+        """Close, and remove what this call created (call only if no case was stored by this call)."""
         try:
             self.close()
         finally:
+            for path in reversed(self._made):
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
             _remove(self._created, self._lock)
 
 

@@ -199,6 +199,27 @@ def test_resume_refuses_an_edited_urdf_or_hazard_library(tmp_path: Path, capfd: 
     assert main([*campaign, "--resume"]) == 0
 
 
+def test_a_world_no_worker_can_build_leaves_no_run_directory(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """An input whose fault only a worker finds (a scenario naming itself as its teleoperation script): one error
+    naming the user's file, not the run's copy of it, and nothing left behind, so the same command can be run
+    again (its inputs/ were left, and then neither a new run nor --resume would take the directory)."""
+    scenario = tmp_path / "f.yaml"
+    scenario.write_text("scenario: {teleoperation: f.yaml, actions: []}\n")
+    suite, run = tmp_path / "suite.parquet", tmp_path / "run"
+    argv = ["testgen", "--config", str(CONFIG), "--method", "random", "--granularity-mm", "90", "--count", "1"]
+    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(CONFIG), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    campaign += ["--backends", "virtual", "--supervisor", "--supervisor-scenario", str(scenario)]
+    for _ in range(2):
+        capfd.readouterr()
+        assert main(campaign) == 1
+        err = capfd.readouterr().err
+        assert err.count("error:") == 1, err
+        assert "f.yaml: teleoperation: missing required key" in err, err
+        assert "inputs" not in err, err
+        assert not run.exists()
+
+
 def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
     argv += ["--suite", str(suites[0]), "--suite", str(suites[1]), "--backends", "virtual,physical"]

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli.arg_types import coordinate
+
 HELP = "check properties, KPIs and behaviour machines on trajectory records (.npz); exit 2 if one is violated"
 
 
@@ -34,8 +36,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-self-collision", action="store_true", help="no self-collision check (that property is unknown)"
     )
-    parser.add_argument("--target", nargs=3, type=float, metavar=("X", "Y", "Z"), help="target in base_link [m]")
+    parser.add_argument("--target", nargs=3, type=coordinate, metavar=("X", "Y", "Z"), help="target in base_link [m]")
     parser.add_argument("--no-machines", action="store_true", help="skip the behaviour machines")
+
+
+def _check_expected(path: str, expected: Any, records: list[Any], traces: list[str]) -> None:
+    """``--expected`` must be the plan of the same case: a record of the expected robot with the traces' test id.
+
+    A robot's own record as the plan judged it against itself (``tip_follows_plan holds``).
+
+    Raises:
+        InputError: Another robot's record, or another case's.
+    """
+    from cosim_validation.common.exceptions import InputError
+    from cosim_validation.common.record import RobotRole
+
+    if expected.robot is not RobotRole.EXPECTED:
+        raise InputError(
+            f"--expected {path}: a record of the {expected.robot.label} robot; expected the expected (planned) "
+            "trajectory of the case (robot 'expected')"
+        )
+    for trace, record in zip(traces, records, strict=True):
+        if record.test_id and expected.test_id and record.test_id != expected.test_id:
+            raise InputError(
+                f"--expected {path}: the plan of case {expected.test_id!r}, but {trace} is case {record.test_id!r}"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
     records = [TrajectoryRecord.load(Path(p)) for p in args.traces]
     expected = TrajectoryRecord.load(Path(args.expected)) if args.expected else None
+    if expected is not None:
+        _check_expected(args.expected, expected, records, args.traces)
     if expected is None:
         expected = next((r for r in records if r.robot is RobotRole.EXPECTED), None)
     world = monitor_world_of(args.config, args.properties)

@@ -27,6 +27,8 @@ def case_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     record.save(files["virtual"])
     expected.save(files["expected"])
     bad.save(files["bad"])
+    dataclasses.replace(expected, test_id="another-case").save(folder / "other_plan.npz")
+    files["other_plan"] = folder / "other_plan.npz"
     (folder / "junk.npz").write_bytes(b"not an npz")
     files["junk"] = folder / "junk.npz"
     return files
@@ -88,14 +90,17 @@ def test_target_option_overrides_the_record(case_files: dict[str, Path], capsys:
         (["JUNK"], "not a trajectory record"),
         (["VIRTUAL", "--properties", "nope.yaml"], "nope.yaml: file not found"),
         (["VIRTUAL", "--config", "nope.yaml"], "nope.yaml: file not found"),
+        # a robot's own record as its plan: judged against itself, "tip_follows_plan holds"
+        (["VIRTUAL", "--expected", "VIRTUAL"], "a record of the virtual robot; expected the expected (planned)"),
+        (["VIRTUAL", "--expected", "OTHER_PLAN"], "the plan of case 'another-case', but"),
+        (["VIRTUAL", "--target", "1e308", "0", "0"], "--target: expected a coordinate within"),  # numpy overflowed
     ],
 )
 def test_bad_input_is_one_error_line(
     args: list[str], message: str, case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = [
-        str(case_files["junk"]) if a == "JUNK" else str(case_files["virtual"]) if a == "VIRTUAL" else a for a in args
-    ]
+    named = {"JUNK": "junk", "VIRTUAL": "virtual", "OTHER_PLAN": "other_plan"}
+    argv = [str(case_files[named[a]]) if a in named else a for a in args]
     assert main(["check", *argv]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ")

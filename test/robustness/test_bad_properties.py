@@ -78,6 +78,9 @@ def _property_edits() -> dict[str, Edit]:
         value="eventually[0, 1e300] x(tip) < 1",
         key="properties.tip_follows_plan.expression",
     )
+    # a constant a name resolves past: 'always t < 50' read the time, never 't: 100'; one no expression can name
+    for name in ("t", "tip", "injection", "stopped", "always", "target", "c m", "2nd_bound", "eps_\u03b5"):
+        edits[f"constant:named_{name}"] = _set("constants", name, value=1.0, key=f"constants.{name}")
     edits["constant:unknown_in_expression"] = _set(
         "properties",
         "targeting_error_bound",

@@ -29,6 +29,7 @@ from cosim_validation.monitor.properties.kpis.specs import KpiSpec, parse_kpis
 from cosim_validation.monitor.properties.language import syntax
 from cosim_validation.monitor.properties.language.compiler import Compiled, compile_formula
 from cosim_validation.monitor.properties.language.parser import parse_formula
+from cosim_validation.monitor.properties.language.term_resolver import constant_name_problem
 from cosim_validation.monitor.properties.machines.behaviours import behaviour_machine, checked_ref
 
 
@@ -171,6 +172,9 @@ class PropertySet:
         node = root.get("constants")
         if node is not None:
             for key, value in node.items():
+                problem = constant_name_problem(key)
+                if problem is not None:  # 't: 100' was taken, and 'always t < 50' read the time
+                    raise value.error(f"constant {key!r}: {problem}")
                 constants[key] = value.to_float(minimum=-syntax.MAX_NUMBER, maximum=syntax.MAX_NUMBER)
         specs = [_spec(key, value) for key, value in root["properties"].items()]
         kpis = parse_kpis(root.get("kpis"))

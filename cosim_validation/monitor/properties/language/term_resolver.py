@@ -18,6 +18,32 @@ FUNCTIONS = ("dist", "angle", "abs", "x", "y", "z", "p2m", "entry", "kpi")
 STAGES = {stage.label: stage for stage in Stage}
 #: The supervisor's modes by name (``supervisor == stopped``); none shares a name with a stage.
 MODES = {mode.label: mode for mode in SupervisorMode}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def constant_name_problem(name: str) -> str | None:
+    """Why a constant may not be called ``name``, or None.
+
+    An expression could never name it, or would read something else: names resolve as signals, ``target``, stages
+    and modes before constants.
+
+    Args:
+        name: The constant's key in the property file.
+    """
+    from cosim_validation.monitor.properties.language.parser import KEYWORDS
+
+    if not _IDENTIFIER.fullmatch(name):
+        return "not a name an expression can use (letters, digits and _, not starting with a digit)"
+    taken = {
+        **dict.fromkeys(sig.SIGNALS, "a signal"),
+        **dict.fromkeys(("target", "self_collision", "self_distance"), "a signal"),
+        **dict.fromkeys(STAGES, "a stage"),
+        **dict.fromkeys(MODES, "a supervisor mode"),
+        **dict.fromkeys(KEYWORDS, "a keyword"),
+    }
+    if name in taken:
+        return f"the name of {taken[name]}: an expression would read that, never the constant; rename it"
+    return None
 
 
 @dataclass(frozen=True)

@@ -78,8 +78,26 @@ def call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]
         return Outcome(index, None, setup_error=_STATE["setup_error"])
     try:
         return Outcome(index, work(_STATE["state"], item))
-    except Exception:  # noqa: BLE001 - a failing case is a result, not the end of the campaign
+    except Exception as exc:  # noqa: BLE001 - a failing case is a result, not the end of the campaign
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
         return Outcome(index, None, traceback.format_exc(limit=8))
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` came from a Ctrl-C: a KeyboardInterrupt among its causes.
+
+    Ctrl-C while a compiled kernel runs reaches Python as a SystemError ("returned a result with an exception
+    set") caused by the KeyboardInterrupt: it was stored as the case's failure, and the campaign went on.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def death_reason(exitcode: int | None) -> str:

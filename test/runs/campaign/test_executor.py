@@ -83,6 +83,34 @@ def test_a_local_rays_workers_run_at_the_callers_priority() -> None:
     assert {i: o.value for i, o in got.items()} == {0: os.nice(0), 1: os.nice(0)}
 
 
+def _no_state() -> None:
+    return None
+
+
+def _interrupted_in_a_kernel(state: Any, item: int) -> int:
+    """As numba reports a Ctrl-C inside a compiled kernel: a SystemError caused by the KeyboardInterrupt."""
+    if item == 1:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise SystemError("CPUDispatcher(<function k>) returned a result with an exception set") from interrupt
+    if item == 2:
+        raise SystemError("a SystemError of its own")  # a failure of the case, not an interrupt
+    return item
+
+
+def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_instead_of_failing_the_case() -> None:
+    """The campaign stopped nothing and stored the case as failed with the SystemError (ninth hostile trial)."""
+    seen: list[Outcome[Any]] = []
+    with pytest.raises(KeyboardInterrupt):
+        run_local(_no_state, (), _interrupted_in_a_kernel, [(0, 0), (1, 1), (2, 2)], seen.append, workers=1)
+    assert [o.index for o in seen] == [0]  # nothing stored for the interrupted item, nothing after it
+    seen.clear()
+    run_local(_no_state, (), _interrupted_in_a_kernel, [(0, 0), (2, 2)], seen.append, workers=1)
+    assert seen[1].error is not None
+    assert "a SystemError of its own" in seen[1].error
+
+
 def test_bad_worker_count() -> None:
     with pytest.raises(InputError, match="workers must be >= 1, got 0"):
         run_local(build_state, (), tip_path_distance, [], lambda o: None, workers=0)

@@ -204,9 +204,38 @@ def _with_filters(graph: Any, texts: list[str]) -> Any:
     from cosim_validation.robots.filters.robot_filters import FilterSpec
 
     specs = [FilterSpec.parse(text) for text in texts]
+    if specs:
+        _check_filters(graph, texts, specs)
     for robot in dict.fromkeys(spec.robot for spec in specs):
         graph = graph.with_robot_filters(robot.label, [s.text for s in specs if s.robot is robot])
     return graph
+
+
+def _check_filters(graph: Any, texts: list[str], specs: list[Any]) -> None:
+    """Build each filter once with the session's configuration, before any node starts.
+
+    A filter's proxy node found ``joint2=nan`` after the graph was up, and the run directory was left behind.
+
+    Raises:
+        InputError: A bad filter, named as given to ``--filter``.
+    """
+    from cosim_validation.common.config import load_case_config
+    from cosim_validation.common.exceptions import CosimError, InputError
+    from cosim_validation.common.record import RobotRole
+    from cosim_validation.live.session.graph import graph_inputs
+    from cosim_validation.robots.filters.robot_filters import check_filters
+    from cosim_validation.robots.model import RobotConfig
+
+    path = graph_inputs(graph).get("config")
+    if path is None:
+        return
+    config = load_case_config(path)
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    for text, spec in zip(texts, specs, strict=True):
+        try:
+            check_filters(config, [(spec.robot.label, spec.text)], (RobotRole.VIRTUAL, RobotRole.PHYSICAL), kinematics)
+        except CosimError as exc:
+            raise InputError(f"--filter {text}: {exc}") from None
 
 
 def _anatomy_repairs(graph: Any) -> tuple[list[dict[str, Any]], list[str]]:

@@ -186,6 +186,22 @@ FLAGS: dict[str, FlagCase] = {
         ["session", "--suite", str(f / "s.parquet"), "--out", str(f / "r")], ("--suite", "s.parquet", "no such file")
     ),
     "session:missing_graph": lambda f, ws: Case(["session", "--config", str(f / "g.yaml")], ("g.yaml", "not found")),
+    # a filter's options were checked by its proxy node, after the graph was up, and the run directory stayed
+    "session:filter_nan": lambda f, ws: Case(
+        ["session", "--filter", "physical=offset:joint2=nan", "--out", str(f / "r")],
+        ("--filter physical=offset:joint2=nan", "expected a finite number"),
+        (f / "r",),
+    ),
+    "session:filter_huge": lambda f, ws: Case(
+        ["session", "--filter", "virtual=offset:joint2=1e308", "--out", str(f / "r")],
+        ("--filter virtual=offset:joint2=1e308",),
+        (f / "r",),
+    ),
+    "session:filter_missing_model": lambda f, ws: Case(
+        ["session", "--filter", f"physical=errors:model={f / 'm.npz'}", "--out", str(f / "r")],
+        ("--filter physical=errors:model=", "m.npz"),
+        (f / "r",),
+    ),
     "replay:missing_bag": lambda f, ws: Case(["replay", str(f / "b.mcap")], ("b.mcap", "no such bag")),
     "replay:rate_negative": lambda f, ws: Case(["replay", str(ws.bag), "--rate", "-1"], ("--rate", "-1")),
     "replay:rate_text": lambda f, ws: Case(["replay", str(ws.bag), "--rate", "fast"], ("--rate", "'fast'")),

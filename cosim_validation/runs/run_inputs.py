@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
 from cosim_validation.common.config import ConfigNode, load_case_config, load_config, load_json_file
+from cosim_validation.common.config.bounded_file import regular_file_problem
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 
 if TYPE_CHECKING:
@@ -153,8 +154,9 @@ def capture_inputs(run_dir: Path, files: Mapping[str, Path]) -> dict[str, RunInp
         if role not in ROLES:
             raise InputError(f"unknown run input role {role!r}; expected one of: {', '.join(ROLES)}")
         source = Path(path).resolve()
-        if not source.is_file():
-            raise InputError(f"{source}: no such file (the run's {role})")
+        problem = regular_file_problem(source)
+        if problem is not None:  # /dev/null was "no such file"
+            raise InputError(f"{path}: {'no such file' if problem == 'not found' else problem} (the run's {role})")
         copy = folder / f"{role}-{source.name}"
         if role == "properties":
             _copy_properties(source, copy)
@@ -181,7 +183,7 @@ def _copy_properties(source: Path, copy: Path) -> None:
     """
     import yaml
 
-    from cosim_validation.common.config.bounded_file import load_yaml_file, regular_file_problem
+    from cosim_validation.common.config.bounded_file import load_yaml_file
     from cosim_validation.monitor.properties.machines.behaviours import is_path
 
     tree = load_yaml_file(source)

@@ -218,6 +218,12 @@ def test_a_world_no_worker_can_build_leaves_no_run_directory(tmp_path: Path, cap
         assert "f.yaml: teleoperation: missing required key" in err, err
         assert "inputs" not in err, err
         assert not run.exists()
+    scenario.write_text("scenario: {teleoperation: /dev/null, actions: []}\n")  # it was "no such file"
+    capfd.readouterr()
+    assert main(campaign) == 1
+    err = capfd.readouterr().err
+    assert "/dev/null: a character device, expected a regular file (the run's teleoperation)" in err, err
+    assert not run.exists()
 
 
 def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,11 +92,14 @@ def discretize(region: TargetRegion, granularity_m: float) -> tuple[CubeGrid, np
             f"granularity {granularity_m * 1e3:g} mm is larger than region {region.name!r} "
             f"(largest extent {float(extent.max()) * 1e3:.1f} mm)"
         )
-    cubes = float(np.prod(np.ceil(extent / granularity_m)))
+    # in logarithms first: 1e-300 m overflowed numpy's product with a RuntimeWarning before this error
+    log_cubes = float(np.sum(np.log(extent) - math.log(granularity_m)))
+    cubes = float(np.prod(np.ceil(extent / granularity_m))) if log_cubes < 100 else math.inf
     if cubes > MAX_CUBES:
         finest = float(np.cbrt(np.prod(extent) / MAX_CUBES)) * 1e3
+        many = f"{cubes:.3g}" if math.isfinite(cubes) else f"about 1e{log_cubes / math.log(10):.0f}"
         raise InputError(
-            f"granularity {granularity_m * 1e3:g} mm makes {cubes:.3g} cubes over region {region.name!r} "
+            f"granularity {granularity_m * 1e3:g} mm makes {many} cubes over region {region.name!r} "
             f"(at most {MAX_CUBES:,}: a granularity of at least {np.ceil(finest * 10) / 10:g} mm)"
         )
     grid = CubeGrid.covering(region.bounds_m, granularity_m)

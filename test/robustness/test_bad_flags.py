@@ -77,6 +77,9 @@ FLAGS: dict[str, FlagCase] = {
     "testgen:granularity_zero": _with(_testgen("--granularity-mm", "0"), "--granularity-mm", "0"),
     "testgen:granularity_negative": _with(_testgen("--granularity-mm", "-5"), "--granularity-mm", "-5"),
     "testgen:granularity_nan": _with(_testgen("--granularity-mm", "nan"), "--granularity-mm", "nan"),
+    # numpy's overflow warning came before the error
+    "testgen:granularity_tiny": _with(_testgen("--granularity-mm", "1e-300"), "1e-300 mm makes about 1e"),
+    "testgen:granularity_denormal": _with(_testgen("--granularity-mm", "1e-310"), "mm makes about 1e"),
     "testgen:per_cube_zero": _with(_testgen("--granularity-mm", "40", "--per-cube", "0"), "--per-cube", "0"),
     # absurdly fine or large: one error line at once, not a traceback out of memory or an endless generation
     "testgen:granularity_1e-9": _with(_testgen("--granularity-mm", "1e-9"), "granularity 1e-09 mm", "5,000,000"),

@@ -113,6 +113,19 @@ class Scenario:
                     f"machine {machine.name!r} has no state {action.state!r} (a name or a dotted path)",
                 )
 
+    def unknown_cases(self, test_ids: set[str]) -> list[str]:
+        """One line per action that names a case outside ``test_ids``: it never fires in such a run.
+
+        Args:
+            test_ids: The test ids of the run's suites.
+        """
+        return [
+            f"{self.source}: scenario.actions[{i}].cases names {case!r}, which no suite of this run has: it never fires"
+            for i, action in enumerate(self.actions)
+            for case in action.cases
+            if case not in test_ids
+        ]
+
     def runner(self, test_id: str) -> ScenarioRunner:
         """The scenario for one case.
 

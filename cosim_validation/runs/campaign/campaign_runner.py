@@ -396,6 +396,11 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         spec.detector, spec.stop_on_alarm, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     )
     suites = _suites(request.suite_paths)
+    if spec.supervisor_scenario is not None:  # a mistyped case id was ignored without a word
+        from cosim_validation.supervisor.scenario import Scenario
+
+        for line in Scenario.load(spec.supervisor_scenario).unknown_cases({t for s in suites for t in s.test_ids}):
+            _warn_stderr(line)
     validate = (
         spec.validate if spec.validate is not None else ValidatorSettings.from_config(config["validator"]).enabled
     )

@@ -226,6 +226,22 @@ def test_a_world_no_worker_can_build_leaves_no_run_directory(tmp_path: Path, cap
     assert not run.exists()
 
 
+def test_a_scenario_action_for_a_case_the_run_lacks_is_named(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A mistyped case id in a scenario's action: the run goes on (the file may serve other suites), with a warning
+    naming the file, the action and the id; it was ignored without a word, and the scripted abort never fired."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("scenario: {actions: [{cases: [nosuch-case], when: {t_s: 2.0}, request: abort}]}\n")
+    suite, run = tmp_path / "suite.parquet", tmp_path / "run"
+    argv = ["testgen", "--config", str(CONFIG), "--method", "random", "--granularity-mm", "90", "--count", "1"]
+    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(CONFIG), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    capfd.readouterr()
+    assert main([*campaign, "--backends", "virtual", "--supervisor", "--supervisor-scenario", str(scenario)]) == 0
+    err = capfd.readouterr().err
+    warning = "s.yaml: scenario.actions[0].cases names 'nosuch-case', which no suite of this run has: it never fires"
+    assert f"warning: {scenario}: {warning.removeprefix('s.yaml: ')}" in err, err
+
+
 def _campaign(suites: tuple[Path, Path], out: Path, workers: int, resume: bool = False) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "cosim_validation.cli.main", "campaign", "--config", str(CONFIG)]
     argv += ["--suite", str(suites[0]), "--suite", str(suites[1]), "--backends", "virtual,physical"]

@@ -220,7 +220,6 @@ def _check_filters(graph: Any, texts: list[str], specs: list[Any]) -> None:
         InputError: A bad filter, named as given to ``--filter``.
     """
     from cosim_validation.common.config import load_case_config
-    from cosim_validation.common.exceptions import CosimError, InputError
     from cosim_validation.common.record import RobotRole
     from cosim_validation.live.session.graph import graph_inputs
     from cosim_validation.robots.filters.robot_filters import check_filters
@@ -231,11 +230,8 @@ def _check_filters(graph: Any, texts: list[str], specs: list[Any]) -> None:
         return
     config = load_case_config(path)
     kinematics = RobotConfig.from_config(config["robot"]).kinematics
-    for text, spec in zip(texts, specs, strict=True):
-        try:
-            check_filters(config, [(spec.robot.label, spec.text)], (RobotRole.VIRTUAL, RobotRole.PHYSICAL), kinematics)
-        except CosimError as exc:
-            raise InputError(f"--filter {text}: {exc}") from None
+    pairs = [(spec.robot.label, spec.text) for spec in specs]  # a bad one names --filter (check_filters)
+    check_filters(config, pairs, (RobotRole.VIRTUAL, RobotRole.PHYSICAL), kinematics)
 
 
 def _anatomy_repairs(graph: Any) -> tuple[list[dict[str, Any]], list[str]]:

@@ -163,6 +163,12 @@ FLAGS: dict[str, FlagCase] = {
     ),
     "campaign:no_suite": lambda f, ws: Case(["campaign", "--out", str(f / "run")], ("--suite",), (f / "run",)),
     "campaign:workers_zero": _with(_campaign("--workers", "0"), "--workers", "0"),
+    # "offset filter: joint2: ..." did not say it came from --filter
+    "campaign:filter_nan": _with(
+        _campaign("--backends", "virtual,physical", "--filter", "physical=offset:joint2=nan"),
+        "--filter physical=offset:joint2=nan",
+        "expected a finite number",
+    ),
     "campaign:workers_text": _with(_campaign("--workers", "two"), "--workers", "'two'"),
     "campaign:executor": _with(_campaign("--executor", "dask"), "--executor", "'dask'"),
     "campaign:backends": _with(_campaign("--backends", "virtual,gazebo"), "--backends", "'gazebo'"),

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from cosim_validation.common.config import ConfigNode
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.filters.robot_filter import RobotFilter
 from cosim_validation.robots.model import Kinematics
@@ -139,4 +139,7 @@ def check_filters(
         if RobotRole.parse(robot) not in roles:
             run = ", ".join(r.label for r in roles) or "none"
             raise InputError(f"filter {robot}={text}: the {robot} robot is not run here (robots: {run})")
-        make_filter(config, text, kinematics)
+        try:
+            make_filter(config, text, kinematics)
+        except CosimError as exc:  # "offset filter: joint2: ..." did not say which option it came from
+            raise InputError(f"--filter {robot}={text}: {exc}") from None

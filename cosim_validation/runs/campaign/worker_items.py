@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.common.interrupts import interrupted
 
 T = TypeVar("T")
 
@@ -79,25 +80,9 @@ def call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]
     try:
         return Outcome(index, work(_STATE["state"], item))
     except Exception as exc:  # noqa: BLE001 - a failing case is a result, not the end of the campaign
-        if _interrupted(exc):
+        if interrupted(exc):  # Ctrl-C inside a compiled kernel: numba's SystemError caused by the KeyboardInterrupt
             raise KeyboardInterrupt from None
         return Outcome(index, None, traceback.format_exc(limit=8))
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` came from a Ctrl-C: a KeyboardInterrupt among its causes.
-
-    Ctrl-C while a compiled kernel runs reaches Python as a SystemError ("returned a result with an exception
-    set") caused by the KeyboardInterrupt: it was stored as the case's failure, and the campaign went on.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def death_reason(exitcode: int | None) -> str:

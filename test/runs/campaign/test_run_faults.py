@@ -199,17 +199,24 @@ def test_resume_refuses_an_edited_urdf_or_hazard_library(tmp_path: Path, capfd: 
     assert main([*campaign, "--resume"]) == 0
 
 
+def _supervised_campaign(folder: Path, scenario: Path, run: Path) -> list[str]:
+    """``cosim campaign`` arguments for one random case by the heart on the virtual robot, supervised with
+    ``scenario``, into ``run`` (the suite is made in ``folder``)."""
+    suite = folder / "suite.parquet"
+    argv = ["testgen", "--config", str(CONFIG), "--method", "random", "--granularity-mm", "90", "--count", "1"]
+    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(CONFIG), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    return [*campaign, "--backends", "virtual", "--supervisor", "--supervisor-scenario", str(scenario)]
+
+
 def test_a_world_no_worker_can_build_leaves_no_run_directory(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """An input whose fault only a worker finds (a scenario naming itself as its teleoperation script): one error
     naming the user's file, not the run's copy of it, and nothing left behind, so the same command can be run
     again (its inputs/ were left, and then neither a new run nor --resume would take the directory)."""
     scenario = tmp_path / "f.yaml"
     scenario.write_text("scenario: {teleoperation: f.yaml, actions: []}\n")
-    suite, run = tmp_path / "suite.parquet", tmp_path / "run"
-    argv = ["testgen", "--config", str(CONFIG), "--method", "random", "--granularity-mm", "90", "--count", "1"]
-    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
-    campaign = ["campaign", "--config", str(CONFIG), "--suite", str(suite), "--workers", "1", "--out", str(run)]
-    campaign += ["--backends", "virtual", "--supervisor", "--supervisor-scenario", str(scenario)]
+    run = tmp_path / "run"
+    campaign = _supervised_campaign(tmp_path, scenario, run)
     for _ in range(2):
         capfd.readouterr()
         assert main(campaign) == 1
@@ -231,12 +238,9 @@ def test_a_scenario_action_for_a_case_the_run_lacks_is_named(tmp_path: Path, cap
     naming the file, the action and the id; it was ignored without a word, and the scripted abort never fired."""
     scenario = tmp_path / "s.yaml"
     scenario.write_text("scenario: {actions: [{cases: [nosuch-case], when: {t_s: 2.0}, request: abort}]}\n")
-    suite, run = tmp_path / "suite.parquet", tmp_path / "run"
-    argv = ["testgen", "--config", str(CONFIG), "--method", "random", "--granularity-mm", "90", "--count", "1"]
-    assert main([*argv, "--region", "heart_side_7pct", "-o", str(suite)]) == 0
-    campaign = ["campaign", "--config", str(CONFIG), "--suite", str(suite), "--workers", "1", "--out", str(run)]
+    campaign = _supervised_campaign(tmp_path, scenario, tmp_path / "run")
     capfd.readouterr()
-    assert main([*campaign, "--backends", "virtual", "--supervisor", "--supervisor-scenario", str(scenario)]) == 0
+    assert main(campaign) == 0
     err = capfd.readouterr().err
     warning = "s.yaml: scenario.actions[0].cases names 'nosuch-case', which no suite of this run has: it never fires"
     assert f"warning: {scenario}: {warning.removeprefix('s.yaml: ')}" in err, err

@@ -396,7 +396,8 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         spec.detector, spec.stop_on_alarm, spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     )
     suites = _suites(request.suite_paths)
-    if spec.supervisor_scenario is not None:  # a mistyped case id was ignored without a word
+    if spec.supervisor_scenario is not None and not request.resume:  # a mistyped case id was ignored silently;
+        # a resume reads the run's copy, and the original may be gone (said when the run started)
         from cosim_validation.supervisor.scenario import Scenario
 
         for line in Scenario.load(spec.supervisor_scenario).unknown_cases({t for s in suites for t in s.test_ids}):

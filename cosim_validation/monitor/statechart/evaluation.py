@@ -4,7 +4,8 @@ Values are floats, bools, strings, lists and numpy vectors. ``x ~ tol`` makes LT
 2016],
 section 4.2): ``(x ~ tol) > c`` holds when the whole interval [x - tol, x + tol] lies above c, ``< c`` when it
 lies below, ``== c`` when c lies inside and ``!= c`` when it does not; a vector becomes per-component intervals
-(``(v ~ 0.1).z > 0``). NaN values make every ordered comparison false, as in numpy.
+(``(v ~ 0.1).z > 0``). NaN values make every ordered comparison false, as in numpy. Texts and lists only join
+with ``+``, and never past :data:`MAX_ITEMS` items.
 """
 
 from __future__ import annotations
@@ -225,7 +226,25 @@ def _binary(expr: Binary) -> Evaluator:
     function = _ARITHMETIC[op]
     if op in _COMPARISONS:
         return lambda env: bool(function(left(env), right(env)))
-    return lambda env: function(left(env), right(env))
+    return lambda env: _arithmetic(op, function, left(env), right(env))
+
+
+#: The most items a text or list made by ``+`` may hold: a variable grown every step must not eat the memory.
+MAX_ITEMS = 10_000
+_SEQUENCES = (str, list, tuple)
+
+
+def _arithmetic(op: str, function: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """``a op b``, refused before it is computed when it would repeat or grow a text or list past :data:`MAX_ITEMS`."""
+    if isinstance(a, _SEQUENCES) or isinstance(b, _SEQUENCES):
+        if op != "+" or not (isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES)):
+            joins = "texts and lists only join with '+'"
+            raise ExpressionError(f"cannot evaluate: {op!r} takes numbers or vectors ({joins})")
+        if (items := len(a) + len(b)) > MAX_ITEMS:
+            raise ExpressionError(
+                f"cannot evaluate: '+' would make a text or list of {items} items; at most {MAX_ITEMS}"
+            )
+    return function(a, b)
 
 
 def _attribute(value: Any, name: str) -> Any:

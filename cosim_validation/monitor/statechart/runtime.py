@@ -194,8 +194,7 @@ class Statechart:
                 try:
                     self.variables[action.assignment.name] = evaluate(action.assignment.value, scope)
                 except ExpressionError as exc:
-                    where = f"action {action.text!r}"
-                    raise MachineError(self.machine.source, where, self._failed(action.text, exc)) from None
+                    raise MachineError(self.machine.source, "action", self._failed(action.text, exc)) from None
         return tuple(commands)
 
     def _failed(self, text: str, exc: ExpressionError) -> str:

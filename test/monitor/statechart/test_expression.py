@@ -116,3 +116,14 @@ def test_evaluation_errors() -> None:
         value("(x ~ 1) and true", x=1.0)
     with pytest.raises(ExpressionError, match="cannot evaluate"):
         value("'a' < 1")
+
+
+def test_texts_and_lists_are_bounded_before_they_are_made() -> None:
+    assert value("['a'] + ['b']") == ["a", "b"]
+    assert value("'ab' + 'c'") == "abc"
+    with pytest.raises(ExpressionError, match="'\\*' takes numbers or vectors"):
+        value("'a' * 10000000000")
+    with pytest.raises(ExpressionError, match="'-' takes numbers or vectors"):
+        value("[1] - [1]")
+    with pytest.raises(ExpressionError, match="'\\+' would make a text or list of 12000 items; at most 10000"):
+        value("x + x", x=["a"] * 6000)

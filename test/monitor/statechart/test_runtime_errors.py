@@ -33,3 +33,28 @@ def test_a_guard_dividing_by_zero_names_the_file_and_the_transition(tmp_path: Pa
         r" in state 'approaching': cannot evaluate: float division by zero",
     ):
         chart.step(0.5, {"stage": "injection", "distance_to_target_m": 0.1, "is_last": False})
+
+
+def test_a_list_grown_every_entry_stops_at_its_bound_with_the_file_and_the_state(tmp_path: Path) -> None:
+    machine = yaml.safe_load(SETTLES.read_text())
+    machine["parameters"]["max_oscillations"] = 1000
+    machine["variables"]["seen"] = []
+    machine["states"]["injecting"]["states"]["inside_ball"]["entry"].append("seen = seen + seen + ['in']")
+    path = tmp_path / "grows.yaml"
+    path.write_text(yaml.safe_dump(machine, sort_keys=False))
+    chart = Statechart(load_machine(path))
+    chart.start(0.0, {"stage": "injection", "distance_to_target_m": 0.01, "is_last": False})
+    error = None
+    for step in range(1, 60):
+        distance = 0.001 if step % 2 else 0.01
+        try:
+            chart.step(0.1 * step, {"stage": "injection", "distance_to_target_m": distance, "is_last": False})
+        except MachineError as exc:
+            error = str(exc)
+            break
+    assert step == 29, "the 14th entry would join two lists of 8191 items"
+    assert error is not None
+    assert error.endswith(
+        "grows.yaml: action: \"seen = seen + seen + ['in']\" at t = 2.9 s in state 'injecting.inside_ball':"
+        " cannot evaluate: '+' would make a text or list of 16382 items; at most 10000"
+    )

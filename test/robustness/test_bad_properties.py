@@ -142,6 +142,41 @@ def test_bad_properties(name: str, tmp_path: Path, workspace: Workspace, capfd: 
     run_case(Case(argv, ("props.yaml", key)), index % 2 == 1, capfd)
 
 
+TOPIC_SECTIONS: dict[str, tuple[dict[str, Any], str]] = {
+    "unknown_robot": ({"bogus": {"joint_states": "/arm/joint_states"}}, "topics.bogus"),
+    "expected_robot": ({"expected": {"joint_states": "/arm/joint_states"}}, "topics.expected"),
+    "not_a_text": ({"virtual": {"joint_states": 5}}, "topics.virtual.joint_states"),
+    "unknown_stream": ({"virtual": {"joint_states": "/arm/joint_states", "wrench": "/w"}}, "topics.virtual"),
+    # two robots on one stream: each was judged against the other's samples, and both "followed their plan"
+    "two_robots_one_topic": (
+        {"virtual": {"joint_states": "/arm/joint_states"}, "physical": {"joint_states": "/arm/joint_states"}},
+        "topics.physical.joint_states",
+    ),
+    "joints_as_tip": (
+        {"virtual": {"joint_states": "/arm/joint_states", "tip_pose": "/arm/joint_states"}},
+        "topics.virtual.tip_pose",
+    ),
+    "marker_of_the_other_robot": (
+        {
+            "virtual": {"joint_states": "/arm/joint_states", "marker": "/tracker/marker"},
+            "physical": {"joint_states": "/real/joint_states", "marker": "/tracker/marker"},
+        },
+        "topics.physical.marker",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOPIC_SECTIONS))
+def test_bad_topics_section(name: str, tmp_path: Path, workspace: Workspace, capfd: pytest.CaptureFixture[str]) -> None:
+    """A replay's ``topics:`` section: each bad robot, stream or topic is one error naming the file and the key."""
+    tree = yaml.safe_load(yaml.safe_dump(PROPERTIES))
+    tree["topics"], key = TOPIC_SECTIONS[name]
+    path = tmp_path / "props.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    argv = ["replay", str(workspace.bag), "--properties", str(path)]
+    run_case(Case(argv, ("props.yaml", key)), sorted(TOPIC_SECTIONS).index(name) % 2 == 1, capfd)
+
+
 GRAPH_EDITS: dict[str, Edit] = {
     "root:unknown_key": _set("launch", value=1, key="launch"),
     "session:unknown_key": _set("session", "speed", value=2, key="session.speed"),

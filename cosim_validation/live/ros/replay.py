@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.assembly.monitor_world import MonitorWorld
+from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.ros import convert
@@ -273,6 +274,15 @@ def _difference(live: Verdict, replayed: Verdict) -> str:
     return "; ".join(differing) or "same fields, other property"
 
 
+def _unshared_topic(node: ConfigNode, key: str, used: dict[str, str]) -> str:
+    """The topic at ``node``, refused when another key of the section named it already (two robots, one stream)."""
+    topic = node.to_str()
+    if topic in used:
+        raise node.error(f"{topic} is also topics.{used[topic]}; each robot and stream needs its own topic")
+    used[topic] = key
+    return topic
+
+
 def topics_from_config(root: Any) -> ReplayTopics | None:
     """The ``topics`` section of a properties file, if any.
 
@@ -291,14 +301,16 @@ def topics_from_config(root: Any) -> ReplayTopics | None:
     joints: dict[RobotRole, str] = {}
     tips: dict[RobotRole, str] = {}
     markers: dict[RobotRole, str] = {}
+    used: dict[str, str] = {}  # topic -> the key that named it first
     for name, robot in node.items():
-        role = RobotRole.parse(name)
+        try:
+            role = RobotRole.parse(name)
+        except InputError as exc:
+            raise robot.error(f"unknown robot {name!r}; expected virtual or physical") from exc
         if role is RobotRole.EXPECTED:
             raise robot.error("the expected trajectory comes from /cosim/expected; name virtual or physical robots")
         robot.reject_unknown(["joint_states", "tip_pose", "marker"])
-        joints[role] = robot["joint_states"].to_str()
-        if robot.has("tip_pose"):
-            tips[role] = robot["tip_pose"].to_str()
-        if robot.has("marker"):
-            markers[role] = robot["marker"].to_str()
+        for key, into in (("joint_states", joints), ("tip_pose", tips), ("marker", markers)):
+            if key == "joint_states" or robot.has(key):
+                into[role] = _unshared_topic(robot[key], f"{name}.{key}", used)
     return ReplayTopics(joints, tips, markers)

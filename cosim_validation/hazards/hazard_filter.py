@@ -39,9 +39,10 @@ class HazardFilter:
         scenario: What, where, when.
         kinematics: The robot (joint names and limits: a corrupted command stays inside the joint range, as a
             robot's servo clamps it).
+        library: The library file of the scenario, named by errors (a joint this robot does not have).
     """
 
-    def __init__(self, scenario: Scenario, kinematics: Kinematics) -> None:
+    def __init__(self, scenario: Scenario, kinematics: Kinematics, library: str = DEFAULT_LIBRARY) -> None:
         self.scenario = scenario
         self._strike = scenario.strike
         if self._strike is Strike.TRACKER:
@@ -51,7 +52,7 @@ class HazardFilter:
                 "orientation": np.arange(4 if fields & {"orientation", "all"} else 0),
             }
         else:
-            self._index = {"joints": joint_selection(scenario, kinematics.joint_names)}
+            self._index = {"joints": joint_selection(scenario, kinematics.joint_names, library)}
         self._q_lower, self._q_upper = kinematics.q_lower, kinematics.q_upper
         self._window = FaultWindow(scenario)
         depth = scenario.fault.delay_cycles + 2
@@ -214,4 +215,4 @@ def make_hazard_filter(config: ConfigNode, options: str, kinematics: Kinematics)
         kinematics: The nominal arm and needle of the robot the filter wraps (joint names and limits).
     """
     name, library = parse_options(options)
-    return HazardFilter(scenario_named(load_library(library), name, library), kinematics)
+    return HazardFilter(scenario_named(load_library(library), name, library), kinematics, library)

@@ -249,22 +249,24 @@ def _trigger(node: ConfigNode) -> Trigger:
     return Trigger(kind, at_s, period_s, sample, probability, stage)
 
 
-def joint_selection(scenario: Scenario, joint_names: tuple[str, ...]) -> np.ndarray:
+def joint_selection(scenario: Scenario, joint_names: tuple[str, ...], library: str = DEFAULT_LIBRARY) -> np.ndarray:
     """The indices of the joints ``scenario`` corrupts on a robot with ``joint_names`` (in the scenario's order).
 
     Args:
         scenario: A scenario on joints: its ``variables`` are joint names, or ``all``.
         joint_names: The robot's joint names, in joint order.
+        library: The library file the scenario comes from, for the error message.
 
     Raises:
-        InputError: A joint the robot does not have (the message names the scenario and lists the joints).
+        InputError: A joint the robot does not have (the message names the file, the key and lists the joints).
     """
     if scenario.variables == ("all",):
         return np.arange(len(joint_names))
-    unknown = [n for n in scenario.variables if n not in joint_names]
+    unknown = [(i, n) for i, n in enumerate(scenario.variables) if n not in joint_names]
     if unknown:
+        index, name = unknown[0]
         raise InputError(
-            f"hazard scenario {scenario.name!r}: variables: unknown joint {unknown[0]!r}; "
+            f"{library}: scenarios.{scenario.name}.variables[{index}]: this robot has no joint {name!r}; "
             f"joints: {', '.join(joint_names)}"
         )
     return np.array([joint_names.index(n) for n in scenario.variables], dtype=np.intp)

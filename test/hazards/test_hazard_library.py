@@ -135,9 +135,13 @@ def test_tracker_fields_and_orientation_models_are_checked(tmp_path: Path) -> No
 
 
 def test_an_unknown_joint_is_named_when_bound_to_a_robot(tmp_path: Path, kinematics: Kinematics) -> None:
-    scenario = load_library(_write(tmp_path, GOOD.replace("[joint1]", "[shoulder]")))["jump"]
-    with pytest.raises(InputError, match="hazard scenario 'jump': variables: unknown joint 'shoulder'; joints: joint1"):
-        joint_selection(scenario, kinematics.joint_names)
+    path = _write(tmp_path, GOOD.replace("[joint1]", "[joint1, shoulder]"))
+    scenario = load_library(path)["jump"]
+    with pytest.raises(
+        InputError,
+        match=r"hazards\.yaml: scenarios\.jump\.variables\[1\]: this robot has no joint 'shoulder'; joints: joint1",
+    ):
+        joint_selection(scenario, kinematics.joint_names, str(path))
 
 
 def test_a_trigger_after_the_case_and_a_window_longer_than_the_case_are_warned(tmp_path: Path) -> None:

@@ -83,7 +83,12 @@ CASES: dict[str, HazardCase] = {
     ),
     "library:negative_duration": _library_case("duration_s: 1.5", "duration_s: -1.5", "duration_s", "-1.5"),
     "filter:unknown_joint": _filter_case(
-        "variables: [joint1]", "variables: [shoulder]", "sudden_jump", "sudden_jump", "variables", "'shoulder'"
+        "variables: [joint1]",
+        "variables: [shoulder]",
+        "sudden_jump",
+        "bad_hazards.yaml",
+        "scenarios.sudden_jump.variables[0]",
+        "'shoulder'",
     ),
     "filter:unknown_scenario": lambda f, ws: Case(
         [*_RUN_CASE, "--config", str(ws.config), "--filter", "physical=hazards:nope"], ("'nope'", "sudden_jump")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S, MAX_CLEARANCE_M, MAX_FORCE_N
 from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.supervisor.supervisor_config import REQUESTS
@@ -144,19 +145,34 @@ def _action(node: ConfigNode) -> ScenarioAction:
     if node.has("request") == node.has("fault"):
         raise node.error("give either a request or a fault")
     fault = node["fault"].to_str(choices=FAULTS) if node.has("fault") else ""
-    value = node.get("value")
     for_s = node.get("for_s")
     return ScenarioAction(
         state=when["state"].to_str() if when.has("state") else "",
-        after_s=when["after_s"].to_float(minimum=0.0) if when.has("after_s") else 0.0,
-        t_s=when["t_s"].to_float(minimum=0.0) if when.has("t_s") else math.nan,
+        after_s=when["after_s"].to_float(minimum=0.0, maximum=MAX_CASE_TIME_S) if when.has("after_s") else 0.0,
+        t_s=when["t_s"].to_float(minimum=0.0, maximum=MAX_CASE_TIME_S) if when.has("t_s") else math.nan,
         request=node["request"].to_str(choices=REQUESTS) if node.has("request") else "",
         fault=fault,
-        value=value.to_float() if value is not None else _DEFAULT_VALUE.get(fault, math.nan),
-        for_s=for_s.to_float(exclusive_minimum=0.0) if for_s is not None else math.inf,
+        value=_fault_value(node, fault),
+        for_s=for_s.to_float(exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S) if for_s is not None else math.inf,
         times=node["times"].to_int(minimum=1) if node.has("times") else 1,
         cases=tuple(c.to_str() for c in node["cases"].elements()) if node.has("cases") else (),
     )
+
+
+#: The readings a fault may script, by fault: a clearance within a metre either side of the region's surface, a
+#: holder force up to MAX_FORCE_N (1e308 N was taken); tracking and alarm take no value.
+_VALUE_RANGE = {"clearance": (-MAX_CLEARANCE_M, MAX_CLEARANCE_M), "force": (0.0, MAX_FORCE_N)}
+
+
+def _fault_value(node: ConfigNode, fault: str) -> float:
+    value = node.get("value")
+    if value is None:
+        return _DEFAULT_VALUE.get(fault, math.nan)
+    if fault not in _VALUE_RANGE:
+        what = f"a {fault} fault" if fault else "a request"
+        raise value.error(f"{what} takes no value (values: clearance [m], force [N])")
+    low, high = _VALUE_RANGE[fault]
+    return value.to_float(minimum=low, maximum=high)
 
 
 def state_matches(name: str, leaf: str) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosim_validation.common.config import ConfigNode, load_config
-from cosim_validation.common.config.config_node import MAX_CASE_TIME_S, MAX_CLEARANCE_M
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S, MAX_CLEARANCE_M, MAX_FORCE_N
 from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import Stage
 from cosim_validation.common.record.stage import CASE_STAGES
@@ -122,7 +122,7 @@ class SupervisorConfig:
         src.reject_unknown(_SOURCE_KEYS)
         sources = SourceSettings(
             src["clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
-            src["force_limit_n"].to_float(exclusive_minimum=0.0),
+            src["force_limit_n"].to_float(exclusive_minimum=0.0, maximum=MAX_FORCE_N),
             src["tip_lost_timeout_s"].to_float(exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S),
             src["dwell_s"].to_float(minimum=0.0, maximum=MAX_CASE_TIME_S),
         )

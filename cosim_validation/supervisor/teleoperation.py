@@ -27,6 +27,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cosim_validation.common.config import ConfigNode, load_config
+from cosim_validation.common.config.config_node import (
+    MAX_CASE_TIME_S,
+    MAX_JOINT_TARGET,
+    MAX_TIP_RATE_RAD_S,
+    MAX_TIP_SPEED_M_S,
+)
 from cosim_validation.robots.model import Kinematics
 
 
@@ -107,14 +113,18 @@ class TeleoperationScript:
 
 def _segment(node: ConfigNode, n_joints: int) -> TeleoperationSegment:
     node.reject_unknown(("duration_s", "tip_linear_m_s", "tip_angular_rad_s", "joints"))
-    duration = node["duration_s"].to_float(exclusive_minimum=0.0)
+    duration = node["duration_s"].to_float(exclusive_minimum=0.0, maximum=MAX_CASE_TIME_S)
     twist_given = node.has("tip_linear_m_s") or node.has("tip_angular_rad_s")
     if twist_given == node.has("joints"):
         raise node.error("give either a tip twist (tip_linear_m_s, tip_angular_rad_s) or joints")
     if node.has("joints"):
-        return TeleoperationSegment(duration, joints=node["joints"].to_vector(n_joints))
-    linear = node["tip_linear_m_s"].to_vector(3) if node.has("tip_linear_m_s") else np.zeros(3)
-    angular = node["tip_angular_rad_s"].to_vector(3) if node.has("tip_angular_rad_s") else np.zeros(3)
+        joints = node["joints"].to_vector(n_joints, minimum=-MAX_JOINT_TARGET, maximum=MAX_JOINT_TARGET)
+        return TeleoperationSegment(duration, joints=joints)
+    linear, angular = np.zeros(3), np.zeros(3)
+    if node.has("tip_linear_m_s"):
+        linear = node["tip_linear_m_s"].to_vector(3, minimum=-MAX_TIP_SPEED_M_S, maximum=MAX_TIP_SPEED_M_S)
+    if node.has("tip_angular_rad_s"):
+        angular = node["tip_angular_rad_s"].to_vector(3, minimum=-MAX_TIP_RATE_RAD_S, maximum=MAX_TIP_RATE_RAD_S)
     return TeleoperationSegment(duration, twist=np.concatenate([linear, angular]))
 
 

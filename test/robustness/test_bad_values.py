@@ -266,6 +266,59 @@ def _supervisor_case(folder: Path, stage_attribute: str, state: str, says: tuple
     return Case([*argv, "--supervisor", str(config), "--supervisor-scenario", str(scenario)], says)
 
 
+def _scenario_case(folder: Path, action: str, says: tuple[str, ...], segment: str = "") -> Case:
+    """A run-case under the shipped supervisor and a scenario of one ``action`` (and a teleoperation script of one
+    ``segment``, when given): readings, times and twists past physics were taken (a holder force of 1e308 N, a
+    tip moving at 1e300 m/s)."""
+    scenario = folder / "scenario.yaml"
+    text = f"scenario:\n  actions:\n    - {action}\n"
+    if segment:
+        (folder / "teleop.yaml").write_text(f"teleoperation:\n  segments:\n    - {segment}\n")
+        text += "  teleoperation: teleop.yaml\n"
+    scenario.write_text(text)
+    argv = ["run-case", "--config", str(SHIPPED / "needle_insertion.yaml"), "--target", "0.45", "0.0", "0.05"]
+    config = SHIPPED / "supervisor" / "supervisor.yaml"
+    return Case([*argv, "--supervisor", str(config), "--supervisor-scenario", str(scenario)], says)
+
+
+_ACT = "{when: {state: Inject, after_s: 1.0}, %s}"
+_TELEOP = "{when: {t_s: 1.0}, request: teleoperation}"
+SCENARIO_VALUES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "force_1e308": (_ACT % "fault: force, value: 1.0e+308", ("scenario.yaml", "actions[0].value", "<= 1000"), ""),
+    "force_negative": (_ACT % "fault: force, value: -5.0", ("actions[0].value", ">= 0"), ""),
+    "clearance_2_m": (_ACT % "fault: clearance, value: 2.0", ("actions[0].value", "<= 1"), ""),
+    "tracking_with_value": (_ACT % "fault: tracking, value: 3.0", ("actions[0].value", "takes no value"), ""),
+    "request_with_value": (_ACT % "request: abort, value: 3.0", ("actions[0].value", "takes no value"), ""),
+    "t_s_1e300": ("{when: {t_s: 1.0e+300}, request: abort}", ("actions[0].when.t_s", "<= 3600"), ""),
+    "after_s_1e300": (
+        (_ACT % "request: abort").replace("after_s: 1.0", "after_s: 1.0e+300"),
+        ("actions[0].when.after_s", "<= 3600"),
+        "",
+    ),
+    "for_s_1e300": (_ACT % "fault: force, for_s: 1.0e+300", ("actions[0].for_s", "<= 3600"), ""),
+    "teleop_speed_1e300": (
+        _TELEOP,
+        ("teleop.yaml", "segments[0].tip_linear_m_s", "<= 2"),
+        "{duration_s: 1.0, tip_linear_m_s: [0.0, 0.0, 1.0e+300]}",
+    ),
+    "teleop_turn_100_rad_s": (
+        _TELEOP,
+        ("teleop.yaml", "segments[0].tip_angular_rad_s", ">= -6.28"),
+        "{duration_s: 1.0, tip_angular_rad_s: [-100.0, 0.0, 0.0]}",
+    ),
+    "teleop_duration_1e300": (
+        _TELEOP,
+        ("teleop.yaml", "segments[0].duration_s", "<= 3600"),
+        "{duration_s: 1.0e+300, tip_linear_m_s: [0.0, 0.0, 0.01]}",
+    ),
+    "teleop_joint_1e300": (
+        _TELEOP,
+        ("teleop.yaml", "segments[0].joints", "<= 6.28"),
+        "{duration_s: 1.0, joints: [0.0, 0.0, 0.0, 1.0e+300, 0.0, 0.0, 0.0]}",
+    ),
+}
+
+
 def _supervisor_value_case(folder: Path, old: str, new: str, key: str) -> Case:
     """A run-case under a copy of the shipped supervisor with ``old`` replaced by an out-of-range ``new``."""
     return _supervisor_text_case(folder, old, new, ("supervisor.yaml", key, "<= 3600"))
@@ -312,6 +365,11 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
         cases[f"supervisor:{key}_1e300"] = lambda f, k=key, o=old: _supervisor_value_case(
             f, o, f"{k}: 1.0e+300 ", f"supervisor.{'sources' if k == 'dwell_s' else 'loop'}.{k}"
         )
+    for name, (action, says, segment) in SCENARIO_VALUES.items():
+        cases[f"scenario:{name}"] = lambda f, a=action, w=says, g=segment: _scenario_case(f, a, w, g)
+    cases["supervisor:force_limit_1e308"] = lambda f: _supervisor_text_case(
+        f, "force_limit_n: 3.5", "force_limit_n: 1.0e+308", ("supervisor.yaml", "sources.force_limit_n", "<= 1000")
+    )
     cases["csv:time_repeated"] = lambda f: _import_case(f, "1.0", 3, "expected increasing times")
     # another unit, imported and judged: times in ns (a 500-year run), in ns read as s (1e8 rad/s), joints in degrees
     cases["csv:times_in_ns"] = lambda f: _scaled_case(f, "time_s", 1e9, "expected times in seconds, a segment of")

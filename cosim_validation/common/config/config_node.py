@@ -21,6 +21,14 @@ MAX_CASE_TIME_S = 3600.0
 #: The largest clearance or margin a case study may ask for [m]: a metre is already more than any anatomy here (1e300
 #: was taken, and every case was refused with a 300-digit distance)
 MAX_CLEARANCE_M = 1.0
+#: The largest force a setting or scripted reading may name [N]: more than any arm here exerts (the ER3 Pro carries 3
+#: kg; a needle meets a few newtons); 1e308 was taken as a holder force
+MAX_FORCE_N = 1000.0
+#: The fastest a scripted tip may move [m/s] and turn [rad/s] (a teleoperation twist of 1e300 m/s was taken)
+MAX_TIP_SPEED_M_S = 2.0
+MAX_TIP_RATE_RAD_S = 2.0 * math.pi
+#: The farthest a scripted joint target may be from zero [rad or m]: a turn, past every joint's range here
+MAX_JOINT_TARGET = 2.0 * math.pi
 #: The farthest a configured point (a source, a source region's centre or extent) may be from the robot's base [m]
 MAX_POINT_M = 10.0
 

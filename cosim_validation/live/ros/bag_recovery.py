@@ -164,6 +164,26 @@ class _Copy:
             self.messages += 1
 
 
+#: An MCAP header holds a profile and a library name: a few dozen bytes (mcap's writers), far below this.
+_MAX_HEADER_BYTES = 64 * 1024
+_HEADER_OPCODE = 0x01
+
+
+def _header_problem(data: bytes) -> str:
+    """Why the record after the magic of ``data`` is no MCAP header: the file ends before it, or it is damaged."""
+    start = len(MAGIC)
+    if len(data) < start + 9:
+        return "the file ends before its MCAP header"
+    opcode, length = data[start], struct.unpack_from("<Q", data, start + 1)[0]
+    if opcode != _HEADER_OPCODE:
+        return f"damaged: the first record is of kind 0x{opcode:02x}, not an MCAP header"
+    if length > _MAX_HEADER_BYTES:
+        return f"damaged: the MCAP header claims {length} bytes, where a header holds a few dozen"
+    if start + 9 + length > len(data):
+        return "the file ends before its MCAP header"
+    return "damaged: the MCAP header does not parse"
+
+
 def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
     """Write every complete record of the MCAP ``source`` (possibly cut short) into the finished bag ``target``.
 
@@ -196,7 +216,7 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
         records = _records(stream, len(MAGIC), len(data))
         header, read_bytes = next(records, (None, 0))
         if not isinstance(header, Header):
-            raise InputError(f"{source}: nothing to recover (the file ends before its MCAP header)")
+            raise InputError(f"{source}: nothing to recover ({_header_problem(data)})")
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as out:

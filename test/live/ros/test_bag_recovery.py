@@ -146,6 +146,13 @@ def test_an_older_chunked_bag_in_progress_is_recovered_chunk_by_chunk(tmp_path: 
     [
         (b"", r"not an MCAP file"),
         (b"\x89MCAP0\r\n", r"nothing to recover \(the file ends before its MCAP header\)"),
+        (b"\x89MCAP0\r\n\x01" + (40).to_bytes(8, "little") + b"ros2", r"the file ends before its MCAP header"),
+        # a header whose length bytes were overwritten, in a file of 2 MB: it was called "ends before its header"
+        (
+            b"\x89MCAP0\r\n\x01" + b"}" * 8 + b"\x00" * 2_000_000,
+            r"damaged: the MCAP header claims 9042521604759584125 bytes",
+        ),
+        (b"\x89MCAP0\r\n\x05" + (4).to_bytes(8, "little") + b"\x00" * 40, r"damaged: the first record is of kind 0x05"),
         (b"PK\x03\x04 a zip file", r"not an MCAP file"),
     ],
 )

@@ -113,6 +113,24 @@ def _summary(content: bytes) -> Callable[[Path], None]:
     return damage
 
 
+def _last_call(**values: object) -> Callable[[Path], None]:
+    """The campaign's ``last_call`` of the summary edited (``None`` removes a key): it was copied into the new one."""
+
+    def damage(run: Path) -> None:
+        summary = json.loads((run / "summary.json").read_text())
+        assert "last_call" in summary
+        for key, value in values.items():
+            if value is None:
+                del summary["last_call"][key]
+            elif key == "*":
+                summary["last_call"] = value
+            else:
+                summary["last_call"][key] = value
+        (run / "summary.json").write_text(json.dumps(summary))
+
+    return damage
+
+
 def _text_in(table: str, column: str) -> Callable[[Path], None]:
     def damage(run: Path) -> None:
         with sqlite3.connect(run / "results.sqlite") as db:
@@ -145,6 +163,11 @@ REPORTS: dict[str, tuple[Callable[[Path], None], str]] = {
     "summary_garbage": (_summary(b"{garbage"), "invalid JSON at line 1, column 2: Expecting property name"),
     "summary_list": (_summary(b"[1, 2]\n"), "expected a JSON object, got list"),
     "summary_binary": (_summary(b"\xff\xfe{\x00"), "not UTF-8 text (byte 0)"),
+    "summary_last_call_garbage": (_last_call(**{"*": "garbage"}), "last_call: expected an object, got str"),
+    "summary_last_call_workers": (_last_call(workers=-3), "last_call.workers: expected a whole number >= 1, got '-3'"),
+    "summary_last_call_wall": (_last_call(wall_s="soon"), "last_call.wall_s: expected a number of seconds >= 0"),
+    "summary_last_call_extra": (_last_call(secret="x" * 10**5), "last_call: expected the keys executor, workers"),
+    "summary_last_call_missing": (_last_call(executor=None), "missing: executor"),
     "kpis_text": (_text_in("kpis", "value"), "kpis, case '"),
     "margin_text": (_text_in("verdicts", "margin"), ": margin holds 'n/a', expected a number"),
     "wall_text": (_text_in("timings", "wall_s"), ": wall_s holds 'n/a', expected a number"),

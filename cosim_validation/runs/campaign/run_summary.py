@@ -112,3 +112,41 @@ def read_summary(path: Path, remedy: str = "") -> dict[str, Any]:
         StoreError: It cannot be read or is no JSON object (naming the file).
     """
     return read_json(path, remedy)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**12
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value < 1e12
+
+
+#: What a campaign writes in ``last_call`` (the summary's one part no database holds), with what each key holds.
+LAST_CALL_KEYS: dict[str, tuple[str, Any]] = {
+    "executor": ("'local' or 'ray'", lambda v: v in ("local", "ray")),
+    "workers": ("a whole number >= 1", lambda v: _count(v) and v >= 1),
+    "cases_run": ("a whole number >= 0", _count),
+    "cases_skipped": ("a whole number >= 0", _count),
+    "interrupted": ("true or false", lambda v: isinstance(v, bool)),
+    "wall_s": ("a number of seconds >= 0", _seconds),
+    "cases_per_s": ("a number >= 0", _seconds),
+}
+
+
+def last_call_problem(value: Any) -> str | None:
+    """What is wrong with a summary's ``last_call`` as read back, or None when it is what a campaign writes.
+
+    Args:
+        value: The ``last_call`` value of a ``summary.json`` (edited by hand, it may hold anything).
+    """
+    if not isinstance(value, dict):
+        return f"last_call: expected an object, got {type(value).__name__}"
+    unknown, missing = sorted(set(value) - set(LAST_CALL_KEYS)), sorted(set(LAST_CALL_KEYS) - set(value))
+    if unknown or missing:
+        odd = f"unknown: {', '.join(unknown)}" if unknown else f"missing: {', '.join(missing)}"
+        return f"last_call: expected the keys {', '.join(LAST_CALL_KEYS)}; {odd}"
+    for key, (what, ok) in LAST_CALL_KEYS.items():
+        if not ok(value[key]):
+            return f"last_call.{key}: expected {what}, got {str(value[key])[:40]!r}"
+    return None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.exceptions import CosimError, InputError
-from cosim_validation.runs.campaign.run_summary import read_summary, summarize, write_summary
+from cosim_validation.runs.campaign.run_summary import last_call_problem, read_summary, summarize, write_summary
 from cosim_validation.runs.campaign.stores import StoreDamagedError, write_text
 from cosim_validation.runs.report import hazard_section, sections
 from cosim_validation.runs.report.html_page import Section, page, paragraph
@@ -133,4 +133,8 @@ def _last_call(summary_path: Path) -> dict[str, Any]:
     if not summary_path.is_file():
         return {}
     remedy = "delete it and run `cosim report` again: it is rewritten from results.sqlite (less the last call's timing)"
-    return {k: v for k, v in read_summary(summary_path, remedy).items() if k == "last_call"}
+    kept = {k: v for k, v in read_summary(summary_path, remedy).items() if k == "last_call"}
+    problem = last_call_problem(kept["last_call"]) if kept else None
+    if problem is not None:  # copied as read, a hand-edited value was passed on as the campaign's own
+        raise StoreDamagedError(summary_path, problem, remedy)
+    return kept

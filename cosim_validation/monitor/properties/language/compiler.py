@@ -173,7 +173,6 @@ class _Compiler(TermResolver):
         names = sorted(_kpi_names(left) | _kpi_names(right))
         if not names:
             return
-        left_range, right_range = value_range(left), value_range(right)
         below, above = (left, right) if node.op in ("<", "<=") else (right, left)  # below < above
         # the range of below - above, each KPI or other term counted once: kpi(x) < kpi(x) - 1 never holds
         low, high = difference_range(below, above)
@@ -199,6 +198,7 @@ class _Compiler(TermResolver):
                 f"{'is' if len(names) == 1 else 'are'}, so the comparison {holds} holds",
                 node.pos,
             )
+        left_range, right_range = value_range(left), value_range(right)  # for the message only
         raise self.error(
             f"{kpis} {'is' if len(names) == 1 else 'are'} never negative (a distance, angle or duration): the left "
             f"side is within [{_g(left_range)}], the right side within [{_g(right_range)}], so the comparison {holds} "

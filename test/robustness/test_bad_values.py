@@ -283,39 +283,25 @@ def _scenario_case(folder: Path, action: str, says: tuple[str, ...], segment: st
 
 _ACT = "{when: {state: Inject, after_s: 1.0}, %s}"
 _TELEOP = "{when: {t_s: 1.0}, request: teleoperation}"
-SCENARIO_VALUES: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "force_1e308": (_ACT % "fault: force, value: 1.0e+308", ("scenario.yaml", "actions[0].value", "<= 1000"), ""),
-    "force_negative": (_ACT % "fault: force, value: -5.0", ("actions[0].value", ">= 0"), ""),
-    "clearance_2_m": (_ACT % "fault: clearance, value: 2.0", ("actions[0].value", "<= 1"), ""),
-    "tracking_with_value": (_ACT % "fault: tracking, value: 3.0", ("actions[0].value", "takes no value"), ""),
-    "request_with_value": (_ACT % "request: abort, value: 3.0", ("actions[0].value", "takes no value"), ""),
-    "t_s_1e300": ("{when: {t_s: 1.0e+300}, request: abort}", ("actions[0].when.t_s", "<= 3600"), ""),
+#: A teleoperation segment's key, the bound its error names, and the segment.
+TELEOP_SEGMENTS = {
+    "speed_1e300": ("tip_linear_m_s", "<= 2", "{duration_s: 1.0, tip_linear_m_s: [0.0, 0.0, 1.0e+300]}"),
+    "turn_100_rad_s": ("tip_angular_rad_s", ">= -6.28", "{duration_s: 1.0, tip_angular_rad_s: [-100.0, 0.0, 0.0]}"),
+    "duration_1e300": ("duration_s", "<= 3600", "{duration_s: 1.0e+300, tip_linear_m_s: [0.0, 0.0, 0.01]}"),
+    "joint_1e300": ("joints", "<= 6.28", "{duration_s: 1.0, joints: [0.0, 0.0, 0.0, 1.0e+300, 0.0, 0.0, 0.0]}"),
+}
+SCENARIO_VALUES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "force_1e308": (_ACT % "fault: force, value: 1.0e+308", ("scenario.yaml", "actions[0].value", "<= 1000")),
+    "force_negative": (_ACT % "fault: force, value: -5.0", ("actions[0].value", ">= 0")),
+    "clearance_2_m": (_ACT % "fault: clearance, value: 2.0", ("actions[0].value", "<= 1")),
+    "tracking_with_value": (_ACT % "fault: tracking, value: 3.0", ("actions[0].value", "takes no value")),
+    "request_with_value": (_ACT % "request: abort, value: 3.0", ("actions[0].value", "takes no value")),
+    "t_s_1e300": ("{when: {t_s: 1.0e+300}, request: abort}", ("actions[0].when.t_s", "<= 3600")),
     "after_s_1e300": (
         (_ACT % "request: abort").replace("after_s: 1.0", "after_s: 1.0e+300"),
         ("actions[0].when.after_s", "<= 3600"),
-        "",
     ),
-    "for_s_1e300": (_ACT % "fault: force, for_s: 1.0e+300", ("actions[0].for_s", "<= 3600"), ""),
-    "teleop_speed_1e300": (
-        _TELEOP,
-        ("teleop.yaml", "segments[0].tip_linear_m_s", "<= 2"),
-        "{duration_s: 1.0, tip_linear_m_s: [0.0, 0.0, 1.0e+300]}",
-    ),
-    "teleop_turn_100_rad_s": (
-        _TELEOP,
-        ("teleop.yaml", "segments[0].tip_angular_rad_s", ">= -6.28"),
-        "{duration_s: 1.0, tip_angular_rad_s: [-100.0, 0.0, 0.0]}",
-    ),
-    "teleop_duration_1e300": (
-        _TELEOP,
-        ("teleop.yaml", "segments[0].duration_s", "<= 3600"),
-        "{duration_s: 1.0e+300, tip_linear_m_s: [0.0, 0.0, 0.01]}",
-    ),
-    "teleop_joint_1e300": (
-        _TELEOP,
-        ("teleop.yaml", "segments[0].joints", "<= 6.28"),
-        "{duration_s: 1.0, joints: [0.0, 0.0, 0.0, 1.0e+300, 0.0, 0.0, 0.0]}",
-    ),
+    "for_s_1e300": (_ACT % "fault: force, for_s: 1.0e+300", ("actions[0].for_s", "<= 3600")),
 }
 
 
@@ -365,8 +351,11 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
         cases[f"supervisor:{key}_1e300"] = lambda f, k=key, o=old: _supervisor_value_case(
             f, o, f"{k}: 1.0e+300 ", f"supervisor.{'sources' if k == 'dwell_s' else 'loop'}.{k}"
         )
-    for name, (action, says, segment) in SCENARIO_VALUES.items():
-        cases[f"scenario:{name}"] = lambda f, a=action, w=says, g=segment: _scenario_case(f, a, w, g)
+    for name, (action, says) in SCENARIO_VALUES.items():
+        cases[f"scenario:{name}"] = lambda f, a=action, w=says: _scenario_case(f, a, w)
+    for name, (key, bound, segment) in TELEOP_SEGMENTS.items():
+        says = ("teleop.yaml", f"segments[0].{key}", bound)
+        cases[f"scenario:teleop_{name}"] = lambda f, w=says, g=segment: _scenario_case(f, _TELEOP, w, g)
     cases["supervisor:force_limit_1e308"] = lambda f: _supervisor_text_case(
         f, "force_limit_n: 3.5", "force_limit_n: 1.0e+308", ("supervisor.yaml", "sources.force_limit_n", "<= 1000")
     )

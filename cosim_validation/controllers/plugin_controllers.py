@@ -54,6 +54,15 @@ class ControllerExitError(CosimError):
     """A user's call raised SystemExit or KeyboardInterrupt: a controller may not end or interrupt the process."""
 
 
+def said(exc: BaseException) -> str:
+    """``exc``'s type and message, even when the user's ``__str__`` raises (it ended the run in a traceback)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - the user's __str__
+        text = "(its message could not be shown: its __str__ raised)"
+    return f"{type(exc).__name__}: {text}"
+
+
 def exit_text(exc: BaseException) -> str:
     """What a user's ``sys.exit`` or ``raise KeyboardInterrupt`` was, in words.
 
@@ -101,7 +110,7 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
     except CosimError as exc:  # the factory says what is wrong in its own words (a bad option, a server not there)
         raise spec.error(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
-        raise spec.error(f"{spec.target}(options, context) raised {type(exc).__name__}: {exc}") from None
+        raise spec.error(f"{spec.target}(options, context) raised {said(exc)}") from None
     except SystemExit as exc:  # the factory ended the process: a configuration error, not the end of the run
         raise spec.error(f"{spec.target}(options, context) called {exit_text(exc)}") from None
 
@@ -153,19 +162,27 @@ def plan_problem(plan: Any, kinematics: Kinematics) -> str:
 
 
 def as_numbers(plan: Plan) -> Plan:
-    """``plan`` with float64 times and joints and uint8 stages, whatever array types the user's code built.
+    """A copy of ``plan`` with float64 times, joints and points and uint8 stages, whatever the user's code built.
+
+    A copy: a controller that later changes its own arrays in place (``q = plan.q[k]; q += 0.02``) changed the
+    expected trajectory the monitor judged it against, and its commands "followed the plan".
 
     Args:
         plan: A plan that :func:`plan_problem` found nothing wrong with.
     """
-    wanted = ((plan.t_s, np.float64), (plan.stage, np.uint8), (plan.q, np.float64))
-    if all(isinstance(a, np.ndarray) and a.dtype == dtype for a, dtype in wanted):
-        return plan  # the user's own plan, unchanged
+    line = plan.line
     return replace(
         plan,
-        t_s=np.asarray(plan.t_s, dtype=np.float64),
-        stage=np.asarray(plan.stage, dtype=np.uint8),
-        q=np.asarray(plan.q, dtype=np.float64),
+        t_s=np.array(plan.t_s, dtype=np.float64),
+        stage=np.array(plan.stage, dtype=np.uint8),
+        q=np.array(plan.q, dtype=np.float64),
+        source_m=np.array(plan.source_m, dtype=np.float64),
+        line=replace(
+            line,
+            target_m=np.array(line.target_m, dtype=np.float64),
+            axis=np.array(line.axis, dtype=np.float64),
+            entry_m=np.array(line.entry_m, dtype=np.float64),
+        ),
     )
 
 
@@ -181,8 +198,10 @@ def _is_stage(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) in _STAGE_VALUES
 
 
-#: Closest two setpoints of a plan may be [s]: the robots stamp setpoints in whole nanoseconds
-MIN_SETPOINT_SPACING_S = 1e-6
+#: Closest two setpoints of a plan may be [s]: 1 kHz, the fastest setpoint rate a case study may set (a plan of 10
+#: million setpoints 100 us apart was streamed until the memory ran out); a nanosecond of rounding is allowed
+MIN_SETPOINT_SPACING_S = 1e-3
+_SPACING_ROUNDING_S = 1e-9
 _STAGE_VALUES = frozenset(int(s) for s in Stage)
 
 
@@ -204,11 +223,11 @@ def _timing_problem(t_s: np.ndarray) -> str:
     steps = np.diff(t_s)
     if len(steps) and not (steps > 0).all():
         return "the plan's times do not increase"
-    if len(steps) and steps.min() < MIN_SETPOINT_SPACING_S:
+    if len(steps) and steps.min() < MIN_SETPOINT_SPACING_S - _SPACING_ROUNDING_S:
         k = int(np.argmin(steps))
         return (
-            f"the plan's setpoints {k} and {k + 1} are {steps[k]:.3g} s apart; "
-            f"setpoints must be at least {MIN_SETPOINT_SPACING_S:g} s apart"
+            f"the plan's setpoints {k} and {k + 1} are {steps[k]:.3g} s apart; setpoints come at most 1000 per "
+            f"second (at least {MIN_SETPOINT_SPACING_S:g} s apart)"
         )
     return ""
 
@@ -226,7 +245,8 @@ def setpoint_problem(q: np.ndarray, kinematics: Kinematics) -> str:
         return ""
     k, j = np.argwhere(low | high)[0]
     bound = kinematics.q_lower[j] if low[k, j] else kinematics.q_upper[j]
-    return f"setpoint outside the joint limits: {kinematics.joint_names[j]} = {rows[k, j]:.4f} beyond {bound:.4f}"
+    value = f"{rows[k, j]:.4f}" if abs(rows[k, j]) < 1e6 else f"{rows[k, j]:.4g}"  # 1e300: not 300 digits
+    return f"setpoint outside the joint limits: {kinematics.joint_names[j]} = {value} beyond {bound:.4f}"
 
 
 def release(controller: Any) -> None:
@@ -343,7 +363,9 @@ class PlanningPlugin:
         try:
             self.inner, self._thread = self._remake(), CallThread(self.spec.name)
         except Exception as exc:  # noqa: BLE001 - the user's factory
-            raise PlanningError(f"made again after a hung call, the factory raised {exc}", "controller_error") from None
+            raise PlanningError(
+                f"made again after a hung call, the factory raised {said(exc)}", "controller_error"
+            ) from None
 
     def plan_case(self, source: ArrayLike, target: ArrayLike, seed: int = 0) -> Plan:
         """The user's plan, checked.
@@ -366,7 +388,7 @@ class PlanningPlugin:
         except CallHungError as exc:
             raise PlanningError(f"plan_case {exc}; the controller is made again", "controller_error") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
-            raise PlanningError(f"plan_case raised {type(exc).__name__}: {exc}", "controller_error") from None
+            raise PlanningError(f"plan_case raised {said(exc)}", "controller_error") from None
         problem = plan_problem(plan, self.kinematics)
         if problem:
             raise PlanningError(f"plan_case {problem}" if problem.startswith("returned") else problem, "bad_plan")
@@ -407,7 +429,7 @@ class ClosedLoopPlugin:
         except CallHungError as exc:
             raise ControllerFaultError(f"controller hung: {what} {exc}; the controller is made again") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
-            raise ControllerFaultError(f"controller error: {what} raised {type(exc).__name__}: {exc}") from None
+            raise ControllerFaultError(f"controller error: {what} raised {said(exc)}") from None
 
     def _renew_if_hung(self) -> None:
         """A new controller and thread when a call of an earlier case never returned (the old one is abandoned).
@@ -422,7 +444,9 @@ class ClosedLoopPlugin:
         try:
             self.inner, self._thread = self._remake(), CallThread(self.spec.name)
         except Exception as exc:  # noqa: BLE001 - the user's factory
-            raise ControllerFaultError(f"controller made again after a hung call: the factory raised {exc}") from None
+            raise ControllerFaultError(
+                f"controller made again after a hung call: the factory raised {said(exc)}"
+            ) from None
 
     def reference(self, case: CaseStart) -> Plan | None:
         """The declared reference trajectory, checked, or None.
@@ -507,7 +531,7 @@ class ClosedLoopPlugin:
         except PlanningError as exc:
             raise ControllerFaultError(f"controller error: step raised PlanningError: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only
-            raise ControllerFaultError(f"controller error: step raised {type(exc).__name__}: {exc}") from None
+            raise ControllerFaultError(f"controller error: step raised {said(exc)}") from None
         if took_s > self.spec.step_budget_s:
             raise ControllerFaultError(
                 f"step budget exceeded: step took {took_s * 1e3:.1f} ms at t = {observation.t_s:.3f} s "
@@ -515,7 +539,12 @@ class ClosedLoopPlugin:
             )
         if not isinstance(command, Command):
             raise ControllerFaultError(f"bad command: step returned a {type(command).__name__}, not a Command")
+        kind: Any = command.kind  # typed CommandKind, but the user's code may put anything there
+        if not isinstance(kind, CommandKind):  # Command("setpoint", q) was taken as a hold, the arm still
+            kinds = ", ".join(f"CommandKind.{k.name}" for k in CommandKind)
+            raise ControllerFaultError(f"bad command: kind {kind!r} is not a CommandKind ({kinds})")
         if command.kind is CommandKind.SETPOINT:
+            command = replace(command, q=self._setpoint_array(command.q, observation.t_s))
             self._check_setpoint(command.q, observation.t_s)
         if command.stage is not None and not _is_stage(command.stage):  # 'injection' was a traceback, 42 "failed"
             raise ControllerFaultError(
@@ -529,6 +558,14 @@ class ClosedLoopPlugin:
             kind = type(reason).__name__
             raise ControllerFaultError(f"bad command: done with a reason of type {kind}, not text")
         return command
+
+    @staticmethod
+    def _setpoint_array(q: Any, t_s: float) -> np.ndarray:
+        """``q`` as a float array (a list or tuple of numbers is one; it was an AttributeError traceback)."""
+        try:
+            return np.array(q, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ControllerFaultError(f"bad command: setpoint at t = {t_s:.3f} s is not numbers ({exc})") from None
 
     def _check_setpoint(self, q: np.ndarray, t_s: float) -> None:
         n = self.kinematics.n_joints

@@ -162,6 +162,9 @@ MORE_FAULTS = {
     "stage_42": "bad command: stage 42 at t = 0.300 s is not a Stage",
     "reason_dict": "bad command: done with a reason of type dict, not text",
     "base_exception": "controller error: step raised ControllerExitError: raise _Weird(outside Exception)",
+    "kind_text": "bad command: kind 'setpoint' is not a CommandKind (CommandKind.SETPOINT",
+    "list_nan": "NaN setpoint: [nan, nan",
+    "unprintable": "step raised _UnprintableError: (its message could not be shown: its __str__ raised)",
 }
 
 
@@ -171,7 +174,7 @@ def test_a_step_with_a_stage_or_reason_of_the_wrong_kind_ends_its_case_only(
     faults = [f for fault in MORE_FAULTS for f in (fault, "none")]
     options = {"faults": faults, "after_s": 0.3}
     default = {"plugin": f"{SAMPLES}:make_faulty", "options": options, "step_budget_s": 1.0, "time_limit_s": 30}
-    rows = campaign(write_config(tmp_path, default), (suites[0],), tmp_path / "run")
+    rows = campaign(write_config(tmp_path, default), suites, tmp_path / "run")
     started = [c for c in sorted(rows["cases"], key=lambda c: c.case_index) if c.outcome != "refused"]
     seen = set()
     for case, fault in zip(started, faults, strict=False):

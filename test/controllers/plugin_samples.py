@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -21,7 +22,14 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.common.record import Stage
-from cosim_validation.controllers import CaseStart, Command, ControllerContext, Observation, StraightController
+from cosim_validation.controllers import (
+    CaseStart,
+    Command,
+    CommandKind,
+    ControllerContext,
+    Observation,
+    StraightController,
+)
 from cosim_validation.controllers.planning import Plan
 
 NOT_CALLABLE = 42  # an attribute that is not a factory
@@ -101,7 +109,8 @@ class Faulty(Replay):
     Faults: ``raise``, ``nan``, ``length``, ``limits``, ``slow`` (sleeps 1.5 s, past the step budget), ``never`` (holds
     forever: the time limit ends the case), ``bad_command`` (returns a string), ``stage_text``, ``stage_42`` (a setpoint
     of a stage that is not one), ``reason_dict`` (done with a reason that is not text), ``base_exception`` (raises a
-    BaseException of its own), ``none`` (behaves).
+    BaseException of its own), ``kind_text`` (a kind by its name), ``list_nan`` (a list of NaN as the setpoint),
+    ``unprintable`` (raises an exception whose message cannot be made), ``none`` (behaves).
     """
 
     def __init__(self, context: ControllerContext, faults: list[str], after_s: float) -> None:
@@ -135,11 +144,24 @@ class Faulty(Replay):
             return Command.done("completed", {"why": "done"})  # type: ignore[arg-type]
         if fault == "base_exception":  # a class of the user's own outside Exception: the campaign ended
             raise _Weird("outside Exception")
+        if fault == "kind_text":  # a kind by its name: taken as a hold, the arm never moved, "completed"
+            return Command("setpoint", observation.q_measured)  # type: ignore[arg-type]
+        if fault == "list_nan":  # a list, not an array: an AttributeError traceback
+            return Command(CommandKind.SETPOINT, [math.nan] * len(q))  # type: ignore[arg-type]
+        if fault == "unprintable":  # an exception whose message cannot be made: a traceback
+            raise _UnprintableError()
         return Command.hold()  # never: holds until the time limit
 
 
 class _Weird(BaseException):
     """Not an Exception: what a user's code may still raise."""
+
+
+class _UnprintableError(RuntimeError):
+    """An exception whose ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise ValueError("cannot format me")
 
 
 def make_faulty(options: dict[str, Any], context: ControllerContext) -> Faulty:
@@ -192,6 +214,8 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
                 t_s = t_s - 100.0
             elif mode == "nanosecond_apart":
                 t_s = t_s * 1e-9
+            elif mode == "ten_kilohertz":  # 10 million setpoints of this rate were streamed until memory ran out
+                t_s = t_s * 1e-3
             elif mode == "stage_200":
                 stage = np.full_like(stage, 200)
             elif mode == "objects":

@@ -15,6 +15,7 @@ from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.controllers import (
     ENTRY_POINT_GROUP,
+    CaseStart,
     ClosedLoopPlugin,
     ControllersConfig,
     InsertionSetup,
@@ -142,7 +143,8 @@ def test_a_plugin_named_on_the_command_line_is_checked(insertion_setup: Insertio
         ("nan", "bad_plan", "the plan holds NaN"),
         ("hour_long", "bad_plan", "s; a case may last at most 3600 s"),  # the run streamed for ever
         ("before_start", "bad_plan", "the plan starts at t = -100 s; its times count from the case's start"),
-        ("nanosecond_apart", "bad_plan", "s apart; setpoints must be at least 1e-06 s apart"),
+        ("nanosecond_apart", "bad_plan", "s apart; setpoints come at most 1000 per second (at least 0.001 s apart)"),
+        ("ten_kilohertz", "bad_plan", "s apart; setpoints come at most 1000 per second"),
         ("stage_200", "bad_plan", "the plan's stage holds 200, not a stage (0 none, 1 initialization"),  # traceback
         ("line_nan", "bad_plan", "the plan's source or insertion line is not three finite coordinates"),  # exit 0
         ("source_nan", "bad_plan", "the plan's source or insertion line is not three finite coordinates"),
@@ -247,3 +249,22 @@ def test_doctor_lists_the_controllers(
     assert found["my_replay"]["target"] == f"{SAMPLES}:make_replay"
     assert not found["broken"]["loadable"]
     assert "has no attribute" in found["broken"]["detail"]
+
+
+def test_a_declared_reference_is_a_copy_the_controller_cannot_change(
+    insertion_setup: InsertionSetup, behind_heart: np.ndarray
+) -> None:
+    """A controller that changes its own plan's arrays in place after declaring it (``q = plan.q[k]; q += 0.02``)
+    changed the expected trajectory the monitor judged it against: every command "followed the plan"."""
+    setup = with_default(insertion_setup, {"plugin": f"{SAMPLES}:make_replay"})
+    plugin = setup.controller()
+    source = setup.planning.default_source_m
+    case = CaseStart("c", source, behind_heart[0], 0, np.zeros(7), 0.1, 60.0)
+    reference = plugin.reference(case)  # type: ignore[union-attr]
+    assert reference is not None
+    declared = reference.q.copy(), reference.line.target_m.copy()
+    own = plugin.inner.plan  # type: ignore[union-attr]
+    own.q[5] += 0.02
+    own.line.target_m[:] += 0.02
+    assert np.array_equal(reference.q, declared[0])
+    assert np.array_equal(reference.line.target_m, declared[1])

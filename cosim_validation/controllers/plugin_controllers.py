@@ -55,7 +55,11 @@ class ControllerExitError(CosimError):
 
 
 def said(exc: BaseException) -> str:
-    """``exc``'s type and message, even when the user's ``__str__`` raises (it ended the run in a traceback)."""
+    """``exc``'s type and message, even when the user's ``__str__`` raises (it ended the run in a traceback).
+
+    Args:
+        exc: What the user's code raised.
+    """
     try:
         text = str(exc)
     except Exception:  # noqa: BLE001 - the user's __str__

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from cosim_validation import __version__
-from cosim_validation.cli.json_document import document_stream, json_document
+from cosim_validation.cli.json_document import document_stream, json_document, keep_stdout_for_the_document
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 from cosim_validation.common.interrupts import interrupted
 
@@ -161,6 +161,8 @@ def entry_point() -> None:
     try:
         code = main()
         sys.stdout.flush()  # here, not at exit: a block-buffered pipe whose reader left fails on this flush (exit 120)
+        if "--json" in sys.argv[1:]:
+            keep_stdout_for_the_document()
     except BrokenPipeError:  # the reader of stdout went away while an error object was written (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         code = 1

@@ -304,3 +304,26 @@ def test_needle_force_is_checked_at_load(tmp_path: Path) -> None:
     planning = write_config(tmp_path / "b", {"plugin": f"{SAMPLES}:make_planning", "needle_force": str(FORCE_MODEL)})
     with pytest.raises(CosimError, match="needle_force is for a closed-loop controller"):
         CaseAssembly(AssemblySpec(str(planning), ("mujoco",))).controller()
+
+
+@pytest.mark.parametrize(("factory", "workers"), [("make_chatty", 2), ("make_chatty_servo", 1)])
+def test_a_printing_plugin_leaves_a_campaigns_json_document_alone(
+    factory: str, workers: int, suites: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Under ``--json`` stdout is one JSON document although the plugin prints: in the worker processes of
+    ``--workers 2`` (their prints came before the document) and in ``close()`` when the process ends (after it)."""
+    import json
+    import subprocess
+    import sys
+
+    config = write_config(tmp_path, {"plugin": f"{SAMPLES}:{factory}"})
+    argv = ["campaign", "--config", str(config), "--suite", str(suites[0]), "--backends", "virtual"]
+    argv += ["--workers", str(workers), "--out", str(tmp_path / "run"), "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cosim_validation.cli.main", *argv], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(done.stdout)  # one document, nothing before or after it
+    assert document["cases"]
+    said = "planning a case" if factory == "make_chatty" else "closing the servo"
+    assert said in done.stderr

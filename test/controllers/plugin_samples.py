@@ -310,3 +310,18 @@ class ChattyPlanner(StraightController):
 def make_chatty(options: dict[str, Any], context: ControllerContext) -> ChattyPlanner:
     print("chatty planner made")
     return ChattyPlanner(context.planner)
+
+
+class ChattyServo(Replay):
+    """The replay, printing to stdout on every case and when it is closed (as debugging code does)."""
+
+    def start(self, case: CaseStart) -> None:
+        super().start(case)
+        print(f"starting {case.test_id}")
+
+    def close(self) -> None:
+        print("closing the servo")
+
+
+def make_chatty_servo(options: dict[str, Any], context: ControllerContext) -> ChattyServo:
+    return ChattyServo(context)

@@ -108,15 +108,12 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         ConfigError, InputError: Not importable, not callable, the factory raised, or the object it returned keeps
             neither contract (naming where the plugin was named).
     """
-    factory = load_factory(spec)
+    maker = CallThread(spec.name)  # the import and the factory are bounded by call_limit_s like every call
     try:
-        made = factory(dict(spec.options), context)
-    except CosimError as exc:  # the factory says what is wrong in its own words (a bad option, a server not there)
-        raise spec.error(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
-        raise spec.error(f"{spec.target}(options, context) raised {said(exc)}") from None
-    except SystemExit as exc:  # the factory ended the process: a configuration error, not the end of the run
-        raise spec.error(f"{spec.target}(options, context) called {exit_text(exc)}") from None
+        factory = _make_call(maker, spec, _IMPORTING, lambda: load_factory(spec))
+        made = _make_call(maker, spec, f"{spec.target}(options, context)", lambda: factory(dict(spec.options), context))
+    finally:
+        maker.close(lambda: None, spec.call_limit_s)
 
     def remake() -> Any:  # after a call that never returned: a new controller for the next case
         try:
@@ -134,6 +131,30 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         f"{spec.target} returned a {type(made).__name__}, which has neither plan_case(source, target, seed) "
         "(planning) nor start(case) and step(observation) (closed loop)"
     )
+
+
+_IMPORTING = "importing its module"
+
+
+def _make_call(maker: CallThread, spec: PluginSpec, what: str, call: Callable[[], Any]) -> Any:
+    """``call()`` (an import or the factory) on ``maker``'s thread within the plugin's ``call_limit_s``.
+
+    Raises:
+        ConfigError, InputError: It raised, called ``sys.exit``, or had not returned in time (a factory waiting for
+            a server that never answers blocked the command for good), naming where the plugin was named.
+    """
+    try:
+        return maker.call(call, spec.call_limit_s)[0]
+    except CallHungError as exc:
+        raise spec.error(f"{what} {exc} (call_limit_s); is it waiting for something that is not there?") from None
+    except ControllerExitError as exc:  # it ended the process: a configuration error, not the end of the run
+        raise spec.error(f"{what} called {exc}") from None
+    except CosimError as exc:  # the import's error names the plugin already; a factory's are its own words
+        if what == _IMPORTING:
+            raise
+        raise spec.error(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error
+        raise spec.error(f"{what} raised {said(exc)}") from None
 
 
 def plan_problem(plan: Any, kinematics: Kinematics) -> str:

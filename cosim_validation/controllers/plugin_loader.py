@@ -211,6 +211,11 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
             f"cannot import module {module_name!r}: {type(exc).__name__}: {exc} (is its package installed, or its "
             "folder on PYTHONPATH?)"
         ) from None
+    except SystemExit as exc:  # sys.exit(0) at import ended the command with exit 0 and no word
+        called = f"sys.exit({exc.code!r})"
+        raise spec.error(
+            f"importing module {module_name!r} called {called} (a controller's module may not end the process)"
+        ) from None
     factory: Any = module
     for part in attribute.split("."):
         if not hasattr(factory, part):

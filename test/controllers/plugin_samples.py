@@ -325,3 +325,9 @@ class ChattyServo(Replay):
 
 def make_chatty_servo(options: dict[str, Any], context: ControllerContext) -> ChattyServo:
     return ChattyServo(context)
+
+
+def make_sleeping_factory(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A factory that waits ``options['sleep_s']`` seconds (for a server that never answers) before it makes one."""
+    time.sleep(float(options["sleep_s"]))
+    return StraightController(context.planner)

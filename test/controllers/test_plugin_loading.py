@@ -268,3 +268,29 @@ def test_a_declared_reference_is_a_copy_the_controller_cannot_change(
     own.line.target_m[:] += 0.02
     assert np.array_equal(reference.q, declared[0])
     assert np.array_equal(reference.line.target_m, declared[1])
+
+
+def test_a_factory_that_does_not_return_is_bounded_by_the_call_limit(
+    insertion_setup: InsertionSetup, behind_heart: np.ndarray
+) -> None:
+    """A factory that waits for a server that never answers blocked run-case and doctor for good."""
+    plugin = {"plugin": f"{SAMPLES}:make_sleeping_factory", "options": {"sleep_s": 30.0}, "call_limit_s": 0.5}
+    setup = with_default(insertion_setup, plugin)
+    with pytest.raises(ConfigError, match=r"make_sleeping_factory\(options, context\) had not returned after 0\.5 s"):
+        setup.controller()
+    quick = with_default(insertion_setup, {**plugin, "options": {"sleep_s": 0.0}})
+    assert quick.controller().plan_case(quick.planning.default_source_m, behind_heart[0]).n_samples > 0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("code", ["0", "1"])
+def test_a_module_that_exits_while_imported_is_one_error(
+    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sys.exit(0)`` at import ended run-case with exit 0 and no word (``sys.exit(1)``: exit 1, no word)."""
+    (tmp_path / f"leaving_{code}.py").write_text(f"import sys\nsys.exit({code})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = _write_config(tmp_path, f"leaving_{code}:make")
+    assert main(["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert f"controllers.default: importing module 'leaving_{code}' called sys.exit({code})" in err[0]

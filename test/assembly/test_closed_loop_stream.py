@@ -126,7 +126,8 @@ def test_done_aborted_and_a_reference(kinematics: Kinematics) -> None:
     assert heard.events[-1][0] is CaseEvent.ABORTED
     np.testing.assert_array_equal(physical.resets[0], q[0])  # the robots start at the reference
     np.testing.assert_array_equal(run.q_expected, [q[0], q[1], q[1]])  # the reference, held at its end
-    assert run.plan is not None and run.plan is not reference  # a copy: the controller's own arrays stay its own
+    assert run.plan is not None
+    assert run.plan is not reference  # a copy: the controller's own arrays stay its own
     np.testing.assert_array_equal(run.plan.q, reference.q)
     np.testing.assert_array_equal(run.plan.t_s, reference.t_s)
 

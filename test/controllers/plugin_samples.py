@@ -331,3 +331,13 @@ def make_sleeping_factory(options: dict[str, Any], context: ControllerContext) -
     """A factory that waits ``options['sleep_s']`` seconds (for a server that never answers) before it makes one."""
     time.sleep(float(options["sleep_s"]))
     return StraightController(context.planner)
+
+
+def make_widening_factory(options: dict[str, Any], context: ControllerContext) -> Any:
+    """A factory that widens the joint limits (``options['what']``: ``limits``) or zeroes the home pose (``home``) of
+    the context in place, as a user's set-up code may by mistake."""
+    if options["what"] == "limits":
+        context.kinematics.q_lower[:] -= 100.0
+    else:
+        context.robot.home_q[:] = 0.0
+    return StraightController(context.planner)

@@ -294,3 +294,14 @@ def test_a_module_that_exits_while_imported_is_one_error(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert f"controllers.default: importing module 'leaving_{code}' called sys.exit({code})" in err[0]
+
+
+@pytest.mark.parametrize("what", ["limits", "home"])
+def test_a_factory_cannot_change_the_robot_of_its_context(what: str, insertion_setup: InsertionSetup) -> None:
+    """Widened limits let the plugin's own setpoints past the guard; a zeroed home pose moved every later case."""
+    lower, home = insertion_setup.robot.kinematics.q_lower.copy(), insertion_setup.robot.home_q.copy()
+    setup = with_default(insertion_setup, {"plugin": f"{SAMPLES}:make_widening_factory", "options": {"what": what}})
+    with pytest.raises(ConfigError, match=r"raised ValueError: .*read-only"):
+        setup.controller()
+    assert np.array_equal(insertion_setup.robot.kinematics.q_lower, lower)
+    assert np.array_equal(insertion_setup.robot.home_q, home)

@@ -71,6 +71,14 @@ class KinematicChain:
     velocity_limit: np.ndarray
     model: Any
 
+    def __post_init__(self) -> None:
+        # read-only: a controller plugin given the kinematics in its context widened q_lower and q_upper in place,
+        # and the guard of its own setpoints checked the widened limits
+        for array in (self.T_parent_joint, self.axis_in_joint, self.joint_type, self.T_last_mount):
+            array.flags.writeable = False
+        for array in (self.q_lower, self.q_upper, self.velocity_limit):
+            array.flags.writeable = False
+
     @property
     def n_joints(self) -> int:
         """Number of actuated joints J."""

@@ -62,6 +62,13 @@ class RobotConfig:
     limits: CommandLimits
     model: RobotModel = ROBOT_MODELS[DEFAULT_MODEL]
 
+    def __post_init__(self) -> None:
+        # read-only: a controller plugin given the robot in its context zeroed home_q in place, and every later case
+        # started from zeros without a word; a copy keeps the caller's own array writable
+        home = np.array(self.home_q, dtype=np.float64)
+        home.flags.writeable = False
+        object.__setattr__(self, "home_q", home)
+
     @property
     def q_lower(self) -> np.ndarray:
         """(J,) lowest joint values the planner may command (URDF limit + margin) [rad, or m]."""

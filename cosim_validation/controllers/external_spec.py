@@ -19,6 +19,7 @@ This module only reads and checks the mapping (layer ``controllers``, no ROS); t
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import string
@@ -222,6 +223,8 @@ def _command(node: ConfigNode, cwd: Path) -> tuple[str, ...]:
     if not found:
         where = f"in {str(cwd)!r}" if "/" in program else "on PATH"
         raise node.error(f"program {program!r} not found {where}")
+    if "/" in program and not os.access(cwd / program, os.X_OK):  # it aborted every case: "Permission denied"
+        raise node.error(f"program {program!r} is not executable (chmod +x it, or name its interpreter first)")
     return (program, *words[1:])
 
 

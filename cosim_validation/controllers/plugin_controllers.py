@@ -122,10 +122,18 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
             raise ControllerExitError(exit_text(exc)) from None
 
     if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
+        if spec.time_limit_s < context.dt_s:  # 0.05 s: every case aborted before its first step
+            raise spec.error(
+                f"time_limit_s: {spec.time_limit_s:g} s is shorter than one control period ({context.dt_s:g} s)"
+            )
         return ClosedLoopPlugin(made, spec, context, remake)
     if callable(getattr(made, "plan_case", None)):
-        if spec.needle_force is not None:
-            raise spec.error("needle_force is for a closed-loop controller; a planning controller observes nothing")
+        closed_loop = sorted(spec.given & {"needle_force", "time_limit_s", "step_budget_s"})
+        if closed_loop:  # taken without a word before: they set nothing for a planning controller
+            raise spec.error(
+                f"{closed_loop[0]} is for a closed-loop controller; a planning controller is given its whole plan's "
+                "time and observes nothing"
+            )
         return PlanningPlugin(made, spec, context.kinematics, remake)
     raise spec.error(
         f"{spec.target} returned a {type(made).__name__}, which has neither plan_case(source, target, seed) "

@@ -72,6 +72,7 @@ class PluginSpec:
             holder a closed-loop controller observes, or None (its observation's force is NaN).
         source: The file (or command-line option) that named it, for errors.
         key: The key that named it, for errors ("" for a command-line option).
+        given: The keys the user wrote (a closed-loop setting on a planning controller is refused).
     """
 
     name: str
@@ -83,6 +84,7 @@ class PluginSpec:
     needle_force: Path | None = None
     source: str = "--controller"
     key: str = ""
+    given: frozenset[str] = frozenset()
 
     def error(self, message: str) -> CosimError:
         """An error naming where the plugin was named.
@@ -160,6 +162,7 @@ def plugin_of_node(node: ConfigNode) -> PluginSpec:
         needle_force=node["needle_force"].to_file("needle force model") if node.has("needle_force") else None,
         source=node.source,
         key=where.key,
+        given=frozenset(k for k in _MAPPING_KEYS if node.has(k)),
     )
 
 

@@ -62,6 +62,8 @@ def test_settings_are_read() -> None:
         ({"command": ""}, "controllers.default.external.command", "empty string"),
         ({"command": "no_such_program_anywhere --x"}, "controllers.default.external.command", "not found on PATH"),
         ({"command": "./missing.sh"}, "controllers.default.external.command", "not found in"),
+        # a file that is not a program: every case aborted with "Permission denied"
+        ({"command": "./README.md"}, "controllers.default.external.command", "is not executable"),
         ({"command": "'unclosed"}, "controllers.default.external.command", "cannot split"),
         (
             {"command": f"{PYTHON} --log {{logdir}}"},

@@ -3,6 +3,7 @@ error naming the file and the key."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -305,3 +306,23 @@ def test_a_factory_cannot_change_the_robot_of_its_context(what: str, insertion_s
         setup.controller()
     assert np.array_equal(insertion_setup.robot.kinematics.q_lower, lower)
     assert np.array_equal(insertion_setup.robot.home_q, home)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"plugin": f"{SAMPLES}:make_planning", "time_limit_s": 0.001}, "time_limit_s is for a closed-loop controller"),
+        ({"plugin": f"{SAMPLES}:make_planning", "step_budget_s": 0.5}, "step_budget_s is for a closed-loop controller"),
+        (
+            {"plugin": f"{SAMPLES}:make_replay", "time_limit_s": 0.05},
+            "time_limit_s: 0.05 s is shorter than one control period (0.1 s)",
+        ),
+    ],
+)
+def test_a_limit_that_sets_nothing_is_refused(
+    settings: dict[str, Any], expected: str, insertion_setup: InsertionSetup
+) -> None:
+    """Taken without a word: a planning controller has no steps and no time limit; a closed-loop case shorter than
+    one control period aborted every case before its first step."""
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        with_default(insertion_setup, settings).controller()

@@ -99,7 +99,7 @@ class InsertionSetup:
             return build_plugin(moveit, self.context(MOVEIT_NAME, logs))
         spec = plugin_of_name(chosen)
         if spec is None:
-            known = ", ".join((*CONTROLLER_NAMES, *sorted(entry_points())))
+            known = ", ".join(dict.fromkeys((*CONTROLLER_NAMES, *sorted(entry_points()))))  # a name once
             raise InputError(f"unknown controller {name!r}; expected one of: {known} or an import path module:attr")
         return build_plugin(spec, self.context(chosen, logs))
 

@@ -114,8 +114,25 @@ def plugin_of_name(name: str, source: str = "--controller", key: str = "") -> Pl
         return PluginSpec(name, name, source=source, key=key)
     installed = entry_points()
     if name in installed:
-        return PluginSpec(name, installed[name], source=source, key=key)
+        spec = PluginSpec(name, installed[name], source=source, key=key)
+        others = registrations(name)
+        if len({value for _, value in others}) > 1:  # one of them was taken without a word
+            listed = "; ".join(f"{value} ({owner or 'unknown package'})" for owner, value in others)
+            raise spec.error(
+                f"entry point {name!r} is registered more than once: {listed}; name one by its import path"
+            )
+        return spec
     return None
+
+
+def registrations(name: str) -> list[tuple[str, str]]:
+    """Every registration of the entry point ``name`` in the group: (distribution, ``module:attribute``).
+
+    Args:
+        name: An entry point name.
+    """
+    found = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    return [(ep.dist.name if ep.dist is not None else "", ep.value) for ep in found]
 
 
 def plugin_of_node(node: ConfigNode) -> PluginSpec:
@@ -259,6 +276,12 @@ def catalogue(builtin: tuple[str, ...]) -> list[ControllerEntry]:
     found = [ControllerEntry(name, "built-in", "", True, "cosim_validation") for name in builtin]
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         owner = ep.dist.name if ep.dist is not None else ""
+        others = {value for _, value in registrations(ep.name)} - {ep.value}
+        if ep.name in builtin or others:  # the name does not reach it: doctor listed it "ok"
+            why = "the built-in controller of that name" if ep.name in builtin else f"also {', '.join(sorted(others))}"
+            detail = f"not reachable by its name ({why}); name it by its import path {ep.value}"
+            found.append(ControllerEntry(ep.name, "entry point", ep.value, False, detail))
+            continue
         try:
             load_factory(PluginSpec(ep.name, ep.value, source="entry point"))
         except CosimError as exc:

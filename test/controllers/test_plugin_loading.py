@@ -326,3 +326,39 @@ def test_a_limit_that_sets_nothing_is_refused(
     one control period aborted every case before its first step."""
     with pytest.raises(ConfigError, match=re.escape(expected)):
         with_default(insertion_setup, settings).controller()
+
+
+def test_an_entry_point_name_that_does_not_reach_it_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], insertion_setup: InsertionSetup
+) -> None:
+    """Two packages registering one name (one was run without a word), or a package registering a built-in's name
+    (the built-in always won): doctor listed each "ok"; naming the shared name is refused."""
+    import json
+
+    for package, lines in (
+        ("one", f"dup = {SAMPLES}:make_replay\nstraight = {SAMPLES}:make_planning\n"),
+        ("two", f"dup = {SAMPLES}:make_raising\n"),
+    ):
+        info = tmp_path / f"pkg_{package}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: pkg-{package}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{lines}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["doctor", "--json"])
+    entries = [c for c in json.loads(capsys.readouterr().out)["controllers"] if c["kind"] == "entry point"]
+    said = {(c["name"], c["target"]): (c["loadable"], c["detail"]) for c in entries}
+    assert said[("dup", f"{SAMPLES}:make_replay")] == (
+        False,
+        f"not reachable by its name (also {SAMPLES}:make_raising); name it by its import path {SAMPLES}:make_replay",
+    )
+    assert not said[("dup", f"{SAMPLES}:make_raising")][0]
+    assert said[("straight", f"{SAMPLES}:make_planning")] == (
+        False,
+        "not reachable by its name (the built-in controller of that name); name it by its import path "
+        f"{SAMPLES}:make_planning",
+    )
+    with pytest.raises(InputError, match=r"entry point 'dup' is registered more than once: .*name one by its import"):
+        insertion_setup.controller("dup")
+    with pytest.raises(InputError) as unknown:
+        insertion_setup.controller("nope")
+    assert str(unknown.value).count("straight") == 1

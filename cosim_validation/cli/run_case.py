@@ -115,12 +115,13 @@ def run(args: argparse.Namespace) -> int:
     planning_s, execution_s = timer.split()
     expected, executed = batch.records[0], batch.records[1]
     assert run.plan is not None
-    stages = summarize_stages(run.plan, expected, executed, assembly.setup.world)
+    stages = summarize_stages(run.plan, expected, executed, assembly.setup.world, case.target_m)
     supervised = assembly.supervision is not None
     outcome = _outcome(run, supervised)
     stop = run.executed if run.outcome == "aborted" and not supervised else None
     report: dict[str, Any] = {"outcome": outcome, "message": run.message}
     report |= _report(run.plan, assembly.controller_name, executed.backend, stages, (planning_s, execution_s), stop)
+    report["target_m"] = case.target_m  # the case's target; the plan's is planned_target_m (a plugin may differ)
     if outcome == "stopped_by_validator":
         report["validator_stop_sample"] = run.executed
     report["anatomy_repairs"] = assembly.setup.scene.repairs()  # what repair: true removed
@@ -222,6 +223,7 @@ def _report(
         "backend": backend,
         "source_m": plan.source_m,
         "target_m": line.target_m,
+        "planned_target_m": line.target_m,
         "entry_m": line.entry_m,
         "needle_axis": line.axis,
         "depth_m": line.depth_m,

@@ -341,3 +341,14 @@ def make_widening_factory(options: dict[str, Any], context: ControllerContext) -
     else:
         context.robot.home_q[:] = 0.0
     return StraightController(context.planner)
+
+
+class Elsewhere(StraightController):
+    """The straight planner aimed 20 mm off the case's target (x + 20 mm), declaring that point as its target."""
+
+    def plan_case(self, source: Any, target: Any, seed: int = 0) -> Plan:
+        return super().plan_case(source, np.asarray(target, dtype=float) + np.array([0.02, 0.0, 0.0]), seed)
+
+
+def make_elsewhere(options: dict[str, Any], context: ControllerContext) -> Elsewhere:
+    return Elsewhere(context.planner)

@@ -362,3 +362,21 @@ def test_an_entry_point_name_that_does_not_reach_it_is_said(
     with pytest.raises(InputError) as unknown:
         insertion_setup.controller("nope")
     assert str(unknown.value).count("straight") == 1
+
+
+def test_run_case_measures_the_targeting_error_to_the_cases_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plugin that plans to a point 20 mm off and declares it as its target was measured against its own point
+    (2 mm) by run-case, where a campaign stores 20 mm."""
+    import json
+
+    config = _write_config(tmp_path, f"{SAMPLES}:make_elsewhere")
+    target = [0.44, 0.02, 0.03]
+    argv = ["run-case", "--config", str(config), "--target", *map(str, target), "--backend", "mujoco", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["target_m"] == target
+    assert np.allclose(report["planned_target_m"], [0.46, 0.02, 0.03])
+    injection = next(s for s in report["stages"] if s["stage"] == "injection")
+    assert 0.015 < injection["goal_error_m"] < 0.025, injection["goal_error_m"]

@@ -63,7 +63,11 @@ def best_tip(record: TrajectoryRecord) -> tuple[np.ndarray, np.ndarray]:
 
 
 def summarize_stages(
-    plan: Plan, expected: TrajectoryRecord, executed: TrajectoryRecord, world: CollisionWorld
+    plan: Plan,
+    expected: TrajectoryRecord,
+    executed: TrajectoryRecord,
+    world: CollisionWorld,
+    target_m: np.ndarray | None = None,
 ) -> list[StageSummary]:
     """Per-stage summary of ``executed`` (same samples as ``expected``, the plan's record) [m, s].
 
@@ -75,6 +79,8 @@ def summarize_stages(
         expected: The plan's record, as far as the run went.
         executed: The robot's record, the same n samples as ``expected``.
         world: The anatomy, for the needle's distance to the forbidden regions.
+        target_m: The case's target (3,) [m], the injection's goal; None: the plan's (a controller that planned to
+            another point was measured against its own point).
 
     Raises:
         ValueError: ``executed`` and ``expected`` have different numbers of samples.
@@ -84,7 +90,8 @@ def summarize_stages(
     tip, axis = best_tip(executed)
     deviation = np.asarray(p2p(tip, expected.tip_pos_m))
     distance, names = world.forbidden_distance(tip - executed.needle_length_m * axis, tip)
-    goals = {"source": plan.source_m, "entry": plan.line.entry_m, "target": plan.line.target_m}
+    target = plan.line.target_m if target_m is None else np.asarray(target_m, dtype=np.float64)
+    goals = {"source": plan.source_m, "entry": plan.line.entry_m, "target": target}
     out = []
     previous_end = 0.0
     for stage in CASE_STAGES:

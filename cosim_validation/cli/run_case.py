@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {"outcome": outcome, "message": run.message}
     report |= _report(run.plan, assembly.controller_name, executed.backend, stages, (planning_s, execution_s), stop)
     report["target_m"] = case.target_m  # the case's target; the plan's is planned_target_m (a plugin may differ)
+    report["executed_samples"] = run.executed  # a closed-loop case may end before its reference, or run past it
     if outcome == "stopped_by_validator":
         report["validator_stop_sample"] = run.executed
     report["anatomy_repairs"] = assembly.setup.scene.repairs()  # what repair: true removed
@@ -258,10 +259,13 @@ def _print(args: argparse.Namespace, report: dict[str, Any], repair_lines: list[
     for line in repair_lines:
         print(line)
     mm = 1e3
-    done = f"{report['stop_sample']} of " if report["stop_sample"] is not None else ""
+    executed, planned = report["executed_samples"], report["samples"]
+    # "1201 of 230 samples" for a closed-loop case run past its reference, "230 samples" for one done at the first
+    samples = f"{executed} sample{'s' if executed != 1 else ''}"
+    samples += "" if executed == planned else f" (the plan has {planned})"
     print(
-        f"{report['controller']} controller on {report['backend']}: {report['outcome']}, {done}"
-        f"{report['samples']} samples, {report['duration_s']:.1f} s; depth {report['depth_m'] * mm:.1f} mm; "
+        f"{report['controller']} controller on {report['backend']}: {report['outcome']}, {samples}, "
+        f"{report['duration_s']:.1f} s; depth {report['depth_m'] * mm:.1f} mm; "
         f"planned in {report['planning_s'] * mm:.0f} ms, executed in {report['execution_s']:.2f} s"
     )
     if report["stop_sample"] is not None:

@@ -352,3 +352,14 @@ class Elsewhere(StraightController):
 
 def make_elsewhere(options: dict[str, Any], context: ControllerContext) -> Elsewhere:
     return Elsewhere(context.planner)
+
+
+class Quitter(Replay):
+    """Declares the straight plan as its reference and says done at its first step."""
+
+    def step(self, observation: Observation) -> Command:
+        return Command.done("completed", "nothing to do")
+
+
+def make_quitter(options: dict[str, Any], context: ControllerContext) -> Quitter:
+    return Quitter(context)

@@ -380,3 +380,14 @@ def test_run_case_measures_the_targeting_error_to_the_cases_target(
     assert np.allclose(report["planned_target_m"], [0.46, 0.02, 0.03])
     injection = next(s for s in report["stages"] if s["stage"] == "injection")
     assert 0.015 < injection["goal_error_m"] < 0.025, injection["goal_error_m"]
+
+
+def test_run_case_says_how_many_samples_ran_against_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A closed-loop case done at its first step said "executed, 230 samples" (the reference's length)."""
+    config = _write_config(tmp_path, f"{SAMPLES}:make_quitter")
+    argv = ["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "executed, 1 sample (the plan has " in first, first

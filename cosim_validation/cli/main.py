@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from cosim_validation import __version__
 from cosim_validation.cli.json_document import document_stream, json_document, keep_stdout_for_the_document
+from cosim_validation.common.abandoned_calls import end_process
 from cosim_validation.common.exceptions import ConfigError, CosimError, InputError
 from cosim_validation.common.interrupts import interrupted
 
@@ -170,6 +171,7 @@ def entry_point() -> None:
     # the outcome is decided and written: a Ctrl-C while the interpreter ends (it joins a background thread, e.g. a
     # session's bag-check world still loading after an early error) would only turn the status into a traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_process(code)  # a call left running on its thread: no finalization under it (it aborted the process)
     sys.exit(code)
 
 

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cosim_validation.common.abandoned_calls import abandon
 from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import Stage
@@ -351,6 +352,7 @@ class CallThread:
             return future.result(timeout=limit_s)
         except TimeoutError:
             self.hung = True
+            abandon()
             raise CallHungError(f"had not returned after {limit_s:g} s") from None
 
     def close(self, release_call: Callable[[], Any], limit_s: float) -> None:

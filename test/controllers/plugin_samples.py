@@ -265,6 +265,11 @@ class HangingPlanner(StraightController):
 
 
 def make_hanging_planner(options: dict[str, Any], context: ControllerContext) -> HangingPlanner:
+    """Options: ``say_at_exit`` (print ``finalized`` to stderr when the interpreter finalizes)."""
+    if options.get("say_at_exit"):
+        import atexit
+
+        atexit.register(lambda: print("finalized", file=sys.stderr, flush=True))
     HANGS["made_after"] += HANGS["hung"]
     return HangingPlanner(context.planner)
 

@@ -391,3 +391,21 @@ def test_run_case_says_how_many_samples_ran_against_the_plan(
     assert main(argv) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert "executed, 1 sample (the plan has " in first, first
+
+
+def test_a_process_that_abandoned_a_call_ends_without_finalizing_under_it(tmp_path: Path) -> None:
+    """A call left running on its thread (here a plan_case that never returns) is not torn down by the interpreter's
+    finalization: a ROS 2 client's call in C++ aborted the process there (SIGABRT, exit 134, some runs in two)
+    after its result was printed. The result is still printed whole, and the exit status is the command's."""
+    import subprocess
+    import sys
+
+    plugin = {"plugin": f"{SAMPLES}:make_hanging_planner", "options": {"say_at_exit": True}, "call_limit_s": 1.0}
+    config = _write_config(tmp_path, plugin)
+    argv = ["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cosim_validation.cli.main", *argv], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 2, done.stderr[-2000:]  # refused: the controller's call did not return
+    assert "plan_case had not returned after 1 s" in done.stdout + done.stderr
+    assert "finalized" not in done.stderr

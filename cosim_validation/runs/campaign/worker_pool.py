@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import SpawnContext, SpawnProcess
 from typing import Any
 
+from cosim_validation.common.abandoned_calls import end_process
 from cosim_validation.runs.campaign.parent_watch import exit_with_parent
 from cosim_validation.runs.campaign.worker_items import (
     DeathLedger,
@@ -51,8 +52,10 @@ def _serve(conn: Connection, setup: Setup, parent_pid: int) -> None:
         try:
             job = conn.recv()
         except EOFError:
-            return
+            job = None
         if job is None:
+            conn.close()
+            end_process(0)  # a controller's call left running here: no finalization under it
             return
         conn.send(call(work, *job))
 

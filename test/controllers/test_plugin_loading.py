@@ -279,7 +279,7 @@ def test_a_factory_that_does_not_return_is_bounded_by_the_call_limit(
     setup = with_default(insertion_setup, plugin)
     with pytest.raises(ConfigError, match=r"make_sleeping_factory\(options, context\) had not returned after 0\.5 s"):
         setup.controller()
-    quick = with_default(insertion_setup, {**plugin, "options": {"sleep_s": 0.0}})
+    quick = with_default(insertion_setup, {**plugin, "options": {"sleep_s": 0.0}, "call_limit_s": 60.0})
     assert quick.controller().plan_case(quick.planning.default_source_m, behind_heart[0]).n_samples > 0  # type: ignore[union-attr]
 
 

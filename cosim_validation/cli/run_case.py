@@ -14,6 +14,9 @@ HELP = "plan one needle-insertion case (five stages) and run it on a robot backe
 
 # exit code of a case the controller refuses (bad input is an error: exit code 1)
 EXIT_REFUSED = 2
+#: exit code of a case the controller, a robot or the client aborted: the run did not do what was asked, and a script
+#: must see it (a stop by the state validator or the supervisor is their verdict, exit code 0)
+EXIT_ABORTED = 3
 #: The outcome of a case aborted by each of these (``CaseRun.stopped_by``); any other abort is "aborted"
 _STOPPED = {"validator": "stopped_by_validator", "supervisor": "stopped_by_supervisor"}
 _INPUT_REASONS = ("bad_input", "target_outside_target_model", "target_in_obstacle", "source_inside_body")
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if supervised:
         report |= _supervised(run)
     _print(args, report, assembly.setup.scene.repair_lines())
-    return 0
+    return EXIT_ABORTED if outcome == "aborted" else 0
 
 
 def _timer() -> Any:

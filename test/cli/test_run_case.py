@@ -113,7 +113,7 @@ def test_a_closed_loop_fault_is_an_abort_not_a_validator_stop(
     extra = ["--supervisor"] if supervised else []
     code = main(["run-case", "--config", str(config), "--target", *TARGET, "--backend", "mujoco", *extra])
     out, _ = capsys.readouterr()
-    assert code == 0
+    assert code == 3  # a script sees the abort (it exited 0, as an executed case)
     assert ": aborted, " in out.splitlines()[0]
     assert "controller error: step raised RuntimeError: the servo lost its marker" in out
     assert "validator" not in out
@@ -121,6 +121,7 @@ def test_a_closed_loop_fault_is_an_abort_not_a_validator_stop(
     assert "targeting error" not in out
     code = main(["run-case", "--config", str(config), "--target", *TARGET, "--backend", "mujoco", "--json", *extra])
     report = json.loads(capsys.readouterr().out)
+    assert code == 3
     assert report["outcome"] == "aborted"
     assert report["validator_stop_sample"] is None
     if not supervised:

@@ -22,11 +22,6 @@ def abandon() -> None:
     _abandoned += 1
 
 
-def abandoned() -> int:
-    """How many calls this process left running."""
-    return _abandoned
-
-
 def end_process(code: int) -> None:
     """End the process with ``code`` now when it abandoned a call (its streams flushed first); else return.
 

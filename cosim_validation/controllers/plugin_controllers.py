@@ -111,7 +111,7 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
     """
     maker = CallThread(spec.name)  # the import and the factory are bounded by call_limit_s like every call
     try:
-        factory = _make_call(maker, spec, _IMPORTING, lambda: load_factory(spec))
+        factory = _make_call(maker, spec, "importing its module", lambda: load_factory(spec), importing=True)
         made = _make_call(maker, spec, f"{spec.target}(options, context)", lambda: factory(dict(spec.options), context))
     finally:
         maker.close(lambda: None, spec.call_limit_s)
@@ -142,11 +142,15 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
     )
 
 
-_IMPORTING = "importing its module"
-
-
-def _make_call(maker: CallThread, spec: PluginSpec, what: str, call: Callable[[], Any]) -> Any:
+def _make_call(maker: CallThread, spec: PluginSpec, what: str, call: Callable[[], Any], importing: bool = False) -> Any:
     """``call()`` (an import or the factory) on ``maker``'s thread within the plugin's ``call_limit_s``.
+
+    Args:
+        maker: The thread the plugin is made on.
+        spec: The plugin as the user named it (its limits, where it was named).
+        what: The call, for the error (``importing its module``, ``FACTORY(options, context)``).
+        call: The call itself.
+        importing: Whether it is the import, whose own errors name the plugin already.
 
     Raises:
         ConfigError, InputError: It raised, called ``sys.exit``, or had not returned in time (a factory waiting for
@@ -159,7 +163,7 @@ def _make_call(maker: CallThread, spec: PluginSpec, what: str, call: Callable[[]
     except ControllerExitError as exc:  # it ended the process: a configuration error, not the end of the run
         raise spec.error(f"{what} called {exc}") from None
     except CosimError as exc:  # the import's error names the plugin already; a factory's are its own words
-        if what == _IMPORTING:
+        if importing:
             raise
         raise spec.error(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's factory: any failure is a configuration error

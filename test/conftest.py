@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import resource
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,65 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         cost[unit] = cost.get(unit, 0) + (_SLOW_WEIGHT if item.get_closest_marker("slow") else 1)
         first.setdefault(unit, index)
     items.sort(key=lambda item: (-cost[work_unit(item.nodeid)], first[work_unit(item.nodeid)]))
+
+
+# ---------------------------------------------------------------- CPU time per test
+#: how many tests the CPU table at the end of a run lists
+_CPU_TABLE_ROWS = 15
+_CPU_START = pytest.StashKey[float]()
+_cpu_by_test: list[tuple[float, str]] = []
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user and system) of this process and of its children that have ended, so far."""
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Note the CPU time used before the test's set-up."""
+    item.stash[_CPU_START] = _cpu_s()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """The teardown's report carries the CPU seconds of the whole test (set-up to teardown, its node processes and
+    subprocesses included once they ended): pytest-xdist sends it to the main process with the report.
+
+    Args:
+        item: The test.
+        call: The phase just run.
+    """
+    outcome = yield
+    if call.when == "teardown" and _CPU_START in item.stash:
+        outcome.get_result().user_properties.append(("cpu_s", _cpu_s() - item.stash[_CPU_START]))  # type: ignore[attr-defined]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect each test's CPU seconds where the run is reported (the main process under pytest-xdist).
+
+    Args:
+        report: A phase's report.
+    """
+    if report.when == "teardown":
+        _cpu_by_test.extend((float(value), report.nodeid) for key, value in report.user_properties if key == "cpu_s")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The tests that cost most CPU, beside pytest's wall-clock durations: on 2 cores with three test processes the
+    suite is CPU-bound, and a test's wall time includes the waits for the others.
+
+    Args:
+        terminalreporter: pytest's terminal reporter.
+    """
+    if not _cpu_by_test:
+        return
+    total = sum(cpu for cpu, _ in _cpu_by_test)
+    shown = min(_CPU_TABLE_ROWS, len(_cpu_by_test))
+    terminalreporter.write_sep("=", f"most CPU: {shown} of {len(_cpu_by_test)} tests, {total / 60:.1f} CPU-min in all")
+    for cpu, nodeid in sorted(_cpu_by_test, reverse=True)[:_CPU_TABLE_ROWS]:
+        terminalreporter.write_line(f"{cpu:8.2f}s cpu  {nodeid}")
 
 
 @pytest.fixture(scope="session")

@@ -14,13 +14,8 @@ from cosim_validation.common.exceptions import InputError
 from cosim_validation.controllers.moveit_spec import MoveItSettings, moveit_settings
 from cosim_validation.controllers.planning.collection_motion import CollectSettings
 from cosim_validation.controllers.planning.joint_space_motion import JointSpaceSettings
-from cosim_validation.controllers.plugin_loader import (
-    PluginSpec,
-    entry_points,
-    load_factory,
-    plugin_of_name,
-    plugin_of_node,
-)
+from cosim_validation.controllers.plugin_controllers import import_factory
+from cosim_validation.controllers.plugin_loader import PluginSpec, entry_points, plugin_of_name, plugin_of_node
 
 CONTROLLER_NAMES: tuple[str, ...] = (
     "straight",
@@ -100,7 +95,9 @@ class ControllersConfig:
 
 
 def default_plugin(node: ConfigNode) -> PluginSpec | None:
-    """The plugin ``controllers.default`` names (its factory imported), or None for a built-in controller.
+    """The plugin ``controllers.default`` names, or None for a built-in controller.
+
+    The plugin's factory is imported to check it, within the plugin's ``call_limit_s``.
 
     Args:
         node: The ``controllers.default`` node: a name (built-in, entry point, or import path ``module:attribute``) or a
@@ -123,7 +120,7 @@ def default_plugin(node: ConfigNode) -> PluginSpec | None:
                 "mapping with 'plugin' or 'entry_point'"
             )
         spec = found
-    load_factory(spec)
+    import_factory(spec)
     return spec
 
 

@@ -142,6 +142,26 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
     )
 
 
+def import_factory(spec: PluginSpec) -> Any:
+    """Import the plugin's factory on a thread of its own, within its ``call_limit_s``, as :func:`build_plugin` does.
+
+    What reading a case study does to check that the plugin it names can be loaded: a module that waits at import, or
+    raises ``KeyboardInterrupt`` or ``SystemExit`` there, is one error naming where the plugin was named (it blocked
+    the command for good, or read as the user's Ctrl-C).
+
+    Args:
+        spec: The plugin as the user named it.
+
+    Raises:
+        ConfigError, InputError: The import failed, ended or had not returned in time.
+    """
+    maker = CallThread(spec.name)
+    try:
+        return _make_call(maker, spec, "importing its module", lambda: load_factory(spec), importing=True)
+    finally:
+        maker.close(lambda: None, spec.call_limit_s)
+
+
 def _make_call(maker: CallThread, spec: PluginSpec, what: str, call: Callable[[], Any], importing: bool = False) -> Any:
     """``call()`` (an import or the factory) on ``maker``'s thread within the plugin's ``call_limit_s``.
 

@@ -224,6 +224,7 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
         ConfigError, InputError: The module does not import, the attribute is missing or not callable.
     """
     module_name, _, attribute = spec.target.partition(":")
+    module: Any
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is a configuration error
@@ -236,6 +237,13 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
         raise spec.error(
             f"importing module {module_name!r} called {called} (a controller's module may not end the process)"
         ) from None
+    except KeyboardInterrupt:  # raised by the module itself (it is imported on a thread, where no signal arrives)
+        module = None
+    if module is None:  # raised outside the handler: an error whose context is an interrupt is taken for Ctrl-C
+        raise spec.error(
+            f"importing module {module_name!r} raised KeyboardInterrupt (a controller's module may not interrupt the "
+            "process)"
+        )
     factory: Any = module
     for part in attribute.split("."):
         if not hasattr(factory, part):

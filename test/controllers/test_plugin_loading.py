@@ -297,6 +297,30 @@ def test_a_module_that_exits_while_imported_is_one_error(
     assert f"controllers.default: importing module 'leaving_{code}' called sys.exit({code})" in err[0]
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("raise KeyboardInterrupt\n", "raised KeyboardInterrupt"),
+        ("import time\ntime.sleep(30)\n", "had not returned after 1 s (call_limit_s)"),
+    ],
+    ids=["interrupt", "waits"],
+)
+def test_a_module_that_interrupts_or_waits_while_imported_is_one_error(
+    body: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reading the case study imported the plugin's module on the main thread, unbounded: a ``KeyboardInterrupt``
+    raised there read as the user's Ctrl-C (``error: interrupted``, exit 130), and a module waiting at import
+    blocked run-case for good, whatever its ``call_limit_s``."""
+    (tmp_path / "odd_module.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = _write_config(tmp_path, {"plugin": "odd_module:make", "call_limit_s": 1.0})
+    assert main(["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "controllers.default" in err[0], err[0]
+    assert said in err[0], err[0]
+
+
 @pytest.mark.parametrize("what", ["limits", "home"])
 def test_a_factory_cannot_change_the_robot_of_its_context(what: str, insertion_setup: InsertionSetup) -> None:
     """Widened limits let the plugin's own setpoints past the guard; a zeroed home pose moved every later case."""

@@ -319,9 +319,10 @@ def controllers() -> list[dict[str, Any]]:
     The built-in ones and the entry points of installed packages (group ``cosim_validation.controllers``).
     """
     from cosim_validation.controllers import CONTROLLER_NAMES
+    from cosim_validation.controllers.plugin_controllers import import_factory
     from cosim_validation.controllers.plugin_loader import catalogue
 
-    return [asdict(entry) for entry in catalogue(CONTROLLER_NAMES)]
+    return [asdict(entry) for entry in catalogue(CONTROLLER_NAMES, check=import_factory)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

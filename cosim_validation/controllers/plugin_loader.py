@@ -275,11 +275,13 @@ class ControllerEntry:
     detail: str
 
 
-def catalogue(builtin: tuple[str, ...]) -> list[ControllerEntry]:
+def catalogue(builtin: tuple[str, ...], check: Callable[[PluginSpec], Any] = load_factory) -> list[ControllerEntry]:
     """The ``builtin`` names, then every entry point of the group, each checked (imported, callable).
 
     Args:
         builtin: Names of the built-in controllers.
+        check: Imports a plugin's factory or raises a CosimError (``cosim doctor`` passes one bounded by the plugin's
+            ``call_limit_s``: an entry point whose module waits at import would block it for good).
     """
     found = [ControllerEntry(name, "built-in", "", True, "cosim_validation") for name in builtin]
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -291,7 +293,7 @@ def catalogue(builtin: tuple[str, ...]) -> list[ControllerEntry]:
             found.append(ControllerEntry(ep.name, "entry point", ep.value, False, detail))
             continue
         try:
-            load_factory(PluginSpec(ep.name, ep.value, source="entry point"))
+            check(PluginSpec(ep.name, ep.value, source="entry point"))
         except CosimError as exc:
             found.append(ControllerEntry(ep.name, "entry point", ep.value, False, str(exc)))
             continue

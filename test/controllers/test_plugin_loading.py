@@ -236,9 +236,11 @@ def test_doctor_lists_the_controllers(
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-controllers\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
         f"[{ENTRY_POINT_GROUP}]\nmy_replay = {SAMPLES}:make_replay\nbroken = {SAMPLES}:make_missing\n"
+        "interrupting = interrupting_module:make\n"
     )
+    (tmp_path / "interrupting_module.py").write_text("raise KeyboardInterrupt\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    main(["doctor", "--json"])
+    assert main(["doctor", "--json"]) != 130  # the module's interrupt read as Ctrl-C: "error: interrupted"
     import json
 
     report = json.loads(capsys.readouterr().out)
@@ -250,6 +252,8 @@ def test_doctor_lists_the_controllers(
     assert found["my_replay"]["target"] == f"{SAMPLES}:make_replay"
     assert not found["broken"]["loadable"]
     assert "has no attribute" in found["broken"]["detail"]
+    assert not found["interrupting"]["loadable"]
+    assert "raised KeyboardInterrupt" in found["interrupting"]["detail"]
 
 
 def test_a_declared_reference_is_a_copy_the_controller_cannot_change(

@@ -109,9 +109,9 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         ConfigError, InputError: Not importable, not callable, the factory raised, or the object it returned keeps
             neither contract (naming where the plugin was named).
     """
-    maker = CallThread(spec.name)  # the import and the factory are bounded by call_limit_s like every call
+    factory = import_factory(spec)
+    maker = CallThread(spec.name)  # the factory is bounded by call_limit_s like every call, as the import is
     try:
-        factory = _make_call(maker, spec, "importing its module", lambda: load_factory(spec), importing=True)
         made = _make_call(maker, spec, f"{spec.target}(options, context)", lambda: factory(dict(spec.options), context))
     finally:
         maker.close(lambda: None, spec.call_limit_s)
@@ -143,9 +143,10 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
 
 
 def import_factory(spec: PluginSpec) -> Any:
-    """Import the plugin's factory on a thread of its own, within its ``call_limit_s``, as :func:`build_plugin` does.
+    """Import the plugin's factory on a thread of its own, within its ``call_limit_s``.
 
-    What reading a case study does to check that the plugin it names can be loaded: a module that waits at import, or
+    Reading a case study calls it to check that the plugin it names can be loaded, and :func:`build_plugin` to get
+    the factory: a module that waits at import, or
     raises ``KeyboardInterrupt`` or ``SystemExit`` there, is one error naming where the plugin was named (it blocked
     the command for good, or read as the user's Ctrl-C).
 

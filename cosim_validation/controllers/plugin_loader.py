@@ -224,7 +224,7 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
         ConfigError, InputError: The module does not import, the attribute is missing or not callable.
     """
     module_name, _, attribute = spec.target.partition(":")
-    module: Any
+    interrupted = False
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is a configuration error
@@ -238,8 +238,8 @@ def load_factory(spec: PluginSpec) -> Callable[..., Any]:
             f"importing module {module_name!r} called {called} (a controller's module may not end the process)"
         ) from None
     except KeyboardInterrupt:  # raised by the module itself (it is imported on a thread, where no signal arrives)
-        module = None
-    if module is None:  # raised outside the handler: an error whose context is an interrupt is taken for Ctrl-C
+        interrupted = True
+    if interrupted:  # raised outside the handler: an error whose context is an interrupt is taken for Ctrl-C
         raise spec.error(
             f"importing module {module_name!r} raised KeyboardInterrupt (a controller's module may not interrupt the "
             "process)"
@@ -275,13 +275,13 @@ class ControllerEntry:
     detail: str
 
 
-def catalogue(builtin: tuple[str, ...], check: Callable[[PluginSpec], Any] = load_factory) -> list[ControllerEntry]:
+def catalogue(builtin: tuple[str, ...], check: Callable[[PluginSpec], Any]) -> list[ControllerEntry]:
     """The ``builtin`` names, then every entry point of the group, each checked (imported, callable).
 
     Args:
         builtin: Names of the built-in controllers.
-        check: Imports a plugin's factory or raises a CosimError (``cosim doctor`` passes one bounded by the plugin's
-            ``call_limit_s``: an entry point whose module waits at import would block it for good).
+        check: Imports a plugin's factory or raises a CosimError (``cosim doctor`` passes ``import_factory``, bounded
+            by the plugin's ``call_limit_s``: an entry point whose module waits at import would block it for good).
     """
     found = [ControllerEntry(name, "built-in", "", True, "cosim_validation") for name in builtin]
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):

@@ -128,9 +128,12 @@ def run(args: argparse.Namespace) -> int:
             scope = held.enter_context(lease())
             started = held.enter_context(nodes())
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
-        world = _bag_check_world(graph, run_dir)  # ready when the nodes stop
         suite = given_suite or _default_suite(graph, run_dir, args.json)
         repairs, repair_lines = _anatomy_repairs(graph)
+        # started only now: two threads importing the same libraries at once (the suite's and the world's anatomy,
+        # trimesh, open3d) can meet in a library's own import cycle, and Python then hands one of them a
+        # half-imported module (seen under load: "needs the optional package 'open3d'")
+        world = _bag_check_world(graph, run_dir)  # ready when the nodes stop
         if not args.json:
             print(f"session: {len(graph.nodes)} nodes from {graph.source}, suite {suite}, run directory {run_dir}")
             print(f"ROS 2: {scope.describe()}")

@@ -40,9 +40,14 @@ class MissingDependencyError(CosimError):
     Args:
         package: The distribution to install.
         feature: What needs it.
+        failure: Why importing it failed when it is installed (then no install is suggested); None: not installed.
     """
 
-    def __init__(self, package: str, feature: str) -> None:
+    def __init__(self, package: str, feature: str, failure: str | None = None) -> None:
         self.package = package
         self.feature = feature
-        super().__init__(f"{feature} needs the optional package {package!r}; install it with: pip install {package}")
+        if failure is None:
+            message = f"{feature} needs the optional package {package!r}; install it with: pip install {package}"
+        else:
+            message = f"{feature} needs the package {package!r}, which is installed but failed to import: {failure}"
+        super().__init__(message)

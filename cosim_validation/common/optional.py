@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
+import importlib.util
 import os
 import sys
 import threading
@@ -71,4 +72,13 @@ def require(module: str, package: str, feature: str, *, quiet: bool = False) -> 
     except ImportError as exc:
         if interrupted(exc):  # Ctrl-C while a compiled module initialised: the user's interrupt, not a lack
             raise KeyboardInterrupt from exc
-        raise MissingDependencyError(package, feature) from None
+        found = _installed(module)
+        raise MissingDependencyError(package, feature, f"{type(exc).__name__}: {exc}" if found else None) from None
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be found on the path (installed), without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package that does not import, or a broken entry in sys.modules
+        return False

@@ -61,8 +61,26 @@ def test_an_import_a_ctrl_c_broke_is_an_interrupt_not_a_missing_package(
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(KeyboardInterrupt):
         require("broken_by_ctrl_c", "broken", "a test")
-    with pytest.raises(MissingDependencyError, match="needs the optional package 'missing'"):
+    with pytest.raises(MissingDependencyError, match="needs the optional package 'missing'; install it with"):
+        require("a_package_that_is_not_installed", "missing", "a test")
+
+
+def test_an_installed_package_that_fails_to_import_says_why_and_not_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed but not importable (a dependency of its own missing, or a half-imported module another thread was
+    importing at the same time): the error names the import's own failure, not a package to install."""
+    (tmp_path / "missing_dependency.py").write_text("import a_package_that_is_not_installed\n")
+    (tmp_path / "half_imported.py").write_text("raise ImportError('cannot import name x from partially initialized')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(MissingDependencyError) as dependency:
         require("missing_dependency", "missing", "a test")
+    assert str(dependency.value) == (
+        "a test needs the package 'missing', which is installed but failed to import: "
+        "ModuleNotFoundError: No module named 'a_package_that_is_not_installed'"
+    )
+    with pytest.raises(MissingDependencyError, match="installed but failed to import: ImportError: cannot import"):
+        require("half_imported", "half", "a test")
 
 
 def _exit_status(tmp_path: Path, before: str, body: str) -> int:

@@ -200,8 +200,12 @@ class Monitor(Node):
                 # printed 0.500 s against a 0.5 s timeout)
                 message = (
                     f"{case.test_id}: the {role.label} robot has not answered the sample sent {_ms_up(owed_s)} s ago "
-                    f"(previous liveness check {_ms_up(since_check_s)} s earlier)"
+                    f"(previous liveness check {_ms_up(since_check_s)} s earlier"
                 )
+                gap_s = self._liveness.deferred_gap_s
+                if gap_s is not None:  # that check came late (this process was starved) and judged nothing
+                    message += f"; it was deferred, having come {_ms_up(gap_s)} s after the one before it"
+                message += ")"
                 self._alert(Alert.ERROR, role, "robot_stale", message)
                 self._publish_diagnostics()
         if self._end_requested_at is not None and now - self._end_requested_at > self._case_timeout_s:

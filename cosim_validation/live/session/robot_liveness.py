@@ -29,6 +29,7 @@ class RobotLiveness:
         self._latest_expected_ns = -1
         self.stale: set[RobotRole] = set()
         self._deferred = False  # the previous check came late and judged nothing
+        self.deferred_gap_s: float | None = None  # that check's time after the one before it [s]; None: not deferred
 
     def start_case(self, robots: Iterable[RobotRole], now_s: float) -> None:
         """A new case with these robots; nothing is owed yet. A stale robot stays stale until it answers.
@@ -40,6 +41,7 @@ class RobotLiveness:
         self._robots = tuple(robots)
         self._owing_since.clear()
         self._deferred = False  # a late check at the end of the last case defers nothing of this one
+        self.deferred_gap_s = None
         self._latest_expected_ns = -1
         for role in self._robots:
             self._last_seen.setdefault(role, now_s)
@@ -79,16 +81,20 @@ class RobotLiveness:
         A check that comes more than half the timeout after the previous one means the checking process itself
         did not run (a loaded machine): the answers that arrived meanwhile still wait in its queues, behind the
         check. Such a check finds nothing and the next one judges, once they are taken; never two in a row, so a
-        process starved at every check still reports.
+        process starved at every check still reports. After a judging check, :attr:`deferred_gap_s` says whether the
+        check before it was deferred (how late it came) or not (None).
 
         Args:
             now_s: The checking process's monotonic clock, in [s].
             since_check_s: Time since the previous check, in [s] (0: not known).
         """
         late = since_check_s > self.timeout_s / 2
-        self._deferred = late and not self._deferred
+        was_deferred, self._deferred = self._deferred, late and not self._deferred
         if self._deferred:
+            self.deferred_gap_s = since_check_s
             return []
+        if not was_deferred:
+            self.deferred_gap_s = None
         found = []
         for role, since in self._owing_since.items():
             silent = now_s - self._last_seen.get(role, since) > self.timeout_s

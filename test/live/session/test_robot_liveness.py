@@ -92,6 +92,9 @@ def test_a_late_check_then_an_on_time_one_reports_a_dead_robot_and_a_new_case_st
     live.expected(100, now_s=0.0)
     assert live.newly_stale(now_s=0.9, since_check_s=0.9) == []  # late: deferred
     assert live.newly_stale(now_s=0.95, since_check_s=0.05) == [(P, pytest.approx(0.95))]  # on time: reported
+    assert live.deferred_gap_s == pytest.approx(0.9)  # the report may say why it came past the first check
+    assert live.newly_stale(now_s=1.0, since_check_s=0.05) == []
+    assert live.deferred_gap_s is None  # the check before this one judged
     live.start_case([V], now_s=1.0)
     live.expected(200, now_s=1.0)
     assert live.newly_stale(now_s=1.3, since_check_s=0.3) == []  # late at the case's start: deferred, not judged

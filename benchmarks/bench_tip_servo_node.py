@@ -6,9 +6,10 @@ emulated physical arm of config/needle_insertion.yaml (``make_backend("emulated"
 command goes to the arm, the arm advances one period, and its external tracker's tip is the next period's
 measured_cp. ``gain 0`` is the same motion without the tracked tip (open loop on the nominal URDF). Printed per
 gain: the tracked tip's distance from the target at the end of the injection (mean, max over the cases) and the
-case duration.
+case duration. ``--late P``: each command reaches the arm a period late with probability P (the arm holds the one
+before meanwhile), as a command that misses its period on a loaded machine does over ROS 2.
 
-Run: ``python benchmarks/bench_tip_servo_node.py SUITE.parquet [--every 16]`` (the suite from
+Run: ``python benchmarks/bench_tip_servo_node.py SUITE.parquet [--every 16] [--late 0.1]`` (the suite from
 ``cosim testgen --method grid --per-cube 3 --region near_heart --granularity-mm 20``).
 """
 
@@ -41,19 +42,26 @@ def run_case(
     source: np.ndarray,
     target: np.ndarray,
     home: np.ndarray,
+    late: tuple[float, np.random.Generator],
 ) -> tuple[float, int]:
-    """One case on ``backend``: the tracked tip's distance from the target at the end of injection [m], periods."""
+    """One case on ``backend``: the tracked tip's distance from the target at the end of injection [m], periods.
+
+    ``late``: the probability that a command reaches the arm a period late, and the generator that decides.
+    """
     backend.reset(home)
     sample = backend.read()
     case, _ = plan_case(chain, limits, ServoSettings(gain=gain), source, target, np.asarray(sample.q_measured))
-    tracked = np.asarray(sample.actual_tip_pos_m)
+    tracked, measured = np.asarray(sample.actual_tip_pos_m), np.asarray(sample.q_measured)
+    running = measured
     while True:
-        step = case.step(tracked)
+        step = case.step(tracked, measured)
         if step.done:
             break
-        backend.command(step.q, limits.dt_s)
+        running = running if late[1].random() < late[0] else step.q  # a late command: the arm holds the last one
+        backend.command(running, limits.dt_s)
         backend.advance(limits.dt_s)
-        tracked = np.asarray(backend.read().actual_tip_pos_m)
+        sample = backend.read()
+        tracked, measured = np.asarray(sample.actual_tip_pos_m), np.asarray(sample.q_measured)
     end = case.tip_at_end_of_injection
     return (float(np.linalg.norm(end - target)) if end is not None else float("nan")), case.ticks
 
@@ -64,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("suite")
     parser.add_argument("--every", type=int, default=16)
     parser.add_argument("--gains", default="0.3,0")
+    parser.add_argument("--late", type=float, default=0.0, help="probability of a command a period late")
     args = parser.parse_args(argv)
     config = load_case_config(resolve_resource("config/needle_insertion.yaml"))
     robot = RobotConfig.from_config(config["robot"])
@@ -74,16 +83,17 @@ def main(argv: list[str] | None = None) -> int:
     backend = make_backend("emulated", config, robot.kinematics)
     try:
         for gain in (float(g) for g in args.gains.split(",")):
-            errors, periods = [], []
+            errors, periods, rng = [], [], np.random.default_rng(0)
             for _, row in cases.iterrows():
                 source = row[["source_x_m", "source_y_m", "source_z_m"]].to_numpy(float)
                 target = row[["target_x_m", "target_y_m", "target_z_m"]].to_numpy(float)
-                error, ticks = run_case(backend, chain, limits, gain, source, target, robot.home_q)
+                error, ticks = run_case(backend, chain, limits, gain, source, target, robot.home_q, (args.late, rng))
                 errors.append(error)
                 periods.append(ticks)
             e = 1e3 * np.array(errors)
             print(
-                f"gain {gain:g}: {len(e)} cases, tracked targeting error mean {np.nanmean(e):.3f} mm, "
+                f"gain {gain:g}, late {args.late:g}: {len(e)} cases, "
+                f"tracked targeting error mean {np.nanmean(e):.3f} mm, "
                 f"max {np.nanmax(e):.3f} mm, unseen {int(np.isnan(e).sum())}; "
                 f"duration {0.1 * min(periods):.1f}-{0.1 * max(periods):.1f} s"
             )

@@ -26,6 +26,7 @@ from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -43,6 +44,8 @@ ER3_PRO_VELOCITY = [2.175, 2.175, 2.175, 2.175, 2.610, 2.610, 2.610]
 
 #: Control periods a goal waits for /robot_description and /joint_states before it fails.
 WAIT_PERIODS = 50
+#: Joint states kept by stamp, for the tracked tip of the same stamp that comes later.
+JOINT_HISTORY = 20
 #: The longest one wait of the executor lasts before the node looks whether it was shut down (a signal) [s].
 WAIT_S = 0.5
 
@@ -116,6 +119,8 @@ class TipServoNode(Node):
         self.chain_error = "no /robot_description received yet"
         self.joint_positions: dict[str, float] = {}  # the last measured position of every joint by name
         self.tip_m: np.ndarray | None = None  # the tracked tip received since the last period, if any
+        self.tip_stamp_ns = 0  # when it was measured, on the node's clock [ns]
+        self.joints_at: dict[int, dict[str, float]] = {}  # the last joint states by stamp [ns], oldest first
         self.case: ActiveCase | None = None
         self.lock = threading.Lock()
         io, action = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
@@ -147,6 +152,9 @@ class TipServoNode(Node):
 
     def _on_joints(self, msg: Any) -> None:
         self.joint_positions.update(zip(msg.name, msg.position, strict=False))
+        self.joints_at[Time.from_msg(msg.header.stamp).nanoseconds] = dict(self.joint_positions)
+        while len(self.joints_at) > JOINT_HISTORY:
+            del self.joints_at[next(iter(self.joints_at))]  # the oldest
 
     def _q_measured(self) -> np.ndarray | None:
         """The last measured joint vector in the chain's order, None while a joint was never measured."""
@@ -157,6 +165,7 @@ class TipServoNode(Node):
     def _on_tip(self, msg: Any) -> None:
         p = msg.pose.position
         self.tip_m = np.array([p.x, p.y, p.z])
+        self.tip_stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
 
     def _execute(self, goal_handle: Any) -> Any:
         """Start the case (or answer at once why it cannot run) and wait until the timer has finished it."""
@@ -239,7 +248,7 @@ class TipServoNode(Node):
             motion = case.motion or self._plan(case)
             if motion is None:
                 return
-            step = motion.step(self.tip_m)
+            step = motion.step(self.tip_m, self._joints_at_tip())
             self.tip_m = None  # not seen again until the tracker publishes again
             self._publish(step.q)
             feedback = RunTestCase.Feedback(
@@ -253,6 +262,17 @@ class TipServoNode(Node):
             if step.done:
                 outcome = Result.ABORTED if motion.failure else Result.COMPLETED
                 self._finish(case, outcome, motion.failure or _completed_message(motion))
+
+    def _joints_at_tip(self) -> np.ndarray | None:
+        """The joints measured with the tracked tip (the joint state of the same stamp), None if not received.
+
+        The tip and the joints of one instant are separate topics: on a loaded machine either can reach the node a
+        period after the other, so they are paired by stamp, never by arrival.
+        """
+        measured = self.joints_at.get(self.tip_stamp_ns) if self.tip_m is not None else None
+        if measured is None or self.chain is None or not set(self.chain.names) <= set(measured):
+            return None
+        return np.array([measured[n] for n in self.chain.names])
 
     def _publish(self, q: np.ndarray) -> None:
         assert self.chain is not None
@@ -280,7 +300,10 @@ def _completed_message(motion: InsertionCase) -> str:
     if tip is None:
         return "completed; the tracker did not see the tip at the end of the injection"
     off = 1e3 * float(np.linalg.norm(tip - (motion.source + motion.length_m * motion.axis)))
-    return f"completed; tracked tip {off:.3f} mm from the target at the end of the injection"
+    return (
+        f"completed; tracked tip {off:.3f} mm from the target at the end of the injection "
+        f"({motion.unseen} of {motion.ticks} periods without a tracked tip)"
+    )
 
 
 def main(args: list[str] | None = None) -> int:

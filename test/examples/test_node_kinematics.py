@@ -181,3 +181,16 @@ def test_a_command_the_arm_runs_a_period_late_teaches_the_correction_nothing_wro
     assert not case.failure
     assert case.tip_at_end_of_injection is not None
     assert 1e3 * float(np.linalg.norm(case.tip_at_end_of_injection - TARGET)) < 0.1
+
+
+def test_a_tip_is_paired_with_the_joint_state_stamped_nearest_it_within_half_a_period() -> None:
+    """A tracker of its own stamps apart from the arm (nearest, not equal); too far apart or a joint missing: none."""
+    from cosim_controller_example.tip_servo_node import joints_nearest
+
+    names = ("a", "b")
+    history = {1_000: {"a": 0.1, "b": 0.2}, 101_000: {"a": 0.3, "b": 0.4}, 201_000: {"a": 0.5}}
+    np.testing.assert_array_equal(joints_nearest(history, 95_000, 50_000, names), [0.3, 0.4])
+    np.testing.assert_array_equal(joints_nearest(history, 40_000, 50_000, names), [0.1, 0.2])
+    assert joints_nearest(history, 60_000_000, 50_000, names) is None  # nothing that near
+    assert joints_nearest(history, 200_000, 50_000, names) is None  # the nearest lacks joint b
+    assert joints_nearest({}, 0, 50_000, names) is None

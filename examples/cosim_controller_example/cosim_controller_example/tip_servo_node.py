@@ -264,15 +264,15 @@ class TipServoNode(Node):
                 self._finish(case, outcome, motion.failure or _completed_message(motion))
 
     def _joints_at_tip(self) -> np.ndarray | None:
-        """The joints measured with the tracked tip (the joint state of the same stamp), None if not received.
+        """The joints measured with the tracked tip: the joint state stamped nearest the tip, if within half a period.
 
         The tip and the joints of one instant are separate topics: on a loaded machine either can reach the node a
-        period after the other, so they are paired by stamp, never by arrival.
+        period after the other, so they are paired by stamp, never by arrival (a tracker of its own clocks its
+        stamps apart from the arm's: nearest, not equal). None if no joint state is that near.
         """
-        measured = self.joints_at.get(self.tip_stamp_ns) if self.tip_m is not None else None
-        if measured is None or self.chain is None or not set(self.chain.names) <= set(measured):
+        if self.tip_m is None or self.chain is None:
             return None
-        return np.array([measured[n] for n in self.chain.names])
+        return joints_nearest(self.joints_at, self.tip_stamp_ns, 0.5e9 / self.rate_hz, self.chain.names)
 
     def _publish(self, q: np.ndarray) -> None:
         assert self.chain is not None
@@ -293,6 +293,26 @@ class TipServoNode(Node):
             case.goal_handle.abort()
         self.case = None
         case.over.set()
+
+
+def joints_nearest(
+    history: dict[int, dict[str, float]], stamp_ns: int, within_ns: float, names: tuple[str, ...]
+) -> np.ndarray | None:
+    """The joints (in ``names``' order) of the joint state stamped nearest ``stamp_ns``, if within ``within_ns``.
+
+    Args:
+        history: Joint positions by their message's stamp [ns].
+        stamp_ns: The stamp to match (a tracked tip's) [ns].
+        within_ns: The largest stamp difference accepted [ns].
+        names: The joints wanted; None if the nearest state lacks one of them, or none is near enough.
+    """
+    if not history:
+        return None
+    stamp = min(history, key=lambda s: abs(s - stamp_ns))
+    measured = history[stamp]
+    if abs(stamp - stamp_ns) > within_ns or not set(names) <= set(measured):
+        return None
+    return np.array([measured[n] for n in names])
 
 
 def _completed_message(motion: InsertionCase) -> str:

@@ -115,9 +115,11 @@ class InsertionCase:
         self.arrived = False  # the nominal tip has reached the source (the initialization hold has begun)
         self.reference: np.ndarray | None = None  # the desired tip of the last command
         self.unseen = 0  # periods without a tracked tip
-        #: The last commands (joints, desired tip), newest last: what the arm may be executing when a tip is measured.
-        self.sent: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=SENT_KEPT)
-        #: The tracked tip after the last injection command (None until then, or when the tracker saw nothing).
+        #: The last commands (joints, desired tip, stage), newest last: what the arm may be executing when a tip is
+        #: measured.
+        self.sent: deque[tuple[np.ndarray, np.ndarray, int]] = deque(maxlen=SENT_KEPT)
+        #: The last tracked tip measured while the arm executed an injection command: after the injection's last one, or
+        #: a period before it if that tip was not seen (the injection ends holding on the target). None until then.
         self.tip_at_end_of_injection: np.ndarray | None = None
         self.failure = ""
 
@@ -138,24 +140,31 @@ class InsertionCase:
 
         Args:
             tracked_tip_m: (3,) the newest tracked tip [m], or None / NaN.
-            q_at_tip: (J,) the joints measured at the tracked tip's time (same stamp); None: nothing is learned.
+            q_at_tip: (J,) the joints measured at the tracked tip's time (same stamp); None: the tip is not used.
         """
         seen = tracked_tip_m is not None and bool(np.isfinite(tracked_tip_m).all())
         self.unseen += not seen
-        if seen and q_at_tip is not None and self.arrived and self.sent:
-            gaps = [float(np.max(np.abs(q - q_at_tip))) for q, _ in self.sent]
-            _, reference = self.sent[int(np.argmin(gaps))]
-            self._learn(reference - np.asarray(tracked_tip_m))
-        previous = self.stage
+        executing = self._executing(q_at_tip) if seen else None
+        if executing is not None:
+            _, reference, stage = executing
+            if self.arrived:
+                self._learn(reference - np.asarray(tracked_tip_m))
+            if stage == INJECTION:  # the last such tip is the one after the injection's last command
+                self.tip_at_end_of_injection = np.array(tracked_tip_m, float)
         self.ticks += 1
         if self.leg < 0:
             return self._initialize()
         desired = self._advance()
-        if previous == INJECTION and self.stage != INJECTION and seen:
-            self.tip_at_end_of_injection = np.array(tracked_tip_m, float)
         if self.leg >= len(self.legs):
             return Step(self.q.copy(), RESET, True)
         return self._command(desired)
+
+    def _executing(self, q_at_tip: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """Of the last commands, the one whose joints are nearest ``q_at_tip`` (None without joints or commands)."""
+        if q_at_tip is None or not self.sent:
+            return None
+        gaps = [float(np.max(np.abs(q - q_at_tip))) for q, _, _ in self.sent]
+        return self.sent[int(np.argmin(gaps))]
 
     def _initialize(self) -> Step:
         dt = self.limits.dt_s
@@ -197,7 +206,7 @@ class InsertionCase:
     def _command(self, desired: np.ndarray) -> Step:
         self.q = resolved_rate_step(self.chain, self.q, desired + self.correction, self.axis, self.limits, self.rest)
         self.reference = desired
-        self.sent.append((self.q.copy(), desired))
+        self.sent.append((self.q.copy(), desired, self.stage))
         return Step(self.q.copy(), self.stage, False)
 
     def _learn(self, error: np.ndarray) -> None:

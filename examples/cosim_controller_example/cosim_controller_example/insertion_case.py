@@ -140,7 +140,7 @@ class InsertionCase:
 
         Args:
             tracked_tip_m: (3,) the newest tracked tip [m], or None / NaN.
-            q_at_tip: (J,) the joints measured at the tracked tip's time (same stamp); None: the tip is not used.
+            q_at_tip: (J,) the joints measured with the tracked tip (stamped nearest it); None: the tip is not used.
         """
         seen = tracked_tip_m is not None and bool(np.isfinite(tracked_tip_m).all())
         self.unseen += not seen

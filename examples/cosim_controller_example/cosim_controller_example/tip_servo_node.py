@@ -44,7 +44,7 @@ ER3_PRO_VELOCITY = [2.175, 2.175, 2.175, 2.175, 2.610, 2.610, 2.610]
 
 #: Control periods a goal waits for /robot_description and /joint_states before it fails.
 WAIT_PERIODS = 50
-#: Joint states kept by stamp, for the tracked tip of the same stamp that comes later.
+#: Joint states kept by stamp, for a tracked tip stamped near one of them that comes later.
 JOINT_HISTORY = 20
 #: The longest one wait of the executor lasts before the node looks whether it was shut down (a signal) [s].
 WAIT_S = 0.5

@@ -194,3 +194,29 @@ def test_a_tip_is_paired_with_the_joint_state_stamped_nearest_it_within_half_a_p
     assert joints_nearest(history, 60_000_000, 50_000, names) is None  # nothing that near
     assert joints_nearest(history, 200_000, 50_000, names) is None  # the nearest lacks joint b
     assert joints_nearest({}, 0, 50_000, names) is None
+
+
+def test_the_tip_of_the_injections_last_command_counts_when_it_comes_after_the_stage_ended(chain: UrdfChain) -> None:
+    """A loaded machine: every tracked tip comes a period late, so the tip of the injection's last command arrives
+    when the case already commands the extraction. It is still the tip at the end of the injection (matched to its
+    command by the joints measured with it), and the extraction's tips that follow do not replace it; taken from the
+    injection's last period instead, it would be the tip of the command before."""
+    real = _perturbed(chain)
+    case, periods = plan_case(chain, _limits(), ServoSettings(gain=0.3), SOURCE, TARGET, HOME)
+    commands: list[np.ndarray] = []
+    stages: list[int] = []
+    for _ in range(periods + 5):
+        late = commands[-2] if len(commands) >= 2 else None  # the command before the newest
+        step = case.step(None if late is None else real.tip(late)[0], late)
+        if step.done:
+            break
+        commands.append(step.q)
+        stages.append(step.stage)
+    assert step.done
+    assert not case.failure
+    last = max(i for i, stage in enumerate(stages) if stage == INJECTION)
+    assert stages[last + 1] != INJECTION
+    assert not np.array_equal(commands[last], commands[last - 1])  # the correction still moved the arm
+    assert case.tip_at_end_of_injection is not None
+    np.testing.assert_array_equal(case.tip_at_end_of_injection, real.tip(commands[last])[0])
+    assert 1e3 * float(np.linalg.norm(case.tip_at_end_of_injection - TARGET)) < 0.1

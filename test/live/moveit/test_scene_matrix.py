@@ -6,7 +6,6 @@ without them."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +148,8 @@ def test_a_move_group_without_get_planning_scene_is_one_error_naming_it(rclpy_co
         node.create_service(kind, name, lambda request, response: response)
     client = MoveGroupClient(MoveItSettings(service_timeout_s=3.0))
     try:
-        started = time.monotonic()
         with pytest.raises(PlanningError) as error:
             client.wait()
-        assert time.monotonic() - started < 10.0
     finally:
         client.close()
         node.destroy_node()

@@ -62,10 +62,28 @@ def said(exc: BaseException) -> str:
         exc: What the user's code raised.
     """
     try:
-        text = str(exc)
+        text = one_line(str(exc))
     except Exception:  # noqa: BLE001 - the user's __str__
         text = "(its message could not be shown: its __str__ raised)"
     return f"{type(exc).__name__}: {text}"
+
+
+#: The longest text of the user's code a message quotes [characters]
+QUOTED_CHARS = 300
+
+
+def one_line(text: str, limit: int = QUOTED_CHARS) -> str:
+    r"""``text`` of the user's code as one line of at most ``limit`` characters and an ellipsis.
+
+    Line breaks, terminal escapes and other control characters are shown escaped (``\n``, ``\x1b``): a message
+    written by a plugin cannot add lines that read as other errors, clear the terminal, or run to megabytes.
+
+    Args:
+        text: What the user's code said.
+        limit: The most characters kept.
+    """
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[: limit + 1])
+    return shown if len(text) <= limit else f"{shown[:limit]}... ({len(text)} characters)"
 
 
 def exit_text(exc: BaseException) -> str:
@@ -443,8 +461,8 @@ class PlanningPlugin:
         inner, source_m, target_m = self.inner, np.array(source, dtype=float), np.array(target, dtype=float)
         try:
             plan, _ = self._thread.call(lambda: inner.plan_case(source_m, target_m, seed), self.spec.call_limit_s)
-        except PlanningError:
-            raise
+        except PlanningError as exc:  # the user's refusal, its words on one line
+            raise PlanningError(one_line(str(exc)), one_line(str(exc.reason), 60)) from None
         except CallHungError as exc:
             raise PlanningError(f"plan_case {exc}; the controller is made again", "controller_error") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only

@@ -9,6 +9,7 @@ counts them.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,12 @@ def _robot_of(meta: dict[str, Any], path: Path) -> tuple[RobotIdentity, tuple[st
     return RobotIdentity(tuple(names), model_hash), tuple(str(u) for u in units)
 
 
+#: A decimal number as a CSV holds one (``0x10``, ``1_0``, ``True`` are text)
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", re.IGNORECASE)
+#: The largest segment id: whole numbers up to it are exact in the float64 a CSV column is read as
+MAX_SEGMENT = 2**53
+
+
 def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: float | None = None) -> np.ndarray:
     if name not in columns:
         if default is not None:
@@ -111,9 +118,11 @@ def _numbers(columns: dict[str, np.ndarray], name: str, source: str, default: fl
         raise DatasetError(f"{source}: column {name!r} missing (columns: {', '.join(columns)})")
     values = columns[name]
     if values.dtype.kind == "O":  # nulls in a numeric column, or text
-        text = next((v for v in values if isinstance(v, str | bytes)), None)
-        if text is not None:  # numpy would read "0.1" as a number
-            raise DatasetError(f"{source}: column {name!r}: expected numbers, found text ({text!r})")
+        texts = [i for i, v in enumerate(values) if isinstance(v, str | bytes)]
+        if texts:  # numpy would read "0.1" as a number; a column read as text holds its numbers as text too
+            row = next((i for i in texts if not _NUMBER.fullmatch(str(values[i]).strip())), texts[0])
+            shown = repr(values[row]) if len(str(values[row])) <= 40 else f"{str(values[row])[:40]!r}..."
+            raise DatasetError(f"{source}: column {name!r}: expected numbers, found text ({shown} in row {row + 1})")
         try:
             values = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
         except (TypeError, ValueError):
@@ -153,6 +162,12 @@ def _dataset(
     segment = _numbers(columns, "segment", source, 0.0 if optional else None)
     if not (np.isfinite(segment).all() and (segment == np.round(segment)).all()):
         raise DatasetError(f"{source}: column 'segment': expected whole numbers")
+    outside = np.flatnonzero((segment < 0) | (segment > MAX_SEGMENT))  # 1e26 was wrapped to -2**63
+    if outside.size:
+        row = int(outside[0])
+        raise DatasetError(
+            f"{source}: column 'segment': {segment[row]:g} in row {row + 1}; expected a whole number 0..{MAX_SEGMENT}"
+        )
     time_s = _numbers(columns, "time_s", source)
     if not np.isfinite(time_s).all():
         row = int(np.flatnonzero(~np.isfinite(time_s))[0])

@@ -31,6 +31,7 @@ from cosim_validation.controllers import (
     StraightController,
 )
 from cosim_validation.controllers.planning import Plan
+from cosim_validation.controllers.planning.errors import PlanningError
 
 NOT_CALLABLE = 42  # an attribute that is not a factory
 
@@ -201,6 +202,10 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
         def plan_case(self, source: Any, target: Any, seed: int = 0) -> Any:
             if options["mode"] == "raise":
                 raise KeyError("lookup table")
+            if options["mode"] == "raise_lines":  # lines that read as other errors, a terminal escape, megabytes
+                raise ValueError("bad\nTraceback (most recent call last):\nerror: second line\x1b[2J" + "x" * 5_000_000)
+            if options["mode"] == "refuse_lines":
+                raise PlanningError("\x1b[31mred\nerror: second line", "no_skin_entry\nx")
             if options["mode"] == "not_a_plan":
                 return [0.0, 1.0]
             plan = StraightController(context.planner).plan_case(source, target)

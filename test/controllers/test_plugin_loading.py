@@ -149,6 +149,9 @@ def test_a_plugin_named_on_the_command_line_is_checked(insertion_setup: Insertio
         ("stage_200", "bad_plan", "the plan's stage holds 200, not a stage (0 none, 1 initialization"),  # traceback
         ("line_nan", "bad_plan", "the plan's source or insertion line is not three finite coordinates"),  # exit 0
         ("source_nan", "bad_plan", "the plan's source or insertion line is not three finite coordinates"),
+        # the user's words on one line, control characters escaped, cut after 300 characters
+        ("raise_lines", "controller_error", "ValueError: bad\\nTraceback (most recent call last):\\nerror: second"),
+        ("refuse_lines", "no_skin_entry\\nx", "\\x1b[31mred\\nerror: second line"),
     ],
 )
 def test_a_bad_planning_plugin_refuses_its_case(
@@ -159,6 +162,8 @@ def test_a_bad_planning_plugin_refuses_its_case(
         setup.controller().plan_case(setup.planning.default_source_m, behind_heart[0])  # type: ignore[union-attr]
     assert caught.value.reason == reason
     assert expected in str(caught.value)
+    assert str(caught.value).isprintable()
+    assert len(str(caught.value)) < 500
 
 
 def test_a_plan_of_numbers_in_object_arrays_is_taken_as_floats(

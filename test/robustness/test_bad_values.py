@@ -63,6 +63,20 @@ CONFIG_VALUES: dict[str, tuple[str, str, str]] = {
     "injection_jerk_femto": ("jerk_m_s3: 1.0}", "jerk_m_s3: 1.0e-15}", "planning.injection.jerk_m_s3"),
     "collision_step_pico": ("collision_step_rad: 0.02", "collision_step_rad: 1.0e-12", "planning.collision_step_rad"),
     "ompl_time_limit_1e300": ("time_limit_s: 2.0, seed: 0}", "time_limit_s: 1.0e+300, seed: 0}", "ompl.time_limit_s"),
+    "ompl_time_limit_subnormal": (
+        "time_limit_s: 2.0, seed: 0}",
+        "time_limit_s: 5.0e-324, seed: 0}",
+        "ompl.time_limit_s",
+    ),
+    # a planner scale of a millionth ended the time parametrisation (ruckig) in a traceback
+    "joint_velocity_scale_micro": ("joint_velocity_scale: 0.5", "joint_velocity_scale: 1.0e-6", "joint_velocity_scale"),
+    "joint_acceleration_scale_nano": (
+        "joint_acceleration_scale: 0.5",
+        "joint_acceleration_scale: 1.0e-9",
+        "planning.joint_acceleration_scale",
+    ),
+    # a subnormal encoder step overflowed the quantisation: "q[0, 0] (joint1) is not finite", no key named
+    "encoder_resolution_subnormal": ("resolution_rad: 6.0e-6", "resolution_rad: 5.0e-324", "encoder.resolution_rad"),
     # a reserve the needle cannot give: every case was refused as too deep, and the campaign exited 0
     # magnitudes no arm has, taken and run (exit 0), or every case refused with a 300-digit distance
     "velocity_limit_1e300": ("velocity: [2.175, 2.175,", "velocity: [1.0e+300, 2.175,", "limits.velocity[0]"),
@@ -213,6 +227,20 @@ def _rotation_vector_case(folder: Path, vector: dict[str, str]) -> Case:
     return Case(argv, ("theirs.csv", "row 2: marker rotation vector", "at most 2 pi rad"), (out,))
 
 
+def _cell_case(folder: Path, column_name: str, row: int, value: str, says: str) -> Case:
+    """The documented CSV with ``value`` in ``column_name`` of data row ``row`` (1-based) alone."""
+    source = _csv(folder, "0.0", 0)
+    header, *lines = (folder / "good.csv").read_text().splitlines()
+    column = header.split(",").index(column_name)
+    cells = lines[row - 1].split(",")
+    cells[column] = value
+    lines[row - 1] = ",".join(cells)
+    source.write_text("\n".join([header, *lines]) + "\n")
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case(argv, ("theirs.csv", says), (out,))
+
+
 def _segment_split_case(folder: Path) -> Case:
     """Segment 0's rows, then one row of segment 1, then segment 0 again from its start: its times went back across
     the gap and the import took them."""
@@ -333,6 +361,18 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
     cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
     cases["csv:header_only"] = lambda f: _import_case(f, "0.0", 0, "no rows")
+    # a segment id past 64 bits was wrapped to -2**63 (with a numpy warning); text in one row was quoted as the
+    # column's first value, no row named
+    cases["csv:segment_1e26"] = lambda f: _import_case(f, "1" + "0" * 26, 30, "expected a whole number 0..", "segment")
+    cases["csv:time_hex_in_row_4"] = lambda f: _cell_case(f, "time_s", 4, "0x10", "found text ('0x10' in row 4)")
+    cases["csv:time_underscore_in_row_20"] = lambda f: _cell_case(f, "time_s", 20, "1_0", "('1_0' in row 20)")
+    cases["csv:joint_true_in_row_8"] = lambda f: _cell_case(
+        f,
+        "measured_joint1_rad",
+        8,
+        "True",
+        "column 'measured_joint1_rad': expected numbers, found text ('True' in row 8)",
+    )
     cases["supervisor:stage_attribute_unknown"] = lambda f: _supervisor_case(
         f, "stagee", "MoveToSource", ("supervisor.yaml", "supervisor.stage_attribute", "stagee")
     )

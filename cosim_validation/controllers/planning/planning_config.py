@@ -31,6 +31,10 @@ _OMPL_KEYS = ("planner", "time_limit_s", "seed")
 OMPL_PLANNERS = ("RRTConnect", "RRT", "RRTstar")
 
 
+#: The smallest fraction of the arm's joint speed and acceleration limits planned motion may use
+MIN_SCALE = 0.01
+
+
 @dataclass(frozen=True)
 class OmplSettings:
     """Joint-space planning when the straight joint move is blocked.
@@ -97,8 +101,10 @@ class PlanningConfig:
             default_source_m=node["default_source_m"].to_vector(3, minimum=-MAX_POINT_M, maximum=MAX_POINT_M),
             standoff_m=node["standoff_m"].to_float(minimum=0.0, maximum=0.5),
             needle_reserve_m=node["needle_reserve_m"].to_float(minimum=0.0),
-            joint_velocity_scale=node["joint_velocity_scale"].to_float(exclusive_minimum=0.0, maximum=1.0),
-            joint_acceleration_scale=node["joint_acceleration_scale"].to_float(exclusive_minimum=0.0, maximum=1.0),
+            # at least 1 %: at 0.1 % a move of the case study took 19 min, and below 1e-6 the jerk-limited time
+            # parametrisation fails (ruckig)
+            joint_velocity_scale=node["joint_velocity_scale"].to_float(minimum=MIN_SCALE, maximum=1.0),
+            joint_acceleration_scale=node["joint_acceleration_scale"].to_float(minimum=MIN_SCALE, maximum=1.0),
             approach=_line_limits(node["approach"]),
             injection=_line_limits(node["injection"]),
             arm_clearance_m=node["arm_clearance_m"].to_float(minimum=0.0, maximum=MAX_CLEARANCE_M),
@@ -106,7 +112,7 @@ class PlanningConfig:
             collision_step_rad=node["collision_step_rad"].to_float(minimum=1e-4, maximum=0.5),
             ompl=OmplSettings(
                 planner=ompl["planner"].to_str(choices=OMPL_PLANNERS),
-                time_limit_s=ompl["time_limit_s"].to_float(exclusive_minimum=0.0, maximum=3600.0),
+                time_limit_s=ompl["time_limit_s"].to_float(minimum=1e-3, maximum=3600.0),
                 seed=ompl["seed"].to_int(minimum=0, maximum=MAX_SEED),
             ),
         )

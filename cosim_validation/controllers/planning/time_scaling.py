@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from cosim_validation.common.optional import require
+from cosim_validation.controllers.planning.errors import PlanningError
 
 
 def profile_samples(
@@ -38,11 +40,26 @@ def profile_samples(
     inp.max_jerk = [float(max_jerk)]
     otg = ruckig.Ruckig(1)
     trajectory = ruckig.Trajectory(1)
-    otg.calculate(inp, trajectory)
+    _calculate(otg, inp, trajectory)
     n = max(1, math.ceil(trajectory.duration / dt_s - 1e-9))
     inp.minimum_duration = n * dt_s
-    otg.calculate(inp, trajectory)
+    _calculate(otg, inp, trajectory)
     s = np.array([trajectory.at_time(k * dt_s)[0][0] for k in range(n + 1)])
     s[-1] = length
     clipped: np.ndarray = np.clip(s, 0.0, length)
     return clipped
+
+
+def _calculate(otg: Any, inp: Any, trajectory: Any) -> None:
+    """``otg.calculate``; a failure (limits ruckig cannot time a motion with) is a :class:`PlanningError`."""
+    ruckig = require("ruckig", "ruckig", "time parametrisation")
+    try:
+        otg.calculate(inp, trajectory)
+    except (ruckig.RuckigError, ValueError) as exc:  # or a result code its binding does not name (ValueError)
+        said = " ".join(str(exc).split()).split(" input:")[0][:120]
+        raise PlanningError(
+            f"the motion cannot be timed at speed {inp.max_velocity[0]:.3g}, acceleration "
+            f"{inp.max_acceleration[0]:.3g}, jerk {inp.max_jerk[0]:.3g} over {inp.target_position[0]:.3g} "
+            f"(ruckig: {said})",
+            "bad_input",
+        ) from exc

@@ -16,6 +16,10 @@ from cosim_validation.robots.virtual.config_vectors import joint_vector
 DEFAULT_EMULATED_TIMESTEP_S = 0.001
 
 
+#: The finest encoder step taken, besides 0 (no quantisation): a 1e-9 rad step is about 32 bits per turn
+MIN_RESOLUTION_RAD = 1e-9
+
+
 @dataclass(frozen=True)
 class KinematicErrorConfig:
     """How far the real arm's geometry is from the URDF (standard deviations of normal draws).
@@ -106,10 +110,12 @@ class EncoderConfig:
             node: The ``backends.emulated.encoder`` section.
         """
         node.reject_unknown(["noise_std_rad", "resolution_rad"])
-        return cls(
-            noise_std_rad=node["noise_std_rad"].to_float(minimum=0.0, maximum=0.01),
-            resolution_rad=node["resolution_rad"].to_float(minimum=0.0, maximum=0.01),
-        )
+        resolution = node["resolution_rad"].to_float(minimum=0.0, maximum=0.01)
+        if 0.0 < resolution < MIN_RESOLUTION_RAD:  # a subnormal step overflowed the quantisation to inf
+            raise node["resolution_rad"].error(
+                f"expected 0 (no quantisation) or a step >= {MIN_RESOLUTION_RAD:g} rad, got {resolution!r}"
+            )
+        return cls(noise_std_rad=node["noise_std_rad"].to_float(minimum=0.0, maximum=0.01), resolution_rad=resolution)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cosim_validation.controllers.planning import joint_line, joint_polyline, limit_ratios, profile_samples
+from cosim_validation.controllers.planning import (
+    PlanningError,
+    joint_line,
+    joint_polyline,
+    limit_ratios,
+    profile_samples,
+)
 from cosim_validation.robots.model import CommandLimits
 
 LIMITS = CommandLimits(np.full(3, 1.0), np.full(3, 4.0), np.full(3, 100.0))
@@ -43,3 +49,13 @@ def test_polyline_stops_at_each_waypoint() -> None:
     assert any(np.allclose(row, waypoints[1]) for row in q)
     # the path is exactly the polyline: first only joint 1 moves, then only joint 2
     assert np.all((q[:, 1] == 0.0) | np.isclose(q[:, 0], 0.5))
+
+
+@pytest.mark.parametrize("speed", [1e-300, 5e-324])
+def test_limits_ruckig_cannot_time_are_one_planning_error(speed: float) -> None:
+    """Not a RuckigError (its message is its whole input, many lines) nor a code its binding cannot name."""
+    with pytest.raises(PlanningError) as error:
+        profile_samples(1.0, speed, 1.0, 1.0, 0.1)
+    assert error.value.reason == "bad_input"
+    assert "\n" not in str(error.value)
+    assert str(error.value).startswith(f"the motion cannot be timed at speed {speed:.3g}, acceleration 1,")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,13 @@ def _check(args: argparse.Namespace) -> int:
     goals = load_goals(goals_path, machine)
     out = Path(args.out) if args.out else Path("runs") / "supervisor" / machine.name
     _refuse_inputs_inside(out, {"MACHINE": machine.source, "goals": goals_path})
-    report = check_goals(machine, goals, out, args.goal)
+    made = not out.exists()
+    try:
+        report = check_goals(machine, goals, out, args.goal)
+    except BaseException:  # a Ctrl-C or a failure half-way: a folder this check made is not left half-written
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     if getattr(args, "json", False):
         print_json(check_summary(report))
     else:

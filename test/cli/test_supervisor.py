@@ -123,3 +123,29 @@ def test_replay_rejects_an_unknown_event(tmp_path: Path, capsys: pytest.CaptureF
     trace.write_text(yaml.safe_dump({"steps": [{"events": ["e_Teleport"]}]}))
     assert main(["supervisor", "replay", "config/supervisor/needle_insertion.yaml", str(trace)]) == 1
     assert "has no event 'e_Teleport'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_check_interrupted_half_way_leaves_no_folder_it_made(
+    existed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while SPIN compiles: the models and the verifier's sources written so far went with a folder the check
+    made (it was left holding them); a folder that was there before stays (every check rewrites its files)."""
+    import cosim_validation.monitor.statechart.checker as checker
+
+    def interrupted(machine: object, goals: object, out_dir: Path, only: object = None) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "model.pml").write_text("half")
+        (out_dir / "pan.c").write_text("half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checker, "check_goals", interrupted)
+    out = tmp_path / "mc"
+    if existed:
+        out.mkdir()
+        (out / "kept.txt").write_text("from before")
+    assert main(["supervisor", "check", "--out", str(out)]) == 130
+    assert "error: interrupted" in capsys.readouterr().err
+    assert out.exists() == existed
+    if existed:
+        assert (out / "kept.txt").read_text() == "from before"

@@ -18,6 +18,7 @@ thread).
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import threading
 import time
@@ -350,6 +351,27 @@ class CallHungError(CosimError):
     """A call into the user's code did not return within its limit (it keeps running on its own thread)."""
 
 
+def _in_our_directory(call: Callable[[], Any]) -> Any:
+    """``call()``, and then back to the working directory it was called in, should the user's code change it.
+
+    The command's relative paths (the suite, the run directory) are read after the controller was made and ran:
+    a plugin that changed the directory made them "not found" or wrote elsewhere.
+
+    Args:
+        call: The user's call, without arguments.
+    """
+    try:
+        ours = os.getcwd()
+    except OSError:  # the directory itself is gone: nothing to come back to
+        return call()
+    try:
+        return call()
+    finally:
+        with contextlib.suppress(OSError):
+            if os.getcwd() != ours:
+                os.chdir(ours)
+
+
 class CallThread:
     """Runs a user's calls one at a time on a daemon thread of its own, each with a wall-time limit.
 
@@ -369,7 +391,7 @@ class CallThread:
                 return
             began = time.perf_counter()
             try:
-                result = call()
+                result = _in_our_directory(call)
             except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
                 future.set_exception(exc)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt (raised by the user's code on

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
@@ -204,6 +205,8 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
                 raise KeyError("lookup table")
             if options["mode"] == "raise_lines":  # lines that read as other errors, a terminal escape, megabytes
                 raise ValueError("bad\nTraceback (most recent call last):\nerror: second line\x1b[2J" + "x" * 5_000_000)
+            if options["mode"] == "chdir":  # elsewhere, then a good plan: the command's relative paths broke
+                os.chdir(options["to"])
             if options["mode"] == "refuse_lines":
                 raise PlanningError("\x1b[31mred\nerror: second line", "no_skin_entry\nx")
             if options["mode"] == "not_a_plan":

@@ -442,3 +442,17 @@ def test_a_process_that_abandoned_a_call_ends_without_finalizing_under_it(tmp_pa
     assert done.returncode == 2, done.stderr[-2000:]  # refused: the controller's call did not return
     assert "plan_case had not returned after 1 s" in done.stdout + done.stderr
     assert "finalized" not in done.stderr
+
+
+def test_a_plugin_that_changes_the_working_directory_leaves_ours_as_it_was(
+    insertion_setup: InsertionSetup, behind_heart: np.ndarray, tmp_path: Path
+) -> None:
+    """Its plan is taken; the command then reads its relative paths (the suite, the run) where it was started."""
+    import os
+
+    ours = os.getcwd()
+    options = {"mode": "chdir", "to": str(tmp_path)}
+    setup = with_default(insertion_setup, {"plugin": f"{SAMPLES}:make_bad_plan", "options": options})
+    plan = setup.controller().plan_case(setup.planning.default_source_m, behind_heart[0])  # type: ignore[union-attr]
+    assert len(plan.t_s) > 10
+    assert os.getcwd() == ours

@@ -44,7 +44,12 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     checked_output("-o", out, {"RUN_DIR": args.run_dir}, (".mcap", ".csv"))
-    check_namespaces({"--namespace": args.namespace or "/default", "--tracker-namespace": args.tracker_namespace})
+    check_namespaces(
+        {
+            "--namespace": "/default" if args.namespace is None else args.namespace,
+            "--tracker-namespace": args.tracker_namespace,
+        }
+    )
     if out.exists():
         raise InputError(f"-o {str(out)!r}: already exists; refusing to overwrite it")
     RobotRole.parse(args.robot)
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         run_data.close()
     check_folder("-o", out)
-    namespace = args.namespace or DEFAULT_NAMESPACES.get(model, f"/{model}")
+    namespace = DEFAULT_NAMESPACES.get(model, f"/{model}") if args.namespace is None else args.namespace
     units = tuple(kinematics.chain.joint_unit(j) for j in range(kinematics.n_joints))
     if out.suffix.lower() == ".mcap":
         messages = export_crtk_bag(record, out, namespace, args.tracker_namespace)

@@ -428,7 +428,8 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     for name, rx in (("huge", "1e300"), ("inf", "inf"), ("seven_rad", "7.0")):
         vector = {"marker_rx_rad": rx, "marker_ry_rad": "0.0", "marker_rz_rad": "0.0"}
         cases[f"csv:rotation_vector_{name}"] = lambda f, v=vector: _rotation_vector_case(f, v)
-    for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left")):
+    # an empty namespace was taken as none given (the arm's default), without a word
+    for i, namespace in enumerate(("/a b", "PSM1", "/PSM1/", "//PSM1", "/1arm", "/arm-left", "")):
         cases[f"namespace:{i}"] = lambda f, n=namespace: _namespace_case(f, "--namespace", n)
     cases["namespace:tracker"] = lambda f: _namespace_case(f, "--tracker-namespace", "/tr acker")
     for name, detector in (("twice", "tip_mm=1,tip_mm=2"), ("twice_joint", "joint=0.1,progress=0.2,joint=0.3")):

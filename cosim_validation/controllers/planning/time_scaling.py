@@ -40,22 +40,28 @@ def profile_samples(
     inp.max_jerk = [float(max_jerk)]
     otg = ruckig.Ruckig(1)
     trajectory = ruckig.Trajectory(1)
-    _calculate(otg, inp, trajectory)
+    _calculate(otg, inp, trajectory, ruckig.RuckigError)
     n = max(1, math.ceil(trajectory.duration / dt_s - 1e-9))
     inp.minimum_duration = n * dt_s
-    _calculate(otg, inp, trajectory)
+    _calculate(otg, inp, trajectory, ruckig.RuckigError)
     s = np.array([trajectory.at_time(k * dt_s)[0][0] for k in range(n + 1)])
     s[-1] = length
     clipped: np.ndarray = np.clip(s, 0.0, length)
     return clipped
 
 
-def _calculate(otg: Any, inp: Any, trajectory: Any) -> None:
-    """``otg.calculate``; a failure (limits ruckig cannot time a motion with) is a :class:`PlanningError`."""
-    ruckig = require("ruckig", "ruckig", "time parametrisation")
+def _calculate(otg: Any, inp: Any, trajectory: Any, ruckig_error: type[Exception]) -> None:
+    """``otg.calculate``; a failure (limits ruckig cannot time a motion with) is a :class:`PlanningError`.
+
+    Args:
+        otg: The ruckig.Ruckig instance.
+        inp: Its input parameters (one degree of freedom).
+        trajectory: The ruckig.Trajectory it fills.
+        ruckig_error: ruckig.RuckigError, from the module :func:`profile_samples` loaded.
+    """
     try:
         otg.calculate(inp, trajectory)
-    except (ruckig.RuckigError, ValueError) as exc:  # or a result code its binding does not name (ValueError)
+    except (ruckig_error, ValueError) as exc:  # or a result code its binding does not name (ValueError)
         said = " ".join(str(exc).split()).split(" input:")[0][:120]
         raise PlanningError(
             f"the motion cannot be timed at speed {inp.max_velocity[0]:.3g}, acceleration "

@@ -65,7 +65,7 @@ class Controller(Node):
             self.assembly.hazard_watch.sink = HazardFeedback(self).publish
         # one group for the long case execution, one for the short I/O callbacks it waits for
         group, action_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
-        timeouts = self.params.reset_timeout_s, self.params.stale_timeout_s
+        timeouts = self.params.reset_timeout_s, self.params.stale_timeout_s, self.params.first_reset_timeout_s
         names = self.assembly.kinematics.joint_names
         self.links = {
             role: RobotLink(self, role, names, group, *timeouts)

@@ -36,6 +36,10 @@ class RobotLink:
         group: Callback group of the joint-state subscription and the reset client.
         reset_timeout_s: Time allowed for a reset [s].
         stale_timeout_s: Time allowed for a sample's answer [s] (wall time).
+        first_reset_timeout_s: Time allowed for the first reset that succeeds [s] (wall time; at least
+            ``reset_timeout_s``): a session's nodes start together, and on a loaded machine discovery can take the
+            first request's answer seconds to find its way back (the first case of a session was seen aborted after
+            10 s with every later reset answered at once). None: ``reset_timeout_s``.
     """
 
     def __init__(
@@ -46,10 +50,13 @@ class RobotLink:
         group: CallbackGroup,
         reset_timeout_s: float,
         stale_timeout_s: float,
+        first_reset_timeout_s: float | None = None,
     ) -> None:
         self._role = role
         self.names = joint_names
         self.reset_timeout_s = reset_timeout_s
+        self._first_reset_timeout_s = max(first_reset_timeout_s or 0.0, reset_timeout_s)
+        self._reset_once = False  # a reset succeeded: the driver and this node have found one another
         self.stale_timeout_s = stale_timeout_s
         prefix = f"/cosim/{role.label}"
         self.commands = node.create_publisher(JointState, f"{prefix}/command", to_rclpy(COMMAND))
@@ -97,7 +104,7 @@ class RobotLink:
         Raises:
             RobotLostError: No reset service, no answer within the reset timeout, or a refused reset.
         """
-        timeout_s = self.reset_timeout_s
+        timeout_s = self.reset_timeout_s if self._reset_once else self._first_reset_timeout_s
         if not self._reset.wait_for_service(timeout_sec=timeout_s):
             raise RobotLostError(f"{self._role.label} robot: no reset service after {timeout_s:.1f} s")
         request = ResetRobot.Request(
@@ -108,6 +115,7 @@ class RobotLink:
             raise RobotLostError(f"{self._role.label} robot: reset not answered within {timeout_s:.1f} s")
         if not response.success:
             raise RobotLostError(f"{self._role.label} robot refused the reset: {response.message}")
+        self._reset_once = True
         with self._cond:
             self._joints.clear()
             self._tips.clear()

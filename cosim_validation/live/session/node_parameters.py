@@ -76,6 +76,13 @@ class ControllerParams(ConfiguredParams):
         unit="s",
     )
     reset_timeout_s: float = param(10.0, "time allowed for a robot's reset [s]", exclusive_minimum=POSITIVE, unit="s")
+    first_reset_timeout_s: float = param(
+        60.0,
+        "time allowed for each robot's first reset of the session, while the graph's nodes may still be discovering "
+        "one another (seconds on a loaded machine); at least reset_timeout_s is allowed [s]",
+        exclusive_minimum=POSITIVE,
+        unit="s",
+    )
     report_timeout_s: float = param(
         5.0,
         "give up waiting for a case's report once the monitor has sent no heartbeat (/diagnostics, once a second) "

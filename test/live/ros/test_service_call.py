@@ -8,6 +8,7 @@ seen in the fresh-clone CI). A lost answer is simulated here by a server whose `
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,9 +24,10 @@ NAMES = tuple(f"joint{i}" for i in range(1, 8))
 
 
 class LossyDriver:
-    """A reset service under ``/cosim/virtual/reset`` that serves every request and drops the first ``drop`` answers."""
+    """A reset service under ``/cosim/virtual/reset`` that serves every request and drops the first ``drop`` answers
+    (and every answer within ``lossy_for_s`` of the first request: discovery matching the two sides late)."""
 
-    def __init__(self, context: Any, drop: int, delay_first_s: float = 0.0) -> None:
+    def __init__(self, context: Any, drop: int, delay_first_s: float = 0.0, lossy_for_s: float = 0.0) -> None:
         from rclpy.node import Node
 
         from cosim_validation_interfaces.srv import ResetRobot
@@ -36,9 +38,11 @@ class LossyDriver:
         service = self.node.create_service(ResetRobot, "/cosim/virtual/reset", self._serve)
         send = service.send_response
         left = [drop]
+        first: list[float] = []
 
         def send_or_drop(response: Any, header: Any) -> None:
-            if left[0] > 0:
+            first.append(time.monotonic())
+            if left[0] > 0 or first[-1] - first[0] < lossy_for_s:
                 left[0] -= 1
                 return  # served, the answer lost
             send(response, header)
@@ -117,3 +121,27 @@ def test_only_the_last_copys_answer_counts(graph: tuple[Any, Any], rclpy_context
     assert answer.message == "reset 2"  # the copy's, sent after 1 s
     assert driver.requests == ["case-1", "case-1"]
     driver.node.destroy_node()
+
+
+def test_the_first_reset_has_the_start_up_allowance_and_later_ones_the_timeout(
+    graph: tuple[Any, Any], rclpy_context: Any
+) -> None:
+    """Every answer lost for longer than ``reset_timeout_s``: the session's first reset still succeeds within
+    ``first_reset_timeout_s`` (a loaded graph still discovering itself); a later one is lost after the timeout."""
+    from rclpy.callback_groups import ReentrantCallbackGroup
+
+    from cosim_validation.live.nodes.robot_link import RobotLink
+
+    client_node, executor = graph
+    driver = LossyDriver(rclpy_context, drop=0, lossy_for_s=3.0)  # every answer of the first 3 s lost
+    executor.add_node(driver.node)
+    group = ReentrantCallbackGroup()
+    link = RobotLink(client_node, RobotRole.VIRTUAL, NAMES, group, 1.5, 5.0, first_reset_timeout_s=8.0)
+    link.reset("case-1", np.zeros(7), 42)  # raised "reset not answered within 1.5 s" with the timeout alone
+    assert driver.requests == ["case-1"] * SENDS  # the last copy, sent after 3 s, answered
+    driver.node.destroy_node()
+    never = LossyDriver(rclpy_context, drop=100)
+    executor.add_node(never.node)
+    with pytest.raises(RobotLostError, match=r"virtual robot: reset not answered within 1\.5 s"):
+        link.reset("case-2", np.zeros(7), 43)
+    never.node.destroy_node()

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.atomic_file import write_atomic
 from cosim_validation.common.config.bounded_file import parse_json, read_user_text, regular_file_problem
 from cosim_validation.common.exceptions import ConfigError
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.common.record.trajectory_record import MAX_MAGNITUDE
-from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.dataset import (
     MARKER_ERROR,
     MARKER_POSITION,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.error_injection.atomic_file import write_atomic
+from cosim_validation.common.atomic_file import write_atomic
 from cosim_validation.error_injection.evaluation import Evaluation
 
 

@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.atomic_file import write_atomic
 from cosim_validation.common.config.bounded_file import MAX_ARCHIVE_BYTES, parse_json, read_user_bytes
 from cosim_validation.common.exceptions import ConfigError, InputError
-from cosim_validation.error_injection.atomic_file import write_atomic
 from cosim_validation.error_injection.error_types import ModelFileError
 from cosim_validation.error_injection.features import FeatureSpec
 from cosim_validation.error_injection.joint_map import JointMap

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.atomic_file import write_atomic
 from cosim_validation.common.config.bounded_file import parse_json, regular_file_problem
 from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.testgen.test_case import TestCase
@@ -143,20 +142,7 @@ class Suite:
         columns = _columns(self.source_m, self.target_m, self.cube_index, self.target_depth_m)
         table = pa.table({"test_id": pa.array(self.test_ids, pa.string()), **columns})
         table = table.replace_schema_metadata({METADATA_KEY: json.dumps(self.metadata).encode()})
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot write the suite in {str(path.parent)!r} ({exc.strerror})") from None
-        os.close(fd)
-        try:
-            pq.write_table(table, tmp)
-            os.replace(tmp, path)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise InputError(f"{path}: cannot write the suite ({exc.strerror or exc})") from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, lambda tmp: pq.write_table(table, tmp), "the suite")
 
     @classmethod
     def read(cls, path: str | Path) -> Suite:

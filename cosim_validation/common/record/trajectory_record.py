@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -21,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.atomic_file import write_atomic
 from cosim_validation.common.config.bounded_file import MAX_ARCHIVE_BYTES, parse_json, read_user_bytes
 from cosim_validation.common.exceptions import ConfigError, InputError
 from cosim_validation.common.record.robot_role import RobotRole
@@ -285,18 +284,8 @@ class TrajectoryRecord:
         Raises:
             InputError: The file cannot be written (names the path and why).
         """
-        path = Path(path)
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot write a trajectory record ({exc.strerror})") from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(self.to_bytes())
-            os.replace(tmp, path)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise InputError(f"{path}: cannot write a trajectory record ({exc.strerror})") from None
+        content = self.to_bytes()
+        write_atomic(Path(path), lambda tmp: tmp.write_bytes(content), "a trajectory record")
 
     @classmethod
     def load(cls, path: str | Path) -> TrajectoryRecord:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.common.atomic_file import put_in_place
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.ros.bag import MAGIC, PART_SUFFIX, refuse_changed
 
@@ -244,7 +245,7 @@ def recover_bag(source: str | Path, target: str | Path) -> RecoveredBag:
                     search = resume
                     records = _records(stream, resume, len(data))
                 writer.finish()  # type: ignore[no-untyped-call]
-            os.replace(tmp, target)
+            put_in_place(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -1,0 +1,67 @@
+"""Writing a file whole or not at all: a temporary file beside it, renamed into place.
+
+The temporary file is made private (``tempfile.mkstemp``: mode 0600); before it takes the file's name it gets the
+mode any new file of the user's gets (0666 less the umask), so a suite, dataset or recovered bag is as readable as
+the user's other files (a hostile trial found them all 0600).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from cosim_validation.common.exceptions import InputError
+
+_UMASK_FALLBACK = 0o022
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (``os.umask`` sets it, a race with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return _UMASK_FALLBACK
+
+
+def put_in_place(tmp: str | Path, path: Path) -> None:
+    """Give the finished temporary file ``tmp`` the mode of a new file and rename it to ``path``.
+
+    Args:
+        tmp: The temporary file, in ``path``'s folder.
+        path: The file to make (replaced if it exists).
+
+    Raises:
+        OSError: The mode cannot be set or the file cannot be renamed.
+    """
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, path)
+
+
+def write_atomic(path: Path, write: Callable[[Path], object], what: str) -> None:
+    """Call ``write(tmp)`` on a temporary file in ``path``'s folder, then rename it to ``path``.
+
+    Args:
+        path: The file to make.
+        write: Writes the content to the path it is given.
+        what: What the file is, for the error message (``an error model``).
+
+    Raises:
+        InputError: The folder or file cannot be written (naming the path and why); nothing is left behind.
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        put_in_place(tmp, path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)

@@ -87,10 +87,16 @@ def _write_record(
     args: argparse.Namespace, dataset: ErrorDataset, kinematics: Kinematics, source: Path, out: Path, seen: int
 ) -> int:
     """Write the dataset's rows as one trajectory record (errors.record_of_dataset) and say so."""
+    from cosim_validation.common.exceptions import InputError
     from cosim_validation.common.record import RobotRole
+    from cosim_validation.common.record.trajectory_record import test_id_problem
     from cosim_validation.error_injection.record_of_dataset import record_of_dataset
 
     test_id = args.test_id or source.stem
+    problem = test_id_problem(test_id)
+    if problem:
+        where = "--test-id" if args.test_id else f"{source.name}: its name, the default --test-id,"
+        raise InputError(f"{where} {test_id!r}: {problem}")
     record = record_of_dataset(
         dataset, kinematics, test_id, RobotRole.parse(args.robot), f"crtk import of {source.name}", str(source)
     )

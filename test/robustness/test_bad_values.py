@@ -178,6 +178,15 @@ def _import_case(folder: Path, time_s: str, rows: int, says: str, column_name: s
     return Case(argv, ("theirs.csv", says), (out,))
 
 
+def _record_case(folder: Path, test_id: str) -> Case:
+    """An import of the documented CSV as a trajectory record under the test id ``test_id``."""
+    _csv(folder, "0.0", 0)
+    source = folder / "good.csv"
+    out = folder / "r.npz"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    return Case([*argv, "--test-id", test_id], ("--test-id", repr(test_id)), (out,))  # good.csv itself is fine
+
+
 def _scaled_case(folder: Path, prefix: str, factor: float, says: str, calibrate: bool = False) -> Case:
     """An import (or ``errors calibrate``) of the documented CSV with every column named ``prefix...`` multiplied by
     ``factor`` (another unit)."""
@@ -359,6 +368,9 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     for rate in ("inf", "nan", "-1", "1e-300", "1e-6", "1e9"):  # 1e-300 was a traceback, 1e-6 a silent hang
         cases[f"replay_rate:{rate}"] = lambda f, r=rate: Case(["replay", str(f / "b.mcap"), "--rate", r], ("--rate",))
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
+    # a record's test id names a folder when a run's records are exported: '../x' escaped it, a newline split lines
+    for label, test_id in (("up", "../escape"), ("newline", "a\nb"), ("empty_dot", ".")):
+        cases[f"csv:test_id_{label}"] = lambda f, t=test_id: _record_case(f, t)
     cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
     cases["csv:header_only"] = lambda f: _import_case(f, "0.0", 0, "no rows")
     # a segment id past 64 bits was wrapped to -2**63 (with a numpy warning); text in one row was quoted as the

@@ -36,6 +36,31 @@ NO_MARKER_QUAT.setflags(write=False)
 MAX_NEEDLE_LENGTH_M = 1.0
 
 
+#: The longest test id a record takes (a folder name when records are exported; file systems allow 255 bytes).
+MAX_TEST_ID = 200
+
+
+def test_id_problem(test_id: str) -> str:
+    """What is wrong with ``test_id`` as a record's id, or "" if nothing.
+
+    A test id names a folder when a run's records are exported (``<test_id>/<robot>.npz``) and is printed on one
+    line: it must be 1 to :data:`MAX_TEST_ID` printable characters, without a slash or backslash, and not ``.`` or
+    ``..``.
+
+    Args:
+        test_id: The id to check.
+    """
+    if not isinstance(test_id, str) or not test_id:
+        return "expected a non-empty name"
+    if len(test_id) > MAX_TEST_ID:
+        return f"expected at most {MAX_TEST_ID} characters, got {len(test_id)}"
+    if not test_id.isprintable():
+        return "expected printable characters only (no newline, tab or control character)"
+    if "/" in test_id or "\\" in test_id or test_id in (".", ".."):
+        return "expected a name without '/' or '\\', and not '.' or '..' (it names a folder when records are exported)"
+    return ""
+
+
 def _quat_wxyz_to_z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
     """Third column of the rotation matrix of unit quaternions (n, 4) -> (n, 3)."""
     w, x, y, z = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
@@ -95,6 +120,9 @@ class TrajectoryRecord:
     supervisor: np.ndarray = field(default=None, kw_only=True)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
+        problem = test_id_problem(self.test_id)
+        if problem:
+            raise InputError(f"trajectory record test_id {self.test_id!r}: {problem}")
         n = int(np.asarray(self.t_s).shape[0]) if np.ndim(self.t_s) == 1 else -1
         j = len(self.joint_names)
         for name, shape in _MARKER_SHAPES.items():  # no tracked marker: NaN (a virtual robot, an older record)

@@ -60,7 +60,7 @@ def _check_flags(args: argparse.Namespace) -> None:
     """The numeric options, checked before any work (the generator checks them too, without the flag names)."""
     from cosim_validation.common.exceptions import InputError
 
-    if not (math.isfinite(args.granularity_mm) and args.granularity_mm > 0):
+    if not (math.isfinite(args.granularity_mm) and args.granularity_mm * 1e-3 > 0):  # 5e-324 mm is 0 m
         raise InputError(f"--granularity-mm: expected a cube edge > 0 mm, got {args.granularity_mm!r}")
     for flag, value, minimum in (
         ("--per-cube", args.per_cube, 1),

@@ -135,6 +135,8 @@ class Suite:
         import pyarrow.parquet as pq
 
         path = Path(path)
+        if path.parent.exists() and not path.parent.is_dir():
+            raise InputError(f"{path}: cannot write the suite, {str(path.parent)!r} is a file, not a folder")
         if not path.parent.is_dir():
             raise InputError(f"{path}: cannot write the suite, folder {str(path.parent)!r} does not exist")
         if path.is_dir():

@@ -108,6 +108,12 @@ FLAGS: dict[str, FlagCase] = {
     "testgen:output_not_parquet": lambda f, ws: Case(
         ["testgen", "--granularity-mm", "40", "-o", "/proc/version"], ("/proc/version", "ending in .parquet")
     ),
+    "testgen:output_under_a_file": lambda f, ws: (
+        (f / "plain").write_text("")  # 0 characters written
+        or Case(["testgen", "--granularity-mm", "40", "-o", str(f / "plain" / "s.parquet")], ("plain", "is a file"))
+    ),
+    # 5e-324 mm is 0 m: the generator's own message did not name the flag
+    "testgen:granularity_subnormal": _with(_testgen("--granularity-mm", "5e-324"), "--granularity-mm", "5e-324"),
     "testgen:output_folder_missing": lambda f, ws: Case(
         ["testgen", "--granularity-mm", "40", "-o", str(f / "no" / "s.parquet")], ("s.parquet", "does not exist")
     ),

@@ -79,6 +79,11 @@ def test_bad_collection_settings_are_named() -> None:
         CollectSettings(goals=0, test_s=-1.0)
     with pytest.raises(InputError, match="repeats out of range"):
         CollectSettings(repeats=0)
+    # shorter than one sample period: no held-out row at all (5e-324 was taken, the dataset unusable)
+    with pytest.raises(InputError, match=r"test_s out of range \(expected test_s \[0.1, 86400\]: at least one"):
+        CollectSettings(test_s=5e-324)
+    with pytest.raises(InputError, match=r"motion_s out of range \(expected motion_s \[0.01, 86400\]"):
+        CollectSettings(motion_s=0.005, rate_hz=100.0)
 
 
 def test_a_collection_case_gives_the_rows_of_the_batch_collection(

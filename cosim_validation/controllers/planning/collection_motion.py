@@ -67,14 +67,17 @@ class CollectSettings:
     def __post_init__(self) -> None:
         # upper bounds far above any collection (a day of motion, 10,000 goals): beyond them the motion's arrays did
         # not fit in memory (--test-s 1e12) or the collection never ended (--goals 1e9)
+        # a continuous motion shorter than one sample period has no sample (--test-s 5e-324: a dataset without
+        # held-out rows, which every evaluation then refused)
+        period = 1.0 / self.rate_hz if 0 < self.rate_hz <= 1_000 else 0.0
         checks = {  # name: (within its range, the range)
             "goals": (1 <= self.goals <= 10_000, "1..10000"),
             "step_rad": (self.step_rad > 0, "> 0"),
             "settle_s": (0 < self.settle_s <= 60, "(0, 60]"),
             "move_s": (0 < self.move_s <= 60, "(0, 60]"),
             "reach": (0 < self.reach <= 0.5, "(0, 0.5]"),
-            "test_s": (0 < self.test_s <= 86_400, "(0, 86400]"),
-            "motion_s": (0 < self.motion_s <= 86_400, "(0, 86400]"),
+            "test_s": (0 < period <= self.test_s <= 86_400, f"[{period:g}, 86400]: at least one sample period"),
+            "motion_s": (0 < period <= self.motion_s <= 86_400, f"[{period:g}, 86400]: at least one sample period"),
             "rate_hz": (0 < self.rate_hz <= 1_000, "(0, 1000]"),
             "repeats": (1 <= self.repeats <= 1_000, "1..1000"),
             "reading_period_s": (0 < self.reading_period_s <= 1, "(0, 1]"),

@@ -237,7 +237,9 @@ def _trigger(node: ConfigNode) -> Trigger:
         if node.get("period_s") is not None
         else math.inf
     )
-    sample = node["sample"].to_int(minimum=1) if node.get("sample") is not None else 0
+    # a sample within a case: an hour at the highest sampling rate (1 kHz); 10**23 was taken, a trigger never met
+    max_sample = round(MAX_CASE_TIME_S / MIN_PERIOD_S)
+    sample = node["sample"].to_int(minimum=1, maximum=max_sample) if node.get("sample") is not None else 0
     probability = 0.0
     if node.get("probability") is not None:
         probability = node["probability"].to_float(minimum=0.0, maximum=1.0)

@@ -136,6 +136,17 @@ def _fault_value_case(folder: Path) -> Case:
     return Case([*argv, "--filter", f"physical=hazards:sudden_jump@{library}"], ("hazards.yaml", "fault.value"))
 
 
+def _trigger_sample_case(folder: Path) -> Case:
+    """A trigger at control cycle 10**23: taken, a hazard that could never happen."""
+    text = (SHIPPED / "hazards.yaml").read_text()
+    assert "trigger: {kind: time, at_s: 5.0}" in text
+    library = folder / "hazards.yaml"
+    never = f"trigger: {{kind: sample, sample: {10**23}}}"
+    library.write_text(text.replace("trigger: {kind: time, at_s: 5.0}", never, 1))
+    argv = [*_RUN_CASE, "--config", str(SHIPPED / "needle_insertion.yaml")]
+    return Case([*argv, "--filter", f"physical=hazards:sudden_jump@{library}"], ("hazards.yaml", "trigger.sample"))
+
+
 #: Fault delays of the hazard library (``scenarios.command_delay.fault.delay_cycles``).
 DELAYS = {"delay_10e12": "1000000000000", "delay_zero": "0", "delay_over_10_s": "10001"}
 
@@ -365,6 +376,7 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     }
     cases |= {f"hazards:{n}": lambda f, c=c: _delay_case(c, f) for n, c in DELAYS.items()}
     cases["hazards:value_1e300"] = _fault_value_case
+    cases["hazards:trigger_sample_1e23"] = _trigger_sample_case
     for rate in ("inf", "nan", "-1", "1e-300", "1e-6", "1e9"):  # 1e-300 was a traceback, 1e-6 a silent hang
         cases[f"replay_rate:{rate}"] = lambda f, r=rate: Case(["replay", str(f / "b.mcap"), "--rate", r], ("--rate",))
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")

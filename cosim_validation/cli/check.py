@@ -76,11 +76,22 @@ def run(args: argparse.Namespace) -> int:
 
     from cosim_validation.assembly import check_records, monitor_world_of
     from cosim_validation.cli.output import format_table, print_json
+    from cosim_validation.common.exceptions import InputError
     from cosim_validation.common.record import RobotRole, TrajectoryRecord
     from cosim_validation.monitor.properties import Status
+    from cosim_validation.monitor.properties.scene_context import record_target
 
     records = [TrajectoryRecord.load(Path(p)) for p in args.traces]
     expected = TrajectoryRecord.load(Path(args.expected)) if args.expected else None
+    named = [(str(p), r) for p, r in zip(args.traces, records, strict=True)]
+    for path, record in named + ([(args.expected, expected)] if expected is not None else []):
+        try:
+            record_target(record)  # the target stored with it is read later, where the file is not known any more
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+        if record.n_samples > 1 and record.t_s[-1] == record.t_s[0]:  # a motion of no duration: every speed infinite
+            n, t0 = record.n_samples, record.t_s[0]
+            raise InputError(f"{path}: time does not advance: all {n} samples at t = {t0:g} s")
     if expected is not None:
         _check_expected(args.expected, expected, records, args.traces)
     if expected is None:

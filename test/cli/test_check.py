@@ -31,6 +31,11 @@ def case_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     files["other_plan"] = folder / "other_plan.npz"
     (folder / "junk.npz").write_bytes(b"not an npz")
     files["junk"] = folder / "junk.npz"
+    for name, target in (("nan_target", [float("nan")] * 3), ("far_target", [1e300, 0.0, 0.0])):
+        files[name] = folder / f"{name}.npz"
+        dataclasses.replace(record, meta={"target_m": target}).save(files[name])
+    files["no_time"] = folder / "no_time.npz"
+    dataclasses.replace(record, t_s=np.full_like(record.t_s, 2.0)).save(files["no_time"])
     return files
 
 
@@ -103,12 +108,17 @@ def test_a_plan_of_another_test_id_is_said_in_a_warning(
         # a robot's own record as its plan: judged against itself, "tip_follows_plan holds"
         (["VIRTUAL", "--expected", "VIRTUAL"], "a record of the virtual robot; expected the expected (planned)"),
         (["VIRTUAL", "--target", "1e308", "0", "0"], "--target: expected a coordinate within"),  # numpy overflowed
+        # a target stored with the record: the file was not named; 1e300 overflowed the distances to it
+        (["NAN_TARGET"], "nan_target.npz: trajectory record 'synthetic': meta 'target_m' is not 3 numbers"),
+        (["FAR_TARGET"], "far_target.npz: trajectory record 'synthetic': meta 'target_m' is not 3 numbers within"),
+        (["NO_TIME"], "no_time.npz: time does not advance: all 65 samples at t = 2 s"),  # checked as a motion
     ],
 )
 def test_bad_input_is_one_error_line(
     args: list[str], message: str, case_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     named = {"JUNK": "junk", "VIRTUAL": "virtual", "OTHER_PLAN": "other_plan"}
+    named |= {"NAN_TARGET": "nan_target", "FAR_TARGET": "far_target", "NO_TIME": "no_time"}
     argv = [str(case_files[named[a]]) if a in named else a for a in args]
     assert main(["check", *argv]) == 1
     err = capsys.readouterr().err

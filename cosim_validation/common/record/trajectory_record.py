@@ -44,14 +44,12 @@ def test_id_problem(test_id: str) -> str:
     """What is wrong with ``test_id`` as a record's id, or "" if nothing.
 
     A test id names a folder when a run's records are exported (``<test_id>/<robot>.npz``) and is printed on one
-    line: it must be 1 to :data:`MAX_TEST_ID` printable characters, without a slash or backslash, and not ``.`` or
-    ``..``.
+    line: it must be at most :data:`MAX_TEST_ID` printable characters, without a slash or backslash, and not ``.``
+    or ``..`` (empty is allowed: a record made outside a case, e.g. by ``execute_trajectory``).
 
     Args:
         test_id: The id to check.
     """
-    if not isinstance(test_id, str) or not test_id:
-        return "expected a non-empty name"
     if len(test_id) > MAX_TEST_ID:
         return f"expected at most {MAX_TEST_ID} characters, got {len(test_id)}"
     if not test_id.isprintable():
@@ -182,6 +180,9 @@ class TrajectoryRecord:
         if n > 1 and np.any(np.diff(self.t_s) < 0):
             first = int(np.argmax(np.diff(self.t_s) < 0)) + 1
             raise InputError(f"trajectory record {self.test_id!r}: time goes backwards at sample {first}")
+        twice = sorted({name for name in self.joint_names if self.joint_names.count(name) > 1})
+        if twice:  # a joint looked up by name got another joint's values
+            raise InputError(f"trajectory record {self.test_id!r}: joint_names holds {twice[0]!r} more than once")
         if not 0.0 <= self.needle_length_m <= MAX_NEEDLE_LENGTH_M:
             raise InputError(
                 f"trajectory record {self.test_id!r}: needle_length_m must be 0 to {MAX_NEEDLE_LENGTH_M:g} m, "

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.anatomy import AnatomyScene
+from cosim_validation.common.config.config_node import MAX_POINT_M
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.monitor.properties.context import DistanceField, MonitorContext, SelfCollisionCheck, SelfDistance
@@ -39,7 +40,8 @@ def record_target(record: TrajectoryRecord) -> np.ndarray | None:
         The target point, shape (3,), in [m]; None if the meta has none.
 
     Raises:
-        InputError: The value is not 3 finite numbers.
+        InputError: The value is not 3 finite numbers within ``MAX_POINT_M`` of the base (1e300 overflowed the
+            distances to it).
     """
     value: Any = record.meta.get(TARGET_META_KEY)
     if value is None:
@@ -48,8 +50,11 @@ def record_target(record: TrajectoryRecord) -> np.ndarray | None:
         target = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         target = np.zeros(0)
-    if target.shape != (3,) or not np.isfinite(target).all():
-        raise InputError(f"trajectory record {record.test_id!r}: meta {TARGET_META_KEY!r} is not 3 numbers: {value!r}")
+    if target.shape != (3,) or not np.isfinite(target).all() or np.abs(target).max() > MAX_POINT_M:
+        raise InputError(
+            f"trajectory record {record.test_id!r}: meta {TARGET_META_KEY!r} is not 3 numbers within "
+            f"+-{MAX_POINT_M:g} m of the base: {value!r}"
+        )
     return target
 
 

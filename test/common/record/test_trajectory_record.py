@@ -107,6 +107,13 @@ def test_bad_shapes_and_time_are_refused() -> None:
     t[3] = 0.0
     with pytest.raises(InputError, match="time goes backwards at sample 3"):
         TrajectoryRecord(**{**good.__dict__, "t_s": t})
+    # a hostile trial: a joint named twice, a test id leaving an export's folder
+    names = (good.joint_names[0],) * len(good.joint_names)
+    with pytest.raises(InputError, match=f"joint_names holds {names[0]!r} more than once"):
+        TrajectoryRecord(**{**good.__dict__, "joint_names": names})
+    for test_id in ("../x", "a\nb", ".", "x" * 201):
+        with pytest.raises(InputError, match="trajectory record test_id"):
+            TrajectoryRecord(**{**good.__dict__, "test_id": test_id})
 
 
 def test_garbage_bytes_are_refused() -> None:

@@ -28,30 +28,38 @@ def _umask() -> int:
     return _UMASK_FALLBACK
 
 
-def put_in_place(tmp: str | Path, path: Path) -> None:
+def put_in_place(tmp: str | Path, path: Path, *, overwrite: bool = True) -> None:
     """Give the finished temporary file ``tmp`` the mode of a new file and rename it to ``path``.
 
     Args:
         tmp: The temporary file, in ``path``'s folder.
-        path: The file to make (replaced if it exists).
+        path: The file to make.
+        overwrite: Replace ``path`` if it exists; False: fail if it exists, also when another process makes it
+            meanwhile (a hard link is made, which never replaces a file; ``tmp`` stays for the caller to remove).
 
     Raises:
+        FileExistsError: ``path`` exists and ``overwrite`` is False.
         OSError: The mode cannot be set or the file cannot be renamed.
     """
     os.chmod(tmp, 0o666 & ~_umask())
-    os.replace(tmp, path)
+    if overwrite:
+        os.replace(tmp, path)
+    else:
+        os.link(tmp, path)
 
 
-def write_atomic(path: Path, write: Callable[[Path], object], what: str) -> None:
+def write_atomic(path: Path, write: Callable[[Path], object], what: str, *, overwrite: bool = True) -> None:
     """Call ``write(tmp)`` on a temporary file in ``path``'s folder, then rename it to ``path``.
 
     Args:
         path: The file to make.
         write: Writes the content to the path it is given.
         what: What the file is, for the error message (``an error model``).
+        overwrite: Replace ``path`` if it exists; False: refuse to, also when another process made it meanwhile.
 
     Raises:
-        InputError: The folder or file cannot be written (naming the path and why); nothing is left behind.
+        InputError: The folder or file cannot be written (naming the path and why), or ``path`` exists and
+            ``overwrite`` is False; nothing is left behind.
     """
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -60,7 +68,9 @@ def write_atomic(path: Path, write: Callable[[Path], object], what: str) -> None
     os.close(fd)
     try:
         write(Path(tmp))
-        put_in_place(tmp, path)
+        put_in_place(tmp, path, overwrite=overwrite)
+    except FileExistsError:
+        raise InputError(f"{path}: already exists; refusing to overwrite it") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
     finally:

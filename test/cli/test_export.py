@@ -83,3 +83,32 @@ def test_an_export_that_meets_a_damaged_record_leaves_nothing(
     (kept / "mine").mkdir(parents=True)  # a folder of the user's that was there before stays
     assert main(["export", str(run), "-o", str(kept)]) == 1
     assert [p.relative_to(kept) for p in kept.rglob("*")] == [Path("mine")]
+
+
+def test_two_exports_into_one_folder_at_once_write_each_file_once(
+    reference: CampaignOutcome, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another export writes a record after this one checked that none exists and before it writes that record: this
+    one refuses it, keeps the other's file and removes its own (both said "wrote" and one file overwrote the other).
+    The other export is played by reading each stored record: its file is written just then."""
+    with ResultsDB.open(reference.out_dir / "results.sqlite") as db:
+        test_id = next(iter(db.trajectory_robots()))
+    out = tmp_path / "shared"
+    theirs = out / test_id / "virtual.npz"
+    original = ResultsDB.trajectory
+
+    def read_while_the_other_writes(self: ResultsDB, case: str, robot: str, *args: object) -> TrajectoryRecord:
+        record = original(self, case, robot, *args)  # type: ignore[arg-type]
+        if robot == "virtual" and not theirs.exists():
+            theirs.parent.mkdir(parents=True, exist_ok=True)
+            theirs.write_bytes(b"the other export's record")
+        return record
+
+    monkeypatch.setattr(ResultsDB, "trajectory", read_while_the_other_writes)
+    argv = ["export", str(reference.out_dir), "-o", str(out), "--case", test_id]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1
+    assert "virtual.npz: already exists; refusing to overwrite it" in err
+    assert theirs.read_bytes() == b"the other export's record"
+    assert [p.relative_to(out) for p in out.rglob("*.npz")] == [Path(test_id) / "virtual.npz"]

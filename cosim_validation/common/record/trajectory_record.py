@@ -304,17 +304,19 @@ class TrajectoryRecord:
         except InputError as exc:
             raise InputError(f"{source}: {exc}") from None
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, *, overwrite: bool = True) -> None:
         """Write to an ``.npz`` file atomically (a temporary file renamed into place: never half a file).
 
         Args:
-            path: The ``.npz`` file to write (replaced if it exists); its folder must exist.
+            path: The ``.npz`` file to write; its folder must exist.
+            overwrite: Replace the file if it exists; False: refuse to, also when another process wrote it
+                meanwhile.
 
         Raises:
-            InputError: The file cannot be written (names the path and why).
+            InputError: The file cannot be written (names the path and why), or exists and ``overwrite`` is False.
         """
         content = self.to_bytes()
-        write_atomic(Path(path), lambda tmp: tmp.write_bytes(content), "a trajectory record")
+        write_atomic(Path(path), lambda tmp: tmp.write_bytes(content), "a trajectory record", overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> TrajectoryRecord:

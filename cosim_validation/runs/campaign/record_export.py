@@ -82,7 +82,8 @@ def export_records(
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror})") from None
-            record.save(path)
+            # another export into the same folder at once: both checked before either wrote, and both said "wrote"
+            record.save(path, overwrite=False)
             written.append(ExportedRecord(test_id, robot, path))
     except BaseException:
         _undo(written, made)  # all or nothing: no partial export is left beside an error

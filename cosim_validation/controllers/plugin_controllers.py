@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike
 from cosim_validation.common.abandoned_calls import abandon
 from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.quoting import one_line
 from cosim_validation.common.record import Stage
 from cosim_validation.controllers.planning.errors import PlanningError
 from cosim_validation.controllers.planning.plan import Plan
@@ -68,24 +69,6 @@ def said(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - the user's __str__
         text = "(its message could not be shown: its __str__ raised)"
     return f"{type(exc).__name__}: {text}"
-
-
-#: The longest text of the user's code a message quotes [characters]
-QUOTED_CHARS = 300
-
-
-def one_line(text: str, limit: int = QUOTED_CHARS) -> str:
-    r"""``text`` of the user's code as one line of at most ``limit`` characters and an ellipsis.
-
-    Line breaks, terminal escapes and other control characters are shown escaped (``\n``, ``\x1b``): a message
-    written by a plugin cannot add lines that read as other errors, clear the terminal, or run to megabytes.
-
-    Args:
-        text: What the user's code said.
-        limit: The most characters kept.
-    """
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[: limit + 1])
-    return shown if len(text) <= limit else f"{shown[:limit]}... ({len(text)} characters)"
 
 
 def exit_text(exc: BaseException) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.common.quoting import one_line
 from cosim_validation.error_injection.error_types import DatasetError
 from cosim_validation.error_injection.robot_identity import RobotIdentity
 
@@ -100,8 +101,9 @@ class ErrorDataset:
         if len(self.joint_units) != j or any(u not in ("rad", "m") for u in self.joint_units):
             raise DatasetError(f"dataset: joint units {list(self.joint_units)}, expected rad or m per joint")
         bad = sorted(set(np.unique(self.set_name)) - set(SETS))
-        if bad:
-            raise DatasetError(f"dataset: column 'set': values {bad}, expected {' or '.join(SETS)}")
+        if bad:  # a cell of the user's file: quoted short (a 2 MB value was echoed whole)
+            shown = ", ".join(repr(one_line(str(v), 60)) for v in bad[:3]) + (", ..." if len(bad) > 3 else "")
+            raise DatasetError(f"dataset: column 'set': values {shown}; expected {' or '.join(SETS)}")
 
     @property
     def n_rows(self) -> int:

@@ -209,11 +209,13 @@ def _dataset(
             f"within +-{MAX_MARKER_POSITION_M:g} m of the tracker"
         )
     registration = _numbers(columns, MARKER_ERROR, source)
-    negative = np.flatnonzero(registration < 0)
-    if negative.size:
-        row = int(negative[0])
+    # NaN: not seen; an error past the tracker's whole volume is no error of a registration (1e300 was taken)
+    wrong = np.flatnonzero(~np.isnan(registration) & ~((registration >= 0) & (registration <= MAX_MARKER_POSITION_M)))
+    if wrong.size:
+        row = int(wrong[0])
         raise DatasetError(
-            f"{source}: column {MARKER_ERROR!r}: {registration[row]} in row {row + 1}; expected an error >= 0 [m]"
+            f"{source}: column {MARKER_ERROR!r}: {registration[row]} in row {row + 1}; expected an error of 0 to "
+            f"{MAX_MARKER_POSITION_M:g} m"
         )
     try:
         return ErrorDataset(
@@ -307,12 +309,17 @@ def csv_frame(path: Path, **options: Any) -> Any:
 
 
 def _check_header(path: Path, text: str) -> None:
-    """Refuse a header that names a column twice (pandas would rename the second ``name.1`` and read the first)."""
+    """Refuse a column named twice in the header, or a row with fewer cells than the header.
+
+    Pandas renames a second ``name`` ``name.1`` and reads the first, and reads the missing cells of a short row as
+    empty: a marker taken as not seen.
+    """
     import csv
     import io
 
+    rows = csv.reader(io.StringIO(text))
     try:
-        header = next(csv.reader(io.StringIO(text)), [])
+        header = next(rows, [])
     except csv.Error:
         return  # pandas says what is wrong with it
     seen: set[str] = set()
@@ -320,6 +327,19 @@ def _check_header(path: Path, text: str) -> None:
         if name in seen and name:
             raise DatasetError(f"{path}: column {name!r} given twice in the header; expected each column once")
         seen.add(name)
+    number = 0
+    try:
+        for cells in rows:
+            if not cells:  # a blank line, which pandas skips too
+                continue
+            number += 1
+            if len(cells) < len(header):  # more cells than the header pandas refuses itself
+                raise DatasetError(
+                    f"{path}: row {number} has {len(cells)} cells, the header {len(header)}; expected a cell for every "
+                    "column (an empty one where a value is not known)"
+                )
+    except csv.Error:
+        return
 
 
 def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:

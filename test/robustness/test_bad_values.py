@@ -261,6 +261,19 @@ def _cell_case(folder: Path, column_name: str, row: int, value: str, says: str) 
     return Case(argv, ("theirs.csv", says), (out,))
 
 
+def _short_row_case(folder: Path) -> Case:
+    """The documented CSV with row 3 cut before its last four cells."""
+    _csv(folder, "0.0", 0)
+    header, *lines = (folder / "good.csv").read_text().splitlines()
+    lines[2] = ",".join(lines[2].split(",")[:-4])
+    source = folder / "theirs.csv"
+    source.write_text("\n".join([header, *lines]) + "\n")
+    out = folder / "d.parquet"
+    argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
+    cells = len(header.split(","))
+    return Case(argv, ("theirs.csv", f"row 3 has {cells - 4} cells, the header {cells}"), (out,))
+
+
 def _segment_split_case(folder: Path) -> Case:
     """Segment 0's rows, then one row of segment 1, then segment 0 again from its start: its times went back across
     the gap and the import took them."""
@@ -389,6 +402,13 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     # column's first value, no row named
     cases["csv:segment_1e26"] = lambda f: _import_case(f, "1" + "0" * 26, 30, "expected a whole number 0..", "segment")
     cases["csv:time_hex_in_row_4"] = lambda f: _cell_case(f, "time_s", 4, "0x10", "found text ('0x10' in row 4)")
+    # a hostile trial: a registration error of 1e300 m taken; a 2 MB set name echoed whole; a short row's missing
+    # quaternion read as a marker not seen
+    cases["csv:registration_1e300"] = lambda f: _cell_case(
+        f, "marker_registration_error_m", 3, "1e300", "'marker_registration_error_m': 1e+300 in row 3; expected"
+    )
+    cases["csv:set_two_megabytes"] = lambda f: _cell_case(f, "set", 2, "x" * 2_000_000, "(2000000 characters)")
+    cases["csv:short_row"] = _short_row_case
     cases["csv:time_underscore_in_row_20"] = lambda f: _cell_case(f, "time_s", 20, "1_0", "('1_0' in row 20)")
     cases["csv:joint_true_in_row_8"] = lambda f: _cell_case(
         f,

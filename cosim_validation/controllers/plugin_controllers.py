@@ -359,7 +359,7 @@ class _KeptOpen:
         return getattr(self._stream, name)
 
 
-def _in_our_directory(call: Callable[[], Any]) -> Any:
+def _with_our_directory_and_streams(call: Callable[[], Any]) -> Any:
     """``call()``, and then back to the working directory and standard streams it was called with.
 
     The command's relative paths (the suite, the run directory) are read after the controller was made and ran:
@@ -404,7 +404,7 @@ class CallThread:
                 return
             began = time.perf_counter()
             try:
-                result = _in_our_directory(call)
+                result = _with_our_directory_and_streams(call)
             except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
                 future.set_exception(exc)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt (raised by the user's code on

@@ -301,14 +301,14 @@ def csv_frame(path: Path, **options: Any) -> Any:
         text = read_user_text(path)
     except ConfigError as exc:
         raise DatasetError(str(exc)) from None
-    _check_header(path, text)
+    _check_table_shape(path, text)
     try:
         return pd.read_csv(io.StringIO(text), **options)
     except (ValueError, pd.errors.ParserError) as exc:  # EmptyDataError is a ValueError
         raise DatasetError(f"{path}: cannot read the CSV ({exc})") from None
 
 
-def _check_header(path: Path, text: str) -> None:
+def _check_table_shape(path: Path, text: str) -> None:
     """Refuse a column named twice in the header, or a row with fewer cells than the header.
 
     Pandas renames a second ``name`` ``name.1`` and reads the first, and reads the missing cells of a short row as

@@ -7,6 +7,7 @@ the user's other files (a hostile trial found them all 0600).
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Callable
@@ -15,6 +16,8 @@ from pathlib import Path
 from cosim_validation.common.exceptions import InputError
 
 _UMASK_FALLBACK = 0o022
+#: What ``os.link`` fails with where the file system has no hard links
+_NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS)
 
 
 def _umask() -> int:
@@ -35,7 +38,9 @@ def put_in_place(tmp: str | Path, path: Path, *, overwrite: bool = True) -> None
         tmp: The temporary file, in ``path``'s folder.
         path: The file to make.
         overwrite: Replace ``path`` if it exists; False: fail if it exists, also when another process makes it
-            meanwhile (a hard link is made, which never replaces a file; ``tmp`` stays for the caller to remove).
+            meanwhile (a hard link is made, which never replaces a file; where the file system has none, the name is
+            claimed with an exclusive create and the file put over that claim; ``tmp`` stays for the caller to
+            remove).
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is False.
@@ -44,8 +49,21 @@ def put_in_place(tmp: str | Path, path: Path, *, overwrite: bool = True) -> None
     os.chmod(tmp, 0o666 & ~_umask())
     if overwrite:
         os.replace(tmp, path)
-    else:
+        return
+    try:
         os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        # a file system without hard links (FAT, some network mounts): claim the name, then put the file over it
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            Path(path).unlink(missing_ok=True)  # our empty claim, nobody else's file
+            raise
 
 
 def write_atomic(path: Path, write: Callable[[Path], object], what: str, *, overwrite: bool = True) -> None:

@@ -58,3 +58,25 @@ def test_a_failed_write_leaves_nothing_and_names_the_file(tmp_path: Path) -> Non
     with pytest.raises(InputError, match=r"model\.npz: cannot write an error model \(No space left on device\)"):
         write_atomic(target, fail, "an error model")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard_links", "no_hard_links"])
+def test_a_file_that_must_not_overwrite_refuses_one_made_meanwhile(
+    tmp_path: Path, links: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also on a file system without hard links (os.link fails with EPERM there): the file is written once, a second
+    write refuses, the first file's content stays and no temporary file is left."""
+    import errno
+
+    if not links:
+
+        def no_link(source: object, target: object) -> None:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_link)
+    target = tmp_path / "record.npz"
+    write_atomic(target, lambda tmp: tmp.write_text("first"), "a record", overwrite=False)
+    with pytest.raises(InputError, match=r"record\.npz: already exists; refusing to overwrite it"):
+        write_atomic(target, lambda tmp: tmp.write_text("second"), "a record", overwrite=False)
+    assert target.read_text() == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["record.npz"]

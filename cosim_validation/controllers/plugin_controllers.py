@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -335,53 +334,24 @@ class CallHungError(CosimError):
     """A call into the user's code did not return within its limit (it keeps running on its own thread)."""
 
 
-class _KeptOpen:
-    """One of our standard streams as the user's code sees it during a call: its ``close`` only flushes.
-
-    A plugin that closed ``sys.stdout`` closed our file descriptor 1 with it: ``run-case`` then ended in a traceback
-    when it printed its result.
-    """
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def close(self) -> None:
-        """Flush, and keep the stream open for the command."""
-        with contextlib.suppress(Exception):
-            self._stream.flush()
-
-    @property
-    def closed(self) -> bool:
-        """Never closed for the user's code."""
-        return False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-def _with_our_directory_and_streams(call: Callable[[], Any]) -> Any:
-    """``call()``, and then back to the working directory and standard streams it was called with.
+def _in_our_directory(call: Callable[[], Any]) -> Any:
+    """``call()``, and then back to the working directory it was called in, should the user's code change it.
 
     The command's relative paths (the suite, the run directory) are read after the controller was made and ran:
-    a plugin that changed the directory made them "not found" or wrote elsewhere. The user's code sees
-    ``sys.stdout`` and ``sys.stderr`` through :class:`_KeptOpen`; whatever it set them to is undone after the call
-    (our result would have gone to its file).
+    a plugin that changed the directory made them "not found" or wrote elsewhere.
 
     Args:
         call: The user's call, without arguments.
     """
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _KeptOpen(streams[0]), _KeptOpen(streams[1])
     try:
         ours = os.getcwd()
     except OSError:  # the directory itself is gone: nothing to come back to
-        ours = ""
+        return call()
     try:
         return call()
     finally:
-        sys.stdout, sys.stderr = streams
         with contextlib.suppress(OSError):
-            if ours and os.getcwd() != ours:
+            if os.getcwd() != ours:
                 os.chdir(ours)
 
 
@@ -404,7 +374,7 @@ class CallThread:
                 return
             began = time.perf_counter()
             try:
-                result = _with_our_directory_and_streams(call)
+                result = _in_our_directory(call)
             except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
                 future.set_exception(exc)
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt (raised by the user's code on

@@ -46,6 +46,7 @@ from cosim_validation.controllers.plugin_api import (
     Observation,
 )
 from cosim_validation.controllers.plugin_loader import PluginSpec, load_factory
+from cosim_validation.controllers.standard_streams import GUARD, StreamTicket
 from cosim_validation.robots.model import Kinematics
 
 
@@ -355,6 +356,10 @@ def _in_our_directory(call: Callable[[], Any]) -> Any:
                 os.chdir(ours)
 
 
+#: A call for :class:`CallThread`: the call, the future of its result and time (None: end the thread), its ticket
+_Task = tuple[Callable[[], Any], "Future[tuple[Any, float]] | None", StreamTicket]
+
+
 class CallThread:
     """Runs a user's calls one at a time on a daemon thread of its own, each with a wall-time limit.
 
@@ -363,23 +368,29 @@ class CallThread:
     """
 
     def __init__(self, name: str) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Future[tuple[Any, float]] | None]] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[_Task] = queue.SimpleQueue()
         self.hung = False
         threading.Thread(target=self._serve, name=f"controller-{name}", daemon=True).start()
 
     def _serve(self) -> None:
         while True:
-            call, future = self._tasks.get()
+            call, future, ticket = self._tasks.get()
             if future is None:  # stop()
                 return
             began = time.perf_counter()
+            GUARD.enter(ticket)  # the command's streams stay whole whatever the call does to sys.stdout/stderr
+            result: Any = None
+            error: BaseException | None = None
             try:
                 result = _in_our_directory(call)
             except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
-                future.set_exception(exc)
+                error = exc
             except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt (raised by the user's code on
                 # this thread, never a signal), GeneratorExit or a class of the user's own: never past this case
-                future.set_exception(ControllerExitError(exit_text(exc)))
+                error = ControllerExitError(exit_text(exc))
+            GUARD.leave(ticket)  # before the caller hears: its next print goes to its own streams
+            if error is not None:
+                future.set_exception(error)
             else:
                 future.set_result((result, time.perf_counter() - began))
 
@@ -395,11 +406,13 @@ class CallThread:
             BaseException: Whatever ``call`` raised.
         """
         future: Future[tuple[Any, float]] = Future()
-        self._tasks.put((call, future))
+        ticket = StreamTicket()
+        self._tasks.put((call, future, ticket))
         try:
             return future.result(timeout=limit_s)
         except TimeoutError:
             self.hung = True
+            GUARD.leave(ticket)  # the streams are the command's again now, not when (if ever) the call returns
             abandon()
             raise CallHungError(f"had not returned after {limit_s:g} s") from None
 
@@ -417,7 +430,7 @@ class CallThread:
         with contextlib.suppress(CallHungError):
             self.call(release_call, limit_s)
         if not self.hung:
-            self._tasks.put((lambda: None, None))
+            self._tasks.put((lambda: None, None, StreamTicket()))
 
 
 class PlanningPlugin:

@@ -207,6 +207,9 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
                 raise ValueError("bad\nTraceback (most recent call last):\nerror: second line\x1b[2J" + "x" * 5_000_000)
             if options["mode"] == "chdir":  # elsewhere, then a good plan: the command's relative paths broke
                 os.chdir(options["to"])
+            if options["mode"] == "close_stdout":  # then a good plan: run-case's result was a traceback
+                sys.stdout.close()
+                sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the user's code, never closed by it
             if options["mode"] == "refuse_lines":
                 raise PlanningError("\x1b[31mred\nerror: second line", "no_skin_entry\nx")
             if options["mode"] == "not_a_plan":

@@ -456,3 +456,20 @@ def test_a_plugin_that_changes_the_working_directory_leaves_ours_as_it_was(
     plan = setup.controller().plan_case(setup.planning.default_source_m, behind_heart[0])  # type: ignore[union-attr]
     assert len(plan.t_s) > 10
     assert os.getcwd() == ours
+
+
+def test_a_plugin_that_closes_stdout_leaves_the_commands_output_whole(tmp_path: Path) -> None:
+    """``cosim run-case`` with a plugin that closes ``sys.stdout`` and points ``sys.stderr`` at /dev/null: the case's
+    result is printed whole (it was a traceback: our descriptor 1 had been closed with it)."""
+    import json
+    import subprocess
+    import sys
+
+    config = _write_config(tmp_path, {"plugin": f"{SAMPLES}:make_bad_plan", "options": {"mode": "close_stdout"}})
+    argv = ["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]
+    cosim = [sys.executable, "-m", "cosim_validation.cli.main"]
+    done = subprocess.run([*cosim, *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]  # 1, and nothing said: the error had gone to /dev/null
+    assert "make_bad_plan controller on mujoco: executed, 230 samples" in done.stdout, done.stdout[-2000:]
+    with_json = subprocess.run([*cosim, *argv, "--json"], capture_output=True, text=True, timeout=300)
+    assert json.loads(with_json.stdout)["outcome"] == "executed"

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.hazards.command_progress import command_progress
 from cosim_validation.hazards.detector import Detection, DetectorSettings, derive_threshold, detect, deviations
@@ -90,6 +91,21 @@ def record_pairs(db: ResultsDB, kinematics: Kinematics) -> Iterator[tuple[str, T
         if {"physical", "virtual"} <= set(robots.get(case.test_id, ())):
             physical = db.trajectory(case.test_id, "physical", kinematics)
             yield case.outcome, physical, db.trajectory(case.test_id, "virtual", kinematics)
+
+
+def _case_seed(record: TrajectoryRecord) -> int:
+    """The case seed kept in ``record``'s meta, from which a run made before events were stored draws its windows.
+
+    Raises:
+        InputError: The meta has no seed, or one that is not an integer >= 0 (the message names the case).
+    """
+    seed = record.meta.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(
+            f"case {record.test_id!r}, physical record: meta 'seed' must be the case's seed, an integer >= 0, got "
+            f"{seed!r} (this run has no events table, so its fault windows are drawn again from that seed)"
+        )
+    return seed
 
 
 def derive_settings(db: ResultsDB, kinematics: Kinematics, margin: float) -> DetectorSettings:
@@ -161,7 +177,7 @@ def judge_run(
         if scenario is not None and stored is not None:
             spans = windows_of_events(happened.get(physical.test_id, []), float(physical.t_s[-1]))
         elif scenario is not None:
-            spans = schedule(scenario, physical.t_s[1:], int(physical.meta["seed"]), physical.stage[1:])
+            spans = schedule(scenario, physical.t_s[1:], _case_seed(physical), physical.stage[1:])
         if scenario is not None and warn is not None and len(physical.t_s) > 1:
             t = physical.t_s
             for text in case_warnings(scenario, float(t[-1] - t[0]), float(t[1] - t[0]), set(physical.stage[1:])):

@@ -143,6 +143,8 @@ class TrajectoryRecord:
         } | {name: (n, *shape) for name, shape in _MARKER_SHAPES.items()}
         if n < 0:
             raise InputError(f"trajectory record {self.test_id!r}: t_s must be 1-D, got shape {np.shape(self.t_s)}")
+        for name, top in (("stage", int(max(Stage))), ("supervisor", int(max(SupervisorMode)))):
+            _check_codes(self.test_id, name, np.asarray(getattr(self, name)), top)
         for name, shape in expected.items():
             dtype = np.uint8 if name in ("stage", "supervisor") else np.float64
             value = np.ascontiguousarray(getattr(self, name), dtype=dtype)
@@ -152,19 +154,16 @@ class TrajectoryRecord:
                 )
             value.setflags(write=False)
             object.__setattr__(self, name, value)
-        if self.supervisor.size and int(self.supervisor.max()) > max(SupervisorMode):
-            first = int(np.argmax(self.supervisor > max(SupervisorMode)))
-            raise InputError(
-                f"trajectory record {self.test_id!r}: supervisor {int(self.supervisor[first])} at sample {first} "
-                f"is not a supervisor mode (0 to {int(max(SupervisorMode))})"
-            )
-        if self.stage.size and int(self.stage.max()) > max(Stage):  # Stage(200) was a ValueError traceback
-            first = int(np.argmax(self.stage > max(Stage)))
-            raise InputError(
-                f"trajectory record {self.test_id!r}: stage {int(self.stage[first])} at sample {first} is not a "
-                f"stage (0 to {int(max(Stage))})"
-            )
         _check_magnitudes(self.test_id, {name: getattr(self, name) for name in _BOUNDED})
+        for name in _UNIT_ROWS:
+            _check_unit_rows(self.test_id, name, getattr(self, name))
+        below = self.marker_error_m < 0
+        if below.any():
+            first = int(np.argmax(below))
+            raise InputError(
+                f"trajectory record {self.test_id!r}: marker_error_m holds {self.marker_error_m[first]:g} at sample "
+                f"{first}; a registration error is >= 0 (m), or NaN where not known"
+            )
         if not np.isfinite(self.t_s).all():  # NaN slipped past the order check below
             first = int(np.argmax(~np.isfinite(self.t_s)))
             raise InputError(f"trajectory record {self.test_id!r}: t_s holds {self.t_s[first]} at sample {first}")
@@ -358,6 +357,11 @@ _OPTIONAL: tuple[str, ...] = (*_MARKER_SHAPES, "supervisor")
 #: Array names of records written before the units left the names (a prismatic joint's values are metres).
 _OLD_ARRAYS = {"q_setpoint_rad": "q_setpoint", "q_measured_rad": "q_measured"}
 
+#: Every entry a record file may hold; others are not unpacked.
+_ENTRIES = frozenset({"header", *_ARRAYS, *_OPTIONAL, *_OLD_ARRAYS})
+#: The most a record's entries may unpack to [bytes]: some 1.5 million samples of a 7-joint arm, hours at 100 Hz
+MAX_UNPACKED_BYTES = 1 << 30
+
 
 def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The JSON header and the arrays of npz bytes; every way the bytes can be broken is an InputError."""
@@ -367,8 +371,16 @@ def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.nd
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             if "header" not in npz.files:
                 raise InputError(f"{source}: not a trajectory record (no 'header' entry; entries: {npz.files})")
+            ours = [name for name in npz.files if name in _ENTRIES]  # others are never unpacked
+            sizes = {info.filename.removesuffix(".npy"): info.file_size for info in npz.zip.infolist()}
+            unpacked = sum(sizes.get(name, 0) for name in ours)
+            if unpacked > MAX_UNPACKED_BYTES:  # a few MB of zeros unpacked to gigabytes
+                raise InputError(
+                    f"{source}: not a trajectory record it can read: its arrays unpack to {unpacked / 2**20:.0f} MiB, "
+                    f"more than {MAX_UNPACKED_BYTES / 2**20:.0f} MiB"
+                )
             raw = npz["header"].tobytes().decode()
-            arrays = {name: npz[name] for name in npz.files if name != "header"}
+            arrays = {name: npz[name] for name in ours if name != "header"}
     except InputError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
@@ -380,6 +392,16 @@ def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.nd
     if not isinstance(header, dict):
         raise InputError(f"{source}: header: expected a JSON object, got a JSON {type(header).__name__}")
     return header, arrays
+
+
+def _length(value: float, source: str) -> float:
+    """``value`` as a float; an integer too large for one (10**400 in the JSON) is an error naming the field."""
+    try:
+        return float(value)
+    except OverflowError:
+        digits = len(str(value))
+        what = f"{source}: header: 'needle_length_m'"
+        raise InputError(f"{what} must be a length in metres, got an integer of {digits} digits") from None
 
 
 def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -409,7 +431,7 @@ def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
         "robot": robot,
         "backend": field_("backend", (str,), "a string"),
         "joint_names": tuple(names),
-        "needle_length_m": float(field_("needle_length_m", (int, float), "a length in metres")),
+        "needle_length_m": _length(field_("needle_length_m", (int, float), "a length in metres"), source),
         "meta": meta,
     }
 
@@ -419,7 +441,52 @@ MAX_TIME_S = 1e10
 #: The largest magnitude a record's positions [m] and joint values [rad | m] may have (NaN: not known): a kilometre,
 #: some 160 turns (a tip 1e300 m away printed numpy overflow warnings and was then judged)
 MAX_MAGNITUDE = 1e3
-_BOUNDED = ("q_setpoint", "q_measured", "joint_pos_m", "tip_pos_m", "actual_tip_pos_m", "marker_pos_m")
+_BOUNDED = (
+    "q_setpoint",
+    "q_measured",
+    "joint_pos_m",
+    "tip_pos_m",
+    "actual_tip_pos_m",
+    "marker_pos_m",
+    "marker_error_m",
+    "joint_axis",
+    "tip_quat_wxyz",
+    "actual_tip_quat_wxyz",
+    "marker_quat_wxyz",
+)
+#: The arrays whose rows are unit vectors or unit quaternions (a row with NaN: not known)
+_UNIT_ROWS = ("joint_axis", "tip_quat_wxyz", "actual_tip_quat_wxyz", "marker_quat_wxyz")
+#: How far from 1 the norm of a stored unit vector or quaternion may be (float32 storage keeps it within 1e-6)
+UNIT_TOLERANCE = 1e-3
+
+
+def _check_codes(test_id: str, name: str, values: np.ndarray, top: int) -> None:
+    """Refuse ``values`` (stage or supervisor codes) that are not whole numbers 0 to ``top``, before the uint8 cast.
+
+    The cast wrapped 256 to 0 and -255 to 1 and truncated 1.7 to 1: a damaged record read as another one.
+    """
+    if values.ndim != 1 or values.dtype.kind not in "biuf":
+        return  # other kinds are refused where the arrays are read, other shapes after the cast
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values > top)
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise InputError(
+            f"trajectory record {test_id!r}: {name} {values[first].item()!r} at sample {first} is not a "
+            f"{'stage' if name == 'stage' else 'supervisor mode'} (0 to {top})"
+        )
+
+
+def _check_unit_rows(test_id: str, name: str, values: np.ndarray) -> None:
+    """Refuse a row of ``values`` (unit axes or quaternions along the last axis) whose norm is not 1; NaN rows pass."""
+    norm = np.linalg.norm(values, axis=-1)
+    bad = np.isfinite(norm) & (np.abs(norm - 1.0) > UNIT_TOLERANCE)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise InputError(
+            f"trajectory record {test_id!r}: {name} at sample {int(where[0])} has norm {float(norm[tuple(where)]):g}; "
+            f"expected a unit {'quaternion' if values.shape[-1] == 4 else 'vector'} (norm 1), or NaN where not known"
+        )
 
 
 def _check_magnitudes(test_id: str, arrays: dict[str, np.ndarray]) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -161,3 +163,88 @@ def test_the_supervisor_mode_travels_with_each_sample() -> None:
     assert TrajectoryRecord.from_bytes(buffer.getvalue()).supervisor.tolist() == [0] * 6
     with pytest.raises(InputError, match=r"supervisor 9 at sample 2 is not a supervisor mode \(0 to 5\)"):
         TrajectoryRecord(**{**record.__dict__, "supervisor": np.array([0, 0, 9, 0, 0, 0])})
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "message"),
+    [  # the uint8 cast wrapped 256 to 0 and -255 to 1 and truncated 1.7 to 1: read as another record, exit 0
+        ("stage", [0, 1, 256, 1, 1, 1], "stage 256 at sample 2 is not a stage (0 to 5)"),
+        ("stage", [0, 1, 1, -255, 1, 1], "stage -255 at sample 3 is not a stage (0 to 5)"),
+        ("stage", [0, 1.7, 1, 1, 1, 1], "stage 1.7 at sample 1 is not a stage (0 to 5)"),
+        ("stage", [0, 1, 1, 1, float("nan"), 1], "stage nan at sample 4 is not a stage (0 to 5)"),
+        ("supervisor", [0, 0, 0, 0, 0, 256], "supervisor 256 at sample 5 is not a supervisor mode (0 to 5)"),
+    ],
+)
+def test_stage_and_supervisor_codes_are_whole_numbers_in_range(name: str, values: list[float], message: str) -> None:
+    record = make_record(n=6)
+    with pytest.raises(InputError, match=re.escape(message)):
+        TrajectoryRecord(**{**record.__dict__, name: np.array(values)})
+    stages = np.array([0.0, 1.0, 1.0, 2.0, 2.0, 3.0])  # whole numbers stored as floats are fine
+    assert TrajectoryRecord(**{**record.__dict__, "stage": stages}).stage.tolist() == [0, 1, 1, 2, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("name", "row", "message"),
+    [  # a zero quaternion read as "along +z"; 1e300 overflowed in the orientation signals
+        ("tip_quat_wxyz", [0.0, 0.0, 0.0, 0.0], "tip_quat_wxyz at sample 3 has norm 0; expected a unit quaternion"),
+        ("tip_quat_wxyz", [1e300, 0.0, 0.0, 0.0], "tip_quat_wxyz holds 1e+300 at sample 3"),
+        ("actual_tip_quat_wxyz", [0.5, 0.5, 0.5, 0.6], "actual_tip_quat_wxyz at sample 3 has norm 1.05357"),
+        ("marker_quat_wxyz", [2.0, 0.0, 0.0, 0.0], "marker_quat_wxyz at sample 3 has norm 2; expected a unit"),
+    ],
+)
+def test_orientations_are_unit_quaternions_or_not_known(name: str, row: list[float], message: str) -> None:
+    record = make_record(n=6)
+    values = np.tile([1.0, 0.0, 0.0, 0.0], (6, 1))
+    values[3] = row
+    with pytest.raises(InputError, match=re.escape(message)):
+        TrajectoryRecord(**{**record.__dict__, name: values.copy()})
+    values[3] = np.nan  # not known
+    assert np.isnan(TrajectoryRecord(**{**record.__dict__, name: values}).__dict__[name][3]).all()
+
+
+def test_joint_axes_are_unit_vectors_and_registration_errors_not_negative() -> None:
+    record = make_record(n=6)
+    axes = record.joint_axis.copy()
+    axes[2, 4] = [0.0, 0.0, 2.0]
+    with pytest.raises(InputError, match=re.escape("joint_axis at sample 2 has norm 2; expected a unit vector")):
+        TrajectoryRecord(**{**record.__dict__, "joint_axis": axes.copy()})
+    axes[2, 4] = [0.0, 0.0, 1e308]
+    with pytest.raises(InputError, match=re.escape("joint_axis holds 1e+308 at sample 2")):
+        TrajectoryRecord(**{**record.__dict__, "joint_axis": axes})
+    error = np.array([0.001, -1e300, 0.001, np.nan, 0.001, 0.001])
+    with pytest.raises(InputError, match=re.escape("marker_error_m holds -1e+300 at sample 1")):
+        TrajectoryRecord(**{**record.__dict__, "marker_error_m": error.copy()})
+    error[1] = -0.001
+    with pytest.raises(InputError, match=re.escape("marker_error_m holds -0.001 at sample 1; a registration error")):
+        TrajectoryRecord(**{**record.__dict__, "marker_error_m": error})
+
+
+def test_a_needle_length_too_large_for_a_number_is_one_error() -> None:
+    """``"needle_length_m": 10**400`` as a JSON integer was an OverflowError traceback."""
+    data = make_record().to_bytes()
+    with np.load(io.BytesIO(data)) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    header = json.loads(arrays["header"].tobytes().decode())
+    text = json.dumps(header).replace(json.dumps(header["needle_length_m"]), "1" + "0" * 400, 1)
+    arrays["header"] = np.frombuffer(text.encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    with pytest.raises(InputError, match="header: 'needle_length_m' must be a length in metres, got an integer of 401"):
+        TrajectoryRecord.from_bytes(buffer.getvalue(), source="huge.npz")
+
+
+def test_entries_are_bounded_when_unpacked_and_unknown_ones_never_unpacked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An 800 KB file with an extra entry of 1e8 zeros took 892 MB to read; a 3.9 MB one unpacked to 4 GB."""
+    from cosim_validation.common.record import trajectory_record
+
+    data = make_record(n=200).to_bytes()
+    with np.load(io.BytesIO(data)) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays, junk=np.zeros(2_000_000))  # 16 MB of zeros, some 16 KB packed
+    ours = sum(a.nbytes for a in arrays.values())
+    monkeypatch.setattr(trajectory_record, "MAX_UNPACKED_BYTES", ours + 100_000)
+    assert TrajectoryRecord.from_bytes(buffer.getvalue()).n_samples == 200  # the junk is not unpacked
+    monkeypatch.setattr(trajectory_record, "MAX_UNPACKED_BYTES", ours // 2)
+    with pytest.raises(InputError, match=r"bomb.npz: not a trajectory record it can read: its arrays unpack to"):
+        TrajectoryRecord.from_bytes(buffer.getvalue(), source="bomb.npz")

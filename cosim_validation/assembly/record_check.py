@@ -93,6 +93,19 @@ def case_target(
     return None if planned is None else np.array(planned, dtype=np.float64)
 
 
+def _check_joints(source: str, record: TrajectoryRecord, robot_joints: tuple[str, ...]) -> None:
+    """Refuse a record of another arm: its joints must be the configured robot's, in its order.
+
+    A record of 6 joints judged on the 7-joint arm ended in an IndexError traceback; one of another arm's 6 joints
+    was judged with this arm's kinematics without a word.
+    """
+    if tuple(record.joint_names) != tuple(robot_joints):
+        raise InputError(
+            f"{source}: the record's joints ({', '.join(record.joint_names) or 'none'}) are not those of the "
+            f"configured robot ({', '.join(robot_joints)}); check it with the --config of the arm it was recorded on"
+        )
+
+
 def check_records(
     world: MonitorWorld,
     records: Sequence[TrajectoryRecord],
@@ -103,6 +116,7 @@ def check_records(
     sources: Sequence[str] | None = None,
     obstacles: bool = True,
     self_collision: bool = True,
+    expected_source: str = "the expected record",
 ) -> list[RecordReport]:
     """Evaluate the world's properties, KPIs and machines on every record of one case.
 
@@ -115,11 +129,17 @@ def check_records(
         sources: Display names of the records (default: their test ids).
         obstacles: False: no forbidden regions (obstacle properties are UNKNOWN).
         self_collision: False: no self-collision model (that property is UNKNOWN).
+        expected_source: The display name of ``expected`` (its file), for the error of a record of another arm.
+
+    Raises:
+        InputError: A record whose joints are not the world's robot's, or a needle the arm cannot carry.
     """
+    names = [(sources[i] if sources is not None else r.test_id, r) for i, r in enumerate(records)]
+    for source, record in [*names, *([(expected_source, expected)] if expected is not None else [])]:
+        _check_joints(source, record, world.kinematics.joint_names)
     target = case_target(records, expected, target_m)
     reports = []
-    for i, record in enumerate(records):
-        source = sources[i] if sources is not None else record.test_id
+    for source, record in names:
         try:
             context = world.context(target, record.needle_length_m)
         except KinematicsInputError as exc:  # a needle the arm cannot carry: name the record's file

@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         target,
         machines=not args.no_machines,
         sources=args.traces,
+        expected_source=f"--expected {args.expected}" if args.expected else "the expected record",
         obstacles=not args.no_scene,
         self_collision=not args.no_self_collision,
     )

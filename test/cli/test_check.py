@@ -36,6 +36,10 @@ def case_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         dataclasses.replace(record, meta={"target_m": target}).save(files[name])
     files["no_time"] = folder / "no_time.npz"
     dataclasses.replace(record, t_s=np.full_like(record.t_s, 2.0)).save(files["no_time"])
+    for name, source in (("six", record), ("six_plan", expected)):  # a 6-joint arm's records
+        files[name] = folder / f"{name}.npz"
+        cut = {key: getattr(source, key)[:, :6] for key in ("q_setpoint", "q_measured", "joint_pos_m", "joint_axis")}
+        dataclasses.replace(source, joint_names=source.joint_names[:6], **cut).save(files[name])
     return files
 
 
@@ -112,6 +116,13 @@ def test_a_plan_of_another_test_id_is_said_in_a_warning(
         (["NAN_TARGET"], "nan_target.npz: trajectory record 'synthetic': meta 'target_m' is not 3 numbers"),
         (["FAR_TARGET"], "far_target.npz: trajectory record 'synthetic': meta 'target_m' is not 3 numbers within"),
         (["NO_TIME"], "no_time.npz: time does not advance: all 65 samples at t = 2 s"),  # checked as a motion
+        # another arm's record: an IndexError traceback, or judged with this arm's kinematics without a word
+        (
+            ["SIX"],
+            "six.npz: the record's joints (joint1, joint2, joint3, joint4, joint5, joint6) are not those of the ",
+        ),
+        (["VIRTUAL", "--expected", "SIX_PLAN"], "--expected "),
+        (["VIRTUAL", "--config", "PSM"], "virtual.npz: the record's joints (joint1, "),
     ],
 )
 def test_bad_input_is_one_error_line(
@@ -119,7 +130,9 @@ def test_bad_input_is_one_error_line(
 ) -> None:
     named = {"JUNK": "junk", "VIRTUAL": "virtual", "OTHER_PLAN": "other_plan"}
     named |= {"NAN_TARGET": "nan_target", "FAR_TARGET": "far_target", "NO_TIME": "no_time"}
-    argv = [str(case_files[named[a]]) if a in named else a for a in args]
+    named |= {"SIX": "six", "SIX_PLAN": "six_plan"}
+    psm = str(Path(__file__).parents[2] / "config" / "dvrk_psm_insertion.yaml")
+    argv = [str(case_files[named[a]]) if a in named else psm if a == "PSM" else a for a in args]
     assert main(["check", *argv]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ")

@@ -194,6 +194,19 @@ def _make_call(maker: CallThread, spec: PluginSpec, what: str, call: Callable[[]
         raise spec.error(f"{what} raised {said(exc)}") from None
 
 
+def _real(values: Any) -> np.ndarray:
+    """``values`` as a float64 array; complex numbers are refused (the cast dropped their imaginary part, warning).
+
+    Raises:
+        TypeError: Complex values.
+        ValueError: Values that are not numbers (as numpy says).
+    """
+    array = np.asarray(values)
+    if array.dtype.kind == "c":
+        raise TypeError(f"complex values ({array.dtype.name}); expected real numbers")
+    return np.array(array, dtype=np.float64)
+
+
 def plan_problem(plan: Any, kinematics: Kinematics) -> str:
     """Why ``plan`` cannot be streamed ("" if it can).
 
@@ -207,9 +220,9 @@ def plan_problem(plan: Any, kinematics: Kinematics) -> str:
     if not isinstance(plan, Plan):
         return f"returned a {type(plan).__name__}, not a Plan"
     try:
-        t_s, q = np.asarray(plan.t_s, dtype=np.float64), np.asarray(plan.q, dtype=np.float64)
+        t_s, q = _real(plan.t_s), _real(plan.q)
         stage = np.asarray(plan.stage)
-        points = [np.asarray(v, dtype=np.float64) for v in (plan.source_m, *_line_points(plan))]
+        points = [_real(v) for v in (plan.source_m, *_line_points(plan))]
     except (TypeError, ValueError, AttributeError) as exc:
         return f"the plan's arrays are not numbers ({exc})"
     n = len(t_s) if t_s.ndim == 1 else 0
@@ -659,7 +672,7 @@ class ClosedLoopPlugin:
     def _setpoint_array(q: Any, t_s: float) -> np.ndarray:
         """``q`` as a float array (a list or tuple of numbers is one; it was an AttributeError traceback)."""
         try:
-            return np.array(q, dtype=np.float64)
+            return _real(q)
         except (TypeError, ValueError) as exc:
             raise ControllerFaultError(f"bad command: setpoint at t = {t_s:.3f} s is not numbers ({exc})") from None
 

@@ -13,7 +13,7 @@ import pytest
 from cosim_validation.assembly import CaseEvent, Lockstep, LockstepSettings, SessionClock
 from cosim_validation.assembly.robot_port import Measurement
 from cosim_validation.common.record import RobotRole, Stage
-from cosim_validation.controllers import CaseStart, ClosedLoopPlugin, Command, Observation, PluginSpec
+from cosim_validation.controllers import CaseStart, ClosedLoopPlugin, Command, CommandKind, Observation, PluginSpec
 from cosim_validation.controllers.planning import InsertionLine, Plan
 from cosim_validation.robots.model import Kinematics
 from test.assembly.test_lockstep import Heard, kinematics, make_case
@@ -149,3 +149,31 @@ def test_a_finish_that_raises_planning_error_is_noted_and_the_outcome_stands(kin
         "the controller is done: at the target; controller error: finish raised PlanningError: no plan for the way back"
     )
     assert heard.events[-1][0] is CaseEvent.COMPLETED
+
+
+class Complex(Scripted):
+    """Commands a setpoint of complex numbers (numpy's cast dropped the imaginary part with a warning)."""
+
+    def step(self, observation: Observation) -> Command:
+        self.seen.append(observation)
+        return Command(CommandKind.SETPOINT, self.home + 1j, Stage.APPROACH)
+
+
+def test_a_complex_setpoint_aborts_the_case_naming_it(kinematics: Kinematics) -> None:
+    home = (kinematics.q_lower + kinematics.q_upper) / 2
+    run, _, _, physical = run_case(kinematics, Complex(home, Command.hold()))
+    assert run.outcome == "aborted"
+    assert "setpoint at t = 0.100 s is not numbers (complex values (complex128); expected real numbers)" in run.message
+    assert len(physical.sent) == 1  # the start only: nothing of the complex setpoint reached the robot
+
+
+def test_a_plan_of_complex_numbers_is_refused(kinematics: Kinematics) -> None:
+    from cosim_validation.controllers.plugin_controllers import plan_problem
+
+    q = np.tile((kinematics.q_lower + kinematics.q_upper) / 2, (2, 1)) + 0j
+    line = InsertionLine(np.zeros(3), np.array([0.0, 0.0, -1.0]), np.zeros(3))
+    stages = np.array([int(Stage.INITIALIZATION), int(Stage.APPROACH)], dtype=np.uint8)
+    plan = Plan(np.arange(2) * 0.1, stages, q, np.zeros(3), line, "complex")
+    assert plan_problem(plan, kinematics) == (
+        "the plan's arrays are not numbers (complex values (complex128); expected real numbers)"
+    )

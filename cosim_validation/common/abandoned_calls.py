@@ -5,6 +5,10 @@ abandoned on its daemon thread. When the interpreter then finalizes, a daemon th
 under it: the process died with ``terminate called without an active exception`` (SIGABRT, exit 134) after its
 result was stored and printed, some runs in two. A process that abandoned a call therefore ends without the
 interpreter's finalization, once its output is flushed (:func:`end_process`).
+
+A user's call may also leave a thread of its own running that is not a daemon (a plugin's background worker): the
+interpreter waits for such a thread before it exits, and ``run-case`` or a campaign that had printed its result hung.
+Such threads are noted (:func:`note_left_threads`) and the process ends the same way.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import sys
 
 _abandoned = 0
+_left_threads: list[str] = []
 
 
 def abandon() -> None:
@@ -22,13 +27,32 @@ def abandon() -> None:
     _abandoned += 1
 
 
+def note_left_threads(names: list[str]) -> None:
+    """Note threads a user's call started and left running that are not daemons (the interpreter would wait for them).
+
+    Args:
+        names: Their names.
+    """
+    _left_threads.extend(names)
+
+
+def left_threads() -> list[str]:
+    """The names of the threads noted by :func:`note_left_threads` that still run."""
+    import threading
+
+    running = {t.name for t in threading.enumerate() if t.is_alive() and not t.daemon}
+    return [name for name in _left_threads if name in running]
+
+
 def end_process(code: int) -> None:
-    """End the process with ``code`` now when it abandoned a call (its streams flushed first); else return.
+    """End the process with ``code`` now when a user's call was abandoned or left a thread running; else return.
+
+    The streams are flushed first.
 
     Args:
         code: The exit status.
     """
-    if not _abandoned:
+    if not _abandoned and not left_threads():
         return
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a reader gone, a stream closed: nothing more to say

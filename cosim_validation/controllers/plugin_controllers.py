@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cosim_validation.common.abandoned_calls import abandon
+from cosim_validation.common.abandoned_calls import abandon, note_left_threads
 from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.quoting import one_line
@@ -369,6 +369,17 @@ def _in_our_directory(call: Callable[[], Any]) -> Any:
                 os.chdir(ours)
 
 
+def _note_threads_left(before: set[threading.Thread]) -> None:
+    """Note the non-daemon threads a user's call started and left running.
+
+    The process would wait for them at its end (``run-case`` printed its result and never exited); noted, it ends
+    without waiting (see :mod:`~cosim_validation.common.abandoned_calls`).
+    """
+    left = [t.name for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive()]
+    if left:
+        note_left_threads(left)
+
+
 #: A call for :class:`CallThread`: the call, the future of its result and time (None: end the thread), its ticket
 _Task = tuple[Callable[[], Any], "Future[tuple[Any, float]] | None", StreamTicket]
 
@@ -392,6 +403,7 @@ class CallThread:
                 return
             began = time.perf_counter()
             GUARD.enter(ticket)  # the command's streams stay whole whatever the call does to sys.stdout/stderr
+            before = set(threading.enumerate())
             result: Any = None
             error: BaseException | None = None
             try:
@@ -402,6 +414,7 @@ class CallThread:
                 # this thread, never a signal), GeneratorExit or a class of the user's own: never past this case
                 error = ControllerExitError(exit_text(exc))
             GUARD.leave(ticket)  # before the caller hears: its next print goes to its own streams
+            _note_threads_left(before)
             if error is not None:
                 future.set_exception(error)
             else:

@@ -210,6 +210,8 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
             if options["mode"] == "close_stdout":  # then a good plan: run-case's result was a traceback
                 sys.stdout.close()
                 sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the user's code, never closed by it
+            if options["mode"] == "thread":  # a background thread that never ends, not a daemon: run-case hung
+                threading.Thread(target=threading.Event().wait, name="plugin-worker", daemon=False).start()
             if options["mode"] == "refuse_lines":
                 raise PlanningError("\x1b[31mred\nerror: second line", "no_skin_entry\nx")
             if options["mode"] == "not_a_plan":

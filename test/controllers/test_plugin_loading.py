@@ -473,3 +473,17 @@ def test_a_plugin_that_closes_stdout_leaves_the_commands_output_whole(tmp_path: 
     assert "make_bad_plan controller on mujoco: executed, 230 samples" in done.stdout, done.stdout[-2000:]
     with_json = subprocess.run([*cosim, *argv, "--json"], capture_output=True, text=True, timeout=300)
     assert json.loads(with_json.stdout)["outcome"] == "executed"
+
+
+def test_a_plugin_that_leaves_a_thread_running_does_not_hold_the_command_open(tmp_path: Path) -> None:
+    """``cosim run-case`` whose plugin started a thread that never ends and is not a daemon printed its result and
+    then never exited (the interpreter waits for such threads)."""
+    import subprocess
+    import sys
+
+    config = _write_config(tmp_path, {"plugin": f"{SAMPLES}:make_bad_plan", "options": {"mode": "thread"}})
+    argv = ["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]
+    cosim = [sys.executable, "-m", "cosim_validation.cli.main"]
+    done = subprocess.run([*cosim, *argv], capture_output=True, text=True, timeout=300)  # hung: TimeoutExpired
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "make_bad_plan controller on mujoco: executed, 230 samples" in done.stdout, done.stdout[-2000:]

@@ -14,6 +14,8 @@ HELP = "replay a recorded session (MCAP) into the monitor; the verdicts equal th
 
 #: Slowest and fastest paced replay (a 1-minute recording then takes at most 100 minutes); 0 = unpaced
 MIN_RATE, MAX_RATE = 0.01, 1000.0
+#: The longest wait for a subscriber on every joint-state topic before republishing [s] (an hour)
+MAX_SUBSCRIBER_WAIT_S = 3600.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,8 +67,11 @@ def run(args: argparse.Namespace) -> int:
             f"--rate: expected 0 (as fast as possible) or a speed from {MIN_RATE:g} to {MAX_RATE:g} times the "
             f"recording, got {args.rate}"
         )
-    if args.wait_for_subscribers < 0:
-        raise InputError(f"--wait-for-subscribers must be >= 0 s, got {args.wait_for_subscribers}")
+    if not 0 <= args.wait_for_subscribers <= MAX_SUBSCRIBER_WAIT_S:  # NaN fails too; inf waited for ever
+        raise InputError(
+            f"--wait-for-subscribers: expected 0 (do not wait) to {MAX_SUBSCRIBER_WAIT_S:g} s, got "
+            f"{args.wait_for_subscribers}"
+        )
     world = _world(args)
     topics = topics_from_config(world.properties_root)
     joint_topics = (topics or ReplayTopics()).joints.values()

@@ -223,6 +223,9 @@ FLAGS: dict[str, FlagCase] = {
     "replay:wait_negative": lambda f, ws: Case(
         ["replay", str(ws.bag), "--wait-for-subscribers", "-2"], ("--wait-for-subscribers", "-2")
     ),
+    "replay:wait_for_ever": lambda f, ws: Case(
+        ["replay", str(ws.bag), "--wait-for-subscribers", "inf"], ("--wait-for-subscribers", "3600 s, got inf")
+    ),
     "report:missing_dir": lambda f, ws: Case(["report", str(f / "nope")], ("nope", "no such directory")),
     "report:a_file": lambda f, ws: Case(["report", str(_file(f))], ("a_file", "expected a directory")),
     "export:no_output": lambda f, ws: Case(["export", str(ws.run_dir)], ("-o/--output",)),

@@ -171,8 +171,10 @@ def test_publish_without_subscribers_says_so_and_replays(
     captured = capsys.readouterr()
     assert "note: no subscriber on /my_arm/joint_states after 0.3 s; replaying anyway" in captured.err
     assert json.loads(captured.out)["messages"] == 5
-    assert main(["replay", str(bag), "--properties", str(props), "--publish", "--wait-for-subscribers", "-1"]) == 1
-    assert "error: --wait-for-subscribers must be >= 0 s, got -1.0" in capsys.readouterr().err
+    for wait in ("-1", "inf", "nan", "1e300"):  # inf and 1e300 waited for ever, NaN did not wait
+        assert main(["replay", str(bag), "--properties", str(props), "--publish", "--wait-for-subscribers", wait]) == 1
+        expected = f"error: --wait-for-subscribers: expected 0 (do not wait) to 3600 s, got {float(wait)}"
+        assert expected in capsys.readouterr().err
 
 
 def test_the_last_case_without_a_live_report_is_not_compared_but_named() -> None:

@@ -139,6 +139,38 @@ MAX_JOINT_VALUE = MAX_MAGNITUDE
 MAX_MARKER_POSITION_M = 100.0
 
 
+def check_marker(
+    position: np.ndarray, registration: np.ndarray, source: str, position_names: tuple[str, ...], error_name: str
+) -> None:
+    """Refuse a marker position past the tracker's volume or a registration error that is no error (NaN: not seen).
+
+    Args:
+        position: (n, 3) the marker's position in the tracker frame [m].
+        registration: (n,) the tracker's registration error [m].
+        source: The file, for the message.
+        position_names: The file's names of the three position columns.
+        error_name: The file's name of the registration error column.
+
+    Raises:
+        DatasetError: Naming the file, the column, the value and the row.
+    """
+    far = np.argwhere(np.abs(position) > MAX_MARKER_POSITION_M)  # NaN is a marker not seen; inf and 1e200 are not
+    if far.size:  # 1e200 m ended the hand-eye calibration in an SVD traceback
+        row, col = (int(v) for v in far[0])
+        raise DatasetError(
+            f"{source}: column {position_names[col]!r}: {position[row, col]} in row {row + 1}; expected a position "
+            f"within +-{MAX_MARKER_POSITION_M:g} m of the tracker"
+        )
+    # NaN: not seen; an error past the tracker's whole volume is no error of a registration (1e300 was taken)
+    wrong = np.flatnonzero(~np.isnan(registration) & ~((registration >= 0) & (registration <= MAX_MARKER_POSITION_M)))
+    if wrong.size:
+        row = int(wrong[0])
+        raise DatasetError(
+            f"{source}: column {error_name!r}: {registration[row]} in row {row + 1}; expected an error of 0 to "
+            f"{MAX_MARKER_POSITION_M:g} m"
+        )
+
+
 def _dataset(
     columns: dict[str, np.ndarray],
     robot: RobotIdentity,
@@ -201,22 +233,8 @@ def _dataset(
             "quaternion (all four empty where the marker was not seen)"
         )
     position = block(MARKER_POSITION)
-    far = np.argwhere(np.abs(position) > MAX_MARKER_POSITION_M)  # NaN is a marker not seen; inf and 1e200 are not
-    if far.size:  # 1e200 m ended the hand-eye calibration in an SVD traceback
-        row, col = (int(v) for v in far[0])
-        raise DatasetError(
-            f"{source}: column {MARKER_POSITION[col]!r}: {position[row, col]} in row {row + 1}; expected a position "
-            f"within +-{MAX_MARKER_POSITION_M:g} m of the tracker"
-        )
     registration = _numbers(columns, MARKER_ERROR, source)
-    # NaN: not seen; an error past the tracker's whole volume is no error of a registration (1e300 was taken)
-    wrong = np.flatnonzero(~np.isnan(registration) & ~((registration >= 0) & (registration <= MAX_MARKER_POSITION_M)))
-    if wrong.size:
-        row = int(wrong[0])
-        raise DatasetError(
-            f"{source}: column {MARKER_ERROR!r}: {registration[row]} in row {row + 1}; expected an error of 0 to "
-            f"{MAX_MARKER_POSITION_M:g} m"
-        )
+    check_marker(position, registration, source, MARKER_POSITION, MARKER_ERROR)
     try:
         return ErrorDataset(
             robot,
@@ -369,8 +387,6 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
 
 def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str) -> dict[str, np.ndarray]:
     """The marker's orientation given as a rotation vector (``marker_r{x,y,z}_rad``) instead of ``marker_q*``."""
-    from cosim_validation.robots.virtual.quaternion import quat_from_rotvec
-
     if not any(c in columns for c in MARKER_ROTVEC):
         return columns
     if any(c in columns for c in MARKER_QUATERNION):
@@ -380,6 +396,24 @@ def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str
             f"{', '.join(MARKER_QUATERNION)} or {', '.join(MARKER_ROTVEC)}"
         )
     rotvec = np.stack([_numbers(columns, c, source) for c in MARKER_ROTVEC], axis=1)
+    quat = quaternions_of_rotation_vectors(rotvec, source, MARKER_ROTVEC)
+    rest = {k: v for k, v in columns.items() if k not in MARKER_ROTVEC}
+    return rest | dict(zip(MARKER_QUATERNION, quat.T, strict=True))
+
+
+def quaternions_of_rotation_vectors(rotvec: np.ndarray, source: str, names: tuple[str, ...]) -> np.ndarray:
+    """(n, 4) unit quaternions (w, x, y, z) of rotation vectors; NaN where all three cells are empty (not seen).
+
+    Args:
+        rotvec: (n, 3) rotation vectors (axis times angle) [rad].
+        source: The file, for the message.
+        names: The file's names of the three columns.
+
+    Raises:
+        DatasetError: A row that is partly empty, not finite or longer than 2 pi rad (naming the file and row).
+    """
+    from cosim_validation.robots.virtual.quaternion import quat_from_rotvec
+
     quat = np.full((len(rotvec), 4), np.nan)
     seen = np.isfinite(rotvec).all(axis=1)
     unseen = np.isnan(rotvec).all(axis=1)  # every cell empty: the marker was not seen
@@ -390,11 +424,10 @@ def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str
         row = int(wrong[0])
         raise DatasetError(
             f"{source}: row {row + 2}: marker rotation vector {rotvec[row].tolist()} (columns "
-            f"{', '.join(MARKER_ROTVEC)}); expected finite values whose length, the angle, is at most 2 pi rad"
+            f"{', '.join(names)}); expected finite values whose length, the angle, is at most 2 pi rad"
         )
     quat[seen] = np.array([quat_from_rotvec(r) for r in rotvec[seen]]).reshape(-1, 4)
-    rest = {k: v for k, v in columns.items() if k not in MARKER_ROTVEC}
-    return rest | dict(zip(MARKER_QUATERNION, quat.T, strict=True))
+    return quat
 
 
 def write_csv(dataset: ErrorDataset, path: str | Path) -> None:

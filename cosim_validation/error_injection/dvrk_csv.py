@@ -112,8 +112,7 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
         DatasetError: Unreadable, a column missing, q-columns for another joint count, a rotation vector of the
             wrong length, or text in a numeric column.
     """
-    from cosim_validation.error_injection.dataset_io import csv_frame
-    from cosim_validation.robots.virtual.quaternion import quat_from_rotvec
+    from cosim_validation.error_injection.dataset_io import check_marker, csv_frame, quaternions_of_rotation_vectors
 
     path = Path(path)
     frame = csv_frame(path)
@@ -126,10 +125,9 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
 
     q_s = block([f"setpoint_q{i}" for i in range(1, n_joints + 1)])
     q_m = block([f"measured_q{i}" for i in range(1, n_joints + 1)])
-    rotvec = block(ROTVEC)
-    quat = np.full((len(frame), 4), np.nan)
-    seen = np.isfinite(rotvec).all(axis=1)
-    quat[seen] = np.array([quat_from_rotvec(r) for r in rotvec[seen]]).reshape(-1, 4)
+    quat = quaternions_of_rotation_vectors(block(ROTVEC), str(path), ROTVEC)
+    position, registration = block(POSITION), _numbers(frame, REGISTRATION_ERROR, str(path))
+    check_marker(position, registration, str(path), POSITION, REGISTRATION_ERROR)  # as the documented CSV's
     n = len(frame)
     meta = {"source": f"dVRK collection CSV {path.name}", "time": "not in the file (0 on every row)"}
     return ErrorDataset(
@@ -140,8 +138,8 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
         np.zeros(n),
         q_s,
         q_m,
-        block(POSITION),
+        position,
         quat,
-        _numbers(frame, REGISTRATION_ERROR, str(path)),
+        registration,
         meta,
     )

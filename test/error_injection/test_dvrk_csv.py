@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,8 @@ def dvrk_frame(kinematics: Kinematics, n_rows: int, seed: int) -> pd.DataFrame:
     columns |= dict(zip(("marker_rx", "marker_ry", "marker_rz"), rng.uniform(-1, 1, (3, n_rows)), strict=True))
     columns["registration_error"] = np.full(n_rows, 1e-4)
     frame = pd.DataFrame(columns)
-    frame.loc[2, ["marker_x", "marker_rx", "registration_error"]] = np.nan
+    marker = ["marker_x", "marker_y", "marker_z", "marker_rx", "marker_ry", "marker_rz", "registration_error"]
+    frame.loc[2, marker] = np.nan  # not seen: every cell of the marker empty
     return frame
 
 
@@ -84,6 +86,28 @@ def test_a_rotation_vector_of_the_wrong_length_is_one_error_line(
     assert err.startswith(f"error: {path}: dVRK collection CSV for robot ")
     assert "a rotation vector of 2 columns (marker_rx, marker_ry)" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [  # each was taken: a residual of 36 km, 1e300 counted as "above threshold", overflow warnings
+        ("marker_x", 1e6, "column 'marker_x': 1000000.0 in row 4; expected a position within +-100 m"),
+        ("registration_error", -1.0, "column 'registration_error': -1.0 in row 4; expected an error of 0 to 100 m"),
+        ("registration_error", 1e300, "column 'registration_error': 1e+300 in row 4; expected an error of 0 to"),
+        ("marker_rx", 7.0, "row 5: marker rotation vector [7.0, "),
+        ("marker_rx", 1e300, "row 5: marker rotation vector [1e+300, "),
+        ("marker_ry", np.nan, "row 5: marker rotation vector ["),  # partly empty: neither seen nor unseen
+    ],
+)
+def test_the_marker_is_checked_as_in_the_documented_csv(
+    column: str, value: float, message: str, psm: Kinematics, tmp_path: Path
+) -> None:
+    frame = dvrk_frame(psm, 5, 4)
+    frame.loc[3, column] = value
+    path = tmp_path / "marker.csv"
+    frame.to_csv(path, index=False, float_format="%.17g")
+    with pytest.raises(DatasetError, match=re.escape(f"{path}: {message}")):
+        read_dvrk_csv(path, RobotIdentity.of(psm), joint_units(psm))
 
 
 def test_text_in_a_joint_column_names_the_column(psm: Kinematics, tmp_path: Path) -> None:

@@ -162,6 +162,13 @@ def import_crtk_bag(
         if topics[topic][0] != JOINT_STATE:
             raise InputError(f"{path}: topic {topic!r} has type {topics[topic][0]}, expected {JOINT_STATE}")
     marker_topic = next((t for t in (f"{tracker}/marker", f"{tracker}/marker/measured_cp") if t in topics), None)
+    elsewhere = sorted(t for t in topics if t.endswith(("/marker", "/marker/measured_cp")))
+    if marker_topic is None and elsewhere:  # every row read as "marker not seen", exit 0
+        raise InputError(
+            f"{path}: no marker topic of the tracker namespace {tracker!r} ({tracker}/marker or "
+            f"{tracker}/marker/measured_cp); the bag has {', '.join(elsewhere)}: give its namespace with "
+            "--tracker-namespace"
+        )
     joints: dict[str, dict[int, np.ndarray]] = {"setpoint": {}, "measured": {}}
     markers: dict[int, tuple[np.ndarray, np.ndarray, float]] = {}
     which = {topic: key for key, topic in wanted.items()}

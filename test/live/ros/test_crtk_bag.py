@@ -73,6 +73,28 @@ def test_a_record_goes_out_as_a_crtk_bag_and_back(
     _same_rows(read_parquet(dataset), want, time_tolerance_s=1e-9)  # stamps are whole nanoseconds
 
 
+def test_a_tracker_under_another_namespace_is_one_error_naming_its_topics(
+    recorded: tuple[str, ErrorDataset], reference: CampaignOutcome, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The import read every row as "marker not seen" and exited 0 when the tracker was not under ``/tracker``."""
+    test_id, want = recorded
+    bag, dataset = tmp_path / "run.mcap", tmp_path / "run.parquet"
+    argv = ["export-crtk", str(reference.out_dir), test_id, "--tracker-namespace", "/optitrack", "-o", str(bag)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["import-crtk", str(bag), "--config", str(CONFIG), "-o", str(dataset)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {bag}: no marker topic of the tracker namespace '/tracker' (/tracker/marker or "
+        "/tracker/marker/measured_cp); the bag has /optitrack/marker, /optitrack/marker/measured_cp: give its "
+        "namespace with --tracker-namespace\n"
+    )
+    assert not dataset.exists()
+    argv = ["import-crtk", str(bag), "--config", str(CONFIG), "--tracker-namespace", "/optitrack", "-o", str(dataset)]
+    assert main(argv) == 0
+    assert read_parquet(dataset).marker_seen.sum() == want.marker_seen.sum()
+
+
 def test_a_record_goes_out_as_the_dataset_csv_and_back_with_a_rotation_vector_too(
     recorded: tuple[str, ErrorDataset], reference: CampaignOutcome, tmp_path: Path
 ) -> None:

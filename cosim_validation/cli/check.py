@@ -47,7 +47,7 @@ def _check_expected(path: str, expected: Any, records: list[Any], traces: list[s
     rightly: a record imported from a recording (``cosim import-crtk``) is named after its file.
 
     Raises:
-        InputError: Another robot's record.
+        InputError: Another robot's record, or one with no instant in common with a trace.
     """
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.common.record import RobotRole
@@ -58,12 +58,27 @@ def _check_expected(path: str, expected: Any, records: list[Any], traces: list[s
             "trajectory of the case (robot 'expected')"
         )
     for trace, record in zip(traces, records, strict=True):
+        if record.n_samples and expected.n_samples and not _overlap(record.t_s, expected.t_s):
+            raise InputError(  # a plan 1e9 s later was compared as if at the same times: "violated -186 mm"
+                f"--expected {path}: its times ({_span(expected.t_s)}) and those of {trace} ({_span(record.t_s)}) have "
+                "no instant in common; expected the plan of this run, on the same clock"
+            )
         if record.test_id and expected.test_id and record.test_id != expected.test_id:
             print(
                 f"warning: --expected {path}: the plan of case {expected.test_id!r}, but {trace} is case "
                 f"{record.test_id!r} (fine for a recording imported under its file's name; else the wrong plan)",
                 file=sys.stderr,
             )
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether the time spans of ``a`` and ``b`` (sorted arrays of times [s]) share an instant."""
+    return bool(a[0] <= b[-1] and b[0] <= a[-1])
+
+
+def _span(t_s: Any) -> str:
+    """``t = first .. last s``."""
+    return f"t = {t_s[0]:g} .. {t_s[-1]:g} s"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -36,6 +36,8 @@ def case_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         dataclasses.replace(record, meta={"target_m": target}).save(files[name])
     files["no_time"] = folder / "no_time.npz"
     dataclasses.replace(record, t_s=np.full_like(record.t_s, 2.0)).save(files["no_time"])
+    files["late_plan"] = folder / "late_plan.npz"
+    dataclasses.replace(expected, t_s=expected.t_s + 1e9).save(files["late_plan"])
     for name, source in (("six", record), ("six_plan", expected)):  # a 6-joint arm's records
         files[name] = folder / f"{name}.npz"
         cut = {key: getattr(source, key)[:, :6] for key in ("q_setpoint", "q_measured", "joint_pos_m", "joint_axis")}
@@ -123,6 +125,8 @@ def test_a_plan_of_another_test_id_is_said_in_a_warning(
         ),
         (["VIRTUAL", "--expected", "SIX_PLAN"], "--expected "),
         (["VIRTUAL", "--config", "PSM"], "virtual.npz: the record's joints (joint1, "),
+        # a plan of another clock: compared as if at the same times, "tip_follows_plan violated -186 mm"
+        (["VIRTUAL", "--expected", "LATE_PLAN"], "late_plan.npz: its times (t = 1e+09 .. 1e+09 s) and those of "),
     ],
 )
 def test_bad_input_is_one_error_line(
@@ -130,7 +134,7 @@ def test_bad_input_is_one_error_line(
 ) -> None:
     named = {"JUNK": "junk", "VIRTUAL": "virtual", "OTHER_PLAN": "other_plan"}
     named |= {"NAN_TARGET": "nan_target", "FAR_TARGET": "far_target", "NO_TIME": "no_time"}
-    named |= {"SIX": "six", "SIX_PLAN": "six_plan"}
+    named |= {"SIX": "six", "SIX_PLAN": "six_plan", "LATE_PLAN": "late_plan"}
     psm = str(Path(__file__).parents[2] / "config" / "dvrk_psm_insertion.yaml")
     argv = [str(case_files[named[a]]) if a in named else psm if a == "PSM" else a for a in args]
     assert main(["check", *argv]) == 1

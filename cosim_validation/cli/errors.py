@@ -139,8 +139,11 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 def _check_registration(args: argparse.Namespace) -> None:
     from cosim_validation.common.exceptions import InputError
 
-    if not args.max_registration_error_mm > 0:
-        raise InputError(f"--max-registration-error-mm: expected a number > 0, got {args.max_registration_error_mm}")
+    if not 0 < args.max_registration_error_mm <= 1e5:  # 1e300 was taken: a registration error is at most 100 m
+        raise InputError(
+            f"--max-registration-error-mm: expected a number > 0 and at most 100000 (100 m), got "
+            f"{args.max_registration_error_mm}"
+        )
 
 
 def _labelled(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -167,7 +170,10 @@ def _collect_from_run(args: argparse.Namespace) -> int:
     from cosim_validation.runs.report.run_data import load_run
 
     RobotRole.parse(args.robot)
-    held_out = frozenset(t for t in args.test_cases.split(",") if t)
+    ids = args.test_cases.split(",") if args.test_cases else []
+    if any(not t.strip() for t in ids):  # ",," held out nothing without a word
+        raise InputError(f"--test-cases: {args.test_cases!r} holds an empty case id; expected ID[,ID...]")
+    held_out = frozenset(t.strip() for t in ids)
     run_data = load_run(args.from_run)
     try:
         if run_data.kinematics is None:

@@ -60,6 +60,7 @@ def test_calibrate_prints_the_transforms(dataset_file: Path, capsys: pytest.Capt
         (["errors", "train", "missing.parquet", "-o", "m.npz"], "missing.parquet: cannot read an error dataset"),
         (["errors", "evaluate", "d.txt", "--model", "m.npz"], "d.txt: expected a .parquet or .csv dataset"),
         (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "0"], "expected a number > 0"),
+        (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "1e300"], "at most 100000 (100 m)"),
         (["errors", "frobnicate"], "invalid choice"),
         # refused where it is read, naming the option (0 was refused by the training, without naming it)
         (["errors", "train", "d.parquet", "-o", "m.npz", "--max-epochs", "0"], "--max-epochs: expected an integer 1"),

@@ -128,6 +128,11 @@ FROM_RUN: dict[str, Callable[[Path, Workspace], Case]] = {
         ("--test-cases", "no-such-case"),
         (f / "d.parquet",),
     ),
+    "from_run:empty_test_case": lambda f, ws: Case(  # ",," held out nothing without a word
+        _from_run(ws, f / "d.parquet", "--test-cases", ",,"),
+        ("--test-cases", "',,' holds an empty case id"),
+        (f / "d.parquet",),
+    ),
     "from_run:unknown_robot": lambda f, ws: Case(
         _from_run(ws, f / "d.parquet", "--robot", "real"), ("'real'", "expected"), (f / "d.parquet",)
     ),

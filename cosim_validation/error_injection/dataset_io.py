@@ -224,7 +224,15 @@ def _dataset(
 
     quaternion = block(MARKER_QUATERNION)
     seen = np.isfinite(quaternion).all(axis=1)
-    norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
+    partly = ~seen & ~np.isnan(quaternion).all(axis=1)  # one cell empty (or inf): the row was dropped as unseen
+    if partly.any():
+        row = int(np.argmax(partly))
+        raise DatasetError(
+            f"{source}: columns {', '.join(MARKER_QUATERNION)}: {quaternion[row].tolist()} in row {row + 1}; expected "
+            "four finite values, or all four empty where the marker was not seen"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e300 is refused below, without numpy's warnings
+        norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
     off = np.flatnonzero(seen & ~(np.abs(norm - 1.0) <= 0.1))
     if off.size:
         row = int(off[0])

@@ -407,6 +407,17 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     cases["csv:registration_1e300"] = lambda f: _cell_case(
         f, "marker_registration_error_m", 3, "1e300", "'marker_registration_error_m': 1e+300 in row 3; expected"
     )
+    # a thirteenth trial: one empty quaternion cell dropped the row as "not seen"; 1e300 printed numpy warnings
+    cases["csv:quaternion_partly_empty"] = lambda f: _cell_case(
+        f,
+        "marker_qx",
+        3,
+        "",
+        "columns marker_qw, marker_qx, marker_qy, marker_qz: [",
+    )
+    cases["csv:quaternion_1e300"] = lambda f: _cell_case(
+        f, "marker_qw", 3, "1e300", "norm inf in row 3; expected a unit"
+    )
     cases["csv:set_two_megabytes"] = lambda f: _cell_case(f, "set", 2, "x" * 2_000_000, "(2000000 characters)")
     cases["csv:short_row"] = _short_row_case
     cases["csv:time_underscore_in_row_20"] = lambda f: _cell_case(f, "time_s", 20, "1_0", "('1_0' in row 20)")

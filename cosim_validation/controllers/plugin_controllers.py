@@ -506,7 +506,14 @@ class PlanningPlugin:
         try:
             plan, _ = self._thread.call(lambda: inner.plan_case(source_m, target_m, seed), self.spec.call_limit_s)
         except PlanningError as exc:  # the user's refusal, its words on one line
-            raise PlanningError(one_line(str(exc)), one_line(str(exc.reason), 60)) from None
+            reason: Any = exc.reason  # typed str, but the user's code may put anything there
+            if not isinstance(reason, str):  # an object's repr was stored as the reason
+                kind = type(reason).__name__
+                raise PlanningError(
+                    f"plan_case raised PlanningError with a reason of type {kind}, not text: {one_line(str(exc))}",
+                    "controller_error",
+                ) from None
+            raise PlanningError(one_line(str(exc)), one_line(reason, 60)) from None
         except CallHungError as exc:
             raise PlanningError(f"plan_case {exc}; the controller is made again", "controller_error") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: a failure ends this case only

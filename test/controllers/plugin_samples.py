@@ -214,6 +214,8 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
                 threading.Thread(target=threading.Event().wait, name="plugin-worker", daemon=False).start()
             if options["mode"] == "refuse_lines":
                 raise PlanningError("\x1b[31mred\nerror: second line", "no_skin_entry\nx")
+            if options["mode"] == "refuse_object":  # a reason that is no text: its repr was stored
+                raise PlanningError("refused", object())  # type: ignore[arg-type]
             if options["mode"] == "not_a_plan":
                 return [0.0, 1.0]
             plan = StraightController(context.planner).plan_case(source, target)

@@ -152,6 +152,7 @@ def test_a_plugin_named_on_the_command_line_is_checked(insertion_setup: Insertio
         # the user's words on one line, control characters escaped, cut after 300 characters
         ("raise_lines", "controller_error", "ValueError: bad\\nTraceback (most recent call last):\\nerror: second"),
         ("refuse_lines", "no_skin_entry\\nx", "\\x1b[31mred\\nerror: second line"),
+        ("refuse_object", "controller_error", "plan_case raised PlanningError with a reason of type object, not text"),
     ],
 )
 def test_a_bad_planning_plugin_refuses_its_case(

@@ -22,6 +22,7 @@ import numpy as np
 from cosim_validation.common.atomic_file import write_atomic
 from cosim_validation.common.config.bounded_file import MAX_ARCHIVE_BYTES, parse_json, read_user_bytes
 from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.common.quoting import one_line
 from cosim_validation.common.record.robot_role import RobotRole
 from cosim_validation.common.record.stage import Stage
 from cosim_validation.common.record.supervisor_mode import SupervisorMode
@@ -394,6 +395,16 @@ def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.nd
     return header, arrays
 
 
+def _backend(name: str, source: str) -> str:
+    """``name``, the engine a record ran on, if it is a short printable name (100 000 characters were echoed whole)."""
+    if len(name) > MAX_TEST_ID or not name.isprintable():
+        raise InputError(
+            f"{source}: header: 'backend' must be a name of at most {MAX_TEST_ID} printable characters, got "
+            f"{one_line(name, 40)}"
+        )
+    return name
+
+
 def _length(value: float, source: str) -> float:
     """``value`` as a float; an integer too large for one (10**400 in the JSON) is an error naming the field."""
     try:
@@ -429,7 +440,7 @@ def _header_fields(header: Mapping[str, Any], source: str) -> dict[str, Any]:
     return {
         "test_id": field_("test_id", (str,), "a string"),
         "robot": robot,
-        "backend": field_("backend", (str,), "a string"),
+        "backend": _backend(field_("backend", (str,), "a string"), source),
         "joint_names": tuple(names),
         "needle_length_m": _length(field_("needle_length_m", (int, float), "a length in metres"), source),
         "meta": meta,

@@ -248,3 +248,20 @@ def test_entries_are_bounded_when_unpacked_and_unknown_ones_never_unpacked(monke
     monkeypatch.setattr(trajectory_record, "MAX_UNPACKED_BYTES", ours // 2)
     with pytest.raises(InputError, match=r"bomb.npz: not a trajectory record it can read: its arrays unpack to"):
         TrajectoryRecord.from_bytes(buffer.getvalue(), source="bomb.npz")
+
+
+def test_a_backend_name_of_a_hundred_thousand_characters_is_one_short_error() -> None:
+    """It was echoed whole on ``cosim check``'s first line."""
+    data = make_record().to_bytes()
+    with np.load(io.BytesIO(data)) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    header = json.loads(arrays["header"].tobytes().decode()) | {"backend": "m" * 100_000}
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    with pytest.raises(InputError) as error:
+        TrajectoryRecord.from_bytes(buffer.getvalue(), source="long.npz")
+    assert str(error.value) == (
+        f"long.npz: header: 'backend' must be a name of at most 200 printable characters, got {'m' * 40}... "
+        "(100000 characters)"
+    )

@@ -159,6 +159,9 @@ def entry_point() -> None:
     from cosim_validation.common.interrupts import forget_handled_interrupt, restore_sigint
 
     restore_sigint()
+    # a user's plugin runs off the main thread, where it cannot set a handler: its signal.alarm() only killed the
+    # command (exit 142, nothing said); no part of cosim uses SIGALRM
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
     try:
         code = main()
         sys.stdout.flush()  # here, not at exit: a block-buffered pipe whose reader left fails on this flush (exit 120)

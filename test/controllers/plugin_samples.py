@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -214,6 +215,9 @@ def make_bad_plan(options: dict[str, Any], context: ControllerContext) -> Any:
                 threading.Thread(target=threading.Event().wait, name="plugin-worker", daemon=False).start()
             if options["mode"] == "refuse_lines":
                 raise PlanningError("\x1b[31mred\nerror: second line", "no_skin_entry\nx")
+            if options["mode"] == "alarm":  # SIGALRM in a second: it killed run-case (exit 142, nothing said)
+                signal.alarm(1)
+                time.sleep(1.5)
             if options["mode"] == "refuse_object":  # a reason that is no text: its repr was stored
                 raise PlanningError("refused", object())  # type: ignore[arg-type]
             if options["mode"] == "not_a_plan":

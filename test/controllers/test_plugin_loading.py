@@ -488,3 +488,18 @@ def test_a_plugin_that_leaves_a_thread_running_does_not_hold_the_command_open(tm
     done = subprocess.run([*cosim, *argv], capture_output=True, text=True, timeout=300)  # hung: TimeoutExpired
     assert done.returncode == 0, done.stderr[-2000:]
     assert "make_bad_plan controller on mujoco: executed, 230 samples" in done.stdout, done.stdout[-2000:]
+
+
+def test_a_plugin_that_sets_an_alarm_does_not_kill_the_command(tmp_path: Path) -> None:
+    """A ``plan_case`` calling ``signal.alarm(1)`` (off the main thread it cannot set a handler) killed run-case with
+    SIGALRM: exit 142, nothing printed."""
+    import subprocess
+    import sys
+
+    config = _write_config(tmp_path, {"plugin": f"{SAMPLES}:make_bad_plan", "options": {"mode": "alarm"}})
+    argv = ["run-case", "--config", str(config), "--target", "0.44", "0.02", "0.03", "--backend", "mujoco"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cosim_validation.cli.main", *argv], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "make_bad_plan controller on mujoco: executed, 230 samples" in done.stdout, done.stdout[-2000:]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.ros.bag import BagMessage, project_typestore
 from cosim_validation.live.ros.qos import CLOCK, LATCHED, RESULT, STATE, QosSpec, to_rclpy
 
@@ -69,10 +70,21 @@ class Republisher:
         deadline = time.monotonic() + timeout_s
         waiting = [t for t in topics if t in self._publishers]
         while True:
-            waiting = [t for t in waiting if self._publishers[t].get_subscription_count() == 0]
+            with self._ended_says_so():
+                waiting = [t for t in waiting if self._publishers[t].get_subscription_count() == 0]
             if not waiting or time.monotonic() >= deadline:
                 return waiting
             time.sleep(0.02)
+
+    @contextlib.contextmanager
+    def _ended_says_so(self) -> Iterator[None]:
+        """A call on a context that a SIGTERM (rclpy's handler) shut down is one error, not an RCLError traceback."""
+        try:
+            yield
+        except Exception:
+            if self._rclpy.ok():
+                raise
+            raise CosimError("replay: stopped: ROS 2 was shut down (the process was asked to end)") from None
 
     def publish(self, message: BagMessage) -> None:
         """Publish one bag message (CDR bytes, as recorded) on its topic.
@@ -86,7 +98,8 @@ class Republisher:
         publisher = self._publishers.get(message.topic)
         if publisher is None:
             raise InputError(f"replay: topic {message.topic!r} was not declared (known: {sorted(self._publishers)})")
-        publisher.publish(bytes(self._store.serialize_cdr(message.message, message.msgtype)))
+        with self._ended_says_so():
+            publisher.publish(bytes(self._store.serialize_cdr(message.message, message.msgtype)))
 
     def close(self, ack_timeout_s: float = 5.0) -> None:
         """Wait (at most ``ack_timeout_s`` [s] per topic) for reliable subscribers to acknowledge, then shut down.
@@ -96,7 +109,8 @@ class Republisher:
         """
         from rclpy.duration import Duration
 
-        for publisher in self._publishers.values():
-            publisher.wait_for_all_acked(Duration(nanoseconds=int(ack_timeout_s * 1e9)))
+        if self._rclpy.ok():  # a SIGTERM shut the context down: nothing can be acknowledged any more
+            for publisher in self._publishers.values():
+                publisher.wait_for_all_acked(Duration(nanoseconds=int(ack_timeout_s * 1e9)))
         self._node.destroy_node()
         self._rclpy.try_shutdown()

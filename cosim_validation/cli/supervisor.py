@@ -140,12 +140,16 @@ def _refuse_inputs_inside(out: Path, inputs: dict[str, str]) -> None:
 def _replay(args: argparse.Namespace) -> int:
     from cosim_validation.cli.output import print_json
     from cosim_validation.cli.supervisor_report import print_replay, replay_summary
+    from cosim_validation.common.exceptions import InputError
     from cosim_validation.monitor.statechart.counterexample import load_trace
     from cosim_validation.monitor.statechart.replay import replay_trace
 
     machine = _machine(args.machine, args.priority)
     trace = load_trace(args.trace)
-    replay = replay_trace(machine, trace)
+    try:
+        replay = replay_trace(machine, trace)
+    except InputError as exc:  # the trace's names: say which file
+        raise InputError(f"{args.trace}: {exc}") from None
     if getattr(args, "json", False):
         print_json(replay_summary(machine, trace, replay))
     else:

@@ -118,11 +118,35 @@ def test_bad_input_is_one_error_line(
     assert captured.err == ""
 
 
-def test_replay_rejects_an_unknown_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    trace = tmp_path / "t.yaml"
-    trace.write_text(yaml.safe_dump({"steps": [{"events": ["e_Teleport"]}]}))
-    assert main(["supervisor", "replay", "config/supervisor/needle_insertion.yaml", str(trace)]) == 1
-    assert "has no event 'e_Teleport'" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("trace", "message"),
+    [
+        ({"steps": [{"events": ["e_Teleport"]}]}, "steps[0]: machine 'needle_insertion' has no event 'e_Teleport'"),
+        # each was replayed and reported DIFFERENT, as if the machine were wrong
+        (
+            {"steps": [{"events": [], "guards": {"bogus_guard": True}}]},
+            "steps[0]: machine 'needle_insertion' has no input guard 'bogus_guard'; input guards: ",
+        ),
+        ({"initial": "Nowhere", "steps": []}, "initial: machine 'needle_insertion' has no leaf state 'Nowhere'"),
+        (
+            {"steps": [{"events": [], "state": "AutonomousMode"}]},
+            "steps[0]: machine 'needle_insertion' has no leaf state 'AutonomousMode'",
+        ),
+        (
+            {"steps": [{"events": [], "transition": "t_warp"}]},
+            "steps[0]: machine 'needle_insertion' has no transition 't_warp'",
+        ),
+    ],
+)
+def test_replay_rejects_a_name_the_machine_does_not_have(
+    trace: dict[str, object], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(trace))
+    assert main(["supervisor", "replay", "config/supervisor/needle_insertion.yaml", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: {message}")
+    assert err.count("\n") == 1
 
 
 @pytest.mark.parametrize("existed", [False, True])

@@ -79,12 +79,14 @@ def replay_trace(machine: Machine, trace: Trace) -> Replay:
         trace: The steps to run; its ``machine`` name, if given, must be the machine's.
 
     Raises:
-        InputError: The trace is for another machine or names an event the machine does not declare.
+        InputError: The trace is for another machine, or names an event, an input guard, a state or a transition the
+            machine does not have (naming the step).
     """
     if trace.machine and trace.machine != machine.name:
         raise InputError(f"the trace is for machine {trace.machine!r}, not {machine.name!r}")
-    chart = Statechart(machine)
     unset = {name: False for name, guard in machine.guards.items() if guard.expr is None}
+    _check_names(machine, trace, set(unset))
+    chart = Statechart(machine)
     positions = [_observe(chart.start(0.0), chart)]
     mismatches = [-1] if trace.initial and trace.initial != positions[0].leaf else []
     for i, step in enumerate(trace.steps):
@@ -100,3 +102,32 @@ def replay_trace(machine: Machine, trace: Trace) -> Replay:
         closes = (before.leaf, before.memory) == (last.leaf, last.memory)
     expected = tuple(s.state for s in trace.steps)
     return Replay(tuple(positions), expected, tuple(mismatches), loop_to, closes)
+
+
+def _check_names(machine: Machine, trace: Trace, inputs: set[str]) -> None:
+    """Refuse a name the machine does not have: a misspelt guard or state was replayed and reported "DIFFERENT"."""
+    leaves = machine.leaves()
+    labels = {t.label for t in machine.transitions} | {"none"}
+    if trace.initial and trace.initial not in leaves:
+        raise InputError(
+            f"initial: machine {machine.name!r} has no leaf state {trace.initial!r}; leaves: {', '.join(leaves)}"
+        )
+    for i, step in enumerate(trace.steps):
+        where = f"steps[{i}]"
+        unknown = sorted(set(step.events) - set(machine.events))
+        if unknown:
+            raise InputError(
+                f"{where}: machine {machine.name!r} has no event {unknown[0]!r}; events: {', '.join(machine.events)}"
+            )
+        guards = sorted(set(step.guards) - inputs)
+        if guards:
+            known = ", ".join(sorted(inputs)) or "none"
+            raise InputError(
+                f"{where}: machine {machine.name!r} has no input guard {guards[0]!r}; input guards: {known}"
+            )
+        if step.state and step.state not in leaves:
+            raise InputError(
+                f"{where}: machine {machine.name!r} has no leaf state {step.state!r}; leaves: {', '.join(leaves)}"
+            )
+        if step.transition and step.transition not in labels:
+            raise InputError(f"{where}: machine {machine.name!r} has no transition {step.transition!r}")

@@ -234,6 +234,7 @@ def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
 
 def _collect(args: argparse.Namespace) -> int:
     from cosim_validation.common.config import load_case_config, resolve_resource
+    from cosim_validation.common.exceptions import InputError
     from cosim_validation.controllers.controllers_config import ControllersConfig
     from cosim_validation.error_injection.collection import collect
     from cosim_validation.robots.model import RobotConfig
@@ -243,7 +244,11 @@ def _collect(args: argparse.Namespace) -> int:
     robot = RobotConfig.from_config(config["robot"])
     given = {"goals": args.goals, "test_s": args.test_s, "repeats": args.repeats, "motion_s": args.motion_s}
     configured = ControllersConfig.from_config(config["controllers"]).collection
-    settings = replace(configured, seed=args.seed, **{k: v for k, v in given.items() if v is not None})
+    try:
+        settings = replace(configured, seed=args.seed, **{k: v for k, v in given.items() if v is not None})
+    except InputError as exc:  # name the flag the user gave, not the settings' field
+        flags = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None and f" {k} " in f" {exc} "]
+        raise InputError(f"{', '.join(flags)}: {exc}" if flags else str(exc)) from None
     backend = make_backend(args.backend, config, robot.kinematics)
     try:
         dataset = collect(backend, robot.kinematics, robot.home_q, settings)

@@ -61,6 +61,8 @@ def test_calibrate_prints_the_transforms(dataset_file: Path, capsys: pytest.Capt
         (["errors", "evaluate", "d.txt", "--model", "m.npz"], "d.txt: expected a .parquet or .csv dataset"),
         (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "0"], "expected a number > 0"),
         (["errors", "calibrate", "x.parquet", "--max-registration-error-mm", "1e300"], "at most 100000 (100 m)"),
+        # it named the settings' field and printed their whole repr
+        (["errors", "collect", "--goals", "0", "-o", "d.parquet"], "--goals: collection settings: goals out of range"),
         (["errors", "frobnicate"], "invalid choice"),
         # refused where it is read, naming the option (0 was refused by the training, without naming it)
         (["errors", "train", "d.parquet", "-o", "m.npz", "--max-epochs", "0"], "--max-epochs: expected an integer 1"),

@@ -84,9 +84,10 @@ class CollectSettings:
             "seed": (self.seed >= 0, ">= 0"),
         }
         bad = [name for name, (ok, _) in checks.items() if not ok]
-        if bad:
+        if bad:  # the values, not the whole settings' repr
             expected = ", ".join(f"{name} {checks[name][1]}" for name in bad)
-            raise InputError(f"collection settings: {', '.join(bad)} out of range (expected {expected}; {self!r})")
+            got = ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
+            raise InputError(f"collection settings: {', '.join(bad)} out of range (expected {expected}; got {got})")
 
 
 class CollectionMotion(NamedTuple):

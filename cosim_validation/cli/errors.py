@@ -264,9 +264,22 @@ def run(args: argparse.Namespace) -> int:
         args: The parsed command line of ``cosim errors ACTION`` (``action`` and the options of that action's
             subparser, ``--json`` included).
     """
+    from cosim_validation.error_injection.error_types import DatasetError
+
     _check_outputs(args)  # before anything is read or written
     if args.action == "collect":
         return _collect_from_run(args) if args.from_run else _collect(args)
+    try:
+        return _on_dataset(args)
+    except DatasetError as exc:  # "NN1 (training rows): 60 usable rows, ..." named no file
+        named = [str(p) for p in (args.dataset, getattr(args, "model", None)) if p]
+        if any(name in str(exc) for name in named):
+            raise
+        raise DatasetError(f"{args.dataset}: {exc}") from None
+
+
+def _on_dataset(args: argparse.Namespace) -> int:
+    """``calibrate``, ``train`` or ``evaluate`` of ``args.dataset``; what :func:`run` prints."""
     if args.action == "evaluate":
         errors_evaluate.check_arguments(args)
     if args.action == "evaluate" and args.split is not None:

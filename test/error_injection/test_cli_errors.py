@@ -128,3 +128,17 @@ def test_too_few_poses_for_the_kinematic_calibration_is_one_error_line(
     result = json.loads(capsys.readouterr().out)
     assert "kinematic_calibration" not in result
     assert result["calibration"]["method"] == "shah+refined"
+
+
+def test_too_few_rows_to_train_names_the_dataset(
+    kinematics: Kinematics, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said only ``error: NN1 (training rows): 150 usable rows, at least 200 ...``, naming no file."""
+    small = tmp_path / "small.parquet"
+    write_parquet(synthetic_dataset(kinematics, 150, 50, seed=4), small)
+    model = tmp_path / "m.npz"
+    assert main(["errors", "train", str(small), "-o", str(model), "--max-epochs", "5"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {small}: NN1 (training rows): 150 usable rows, at least 200")
+    assert err.count("\n") == 1
+    assert not model.exists()

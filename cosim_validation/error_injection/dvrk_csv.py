@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosim_validation.common.quoting import one_line
 from cosim_validation.error_injection.dataset import ErrorDataset
 from cosim_validation.error_injection.error_types import DatasetError
 from cosim_validation.error_injection.robot_identity import RobotIdentity
@@ -95,8 +96,10 @@ def _numbers(frame: object, name: str, source: str) -> np.ndarray:
 
     values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64)  # type: ignore[index]
     text = frame[name].notna().to_numpy() & ~np.isfinite(values)  # type: ignore[index]
-    if text.any():
-        raise DatasetError(f"{source}: column {name!r}: expected numbers, found text in row {int(np.argmax(text)) + 2}")
+    if text.any():  # text, or a number past a float's range ('1e400' was called text)
+        row = int(np.argmax(text))
+        cell = one_line(str(frame[name].iloc[row]), 40)  # type: ignore[index]
+        raise DatasetError(f"{source}: column {name!r}: expected finite numbers, found {cell!r} in row {row + 2}")
     return values  # type: ignore[no-any-return]
 
 

@@ -116,7 +116,7 @@ def test_text_in_a_joint_column_names_the_column(psm: Kinematics, tmp_path: Path
     frame.loc[3, "measured_q2"] = "stalled"
     path = tmp_path / "text.csv"
     frame.to_csv(path, index=False)
-    with pytest.raises(DatasetError, match=r"column 'measured_q2': expected numbers, found text in row 5"):
+    with pytest.raises(DatasetError, match=r"column 'measured_q2': expected finite numbers, found 'stalled' in row 5"):
         read_dvrk_csv(path, RobotIdentity.of(psm), joint_units(psm))
 
 

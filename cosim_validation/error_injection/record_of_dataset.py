@@ -72,7 +72,16 @@ def record_of_dataset(
         meta={"source": str(dataset.meta.get("source", source)), "stages": "unknown (no plan)"},
         markers={
             "marker_pos_m": dataset.marker_pos_m,
-            "marker_quat_wxyz": dataset.marker_quat_wxyz,
+            "marker_quat_wxyz": _unit(np.asarray(dataset.marker_quat_wxyz, dtype=np.float64)),
             "marker_error_m": np.asarray(dataset.marker_error_m, dtype=np.float64),
         },
     )
+
+
+def _unit(quat_wxyz: np.ndarray) -> np.ndarray:
+    """(n, 4) the quaternions normalised (a dataset takes a tracker's within 10 % of unit; a record holds unit ones).
+
+    NaN rows (not seen) stay NaN.
+    """
+    with np.errstate(invalid="ignore"):
+        return quat_wxyz / np.linalg.norm(quat_wxyz, axis=1, keepdims=True)  # type: ignore[no-any-return]

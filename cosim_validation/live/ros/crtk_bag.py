@@ -134,6 +134,26 @@ def _positions(msg: Any, joint_names: tuple[str, ...], topic: str, path: Path) -
     return np.array([position[names.index(n)] for n in joint_names])
 
 
+def _check_markers(position: np.ndarray, quaternion: np.ndarray, registration: np.ndarray, where: str) -> None:
+    """The checks of the CSV import on the bag's marker (a registration error of -1, a zero quaternion were taken).
+
+    Rows are counted from 1 in stamp order.
+    """
+    from cosim_validation.error_injection.dataset_io import check_marker
+
+    check_marker(
+        position, registration, where, ("pose.position.x", "pose.position.y", "pose.position.z"), "registration_error"
+    )
+    seen = np.isfinite(quaternion).all(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
+    off = np.flatnonzero(seen & ~(np.abs(norm - 1.0) <= 0.1))
+    if off.size:
+        raise InputError(
+            f"{where}: orientation of norm {norm[off[0]]:.3g} in row {off[0] + 1}; expected a unit quaternion"
+        )
+
+
 def import_crtk_bag(
     path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...], namespace: str = "", tracker: str = "/tracker"
 ) -> ErrorDataset:
@@ -161,8 +181,10 @@ def import_crtk_bag(
             )
         if topics[topic][0] != JOINT_STATE:
             raise InputError(f"{path}: topic {topic!r} has type {topics[topic][0]}, expected {JOINT_STATE}")
-    marker_topic = next((t for t in (f"{tracker}/marker", f"{tracker}/marker/measured_cp") if t in topics), None)
-    elsewhere = sorted(t for t in topics if t.endswith(("/marker", "/marker/measured_cp")))
+    kinds = {"/marker": TRACKED_MARKER, "/marker/measured_cp": POSE_STAMPED}  # an RViz Marker is no tracker's
+    tracked = {t for t, (msgtype, _) in topics.items() if any(t.endswith(k) and msgtype == v for k, v in kinds.items())}
+    marker_topic = next((t for t in (f"{tracker}/marker", f"{tracker}/marker/measured_cp") if t in tracked), None)
+    elsewhere = sorted(tracked)
     if marker_topic is None and elsewhere:  # every row read as "marker not seen", exit 0
         raise InputError(
             f"{path}: no marker topic of the tracker namespace {tracker!r} ({tracker}/marker or "
@@ -188,6 +210,10 @@ def import_crtk_bag(
     n = len(stamps)
     unseen = (np.full(3, np.nan), np.full(4, np.nan), float("nan"))
     marker_rows = [markers.get(s, unseen) for s in stamps]
+    position = np.array([r[0] for r in marker_rows]).reshape(n, 3)
+    quaternion = np.array([r[1] for r in marker_rows]).reshape(n, 4)
+    registration = np.array([r[2] for r in marker_rows], dtype=np.float64)
+    _check_markers(position, quaternion, registration, f"{path}: topic {marker_topic!r}")
     return ErrorDataset(
         robot=robot,
         joint_units=tuple(joint_units),
@@ -196,8 +222,8 @@ def import_crtk_bag(
         time_s=(np.array(stamps, dtype=np.int64) - stamps[0]) / 1e9,
         q_setpoint=np.array([joints["setpoint"][s] for s in stamps]),
         q_measured=np.array([joints["measured"][s] for s in stamps]),
-        marker_pos_m=np.array([r[0] for r in marker_rows]).reshape(n, 3),
-        marker_quat_wxyz=np.array([r[1] for r in marker_rows]).reshape(n, 4),
-        marker_error_m=np.array([r[2] for r in marker_rows], dtype=np.float64),
+        marker_pos_m=position,
+        marker_quat_wxyz=quaternion,
+        marker_error_m=registration,
         meta={"source": f"crtk bag import of {path.name} ({ns})"},
     )

@@ -6,6 +6,7 @@ rotation vector."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -133,3 +134,32 @@ def test_a_crtk_bag_is_no_dashboard_bag(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: {bag}: the bag holds no message of the dashboard's topics (/cosim/...)"]
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [  # a registration error of -1 (a common "unknown") and a zero quaternion were imported as seen markers
+        ("marker_error_m", -1.0, "topic '/tracker/marker': column 'registration_error': -1.0 in row 4; expected an"),
+        ("marker_quat_wxyz", [0.0, 0.0, 0.0, 0.0], "topic '/tracker/marker': orientation of norm 0 in row 4"),
+    ],
+)
+def test_a_bag_marker_the_csv_import_would_refuse_is_one_error(
+    field: str, value: object, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cosim_validation.live.ros.crtk_bag import export_crtk_bag
+    from test.common.record.test_trajectory_record import make_record
+
+    record = make_record(n=6)
+    fields = dict(record.__dict__)
+    fields["marker_pos_m"] = np.full((6, 3), 0.5)
+    fields["marker_quat_wxyz"] = np.tile([1.0, 0.0, 0.0, 0.0], (6, 1))
+    fields["marker_error_m"] = np.full(6, 1e-4)
+    fields[field] = fields[field].copy()
+    fields[field][3] = value
+    bag = tmp_path / "theirs.mcap"
+    export_crtk_bag(SimpleNamespace(**fields), bag, "/ER3")  # type: ignore[arg-type]
+    out = tmp_path / "d.parquet"
+    assert main(["import-crtk", str(bag), "--config", str(CONFIG), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bag}: {message}"), err
+    assert not out.exists()

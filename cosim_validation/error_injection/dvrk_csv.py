@@ -128,8 +128,10 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
 
     q_s = block([f"setpoint_q{i}" for i in range(1, n_joints + 1)])
     q_m = block([f"measured_q{i}" for i in range(1, n_joints + 1)])
-    quat = quaternions_of_rotation_vectors(block(ROTVEC), str(path), ROTVEC)
-    position, registration = block(POSITION), _numbers(frame, REGISTRATION_ERROR, str(path))
+    registration = _numbers(frame, REGISTRATION_ERROR, str(path))
+    unseen = np.isnan(registration)[:, None]  # an empty registration_error: not seen, whatever the other cells hold
+    position, rotvec = np.where(unseen, np.nan, block(POSITION)), np.where(unseen, np.nan, block(ROTVEC))
+    quat = quaternions_of_rotation_vectors(rotvec, str(path), ROTVEC)  # a seen row's must be whole
     check_marker(position, registration, str(path), POSITION, REGISTRATION_ERROR)  # as the documented CSV's
     n = len(frame)
     meta = {"source": f"dVRK collection CSV {path.name}", "time": "not in the file (0 on every row)"}

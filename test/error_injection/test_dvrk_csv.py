@@ -39,8 +39,7 @@ def dvrk_frame(kinematics: Kinematics, n_rows: int, seed: int) -> pd.DataFrame:
     columns |= dict(zip(("marker_rx", "marker_ry", "marker_rz"), rng.uniform(-1, 1, (3, n_rows)), strict=True))
     columns["registration_error"] = np.full(n_rows, 1e-4)
     frame = pd.DataFrame(columns)
-    marker = ["marker_x", "marker_y", "marker_z", "marker_rx", "marker_ry", "marker_rz", "registration_error"]
-    frame.loc[2, marker] = np.nan  # not seen: every cell of the marker empty
+    frame.loc[2, ["marker_x", "marker_rx", "registration_error"]] = np.nan  # not seen: an empty registration_error
     return frame
 
 

@@ -265,3 +265,20 @@ def test_a_backend_name_of_a_hundred_thousand_characters_is_one_short_error() ->
         f"long.npz: header: 'backend' must be a name of at most 200 printable characters, got {'m' * 40}... "
         "(100000 characters)"
     )
+
+
+def test_an_entry_declaring_a_shape_no_memory_holds_is_one_error() -> None:
+    """A tiny entry whose .npy header says (2**56,) ended in a MemoryError traceback (its zip size is small)."""
+    import zipfile
+
+    data = make_record().to_bytes()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(buffer, "w") as out:
+        for info in source.infolist():
+            if info.filename != "t_s.npy":
+                out.writestr(info, source.read(info))
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (2**56,)})
+        out.writestr("t_s.npy", header.getvalue() + b"\0" * 64)
+    with pytest.raises(InputError, match=r"^huge.npz: not a trajectory record"):
+        TrajectoryRecord.from_bytes(buffer.getvalue(), source="huge.npz")

@@ -16,9 +16,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 
 _abandoned = 0
-_left_threads: list[str] = []
+_left_threads: list[threading.Thread] = []
 
 
 def abandon() -> None:
@@ -27,21 +28,18 @@ def abandon() -> None:
     _abandoned += 1
 
 
-def note_left_threads(names: list[str]) -> None:
+def note_left_threads(threads: list[threading.Thread]) -> None:
     """Note threads a user's call started and left running that are not daemons (the interpreter would wait for them).
 
     Args:
-        names: Their names.
+        threads: The threads.
     """
-    _left_threads.extend(names)
+    _left_threads.extend(threads)
 
 
-def left_threads() -> list[str]:
-    """The names of the threads noted by :func:`note_left_threads` that still run."""
-    import threading
-
-    running = {t.name for t in threading.enumerate() if t.is_alive() and not t.daemon}
-    return [name for name in _left_threads if name in running]
+def left_threads() -> list[threading.Thread]:
+    """The threads noted by :func:`note_left_threads` that still run."""
+    return [t for t in _left_threads if t.is_alive()]
 
 
 def end_process(code: int) -> None:

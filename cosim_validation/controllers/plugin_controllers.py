@@ -373,9 +373,15 @@ def _note_threads_left(before: set[threading.Thread]) -> None:
     """Note the non-daemon threads a user's call started and left running.
 
     The process would wait for them at its end (``run-case`` printed its result and never exited); noted, it ends
-    without waiting (see :mod:`~cosim_validation.common.abandoned_calls`).
+    without waiting (see :mod:`~cosim_validation.common.abandoned_calls`). Worker threads of a thread pool are not
+    noted: another thread of the process (a node's multi-threaded executor) may start them during the call, and the
+    interpreter ends them at exit.
     """
-    left = [t.name for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive()]
+    left = [
+        t
+        for t in threading.enumerate()
+        if t not in before and not t.daemon and t.is_alive() and not t.name.startswith("ThreadPoolExecutor-")
+    ]
     if left:
         note_left_threads(left)
 

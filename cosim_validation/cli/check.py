@@ -78,7 +78,7 @@ def _overlap(a: Any, b: Any) -> bool:
 
 def _span(t_s: Any) -> str:
     """``t = first .. last s``."""
-    return f"t = {t_s[0]:g} .. {t_s[-1]:g} s"
+    return f"t = {t_s[0]:.3f} .. {t_s[-1]:.3f} s"  # :g printed an epoch span as 1e+09 .. 1e+09
 
 
 def run(args: argparse.Namespace) -> int:

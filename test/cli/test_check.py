@@ -126,7 +126,7 @@ def test_a_plan_of_another_test_id_is_said_in_a_warning(
         (["VIRTUAL", "--expected", "SIX_PLAN"], "--expected "),
         (["VIRTUAL", "--config", "PSM"], "virtual.npz: the record's joints (joint1, "),
         # a plan of another clock: compared as if at the same times, "tip_follows_plan violated -186 mm"
-        (["VIRTUAL", "--expected", "LATE_PLAN"], "late_plan.npz: its times (t = 1e+09 .. 1e+09 s) and those of "),
+        (["VIRTUAL", "--expected", "LATE_PLAN"], "late_plan.npz: its times (t = 1000000000.000 .. 1000000006.400 s)"),
     ],
 )
 def test_bad_input_is_one_error_line(

@@ -120,10 +120,11 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         maker.close(lambda: None, spec.call_limit_s)
 
     def remake() -> Any:  # after a call that never returned: a new controller for the next case
+        again = CallThread(spec.name)  # guarded and bounded like every call (it ran on the caller's thread, unbounded)
         try:
-            return factory(dict(spec.options), context)
-        except SystemExit as exc:
-            raise ControllerExitError(exit_text(exc)) from None
+            return again.call(lambda: factory(dict(spec.options), context), spec.call_limit_s)[0]
+        finally:
+            again.close(lambda: None, spec.call_limit_s)
 
     if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
         if spec.time_limit_s < context.dt_s:  # 0.05 s: every case aborted before its first step

@@ -139,6 +139,36 @@ MAX_JOINT_VALUE = MAX_MAGNITUDE
 MAX_MARKER_POSITION_M = 100.0
 
 
+def check_marker_quaternion(quaternion: np.ndarray, source: str, what: str) -> None:
+    """Refuse a marker orientation that is partly given or not a unit quaternion (NaN in all four: not seen).
+
+    Args:
+        quaternion: (n, 4) the marker's orientation (w, x, y, z).
+        source: The file, for the message.
+        what: Where in the file the orientation is (its columns, or a topic's field).
+
+    Raises:
+        DatasetError: Naming the file, ``what``, the values or norm and the row (counted from 1).
+    """
+    seen = np.isfinite(quaternion).all(axis=1)
+    partly = ~seen & ~np.isnan(quaternion).all(axis=1)  # one cell empty (or inf): the row was dropped as unseen
+    if partly.any():
+        row = int(np.argmax(partly))
+        raise DatasetError(
+            f"{source}: {what}: {quaternion[row].tolist()} in row {row + 1}; expected four finite values, or all "
+            "four empty where the marker was not seen"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e300 is refused below, without numpy's warnings
+        norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
+    off = np.flatnonzero(seen & ~(np.abs(norm - 1.0) <= 0.1))
+    if off.size:
+        row = int(off[0])
+        raise DatasetError(
+            f"{source}: {what}: norm {norm[row]:.3g} in row {row + 1}; expected a unit quaternion (all four empty "
+            "where the marker was not seen)"
+        )
+
+
 def check_marker(
     position: np.ndarray, registration: np.ndarray, source: str, position_names: tuple[str, ...], error_name: str
 ) -> None:
@@ -223,23 +253,7 @@ def _dataset(
         return values
 
     quaternion = block(MARKER_QUATERNION)
-    seen = np.isfinite(quaternion).all(axis=1)
-    partly = ~seen & ~np.isnan(quaternion).all(axis=1)  # one cell empty (or inf): the row was dropped as unseen
-    if partly.any():
-        row = int(np.argmax(partly))
-        raise DatasetError(
-            f"{source}: columns {', '.join(MARKER_QUATERNION)}: {quaternion[row].tolist()} in row {row + 1}; expected "
-            "four finite values, or all four empty where the marker was not seen"
-        )
-    with np.errstate(over="ignore", invalid="ignore"):  # 1e300 is refused below, without numpy's warnings
-        norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
-    off = np.flatnonzero(seen & ~(np.abs(norm - 1.0) <= 0.1))
-    if off.size:
-        row = int(off[0])
-        raise DatasetError(
-            f"{source}: columns {', '.join(MARKER_QUATERNION)}: norm {norm[row]:.3g} in row {row + 1}; expected a unit "
-            "quaternion (all four empty where the marker was not seen)"
-        )
+    check_marker_quaternion(quaternion, source, f"columns {', '.join(MARKER_QUATERNION)}")
     position = block(MARKER_POSITION)
     registration = _numbers(columns, MARKER_ERROR, source)
     check_marker(position, registration, source, MARKER_POSITION, MARKER_ERROR)

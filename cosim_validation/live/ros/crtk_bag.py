@@ -139,19 +139,12 @@ def _check_markers(position: np.ndarray, quaternion: np.ndarray, registration: n
 
     Rows are counted from 1 in stamp order.
     """
-    from cosim_validation.error_injection.dataset_io import check_marker
+    from cosim_validation.error_injection.dataset_io import check_marker, check_marker_quaternion
 
     check_marker(
         position, registration, where, ("pose.position.x", "pose.position.y", "pose.position.z"), "registration_error"
     )
-    seen = np.isfinite(quaternion).all(axis=1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        norm = np.linalg.norm(np.where(seen[:, None], quaternion, 1.0), axis=1)
-    off = np.flatnonzero(seen & ~(np.abs(norm - 1.0) <= 0.1))
-    if off.size:
-        raise InputError(
-            f"{where}: orientation of norm {norm[off[0]]:.3g} in row {off[0] + 1}; expected a unit quaternion"
-        )
+    check_marker_quaternion(quaternion, where, "pose.orientation")
 
 
 def import_crtk_bag(

@@ -140,7 +140,7 @@ def test_a_crtk_bag_is_no_dashboard_bag(
     ("field", "value", "message"),
     [  # a registration error of -1 (a common "unknown") and a zero quaternion were imported as seen markers
         ("marker_error_m", -1.0, "topic '/tracker/marker': column 'registration_error': -1.0 in row 4; expected an"),
-        ("marker_quat_wxyz", [0.0, 0.0, 0.0, 0.0], "topic '/tracker/marker': orientation of norm 0 in row 4"),
+        ("marker_quat_wxyz", [0.0] * 4, "topic '/tracker/marker': pose.orientation: norm 0 in row 4; expected a unit"),
     ],
 )
 def test_a_bag_marker_the_csv_import_would_refuse_is_one_error(

@@ -232,6 +232,17 @@ def _written(args: argparse.Namespace, dataset: Any, robot: str) -> int:
     return 0
 
 
+def _settable(settings: Any, key: str, value: Any) -> bool:
+    """Whether ``settings`` with ``key`` set to ``value`` alone are valid collection settings."""
+    from cosim_validation.common.exceptions import InputError
+
+    try:
+        replace(settings, **{key: value})
+    except InputError:
+        return False
+    return True
+
+
 def _collect(args: argparse.Namespace) -> int:
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.common.exceptions import InputError
@@ -244,10 +255,11 @@ def _collect(args: argparse.Namespace) -> int:
     robot = RobotConfig.from_config(config["robot"])
     given = {"goals": args.goals, "test_s": args.test_s, "repeats": args.repeats, "motion_s": args.motion_s}
     configured = ControllersConfig.from_config(config["controllers"]).collection
+    chosen = {k: v for k, v in given.items() if v is not None}
     try:
-        settings = replace(configured, seed=args.seed, **{k: v for k, v in given.items() if v is not None})
-    except InputError as exc:  # name the flag the user gave, not the settings' field
-        flags = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None and f" {k} " in f" {exc} "]
+        settings = replace(configured, seed=args.seed, **chosen)
+    except InputError as exc:  # name the flags the user gave, not the settings' fields: those refused on their own
+        flags = [f"--{k.replace('_', '-')}" for k, v in chosen.items() if not _settable(configured, k, v)]
         raise InputError(f"{', '.join(flags)}: {exc}" if flags else str(exc)) from None
     backend = make_backend(args.backend, config, robot.kinematics)
     try:

@@ -20,69 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(REPO / "test" / "live" / "ros" / "short_lease.xml"))
 
 # a reference campaign run shared by the campaign and report tests (computed once per session)
-pytest_plugins = ["test.runs.campaign.run_fixtures"]
-
-
-# directories whose files share no directory-wide fixture: each file is its own unit of work, so their live
-# sessions (30-100 s each) are spread over the processes rather than queued on one
-_PER_FILE = frozenset({"live/session", "live/ros", "cli"})
-
-
-def work_unit(nodeid: str) -> str:
-    """The xdist unit of work of a test: its folder under test/ (not its sub-folders), or its file in _PER_FILE.
-
-    Args:
-        nodeid: The test's node id, relative to the repository root (``test/dir/test_x.py::test_y[p]``).
-    """
-    relative = (REPO / nodeid.split("::", 1)[0]).relative_to(REPO / "test")
-    folder = "/".join(relative.parts[:-1])
-    return str(relative) if folder in _PER_FILE else folder or "root"
-
-
-#: a test marked slow (a live session, a campaign: 10-70 s) counts as this many others (most take well under 1 s)
-#: when the units of work are ordered
-_SLOW_WEIGHT = 60
-
-
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs the suite on three processes (``-n 3 --dist loadgroup``): each unit of work (work_unit) runs
-    whole on one process, so its session- and module-scoped fixtures (a reference campaign, a built case study)
-    are computed once, by the process that runs it. The units go out in the order of the collection, which
-    pytest_collection_modifyitems sorts costliest first, so the short ones fill in at the end and the processes
-    finish together.
-
-    The units are scheduled here, not by ``xdist_group`` marks: pytest-xdist 3.8 writes a mark's group into the
-    node id, which pytest 9.2 no longer reads (pytest-xdist issue 1386), so the marks split every folder over
-    the processes and each built its shared fixtures twice.
-    """
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class WorkUnitScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        """pytest-xdist's scheduling by scope, with work_unit as the scope."""
-
-        def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid)
-
-    config.option.loadscopereorder = False  # keep the collection's order (xdist would sort by number of tests)
-    return WorkUnitScheduling(config, log)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist process, the units of work costliest first (tests marked slow weigh _SLOW_WEIGHT, others 1);
-    the tests of a unit keep their order. A run in one process keeps the collection's order."""
-    if not hasattr(config, "workerinput"):
-        return
-    cost: dict[str, int] = {}
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        unit = work_unit(item.nodeid)
-        cost[unit] = cost.get(unit, 0) + (_SLOW_WEIGHT if item.get_closest_marker("slow") else 1)
-        first.setdefault(unit, index)
-    items.sort(key=lambda item: (-cost[work_unit(item.nodeid)], first[work_unit(item.nodeid)]))
+pytest_plugins = ["test.runs.campaign.run_fixtures", "test.xdist_units"]
 
 
 # ---------------------------------------------------------------- CPU time per test

@@ -162,7 +162,12 @@ def _both(
 def test_session_and_campaign_give_the_same_results(
     tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    live, batch = _both(tmp_path, suite_file, "0", "--validate")
+    """Every case of the suite with the state validator, both robots seen through a filter (a fixed offset on joint
+    2: live through the proxy node, in batch around the backends): the same outcomes, verdicts, KPIs, markers and
+    error datasets. One run for both (a session costs about 40 CPU-s): the validator judges the setpoints, which
+    the filter does not change."""
+    offsets = ["--filter", "virtual=offset:joint2=0.003", "--filter", "physical=offset:joint2=0.003"]
+    live, batch = _both(tmp_path, suite_file, "0", "--validate", *offsets)
     capsys.readouterr()
     (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
 
@@ -184,6 +189,9 @@ def test_session_and_campaign_give_the_same_results(
     assert len(physical) > 0
     for key, live_kpi in live_kpis.items():
         assert _close(live_kpi.value, batch_kpis[key].value), (key, live_kpi.value, batch_kpis[key].value)
+    deviation = {k[0]: v.value for k, v in live_kpis.items() if k[1:] == ("joint_deviation_max", "virtual", "case")}
+    assert deviation.keys() == live_cases.keys()
+    assert min(deviation.values()) > 0.0025, deviation  # the offset shows: 3 mrad on joint 2 (0.0003 rad without)
 
     # the physical arm's optical-tracker marker (over DDS on /cosim/physical/marker live) is the same sample for
     # sample as in batch, occlusions included
@@ -234,27 +242,6 @@ def _markers(db_path: Path) -> dict[str, TrajectoryRecord]:
     kinematics = RobotConfig.from_config(config["robot"]).kinematics
     with ResultsDB.open(db_path) as db:
         return {r.test_id: r for r in db.trajectories("physical", kinematics)}
-
-
-def test_a_filtered_robot_is_the_same_live_and_in_batch(
-    tmp_path: Path, suite_file: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A fixed offset on joint 2 of both robots: live through the proxy node, in batch around the backends."""
-    offsets = ["--filter", "virtual=offset:joint2=0.003", "--filter", "physical=offset:joint2=0.003"]
-    live, batch = _both(tmp_path, suite_file, "2", "--no-validate", *offsets)
-    capsys.readouterr()
-    (live_cases, live_verdicts, live_kpis), (batch_cases, batch_verdicts, batch_kpis) = live, batch
-    assert set(live_cases) <= set(batch_cases)
-    assert len(live_cases) == 2
-    for test_id in live_cases:
-        assert live_cases[test_id] == batch_cases[test_id]
-    for key, verdict in live_verdicts.items():
-        assert verdict.status == batch_verdicts[key].status, key
-        assert _close(verdict.margin, batch_verdicts[key].margin), key
-    for key, kpi in live_kpis.items():
-        assert _close(kpi.value, batch_kpis[key].value), key
-    deviation = {k[2]: v.value for k, v in live_kpis.items() if k[1] == "joint_deviation_max" and k[3] == "case"}
-    assert deviation["virtual"] > 0.0025  # the offset shows: 3 mrad on joint 2 (0.0003 rad without it)
 
 
 def _supervisor_scenario(path: Path, test_ids: list[str]) -> Path:

@@ -109,7 +109,8 @@ def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomySce
     Args:
         config: The case configuration (its ``robot``, ``anatomy``, ``planning``, ``controllers``, ``validator``
             and ``backends`` sections).
-        engines: The in-process engines of the run (``emulated`` also checks ``backends.emulated``).
+        engines: The engines of the run (``emulated`` also checks ``backends.emulated``, ``ros2_control``
+            ``backends.ros2_control``).
 
     Raises:
         ConfigError, InputError: The first bad value, naming the file and the key.
@@ -126,6 +127,8 @@ def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomySce
         from cosim_validation.robots.emulated import EmulatedArmConfig
 
         EmulatedArmConfig.from_config(config["backends"]["emulated"], n_joints)
+    for name in engines:
+        engine(name).check_settings(config["backends"])
     return scene
 
 

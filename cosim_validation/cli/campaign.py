@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backends",
         default="virtual",
         help="robots to execute on, comma-separated: virtual, physical "
-        "(or engines: mujoco, pybullet, coppeliasim, emulated)",
+        "(or engines: mujoco, pybullet, coppeliasim, emulated, ros2_control)",
     )
     parser.add_argument("--controller", default=None, help="controller under test (default: the configuration's)")
     parser.add_argument("--executor", default="local", help="local (process pool) or ray")

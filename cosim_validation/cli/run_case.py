@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend",
         type=name,
         default=None,
-        help="mujoco | pybullet | coppeliasim | emulated (default: backends.default)",
+        help="mujoco | pybullet | coppeliasim | emulated | ros2_control (default: backends.default)",
     )
     parser.add_argument(
         "--controller",

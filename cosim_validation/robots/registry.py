@@ -3,13 +3,14 @@
 This registry sits above both packages, so neither imports the other: ``sim`` holds the engines and the
 shared servo, ``hardware`` the emulated physical arms (built on those engines), and this module names them::
 
-    backend = make_backend("emulated", config, kinematics, seed=None)   # or "mujoco", "pybullet", "coppeliasim"
+    backend = make_backend("emulated", config, kinematics, seed=None)   # or "mujoco", "pybullet", "coppeliasim", ...
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.record import RobotRole
@@ -29,12 +30,31 @@ class Engine(NamedTuple):
         role: VIRTUAL (a simulator) or PHYSICAL (a real arm or its emulator).
         build: ``(backends section, shared settings, kinematics, seed) -> backend``.
         summary: One line for help texts and ``cosim doctor``.
+        hosted: Whether a driver node can host it in a session (``physical_driver``, ``virtual_driver``, an
+            emulator's ``backend``); not a robot that is itself reached over ROS 2, which a session reaches with its
+            own driver node.
+        settings: ``module:function`` that checks the engine's own part of ``backends`` (the section -> its
+            settings, raising ConfigError), "" for none; so a run fails on a bad value before any robot is built.
     """
 
     name: str
     role: RobotRole
     build: Builder
     summary: str
+    hosted: bool = True
+    settings: str = ""
+
+    def check_settings(self, backends: ConfigNode) -> None:
+        """Check the engine's own part of the ``backends`` section (nothing when it has none).
+
+        Args:
+            backends: The ``backends`` section.
+
+        Raises:
+            ConfigError: A bad value, naming file and key.
+        """
+        if self.settings:
+            _imported(self.settings)(backends.get(self.name))
 
 
 def _mujoco(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
@@ -64,6 +84,20 @@ def _emulated(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, 
     return EmulatedEr3Pro(shared, emulated, kinematics, seed=seed)
 
 
+#: The ROS 2 robots live above the ROS-free core and are found by import path, as the robot filters are.
+_ROS2_CONTROL = "cosim_validation.live.nodes.ros2_control_robot"
+
+
+def _imported(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _ros2_control(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
+    builder: Builder = _imported(f"{_ROS2_CONTROL}:build")
+    return builder(node, shared, kinematics, seed)
+
+
 ENGINES: dict[str, Engine] = {
     engine.name: engine
     for engine in (
@@ -71,11 +105,21 @@ ENGINES: dict[str, Engine] = {
         Engine("pybullet", RobotRole.VIRTUAL, _pybullet, "PyBullet, the second physics engine"),
         Engine("coppeliasim", RobotRole.VIRTUAL, _coppeliasim, "CoppeliaSim through its ZeroMQ remote API"),
         Engine("emulated", RobotRole.PHYSICAL, _emulated, "the emulated physical arm (perturbed twin)"),
+        Engine(
+            "ros2_control",
+            RobotRole.PHYSICAL,
+            _ros2_control,
+            "the arm behind a ros2_control controller manager (rokae_ros2), over ROS 2",
+            hosted=False,
+            settings=f"{_ROS2_CONTROL}:settings",
+        ),
     )
 }
 
 #: Names accepted by :func:`make_backend`, in registry order.
 BACKEND_NAMES: tuple[str, ...] = tuple(ENGINES)
+#: The engines a session's driver node can host (the others are reached by a driver node of their own).
+HOSTED_NAMES: tuple[str, ...] = tuple(name for name, e in ENGINES.items() if e.hosted)
 
 
 def engine(name: str) -> Engine:

@@ -7,22 +7,35 @@ sample per setpoint, published as the robot's samples.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.crtk_answers import AnswerJoiner
-from cosim_validation.live.ros.sample_topics import SamplePublisher
+from cosim_validation.robots.robot_backend import BackendSample
+
+
+class SampleSink(Protocol):
+    """Where a completed sample goes: a driver's sample topics, or a campaign robot's answers."""
+
+    def publish(self, stamp_ns: int, sample: BackendSample) -> None:
+        """Take the answer to the setpoint stamped ``stamp_ns``.
+
+        Args:
+            stamp_ns: The setpoint's stamp, in [ns].
+            sample: The arm's answer to it.
+        """
+        ...
 
 
 class AnswerRelay:
-    """The tracker's subscription callbacks and the publishing of a completed sample, as a driver node's mixin.
+    """The tracker's subscription callbacks and the publishing of a completed sample, as a mixin.
 
-    The node has ``_lock`` (held while joining), ``_joiner`` and ``_samples``.
+    The object has ``_lock`` (held while joining), ``_joiner`` and ``_samples``.
     """
 
     _lock: threading.Condition
     _joiner: AnswerJoiner
-    _samples: SamplePublisher
+    _samples: SampleSink
 
     def _on_tip(self, msg: Any) -> None:
         pose = convert.pose_stamped_from_msg(msg)

@@ -9,8 +9,10 @@ The stand-in for rokae_ros2 (public repository RokaeRobot/rokae_ros2) on the arm
 - the trajectory controller's ``/<controller>/joint_trajectory`` and ``/<controller>/follow_joint_trajectory``:
   :class:`~cosim_validation.live.external.arm_server.ArmServer` (validation, following and tolerances as
   ros2_controllers' JTC; goal tolerance and goal_time of rokae_ros2's controllers by default);
-- ``/joint_states`` (sensor_msgs/JointState): the broadcaster's state at the end of each command (before the
-  first case, every 0.1 s of wall time);
+- ``/joint_states`` (sensor_msgs/JointState): the broadcaster's state at the end of each command; while no command
+  comes, every 0.1 s of wall time, the arm at rest before the first case (stamped 0: the arm's time starts with
+  the first case), after it the last state again with its own stamp (so the next client's start check finds the
+  joints, and no later setpoint takes it for its answer);
 - the optical tracker under ``tracker_namespace``: ``tip/measured_cp`` (PoseStamped, base_link), ``marker``.
 
 The update loop (:class:`~cosim_validation.live.ros.ros2_control.UpdateLoop`) runs in the session's time: when a
@@ -21,6 +23,7 @@ emulation-only service a real controller manager does not have, ``<controller_ma
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -48,7 +51,7 @@ from cosim_validation.robots.model import RobotConfig
 from cosim_validation.robots.robot_backend import BackendSample
 from cosim_validation_interfaces.srv import ResetRobot
 
-IDLE_PERIOD_S = 0.1  # [s] the broadcaster's period before the first case
+IDLE_PERIOD_S = 0.1  # [s] the broadcaster's period while no command comes
 BROADCASTER = ("joint_state_broadcaster", "joint_state_broadcaster/JointStateBroadcaster")
 
 
@@ -102,7 +105,12 @@ class ControllerManagerEmulator(Node):
         self.create_service(ListControllers, f"{manager}/list_controllers", self._on_list)
         self.create_service(ResetRobot, f"{manager}/emulation/reset", self._on_reset)
         # until the first case the broadcaster publishes the arm at rest (a driver checks the joints at start);
-        # from then on once per command, so that a case's readings draw the emulated noise as in batch
+        # from then on once per command, so that a case's readings draw the emulated noise as in batch, and while
+        # no command comes the last reading again, with its own stamp: it answers no later setpoint, and the next
+        # client's start check finds the joints (a campaign after a campaign, a session after a campaign)
+        self._cased = False
+        self._last: tuple[int, BackendSample] | None = None
+        self._last_wall_s = 0.0  # steady time of the last publication
         self._idle = self.create_timer(IDLE_PERIOD_S, self._publish_idle, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"emulated {kin.chain.urdf_path.name} under {manager}: {params.controller} at {params.update_rate_hz} Hz"
@@ -125,11 +133,15 @@ class ControllerManagerEmulator(Node):
         return response
 
     def _publish_idle(self) -> None:
-        sample = self._loop.port.backend.read()
-        self._publish(self.get_clock().now().nanoseconds, sample)
+        if time.monotonic() - self._last_wall_s < IDLE_PERIOD_S:
+            return
+        if not self._cased:  # stamped 0: the arm's time starts with the first case
+            self._publish(0, self._loop.port.backend.read())
+        elif self._last is not None:
+            self._publish(*self._last)
 
     def _on_reset(self, request: Any, response: Any) -> Any:
-        self._idle.cancel()
+        self._cased, self._last = True, None  # nothing again until this case's first answer
         self._server.reset()
         answer = answer_reset(self._loop.port, self._names, request, response)
         if answer.success:
@@ -150,6 +162,7 @@ class ControllerManagerEmulator(Node):
             self._publish(end_ns, sample)
 
     def _publish(self, stamp_ns: int, sample: BackendSample) -> None:
+        self._last, self._last_wall_s = (stamp_ns, sample), time.monotonic()
         self._joints_pub.publish(joint_state(stamp_ns, self._names, sample.q_measured))
         tip = convert.StampedPose(stamp_ns, "base_link", sample.actual_tip_pos_m, sample.actual_tip_quat_wxyz)
         self._tip_pub.publish(convert.pose_stamped_to_msg(tip))

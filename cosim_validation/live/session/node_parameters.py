@@ -17,7 +17,7 @@ from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.session.parameter_struct import NodeParams, ParamSpec, param
 
 ROBOTS = ("virtual", "physical")
-#: The robot backends of cosim_validation.robots.registry.BACKEND_NAMES (a test keeps the two equal).
+#: The robots a driver node can host: cosim_validation.robots.registry.HOSTED_NAMES (a test keeps the two equal).
 BACKENDS = ("mujoco", "pybullet", "coppeliasim", "emulated")
 FLAVOURS = ("", "dvrk", "raven")  # "" = the robot model's flavour
 POSITIVE = 0.0  # exclusive minimum of times and lengths

@@ -73,13 +73,13 @@ class BackendsConfig:
 
     @classmethod
     def from_config(cls, node: ConfigNode, n_joints: int = 7) -> BackendsConfig:
-        """Read the ``backends`` section (its ``emulated`` and ``coppeliasim`` parts are read by those engines).
+        """Read the ``backends`` section (its ``emulated``, ``coppeliasim`` and ``ros2_control`` parts: those engines).
 
         Args:
             node: The ``backends`` section.
             n_joints: Number of joints J, the length of each per-joint list of ``servo``.
         """
-        node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated", "coppeliasim"])
+        node.reject_unknown(["default", "physics_timestep_s", "servo", "emulated", "coppeliasim", "ros2_control"])
         return cls(
             default=node["default"].to_str(),
             physics_timestep_s=node["physics_timestep_s"].to_float(minimum=1e-5, maximum=0.01),  # 100 kHz..100 Hz

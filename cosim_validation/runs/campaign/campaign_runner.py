@@ -28,6 +28,7 @@ from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.controllers.planning import ValidatorSettings
 from cosim_validation.hazards.hazard_watch import check_detector
 from cosim_validation.robots.filters.robot_filters import FilterSpec
+from cosim_validation.robots.registry import engine
 from cosim_validation.runs.campaign.case_pipeline import case_row, config_digest, run_case, shared_assembly
 from cosim_validation.runs.campaign.executor import Outcome, WorkerSetupError, default_workers, run_local, run_ray
 from cosim_validation.runs.campaign.progress import Progress
@@ -133,6 +134,20 @@ def _check(request: CampaignRequest) -> int:
     if not request.suite_paths:
         raise InputError("--suite: give at least one suite file")
     return workers
+
+
+def _one_arm(engines: Sequence[str], workers: int, by_default: bool) -> int:
+    """The workers of a campaign on ``engines``: one when a robot is one arm reached over ROS 2 (not hosted).
+
+    Raises:
+        InputError: ``--workers`` above 1 with such a robot (two workers would command one arm at once).
+    """
+    remote = [name for name in engines if not engine(name).hosted]
+    if not remote or workers == 1:
+        return workers
+    if by_default:
+        return 1
+    raise InputError(f"--workers {workers}: the {remote[0]} robot is one arm, driven by one worker; use --workers 1")
 
 
 def _suites(paths: Sequence[Path]) -> list[Suite]:
@@ -386,6 +401,7 @@ def run_campaign(request: CampaignRequest, progress_stream: TextIO | str | None 
         detector=request.detector,
         stop_on_alarm=request.stop_on_alarm,
     )
+    workers = _one_arm(spec.engines, workers, request.workers is None)
     # what every worker's assembly will build, checked before --out is touched;
     # a resume checks the run's copies of the supervisor's files instead of the options' (_supervision_files)
     checked = check_spec(spec, supervision=False, config=config)

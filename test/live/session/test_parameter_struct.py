@@ -110,9 +110,9 @@ def test_subclass_defaults_stay_the_nodes_own() -> None:
 
 def test_the_choices_are_those_of_the_registries() -> None:
     from cosim_validation.live.ros.crtk_topics import FLAVOURS as CRTK_FLAVOURS
-    from cosim_validation.robots.registry import BACKEND_NAMES
+    from cosim_validation.robots.registry import HOSTED_NAMES
 
-    assert BACKENDS == BACKEND_NAMES
+    assert BACKENDS == HOSTED_NAMES
     assert set(FLAVOURS) == {"", *CRTK_FLAVOURS}
 
 

@@ -27,6 +27,7 @@ from cosim_validation.cli.main import main
 from cosim_validation.common.config import load_config
 from cosim_validation.live.ros.bag import read_messages
 from cosim_validation.live.session.graph import driver_robot, load_graph
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
 from cosim_validation.robots.model import RobotConfig
 from cosim_validation.runs.campaign.results_db import ResultsDB
 
@@ -144,3 +145,102 @@ def test_cases_through_ros2_control_are_the_batch_cases(
         assert topics.get("/arm_controller/joint_trajectory", {"messages": 0})["messages"] == 0
     assert topics["/joint_states"]["type"] == "sensor_msgs/msg/JointState"
     assert topics["/joint_states"]["messages"] >= samples
+
+
+def _ros2_control_config(folder: Path, repo_root: Path, **settings: Any) -> Path:
+    """The shipped case study with ``backends.ros2_control`` updated by ``settings``, written to ``folder``."""
+    shipped = repo_root / "config" / "needle_insertion.yaml"
+    tree = yaml.safe_load(shipped.read_text())
+    tree["backends"]["ros2_control"] |= settings
+    tree["robot"]["urdf"] = str((shipped.parent / tree["robot"]["urdf"]).resolve())
+    (folder / "properties.yaml").write_text((shipped.parent / "properties.yaml").read_text())
+    path = folder / "case.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False))
+    return path
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_a_campaign_through_ros2_control_is_the_batch_campaign(
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--backends virtual,ros2_control``: the physical robot is the emulated ER3 Pro behind a
+    controller_manager_emulator in its own process, over DDS; the campaign stores what the in-process emulated
+    robot gives (precision as in the session's test), twice in a row against the same controller manager."""
+    config = repo_root / "config" / "needle_insertion.yaml"
+    suite = tmp_path / "suite.parquet"
+    testgen = ["testgen", "--config", str(config), "--method", "random", "--granularity-mm", "40", "--count", "2"]
+    assert main([*testgen, "--seed", "1", "-o", str(suite)]) == 0
+    campaign = ["campaign", "--config", str(config), "--suite", str(suite)]
+    assert main([*campaign, "--backends", "virtual,physical", "--workers", "1", "--out", str(tmp_path / "batch")]) == 0
+    group = ProcessGroup(tmp_path, env=node_env)
+    args = ("-p", f"config:={config}", "-p", "tracker_namespace:=/tracker")
+    try:
+        group.start(ProcessSpec("emulator", "controller_manager_emulator", args))
+        for run in ("first", "second"):  # the second run finds the arm as the first left it
+            assert main([*campaign, "--backends", "virtual,ros2_control", "--out", str(tmp_path / run)]) == 0, run
+    finally:
+        group.stop()
+    capsys.readouterr()
+
+    kinematics = RobotConfig.from_config(load_config(config)["robot"]).kinematics
+    batch_cases, batch_verdicts, batch_kpis = _rows(tmp_path / "batch" / "results.sqlite")
+    assert sorted(batch_cases.values()) == ["completed", "completed"]
+    for run in ("first", "second"):
+        cases, verdicts, kpis = _rows(tmp_path / run / "results.sqlite")
+        assert cases == batch_cases
+        assert verdicts.keys() == batch_verdicts.keys()
+        assert kpis.keys() == batch_kpis.keys()
+        for key, (status, margin) in verdicts.items():
+            assert status == batch_verdicts[key][0], key
+            assert _same(margin, batch_verdicts[key][1], key[1]), (key, margin, batch_verdicts[key][1])
+        for key, value in kpis.items():
+            assert _same(value, batch_kpis[key], key[1]), (key, value, batch_kpis[key])
+        with (
+            ResultsDB.open(tmp_path / run / "results.sqlite") as got_db,
+            ResultsDB.open(tmp_path / "batch" / "results.sqlite") as want_db,
+        ):
+            for test_id in cases:
+                got, want = (db.trajectory(test_id, "physical", kinematics) for db in (got_db, want_db))
+                for field in ("t_s", "q_setpoint", "q_measured", "tip_pos_m"):
+                    np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+                for field in ("actual_tip_pos_m", "marker_pos_m", "marker_error_m"):
+                    np.testing.assert_allclose(
+                        getattr(got, field), getattr(want, field), atol=TRACKED_TOLERANCE_M, rtol=0, err_msg=field
+                    )
+        meta = json.loads((tmp_path / run / "summary.json").read_text())
+        assert meta["run"]["backends"] == ["mujoco", "ros2_control"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "options", "expected"),
+    [
+        ({"command_interface": "bogus"}, [], "backends.ros2_control.command_interface"),
+        ({"reset_timeout_s": -1.0}, [], "backends.ros2_control.reset_timeout_s"),
+        ({"controler": "arm_controller"}, [], "backends.ros2_control.controler: unknown"),
+        ({}, ["--workers", "2"], "--workers 2: the ros2_control robot is one arm"),
+        ({"start_timeout_s": 0.5}, [], "no controller manager answered /controller_manager/list_controllers"),
+    ],
+)
+def test_bad_ros2_control_settings_are_one_error_and_no_run(
+    settings: dict[str, Any],
+    options: list[str],
+    expected: str,
+    tmp_path: Path,
+    repo_root: Path,
+    ros_domain: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Checked before the run directory is made (the last: no controller manager on the test's domain)."""
+    config = _ros2_control_config(tmp_path, repo_root, **settings)
+    suite = tmp_path / "suite.parquet"
+    testgen = ["testgen", "--config", str(config), "--method", "random", "--granularity-mm", "40", "--count", "1"]
+    assert main([*testgen, "-o", str(suite)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "run"
+    command = ["campaign", "--config", str(config), "--suite", str(suite), "--backends", "virtual,ros2_control"]
+    assert main([*command, *options, "--out", str(out)]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, errors
+    assert expected in errors[0]
+    assert not out.exists()

@@ -11,11 +11,13 @@ import pytest
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.model import Kinematics
-from cosim_validation.robots.registry import BACKEND_NAMES, make_backend
+from cosim_validation.robots.registry import HOSTED_NAMES, make_backend
 from cosim_validation.robots.virtual import BackendInputError, RobotBackend
 
 
-@pytest.fixture(scope="module", params=BACKEND_NAMES)
+# the in-process engines; the ros2_control robot (a controller manager over ROS 2) is tested through a campaign
+# against the controller manager stand-in (test/live/session/test_ros2_control_session.py)
+@pytest.fixture(scope="module", params=HOSTED_NAMES)
 def backend(request: pytest.FixtureRequest, config: ConfigNode, kinematics: Kinematics) -> Iterator[RobotBackend]:
     if request.param == "coppeliasim":  # CoppeliaSim is played by the stand-in, a separate process
         config = request.getfixturevalue("coppeliasim_config")

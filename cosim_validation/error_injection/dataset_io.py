@@ -445,7 +445,7 @@ def quaternions_of_rotation_vectors(rotvec: np.ndarray, source: str, names: tupl
     if wrong.size:  # an empty cell is a marker not seen; 1e300 overflowed into NaN and the row was taken as unseen
         row = int(wrong[0])
         raise DatasetError(
-            f"{source}: row {row + 2}: marker rotation vector {rotvec[row].tolist()} (columns "
+            f"{source}: data row {row + 1} (line {row + 2}): marker rotation vector {rotvec[row].tolist()} (columns "
             f"{', '.join(names)}); expected finite values whose length, the angle, is at most 2 pi rad"
         )
     quat[seen] = np.array([quat_from_rotvec(r) for r in rotvec[seen]]).reshape(-1, 4)

@@ -99,7 +99,9 @@ def _numbers(frame: object, name: str, source: str) -> np.ndarray:
     if text.any():  # text, or a number past a float's range ('1e400' was called text)
         row = int(np.argmax(text))
         cell = one_line(str(frame[name].iloc[row]), 40)  # type: ignore[index]
-        raise DatasetError(f"{source}: column {name!r}: expected finite numbers, found {cell!r} in row {row + 2}")
+        raise DatasetError(
+            f"{source}: column {name!r}: expected finite numbers, found {cell!r} in data row {row + 1} (line {row + 2})"
+        )
     return values  # type: ignore[no-any-return]
 
 

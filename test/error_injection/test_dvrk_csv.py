@@ -93,9 +93,9 @@ def test_a_rotation_vector_of_the_wrong_length_is_one_error_line(
         ("marker_x", 1e6, "column 'marker_x': 1000000.0 in row 4; expected a position within +-100 m"),
         ("registration_error", -1.0, "column 'registration_error': -1.0 in row 4; expected an error of 0 to 100 m"),
         ("registration_error", 1e300, "column 'registration_error': 1e+300 in row 4; expected an error of 0 to"),
-        ("marker_rx", 7.0, "row 5: marker rotation vector [7.0, "),
-        ("marker_rx", 1e300, "row 5: marker rotation vector [1e+300, "),
-        ("marker_ry", np.nan, "row 5: marker rotation vector ["),  # partly empty: neither seen nor unseen
+        ("marker_rx", 7.0, "data row 4 (line 5): marker rotation vector [7.0, "),
+        ("marker_rx", 1e300, "data row 4 (line 5): marker rotation vector [1e+300, "),
+        ("marker_ry", np.nan, "data row 4 (line 5): marker rotation vector ["),  # partly empty: neither seen nor unseen
     ],
 )
 def test_the_marker_is_checked_as_in_the_documented_csv(
@@ -115,7 +115,8 @@ def test_text_in_a_joint_column_names_the_column(psm: Kinematics, tmp_path: Path
     frame.loc[3, "measured_q2"] = "stalled"
     path = tmp_path / "text.csv"
     frame.to_csv(path, index=False)
-    with pytest.raises(DatasetError, match=r"column 'measured_q2': expected finite numbers, found 'stalled' in row 5"):
+    expected = "column 'measured_q2': expected finite numbers, found 'stalled' in data row 4 (line 5)"
+    with pytest.raises(DatasetError, match=re.escape(expected)):
         read_dvrk_csv(path, RobotIdentity.of(psm), joint_units(psm))
 
 

@@ -244,7 +244,7 @@ def _rotation_vector_case(folder: Path, vector: dict[str, str]) -> Case:
     source.write_text("\n".join(",".join(row) for row in table) + "\n")
     out = folder / "d.parquet"
     argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
-    return Case(argv, ("theirs.csv", "row 2: marker rotation vector", "at most 2 pi rad"), (out,))
+    return Case(argv, ("theirs.csv", "data row 1 (line 2): marker rotation vector", "at most 2 pi rad"), (out,))
 
 
 def _cell_case(folder: Path, column_name: str, row: int, value: str, says: str) -> Case:

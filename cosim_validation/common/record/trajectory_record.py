@@ -281,7 +281,7 @@ class TrajectoryRecord:
             InputError: Not an intact npz, no or a malformed header, a missing or mistyped field or array, or
                 arrays that do not form a record; the message names ``source`` and the field.
         """
-        header, arrays = _read_npz(data, source)
+        header, arrays = read_npz(data, source)
         if header.get("format") != _FORMAT:
             raise InputError(f"{source}: unsupported trajectory record format {header.get('format')!r}")
         fields_ = _header_fields(header, source)
@@ -365,15 +365,25 @@ _ENTRIES = frozenset({"header", *_ARRAYS, *_OPTIONAL, *_OLD_ARRAYS})
 MAX_UNPACKED_BYTES = 4 << 30
 
 
-def _read_npz(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The JSON header and the arrays of npz bytes; every way the bytes can be broken is an InputError."""
+def read_npz(
+    data: bytes, source: str, entries: frozenset[str] = _ENTRIES
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The JSON header and the arrays of npz bytes; every way the bytes can be broken is an InputError.
+
+    Only ``entries`` are unpacked, at most :data:`MAX_UNPACKED_BYTES` of them: a file's other entries are never read.
+
+    Args:
+        data: The bytes of an npz file with a ``header`` entry (JSON text as bytes).
+        source: Where the bytes come from, for error messages.
+        entries: The names of the entries to unpack (default: a trajectory record's).
+    """
     if not data:
         raise InputError(f"{source}: not a trajectory record (the file is empty)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             if "header" not in npz.files:
                 raise InputError(f"{source}: not a trajectory record (no 'header' entry; entries: {npz.files})")
-            ours = [name for name in npz.files if name in _ENTRIES]  # others are never unpacked
+            ours = [name for name in npz.files if name in entries]  # others are never unpacked
             sizes = {info.filename.removesuffix(".npy"): info.file_size for info in npz.zip.infolist()}
             unpacked = sum(sizes.get(name, 0) for name in ours)
             if unpacked > MAX_UNPACKED_BYTES:  # a few MB of zeros unpacked to gigabytes

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
-import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cosim_validation.common.config.bounded_file import parse_json
-from cosim_validation.common.exceptions import ConfigError, InputError
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.common.record.trajectory_record import read_npz
 
 if TYPE_CHECKING:
     from cosim_validation.robots.model import Kinematics
@@ -33,6 +31,9 @@ FORMAT = "cosim_validation.compact_record/2"
 #: The first version: an actual tip pose stored only if known in every sample, no NaN joints, no marker (read).
 FORMAT_1 = "cosim_validation.compact_record/1"
 _NAN_SUFFIX = "~nan"
+_CODED = ("q_setpoint", "q_measured", "actual_pos", "actual_quat", "marker_pos", "marker_quat", "marker_error")
+#: every entry compact bytes may hold (each coded array may have its NaN mask); no other entry is unpacked
+_ENTRIES = frozenset({"header", "t", "stage", "supervisor", *_CODED, *(f"{k}{_NAN_SUFFIX}" for k in _CODED)})
 Q_STEP_RAD = 1e-8
 POS_STEP_M = 1e-8
 QUAT_STEP = 1e-9
@@ -141,17 +142,8 @@ def _get(
 
 
 def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            header = parse_json(npz["header"].tobytes(), source, "header")
-            arrays = {name: npz[name] for name in npz.files if name != "header"}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, ConfigError) as exc:
-        # numpy's own text for bytes that are no npz invites loading them unsafely: said plainly instead
-        why = "its bytes are not arrays of an .npz" if "allow_pickle" in str(exc) else f"{type(exc).__name__}: {exc}"
-        raise InputError(f"{source}: not a trajectory record ({why})") from None
-    if not isinstance(header, dict):
-        raise InputError(f"{source}: not a trajectory record (its header is a {type(header).__name__}, not a mapping)")
-    return header, arrays
+    """The header and the compact arrays (a full record's entries too, read again by its own reader)."""
+    return read_npz(data, source, _ENTRIES)
 
 
 def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<bytes>") -> TrajectoryRecord:

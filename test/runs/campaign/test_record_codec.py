@@ -162,3 +162,23 @@ def test_a_tampered_store_is_refused_naming_what_is_wrong(
         decode_record(_tampered(blob, q_setpoint=q[:, :3]), kinematics, "run:c/physical")
     with pytest.raises(InputError, match=r"t_s holds 1e\+299 s at sample 1; expected times within 1e\+10 s"):
         dataclasses.replace(record, t_s=record.t_s * 1e300)  # as a full record in the store or an .npz holds them
+
+
+def test_stored_entries_are_bounded_when_unpacked_and_unknown_ones_never_unpacked(
+    records: dict[str, TrajectoryRecord], kinematics: Kinematics, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged results database's blob with an extra entry of zeros was unpacked whole (as a record file was)."""
+    from cosim_validation.common.record import trajectory_record
+
+    record = records["mujoco"]
+    with np.load(io.BytesIO(encode_record(record))) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays, junk=np.zeros(2_000_000))  # 16 MB of zeros, some 16 KB packed
+    ours = sum(a.nbytes for a in arrays.values())
+    monkeypatch.setattr(trajectory_record, "MAX_UNPACKED_BYTES", ours + 100_000)
+    back = decode_record(buffer.getvalue(), kinematics, "results.sqlite")  # the junk is not unpacked
+    assert back.n_samples == record.n_samples
+    monkeypatch.setattr(trajectory_record, "MAX_UNPACKED_BYTES", ours // 2)
+    with pytest.raises(InputError, match=r"results.sqlite: not a trajectory record it can read: its arrays unpack to"):
+        decode_record(buffer.getvalue(), kinematics, "results.sqlite")

@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.robots.filters.robot_filters import FilterSpec
     from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
     from cosim_validation.runs.campaign.stores import StoreFullError
+    from cosim_validation.runs.campaign.worker_items import RobotLostRunError
 
     warnings.filterwarnings("ignore", message="The TBB threading layer")  # numba then uses another layer
     from cosim_validation.common.config import resolve_resource
@@ -103,6 +104,10 @@ def run(args: argparse.Namespace) -> int:
         stored = (Path(args.out) / "results.sqlite").is_file()
         advice = f"free space, then continue with: {resume_command(args)}" if stored else exc.advice
         raise StoreFullError(exc.source, exc.problem, advice) from None
+    except RobotLostRunError as exc:  # the one arm is gone: what ran is stored, say how to go on
+        stored = (Path(args.out) / "results.sqlite").is_file()
+        then = f"continue with: {resume_command(args)}" if stored else "run the campaign again"
+        raise RobotLostRunError(f"{exc}; once the robot answers again, {then}") from None
     if args.json:
         print_json(outcome.summary | {"out": str(outcome.out_dir)})
     else:

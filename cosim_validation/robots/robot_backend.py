@@ -15,7 +15,15 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import NO_MARKER_POS, NO_MARKER_QUAT, RobotRole
+
+
+class ArmLostError(CosimError):
+    """A robot that is one arm reached over a network (``ros2_control``) stopped answering: no later case can run.
+
+    A campaign stops at it (the case is not stored) and says how to continue once the arm answers again.
+    """
 
 
 class BackendSample(NamedTuple):

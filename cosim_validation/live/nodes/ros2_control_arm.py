@@ -44,6 +44,7 @@ from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.crtk_answers import AnswerJoiner
 from cosim_validation.live.ros.qos import COMMAND, STATE, to_rclpy
 from cosim_validation.live.ros.ros2_control import (
+    ArmSilentError,
     ControllerManagerError,
     ListedController,
     Segment,
@@ -199,12 +200,16 @@ class ControllerManagerArm(AnswerRelay):
 
     def _emulated_reset(self, request: Any) -> np.ndarray:
         if not self._emulation.wait_for_service(timeout_sec=self._p.reset_timeout_s):
-            raise ControllerManagerError(f"no {self.manager}/emulation/reset: is it a controller_manager_emulator?")
-        answer = self._emulation.call(request, timeout_sec=self._p.reset_timeout_s)
-        if answer is None or not answer.success:
-            raise ControllerManagerError(
-                answer.message if answer is not None else f"no answer from {self.manager}/emulation/reset"
+            raise ArmSilentError(
+                f"no {self.manager}/emulation/reset within {self._p.reset_timeout_s:.1f} s: is the "
+                f"controller_manager_emulator still running?"
             )
+        answer = self._emulation.call(request, timeout_sec=self._p.reset_timeout_s)
+        if answer is None:
+            limit = f"{self._p.reset_timeout_s:.1f} s"
+            raise ArmSilentError(f"no answer from {self.manager}/emulation/reset within {limit}")
+        if not answer.success:
+            raise ControllerManagerError(answer.message)
         return np.asarray(answer.position, dtype=np.float64)
 
     def _move_to(self, q0: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from rclpy.signals import SignalHandlerOptions
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.nodes.ros2_control_arm import ControllerManagerArm
-from cosim_validation.live.ros.ros2_control import ControllerManagerError
+from cosim_validation.live.ros.ros2_control import ArmSilentError, ControllerManagerError
 from cosim_validation.live.session.node_parameters import Ros2ControlDriverParams
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample, JointSet, RobotBackend
@@ -156,7 +156,7 @@ class Ros2ControlRobot(JointSet):
             q0: Joint positions, shape (J,), in [rad].
 
         Raises:
-            ControllerManagerError: The arm did not get there, or did not answer.
+            ControllerManagerError: The arm did not get there, or refused; ArmSilentError when it did not answer.
         """
         q = np.asarray(q0, dtype=np.float64)
         request = ResetRobot.Request(
@@ -190,7 +190,7 @@ class Ros2ControlRobot(JointSet):
         """Send the setpoint commanded since the last read, if any, and wait for the arm's answer to it.
 
         Raises:
-            ControllerManagerError: The arm did not answer within ``reset_timeout_s``.
+            ArmSilentError: The arm did not answer within ``reset_timeout_s`` (it is lost: a campaign stops).
         """
         if self._target is not None:
             target, self._target = self._target, None
@@ -203,7 +203,7 @@ class Ros2ControlRobot(JointSet):
         self._arm.send(self._now_ns, q)
         sample = self._answers.take(self._now_ns, self._p.reset_timeout_s)
         if sample is None:
-            raise ControllerManagerError(
+            raise ArmSilentError(
                 f"{self._arm.manager}: no {self._p.joint_states_topic} answered the setpoint stamped {self._now_ns} ns "
                 f"within {self._p.reset_timeout_s:.1f} s (is the arm still running?)"
             )

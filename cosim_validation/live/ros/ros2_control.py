@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.robots.robot_backend import ArmLostError
 
 ACTIVE = "active"
 JTC_TYPE = "joint_trajectory_controller/JointTrajectoryController"
@@ -28,6 +29,10 @@ COMMAND_INTERFACE = "position"
 
 class ControllerManagerError(CosimError):
     """The controller manager does not answer, or does not run the trajectory controller the driver needs."""
+
+
+class ArmSilentError(ControllerManagerError, ArmLostError):
+    """The controller manager or the arm stopped answering (a service gone, no joint states): the arm is lost."""
 
 
 class ListedController(NamedTuple):

@@ -35,6 +35,7 @@ from cosim_validation.runs.campaign.progress import Progress
 from cosim_validation.runs.campaign.results_db import CaseResult
 from cosim_validation.runs.campaign.run_directory import RESULTS_FILE, RunDirectory
 from cosim_validation.runs.campaign.run_summary import summarize, write_summary
+from cosim_validation.runs.campaign.worker_items import RobotLostRunError
 from cosim_validation.runs.run_inputs import (
     INPUTS_DIR,
     MANIFEST,
@@ -483,6 +484,10 @@ def _run(
         if result.setup_error:
             raise WorkerSetupError(
                 f"a worker could not build its world from {request.config_path}: {result.setup_error}"
+            )
+        if result.stop:
+            raise RobotLostRunError(
+                f"case {_item(suites, result.index)[0].test_id} stopped the campaign, not stored: {result.stop}"
             )
         stored = result.value
         if stored is None:

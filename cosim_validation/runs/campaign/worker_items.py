@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.common.interrupts import interrupted
+from cosim_validation.robots.robot_backend import ArmLostError
 
 T = TypeVar("T")
 
@@ -33,7 +34,9 @@ class Outcome(Generic[T]):
     ``setup_error`` is set instead when the worker could not build its state (``init`` raised): then no item
     can run, and the caller stops the run with that message. ``worker_died`` is set (with ``error``) when the
     item's worker process died on each of its :data:`ATTEMPTS`; ``retried`` says how the worker of an earlier
-    attempt died when the item came back from a later one.
+    attempt died when the item came back from a later one. ``stop`` is set instead of a result when the item found
+    that no later item can run either (:class:`~cosim_validation.robots.robot_backend.ArmLostError`): the caller
+    stops the run, the item not stored.
     """
 
     index: int
@@ -42,6 +45,11 @@ class Outcome(Generic[T]):
     setup_error: str = ""
     worker_died: bool = False
     retried: str = ""
+    stop: str = ""
+
+
+class RobotLostRunError(CosimError):
+    """A case found the one physical arm gone (:attr:`Outcome.stop`): the run stopped, what ran before is stored."""
 
 
 class WorkerSetupError(InputError):
@@ -79,6 +87,8 @@ def call(work: Callable[[Any, Any], Any], index: int, item: Any) -> Outcome[Any]
         return Outcome(index, None, setup_error=_STATE["setup_error"])
     try:
         return Outcome(index, work(_STATE["state"], item))
+    except ArmLostError as exc:  # the one arm is gone: no later item can run either
+        return Outcome(index, None, stop=str(exc))
     except Exception as exc:  # noqa: BLE001 - a failing case is a result, not the end of the campaign
         if interrupted(exc):  # Ctrl-C inside a compiled kernel: numba's SystemError caused by the KeyboardInterrupt
             raise KeyboardInterrupt from None

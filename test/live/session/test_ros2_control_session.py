@@ -14,8 +14,12 @@ in batch every 10 ms, which moves the link side at a few samples where the path 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import shlex
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +248,70 @@ def test_bad_ros2_control_settings_are_one_error_and_no_run(
     assert len(errors) == 1, errors
     assert expected in errors[0]
     assert not out.exists()
+
+
+def _stored(db_path: Path) -> int:
+    import sqlite3
+
+    if not db_path.is_file():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM cases").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_a_lost_arm_stops_the_campaign_and_it_resumes_when_the_arm_is_back(
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The controller manager dies after the first case is stored: the campaign stops with one error line (the case
+    it was on not stored, no case stored as failed) and the resume command; with the arm back, that command runs
+    the rest."""
+    config = _ros2_control_config(tmp_path, repo_root, reset_timeout_s=3.0)
+    suite = tmp_path / "suite.parquet"
+    testgen = ["testgen", "--config", str(config), "--method", "random", "--granularity-mm", "40", "--count", "3"]
+    assert main([*testgen, "--seed", "1", "-o", str(suite)]) == 0
+    out = tmp_path / "run"
+    command = ["campaign", "--config", str(config), "--suite", str(suite), "--backends", "virtual,ros2_control"]
+    args = ("-p", f"config:={config}", "-p", "tracker_namespace:=/tracker")
+
+    first = ProcessGroup(tmp_path / "first", env=node_env)
+    first.start(ProcessSpec("emulator", "controller_manager_emulator", args))
+
+    def kill_after_one_case() -> None:
+        deadline = time.monotonic() + 300
+        while _stored(out / "results.sqlite") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        first.stop()
+
+    killer = threading.Thread(target=kill_after_one_case, daemon=True)
+    killer.start()
+    try:
+        capsys.readouterr()
+        assert main([*command, "--out", str(out)]) == 1
+    finally:
+        killer.join(timeout=60)
+        first.stop()
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, errors
+    assert "stopped the campaign, not stored" in errors[0]
+    resume = errors[0].split("continue with: ", 1)[1]
+    assert resume.endswith("--resume")
+    with ResultsDB.open(out / "results.sqlite") as db:
+        before = {c.test_id: c.outcome for c in db.cases()}
+    assert 1 <= len(before) < 3
+    assert set(before.values()) == {"completed"}  # the case the arm was lost in is not stored as failed
+
+    second = ProcessGroup(tmp_path / "second", env=node_env)
+    try:
+        second.start(ProcessSpec("emulator", "controller_manager_emulator", args))
+        assert main(shlex.split(resume)[1:]) == 0
+    finally:
+        second.stop()
+    with ResultsDB.open(out / "results.sqlite") as db:
+        after = {c.test_id: c.outcome for c in db.cases()}
+    assert len(after) == 3
+    assert set(after.values()) == {"completed"}

@@ -106,19 +106,24 @@ def run(config: Path, suite: list[TestCase]) -> tuple[float, int, list[str], lis
 
 
 @contextlib.contextmanager
-def move_group(config: Path) -> Iterator[None]:
-    """The emulated move_group in a ROS domain of its own, which this process joins while it runs."""
+def standin(module: str, *parameters: str) -> Iterator[None]:
+    """The stand-in node ``python -m module`` (``name:=value`` parameters) in a ROS domain of its own, which this
+    process joins while it runs."""
     with DomainLease.acquire() as scope:
-        env = scope.env()
-        command = [sys.executable, "-m", "cosim_validation.live.moveit.standin_node", "--ros-args"]
+        command = [sys.executable, "-m", module, "--ros-args", *(a for p in parameters for a in ("-p", p))]
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        process = subprocess.Popen([*command, "-p", f"config:={config}"], env=env, **quiet)
+        process = subprocess.Popen(command, env=scope.env(), **quiet)
         try:
             with scope.joined():
                 yield
         finally:
             process.terminate()
             process.wait(timeout=30)
+
+
+def move_group(config: Path) -> contextlib.AbstractContextManager[None]:
+    """The emulated move_group (see :func:`standin`)."""
+    return standin("cosim_validation.live.moveit.standin_node", f"config:={config}")
 
 
 def moveit_config(folder: Path) -> Path:
@@ -185,8 +190,11 @@ def main() -> None:
         )
     if args.moveit:  # on the cases both completed: a refusal is cheaper than a run and would flatter the ratio
         both = [i for i, (a, b) in enumerate(zip(rows[0][3], rows[-1][3], strict=True)) if a == b == "completed"]
-        straight_case = sum(rows[0][4][i] for i in both) / max(len(both), 1)
-        moveit_case = sum(rows[-1][4][i] for i in both) / max(len(both), 1)
+        if not both:
+            print("moveit: no case completed with both controllers: no ratio (run more --cases)")
+            return
+        straight_case = sum(rows[0][4][i] for i in both) / len(both)
+        moveit_case = sum(rows[-1][4][i] for i in both) / len(both)
         print(
             f"moveit: {moveit_case:.3f} s per case against straight's {straight_case:.3f} s on the {len(both)} cases "
             f"both completed (ratio {moveit_case / straight_case:.2f}; the same planner behind the services)"

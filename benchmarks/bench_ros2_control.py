@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,10 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_controllers import cases  # noqa: E402
+from bench_controllers import cases, standin  # noqa: E402
 
 from cosim_validation.assembly import AssemblySpec, CaseAssembly  # noqa: E402
-from cosim_validation.live.session.discovery_scope import DomainLease  # noqa: E402
 from cosim_validation.testgen.test_case import TestCase  # noqa: E402
 
 CONFIG = ROOT / "config" / "needle_insertion.yaml"
@@ -58,20 +55,10 @@ def run(physical: str, suite: list[TestCase]) -> tuple[float, int, list[np.ndarr
     return wall, setpoints, joints
 
 
-@contextlib.contextmanager
-def controller_manager() -> Iterator[None]:
+def controller_manager() -> contextlib.AbstractContextManager[None]:
     """The controller manager stand-in in a ROS domain of its own, which this process joins while it runs."""
-    with DomainLease.acquire() as scope:
-        command = [sys.executable, "-m", "cosim_validation.live.nodes.controller_manager_emulator", "--ros-args"]
-        args = ["-p", f"config:={CONFIG}", "-p", "tracker_namespace:=/tracker"]
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        process = subprocess.Popen([*command, *args], env=scope.env(), **quiet)
-        try:
-            with scope.joined():
-                yield
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    module = "cosim_validation.live.nodes.controller_manager_emulator"
+    return standin(module, f"config:={CONFIG}", "tracker_namespace:=/tracker")
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ from cosim_validation.hazards.hazard_watch import check_detector
 from cosim_validation.monitor.properties import PropertySet
 from cosim_validation.robots.filters.robot_filters import check_filters
 from cosim_validation.robots.model import RobotConfig
-from cosim_validation.robots.registry import engine
+from cosim_validation.robots.registry import ENGINES, engine
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 
 
@@ -109,8 +109,8 @@ def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomySce
     Args:
         config: The case configuration (its ``robot``, ``anatomy``, ``planning``, ``controllers``, ``validator``
             and ``backends`` sections).
-        engines: The engines of the run (``emulated`` also checks ``backends.emulated``, ``ros2_control``
-            ``backends.ros2_control``).
+        engines: The engines of the run (``emulated`` also checks ``backends.emulated``); the own section of
+            an engine with one (``backends.ros2_control``) is checked when the run uses it or the section is there.
 
     Raises:
         ConfigError, InputError: The first bad value, naming the file and the key.
@@ -127,8 +127,9 @@ def check_world_config(config: ConfigNode, engines: Sequence[str]) -> AnatomySce
         from cosim_validation.robots.emulated import EmulatedArmConfig
 
         EmulatedArmConfig.from_config(config["backends"]["emulated"], n_joints)
-    for name in engines:
-        engine(name).check_settings(config["backends"])
+    for name, known in ENGINES.items():  # a section present is checked even when this run does not use it
+        if name in engines or config["backends"].has(name):
+            known.check_settings(config["backends"])
     return scene
 
 

@@ -16,6 +16,7 @@ from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.common.optional import quiet_stdout
 
 if TYPE_CHECKING:
+    from cosim_validation.common.config import ConfigNode
     from cosim_validation.controllers.moveit_spec import MoveItSettings
     from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
 
@@ -247,6 +248,38 @@ def check_move_group(settings: MoveItSettings | None = None) -> Finding:
     return Finding(name, True, False, "", f"ROS_DOMAIN_ID {client.domain_id}: {services}, ...{which}")
 
 
+def check_ros2_control_arm(config: ConfigNode) -> Finding:
+    """The ``ros2_control`` robot of ``config`` as a campaign's worker starts it: its start check, then closed.
+
+    The configured controller manager must list the controller active over the arm's joints, the controller must
+    hear commands, ``/joint_states`` must name the joints and the tracker (if configured) must publish.
+
+    Args:
+        config: The case-study configuration (its ``robot`` and ``backends.ros2_control``).
+    """
+    from cosim_validation.common.exceptions import CosimError
+    from cosim_validation.live.session.node_parameters import ros2_control_settings
+    from cosim_validation.robots.model import RobotConfig
+    from cosim_validation.robots.registry import make_backend
+
+    name = "ros2_control arm"
+    kinematics = RobotConfig.from_config(config["robot"]).kinematics
+    try:
+        make_backend("ros2_control", config, kinematics).close()
+    except CosimError as exc:
+        return Finding(name, False, True, "", str(exc))
+    p = ros2_control_settings(config["backends"].get("ros2_control"))
+    tracker = f", tracker {p.tracker_namespace}" if p.tracker_namespace else ", no tracker"
+    return Finding(
+        name,
+        True,
+        True,
+        "",
+        f"{p.controller} of {p.controller_manager} active over {', '.join(kinematics.joint_names)}; "
+        f"{p.joint_states_topic} names them{tracker}",
+    )
+
+
 def check_coppeliasim(config: CoppeliaSimConfig | None = None) -> Finding:
     """Whether CoppeliaSim's ZeroMQ remote API answers within a second and a half, through the official client.
 
@@ -400,6 +433,8 @@ def case_study(config: str, controller: str | None, backends: str) -> list[Findi
         findings.append(check_move_group(ControllersConfig.from_config(checked.config["controllers"]).moveit))
     if "coppeliasim" in engines:
         findings.append(check_coppeliasim(CoppeliaSimConfig.from_config(checked.config["backends"].get("coppeliasim"))))
+    if "ros2_control" in engines:
+        findings.append(check_ros2_control_arm(checked.config))
     return findings
 
 

@@ -101,6 +101,8 @@ def checked_output(
     stored = _stored_input(out)
     if stored is not None:
         raise InputError(f"{option} {str(value)!r} is {stored}; it would be overwritten (write it elsewhere)")
+    if str(value).endswith(("/", os.sep)):  # 'model.npz/' wrote the file model.npz and said 'wrote model.npz/'
+        raise InputError(f"{option} {str(value)!r}: expected a file name, not a folder (it ends in a separator)")
     allowed = tuple(suffixes)
     if allowed and Path(value).suffix.lower() not in allowed:
         raise InputError(f"{option} {str(value)!r}: expected a file ending in {' or '.join(allowed)}")

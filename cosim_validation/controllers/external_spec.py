@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.ros_names import ros_name_problem
 
 #: The placeholders a command's arguments may name, and what each is filled in with at every start of the node
 COMMAND_PLACEHOLDERS = {
@@ -65,7 +66,6 @@ INTERFACES = ("ros2_control", "crtk")
 _ROS2_CONTROL_KEYS = ("controller", "path_tolerance_rad", "goal_tolerance_rad", "goal_time_tolerance_s")
 #: The CRTK flavours (dVRK 2.x, Raven-II) and their arms' usual namespaces.
 CRTK_NAMESPACES = {"dvrk": "/PSM1", "raven": "/arm1"}
-_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/")
 _RANGES = ("localhost", "subnet", "off", "system_default")
 
 
@@ -253,25 +253,13 @@ def fill_command(command: tuple[str, ...], domain_id: int, log_dir: str) -> tupl
 
 
 def _ros_name(node: ConfigNode, key: str, default: str, absolute: bool = False) -> str:
-    """A ROS name: tokens of letters, digits and '_', none starting with a digit, between '/'.
-
-    See design.ros2.org, "Topic and Service name mapping to DDS". ``absolute``: it must start with '/'.
-    """
+    """A ROS name (:func:`~cosim_validation.common.ros_names.ros_name_problem`); ``absolute``: starting with '/'."""
     if not node.has(key):
         return default
     text = node[key].to_str()
-    tokens = text.strip("/").split("/")
-    if (
-        not text.strip("/")
-        or not set(text) <= _NAME_CHARS
-        or text[-1] == "/"
-        or any(not t or t[0].isdigit() for t in tokens)
-    ):
-        raise node[key].error(
-            f"expected a ROS name (letters, digits and '_', not starting with a digit, '/' between parts), got {text!r}"
-        )
-    if absolute and not text.startswith("/"):
-        raise node[key].error(f"expected an absolute ROS namespace, starting with '/' (like /PSM1), got {text!r}")
+    problem = ros_name_problem(text, absolute)
+    if problem is not None:
+        raise node[key].error(problem)
     return text
 
 

@@ -222,8 +222,12 @@ def _dataset(
     else:
         raise DatasetError(f"{source}: column 'set' missing")
     segment = _numbers(columns, "segment", source, 0.0 if optional else None)
-    if not (np.isfinite(segment).all() and (segment == np.round(segment)).all()):
-        raise DatasetError(f"{source}: column 'segment': expected whole numbers")
+    fractional = np.flatnonzero(~np.isfinite(segment) | (segment != np.round(segment)))
+    if fractional.size:  # an empty cell (a line of commas) reads as NaN
+        row = int(fractional[0])
+        raise DatasetError(
+            f"{source}: column 'segment': {segment[row]:g} in row {row + 1}; expected a whole number 0..{MAX_SEGMENT}"
+        )
     outside = np.flatnonzero((segment < 0) | (segment > MAX_SEGMENT))  # 1e26 was wrapped to -2**63
     if outside.size:
         row = int(outside[0])

@@ -34,7 +34,8 @@ class Engine(NamedTuple):
             emulator's ``backend``); not a robot that is itself reached over ROS 2, which a session reaches with its
             own driver node.
         settings: ``module:function`` that checks the engine's own part of ``backends`` (the section -> its
-            settings, raising ConfigError), "" for none; so a run fails on a bad value before any robot is built.
+            settings, raising ConfigError; imported when used, and light: no ROS), "" for none; so a run fails on
+            a bad value before any robot is built.
     """
 
     name: str
@@ -111,7 +112,7 @@ ENGINES: dict[str, Engine] = {
             _ros2_control,
             "the arm behind a ros2_control controller manager (rokae_ros2), over ROS 2",
             hosted=False,
-            settings=f"{_ROS2_CONTROL}:settings",
+            settings="cosim_validation.live.session.node_parameters:ros2_control_settings",
         ),
     )
 }

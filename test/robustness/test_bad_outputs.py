@@ -58,6 +58,11 @@ CASES: dict[str, Build] = {
     ),
     "train_as_text": _train("m.txt", "expected a file ending in .npz"),
     "train_no_suffix": _train("model", "expected a file ending in .npz"),
+    "train_as_a_folder": lambda f, p: Case(  # wrote the file new.npz and said 'wrote new.npz/'
+        ["errors", "train", str(p["ds.parquet"]), "-o", f"{f / 'new.npz'}/"],
+        ("-o", "expected a file name, not a folder"),
+        (f / "new.npz",),
+    ),
     "evaluate_html_as_text": lambda f, p: Case(
         ["errors", "evaluate", str(p["ds.parquet"]), "--model", str(p["model.npz"]), "--html", str(f / "p.txt")],
         ("--html", "expected a file ending in .html"),

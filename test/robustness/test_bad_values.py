@@ -401,6 +401,8 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
     # a segment id past 64 bits was wrapped to -2**63 (with a numpy warning); text in one row was quoted as the
     # column's first value, no row named
     cases["csv:segment_1e26"] = lambda f: _import_case(f, "1" + "0" * 26, 30, "expected a whole number 0..", "segment")
+    # a fourteenth trial: a fractional segment (or an empty one, a line of commas) did not name its row
+    cases["csv:segment_fraction_in_row_5"] = lambda f: _cell_case(f, "segment", 5, "1.5", "'segment': 1.5 in row 5")
     cases["csv:time_hex_in_row_4"] = lambda f: _cell_case(f, "time_s", 4, "0x10", "found text ('0x10' in row 4)")
     # a hostile trial: a registration error of 1e300 m taken; a 2 MB set name echoed whole; a short row's missing
     # quaternion read as a marker not seen

@@ -89,6 +89,7 @@ class ControllerManagerArm(AnswerRelay):
         #: the newest stamp of a /joint_states message so far [ns] (0: none): later setpoints are stamped after it
         self.newest_ns = 0
         self._first_js: Any = None
+        self._tracked = False  # a tracker tip came (checked at start when a tracker namespace is given)
         self._previous: tuple[int, np.ndarray] | None = None  # the last setpoint sent: (stamp ns, q)
         self._joiner = AnswerJoiner(joint_names, tracked=bool(p.tracker_namespace))
         sub = node.create_subscription
@@ -141,6 +142,12 @@ class ControllerManagerArm(AnswerRelay):
                 raise ControllerManagerError(
                     f"{self._p.joint_states_topic} does not carry the arm's joints {list(self._names)}: {exc}"
                 ) from None
+            tip = f"{self._p.tracker_namespace}/tip/measured_cp"
+            if self._p.tracker_namespace and self._spin_until(executor, lambda: self._tracked) is None:
+                raise ControllerManagerError(
+                    f"no {tip} within {self._p.start_timeout_s:.1f} s: is the tracker publishing under "
+                    f"tracker_namespace {self._p.tracker_namespace!r}? ('' for none: the actual tip is then unknown)"
+                )
         finally:
             executor.remove_node(self._node)
 
@@ -204,7 +211,10 @@ class ControllerManagerArm(AnswerRelay):
                 f"no {self.manager}/emulation/reset within {self._p.reset_timeout_s:.1f} s: is the "
                 f"controller_manager_emulator still running?"
             )
-        answer = self._emulation.call(request, timeout_sec=self._p.reset_timeout_s)
+        try:  # rclpy's call raises TimeoutError after its timeout (older releases returned None)
+            answer = self._emulation.call(request, timeout_sec=self._p.reset_timeout_s)
+        except TimeoutError:
+            answer = None
         if answer is None:
             limit = f"{self._p.reset_timeout_s:.1f} s"
             raise ArmSilentError(f"no answer from {self.manager}/emulation/reset within {limit}")
@@ -229,7 +239,7 @@ class ControllerManagerArm(AnswerRelay):
                 remaining = start + timeout - time.monotonic()
                 if remaining <= 0:
                     seen = "nothing" if latest is None else np.array2string(latest[1], precision=4)
-                    raise ControllerManagerError(f"the arm did not reach the reset pose within {timeout} s ({seen})")
+                    raise ArmSilentError(f"the arm did not reach the reset pose within {timeout} s ({seen})")
                 self._lock.wait(min(remaining, 0.1))
 
     # ------------------------------------------------------------------ lockstep
@@ -257,6 +267,10 @@ class ControllerManagerArm(AnswerRelay):
         else:
             self._action.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
 
+    def _on_tip(self, msg: Any) -> None:
+        self._tracked = True
+        super()._on_tip(msg)
+
     def _on_joint_states(self, msg: JointState) -> None:
         with self._lock:
             if self._first_js is None:
@@ -264,7 +278,8 @@ class ControllerManagerArm(AnswerRelay):
             try:
                 sample = convert.joint_state_from_msg(msg, self._names)
             except CosimError as exc:
-                self._node.get_logger().error(f"{self._p.joint_states_topic}: {exc}")
+                if self._samples is not _NOWHERE:  # at start, the start check says it in its one error
+                    self._node.get_logger().error(f"{self._p.joint_states_topic}: {exc}")
                 return
             self._latest_js = (time.monotonic(), sample.position)
             self.newest_ns = max(self.newest_ns, sample.t_ns)

@@ -38,7 +38,7 @@ from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.nodes.ros2_control_arm import ControllerManagerArm
 from cosim_validation.live.ros.ros2_control import ArmSilentError, ControllerManagerError
-from cosim_validation.live.session.node_parameters import Ros2ControlDriverParams
+from cosim_validation.live.session.node_parameters import Ros2ControlDriverParams, ros2_control_settings
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample, JointSet, RobotBackend
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
@@ -46,28 +46,6 @@ from cosim_validation_interfaces.srv import ResetRobot
 
 SECTION = "ros2_control"
 CASE_GAP_NS = 1_000_000_000  # [ns] a case's first setpoint is stamped this long after any earlier stamp
-#: parameters of the driver that are not the section's: the case study and the robot's role are the run's
-_NOT_SETTINGS = ("config", "robot")
-
-
-def settings(node: ConfigNode | None) -> Ros2ControlDriverParams:
-    """The ``backends.ros2_control`` section (``node``; None: absent, the defaults), checked.
-
-    Args:
-        node: The section, or None.
-
-    Raises:
-        ConfigError: An unknown key, or a value of the wrong type or out of range (naming file and key).
-    """
-    if node is None:
-        return Ros2ControlDriverParams()
-    specs = {s.name: s for s in Ros2ControlDriverParams.specs() if s.name not in _NOT_SETTINGS}
-    node.reject_unknown(specs)
-    for name, child in node.items():
-        problem = specs[name].problem(child.value)
-        if problem is not None:
-            raise child.error(problem)
-    return Ros2ControlDriverParams.from_values(dict(node.value), f"backends.{SECTION}")
 
 
 class _Answers:
@@ -233,4 +211,4 @@ def build(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed
         ConfigError: A bad ``backends.ros2_control``.
         ControllerManagerError: The start check failed.
     """
-    return Ros2ControlRobot(settings(node.get(SECTION)), kinematics)
+    return Ros2ControlRobot(ros2_control_settings(node.get(SECTION)), kinematics)

@@ -63,7 +63,7 @@ def check_trajectory_controller(
     if found is None:
         raise ControllerManagerError(
             f"{manager} has no controller {controller!r} (it lists {names or 'none'}); load and activate it, "
-            f"or set the driver's controller parameter"
+            f"or set controller (the driver's parameter, or backends.ros2_control.controller)"
         )
     if found.state != ACTIVE:
         raise ControllerManagerError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.config.config_node import MAX_SEED
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.session.parameter_struct import NodeParams, ParamSpec, param
@@ -291,30 +292,41 @@ class Ros2ControlDriverParams(ConfiguredParams):
 
     executable: ClassVar[str] = "ros2_control_driver"
     robot: str = param("physical", "the robot it drives in the graph: virtual | physical", choices=ROBOTS)
-    controller_manager: str = param("/controller_manager", "the controller manager's namespace", not_empty=True)
-    controller: str = param("arm_controller", "the joint trajectory controller to command", not_empty=True)
+    controller_manager: str = param(
+        "/controller_manager", "the controller manager's namespace", not_empty=True, ros_name=True
+    )
+    controller: str = param(
+        "arm_controller", "the joint trajectory controller to command", not_empty=True, ros_name=True
+    )
     command_interface: str = param(
         "stream",
         "stream: /<controller>/joint_trajectory; action: follow_joint_trajectory goals",
         choices=("stream", "action"),
     )
-    joint_states_topic: str = param("/joint_states", "the joint state broadcaster's topic", not_empty=True)
-    tracker_namespace: str = param("", "optical tracker's namespace (tip/measured_cp, marker); '' = none")
+    joint_states_topic: str = param(
+        "/joint_states", "the joint state broadcaster's topic", not_empty=True, ros_name=True
+    )
+    tracker_namespace: str = param(
+        "", "optical tracker's namespace (tip/measured_cp, marker); '' = none", ros_name=True
+    )
     emulated: bool = param(False, "the controller manager is a controller_manager_emulator: reset through it")
     start_timeout_s: float = param(
         10.0,
         "time for the controller manager to answer and /joint_states to come at start [s]",
-        exclusive_minimum=POSITIVE,
+        minimum=0.1,
         unit="s",
     )
     reset_timeout_s: float = param(
-        10.0, "time for the arm to reach a case's first setpoint [s]", exclusive_minimum=POSITIVE, unit="s"
+        10.0,
+        "time for a reset, and for the arm's answer to a setpoint [s]",
+        minimum=0.1,
+        unit="s",
     )
     reset_duration_s: float = param(
-        3.0, "a real arm moves to a case's first setpoint in this long [s]", exclusive_minimum=POSITIVE, unit="s"
+        3.0, "a real arm moves to a case's first setpoint in this long [s]", minimum=0.1, unit="s"
     )
     reset_tolerance: float = param(
-        1.0e-3, "a real arm is at the reset pose within this [rad]", exclusive_minimum=POSITIVE
+        1.0e-3, "a real arm is at the reset pose within this [rad]", minimum=1.0e-6, maximum=0.1
     )
 
 
@@ -330,9 +342,9 @@ class ControllerManagerEmulatorParams(ConfiguredParams):
         -1, "seed of an emulated arm; -1 = backends.emulated.seed of the config", minimum=-1, maximum=MAX_SEED
     )
     controller_manager: str = param(
-        "/controller_manager", "the namespace it serves list_controllers in", not_empty=True
+        "/controller_manager", "the namespace it serves list_controllers in", not_empty=True, ros_name=True
     )
-    controller: str = param("arm_controller", "its joint trajectory controller's name", not_empty=True)
+    controller: str = param("arm_controller", "its joint trajectory controller's name", not_empty=True, ros_name=True)
     update_rate_hz: float = param(
         250.0,
         "update rate of the controller manager [Hz] (rokae_ros2: 250 real, 1000 simulated)",
@@ -341,7 +353,9 @@ class ControllerManagerEmulatorParams(ConfiguredParams):
     )
     goal_tolerance_rad: float = param(0.1, "the controller's goal tolerance of every joint [rad]", minimum=0.0)
     goal_time_s: float = param(0.5, "the controller's goal_time constraint [s]", minimum=0.0, unit="s")
-    tracker_namespace: str = param("/tracker", "where its optical tracker publishes tip/measured_cp, marker")
+    tracker_namespace: str = param(
+        "/tracker", "where its optical tracker publishes tip/measured_cp, marker", ros_name=True
+    )
 
 
 @dataclass(frozen=True)
@@ -451,3 +465,27 @@ def defaults_of(executable: str) -> dict[str, Any]:
         executable: A node executable, or the name of a composed node.
     """
     return {p.name: p.default for p in parameters_of(executable)}
+
+
+#: parameters of the ros2_control driver that are not ``backends.ros2_control``'s: the run gives them
+_NOT_SETTINGS = ("config", "robot")
+
+
+def ros2_control_settings(node: ConfigNode | None) -> Ros2ControlDriverParams:
+    """The ``backends.ros2_control`` section (``node``; None: absent, the defaults), checked.
+
+    Args:
+        node: The section, or None.
+
+    Raises:
+        ConfigError: An unknown key, or a value of the wrong type or out of range (naming file and key).
+    """
+    if node is None:
+        return Ros2ControlDriverParams()
+    specs = {s.name: s for s in Ros2ControlDriverParams.specs() if s.name not in _NOT_SETTINGS}
+    node.reject_unknown(specs)
+    for name, child in node.items():
+        problem = specs[name].problem(child.value)
+        if problem is not None:
+            raise child.error(problem)
+    return Ros2ControlDriverParams.from_values(dict(node.value), "backends.ros2_control")

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Self, TypeVar, Union, cast, get_args, get_orig
 
 from cosim_validation.common.config.config_node import text_number_hint
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.ros_names import ros_name_problem
 
 T = TypeVar("T")
 _RULE = "cosim_param"
@@ -63,6 +64,7 @@ class ParamRule:
     choices: tuple[str, ...] = ()
     not_empty: bool = False
     unit: str = ""
+    ros_name: bool = False
 
 
 def param(
@@ -75,6 +77,7 @@ def param(
     choices: tuple[str, ...] = (),
     not_empty: bool = False,
     unit: str = "",
+    ros_name: bool = False,
 ) -> T:
     """A parameter field of a :class:`NodeParams` dataclass.
 
@@ -87,10 +90,11 @@ def param(
         choices: The allowed strings (for a string array: of each item).
         not_empty: A string or array that must be given (its default is empty).
         unit: Unit of a number, shown in range errors (``s``, ``m``).
+        ros_name: A string (or each item) that is a ROS name, a topic, service or namespace ('' allowed: unused).
     """
     if maximum is None:  # a time or rate without a stated ceiling is still bounded (1e300 s overflowed the waits)
         maximum = _CEILINGS.get(unit)
-    rule = ParamRule(description, minimum, exclusive_minimum, maximum, choices, not_empty, unit)
+    rule = ParamRule(description, minimum, exclusive_minimum, maximum, choices, not_empty, unit, ros_name)
     return field(default=default, metadata={_RULE: rule})
 
 
@@ -134,7 +138,8 @@ class ParamSpec:
         bad = [item for item in items if self.rule.choices and item not in self.rule.choices]
         if bad:
             return f"expected one of: {', '.join(self.rule.choices)}; got {bad[0]!r}"
-        return None
+        names = [ros_name_problem(item) for item in items if self.rule.ros_name and item]  # '' = not used
+        return next((problem for problem in names if problem is not None), None)
 
 
 def _type_problem(kind: type, value: Any) -> str | None:

@@ -38,7 +38,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 #: What to do about a damaged results database.
-_REMEDY = "a campaign's `cosim campaign ... --resume` keeps its whole cases and runs the others again"
+_REMEDY = (
+    "a campaign's `cosim campaign ... --resume` salvages the database while its run table can still be read (it keeps "
+    "the whole cases and runs the others again); otherwise move the file away and run the campaign again"
+)
 
 SCHEMA_VERSION = 1
 #: How a stored case can end: a campaign's (case_row) and a session's or a replay's (unfinished: the recording

@@ -101,7 +101,7 @@ POSITION = [f"{j}/position" for j in JOINTS]
             [("position_joint_trajectory_controller", "active", POSITION)],
             JOINTS,
             "error: /cm9 has no controller 'arm_controller' (it lists ['position_joint_trajectory_controller']); "
-            "load and activate it, or set the driver's controller parameter",
+            "load and activate it, or set controller (the driver's parameter, or backends.ros2_control.controller)",
         ),
         (
             [("arm_controller", "active", [f"xmate_{p}" for p in POSITION])],

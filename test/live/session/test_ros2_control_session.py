@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import shlex
+import signal
 import threading
 import time
 from pathlib import Path
@@ -223,6 +225,10 @@ def test_a_campaign_through_ros2_control_is_the_batch_campaign(
         ({"reset_timeout_s": -1.0}, [], "backends.ros2_control.reset_timeout_s"),
         ({"controler": "arm_controller"}, [], "backends.ros2_control.controler: unknown"),
         ({}, ["--workers", "2"], "--workers 2: the ros2_control robot is one arm"),
+        ({"controller_manager": "bad name!"}, [], "backends.ros2_control.controller_manager: expected a ROS name"),
+        ({"tracker_namespace": "/tr acker"}, [], "backends.ros2_control.tracker_namespace: expected a ROS name"),
+        ({"reset_tolerance": 1.0e9}, [], "backends.ros2_control.reset_tolerance: expected <= 0.1"),
+        ({"start_timeout_s": 1.0e-300}, [], "backends.ros2_control.start_timeout_s: expected >= 0.1"),
         ({"start_timeout_s": 0.5}, [], "no controller manager answered /controller_manager/list_controllers"),
     ],
 )
@@ -267,9 +273,10 @@ def _stored(db_path: Path) -> int:
 def test_a_lost_arm_stops_the_campaign_and_it_resumes_when_the_arm_is_back(
     tmp_path: Path, repo_root: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The controller manager dies after the first case is stored: the campaign stops with one error line (the case
-    it was on not stored, no case stored as failed) and the resume command; with the arm back, that command runs
-    the rest."""
+    """The controller manager freezes (SIGSTOP: its services still listed, nothing answered) after the first case is
+    stored: the campaign stops with one error line (the case it was on not stored, no case stored as failed) and the
+    resume command; with the arm back (SIGCONT), that command runs the rest. The stand-in stopped outright ends the
+    same way (its reset service gone); a tracker namespace where nothing publishes is a start error naming it."""
     config = _ros2_control_config(tmp_path, repo_root, reset_timeout_s=3.0)
     suite = tmp_path / "suite.parquet"
     testgen = ["testgen", "--config", str(config), "--method", "random", "--granularity-mm", "40", "--count", "3"]
@@ -278,23 +285,24 @@ def test_a_lost_arm_stops_the_campaign_and_it_resumes_when_the_arm_is_back(
     command = ["campaign", "--config", str(config), "--suite", str(suite), "--backends", "virtual,ros2_control"]
     args = ("-p", f"config:={config}", "-p", "tracker_namespace:=/tracker")
 
-    first = ProcessGroup(tmp_path / "first", env=node_env)
-    first.start(ProcessSpec("emulator", "controller_manager_emulator", args))
+    group = ProcessGroup(tmp_path / "emulator", env=node_env)
+    group.start(ProcessSpec("emulator", "controller_manager_emulator", args))
+    pid = group.processes["emulator"].pid
 
-    def kill_after_one_case() -> None:
+    def freeze_after_one_case() -> None:
         deadline = time.monotonic() + 300
         while _stored(out / "results.sqlite") < 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        first.stop()
+        os.kill(pid, signal.SIGSTOP)
 
-    killer = threading.Thread(target=kill_after_one_case, daemon=True)
-    killer.start()
+    freezer = threading.Thread(target=freeze_after_one_case, daemon=True)
+    freezer.start()
     try:
         capsys.readouterr()
         assert main([*command, "--out", str(out)]) == 1
     finally:
-        killer.join(timeout=60)
-        first.stop()
+        freezer.join(timeout=60)
+        os.kill(pid, signal.SIGCONT)
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, errors
     assert "stopped the campaign, not stored" in errors[0]
@@ -305,13 +313,25 @@ def test_a_lost_arm_stops_the_campaign_and_it_resumes_when_the_arm_is_back(
     assert 1 <= len(before) < 3
     assert set(before.values()) == {"completed"}  # the case the arm was lost in is not stored as failed
 
-    second = ProcessGroup(tmp_path / "second", env=node_env)
     try:
-        second.start(ProcessSpec("emulator", "controller_manager_emulator", args))
         assert main(shlex.split(resume)[1:]) == 0
+        with ResultsDB.open(out / "results.sqlite") as db:
+            after = {c.test_id: c.outcome for c in db.cases()}
+        assert len(after) == 3
+        assert set(after.values()) == {"completed"}
+        capsys.readouterr()
+        (tmp_path / "nowhere_config").mkdir()
+        settings = {"tracker_namespace": "/nowhere", "start_timeout_s": 2.0}
+        elsewhere = _ros2_control_config(tmp_path / "nowhere_config", repo_root, **settings)
+        other = ["campaign", "--config", str(elsewhere), "--suite", str(suite), "--backends", "virtual,ros2_control"]
+        assert main([*other, "--out", str(tmp_path / "nowhere")]) == 1
+        errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, errors
+        assert "no /nowhere/tip/measured_cp within 2.0 s" in errors[0]
+        doctor = ["doctor", "--backends", "virtual,ros2_control", "--config"]
+        assert main([*doctor, str(config)]) == 0  # cosim doctor runs the same start check
+        assert "ros2_control arm  ok" in capsys.readouterr().out
+        assert main([*doctor, str(elsewhere)]) == 1
+        assert "no /nowhere/tip/measured_cp within 2.0 s" in capsys.readouterr().out
     finally:
-        second.stop()
-    with ResultsDB.open(out / "results.sqlite") as db:
-        after = {c.test_id: c.outcome for c in db.cases()}
-    assert len(after) == 3
-    assert set(after.values()) == {"completed"}
+        group.stop()

@@ -33,10 +33,11 @@ def test_none_means_the_configured_default(config: ConfigNode, kinematics: Kinem
 @pytest.mark.parametrize("name", ["gazebo", "MuJoCo", ""])
 def test_unknown_names_list_the_valid_ones(config: ConfigNode, kinematics: Kinematics, name: str) -> None:
     with pytest.raises(
-        BackendInputError, match=rf"unknown backend {name!r}; expected one of: mujoco, pybullet, coppeliasim, emulated"
+        BackendInputError,
+        match=rf"unknown backend {name!r}; expected one of: mujoco, pybullet, coppeliasim, emulated, ros2_control",
     ):
         make_backend(name, config, kinematics)
-    assert BACKEND_NAMES == ("mujoco", "pybullet", "coppeliasim", "emulated")
+    assert BACKEND_NAMES == ("mujoco", "pybullet", "coppeliasim", "emulated", "ros2_control")
 
 
 def test_seed_overrides_the_configured_arm(config: ConfigNode, kinematics: Kinematics) -> None:
@@ -63,7 +64,7 @@ def test_missing_section_is_named(kinematics: Kinematics) -> None:
 def test_unknown_default_is_named_with_file_and_key(kinematics: Kinematics) -> None:
     data = shipped_config_dict()
     data["backends"]["default"] = "gazebo"
-    expected = r"backends\.default: expected one of 'mujoco', 'pybullet', 'coppeliasim', 'emulated'"
+    expected = r"backends\.default: expected one of 'mujoco', 'pybullet', 'coppeliasim', 'emulated', 'ros2_control'"
     with pytest.raises(ConfigError, match=expected):
         make_backend(None, config_node(data), kinematics)
 
@@ -74,4 +75,5 @@ def test_every_engine_declares_its_role() -> None:
         "pybullet": "virtual",
         "coppeliasim": "virtual",
         "emulated": "physical",
+        "ros2_control": "physical",
     }

@@ -157,6 +157,8 @@ def resume_command(args: argparse.Namespace) -> str:
         parts.append(f"--detector {shlex.quote(args.detector)}")
     if args.stop_on_alarm:
         parts.append("--stop-on-alarm")
+    if getattr(args, "json", False):  # the same kind of answer as the call it continues
+        parts.append("--json")
     return " ".join([*parts, f"--out {shlex.quote(args.out)}", "--resume"])
 
 

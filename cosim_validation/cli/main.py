@@ -138,12 +138,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args._module.run(args))
         except KeyboardInterrupt:
             return _interrupted()
+        except BrokenPipeError as exc:
+            if _reader_gone():  # `cosim ... | head`: the reader has what it wanted; nothing to say to anyone
+                return 1
+            return _report(exc, as_json)
         except (CosimError, OSError) as exc:
             return _interrupted() if interrupted(exc) else _report(exc, as_json)
         except Exception as exc:
             if interrupted(exc):  # e.g. an ImportError of a compiled module whose init a Ctrl-C broke
                 return _interrupted()
             raise
+
+
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (writing there is what broke).
+
+    A broken pipe to something else (a node's stdin) is an error to report; this one is the shell's ``| head``.
+    """
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        broken = any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no real descriptor (captured, closed)
+        return False
+    if broken:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)  # nothing left to flush at exit
+    return broken
 
 
 def _interrupted() -> int:

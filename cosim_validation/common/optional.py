@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 from cosim_validation.common.exceptions import MissingDependencyError
 from cosim_validation.common.interrupts import interrupted
@@ -82,3 +83,13 @@ def _installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package that does not import, or a broken entry in sys.modules
         return False
+
+
+def imported(target: str) -> Any:
+    """The attribute named by ``module:attribute`` (a registry's entry that names its code without importing it).
+
+    Args:
+        target: ``package.module:attribute``.
+    """
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -353,7 +353,7 @@ def csv_frame(path: Path, **options: Any) -> Any:
 
 
 def _check_table_shape(path: Path, text: str) -> None:
-    """Refuse a column named twice in the header, or a row with fewer cells than the header.
+    """Refuse a column named twice in the header, or a row with fewer or more cells than the header.
 
     Pandas renames a second ``name`` ``name.1`` and reads the first, and reads the missing cells of a short row as
     empty: a marker taken as not seen.
@@ -377,10 +377,10 @@ def _check_table_shape(path: Path, text: str) -> None:
             if not cells:  # a blank line, which pandas skips too
                 continue
             number += 1
-            if len(cells) < len(header):  # more cells than the header pandas refuses itself
+            if len(cells) != len(header):  # counted here, both ways: pandas names a long row by its file line only
                 raise DatasetError(
-                    f"{path}: row {number} has {len(cells)} cells, the header {len(header)}; expected a cell for every "
-                    "column (an empty one where a value is not known)"
+                    f"{path}: data row {number} (line {rows.line_num}) has {len(cells)} cells, the header "
+                    f"{len(header)}; expected a cell for every column (an empty one where a value is not known)"
                 )
     except csv.Error:
         return

@@ -8,11 +8,11 @@ shared servo, ``hardware`` the emulated physical arms (built on those engines), 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.optional import imported
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import RobotBackend
@@ -55,7 +55,7 @@ class Engine(NamedTuple):
             ConfigError: A bad value, naming file and key.
         """
         if self.settings:
-            _imported(self.settings)(backends.get(self.name))
+            imported(self.settings)(backends.get(self.name))
 
 
 def _mujoco(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
@@ -89,13 +89,8 @@ def _emulated(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, 
 _ROS2_CONTROL = "cosim_validation.live.nodes.ros2_control_robot"
 
 
-def _imported(target: str) -> Any:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 def _ros2_control(node: ConfigNode, shared: BackendsConfig, kinematics: Kinematics, seed: int | None) -> RobotBackend:
-    builder: Builder = _imported(f"{_ROS2_CONTROL}:build")
+    builder: Builder = imported(f"{_ROS2_CONTROL}:build")
     return builder(node, shared, kinematics, seed)
 
 

@@ -62,3 +62,29 @@ def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path: 
         _, err = process.communicate(timeout=120)
     assert process.returncode == 1
     assert b"Traceback" not in err, err.decode()
+
+
+def test_a_reader_that_took_what_it_wanted_gets_no_error_line(tmp_path: Path) -> None:
+    # `cosim testgen ... | true`: the suite is written, then its line finds the pipe closed; the shell's reader
+    # left on purpose, so stderr stays empty (it said "error: Broken pipe"), and the status still says it was cut
+    suite = tmp_path / "suite.parquet"
+    command = [sys.executable, "-m", "cosim_validation.cli.main", "testgen", "--granularity-mm", "20", "-o", str(suite)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")  # the line is written, and fails, inside the command
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        assert process.stdout is not None
+        process.stdout.close()
+        _, err = process.communicate(timeout=300)
+    assert (process.returncode, err.decode()) == (1, "")
+    assert suite.stat().st_size > 0
+
+
+def test_the_resume_command_of_a_json_campaign_answers_in_json_too() -> None:
+    from cosim_validation.cli.campaign import resume_command
+    from cosim_validation.cli.main import build_parser
+
+    line = ["campaign", "--suite", "s.parquet", "--backends", "virtual", "--out", "runs/a b", "--workers", "1"]
+    plain = resume_command(build_parser().parse_args(line))
+    as_json = resume_command(build_parser().parse_args([*line, "--json"]))
+    prefix = "cosim campaign --config config/needle_insertion.yaml --suite s.parquet --backends virtual --workers 1"
+    assert plain == f"{prefix} --out 'runs/a b' --resume"
+    assert as_json == f"{prefix} --json --out 'runs/a b' --resume"

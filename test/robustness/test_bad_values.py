@@ -261,17 +261,19 @@ def _cell_case(folder: Path, column_name: str, row: int, value: str, says: str) 
     return Case(argv, ("theirs.csv", says), (out,))
 
 
-def _short_row_case(folder: Path) -> Case:
-    """The documented CSV with row 3 cut before its last four cells."""
+def _row_length_case(folder: Path, cut: int) -> Case:
+    """The documented CSV with row 3 cut before its last ``cut`` cells (a negative ``cut``: that many cells added);
+    a short row and a long one are named the same way, by data row and file line."""
     _csv(folder, "0.0", 0)
     header, *lines = (folder / "good.csv").read_text().splitlines()
-    lines[2] = ",".join(lines[2].split(",")[:-4])
+    cells = lines[2].split(",")
+    lines[2] = ",".join(cells[:-cut] if cut > 0 else cells + ["0.0"] * -cut)
     source = folder / "theirs.csv"
     source.write_text("\n".join([header, *lines]) + "\n")
     out = folder / "d.parquet"
     argv = ["import-crtk", str(source), "--config", str(SHIPPED / "needle_insertion.yaml"), "-o", str(out)]
-    cells = len(header.split(","))
-    return Case(argv, ("theirs.csv", f"row 3 has {cells - 4} cells, the header {cells}"), (out,))
+    width = len(header.split(","))
+    return Case(argv, ("theirs.csv", f"data row 3 (line 4) has {width - cut} cells, the header {width}"), (out,))
 
 
 def _segment_split_case(folder: Path) -> Case:
@@ -421,7 +423,8 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
         f, "marker_qw", 3, "1e300", "norm inf in row 3; expected a unit"
     )
     cases["csv:set_two_megabytes"] = lambda f: _cell_case(f, "set", 2, "x" * 2_000_000, "(2000000 characters)")
-    cases["csv:short_row"] = _short_row_case
+    cases["csv:short_row"] = lambda f: _row_length_case(f, 4)
+    cases["csv:long_row"] = lambda f: _row_length_case(f, -2)
     cases["csv:time_underscore_in_row_20"] = lambda f: _cell_case(f, "time_s", 20, "1_0", "('1_0' in row 20)")
     cases["csv:joint_true_in_row_8"] = lambda f: _cell_case(
         f,

@@ -10,12 +10,12 @@ and a driver (``nodes/robot_proxy.py``), so a filtered robot behaves the same in
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.common.optional import imported
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.filters.robot_filter import RobotFilter
 from cosim_validation.robots.model import Kinematics
@@ -100,8 +100,7 @@ def make_filter(config: ConfigNode, text: str, kinematics: Kinematics) -> RobotF
         InputError, ConfigError: Bad kind or options (naming what is wrong).
     """
     kind, options = split_filter(text)
-    module, _, function = FILTER_KINDS[kind].partition(":")
-    factory: FilterFactory = getattr(importlib.import_module(module), function)
+    factory: FilterFactory = imported(FILTER_KINDS[kind])
     return factory(config, options, kinematics)
 
 

@@ -141,11 +141,6 @@ def _get(
     return values.reshape(shape)
 
 
-def _header(data: bytes, source: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The header and the compact arrays (a full record's entries too, read again by its own reader)."""
-    return read_npz(data, source, _ENTRIES)
-
-
 def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<bytes>") -> TrajectoryRecord:
     """A record from compact bytes (this format or its first version), or from full record bytes.
 
@@ -159,7 +154,7 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
     Raises:
         InputError: Not a record, or compact bytes without kinematics or with other joints.
     """
-    header, arrays = _header(data, source)
+    header, arrays = read_npz(data, source, _ENTRIES)  # only the compact entries; a full record is read again below
     if header.get("format") not in (FORMAT, FORMAT_1):
         return TrajectoryRecord.from_bytes(data, source)
     if kinematics is None:

@@ -24,8 +24,8 @@ pytest_plugins = ["test.runs.campaign.run_fixtures", "test.xdist_units"]
 
 
 # ---------------------------------------------------------------- CPU time per test
-#: how many tests the CPU table at the end of a run lists
-_CPU_TABLE_ROWS = 15
+#: how many tests the CPU table at the end of a run lists (COSIM_CPU_ROWS=500 for a profile of the whole suite)
+_CPU_TABLE_ROWS = int(os.environ.get("COSIM_CPU_ROWS", "15"))
 _CPU_START = pytest.StashKey[float]()
 _cpu_by_test: list[tuple[float, str]] = []
 

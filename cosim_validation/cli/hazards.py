@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.cli.main import UsageError
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.hazards.detector import DetectorSettings
+    from cosim_validation.hazards.hazard_watch import MAX_THRESHOLDS
     from cosim_validation.robots.filters.robot_filters import FilterSpec
     from cosim_validation.runs.campaign.hazard_campaign import HazardRequest, reanalyse, run_hazards
     from cosim_validation.runs.campaign.hazard_tables import HAZARDS_FILE
@@ -90,8 +91,12 @@ def run(args: argparse.Namespace) -> int:
         checked_run_dir("--out", out, inputs, may_hold=args.resume or args.reanalyse, resume_flag="--resume")
         if not args.suite and not args.reanalyse:
             raise UsageError("cosim hazards run: --suite is required")
-        if args.threshold_mm is not None and not (math.isfinite(args.threshold_mm) and args.threshold_mm > 0):
-            raise UsageError(f"cosim hazards run: --threshold-mm: expected a number > 0, got {args.threshold_mm}")
+        most = MAX_THRESHOLDS["tip_mm"]
+        if args.threshold_mm is not None and not (math.isfinite(args.threshold_mm) and 0 < args.threshold_mm <= most):
+            raise UsageError(
+                f"cosim hazards run: --threshold-mm: expected a number > 0 and at most {most:g} (a tip a metre off), "
+                f"got {args.threshold_mm}"
+            )
         settings = None if args.threshold_mm is None else DetectorSettings(args.threshold_mm / 1000.0)
         if not any(n.strip() for n in args.scenarios.split(",")):  # '' ran every scenario, as `all` does
             raise UsageError("cosim hazards run: --scenarios: expected names, all or none; got no name")

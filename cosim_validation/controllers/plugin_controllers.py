@@ -126,13 +126,22 @@ def build_plugin(spec: PluginSpec, context: ControllerContext) -> PlanningPlugin
         finally:
             again.close(lambda: None, spec.call_limit_s)
 
-    if callable(getattr(made, "start", None)) and callable(getattr(made, "step", None)):
+    def has(method: str) -> bool:  # the user's object: reading an attribute runs their code (a property, __getattr__)
+        try:
+            return callable(getattr(made, method, None))
+        except Exception as exc:  # noqa: BLE001 - whatever their code raised, it is one error naming the plugin
+            raise spec.error(
+                f"{spec.target} returned a {type(made).__name__} whose attribute {method!r} raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+
+    if has("start") and has("step"):
         if spec.time_limit_s < context.dt_s:  # 0.05 s: every case aborted before its first step
             raise spec.error(
                 f"time_limit_s: {spec.time_limit_s:g} s is shorter than one control period ({context.dt_s:g} s)"
             )
         return ClosedLoopPlugin(made, spec, context, remake)
-    if callable(getattr(made, "plan_case", None)):
+    if has("plan_case"):
         closed_loop = sorted(spec.given & {"needle_force", "time_limit_s", "step_budget_s"})
         if closed_loop:  # taken without a word before: they set nothing for a planning controller
             raise spec.error(

@@ -38,6 +38,10 @@ from cosim_validation.robots.model import Kinematics
 ALARM_SOURCE = "hazard_detector"
 
 _KEYS = {"tip_mm": 1e-3, "joint": 1.0, "tracker_mm": 1e-3, "progress": 1.0}
+#: The largest threshold of each key that can still raise an alarm: a tip or a tracked marker a metre off (beyond
+#: the reach of every arm here), a joint a full turn off, a command progress ten times off. Above it the detector
+#: is silently off; it is refused instead (leave the key out to turn that detector off).
+MAX_THRESHOLDS = {"tip_mm": 1000.0, "joint": 2.0 * math.pi, "tracker_mm": 1000.0, "progress": 10.0}
 _GRAMMAR = "[tip_mm=X][,joint=Y][,tracker_mm=Z][,progress=P] (at least one)"
 #: The kind of an alarm event (stored rows, Alert code).
 ALARM_KIND = "hazard_alarm"
@@ -133,6 +137,11 @@ def parse_detector(text: str, option: str = "--detector") -> DetectorSettings:
             value = math.nan
         if not value > 0 or not math.isfinite(value):
             raise InputError(f"{option}: {key} must be a positive number, got {raw!r}")
+        if value > MAX_THRESHOLDS[key]:
+            raise InputError(
+                f"{option}: {key} {raw} would never raise an alarm; expected at most {MAX_THRESHOLDS[key]:g} "
+                "(leave the key out to turn that detector off)"
+            )
         values[key] = value * _KEYS[key]
     if not values:
         raise InputError(f"{option}: no detector chosen in {text!r}; expected {_GRAMMAR}")

@@ -182,6 +182,27 @@ def make_nothing(options: dict[str, Any], context: ControllerContext) -> Any:
     return object()
 
 
+def make_start_property_raising(options: dict[str, Any], context: ControllerContext) -> Any:
+    """An object whose ``start`` is a property that raises when read (a hostile trial's: a traceback)."""
+
+    class NotReady:
+        @property
+        def start(self) -> Any:
+            raise ValueError("property start not ready")
+
+    return NotReady()
+
+
+def make_getattr_raising(options: dict[str, Any], context: ControllerContext) -> Any:
+    """An object whose ``__getattr__`` raises RuntimeError for every missing name."""
+
+    class Strict:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError(f"no {name} here")
+
+    return Strict()
+
+
 def make_step_only(options: dict[str, Any], context: ControllerContext) -> Any:
     """A closed-loop object without ``start``: keeps neither contract."""
 

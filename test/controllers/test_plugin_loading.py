@@ -115,6 +115,8 @@ def test_bad_names_fail_at_config_load(default: Any, key: str, expected: str) ->
         ("make_raising", "make_raising(options, context) raised ValueError: gain must be positive"),
         ("make_nothing", "returned a object, which has neither plan_case(source, target, seed)"),
         ("make_step_only", "returned a StepOnly, which has neither plan_case"),
+        ("make_start_property_raising", "NotReady whose attribute 'start' raised ValueError: property start not ready"),
+        ("make_getattr_raising", "Strict whose attribute 'start' raised RuntimeError: no start here"),
     ],
 )
 def test_bad_factories_fail_when_the_case_study_is_built(

@@ -109,6 +109,12 @@ CASES: dict[str, HazardCase] = {
     "detector:not_a_number": lambda f, ws: Case(
         _campaign(f, ws, "--detector", "tip_mm=three"), ("--detector", "tip_mm", "'three'"), (f / "run",)
     ),
+    "detector:tip_1e300": lambda f, ws: Case(
+        _campaign(f, ws, "--detector", "tip_mm=1e300"), ("--detector", "tip_mm", "never raise an alarm"), (f / "run",)
+    ),
+    "detector:joint_two_turns": lambda f, ws: Case(
+        _campaign(f, ws, "--detector", "joint=12.6"), ("--detector", "joint", "at most 6.28319"), (f / "run",)
+    ),
     "detector:stop_without_supervisor": lambda f, ws: Case(
         _campaign(f, ws, "--detector", "tip_mm=3", "--stop-on-alarm"), ("stop on alarm", "--supervisor"), (f / "run",)
     ),

@@ -240,6 +240,8 @@ for _name, _extra in {
     "margin_nan": ("--margin", "nan"),
     "margin_inf": ("--margin", "inf"),
     "margin_negative": ("--margin", "-2"),
+    "margin_1e300": ("--margin", "1e300"),  # every detector off: 0 % detected, exit 0
+    "threshold_a_kilometre": ("--threshold-mm", "1e6"),
     "calibration_missing": ("--calibration", "no/such/run"),
     "scenarios_empty": ("--scenarios", ""),  # ran every scenario, as `all`
     "scenarios_commas": ("--scenarios", " , ,"),

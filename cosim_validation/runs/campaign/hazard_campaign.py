@@ -40,6 +40,9 @@ from cosim_validation.runs.run_inputs import error_model_identities, filter_iden
 
 RUNS_DIR = "runs"
 DEFAULT_MARGIN = 1.25
+#: The largest margin taken (thresholds at most ten times the largest fault-free deviation): a margin of 1e300
+#: turned every detector off without a word (0 % detected, exit 0)
+MAX_MARGIN = 10.0
 
 
 @dataclass(frozen=True)
@@ -200,9 +203,10 @@ def _check_derivation(request: HazardRequest) -> None:
     Raises:
         InputError: A margin not a finite number above 1, or a calibration that is no campaign run directory.
     """
-    if not (math.isfinite(request.margin) and request.margin > 1.0):
+    if not (math.isfinite(request.margin) and 1.0 < request.margin <= MAX_MARGIN):
         raise InputError(
-            f"--margin: expected a finite number > 1 (thresholds = fault-free maxima x margin), got {request.margin!r}"
+            f"--margin: expected a number > 1 and at most {MAX_MARGIN:g} (thresholds = fault-free maxima x margin), "
+            f"got {request.margin!r}"
         )
     if request.calibration is not None and not (request.calibration / "results.sqlite").is_file():
         raise InputError(

@@ -322,8 +322,11 @@ def _on_dataset(args: argparse.Namespace) -> int:
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse an output that is an input or has the wrong suffix (:func:`checked_output`)."""
-    from cosim_validation.cli.output_path import checked_output
+    """Refuse an output that is an input, has the wrong suffix or lies in a folder that does not exist.
+
+    A missing folder was found only after the whole collection or training ran, which was then lost.
+    """
+    from cosim_validation.cli.output_path import check_folder, checked_output
 
     inputs = {
         "DATASET": getattr(args, "dataset", None),
@@ -334,8 +337,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
     suffix = {"collect": (".parquet",), "train": (".npz",)}.get(args.action)
     if suffix is not None:
         checked_output("-o", args.output, inputs, suffix)
+        check_folder("-o", args.output)
     if getattr(args, "html", None):
         checked_output("--html", args.html, inputs, (".html",))
+        check_folder("--html", args.html)
 
 
 def _train(args: argparse.Namespace, labelled: Any) -> dict[str, Any]:

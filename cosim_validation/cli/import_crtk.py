@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="configuration with the robot the data comes from")
     parser.add_argument("--namespace", default="", help="the arm's CRTK namespace (default: the bag's only arm)")
     parser.add_argument("--tracker-namespace", default="/tracker", help="the tracker's namespace (default /tracker)")
-    parser.add_argument("--test-id", default="", help="the record's test id (.npz only; default: the input's name)")
+    parser.add_argument("--test-id", default=None, help="the record's test id (.npz only; default: the input's name)")
     parser.add_argument(
         "--robot", default="physical", choices=("virtual", "physical"), help="the record's robot role (.npz only)"
     )
@@ -92,10 +92,10 @@ def _write_record(
     from cosim_validation.common.record.trajectory_record import test_id_problem
     from cosim_validation.error_injection.record_of_dataset import record_of_dataset
 
-    test_id = args.test_id or source.stem
-    problem = test_id_problem(test_id)
+    test_id = source.stem if args.test_id is None else args.test_id
+    problem = test_id_problem(test_id) or ("expected a name, got an empty text" if not test_id else "")
     if problem:
-        where = "--test-id" if args.test_id else f"{source.name}: its name, the default --test-id,"
+        where = "--test-id" if args.test_id is not None else f"{source.name}: its name, the default --test-id,"
         raise InputError(f"{where} {test_id!r}: {problem}")
     record = record_of_dataset(
         dataset, kinematics, test_id, RobotRole.parse(args.robot), f"crtk import of {source.name}", str(source)

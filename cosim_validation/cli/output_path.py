@@ -18,6 +18,8 @@ from cosim_validation.common.exceptions import InputError
 
 
 def _resolved(option: str, value: str | Path) -> Path:
+    if not str(value):  # '' resolved to the working directory: a campaign wrote its run into it
+        raise InputError(f"{option}: expected a path, got an empty text")
     try:
         return Path(value).expanduser().resolve()
     except (RuntimeError, OSError) as exc:  # a loop of symbolic links (RuntimeError before Python 3.13)

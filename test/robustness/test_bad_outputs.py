@@ -57,6 +57,17 @@ CASES: dict[str, Build] = {
         ("is the input --config",),
     ),
     "train_as_text": _train("m.txt", "expected a file ending in .npz"),
+    # the folder was found missing only after the whole training ran, and the model was lost
+    "train_into_a_missing_folder": _train("nodir/m.npz", "folder"),
+    "collect_into_a_missing_folder": lambda f, p: Case(
+        ["errors", "collect", "--config", str(p["case.yaml"]), "-o", str(f / "nodir" / "d.parquet")],
+        ("-o", "nodir", "does not exist"),
+    ),
+    # '' is the working directory once resolved: the campaign wrote its run there
+    "campaign_out_empty": lambda f, p: Case(
+        ["campaign", "--config", str(p["case.yaml"]), "--suite", str(f / "s.parquet"), "--out", ""],
+        ("--out", "empty text"),
+    ),
     "train_no_suffix": _train("model", "expected a file ending in .npz"),
     "train_as_a_folder": lambda f, p: Case(  # wrote the file new.npz and said 'wrote new.npz/'
         ["errors", "train", str(p["ds.parquet"]), "-o", f"{f / 'new.npz'}/"],

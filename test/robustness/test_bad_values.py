@@ -396,7 +396,7 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
         cases[f"replay_rate:{rate}"] = lambda f, r=rate: Case(["replay", str(f / "b.mcap"), "--rate", r], ("--rate",))
     cases["csv:times_nan"] = lambda f: _import_case(f, "nan", 3, "column 'time_s'")
     # a record's test id names a folder when a run's records are exported: '../x' escaped it, a newline split lines
-    for label, test_id in (("up", "../escape"), ("newline", "a\nb"), ("empty_dot", ".")):
+    for label, test_id in (("up", "../escape"), ("newline", "a\nb"), ("empty_dot", "."), ("empty", "")):
         cases[f"csv:test_id_{label}"] = lambda f, t=test_id: _record_case(f, t)
     cases["csv:one_time_inf"] = lambda f: _import_case(f, "inf", 1, "column 'time_s'")
     cases["csv:header_only"] = lambda f: _import_case(f, "0.0", 0, "no rows")

@@ -48,9 +48,13 @@ def _granularities(text: str | None) -> tuple[float, ...] | None:
     if text is None:
         return None
     try:
-        return tuple(float(part) for part in text.split(",") if part.strip())
+        values = tuple(float(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise InputError(f"--granularities-mm: expected comma-separated numbers, got {text!r}") from None
+    twice = sorted({g for g in values if values.count(g) > 1})
+    if twice:  # the same suite twice: refused only once the first suites and the experiment's file were written
+        raise InputError(f"--granularities-mm: {twice[0]:g} given twice in {text!r}; expected each cube edge once")
+    return values
 
 
 def _check_flags(args: argparse.Namespace) -> None:

@@ -249,6 +249,12 @@ FLAGS: dict[str, FlagCase] = {
         ("--granularities-mm", "'fine'"),
         (f / "e",),
     ),
+    # the same suite twice: refused after the first suites and experiment.json were written, which stayed
+    "experiment:granularities_twice": lambda f, ws: Case(
+        ["experiment", "rq1", "--quick", "--granularities-mm", "20,20", "--workers", "1", "--out", str(f / "e")],
+        ("--granularities-mm", "20 given twice"),
+        (f / "e",),
+    ),
     "experiment:workers_zero": lambda f, ws: Case(
         ["experiment", "rq3", "--quick", "--workers", "0", "--out", str(f / "e")], ("--workers", "0"), (f / "e",)
     ),

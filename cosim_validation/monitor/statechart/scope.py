@@ -6,12 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.record import Stage
 from cosim_validation.monitor.statechart.errors import ExpressionError, MachineError
-from cosim_validation.monitor.statechart.evaluation import FUNCTIONS
+from cosim_validation.monitor.statechart.evaluation import FUNCTIONS, evaluate
 from cosim_validation.monitor.statechart.expression import (
     Attr,
     Binary,
     Call,
+    Const,
     Expr,
     ListLit,
     Unary,
@@ -23,6 +25,25 @@ from cosim_validation.monitor.statechart.expression import (
     parse_expression,
 )
 from cosim_validation.monitor.statechart.model import Action, Guard
+
+
+def _parts(expr: Expr) -> list[Expr]:
+    """``expr`` and every expression inside it."""
+    found, todo = [], [expr]
+    while todo:  # not recursive: an expression is bounded in size, not in how its nodes nest
+        item = todo.pop()
+        found.append(item)
+        if isinstance(item, Attr):
+            todo.append(item.base)
+        elif isinstance(item, Call):
+            todo.extend(item.args)
+        elif isinstance(item, ListLit):
+            todo.extend(item.items)
+        elif isinstance(item, Unary):
+            todo.append(item.operand)
+        elif isinstance(item, Binary):
+            todo.extend((item.left, item.right))
+    return found
 
 
 class ExpressionScope:
@@ -88,7 +109,48 @@ class ExpressionScope:
         except ExpressionError as exc:
             raise MachineError(node.source, node.key, str(exc)) from None
         self.check_names(inlined, node)
+        self.check_constants(inlined, node)
         return inlined
+
+    def check_constants(self, expr: Expr, node: ConfigNode) -> None:
+        """Raise for what would fail or mislead on every step, found now rather than when a case runs.
+
+        A fuzzy tolerance (``x ~ tol``) made of parameters and numbers only must be a finite number >= 0 (a
+        negative one failed every case's verdict at its first step); the ``stage`` signal compared with a text
+        must be compared with a stage's label (``stage == "injektion"`` was never true: a false verdict on every
+        run).
+
+        Args:
+            expr: An expression with named guards inlined.
+            node: Its entry in the machine file, for error messages.
+
+        Raises:
+            MachineError: Names the file, the key and the value.
+        """
+        for part in _parts(expr):
+            if not isinstance(part, Binary):
+                continue
+            if part.op == "~" and free_names(part.right) <= set(self.parameters):
+                try:
+                    tolerance = float(evaluate(part.right, self.parameters))
+                except (ExpressionError, TypeError, ValueError):
+                    continue  # not a number: evaluation says so with its own words
+                if not 0.0 <= tolerance < float("inf"):
+                    raise MachineError(
+                        node.source,
+                        node.key,
+                        f"fuzzy tolerance {tolerance!r} in {node.value!r}; expected a number >= 0",
+                    )
+            if part.op in ("==", "!=") and "stage" in self.signals:
+                for side, other in ((part.left, part.right), (part.right, part.left)):
+                    if side == Var("stage") and isinstance(other, Const) and isinstance(other.value, str):
+                        labels = [stage.label for stage in Stage]
+                        if other.value not in labels:
+                            raise MachineError(
+                                node.source,
+                                node.key,
+                                f"stage {part.op} {other.value!r}: no stage is called so; stages: {', '.join(labels)}",
+                            )
 
     def inline(self, expr: Expr, node: ConfigNode, seen: tuple[str, ...] = ()) -> Expr:
         """``expr`` with every named expression guard replaced by its expression.

@@ -96,6 +96,37 @@ transitions: [{source: P, target: X, events: [e]}]
         load_machine(write(tmp_path, text))
 
 
+SHIPPED = "config/behaviours/no_retraction_during_injection.yaml"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # found when the first case ran: every completed case then stored as failed (exit 0)
+        (
+            ("speed_tolerance_m_s: 0.001", "speed_tolerance_m_s: -1.0e+300"),
+            r"guards\.stopped: fuzzy tolerance -1e\+300 in 'insertion_speed_m_s ~ speed_tolerance_m_s == 0'; "
+            "expected a number >= 0",
+        ),
+        # never true: the machine said violated on every run
+        (
+            ("'stage == \"injection\"'", "'stage == \"injektion\"'"),
+            r"guards\.injection_starts: stage == 'injektion': no stage is called so; stages: none, initialization",
+        ),
+        (("'stage != \"injection\"'", "'\"Injection\" != stage'"), r"guards\.injection_over: stage != 'Injection'"),
+    ],
+)
+def test_guards_that_fail_or_never_hold_are_refused_when_the_machine_loads(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    text = Path(SHIPPED).read_text()
+    assert edit[0] in text
+    path = write(tmp_path, text.replace(edit[0], edit[1], 1))
+    with pytest.raises(ConfigError, match=message):
+        load_machine(path)
+    load_machine(SHIPPED)  # as shipped: loads
+
+
 def test_files_that_are_not_machines(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
         load_machine(tmp_path / "missing.yaml")

@@ -82,6 +82,31 @@ def _urdf(name: str) -> Callable[[Path], Case]:
     return build
 
 
+#: Physical nonsense in the shipped URDF, which pinocchio reads: (text, replacement, what the error names).
+#: A zero link mass ended in MuJoCo's traceback; a negative one, a zero effort ran; swapped limits were blamed on
+#: the home pose; an origin 1e300 m away printed numpy's overflow warnings.
+NONSENSE = {
+    "mass_zero": ('<mass value="3.12198"/>', '<mass value="0"/>', "joint 'joint1'", "mass 0 kg"),
+    "base_mass_negative": ('<mass value="5.48267"/>', '<mass value="-5"/>', "first joint have mass -5 kg"),
+    "limits_swapped": ('lower="-2.9671" upper="2.9671"', 'lower="2.9671" upper="-2.9671"', "joint 'joint1'", "lower"),
+    "effort_zero": ('velocity="3.141592653589793" effort="102"', 'velocity="3.141592653589793" effort="0"', "effort"),
+    "origin_far_away": ('<origin xyz="0 0 0.0" rpy="0 0 0"/>', '<origin xyz="1e300 0 0.0" rpy="0 0 0"/>', "1e+300 m"),
+}
+
+
+def _nonsense(name: str) -> Callable[[Path], Case]:
+    def build(folder: Path) -> Case:
+        shipped = (package_root() / "urdf" / "xmate_er3_pro.urdf").read_text()
+        text, replacement, *says = NONSENSE[name]
+        assert text in shipped, name
+        (folder / "bad.urdf").write_text(shipped.replace(text, replacement, 1))
+        config = _config(folder, "urdf: ../urdf/xmate_er3_pro.urdf", "urdf: bad.urdf")
+        argv = ["run-case", "--config", str(config), "--target", "0.45", "0.0", "0.05"]
+        return Case(argv, ("robot.urdf", "bad.urdf", *says))
+
+    return build
+
+
 CASES: dict[str, Callable[[Path], Case]] = (
     {
         "target_is_an_obstacle": _testgen("target: left_lung ", "target: heart ", "testgen.target", "role 'obstacle'"),
@@ -103,6 +128,7 @@ CASES: dict[str, Callable[[Path], Case]] = (
     }
     | {f"urdf:{name}": _urdf(name) for name in URDFS}
     | {f"urdf:{name}": _collision(name) for name in COLLISION_MESHES}
+    | {f"urdf:{name}": _nonsense(name) for name in NONSENSE}
 )
 
 

@@ -126,6 +126,36 @@ def _joint_axis(joint: Any, name: str, urdf_path: Path) -> tuple[int, np.ndarray
     )
 
 
+#: The farthest a joint may sit from its parent [m]: no link of a surgical arm is ten metres long.
+MAX_LINK_M = 10.0
+
+
+def _physical_problem(model: Any, j: int) -> str:
+    """What makes joint ``j`` of a pinocchio ``model`` (and the body it moves) physical nonsense, or "".
+
+    Position limits must be finite with lower below upper (swapped ones were reported as the home pose violating
+    them); velocity and effort limits finite and > 0; the body it moves a finite mass > 0 with a finite inertia of
+    no negative principal moment (MuJoCo ended in a traceback on a zero mass, a negative one ran); its origin
+    finite and within :data:`MAX_LINK_M` of its parent (1e300 overflowed the kinematics).
+    """
+    lower, upper = float(model.lowerPositionLimit[j - 1]), float(model.upperPositionLimit[j - 1])
+    if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+        return f"position limits lower {lower:g}, upper {upper:g}; expected finite numbers, lower below upper"
+    for what, value in (("velocity", model.velocityLimit[j - 1]), ("effort", model.effortLimit[j - 1])):
+        if not (np.isfinite(value) and value > 0):
+            return f"{what} limit {float(value):g}; expected a number > 0"
+    inertia = model.inertias[j]
+    if not (np.isfinite(inertia.mass) and inertia.mass > 0):
+        return f"the links it moves have mass {float(inertia.mass):g} kg; expected a mass > 0 (<inertial><mass>)"
+    moments = np.linalg.eigvalsh(np.asarray(inertia.inertia, dtype=np.float64))
+    if not (np.all(np.isfinite(moments)) and moments.min() >= 0):
+        return f"the links it moves have principal moments of inertia {moments.tolist()}; expected finite ones >= 0"
+    offset = float(np.max(np.abs(model.jointPlacements[j].translation)))  # a norm of 1e300 overflows, with a warning
+    if not (np.isfinite(offset) and offset <= MAX_LINK_M):
+        return f"its origin lies {offset:g} m from its parent along an axis; expected at most {MAX_LINK_M:g} m"
+    return ""
+
+
 def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
     """Read the serial chain from base_link to ``mount_frame`` of a URDF.
 
@@ -164,6 +194,13 @@ def load_chain(urdf_path: str | Path, mount_frame: str) -> KinematicChain:
     if mount.parentJoint != n:
         raise RobotModelError(f"{path}: frame {mount_frame!r} is not after the last joint {model.names[n]!r}")
     names = tuple(str(model.names[j]) for j in range(1, n + 1))
+    base_mass = float(model.inertias[0].mass)  # the links fixed to the world: they do not move, but not below 0
+    if not (np.isfinite(base_mass) and base_mass >= 0):
+        raise RobotModelError(f"{path}: the links before the first joint have mass {base_mass:g} kg; expected >= 0")
+    for j, name in enumerate(names, start=1):
+        problem = _physical_problem(model, j)
+        if problem:
+            raise RobotModelError(f"{path}: joint {name!r}: {problem}")
     kinds, axes = zip(*(_joint_axis(model.joints[j], names[j - 1], path) for j in range(1, n + 1)), strict=True)
     return KinematicChain(
         urdf_path=path,

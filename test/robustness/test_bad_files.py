@@ -230,7 +230,9 @@ RECORDS: dict[str, tuple[Callable[[Workspace], bytes], str]] = {
     "empty": (lambda ws: b"", "the file is empty"),
     "truncated": (lambda ws: ws.records["virtual"].read_bytes()[:3000], "damaged or not an npz"),
     "bit_flipped": (lambda ws: _flip(ws.records["virtual"].read_bytes()), "damaged or not an npz"),
-    "text": (lambda ws: b"t_s,q\n0,0\n", "damaged or not an npz"),
+    "text": (lambda ws: b"t_s,q\n0,0\n", "not an npz archive: no zip signature"),
+    # random bytes: numpy's refusal suggested loading the file "unsafely" as a pickle
+    "random_bytes": (lambda ws: bytes(range(256)) * 12, "not an npz archive: no zip signature"),
     "header_list": (lambda ws: _npz(ws, lambda h, a: [h]), "header: expected a JSON object, got a JSON list"),
     "no_robot": (lambda ws: _npz(ws, _drop("robot")), "header: 'robot' missing"),
     "needle_long": (lambda ws: _npz(ws, lambda h, a: h | {"needle_length_m": "long"}), "'needle_length_m' must be"),

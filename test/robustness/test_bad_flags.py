@@ -265,11 +265,13 @@ FLAGS: dict[str, FlagCase] = {
     ),
     "experiment:errors_model_missing": lambda f, ws: Case(
         ["experiment", "rq3", "--quick", "--errors", str(f / "none.npz"), "--out", str(f / "e")],
-        ("none.npz",),
+        ("--errors", "none.npz"),
         (f / "e",),
     ),
     "experiment:errors_model_not_a_model": lambda f, ws: Case(
-        ["experiment", "rq3", "--quick", "--errors", str(_file(f)), "--out", str(f / "e")], ("a_file",), (f / "e",)
+        ["experiment", "rq3", "--quick", "--errors", str(_file(f)), "--out", str(f / "e")],
+        ("--errors", "a_file"),  # it was blamed on --filter virtual=errors:model=..., which nobody typed
+        (f / "e",),
     ),
     "experiment:out_is_a_file": lambda f, ws: Case(
         ["experiment", "rq3", "--quick", "--out", str(_file(f))], ("a_file",)

@@ -379,6 +379,8 @@ def read_npz(
     """
     if not data:
         raise InputError(f"{source}: not a trajectory record (the file is empty)")
+    if not data.startswith(b"PK"):  # numpy takes anything else for a pickle, and its refusal suggests loading one
+        raise InputError(f"{source}: not a trajectory record (not an npz archive: no zip signature)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             if "header" not in npz.files:

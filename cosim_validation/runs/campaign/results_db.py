@@ -158,8 +158,20 @@ def _edited_files(stored: str | None, wanted: str | None) -> str:
         return ""
     if not isinstance(before, dict) or not isinstance(now, dict) or set(before) != set(now):
         return ""
-    edited = [f"{now[role][0]} ({_input_words(role)})" for role in now if before[role] != now[role]]
-    return f": {', '.join(edited)} edited since the run started" if edited else ""
+    changed = [role for role in now if before[role] != now[role]]
+    edited = [f"{now[r][0]} ({_input_words(r)})" for r in changed if _name(before[r]) == _name(now[r])]
+    other = [  # another file given (--config diff.yaml): not edited, and its message must not say so
+        f"{now[r][0]} ({_input_words(r)}) is not the {_name(before[r])} the run started with"
+        for r in changed
+        if _name(before[r]) != _name(now[r])
+    ]
+    said = [*other, *([f"{', '.join(edited)} edited since the run started"] if edited else [])]
+    return f": {'; '.join(said)}" if said else ""
+
+
+def _name(entry: object) -> str:
+    """The file name of a ``config_files`` entry ([file name, digest]), or "" for one that is not so."""
+    return str(entry[0]) if isinstance(entry, list) and entry else ""
 
 
 def _same_twins(stored: Mapping[str, str], wanted: Mapping[str, str]) -> bool:

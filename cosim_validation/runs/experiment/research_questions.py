@@ -242,12 +242,16 @@ def check_errors_model(spec: ExperimentSpec, options: RunOptions) -> None:
         raise InputError(f"--errors applies to rq3 only, not {spec.name}")
     config = load_case_config(options.config_path)
     model = FilterSpec(RobotRole.VIRTUAL, "errors", f"model={options.errors_model}")
-    check_filters(
-        config,
-        ((model.robot.label, model.text),),
-        (RobotRole.VIRTUAL,),
-        RobotConfig.from_config(config["robot"]).kinematics,
-    )
+    try:  # built as the run will build it, but named by the option the user gave (not the --filter it becomes)
+        check_filters(
+            config,
+            ((model.robot.label, model.text),),
+            (RobotRole.VIRTUAL,),
+            RobotConfig.from_config(config["robot"]).kinematics,
+        )
+    except InputError as exc:
+        detail = str(exc).removeprefix(f"--filter {model.robot.label}={model.text}: ")
+        raise InputError(f"--errors {str(options.errors_model)!r}: {detail}") from None
 
 
 def read_results(out_dir: Path) -> dict[str, Any]:

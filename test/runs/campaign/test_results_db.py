@@ -83,6 +83,11 @@ def test_a_refused_resume_names_the_edited_files_of_the_configuration(tmp_path: 
     words = r"props\.yaml \(the property file\), m\.yaml \(the supervisor's machine\) edited since the run started"
     with pytest.raises(InputError, match=rf"another value of 'config': {words} \(stored 'cfg9', now 'cfg8'\)"):
         ResultsDB.create(path, {**META, "config": "cfg8", "config_files": edited}, resume=True)
+    # another configuration file given, not an edited one: said so (it said "diff.yaml ... edited")
+    other = {**files, "config": ["diff.yaml", "c2"]}
+    words = r"diff\.yaml \(the configuration\) is not the case\.yaml the run started with \(stored"
+    with pytest.raises(InputError, match=rf"another value of 'config': {words}"):
+        ResultsDB.create(path, {**META, "config": "cfg8", "config_files": other}, resume=True)
     general = "the configuration, or a file it names"
     with pytest.raises(InputError, match=rf"another value of 'config': {general}"):
         ResultsDB.create(path, {**META, "config": "cfg8", "config_files": {"config": ["case.yaml", "c2"]}}, resume=True)

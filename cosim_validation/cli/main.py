@@ -108,13 +108,26 @@ def _report(exc: BaseException, as_json: bool) -> int:
     return 1
 
 
+#: The longest error line printed whole [characters]: a message quoting a value of the user's (an expression
+#: nested 3,000 parentheses deep) keeps its start (the file and key) and its end (what was expected) around a note
+MAX_ERROR_LINE = 1000
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and not isinstance(exc, CosimError):
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        return f"{where}{exc.strerror or exc}"
+        return _shortened(f"{where}{exc.strerror or exc}")
     # a multi-line message (an expression and a caret under its column) folds into one line; the caret, which
     # points at nothing once folded, is left out: the message names the column
-    return " ".join(line.strip() for line in str(exc).split("\n") if line.strip(" ^")).strip()
+    return _shortened(" ".join(line.strip() for line in str(exc).split("\n") if line.strip(" ^")).strip())
+
+
+def _shortened(line: str) -> str:
+    """``line``, or its first and last parts around how many characters were left out when it is too long."""
+    if len(line) <= MAX_ERROR_LINE:
+        return line
+    head, tail = MAX_ERROR_LINE * 3 // 5, MAX_ERROR_LINE // 3
+    return f"{line[:head]} ... ({len(line) - head - tail} characters left out) ... {line[-tail:]}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

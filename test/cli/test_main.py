@@ -88,3 +88,20 @@ def test_the_resume_command_of_a_json_campaign_answers_in_json_too() -> None:
     prefix = "cosim campaign --config config/needle_insertion.yaml --suite s.parquet --backends virtual --workers 1"
     assert plain == f"{prefix} --out 'runs/a b' --resume"
     assert as_json == f"{prefix} --json --out 'runs/a b' --resume"
+
+
+def test_an_error_quoting_a_huge_value_keeps_its_start_and_end(tmp_path: Path) -> None:
+    # a property nested 3,000 parentheses deep was echoed whole: one error line of 6,158 characters
+    from cosim_validation.cli.main import MAX_ERROR_LINE
+
+    region = "r" * 5000
+    command = [sys.executable, "-m", "cosim_validation.cli.main", "testgen", "--granularity-mm", "20"]
+    done = subprocess.run(
+        [*command, "--region", region, "-o", str(tmp_path / "s.parquet")], capture_output=True, text=True, timeout=300
+    )
+    (line,) = done.stderr.splitlines()
+    assert done.returncode == 1
+    assert line.startswith("error: --region: unknown region 'rrr"), line[:80]
+    assert len(line) <= len("error: ") + MAX_ERROR_LINE + 60
+    assert " characters left out) ... " in line
+    assert line.endswith("'; target models and regions: left_lung, right_lung, heart_side_7pct, near_heart")

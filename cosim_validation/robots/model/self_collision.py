@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.common.optional import require
 from cosim_validation.robots.model.capsule_kernels import clearance_lower_bounds
+from cosim_validation.robots.model.errors import RobotModelError
 from cosim_validation.robots.model.fk_kernels import link_points_batch
 from cosim_validation.robots.model.kinematics import Kinematics
 
@@ -169,7 +170,7 @@ class SelfCollision:
         )
         for geom in spec.geoms:
             geom.margin = self.margin_m
-        first = spec.compile()
+        first = self._compiled(spec)
         for name in self.kinematics.joint_names:
             child = first.jnt_bodyid[mj.mj_name2id(first, mj.mjtObj.mjOBJ_JOINT, name)]
             parent = first.body_parentid[child]
@@ -177,7 +178,15 @@ class SelfCollision:
                 bodyname1=mj.mj_id2name(first, mj.mjtObj.mjOBJ_BODY, parent),
                 bodyname2=mj.mj_id2name(first, mj.mjtObj.mjOBJ_BODY, child),
             )
-        return spec.compile()
+        return self._compiled(spec)
+
+    def _compiled(self, spec: Any) -> Any:
+        """``spec`` compiled; MuJoCo's refusal (a link of mass 1e-30 kg, below its mjMINVAL) names the URDF."""
+        try:
+            return spec.compile()
+        except ValueError as exc:
+            said = " ".join(str(exc).split())
+            raise RobotModelError(f"{self.kinematics.chain.urdf_path}: MuJoCo cannot build the arm: {said}") from None
 
     @staticmethod
     def _mount_body_name(spec: Any) -> str:

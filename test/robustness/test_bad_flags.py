@@ -169,6 +169,7 @@ FLAGS: dict[str, FlagCase] = {
     ),
     "campaign:no_suite": lambda f, ws: Case(["campaign", "--out", str(f / "run")], ("--suite",), (f / "run",)),
     "campaign:workers_zero": _with(_campaign("--workers", "0"), "--workers", "0"),
+    "campaign:workers_a_billion": _with(_campaign("--workers", "1000000000"), "--workers", "from 1 to 4096"),
     # "offset filter: joint2: ..." did not say it came from --filter
     "campaign:filter_nan": _with(
         _campaign("--backends", "virtual,physical", "--filter", "physical=offset:joint2=nan"),

@@ -124,12 +124,16 @@ class CampaignOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+#: The most worker processes a campaign starts (a Ray cluster's included): more than any machine it runs on has cores
+MAX_WORKERS = 4096
+
+
 def _check(request: CampaignRequest) -> int:
     if request.executor not in EXECUTORS:
         raise InputError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {request.executor!r}")
     workers = default_workers() if request.workers is None else request.workers
-    if workers < 1:
-        raise InputError(f"--workers: expected an integer >= 1, got {workers!r}")
+    if not 1 <= workers <= MAX_WORKERS:  # a billion ran two (one per case) without a word
+        raise InputError(f"--workers: expected an integer from 1 to {MAX_WORKERS} (a process each), got {workers!r}")
     if request.address is not None and request.executor != "ray":
         raise InputError("--address applies to --executor ray only")
     if not request.suite_paths:

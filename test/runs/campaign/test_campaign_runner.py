@@ -112,7 +112,7 @@ def test_interrupted_killed_and_resumed_equals_uninterrupted(
         ({"suites": (Path("no/such/suite.parquet"),)}, r"no/such/suite\.parquet: suite file not found"),
         ({"backends": ("virtual", "gazebo")}, r"unknown backend 'gazebo'; expected some of: virtual, physical"),
         ({"backends": ("mujoco", "pybullet")}, r"two backends for the virtual robot \('mujoco', 'pybullet'\)"),
-        ({"workers": 0}, r"--workers: expected an integer >= 1, got 0"),
+        ({"workers": 0}, r"--workers: expected an integer from 1 to 4096 \(a process each\), got 0"),
         ({"executor": "dask"}, r"--executor: expected one of local, ray, got 'dask'"),
         ({"address": "10.0.0.1:6379"}, r"--address applies to --executor ray only"),
         ({"resume": True}, r"nothing to resume"),

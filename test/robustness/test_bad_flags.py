@@ -170,6 +170,9 @@ FLAGS: dict[str, FlagCase] = {
     "campaign:no_suite": lambda f, ws: Case(["campaign", "--out", str(f / "run")], ("--suite",), (f / "run",)),
     "campaign:workers_zero": _with(_campaign("--workers", "0"), "--workers", "0"),
     "campaign:workers_a_billion": _with(_campaign("--workers", "1000000000"), "--workers", "from 1 to 4096"),
+    # '' read as '.': "error: .: expected a regular file, got a directory", a folder nobody typed
+    "campaign:config_empty": _with(_campaign("--config", ""), "--config", "expected a path, got an empty text"),
+    "campaign:suite_empty": _with(_campaign("--suite", ""), "--suite", "expected a path, got an empty text"),
     # "offset filter: joint2: ..." did not say it came from --filter
     "campaign:filter_nan": _with(
         _campaign("--backends", "virtual,physical", "--filter", "physical=offset:joint2=nan"),

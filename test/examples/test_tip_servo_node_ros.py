@@ -248,3 +248,31 @@ def test_bad_parameter_is_one_error_line(parameter: str, message: str, node_env:
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("error: tip_servo_node: ")
     assert message in lines[0]
+
+
+#: Run in a process of its own: the node's main() with an executor whose wait starts after the context was shut
+#: down, as when SIGTERM comes between the loop's rclpy.ok() and spin_once.
+SIGNAL_IN_THE_GAP = """
+import rclpy
+from cosim_controller_example import tip_servo_node
+
+class LateSignal(tip_servo_node.MultiThreadedExecutor):
+    calls = 0
+    def spin_once(self, timeout_sec=None):
+        LateSignal.calls += 1
+        if LateSignal.calls == 3:
+            rclpy.shutdown()  # what rclpy's SIGTERM handler does
+        super().spin_once(timeout_sec=timeout_sec)
+
+tip_servo_node.MultiThreadedExecutor = LateSignal
+raise SystemExit(tip_servo_node.main([]))
+"""
+
+
+def test_signal_between_check_and_wait_ends_quietly(node_env: dict[str, str]) -> None:
+    env = dict(node_env, PYTHONPATH=os.pathsep.join([str(EXAMPLE), node_env.get("PYTHONPATH", "")]))
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_THE_GAP], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr

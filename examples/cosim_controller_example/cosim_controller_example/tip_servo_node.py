@@ -348,6 +348,11 @@ def main(args: list[str] | None = None) -> int:
             executor.spin_once(timeout_sec=WAIT_S)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # a signal that comes between rclpy.ok() and the wait shuts the context down under spin_once, which then
+        # raises "context is not valid"; that is the end asked for, anything else is a fault
+        if rclpy.ok():
+            raise
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

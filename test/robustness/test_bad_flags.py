@@ -232,6 +232,10 @@ FLAGS: dict[str, FlagCase] = {
     ),
     "report:missing_dir": lambda f, ws: Case(["report", str(f / "nope")], ("nope", "no such directory")),
     "report:a_file": lambda f, ws: Case(["report", str(_file(f))], ("a_file", "expected a directory")),
+    "report:max_cubes_zero": lambda f, ws: Case(["report", str(ws.run_dir), "--max-cubes", "0"], ("--max-cubes", "0")),
+    "report:max_cubes_past_any_lung": lambda f, ws: Case(
+        ["report", str(ws.run_dir), "--max-cubes", str(10**20)], ("--max-cubes", "[1, 1000000]")
+    ),
     "export:no_output": lambda f, ws: Case(["export", str(ws.run_dir)], ("-o/--output",)),
     "export:output_is_a_file": lambda f, ws: Case(
         ["export", str(ws.run_dir), "-o", str(_file(f))], ("a_file", "is a file")

@@ -10,6 +10,9 @@ from cosim_validation.monitor.statechart.model import ROOT, State, Transition
 from cosim_validation.monitor.statechart.scope import ExpressionScope
 from cosim_validation.monitor.statechart.state_tree import resolve_state
 
+#: The largest priority number a transition may carry, either sign: rFSM's numbers order a handful of transitions
+#: of one source; a number past this is a typing error, and SPIN's int (32 bits) could not hold it.
+MAX_PRIORITY = 1_000_000
 _KEYS = ("source", "target", "events", "guard", "priority", "after_s", "resume", "actions", "description")
 
 
@@ -51,7 +54,7 @@ def _transition(
         "events": _events(node.get("events"), events),
         "guard": None if guard_node is None else scope.expression(guard_node),
         "guard_text": "" if guard_node is None else guard_node.to_str(),
-        "priority": node["priority"].to_int() if node.has("priority") else 0,
+        "priority": node["priority"].to_int(minimum=-MAX_PRIORITY, maximum=MAX_PRIORITY) if node.has("priority") else 0,
         "after_s": _after(node.get("after_s"), scope),
         "resume": node["resume"].to_bool() if node.has("resume") else False,
         "actions": scope.actions(node.get("actions")),

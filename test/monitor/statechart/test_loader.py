@@ -66,6 +66,11 @@ BAD = [
     ("resume into a leaf", ("events: [back]}", "events: [back], resume: true}"), T1 + r"\.resume: resume needs"),
     ("bad state name", ("  B: {}\n", "  B: {}\n  'C.D': {}\n"), r"states\.C\.D: a state name is letters"),
     ("negative delay", ("events: [back]}", "events: [back], after_s: -1}"), T1 + r"\.after_s: expected a number >= 0"),
+    (
+        "priority past any use",
+        ("events: [back]}", "events: [back], priority: 100000000000000000000000000}"),
+        T1 + r"\.priority: expected an integer <= 1000000",
+    ),
 ]
 
 

@@ -146,24 +146,36 @@ def parse_action(text: str) -> str | Assignment:
     return first.text
 
 
+def subexpressions(expr: Expr) -> list[Expr]:
+    """``expr`` and every expression inside it, each once (the tree's nodes, parents before their children).
+
+    Args:
+        expr: A syntax tree.
+    """
+    found, todo = [], [expr]
+    while todo:  # not recursive: an expression is bounded in size, not in how its nodes nest
+        item = todo.pop()
+        found.append(item)
+        if isinstance(item, Attr):
+            todo.append(item.base)
+        elif isinstance(item, Call):
+            todo.extend(reversed(item.args))
+        elif isinstance(item, ListLit):
+            todo.extend(reversed(item.items))
+        elif isinstance(item, Unary):
+            todo.append(item.operand)
+        elif isinstance(item, Binary):
+            todo.extend((item.right, item.left))
+    return found
+
+
 def free_names(expr: Expr) -> set[str]:
     """Every :class:`Var` name in ``expr`` (function names excluded).
 
     Args:
         expr: A syntax tree.
     """
-    if isinstance(expr, Var):
-        return {expr.name}
-    if isinstance(expr, Attr):
-        return free_names(expr.base)
-    if isinstance(expr, Call | ListLit):
-        items = expr.args if isinstance(expr, Call) else expr.items
-        return set().union(*(free_names(a) for a in items)) if items else set()
-    if isinstance(expr, Unary):
-        return free_names(expr.operand)
-    if isinstance(expr, Binary):
-        return free_names(expr.left) | free_names(expr.right)
-    return set()
+    return {e.name for e in subexpressions(expr) if isinstance(e, Var)}
 
 
 def functions_used(expr: Expr) -> set[str]:
@@ -172,17 +184,7 @@ def functions_used(expr: Expr) -> set[str]:
     Args:
         expr: A syntax tree.
     """
-    if isinstance(expr, Call):
-        return {expr.func}.union(*(functions_used(a) for a in expr.args))
-    if isinstance(expr, Attr):
-        return functions_used(expr.base)
-    if isinstance(expr, ListLit):
-        return set().union(*(functions_used(a) for a in expr.items)) if expr.items else set()
-    if isinstance(expr, Unary):
-        return functions_used(expr.operand)
-    if isinstance(expr, Binary):
-        return functions_used(expr.left) | functions_used(expr.right)
-    return set()
+    return {e.func for e in subexpressions(expr) if isinstance(e, Call)}
 
 
 # ---------------------------------------------------------------------- recursive descent

@@ -23,27 +23,9 @@ from cosim_validation.monitor.statechart.expression import (
     functions_used,
     parse_action,
     parse_expression,
+    subexpressions,
 )
 from cosim_validation.monitor.statechart.model import Action, Guard
-
-
-def _parts(expr: Expr) -> list[Expr]:
-    """``expr`` and every expression inside it."""
-    found, todo = [], [expr]
-    while todo:  # not recursive: an expression is bounded in size, not in how its nodes nest
-        item = todo.pop()
-        found.append(item)
-        if isinstance(item, Attr):
-            todo.append(item.base)
-        elif isinstance(item, Call):
-            todo.extend(item.args)
-        elif isinstance(item, ListLit):
-            todo.extend(item.items)
-        elif isinstance(item, Unary):
-            todo.append(item.operand)
-        elif isinstance(item, Binary):
-            todo.extend((item.left, item.right))
-    return found
 
 
 class ExpressionScope:
@@ -127,7 +109,7 @@ class ExpressionScope:
         Raises:
             MachineError: Names the file, the key and the value.
         """
-        for part in _parts(expr):
+        for part in subexpressions(expr):
             if not isinstance(part, Binary):
                 continue
             if part.op == "~" and free_names(part.right) <= set(self.parameters):

@@ -108,7 +108,7 @@ NONSENSE = {
         "1e+300 m",
     ),
     # above 0 but below MuJoCo's smallest mass: its ValueError was a traceback from the monitor's collision model
-    "mass_1e-30": ('<mass value="3.12198"/>', '<mass value="1e-30"/>', "MuJoCo cannot build the arm", "mjMINVAL"),
+    "mass_1e-30": ('<mass value="3.12198"/>', '<mass value="1e-30"/>', "MuJoCo cannot build the model", "mjMINVAL"),
 }
 
 

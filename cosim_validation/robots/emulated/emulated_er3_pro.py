@@ -39,11 +39,12 @@ from cosim_validation.robots.emulated.joint_encoder import JointEncoder
 from cosim_validation.robots.emulated.lost_motion import LostMotion
 from cosim_validation.robots.emulated.optical_tracker import NOT_SEEN, OpticalTracker
 from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.model.mujoco_compile import compile_spec
 from cosim_validation.robots.robot_backend import BackendSample, JointSet
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
-from cosim_validation.robots.virtual.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
+from cosim_validation.robots.virtual.mujoco_model import actuated_joint_names, add_servo, load_arm_spec
 
 # MuJoCo's dry friction is a soft constraint: with its default impedance (0.9-0.95) a joint creeps through
 # friction within a fraction of a second. Near-rigid settings make it stick, as gears do; the time constant

@@ -15,9 +15,9 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.common.optional import require
 from cosim_validation.robots.model.capsule_kernels import clearance_lower_bounds
-from cosim_validation.robots.model.errors import RobotModelError
 from cosim_validation.robots.model.fk_kernels import link_points_batch
 from cosim_validation.robots.model.kinematics import Kinematics
+from cosim_validation.robots.model.mujoco_compile import compile_spec
 
 #: Capsule clearance below which the broad phase hands a configuration to MuJoCo [m]: far above the
 #: rounding of the capsule distance and of MuJoCo's convex-collision tolerance.
@@ -170,7 +170,7 @@ class SelfCollision:
         )
         for geom in spec.geoms:
             geom.margin = self.margin_m
-        first = self._compiled(spec)
+        first = compile_spec(spec, f"{self.kinematics.chain.urdf_path} (self-collision model)")
         for name in self.kinematics.joint_names:
             child = first.jnt_bodyid[mj.mj_name2id(first, mj.mjtObj.mjOBJ_JOINT, name)]
             parent = first.body_parentid[child]
@@ -178,15 +178,7 @@ class SelfCollision:
                 bodyname1=mj.mj_id2name(first, mj.mjtObj.mjOBJ_BODY, parent),
                 bodyname2=mj.mj_id2name(first, mj.mjtObj.mjOBJ_BODY, child),
             )
-        return self._compiled(spec)
-
-    def _compiled(self, spec: Any) -> Any:
-        """``spec`` compiled; MuJoCo's refusal (a link of mass 1e-30 kg, below its mjMINVAL) names the URDF."""
-        try:
-            return spec.compile()
-        except ValueError as exc:
-            said = " ".join(str(exc).split())
-            raise RobotModelError(f"{self.kinematics.chain.urdf_path}: MuJoCo cannot build the arm: {said}") from None
+        return compile_spec(spec, f"{self.kinematics.chain.urdf_path} (self-collision model)")
 
     @staticmethod
     def _mount_body_name(spec: Any) -> str:

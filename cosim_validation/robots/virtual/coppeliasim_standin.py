@@ -16,12 +16,13 @@ from cosim_validation.common.config import load_config
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.optional import require
 from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.model.mujoco_compile import compile_spec
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.coppeliasim_config import CoppeliaSimConfig
 from cosim_validation.robots.virtual.coppeliasim_protocol import RemoteApiServer
 from cosim_validation.robots.virtual.coppeliasim_scene_state import CONSTANTS, StandinScene
 from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
-from cosim_validation.robots.virtual.mujoco_model import add_servo, compile_spec, load_arm_spec
+from cosim_validation.robots.virtual.mujoco_model import add_servo, load_arm_spec
 
 
 class StandinBindError(CosimError):
@@ -39,7 +40,7 @@ def build_scene(config_path: str | Path) -> StandinScene:
 
     Raises:
         ConfigError: A bad value in the configuration.
-        BackendModelError: MuJoCo cannot build the arm.
+        RobotModelError: MuJoCo cannot build the arm.
     """
     config = load_config(config_path)
     robot = RobotConfig.from_config(config["robot"])

@@ -9,11 +9,12 @@ from numpy.typing import ArrayLike
 
 from cosim_validation.common.record import RobotRole
 from cosim_validation.robots.model import Kinematics
+from cosim_validation.robots.model.mujoco_compile import compile_spec
 from cosim_validation.robots.robot_backend import BackendSample, JointSet
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 from cosim_validation.robots.virtual.command_checks import checked_duration, checked_joint_vector
 from cosim_validation.robots.virtual.mujoco_arm import MujocoArm
-from cosim_validation.robots.virtual.mujoco_model import actuated_joint_names, add_servo, compile_spec, load_arm_spec
+from cosim_validation.robots.virtual.mujoco_model import actuated_joint_names, add_servo, load_arm_spec
 
 
 class MujocoBackend(JointSet):

@@ -122,19 +122,3 @@ def add_servo(spec: Any, servo: JointServoConfig, timestep_s: float) -> None:
     for i, name in enumerate(names):
         ff = spec.add_actuator(name=f"feedforward_{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         ff.gainprm[0] = float(servo.kd_nms_per_rad[i])
-
-
-def compile_spec(spec: Any, what: str) -> Any:
-    """Compile ``spec`` into a ``mujoco.MjModel``.
-
-    Args:
-        spec: The ``mujoco.MjSpec`` to compile.
-        what: What it is, for the error message (e.g. the URDF path).
-
-    Raises:
-        BackendModelError: MuJoCo rejects the model.
-    """
-    try:
-        return spec.compile()
-    except Exception as exc:  # noqa: BLE001 - MuJoCo raises plain ValueError with the compiler text
-        raise BackendModelError(f"{what}: MuJoCo cannot compile the model: {exc}") from None

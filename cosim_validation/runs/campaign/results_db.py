@@ -159,9 +159,9 @@ def _edited_files(stored: str | None, wanted: str | None) -> str:
     if not isinstance(before, dict) or not isinstance(now, dict) or set(before) != set(now):
         return ""
     changed = [role for role in now if before[role] != now[role]]
-    edited = [f"{now[r][0]} ({_input_words(r)})" for r in changed if _name(before[r]) == _name(now[r])]
+    edited = [f"{_name(now[r])} ({_input_words(r)})" for r in changed if _name(before[r]) == _name(now[r])]
     other = [  # another file given (--config diff.yaml): not edited, and its message must not say so
-        f"{now[r][0]} ({_input_words(r)}) is not the {_name(before[r])} the run started with"
+        f"{_name(now[r])} ({_input_words(r)}) is not the {_name(before[r])} the run started with"
         for r in changed
         if _name(before[r]) != _name(now[r])
     ]

@@ -21,14 +21,15 @@ def with_foxglove_bridge(graph: GraphSpec, port: int = DEFAULT_PORT, host: str =
 
     Args:
         graph: The session graph to extend (it is not changed; a copy is returned).
-        port: TCP port the bridge serves on, 0..65535.
+        port: TCP port the bridge serves on, 1..65535 (the session prints the address; a graph that wants any free
+            port sets the node's ``port`` parameter to 0, and the node's log names the port it got).
         host: Address the bridge listens on (the default serves this machine only).
 
     Raises:
-        InputError: A port outside 0..65535, or a graph that already has a node named foxglove_bridge.
+        InputError: A port outside 1..65535, or a graph that already has a node named foxglove_bridge.
     """
-    if not 0 <= port <= 65535:
-        raise InputError(f"--foxglove port must be within 0..65535, got {port}")
+    if not 1 <= port <= 65535:
+        raise InputError(f"--foxglove port must be within 1..65535, got {port}")
     if any(n.name == BRIDGE for n in graph.nodes):
         raise InputError(f"{graph.source}: already has a node named {BRIDGE!r}; drop --foxglove or rename it")
     config = next((n.parameters["config"] for n in graph.nodes if "config" in n.parameters), None)

@@ -77,13 +77,15 @@ def test_foxglove_bridge_node_added_to_the_graph() -> None:
     assert node.parameters["robots"] == ["virtual", "physical"]
     with pytest.raises(InputError, match="already has a node named"):
         with_foxglove_bridge(with_bridge, 9001)
-    with pytest.raises(InputError, match=r"0\.\.65535"):
-        with_foxglove_bridge(graph, 70000)
+    for port in (70000, 0):  # 0 would be any free port, and the session would print ws://127.0.0.1:0
+        with pytest.raises(InputError, match=r"1\.\.65535"):
+            with_foxglove_bridge(graph, port)
 
 
-def test_session_refuses_a_bad_foxglove_port(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["session", "--foxglove", "70000", "--out", str(tmp_path / "run")]) == 1
-    assert "--foxglove port must be within 0..65535" in capsys.readouterr().err
+@pytest.mark.parametrize("port", ["70000", "0"])
+def test_session_refuses_a_bad_foxglove_port(port: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["session", "--foxglove", port, "--out", str(tmp_path / "run")]) == 1
+    assert f"--foxglove port must be within 1..65535, got {port}" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 

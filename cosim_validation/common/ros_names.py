@@ -22,6 +22,7 @@ def ros_name_problem(text: str, absolute: bool = False) -> str | None:
         not text.strip("/")
         or not set(text) <= _NAME_CHARS
         or text[-1] == "/"
+        or "//" in text
         or any(not t or t[0].isdigit() for t in tokens)
     ):
         return (

@@ -13,10 +13,10 @@ Two flavours, from ../shared/ROBOTS.md (facts with their sources):
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.ros_names import ros_name_problem
 
 
 class CrtkTopic(NamedTuple):
@@ -120,23 +120,18 @@ def cp_type(flavour: str) -> str:
     return next(t.type_name for t in FLAVOURS[flavour] if t.name == "measured_cp")
 
 
-#: One token of a ROS 2 name: letters, digits and underscores, not starting with a digit (design.ros2.org,
-#: "Topic and Service name mapping to DDS": names hold alphanumerics, underscores and forward slashes only).
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def namespace_problem(namespace: str) -> str | None:
     """Why ``namespace`` is no absolute ROS 2 namespace (``/PSM1``, ``/arm/left``), or None when it is one.
 
     Args:
         namespace: The namespace to check.
     """
-    if not namespace.startswith("/") or namespace.endswith("/") or "//" in namespace:
-        return f"expected an absolute ROS namespace like /PSM1 (no trailing or double slash), got {namespace!r}"
-    bad = [token for token in namespace[1:].split("/") if not _TOKEN.fullmatch(token)]
-    if bad:
-        return f"{bad[0]!r} in {namespace!r} is no ROS name (letters, digits and _, not starting with a digit)"
-    return None
+    if ros_name_problem(namespace, absolute=True) is None:
+        return None
+    return (
+        "expected an absolute ROS namespace like /PSM1 (parts of letters, digits and '_', none starting with a digit; "
+        f"no trailing or double slash), got {namespace!r}"
+    )
 
 
 def topic(namespace: str, name: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from cosim_validation.common.config import ConfigNode, load_config
 from cosim_validation.common.exceptions import ConfigError
+from cosim_validation.common.ros_names import ros_name_problem
 from cosim_validation.live.session.node_parameters import NODE_PARAMETERS, parameters_of
 
 
@@ -234,9 +235,21 @@ def _check_value(node: ConfigNode, kind: type) -> Any:
     return [item.to_str() for item in node.elements()]
 
 
+def _topic(node: ConfigNode) -> str:
+    """A remapping's topic name, checked as rcl will check it when the node starts."""
+    name = node.to_str()
+    problem = ros_name_problem(name)
+    if problem is not None:
+        raise node.error(problem)
+    return name
+
+
 def _parse_node(node: ConfigNode) -> NodeSpec:
     node.reject_unknown(["name", "executable", "parameters", "remappings", "required", "console"])
     name = node["name"].to_str()
+    problem = ros_name_problem(name)
+    if problem is not None or "/" in name:  # rcl refuses it at the node's start: one traceback in its log
+        raise node["name"].error(problem or f"expected a node name (no '/'), got {name!r}")
     executable = node["executable"].to_str(choices=sorted(NODE_PARAMETERS))
     declared = {p.name: p for p in parameters_of(executable)}
     # an empty list has no type on the way to a node (launch_ros refuses it, rclpy would infer BYTE_ARRAY), and
@@ -263,7 +276,7 @@ def _parse_node(node: ConfigNode) -> NodeSpec:
             else:
                 params[key] = checked
     remaps = node.get("remappings")
-    remappings = tuple((r["from"].to_str(), r["to"].to_str()) for r in remaps.elements()) if remaps else ()
+    remappings = tuple((_topic(r["from"]), _topic(r["to"])) for r in remaps.elements()) if remaps else ()
     required = node["required"].to_bool() if node.has("required") else True
     console = node["console"].to_bool() if node.has("console") else False
     return NodeSpec(name, executable, params, remappings, required, console)

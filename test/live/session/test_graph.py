@@ -93,6 +93,12 @@ def test_an_empty_list_for_a_non_empty_default_is_an_error() -> None:
         ),
         (GOOD + GOOD.split("nodes:")[1], ConfigError, "repeated: recorder"),
         ("nodes: []", ConfigError, "expected at least one node"),
+        # rcl refused these only when the node started: a traceback in its log, the other nodes started for nothing
+        (GOOD.replace("name: recorder", "name: 'rec order'"), ConfigError, r"nodes\[0\].name: expected a ROS name"),
+        (GOOD.replace("name: recorder", "name: 2recorder"), ConfigError, r"nodes\[0\].name: expected a ROS name"),
+        (GOOD.replace("name: recorder", "name: rec/order"), ConfigError, r"nodes\[0\].name: expected a node name"),
+        (GOOD.replace("to: /b", "to: '/b c'"), ConfigError, r"nodes\[0\].remappings\[0\].to: expected a ROS name"),
+        (GOOD.replace("from: /a", "from: /a/"), ConfigError, r"remappings\[0\].from: expected a ROS name"),
         (
             GOOD.replace("ready_timeout_s: 30", "ready_timeout_s: 0"),
             ConfigError,

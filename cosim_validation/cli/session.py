@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.stop_on_alarm:
         chosen["stop_on_alarm"] = True
     graph = graph.with_parameters("controller", {k: v for k, v in chosen.items() if v is not None})
+    _check_controllers(graph)  # what the controller node will build, checked as it will check it, before it starts
     if args.foxglove is not None:
         from cosim_validation.live.dashboard.foxglove_graph import with_foxglove_bridge
 
@@ -306,6 +307,31 @@ def _check_node_files(graph: Any) -> None:
                 read(resolve_resource(value))
             except CosimError as exc:
                 raise ConfigError(graph.source, f"nodes[{index}].parameters.{name}", str(exc)) from None
+
+
+def _check_controllers(graph: Any) -> None:
+    """Check each controller node's case assembly from its parameters, as the node will build it (check_spec).
+
+    A supervisor scenario without a supervisor, a bad supervisor file or detector are one error before any node
+    starts, not a node that fails after every other one started.
+    """
+    from cosim_validation.assembly import AssemblySpec
+    from cosim_validation.assembly.spec_check import check_spec
+    from cosim_validation.common.config import resolve_resource
+
+    for node in graph.nodes:
+        params = node.parameters
+        if node.executable != "controller" or "{" in str(params.get("config", "")):
+            continue
+        spec = AssemblySpec(
+            str(resolve_resource(params.get("config", "config/needle_insertion.yaml"))),
+            validate=params.get("validate_setpoints"),
+            supervisor=params.get("supervisor") or None,
+            supervisor_scenario=params.get("supervisor_scenario") or None,
+            detector=params.get("detector") or None,
+            stop_on_alarm=bool(params.get("stop_on_alarm", False)),
+        )
+        check_spec(spec)
 
 
 def _checked_suite(given: str) -> Path | None:

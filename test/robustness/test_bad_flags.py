@@ -221,6 +221,24 @@ FLAGS: dict[str, FlagCase] = {
         ("--filter physical=errors:model=", "m.npz"),
         (f / "r",),
     ),
+    # the controller node refused it after every node had started; the run directory stayed with an empty bag
+    "session:scenario_without_supervisor": lambda f, ws: Case(
+        ["session", "--supervisor-scenario", str(_scenario(f, "request: abort")), "--out", str(f / "r")],
+        ("needs a supervisor",),
+        (f / "r",),
+    ),
+    "session:scenario_not_the_machines": lambda f, ws: Case(
+        [
+            "session",
+            "--supervisor",
+            "--supervisor-scenario",
+            str(_scenario(f, "request: pause")),
+            "--out",
+            str(f / "r"),
+        ],
+        ("request", "pause"),
+        (f / "r",),
+    ),
     "replay:missing_bag": lambda f, ws: Case(["replay", str(f / "b.mcap")], ("b.mcap", "no such bag")),
     "replay:rate_negative": lambda f, ws: Case(["replay", str(ws.bag), "--rate", "-1"], ("--rate", "-1")),
     "replay:rate_text": lambda f, ws: Case(["replay", str(ws.bag), "--rate", "fast"], ("--rate", "'fast'")),

@@ -11,6 +11,10 @@ from typing import Any
 from cosim_validation.cli.output import print_json
 from cosim_validation.cli.output_path import check_folder, checked_output
 from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.ros_names import ros_name_problem
+
+#: The longest --live --screenshot listens [s]: an hour (Qt's timer takes at most about 24 days in milliseconds).
+MAX_LISTEN_S = 3600.0
 
 HELP = "watch a digital-twin session (live or from its bag), or render the dashboard to a PNG"
 
@@ -69,6 +73,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give --bag FILE (a recorded session), --live (a running one) or --foxglove-layout OUT.json")
     if args.max_points < 2:
         raise InputError(f"--max-points must be >= 2, got {args.max_points}")
+    if args.live and args.at is not None and not 0 < args.at <= MAX_LISTEN_S:  # nan fails too
+        raise InputError(f"--at {args.at:g}: with --live, the seconds to listen, expected (0, {MAX_LISTEN_S:g}]")
+    for topic in args.extra_topic:
+        problem = ros_name_problem(topic)
+        if problem is not None:
+            raise InputError(f"--extra-topic: {problem}")
     if args.screenshot:
         checked_output("--screenshot", args.screenshot, {"--bag": args.bag, "--graph": args.graph}, (".png",))
         check_folder("--screenshot", args.screenshot)

@@ -41,6 +41,11 @@ def test_bag_screenshot_at_a_time(session_bag: Path, tmp_path: Path, capsys: pyt
         (["dashboard", "--bag", "b.mcap", "--screenshot", "no/such/folder/x.png"], "does not exist"),
         (["dashboard", "--bag", "b.mcap", "--screenshot", "x.png", "--max-points", "1"], "--max-points must be >= 2"),
         (["dashboard", "--live", "--domain-id", "300", "--screenshot", "x.png"], "--domain-id must be within 0..232"),
+        # a negative time listened for none and said "after -1 s"; 1e9 s was a Qt OverflowError traceback
+        (["dashboard", "--live", "--screenshot", "x.png", "--at", "-1"], "--at -1: with --live, the seconds to listen"),
+        (["dashboard", "--live", "--screenshot", "x.png", "--at", "1e9"], "expected (0, 3600]"),
+        (["dashboard", "--live", "--screenshot", "x.png", "--at", "nan"], "--at nan"),
+        (["dashboard", "--bag", "b.mcap", "--screenshot", "x.png", "--extra-topic", "bad topic"], "--extra-topic: "),
         (["dashboard", "--foxglove-layout", "no/such/folder/l.json"], "does not exist"),
     ],
 )

@@ -34,10 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _source(given: Path) -> Path:
     """The unfinished file: ``given`` itself, or the one a run directory or its ``session.mcap`` left."""
     from cosim_validation.common.exceptions import InputError
+    from cosim_validation.live.ros.bag import PART_SUFFIX
     from cosim_validation.live.ros.bag_recovery import in_progress_bag
 
     if given.is_file():
         return given
+    if given.name.endswith(PART_SUFFIX):  # the unfinished file itself was named: there is no other place to look
+        raise InputError(f"{given}: no such file")
     bag = given / "session.mcap" if given.is_dir() else given
     found = in_progress_bag(bag)
     if found is None:

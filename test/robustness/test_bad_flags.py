@@ -266,6 +266,10 @@ FLAGS: dict[str, FlagCase] = {
     ),
     "bag:unknown_action": lambda f, ws: Case(["bag", "explode", str(ws.bag)], ("invalid choice: 'explode'",)),
     "bag:recover_missing_argument": lambda f, ws: Case(["bag", "recover"], ("bag",)),
+    # it said it looked for "x.mcap.part.part"
+    "bag:recover_missing_part": lambda f, ws: Case(
+        ["bag", "recover", str(f / "x.mcap.part")], ("x.mcap.part: no such file",)
+    ),
     "bag:recover_target_exists": lambda f, ws: Case(
         ["bag", "recover", str(ws.bag), "-o", str(ws.bag)], (ws.bag.name, "is the input BAG")
     ),

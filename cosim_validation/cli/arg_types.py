@@ -78,6 +78,20 @@ def _number(text: str, kind: Callable[[str], N], within: Callable[[N], bool], ex
     return value
 
 
+def path(text: str) -> str:
+    """A file or folder named on the command line: not empty (an empty one read as '.', the working directory).
+
+    Args:
+        text: The option's value.
+
+    Raises:
+        argparse.ArgumentTypeError: Empty.
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, got an empty text")
+    return text
+
+
 def name(text: str) -> str:
     """A name that is not empty (an empty one was taken as "the default").
 

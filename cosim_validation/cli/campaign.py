@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.output_path import checked_run_dir
@@ -29,8 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim campaign`` subcommand's parser, to add its options to.
     """
-    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
-    parser.add_argument("--suite", action="append", required=True, help="suite file (Parquet); repeat for more")
+    parser.add_argument(
+        "--config", type=arg_types.path, default="config/needle_insertion.yaml", help="configuration file"
+    )
+    parser.add_argument(
+        "--suite", type=arg_types.path, action="append", required=True, help="suite file (Parquet); repeat for more"
+    )
     parser.add_argument(
         "--backends",
         default="virtual",

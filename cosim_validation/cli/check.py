@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.arg_types import coordinate
 
 HELP = "check properties, KPIs and behaviour machines on trajectory records (.npz); exit 2 if one is violated"
@@ -21,7 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("traces", nargs="+", metavar="TRACE", help="TrajectoryRecord .npz files (e.g. run outputs)")
     parser.add_argument(
-        "--properties", default="", help="properties file (default: campaign.properties of --config, as a campaign)"
+        "--properties",
+        type=arg_types.path,
+        default=None,
+        help="properties file (default: campaign.properties of --config, as a campaign)",
     )
     parser.add_argument(
         "--expected",
@@ -29,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--config",
+        type=arg_types.path,
         default="config/needle_insertion.yaml",
         help="case-study configuration: the robot (self-collision), the anatomy (obstacles), the property file",
     )
@@ -111,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         _check_expected(args.expected, expected, records, args.traces)
     if expected is None:
         expected = next((r for r in records if r.robot is RobotRole.EXPECTED), None)
-    world = monitor_world_of(args.config, args.properties)
+    world = monitor_world_of(args.config, args.properties or "")
     target = np.asarray(args.target, dtype=np.float64) if args.target else None
     reports = check_records(
         world,

@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.common.optional import quiet_stdout
 
@@ -366,6 +367,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument(
         "--config",
+        type=arg_types.path,
         help="also check this case study as cosim campaign would before its first case: every section, the "
         "anatomy, the properties, the supervisor, and the controller under test built once (a plugin's factory "
         "runs; an external node's program is found; moveit: move_group answers)",

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cosim_validation.cli import errors_evaluate
+from cosim_validation.cli import arg_types, errors_evaluate
 from cosim_validation.cli.arg_types import case_seed, epochs, seed
 from cosim_validation.cli.output import print_json
 
@@ -45,7 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
     )
     c.add_argument("-o", "--output", required=True, metavar="DATASET", help="dataset to write (.parquet)")
-    c.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
+    c.add_argument(
+        "--config", type=arg_types.path, default="config/needle_insertion.yaml", help="case-study configuration (robot)"
+    )
     c.add_argument("--backend", default="emulated", help="the physical robot (a backend name; default emulated)")
     c.add_argument(
         "--goals",
@@ -87,7 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
         )
         p.add_argument("dataset", metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)")
-        p.add_argument("--config", default="config/needle_insertion.yaml", help="case-study configuration (robot)")
+        p.add_argument(
+            "--config",
+            type=arg_types.path,
+            default="config/needle_insertion.yaml",
+            help="case-study configuration (robot)",
+        )
         p.add_argument("--max-registration-error-mm", type=float, default=0.5, help="marker poses above: unused")
         p.add_argument(
             "--hand-eye-only",

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.output_path import checked_run_dir
 
@@ -28,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=NAMES, help="which experiment")
     parser.add_argument("--quick", action="store_true", help="a small version that finishes in minutes on 2 cores")
     parser.add_argument("--out", required=True, help="output directory (suites, run/, experiment.json)")
-    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
+    parser.add_argument(
+        "--config", type=arg_types.path, default="config/needle_insertion.yaml", help="configuration file"
+    )
     parser.add_argument("--granularities-mm", default=None, help="rq1/rq2: other cube edges, e.g. 20,10 [mm]")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
     parser.add_argument("--executor", default="local", help="local (process pool) or ray")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import print_json
 from cosim_validation.cli.output_path import checked_run_dir
 
@@ -26,7 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--robot", action="append", default=[], metavar="ROBOT", help="only expected, virtual or physical (repeatable)"
     )
     parser.add_argument(
-        "--config", default=None, help="configuration with the run's robot (default: the one the run names)"
+        "--config",
+        type=arg_types.path,
+        default=None,
+        help="configuration with the run's robot (default: the one the run names)",
     )
 
 

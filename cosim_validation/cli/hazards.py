@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.output_path import checked_run_dir
 
@@ -36,17 +37,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser: The ``cosim hazards`` subcommand's parser, to add its arguments to.
     """
     parser.add_argument("action", choices=("run", "table"), help="run: campaigns + detector; table: show a run's")
-    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
-    parser.add_argument("--suite", action="append", default=[], help="suite file (Parquet); repeat for more (run)")
+    parser.add_argument(
+        "--config", type=arg_types.path, default="config/needle_insertion.yaml", help="configuration file"
+    )
+    parser.add_argument(
+        "--suite", type=arg_types.path, action="append", default=[], help="suite file (Parquet); repeat for more (run)"
+    )
     parser.add_argument("--scenarios", default="all", help="names, comma-separated, all, or none (fault-free only)")
-    parser.add_argument("--library", default="config/hazards.yaml", help="scenario library (run)")
+    parser.add_argument("--library", type=arg_types.path, default="config/hazards.yaml", help="scenario library (run)")
     parser.add_argument("--out", required=True, help="hazard run directory (runs/<scenario>/, hazards.sqlite)")
     parser.add_argument("--resume", action="store_true", help="continue the runs stored in --out (run)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
     parser.add_argument("--validate", action=argparse.BooleanOptionalAction, default=None, help="state validator")
     parser.add_argument("--threshold-mm", type=float, default=None, help="tip threshold [mm] (default: derived)")
     parser.add_argument("--margin", type=float, default=1.25, help="derived thresholds = fault-free max x margin")
-    parser.add_argument("--calibration", default=None, help="fault-free campaign run to derive thresholds from")
+    parser.add_argument(
+        "--calibration", type=arg_types.path, default=None, help="fault-free campaign run to derive thresholds from"
+    )
     parser.add_argument("--reanalyse", action="store_true", help="run: only recompute the detection tables")
     parser.add_argument(
         "--filter",
@@ -65,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--supervisor",
+        type=arg_types.path,
         default="config/supervisor/supervisor.yaml",
         help="the task supervisor of a --mitigate run",
     )

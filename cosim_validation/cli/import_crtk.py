@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import print_json
 from cosim_validation.cli.output_path import check_namespaces, checked_output
 
@@ -36,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.parquet|FILE.npz",
         help="what to write: an error dataset (.parquet) or a trajectory record (.npz; stage none, no plan known)",
     )
-    parser.add_argument("--config", required=True, help="configuration with the robot the data comes from")
+    parser.add_argument(
+        "--config", type=arg_types.path, required=True, help="configuration with the robot the data comes from"
+    )
     parser.add_argument("--namespace", default="", help="the arm's CRTK namespace (default: the bag's only arm)")
     parser.add_argument("--tracker-namespace", default="/tracker", help="the tracker's namespace (default /tracker)")
     parser.add_argument("--test-id", default=None, help="the record's test id (.npz only; default: the input's name)")

@@ -144,7 +144,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = "--json" in args_list
     try:
         args = build_parser().parse_args(args_list)
-        _refuse_empty_paths(args_list)
     except UsageError as exc:
         return _report(exc, as_json)
     with json_document() if as_json else contextlib.nullcontext():
@@ -162,24 +161,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if interrupted(exc):  # e.g. an ImportError of a compiled module whose init a Ctrl-C broke
                 return _interrupted()
             raise
-
-
-#: Options that name a file or folder: '' given is none (it read as '.', and the message named a folder nobody typed;
-#: a default of '' in the parser, as check's --properties, means "the configuration's" and is not given)
-_PATH_OPTIONS = frozenset(
-    f"--{name}"
-    for name in ("config", "suite", "properties", "supervisor", "supervisor-scenario", "calibration", "library")
-)
-
-
-def _refuse_empty_paths(argv: Sequence[str]) -> None:
-    """Raise :class:`UsageError` for an option of :data:`_PATH_OPTIONS` given an empty text on the command line."""
-    for i, token in enumerate(argv):
-        option, equals, value = token.partition("=")
-        if option not in _PATH_OPTIONS:
-            continue
-        if (equals and not value) or (not equals and i + 1 < len(argv) and argv[i + 1] == ""):
-            raise UsageError(f"{option}: expected a path, got an empty text")
 
 
 def _reader_gone() -> bool:

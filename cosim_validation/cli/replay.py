@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import format_table, print_json
 
 HELP = "replay a recorded session (MCAP) into the monitor; the verdicts equal the live monitor's"
@@ -27,12 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bag", help="session.mcap (or a rosbag2 folder)")
     parser.add_argument(
         "--config",
+        type=arg_types.path,
         default=None,
         help="case-study configuration (robot, anatomy); default: the run directory's copy when the bag is a "
         "session's (RUN/session.mcap), else config/needle_insertion.yaml",
     )
     parser.add_argument(
         "--properties",
+        type=arg_types.path,
         default=None,
         help="properties, KPIs and, for someone else's bag, its topics (a 'topics:' section); default: the run "
         "directory's copy, else campaign.properties of the configuration",

@@ -6,6 +6,7 @@ import argparse
 import time
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.arg_types import coordinate, name, seed
 from cosim_validation.cli.supervisor_options import add_supervisor_options, supervisor_paths
 from cosim_validation.common.exceptions import InputError
@@ -28,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim run-case`` subcommand's parser, to add its options to.
     """
-    parser.add_argument("--config", default="config/needle_insertion.yaml", help="configuration file")
+    parser.add_argument(
+        "--config", type=arg_types.path, default="config/needle_insertion.yaml", help="configuration file"
+    )
     parser.add_argument(
         "--target",
         nargs=3,

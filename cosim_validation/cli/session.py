@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.detector_options import add_detector_options
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.output_path import checked_run_dir
@@ -23,10 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim session`` subcommand's parser, to add its options to.
     """
-    parser.add_argument("--config", default="config/digital_twin.yaml", help="session graph YAML")
+    parser.add_argument("--config", type=arg_types.path, default="config/digital_twin.yaml", help="session graph YAML")
     parser.add_argument(
         "--suite",
-        default="",
+        type=arg_types.path,
+        default=None,
         help="suite (Parquet); default: a grid suite made from the case-study configuration into the run directory",
     )
     parser.add_argument("--cases", type=int, default=3, help="number of cases to run (0 = all of the suite)")
@@ -334,7 +336,7 @@ def _check_controllers(graph: Any) -> None:
         check_spec(spec)
 
 
-def _checked_suite(given: str) -> Path | None:
+def _checked_suite(given: str | None) -> Path | None:
     """The given suite file, read and checked (None if none was given)."""
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.testgen import Suite

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from cosim_validation.cli import arg_types
+
 #: The shipped supervisor configuration (``--supervisor`` without a path).
 DEFAULT_SUPERVISOR = "config/supervisor/supervisor.yaml"
 
@@ -16,6 +18,7 @@ def add_supervisor_options(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument(
         "--supervisor",
+        type=arg_types.path,
         nargs="?",
         const=DEFAULT_SUPERVISOR,
         default=None,
@@ -27,6 +30,7 @@ def add_supervisor_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--supervisor-scenario",
+        type=arg_types.path,
         default=None,
         metavar="PATH",
         help="scripted user requests, sensor faults and teleoperation for the supervisor (a scenario file, "

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.arg_types import name, seed
 from cosim_validation.cli.output import format_table, print_json
 
@@ -20,7 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser: The ``cosim testgen`` subcommand's parser, to add its options to.
     """
     parser.add_argument(
-        "--config", default="config/needle_insertion.yaml", help="configuration file (anatomy, testgen)"
+        "--config",
+        type=arg_types.path,
+        default="config/needle_insertion.yaml",
+        help="configuration file (anatomy, testgen)",
     )
     parser.add_argument(
         "--method", choices=("grid", "random"), default="grid", help="grid: k per cube; random: baseline"

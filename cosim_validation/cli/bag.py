@@ -20,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("action", choices=("recover",), help="recover: finish a bag cut short")
     parser.add_argument(
-        "bag", help="the unfinished bag: session.mcap.part (or a run directory, or an older session.bag-in-progress)"
+        "bag",
+        type=arg_types.path,
+        help="the unfinished bag: session.mcap.part (or a run directory, or an older session.bag-in-progress)",
     )
     parser.add_argument(
         "-o",

@@ -20,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim check`` subcommand's parser, to add its arguments to.
     """
-    parser.add_argument("traces", nargs="+", metavar="TRACE", help="TrajectoryRecord .npz files (e.g. run outputs)")
+    parser.add_argument(
+        "traces", nargs="+", type=arg_types.path, metavar="TRACE", help="TrajectoryRecord .npz files (e.g. run outputs)"
+    )
     parser.add_argument(
         "--properties",
         type=arg_types.path,

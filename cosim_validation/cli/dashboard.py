@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import print_json
 from cosim_validation.cli.output_path import check_folder, checked_output
 from cosim_validation.common.exceptions import InputError
@@ -26,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser: The ``cosim dashboard`` subcommand's parser, to add its options to.
     """
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--bag", default="", help="a recorded session (session.mcap): play, pause, seek")
+    source.add_argument(
+        "--bag", type=arg_types.path, default=None, help="a recorded session (session.mcap): play, pause, seek"
+    )
     source.add_argument("--live", action="store_true", help="join a running session's ROS 2 graph")
     source.add_argument(
         "--foxglove-layout", default="", metavar="OUT.json", help="write the Foxglove layout made from --graph"
@@ -38,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ROS domain of the session (default: the domain of the one cosim session running on this machine; "
         "with none running, ROS_DOMAIN_ID, else 0)",
     )
-    parser.add_argument("--graph", default="config/digital_twin.yaml", help="session graph YAML (robots, topics)")
+    parser.add_argument(
+        "--graph", type=arg_types.path, default="config/digital_twin.yaml", help="session graph YAML (robots, topics)"
+    )
     parser.add_argument("--screenshot", default="", metavar="OUT.png", help="render off-screen into a PNG and exit")
     parser.add_argument(
         "--at",

@@ -67,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--repeats", type=int, default=None, help="readings of each settled step (averaged; 5)")
     c.add_argument(
         "--from-run",
+        type=arg_types.path,
         default=None,
         metavar="RUN_DIR",
         help="instead of driving a backend: the stored trajectories of a session or campaign run "
@@ -88,7 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
         )
-        p.add_argument("dataset", metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)")
+        p.add_argument(
+            "dataset", type=arg_types.path, metavar="DATASET", help="dataset: .parquet, or .csv (docs/ERRORS.md)"
+        )
         p.add_argument(
             "--config",
             type=arg_types.path,

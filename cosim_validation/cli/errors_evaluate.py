@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.arg_types import epochs
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.error_injection.features import FEATURE_KINDS
@@ -33,7 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     Args:
         p: The ``evaluate`` action's subparser, to add the options to.
     """
-    p.add_argument("--model", default=None, help="error model file (cosim errors train); or --split")
+    p.add_argument(
+        "--model", type=arg_types.path, default=None, help="error model file (cosim errors train); or --split"
+    )
     p.add_argument("--set", default=None, choices=("train", "test"), help="with --model: rows to evaluate on (test)")
     p.add_argument("--html", default=None, metavar="PAGE", help="with --model: write the page with Table II")
     p.add_argument(

@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue an interrupted experiment in --out")
     parser.add_argument(
         "--errors",
+        type=arg_types.path,
         default=None,
         metavar="MODEL",
         help="rq3: a third row of Table 4, the virtual robot with the learned errors of MODEL (cosim errors train)",

@@ -18,7 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim export`` subcommand's parser, to add its arguments to.
     """
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)")
+    parser.add_argument(
+        "run_dir", type=arg_types.path, metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)"
+    )
     parser.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for <test_id>/<robot>.npz")
     parser.add_argument(
         "--case", action="append", default=[], metavar="TEST_ID", help="only this case (repeat for more)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import print_json
 from cosim_validation.cli.output_path import check_folder, check_namespaces, checked_output
 
@@ -20,7 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim export-crtk`` subcommand's parser, to add its arguments to.
     """
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)")
+    parser.add_argument(
+        "run_dir", type=arg_types.path, metavar="RUN_DIR", help="a campaign or session run directory (results.sqlite)"
+    )
     parser.add_argument("case", metavar="TEST_ID", help="the case whose record to write")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.mcap (CRTK bag) or FILE.csv")
     parser.add_argument("--robot", default="physical", help="expected, virtual or physical (default: physical)")

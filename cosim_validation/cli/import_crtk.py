@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim import-crtk`` subcommand's parser, to add its arguments to.
     """
-    parser.add_argument("input", metavar="FILE", help="a CRTK-style .mcap (or rosbag2 folder), or a dataset .csv")
+    parser.add_argument(
+        "input", type=arg_types.path, metavar="FILE", help="a CRTK-style .mcap (or rosbag2 folder), or a dataset .csv"
+    )
     parser.add_argument(
         "-o",
         "--output",

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim replay`` subcommand's parser, to add its options to.
     """
-    parser.add_argument("bag", help="session.mcap (or a rosbag2 folder)")
+    parser.add_argument("bag", type=arg_types.path, help="session.mcap (or a rosbag2 folder)")
     parser.add_argument(
         "--config",
         type=arg_types.path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import warnings
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import print_json
 
 #: The most cubes per granularity Figure 6 may be asked to measure: more than a lung holds at 2 mm (about 500,000);
@@ -20,7 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``cosim report`` subcommand's parser, to add its options to.
     """
-    parser.add_argument("run_dir", metavar="DIR", help="run directory of `cosim campaign` or `cosim session`")
+    parser.add_argument(
+        "run_dir", type=arg_types.path, metavar="DIR", help="run directory of `cosim campaign` or `cosim session`"
+    )
     parser.add_argument(
         "--max-cubes", type=int, default=200, help="Figure 6 measures at most this many cubes per granularity"
     )

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from cosim_validation.cli import arg_types
 from cosim_validation.cli.output_path import checked_run_dir
 
 HELP = "task supervisor state machines: model-check with SPIN (check), replay a counterexample (replay), show"
@@ -24,8 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions.required = True
     check = actions.add_parser("check", help="check every LTL goal with SPIN; exit 2 if one is violated")
     default = f"{MACHINE_HELP} (default {DEFAULT_MACHINE})"
-    check.add_argument("machine", nargs="?", default=DEFAULT_MACHINE, help=default)
-    check.add_argument("--goals", help="goals file (default: the one the machine names under 'goals', or the run's)")
+    check.add_argument("machine", type=arg_types.path, nargs="?", default=DEFAULT_MACHINE, help=default)
+    check.add_argument(
+        "--goals",
+        type=arg_types.path,
+        help="goals file (default: the one the machine names under 'goals', or the run's)",
+    )
     check.add_argument("--goal", action="append", default=[], metavar="NAME", help="check only this goal (repeatable)")
     check.add_argument("--priority", choices=("outer_first", "inner_first"), help="override the conflict resolution")
     check.add_argument(
@@ -33,11 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory for the models and counterexamples, rewritten by every check (default runs/supervisor/<name>)",
     )
     replay = actions.add_parser("replay", help="run a trace file on the runtime machine; exit 2 if it differs")
-    replay.add_argument("machine", help=MACHINE_HELP)
-    replay.add_argument("trace", help="trace file (a counterexample written by check, or hand-written)")
+    replay.add_argument("machine", type=arg_types.path, help=MACHINE_HELP)
+    replay.add_argument(
+        "trace", type=arg_types.path, help="trace file (a counterexample written by check, or hand-written)"
+    )
     replay.add_argument("--priority", choices=("outer_first", "inner_first"), help="override the conflict resolution")
     show = actions.add_parser("show", help="print the states, events, transitions and goals of a machine")
-    show.add_argument("machine", nargs="?", default=DEFAULT_MACHINE, help=default)
+    show.add_argument("machine", type=arg_types.path, nargs="?", default=DEFAULT_MACHINE, help=default)
     for sub in (check, replay, show):
         sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 

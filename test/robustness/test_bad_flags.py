@@ -173,6 +173,22 @@ FLAGS: dict[str, FlagCase] = {
     # '' read as '.': "error: .: expected a regular file, got a directory", a folder nobody typed
     "campaign:config_empty": _with(_campaign("--config", ""), "--config", "expected a path, got an empty text"),
     "campaign:suite_empty": _with(_campaign("--suite", ""), "--suite", "expected a path, got an empty text"),
+    # the same class elsewhere: '' read as '.' (a folder nobody typed), as "not given" (--bag: "give --bag FILE"), or
+    # as "the default" (supervisor check --goals '' checked the machine's own goals and said they hold)
+    "empty_path:supervisor_goals": lambda f, ws: Case(
+        ["supervisor", "check", "--goals", "", "--out", str(f / "sck")], ("--goals", "expected a path"), (f / "sck",)
+    ),
+    "empty_path:dashboard_bag": lambda f, ws: Case(
+        ["dashboard", "--bag", "", "--screenshot", str(f / "o.png")], ("--bag", "expected a path"), (f / "o.png",)
+    ),
+    "empty_path:replay_bag": lambda f, ws: Case(["replay", ""], ("bag", "expected a path")),
+    "empty_path:errors_train_dataset": lambda f, ws: Case(
+        ["errors", "train", "", "-o", str(f / "m.npz")], ("DATASET", "expected a path"), (f / "m.npz",)
+    ),
+    "empty_path:experiment_errors": lambda f, ws: Case(
+        ["experiment", "rq3", "--errors", "", "--out", str(f / "x")], ("--errors", "expected a path"), (f / "x",)
+    ),
+    "empty_path:report_dir": lambda f, ws: Case(["report", ""], ("DIR", "expected a path")),
     # "offset filter: joint2: ..." did not say it came from --filter
     "campaign:filter_nan": _with(
         _campaign("--backends", "virtual,physical", "--filter", "physical=offset:joint2=nan"),

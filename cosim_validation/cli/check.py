@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             record_target(record)  # the target stored with it is read later, where the file is not known any more
         except InputError as exc:
             raise InputError(f"{path}: {exc}") from None
+        if record.n_samples == 0:  # every verdict would be "unknown (empty trace)" and the exit code 0, as a pass
+            raise InputError(f"{path}: the record holds no samples: nothing to check")
         if record.n_samples > 1 and record.t_s[-1] == record.t_s[0]:  # a motion of no duration: every speed infinite
             n, t0 = record.n_samples, record.t_s[0]
             raise InputError(f"{path}: time does not advance: all {n} samples at t = {t0:g} s")

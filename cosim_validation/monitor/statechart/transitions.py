@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cosim_validation.common.config import ConfigNode
+from cosim_validation.common.config.config_node import MAX_CASE_TIME_S, text_number_hint
 from cosim_validation.monitor.statechart.errors import MachineError
 from cosim_validation.monitor.statechart.model import ROOT, State, Transition
 from cosim_validation.monitor.statechart.scope import ExpressionScope
@@ -92,9 +93,13 @@ def _after(node: ConfigNode | None, scope: ExpressionScope) -> float | None:
             raise MachineError(
                 node.source,
                 node.key,
-                f"expected seconds or a numeric parameter, got {node.value!r}; numeric parameters: {numeric}",
+                f"expected seconds or a numeric parameter, got {node.value!r}{text_number_hint(node.value)}; "
+                f"numeric parameters: {numeric}",
             )
-        if value < 0:
-            raise MachineError(node.source, node.key, f"parameter {node.value!r} = {value!r}: expected >= 0 s")
+        if not 0 <= value <= MAX_CASE_TIME_S:
+            raise MachineError(
+                node.source, node.key, f"parameter {node.value!r} = {value!r}: expected 0 to {MAX_CASE_TIME_S:g} s"
+            )
         return value
-    return node.to_float(minimum=0.0)
+    # a delay past any case (1e300 s) held the needle at the target until the case's limit, and exit 0
+    return node.to_float(minimum=0.0, maximum=MAX_CASE_TIME_S)

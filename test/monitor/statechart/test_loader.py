@@ -67,6 +67,16 @@ BAD = [
     ("bad state name", ("  B: {}\n", "  B: {}\n  'C.D': {}\n"), r"states\.C\.D: a state name is letters"),
     ("negative delay", ("events: [back]}", "events: [back], after_s: -1}"), T1 + r"\.after_s: expected a number >= 0"),
     (
+        "delay past any case",
+        ("events: [back]}", "events: [back], after_s: 1.0e+300}"),
+        T1 + r"\.after_s: expected a number <= 3600",
+    ),
+    (
+        "delay as text",
+        ("events: [back]}", "events: [back], after_s: 1e300}"),
+        T1 + r"\.after_s: expected seconds or a numeric parameter, got '1e300' \(YAML reads 1e300 as text",
+    ),
+    (
         "priority past any use",
         ("events: [back]}", "events: [back], priority: 100000000000000000000000000}"),
         T1 + r"\.priority: expected an integer <= 1000000",

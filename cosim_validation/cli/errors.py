@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument(
         "--config", type=arg_types.path, default="config/needle_insertion.yaml", help="case-study configuration (robot)"
     )
-    c.add_argument("--backend", default="emulated", help="the physical robot (a backend name; default emulated)")
+    c.add_argument("--backend", default=None, help="the physical robot (a backend name; default emulated)")
     c.add_argument(
         "--goals",
         type=int,
@@ -60,8 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument(
         "--seed",
         type=case_seed,
-        default=0,
-        help="goals, continuous motions, the robot's noise (a session's error_collection case uses its case seed)",
+        default=None,
+        help="goals, continuous motions, the robot's noise (default 0; a session's error_collection case uses its "
+        "case seed)",
     )
     c.add_argument("--motion-s", type=float, default=None, help="length of the continuous training motion [s] (120)")
     c.add_argument("--repeats", type=int, default=None, help="readings of each settled step (averaged; 5)")
@@ -73,10 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of driving a backend: the stored trajectories of a session or campaign run "
         "(live through the drivers: a `cosim session` run), one segment per case",
     )
-    c.add_argument("--robot", default="physical", help="with --from-run: whose trajectories (default physical)")
+    c.add_argument("--robot", default=None, help="with --from-run: whose trajectories (default physical)")
     c.add_argument(
         "--test-cases",
-        default="",
+        default=None,
         metavar="ID[,ID]",
         help="with --from-run: the cases held out for testing (set test); the others train",
     )
@@ -179,7 +180,8 @@ def _collect_from_run(args: argparse.Namespace) -> int:
     from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
     from cosim_validation.runs.report.run_data import load_run
 
-    RobotRole.parse(args.robot)
+    robot = args.robot or "physical"
+    RobotRole.parse(robot)
     ids = args.test_cases.split(",") if args.test_cases else []
     if any(not t.strip() for t in ids):  # ",," held out nothing without a word
         raise InputError(f"--test-cases: {args.test_cases!r} holds an empty case id; expected ID[,ID...]")
@@ -190,14 +192,14 @@ def _collect_from_run(args: argparse.Namespace) -> int:
             raise InputError(f"{args.from_run}: the run's configuration is gone")
         kinematics = run_data.kinematics
         stored = run_data.trajectory_robots
-        test_ids = [t for t in run_data.cases.index if args.robot in stored.get(t, [])]
+        test_ids = [t for t in run_data.cases.index if robot in stored.get(t, [])]
         if not test_ids:
-            raise InputError(f"{args.from_run}: no stored trajectories of robot {args.robot!r}")
+            raise InputError(f"{args.from_run}: no stored trajectories of robot {robot!r}")
         unknown = sorted(held_out - set(test_ids))
         if unknown:
-            raise InputError(f"--test-cases: {', '.join(unknown)} not among the {args.robot} trajectories of the run")
-        records = [run_data.trajectory(t, args.robot) for t in test_ids]
-        source = f"run {Path(args.from_run).name} ({run_data.kind}, {args.robot}, {len(records)} cases)"
+            raise InputError(f"--test-cases: {', '.join(unknown)} not among the {robot} trajectories of the run")
+        records = [run_data.trajectory(t, robot) for t in test_ids]
+        source = f"run {Path(args.from_run).name} ({run_data.kind}, {robot}, {len(records)} cases)"
         if run_data.meta.get("controller") == "error_collection":
             if held_out:
                 raise InputError("--test-cases: an error_collection case holds out its own continuous motion")
@@ -208,7 +210,7 @@ def _collect_from_run(args: argparse.Namespace) -> int:
             )
     finally:
         run_data.close()
-    return _written(args, dataset, f"{args.robot} robot of {source}")
+    return _written(args, dataset, f"{robot} robot of {source}")
 
 
 def _collection_dataset(run_data: Any, records: list[Any], source: str) -> Any:
@@ -267,16 +269,33 @@ def _collect(args: argparse.Namespace) -> int:
     configured = ControllersConfig.from_config(config["controllers"]).collection
     chosen = {k: v for k, v in given.items() if v is not None}
     try:
-        settings = replace(configured, seed=args.seed, **chosen)
+        settings = replace(configured, seed=args.seed or 0, **chosen)
     except InputError as exc:  # name the flags the user gave, not the settings' fields: those refused on their own
         flags = [f"--{k.replace('_', '-')}" for k, v in chosen.items() if not _settable(configured, k, v)]
         raise InputError(f"{', '.join(flags)}: {exc}" if flags else str(exc)) from None
-    backend = make_backend(args.backend, config, robot.kinematics)
+    backend = make_backend(args.backend or "emulated", config, robot.kinematics)
     try:
         dataset = collect(backend, robot.kinematics, robot.home_q, settings)
     finally:
         backend.close()
     return _written(args, dataset, f"{backend.name} robot")
+
+
+#: The options of a collection that drives a robot, and those of one made from a run's stored trajectories.
+_DRIVING = ("backend", "goals", "test_s", "seed", "motion_s", "repeats")
+_FROM_RUN = ("robot", "test_cases")
+
+
+def _check_collect_options(args: argparse.Namespace) -> None:
+    """Refuse an option the chosen kind of collection does not use (it was ignored without a word)."""
+    from cosim_validation.common.exceptions import InputError
+
+    unused = _DRIVING if args.from_run else _FROM_RUN
+    given = [f"--{name.replace('_', '-')}" for name in unused if getattr(args, name) is not None]
+    if given and args.from_run:
+        raise InputError(f"{', '.join(given)}: not used with --from-run (the run's stored trajectories are the data)")
+    if given:
+        raise InputError(f"{', '.join(given)}: only with --from-run RUN_DIR (the stored trajectories of a run)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -290,6 +309,7 @@ def run(args: argparse.Namespace) -> int:
 
     _check_outputs(args)  # before anything is read or written
     if args.action == "collect":
+        _check_collect_options(args)
         return _collect_from_run(args) if args.from_run else _collect(args)
     try:
         return _on_dataset(args)

@@ -73,8 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--supervisor",
         type=arg_types.path,
-        default="config/supervisor/supervisor.yaml",
-        help="the task supervisor of a --mitigate run",
+        default=None,
+        help="the task supervisor of a --mitigate run (default config/supervisor/supervisor.yaml)",
     )
 
 
@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
                 f"cosim hazards run: --threshold-mm: expected a number > 0 and at most {most:g} (a tip a metre off), "
                 f"got {args.threshold_mm}"
             )
+        if args.supervisor is not None and not args.mitigate:  # it was ignored without a word
+            raise UsageError("cosim hazards run: --supervisor: only with --mitigate (the supervisor of the loop)")
         settings = None if args.threshold_mm is None else DetectorSettings(args.threshold_mm / 1000.0)
         if not any(n.strip() for n in args.scenarios.split(",")):  # '' ran every scenario, as `all` does
             raise UsageError("cosim hazards run: --scenarios: expected names, all or none; got no name")
@@ -121,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             margin=args.margin,
             calibration=Path(args.calibration) if args.calibration else None,
             mitigate=args.mitigate,
-            supervisor=args.supervisor,
+            supervisor=args.supervisor or "config/supervisor/supervisor.yaml",
             filters=tuple(FilterSpec.parse(text) for text in args.filter),
         )
         run_hazards(request) if not args.reanalyse else reanalyse(request)

@@ -136,6 +136,17 @@ FROM_RUN: dict[str, Callable[[Path, Workspace], Case]] = {
     "from_run:unknown_robot": lambda f, ws: Case(
         _from_run(ws, f / "d.parquet", "--robot", "real"), ("'real'", "expected"), (f / "d.parquet",)
     ),
+    # options of the other kind of collection were ignored without a word (a full default collection ran)
+    "from_run:driving_options": lambda f, ws: Case(
+        _from_run(ws, f / "d.parquet", "--goals", "5", "--seed", "3"),
+        ("--goals, --seed: not used with --from-run",),
+        (f / "d.parquet",),
+    ),
+    "from_run:test_cases_without_run": lambda f, ws: Case(
+        ["errors", "collect", "--test-cases", "x", "-o", str(f / "d.parquet")],
+        ("--test-cases: only with --from-run",),
+        (f / "d.parquet",),
+    ),
     "from_run:not_a_run": lambda f, ws: Case(
         ["errors", "collect", "--from-run", str(f), "-o", str(f / "d.parquet")],
         (str(f), "results.sqlite"),

@@ -100,6 +100,10 @@ CASES: dict[str, HazardCase] = {
         _run(f, ws, "--threshold-mm", "-3").argv, ("--threshold-mm", "-3"), (f / "hz",)
     ),
     "hazards:no_suite": lambda f, ws: Case(["hazards", "run", "--out", str(f / "hz")], ("--suite",), (f / "hz",)),
+    # a supervisor without --mitigate was ignored, exit 0 (even one that does not exist)
+    "hazards:supervisor_without_mitigate": lambda f, ws: Case(
+        _run(f, ws, "--supervisor", str(f / "x.yaml")).argv, ("--supervisor: only with --mitigate",), (f / "hz",)
+    ),
     "hazards:mitigate_without_thresholds": lambda f, ws: Case(
         _run(f, ws, "--scenarios", "sudden_jump", "--mitigate").argv, ("--mitigate", "--threshold-mm"), (f / "hz",)
     ),

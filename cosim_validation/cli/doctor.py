@@ -447,6 +447,9 @@ def run(args: argparse.Namespace) -> int:
         args: The parsed command line of ``cosim doctor`` (``--json``, ``--config``, ``--controller``,
             ``--backends``).
     """
+    from cosim_validation.live.session.discovery_scope import caller_domain
+
+    caller_domain()  # a ROS_DOMAIN_ID that is no domain id: one error line before any probe joins DDS with it
     findings = collect()
     study = case_study(args.config, args.controller, args.backends) if args.config is not None else []
     missing = [f.name for f in [*findings, *study] if f.required and not f.found]

@@ -130,9 +130,17 @@ def caller_domain(env: Mapping[str, str] | None = None) -> int:
 
     Args:
         env: The caller's environment; None: this process's (``os.environ``).
+
+    Raises:
+        InputError: A value that is no domain id (``abc``, ``-5``: rcl's error, or a table that spoke of domain 0) or
+            whose DDS ports do not fit (``99999``: Fast DDS's "port number is too high" lines, no ``error:``).
     """
     text = (os.environ if env is None else env).get("ROS_DOMAIN_ID", "").strip()
-    return int(text) if text.isdigit() else 0
+    if not text:
+        return 0
+    if not text.isdigit() or int(text) > MAX_DOMAIN_ID:
+        raise InputError(f"ROS_DOMAIN_ID={text!r} in the environment: expected an integer 0 to {MAX_DOMAIN_ID}")
+    return int(text)
 
 
 def check_discovery_range(text: str) -> str:
@@ -224,9 +232,12 @@ def check_domain_request(domain_id: int | None, discovery_range: str) -> None:
         discovery_range: The discovery range the user gave.
 
     Raises:
-        InputError: The domain id is out of range, or the discovery range is unknown.
+        InputError: The domain id is out of range, the caller's ROS_DOMAIN_ID is no domain id, or the discovery
+            range is unknown.
     """
     check_discovery_range(discovery_range)
+    if domain_id is None:
+        caller_domain()  # the automatic choice avoids the caller's domain: a bad one is refused before any write
     if domain_id is not None and not 0 <= domain_id <= MAX_DOMAIN_ID:
         raise InputError(f"--domain-id {domain_id}: expected 0..{MAX_DOMAIN_ID} (DDS ports must fit in 16 bits)")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from cosim_validation.live.session.discovery_scope import (
     DiscoveryScope,
     DomainLease,
     caller_domain,
+    check_domain_request,
     next_scope,
 )
 
@@ -38,6 +40,21 @@ def test_the_callers_domain_is_never_leased(locks: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("ROS_DOMAIN_ID", "1")
     assert caller_domain() == 1
     assert next_scope().domain_id == 2
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "99999", "1.5"])
+def test_a_callers_domain_that_is_none_is_refused(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rcl refused 'abc' deep in a probe and Fast DDS printed only its own lines for 99999 (cosim doctor: no
+    error line, exit 1; or a table that spoke of domain 0)."""
+    monkeypatch.setenv("ROS_DOMAIN_ID", value)
+    with pytest.raises(
+        InputError, match=rf"ROS_DOMAIN_ID='{re.escape(value)}' in the environment: expected an integer"
+    ):
+        caller_domain()
+    with pytest.raises(InputError, match="ROS_DOMAIN_ID="):
+        check_domain_request(None, "localhost")
+    monkeypatch.setenv("ROS_DOMAIN_ID", " ")
+    assert caller_domain() == 0  # unset or blank: domain 0, as rcl reads it
 
 
 def test_a_lease_held_by_another_process_is_skipped(locks: Path) -> None:

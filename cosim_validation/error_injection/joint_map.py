@@ -106,7 +106,26 @@ class JointMap:
             raise ModelFileError(f"{where}.coupled: expected pairs of joint indices in 0..{n_joints - 1}")
         coupling = _numbers(value, "coupling", len(pairs), where)
         lost = _numbers(value, "lost_motion", n_joints, where)
+        for key, numbers, (low, high) in (
+            ("offset", offset, (-MAX_JOINT_OFFSET, MAX_JOINT_OFFSET)),
+            ("scale", scale, SCALE_RANGE),
+            ("coupling", coupling, (-MAX_COUPLING, MAX_COUPLING)),
+            ("lost_motion", lost, (-MAX_JOINT_OFFSET, MAX_JOINT_OFFSET)),
+        ):
+            outside = np.flatnonzero((numbers < low) | (numbers > high))
+            if outside.size:  # scale 0 froze the arm (a 1.3 m miss), an offset of 1e6 rad failed the first case
+                k = int(outside[0])
+                raise ModelFileError(
+                    f"{where}.{key}[{k}]: {numbers[k]:g} is no arm's calibration; expected {low:g} to {high:g}"
+                )
         return cls(offset, scale, tuple((int(a), int(b)) for a, b in pairs), coupling, lost)
+
+
+#: What a kinematic calibration of an arm can be: a joint zero offset or lost motion within a radian (or a metre),
+#: a transmission ratio within a factor of two of nominal, a coupling of one joint into another at most one to one.
+MAX_JOINT_OFFSET = 1.0
+SCALE_RANGE = (0.5, 2.0)
+MAX_COUPLING = 1.0
 
 
 def _is_pair(value: object, n_joints: int) -> bool:

@@ -57,6 +57,10 @@ def test_older_files_read_as_without_a_kinematic_calibration(synthetic_model: Er
         ({"scale": [1.0]}, "header: kinematic.scale: expected 7 finite numbers"),
         ({"coupled": [[5, 9]]}, "header: kinematic.coupled: expected pairs of joint indices in 0..6"),
         ({"lost_motion": None}, "header: kinematic.lost_motion: expected 7 finite numbers"),
+        # physically none: scale 0 froze the arm (1.6 m from the target, exit 0); 1e6 rad failed the first case late
+        ({"scale": [0.0] * 7}, r"header: kinematic.scale\[0\]: 0 is no arm's calibration; expected 0.5 to 2"),
+        ({"offset": [1e6] + [0.0] * 6}, r"header: kinematic.offset\[0\]: 1e\+06 is no arm's calibration"),
+        ({"coupling": [5.0]}, r"header: kinematic.coupling\[0\]: 5 is no arm's calibration"),
     ],
 )
 def test_a_damaged_kinematic_entry_is_named(synthetic_model: ErrorModel, edit: dict[str, object], message: str) -> None:

@@ -27,6 +27,7 @@ from cosim_validation.hazards.scenario import Scenario
 from cosim_validation.robots.filters.robot_filters import FilterSpec
 from cosim_validation.robots.model import Kinematics, RobotConfig
 from cosim_validation.runs.campaign.campaign_runner import CampaignRequest, run_campaign
+from cosim_validation.runs.campaign.case_pipeline import config_digest
 from cosim_validation.runs.campaign.hazard_tables import (
     FAULT_FREE,
     HAZARDS_FILE,
@@ -159,6 +160,7 @@ def reanalyse(request: HazardRequest) -> Path:
     """
     scenarios = chosen_scenarios(request)
     _check_derivation(request)
+    _check_library_unchanged(request, scenarios)
     with ResultsDB.open(_results(request.out_dir / RUNS_DIR / FAULT_FREE)) as db:
         meta = db.meta()
     problem = _other_robots(meta, _filter_texts(request.filters))
@@ -170,6 +172,29 @@ def reanalyse(request: HazardRequest) -> Path:
     config = load_config(request.config_path)
     _check_calibration(request, RobotConfig.from_config(config["robot"]).kinematics)
     return analyse(request, scenarios)
+
+
+def _check_library_unchanged(request: HazardRequest, scenarios: list[Scenario]) -> None:
+    """Refuse to label stored runs with a library edited since they were made.
+
+    The tables name each scenario as the library defines it now, and the detection beside it was measured on the
+    runs made with the library as it was (an offset of 0.03 rad run, 0.0001 rad written, 100 % detected).
+
+    Raises:
+        InputError: A scenario's run was made with another version of the library (its stored digest differs).
+    """
+    library = resolve_resource(request.library)
+    now = config_digest(library)
+    for scenario in scenarios:
+        with ResultsDB.open(_results(request.out_dir / RUNS_DIR / scenario.name)) as db:
+            files = db.meta().get("input_files") or {}
+        made_with = [entry for role, entry in files.items() if role.startswith("hazards_")]
+        if made_with and made_with[0][1] != now:
+            raise InputError(
+                f"--library {library}: edited since the run of {scenario.name!r} was made; --reanalyse would label "
+                "its stored cases with the scenario as written now: run it again (another --out, or --resume for "
+                "an unchanged library)"
+            )
 
 
 def _other_robots(meta: Mapping[str, Any], given: list[str]) -> str:

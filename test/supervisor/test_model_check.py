@@ -96,6 +96,32 @@ def test_a_goal_spin_cannot_parse_names_the_goals_file_and_key(tmp_path: Path) -
     assert "fine" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("ltl", "holds"),
+    [
+        # the first state of a run is the configuration after the initial entry: Configure, its command sent;
+        # with the model's leaf 0 there, the first two held and the last three were "no initial state" errors
+        ("not in(AutonomousMode.InsertionTask.Configure)", False),
+        ("not command(configure_case)", False),
+        ("in(AutonomousMode.InsertionTask.Configure)", True),
+        ("entered(AutonomousMode.InsertionTask.Configure)", True),
+        ("in(Completed)", False),
+        ("false", False),
+    ],
+)
+def test_a_goal_is_judged_first_in_the_configuration_after_the_initial_entry(
+    ltl: str, holds: bool, tmp_path: Path
+) -> None:
+    goals = write(tmp_path, f"goals:\n  first: {{ltl: '{ltl}'}}\n", "g.yaml")
+    machine = load_machine(SHIPPED)
+    report = check_goals(machine, load_goals(goals, machine), tmp_path / "out")
+    assert report.all_hold is holds
+    if not holds:  # a counterexample of no step: the initial configuration alone, replayed by the runtime
+        shown = report.violations["first"].shown
+        assert shown.initial == "AutonomousMode.InsertionTask.Configure"
+        assert replay_trace(machine, shown).states[0] == "AutonomousMode.InsertionTask.Configure"
+
+
 def test_a_raw_spin_goal_is_checked(tmp_path: Path) -> None:
     goals = write(tmp_path, "goals:\n  raw: {promela: '[] (ev_e_ForceLimit -> !flag_motion)'}\n", "g.yaml")
     raw = (tmp_path / "g.yaml").read_text().replace("!flag_motion", "!cmd_run_approach")

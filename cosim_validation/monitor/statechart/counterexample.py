@@ -89,7 +89,7 @@ def parse_spin_replay(output: str, table: StepTable) -> Trace:
         table: The step table the model was made from (leaf numbers, event and guard variables, transitions).
 
     Raises:
-        ModelCheckError: An ``@E`` line with the wrong number of values, or no initial state in the output.
+        ModelCheckError: An ``@E`` line with the wrong number of values.
     """
     names = [*table.event_vars, *(f"g_{g}" for g in table.guard_vars)]
     initial, cycle_start = "", None
@@ -109,8 +109,8 @@ def parse_spin_replay(output: str, table: StepTable) -> Trace:
             leaf, fired = (int(v) for v in line.split()[1:3])
             steps.append(_step(dict(zip(names, pending, strict=True)), leaf, fired, table))
             pending = None
-    if not initial:
-        raise ModelCheckError("SPIN's replay of the trail printed no initial state")
+    if not initial:  # violated in the first state, before the process printed it: the known initial configuration
+        initial = table.leaves[table.initial.to_leaf - 1]
     if cycle_start is not None and cycle_start >= len(steps):
         cycle_start = None
     return Trace(table.machine.name, tuple(steps), initial, cycle_start)

@@ -172,7 +172,9 @@ def check_marker_quaternion(quaternion: np.ndarray, source: str, what: str) -> N
 def check_marker(
     position: np.ndarray, registration: np.ndarray, source: str, position_names: tuple[str, ...], error_name: str
 ) -> None:
-    """Refuse a marker position past the tracker's volume or a registration error that is no error (NaN: not seen).
+    """Refuse a marker position partly given or past the tracker's volume, or a registration error that is no error.
+
+    A marker not seen has every position cell empty (NaN), and its registration error empty too.
 
     Args:
         position: (n, 3) the marker's position in the tracker frame [m].
@@ -184,6 +186,13 @@ def check_marker(
     Raises:
         DatasetError: Naming the file, the column, the value and the row.
     """
+    partly = np.isnan(position).any(axis=1) & ~np.isnan(position).all(axis=1)
+    if partly.any():  # one cell empty read as "not seen": the row's other cells and its registration were dropped
+        row = int(np.argmax(partly))
+        raise DatasetError(
+            f"{source}: columns {', '.join(map(repr, position_names))}: {position[row].tolist()} in row {row + 1}; "
+            "expected three values, or all three empty where the marker was not seen"
+        )
     far = np.argwhere(np.abs(position) > MAX_MARKER_POSITION_M)  # NaN is a marker not seen; inf and 1e200 are not
     if far.size:  # 1e200 m ended the hand-eye calibration in an SVD traceback
         row, col = (int(v) for v in far[0])

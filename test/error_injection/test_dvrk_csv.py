@@ -96,6 +96,8 @@ def test_a_rotation_vector_of_the_wrong_length_is_one_error_line(
         ("marker_rx", 7.0, "data row 4 (line 5): marker rotation vector [7.0, "),
         ("marker_rx", 1e300, "data row 4 (line 5): marker rotation vector [1e+300, "),
         ("marker_ry", np.nan, "data row 4 (line 5): marker rotation vector ["),  # partly empty: neither seen nor unseen
+        # a partly empty position was taken as a marker not seen: the row's other cells were dropped, exit 0
+        ("marker_x", np.nan, "columns 'marker_x', 'marker_y', 'marker_z': [nan, "),
     ],
 )
 def test_the_marker_is_checked_as_in_the_documented_csv(

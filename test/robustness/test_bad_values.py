@@ -419,6 +419,10 @@ def _corpus() -> dict[str, Callable[[Path], Case]]:
         "",
         "columns marker_qw, marker_qx, marker_qy, marker_qz: [",
     )
+    # a sixteenth trial: the same with the position, one empty marker_x_m cell read as "not seen", exit 0
+    cases["csv:position_partly_empty"] = lambda f: _cell_case(
+        f, "marker_x_m", 3, "", "columns 'marker_x_m', 'marker_y_m', 'marker_z_m': [nan, "
+    )
     cases["csv:quaternion_1e300"] = lambda f: _cell_case(
         f, "marker_qw", 3, "1e300", "norm inf in row 3; expected a unit"
     )

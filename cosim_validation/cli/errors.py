@@ -366,7 +366,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     }
     suffix = {"collect": (".parquet",), "train": (".npz",)}.get(args.action)
     if suffix is not None:
-        checked_output("-o", args.output, inputs, suffix)
+        checked_output("-o", args.output, inputs, suffix, result=True)
         check_folder("-o", args.output)
     if getattr(args, "html", None):
         checked_output("--html", args.html, inputs, (".html",))

@@ -83,8 +83,13 @@ def checked_output(
     value: str | Path,
     inputs: Mapping[str, str | Path | None],
     suffixes: Iterable[str] = (),
+    *,
+    result: bool = False,
 ) -> Path:
     """``value`` as the path to write, after refusing an input or a wrong suffix.
+
+    A result (a dataset collected from a robot, a trained model, a suite) is never written over: an existing file
+    is refused. A view of results (a PNG, an HTML page, a layout) is written again.
 
     Args:
         option: The option that names the output (``-o``, ``--html``), for the message.
@@ -92,9 +97,11 @@ def checked_output(
         inputs: The command's input files by option (``{"DATASET": "ds.parquet", "--config": ...}``); None
             entries are skipped.
         suffixes: The suffixes the format allows (``(".npz",)``); empty: any.
+        result: The output is a result: refuse a file that exists.
 
     Raises:
-        InputError: The output is one of the inputs (same file once resolved) or has another suffix.
+        InputError: The output is one of the inputs (same file once resolved), has another suffix, or is a result
+            whose file exists.
     """
     out = _resolved(option, value)
     for name, given in inputs.items():
@@ -108,6 +115,10 @@ def checked_output(
     allowed = tuple(suffixes)
     if allowed and Path(value).suffix.lower() not in allowed:
         raise InputError(f"{option} {str(value)!r}: expected a file ending in {' or '.join(allowed)}")
+    if result and out.is_dir():
+        raise InputError(f"{option} {str(value)!r} is a directory; expected a file name")
+    if result and out.exists():  # an earlier model or dataset was replaced without a word
+        raise InputError(f"{option} {str(value)!r}: already exists; refusing to overwrite it (choose another name)")
     return out
 
 

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from cosim_validation.cli.output_path import checked_output
 
-    checked_output("-o", args.output, {"--config": args.config}, (".parquet",))
+    checked_output("-o", args.output, {"--config": args.config}, (".parquet",), result=True)
     from cosim_validation.anatomy import load_anatomy
     from cosim_validation.common.config import load_case_config, resolve_resource
     from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config

@@ -92,6 +92,17 @@ CASES: dict[str, Build] = {
         ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(p["case.yaml"])],
         ("-o", "is the input --config"),
     ),
+    # a result is never written over: a model trained earlier was replaced without a word (md5 changed, exit 0)
+    "train_over_an_earlier_model": lambda f, p: Case(
+        ["errors", "train", str(p["ds.parquet"]), "-o", str(p["model.npz"])], ("-o", "already exists; refusing")
+    ),
+    "collect_over_an_earlier_dataset": lambda f, p: Case(
+        ["errors", "collect", "--config", str(p["case.yaml"]), "-o", str(p["ds.parquet"])], ("already exists",)
+    ),
+    "testgen_over_an_earlier_suite": lambda f, p: Case(
+        ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(p["ds.parquet"])],
+        ("-o", "already exists; refusing to overwrite it"),
+    ),
     "testgen_as_csv": lambda f, p: Case(
         ["testgen", "--config", str(p["case.yaml"]), "--granularity-mm", "60", "-o", str(f / "s.csv")],
         ("-o", ".parquet"),

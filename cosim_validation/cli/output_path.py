@@ -141,7 +141,8 @@ def checked_run_dir(
         resume_flag: The option that would continue the run in it, named in the message (``--resume``).
 
     Raises:
-        InputError: The directory is one of the inputs, is a file, or already holds files (unless ``may_hold``).
+        InputError: The directory is one of the inputs or inside an input directory, is a file, or already holds
+            files (unless ``may_hold``).
     """
     out = _resolved(option, value)
     for name, given in inputs.items():
@@ -152,6 +153,10 @@ def checked_run_dir(
         raise InputError(f"{option} {str(value)!r} is {stored}; it would be overwritten (write it elsewhere)")
     if out.exists() and not out.is_dir():
         raise InputError(f"{option} {str(value)!r} is a file, expected a directory")
+    for name, given in inputs.items():
+        source = _resolved(name, given) if given is not None and str(given) else None
+        if source is not None and source.is_dir() and source in out.parents:  # export RUN -o RUN/inputs
+            raise InputError(f"{option} {str(value)!r} is inside the input {name} ({given}); write it elsewhere")
     if out.is_dir() and not may_hold:
         from cosim_validation.runs.run_lock import LOCK_NAME
 

@@ -274,6 +274,12 @@ FLAGS: dict[str, FlagCase] = {
     "export:output_is_a_file": lambda f, ws: Case(
         ["export", str(ws.run_dir), "-o", str(_file(f))], ("a_file", "is a file")
     ),
+    # records written among the run's own copies of its inputs (inputs/), which report and replay read
+    "export:into_its_run_inputs": lambda f, ws: Case(
+        ["export", str(ws.run_dir), "-o", str(ws.run_dir / "inputs" / "records")],
+        ("-o", "is inside the input RUN_DIR"),
+        (ws.run_dir / "inputs" / "records",),
+    ),
     "export:unknown_case": lambda f, ws: Case(
         ["export", str(ws.run_dir), "-o", str(f / "x"), "--case", "nope"], ("--case", "'nope'"), (f / "x",)
     ),

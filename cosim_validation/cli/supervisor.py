@@ -94,6 +94,10 @@ def _stored(path: str) -> Any:
     return stored
 
 
+#: Files that make a folder another command's run directory (campaign, session, hazards, experiment).
+_OTHER_RUNS = ("results.sqlite", "hazards.sqlite", "session.mcap", "inputs.json", "experiment.json")
+
+
 def _check(args: argparse.Namespace) -> int:
     from cosim_validation.cli.output import print_json
     from cosim_validation.cli.supervisor_report import check_summary, print_check
@@ -103,6 +107,11 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.out:  # rewritten by every check, but never one of its inputs
         checked_run_dir("--out", args.out, {"MACHINE": args.machine, "--goals": args.goals}, may_hold=True)
+        others = sorted(name for name in _OTHER_RUNS if (Path(args.out) / name).exists())
+        if others:  # the model checker's files (pan, pan.c, model.pml, ...) were dropped among another run's
+            raise InputError(
+                f"--out {args.out!r} holds {', '.join(others)}: another command's run directory; choose another --out"
+            )
     machine = _machine(args.machine, args.priority)
     goals_path = args.goals or machine.goals_file
     if not goals_path:

@@ -178,6 +178,10 @@ FLAGS: dict[str, FlagCase] = {
     "empty_path:supervisor_goals": lambda f, ws: Case(
         ["supervisor", "check", "--goals", "", "--out", str(f / "sck")], ("--goals", "expected a path"), (f / "sck",)
     ),
+    # the model checker's files were dropped among a campaign's
+    "supervisor:check_into_a_campaign_run": lambda f, ws: Case(
+        ["supervisor", "check", "--out", str(ws.run_dir)], ("--out", "results.sqlite: another command's run directory")
+    ),
     "empty_path:dashboard_bag": lambda f, ws: Case(
         ["dashboard", "--bag", "", "--screenshot", str(f / "o.png")], ("--bag", "expected a path"), (f / "o.png",)
     ),

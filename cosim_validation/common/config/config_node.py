@@ -96,8 +96,27 @@ class ConfigNode:
         return ConfigNode(mapping[name], self.source, self._child_key(name), self.base_dir)
 
     def keys(self) -> list[str]:
-        """Keys of this mapping, in file order."""
-        return [str(k) for k in self._mapping()]
+        """Keys of this mapping, in file order.
+
+        Raises:
+            ConfigError: A key that is not text (a state named ``true`` is the boolean True to YAML, and was then
+                "missing" under the name 'True').
+        """
+        mapping = self._mapping()
+        found: list[object] = list(mapping)  # YAML's keys, whatever the mapping's annotation says
+        for key in found:
+            if not isinstance(key, str):
+                why = (
+                    "YAML reads an unquoted true, false, yes, no, on or off as a boolean"
+                    if isinstance(key, bool)
+                    else ""
+                )
+                raise ConfigError(
+                    self.source,
+                    self._child_key(str(key)),
+                    f"expected a name, got {key!r} ({why or 'not text'}: quote it)",
+                )
+        return list(mapping)
 
     def items(self) -> Iterator[tuple[str, ConfigNode]]:
         """(key, child) pairs of this mapping, in file order."""

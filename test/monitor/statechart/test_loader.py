@@ -66,6 +66,12 @@ BAD = [
     ("resume into a leaf", ("events: [back]}", "events: [back], resume: true}"), T1 + r"\.resume: resume needs"),
     ("bad state name", ("  B: {}\n", "  B: {}\n  'C.D': {}\n"), r"states\.C\.D: a state name is letters"),
     ("negative delay", ("events: [back]}", "events: [back], after_s: -1}"), T1 + r"\.after_s: expected a number >= 0"),
+    # YAML's boolean: the state was then "missing" under the name 'True'
+    (
+        "state named true",
+        ("  B: {}\n", "  B: {}\n  true: {}\n"),
+        r"states\.True: expected a name, got True \(YAML reads",
+    ),
     (
         "delay past any case",
         ("events: [back]}", "events: [back], after_s: 1.0e+300}"),

@@ -10,6 +10,7 @@ from typing import Any
 from cosim_validation.cli import arg_types
 from cosim_validation.cli.output import format_table, print_json
 from cosim_validation.cli.output_path import checked_run_dir
+from cosim_validation.cli.supervisor_options import DEFAULT_SUPERVISOR
 
 HELP = "inject hazard scenarios (config/hazards.yaml) into the physical robot and measure their detection"
 
@@ -74,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--supervisor",
         type=arg_types.path,
         default=None,
-        help="the task supervisor of a --mitigate run (default config/supervisor/supervisor.yaml)",
+        help=f"the task supervisor of a --mitigate run (default {DEFAULT_SUPERVISOR})",
     )
 
 
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             margin=args.margin,
             calibration=Path(args.calibration) if args.calibration else None,
             mitigate=args.mitigate,
-            supervisor=args.supervisor or "config/supervisor/supervisor.yaml",
+            supervisor=args.supervisor or DEFAULT_SUPERVISOR,
             filters=tuple(FilterSpec.parse(text) for text in args.filter),
         )
         run_hazards(request) if not args.reanalyse else reanalyse(request)

@@ -145,18 +145,18 @@ def checked_run_dir(
             files (unless ``may_hold``).
     """
     out = _resolved(option, value)
-    for name, given in inputs.items():
-        if given is not None and str(given) and _same(out, _resolved(name, given)):
-            raise InputError(f"{option} {str(value)!r} is the input {name} ({given}); it would be overwritten")
+    sources = {name: _resolved(name, given) for name, given in inputs.items() if given is not None and str(given)}
+    for name, source in sources.items():
+        if _same(out, source):
+            raise InputError(f"{option} {str(value)!r} is the input {name} ({inputs[name]}); it would be overwritten")
     stored = _stored_input(out)
     if stored is not None:
         raise InputError(f"{option} {str(value)!r} is {stored}; it would be overwritten (write it elsewhere)")
     if out.exists() and not out.is_dir():
         raise InputError(f"{option} {str(value)!r} is a file, expected a directory")
-    for name, given in inputs.items():
-        source = _resolved(name, given) if given is not None and str(given) else None
-        if source is not None and source.is_dir() and source in out.parents:  # export RUN -o RUN/inputs
-            raise InputError(f"{option} {str(value)!r} is inside the input {name} ({given}); write it elsewhere")
+    for name, source in sources.items():
+        if source.is_dir() and source in out.parents:  # export RUN -o RUN/inputs
+            raise InputError(f"{option} {str(value)!r} is inside the input {name} ({inputs[name]}); write it elsewhere")
     if out.is_dir() and not may_hold:
         from cosim_validation.runs.run_lock import LOCK_NAME
 

@@ -317,23 +317,14 @@ def _check_controllers(graph: Any) -> None:
     A supervisor scenario without a supervisor, a bad supervisor file or detector are one error before any node
     starts, not a node that fails after every other one started.
     """
-    from cosim_validation.assembly import AssemblySpec
     from cosim_validation.assembly.spec_check import check_spec
-    from cosim_validation.common.config import resolve_resource
+    from cosim_validation.live.session.node_parameters import ControllerParams
 
     for node in graph.nodes:
-        params = node.parameters
-        if node.executable != "controller" or "{" in str(params.get("config", "")):
+        if node.executable != "controller" or "{" in str(node.parameters.get("config", "")):
             continue
-        spec = AssemblySpec(
-            str(resolve_resource(params.get("config", "config/needle_insertion.yaml"))),
-            validate=params.get("validate_setpoints"),
-            supervisor=params.get("supervisor") or None,
-            supervisor_scenario=params.get("supervisor_scenario") or None,
-            detector=params.get("detector") or None,
-            stop_on_alarm=bool(params.get("stop_on_alarm", False)),
-        )
-        check_spec(spec)
+        declared = {k: v for k, v in node.parameters.items() if k != "use_sim_time"}  # rclpy's own, not the node's
+        check_spec(ControllerParams.from_values(declared, node.name).assembly_spec())
 
 
 def _checked_suite(given: str | None) -> Path | None:

@@ -25,8 +25,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
-from cosim_validation.assembly import AssemblySpec, CaseAssembly, CaseRun
-from cosim_validation.common.config import resolve_resource
+from cosim_validation.assembly import CaseAssembly, CaseRun
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.nodes.case_publisher import CasePublisher
@@ -51,15 +50,7 @@ class Controller(Node):
     def __init__(self) -> None:
         super().__init__("controller")
         self.params = declare_parameters(self, ControllerParams)
-        spec = AssemblySpec(
-            str(resolve_resource(self.params.config)),
-            validate=self.params.validate_setpoints,
-            supervisor=self.params.supervisor,
-            supervisor_scenario=self.params.supervisor_scenario,
-            detector=self.params.detector,
-            stop_on_alarm=self.params.stop_on_alarm,
-        )
-        self.assembly = CaseAssembly(spec)
+        self.assembly = CaseAssembly(self.params.assembly_spec())
         self.assembly.logs.folder = Path(self.params.log_dir) if self.params.log_dir else None
         if self.assembly.hazard_watch is not None:  # alarms and feedback force, published from the loop's thread
             self.assembly.hazard_watch.sink = HazardFeedback(self).publish

@@ -10,12 +10,15 @@ a typo in a parameter name, a wrong type or a value out of range is a clear erro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.config.config_node import MAX_SEED
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.live.session.parameter_struct import NodeParams, ParamSpec, param
+
+if TYPE_CHECKING:
+    from cosim_validation.assembly import AssemblySpec
 
 ROBOTS = ("virtual", "physical")
 #: The robots a driver node can host: cosim_validation.robots.registry.HOSTED_NAMES (a test keeps the two equal).
@@ -132,6 +135,23 @@ class ControllerParams(ConfiguredParams):
         "folder where the controller under test keeps its logs (an external node's output, one file per start); "
         "'' in a session's graph: the run directory's logs/; '' for a node run alone: none kept",
     )
+
+    def assembly_spec(self) -> AssemblySpec:
+        """The case assembly the controller builds from these parameters.
+
+        The node builds it, and ``cosim session`` checks it (check_spec) before any node starts.
+        """
+        from cosim_validation.assembly import AssemblySpec
+        from cosim_validation.common.config import resolve_resource
+
+        return AssemblySpec(
+            str(resolve_resource(self.config)),
+            validate=self.validate_setpoints,
+            supervisor=self.supervisor,
+            supervisor_scenario=self.supervisor_scenario,
+            detector=self.detector,
+            stop_on_alarm=self.stop_on_alarm,
+        )
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,12 @@ def generate_suite(
             f"non-empty cubes (at most {MAX_CASES:,} per suite)"
         )
     made = _targets(region, grid, classes, request, cfg)
+    if not len(made.targets_m) and request.method == "random" and len(made.gave_up):
+        raise InputError(  # it blamed the region, whose grid holds valid targets, for the bound on candidates
+            f"no valid target in region {region.name!r} among {made.points_generated:,} random "
+            f"candidate{'s' if made.points_generated != 1 else ''} (testgen.max_attempts: {cfg.max_attempts:,}): "
+            "raise testgen.max_attempts"
+        )
     if not len(made.targets_m):
         margin = (
             f" (a target stays more than testgen.margin_m = {region.margin_m:g} m outside every obstacle)"

@@ -215,3 +215,17 @@ def test_a_source_moved_into_a_model_is_named(scene: AnatomyScene, testgen_cfg: 
     cfg = dataclasses.replace(testgen_cfg, source_region=box)
     with pytest.raises(InputError, match=r"source region: a source 0\.2 m from .* lies inside the model 'left_lung'"):
         generate_suite(scene, cfg, TestgenRequest("grid", 0.04, 1))
+
+
+def test_a_random_suite_cut_short_by_its_attempt_bound_names_the_bound(
+    scene: AnatomyScene, testgen_cfg: TestgenConfig
+) -> None:
+    """One candidate allowed, none valid: it blamed the region ("holds no valid target"), whose cubes hold many."""
+    from dataclasses import replace
+
+    from cosim_validation.common.exceptions import InputError
+
+    with pytest.raises(
+        InputError, match=r"among 1 random candidate \(testgen\.max_attempts: 1\): raise testgen\.max_attempts"
+    ):
+        generate_suite(scene, replace(testgen_cfg, max_attempts=1), TestgenRequest("random", 0.03, 1, count=3, seed=0))

@@ -29,6 +29,7 @@ tolerances below about 1e-7 m are below the float32 resolution of open3d's dista
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -102,6 +103,10 @@ class MeshDistance:
         self.bounds_m: NDArray[np.float64] = np.stack([vertices.min(axis=0), vertices.max(axis=0)])
         self.n_faces = int(faces_u32.shape[0])
         self.inside_test = InsideTest(vertices, faces_u32.astype(np.int64))
+        #: what decides every answer: the mesh's arrays and the version of open3d that computes on them
+        self.digest = hashlib.sha256(
+            vertices.tobytes() + faces_u32.tobytes() + str(getattr(o3d, "__version__", "")).encode()
+        ).hexdigest()
         self._scene: Any = o3d.t.geometry.RaycastingScene()
         local = np.ascontiguousarray(vertices - self.origin_m, dtype=np.float32)
         self._scene.add_triangles(self._o3c.Tensor(local), self._o3c.Tensor(faces_u32))

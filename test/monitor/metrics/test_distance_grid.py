@@ -3,6 +3,9 @@ exact ones, open meshes are refused, bad arguments are rejected."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 import trimesh
@@ -153,3 +156,54 @@ def test_segment_bad_input(grid: SignedDistanceGrid) -> None:
         grid.segment_at_least(np.zeros((2, 3)), np.ones((3, 3)), 0.01)
     with pytest.raises(MetricInputError, match=r"b_m: coordinates must be finite"):
         grid.segment_at_least(np.zeros(3), [np.nan, 0.0, 0.0], 0.01)
+
+
+def test_a_grid_is_sampled_once_then_read_from_the_disk_cache(
+    heart: trimesh.Trimesh, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every process that checks a case builds the same grid: the second build reads what the first stored, equal to
+    the value; another mesh, spacing or margin is its own entry; an entry that does not fit is sampled again."""
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(tmp_path))
+    sampled: list[int] = []
+    sample = SignedDistanceGrid._sample
+
+    def counted(self: SignedDistanceGrid, shape: np.ndarray, closest_points: bool) -> Any:
+        sampled.append(int(np.prod(shape)))
+        return sample(self, shape, closest_points)
+
+    monkeypatch.setattr(SignedDistanceGrid, "_sample", counted)
+    first = SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
+    again = SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
+    assert len(sampled) == 1
+    np.testing.assert_array_equal(again.values, first.values)
+    np.testing.assert_array_equal(again.closest_local, first.closest_local)
+    entries = sorted(tmp_path.glob("distance-grid-*.npz"))
+    assert len(entries) == 1
+
+    SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.007, margin_m=0.01)
+    SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01, closest_points=False)
+    moved = heart.vertices + np.array([0.0, 0.0, 1e-6])  # a micrometre: another mesh
+    SignedDistanceGrid(MeshDistance(moved, heart.faces), spacing_m=0.006, margin_m=0.01)
+    assert len(sampled) == 4
+    assert len(list(tmp_path.glob("distance-grid-*.npz"))) == 4
+
+    np.savez(entries[0], values=np.zeros((2, 2, 2)), closest_local=np.zeros((1, 1, 1, 3), dtype=np.float32))
+    rebuilt = SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
+    assert len(sampled) == 5  # the entry of another shape is not taken for the grid
+    np.testing.assert_array_equal(rebuilt.values, first.values)
+    entries[0].write_bytes(b"not an npz")
+    SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
+    assert len(sampled) == 6  # an unreadable entry is sampled again (and replaced)
+    SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
+    assert len(sampled) == 6
+
+
+def test_an_open_mesh_is_refused_from_the_cache_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The closedness check runs on cached values as on sampled ones (a refused grid is not stored)."""
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(tmp_path))
+    sphere = trimesh.creation.icosphere(subdivisions=3, radius=0.05)
+    keep = sphere.triangles_center[:, 2] < 0.03
+    for _ in range(2):
+        with pytest.raises(MetricInputError, match=r"the mesh is not closed"):
+            SignedDistanceGrid(MeshDistance(sphere.vertices, sphere.faces[keep]), spacing_m=0.005, margin_m=0.01)
+    assert list(tmp_path.glob("distance-grid-*")) == []

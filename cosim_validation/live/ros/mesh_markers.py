@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from cosim_validation.live.ros.convert import pose_from_msg, pose_to_msg
 
@@ -37,7 +36,6 @@ def mesh_resource_to_marker(
     from visualization_msgs.msg import Marker
 
     T = np.asarray(T_frame_mesh, dtype=np.float64)
-    x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
     marker = Marker(
         header=Header(frame_id=frame_id),
         ns=ns,
@@ -48,7 +46,7 @@ def mesh_resource_to_marker(
         mesh_resource=uri,
         mesh_use_embedded_materials=False,
     )
-    marker.pose = pose_to_msg(T[:3, 3], np.array([w, x, y, z]))
+    marker.pose = pose_to_msg(T[:3, 3], rotation_quaternion(T[:3, :3]))
     marker.scale.x = marker.scale.y = marker.scale.z = 1.0
     marker.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
     return marker
@@ -64,8 +62,33 @@ def mesh_resource_from_marker(marker: Any) -> tuple[str, np.ndarray]:
         The mesh file's URI and ``T_frame_mesh``, the mesh's pose in the marker's frame, shape (4, 4), translation
         in [m].
     """
-    position, (w, x, y, z) = pose_from_msg(marker.pose)
+    from cosim_validation.robots.virtual.quaternion import quat_matrix
+
+    position, quat_wxyz = pose_from_msg(marker.pose)
     T = np.eye(4)
-    T[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
+    T[:3, :3] = quat_matrix(quat_wxyz)
     T[:3, 3] = position
     return str(marker.mesh_resource), T
+
+
+def rotation_quaternion(R: np.ndarray) -> np.ndarray:
+    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix.
+
+    numpy alone: scipy's Rotation cost the markers node half a second of imports. The symmetric matrix below is
+    4 q q^T; its row with the largest diagonal entry gives q without cancellation (a half turn included).
+
+    Args:
+        R: A proper rotation matrix, shape (3, 3).
+    """
+    (a, b, c), (d, e, f), (g, h, k) = np.asarray(R, dtype=np.float64)
+    outer = np.array(
+        [
+            [1.0 + a + e + k, h - f, c - g, d - b],
+            [h - f, 1.0 + a - e - k, b + d, c + g],
+            [c - g, b + d, 1.0 - a + e - k, f + h],
+            [d - b, c + g, f + h, 1.0 - a - e + k],
+        ]
+    )
+    row = outer[int(np.argmax(np.diag(outer)))]
+    quat = row / np.linalg.norm(row)
+    return np.asarray(-quat if quat[0] < 0.0 else quat)

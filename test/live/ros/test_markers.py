@@ -112,3 +112,20 @@ def test_triangles_only_and_a_bad_style(
     assert got["anatomy_mesh"] == []
     expected = "error: parameter 'anatomy_markers' of node 'bad' (markers): expected one of: both, mesh, triangles; "
     assert f"{expected}got 'meshes'" in group.log_tail("bad")
+
+
+def test_the_pose_of_a_mesh_marker_is_its_rotation_also_at_half_turns() -> None:
+    """The markers node's matrix-to-quaternion (numpy alone) against scipy's Rotation: random rotations, the
+    identity and half turns about axes with components of either sign (where a sign read from off-diagonal
+    differences, all zero there, goes wrong)."""
+    from scipy.spatial.transform import Rotation
+
+    from cosim_validation.live.ros.mesh_markers import rotation_quaternion
+
+    axes = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, -1, 0], [0, 1, -1], [-1, 2, 3]], dtype=float)
+    half_turns = Rotation.from_rotvec(np.pi * axes / np.linalg.norm(axes, axis=1, keepdims=True))
+    rotations = [*Rotation.random(500, random_state=3), *half_turns, Rotation.identity()]
+    for rotation in rotations:
+        w, x, y, z = rotation_quaternion(rotation.as_matrix())
+        assert w >= 0.0
+        np.testing.assert_allclose(Rotation.from_quat([x, y, z, w]).as_matrix(), rotation.as_matrix(), atol=1e-12)

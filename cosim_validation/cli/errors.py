@@ -27,7 +27,7 @@ from typing import Any
 
 from cosim_validation.cli import arg_types, errors_evaluate
 from cosim_validation.cli.arg_types import case_seed, epochs, seed
-from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output import print_json, warn_line
 
 HELP = "learned error injection: calibrate, train and evaluate error models from a robot's dataset"
 
@@ -135,9 +135,9 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     path = Path(args.dataset)
     if path.suffix.lower() == ".csv" and is_dvrk_csv(path):
-        dataset = read_dvrk_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics))
+        dataset = read_dvrk_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics), warn_line)
     elif path.suffix.lower() == ".csv":
-        dataset = read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics))
+        dataset = read_csv(path, RobotIdentity.of(kinematics), joint_units(kinematics), warn_line)
     elif path.suffix.lower() != ".parquet":
         raise InputError(f"{path}: expected a .parquet or .csv dataset")
     else:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cosim_validation.cli import arg_types
-from cosim_validation.cli.output import print_json
+from cosim_validation.cli.output import print_json, warn_line
 from cosim_validation.cli.output_path import check_namespaces, checked_output
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     robot = RobotIdentity.of(kinematics)
     units = tuple(kinematics.chain.joint_unit(j) for j in range(kinematics.n_joints))
     if source.suffix.lower() == ".csv":
-        dataset = read_csv(source, robot, units)
+        dataset = read_csv(source, robot, units, warn_line)
     else:
         dataset = import_crtk_bag(source, robot, units, args.namespace, args.tracker_namespace)
     check_joint_range(dataset, kinematics, str(source))

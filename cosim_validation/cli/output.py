@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,6 +22,15 @@ def to_json(data: Any) -> str:
             values.
     """
     return json.dumps(jsonable(data), indent=2, sort_keys=False, allow_nan=False)
+
+
+def warn_line(message: str) -> None:
+    """Print ``message`` as one ``warning:`` line on stderr (stdout, and a JSON document on it, stay whole).
+
+    Args:
+        message: The warning, one line.
+    """
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def print_json(data: Any) -> None:

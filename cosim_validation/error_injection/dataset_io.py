@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -395,7 +396,9 @@ def _check_table_shape(path: Path, text: str) -> None:
         return
 
 
-def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
+def read_csv(
+    path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...], warn: Callable[[str], None] | None = None
+) -> ErrorDataset:
     """Import the documented CSV (a header row with the dataset's column names) for ``robot``.
 
     Empty cells are NaN (a marker not seen). ``set`` (default ``train``) and ``segment`` (default 0) may be left
@@ -405,6 +408,8 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
         path: The CSV file.
         robot: The robot the rows are of (the file does not say).
         joint_units: The unit of each joint column, ``rad`` or ``m``, shape (J,).
+        warn: Told, in one line, of columns the file has that are not read (a misspelt optional column was
+            dropped without a word); None: not told.
 
     Raises:
         DatasetError: Unreadable, empty, a missing column or text in a numeric one (naming the column).
@@ -417,7 +422,25 @@ def read_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...
     if not frame.empty:
         columns = _quaternions_of_rotation_vectors(columns, str(path))
     meta = {"source": f"csv import of {path.name}"}
-    return _dataset(columns, robot, tuple(joint_units), meta, str(path), optional=True)
+    dataset = _dataset(columns, robot, tuple(joint_units), meta, str(path), optional=True)
+    report_unread(path, [str(c) for c in frame.columns], (*dataset.columns(), *MARKER_ROTVEC), warn)
+    return dataset
+
+
+def report_unread(path: Path, names: list[str], read: Iterable[str], warn: Callable[[str], None] | None) -> None:
+    """Tell ``warn`` which of a file's columns ``names`` are not among the ``read`` ones (nothing if all are).
+
+    Args:
+        path: The file, for the message.
+        names: Its columns, in file order.
+        read: The column names the reader takes.
+        warn: Where the one-line message goes; None: nowhere.
+    """
+    known = set(read)
+    unread = [name for name in names if name not in known]
+    if unread and warn is not None:
+        listed = ", ".join(repr(name) for name in unread)
+        warn(f"{path}: column{'s' if len(unread) > 1 else ''} {listed} not read (not a column of this format)")
 
 
 def _quaternions_of_rotation_vectors(columns: dict[str, np.ndarray], source: str) -> dict[str, np.ndarray]:

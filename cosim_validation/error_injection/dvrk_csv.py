@@ -25,6 +25,7 @@ robot, the columns expected and the columns the file has.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -105,19 +106,27 @@ def _numbers(frame: object, name: str, source: str) -> np.ndarray:
     return values  # type: ignore[no-any-return]
 
 
-def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...]) -> ErrorDataset:
+def read_dvrk_csv(
+    path: str | Path, robot: RobotIdentity, joint_units: tuple[str, ...], warn: Callable[[str], None] | None = None
+) -> ErrorDataset:
     """The rows of a dVRK collection CSV for ``robot`` as a dataset (every row ``train``, one segment).
 
     Args:
         path: The CSV file.
         robot: The robot the rows are of (its joint count must match the file's q-columns).
         joint_units: The unit of each joint, ``rad`` or ``m``, shape (J,).
+        warn: Told, in one line, of columns the file has that are not read; None: not told.
 
     Raises:
         DatasetError: Unreadable, a column missing, q-columns for another joint count, a rotation vector of the
             wrong length, or text in a numeric column.
     """
-    from cosim_validation.error_injection.dataset_io import check_marker, csv_frame, quaternions_of_rotation_vectors
+    from cosim_validation.error_injection.dataset_io import (
+        check_marker,
+        csv_frame,
+        quaternions_of_rotation_vectors,
+        report_unread,
+    )
 
     path = Path(path)
     frame = csv_frame(path)
@@ -136,6 +145,8 @@ def read_dvrk_csv(path: str | Path, robot: RobotIdentity, joint_units: tuple[str
     quat = quaternions_of_rotation_vectors(rotvec, str(path), ROTVEC)  # a seen row's must be whole
     check_marker(position, registration, str(path), POSITION, REGISTRATION_ERROR)  # as the documented CSV's
     n = len(frame)
+    read = [f"{kind}_q{i}" for kind in ("setpoint", "measured") for i in range(1, n_joints + 1)]
+    report_unread(path, columns, (*read, *POSITION, *ROTVEC, REGISTRATION_ERROR), warn)
     meta = {"source": f"dVRK collection CSV {path.name}", "time": "not in the file (0 on every row)"}
     return ErrorDataset(
         robot,

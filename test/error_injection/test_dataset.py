@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -132,3 +133,34 @@ def test_cleaning_drops_and_counts_every_kind_of_bad_row(kinematics: Kinematics)
     assert cleaned.dataset.n_rows == 11
     np.testing.assert_array_equal(cleaned.dataset.segment, [0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 3])
     assert "1 dropped (joints not finite)" in cleaned.describe()
+
+
+def test_columns_the_format_does_not_have_are_named_in_one_warning(kinematics: Kinematics, tmp_path: Path) -> None:
+    """A misspelt optional column (``segmnet``) and a note column were dropped without a word."""
+    path = _csv(kinematics, tmp_path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0] + ",segmnet,note", *(line + ",1,x" for line in lines[1:])]) + "\n")
+    told: list[str] = []
+    data = read_csv(path, RobotIdentity.of(kinematics), ("rad",) * kinematics.n_joints, told.append)
+    assert data.n_rows == 12
+    assert told == [f"{path}: columns 'segmnet', 'note' not read (not a column of this format)"]
+    told.clear()
+    read_csv(_csv(kinematics, tmp_path), RobotIdentity.of(kinematics), ("rad",) * kinematics.n_joints, told.append)
+    assert told == []  # every column read: nothing said
+
+
+def test_the_import_says_which_columns_it_did_not_read(
+    kinematics: Kinematics, tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cosim_validation.cli.main import main
+
+    path = _csv(kinematics, tmp_path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0] + ",note", *(line + ",x" for line in lines[1:])]) + "\n")
+    out = tmp_path / "d.parquet"
+    config = str(repo_root / "config" / "needle_insertion.yaml")
+    assert main(["import-crtk", str(path), "--config", config, "-o", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"warning: {path}: column 'note' not read (not a column of this format)\n"
+    assert json.loads(captured.out)["rows"] == 12  # the JSON document on stdout is whole
+    assert read_parquet(out).n_rows == 12

@@ -155,3 +155,16 @@ def test_a_teleoperated_trajectory_is_judged_on_its_second_half(
     out = capsys.readouterr().out
     assert "400 held-out samples" in out
     assert out.count("warning:") == len(result["warnings"]) >= len(worse)
+
+
+def test_a_column_the_dvrk_format_does_not_have_is_named(psm: Kinematics, tmp_path: Path) -> None:
+    frame = dvrk_frame(psm, 6, 2).assign(timestamp=np.arange(6.0))
+    path = tmp_path / "psm.csv"
+    frame.to_csv(path, index=False)
+    told: list[str] = []
+    read_dvrk_csv(path, RobotIdentity.of(psm), joint_units(psm), told.append)
+    assert told == [f"{path}: column 'timestamp' not read (not a column of this format)"]
+    told.clear()
+    dvrk_frame(psm, 6, 2).to_csv(path, index=False)
+    read_dvrk_csv(path, RobotIdentity.of(psm), joint_units(psm), told.append)
+    assert told == []

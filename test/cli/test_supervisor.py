@@ -128,6 +128,9 @@ def test_bad_input_is_one_error_line(
             "steps[0]: machine 'needle_insertion' has no input guard 'bogus_guard'; input guards: ",
         ),
         ({"initial": "Nowhere", "steps": []}, "initial: machine 'needle_insertion' has no leaf state 'Nowhere'"),
+        # it named cycle_start's range (0..0) for 1, and took 0 as a cycle of no steps
+        ({"cycle_start": 1, "steps": []}, "cycle_start: a cycle repeats steps, and the trace has none"),
+        ({"cycle_start": 0, "steps": []}, "cycle_start: a cycle repeats steps, and the trace has none"),
         (
             {"steps": [{"events": [], "state": "AutonomousMode"}]},
             "steps[0]: machine 'needle_insertion' has no leaf state 'AutonomousMode'",

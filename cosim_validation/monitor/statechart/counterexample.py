@@ -135,6 +135,8 @@ def load_trace(path: str | Path) -> Trace:
     root = load_config(path)
     root.reject_unknown(("machine", "initial", "cycle_start", "steps"))
     steps = tuple(_trace_step(node) for node in root["steps"].elements())
+    if root.has("cycle_start") and not steps:  # the range below, 0..0, read as if the index were wrong
+        raise root["cycle_start"].error("a cycle repeats steps, and the trace has none (steps is empty)")
     cycle = root["cycle_start"].to_int(minimum=0, maximum=max(len(steps) - 1, 0)) if root.has("cycle_start") else None
     initial = root["initial"].to_str() if root.has("initial") else ""
     machine = root["machine"].to_str() if root.has("machine") else ""

@@ -2,12 +2,14 @@
 
 Entries are keyed by the caller (include a digest of the code that computes them, see :func:`source_digest`),
 written atomically (temporary file, then rename) so concurrent processes never read half a file, and
-ignored when unreadable. The folder is ``COSIM_CACHE_DIR`` (set to ``.cache`` in the repository by
+ignored when unreadable or damaged (empty, cut short, a bad checksum). The folder is ``COSIM_CACHE_DIR`` (set to
+``.cache`` in the repository by
 ``scripts/env.sh``), else ``~/.cache/cosim_validation``. Deleting it only costs recomputation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -51,7 +53,7 @@ def load_arrays(key: str) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
-    except (OSError, ValueError):
+    except Exception:  # noqa: BLE001 - any damage (empty, cut short, a bad CRC: EOFError, BadZipFile) is a miss
         return None
 
 
@@ -63,6 +65,7 @@ def store_arrays(key: str, arrays: Mapping[str, np.ndarray]) -> None:
         arrays: The arrays by name (no object arrays: they are read back without pickle).
     """
     folder = cache_dir()
+    tmp = ""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
@@ -70,5 +73,7 @@ def store_arrays(key: str, arrays: Mapping[str, np.ndarray]) -> None:
         with os.fdopen(handle, "wb") as f:
             np.savez(f, **named)
         os.replace(tmp, folder / f"{key}.npz")
-    except OSError:
-        return
+    except OSError:  # a full disk, a read-only folder: nothing is kept, not even the half-written file
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

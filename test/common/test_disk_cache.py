@@ -30,6 +30,34 @@ def test_round_trip_and_junk(cache: Path) -> None:
     assert not list(cache.glob("*.tmp"))
 
 
+@pytest.mark.parametrize("damage", ["empty", "cut_short", "bad_crc"])
+def test_a_damaged_entry_is_a_miss_not_a_traceback(cache: Path, damage: str) -> None:
+    """An empty entry (EOFError), one cut short or with a flipped byte (zipfile.BadZipFile) crashed every command."""
+    disk_cache.store_arrays("k", {"values": np.linspace(0.0, 1.0, 50_000)})
+    entry = cache / "k.npz"
+    data = entry.read_bytes()
+    entry.write_bytes(
+        {
+            "empty": b"",
+            "cut_short": data[: len(data) // 2],
+            "bad_crc": data[:1000] + bytes([data[1000] ^ 1]) + data[1001:],
+        }[damage]
+    )
+    assert disk_cache.load_arrays("k") is None
+
+
+def test_a_write_that_fails_leaves_no_temporary_file(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk: nothing is kept, also not the half-written temporary file (they piled up, one a run)."""
+
+    def full(file: object, **arrays: object) -> None:
+        file.write(b"half")  # type: ignore[attr-defined]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    disk_cache.store_arrays("k", {"values": np.zeros(3)})
+    assert list(cache.iterdir()) == []
+
+
 def test_source_digest_follows_the_code() -> None:
     a = disk_cache.source_digest(["cosim_validation.common.disk_cache"])
     assert a == disk_cache.source_digest(["cosim_validation.common.disk_cache"])

@@ -74,6 +74,8 @@ ROUNDING_ULPS = 64.0
 BUILD_CHUNK = 1 << 20
 #: grids up to this size are kept in the disk cache (the shipped heart's: 0.3 MB; a 1 mm grid of it: 0.2 GB)
 MAX_CACHED_BYTES = 64 << 20
+#: nodes of a cached grid compared with exact values before it is used (two diagonals of the grid box)
+SPOT_NODES = 32
 #: Query points above which the interpolation runs in parallel (about 5-10 ms of serial work: on a loaded
 #: machine a parallel region can wait milliseconds for a descheduled worker thread).
 PARALLEL_POINTS = 1 << 17
@@ -232,9 +234,10 @@ def _bounds_serial(
 
 @functools.cache
 def _code_digest() -> str:
-    """A digest of the modules that compute a grid's values (a cached grid of older code is not read)."""
+    """A digest of the modules that compute a grid's values, the sign included (a grid of older code is not read)."""
+    package = "cosim_validation.monitor.metrics"
     return source_digest(
-        ["cosim_validation.monitor.metrics.distance_grid", "cosim_validation.monitor.metrics.mesh_distance"]
+        f"{package}.{name}" for name in ("distance_grid", "mesh_distance", "inside_test", "parity_kernels")
     )
 
 
@@ -291,7 +294,11 @@ class SignedDistanceGrid:
         self.rounding_m = 2.0 * ROUNDING_ULPS * 2.0**-24 * radius
         key = self._cache_key(shape, closest_points)
         cached = load_arrays(key)
-        if cached is not None and _fits(cached, tuple(int(s) for s in shape), closest_points):
+        if (
+            cached is not None
+            and _fits(cached, tuple(int(s) for s in shape), closest_points)
+            and self._spot_check(cached["values"])
+        ):
             self.values, self.closest_local = cached["values"], cached["closest_local"]
             self._check_lipschitz()
         else:
@@ -300,11 +307,26 @@ class SignedDistanceGrid:
             if self.values.nbytes + self.closest_local.nbytes <= MAX_CACHED_BYTES:
                 store_arrays(key, {"values": self.values, "closest_local": self.closest_local})
 
+    def _spot_check(self, values: NDArray[np.float64]) -> bool:
+        """Whether a cached grid's values equal the exact ones at nodes along both diagonals of its box.
+
+        A damaged or foreign entry of the right shape (whose bounds would be wrong) is then sampled again: at most
+        2 x SPOT_NODES nodes, each within the rounding 2ε of the exact signed distance.
+        """
+        shape = np.asarray(values.shape)
+        steps = np.linspace(0.0, 1.0, SPOT_NODES)[:, None] * (shape - 1)
+        diagonals = np.vstack([steps, steps * [1, 1, -1] + [0, 0, shape[2] - 1]])
+        index = np.unique(np.rint(diagonals).astype(np.int64), axis=0)
+        nodes = self.lower_corner_m + self.spacing_m * index
+        exact = self.mesh.signed(np.ascontiguousarray(nodes, dtype=np.float64))
+        stored = values[index[:, 0], index[:, 1], index[:, 2]]
+        return bool(np.all(np.abs(stored - exact) <= self.rounding_m))
+
     def _cache_key(self, shape: NDArray[np.int64], closest_points: bool) -> str:
         """The disk-cache entry of this grid: the mesh, the grid's geometry and the code that samples it.
 
         Every process that checks a case against this mesh (each command, each monitor node, each campaign worker)
-        builds the same grid; sampling it costs about 0.1 s for the shipped heart, loading it about a millisecond.
+        builds the same grid; sampling it costs about 0.1 s for the shipped heart, loading and spot-checking it 2 ms.
         """
         geometry = np.concatenate([self.lower_corner_m, [self.spacing_m], shape.astype(np.float64)])
         digest = hashlib.sha256(f"{self.mesh.digest}|{_code_digest()}|{closest_points}".encode() + geometry.tobytes())

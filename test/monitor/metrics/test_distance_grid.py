@@ -196,6 +196,13 @@ def test_a_grid_is_sampled_once_then_read_from_the_disk_cache(
     assert len(sampled) == 6  # an unreadable entry is sampled again (and replaced)
     SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
     assert len(sampled) == 6
+    # values of the right shape and smoothness (the closedness check passes them) but not the mesh's: 5 cm off, or
+    # a constant, gave wrong margins and "minimum <= 0 but no sample <= 0"; the spot check samples it again
+    for wrong in (first.values + 0.05, np.ones_like(first.values)):
+        np.savez(entries[0], values=wrong, closest_local=first.closest_local)
+        again = SignedDistanceGrid(MeshDistance(heart.vertices, heart.faces), spacing_m=0.006, margin_m=0.01)
+        np.testing.assert_array_equal(again.values, first.values)
+    assert len(sampled) == 8
 
 
 def test_an_open_mesh_is_refused_from_the_cache_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -145,8 +145,7 @@ def read_dvrk_csv(
     quat = quaternions_of_rotation_vectors(rotvec, str(path), ROTVEC)  # a seen row's must be whole
     check_marker(position, registration, str(path), POSITION, REGISTRATION_ERROR)  # as the documented CSV's
     n = len(frame)
-    read = [f"{kind}_q{i}" for kind in ("setpoint", "measured") for i in range(1, n_joints + 1)]
-    report_unread(path, columns, (*read, *POSITION, *ROTVEC, REGISTRATION_ERROR), warn)
+    report_unread(path, columns, expected_columns(n_joints), warn)
     meta = {"source": f"dVRK collection CSV {path.name}", "time": "not in the file (0 on every row)"}
     return ErrorDataset(
         robot,

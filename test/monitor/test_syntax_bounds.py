@@ -8,23 +8,24 @@ import pytest
 
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.monitor.properties.language.parser import parse_formula
-from cosim_validation.monitor.statechart.expression import Binary, Const, parse_expression
+from cosim_validation.monitor.statechart.expression import Expr, parse_expression
 from cosim_validation.monitor.statechart.ltl import parse_ltl
 from cosim_validation.monitor.syntax_bounds import MAX_EXPRESSION_DEPTH, tree_problem, tree_size
+from cosim_validation.monitor.syntax_tree import Const, Infix
 
 
 def test_a_chain_far_deeper_than_the_recursion_limit_is_measured() -> None:
-    tree: Binary | Const = Const(1.0)
+    tree: Expr = Const(1.0)
     for _ in range(100_000):
-        tree = Binary("+", tree, Const(1.0))
+        tree = Infix("+", tree, Const(1.0))
     size = tree_size(tree)
     assert size == (200_001, 100_001)
 
 
 def test_shared_subtrees_count_expanded_but_are_walked_once() -> None:
-    tree: Binary | Const = Const(True)
+    tree: Expr = Const(True)
     for _ in range(40):  # 2**41 - 1 nodes expanded: a walk that did not share would never end
-        tree = Binary("and", tree, tree)
+        tree = Infix("and", tree, tree)
     size, problem = tree_size(tree), str(tree_problem(tree))  # (the tree's repr would not end either)
     assert size == (2**41 - 1, 41)
     assert "more than 10000 terms" in problem

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
-from cosim_validation.monitor.statechart.expression import Attr, Binary, Call, Const, Expr, ListLit, Unary, Var
+from cosim_validation.monitor.statechart.expression import Attr, Expr, ListLit
+from cosim_validation.monitor.syntax_tree import Call, Const, Infix, Name, Prefix
 
 
 @dataclass(frozen=True)
@@ -170,8 +171,8 @@ def _build(expr: Expr) -> Evaluator:
     if isinstance(expr, Const):
         value = expr.value
         return lambda env: value
-    if isinstance(expr, Var):
-        return _variable(expr.name)
+    if isinstance(expr, Name):
+        return _variable(expr.ident)
     if isinstance(expr, Attr):
         base, name = _build(expr.base), expr.name
         return lambda env: _attribute(base(env), name)
@@ -180,7 +181,7 @@ def _build(expr: Expr) -> Evaluator:
     if isinstance(expr, ListLit):
         items = tuple(_build(item) for item in expr.items)
         return lambda env: [item(env) for item in items]
-    if isinstance(expr, Unary):
+    if isinstance(expr, Prefix):
         operand = _build(expr.operand)
         if expr.op == "not":
             return lambda env: not _truth(operand(env))
@@ -197,7 +198,7 @@ def _variable(name: str) -> Evaluator:
     return value
 
 
-def _call(expr: Call) -> Evaluator:
+def _call(expr: Call[Expr]) -> Evaluator:
     func = FUNCTIONS.get(expr.func)
     args = tuple(_build(a) for a in expr.args)
     if func is None:
@@ -213,7 +214,7 @@ def _call(expr: Call) -> Evaluator:
 _COMPARISONS = frozenset(("==", "!=", "<", "<=", ">", ">="))
 
 
-def _binary(expr: Binary) -> Evaluator:
+def _binary(expr: Infix[Expr]) -> Evaluator:
     left, right, op = _build(expr.left), _build(expr.right), expr.op
     if op == "and":
         return lambda env: _truth(left(env)) and _truth(right(env))

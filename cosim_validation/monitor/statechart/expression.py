@@ -20,27 +20,15 @@ An action is either a command name or an assignment ``name = expr``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
 from cosim_validation.monitor.statechart.tokens import Cursor
 from cosim_validation.monitor.syntax_bounds import tree_problem
+from cosim_validation.monitor.syntax_tree import Call, Const, Infix, Name, Prefix
 
 KEYWORDS = frozenset({"and", "or", "not", "in", "true", "false"})
 COMPARISONS = ("==", "!=", "<=", ">=", "<", ">", "in")
-
-
-@dataclass(frozen=True)
-class Const:
-    """A literal number, string or bool."""
-
-    value: float | str | bool
-
-
-@dataclass(frozen=True)
-class Var:
-    """A name: a signal, variable, parameter or input guard."""
-
-    name: str
 
 
 @dataclass(frozen=True)
@@ -52,38 +40,15 @@ class Attr:
 
 
 @dataclass(frozen=True)
-class Call:
-    """``func(args)`` of a built-in function."""
-
-    func: str
-    args: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
 class ListLit:
     """``[a, b, ...]``."""
 
     items: tuple[Expr, ...]
 
 
-@dataclass(frozen=True)
-class Unary:
-    """``not x`` or ``-x``."""
-
-    op: str
-    operand: Expr
-
-
-@dataclass(frozen=True)
-class Binary:
-    """Arithmetic, ``and``/``or``, ``~`` and comparisons (``op`` as written, ``&&`` as ``and``)."""
-
-    op: str
-    left: Expr
-    right: Expr
-
-
-Expr = Const | Var | Attr | Call | ListLit | Unary | Binary
+#: a literal number, string or bool; a name (a signal, variable, parameter or input guard); a built-in
+#: function's call; ``not x`` or ``-x``; arithmetic, ``and``/``or``, ``~`` and comparisons (``&&`` as ``and``)
+Expr: TypeAlias = "Const[float | str | bool] | Name | Attr | Call[Expr] | ListLit | Prefix[Expr] | Infix[Expr]"
 
 
 @dataclass(frozen=True)
@@ -162,20 +127,20 @@ def subexpressions(expr: Expr) -> list[Expr]:
             todo.extend(reversed(item.args))
         elif isinstance(item, ListLit):
             todo.extend(reversed(item.items))
-        elif isinstance(item, Unary):
+        elif isinstance(item, Prefix):
             todo.append(item.operand)
-        elif isinstance(item, Binary):
+        elif isinstance(item, Infix):
             todo.extend((item.right, item.left))
     return found
 
 
 def free_names(expr: Expr) -> set[str]:
-    """Every :class:`Var` name in ``expr`` (function names excluded).
+    """Every :class:`~cosim_validation.monitor.syntax_tree.Name` in ``expr`` (function names excluded).
 
     Args:
         expr: A syntax tree.
     """
-    return {e.name for e in subexpressions(expr) if isinstance(e, Var)}
+    return {e.ident for e in subexpressions(expr) if isinstance(e, Name)}
 
 
 def functions_used(expr: Expr) -> set[str]:
@@ -191,35 +156,35 @@ def functions_used(expr: Expr) -> set[str]:
 def _or(c: Cursor) -> Expr:
     with c.deeper():  # every parenthesis, argument and list item comes back here
         expr = _and(c)
-        while c.accept("or", "||"):
-            expr = Binary("or", expr, _and(c))
+        while (op := c.accept("or", "||")) is not None:
+            expr = Infix("or", expr, _and(c), op.pos)
         return expr
 
 
 def _and(c: Cursor) -> Expr:
     expr = _not(c)
-    while c.accept("and", "&&"):
-        expr = Binary("and", expr, _not(c))
+    while (op := c.accept("and", "&&")) is not None:
+        expr = Infix("and", expr, _not(c), op.pos)
     return expr
 
 
 def _not(c: Cursor) -> Expr:
-    if c.accept("not", "!"):
+    if (op := c.accept("not", "!")) is not None:
         with c.deeper():
-            return Unary("not", _not(c))
+            return Prefix("not", _not(c), op.pos)
     return _compare(c)
 
 
 def _compare(c: Cursor) -> Expr:
     left = _fuzzy(c)
     if c.peek("not") and c.tokens[c.index + 1].text == "in":
+        negation = c.take()
         c.take()
-        c.take()
-        return Unary("not", Binary("in", left, _fuzzy(c)))
+        return Prefix("not", Infix("in", left, _fuzzy(c), negation.pos), negation.pos)
     op = c.accept(*COMPARISONS)
     if op is None:
         return left
-    expr = Binary(op.text, left, _fuzzy(c))
+    expr = Infix(op.text, left, _fuzzy(c), op.pos)
     if c.peek(*COMPARISONS):
         raise c.error("comparisons do not chain; use 'and'")
     return expr
@@ -227,29 +192,29 @@ def _compare(c: Cursor) -> Expr:
 
 def _fuzzy(c: Cursor) -> Expr:
     expr = _sum(c)
-    if c.accept("~"):
-        expr = Binary("~", expr, _sum(c))
+    if (op := c.accept("~")) is not None:
+        expr = Infix("~", expr, _sum(c), op.pos)
     return expr
 
 
 def _sum(c: Cursor) -> Expr:
     expr = _product(c)
     while (op := c.accept("+", "-")) is not None:
-        expr = Binary(op.text, expr, _product(c))
+        expr = Infix(op.text, expr, _product(c), op.pos)
     return expr
 
 
 def _product(c: Cursor) -> Expr:
     expr = _unary(c)
     while (op := c.accept("*", "/")) is not None:
-        expr = Binary(op.text, expr, _unary(c))
+        expr = Infix(op.text, expr, _unary(c), op.pos)
     return expr
 
 
 def _unary(c: Cursor) -> Expr:
-    if c.accept("-"):
+    if (op := c.accept("-")) is not None:
         with c.deeper():
-            return Unary("-", _unary(c))
+            return Prefix("-", _unary(c), op.pos)
     return _postfix(c)
 
 
@@ -261,9 +226,9 @@ def _postfix(c: Cursor) -> Expr:
             if name.kind != "name":
                 raise c.error("expected an attribute name after '.'")
             expr = Attr(expr, name.text)
-        elif c.peek("(") and isinstance(expr, Var):
+        elif c.peek("(") and isinstance(expr, Name):
             c.take()
-            expr = Call(expr.name, _arguments(c, ")"))
+            expr = Call(expr.ident, _arguments(c, ")"), expr.pos)
         else:
             return expr
 
@@ -283,10 +248,10 @@ def _atom(c: Cursor) -> Expr:
     token = c.token
     if token.kind == "number":
         c.take()
-        return Const(float(token.text))
+        return Const(float(token.text), token.pos)
     if token.kind == "string":
         c.take()
-        return Const(token.text)
+        return Const(token.text, token.pos)
     if c.accept("("):
         expr = _or(c)
         c.expect(")")
@@ -295,8 +260,8 @@ def _atom(c: Cursor) -> Expr:
         return ListLit(_arguments(c, "]"))
     if token.kind == "name" and token.text in ("true", "false"):
         c.take()
-        return Const(token.text == "true")
+        return Const(token.text == "true", token.pos)
     if token.kind == "name" and token.text not in KEYWORDS:
         c.take()
-        return Var(token.text)
+        return Name(token.text, token.pos)
     raise c.error("expected a value")

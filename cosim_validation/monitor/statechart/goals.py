@@ -21,9 +21,10 @@ from pathlib import Path
 
 from cosim_validation.common.config import ConfigNode, load_config
 from cosim_validation.monitor.statechart.errors import ExpressionError, MachineError
-from cosim_validation.monitor.statechart.ltl import RESERVED, Atom, Formula, Infix, Prefix, atoms, parse_ltl
+from cosim_validation.monitor.statechart.ltl import RESERVED, Atom, Formula, atoms, parse_ltl
 from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.monitor.statechart.state_tree import resolve_state
+from cosim_validation.monitor.syntax_tree import Infix, Prefix
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 

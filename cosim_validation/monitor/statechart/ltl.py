@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from cosim_validation.monitor.statechart.errors import ExpressionError
 from cosim_validation.monitor.statechart.tokens import Cursor
 from cosim_validation.monitor.syntax_bounds import tree_problem
+from cosim_validation.monitor.syntax_tree import Const, Infix, Prefix
 
 PREDICATES = ("in", "flag", "event", "command", "left", "entered")
 TEMPORAL_PREFIX = ("G", "F", "X")
@@ -40,31 +42,9 @@ class Atom:
     argument: str = ""
 
 
-@dataclass(frozen=True)
-class Truth:
-    """``true`` or ``false``."""
-
-    value: bool
-
-
-@dataclass(frozen=True)
-class Prefix:
-    """``not``, ``G``, ``F`` or ``X`` applied to a formula."""
-
-    op: str
-    operand: Formula
-
-
-@dataclass(frozen=True)
-class Infix:
-    """``and``, ``or``, ``->``, ``<->``, ``U``, ``W`` or ``R`` of two formulas."""
-
-    op: str
-    left: Formula
-    right: Formula
-
-
-Formula = Atom | Truth | Prefix | Infix
+#: an atom, ``true`` or ``false``, ``not``/``G``/``F``/``X`` of a formula, or ``and``, ``or``, ``->``, ``<->``,
+#: ``U``, ``W`` or ``R`` of two formulas
+Formula: TypeAlias = "Atom | Const[bool] | Prefix[Formula] | Infix[Formula]"
 
 
 def parse_ltl(text: str, definitions: Mapping[str, Formula] | None = None) -> Formula:
@@ -112,7 +92,7 @@ def render(formula: Formula, atom_text: Callable[[Atom], str], dialect: str) -> 
     spin = dialect == "promela"
     if isinstance(formula, Atom):
         return atom_text(formula)
-    if isinstance(formula, Truth):
+    if isinstance(formula, Const):
         return ("true" if formula.value else "false") if spin else ("TRUE" if formula.value else "FALSE")
     if isinstance(formula, Prefix):
         inner = render(formula.operand, atom_text, dialect)
@@ -137,20 +117,20 @@ def _implies(c: Cursor, defs: Defs) -> Formula:
     with c.deeper():  # every parenthesis and every right-hand side comes back here
         left = _or(c, defs)
         op = c.accept("->", "<->")
-        return left if op is None else Infix(op.text, left, _implies(c, defs))
+        return left if op is None else Infix(op.text, left, _implies(c, defs), op.pos)
 
 
 def _or(c: Cursor, defs: Defs) -> Formula:
     formula = _and(c, defs)
-    while c.accept("or", "||"):
-        formula = Infix("or", formula, _and(c, defs))
+    while (op := c.accept("or", "||")) is not None:
+        formula = Infix("or", formula, _and(c, defs), op.pos)
     return formula
 
 
 def _and(c: Cursor, defs: Defs) -> Formula:
     formula = _temporal(c, defs)
-    while c.accept("and", "&&"):
-        formula = Infix("and", formula, _temporal(c, defs))
+    while (op := c.accept("and", "&&")) is not None:
+        formula = Infix("and", formula, _temporal(c, defs), op.pos)
     return formula
 
 
@@ -160,7 +140,7 @@ def _temporal(c: Cursor, defs: Defs) -> Formula:
     if op is None:
         return left
     with c.deeper():
-        return Infix(op.text, left, _temporal(c, defs))
+        return Infix(op.text, left, _temporal(c, defs), op.pos)
 
 
 def _unary(c: Cursor, defs: Defs) -> Formula:
@@ -168,7 +148,7 @@ def _unary(c: Cursor, defs: Defs) -> Formula:
     if op is None:
         return _atom(c, defs)
     with c.deeper():
-        return Prefix("not" if op.text == "!" else op.text, _unary(c, defs))
+        return Prefix("not" if op.text == "!" else op.text, _unary(c, defs), op.pos)
 
 
 def _atom(c: Cursor, defs: Defs) -> Formula:
@@ -181,7 +161,7 @@ def _atom(c: Cursor, defs: Defs) -> Formula:
         raise c.error("expected an atom, a definition or '('")
     c.take()
     if token.text in ("true", "false"):
-        return Truth(token.text == "true")
+        return Const(token.text == "true", token.pos)
     if token.text == "fired":
         return Atom("fired")
     if token.text in PREDICATES:

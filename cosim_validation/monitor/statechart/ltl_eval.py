@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cosim_validation.monitor.statechart.counterexample import Trace, TraceStep
-from cosim_validation.monitor.statechart.ltl import Atom, Formula, Infix, Prefix, Truth
+from cosim_validation.monitor.statechart.ltl import Atom, Formula
 from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.monitor.statechart.replay import Observation, Replay, replay_trace
+from cosim_validation.monitor.syntax_tree import Const, Infix, Prefix
 
 
 def as_lasso(trace: Trace) -> Trace:
@@ -63,7 +64,7 @@ def evaluate_on(machine: Machine, formula: Formula, replay: Replay) -> list[bool
 
 
 def _eval(machine: Machine, f: Formula, pos: tuple[Observation, ...], succ: list[int]) -> list[bool]:
-    if isinstance(f, Truth):
+    if isinstance(f, Const):
         return [f.value] * len(pos)
     if isinstance(f, Atom):
         return [_atom(machine, f, p) for p in pos]
@@ -79,7 +80,7 @@ def _eval(machine: Machine, f: Formula, pos: tuple[Observation, ...], succ: list
     return _infix(f, _eval(machine, f.left, pos, succ), _eval(machine, f.right, pos, succ), succ)
 
 
-def _infix(f: Infix, a: list[bool], b: list[bool], succ: list[int]) -> list[bool]:
+def _infix(f: Infix[Formula], a: list[bool], b: list[bool], succ: list[int]) -> list[bool]:
     if f.op == "and":
         return [x and y for x, y in zip(a, b, strict=True)]
     if f.op == "or":

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from cosim_validation.monitor.statechart.expression import Binary, Const, Expr, Unary, Var
+from cosim_validation.monitor.statechart.expression import Expr
 from cosim_validation.monitor.statechart.ltl import Atom
 from cosim_validation.monitor.statechart.model import Transition
 from cosim_validation.monitor.statechart.step_table import StepTable
+from cosim_validation.monitor.syntax_tree import Const, Infix, Name, Prefix
 
 
 class Syntax(NamedTuple):
@@ -86,13 +87,13 @@ def guard(expr: Expr, syntax: Syntax) -> str:
             checks).
         syntax: The model language, :data:`PROMELA` or :data:`SMV`.
     """
-    if isinstance(expr, Var):
-        return syntax.free(f"g_{expr.name}")
+    if isinstance(expr, Name):
+        return syntax.free(f"g_{expr.ident}")
     if isinstance(expr, Const):
         return syntax.true if expr.value else syntax.false
-    if isinstance(expr, Unary):
+    if isinstance(expr, Prefix):
         return f"!({guard(expr.operand, syntax)})"
-    assert isinstance(expr, Binary)
+    assert isinstance(expr, Infix)
     op = syntax.conj if expr.op == "and" else syntax.disj
     return f"({guard(expr.left, syntax)} {op} {guard(expr.right, syntax)})"
 

@@ -11,13 +11,8 @@ from cosim_validation.monitor.statechart.errors import ExpressionError, MachineE
 from cosim_validation.monitor.statechart.evaluation import FUNCTIONS, evaluate
 from cosim_validation.monitor.statechart.expression import (
     Attr,
-    Binary,
-    Call,
-    Const,
     Expr,
     ListLit,
-    Unary,
-    Var,
     bounded,
     free_names,
     functions_used,
@@ -26,6 +21,7 @@ from cosim_validation.monitor.statechart.expression import (
     subexpressions,
 )
 from cosim_validation.monitor.statechart.model import Action, Guard
+from cosim_validation.monitor.syntax_tree import Call, Const, Infix, Name, Prefix
 
 
 class ExpressionScope:
@@ -110,7 +106,7 @@ class ExpressionScope:
             MachineError: Names the file, the key and the value.
         """
         for part in subexpressions(expr):
-            if not isinstance(part, Binary):
+            if not isinstance(part, Infix):
                 continue
             if part.op == "~" and free_names(part.right) <= set(self.parameters):
                 try:
@@ -125,7 +121,7 @@ class ExpressionScope:
                     )
             if part.op in ("==", "!=") and "stage" in self.signals:
                 for side, other in ((part.left, part.right), (part.right, part.left)):
-                    if side == Var("stage") and isinstance(other, Const) and isinstance(other.value, str):
+                    if side == Name("stage") and isinstance(other, Const) and isinstance(other.value, str):
                         labels = [stage.label for stage in Stage]
                         if other.value not in labels:
                             raise MachineError(
@@ -147,26 +143,27 @@ class ExpressionScope:
         Raises:
             MachineError: Named guards refer to each other in a cycle.
         """
-        if isinstance(expr, Var):
-            guard = self.guards.get(expr.name)
+        if isinstance(expr, Name):
+            name = expr.ident
+            guard = self.guards.get(name)
             if guard is None or guard.expr is None:
                 return expr
-            if expr.name in seen:
-                cycle = " -> ".join([*seen, expr.name])
+            if name in seen:
+                cycle = " -> ".join([*seen, name])
                 raise MachineError(node.source, node.key, f"guards refer to each other in a cycle: {cycle}")
-            if expr.name not in self._inlined:  # guards using the previous one twice each: 2**n nodes unshared
-                self._inlined[expr.name] = self.inline(guard.expr, node, (*seen, expr.name))
-            return self._inlined[expr.name]
+            if name not in self._inlined:  # guards using the previous one twice each: 2**n nodes unshared
+                self._inlined[name] = self.inline(guard.expr, node, (*seen, name))
+            return self._inlined[name]
         if isinstance(expr, Attr):
             return Attr(self.inline(expr.base, node, seen), expr.name)
         if isinstance(expr, Call):
-            return Call(expr.func, tuple(self.inline(a, node, seen) for a in expr.args))
+            return Call(expr.func, tuple(self.inline(a, node, seen) for a in expr.args), expr.pos)
         if isinstance(expr, ListLit):
             return ListLit(tuple(self.inline(a, node, seen) for a in expr.items))
-        if isinstance(expr, Unary):
-            return Unary(expr.op, self.inline(expr.operand, node, seen))
-        if isinstance(expr, Binary):
-            return Binary(expr.op, self.inline(expr.left, node, seen), self.inline(expr.right, node, seen))
+        if isinstance(expr, Prefix):
+            return Prefix(expr.op, self.inline(expr.operand, node, seen), expr.pos)
+        if isinstance(expr, Infix):
+            return Infix(expr.op, self.inline(expr.left, node, seen), self.inline(expr.right, node, seen), expr.pos)
         return expr
 
     def check_names(self, expr: Expr, node: ConfigNode) -> None:

@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cosim_validation.monitor.statechart.errors import MachineError
-from cosim_validation.monitor.statechart.expression import Binary, Const, Expr, Unary, Var, free_names
+from cosim_validation.monitor.statechart.expression import Expr, free_names
 from cosim_validation.monitor.statechart.ltl import Atom
 from cosim_validation.monitor.statechart.model import Action, Machine, Transition
 from cosim_validation.monitor.statechart.semantics import candidates, global_order, initial_plan, plan_transition
+from cosim_validation.monitor.syntax_tree import Const, Infix, Name, Prefix
 
 
 @dataclass(frozen=True)
@@ -137,14 +138,14 @@ def _check_translatable(machine: Machine) -> None:
 
 
 def _boolean_over_inputs(expr: Expr, machine: Machine) -> bool:
-    if isinstance(expr, Var):
-        guard = machine.guards.get(expr.name)
+    if isinstance(expr, Name):
+        guard = machine.guards.get(expr.ident)
         return guard is not None and guard.expr is None
     if isinstance(expr, Const):
         return isinstance(expr.value, bool)
-    if isinstance(expr, Unary):
+    if isinstance(expr, Prefix):
         return expr.op == "not" and _boolean_over_inputs(expr.operand, machine)
-    if isinstance(expr, Binary):
+    if isinstance(expr, Infix):
         return expr.op in ("and", "or") and all(_boolean_over_inputs(e, machine) for e in (expr.left, expr.right))
     return False
 

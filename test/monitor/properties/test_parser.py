@@ -27,14 +27,17 @@ def test_tokens_keep_positions() -> None:
 def test_precedence_implies_or_and_until_unary() -> None:
     tree = parse_formula("always a < 1 and b < 2 or not c < 3 until d < 4 -> e < 5")
     assert isinstance(tree, s.Implies)
-    assert isinstance(tree.left, s.Or)
+    assert isinstance(tree.left, s.Junction)
+    assert tree.left.op == "or"
     conj = tree.left.operands[0]
-    assert isinstance(conj, s.And)
-    assert isinstance(conj.operands[0], s.Unary)
+    assert isinstance(conj, s.Junction)
+    assert conj.op == "and"
+    assert isinstance(conj.operands[0], s.Temporal)
     assert conj.operands[0].op == "always"
     until = tree.left.operands[1]
-    assert isinstance(until, s.Until)
-    assert isinstance(until.left, s.Not)
+    assert isinstance(until, s.Temporal)
+    assert until.op == "until"
+    assert isinstance(until.operands[0], s.Not)
 
 
 def test_implies_is_right_associative() -> None:
@@ -48,15 +51,16 @@ def test_windows_and_quantifiers() -> None:
     assert isinstance(tree, s.Forall)
     assert [(v, d) for v, d, _ in tree.bindings] == [("j", "joints"), ("o", "obstacles")]
     body = tree.body
-    assert isinstance(body, s.Unary)
-    assert (body.window.a, body.window.b) == (0.5, 2.0)
-    assert isinstance(body.operand, s.Predicate)
-    assert body.operand.name == "safedis"
+    assert isinstance(body, s.Temporal)
+    assert body.window == s.Window(0.5, 2.0)
+    assert isinstance(body.operands[0], s.Predicate)
+    assert body.operands[0].func == "safedis"
     until = parse_formula("a < 1 until[0, 3] b > 2")
-    assert isinstance(until, s.Until)
-    assert (until.window.a, until.window.b) == (0.0, 3.0)
+    assert isinstance(until, s.Temporal)
+    assert (until.op, until.window) == ("until", s.Window(0.0, 3.0))
+    assert until.operands == (s.Compare("<", s.Name("a"), s.Num(1.0)), s.Compare(">", s.Name("b"), s.Num(2.0)))
     named = parse_formula("eventually[0, settle_s] q[0] < 1")
-    assert isinstance(named, s.Unary)
+    assert isinstance(named, s.Temporal)
     assert named.window is not None
     assert (named.window.a, named.window.b) == (0.0, "settle_s")
 
@@ -67,8 +71,10 @@ def test_parenthesised_term_and_formula() -> None:
     assert isinstance(term.left, s.Arith)
     assert term.left.op == "*"
     formula = parse_formula("(a < 1 or b < 2) and c < 3")
-    assert isinstance(formula, s.And)
-    assert isinstance(formula.operands[0], s.Or)
+    assert isinstance(formula, s.Junction)
+    assert formula.op == "and"
+    assert isinstance(formula.operands[0], s.Junction)
+    assert formula.operands[0].op == "or"
 
 
 def test_arithmetic_precedence() -> None:
@@ -125,8 +131,22 @@ def test_malformed_expressions_name_property_and_column(text: str, message: str,
 
 def test_flags_are_conditions() -> None:
     tree = parse_formula("always not self_collision")
-    assert isinstance(tree, s.Unary)
-    assert isinstance(tree.operand, s.Not)
-    assert tree.operand.operand == s.Flag("self_collision", 11)
+    assert isinstance(tree, s.Temporal)
+    negation = tree.operands[0]
+    assert isinstance(negation, s.Not)
+    assert negation.operand == s.Flag("self_collision")
+    assert negation.operand.pos == 11
+    assert negation.operand != s.Name("self_collision")  # a flag is a condition, not a term
     with pytest.raises(PropertyError, match="expected a comparison"):
         parse_formula("always tip")
+
+
+def test_nodes_keep_positions_and_compare_by_what_they_say() -> None:
+    tree = parse_formula("always  tip.x < 1 + d")
+    assert isinstance(tree, s.Temporal)
+    compare = tree.operands[0]
+    assert isinstance(compare, s.Compare)
+    assert (tree.pos, compare.pos, compare.left.pos) == (0, 14, 8)
+    assert compare == parse_formula("always tip.x<1+d").operands[0]  # type: ignore[union-attr]
+    assert s.Num(1.0) != s.BoolConst(True)  # a term is not a formula, whatever its value
+    assert s.Arith("+", s.Num(1.0), s.Name("d")) != s.Compare("+", s.Num(1.0), s.Name("d"))

@@ -11,13 +11,11 @@ from cosim_validation.monitor.statechart.errors import ExpressionError
 from cosim_validation.monitor.statechart.evaluation import Interval, evaluate, fuzzy
 from cosim_validation.monitor.statechart.expression import (
     Assignment,
-    Binary,
-    Unary,
-    Var,
     free_names,
     parse_action,
     parse_expression,
 )
+from cosim_validation.monitor.syntax_tree import Const, Infix, Name, Prefix
 
 
 def value(text: str, **env: object) -> object:
@@ -71,15 +69,17 @@ def test_fuzzy_comparisons_follow_lt4r() -> None:
 
 def test_precedence_of_the_tree() -> None:
     tree = parse_expression("not a and b ~ 0.1 < c or d")
-    assert isinstance(tree, Binary)
+    assert isinstance(tree, Infix)
     assert tree.op == "or"
     left = tree.left
-    assert isinstance(left, Binary)
+    assert isinstance(left, Infix)
     assert left.op == "and"
-    assert isinstance(left.left, Unary)
-    assert left.left.operand == Var("a")
-    assert isinstance(left.right, Binary)
+    assert isinstance(left.left, Prefix)
+    assert left.left.operand == Name("a")
+    assert isinstance(left.right, Infix)
     assert left.right.op == "<"
+    assert left.right == Infix("<", Infix("~", Name("b"), Const(0.1)), Name("c"))
+    assert (tree.pos, left.pos, left.left.pos, left.left.operand.pos) == (22, 6, 0, 4)  # where each was written
 
 
 def test_actions_are_commands_or_assignments() -> None:

@@ -57,21 +57,12 @@ class _Compiler(TermResolver):
             return f.Constant(node.value)
         if isinstance(node, s.Not):
             return f.Not(self.formula(node.operand, env))
-        if isinstance(node, s.And):
-            return f.And(tuple(self.formula(op, env) for op in node.operands))
-        if isinstance(node, s.Or):
-            return f.Or(tuple(self.formula(op, env) for op in node.operands))
+        if isinstance(node, s.Junction):
+            return (f.And if node.op == "and" else f.Or)(tuple(self.formula(op, env) for op in node.operands))
         if isinstance(node, s.Implies):
             return f.Or((f.Not(self.formula(node.left, env)), self.formula(node.right, env)))
-        if isinstance(node, s.Unary):
-            self.per_sample.append(node.pos)
-            operand = self.formula(node.operand, env)
-            if node.op == "next":
-                return f.Next(operand)
-            return (f.Always if node.op == "always" else f.Eventually)(operand, self.window(node.window))
-        if isinstance(node, s.Until):
-            self.per_sample.append(node.pos)
-            return f.Until(self.formula(node.left, env), self.formula(node.right, env), self.window(node.window))
+        if isinstance(node, s.Temporal):
+            return self.temporal(node, env)
         if isinstance(node, s.Predicate):
             return self.predicate(node, env)
         if isinstance(node, s.Flag):
@@ -79,6 +70,16 @@ class _Compiler(TermResolver):
             self.requires.add("self_collision")
             return f.FlagTest(sig.SelfCollisionTerm(), "self_collision")
         return self.compare(node, env)
+
+    def temporal(self, node: s.Temporal, env: dict[str, int | Obstacle]) -> f.Formula:
+        """``always``, ``eventually``, ``next`` or ``until`` (a per-sample use of its operands)."""
+        self.per_sample.append(node.pos)
+        operands = [self.formula(operand, env) for operand in node.operands]
+        if node.op == "next":
+            return f.Next(operands[0])
+        if node.op == "until":
+            return f.Until(operands[0], operands[1], self.window(node.window))
+        return (f.Always if node.op == "always" else f.Eventually)(operands[0], self.window(node.window))
 
     def forall(self, node: s.Forall, env: dict[str, int | Obstacle], level: int) -> f.Formula:
         if level == len(node.bindings):
@@ -100,18 +101,18 @@ class _Compiler(TermResolver):
         return parts[0] if len(parts) == 1 else f.And(parts)
 
     def predicate(self, node: s.Predicate, env: dict[str, int | Obstacle]) -> f.Formula:
-        n_args = {"safediff": (3,), "safebound": (3,), "safedis": (2, 3), "nocollision": (2,)}[node.name]
+        n_args = {"safediff": (3,), "safebound": (3,), "safedis": (2, 3), "nocollision": (2,)}[node.func]
         if len(node.args) not in n_args:
             expected = " or ".join(map(str, n_args))
-            raise self.error(f"{node.name} takes {expected} arguments, got {len(node.args)}", node.pos)
+            raise self.error(f"{node.func} takes {expected} arguments, got {len(node.args)}", node.pos)
         text = snippet(self.text, node.pos)
-        if node.name == "safediff":
+        if node.func == "safediff":
             x, y = self.scalar_pair(node.args[0], node.args[1], env, node.pos)
             eps = self.bound(node, 2, env)
             unit = self.unify(self.unify(x.unit, y.unit, node.pos), eps.unit, node.pos)
             diff = t.Apply("abs", (t.Apply("-", (x, y)),))
             return self.atom(t.Apply("-", (eps, diff)), unit, text)
-        if node.name == "safebound":
+        if node.func == "safebound":
             x = self.term(node.args[0], env, kinds=(t.POINT,))
             y = self.term(node.args[1], env, kinds=(t.POINT,))
             eps = self.bound(node, 2, env)
@@ -121,7 +122,7 @@ class _Compiler(TermResolver):
         other = self.resolve(node.args[1], env)
         if isinstance(other, Obstacle):
             dist: t.Term = self.obstacle_distance(x, other, node.args[1])
-        elif node.name == "nocollision":
+        elif node.func == "nocollision":
             raise self.error("nocollision needs an obstacle as its second argument", node.pos)
         else:
             y = self.term(node.args[1], env, kinds=(t.POINT,))
@@ -143,7 +144,7 @@ class _Compiler(TermResolver):
         value = constant_value(term)
         if value is not None and value < 0.0:
             raise self.error(
-                f"{node.name}'s bound must be >= 0, got {value:g} (a distance or tolerance)", start_of(node.args[index])
+                f"{node.func}'s bound must be >= 0, got {value:g} (a distance or tolerance)", start_of(node.args[index])
             )
         return term
 

@@ -112,7 +112,7 @@ class _Parser(TokenCursor):
         if self.at("op", "->"):
             arrow = self.take()
             with self.deeper():
-                return s.Implies(left, self.implies(), arrow.pos)
+                return s.Implies("->", left, self.implies(), arrow.pos)
         return left
 
     def disjunction(self) -> s.Formula:
@@ -121,7 +121,7 @@ class _Parser(TokenCursor):
         while self.at("name", "or"):
             self.take()
             operands.append(self.conjunction())
-        return first if len(operands) == 1 else s.Or(tuple(operands), _pos(first))
+        return first if len(operands) == 1 else s.Junction("or", tuple(operands), _pos(first))
 
     def conjunction(self) -> s.Formula:
         first = self.until()
@@ -129,14 +129,14 @@ class _Parser(TokenCursor):
         while self.at("name", "and"):
             self.take()
             operands.append(self.until())
-        return first if len(operands) == 1 else s.And(tuple(operands), _pos(first))
+        return first if len(operands) == 1 else s.Junction("and", tuple(operands), _pos(first))
 
     def until(self) -> s.Formula:
         left = self.unary()
         if self.at("name", "until"):
             tok = self.take()
             window = self.window()
-            return s.Until(left, self.unary(), window, tok.pos)
+            return s.Temporal("until", window, (left, self.unary()), tok.pos)
         return left
 
     def unary(self) -> s.Formula:
@@ -144,16 +144,16 @@ class _Parser(TokenCursor):
         if self.at("name", "not"):
             self.take()
             with self.deeper():
-                return s.Not(self.unary(), tok.pos)
+                return s.Not("not", self.unary(), tok.pos)
         if self.at("name", "always", "eventually"):
             self.take()
             window = self.window()
             with self.deeper():
-                return s.Unary(tok.text, window, self.unary(), tok.pos)
+                return s.Temporal(tok.text, window, (self.unary(),), tok.pos)
         if self.at("name", "next"):
             self.take()
             with self.deeper():
-                return s.Unary("next", None, self.unary(), tok.pos)
+                return s.Temporal("next", None, (self.unary(),), tok.pos)
         return self.primary()
 
     def window(self) -> s.Window | None:
@@ -273,7 +273,7 @@ class _Parser(TokenCursor):
         if self.at("op", "-"):
             self.take()
             with self.deeper():
-                return s.Neg(self.factor(), tok.pos)
+                return s.Neg("-", self.factor(), tok.pos)
         if tok.kind == "number":
             self.take()
             return s.Num(self.finite(tok), tok.pos)

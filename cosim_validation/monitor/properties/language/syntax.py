@@ -1,33 +1,27 @@
 """Syntax tree of a property expression (what the parser produces, before names are resolved).
 
-Every node keeps ``pos``, its 0-based character offset in the expression, for error messages.
+Built of the nodes the monitor's languages share (:mod:`cosim_validation.monitor.syntax_tree`): a subclass
+tells a term from a formula where both have the same shape (:class:`Arith` and :class:`Compare` are both an
+``Infix``). Every node keeps ``pos``, its 0-based character offset in the expression, for error messages.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from cosim_validation.common.config.config_node import MAX_CASE_TIME_S
+from cosim_validation.monitor.syntax_tree import Call as Call  # a term function's call, as the languages share it
+from cosim_validation.monitor.syntax_tree import Const, Infix, Prefix
+from cosim_validation.monitor.syntax_tree import Name as Name  # a signal, constant, stage, obstacle or variable
 
 #: the largest magnitude a number or constant of an expression may have: no length, angle or duration of a case
 #: comes near it, and a margin computed with 1e300 overflowed to infinity, which read as "no sample was checked"
 MAX_NUMBER = 1e12
 
 
-@dataclass(frozen=True)
-class Num:
+class Num(Const[float]):
     """A number literal."""
-
-    value: float
-    pos: int
-
-
-@dataclass(frozen=True)
-class Name:
-    """A signal, constant, stage, obstacle or bound variable, e.g. ``tip``, ``expected.tip``, ``injection``."""
-
-    ident: str
-    pos: int
 
 
 @dataclass(frozen=True)
@@ -36,125 +30,69 @@ class Index:
 
     base: Name
     index: Term
-    pos: int
+    pos: int = field(default=0, compare=False)
 
 
-@dataclass(frozen=True)
-class Call:
-    """``func(args...)``: a term function (dist, angle, p2m, entry, ...) or a predicate (safediff, ...)."""
-
-    func: str
-    args: tuple[Term, ...]
-    pos: int
-
-
-@dataclass(frozen=True)
-class Arith:
+class Arith(Infix["Term"]):
     """Binary arithmetic ``left op right`` with op in + - * /."""
 
-    op: str
-    left: Term
-    right: Term
-    pos: int
+
+class Neg(Prefix["Term"]):
+    """Unary minus (``op`` is ``-``)."""
 
 
-@dataclass(frozen=True)
-class Neg:
-    """Unary minus."""
-
-    operand: Term
-    pos: int
+#: a term function's call (dist, angle, p2m, entry, ...) is a plain :class:`Call`; a signal, constant, stage,
+#: obstacle or bound variable (``tip``, ``expected.tip``, ``injection``) a plain :class:`Name`
+Term: TypeAlias = "Num | Name | Index | Call[Term] | Arith | Neg"
 
 
-Term = Num | Name | Index | Call | Arith | Neg
-
-
-@dataclass(frozen=True)
-class Compare:
+class Compare(Infix["Term"]):
     """``left op right`` with op in < <= > >= == !=."""
 
-    op: str
-    left: Term
-    right: Term
-    pos: int
+
+class Predicate(Call["Term"]):
+    """A seed predicate: safediff, safebound, safedis, nocollision (its name in ``func``)."""
 
 
-@dataclass(frozen=True)
-class Predicate:
-    """A seed predicate: safediff, safebound, safedis, nocollision."""
-
-    name: str
-    args: tuple[Term, ...]
-    pos: int
-
-
-@dataclass(frozen=True)
-class Flag:
+class Flag(Name):
     """A boolean signal used as a condition, e.g. ``self_collision``."""
 
-    ident: str
-    pos: int
 
-
-@dataclass(frozen=True)
-class BoolConst:
+class BoolConst(Const[bool]):
     """``true`` or ``false``."""
 
-    value: bool
-    pos: int
+
+class Not(Prefix["Formula"]):
+    """``not f`` (``op`` is ``not``)."""
+
+
+class Implies(Infix["Formula"]):
+    """``f -> g`` (``op`` is ``->``)."""
 
 
 @dataclass(frozen=True)
-class Not:
-    """``not f``."""
+class Junction:
+    """``f and g and ...`` or ``f or g or ...`` (``op`` is ``and`` or ``or``)."""
 
-    operand: Formula
-    pos: int
-
-
-@dataclass(frozen=True)
-class And:
-    """``f and g and ...``."""
-
+    op: str
     operands: tuple[Formula, ...]
-    pos: int
+    pos: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
-class Or:
-    """``f or g or ...``."""
+class Temporal:
+    """``always f``, ``eventually f`` (optionally ``[a, b]`` in seconds), ``next f`` or ``f until g``.
 
-    operands: tuple[Formula, ...]
-    pos: int
-
-
-@dataclass(frozen=True)
-class Implies:
-    """``f -> g``."""
-
-    left: Formula
-    right: Formula
-    pos: int
-
-
-@dataclass(frozen=True)
-class Unary:
-    """``always f``, ``eventually f`` (optionally ``[a, b]`` in seconds) or ``next f``."""
+    Attributes:
+        op: ``always``, ``eventually``, ``next`` or ``until``.
+        window: The time window; None for none (always for ``next``).
+        operands: ``(f,)``, or ``(f, g)`` for ``until``.
+    """
 
     op: str
     window: Window | None
-    operand: Formula
-    pos: int
-
-
-@dataclass(frozen=True)
-class Until:
-    """``f until g`` (optionally ``until[a, b]``)."""
-
-    left: Formula
-    right: Formula
-    window: Window | None
-    pos: int
+    operands: tuple[Formula, ...]
+    pos: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -163,10 +101,10 @@ class Forall:
 
     bindings: tuple[tuple[str, str, int], ...]  # (variable, domain, pos)
     body: Formula
-    pos: int
+    pos: int = field(default=0, compare=False)
 
 
-Formula = Compare | Predicate | Flag | BoolConst | Not | And | Or | Implies | Unary | Until | Forall
+Formula: TypeAlias = "Compare | Predicate | Flag | BoolConst | Not | Junction | Implies | Temporal | Forall"
 
 
 @dataclass(frozen=True)
@@ -175,7 +113,7 @@ class Window:
 
     a: float | str
     b: float | str
-    pos: int
+    pos: int = field(default=0, compare=False)
 
 
 def window_problem(a: float, b: float) -> str:

@@ -290,7 +290,7 @@ class TermResolver:
             )
         return joint
 
-    def call(self, node: s.Call, env: dict[str, int | Obstacle]) -> t.Term:
+    def call(self, node: s.Call[s.Term], env: dict[str, int | Obstacle]) -> t.Term:
         """A function call (:data:`FUNCTIONS`), its arguments checked for number and kind.
 
         Args:
@@ -331,7 +331,7 @@ class TermResolver:
             raise self.error(f"entry needs a stage or supervisor mode name second; {names}", start_of(node.args[1]))
         return t.Entry(x, stage.stage)
 
-    def kpi(self, node: s.Call) -> t.Term:
+    def kpi(self, node: s.Call[s.Term]) -> t.Term:
         """``kpi(name)``: a KPI of the set, in its unit.
 
         Args:

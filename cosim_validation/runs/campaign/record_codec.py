@@ -22,6 +22,7 @@ import numpy as np
 
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
+from cosim_validation.common.record.kinematic_record import kinematic_record
 from cosim_validation.common.record.trajectory_record import read_npz
 
 if TYPE_CHECKING:
@@ -173,27 +174,30 @@ def decode_record(data: bytes, kinematics: Kinematics | None, source: str = "<by
             _get(arrays, "actual_pos", POS_STEP_M, (n, 3)),
             _get(arrays, "actual_quat", QUAT_STEP, (n, 4)),
         )
-    return TrajectoryRecord(
+    needle_m = float(header["needle_length_m"])
+    if not np.isclose(needle_m, kinematics.needle_length_m, rtol=0.0, atol=1e-9):  # the tips are rebuilt with it
+        raise InputError(
+            f"{source}: needle length {needle_m:g} m differs from the robot model's ({kinematics.needle_length_m:g} m)"
+        )
+    return kinematic_record(
+        kinematics,
         test_id=header["test_id"],
         robot=RobotRole.parse(header["robot"]),
         backend=header["backend"],
-        joint_names=tuple(header["joint_names"]),
-        needle_length_m=float(header["needle_length_m"]),
         t_s=_unpack(arrays["t"], T_STEP_S),
         stage=arrays["stage"],
         q_setpoint=q_setpoint,
         q_measured=q_measured,
-        joint_pos_m=fk.joint_pos_m,
-        joint_axis=fk.joint_axis,
-        tip_pos_m=fk.tip_pos_m,
-        tip_quat_wxyz=fk.tip_quat_wxyz,
         actual_tip_pos_m=actual_pos,
         actual_tip_quat_wxyz=actual_quat,
+        frames=fk,
         meta=header.get("meta", {}),
-        marker_pos_m=_get(arrays, "marker_pos", POS_STEP_M, (n, 3)),
-        marker_quat_wxyz=_get(arrays, "marker_quat", QUAT_STEP, (n, 4)),
-        marker_error_m=_get(arrays, "marker_error", POS_STEP_M, (n,)),
-        supervisor=arrays.get("supervisor", np.zeros(n, dtype=np.uint8)),
+        markers={
+            "marker_pos_m": _get(arrays, "marker_pos", POS_STEP_M, (n, 3)),
+            "marker_quat_wxyz": _get(arrays, "marker_quat", QUAT_STEP, (n, 4)),
+            "marker_error_m": _get(arrays, "marker_error", POS_STEP_M, (n,)),
+        },
+        supervisor=arrays.get("supervisor"),
     )
 
 

@@ -138,6 +138,10 @@ def test_bad_input(records: dict[str, TrajectoryRecord], kinematics: Kinematics)
         decode_record(blob, None, "run/results.sqlite:c1/virtual")
     with pytest.raises(InputError, match="junk: not a trajectory record"):
         decode_record(b"no npz here", kinematics, "junk")
+    # the tips are rebuilt with the model's needle: a record of another needle would come back with wrong tips
+    longer = dataclasses.replace(records["mujoco"], needle_length_m=kinematics.needle_length_m + 0.01)
+    with pytest.raises(InputError, match=r"c1/virtual: needle length 0\.\d+ m differs from the robot model's"):
+        decode_record(encode_record(longer), kinematics, "run/results.sqlite:c1/virtual")
 
 
 def _tampered(blob: bytes, **arrays: np.ndarray) -> bytes:

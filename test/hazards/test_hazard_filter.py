@@ -13,6 +13,7 @@ from cosim_validation.common.record import Stage
 from cosim_validation.hazards.fault_window import schedule
 from cosim_validation.hazards.hazard_filter import HazardFilter
 from cosim_validation.hazards.scenario import Fault, FaultModel, Scenario, Strike, Trigger, TriggerKind
+from cosim_validation.robots.filters.robot_filter import needs_stage
 from cosim_validation.robots.filters.robot_filters import make_filter
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample
@@ -153,3 +154,17 @@ def test_a_stage_trigger_opens_with_the_stage_and_closes_when_it_ends(
     windows = schedule(f.scenario, PERIOD_S * np.arange(1, len(stages) + 1), 3, stages)
     assert np.asarray(windows) == pytest.approx(np.array([[0.6, 1.0]]))  # recomputed from the records' stages
     assert schedule(f.scenario, PERIOD_S * np.arange(1, len(stages) + 1), 3) == []  # without stages: never
+
+
+def test_only_a_stage_triggered_filter_waits_for_stages(config: ConfigNode, kinematics: Kinematics) -> None:
+    staged = make_filter(config, "hazards:encoder_offset_during_injection", kinematics)
+    timed = make_filter(config, "hazards:sudden_jump", kinematics)
+    offset = make_filter(config, "offset:joint2=0.001", kinematics)
+    assert needs_stage([offset, staged])
+    assert not needs_stage([offset, timed])  # stage-aware, but its window is in time
+    assert not needs_stage([])
+
+    class SaysSoButHearsNoStage:  # a needs_stage attribute without the stage() notification
+        needs_stage = True
+
+    assert not needs_stage([SaysSoButHearsNoStage()])  # type: ignore[list-item]

@@ -47,9 +47,8 @@ class BoundedDistanceField(DistanceField, Protocol):
     """A :class:`DistanceField` with cheap lower bounds of its distances (used to skip exact queries).
 
     The offline evaluator computes exact distances only where a bound cannot rule out the minimum or a
-    violation, so results are identical to computing every exact distance. A field may also offer
-    ``point_tight_lower_bound_m`` / ``segment_tight_lower_bound_m`` (same signatures): tighter, costlier
-    bounds, used only for the samples the cheap ones could not rule out.
+    violation, so results are identical to computing every exact distance. A field may also be a
+    :class:`TightlyBoundedDistanceField`.
     """
 
     def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
@@ -65,6 +64,37 @@ class BoundedDistanceField(DistanceField, Protocol):
 
     def segment_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
         """Lower bounds of :meth:`segment_distance_m`.
+
+        Args:
+            start_m: Segment starts in base_link, shape (n, 3), in [m].
+            end_m: Segment ends in base_link, shape (n, 3), in [m].
+
+        Returns:
+            Values <= segment_distance_m, shape (n,), in [m].
+        """
+        ...
+
+
+@runtime_checkable
+class TightlyBoundedDistanceField(BoundedDistanceField, Protocol):
+    """A :class:`BoundedDistanceField` with tighter, costlier bounds besides the cheap ones.
+
+    They are used only for the samples the cheap bounds could not rule out.
+    """
+
+    def point_tight_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
+        """Lower bounds of :meth:`point_distance_m`, at least :meth:`point_lower_bound_m`.
+
+        Args:
+            points_m: Points in base_link, shape (n, 3), in [m].
+
+        Returns:
+            Values <= point_distance_m, shape (n,), in [m].
+        """
+        ...
+
+    def segment_tight_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        """Lower bounds of :meth:`segment_distance_m`, at least :meth:`segment_lower_bound_m`.
 
         Args:
             start_m: Segment starts in base_link, shape (n, 3), in [m].

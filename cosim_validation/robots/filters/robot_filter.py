@@ -12,14 +12,14 @@ fed the same calls in the same order, so a filtered robot behaves the same in bo
 
 A filter whose behaviour depends on the stage of the case (a hazard triggered by a stage) is also
 :class:`~cosim_validation.robots.robot_backend.StageAware` (:func:`notify_stage`; filters without it ignore
-stages) and says so with a true ``needs_stage``: it is told the stage of each setpoint before that setpoint's
-:meth:`RobotFilter.command`, in batch by :class:`FilteredBackend` (the lockstep loop knows each setpoint's stage),
-live by the proxy from the controller's expected state of the setpoint's stamp.
+stages) and says so with a true ``needs_stage`` (:class:`StageDependent`): it is told the stage of each
+setpoint before that setpoint's :meth:`RobotFilter.command`, in batch by :class:`FilteredBackend` (the lockstep
+loop knows each setpoint's stage), live by the proxy from the controller's expected state of the setpoint's stamp.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -99,13 +99,23 @@ def notify_stage(filters: list[RobotFilter], stage: int) -> None:
             f.stage(int(stage))
 
 
+@runtime_checkable
+class StageDependent(StageAware, Protocol):
+    """A filter that may depend on the setpoints' stages, and says whether it does in this run."""
+
+    @property
+    def needs_stage(self) -> bool:
+        """Whether it must be told each setpoint's stage (a live proxy then waits for each stage)."""
+        ...
+
+
 def needs_stage(filters: list[RobotFilter]) -> bool:
-    """Whether some filter's behaviour depends on the setpoints' stages (its ``needs_stage`` is true).
+    """Whether some filter's behaviour depends on the setpoints' stages (a :class:`StageDependent` that says so).
 
     Args:
         filters: The filters to ask.
     """
-    return any(bool(getattr(f, "needs_stage", False)) for f in filters)
+    return any(isinstance(f, StageDependent) and f.needs_stage for f in filters)
 
 
 class FilteredBackend:

@@ -71,3 +71,56 @@ def test_bounded_fast_path_equals_exact_evaluation(heart: MeshObstacle) -> None:
             assert online.same_outcome(slow), (online, slow)
             outcomes.add(fast.status)
     assert {Status.HOLDS, Status.VIOLATED} <= outcomes
+
+
+class CheapBoundsOnly(Unbounded):
+    """The obstacle with its cheap lower bounds only, counting the rows of exact segment queries."""
+
+    def __init__(self, inner: MeshObstacle) -> None:
+        super().__init__(inner)
+        self.exact_rows = 0
+
+    def segment_distance_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        self.exact_rows += len(start_m)
+        return self.inner.segment_distance_m(start_m, end_m)
+
+    def point_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
+        return self.inner.point_lower_bound_m(points_m)
+
+    def segment_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        return self.inner.segment_lower_bound_m(start_m, end_m)
+
+
+class TightBounds(CheapBoundsOnly):
+    """The same, with the tighter bounds too (a TightlyBoundedDistanceField)."""
+
+    def point_tight_lower_bound_m(self, points_m: np.ndarray) -> np.ndarray:
+        return self.inner.point_tight_lower_bound_m(points_m)
+
+    def segment_tight_lower_bound_m(self, start_m: np.ndarray, end_m: np.ndarray) -> np.ndarray:
+        return self.inner.segment_tight_lower_bound_m(start_m, end_m)
+
+
+def _slab() -> MeshObstacle:
+    """A thin box (20 x 2 x 2 cm) around the heart's centre: its bounding sphere is far looser than its grid."""
+    corners = np.array([[x, y, z] for x in (-0.1, 0.1) for y in (-0.01, 0.01) for z in (-0.01, 0.01)])
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6]])
+    faces = np.concatenate([faces, [[0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]]])
+    return MeshObstacle.from_arrays(HEART_CENTER + corners, faces)
+
+
+def test_tight_bounds_are_used_where_a_field_has_them() -> None:
+    rng = np.random.default_rng(4)
+    spec = PropertySpec("needle", "forall o in obstacles: always nocollision(needle, o)").compile
+    slab = _slab()
+    cheap, tight = CheapBoundsOnly(slab), TightBounds(slab)
+    for _ in range(10):
+        n = 200
+        tip = HEART_CENTER + np.cumsum(rng.normal(0.0, 0.002, (n, 3)), axis=0) + rng.normal(0.0, 0.04, 3)
+        record = make_record(tip, np.full(n, 3), tip_axis=rng.normal(0.0, 1.0, (n, 3)))
+        results = []
+        for field_ in (cheap, tight):
+            ctx = MonitorContext(JOINTS, 0.02, {"heart": field_})
+            results.append(evaluate([spec(ctx)], record, ctx)[0])
+        assert results[0].same_outcome(results[1]), results
+    assert 0 < tight.exact_rows < cheap.exact_rows  # fewer exact queries: the tight bounds ruled samples out

@@ -13,7 +13,11 @@ from typing import Any, cast
 import numpy as np
 
 from cosim_validation.common.record import Stage, SupervisorMode
-from cosim_validation.monitor.properties.context import BoundedDistanceField, MonitorContext
+from cosim_validation.monitor.properties.context import (
+    BoundedDistanceField,
+    MonitorContext,
+    TightlyBoundedDistanceField,
+)
 from cosim_validation.monitor.properties.sample import Block
 
 SCALAR, POINT, VECTOR, SEGMENT, STAGE = "scalar", "point", "vector", "segment", "stage"
@@ -200,14 +204,20 @@ class Apply(Term):
         return np.where(broken, np.nan, out) if broken.any() else out
 
 
-_BOUNDS_KNOWN: dict[int, bool] = {}
+_BOUNDS_KNOWN: dict[int, tuple[bool, bool]] = {}
 
 
-def _has_bounds(field_: object) -> bool:
-    """Whether ``field_`` is a BoundedDistanceField (cached: runtime protocol checks are slow)."""
+def _bounds_of(field_: object) -> tuple[bool, bool]:
+    """Whether ``field_`` is a BoundedDistanceField, and a TightlyBoundedDistanceField.
+
+    Cached by type: runtime protocol checks are slow.
+    """
     key = id(type(field_))
     if key not in _BOUNDS_KNOWN:
-        _BOUNDS_KNOWN[key] = isinstance(field_, BoundedDistanceField)
+        _BOUNDS_KNOWN[key] = (
+            isinstance(field_, BoundedDistanceField),
+            isinstance(field_, TightlyBoundedDistanceField),
+        )
     return _BOUNDS_KNOWN[key]
 
 
@@ -238,21 +248,26 @@ class ObstacleDistance(Term):
 
         Args:
             env: The samples (``env.block``, n rows) and the context holding the obstacle.
-            tight: Use the field's ``point_tight_lower_bound_m`` / ``segment_tight_lower_bound_m`` if it has them.
+            tight: Use the field's tighter bounds if it is a
+                :class:`~cosim_validation.monitor.properties.context.TightlyBoundedDistanceField`.
 
         Returns:
             (n,) lower bounds in [m], or None if the field is not a :class:`BoundedDistanceField`.
         """
         field_ = env.context.obstacles[self.obstacle]
-        if not _has_bounds(field_):
+        bounded, tightly = _bounds_of(field_)
+        if not bounded:
             return None
-        field_ = cast(BoundedDistanceField, field_)
         value = self.arg.evaluate(env)
+        if tight and tightly:
+            fine = cast(TightlyBoundedDistanceField, field_)
+            if self.arg.kind == SEGMENT:
+                return fine.segment_tight_lower_bound_m(value[:, 0], value[:, 1])
+            return fine.point_tight_lower_bound_m(value)
+        coarse = cast(BoundedDistanceField, field_)
         if self.arg.kind == SEGMENT:
-            segment = getattr(field_, "segment_tight_lower_bound_m", None) if tight else None
-            return (segment or field_.segment_lower_bound_m)(value[:, 0], value[:, 1])
-        point = getattr(field_, "point_tight_lower_bound_m", None) if tight else None
-        return (point or field_.point_lower_bound_m)(value)
+            return coarse.segment_lower_bound_m(value[:, 0], value[:, 1])
+        return coarse.point_lower_bound_m(value)
 
     def evaluate(self, env: Env) -> np.ndarray:
         """(n,) signed distance to the obstacle [m]; NaN where the point or segment is unknown.

@@ -1,7 +1,8 @@
-"""The robots a case can run on, by name: virtual engines (``sim``) and physical arms (``hardware``).
+"""The robots a case can run on, by name: virtual engines (``robots/virtual``) and physical arms (``robots/emulated``).
 
-This registry sits above both packages, so neither imports the other: ``sim`` holds the engines and the
-shared servo, ``hardware`` the emulated physical arms (built on those engines), and this module names them::
+This registry sits above both packages, so neither imports the other: ``robots/virtual`` holds the engines and
+the shared servo, ``robots/emulated`` the emulated physical arms (built on those engines), and this module names
+them::
 
     backend = make_backend("emulated", config, kinematics, seed=None)   # or "mujoco", "pybullet", "coppeliasim", ...
 """

@@ -11,16 +11,16 @@ from pathlib import Path
 from cosim_validation.common.config.config_node import ConfigNode
 from cosim_validation.common.config.loader import load_config, parse_config
 
-#: The top-level sections of a case-study configuration and what reads them.
+#: The top-level sections of a case-study configuration and what reads them (a module and name in the package).
 CASE_SECTIONS: dict[str, str] = {
-    "anatomy": "anatomy.load_anatomy",
-    "robot": "robot.RobotConfig",
-    "planning": "planning.PlanningConfig",
-    "controllers": "controllers.ControllersConfig",
-    "validator": "planning.ValidatorSettings",
-    "testgen": "coverage.load_testgen_config",
-    "backends": "sim.BackendsConfig",
-    "campaign": "campaign.CampaignConfig",
+    "anatomy": "anatomy.loader.load_anatomy",
+    "robot": "robots.model.robot_config.RobotConfig",
+    "planning": "controllers.planning.planning_config.PlanningConfig",
+    "controllers": "controllers.controllers_config.ControllersConfig",
+    "validator": "controllers.planning.state_validator.ValidatorSettings",
+    "testgen": "testgen.testgen_config.load_testgen_config",
+    "backends": "robots.virtual.backends_config.BackendsConfig",
+    "campaign": "assembly.campaign_config.CampaignConfig",
 }
 
 

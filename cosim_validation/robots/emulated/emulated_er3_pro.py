@@ -12,7 +12,7 @@ What happens to a setpoint, in order:
 5. the real geometry (joint zero offsets, link lengths, needle length drawn from the tolerances) places
    the tip, which the external tracker reports with noise: the *actual tip pose*;
 6. with ``tracker.marker`` configured, an optical tracker also reports the pose of a marker on the tool in its
-   own frame, at transforms the software is not told (hardware/optical_tracker.py): the raw data of hand-eye
+   own frame, at transforms the software is not told (``optical_tracker.py``): the raw data of hand-eye
    calibration and error learning ([Barragan et al. 2024]).
 
 Forward kinematics of the measured joints with the nominal model therefore misses the actual tip by the

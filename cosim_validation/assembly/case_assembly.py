@@ -104,13 +104,11 @@ class CaseAssembly:
         """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
         path = self.spec.supervisor if self.spec.supervisor is not None else self.campaign.supervisor_path
         files = {role: Path(p) for role, p in self.spec.supervisor_files}
-        check_supervision(path, self.spec.supervisor_scenario, files)
-        if path is None:
+        checked = check_supervision(path, self.spec.supervisor_scenario, files)  # read once, then built on
+        if path is None or checked is None:
             return None
         limits = self.setup.robot.limits.velocity
-        return Supervision(
-            path, self.kinematics, self.setup.world, self.setup.scene, limits, self.spec.supervisor_scenario, files
-        )
+        return Supervision(path, checked, self.kinematics, self.setup.world, self.setup.scene, limits)
 
     def _hazard_watch(self) -> HazardWatch | None:
         """The hazard detector in the loop (an alarm source of the supervisor when stopping on alarms), or None.

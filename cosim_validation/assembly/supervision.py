@@ -158,34 +158,27 @@ class Supervision:
 
     Args:
         config_path: The supervisor configuration (``config/supervisor/supervisor.yaml`` or a user file).
+        checked: What :func:`check_supervision` read of it (configuration, scenario, machine; read once).
         kinematics: The nominal arm and needle (needle segment of the measured joints).
         world: Distance queries on the anatomy (the needle's clearance to its forbidden regions).
         scene: The anatomy scene (the force model's tissue layers name its models).
         velocity_limit: (J,) joint speed limits (teleoperation and the rejoin are bounded by them).
-        scenario_path: A scenario file; None: the configuration's ``scenario`` (if any).
-        files: A run's copies (role -> path, :mod:`~cosim_validation.runs.run_supervision`) read in place of
-            the files the configuration and the scenario name.
 
     Raises:
-        ConfigError, InputError: A bad configuration, machine, force model or scenario (naming file and key).
+        ConfigError, InputError: A bad force model or teleoperation script (naming file and key).
     """
 
     def __init__(
         self,
         config_path: str | Path,
+        checked: CheckedSupervision,
         kinematics: Kinematics,
         world: CollisionWorld,
         scene: object,
         velocity_limit: np.ndarray,
-        scenario_path: str | Path | None = None,
-        files: Mapping[str, Path] | None = None,
     ) -> None:
         self.config_path = resolve_resource(config_path)  # what was loaded: the supervisor node shows it
-        self.config, self.scenario = supervisor_inputs(config_path, scenario_path, files)
-        self.machine = load_machine(self.config.machine_path)
-        self.config.check_against(self.machine, str(config_path))
-        if self.scenario is not None:
-            self.scenario.check_against(self.machine)
+        self.config, self.scenario, self.machine = checked
         self.forces: NeedleForceModel = load_needle_force(self.config.needle_force_path, scene)  # type: ignore[arg-type]
         self.kinematics = kinematics
         self.world = world
@@ -199,6 +192,36 @@ class Supervision:
             self.teleoperation = TeleoperationScript.load(script, kinematics.n_joints)
         self.alarm_sources: list[AlarmSource] = []
         self.current: SupervisedCase | None = None  # the case running now (user requests go to it)
+
+    @classmethod
+    def load(
+        cls,
+        config_path: str | Path,
+        kinematics: Kinematics,
+        world: CollisionWorld,
+        scene: object,
+        velocity_limit: np.ndarray,
+        scenario_path: str | Path | None = None,
+        files: Mapping[str, Path] | None = None,
+    ) -> Supervision:
+        """Read and check the supervisor's files (:func:`check_supervision`), then build it.
+
+        Args:
+            config_path: The supervisor configuration.
+            kinematics: The nominal arm and needle.
+            world: Distance queries on the anatomy.
+            scene: The anatomy scene.
+            velocity_limit: (J,) joint speed limits [rad/s, or m/s for a prismatic joint].
+            scenario_path: A scenario file; None: the configuration's ``scenario`` (if any).
+            files: A run's copies (role -> path, :mod:`~cosim_validation.runs.run_supervision`) read in place
+                of the files the configuration and the scenario name.
+
+        Raises:
+            ConfigError, InputError: A bad configuration, machine, force model or scenario (naming file and key).
+        """
+        checked = check_supervision(config_path, scenario_path, files)
+        assert checked is not None  # a configuration path was given
+        return cls(config_path, checked, kinematics, world, scene, velocity_limit)
 
     def for_case(self, test_id: str, plan: Plan, dt_s: float | None = None) -> SupervisedCase:
         """A fresh supervisor for one case, started and told the case is planned; it becomes :attr:`current`.

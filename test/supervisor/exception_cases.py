@@ -65,7 +65,7 @@ def run_cases(assembly: CaseAssembly, scenario: Path, test_ids: list[str]) -> Ru
     """Run ``test_ids`` (to TARGET) under the shipped supervisor with ``scenario`` on the assembly's MuJoCo robot;
     each case's run and the robot's answers (one per streamed setpoint)."""
     setup = assembly.setup
-    supervision = Supervision(
+    supervision = Supervision.load(
         "config/supervisor/supervisor.yaml",
         assembly.kinematics,
         setup.world,

@@ -135,3 +135,23 @@ def test_without_a_supervisor_the_plan_is_streamed_as_planned(assembly: CaseAsse
     np.testing.assert_array_equal(batch.run.stage_sent, batch.run.plan.stage)
     assert not batch.run.supervisor_sent.any()  # every sample UNSUPERVISED
     np.testing.assert_array_equal(batch.records[0].q_setpoint, batch.run.plan.q)
+
+
+def test_an_assembly_reads_the_supervisor_machine_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cosim_validation.assembly import supervision
+
+    loaded: list[object] = []
+    real = supervision.load_machine
+
+    def counting(path: str) -> object:
+        loaded.append(real(path))
+        return loaded[-1]
+
+    monkeypatch.setattr(supervision, "load_machine", counting)
+    spec = AssemblySpec(
+        "config/needle_insertion.yaml", engines=("mujoco",), supervisor="config/supervisor/supervisor.yaml"
+    )
+    built = CaseAssembly(spec)
+    assert built.supervision is not None
+    assert len(loaded) == 1  # checked and built from the one reading (it was read a second time to build)
+    assert built.supervision.machine is loaded[0]

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -212,12 +212,46 @@ def _wake_on_signal(fd: int, executor: Executor) -> None:
             executor.wake()
 
 
+@runtime_checkable
+class HostsNodes(Protocol):
+    """A node that hosts others in its process (ROS 2 composition): one executor spins them all."""
+
+    @property
+    def composed_nodes(self) -> Sequence[Node]:
+        """The hosted nodes; destroyed before the host."""
+        ...
+
+
+@runtime_checkable
+class HasOutputs(Protocol):
+    """A node with outputs of its own to finish (the recorder's bag) before its entities are destroyed."""
+
+    def close(self) -> None:
+        """Finish and release the outputs."""
+        ...
+
+
+@runtime_checkable
+class EndsItself(Protocol):
+    """A node that may end its own work and says how (the test generator, when a suite cannot be run)."""
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit status; 0 for success."""
+        ...
+
+
+def _composed(node: Node) -> Sequence[Node]:
+    return node.composed_nodes if isinstance(node, HostsNodes) else ()
+
+
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, threads: int = 2) -> int:
     """Standard node main: init, build, spin until shutdown; bad configuration is one error line, exit 1.
 
-    A node may host others in the same process (ROS 2 composition): its ``composed_nodes`` are spun by the same
-    executor and destroyed before it. The exit code is 1 after a configuration error, else the node's
-    ``exit_code`` attribute if it has one (the test generator sets it when the suite could not be run), else 0.
+    A node may host others in the same process (:class:`HostsNodes`): they are spun by the same executor and
+    destroyed before it; a node with outputs (:class:`HasOutputs`) closes them first. The exit code is 1 after a
+    configuration error, else the node's own (:class:`EndsItself`: the test generator sets it when the suite
+    could not be run), else 0.
 
     Args:
         factory: Builds the node, after ``rclpy.init``; a CosimError it raises is the one error line.
@@ -247,7 +281,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
         name = node.get_name()  # read now: a context shut down from inside the node invalidates its handle
         executor = SingleThreadedExecutor() if threads == 1 else PoliteMultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
-        for composed in getattr(node, "composed_nodes", ()):  # nodes it hosts in this process (composition)
+        for composed in _composed(node):  # nodes it hosts in this process (composition)
             executor.add_node(composed)
         stopped = stop_on_signals(executor)
         signal_ready(node)
@@ -264,13 +298,13 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
         code = 1
     finally:
         if node is not None:
-            close = getattr(node, "close", None)
-            if callable(close):
-                close()  # the node's own outputs (the recorder's bag) are complete before the watchdog starts
-            code = code or int(getattr(node, "exit_code", 0))  # a node that ends itself may set its code
+            if isinstance(node, HasOutputs):
+                node.close()  # the node's own outputs (the recorder's bag) are complete before the watchdog starts
+            if isinstance(node, EndsItself):
+                code = code or int(node.exit_code)
         with teardown_watchdog(name, TEARDOWN_LIMIT_S, code):
             if node is not None:
-                for composed in getattr(node, "composed_nodes", ()):
+                for composed in _composed(node):
                     composed.destroy_node()
                 node.destroy_node()
             if rclpy.ok():

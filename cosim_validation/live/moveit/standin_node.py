@@ -11,7 +11,8 @@ Parameters: ``config`` (the case-study file: only its ``robot`` and ``planning``
 reads robot_description and its planning configuration; the anatomy comes from the planning scene), ``group``
 (the planning group served, default ``arm``), ``needle_link`` (default ``needle_tip``), ``cartesian_fraction``
 (every Cartesian path is cut to at most this fraction, default 1.0: to test a controller's refusal),
-``plan_error`` (a MoveItErrorCodes name every joint-space request is answered with, default "": plan).
+``plan_error`` (a MoveItErrorCodes name every joint-space request is answered with, default "": plan); declared
+and checked as a session node's (:class:`StandInParams`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,10 +35,29 @@ from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.controllers.planning.planning_config import PlanningConfig
 from cosim_validation.live.moveit.moveit_messages import error_code, error_name, joints_of
 from cosim_validation.live.moveit.standin_planner import StandInScene
-from cosim_validation.live.nodes.node_runtime import run_node
+from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
+from cosim_validation.live.session.parameter_struct import NodeParams, param
 from cosim_validation.robots.model import RobotConfig
 
 _FRAMES = ("", "base_link")
+
+
+@dataclass(frozen=True)
+class StandInParams(NodeParams):
+    """The stand-in's parameters (declared and checked as every session node's are)."""
+
+    config: str = param(
+        "", "case-study file: its robot and planning sections are read (-p config:=case.yaml)", not_empty=True
+    )
+    group: str = param("arm", "the planning group served", not_empty=True)
+    needle_link: str = param("needle_tip", "the link Cartesian paths move", not_empty=True)
+    cartesian_fraction: float = param(
+        1.0,
+        "every Cartesian path is cut to at most this fraction (to test a refusal)",
+        exclusive_minimum=0.0,
+        maximum=1.0,
+    )
+    plan_error: str = param("", "a MoveItErrorCodes name every joint-space request is answered with; '' = plan")
 
 
 class StandInMoveGroup(Node):
@@ -44,18 +65,14 @@ class StandInMoveGroup(Node):
 
     def __init__(self) -> None:
         super().__init__("move_group")
-        path = str(self.declare_parameter("config", "").value)
-        if not path:
-            raise ValueError("parameter 'config': expected the case-study file (-p config:=case.yaml)")
-        config = load_case_config(path)
+        params = declare_parameters(self, StandInParams)
+        config = load_case_config(params.config)
         self.robot = RobotConfig.from_config(config["robot"])
-        self.group = str(self.declare_parameter("group", "arm").value)
-        needle = str(self.declare_parameter("needle_link", "needle_tip").value)
-        self.cap = float(self.declare_parameter("cartesian_fraction", 1.0).value)
-        forced = str(self.declare_parameter("plan_error", "").value)
-        self.forced = error_code(forced) if forced else None
+        self.group = params.group
+        self.cap = params.cartesian_fraction
+        self.forced = error_code(params.plan_error) if params.plan_error else None
         self.names = self.robot.kinematics.joint_names
-        self.scene = StandInScene(self.robot, PlanningConfig.from_config(config["planning"]), needle)
+        self.scene = StandInScene(self.robot, PlanningConfig.from_config(config["planning"]), params.needle_link)
         self.create_service(GetMotionPlan, "plan_kinematic_path", self.plan)
         self.create_service(GetCartesianPath, "compute_cartesian_path", self.cartesian)
         self.create_service(ApplyPlanningScene, "apply_planning_scene", self.apply)

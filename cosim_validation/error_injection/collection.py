@@ -30,6 +30,7 @@ from cosim_validation.error_injection.dataset import ErrorDataset
 from cosim_validation.error_injection.robot_identity import RobotIdentity, joint_units
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample, Reseedable, RobotBackend
+from cosim_validation.robots.virtual.execute import run_samples
 
 __all__ = [
     "CollectSettings",
@@ -38,21 +39,8 @@ __all__ = [
     "dataset_of_collection",
     "drive",
     "motion_box",
-    "stamps_ns",
     "training_setpoints",
 ]
-
-
-def stamps_ns(t_s: np.ndarray) -> np.ndarray:
-    """Setpoint stamps of times ``t_s``, rounded as the lockstep loop rounds a plan's.
-
-    Args:
-        t_s: Setpoint times, shape (n,), in [s].
-
-    Returns:
-        The stamps, shape (n,), int64, in [ns].
-    """
-    return np.round(np.asarray(t_s) * 1e9).astype(np.int64)
 
 
 def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[BackendSample]:
@@ -69,15 +57,7 @@ def drive(backend: RobotBackend, motion: CollectionMotion, seed: int) -> list[Ba
     """
     if isinstance(backend, Reseedable):
         backend.reseed(int(seed))
-    backend.reset(motion.q[0])
-    samples = [backend.read()]
-    stamps = stamps_ns(motion.t_s)
-    for k in range(1, len(stamps)):
-        dt_s = int(stamps[k] - stamps[k - 1]) / 1e9
-        backend.command(motion.q[k], dt_s)
-        backend.advance(dt_s)
-        samples.append(backend.read())
-    return samples
+    return run_samples(backend, motion.t_s, motion.q)
 
 
 def dataset_of_collection(

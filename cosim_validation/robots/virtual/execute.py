@@ -48,11 +48,24 @@ def _checked_plan(
     return t, st.astype(np.uint8), q
 
 
+def stamps_ns(t_s: np.ndarray) -> np.ndarray:
+    """Setpoint stamps of times ``t_s``, rounded as the lockstep loop rounds a plan's.
+
+    Args:
+        t_s: Setpoint times, shape (n,), in [s].
+
+    Returns:
+        The stamps, shape (n,), int64, in [ns].
+    """
+    return np.round(np.asarray(t_s, dtype=np.float64) * 1e9).astype(np.int64)
+
+
 def run_samples(backend: RobotBackend, t_s: np.ndarray, q_setpoint: np.ndarray) -> list[BackendSample]:
-    """Stream the setpoints at their times; sample k is read when setpoint k is due (t_s[k]).
+    """Stream the setpoints at their times, open loop; sample k is read when setpoint k is due (t_s[k]).
 
     The arm starts at rest at setpoint 0 (sample 0); setpoint k is commanded at t_s[k-1] to be reached at t_s[k]
-    (first-order hold), so sample k measures how well the arm follows setpoint k.
+    (first-order hold), so sample k measures how well the arm follows setpoint k. The steps between setpoints are
+    those of their stamps in ns (:func:`stamps_ns`), as the lockstep loop and a live robot see them.
 
     Args:
         backend: The robot (reset by this call).
@@ -64,8 +77,9 @@ def run_samples(backend: RobotBackend, t_s: np.ndarray, q_setpoint: np.ndarray) 
     """
     backend.reset(q_setpoint[0])
     samples = [backend.read()]
-    for k in range(1, t_s.shape[0]):
-        dt_s = float(t_s[k] - t_s[k - 1])
+    stamps = stamps_ns(t_s)
+    for k in range(1, len(stamps)):
+        dt_s = int(stamps[k] - stamps[k - 1]) / 1e9
         backend.command(q_setpoint[k], dt_s)
         backend.advance(dt_s)
         samples.append(backend.read())

@@ -142,3 +142,13 @@ def test_a_layer_violation_is_caught() -> None:
     assert found[1].startswith(
         "cosim_validation.monitor.metrics.point_distance (layer 2) imports cosim_validation.cli.main"
     )
+
+
+def test_every_package_has_a_line_in_the_tree() -> None:
+    """The tree under '## Tree' names every package, at its depth below its parent (two spaces a level)."""
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    tree = text.split("## Tree", 1)[1].split("```", 2)[1]
+    shown = {(len(line) - len(line.lstrip()), line.split()[0]) for line in tree.splitlines() if line.strip()}
+    packages = sorted(p.parent.relative_to(PACKAGE) for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE)
+    missing = [str(p) for p in packages if (2 * len(p.parts), f"{p.name}/") not in shown]
+    assert missing == [], "add these packages to the tree of docs/ARCHITECTURE.md"

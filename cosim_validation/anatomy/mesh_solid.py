@@ -72,9 +72,9 @@ def winding_numbers(vertices_m: np.ndarray, faces: np.ndarray, points_m: np.ndar
     """Generalised winding number of a triangle mesh at each point: (P,) float64.
 
     Args:
-        vertices_m: (V, 3) vertices [m].
+        vertices_m: (V, 3) vertices [m], in any frame.
         faces: (F, 3) triangles.
-        points_m: (P, 3) query points [m], off the surface.
+        points_m: (P, 3) query points [m] in the vertices' frame, off the surface.
     """
     tri = np.asarray(vertices_m, dtype=np.float64)[np.asarray(faces)]
     out = np.empty(len(points_m))

@@ -22,8 +22,8 @@ def first_crossing_radii(
 
     Args:
         implicit: The body, negative inside.
-        center_m: (3,) float64 ray origin, inside the body [m].
-        directions: (N, 3) float64 unit vectors.
+        center_m: (3,) float64 ray origin, inside the body, in the body's frame [m].
+        directions: (N, 3) float64 unit vectors in the same frame.
         max_radius_m: Rays are searched up to this length [m]; the body must end before it.
         step_m: Marching step [m]; features thinner than it along a ray may be stepped over.
 
@@ -64,7 +64,7 @@ def radial_mesh(
 
     Args:
         implicit: The body, negative inside.
-        center_m: (3,) float64 centre, inside the body [m].
+        center_m: (3,) float64 centre, inside the body, in the body's frame [m].
         stretch_m: (3,) float64 rough half-extents of the body [m]; ray directions are spread
             like an ellipsoid of these axes so that elongated bodies get evenly sized triangles.
         max_radius_m: Longest ray searched [m].

@@ -28,7 +28,7 @@ def batch_records(
         run: The case (its plan and stamps; a supervised case: the setpoints it streamed).
         ports: The in-process robots that ran it.
         kinematics: The nominal arm and needle.
-        target_m: (3,) the case's target [m], kept in each record's meta (``cosim check`` reads it).
+        target_m: (3,) the case's target in base_link [m], kept in each record's meta (``cosim check`` reads it).
     """
     plan = run.plan
     assert plan is not None

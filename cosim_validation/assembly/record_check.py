@@ -124,7 +124,7 @@ def check_records(
         world: The monitor's world.
         records: Robots' runs of one case (the expected one is checked too, without comparing it with itself).
         expected: The plan the other robots are compared with (None: deviation properties are UNKNOWN).
-        target_m: (3,) the case's target [m]; None: :func:`case_target` of the records.
+        target_m: (3,) the case's target in base_link [m]; None: :func:`case_target` of the records.
         machines: Whether to run the behaviour machines listed in the property set.
         sources: Display names of the records (default: their test ids).
         obstacles: False: no forbidden regions (obstacle properties are UNKNOWN).

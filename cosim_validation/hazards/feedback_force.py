@@ -39,7 +39,7 @@ def feedback_force(
     Args:
         t_s: (n,) sample times [s], increasing (a sample whose time does not come after its predecessor's gets
             no damping term).
-        robot_tip_m: (n, 3) the robot's tip [m].
+        robot_tip_m: (n, 3) the robot's tip in base_link [m].
         model_tip_m: (n, 3) the model's tip [m].
         threshold_m: Tip deviation above which the force acts [m].
         gains: Stiffness, damping, saturation.

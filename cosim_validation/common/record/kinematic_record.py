@@ -95,8 +95,9 @@ def kinematic_record(
         stage: (n,) stage of each sample.
         q_setpoint: (n, J) commanded joints [rad or m].
         q_measured: (n, J) measured joints [rad or m]; forward kinematics of these fills the kinematic fields.
-        actual_tip_pos_m: (n, 3) actual tip position [m]; None: the kinematic tip (a plan's expected record).
-        actual_tip_quat_wxyz: (n, 4) actual tip orientation; None: the kinematic one.
+        actual_tip_pos_m: (n, 3) actual tip position in base_link [m]; None: the kinematic tip (a plan's
+            expected record).
+        actual_tip_quat_wxyz: (n, 4) actual tip orientation in base_link (w, x, y, z); None: the kinematic one.
         frames: Forward kinematics of ``q_measured`` computed already (e.g. only where the joints are known);
             None: computed here with ``model.record_arrays``.
         meta: Scalar metadata of the record.

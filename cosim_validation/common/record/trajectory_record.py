@@ -86,7 +86,7 @@ class TrajectoryRecord:
         tip_pos_m: (n, 3) needle-tip position from the measured joints (forward kinematics) [m].
         tip_quat_wxyz: (n, 4) needle-tip orientation from the measured joints.
         actual_tip_pos_m: (n, 3) actual tip position (tracker or simulator ground truth) [m]; NaN if unknown.
-        actual_tip_quat_wxyz: (n, 4) actual tip orientation; NaN if unknown.
+        actual_tip_quat_wxyz: (n, 4) actual tip orientation in base_link (w, x, y, z); NaN if unknown.
         meta: Free-form scalar metadata (controller, sampling_rate_hz, seed, ...).
         marker_pos_m: (n, 3) the tool's marker in an optical tracker's frame (not base_link) [m]; NaN where the
             tracker did not see it or the robot has none (keyword only; default all NaN).

@@ -91,7 +91,7 @@ def time_tip_path(
 
     Args:
         waypoints: (m, J) joint vectors of the path [rad] (e.g. MoveIt's Cartesian path), m >= 1.
-        tip_m: (m, 3) the tip position of each waypoint [m].
+        tip_m: (m, 3) the tip position of each waypoint, in base_link [m].
         tip_limits: Tip speed, acceleration and jerk along the path.
         joint_limits: Per-joint limits the samples must respect (the profile is slowed down until they do).
         dt_s: Sample period [s].

@@ -79,8 +79,8 @@ def summarize_stages(
         expected: The plan's record, as far as the run went.
         executed: The robot's record, the same n samples as ``expected``.
         world: The anatomy, for the needle's distance to the forbidden regions.
-        target_m: The case's target (3,) [m], the injection's goal; None: the plan's (a controller that planned to
-            another point was measured against its own point).
+        target_m: The case's target (3,) in base_link [m], the injection's goal; None: the plan's (a controller
+            that planned to another point was measured against its own point).
 
     Raises:
         ValueError: ``executed`` and ``expected`` have different numbers of samples.

@@ -49,7 +49,7 @@ class CaseMonitor:
     Args:
         world: The monitor's world (properties, KPIs, machines, arm, obstacles, self-collision).
         robots: ``{role: has_tip_stream}`` of the robots driven (VIRTUAL, PHYSICAL).
-        target_m: (3,) the case's target [m], if known.
+        target_m: (3,) the case's target in base_link [m], if known.
         needle_length_m: The case's needle [m] (default: the world's).
         with_expected: False for bags without an expected stream.
         test_id: Stored in the rebuilt records.

@@ -162,7 +162,7 @@ def contains_points(
         faces: (F, 3) int64 vertex indices of the triangles.
         start: (nx * ny + 1,) int64 CSR offsets of :func:`build_bins`: the triangles of cell ``i * ny + j`` are
             ``ids[start[cell]:start[cell + 1]]``.
-        ids: int64 triangle indices of :func:`build_bins`, grouped by cell.
+        ids: (start[-1],) int64 triangle indices of :func:`build_bins`, grouped by cell.
         lo: (3,) float64 lower corner of the mesh's bounding box [m]; also the origin of the cell grid in xy.
         hi: (3,) float64 upper corner of the mesh's bounding box [m]; points outside the box are outside.
         cell_m: Edge length of the square xy cells [m], > 0.
@@ -205,7 +205,7 @@ def contains_points_parallel(
         faces: (F, 3) int64 vertex indices of the triangles.
         start: (nx * ny + 1,) int64 CSR offsets of :func:`build_bins`: the triangles of cell ``i * ny + j`` are
             ``ids[start[cell]:start[cell + 1]]``.
-        ids: int64 triangle indices of :func:`build_bins`, grouped by cell.
+        ids: (start[-1],) int64 triangle indices of :func:`build_bins`, grouped by cell.
         lo: (3,) float64 lower corner of the mesh's bounding box [m]; also the origin of the cell grid in xy.
         hi: (3,) float64 upper corner of the mesh's bounding box [m]; points outside the box are outside.
         cell_m: Edge length of the square xy cells [m], > 0.

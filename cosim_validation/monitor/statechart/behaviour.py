@@ -88,7 +88,7 @@ class BehaviourRunner:
     Args:
         machine: The machine; every signal it declares must be one of :data:`snapshot.SIGNALS`.
         robot: Robot of the samples.
-        target_m: (3,) the case's target [m], or None.
+        target_m: (3,) the case's target in base_link [m], or None.
         snapshots: Snapshots shared with other runners on the same samples and target; None: its own.
     """
 

@@ -105,7 +105,7 @@ class BehaviourSet:
     Args:
         refs: Shipped names or machine files (``PropertySet.machines``).
         robot: The robot whose samples are replayed.
-        target_m: (3,) the case's target [m], or None.
+        target_m: (3,) the case's target in base_link [m], or None.
     """
 
     def __init__(self, refs: tuple[str, ...] | list[str], robot: RobotRole, target_m: np.ndarray | None) -> None:

@@ -20,7 +20,7 @@ class MachineSet:
     Args:
         names: Shipped names or machine files (``PropertySet.machines``).
         robot: The robot whose samples are replayed.
-        target_m: (3,) the case's target [m] for machines that need it, or None.
+        target_m: (3,) the case's target in base_link [m] for machines that need it, or None.
     """
 
     def __init__(self, names: Sequence[str], robot: RobotRole, target_m: np.ndarray | None) -> None:

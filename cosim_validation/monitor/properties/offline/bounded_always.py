@@ -35,7 +35,7 @@ def lipschitz_bound(points: np.ndarray, exact: np.ndarray, grid: np.ndarray) -> 
     Args:
         points: (m, k, 3) the points the value depends on (1-Lipschitz in each) [m].
         exact: (m,) exact values, finite at ``grid``.
-        grid: Sorted indices of the grid samples, starting at 0 and ending at m - 1.
+        grid: (g,) sorted int indices of the grid samples, starting at 0 and ending at m - 1.
     """
     m = points.shape[0]
     right = np.searchsorted(grid, np.arange(m), side="left")  # grid sample at or after each sample

@@ -140,9 +140,9 @@ def until_at(
     """Bounded until at sample k, looking at samples k..n-1 only.
 
     Args:
-        left: Float64 robustness of the left operand, at least n values.
-        right: Float64 robustness of the right operand, at least n values.
-        t_s: Non-decreasing sample times [s], at least n values.
+        left: (>= n,) float64 robustness of the left operand.
+        right: (>= n,) float64 robustness of the right operand.
+        t_s: (>= n,) non-decreasing sample times [s].
         k: 0-based index of the sample the value is computed for.
         n: End (exclusive) of the samples looked at.
         a: Window start after sample k in [s], 0 <= a <= b.

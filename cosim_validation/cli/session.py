@@ -148,6 +148,11 @@ def run(args: argparse.Namespace) -> int:
             graph, run_dir, str(suite), args.cases, console=not args.json, env=scope.env(), started=started
         )
         _stop_on_strangers(outcome, scope, run_dir)
+        for name, sig in () if args.json else outcome.restarted.items():
+            print(
+                f"warning: node {name} crashed ({sig}) before it was ready and was started again "
+                f"(both runs in {run_dir / 'logs' / name}.log)"
+            )
         if outcome.escalated and not args.json:
             for name, sig in outcome.escalated.items():
                 print(f"warning: node {name} did not stop on SIGINT; {sig} sent (see {run_dir / 'logs' / name}.log)")

@@ -28,6 +28,11 @@ from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_ch
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 _PR_SET_PDEATHSIG = 1
+#: Signals of a crash in native code (the middleware, a physics engine): a node they end before it is ready is
+#: started once more. Rare and not the node's fault (seen: SIGSEGV in rclpy's create_service in a node's
+#: constructor, about once in a few hundred node starts); a node that exits with a status, or that a user or the
+#: system stopped (SIGINT, SIGTERM, SIGKILL), is not started again.
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE})
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -83,6 +88,9 @@ class ProcessGroup:
         self._logs: dict[str, IO[bytes]] = {}
         self.stop_s: dict[str, float] = {}
         self.escalated: dict[str, str] = {}
+        #: nodes a crash ended before they were ready, started again once: name -> the crash's signal
+        self.restarted: dict[str, str] = {}
+        self._launch: dict[str, tuple[list[str], dict[str, str], bool]] = {}  # command, environment, stdout shown
 
     def start(self, spec: ProcessSpec, gated: bool = False) -> subprocess.Popen[bytes]:
         """Start one node (does not wait for it).
@@ -99,18 +107,39 @@ class ProcessGroup:
             self.gate_path(spec.name).unlink(missing_ok=True)
             env[GATE_ENV], env[OWNER_ENV] = str(self.gate_path(spec.name)), str(os.getpid())
         self._started_env[spec.name] = env
-        log = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
-        self._logs[spec.name] = log
+        self._logs[spec.name] = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
+        self._launch[spec.name] = (spec.command(), env, spec.stdout_to_console)
+        return self._spawn(spec.name)
+
+    def _spawn(self, name: str) -> subprocess.Popen[bytes]:
+        command, env, to_console = self._launch[name]
+        log = self._logs[name]
         process = subprocess.Popen(
-            spec.command(),
-            stdout=None if spec.stdout_to_console else log,
+            command,
+            stdout=None if to_console else log,
             stderr=log,
             stdin=subprocess.DEVNULL,
             env=env,
             preexec_fn=_die_with_parent,
         )
-        self.processes[spec.name] = process
+        self.processes[name] = process
         return process
+
+    def _restart_after_crash(self, name: str) -> bool:
+        """Start node ``name`` again if a crash signal ended it before it was ready, the first time; whether it was.
+
+        Its gate, if already opened, stays open: the new process joins ROS 2 with the same environment at once.
+        """
+        code = self.processes[name].returncode
+        crashed = code is not None and code < 0 and -code in CRASH_SIGNALS
+        if not crashed or name in self.restarted or (self.ready_dir / name).exists():
+            return False
+        self.restarted[name] = signal.Signals(-code).name
+        log = self._logs[name]
+        log.write(f"[session] {name} crashed ({self.restarted[name]}) before it was ready; started again\n".encode())
+        log.flush()
+        self._spawn(name)
+        return True
 
     def gate_path(self, name: str) -> Path:
         """The gate file of node ``name`` (:mod:`.start_gate`).
@@ -183,14 +212,18 @@ class ProcessGroup:
     def check_running(self, names: Sequence[str]) -> None:
         """Raise :class:`NodeStartError` for the first named node whose process has exited, quoting its log.
 
+        A node that a crash signal (:data:`CRASH_SIGNALS`) ended before it was ready is started again instead, once
+        (:attr:`restarted`).
+
         Args:
             names: The nodes to check (each one started).
         """
         for name in names:
-            if self.processes[name].poll() is not None:
+            if self.processes[name].poll() is not None and not self._restart_after_crash(name):
+                again = f" (started again after {self.restarted[name]})" if name in self.restarted else ""
                 raise NodeStartError(
                     f"node {name!r} exited with code {self.processes[name].returncode} "
-                    f"before it was ready:\n{self.log_tail(name)}"
+                    f"before it was ready{again}:\n{self.log_tail(name)}"
                 )
 
     def log_tail(self, name: str, lines: int = 15) -> str:

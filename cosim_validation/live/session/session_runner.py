@@ -41,6 +41,8 @@ class SessionOutcome:
     stop_logs: dict[str, str] = field(default_factory=dict)  # the end of those nodes' logs
     #: nodes whose ROS teardown hung in the middleware after their outputs were complete, ended by their watchdog
     teardown_hung: list[str] = field(default_factory=list)
+    #: nodes a crash ended before they were ready, started again once (:attr:`ProcessGroup.restarted`): the signal
+    restarted: dict[str, str] = field(default_factory=dict)
 
 
 def prepare_run_dir(run_dir: Path) -> None:
@@ -210,6 +212,7 @@ def run_session(
             graph.settings.shutdown_grace_s, last=recorders, drain_s=drain_s, drain_first=completed
         )
         outcome.stop_s, outcome.escalated = dict(group.stop_s), dict(group.escalated)
+        outcome.restarted = dict(group.restarted)
         outcome.stop_logs = {name: group.log_tail(name, lines=40) for name in group.escalated}
         hung = (name for name, code in outcome.exit_codes.items() if code == 1 and group.hung_in_teardown(name))
         outcome.teardown_hung = sorted(hung)
@@ -251,6 +254,7 @@ def write_summary(outcome: SessionOutcome, extra: Mapping[str, Any]) -> Path:
         "node_stop_s": outcome.stop_s,
         "nodes_escalated": outcome.escalated,
         "nodes_teardown_hung": outcome.teardown_hung,
+        "nodes_restarted": outcome.restarted,
         **extra,
     }
     path.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")

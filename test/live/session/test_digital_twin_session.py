@@ -89,6 +89,7 @@ def test_session_outputs_and_replay(
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["nodes_escalated"] == {}  # every node stopped on SIGINT within the grace period
     assert summary["nodes_teardown_hung"] == outcome.teardown_hung
+    assert summary["nodes_restarted"] == outcome.restarted  # {} but after a rare crash at a node's start
     assert set(summary["node_stop_s"]) == set(outcome.exit_codes) - {"test_generator"}  # it had exited by itself
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
 

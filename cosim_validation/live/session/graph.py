@@ -35,6 +35,22 @@ class NodeSpec:
     required: bool = True  # the session stops if a required node dies
     console: bool = False  # its stdout is shown (progress lines of the test generator)
 
+    def value(self, name: str) -> Any:
+        """Parameter ``name`` as the node will have it: its value in the graph, else the default its node declares.
+
+        Args:
+            name: A parameter the node's executable declares (:mod:`~.node_parameters`).
+
+        Raises:
+            KeyError: The executable declares no parameter ``name``.
+        """
+        if name in self.parameters:
+            return self.parameters[name]
+        spec = next((s for s in parameters_of(self.executable) if s.name == name), None)
+        if spec is None:
+            raise KeyError(f"{self.executable} has no parameter {name!r}")
+        return spec.default
+
 
 @dataclass(frozen=True)
 class SessionSettings:
@@ -123,7 +139,7 @@ class GraphSpec:
             return GraphSpec(self.source, self.settings, tuple(node if n is existing else n for n in self.nodes))
         driver = _driver_of(self, robot, filters)
         executable = "hazard_injector" if all(f.startswith("hazards:") for f in filters) else "robot_proxy"
-        params = {"config": driver.parameters.get("config", "config/needle_insertion.yaml"), "robot": robot}
+        params = {"config": driver.value("config"), "robot": robot}
         proxy = NodeSpec(
             name=f"{robot}_{executable.removeprefix('robot_')}",
             executable=executable,
@@ -165,7 +181,8 @@ class GraphSpec:
 
 
 #: Executables that stand in front of a robot's driver (robot filters), and their default robot.
-PROXIES: dict[str, str] = {"robot_proxy": "virtual", "hazard_injector": "physical", "error_injector": "virtual"}
+#: The proxy executables (a robot seen through filters); each declares which robot it stands in front of by default.
+PROXIES = ("robot_proxy", "hazard_injector", "error_injector")
 #: The names a proxy serves in place of the driver (the driver's move under ``/cosim/<robot>/raw/``).
 PROXIED_TOPICS = ("command", "joint_states", "tip_pose", "marker", "reset")
 
@@ -174,7 +191,7 @@ def _proxy_robot(node: NodeSpec) -> str | None:
     """The robot a proxy node stands in front of (None: not a proxy)."""
     if node.executable not in PROXIES:
         return None
-    return str(node.parameters.get("robot", PROXIES[node.executable]))
+    return str(node.value("robot"))
 
 
 def driver_robot(node: NodeSpec) -> str | None:
@@ -187,7 +204,7 @@ def driver_robot(node: NodeSpec) -> str | None:
         node: A node of the graph.
     """
     if node.executable in ("crtk_driver", "ros2_control_driver"):
-        return str(node.parameters.get("robot", "physical"))
+        return str(node.value("robot"))
     if node.executable in ("virtual_driver", "physical_driver"):
         return node.executable.removesuffix("_driver")
     return None
@@ -356,9 +373,9 @@ def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
     files: dict[str, Path] = {"graph": Path(graph.source)}
     if not holders:
         return files
-    config_path = resolve_resource(str(holders[0].parameters.get("config", "config/needle_insertion.yaml")))
+    config_path = resolve_resource(str(holders[0].value("config")))
     files["config"] = config_path
-    given = monitor.parameters.get("properties", "") if monitor is not None else ""
+    given = monitor.value("properties") if monitor is not None else ""
     if given:
         files["properties"] = resolve_resource(str(given))
     else:
@@ -366,7 +383,7 @@ def graph_inputs(graph: GraphSpec) -> dict[str, Path]:
     controller = next((n for n in graph.nodes if n.executable == "controller"), None)
     if controller is None:
         return files
-    supervisor = controller.parameters.get("supervisor")
+    supervisor = controller.value("supervisor")
     if supervisor is None:
         supervisor = CampaignConfig.from_config(load_config(config_path)["campaign"]).supervisor_path
-    return files | supervision_files(supervisor, controller.parameters.get("supervisor_scenario"))
+    return files | supervision_files(supervisor, controller.value("supervisor_scenario"))

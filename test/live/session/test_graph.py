@@ -139,3 +139,16 @@ def test_shipped_graph_and_typed_placeholders(repo_root: object) -> None:
     assert generator["results"] == "/r/results.sqlite"
     with pytest.raises(ConfigError, match=r"test_generator.parameters.cases: expected int, got 'x'"):
         graph.resolved({"run_dir": "/r", "suite": "", "cases": "x", "package": "/p"})
+
+
+def test_a_parameter_not_in_the_graph_has_the_default_its_node_declares() -> None:
+    from cosim_validation.live.session.graph import NodeSpec, driver_robot
+
+    injector = NodeSpec("hazards", "hazard_injector", {"config": "c.yaml"})
+    proxy = NodeSpec("proxy", "robot_proxy", {"robot": "physical"})
+    assert (injector.value("robot"), injector.value("config")) == ("physical", "c.yaml")
+    assert proxy.value("robot") == "physical"
+    assert NodeSpec("m", "monitor", {}).value("config") == "config/needle_insertion.yaml"
+    assert driver_robot(NodeSpec("arm", "crtk_driver", {})) == "physical"
+    with pytest.raises(KeyError, match="monitor has no parameter 'robot'"):
+        NodeSpec("m", "monitor", {}).value("robot")

@@ -31,16 +31,16 @@ from cosim_validation.assembly.monitor_world import MonitorWorld, monitor_world
 from cosim_validation.assembly.record_check import RecordReport, check_records
 from cosim_validation.assembly.robot_port import BackendPort, RobotPort
 from cosim_validation.assembly.robots import build_robot
-from cosim_validation.assembly.spec_check import engine_roles
-from cosim_validation.assembly.supervision import Supervision, check_supervision
+from cosim_validation.assembly.spec_check import RunChoices, check_choices
+from cosim_validation.assembly.supervision import Supervision
 from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.record import RobotRole, TrajectoryRecord
 from cosim_validation.controllers import Controller, InsertionSetup
 from cosim_validation.controllers.plugin_api import RunLogs
 from cosim_validation.controllers.plugin_controllers import ClosedLoopPlugin, release
-from cosim_validation.hazards.hazard_watch import HazardWatch, check_detector
+from cosim_validation.hazards.detector import DetectorSettings
+from cosim_validation.hazards.hazard_watch import HazardWatch
 from cosim_validation.robots.filters.robot_filter import FilteredBackend, FilterEvent
-from cosim_validation.robots.filters.robot_filters import check_filters
 from cosim_validation.robots.registry import engine
 from cosim_validation.robots.robot_backend import RobotBackend
 from cosim_validation.supervisor.needle_force import NeedleForceStream
@@ -80,9 +80,8 @@ class CaseAssembly:
         self.config: ConfigNode = load_case_config(spec.config_path, spec.config_base_dir or "")
         self.campaign = CampaignConfig.from_config(self.config["campaign"], spec.properties_path)
         self.controller_name = controller_name(spec.controller, self.config)  # fail before the build
-        roles = engine_roles(spec.engines)  # the checks a campaign makes first (check_spec) are these
         self.setup = InsertionSetup.from_config(self.config)
-        check_filters(self.config, spec.filters, roles, self.setup.robot.kinematics)
+        choices = check_choices(spec, self.config, self.campaign, self.setup.robot.kinematics)  # as check_spec
         self.validate = self.setup.validator_settings.enabled if spec.validate is None else bool(spec.validate)
         collision = self.setup.planner.checker.self_collision  # one model of the arm for planner and monitor
         self.monitor: MonitorWorld = monitor_world(
@@ -97,26 +96,23 @@ class CaseAssembly:
         #: where the controller under test keeps its logs; set by the mode that runs the cases (a run's logs/)
         self.logs = RunLogs()
         self.controller()  # a plugin is built (and checked) with the case study, before any case
-        self.supervision: Supervision | None = self._supervision()
-        self.hazard_watch: HazardWatch | None = self._hazard_watch()
+        self.supervision: Supervision | None = self._supervision(choices)
+        self.hazard_watch: HazardWatch | None = self._hazard_watch(choices.detector)
 
-    def _supervision(self) -> Supervision | None:
-        """The task supervisor of the spec or of ``campaign.supervisor`` (loaded once), or None."""
-        path = self.spec.supervisor if self.spec.supervisor is not None else self.campaign.supervisor_path
-        files = {role: Path(p) for role, p in self.spec.supervisor_files}
-        checked = check_supervision(path, self.spec.supervisor_scenario, files)  # read once, then built on
-        if path is None or checked is None:
+    def _supervision(self, choices: RunChoices) -> Supervision | None:
+        """The task supervisor of the spec or of ``campaign.supervisor``, built from the files as checked, or None."""
+        if choices.supervisor is None or choices.supervision is None:
             return None
         limits = self.setup.robot.limits.velocity
-        return Supervision(path, checked, self.kinematics, self.setup.world, self.setup.scene, limits)
+        world, scene = self.setup.world, self.setup.scene
+        return Supervision(choices.supervisor, choices.supervision, self.kinematics, world, scene, limits)
 
-    def _hazard_watch(self) -> HazardWatch | None:
+    def _hazard_watch(self, settings: DetectorSettings | None) -> HazardWatch | None:
         """The hazard detector in the loop (an alarm source of the supervisor when stopping on alarms), or None.
 
-        Raises:
-            InputError: Bad thresholds, or stop on alarm without a detector or a supervisor.
+        Args:
+            settings: The detector's thresholds as checked; None: no detector.
         """
-        settings = check_detector(self.spec.detector, self.spec.stop_on_alarm, self.supervision)
         if settings is None:
             return None
         watch = HazardWatch(settings, self.kinematics, self.spec.stop_on_alarm)

@@ -6,7 +6,8 @@ engines, properties, the controller under test, the supervisor, the hazard detec
 value found there used to end the campaign with a traceback from a broken process pool, after the results
 database had been created. :func:`check_spec` reads and validates every section the assembly reads, without the
 collision models and the physics, so a campaign checks its spec here before it touches
-its run directory; the checks it shares with the assembly's constructor (:func:`engine_roles`) live here too.
+its run directory; the checks it shares with the assembly's constructor (:func:`check_choices`: engines, filters,
+supervisor, detector) live here too, and the assembly builds its supervisor and detector from what they read.
 """
 
 from __future__ import annotations
@@ -18,17 +19,18 @@ from pathlib import Path
 from cosim_validation.anatomy import AnatomyScene, load_anatomy
 from cosim_validation.assembly.assembly_spec import AssemblySpec, controller_name
 from cosim_validation.assembly.campaign_config import CampaignConfig
-from cosim_validation.assembly.supervision import check_supervision
+from cosim_validation.assembly.supervision import CheckedSupervision, check_supervision
 from cosim_validation.common.config import ConfigNode, load_case_config
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.controllers import ControllersConfig
 from cosim_validation.controllers.insertion_setup import check_needle_reserve
 from cosim_validation.controllers.planning import PlanningConfig, ValidatorSettings
+from cosim_validation.hazards.detector import DetectorSettings
 from cosim_validation.hazards.hazard_watch import check_detector
 from cosim_validation.monitor.properties import PropertySet
 from cosim_validation.robots.filters.robot_filters import check_filters
-from cosim_validation.robots.model import RobotConfig
+from cosim_validation.robots.model import Kinematics, RobotConfig
 from cosim_validation.robots.registry import ENGINES, engine
 from cosim_validation.robots.virtual.backends_config import BackendsConfig
 
@@ -69,6 +71,57 @@ def engine_roles(engines: Sequence[str]) -> list[RobotRole]:
     return roles
 
 
+@dataclass(frozen=True)
+class RunChoices:
+    """What a spec chooses around its case study, checked: the robots, their filters, the supervisor, the detector.
+
+    Attributes:
+        roles: The robot each engine plays, in the spec's order.
+        supervisor: The supervisor's configuration (the spec's, else ``campaign.supervisor``); None: no supervisor.
+        supervision: What :func:`check_supervision` read of it; None without a supervisor, or where not checked.
+        detector: The hazard detector's thresholds; None without a detector, or where not checked.
+    """
+
+    roles: list[RobotRole]
+    supervisor: str | Path | None
+    supervision: CheckedSupervision | None = None
+    detector: DetectorSettings | None = None
+
+
+def check_choices(
+    spec: AssemblySpec,
+    config: ConfigNode,
+    campaign: CampaignConfig,
+    kinematics: Kinematics,
+    *,
+    supervision: bool = True,
+) -> RunChoices:
+    """The engines, filters, supervisor files and detector of ``spec``: the checks a campaign and an assembly share.
+
+    :func:`check_spec` runs them before a campaign touches its run directory; the assembly's constructor runs
+    them before it builds, and builds its supervisor and detector from what they read.
+
+    Args:
+        spec: The spec.
+        config: Its case configuration.
+        campaign: The configuration's ``campaign`` section.
+        kinematics: The nominal arm and needle (the filters are built against it).
+        supervision: Also the supervisor's files and the detector; False where the caller checks a run's stored
+            copies of them instead (a resumed campaign).
+
+    Raises:
+        ConfigError, InputError: The first bad value, naming the file and the key.
+    """
+    roles = engine_roles(spec.engines)
+    check_filters(config, spec.filters, roles, kinematics)
+    supervisor = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
+    if not supervision:
+        return RunChoices(roles, supervisor)
+    files = {role: Path(path) for role, path in spec.supervisor_files}
+    checked = check_supervision(supervisor, spec.supervisor_scenario, files)
+    return RunChoices(roles, supervisor, checked, check_detector(spec.detector, spec.stop_on_alarm, supervisor))
+
+
 def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNode | None = None) -> CheckedSpec:
     """Check every input :class:`~cosim_validation.assembly.case_assembly.CaseAssembly` reads for ``spec``.
 
@@ -87,19 +140,13 @@ def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNo
         config = load_case_config(spec.config_path, spec.config_base_dir or "")
     campaign = CampaignConfig.from_config(config["campaign"], spec.properties_path)
     controller = controller_name(spec.controller, config)
-    roles = engine_roles(spec.engines)
     robot = RobotConfig.from_config(config["robot"])
+    check_choices(spec, config, campaign, robot.kinematics, supervision=supervision)
     scene = check_world_config(config, spec.engines)
     properties = PropertySet.load(
         Path(spec.properties_path) if spec.properties_path is not None else campaign.properties_path
     )
     kind = check_controller(config, controller)
-    check_filters(config, spec.filters, roles, robot.kinematics)
-    supervisor = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
-    if supervision:
-        files = {role: Path(path) for role, path in spec.supervisor_files}
-        check_supervision(supervisor, spec.supervisor_scenario, files)
-        check_detector(spec.detector, spec.stop_on_alarm, supervisor)
     return CheckedSpec(config, campaign, controller, scene, kind, properties)
 
 

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -44,7 +44,13 @@ _FRAMES = ("", "base_link")
 
 @dataclass(frozen=True)
 class StandInParams(NodeParams):
-    """The stand-in's parameters (declared and checked as every session node's are)."""
+    """The stand-in's parameters (declared and checked as every session node's are).
+
+    The parameters of MoveIt's own files (``planning_plugin``, ``robot_description``, ...) are ignored, not refused,
+    so that it starts where a launch file would start move_group.
+    """
+
+    ignores_unknown: ClassVar[bool] = True
 
     config: str = param(
         "", "case-study file: its robot and planning sections are read (-p config:=case.yaml)", not_empty=True

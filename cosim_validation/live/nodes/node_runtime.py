@@ -87,7 +87,9 @@ def declare_parameters(node: Node, params: type[P]) -> P:
 
 
 def _reject_unknown(node: Node, params: type[NodeParams]) -> None:
-    """Raise NodeParameterError for an override no node of this process declares."""
+    """Raise NodeParameterError for an override no node of this process declares (unless it ignores them)."""
+    if params.ignores_unknown:
+        return
     shared = {s.name for peer in process_peers(params) for s in peer.specs()}
     for given in node._parameter_overrides:  # rclpy keeps what was given only here
         if node.has_parameter(given) or given in shared or given.startswith(_QOS_OVERRIDES):

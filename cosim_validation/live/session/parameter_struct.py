@@ -189,10 +189,13 @@ class NodeParams:
         executable: The node executable these parameters belong to (or the composed node's name).
         process: The executable whose process the node runs in: nodes composed into one process see the same
             process-wide parameter overrides, so one's parameters are no unknown parameters of the other.
+        ignores_unknown: Parameters it does not declare are ignored (as rclpy does), not refused: for a stand-in
+            that takes the parameter files of the node it stands in for.
     """
 
     executable: ClassVar[str] = ""
     process: ClassVar[str] = ""
+    ignores_unknown: ClassVar[bool] = False
 
     @classmethod
     def specs(cls) -> tuple[ParamSpec, ...]:

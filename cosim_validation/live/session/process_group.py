@@ -51,6 +51,9 @@ class ProcessSpec:
         ros_args: Arguments after ``--ros-args`` (remappings, parameter files).
         env: Extra environment variables.
         stdout_to_console: Relay the node's stdout to ours (else into its log file).
+        restart_on_crash: Start it once more if a crash signal ends it before it is ready (:data:`CRASH_SIGNALS`);
+            False for a node that writes the run's outputs while it starts (the recorder opens its bag, the test
+            generator its results database): a second start would find them there.
     """
 
     name: str
@@ -58,6 +61,7 @@ class ProcessSpec:
     ros_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     stdout_to_console: bool = False
+    restart_on_crash: bool = True
 
     def command(self) -> list[str]:
         """The command line of the node process."""
@@ -91,6 +95,7 @@ class ProcessGroup:
         #: nodes a crash ended before they were ready, started again once: name -> the crash's signal
         self.restarted: dict[str, str] = {}
         self._launch: dict[str, tuple[list[str], dict[str, str], bool]] = {}  # command, environment, stdout shown
+        self._restartable: set[str] = set()
 
     def start(self, spec: ProcessSpec, gated: bool = False) -> subprocess.Popen[bytes]:
         """Start one node (does not wait for it).
@@ -109,6 +114,8 @@ class ProcessGroup:
         self._started_env[spec.name] = env
         self._logs[spec.name] = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
         self._launch[spec.name] = (spec.command(), env, spec.stdout_to_console)
+        if spec.restart_on_crash:
+            self._restartable.add(spec.name)
         return self._spawn(spec.name)
 
     def _spawn(self, name: str) -> subprocess.Popen[bytes]:
@@ -132,13 +139,14 @@ class ProcessGroup:
         """
         code = self.processes[name].returncode
         crashed = code is not None and code < 0 and -code in CRASH_SIGNALS
-        if not crashed or name in self.restarted or (self.ready_dir / name).exists():
+        if not crashed or name not in self._restartable or name in self.restarted or (self.ready_dir / name).exists():
             return False
-        self.restarted[name] = signal.Signals(-code).name
+        crash = signal.Signals(-code).name
         log = self._logs[name]
-        log.write(f"[session] {name} crashed ({self.restarted[name]}) before it was ready; started again\n".encode())
+        log.write(f"[session] {name} crashed ({crash}) before it was ready; started again\n".encode())
         log.flush()
-        self._spawn(name)
+        self._spawn(name)  # recorded as restarted once it runs: a Ctrl-C in Popen leaves the crash as it was
+        self.restarted[name] = crash
         return True
 
     def gate_path(self, name: str) -> Path:

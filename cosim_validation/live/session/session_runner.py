@@ -79,10 +79,18 @@ def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool
         params_file.write_text(node.params_file_content())
         specs.append(
             ProcessSpec(
-                node.name, node.executable, node.ros_arguments(params_file), stdout_to_console=console and node.console
+                node.name,
+                node.executable,
+                node.ros_arguments(params_file),
+                stdout_to_console=console and node.console,
+                restart_on_crash=node.executable not in WRITE_OUTPUTS_AT_START,
             )
         )
     return specs
+
+
+#: Nodes that create the run's outputs while they start (the bag, the results database): never started twice
+WRITE_OUTPUTS_AT_START = ("recorder", "test_generator")
 
 
 @dataclass

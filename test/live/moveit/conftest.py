@@ -20,6 +20,7 @@ def move_group(node_env: dict[str, str], tmp_path: Path, request: pytest.Fixture
     log = tmp_path / "move_group.log"
     node = "cosim_validation.live.moveit.standin_node"
     command = [sys.executable, "-m", node, "--ros-args", "-p", f"config:={CONFIG}"]
+    command += ["-p", "planning_plugin:=ompl_interface/OMPLPlanner"]  # move_group's own: the stand-in ignores it
     for name, value in getattr(request, "param", {}).items():
         command += ["-p", f"{name}:={value}"]
     with log.open("w") as out:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cosim_validation.live.session.process_group import NodeStartError, ProcessGroup, ProcessSpec
+from cosim_validation.live.session.session_runner import process_specs
 
 # starts N times: crashes (SIGSEGV, as rclpy did in a node's constructor) or exits while the count of starts is
 # below its limit, then says it is ready and waits to be stopped
@@ -81,3 +82,27 @@ def test_a_second_crash_or_an_exit_is_the_error(tmp_path: Path, limit: int, how:
     finally:
         group.stop(grace_s=2)
     assert group.restarted == ({"twice": "SIGSEGV"} if how == "crash" else {})
+
+
+def test_a_node_that_writes_outputs_at_its_start_is_not_started_again(tmp_path: Path) -> None:
+    group = _group(tmp_path, ScriptSpec("writer", "writer", restart_on_crash=False, limit=1, how="crash"))
+    try:
+        with pytest.raises(NodeStartError, match=r"node 'writer' exited with code -11 before it was ready:\n"):
+            group.wait_ready(["writer"], timeout_s=60)
+    finally:
+        group.stop(grace_s=2)
+    assert group.restarted == {}
+
+
+def test_the_session_never_starts_the_recorder_or_the_test_generator_twice(tmp_path: Path) -> None:
+    from cosim_validation.common.config import package_root
+    from cosim_validation.live.session.graph import load_graph
+    from cosim_validation.live.session.session_plan import node_launches
+
+    graph = load_graph(package_root() / "config" / "digital_twin.yaml")
+    (tmp_path / "params").mkdir()
+    launches = node_launches(graph, tmp_path, "", 1)
+    specs = {s.executable: s.restart_on_crash for s in process_specs(launches, tmp_path, console=False)}
+    assert not specs.pop("recorder")
+    assert not specs.pop("test_generator")
+    assert all(specs.values()), specs

@@ -18,7 +18,8 @@ from cosim_validation.live.session.session_runner import process_specs
 # below its limit, then says it is ready and waits to be stopped
 NODE = textwrap.dedent(
     """
-    import ctypes, os, pathlib, sys, time
+    import ctypes, os, pathlib, signal, sys, time
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as every node does (run_node): a parent may have ignored it
     name, limit, how = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     ready = pathlib.Path(os.environ["COSIM_READY_DIR"])
     starts = ready / f"{name}.starts"

@@ -73,16 +73,14 @@ def engine_roles(engines: Sequence[str]) -> list[RobotRole]:
 
 @dataclass(frozen=True)
 class RunChoices:
-    """What a spec chooses around its case study, checked: the robots, their filters, the supervisor, the detector.
+    """What a spec chooses around its case study that is built from what its check read: supervisor and detector.
 
     Attributes:
-        roles: The robot each engine plays, in the spec's order.
         supervisor: The supervisor's configuration (the spec's, else ``campaign.supervisor``); None: no supervisor.
         supervision: What :func:`check_supervision` read of it; None without a supervisor, or where not checked.
         detector: The hazard detector's thresholds; None without a detector, or where not checked.
     """
 
-    roles: list[RobotRole]
     supervisor: str | Path | None
     supervision: CheckedSupervision | None = None
     detector: DetectorSettings | None = None
@@ -116,10 +114,10 @@ def check_choices(
     check_filters(config, spec.filters, roles, kinematics)
     supervisor = spec.supervisor if spec.supervisor is not None else campaign.supervisor_path
     if not supervision:
-        return RunChoices(roles, supervisor)
+        return RunChoices(supervisor)
     files = {role: Path(path) for role, path in spec.supervisor_files}
     checked = check_supervision(supervisor, spec.supervisor_scenario, files)
-    return RunChoices(roles, supervisor, checked, check_detector(spec.detector, spec.stop_on_alarm, supervisor))
+    return RunChoices(supervisor, checked, check_detector(spec.detector, spec.stop_on_alarm, supervisor))
 
 
 def check_spec(spec: AssemblySpec, *, supervision: bool = True, config: ConfigNode | None = None) -> CheckedSpec:

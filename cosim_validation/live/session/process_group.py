@@ -94,8 +94,7 @@ class ProcessGroup:
         self.escalated: dict[str, str] = {}
         #: nodes a crash ended before they were ready, started again once: name -> the crash's signal
         self.restarted: dict[str, str] = {}
-        self._launch: dict[str, tuple[list[str], dict[str, str], bool]] = {}  # command, environment, stdout shown
-        self._restartable: set[str] = set()
+        self._specs: dict[str, ProcessSpec] = {}
 
     def start(self, spec: ProcessSpec, gated: bool = False) -> subprocess.Popen[bytes]:
         """Start one node (does not wait for it).
@@ -113,20 +112,17 @@ class ProcessGroup:
             env[GATE_ENV], env[OWNER_ENV] = str(self.gate_path(spec.name)), str(os.getpid())
         self._started_env[spec.name] = env
         self._logs[spec.name] = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
-        self._launch[spec.name] = (spec.command(), env, spec.stdout_to_console)
-        if spec.restart_on_crash:
-            self._restartable.add(spec.name)
+        self._specs[spec.name] = spec
         return self._spawn(spec.name)
 
     def _spawn(self, name: str) -> subprocess.Popen[bytes]:
-        command, env, to_console = self._launch[name]
-        log = self._logs[name]
+        spec, log = self._specs[name], self._logs[name]
         process = subprocess.Popen(
-            command,
-            stdout=None if to_console else log,
+            spec.command(),
+            stdout=None if spec.stdout_to_console else log,
             stderr=log,
             stdin=subprocess.DEVNULL,
-            env=env,
+            env=self._started_env[name],
             preexec_fn=_die_with_parent,
         )
         self.processes[name] = process
@@ -139,7 +135,8 @@ class ProcessGroup:
         """
         code = self.processes[name].returncode
         crashed = code is not None and code < 0 and -code in CRASH_SIGNALS
-        if not crashed or name not in self._restartable or name in self.restarted or (self.ready_dir / name).exists():
+        restartable = self._specs[name].restart_on_crash and name not in self.restarted
+        if not crashed or not restartable or (self.ready_dir / name).exists():
             return False
         crash = signal.Signals(-code).name
         log = self._logs[name]

@@ -65,6 +65,10 @@ def prepare_run_dir(run_dir: Path) -> None:
         raise InputError(f"--out {str(run_dir)!r}: cannot create the run directory ({exc.strerror})") from None
 
 
+#: Nodes that create the run's outputs while they start (the bag, the results database): never started twice
+WRITE_OUTPUTS_AT_START = ("recorder", "test_generator")
+
+
 def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool) -> list[ProcessSpec]:
     """One process per node, parameters written to ``run_dir/params/<node>.yaml``.
 
@@ -87,10 +91,6 @@ def process_specs(launches: tuple[NodeLaunch, ...], run_dir: Path, console: bool
             )
         )
     return specs
-
-
-#: Nodes that create the run's outputs while they start (the bag, the results database): never started twice
-WRITE_OUTPUTS_AT_START = ("recorder", "test_generator")
 
 
 @dataclass

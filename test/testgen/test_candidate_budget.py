@@ -29,7 +29,7 @@ Refined = tuple[TargetRegion, CubeGrid, np.ndarray, Leaves]
 
 
 @pytest.mark.parametrize("granularity_m", [0.02, 0.01])
-@pytest.mark.parametrize("region", ["near_heart", "left_lung"])
+@pytest.mark.parametrize("region", ["near_heart", "left_lung", "heart_side_7pct"])
 def test_grid_draws_at_most_1_5_candidates_per_case_and_fewer_than_random(
     scene: AnatomyScene, testgen_cfg: TestgenConfig, region: str, granularity_m: float
 ) -> None:

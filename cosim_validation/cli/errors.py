@@ -413,7 +413,15 @@ def _print(action: str, result: dict[str, Any]) -> None:
                 f"{key}: {net['features']}, {net['rows']} rows ({net['rows_used']}), {net['epochs']} epochs, "
                 f"validation MSE {net['validation_mse']:.4f} (normalised), injected on {joints}"
             )
+            spread = net.get("spread")
+            if spread is not None and mask is not None and any(mask):
+                on = [i for i, m in enumerate(mask) if m]
+                sigma = ", ".join(f"{1e3 * spread['sigma'][i]:.3f}" for i in on)
+                phi = ", ".join(f"{spread['phi'][i]:.2f}" for i in on)
+                print(f"  residual spread of those joints: sigma {sigma} (mrad, mm for a prismatic joint), lag-1 {phi}")
         print(f"wrote {result['model']}")
+        if any(any(result[key].get("mask") or []) for key in ("nn1", "nn2")):
+            print("  (errors:model=M,sample=SEED injects the offsets with a draw of that spread)")
     elif action == "evaluate":
         errors_evaluate.print_model_result(result)
 

@@ -23,6 +23,11 @@ training data, and injects no offset on the joints where it did not lower the va
 
 The reset pose is not filtered (a filter does not move the robot's reset), so the first sample of a case, the
 arm at rest, shows no injected error; every later sample does. Commands are kept inside the joint limits.
+
+With ``sample=SEED`` (``errors:model=M,sample=SEED``) each network's offset gets a draw of its residual spread
+(:class:`~.support.Spread`, stored by ``cosim errors train``): an AR(1) process per joint, zero at a case's start,
+its normal numbers from (SEED, the case's seed, the command's index), so a case's draw is the same in a campaign,
+a session and a replay, and another SEED is another plausible twin.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.error_injection.error_types import ModelFileError
 from cosim_validation.error_injection.features import DEFAULT_DEADBAND, DirectionState, step_directions
-from cosim_validation.error_injection.model_file import ErrorModel
+from cosim_validation.error_injection.model_file import NETWORKS, ErrorModel
 from cosim_validation.error_injection.robot_identity import RobotIdentity
+from cosim_validation.error_injection.support import Spread
 from cosim_validation.robots.filters.robot_filter import FilterEvent
 from cosim_validation.robots.model import Kinematics
 from cosim_validation.robots.robot_backend import BackendSample
@@ -50,10 +56,31 @@ class ErrorInjector:
         model: The two networks, checked against the robot by the caller.
         q_lower, q_upper: (J,) joint limits the commands are kept within [rad | m].
         label: Its name after ``errors:`` (the model file's stem).
+        sample: Seed of the draws of the networks' residual spread; None: the networks' offsets alone.
+
+    Raises:
+        ModelFileError: ``sample`` given for a model that stores no spread.
     """
 
-    def __init__(self, model: ErrorModel, q_lower: np.ndarray, q_upper: np.ndarray, label: str) -> None:
+    def __init__(
+        self, model: ErrorModel, q_lower: np.ndarray, q_upper: np.ndarray, label: str, sample: int | None = None
+    ) -> None:
         self.model = model
+        self._spreads: dict[str, Spread] = {}
+        if sample is not None:
+            spreads = {key: model.spread(key) for key in NETWORKS}
+            missing = [key for key, spread in spreads.items() if spread is None]
+            if missing:
+                raise ModelFileError(
+                    f"sample={sample}: the model stores no residual spread of {' and '.join(missing)} (a model "
+                    "without guards, or made before spreads were stored): make it again with cosim errors train "
+                    "(without --plain)"
+                )
+            self._spreads = {key: spread for key, spread in spreads.items() if spread is not None}
+        self._sample = sample
+        self._case_seed = 0
+        self._cycle = 0
+        self._residuals = {key: np.zeros(model.robot.n_joints) for key in self._spreads}
         self._lower = np.asarray(q_lower, dtype=np.float64)
         self._upper = np.asarray(q_upper, dtype=np.float64)
         self._name = f"errors:{label}"
@@ -102,9 +129,11 @@ class ErrorInjector:
 
         Args:
             q0: The joints at rest, shape (J,), in [rad] (or [m] for a prismatic joint).
-            case_seed: The case's seed (unused: the networks are deterministic).
+            case_seed: The case's seed: the draws of the residual spread start from it (unused without ``sample``).
         """
         q0 = self._joint_vector(q0, "q0")
+        self._case_seed, self._cycle = int(case_seed), 0
+        self._residuals = {key: np.zeros_like(q0) for key in self._spreads}
         self._nn1.reset()
         self._nn2.reset()
         self._moves = np.zeros_like(self._moves)
@@ -125,11 +154,22 @@ class ErrorInjector:
         q_setpoint = self._joint_vector(q_setpoint, "q_setpoint", finite=False)
         step = q_setpoint - self._previous_setpoint
         self._previous_setpoint = q_setpoint.copy()
-        a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step))
+        r1, r2 = self._draw()
+        a1 = self.model.offsets("nn1", self._nn1.features(q_setpoint, self._previous, step), r1)
         measured = q_setpoint + a1
-        a2 = self.model.offsets("nn2", self._nn2.features(measured, self._previous, step))
+        a2 = self.model.offsets("nn2", self._nn2.features(measured, self._previous, step), r2)
         self._moves = step_directions(self._moves, measured - self._previous, DEFAULT_DEADBAND)
         return a1, self.model.kinematic_offsets(measured, self._moves) + a2
+
+    def _draw(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The next residual of each network (None without ``sample``); advances the command index."""
+        if self._sample is None:
+            return None, None
+        for k, key in enumerate(NETWORKS):
+            rng = np.random.default_rng([self._sample, self._case_seed, self._cycle, k])
+            self._residuals[key] = self._spreads[key].step(self._residuals[key], rng.standard_normal(len(self._lower)))
+        self._cycle += 1
+        return self._residuals["nn1"], self._residuals["nn2"]
 
     def command(self, t_s: float, q_setpoint: np.ndarray) -> np.ndarray:
         """q_s + a1 + a2, within the joint limits.
@@ -164,52 +204,75 @@ class ErrorInjector:
 
 
 def parse_model_option(options: str) -> Path:
-    """``model=PATH`` -> PATH.
+    """``model=PATH[,sample=SEED]`` -> PATH.
 
     Args:
-        options: The filter's OPTIONS: ``model=PATH``.
+        options: The filter's OPTIONS.
 
     Raises:
-        InputError: Another key, or no model named.
+        InputError: Another key, a key twice, no model named, or a bad seed.
     """
-    path: Path | None = None
+    return parse_errors_options(options)[0]
+
+
+#: Largest seed of ``sample=`` (numpy takes any non-negative integer; this keeps it a plain 64-bit one).
+MAX_SAMPLE_SEED = 2**63 - 1
+
+
+def parse_errors_options(options: str) -> tuple[Path, int | None]:
+    """``model=PATH[,sample=SEED]`` -> (PATH, SEED or None).
+
+    Args:
+        options: The filter's OPTIONS: the model file, and the seed of the draws of its residual spread.
+
+    Raises:
+        InputError: Another key, a key twice, no model named, or a seed that is not an integer in 0..2^63 - 1.
+    """
+    given: dict[str, str] = {}
     for pair in filter(None, (p.strip() for p in options.split(","))):
-        key, sep, value = pair.partition("=")
-        if not sep or key.strip() != "model" or not value.strip():
-            raise InputError(f"errors filter: expected model=PATH, got {pair!r}")
-        if path is not None:
-            raise InputError("errors filter: model given twice")
-        path = Path(value.strip())
-    if path is None:
+        key, sep, value = (part.strip() for part in pair.partition("="))
+        if not sep or key not in ("model", "sample") or not value:
+            raise InputError(f"errors filter: expected model=PATH[,sample=SEED], got {pair!r}")
+        if key in given:
+            raise InputError(f"errors filter: {key} given twice")
+        given[key] = value
+    if "model" not in given:
         raise InputError("errors filter: name the model file: errors:model=PATH (made by cosim errors train)")
-    return path
+    sample = given.get("sample")
+    if sample is not None and not (sample.isdigit() and int(sample) <= MAX_SAMPLE_SEED):
+        raise InputError(f"errors filter: sample: expected an integer seed in 0..{MAX_SAMPLE_SEED}, got {sample!r}")
+    return Path(given["model"]), None if sample is None else int(sample)
 
 
-def load_injector(path: Path, kinematics: Kinematics) -> ErrorInjector:
+def load_injector(path: Path, kinematics: Kinematics, sample: int | None = None) -> ErrorInjector:
     """The injector of the model file ``path`` for the arm of ``kinematics``.
 
     Args:
         path: The model file (its stem names the filter).
         kinematics: The nominal arm and needle of the simulated robot (identity and joint limits).
+        sample: Seed of the draws of the model's residual spread; None: its offsets alone.
 
     Raises:
-        ModelFileError: Unreadable, truncated, or made for another robot.
+        ModelFileError: Unreadable, truncated, made for another robot, or ``sample`` for a model without a spread.
     """
     model = ErrorModel.load(path)
     model.check_robot(RobotIdentity.of(kinematics), str(path))
-    return ErrorInjector(model, kinematics.q_lower, kinematics.q_upper, path.stem)
+    try:
+        return ErrorInjector(model, kinematics.q_lower, kinematics.q_upper, path.stem, sample)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
 
 
 def make_errors_filter(config: ConfigNode, options: str, kinematics: Kinematics) -> ErrorInjector:
-    """The ``errors`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS` (``model=PATH``).
+    """The ``errors`` kind of :data:`cosim_validation.robots.filters.robot_filters.FILTER_KINDS`.
 
     Args:
         config: The case-study configuration (not used by this kind).
-        options: ``model=PATH``: the model file.
+        options: ``model=PATH[,sample=SEED]``: the model file, and the seed of the draws of its residual spread.
         kinematics: The nominal arm and needle of the robot the filter wraps (identity and joint limits).
     """
-    path = parse_model_option(options)
+    path, sample = parse_errors_options(options)
     try:
-        return load_injector(path, kinematics)
+        return load_injector(path, kinematics, sample)
     except ModelFileError as exc:
         raise ModelFileError(f"errors filter: {exc}") from None

@@ -42,7 +42,7 @@ from cosim_validation.error_injection.labelling_calibration import (
 from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.error_injection.repeats import average_repeats, groups
 from cosim_validation.error_injection.robot_identity import RobotIdentity
-from cosim_validation.error_injection.support import Guard, joint_mask, support_of
+from cosim_validation.error_injection.support import Guard, joint_mask, residual_spread, support_of
 from cosim_validation.error_injection.training import (
     MIN_TRAINING_ROWS,
     TrainedNetwork,
@@ -241,8 +241,11 @@ def fit_guarded(
     guard = replace(guard, mask=np.ones(spec.n_joints, dtype=bool))
     z_held = (x[held] - net.x_mean) / net.x_std
     predicted = guard.weight(z_held)[:, None] * net.predict(x[held])
+    mask = joint_mask(y[held], predicted)
+    rows = np.flatnonzero(held)
+    spread = residual_spread(y[held] - predicted * mask, np.diff(rows) == 1)  # what the injected offsets leave
     # its rows: every row it was given, the validation blocks included (as sklearn's own validation rows are)
-    return replace(trained, train_rows=len(x)), replace(guard, mask=joint_mask(y[held], predicted))
+    return replace(trained, train_rows=len(x)), replace(guard, mask=mask, spread=spread)
 
 
 def _prefer(rows: np.ndarray, preferred: np.ndarray, preferred_what: str, what: str) -> tuple[np.ndarray, str]:
@@ -294,8 +297,8 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
         "rows": labelled.cleaned.counts,
         "calibration": labelled.hand_eye.summary(),
         "kinematic_calibration": None if kin is None else kin.summary(data.robot.joint_names),
-        "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1, "mask": _mask_json(guard1)},
-        "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2, "mask": _mask_json(guard2)},
+        "nn1": nn1.to_json() | {"features": spec1.kind, "rows_used": what1} | _guard_json(guard1),
+        "nn2": nn2.to_json() | {"features": spec2.kind, "rows_used": what2} | _guard_json(guard2),
     }
     source_hash = labelled.dataset_hash or data.content_hash()
     guards = {key: g for key, g in (("nn1", guard1), ("nn2", guard2)) if g is not None}
@@ -303,6 +306,12 @@ def learn(labelled: Labelled, settings: LearnSettings, source: str = "dataset") 
     return ErrorModel(data.robot, nn1.network, nn2.network, source_hash, report, guards, joint_map), report
 
 
-def _mask_json(guard: Guard | None) -> list[bool] | None:
-    """The injected joints (None: no guard, every joint)."""
-    return None if guard is None else [bool(m) for m in guard.mask]
+def _guard_json(guard: Guard | None) -> dict[str, Any]:
+    """The injected joints (``mask``; None: no guard, every joint) and the residual spread (``spread``; None: none)."""
+    if guard is None:
+        return {"mask": None, "spread": None}
+    spread = guard.spread
+    return {
+        "mask": [bool(m) for m in guard.mask],
+        "spread": None if spread is None else {"sigma": spread.sigma.tolist(), "phi": spread.phi.tolist()},
+    }

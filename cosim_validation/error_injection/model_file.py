@@ -47,7 +47,7 @@ from cosim_validation.error_injection.features import FeatureSpec
 from cosim_validation.error_injection.joint_map import JointMap
 from cosim_validation.error_injection.mlp import Network
 from cosim_validation.error_injection.robot_identity import RobotIdentity
-from cosim_validation.error_injection.support import Guard
+from cosim_validation.error_injection.support import Guard, Spread
 
 FORMAT = "cosim-error-model"
 VERSION = 3
@@ -97,27 +97,40 @@ class ErrorModel:
         """Both networks limited to their training support."""
         return all(key in self.guards for key in NETWORKS)
 
-    def offsets(self, key: str, x: np.ndarray) -> np.ndarray:
+    def offsets(self, key: str, x: np.ndarray, residual: np.ndarray | None = None) -> np.ndarray:
         """(n, J) offsets of network ``key`` for features ``x`` (n, F), or (J,) of one (F,) row.
 
         When the network has a guard, the offsets are shrunk away from its training support and zero on its masked
-        joints (:mod:`~.support`).
+        joints (:mod:`~.support`); a sampled ``residual`` is added to the network's offset before that, so it too is
+        injected only where the data is.
 
         Args:
             key: ``nn1`` (the controller error) or ``nn2`` (the kinematic and non-kinematic error).
             x: Features of the network's feature set (:mod:`~.features`), shape (n, F) or (F,).
+            residual: A draw of the network's :class:`~.support.Spread`, shape (J,), in the joints' units; None: none.
 
         Returns:
             Joint offsets, shape (n, J) or (J,), in [rad] (or [m] for a prismatic joint).
         """
         net = self.nn1 if key == "nn1" else self.nn2
         raw = net.predict(x)
+        if residual is not None:
+            raw = raw + residual
         guard = self.guards.get(key)
         if guard is None:
             return raw
         z = (np.atleast_2d(np.asarray(x, dtype=np.float64)) - net.x_mean) / net.x_std
         scaled = guard.weight(z)[:, None] * np.atleast_2d(raw) * guard.mask
         return scaled if raw.ndim == 2 else scaled[0]  # type: ignore[no-any-return]
+
+    def spread(self, key: str) -> Spread | None:
+        """The residual spread of network ``key`` (None: the model stores none: plain, or made before spreads).
+
+        Args:
+            key: ``nn1`` or ``nn2``.
+        """
+        guard = self.guards.get(key)
+        return None if guard is None else guard.spread
 
     def check_robot(self, robot: RobotIdentity, source: str = "error model") -> None:
         """Refuse to drive ``robot`` with a model made for another.
@@ -225,6 +238,8 @@ class ErrorModel:
         if key in self.guards:
             g = self.guards[key]
             out["guard"] = {"radius": g.radius, "width": g.width, "mask": [bool(m) for m in g.mask]}
+            if g.spread is not None:
+                out["guard"]["spread"] = {"sigma": g.spread.sigma.tolist(), "phi": g.spread.phi.tolist()}
         return out
 
     def _nets(self) -> tuple[tuple[str, Network], ...]:
@@ -352,9 +367,30 @@ def _guard(header: dict[str, Any], arrays: dict[str, np.ndarray], key: str, net:
     if box[0].shape != (net.features.n_features,):
         raise ModelFileError(f"entry {key}.support_lower: shape {box[0].shape}, expected ({net.features.n_features},)")
     try:
-        return Guard(box[0], box[1], box[2], radius, width, np.array(mask, dtype=bool))
+        return Guard(box[0], box[1], box[2], radius, width, np.array(mask, dtype=bool), _spread(spec, key, len(mask)))
     except ModelFileError as exc:
         raise ModelFileError(f"{key}: {exc}") from None
+
+
+def _spread(spec: dict[str, Any], key: str, n_joints: int) -> Spread | None:
+    """The guard's residual spread (None: a file made before spreads were stored)."""
+    spread = spec.get("spread")
+    if spread is None:
+        return None
+    where = f"header: networks.{key}.guard.spread"
+    if not isinstance(spread, dict):
+        raise ModelFileError(f"{where}: expected an object with sigma and phi")
+    values = []
+    for name in ("sigma", "phi"):
+        items = spread.get(name)
+        if not isinstance(items, list) or len(items) != n_joints or not all(_is_number(v) for v in items):
+            raise ModelFileError(f"{where}.{name}: expected {n_joints} numbers")
+        values.append(np.array(items, dtype=np.float64))
+    return Spread(values[0], values[1])
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _number(spec: dict[str, Any], name: str, where: str) -> float:

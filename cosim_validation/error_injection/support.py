@@ -38,6 +38,58 @@ MASK_MIN_GAIN = 0.1
 
 
 @dataclass(frozen=True)
+class Spread:
+    """Per joint, the residual of a network's (guarded, masked) offsets on its validation blocks, as an AR(1) process.
+
+    Sampling it (:meth:`step`) gives the injected error a distribution instead of a point: e_k = phi e_(k-1) +
+    sqrt(1 - phi^2) sigma n_k, n_k standard normal, whose stationary spread is sigma and whose lag-1 correlation is
+    phi, as the residuals' own.
+
+    Attributes:
+        sigma: (J,) standard deviation of the residual, in the joint's unit ([rad], or [m] for a prismatic joint), >= 0.
+        phi: (J,) its lag-1 autocorrelation between consecutive rows, in (-1, 1).
+    """
+
+    sigma: np.ndarray
+    phi: np.ndarray
+
+    def __post_init__(self) -> None:
+        sigma, phi = np.asarray(self.sigma, dtype=np.float64), np.asarray(self.phi, dtype=np.float64)
+        if sigma.ndim != 1 or phi.shape != sigma.shape:
+            raise ModelFileError(f"spread: sigma {sigma.shape} and phi {phi.shape}: expected one of each per joint")
+        if not (np.isfinite(sigma).all() and (sigma >= 0).all() and np.isfinite(phi).all() and (np.abs(phi) < 1).all()):
+            raise ModelFileError("spread: expected finite sigma >= 0 and phi within (-1, 1) per joint")
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "phi", phi)
+
+    def step(self, previous: np.ndarray, normal: np.ndarray) -> np.ndarray:
+        """The next (J,) residual after ``previous`` (J,), from ``normal`` (J,) standard normal numbers.
+
+        Args:
+            previous: The residual of the step before, in the joint's unit (zeros at a case's start).
+            normal: Standard normal numbers, one per joint.
+        """
+        return self.phi * previous + np.sqrt(1.0 - self.phi**2) * self.sigma * normal  # type: ignore[no-any-return]
+
+
+def residual_spread(residual: np.ndarray, consecutive: np.ndarray) -> Spread:
+    """The :class:`Spread` of validation residuals ``residual`` (n, J).
+
+    Args:
+        residual: Target minus the injected offset on the validation rows, shape (n, J), in the joint's unit.
+        consecutive: (n - 1,) bool: row i + 1 directly follows row i in the data (the lag-1 pairs).
+    """
+    residual = np.asarray(residual, dtype=np.float64)
+    sigma = residual.std(axis=0) if len(residual) else np.zeros(residual.shape[1])
+    pairs = np.flatnonzero(consecutive)
+    centred = residual - residual.mean(axis=0) if len(residual) else residual
+    num = (centred[pairs] * centred[pairs + 1]).sum(axis=0)
+    den = np.sqrt((centred[pairs] ** 2).sum(axis=0) * (centred[pairs + 1] ** 2).sum(axis=0))
+    phi = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    return Spread(sigma, np.clip(phi, -0.99, 0.99))
+
+
+@dataclass(frozen=True)
 class Guard:
     """The training support of one network and its per-joint mask.
 
@@ -47,6 +99,8 @@ class Guard:
         radius: Nearest-neighbour radius of the training inputs (z units).
         width: Distance beyond the support at which the offset reaches zero (z units), > 0.
         mask: (J,) bool, the joints whose offsets are injected.
+        spread: What the network leaves unexplained on its validation blocks (:class:`Spread`); None: not known
+            (a model made before it was stored).
     """
 
     lower: np.ndarray
@@ -55,6 +109,7 @@ class Guard:
     radius: float
     width: float
     mask: np.ndarray
+    spread: Spread | None = None
     _arrays: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -66,6 +121,8 @@ class Guard:
             )
         if len(self.points) == 0 or np.ndim(self.mask) != 1:
             raise ModelFileError("guard: expected at least one support point and a mask per joint")
+        if self.spread is not None and len(self.mask) and self.spread.sigma.shape != np.shape(self.mask):
+            raise ModelFileError(f"guard: a spread of {len(self.spread.sigma)} joints for {len(self.mask)} joints")
         values = (self.lower, self.upper, self.points, self.radius, self.width)
         if not all(np.isfinite(v).all() for v in values) or not self.width > 0 or not self.radius >= 0:
             raise ModelFileError("guard: support not finite, or its width not > 0 or its radius < 0")

@@ -100,7 +100,7 @@ def test_the_filtered_mujoco_arm_reaches_where_the_physical_one_would(
     [
         ("", "name the model file: errors:model=PATH"),
         ("model=", "expected model=PATH"),
-        ("path=a.npz", "expected model=PATH, got 'path=a.npz'"),
+        ("path=a.npz", r"expected model=PATH\[,sample=SEED\], got 'path=a.npz'"),
         ("model=a.npz,model=b.npz", "model given twice"),
     ],
 )

@@ -203,18 +203,6 @@ class ErrorInjector:
         return []
 
 
-def parse_model_option(options: str) -> Path:
-    """``model=PATH[,sample=SEED]`` -> PATH.
-
-    Args:
-        options: The filter's OPTIONS.
-
-    Raises:
-        InputError: Another key, a key twice, no model named, or a bad seed.
-    """
-    return parse_errors_options(options)[0]
-
-
 #: Largest seed of ``sample=`` (numpy takes any non-negative integer; this keeps it a plain 64-bit one).
 MAX_SAMPLE_SEED = 2**63 - 1
 

@@ -310,8 +310,4 @@ def _guard_json(guard: Guard | None) -> dict[str, Any]:
     """The injected joints (``mask``; None: no guard, every joint) and the residual spread (``spread``; None: none)."""
     if guard is None:
         return {"mask": None, "spread": None}
-    spread = guard.spread
-    return {
-        "mask": [bool(m) for m in guard.mask],
-        "spread": None if spread is None else {"sigma": spread.sigma.tolist(), "phi": spread.phi.tolist()},
-    }
+    return {"mask": [bool(m) for m in guard.mask], "spread": None if guard.spread is None else guard.spread.to_json()}

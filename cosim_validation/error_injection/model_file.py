@@ -35,7 +35,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -239,7 +239,7 @@ class ErrorModel:
             g = self.guards[key]
             out["guard"] = {"radius": g.radius, "width": g.width, "mask": [bool(m) for m in g.mask]}
             if g.spread is not None:
-                out["guard"]["spread"] = {"sigma": g.spread.sigma.tolist(), "phi": g.spread.phi.tolist()}
+                out["guard"]["spread"] = g.spread.to_json()
         return out
 
     def _nets(self) -> tuple[tuple[str, Network], ...]:
@@ -389,13 +389,14 @@ def _spread(spec: dict[str, Any], key: str, n_joints: int) -> Spread | None:
     return Spread(values[0], values[1])
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
+    """A JSON number (a bool is not one)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _number(spec: dict[str, Any], name: str, where: str) -> float:
     value = spec.get(name)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
+    if not _is_number(value):
         raise ModelFileError(f"header: {where}.{name}: expected a number, got {value!r}")
     return float(value)
 

@@ -62,6 +62,10 @@ class Spread:
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "phi", phi)
 
+    def to_json(self) -> dict[str, list[float]]:
+        """``{"sigma": [...], "phi": [...]}``, per joint: the model header's and the training report's form."""
+        return {"sigma": self.sigma.tolist(), "phi": self.phi.tolist()}
+
     def step(self, previous: np.ndarray, normal: np.ndarray) -> np.ndarray:
         """The next (J,) residual after ``previous`` (J,), from ``normal`` (J,) standard normal numbers.
 
@@ -80,9 +84,11 @@ def residual_spread(residual: np.ndarray, consecutive: np.ndarray) -> Spread:
         consecutive: (n - 1,) bool: row i + 1 directly follows row i in the data (the lag-1 pairs).
     """
     residual = np.asarray(residual, dtype=np.float64)
-    sigma = residual.std(axis=0) if len(residual) else np.zeros(residual.shape[1])
+    if not len(residual):
+        return Spread(np.zeros(residual.shape[1]), np.zeros(residual.shape[1]))
+    sigma = residual.std(axis=0)
     pairs = np.flatnonzero(consecutive)
-    centred = residual - residual.mean(axis=0) if len(residual) else residual
+    centred = residual - residual.mean(axis=0)
     num = (centred[pairs] * centred[pairs + 1]).sum(axis=0)
     den = np.sqrt((centred[pairs] ** 2).sum(axis=0) * (centred[pairs + 1] ** 2).sum(axis=0))
     phi = np.divide(num, den, out=np.zeros_like(num), where=den > 0)

@@ -88,12 +88,12 @@ def filter_identity(text: str) -> str:
     Args:
         text: The filter as a run's meta stores it.
     """
-    from cosim_validation.error_injection.injection import parse_model_option
+    from cosim_validation.error_injection.injection import parse_errors_options
     from cosim_validation.robots.filters.robot_filters import FilterSpec
 
     try:
         spec = FilterSpec.parse(text)
-        model = parse_model_option(spec.options) if spec.kind == "errors" else None
+        model = parse_errors_options(spec.options)[0] if spec.kind == "errors" else None
     except CosimError:
         return text
     if model is None or not model.is_file():

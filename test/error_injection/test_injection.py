@@ -12,7 +12,7 @@ from cosim_validation.assembly.robots import build_robot
 from cosim_validation.common.config import ConfigNode
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.error_injection.error_types import ModelFileError
-from cosim_validation.error_injection.injection import ErrorInjector, parse_model_option
+from cosim_validation.error_injection.injection import ErrorInjector, parse_errors_options
 from cosim_validation.error_injection.model_file import ErrorModel
 from cosim_validation.error_injection.robot_identity import RobotIdentity
 from cosim_validation.robots.filters.robot_filter import FilteredBackend
@@ -106,7 +106,7 @@ def test_the_filtered_mujoco_arm_reaches_where_the_physical_one_would(
 )
 def test_bad_options_are_named(options: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        parse_model_option(options)
+        parse_errors_options(options)
 
 
 def test_a_missing_or_foreign_model_is_refused(

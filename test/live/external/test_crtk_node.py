@@ -27,14 +27,15 @@ def write_config(folder: Path, mode: str, base: str = "dvrk_psm_insertion.yaml",
     tree = yaml.safe_load((CONFIGS / base).read_text())
     external = {
         "command": f"{sys.executable} {FAKE} {mode}",
-        "real_time_factor": 10.0,
+        "real_time_factor": 2.0,
         "accept_timeout_s": 15.0,
         "interface": "crtk",
         **crtk,
     }
-    # the node's waits are in simulated time, but each message it waits for crosses DDS in wall time: at 10x real
-    # time a loaded machine's 0.3 s of latency is 3 s of the case, so the limit leaves 3 s of wall time (a node that
-    # does its job is done after 1.5-2.5 s of the case, whatever the limit)
+    # the node's waits are in simulated time, but each message it waits for crosses DDS in wall time: at 2x real
+    # time a loaded machine's 0.3 s of latency is 0.6 s of the case, so the limit leaves 15 s of wall time (a node
+    # that does its job is done after 1.5-2.5 s of the case, whatever the limit; at 10x, 3 s of wall time was once
+    # not enough with two test runs sharing two cores)
     tree["controllers"]["default"] = {"external": external, "time_limit_s": 30.0}
     path = folder / "case.yaml"
     path.write_text(yaml.safe_dump(tree, sort_keys=False))

@@ -1,9 +1,10 @@
 """Starting one process per node, waiting until each is ready, and stopping them all without orphans.
 
-Each node runs as ``python -m cosim_validation.live.nodes.<executable> --ros-args ...`` in its own process
-group, so a Ctrl-C reaches only this launcher, which then stops the nodes in order: SIGINT (rclpy
-shuts down cleanly), SIGTERM after a grace period, SIGKILL last; the recorder after all the others, so its bag
-holds everything they sent. On Linux
+Each node runs as ``python -m cosim_validation.live.nodes.<executable> --ros-args ...`` would, in its own process
+group (forked by a node host that loaded the heavy modules once, :mod:`.node_host`; ``COSIM_NODE_START=exec``
+starts each as a fresh interpreter instead), so a Ctrl-C reaches only this launcher, which then stops the nodes
+in order: SIGINT (rclpy shuts down cleanly), SIGTERM after a grace period, SIGKILL last; the recorder after all the
+others, so its bag holds everything they sent. On Linux
 each child also asks the kernel for SIGTERM if the launcher dies, so nothing is left behind even if the
 launcher is killed.
 """
@@ -21,12 +22,15 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.live.session.node_host import NodeHost
 from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_change, open_gate
 
 READY_DIR_ENV = "COSIM_READY_DIR"
+#: ``exec``: start every node as a fresh interpreter; otherwise (``fork``, the default) a node host forks them
+NODE_START_ENV = "COSIM_NODE_START"
 _PR_SET_PDEATHSIG = 1
 #: Signals of a crash in native code (the middleware, a physics engine): a node they end before it is ready is
 #: started once more. Rare and not the node's fault (seen: SIGSEGV in rclpy's create_service in a node's
@@ -63,9 +67,49 @@ class ProcessSpec:
     stdout_to_console: bool = False
     restart_on_crash: bool = True
 
+    @property
+    def module(self) -> str:
+        """The module the node process runs."""
+        return f"cosim_validation.live.nodes.{self.executable}"
+
+    def arguments(self) -> list[str]:
+        """The node's command-line arguments."""
+        return ["--ros-args", *self.ros_args]
+
     def command(self) -> list[str]:
         """The command line of the node process."""
-        return [sys.executable, "-m", f"cosim_validation.live.nodes.{self.executable}", "--ros-args", *self.ros_args]
+        return [sys.executable, "-m", self.module, *self.arguments()]
+
+    def runs_node_module(self) -> bool:
+        """Whether the process runs a node module of ours (and so can be forked from the node host)."""
+        return self.command() == [sys.executable, "-m", self.module, *self.arguments()]
+
+
+class NodeProcess(Protocol):
+    """What the launcher uses of a node's process: :class:`subprocess.Popen`, or a process the node host forked."""
+
+    returncode: int | None
+
+    @property
+    def pid(self) -> int: ...  # noqa: D102
+
+    def poll(self) -> int | None: ...  # noqa: D102
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait until the process ends; its exit status.
+
+        Args:
+            timeout: The longest wait [s]; None: no limit.
+        """
+        ...
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the process.
+
+        Args:
+            sig: The signal.
+        """
+        ...
 
 
 class NodeStartError(CosimError):
@@ -78,16 +122,20 @@ class ProcessGroup:
     Args:
         run_dir: Where ``logs/<node>.log`` and the ready files go.
         env: Environment for every node (ROS_DOMAIN_ID, ...); defaults to ours.
+        fork: Fork the nodes from a node host (:mod:`.node_host`) rather than start each as a fresh interpreter;
+            None: unless ``COSIM_NODE_START=exec`` (in ``env``).
     """
 
-    def __init__(self, run_dir: str | Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, run_dir: str | Path, env: Mapping[str, str] | None = None, fork: bool | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.log_dir = self.run_dir / "logs"
         self.ready_dir = self.run_dir / ".ready"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.ready_dir.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ if env is None else env)
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.fork = self.env.get(NODE_START_ENV, "fork") != "exec" if fork is None else fork
+        self._host: NodeHost | None = None
+        self.processes: dict[str, NodeProcess] = {}
         self._started_env: dict[str, dict[str, str]] = {}  # each process's environment at its start
         self._logs: dict[str, IO[bytes]] = {}
         self.stop_s: dict[str, float] = {}
@@ -96,7 +144,7 @@ class ProcessGroup:
         self.restarted: dict[str, str] = {}
         self._specs: dict[str, ProcessSpec] = {}
 
-    def start(self, spec: ProcessSpec, gated: bool = False) -> subprocess.Popen[bytes]:
+    def start(self, spec: ProcessSpec, gated: bool = False) -> NodeProcess:
         """Start one node (does not wait for it).
 
         Args:
@@ -109,24 +157,47 @@ class ProcessGroup:
         env = {**self.env, **spec.env, READY_DIR_ENV: str(self.ready_dir), "PYTHONUNBUFFERED": "1"}
         if gated:
             self.gate_path(spec.name).unlink(missing_ok=True)
-            env[GATE_ENV], env[OWNER_ENV] = str(self.gate_path(spec.name)), str(os.getpid())
+            forked = self.fork and spec.runs_node_module()
+            parent = self._node_host().process.pid if forked else os.getpid()  # the node's parent process
+            env[GATE_ENV], env[OWNER_ENV] = str(self.gate_path(spec.name)), str(parent)
         self._started_env[spec.name] = env
         self._logs[spec.name] = open(self.log_dir / f"{spec.name}.log", "ab")  # noqa: SIM115 - closed in stop()
         self._specs[spec.name] = spec
         return self._spawn(spec.name)
 
-    def _spawn(self, name: str) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str) -> NodeProcess:
         spec, log = self._specs[name], self._logs[name]
-        process = subprocess.Popen(
-            spec.command(),
-            stdout=None if spec.stdout_to_console else log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-            env=self._started_env[name],
-            preexec_fn=_die_with_parent,
-        )
+        process: NodeProcess
+        if self.fork and spec.runs_node_module():
+            log_path = self.log_dir / f"{name}.log"
+            process = self._node_host().spawn(
+                spec.module, spec.arguments(), self._started_env[name], log_path, spec.stdout_to_console
+            )
+        else:
+            process = subprocess.Popen(
+                spec.command(),
+                stdout=None if spec.stdout_to_console else log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                env=self._started_env[name],
+                preexec_fn=_die_with_parent,
+            )
         self.processes[name] = process
         return process
+
+    def _node_host(self) -> NodeHost:
+        """The node host, started the first time (its messages in ``logs/node_host.log``)."""
+        if self._host is None:
+            log = open(self.log_dir / "node_host.log", "ab")  # noqa: SIM115 - closed in stop()
+            self._logs[" node host"] = log
+            self._host = NodeHost(self.env, log, _die_with_parent)
+        return self._host
+
+    def _close_host(self) -> None:
+        """Let the node host end, once its nodes have."""
+        if self._host is not None:
+            self._host.close()
+            self._host = None
 
     def _restart_after_crash(self, name: str) -> bool:
         """Start node ``name`` again if a crash signal ended it before it was ready, the first time; whether it was.
@@ -136,7 +207,7 @@ class ProcessGroup:
         code = self.processes[name].returncode
         crashed = code is not None and code < 0 and -code in CRASH_SIGNALS
         restartable = self._specs[name].restart_on_crash and name not in self.restarted
-        if not crashed or not restartable or (self.ready_dir / name).exists():
+        if code is None or not crashed or not restartable or (self.ready_dir / name).exists():
             return False
         crash = signal.Signals(-code).name
         log = self._logs[name]
@@ -184,6 +255,7 @@ class ProcessGroup:
             except subprocess.TimeoutExpired:
                 _signal_group(process, signal.SIGKILL)
                 process.wait(timeout=5)
+        self._close_host()
         for log in self._logs.values():
             log.close()
 
@@ -319,9 +391,10 @@ class ProcessGroup:
         rest = {n: p for n, p in alive.items() if n in last}
         self._drain(rest, drain_s)
         self._stop_wave(rest, start, grace_s)
+        self._close_host()
         for log in self._logs.values():
             log.close()
-        return {n: int(p.returncode) for n, p in self.processes.items()}
+        return {n: p.wait() for n, p in self.processes.items()}  # every one has ended
 
     def _drain(self, names: Iterable[str], drain_s: float) -> None:
         """Let each running node of ``names`` drain (:meth:`wait_quiet`); a Ctrl-C ends the wait, not the stop."""
@@ -332,7 +405,7 @@ class ProcessGroup:
         except KeyboardInterrupt:
             return
 
-    def _stop_wave(self, alive: Mapping[str, subprocess.Popen[bytes]], start: float, grace_s: float) -> None:
+    def _stop_wave(self, alive: Mapping[str, NodeProcess], start: float, grace_s: float) -> None:
         """SIGINT to ``alive``, SIGTERM to those left after ``grace_s``, SIGKILL after 1 s more; exits noted."""
         for process in alive.values():
             _signal_group(process, signal.SIGINT)
@@ -412,7 +485,7 @@ class DrainWatch:
         return time.monotonic() - self._since_s >= self.quiet_s and round_ - self._since_round >= self.rounds
 
 
-def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+def _signal_group(process: NodeProcess, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
 

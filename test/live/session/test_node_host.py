@@ -1,0 +1,136 @@
+"""The node host forks each node process from an interpreter that loaded the heavy modules once; a forked node is
+the process ``python -m <module>`` would have been: its arguments, its own environment (not the host's), its own
+process group, its log, its exit status (a signal's negative number), and it ends when the host does."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cosim_validation.live.session.node_host import NodeHost
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec, _die_with_parent
+from test.live.session.test_start_gate import _alive
+
+CHILD = """
+import json, os, signal, sys, time
+what = sys.argv[1]
+print(json.dumps({"argv": sys.argv[1:], "name": __name__, "pgid": os.getpgid(0), "env": dict(os.environ)}))
+print("to stderr", file=sys.stderr)
+if what == "exit":
+    raise SystemExit(int(sys.argv[2]))
+if what == "raise":
+    raise ValueError("the node's own mistake")
+if what == "interrupt":
+    raise KeyboardInterrupt
+if what == "sleep":
+    time.sleep(600)
+"""
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[NodeHost]:
+    """A node host whose modules include ``host_child`` (the CHILD above), started with HOST_ONLY=1."""
+    (tmp_path / "host_child.py").write_text(CHILD)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "HOST_ONLY": "1"}
+    with open(tmp_path / "host.log", "ab") as log:
+        started = NodeHost(env, log, _die_with_parent)
+        try:
+            yield started
+        finally:
+            started.close()
+
+
+def _run(host: NodeHost, tmp_path: Path, *args: str, console: bool = False) -> tuple[int, str]:
+    log = tmp_path / f"{args[0]}.log"
+    process = host.spawn("host_child", args, {"PATH": os.environ["PATH"], "OWN": "mine"}, log, console)
+    code = process.wait(timeout=120)
+    return code, log.read_text()
+
+
+def test_a_forked_node_runs_as_main_with_its_arguments_environment_and_process_group(
+    host: NodeHost, tmp_path: Path
+) -> None:
+    code, log = _run(host, tmp_path, "exit", "0")
+    assert code == 0
+    seen = json.loads(log.splitlines()[0])
+    assert seen["argv"] == ["exit", "0"]
+    assert seen["name"] == "__main__"
+    assert seen["env"] == {"PATH": os.environ["PATH"], "OWN": "mine"}  # its own, nothing of the host's (HOST_ONLY)
+    assert seen["pgid"] not in (os.getpgid(0), os.getpgid(host.process.pid))  # a group of its own
+    assert log.splitlines()[1] == "to stderr"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "logged"),
+    [
+        (("exit", "3"), 3, ""),
+        (("raise",), 1, "ValueError: the node's own mistake"),
+        (("interrupt",), -signal.SIGINT, "KeyboardInterrupt"),
+    ],
+)
+def test_a_forked_node_ends_with_the_status_the_interpreter_gives(
+    host: NodeHost, tmp_path: Path, args: tuple[str, ...], code: int, logged: str
+) -> None:
+    status, log = _run(host, tmp_path, *args)
+    assert status == code
+    assert logged in log
+
+
+def test_a_signal_that_ends_a_forked_node_is_its_status_and_the_host_goes_on(host: NodeHost, tmp_path: Path) -> None:
+    sleeper = host.spawn("host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
+    with pytest.raises(subprocess.TimeoutExpired):
+        sleeper.wait(timeout=0.2)
+    assert sleeper.poll() is None
+    sleeper.send_signal(signal.SIGKILL)
+    assert sleeper.wait(timeout=60) == -signal.SIGKILL
+    assert _run(host, tmp_path, "exit", "5")[0] == 5  # the next one starts as before
+
+
+def test_the_nodes_end_with_their_host(host: NodeHost, tmp_path: Path) -> None:
+    sleeper = host.spawn("host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
+    pid = sleeper.pid
+    host.process.kill()
+    assert sleeper.wait(timeout=60) == -signal.SIGTERM
+    deadline = time.monotonic() + 60  # a limit on the wait, not the property: the node must end at all
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def test_a_host_whose_launcher_is_done_ends_by_itself(host: NodeHost, tmp_path: Path) -> None:
+    assert _run(host, tmp_path, "exit", "0")[0] == 0
+    host.close()
+    assert host.process.returncode == 0
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_node_of_a_group_is_the_same_forked_or_started_fresh(tmp_path: Path, repo_root: Path, fork: bool) -> None:
+    """The markers node refuses a bad configuration with one error line and status 1, either way."""
+    group = ProcessGroup(tmp_path, fork=fork)
+    group.start(ProcessSpec("markers", "markers", ("-p", f"config:={repo_root / 'config' / 'digital_twin.yaml'}")))
+    assert group.processes["markers"].wait(timeout=120) == 1
+    assert group.stop() == {"markers": 1}
+    log = (tmp_path / "logs" / "markers.log").read_text()
+    assert log.startswith("error: ")
+    assert "unknown key" in log
+    assert (tmp_path / "logs" / "node_host.log").exists() is fork
+
+
+def test_exec_in_the_environment_starts_each_node_fresh(tmp_path: Path) -> None:
+    assert ProcessGroup(tmp_path, env={"COSIM_NODE_START": "exec"}).fork is False
+    assert ProcessGroup(tmp_path, env={}).fork is True
+
+
+def test_the_host_loads_the_heavy_modules_and_nothing_of_ros_before_it_forks() -> None:
+    probe = "import json, sys\nfrom cosim_validation.live.session.node_host import WARM_MODULES, warm_up\n"
+    probe += "print(json.dumps([warm_up(), [m for m in WARM_MODULES if m not in sys.modules], 'rclpy' in sys.modules]))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout) == [[], [], False], done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from cosim_validation.live.session.discovery_scope import DomainLease, check_domain_request
     from cosim_validation.live.session.domain_probe import strangers
     from cosim_validation.live.session.graph import graph_inputs, load_graph
-    from cosim_validation.live.session.process_group import TEARDOWN_DUMP_S
+    from cosim_validation.live.session.process_group import TEARDOWN_DUMP_S, node_start_forks
     from cosim_validation.live.session.session_runner import prepare_run_dir, run_session, start_graph, write_summary
     from cosim_validation.runs.run_inputs import capture_inputs
     from cosim_validation.runs.run_lock import RunLock, command_line
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.out or f"runs/session-{time.strftime('%Y%m%d-%H%M%S')}")
     checked_run_dir("--out", run_dir, {"--config": args.config, "--suite": args.suite})  # before any work
     check_domain_request(args.domain_id, args.discovery_range)  # before any node process starts
+    node_start_forks(os.environ)  # how the nodes start (COSIM_NODE_START), checked before anything is written
     prepare_run_dir(run_dir)
     nodes_suite = given_suite or run_dir / DEFAULT_SUITE_FILE
     with contextlib.ExitStack() as held:

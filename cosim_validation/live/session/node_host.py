@@ -49,7 +49,7 @@ WARM_MODULES = (
 )
 #: Modules that must not be loaded before a fork (they start threads when they load)
 COLD_MODULES = ("rclpy",)
-_PR_SET_PDEATHSIG = 1  # prctl(2)
+_PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1  # prctl(2)
 
 
 def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
@@ -76,7 +76,10 @@ def _run_child(request: dict[str, Any], channels: tuple[int, int]) -> None:
     try:
         os.setpgrp()
         with contextlib.suppress(OSError, AttributeError):  # Linux: ended when the host ends
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+            # its command line is the host's; its name (ps -e, top, pgrep) is the node's, at most 15 bytes
+            libc.prctl(_PR_SET_NAME, ctypes.c_char_p(request["name"].encode()[:15]))
         for fd in channels:
             os.close(fd)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -186,6 +189,7 @@ def serve(request_fd: int, reply_fd: int) -> None:
                 continue
             if pid == 0:
                 _run_child(request, (request_fd, reply_fd))
+            print(f"node host: {request['name']} ({request['module']}) is process {pid}", file=sys.stderr, flush=True)
             send({"pid": pid})
 
 
@@ -193,6 +197,8 @@ def main() -> int:
     """``python -m cosim_validation.live.session.node_host REQUEST_FD REPLY_FD``."""
     request_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher's Ctrl-C is the launcher's; it stops the nodes
+    with contextlib.suppress(OSError, AttributeError):  # its name in ps -e, top and pgrep (Linux)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_NAME, ctypes.c_char_p(b"node_host"))
     for line in warm_up():
         print(f"node host: not preloaded: {line}", file=sys.stderr)
     serve(request_fd, reply_fd)
@@ -288,18 +294,20 @@ class NodeHost:
         self._closed = False
 
     def spawn(
-        self, module: str, args: Sequence[str], env: Mapping[str, str], log: Path, console: bool
+        self, name: str, module: str, args: Sequence[str], env: Mapping[str, str], log: Path, console: bool
     ) -> HostedProcess:
         """Ask for a node process (does not wait for it).
 
         Args:
+            name: The node's name (the process's name, its first 15 bytes).
             module: The module it runs as ``__main__``.
             args: Its command-line arguments.
             env: Its whole environment.
             log: Its log file (stderr, and stdout unless ``console``).
             console: Its stdout is ours.
         """
-        request = {"module": module, "args": list(args), "env": dict(env), "log": str(log), "console": console}
+        request: dict[str, Any] = {"name": name, "module": module, "args": list(args), "env": dict(env)}
+        request.update(log=str(log), console=console)
         process = HostedProcess(self)
         self._unanswered.append(process)
         try:

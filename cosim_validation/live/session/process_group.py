@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
-from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.session.node_host import NodeHost
 from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_change, open_gate
 
@@ -85,6 +85,21 @@ class ProcessSpec:
         return self.command() == [sys.executable, "-m", self.module, *self.arguments()]
 
 
+def node_start_forks(env: Mapping[str, str]) -> bool:
+    """Whether nodes are forked from the node host (``COSIM_NODE_START`` unset or ``fork``), not started fresh.
+
+    Args:
+        env: The nodes' environment.
+
+    Raises:
+        InputError: Another value.
+    """
+    start = env.get(NODE_START_ENV, "fork")
+    if start not in ("fork", "exec"):
+        raise InputError(f"{NODE_START_ENV}={start!r}: expected fork (the default) or exec")
+    return start == "fork"
+
+
 class NodeProcess(Protocol):
     """What the launcher uses of a node's process: :class:`subprocess.Popen`, or a process the node host forked."""
 
@@ -133,7 +148,7 @@ class ProcessGroup:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.ready_dir.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ if env is None else env)
-        self.fork = self.env.get(NODE_START_ENV, "fork") != "exec" if fork is None else fork
+        self.fork = node_start_forks(self.env) if fork is None else fork
         self._host: NodeHost | None = None
         self.processes: dict[str, NodeProcess] = {}
         self._started_env: dict[str, dict[str, str]] = {}  # each process's environment at its start
@@ -171,7 +186,7 @@ class ProcessGroup:
         if self.fork and spec.runs_node_module():
             log_path = self.log_dir / f"{name}.log"
             process = self._node_host().spawn(
-                spec.module, spec.arguments(), self._started_env[name], log_path, spec.stdout_to_console
+                name, spec.module, spec.arguments(), self._started_env[name], log_path, spec.stdout_to_console
             )
         else:
             process = subprocess.Popen(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 
 from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.live.session.graph import GraphSpec
-from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec, node_start_forks
 from cosim_validation.live.session.session_plan import NodeLaunch, node_launches
 
 
@@ -145,6 +146,7 @@ def start_graph(
         InputError: The run directory cannot be used, or the graph has not exactly one console node.
     """
     run_dir = run_dir.resolve()
+    fork = node_start_forks(os.environ if env is None else env)  # a bad value is refused before anything is written
     prepare_run_dir(run_dir)
     launches = node_launches(graph, run_dir, suite, cases)
     specs = process_specs(launches, run_dir, console)
@@ -152,7 +154,7 @@ def start_graph(
     first = [s for s in specs if s not in last]
     if len(last) != 1:
         raise InputError(f"{graph.source}: exactly one node must have console: true (the test generator)")
-    group = ProcessGroup(run_dir, env=env)
+    group = ProcessGroup(run_dir, env=env, fork=fork)
     started = StartedGraph(group, first, last[0])
     with contextlib.ExitStack() as stop_on_error:
         stop_on_error.push(started)

@@ -22,7 +22,8 @@ from test.live.session.test_start_gate import _alive
 CHILD = """
 import json, os, signal, sys, time
 what = sys.argv[1]
-print(json.dumps({"argv": sys.argv[1:], "name": __name__, "pgid": os.getpgid(0), "env": dict(os.environ)}))
+seen = {"argv": sys.argv[1:], "name": __name__, "pgid": os.getpgid(0), "env": dict(os.environ)}
+print(json.dumps({**seen, "comm": open("/proc/self/comm").read().strip()}))
 print("to stderr", file=sys.stderr)
 if what == "exit":
     raise SystemExit(int(sys.argv[2]))
@@ -50,7 +51,7 @@ def host(tmp_path: Path) -> Iterator[NodeHost]:
 
 def _run(host: NodeHost, tmp_path: Path, *args: str, console: bool = False) -> tuple[int, str]:
     log = tmp_path / f"{args[0]}.log"
-    process = host.spawn("host_child", args, {"PATH": os.environ["PATH"], "OWN": "mine"}, log, console)
+    process = host.spawn("child", "host_child", args, {"PATH": os.environ["PATH"], "OWN": "mine"}, log, console)
     code = process.wait(timeout=120)
     return code, log.read_text()
 
@@ -63,6 +64,7 @@ def test_a_forked_node_runs_as_main_with_its_arguments_environment_and_process_g
     seen = json.loads(log.splitlines()[0])
     assert seen["argv"] == ["exit", "0"]
     assert seen["name"] == "__main__"
+    assert seen["comm"] == "child"  # the node's name in ps -e, top and pgrep
     assert seen["env"] == {"PATH": os.environ["PATH"], "OWN": "mine"}  # its own, nothing of the host's (HOST_ONLY)
     assert seen["pgid"] not in (os.getpgid(0), os.getpgid(host.process.pid))  # a group of its own
     assert log.splitlines()[1] == "to stderr"
@@ -85,7 +87,7 @@ def test_a_forked_node_ends_with_the_status_the_interpreter_gives(
 
 
 def test_a_signal_that_ends_a_forked_node_is_its_status_and_the_host_goes_on(host: NodeHost, tmp_path: Path) -> None:
-    sleeper = host.spawn("host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
+    sleeper = host.spawn("child", "host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
     with pytest.raises(subprocess.TimeoutExpired):
         sleeper.wait(timeout=0.2)
     assert sleeper.poll() is None
@@ -95,7 +97,7 @@ def test_a_signal_that_ends_a_forked_node_is_its_status_and_the_host_goes_on(hos
 
 
 def test_the_nodes_end_with_their_host(host: NodeHost, tmp_path: Path) -> None:
-    sleeper = host.spawn("host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
+    sleeper = host.spawn("child", "host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
     pid = sleeper.pid
     host.process.kill()
     assert sleeper.wait(timeout=60) == -signal.SIGTERM
@@ -134,3 +136,22 @@ def test_the_host_loads_the_heavy_modules_and_nothing_of_ros_before_it_forks() -
     probe += "print(json.dumps([warm_up(), [m for m in WARM_MODULES if m not in sys.modules], 'rclpy' in sys.modules]))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout) == [[], [], False], done.stderr
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_another_node_start_is_one_error_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_output: bool
+) -> None:
+    from cosim_validation.cli.main import main
+
+    monkeypatch.setenv("COSIM_NODE_START", "spawn")
+    code = main(["session", *(["--json"] if json_output else []), "--cases", "1", "--out", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    message = "COSIM_NODE_START='spawn': expected fork (the default) or exec"
+    assert code == 1
+    if json_output:
+        assert json.loads(out)["error"]["message"] == message
+        assert err == ""
+    else:
+        assert err.splitlines() == [f"error: {message}"]
+    assert not (tmp_path / "run").exists()

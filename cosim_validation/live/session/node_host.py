@@ -49,6 +49,8 @@ WARM_MODULES = (
 )
 #: Modules that must not be loaded before a fork (they start threads when they load)
 COLD_MODULES = ("rclpy",)
+#: The longest wait for the host's answer to a request [s]: its warm-up imports, on a loaded machine
+ANSWER_LIMIT_S = 120.0
 _PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1  # prctl(2)
 
 
@@ -70,8 +72,12 @@ def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
     return missing
 
 
-def _run_child(request: dict[str, Any], channels: tuple[int, int]) -> None:
-    """In the forked child: become the node process ``request`` describes, run it, and exit with its status."""
+def _run_child(request: dict[str, Any], channels: tuple[int, int], host: int) -> None:
+    """In the forked child of ``host``: become the node process ``request`` describes, run it, exit with its status.
+
+    What a fresh interpreter would have of its own and a fork shares is renewed: numpy's global random state (drawn
+    from the system's entropy, as at numpy's import). Python's string hash seed stays the host's.
+    """
     code = 1
     try:
         os.setpgrp()
@@ -80,6 +86,8 @@ def _run_child(request: dict[str, Any], channels: tuple[int, int]) -> None:
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
             # its command line is the host's; its name (ps -e, top, pgrep) is the node's, at most 15 bytes
             libc.prctl(_PR_SET_NAME, ctypes.c_char_p(request["name"].encode()[:15]))
+        if os.getppid() != host:  # the host died before the request took effect: nobody would stop this process
+            os._exit(1)
         for fd in channels:
             os.close(fd)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -95,6 +103,8 @@ def _run_child(request: dict[str, Any], channels: tuple[int, int]) -> None:
         sys.argv = [request["module"], *request["args"]]
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].random.seed()
         code = _run_module(request["module"])
     finally:
         with contextlib.suppress(Exception):
@@ -154,6 +164,7 @@ def serve(request_fd: int, reply_fd: int) -> None:
         reply_fd: Write end of the host's answers and exit notices.
     """
     pending = b""
+    host = os.getpid()
     replies = os.fdopen(reply_fd, "w", buffering=1)
 
     def send(message: dict[str, Any]) -> None:
@@ -188,7 +199,7 @@ def serve(request_fd: int, reply_fd: int) -> None:
                 send({"error": f"cannot fork: {exc.strerror}"})
                 continue
             if pid == 0:
-                _run_child(request, (request_fd, reply_fd))
+                _run_child(request, (request_fd, reply_fd), host)
             print(f"node host: {request['name']} ({request['module']}) is process {pid}", file=sys.stderr, flush=True)
             send({"pid": pid})
 
@@ -221,8 +232,14 @@ class HostedProcess:
 
     @property
     def pid(self) -> int:
-        """The process id (waits for the host's answer)."""
+        """The process id, once the host answered (0: the host ended or gave up before it forked the process).
+
+        A host that does not answer within :data:`ANSWER_LIMIT_S` is ended, as if it had died.
+        """
+        deadline = time.monotonic() + ANSWER_LIMIT_S
         while self._pid is None:
+            if time.monotonic() > deadline:
+                self._host.give_up()
             self._host.pump(block_s=0.1)
         return self._pid
 
@@ -254,7 +271,7 @@ class HostedProcess:
             sig: The signal.
         """
         pid = self.pid
-        if self.poll() is None:
+        if pid > 0 and self.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 
@@ -292,6 +309,8 @@ class NodeHost:
         self._children: dict[int, HostedProcess] = {}
         self.error = ""
         self._closed = False
+        #: the host ended while the launcher still needed it (its nodes' exit codes are assumed, not observed)
+        self.lost = False
 
     def spawn(
         self, name: str, module: str, args: Sequence[str], env: Mapping[str, str], log: Path, console: bool
@@ -353,11 +372,19 @@ class NodeHost:
             self.error = str(message.get("error", ""))
             process._pid, process.returncode = 0, 1
 
+    def give_up(self) -> None:
+        """End a host that does not answer (a hung import): its nodes end with it."""
+        self.process.kill()
+        self.process.wait()
+        self._host_gone()
+
     def _host_gone(self) -> None:
         """The host ended: its children end with it (their parent-death signal, SIGTERM).
 
-        What they exited with is not known here: SIGTERM is assumed.
+        What they exited with is not known here: SIGTERM (what the kernel sends them) is assumed, and :attr:`lost`
+        says the host ended first.
         """
+        self.lost = True
         for process in self._unanswered:
             process._pid, process.returncode = 0, 1
         self._unanswered.clear()

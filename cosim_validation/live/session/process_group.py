@@ -80,9 +80,13 @@ class ProcessSpec:
         """The command line of the node process."""
         return [sys.executable, "-m", self.module, *self.arguments()]
 
-    def runs_node_module(self) -> bool:
-        """Whether the process runs a node module of ours (and so can be forked from the node host)."""
-        return self.command() == [sys.executable, "-m", self.module, *self.arguments()]
+    def forkable(self) -> bool:
+        """Whether the node host can start this process.
+
+        It can if the process runs a node module of ours (a subclass may run another command) and sets no variables
+        of its own (a module the host loaded may have read them at its import).
+        """
+        return not self.env and self.command() == [sys.executable, "-m", self.module, *self.arguments()]
 
 
 def node_start_forks(env: Mapping[str, str]) -> bool:
@@ -94,7 +98,7 @@ def node_start_forks(env: Mapping[str, str]) -> bool:
     Raises:
         InputError: Another value.
     """
-    start = env.get(NODE_START_ENV, "fork")
+    start = env.get(NODE_START_ENV) or "fork"  # unset or empty: the default
     if start not in ("fork", "exec"):
         raise InputError(f"{NODE_START_ENV}={start!r}: expected fork (the default) or exec")
     return start == "fork"
@@ -150,6 +154,7 @@ class ProcessGroup:
         self.env = dict(os.environ if env is None else env)
         self.fork = node_start_forks(self.env) if fork is None else fork
         self._host: NodeHost | None = None
+        self._host_lost = False
         self.processes: dict[str, NodeProcess] = {}
         self._started_env: dict[str, dict[str, str]] = {}  # each process's environment at its start
         self._logs: dict[str, IO[bytes]] = {}
@@ -172,7 +177,7 @@ class ProcessGroup:
         env = {**self.env, **spec.env, READY_DIR_ENV: str(self.ready_dir), "PYTHONUNBUFFERED": "1"}
         if gated:
             self.gate_path(spec.name).unlink(missing_ok=True)
-            forked = self.fork and spec.runs_node_module()
+            forked = self.fork and spec.forkable()
             parent = self._node_host().process.pid if forked else os.getpid()  # the node's parent process
             env[GATE_ENV], env[OWNER_ENV] = str(self.gate_path(spec.name)), str(parent)
         self._started_env[spec.name] = env
@@ -183,7 +188,7 @@ class ProcessGroup:
     def _spawn(self, name: str) -> NodeProcess:
         spec, log = self._specs[name], self._logs[name]
         process: NodeProcess
-        if self.fork and spec.runs_node_module():
+        if self.fork and spec.forkable():
             log_path = self.log_dir / f"{name}.log"
             process = self._node_host().spawn(
                 name, spec.module, spec.arguments(), self._started_env[name], log_path, spec.stdout_to_console
@@ -212,7 +217,13 @@ class ProcessGroup:
         """Let the node host end, once its nodes have."""
         if self._host is not None:
             self._host.close()
+            self._host_lost = self._host.lost
             self._host = None
+
+    @property
+    def node_host_lost(self) -> bool:
+        """Whether the node host ended while its nodes were running (their exit codes are then assumed: SIGTERM)."""
+        return self._host_lost or (self._host is not None and self._host.lost)
 
     def _restart_after_crash(self, name: str) -> bool:
         """Start node ``name`` again if a crash signal ended it before it was ready, the first time; whether it was.
@@ -501,8 +512,11 @@ class DrainWatch:
 
 
 def _signal_group(process: NodeProcess, sig: int) -> None:
+    pid = process.pid
+    if pid <= 0:  # never started (its node host ended first): killpg(0) would signal the launcher's own group
+        return
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, sig)
+        os.killpg(pid, sig)
 
 
 #: How long a node's ROS teardown may take before its watchdog (live.nodes.node_runtime) ends it [s]: below the

@@ -236,6 +236,9 @@ def _wait(group: ProcessGroup, graph: GraphSpec, console: str) -> tuple[str, str
             code = process.poll()
             if code is None:
                 continue
+            if group.node_host_lost:
+                log = group.log_dir / "node_host.log"
+                return "failed", f"the node host ended while the session ran, and every node with it (see {log})"
             if name == console:
                 return (
                     ("completed", "all cases run")

@@ -155,3 +155,64 @@ def test_another_node_start_is_one_error_before_anything_is_written(
     else:
         assert err.splitlines() == [f"error: {message}"]
     assert not (tmp_path / "run").exists()
+
+
+def test_forked_nodes_draw_their_own_random_numbers(host: NodeHost, tmp_path: Path) -> None:
+    """A fresh interpreter seeds numpy's global random state from the system; a fork would share the host's."""
+    (tmp_path / "draw.py").write_text("import numpy\nprint(numpy.random.random())\n")
+    draws = []
+    for i in range(2):
+        process = host.spawn("draw", "draw", [], dict(os.environ), tmp_path / f"draw{i}.log", False)
+        assert process.wait(timeout=120) == 0
+        draws.append((tmp_path / f"draw{i}.log").read_text().strip())
+    assert draws[0] != draws[1]
+
+
+def test_a_node_with_variables_of_its_own_or_another_command_is_started_fresh() -> None:
+    assert ProcessSpec("markers", "markers").forkable()
+    assert not ProcessSpec("markers", "markers", env={"OMP_NUM_THREADS": "1"}).forkable()  # read at import
+
+
+def test_an_empty_node_start_is_the_default(tmp_path: Path) -> None:
+    assert ProcessGroup(tmp_path, env={"COSIM_NODE_START": ""}).fork is True
+
+
+LOST_HOST = """
+import os, signal, sys, time
+from cosim_validation.live.session.node_host import NodeHost
+from cosim_validation.live.session.process_group import _die_with_parent, _signal_group
+host = NodeHost(dict(os.environ), open(os.devnull, "wb"), _die_with_parent)
+process = host.spawn("never", "never_forked", [], dict(os.environ), os.devnull, False)
+host.process.kill()  # before it answered: the request is never forked
+host.process.wait()
+_signal_group(process, signal.SIGTERM)  # the launcher stopping what it started
+print(process.pid, process.poll(), host.lost, flush=True)
+"""
+
+
+def test_a_process_the_host_never_forked_is_never_signalled() -> None:
+    """Its pid is 0: killpg(0) would have signalled the launcher's own process group (seen in a review: the
+    launcher and everything in its group ended by SIGTERM). Run in a group of its own, so a regression ends only
+    that."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOST_HOST], capture_output=True, text=True, timeout=120, start_new_session=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "1", "True"]
+
+
+@pytest.mark.ros
+def test_a_lost_host_is_named_and_its_nodes_end(tmp_path: Path, node_env: dict[str, str]) -> None:
+    group = ProcessGroup(tmp_path, env=node_env)
+    group.start(ProcessSpec("recorder", "recorder", ("-p", f"output:={tmp_path / 'bag.mcap'}")))
+    group.wait_ready(["recorder"], timeout_s=120)
+    pid = group.processes["recorder"].pid
+    assert group._host is not None
+    group._host.process.kill()
+    assert group.processes["recorder"].wait(timeout=60) == -signal.SIGTERM  # assumed: the kernel's signal
+    assert group.node_host_lost
+    deadline = time.monotonic() + 60  # a limit on the wait, not the property: the node must end at all
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+    group.stop()

@@ -40,6 +40,8 @@ from cosim_validation.runs.campaign.results_db import ResultsDB
 TOLERANCE = 1e-9  # verdict margins and KPIs: m, rad or s
 #: m, what the tracker sees of the link side: one full width of the shoulder gears' play (2.9e-4 rad) at 1 m
 TRACKED_TOLERANCE_M = 3e-4
+#: the stand-in controller manager: its node, process and ready file are named alike (wait_ready waits for the file)
+EMULATOR = "controller_manager_emulator"
 
 
 def test_the_graph_drives_the_physical_robot_through_ros2_control(repo_root: Path) -> None:
@@ -182,7 +184,10 @@ def test_a_campaign_through_ros2_control_is_the_batch_campaign(
     group = ProcessGroup(tmp_path, env=node_env)
     args = ("-p", f"config:={config}", "-p", "tracker_namespace:=/tracker")
     try:
-        group.start(ProcessSpec("emulator", "controller_manager_emulator", args))
+        group.start(ProcessSpec(EMULATOR, EMULATOR, args))
+        # up before the campaign, as a user's rokae_ros2 would be: the campaign's probe gives a manager 10 s to
+        # answer, which a manager still starting on a loaded machine (two CI runs on 2 cores) once did not
+        group.wait_ready([EMULATOR], timeout_s=120)
         for run in ("first", "second"):  # the second run finds the arm as the first left it
             assert main([*campaign, "--backends", "virtual,ros2_control", "--out", str(tmp_path / run)]) == 0, run
     finally:
@@ -288,8 +293,9 @@ def test_a_lost_arm_stops_the_campaign_and_it_resumes_when_the_arm_is_back(
     args = ("-p", f"config:={config}", "-p", "tracker_namespace:=/tracker")
 
     group = ProcessGroup(tmp_path / "emulator", env=node_env)
-    group.start(ProcessSpec("emulator", "controller_manager_emulator", args))
-    pid = group.processes["emulator"].pid
+    group.start(ProcessSpec(EMULATOR, EMULATOR, args))
+    group.wait_ready([EMULATOR], timeout_s=120)  # up before the campaign, as a user's rokae_ros2 would be
+    pid = group.processes[EMULATOR].pid
 
     def freeze_after_one_case() -> None:
         deadline = time.monotonic() + 300

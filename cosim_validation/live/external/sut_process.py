@@ -10,7 +10,6 @@ crashed worker leaves no node behind.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import shutil
@@ -22,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.process_kernel import signal_on_parent_death
 from cosim_validation.controllers.external_spec import fill_command, placeholders_of
 from cosim_validation.controllers.plugin_api import RunLogs
 
-_PR_SET_PDEATHSIG = 1  # prctl(2) option: the signal a child gets when its parent thread dies
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # an ANSI colour sequence (Fast DDS and rclpy colour their logs)
 # Fast DDS's notice when another process holds a shared-memory port's lock (it falls back to UDP), e.g.
 # "[RTPS_TRANSPORT_SHM Error] Failed init_port fastdds_port7007: open_and_lock_file failed"
@@ -38,8 +37,7 @@ class NodeUnderTestError(CosimError):
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    signal_on_parent_death(signal.SIGTERM)
 
 
 class NodeProcess:

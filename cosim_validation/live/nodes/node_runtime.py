@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import faulthandler
 import logging
 import os
@@ -34,6 +33,7 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
 from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.process_kernel import signal_on_parent_death
 from cosim_validation.live.session.discovery_scope import join_domain_lock
 from cosim_validation.live.session.node_parameters import process_peers
 from cosim_validation.live.session.parameter_struct import KIND_NAMES, NodeParameterError, NodeParams
@@ -316,7 +316,6 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
 
 
 PARENT_PID_ENV = "COSIM_PARENT_PID"  # set by the launch file: the launch process
-_PR_SET_PDEATHSIG = 1  # prctl(2)
 _HELD: list[int | None] = []  # the session's domain lock, held shared until the process ends
 
 
@@ -331,8 +330,7 @@ def stop_with_parent() -> None:
     parent = os.environ.get(PARENT_PID_ENV, "")
     if not parent.isdigit():
         return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+    signal_on_parent_death(signal.SIGINT)
     if os.getppid() != int(parent):  # it died before the request: stop now
         os.kill(os.getpid(), signal.SIGINT)
 

@@ -20,7 +20,6 @@ REQUEST_FD REPLY_FD``.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib
 import json
 import os
@@ -37,6 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from cosim_validation.common.process_kernel import own_group_ended_with_parent, set_process_name
+
 #: Imported by the host before it forks: what most nodes load and that starts no thread of its own when loaded
 #: (numpy's BLAS re-creates its threads in a forked child). Optional ones that are missing are skipped.
 WARM_MODULES = (
@@ -51,7 +52,6 @@ WARM_MODULES = (
 COLD_MODULES = ("rclpy",)
 #: The longest wait for the host's answer to a request [s]: its warm-up imports, on a loaded machine
 ANSWER_LIMIT_S = 120.0
-_PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1  # prctl(2)
 
 
 def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
@@ -80,12 +80,8 @@ def _run_child(request: dict[str, Any], channels: tuple[int, int], host: int) ->
     """
     code = 1
     try:
-        os.setpgrp()
-        with contextlib.suppress(OSError, AttributeError):  # Linux: ended when the host ends
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-            # its command line is the host's; its name (ps -e, top, pgrep) is the node's, at most 15 bytes
-            libc.prctl(_PR_SET_NAME, ctypes.c_char_p(request["name"].encode()[:15]))
+        own_group_ended_with_parent()  # Linux: ended when the host ends
+        set_process_name(request["name"])  # its command line is the host's; its name in ps -e, top, pgrep the node's
         if os.getppid() != host:  # the host died before the request took effect: nobody would stop this process
             os._exit(1)
         for fd in channels:
@@ -208,8 +204,7 @@ def main() -> int:
     """``python -m cosim_validation.live.session.node_host REQUEST_FD REPLY_FD``."""
     request_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher's Ctrl-C is the launcher's; it stops the nodes
-    with contextlib.suppress(OSError, AttributeError):  # its name in ps -e, top and pgrep (Linux)
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_NAME, ctypes.c_char_p(b"node_host"))
+    set_process_name("node_host")
     for line in warm_up():
         print(f"node host: not preloaded: {line}", file=sys.stderr)
     serve(request_fd, reply_fd)
@@ -274,10 +269,6 @@ class HostedProcess:
         if pid > 0 and self.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-
-    def kill(self) -> None:
-        """SIGKILL the process."""
-        self.send_signal(signal.SIGKILL)
 
 
 class NodeHost:

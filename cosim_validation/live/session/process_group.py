@@ -12,7 +12,6 @@ launcher is killed.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import signal
@@ -25,24 +24,18 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.common.process_kernel import own_group_ended_with_parent
 from cosim_validation.live.session.node_host import NodeHost
 from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_change, open_gate
 
 READY_DIR_ENV = "COSIM_READY_DIR"
 #: ``exec``: start every node as a fresh interpreter; otherwise (``fork``, the default) a node host forks them
 NODE_START_ENV = "COSIM_NODE_START"
-_PR_SET_PDEATHSIG = 1
 #: Signals of a crash in native code (the middleware, a physics engine): a node they end before it is ready is
 #: started once more. Rare and not the node's fault (seen: SIGSEGV in rclpy's create_service in a node's
 #: constructor, about once in a few hundred node starts); a node that exits with a status, or that a user or the
 #: system stopped (SIGINT, SIGTERM, SIGKILL), is not started again.
 CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE})
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    os.setpgrp()
-    with contextlib.suppress(OSError):  # not Linux: the process group still lets the launcher stop the child
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @dataclass(frozen=True)
@@ -200,7 +193,7 @@ class ProcessGroup:
                 stderr=log,
                 stdin=subprocess.DEVNULL,
                 env=self._started_env[name],
-                preexec_fn=_die_with_parent,
+                preexec_fn=own_group_ended_with_parent,
             )
         self.processes[name] = process
         return process
@@ -210,7 +203,7 @@ class ProcessGroup:
         if self._host is None:
             log = open(self.log_dir / "node_host.log", "ab")  # noqa: SIM115 - closed in stop()
             self._logs[" node host"] = log
-            self._host = NodeHost(self.env, log, _die_with_parent)
+            self._host = NodeHost(self.env, log, own_group_ended_with_parent)
         return self._host
 
     def _close_host(self) -> None:

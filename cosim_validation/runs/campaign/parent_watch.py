@@ -15,26 +15,12 @@ the workers) is gone.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-import sys
 import threading
 import time
 
-#: prctl(2) option: signal to deliver when the parent dies.
-_PR_SET_PDEATHSIG = 1
-
-
-def _kernel_death_signal() -> bool:
-    """Ask the Linux kernel for SIGKILL when the parent dies; whether that was possible."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+from cosim_validation.common.process_kernel import signal_on_parent_death
 
 
 def _watch(parent_pid: int, poll_s: float) -> None:
@@ -52,7 +38,7 @@ def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
             there, handed over with the worker's arguments), so a parent that died before this call is noticed.
         poll_s: How often the fallback thread checks the parent [s].
     """
-    _kernel_death_signal()
+    signal_on_parent_death(signal.SIGKILL)
     if os.getppid() != parent_pid:
         os._exit(1)  # the parent died before the death signal was armed
     threading.Thread(target=_watch, args=(parent_pid, poll_s), name="parent-watch", daemon=True).start()

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from cosim_validation.common.process_kernel import own_group_ended_with_parent
 from cosim_validation.live.session.node_host import NodeHost
-from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec, _die_with_parent
+from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
 from test.live.session.test_start_gate import _alive
 
 CHILD = """
@@ -42,7 +43,7 @@ def host(tmp_path: Path) -> Iterator[NodeHost]:
     (tmp_path / "host_child.py").write_text(CHILD)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "HOST_ONLY": "1"}
     with open(tmp_path / "host.log", "ab") as log:
-        started = NodeHost(env, log, _die_with_parent)
+        started = NodeHost(env, log, own_group_ended_with_parent)
         try:
             yield started
         finally:
@@ -180,8 +181,9 @@ def test_an_empty_node_start_is_the_default(tmp_path: Path) -> None:
 LOST_HOST = """
 import os, signal, sys, time
 from cosim_validation.live.session.node_host import NodeHost
-from cosim_validation.live.session.process_group import _die_with_parent, _signal_group
-host = NodeHost(dict(os.environ), open(os.devnull, "wb"), _die_with_parent)
+from cosim_validation.common.process_kernel import own_group_ended_with_parent
+from cosim_validation.live.session.process_group import _signal_group
+host = NodeHost(dict(os.environ), open(os.devnull, "wb"), own_group_ended_with_parent)
 process = host.spawn("never", "never_forked", [], dict(os.environ), os.devnull, False)
 host.process.kill()  # before it answered: the request is never forked
 host.process.wait()

@@ -6,6 +6,7 @@ import argparse
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
     """
     import contextlib
     import functools
+    from concurrent.futures import ThreadPoolExecutor
 
     from cosim_validation.common.config import resolve_resource
     from cosim_validation.common.exceptions import InputError
     from cosim_validation.hazards.hazard_watch import check_detector
-    from cosim_validation.live.session.default_suite import DEFAULT_SUITE_FILE
+    from cosim_validation.live.session.default_suite import DEFAULT_SUITE_FILE, make_default_suite
     from cosim_validation.live.session.discovery_scope import DomainLease, check_domain_request
     from cosim_validation.live.session.domain_probe import strangers
     from cosim_validation.live.session.graph import graph_inputs, load_graph
@@ -124,16 +126,22 @@ def run(args: argparse.Namespace) -> int:
         held.enter_context(RunLock(run_dir, command_line()))
         lease = functools.partial(DomainLease.acquire, args.domain_id, args.discovery_range, probe=strangers)
         nodes = functools.partial(start_graph, graph, run_dir, str(nodes_suite), args.cases, console=not args.json)
-        # a domain chosen here is probed while the nodes load their modules (the probe mostly waits for discovery);
-        # a given one is leased first (a refusal then starts nothing)
+        # a domain chosen here is probed while the nodes load their modules (the probe mostly waits for discovery),
+        # and the default suite is made meanwhile (its CPU work beside the probe's wait); a given one is leased first
+        # (a refusal then starts nothing)
+        making = None
         if args.domain_id is None:
             started = held.enter_context(nodes())
+            if given_suite is None:
+                making = held.enter_context(ThreadPoolExecutor(1, "default-suite")).submit(
+                    make_default_suite, graph, run_dir
+                )
             scope = held.enter_context(lease())
         else:
             scope = held.enter_context(lease())
             started = held.enter_context(nodes())
         capture_inputs(run_dir, graph_inputs(graph))  # what the run is made with, for report, replay, completion
-        suite = given_suite or _default_suite(graph, run_dir, args.json)
+        suite = given_suite or _default_suite(graph, run_dir, args.json, making)
         repairs, repair_lines = _anatomy_repairs(graph)
         # started only now: two threads importing the same libraries at once (the suite's and the world's anatomy,
         # trimesh, open3d) can meet in a library's own import cycle, and Python then hands one of them a
@@ -349,11 +357,11 @@ def _checked_suite(given: str | None) -> Path | None:
     return path
 
 
-def _default_suite(graph: Any, run_dir: Path, as_json: bool) -> Path:
-    """The default grid suite, made now into the run directory."""
+def _default_suite(graph: Any, run_dir: Path, as_json: bool, making: Future[Any] | None) -> Path:
+    """The default grid suite in the run directory: the one ``making`` makes, else one made now."""
     from cosim_validation.live.session.default_suite import make_default_suite
 
-    made = make_default_suite(graph, run_dir)
+    made = making.result() if making is not None else make_default_suite(graph, run_dir)
     if not as_json:
         print(f"suite: {made.description} -> {made.path}")
     return made.path

@@ -9,8 +9,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 from cosim_validation.cli.main import main
 from cosim_validation.live.ros.bag import read_messages
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from test.live.session.test_session_interrupt import start_session
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -27,15 +26,7 @@ def test_recorder_killed_after_a_case(
     tmp_path: Path, repo_root: Path, node_env: dict[str, str], capfd: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = tmp_path / "run"
-    session = subprocess.Popen(
-        [sys.executable, "-m", "cosim_validation.cli.main", "session", "--cases", "6", "--out", str(run_dir)],
-        cwd=repo_root,
-        env=node_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    session = start_session(run_dir, repo_root, node_env, 6, start_new_session=True)
     try:
         assert session.stdout is not None
         lines = []

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,27 @@ def _alive(pid: int) -> bool:
         return f.read().split()[2] != "Z"
 
 
+def start_session(run_dir: Path, repo_root: Path, node_env: dict[str, str], cases: int, **popen: Any) -> Any:
+    """``cosim session --cases CASES --out RUN_DIR`` started, its output (stdout and stderr) a text pipe.
+
+    Args:
+        popen: More arguments of :class:`subprocess.Popen` (``preexec_fn``, ``start_new_session``).
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "cosim_validation.cli.main",
+        "session",
+        "--cases",
+        str(cases),
+        "--out",
+        str(run_dir),
+    ]
+    return subprocess.Popen(
+        command, cwd=repo_root, env=node_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen
+    )
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -36,15 +58,7 @@ def _start_and_wait_for_first_case(
     ``sigint_ignored``: started as from a background job (``make test &``) or some CI runners, with SIGINT
     ignored, which a process inherits; the session and its nodes must take Ctrl-C back themselves.
     """
-    session = subprocess.Popen(
-        [sys.executable, "-m", "cosim_validation.cli.main", "session", "--cases", "50", "--out", str(run_dir)],
-        cwd=repo_root,
-        env=node_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_ignore_sigint if sigint_ignored else None,
-    )
+    session = start_session(run_dir, repo_root, node_env, 50, preexec_fn=_ignore_sigint if sigint_ignored else None)
     lines = []
     assert session.stdout is not None
     for line in session.stdout:
@@ -111,3 +125,40 @@ def test_second_ctrl_c_skips_the_bag_check_and_keeps_the_summary(
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "interrupted"
     assert summary["bag_check"]["skipped"].startswith("second Ctrl-C")
+
+
+def _children(pid: int) -> list[str]:
+    """The command lines of ``pid``'s child processes."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return []
+    lines = []
+    for child in children:
+        try:
+            lines.append(Path(f"/proc/{child}/cmdline").read_text().replace("\0", " "))
+        except FileNotFoundError:
+            continue
+    return lines
+
+
+def test_ctrl_c_while_the_domain_is_probed_and_the_suite_made_stops_every_node(
+    tmp_path: Path, repo_root: Path, node_env: dict[str, str]
+) -> None:
+    """Ctrl-C at the start: the nodes loading behind their gates, the domain's probe waiting for discovery, the
+    default suite being made in a thread of the launcher."""
+    run_dir = tmp_path / "run"
+    session = start_session(run_dir, repo_root, node_env, 1)
+    while not any("graph_probe" in line for line in _children(session.pid)):
+        assert session.poll() is None, session.communicate()[0]
+        time.sleep(0.02)
+    session.send_signal(signal.SIGINT)
+    out, _ = session.communicate(timeout=120)
+    assert session.returncode == 130, out
+    assert out.strip().splitlines()[-1] == "error: interrupted", out
+    assert "Traceback" not in out
+    host_log = (run_dir / "logs" / "node_host.log").read_text()
+    pids = [int(line.rsplit(" ", 1)[1]) for line in host_log.splitlines() if " is process " in line]
+    assert pids, host_log
+    assert not [pid for pid in pids if _alive(pid)]
+    assert not (run_dir / "summary.json").exists(), "no session ran"

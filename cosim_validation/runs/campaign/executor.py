@@ -76,6 +76,30 @@ class _RayWorker:
         return call(work, index, item)
 
 
+def start_ray(workers: int, address: str | None = None) -> None:
+    """Start a local Ray with ``workers`` CPUs in this process, or join the cluster at ``address``.
+
+    :func:`run_ray` calls it unless Ray is initialized already; a caller that runs several maps may call it once
+    and ``ray.shutdown()`` after the last.
+
+    Args:
+        workers: The CPUs of a local Ray.
+        address: Address of the Ray cluster to join; None starts a local Ray.
+    """
+    ray = require("ray", "ray[default]", "--executor ray")
+    ray.init(
+        address=address,
+        num_cpus=None if address else workers,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        # Ray starts its workers at niceness 15: on a busy machine they got a few percent of a core beside
+        # the processes at 0 (a 10 s campaign took 200 s beside four busy loops). A local Ray's workers run
+        # the cases as the local worker processes do, at this process's priority.
+        _system_config=None if address else {"worker_niceness": 0},
+    )
+
+
 def run_ray(
     init: Callable[..., Any],
     init_args: Sequence[Any],
@@ -102,17 +126,7 @@ def run_ray(
     ray = require("ray", "ray[default]", "--executor ray")
     started_here = not ray.is_initialized()
     if started_here:
-        ray.init(
-            address=address,
-            num_cpus=None if address else workers,
-            include_dashboard=False,
-            log_to_driver=False,
-            configure_logging=False,
-            # Ray starts its workers at niceness 15: on a busy machine they got a few percent of a core beside
-            # the processes at 0 (a 10 s campaign took 200 s beside four busy loops). A local Ray's workers run
-            # the cases as the local worker processes do, at this process's priority.
-            _system_config=None if address else {"worker_niceness": 0},
-        )
+        start_ray(workers, address)
     try:
         _RayRun(ray, (init, init_args, work), workers).run(iter(items), on_result)
     finally:

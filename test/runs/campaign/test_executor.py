@@ -16,7 +16,7 @@ import pytest
 from cosim_validation.common.exceptions import InputError
 from cosim_validation.monitor.metrics import frechet
 from cosim_validation.robots.model.kinematics import Kinematics
-from cosim_validation.runs.campaign.executor import Outcome, WorkerSetupError, run_local, run_ray
+from cosim_validation.runs.campaign.executor import Outcome, WorkerSetupError, run_local, run_ray, start_ray
 
 URDF = Path(__file__).resolve().parents[3] / "urdf" / "xmate_er3_pro.urdf"
 
@@ -63,7 +63,21 @@ def test_process_pool_equals_serial(serial: dict[int, Outcome[Any]]) -> None:
     assert {i: o.value for i, o in pooled.items()} == {i: o.value for i, o in serial.items()}
 
 
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """One local Ray for this file's Ray tests, started as run_ray starts one (each start costs about 8 s); a campaign
+    test (test_campaign_runner.py) covers run_ray starting and ending its own."""
+    import ray
+
+    start_ray(workers=2)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("local_ray")
 def test_ray_equals_serial(serial: dict[int, Outcome[Any]]) -> None:
     remote = collect(run_ray, workers=2)
     assert {i: o.value for i, o in remote.items()} == {i: o.value for i, o in serial.items()}
@@ -75,6 +89,7 @@ def niceness(state: None, item: int) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("local_ray")
 def test_a_local_rays_workers_run_at_the_callers_priority() -> None:
     """Ray starts its workers at niceness 15; on a busy machine they starved (a campaign 20 times slower beside four
     busy loops). The local Ray started for a campaign runs its cases at the campaign's priority."""
@@ -188,6 +203,7 @@ def test_workers_that_die_while_building_stop_the_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("local_ray")
 def test_a_dead_ray_actor_costs_its_own_item_only(tmp_path: Path) -> None:
     got: dict[int, Outcome[Any]] = {}
     with deadline(400):

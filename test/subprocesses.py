@@ -1,8 +1,9 @@
-"""Stopping a process a test started."""
+"""Stopping a process a test started, and whether a process still runs."""
 
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Any
 
 
@@ -16,3 +17,12 @@ def stop(process: subprocess.Popen[Any], timeout_s: float) -> bool:
         process.wait()
         return False
     return True
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody reaped has ended); read from /proc (Linux)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

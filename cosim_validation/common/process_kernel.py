@@ -7,7 +7,6 @@ nothing running. Elsewhere than Linux the requests do nothing and say so in thei
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
@@ -55,5 +54,4 @@ def own_group_ended_with_parent() -> None:
     when the launcher is killed outright.
     """
     os.setpgrp()
-    with contextlib.suppress(Exception):  # not Linux: the process group still lets the launcher stop the child
-        signal_on_parent_death(signal.SIGTERM)
+    signal_on_parent_death(signal.SIGTERM)  # not Linux: the process group still lets the launcher stop the child

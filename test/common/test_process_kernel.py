@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from test.live.session.test_start_gate import _alive
+from test.subprocesses import alive
 
 # A parent that starts a grandchild asking for SIGTERM on its parent's death, prints the grandchild's pid, then
 # waits to be killed.
@@ -34,13 +34,13 @@ def test_a_process_is_named_and_ends_when_its_parent_is_killed() -> None:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
         assert Path(f"/proc/{child}/comm").read_text().strip() == "orphan_to_be_no", "the first 15 bytes of its name"
-        assert _alive(child)
+        assert alive(child)
         parent.send_signal(signal.SIGKILL)  # no chance to stop its child itself
         parent.wait(timeout=30)
         deadline = time.monotonic() + 60  # the kernel's signal is immediate; the margin is for a loaded machine
-        while _alive(child) and time.monotonic() < deadline:
+        while alive(child) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(child), "the kernel ended the child with its parent"
+        assert not alive(child), "the kernel ended the child with its parent"
     finally:
         parent.kill()
         parent.wait(timeout=30)

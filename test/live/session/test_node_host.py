@@ -18,7 +18,7 @@ import pytest
 from cosim_validation.common.process_kernel import own_group_ended_with_parent
 from cosim_validation.live.session.node_host import NodeHost
 from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
-from test.live.session.test_start_gate import _alive
+from test.subprocesses import alive
 
 CHILD = """
 import json, os, signal, sys, time
@@ -103,9 +103,9 @@ def test_the_nodes_end_with_their_host(host: NodeHost, tmp_path: Path) -> None:
     host.process.kill()
     assert sleeper.wait(timeout=60) == -signal.SIGTERM
     deadline = time.monotonic() + 60  # a limit on the wait, not the property: the node must end at all
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 def test_a_host_whose_launcher_is_done_ends_by_itself(host: NodeHost, tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ def test_a_lost_host_is_named_and_its_nodes_end(tmp_path: Path, node_env: dict[s
     assert group.processes["recorder"].wait(timeout=60) == -signal.SIGTERM  # assumed: the kernel's signal
     assert group.node_host_lost
     deadline = time.monotonic() + 60  # a limit on the wait, not the property: the node must end at all
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not alive(pid)
     group.stop()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,16 +12,9 @@ from typing import Any
 
 import pytest
 
+from test.subprocesses import alive
+
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:  # a zombie has exited already
-        return f.read().split()[2] != "Z"
 
 
 def start_session(run_dir: Path, repo_root: Path, node_env: dict[str, str], cases: int, **popen: Any) -> Any:
@@ -92,14 +84,14 @@ def test_ctrl_c_stops_every_node(
     session.send_signal(signal.SIGINT)
     # when the launcher says its nodes stopped, none is alive (it waited for each, escalating to SIGKILL)
     told = "".join(_read_until(session, "nodes stopped; completing"))
-    assert not [pid for pid in pids if _alive(pid)], told
+    assert not [pid for pid in pids if alive(pid)], told
     rest, _ = session.communicate(timeout=60)
     rest = told + rest
     assert session.returncode == 130, rest
     assert "session interrupted" in rest, rest
     # the last case's report, sent just before Ctrl-C, is in the bag: the recorder stops after the others
     assert "replayed the bag: verdicts equal to the live monitor's" in rest, rest
-    assert not [pid for pid in pids if _alive(pid)]
+    assert not [pid for pid in pids if alive(pid)]
     # what was recorded until then stays readable
     from cosim_validation.live.ros.bag import topics_of
     from cosim_validation.runs.campaign.results_db import ResultsDB
@@ -121,7 +113,7 @@ def test_second_ctrl_c_skips_the_bag_check_and_keeps_the_summary(
     rest, _ = session.communicate(timeout=60)
     assert session.returncode == 130, rest
     assert "bag check skipped: second Ctrl-C" in rest
-    assert not [pid for pid in pids if _alive(pid)]
+    assert not [pid for pid in pids if alive(pid)]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "interrupted"
     assert summary["bag_check"]["skipped"].startswith("second Ctrl-C")
@@ -160,5 +152,5 @@ def test_ctrl_c_while_the_domain_is_probed_and_the_suite_made_stops_every_node(
     host_log = (run_dir / "logs" / "node_host.log").read_text()
     pids = [int(line.rsplit(" ", 1)[1]) for line in host_log.splitlines() if " is process " in line]
     assert pids, host_log
-    assert not [pid for pid in pids if _alive(pid)]
+    assert not [pid for pid in pids if alive(pid)]
     assert not (run_dir / "summary.json").exists(), "no session ran"

@@ -16,6 +16,7 @@ import pytest
 from cosim_validation.live.session.discovery_scope import DiscoveryScope, DomainLease
 from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpec
 from cosim_validation.live.session.start_gate import GATE_ENV, OWNER_ENV, env_change, open_gate
+from test.subprocesses import alive
 
 CHILD = """
 import os, sys
@@ -68,9 +69,9 @@ def test_a_process_at_its_gate_ends_when_the_process_that_started_it_is_gone(tmp
     done = subprocess.run([sys.executable, "-c", starter], env=env, stdout=subprocess.PIPE, text=True, timeout=60)
     pid = int(done.stdout.split()[0])
     deadline = time.monotonic() + 60  # a limit on the wait, not the property: the child must end at all
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 def test_a_started_graph_never_run_is_ended_with_nothing_left(tmp_path: Path, repo_root: Path) -> None:
@@ -93,15 +94,6 @@ def test_a_started_graph_never_run_is_ended_with_nothing_left(tmp_path: Path, re
     assert {name: p.poll() is not None for name, p in processes.items()} == dict.fromkeys(processes, True)
     assert not list((tmp_path / "run" / ".ready").glob("*.gate"))  # no gate was opened
     assert not (tmp_path / "run" / ".ready" / "recorder").exists()  # nobody was ready
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie nobody reaped has ended)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 @pytest.fixture

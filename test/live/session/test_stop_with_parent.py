@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cosim_validation.live.ros.bag import topics_of
+from test.subprocesses import alive
 
 pytestmark = pytest.mark.ros
 
@@ -26,15 +26,6 @@ LAUNCHER = textwrap.dedent(
     time.sleep(600)
     """
 )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split()[2] != "Z"
 
 
 def test_node_stops_when_its_launcher_is_killed(tmp_path: Path, node_env: dict[str, str]) -> None:
@@ -51,7 +42,7 @@ def test_node_stops_when_its_launcher_is_killed(tmp_path: Path, node_env: dict[s
     launcher.send_signal(signal.SIGKILL)
     launcher.wait(timeout=10)
     deadline = time.monotonic() + 20
-    while _alive(node_pid) and time.monotonic() < deadline:
+    while alive(node_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(node_pid), "the node outlived its launcher"
+    assert not alive(node_pid), "the node outlived its launcher"
     assert topics_of(bag) == {}  # stopped as on Ctrl-C: the bag was finished (nothing was published)

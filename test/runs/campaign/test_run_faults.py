@@ -24,6 +24,7 @@ from cosim_validation.runs.campaign.db_salvage import integrity_problems
 from cosim_validation.runs.campaign.results_db import ResultsDB
 from test.runs.campaign.run_fixtures import CONFIG, request_for
 from test.runs.campaign.run_rows import assert_same_rows, stored_rows
+from test.subprocesses import alive
 
 PAGE = 4096
 
@@ -317,14 +318,6 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc (Linux)")
 def test_workers_and_resource_tracker_exit_when_the_parent_is_killed(suites: tuple[Path, Path], tmp_path: Path) -> None:
@@ -338,9 +331,9 @@ def test_workers_and_resource_tracker_exit_when_the_parent_is_killed(suites: tup
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
         deadline = time.monotonic() + 15.0
-        while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not [pid for pid in children if _alive(pid)], "orphans outlived their parent by 15 s"
+        assert not [pid for pid in children if alive(pid)], "orphans outlived their parent by 15 s"
     finally:  # the campaign ran in its own process group: whatever survived goes now
         with contextlib.suppress(ProcessLookupError):
             os.killpg(parent.pid, signal.SIGKILL)

@@ -135,14 +135,18 @@ class Statechart:
         self._clock(t_s)
         seen, self.pending = frozenset(self.pending), set()
         scope = {**self.machine.parameters, **self.variables, **(env or {})}
-        trs = self._candidates.get(self.leaf)
-        if trs is None:
-            trs = self._candidates[self.leaf] = candidates(self.machine, self.leaf)
-        for tr in trs:
+        for tr in self.candidates():
             if self.enabled(tr, seen, scope):
                 plan = plan_transition(self.machine, tr, self.leaf, self.history)
                 return self._apply(plan, tr, seen, env or {})
         return StepResult(t_s, seen, None, self.leaf, self.leaf, (), (), ())
+
+    def candidates(self) -> tuple[Transition, ...]:
+        """The transitions that may fire in the active configuration, in the order a step tries them."""
+        trs = self._candidates.get(self.leaf)
+        if trs is None:
+            trs = self._candidates[self.leaf] = candidates(self.machine, self.leaf)
+        return trs
 
     def enabled(self, tr: Transition, events: frozenset[str], scope: Mapping[str, Any]) -> bool:
         """Whether ``tr`` (whose source is active) may fire with these events and values.

@@ -7,11 +7,14 @@ The values are computed exactly as :class:`cosim_validation.monitor.properties.m
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from cosim_validation.common.record import Stage, TrajectoryRecord
+from cosim_validation.monitor.statechart.guard_columns import ROUNDING as _ROUNDING
+from cosim_validation.monitor.statechart.guard_columns import Fixed, Num, Text, Vec
 
 #: Signals a behaviour machine may declare, with their meaning.
 SIGNALS: dict[str, str] = {
@@ -75,23 +78,30 @@ class RecordSample(NamedTuple):
     actual_tip_pos_m: np.ndarray
 
 
+def record_row(record: TrajectoryRecord, k: int) -> RecordSample:
+    """Sample ``k`` of ``record``.
+
+    Args:
+        record: One robot's recorded trajectory.
+        k: Index of the sample.
+    """
+    return RecordSample(
+        float(record.t_s[k]),
+        Stage(int(record.stage[k])),
+        record.tip_pos_m[k],
+        record.tip_quat_wxyz[k],
+        record.q_measured[k],
+        record.actual_tip_pos_m[k],
+    )
+
+
 def record_rows(record: TrajectoryRecord) -> list[RecordSample]:
     """Every sample of ``record`` in order.
 
     Args:
         record: One robot's recorded trajectory.
     """
-    return [
-        RecordSample(
-            float(record.t_s[k]),
-            Stage(int(record.stage[k])),
-            record.tip_pos_m[k],
-            record.tip_quat_wxyz[k],
-            record.q_measured[k],
-            record.actual_tip_pos_m[k],
-        )
-        for k in range(record.n_samples)
-    ]
+    return [record_row(record, k) for k in range(record.n_samples)]
 
 
 def z_axis(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -174,3 +184,91 @@ class Snapshots:
         env = snapshot(sample, previous, self.target_m, index, is_last)
         self._last = (sample, previous, index, is_last, env)
         return env
+
+
+class SnapshotColumns:
+    """The signals of stretches of one record's samples as columns (:mod:`.guard_columns`), for a replay.
+
+    Each column holds, sample by sample, the value :func:`snapshot` gives with the previous sample, the index
+    counted from ``first`` (the first sample replayed) and ``is_last`` false, within the error the column states
+    (sums of products may round differently from the per-sample computation).
+
+    Args:
+        record: One robot's recorded trajectory, times finite and not decreasing from ``first`` on.
+        target_m: The case's target in base_link, shape (3,), in [m]; None: no target.
+        first: Index of the first sample replayed (its velocity is zero, its index 0).
+    """
+
+    def __init__(self, record: TrajectoryRecord, target_m: np.ndarray | None, first: int) -> None:
+        self.first = first
+        n = record.n_samples
+        exact = np.zeros(n)
+        self.t_s = np.asarray(record.t_s, dtype=np.float64)
+        labels = {int(code): Stage(int(code)).label for code in np.unique(record.stage)}
+        tip = np.asarray(record.tip_pos_m, dtype=np.float64)
+        w, x, y, z = np.asarray(record.tip_quat_wxyz, dtype=np.float64).T
+        axis = np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
+        velocity = np.zeros_like(tip)
+        dt = np.diff(self.t_s)
+        moving = np.flatnonzero(dt > 0) + 1
+        velocity[moving] = (tip[moving] - tip[moving - 1]) / dt[moving - 1][:, None]
+        velocity[: first + 1] = 0.0  # the first replayed sample has no previous one
+        products = velocity * axis
+        speed = products.sum(axis=1)  # any order of the sum: within 3 roundings of the sum of |products|
+        distance: Num | Fixed = Fixed(math.nan)
+        if target_m is not None:
+            d = tip - target_m
+            norm = np.sqrt((d * d).sum(axis=1))
+            distance = Num(norm, _ROUNDING * norm)
+        self.columns: dict[str, Num | Vec | Text | Fixed] = {
+            "t_s": Num(self.t_s, exact),
+            "stage": Text(np.array([labels[int(code)] for code in record.stage], dtype=object)),
+            "tip_m": Vec(tip, exact),
+            "tip_axis": Vec(axis, _ROUNDING * np.abs(axis).max(axis=1)),
+            "tip_velocity_m_s": Vec(velocity, _ROUNDING * np.abs(velocity).max(axis=1)),
+            "insertion_speed_m_s": Num(speed, _ROUNDING * (np.abs(products).sum(axis=1) + np.abs(speed))),
+            "q": Vec(np.asarray(record.q_measured, dtype=np.float64), exact),
+            "actual_tip_m": Vec(np.asarray(record.actual_tip_pos_m, dtype=np.float64), exact),
+            "has_target": Fixed(target_m is not None),
+            "distance_to_target_m": distance,
+            "index": Num(np.arange(n, dtype=np.float64) - first, exact),
+            "is_last": Fixed(False),
+        }
+
+    def signals(self, start: int, stop: int) -> Mapping[str, Any]:
+        """Every signal of :data:`SIGNALS` on the samples [start, stop) as columns (each cut when first asked for).
+
+        Args:
+            start: First sample, >= ``first``.
+            stop: One past the last sample; the record's last sample excluded (``is_last`` is false here).
+        """
+        return _Stretch(self.columns, slice(start, stop))
+
+
+class _Stretch(Mapping[str, Any]):
+    """The columns of a stretch of samples, each cut from the whole record's when first looked up."""
+
+    def __init__(self, columns: Mapping[str, Num | Vec | Text | Fixed], rows: slice) -> None:
+        self._columns, self._rows = columns, rows
+        self._cut: dict[str, Num | Vec | Text | Fixed] = {}
+
+    def __getitem__(self, name: str) -> Num | Vec | Text | Fixed:
+        cut = self._cut.get(name)
+        if cut is None:
+            column, rows = self._columns[name], self._rows
+            if isinstance(column, Num):
+                cut = Num(column.value[rows], column.err[rows])
+            elif isinstance(column, Vec):
+                cut = Vec(column.value[rows], column.err[rows])
+            elif isinstance(column, Text):
+                cut = Text(column.value[rows])
+            else:
+                cut = column
+            self._cut[name] = cut
+        return cut
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)

@@ -1,0 +1,399 @@
+"""Guards evaluated on many samples at once, to find the samples where a replayed machine may take a transition.
+
+A replayed behaviour machine (:func:`~cosim_validation.monitor.statechart.behaviour.run_behaviours`) changes only
+when a transition fires, and between two transitions its state and variables are fixed; the next sample that can
+fire is the first one where a candidate transition's guard may hold. This module answers "may hold" for a stretch
+of samples in one pass of numpy per guard, in three-valued logic, so that every sample it rules out is one where
+the per-sample evaluation (:mod:`.evaluation`) gives false without an error:
+
+- numbers carry a bound of how far they may differ from the per-sample value (sums of products such as a dot
+  product may round differently); a comparison closer than that bound is "maybe", as is a division by a value
+  that may be zero, an infinity in a comparison, or any value the per-sample evaluation could refuse;
+- anything this module does not model (a construct, a type, a function) makes the whole guard "maybe" on every
+  sample.
+
+"Maybe" samples are then decided by the per-sample evaluation itself, so the replay's results, errors included,
+are those of processing every sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cosim_validation.monitor.statechart.evaluation import (
+    ARITHMETIC,
+    FUNCTIONS,
+    FuzzyVector,
+    Interval,
+    arithmetic,
+    fuzzy,
+)
+from cosim_validation.monitor.statechart.expression import Attr, Expr, ListLit
+from cosim_validation.monitor.syntax_tree import Call, Const, Infix, Name, Prefix
+
+#: Relative rounding slack added to every computed column value (many times a double's 2.2e-16).
+ROUNDING = 1e-12
+_COMPONENTS = {"x": 0, "y": 1, "z": 2}
+_ORDERED = ("<", "<=", ">", ">=")
+
+
+class NotModelledError(Exception):
+    """The guard uses something this module does not evaluate on columns: decide it sample by sample."""
+
+
+@dataclass(frozen=True)
+class Num:
+    """(n,) float64 values, each within ``err`` of the per-sample value."""
+
+    value: np.ndarray
+    err: np.ndarray
+
+
+@dataclass(frozen=True)
+class Vec:
+    """(n, d) float64 vectors, each component within ``err`` (n,) of the per-sample value."""
+
+    value: np.ndarray
+    err: np.ndarray
+
+
+@dataclass(frozen=True)
+class Text:
+    """(n,) texts, exact."""
+
+    value: np.ndarray
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Three-valued truth: where the per-sample value may be true, and where it may be false."""
+
+    may_true: np.ndarray
+    may_false: np.ndarray
+
+
+@dataclass(frozen=True)
+class Ival:
+    """LT4R's interval ``x ~ tol`` on every sample: [lo, hi]."""
+
+    lo: Num
+    hi: Num
+
+
+@dataclass(frozen=True)
+class FVec:
+    """``v ~ tol`` for vectors: per-component intervals."""
+
+    vec: Vec
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A value that is the same on every sample (a literal, a parameter, a variable)."""
+
+    value: Any
+
+
+Column = Num | Vec | Text | Truth | Ival | FVec | Fixed
+
+
+class GuardColumns:
+    """Evaluates guards on ``n`` samples at once.
+
+    Args:
+        signals: Each signal's column (:class:`Num`, :class:`Vec`, :class:`Text`, :class:`Fixed`), n samples.
+        n: Number of samples.
+    """
+
+    def __init__(self, signals: Mapping[str, Column], n: int) -> None:
+        self.signals, self.n = signals, n
+        self.risky = np.zeros(n, dtype=bool)
+
+    def may_hold(self, guard: Expr, fixed: Mapping[str, Any]) -> np.ndarray:
+        """(n,) where ``guard`` may be true (or its per-sample evaluation may fail): the samples to evaluate.
+
+        Args:
+            guard: The parsed guard.
+            fixed: The values the same on every sample: parameters and variables (signals shadow them).
+        """
+        self.risky = np.zeros(self.n, dtype=bool)
+        try:
+            value = self._eval(guard, fixed)
+            if isinstance(value, Fixed):
+                truth = self._truth_fixed(value.value)
+                return np.full(self.n, truth, dtype=bool) | self.risky
+            if not isinstance(value, Truth):
+                raise NotModelledError("a guard of a number, vector or text")
+        except NotModelledError:
+            return np.ones(self.n, dtype=bool)
+        return value.may_true | self.risky
+
+    @staticmethod
+    def _truth_fixed(value: Any) -> bool:
+        if isinstance(value, Interval | FuzzyVector):
+            raise NotModelledError("an interval as a truth value")
+        try:
+            return bool(value)
+        except (TypeError, ValueError) as exc:
+            raise NotModelledError(str(exc)) from None
+
+    def _eval(self, expr: Expr, fixed: Mapping[str, Any]) -> Column:
+        if isinstance(expr, Const):
+            return Fixed(expr.value)
+        if isinstance(expr, Name):
+            if expr.ident in self.signals:
+                return self.signals[expr.ident]
+            if expr.ident in fixed:
+                return Fixed(fixed[expr.ident])
+            raise NotModelledError(f"unknown name {expr.ident!r}")
+        if isinstance(expr, Attr):
+            return self._attribute(self._eval(expr.base, fixed), expr.name)
+        if isinstance(expr, Call):
+            return self._call(expr, fixed)
+        if isinstance(expr, ListLit):
+            items = [self._eval(item, fixed) for item in expr.items]
+            if all(isinstance(item, Fixed) for item in items):
+                return Fixed([item.value for item in items if isinstance(item, Fixed)])
+            raise NotModelledError("a list of per-sample values")
+        if isinstance(expr, Prefix):
+            return self._prefix(expr.op, self._eval(expr.operand, fixed))
+        if isinstance(expr, Infix):
+            return self._infix(expr, fixed)
+        raise NotModelledError(f"expression {type(expr).__name__}")
+
+    def _prefix(self, op: str, operand: Column) -> Column:
+        if isinstance(operand, Fixed):
+            return Fixed(_scalar(lambda: (not self._truth_fixed(operand.value)) if op == "not" else -operand.value))
+        if op == "not":
+            truth = self._as_truth(operand)
+            return Truth(truth.may_false, truth.may_true)
+        if op == "-" and isinstance(operand, Num):
+            return Num(-operand.value, operand.err)
+        if op == "-" and isinstance(operand, Vec):
+            return Vec(-operand.value, operand.err)
+        raise NotModelledError(f"prefix {op!r}")
+
+    def _as_truth(self, value: Column) -> Truth:
+        if isinstance(value, Truth):
+            return value
+        if isinstance(value, Fixed):
+            truth = self._truth_fixed(value.value)
+            return Truth(np.full(self.n, truth), np.full(self.n, not truth))
+        raise NotModelledError("a number, vector or text as a truth value")
+
+    def _infix(self, expr: Infix[Expr], fixed: Mapping[str, Any]) -> Column:
+        op = expr.op
+        left, right = self._eval(expr.left, fixed), self._eval(expr.right, fixed)
+        if isinstance(left, Fixed) and isinstance(right, Fixed):
+            return Fixed(_scalar(lambda: _fixed_infix(op, left.value, right.value, self._truth_fixed)))
+        if op in ("and", "or"):
+            a, b = self._as_truth(left), self._as_truth(right)
+            if op == "and":
+                return Truth(a.may_true & b.may_true, a.may_false | b.may_false)
+            return Truth(a.may_true | b.may_true, a.may_false & b.may_false)
+        if op == "~":
+            return self._fuzzy(left, right)
+        if op == "in":
+            return self._member(left, right)
+        if op in ("==", "!=", *_ORDERED):
+            return self._compare(op, left, right)
+        if op in ("+", "-", "*", "/"):
+            return self._arithmetic(op, left, right)
+        raise NotModelledError(f"operator {op!r}")
+
+    def _fuzzy(self, value: Column, tolerance: Column) -> Column:
+        if not isinstance(tolerance, Fixed) or isinstance(tolerance.value, bool):
+            raise NotModelledError("a tolerance that is not a fixed number")
+        interval = _scalar(lambda: fuzzy(0.0, tolerance.value))  # checks it as the per-sample evaluation does
+        if not isinstance(interval, Interval):
+            raise NotModelledError("a vector tolerance")
+        tol = interval.hi
+        if isinstance(value, Num):
+            lo, hi = value.value - tol, value.value + tol
+            return Ival(Num(lo, _slack(value.err, lo)), Num(hi, _slack(value.err, hi)))
+        if isinstance(value, Vec):
+            return FVec(value, tol)
+        raise NotModelledError("'~' of a text or truth value")
+
+    def _member(self, item: Column, group: Column) -> Column:
+        if not (isinstance(item, Text) and isinstance(group, Fixed)):
+            raise NotModelledError("'in' other than a text in a fixed list")
+        items = group.value
+        if isinstance(items, str) or not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+            raise NotModelledError("'in' a text or a list of non-texts")
+        inside = np.isin(item.value, list(items))
+        return Truth(inside, ~inside)
+
+    def _compare(self, op: str, left: Column, right: Column) -> Truth:
+        if isinstance(left, Text) or isinstance(right, Text):
+            return self._compare_texts(op, left, right)
+        if isinstance(left, Ival):
+            if op == "==" or op == "!=":  # lo <= c <= hi
+                low = self._compare_nums("<=", left.lo, self._num(right))
+                high = self._compare_nums(">=", left.hi, self._num(right))
+                truth = Truth(low.may_true & high.may_true, low.may_false | high.may_false)
+                return truth if op == "==" else Truth(truth.may_false, truth.may_true)
+            # (x ~ t) > c: lo > c, >= : lo >= c, < : hi < c, <= : hi <= c
+            bound = left.lo if op in (">", ">=") else left.hi
+            return self._compare_nums(op, bound, self._num(right))
+        if isinstance(right, Ival | FVec) or isinstance(left, FVec):
+            raise NotModelledError("an interval on the right, or a vector interval, compared")
+        return self._compare_nums(op, self._num(left), self._num(right))
+
+    def _compare_texts(self, op: str, left: Column, right: Column) -> Truth:
+        text, other = (left, right) if isinstance(left, Text) else (right, left)
+        if op not in ("==", "!=") or not isinstance(other, Fixed) or not isinstance(other.value, str):
+            raise NotModelledError("a text compared other than for (in)equality with a fixed text")
+        assert isinstance(text, Text)
+        equal = text.value == other.value
+        return Truth(equal, ~equal) if op == "==" else Truth(~equal, equal)
+
+    def _num(self, value: Column) -> Num:
+        if isinstance(value, Num):
+            return value
+        if isinstance(value, Fixed) and isinstance(value.value, int | float) and not isinstance(value.value, bool):
+            return Num(np.full(self.n, float(value.value)), np.zeros(self.n))
+        raise NotModelledError("not a number")
+
+    def _compare_nums(self, op: str, a: Num, b: Num) -> Truth:
+        nan = np.isnan(a.value) | np.isnan(b.value)
+        self.risky |= np.isinf(a.value) | np.isinf(b.value)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = a.value - b.value
+            margin = a.err + b.err
+            margin = margin + ROUNDING * np.abs(diff) * (margin > 0)
+            lo, hi = diff - margin, diff + margin
+        if op == "<":
+            may_true, may_false = lo < 0, hi >= 0
+        elif op == "<=":
+            may_true, may_false = lo <= 0, hi > 0
+        elif op == ">":
+            may_true, may_false = hi > 0, lo <= 0
+        elif op == ">=":
+            may_true, may_false = hi >= 0, lo < 0
+        else:
+            equal_maybe = (lo <= 0) & (hi >= 0)
+            unequal_maybe = (lo != 0) | (hi != 0)
+            may_true, may_false = (equal_maybe, unequal_maybe) if op == "==" else (unequal_maybe, equal_maybe)
+            if op == "!=":
+                return Truth(may_true | nan, may_false & ~nan)
+        return Truth(may_true & ~nan, may_false | nan)
+
+    def _attribute(self, value: Column, name: str) -> Column:
+        index = _COMPONENTS.get(name)
+        if index is None:
+            raise NotModelledError(f"attribute {name!r}")
+        if isinstance(value, Vec) and index < value.value.shape[1]:
+            return Num(value.value[:, index], value.err)
+        if isinstance(value, FVec) and index < value.vec.value.shape[1]:
+            component = value.vec.value[:, index]
+            lo, hi = component - value.tolerance, component + value.tolerance
+            return Ival(Num(lo, _slack(value.vec.err, lo)), Num(hi, _slack(value.vec.err, hi)))
+        if isinstance(value, Fixed):
+            raise NotModelledError("an attribute of a fixed value")
+        raise NotModelledError(f"attribute {name!r} of this value")
+
+    def _call(self, expr: Call[Expr], fixed: Mapping[str, Any]) -> Column:
+        args = [self._eval(arg, fixed) for arg in expr.args]
+        function = FUNCTIONS.get(expr.func)
+        if function is None:
+            raise NotModelledError(f"function {expr.func!r}")
+        if all(isinstance(arg, Fixed) for arg in args):
+            return Fixed(_scalar(lambda: function(*(arg.value for arg in args if isinstance(arg, Fixed)))))
+        if expr.func == "fuzzy" and len(args) == 2:
+            return self._fuzzy(args[0], args[1])
+        if expr.func == "norm" and len(args) == 1 and isinstance(args[0], Vec):
+            vec = args[0]
+            squares = (vec.value * vec.value).sum(axis=1)
+            norm = np.sqrt(squares)
+            # |fl(norm) - norm| for any order of the sum: relative n*u of the sum, plus the inputs' own error
+            err = vec.err * math.sqrt(vec.value.shape[1]) + ROUNDING * norm
+            return Num(norm, err)
+        if expr.func == "abs" and len(args) == 1 and isinstance(args[0], Num | Vec):
+            arg = args[0]
+            return type(arg)(np.abs(arg.value), arg.err)
+        if expr.func == "isnan" and len(args) == 1 and isinstance(args[0], Num):
+            nan = np.isnan(args[0].value)
+            return Truth(nan, ~nan)
+        if expr.func in ("min", "max") and len(args) == 2:
+            a, b = self._num(args[0]), self._num(args[1])
+            # Python's min(a, b) is b if b < a else a; max(a, b) is b if b > a else a (NaN never replaces)
+            with np.errstate(invalid="ignore"):
+                take_b = b.value < a.value if expr.func == "min" else b.value > a.value
+            return Num(np.where(take_b, b.value, a.value), np.maximum(a.err, b.err))
+        raise NotModelledError(f"{expr.func}() of per-sample values")
+
+    def _arithmetic(self, op: str, left: Column, right: Column) -> Column:
+        if isinstance(left, Vec) or isinstance(right, Vec):
+            return self._vector_arithmetic(op, left, right)
+        a, b = self._num(left), self._num(right)
+        with np.errstate(all="ignore"):
+            if op == "+":
+                value, err = a.value + b.value, a.err + b.err
+            elif op == "-":
+                value, err = a.value - b.value, a.err + b.err
+            elif op == "*":
+                value = a.value * b.value
+                err = np.abs(a.value) * b.err + np.abs(b.value) * a.err + a.err * b.err
+            else:
+                room = np.abs(b.value) - b.err
+                self.risky |= ~(room > 0)  # the divisor may be zero (a Python float raises), or is NaN
+                value = a.value / b.value
+                err = np.where(room > 0, (a.err + np.abs(value) * b.err) / np.where(room > 0, room, 1.0), np.inf)
+        return Num(value, _slack(err, value))
+
+    def _vector_arithmetic(self, op: str, left: Column, right: Column) -> Column:
+        if op in ("+", "-") and isinstance(left, Vec) and isinstance(right, Vec):
+            if left.value.shape != right.value.shape:
+                raise NotModelledError("vectors of different sizes")
+            value = left.value + right.value if op == "+" else left.value - right.value
+            return Vec(value, _slack(left.err + right.err, value))
+        if op == "*" and (isinstance(left, Vec) != isinstance(right, Vec)):
+            vec, other = (left, right) if isinstance(left, Vec) else (right, left)
+            assert isinstance(vec, Vec)
+            factor = self._num(other)
+            value = vec.value * factor.value[:, None]
+            err = np.abs(vec.value).max(axis=1) * factor.err + np.abs(factor.value) * vec.err + vec.err * factor.err
+            return Vec(value, _slack(err, value))
+        raise NotModelledError(f"vector {op!r}")
+
+
+def _slack(err: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``err`` plus rounding slack where the value is not exact (err > 0)."""
+    magnitude = np.abs(value) if value.ndim == 1 else np.abs(value).max(axis=1)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.where(err > 0, err + ROUNDING * magnitude, err))
+
+
+def _scalar(compute: Any) -> Any:
+    """The per-sample evaluation's value of a fixed expression; NotModelledError if it fails."""
+    try:
+        return compute()
+    except NotModelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever it raises, the per-sample evaluation reports it
+        raise NotModelledError(str(exc)) from None
+
+
+def _fixed_infix(op: str, a: Any, b: Any, truth: Any) -> Any:
+    """``a op b`` on fixed values, as the per-sample evaluation computes it."""
+    if op == "and":
+        return truth(a) and truth(b)
+    if op == "or":
+        return truth(a) or truth(b)
+    if op == "~":
+        return fuzzy(a, b)
+    if op == "in":
+        return a in b
+    function = ARITHMETIC.get(op)
+    if function is None:
+        raise NotModelledError(f"operator {op!r}")
+    if op in ("==", "!=", *_ORDERED):
+        return bool(function(a, b))
+    return arithmetic(op, function, a, b)

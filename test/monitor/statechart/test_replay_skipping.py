@@ -1,0 +1,176 @@
+"""A replay processes only the samples where a transition may fire, and decides exactly as pushing every sample.
+
+Each machine toggles between two states on one guard (and its negation), so every sample where the guard's value
+changes is a transition in the result: the replay must find each of them, at the same sample, with the same
+variables, or raise the same error at the same sample.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cosim_validation.common.exceptions import CosimError
+from cosim_validation.common.record import Stage, TrajectoryRecord
+from cosim_validation.monitor.statechart.behaviour import BehaviourRunner, load_behaviour, run_behaviours
+from cosim_validation.monitor.statechart.loader import load_machine
+from cosim_validation.monitor.statechart.model import Machine
+from cosim_validation.monitor.statechart.snapshot import record_rows
+from test.monitor.properties.traces import make_record
+from test.monitor.statechart.machines import write
+
+TARGET = np.array([0.45, -0.05, 0.05])
+C = 0.05  # the parameter c: the tip sits exactly this far from the target on some samples
+
+PROBE = """
+machine: probe
+parameters: {{c: {c}, tol: 0.001, seen_limit: 1000}}
+variables: {{n: 0, seen: [initialization, approach]}}
+signals: {{t_s: "", stage: "", tip_m: "", tip_axis: "", tip_velocity_m_s: "", insertion_speed_m_s: "", q: "",
+           actual_tip_m: "", has_target: "", distance_to_target_m: "", index: "", is_last: ""}}
+guards:
+  rises: '{guard}'
+  falls: 'not ({guard})'
+  eof: is_last
+initial: low
+states:
+  low: {{}}
+  high: {{entry: ["n = n + 1"]}}
+  long: {{entry: ["seen = seen + ['long']"]}}
+  green: {{final: true}}
+transitions:
+  - {{source: low, target: green, guard: eof}}
+  - {{source: high, target: green, guard: eof}}
+  - {{source: long, target: green, guard: eof}}
+  - {{source: low, target: high, guard: rises}}
+  - {{source: high, target: long, after_s: 1.5}}
+  - {{source: high, target: low, guard: falls}}
+  - {{source: long, target: low, guard: falls}}
+"""
+
+GUARDS = [
+    "distance_to_target_m < c",
+    "distance_to_target_m ~ tol < c",
+    "distance_to_target_m ~ tol == c",
+    "distance_to_target_m ~ tol != c and n < seen_limit",
+    "insertion_speed_m_s > 0",
+    "insertion_speed_m_s >= 0 and stage in seen",
+    'stage not in seen or stage == "reset"',
+    'stage != "injection" and has_target',
+    "norm(tip_velocity_m_s) <= 0.02",
+    "(tip_m ~ 0.001).x > 0.45 or tip_axis.z < -0.99",
+    "(tip_velocity_m_s ~ 0.001).z == 0",
+    "min(distance_to_target_m, c) == c",
+    "max(index, 3) > 5 and index < 120",
+    "isnan(actual_tip_m.x) and not isnan(distance_to_target_m)",
+    "index == 37 or t_s >= 4.0 and t_s < 6.2",
+    "abs(tip_velocity_m_s.z) * 2 - c / 2 > 0",
+    "-tip_velocity_m_s.x + 0.01 > 0",
+    "q.x + q.y > c * 10",
+    "(tip_velocity_m_s * 2).z < 0 or (2 * tip_velocity_m_s).x > 0.001",
+    "(tip_m - tip_m).x == 0 and t_s / 2 > 1",
+    "n * 2 + 1 >= 1 and len(seen) >= 2 and index > 50",
+]
+FAILING = {  # guards whose evaluation fails at one sample: the same error, at the same sample
+    "1 / (index - 40) > 0": "at t = 2 s in state 'low': cannot evaluate: float division by zero",  # sample 40
+    "tip_m == tip_m": "at t = 0 s in state 'low': cannot evaluate: The truth value",  # a vector as a truth value
+}
+GUARDS += list(FAILING)
+#: min() of a value with a rounding error: its equality with c is left to the per-sample evaluation everywhere
+UNDECIDED = {"min(distance_to_target_m, c) == c", *FAILING}
+
+
+def _path(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A tip path with still stretches, steps, and samples exactly ``C`` from the target along x."""
+    steps = rng.normal(0.0, 0.003, (n, 3))
+    steps[rng.random(n) < 0.3] = 0.0  # the tip stands still: zero velocity, ties at 0
+    tip = TARGET + np.array([0.06, 0.0, 0.0]) + np.cumsum(steps, axis=0)
+    exact = rng.choice(n, n // 10, replace=False)
+    tip[exact] = TARGET + np.array([C, 0.0, 0.0])
+    return tip
+
+
+def _records() -> list[tuple[str, TrajectoryRecord, np.ndarray | None]]:
+    rng = np.random.default_rng(7)
+    n = 300
+    stage = np.repeat(
+        [Stage.NONE, Stage.INITIALIZATION, Stage.APPROACH, Stage.INJECTION, Stage.EXTRACTION, Stage.RESET],
+        [5, 50, 60, 80, 60, 45],
+    )
+    t_s = np.arange(n) * 0.05
+    t_s[100] = t_s[99]  # a repeated time: zero velocity there
+    q = rng.normal(0.0, 0.3, (n, 7))
+    actual = np.where(rng.random((n, 1)) < 0.2, np.nan, 1.0) * _path(n, rng)
+    records = []
+    for name, target in (("target", TARGET), ("no target", None)):
+        tip = _path(n, rng)
+        records.append((name, make_record(tip, stage, t_s=t_s, q=q, actual_tip_m=actual), target))
+    records.append(("one sample", make_record(_path(1, rng), stage[10:11], t_s=t_s[:1], q=q[:1]), TARGET))
+    records.append(("no stage", make_record(_path(4, rng), stage[:4], t_s=t_s[:4], q=q[:4]), TARGET))
+    return records
+
+
+RECORDS = _records()
+
+
+def _pushed(machine: Machine, record: TrajectoryRecord, target: np.ndarray | None) -> str:
+    """The result (or error) of pushing every sample, as text."""
+    runner = BehaviourRunner(machine, record.robot, target)
+    try:
+        for row in record_rows(record):
+            if runner.push(row) is not None:
+                break
+        return repr(runner.finish())
+    except CosimError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _replayed(machine: Machine, record: TrajectoryRecord, target: np.ndarray | None) -> str:
+    try:
+        return repr(run_behaviours((machine,), record, target)[0])
+    except CosimError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The samples the runners process from now on."""
+    processed: list[object] = []
+    original = BehaviourRunner._process
+
+    def counting(self: BehaviourRunner, sample: object, is_last: bool) -> object:
+        processed.append(sample)
+        return original(self, sample, is_last)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BehaviourRunner, "_process", counting)
+    return processed
+
+
+@pytest.mark.parametrize("guard", GUARDS)
+def test_a_replay_decides_as_pushing_every_sample(guard: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    machine = load_machine(write(tmp_path, PROBE.format(c=C, guard=guard.replace("'", "''"))))
+    outcomes = []
+    processed = _counting(monkeypatch)
+    for name, record, target in RECORDS:
+        expected = _pushed(machine, record, target)
+        processed.clear()
+        assert _replayed(machine, record, target) == expected, name
+        outcomes.append(expected)
+        if name == "target" and guard not in UNDECIDED:  # samples processed: those where a transition fired
+            assert len(processed) <= expected.count("), (") + 4, (len(processed), expected)  # + ties at c
+    if guard in FAILING:
+        assert outcomes[0].startswith("MachineError: "), outcomes[0]
+        assert FAILING[guard] in outcomes[0], outcomes[0]
+    else:  # the guard becomes true: the comparison can tell a missed or a late transition
+        assert "'low', 'high')" in outcomes[0], outcomes[0]
+
+
+def test_shipped_machines_skip_the_samples_where_nothing_can_fire(monkeypatch: pytest.MonkeyPatch) -> None:
+    processed = _counting(monkeypatch)
+    _, record, target = RECORDS[0]
+    for machine in ("stage_order", "no_retraction_during_injection", "settles_at_target"):
+        processed.clear()
+        result = run_behaviours((load_behaviour(machine),), record, target)[0]
+        assert result.status in ("holds", "violated"), result
+        assert len(processed) <= 2 * len(result.transitions) + 4 < record.n_samples // 10, (machine, len(processed))

@@ -17,14 +17,10 @@ distance to the world origin.
 
 The needle is a segment from ``a`` to ``b``. Contact means the closed segment meets the surface or lies
 inside the model: a ray from a towards b hits a triangle within the segment, or a or b is inside. Otherwise the
-minimum distance along the segment is found by branch and bound. The distance f along the segment is
-1-Lipschitz in arc length, so on a piece of length L with end values f0, f1, ``min f >= δ = (f0 + f1 - L) / 2``;
-where δ > 0, f is also semiconcave (each ``|x - s|`` has second derivative <= 1/δ along the line, and f is their
-minimum), so f minus a parabola of curvature 1/δ is concave and ``min f >= min(f0, f1) - L² / (8 δ)``, which
-shrinks quadratically with L. Pieces whose bound is below the best value found minus ``tolerance_m`` are
-bisected, all segments of a batch together in one open3d call per round. The returned distance is a value
-attained on the segment (an upper bound of the minimum) and at most ``tolerance_m`` above the exact minimum;
-tolerances below about 1e-7 m are below the float32 resolution of open3d's distances.
+minimum distance along the segment is computed exactly in float64 against the triangles themselves
+(:mod:`~cosim_validation.monitor.metrics.segment_kernels`: the least of the ends' distances to each triangle and
+the segment's distances to each edge, with bounding spheres ruling out the triangles that cannot be nearer),
+so it is below any ``tolerance_m`` of the exact minimum and not limited by open3d's float32.
 """
 
 from __future__ import annotations
@@ -39,8 +35,9 @@ from cosim_validation.common.open3d_import import load_open3d
 from cosim_validation.monitor.metrics.arrays import as_distance, as_point_or_points, as_points
 from cosim_validation.monitor.metrics.errors import MetricInputError
 from cosim_validation.monitor.metrics.inside_test import InsideTest
+from cosim_validation.monitor.metrics.segment_kernels import segments_to_mesh, triangle_groups
 
-#: Largest number of bisection rounds of the segment search (2**-60 of the segment length).
+#: Bisection rounds locating a crossing the float32 ray missed (2**-60 of the segment length).
 MAX_ROUNDS = 60
 
 
@@ -74,14 +71,6 @@ def _as_faces(faces: ArrayLike, n_vertices: int) -> NDArray[np.uint32]:
     return np.ascontiguousarray(arr, dtype=np.uint32)
 
 
-def _piece_lower_bound(f0: NDArray[np.float64], f1: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Lower bound of the distance on a piece of length w with end values f0, f1 (see the module docstring)."""
-    lipschitz = 0.5 * (f0 + f1 - w)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        semiconcave = np.minimum(f0, f1) - w * w / (8.0 * lipschitz)
-    return np.where(lipschitz > 0.0, np.maximum(lipschitz, semiconcave), lipschitz)
-
-
 class MeshDistance:
     """Exact distance queries against one triangle mesh.
 
@@ -110,6 +99,7 @@ class MeshDistance:
         self._scene: Any = o3d.t.geometry.RaycastingScene()
         local = np.ascontiguousarray(vertices - self.origin_m, dtype=np.float32)
         self._scene.add_triangles(self._o3c.Tensor(local), self._o3c.Tensor(faces_u32))
+        self._groups = triangle_groups(vertices, faces_u32)
 
     def _local(self, points: NDArray[np.float64]) -> Any:
         """(n, 3) float64 points in the model frame as an open3d float32 tensor relative to the origin."""
@@ -237,9 +227,9 @@ class MeshDistance:
         b, _ = self._query("b_m", b_m)
         if a.shape != b.shape:
             raise MetricInputError(f"a_m and b_m must have the same shape, got {a.shape!r} and {b.shape!r}")
-        tol = as_distance("tolerance_m", tolerance_m, allow_zero=False)
+        as_distance("tolerance_m", tolerance_m, allow_zero=False)  # the minimum is exact: any tolerance holds
         contact, t_hit = self._segment_contact(a, b)
-        dist, t_best = self._segment_min(a[~contact], b[~contact], tol)
+        dist, t_best = self._segment_min(a[~contact], b[~contact])
         distance = np.zeros(a.shape[0])
         distance[~contact] = dist
         t_closest = t_hit.copy()
@@ -276,34 +266,10 @@ class MeshDistance:
         return hi
 
     def _segment_min(
-        self, a: NDArray[np.float64], b: NDArray[np.float64], tol: float
+        self, a: NDArray[np.float64], b: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Branch and bound of the 1-Lipschitz distance along each segment (see the module docstring)."""
-        k = a.shape[0]
-        length = np.linalg.norm(b - a, axis=1)
-        f0 = self.unsigned(a)
-        f1 = self.unsigned(b)
-        best = np.minimum(f0, f1)
-        t_best = np.where(f0 <= f1, 0.0, 1.0)
-        # live pieces: segment index, t of the left end, f at both ends; the piece width is halved per round
-        seg = np.arange(k)
-        t_left = np.zeros(k)
-        fl, fr = f0, f1
-        width = 1.0
-        for _ in range(MAX_ROUNDS):
-            live = _piece_lower_bound(fl, fr, width * length[seg]) < best[seg] - tol
-            seg, t_left, fl, fr = seg[live], t_left[live], fl[live], fr[live]
-            if seg.size == 0:
-                break
-            t_mid = t_left + 0.5 * width
-            fm = self.unsigned(a[seg] + t_mid[:, None] * (b[seg] - a[seg]))
-            order = np.lexsort((fm, seg))  # by segment, then by value: the first of each segment is its minimum
-            first = order[np.unique(seg[order], return_index=True)[1]]
-            improve = first[fm[first] < best[seg[first]]]
-            best[seg[improve]] = fm[improve]
-            t_best[seg[improve]] = t_mid[improve]
-            width *= 0.5
-            seg = np.concatenate([seg, seg])
-            t_left = np.concatenate([t_left, t_mid])
-            fl, fr = np.concatenate([fl, fm]), np.concatenate([fm, fr])
-        return best, t_best
+        """Exact minimum distance of segments that do not touch the mesh, and where along a -> b it is attained."""
+        if a.shape[0] == 0:
+            return np.zeros(0), np.zeros(0)
+        distance, where = segments_to_mesh(np.ascontiguousarray(a), np.ascontiguousarray(b), *self._groups)
+        return distance, where

@@ -142,7 +142,8 @@ def test_degenerate_segment_is_a_point(polyhedron: trimesh.Trimesh, scene: MeshD
     p = polyhedron.centroid + np.array([0.0, 0.0, 0.1])
     result = scene.segment_distance(p, p)
     assert not result.contact[0]
-    assert result.distance_m[0] == pytest.approx(scene.distance(p), abs=1e-12)
+    # the segment's minimum is exact in float64; the point's distance is open3d's, in float32 near the model
+    assert result.distance_m[0] == pytest.approx(scene.distance(p), abs=1e-7)
 
 
 def test_real_anatomy_distance_matches_brute_force(shared_anatomy: Path | None) -> None:

@@ -1,0 +1,263 @@
+"""numba kernels: the minimum distance from line segments to a triangle mesh, in float64, with a two-level cull.
+
+For a segment that does not meet a triangle, their distance is attained with a segment end or a triangle edge
+involved: it is the least of the two ends' distances to the triangle and the segment's distances to the three
+edges. The point-triangle distance classifies the point against the triangle's Voronoi regions (vertex, edge or
+face) and the segment-segment distance clamps the closest parameters of the two lines (both as in Ericson,
+*Real-Time Collision Detection*, 2005, sections 5.1.5 and 5.1.9).
+
+Triangles are grouped by splitting them at the median of their centroids along the longest extent until a group
+holds at most :data:`GROUP_SIZE` (compact groups); a group's bounding sphere, then each triangle's, gives a lower
+bound (segment to centre minus radius) so that only triangles that may beat the best distance so far are measured
+exactly. The group nearest the segment is measured first.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+#: Triangles per group of the cull.
+GROUP_SIZE = 16
+
+
+class TriangleGroups(NamedTuple):
+    """A mesh's triangles in cull order with their bounding spheres (see :func:`triangle_groups`).
+
+    Attributes:
+        v0: (F, 3) first vertex of each triangle [m].
+        v1: (F, 3) second vertex.
+        v2: (F, 3) third vertex.
+        centre: (F, 3) centre of each triangle's bounding sphere [m].
+        radius: (F,) its radius [m].
+        group_centre: (G, 3) centre of each group's bounding sphere [m].
+        group_radius: (G,) its radius [m].
+        group_start: (G + 1,) first triangle of each group, and F.
+    """
+
+    v0: np.ndarray
+    v1: np.ndarray
+    v2: np.ndarray
+    centre: np.ndarray
+    radius: np.ndarray
+    group_centre: np.ndarray
+    group_radius: np.ndarray
+    group_start: np.ndarray
+
+
+def triangle_groups(vertices_m: np.ndarray, faces: np.ndarray) -> TriangleGroups:
+    """The triangles of a mesh grouped for :func:`segments_to_mesh`.
+
+    Args:
+        vertices_m: (V, 3) float64 vertex positions [m].
+        faces: (F, 3) integer vertex indices, F >= 1.
+    """
+    tri = np.asarray(vertices_m, dtype=np.float64)[np.asarray(faces, dtype=np.int64)]  # (F, 3, 3)
+    centroid = tri.mean(axis=1)
+    order = np.arange(len(tri))
+    runs, leaves = [order], []
+    while runs:  # split every run at the median of its longest extent until it holds at most GROUP_SIZE
+        run = runs.pop()
+        if run.size <= GROUP_SIZE:
+            leaves.append(run)
+            continue
+        points = centroid[run]
+        axis = int(np.argmax(points.max(axis=0) - points.min(axis=0)))
+        ranked = run[np.argsort(points[:, axis], kind="stable")]
+        half = ranked.size // 2
+        runs += [ranked[half:], ranked[:half]]
+    tri = tri[np.concatenate(leaves)]
+    centre = 0.5 * (tri.min(axis=1) + tri.max(axis=1))
+    radius = np.sqrt(((tri - centre[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+    start = np.cumsum([0] + [leaf.size for leaf in leaves]).astype(np.int64)
+    group_centre = np.empty((len(start) - 1, 3))
+    group_radius = np.empty(len(start) - 1)
+    for g in range(len(start) - 1):
+        points = tri[start[g] : start[g + 1]].reshape(-1, 3)
+        group_centre[g] = 0.5 * (points.min(axis=0) + points.max(axis=0))
+        group_radius[g] = np.sqrt(((points - group_centre[g]) ** 2).sum(axis=1)).max()
+    return TriangleGroups(
+        np.ascontiguousarray(tri[:, 0]),
+        np.ascontiguousarray(tri[:, 1]),
+        np.ascontiguousarray(tri[:, 2]),
+        centre,
+        radius,
+        group_centre,
+        group_radius,
+        start,
+    )
+
+
+@njit(cache=True, inline="always")
+def _point_segment_sq(px: float, py: float, pz: float, a: np.ndarray, d: np.ndarray, dd: float) -> float:
+    """Squared distance of point p from the segment a + t d, t in [0, 1] (dd = d . d)."""
+    t = 0.0
+    if dd > 0.0:
+        t = ((px - a[0]) * d[0] + (py - a[1]) * d[1] + (pz - a[2]) * d[2]) / dd
+        t = min(max(t, 0.0), 1.0)
+    x, y, z = a[0] + t * d[0] - px, a[1] + t * d[1] - py, a[2] + t * d[2] - pz
+    return float(x * x + y * y + z * z)
+
+
+@njit(cache=True, inline="always")
+def _point_triangle_sq(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+    """Squared distance of point p from triangle abc (Voronoi regions of the vertices, edges and face)."""
+    abx, aby, abz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    acx, acy, acz = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    apx, apy, apz = p[0] - a[0], p[1] - a[1], p[2] - a[2]
+    d1 = abx * apx + aby * apy + abz * apz
+    d2 = acx * apx + acy * apy + acz * apz
+    bpx, bpy, bpz = p[0] - b[0], p[1] - b[1], p[2] - b[2]
+    d3 = abx * bpx + aby * bpy + abz * bpz
+    d4 = acx * bpx + acy * bpy + acz * bpz
+    cpx, cpy, cpz = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    d5 = abx * cpx + aby * cpy + abz * cpz
+    d6 = acx * cpx + acy * cpy + acz * cpz
+    vc = d1 * d4 - d3 * d2
+    vb = d5 * d2 - d1 * d6
+    va = d3 * d6 - d5 * d4
+    if d1 <= 0.0 and d2 <= 0.0:  # vertex a
+        qx, qy, qz = a[0], a[1], a[2]
+    elif d3 >= 0.0 and d4 <= d3:  # vertex b
+        qx, qy, qz = b[0], b[1], b[2]
+    elif vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:  # edge ab
+        v = d1 / (d1 - d3)
+        qx, qy, qz = a[0] + v * abx, a[1] + v * aby, a[2] + v * abz
+    elif d6 >= 0.0 and d5 <= d6:  # vertex c
+        qx, qy, qz = c[0], c[1], c[2]
+    elif vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:  # edge ac
+        w = d2 / (d2 - d6)
+        qx, qy, qz = a[0] + w * acx, a[1] + w * acy, a[2] + w * acz
+    elif va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:  # edge bc
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        qx, qy, qz = b[0] + w * (c[0] - b[0]), b[1] + w * (c[1] - b[1]), b[2] + w * (c[2] - b[2])
+    else:  # the face
+        denom = va + vb + vc
+        if not denom > 0.0:  # a degenerate (zero-area) triangle: its edges decide
+            bc = c - b
+            return min(
+                _point_segment_sq(p[0], p[1], p[2], a, b - a, abx * abx + aby * aby + abz * abz),
+                _point_segment_sq(p[0], p[1], p[2], a, c - a, acx * acx + acy * acy + acz * acz),
+                _point_segment_sq(p[0], p[1], p[2], b, bc, bc[0] * bc[0] + bc[1] * bc[1] + bc[2] * bc[2]),
+            )
+        v = vb / denom
+        w = vc / denom
+        qx, qy, qz = a[0] + abx * v + acx * w, a[1] + aby * v + acy * w, a[2] + abz * v + acz * w
+    x, y, z = p[0] - qx, p[1] - qy, p[2] - qz
+    return float(x * x + y * y + z * z)
+
+
+@njit(cache=True, inline="always")
+def _segment_segment(a: np.ndarray, d1: np.ndarray, p: np.ndarray, q: np.ndarray) -> tuple[float, float]:
+    """Squared distance between segments a + s d1 and p -> q, and the parameter s where it is attained."""
+    d2 = q - p
+    r = a - p
+    aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+    ee = d2[0] * d2[0] + d2[1] * d2[1] + d2[2] * d2[2]
+    f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2]
+    s = 0.0
+    t = 0.0
+    if aa <= 0.0 and ee <= 0.0:
+        pass
+    elif aa <= 0.0:
+        t = min(max(f / ee, 0.0), 1.0)
+    else:
+        c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2]
+        if ee <= 0.0:
+            s = min(max(-c / aa, 0.0), 1.0)
+        else:
+            b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+            denom = aa * ee - b * b
+            if denom > 0.0:
+                s = min(max((b * f - c * ee) / denom, 0.0), 1.0)
+            t = (b * s + f) / ee
+            if t < 0.0:
+                t = 0.0
+                s = min(max(-c / aa, 0.0), 1.0)
+            elif t > 1.0:
+                t = 1.0
+                s = min(max((b - c) / aa, 0.0), 1.0)
+    x = a[0] + s * d1[0] - (p[0] + t * d2[0])
+    y = a[1] + s * d1[1] - (p[1] + t * d2[1])
+    z = a[2] + s * d1[2] - (p[2] + t * d2[2])
+    return x * x + y * y + z * z, s
+
+
+@njit(cache=True)
+def segments_to_mesh(
+    a: np.ndarray,
+    b: np.ndarray,
+    v0: np.ndarray,
+    v1: np.ndarray,
+    v2: np.ndarray,
+    centre: np.ndarray,
+    radius: np.ndarray,
+    group_centre: np.ndarray,
+    group_radius: np.ndarray,
+    group_start: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum distance from each segment a -> b to the triangles, and where along a -> b it is attained.
+
+    Exact for segments that meet no triangle (up to float64 rounding); for one that does, the least distance of
+    its ends and of its edge crossings, which the caller must not take for the distance (it is not 0).
+
+    Args:
+        a: (k, 3) segment starts [m].
+        b: (k, 3) segment ends [m].
+        v0: (F, 3) first vertices of the triangles [m] (:class:`TriangleGroups`).
+        v1: (F, 3) second vertices.
+        v2: (F, 3) third vertices.
+        centre: (F, 3) triangles' bounding-sphere centres [m].
+        radius: (F,) their radii [m].
+        group_centre: (G, 3) groups' bounding-sphere centres [m].
+        group_radius: (G,) their radii [m].
+        group_start: (G + 1,) first triangle of each group, and F.
+
+    Returns:
+        (k,) distances [m] and (k,) parameters in [0, 1] along a -> b.
+    """
+    k = a.shape[0]
+    n_groups = group_radius.shape[0]
+    distance = np.empty(k)
+    where = np.empty(k)
+    bound = np.empty(n_groups)
+    for i in range(k):
+        ai = a[i]
+        d = b[i] - ai
+        dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+        for g in range(n_groups):
+            gc = group_centre[g]
+            bound[g] = math.sqrt(_point_segment_sq(gc[0], gc[1], gc[2], ai, d, dd)) - group_radius[g]
+        best = np.inf  # squared
+        best_s = 0.0
+        nearest = int(np.argmin(bound))
+        for step in range(n_groups + 1):  # the nearest group first (a good best at once), then every other
+            g = nearest if step == 0 else step - 1
+            if step > 0 and g == nearest:
+                continue
+            lower = bound[g]
+            if lower > 0.0 and lower * lower >= best:
+                continue
+            for j in range(group_start[g], group_start[g + 1]):
+                c = centre[j]
+                lower = math.sqrt(_point_segment_sq(c[0], c[1], c[2], ai, d, dd)) - radius[j]
+                if lower > 0.0 and lower * lower >= best:
+                    continue
+                p, q, r = v0[j], v1[j], v2[j]
+                sq = _point_triangle_sq(ai, p, q, r)
+                if sq < best:
+                    best, best_s = sq, 0.0
+                sq = _point_triangle_sq(b[i], p, q, r)
+                if sq < best:
+                    best, best_s = sq, 1.0
+                for e in range(3):
+                    start, end = (p, q) if e == 0 else ((q, r) if e == 1 else (r, p))
+                    sq, s = _segment_segment(ai, d, start, end)
+                    if sq < best:
+                        best, best_s = sq, s
+        distance[i] = math.sqrt(best)
+        where[i] = best_s
+    return distance, where

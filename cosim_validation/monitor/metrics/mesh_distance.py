@@ -35,7 +35,7 @@ from cosim_validation.common.open3d_import import load_open3d
 from cosim_validation.monitor.metrics.arrays import as_distance, as_point_or_points, as_points
 from cosim_validation.monitor.metrics.errors import MetricInputError
 from cosim_validation.monitor.metrics.inside_test import InsideTest
-from cosim_validation.monitor.metrics.segment_kernels import segments_to_mesh, triangle_groups
+from cosim_validation.monitor.metrics.segment_kernels import TriangleGroups, segments_to_mesh, triangle_groups
 
 #: Bisection rounds locating a crossing the float32 ray missed (2**-60 of the segment length).
 MAX_ROUNDS = 60
@@ -99,7 +99,8 @@ class MeshDistance:
         self._scene: Any = o3d.t.geometry.RaycastingScene()
         local = np.ascontiguousarray(vertices - self.origin_m, dtype=np.float32)
         self._scene.add_triangles(self._o3c.Tensor(local), self._o3c.Tensor(faces_u32))
-        self._groups = triangle_groups(vertices, faces_u32)
+        self._triangles = (vertices, faces_u32)
+        self._groups: TriangleGroups | None = None  # built at the first segment query
 
     def _local(self, points: NDArray[np.float64]) -> Any:
         """(n, 3) float64 points in the model frame as an open3d float32 tensor relative to the origin."""
@@ -271,5 +272,7 @@ class MeshDistance:
         """Exact minimum distance of segments that do not touch the mesh, and where along a -> b it is attained."""
         if a.shape[0] == 0:
             return np.zeros(0), np.zeros(0)
+        if self._groups is None:
+            self._groups = triangle_groups(*self._triangles)
         distance, where = segments_to_mesh(np.ascontiguousarray(a), np.ascontiguousarray(b), *self._groups)
         return distance, where

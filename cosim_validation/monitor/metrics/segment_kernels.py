@@ -56,29 +56,30 @@ def triangle_groups(vertices_m: np.ndarray, faces: np.ndarray) -> TriangleGroups
         faces: (F, 3) integer vertex indices, F >= 1.
     """
     tri = np.asarray(vertices_m, dtype=np.float64)[np.asarray(faces, dtype=np.int64)]  # (F, 3, 3)
+    count = len(tri)
     centroid = tri.mean(axis=1)
-    order = np.arange(len(tri))
-    runs, leaves = [order], []
-    while runs:  # split every run at the median of its longest extent until it holds at most GROUP_SIZE
-        run = runs.pop()
-        if run.size <= GROUP_SIZE:
-            leaves.append(run)
-            continue
-        points = centroid[run]
-        axis = int(np.argmax(points.max(axis=0) - points.min(axis=0)))
-        ranked = run[np.argsort(points[:, axis], kind="stable")]
-        half = ranked.size // 2
-        runs += [ranked[half:], ranked[:half]]
-    tri = tri[np.concatenate(leaves)]
+    order = np.arange(count)
+    run = np.zeros(count, dtype=np.int64)  # the run of each position of ``order``; runs are contiguous
+    while True:  # every run larger than GROUP_SIZE split at the median along its longest extent, level by level
+        starts = np.flatnonzero(np.diff(run, prepend=-1))
+        sizes = np.diff(np.append(starts, count))
+        if sizes.max() <= GROUP_SIZE:
+            break
+        points = centroid[order]
+        axis = np.argmax(np.maximum.reduceat(points, starts) - np.minimum.reduceat(points, starts), axis=1)
+        order = order[np.lexsort((points[np.arange(count), axis[run]], run))]
+        position = np.arange(count) - starts[run]
+        upper = (sizes[run] > GROUP_SIZE) & (position >= sizes[run] // 2)
+        halves = 2 * run + upper
+        run = np.cumsum(np.diff(halves, prepend=halves[0]) != 0)
+    tri = tri[order]
+    starts = np.append(starts, count).astype(np.int64)
     centre = 0.5 * (tri.min(axis=1) + tri.max(axis=1))
     radius = np.sqrt(((tri - centre[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
-    start = np.cumsum([0] + [leaf.size for leaf in leaves]).astype(np.int64)
-    group_centre = np.empty((len(start) - 1, 3))
-    group_radius = np.empty(len(start) - 1)
-    for g in range(len(start) - 1):
-        points = tri[start[g] : start[g + 1]].reshape(-1, 3)
-        group_centre[g] = 0.5 * (points.min(axis=0) + points.max(axis=0))
-        group_radius[g] = np.sqrt(((points - group_centre[g]) ** 2).sum(axis=1)).max()
+    group_centre = 0.5 * (
+        np.minimum.reduceat(tri.min(axis=1), starts[:-1]) + np.maximum.reduceat(tri.max(axis=1), starts[:-1])
+    )
+    reach = np.sqrt(((tri - np.repeat(group_centre, np.diff(starts), axis=0)[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
     return TriangleGroups(
         np.ascontiguousarray(tri[:, 0]),
         np.ascontiguousarray(tri[:, 1]),
@@ -86,8 +87,8 @@ def triangle_groups(vertices_m: np.ndarray, faces: np.ndarray) -> TriangleGroups
         centre,
         radius,
         group_centre,
-        group_radius,
-        start,
+        np.maximum.reduceat(reach, starts[:-1]),
+        starts,
     )
 
 

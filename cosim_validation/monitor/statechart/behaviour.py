@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cosim_validation.common.config import package_root
-from cosim_validation.common.exceptions import InputError
+from cosim_validation.common.exceptions import CosimError, InputError
 from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.monitor.statechart.guard_columns import GuardColumns
 from cosim_validation.monitor.statechart.loader import load_machine
@@ -36,6 +36,7 @@ from cosim_validation.monitor.statechart.snapshot import (
     SnapshotColumns,
     Snapshots,
     record_row,
+    record_rows,
 )
 
 SETTLE_STEPS = 64
@@ -314,9 +315,28 @@ def run_behaviours(
     target = None if target_m is None else np.asarray(target_m, dtype=np.float64)
     snapshots = Snapshots(target)
     columns: dict[int, SnapshotColumns] = {}  # by the first sample replayed
-    return tuple(
-        BehaviourRunner(machine, record.robot, target, snapshots).replay(record, columns) for machine in machines
-    )
+    try:
+        return tuple(
+            BehaviourRunner(machine, record.robot, target, snapshots).replay(record, columns) for machine in machines
+        )
+    except CosimError:  # a machine failed: the error stepping them all together meets first, sample by sample
+        return _pushed_together(machines, record, target)
+
+
+def _pushed_together(
+    machines: Sequence[Machine], record: TrajectoryRecord, target: np.ndarray | None
+) -> tuple[BehaviourResult, ...]:
+    """Every sample pushed into every machine in turn (the replay's reference, and its order of errors)."""
+    snapshots = Snapshots(target)
+    runners = [BehaviourRunner(machine, record.robot, target, snapshots) for machine in machines]
+    running = [runner for runner in runners if runner.result is None]
+    for sample in record_rows(record):
+        if not running:
+            break
+        for runner in running:
+            runner.push(sample)
+        running = [runner for runner in running if runner.result is None]
+    return tuple(runner.finish() for runner in runners)
 
 
 def _same_target(a: np.ndarray | None, b: np.ndarray | None) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import Stage, TrajectoryRecord
 from cosim_validation.monitor.statechart.behaviour import BehaviourRunner, load_behaviour, run_behaviours
+from cosim_validation.monitor.statechart.errors import MachineError
 from cosim_validation.monitor.statechart.loader import load_machine
 from cosim_validation.monitor.statechart.model import Machine
 from cosim_validation.monitor.statechart.snapshot import record_rows
@@ -174,3 +175,11 @@ def test_shipped_machines_skip_the_samples_where_nothing_can_fire(monkeypatch: p
         result = run_behaviours((load_behaviour(machine),), record, target)[0]
         assert result.status in ("holds", "violated"), result
         assert len(processed) <= 2 * len(result.transitions) + 4 < record.n_samples // 10, (machine, len(processed))
+
+
+def test_of_several_failing_machines_the_error_met_first_in_sample_order_is_raised(tmp_path: Path) -> None:
+    late = load_machine(write(tmp_path, PROBE.format(c=C, guard="1 / (index - 90) > 0"), "late.yaml"))
+    early = load_machine(write(tmp_path, PROBE.format(c=C, guard="1 / (index - 40) > 0"), "early.yaml"))
+    _, record, target = RECORDS[0]
+    with pytest.raises(MachineError, match=r"early\.yaml: .* at t = 2 s"):
+        run_behaviours((late, early), record, target)  # the late machine is replayed first, fails at t = 4.5 s

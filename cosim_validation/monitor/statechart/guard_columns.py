@@ -267,8 +267,9 @@ class GuardColumns:
         with np.errstate(invalid="ignore", over="ignore"):
             diff = a.value - b.value
             margin = a.err + b.err
-            margin = margin + ROUNDING * np.abs(diff) * (margin > 0)
+            margin = np.where(margin > 0, margin + ROUNDING * np.abs(diff), margin)
             lo, hi = diff - margin, diff + margin
+        self.risky |= np.isnan(margin)  # an error bound lost (inf * 0): the per-sample evaluation decides
         if op == "<":
             may_true, may_false = lo < 0, hi >= 0
         elif op == "<=":
@@ -326,7 +327,13 @@ class GuardColumns:
             # Python's min(a, b) is b if b < a else a; max(a, b) is b if b > a else a (NaN never replaces)
             with np.errstate(invalid="ignore"):
                 take_b = b.value < a.value if expr.func == "min" else b.value > a.value
-            return Num(np.where(take_b, b.value, a.value), np.maximum(a.err, b.err))
+                # where the two are within their errors the per-sample choice may differ: the gap joins the error
+                close = ~(np.abs(a.value - b.value) > a.err + b.err)
+                err = np.where(take_b, b.err, a.err)
+                err = np.where(
+                    close & ~np.isnan(a.value) & ~np.isnan(b.value), np.abs(a.value - b.value) + a.err + b.err, err
+                )
+            return Num(np.where(take_b, b.value, a.value), err)
         raise NotModelledError(f"{expr.func}() of per-sample values")
 
     def _arithmetic(self, op: str, left: Column, right: Column) -> Column:
@@ -359,16 +366,25 @@ class GuardColumns:
             assert isinstance(vec, Vec)
             factor = self._num(other)
             value = vec.value * factor.value[:, None]
-            err = np.abs(vec.value).max(axis=1) * factor.err + np.abs(factor.value) * vec.err + vec.err * factor.err
+            err = row_max(vec.value) * factor.err + np.abs(factor.value) * vec.err + vec.err * factor.err
             return Vec(value, _slack(err, value))
         raise NotModelledError(f"vector {op!r}")
 
 
 def _slack(err: np.ndarray, value: np.ndarray) -> np.ndarray:
     """``err`` plus rounding slack where the value is not exact (err > 0)."""
-    magnitude = np.abs(value) if value.ndim == 1 else np.abs(value).max(axis=1)
+    magnitude = np.abs(value) if value.ndim == 1 else row_max(value)
     with np.errstate(invalid="ignore"):
         return np.asarray(np.where(err > 0, err + ROUNDING * magnitude, err))
+
+
+def row_max(values: np.ndarray) -> np.ndarray:
+    """(n,) the largest magnitude of each row of (n, d) ``values``, NaN components ignored (NaN if all are).
+
+    Args:
+        values: Vectors, shape (n, d).
+    """
+    return np.asarray(np.fmax.reduce(np.abs(values), axis=1))
 
 
 def _scalar(compute: Any) -> Any:

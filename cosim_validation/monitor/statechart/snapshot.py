@@ -14,7 +14,7 @@ import numpy as np
 
 from cosim_validation.common.record import Stage, TrajectoryRecord
 from cosim_validation.monitor.statechart.guard_columns import ROUNDING as _ROUNDING
-from cosim_validation.monitor.statechart.guard_columns import Fixed, Num, Text, Vec
+from cosim_validation.monitor.statechart.guard_columns import Fixed, Num, Text, Vec, row_max
 
 #: Signals a behaviour machine may declare, with their meaning.
 SIGNALS: dict[str, str] = {
@@ -224,8 +224,8 @@ class SnapshotColumns:
             "t_s": Num(self.t_s, exact),
             "stage": Text(np.array([labels[int(code)] for code in record.stage], dtype=object)),
             "tip_m": Vec(tip, exact),
-            "tip_axis": Vec(axis, _ROUNDING * np.abs(axis).max(axis=1)),
-            "tip_velocity_m_s": Vec(velocity, _ROUNDING * np.abs(velocity).max(axis=1)),
+            "tip_axis": Vec(axis, _ROUNDING * row_max(axis)),
+            "tip_velocity_m_s": Vec(velocity, _ROUNDING * row_max(velocity)),
             "insertion_speed_m_s": Num(speed, _ROUNDING * (np.abs(products).sum(axis=1) + np.abs(speed))),
             "q": Vec(np.asarray(record.q_measured, dtype=np.float64), exact),
             "actual_tip_m": Vec(np.asarray(record.actual_tip_pos_m, dtype=np.float64), exact),

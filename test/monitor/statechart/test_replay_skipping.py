@@ -7,6 +7,7 @@ variables, or raise the same error at the same sample.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -183,3 +184,44 @@ def test_of_several_failing_machines_the_error_met_first_in_sample_order_is_rais
     _, record, target = RECORDS[0]
     with pytest.raises(MachineError, match=r"early\.yaml: .* at t = 2 s"):
         run_behaviours((late, early), record, target)  # the late machine is replayed first, fails at t = 4.5 s
+
+
+def _few(tip: np.ndarray, **edits: object) -> TrajectoryRecord:
+    """Five samples of the approach, 0.1 s apart, with the given tip; then the named arrays edited in place."""
+    n = len(tip)
+    q = np.zeros((n, 7))
+    actual = np.full((n, 3), -1.0)
+    record = make_record(tip, np.full(n, int(Stage.APPROACH)), t_s=np.arange(n) * 0.1, q=q, actual_tip_m=actual)
+    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    for name, (row, value) in edits.items():  # type: ignore[misc]
+        fields[name] = fields[name].copy()
+        fields[name][row] = value
+    return TrajectoryRecord(**fields)
+
+
+_FLAT = np.column_stack([np.full(5, -1.0), np.ones(5), np.zeros(5)])
+_RAMP = np.column_stack([np.linspace(0.0, 0.1, 5), np.zeros(5), np.zeros(5)])
+#: a guard true on one sample only, where a partly unknown row, an overflow or a NaN not chosen by min/max used to
+#: leave a bound NaN, read as "false": the transition there was missed (found by a hostile review)
+ONE_SAMPLE = [
+    ("tip_velocity_m_s.x > 1", _few(_FLAT, tip_pos_m=(3, [5.0, np.nan, 0.0])), None),
+    ("tip_axis.z > 0.5", _few(_FLAT, tip_quat_wxyz=(3, [np.nan, 0.0, 0.0, 1.0])), None),
+    ("(q * 2).x > 0", _few(_FLAT, q_measured=(3, [0.5, np.nan, 0, 0, 0, 0, 0])), None),
+    ("(actual_tip_m * 2).x > 0", _few(_FLAT, actual_tip_pos_m=(3, [0.5, np.nan, 0.0])), None),
+    ("(tip_axis + actual_tip_m).x > 0", _few(_FLAT, actual_tip_pos_m=(3, [0.5, np.nan, 0.0])), None),
+    ("min(1.0, distance_to_target_m) > 0.5", _few(_RAMP, tip_pos_m=(2, np.nan)), np.zeros(3)),
+    ("max(-1, insertion_speed_m_s) > -2 and isnan(tip_m.x)", _few(_RAMP, tip_pos_m=(2, np.nan)), None),
+    ("min(tip_m.x / tip_m.y, 5) > 1", _few(_FLAT * [0, 1, 0], tip_pos_m=(2, [1000.0, 1e-320, 0.0])), None),
+    ("tip_m.x * 1e305 > -1.7e308 and tip_m.x > 500", _few(_FLAT * [0, 1, 0], tip_pos_m=(2, [1000.0, 1, 0])), None),
+    ("not (tip_m.x * 1e305 < -1.7e308) and tip_m.x > 500", _few(_FLAT * 0, tip_pos_m=(2, [1000.0, 1, 0])), None),
+]
+
+
+@pytest.mark.parametrize(("guard", "record", "target"), ONE_SAMPLE, ids=[case[0] for case in ONE_SAMPLE])
+def test_a_transition_on_one_sample_is_found_despite_unknown_parts_and_overflows(
+    guard: str, record: TrajectoryRecord, target: np.ndarray | None, tmp_path: Path
+) -> None:
+    machine = load_machine(write(tmp_path, PROBE.format(c=C, guard=guard.replace("'", "''"))))
+    expected = _pushed(machine, record, target)
+    assert "'low', 'high')" in expected, expected  # the guard holds on one sample
+    assert _replayed(machine, record, target) == expected

@@ -124,15 +124,15 @@ def _point_triangle_sq(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarra
         qx, qy, qz = a[0], a[1], a[2]
     elif d3 >= 0.0 and d4 <= d3:  # vertex b
         qx, qy, qz = b[0], b[1], b[2]
-    elif vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:  # edge ab
+    elif vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0 and d1 - d3 > 0.0:  # edge ab (a != b)
         v = d1 / (d1 - d3)
         qx, qy, qz = a[0] + v * abx, a[1] + v * aby, a[2] + v * abz
     elif d6 >= 0.0 and d5 <= d6:  # vertex c
         qx, qy, qz = c[0], c[1], c[2]
-    elif vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:  # edge ac
+    elif vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0 and d2 - d6 > 0.0:  # edge ac (a != c)
         w = d2 / (d2 - d6)
         qx, qy, qz = a[0] + w * acx, a[1] + w * acy, a[2] + w * acz
-    elif va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:  # edge bc
+    elif va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0 and (d4 - d3) + (d5 - d6) > 0.0:  # edge bc
         w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
         qx, qy, qz = b[0] + w * (c[0] - b[0]), b[1] + w * (c[1] - b[1]), b[2] + w * (c[2] - b[2])
     else:  # the face

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from cosim_validation.monitor.metrics import MeshDistance
 from cosim_validation.monitor.metrics.segment_kernels import GROUP_SIZE, segments_to_mesh, triangle_groups
 from test.monitor.metrics.reference import point_triangle_distance
 
@@ -79,3 +80,24 @@ def test_a_single_triangle_and_points_on_its_regions() -> None:
     assert (where == 0.0).all()
     crossing_above = segments_to_mesh(np.array([[-1.0, 0.25, 0.2]]), np.array([[1.0, 0.25, 0.2]]), *groups)
     assert crossing_above[0][0] == pytest.approx(0.2, abs=1e-15)  # parallel to the face, 0.2 above it
+
+
+@pytest.mark.parametrize(
+    "corners",
+    [
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]],  # a == b (divided 0 by 0: found by a hostile review)
+        [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]],  # a == c
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],  # b == c
+        [[0.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 1.0, 0.0]],  # collinear
+    ],
+)
+def test_a_zero_area_triangle_is_its_longest_edge(corners: list[list[float]]) -> None:
+    groups = triangle_groups(np.array(corners), np.array([[0, 1, 2]]))
+    points = np.array([[0.0, 0.5, 1.0], [0.0, -1.0, 0.0], [0.0, 2.0, 2.0], [3.0, 0.25, 4.0]])
+    distance, _ = segments_to_mesh(points, points, *groups)
+    np.testing.assert_allclose(distance, [1.0, 1.0, np.sqrt(5.0), 5.0], rtol=0, atol=1e-15)
+    if corners[0] == corners[1]:  # through the public query: a mesh with such a face (an STL's duplicate vertex)
+        vertices = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
+        faces = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3], [0, 4, 2]])
+        result = MeshDistance(vertices, faces).segment_distance([-1.0, 0.5, 0.5], [-2.0, 0.5, 0.5])
+        assert result.distance_m[0] == pytest.approx(1.0, abs=1e-12)

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cosim_validation.common.config import package_root
-from cosim_validation.common.exceptions import CosimError, InputError
+from cosim_validation.common.exceptions import InputError
 from cosim_validation.common.record import RobotRole, Stage, TrajectoryRecord
 from cosim_validation.monitor.statechart.guard_columns import GuardColumns
 from cosim_validation.monitor.statechart.loader import load_machine
@@ -319,7 +319,7 @@ def run_behaviours(
         return tuple(
             BehaviourRunner(machine, record.robot, target, snapshots).replay(record, columns) for machine in machines
         )
-    except CosimError:  # a machine failed: the error stepping them all together meets first, sample by sample
+    except Exception:  # noqa: BLE001 - a machine failed: stepped together, the error met first in sample order
         return _pushed_together(machines, record, target)
 
 

@@ -38,6 +38,10 @@ from cosim_validation.monitor.syntax_tree import Call, Const, Infix, Name, Prefi
 
 #: Relative rounding slack added to every computed column value (many times a double's 2.2e-16).
 ROUNDING = 1e-12
+#: Absolute floor of an inexact value's error (far above the subnormal spacing 5e-324, where products underflow).
+TINY = 1e-300
+#: Values whose magnitude plus error reach this may overflow in one evaluation and not the other.
+NEAR_OVERFLOW = 1e307
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
 _ORDERED = ("<", "<=", ">", ">=")
 
@@ -130,7 +134,7 @@ class GuardColumns:
                 return np.full(self.n, truth, dtype=bool) | self.risky
             if not isinstance(value, Truth):
                 raise NotModelledError("a guard of a number, vector or text")
-        except NotModelledError:
+        except Exception:  # noqa: BLE001 - not modelled, or failed here: the per-sample evaluation decides
             return np.ones(self.n, dtype=bool)
         return value.may_true | self.risky
 
@@ -258,7 +262,10 @@ class GuardColumns:
         if isinstance(value, Num):
             return value
         if isinstance(value, Fixed) and isinstance(value.value, int | float) and not isinstance(value.value, bool):
-            return Num(np.full(self.n, float(value.value)), np.zeros(self.n))
+            number = _scalar(lambda: float(value.value))
+            if number != value.value:  # an integer a float cannot hold: Python compares it exactly
+                raise NotModelledError("an integer beyond a float's precision")
+            return Num(np.full(self.n, number), np.zeros(self.n))
         raise NotModelledError("not a number")
 
     def _compare_nums(self, op: str, a: Num, b: Num) -> Truth:
@@ -314,7 +321,7 @@ class GuardColumns:
             squares = (vec.value * vec.value).sum(axis=1)
             norm = np.sqrt(squares)
             # |fl(norm) - norm| for any order of the sum: relative n*u of the sum, plus the inputs' own error
-            err = vec.err * math.sqrt(vec.value.shape[1]) + ROUNDING * norm
+            err = vec.err * math.sqrt(vec.value.shape[1]) + ROUNDING * norm + TINY
             return Num(norm, err)
         if expr.func == "abs" and len(args) == 1 and isinstance(args[0], Num | Vec):
             arg = args[0]
@@ -340,6 +347,7 @@ class GuardColumns:
         if isinstance(left, Vec) or isinstance(right, Vec):
             return self._vector_arithmetic(op, left, right)
         a, b = self._num(left), self._num(right)
+        inexact = (a.err > 0) | (b.err > 0)
         with np.errstate(all="ignore"):
             if op == "+":
                 value, err = a.value + b.value, a.err + b.err
@@ -353,29 +361,43 @@ class GuardColumns:
                 self.risky |= ~(room > 0)  # the divisor may be zero (a Python float raises), or is NaN
                 value = a.value / b.value
                 err = np.where(room > 0, (a.err + np.abs(value) * b.err) / np.where(room > 0, room, 1.0), np.inf)
-        return Num(value, _slack(err, value))
+        return self._result(Num(value, _slack(err, value, inexact)), inexact)
+
+    def _result(self, column: Num | Vec, inexact: np.ndarray) -> Num | Vec:
+        """``column``, the samples where an inexact value may overflow in one evaluation and not the other risky."""
+        magnitude = np.abs(column.value) if isinstance(column, Num) else row_max(column.value)
+        with np.errstate(invalid="ignore", over="ignore"):
+            self.risky |= inexact & ~(magnitude + column.err < NEAR_OVERFLOW)
+        return column
 
     def _vector_arithmetic(self, op: str, left: Column, right: Column) -> Column:
         if op in ("+", "-") and isinstance(left, Vec) and isinstance(right, Vec):
             if left.value.shape != right.value.shape:
                 raise NotModelledError("vectors of different sizes")
             value = left.value + right.value if op == "+" else left.value - right.value
-            return Vec(value, _slack(left.err + right.err, value))
+            inexact = (left.err > 0) | (right.err > 0)
+            return self._result(Vec(value, _slack(left.err + right.err, value, inexact)), inexact)
         if op == "*" and (isinstance(left, Vec) != isinstance(right, Vec)):
             vec, other = (left, right) if isinstance(left, Vec) else (right, left)
             assert isinstance(vec, Vec)
             factor = self._num(other)
-            value = vec.value * factor.value[:, None]
-            err = row_max(vec.value) * factor.err + np.abs(factor.value) * vec.err + vec.err * factor.err
-            return Vec(value, _slack(err, value))
+            inexact = (vec.err > 0) | (factor.err > 0)
+            with np.errstate(all="ignore"):
+                value = vec.value * factor.value[:, None]
+                err = row_max(vec.value) * factor.err + np.abs(factor.value) * vec.err + vec.err * factor.err
+            return self._result(Vec(value, _slack(err, value, inexact)), inexact)
         raise NotModelledError(f"vector {op!r}")
 
 
-def _slack(err: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """``err`` plus rounding slack where the value is not exact (err > 0)."""
+def _slack(err: np.ndarray, value: np.ndarray, inexact: np.ndarray | None = None) -> np.ndarray:
+    """``err`` plus rounding slack where the value is not exact (``inexact``, default err > 0).
+
+    The slack has an absolute floor (:data:`TINY`), so an error that underflowed is still an error.
+    """
     magnitude = np.abs(value) if value.ndim == 1 else row_max(value)
-    with np.errstate(invalid="ignore"):
-        return np.asarray(np.where(err > 0, err + ROUNDING * magnitude, err))
+    with np.errstate(invalid="ignore", over="ignore"):
+        loose = (err > 0) if inexact is None else (inexact | (err > 0))
+        return np.asarray(np.where(loose, err + ROUNDING * magnitude + TINY, err))
 
 
 def row_max(values: np.ndarray) -> np.ndarray:

@@ -166,7 +166,11 @@ class Statechart:
         if tr.guard is None:
             return True
         try:
-            return bool(evaluate(tr.guard, scope))
+            value = evaluate(tr.guard, scope)
+            try:
+                return bool(value)
+            except (TypeError, ValueError) as exc:  # e.g. a vector: no truth value (numpy refuses one)
+                raise ExpressionError(f"cannot evaluate: {exc}") from None
         except ExpressionError as exc:  # say which guard of which file, at which time, with the values
             raise MachineError(self.machine.source, f"{tr.key}.guard", self._failed(tr.guard_text, exc)) from None
 

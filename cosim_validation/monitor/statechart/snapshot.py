@@ -14,7 +14,7 @@ import numpy as np
 
 from cosim_validation.common.record import Stage, TrajectoryRecord
 from cosim_validation.monitor.statechart.guard_columns import ROUNDING as _ROUNDING
-from cosim_validation.monitor.statechart.guard_columns import Fixed, Num, Text, Vec, row_max
+from cosim_validation.monitor.statechart.guard_columns import TINY, Fixed, Num, Text, Vec, row_max
 
 #: Signals a behaviour machine may declare, with their meaning.
 SIGNALS: dict[str, str] = {
@@ -215,18 +215,20 @@ class SnapshotColumns:
         velocity[: first + 1] = 0.0  # the first replayed sample has no previous one
         products = velocity * axis
         speed = products.sum(axis=1)  # any order of the sum: within 3 roundings of the sum of |products|
+        still = ~velocity.any(axis=1)  # a zero velocity gives exactly zero however the products are summed
+        speed_err = np.where(still, 0.0, _ROUNDING * (np.abs(products).sum(axis=1) + np.abs(speed)) + TINY)
         distance: Num | Fixed = Fixed(math.nan)
         if target_m is not None:
             d = tip - target_m
             norm = np.sqrt((d * d).sum(axis=1))
-            distance = Num(norm, _ROUNDING * norm)
+            distance = Num(norm, _ROUNDING * norm + TINY)
         self.columns: dict[str, Num | Vec | Text | Fixed] = {
             "t_s": Num(self.t_s, exact),
             "stage": Text(np.array([labels[int(code)] for code in record.stage], dtype=object)),
             "tip_m": Vec(tip, exact),
             "tip_axis": Vec(axis, _ROUNDING * row_max(axis)),
             "tip_velocity_m_s": Vec(velocity, _ROUNDING * row_max(velocity)),
-            "insertion_speed_m_s": Num(speed, _ROUNDING * (np.abs(products).sum(axis=1) + np.abs(speed))),
+            "insertion_speed_m_s": Num(speed, speed_err),
             "q": Vec(np.asarray(record.q_measured, dtype=np.float64), exact),
             "actual_tip_m": Vec(np.asarray(record.actual_tip_pos_m, dtype=np.float64), exact),
             "has_target": Fixed(target_m is not None),

@@ -225,3 +225,58 @@ def test_a_transition_on_one_sample_is_found_despite_unknown_parts_and_overflows
     expected = _pushed(machine, record, target)
     assert "'low', 'high')" in expected, expected  # the guard holds on one sample
     assert _replayed(machine, record, target) == expected
+
+
+def _with_quaternion(record: TrajectoryRecord, quat: list[float]) -> TrajectoryRecord:
+    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    fields["tip_quat_wxyz"] = np.tile(quat, (record.n_samples, 1))
+    return TrajectoryRecord(**fields)
+
+
+_SUBNORMAL = _with_quaternion(
+    make_record(np.array([[0.0, 0, 0], [0, -5e-324, 5e-324], [0, -5e-324, 5e-324]]), np.full(3, 2), t_s=np.arange(3.0)),
+    [np.sqrt(0.75), 0.5, 0.0, 0.0],
+)
+_ROUNDED = _with_quaternion(
+    make_record(
+        np.array([[0.0, 0, 0], [-0.59, -1.056, -0.9], [-0.59, -1.056, -0.9]]), np.full(3, 2), t_s=np.arange(3.0)
+    ),
+    [0.28039946025454443, 0.18626246099695107, -0.7645940102654609, 0.5496166280040115],
+)
+#: values at the edge of a double, where the per-sample dot product (fused multiply-add) and the column's sum round
+#: apart: a subnormal speed, and a product overflowing in one of them only (found by a second hostile review)
+EDGE = [
+    ("insertion_speed_m_s > 5.0e-324", _SUBNORMAL, {}),
+    ("isnan(insertion_speed_m_s * c * 0)", _ROUNDED, {"c": 1.3368166501216967e308}),
+    ("insertion_speed_m_s * c * 0 != 0", _ROUNDED, {"c": 1.3368166501216967e308}),
+    (
+        "index > 0 and t_s * 8589934592 < c",
+        make_record(np.zeros((3, 3)), np.full(3, 2), t_s=np.array([0.0, 2.0**20, 2.0**20 + 1])),
+        {"c": 2**53 + 1},
+    ),
+    ("index > 0 and t_s < c", make_record(np.zeros((3, 3)), np.full(3, 2)), {"c": 10**400}),
+]
+
+
+@pytest.mark.parametrize(("guard", "record", "overrides"), EDGE, ids=[case[0] for case in EDGE])
+def test_values_at_the_edge_of_a_double_are_left_to_the_per_sample_evaluation(
+    guard: str, record: TrajectoryRecord, overrides: dict[str, float], tmp_path: Path
+) -> None:
+    path = write(tmp_path, PROBE.format(c=C, guard=guard.replace("'", "''")))
+    machine = load_machine(path, overrides)
+    assert _replayed(machine, record, None) == _pushed(machine, record, None)
+
+
+def test_a_guard_without_a_truth_value_is_an_error_naming_it_and_first_in_sample_order(tmp_path: Path) -> None:
+    text = PROBE.format(c=C, guard="index >= 10").replace(
+        "{source: high, target: long, after_s: 1.5}", "{source: high, target: long, guard: tip_m}"
+    )
+    vector = load_machine(write(tmp_path, text, "vector.yaml"))  # a bare vector as the guard, once in state high
+    zero = load_machine(write(tmp_path, PROBE.format(c=C, guard="index >= 2 and t_s / 0 > 1"), "zero.yaml"))
+    _, record, target = RECORDS[0]
+    with pytest.raises(
+        MachineError, match=r"vector\.yaml: transitions\[4\]\.guard: 'tip_m' .*cannot evaluate: The truth"
+    ):
+        run_behaviours((vector,), record, target)
+    with pytest.raises(MachineError, match=r"zero\.yaml: .* float division by zero"):
+        run_behaviours((vector, zero), record, target)  # the vector's error comes later in sample order

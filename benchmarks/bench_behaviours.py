@@ -3,8 +3,8 @@
 The shipped machines (config/behaviours/: stage_order, no_retraction_during_injection, settles_at_target) on
 records of the five-stage planner's cases: each target's plan executed on MuJoCo and on the emulated ER3 Pro.
 Named alternative: pushing every sample through ``BehaviourRunner.push`` (what a live monitor does), the replay's
-own reference. Both run in this process on the same records; the results are compared field by field (the
-bench stops if any differs) and the time per record and the ratio are printed.
+own reference (``step_every_sample``). Both run in this process on the same records; the results are compared
+field by field (the bench stops if any differs) and the time per record and the ratio are printed.
 
 Run: ``nice -n 10 python benchmarks/bench_behaviours.py [--targets N]``.
 """
@@ -25,14 +25,7 @@ from cosim_validation.anatomy import load_anatomy  # noqa: E402
 from cosim_validation.common.config import load_config  # noqa: E402
 from cosim_validation.common.record import TrajectoryRecord  # noqa: E402
 from cosim_validation.controllers import InsertionSetup  # noqa: E402
-from cosim_validation.monitor.statechart.behaviour import (  # noqa: E402
-    BehaviourResult,
-    BehaviourRunner,
-    load_behaviour,
-    run_behaviours,
-)
-from cosim_validation.monitor.statechart.model import Machine  # noqa: E402
-from cosim_validation.monitor.statechart.snapshot import record_rows  # noqa: E402
+from cosim_validation.monitor.statechart.behaviour import load_behaviour, run_behaviours, step_every_sample  # noqa: E402
 from cosim_validation.robots.registry import make_backend  # noqa: E402
 from cosim_validation.robots.virtual import execute_trajectory  # noqa: E402
 from cosim_validation.testgen import TestgenRequest, generate_suite, load_testgen_config  # noqa: E402
@@ -61,15 +54,6 @@ def records(count: int) -> list[tuple[TrajectoryRecord, np.ndarray]]:
     return out
 
 
-def pushed(machines: list[Machine], record: TrajectoryRecord, target: np.ndarray) -> tuple[BehaviourResult, ...]:
-    """Every sample pushed into every machine (the alternative)."""
-    runners = [BehaviourRunner(machine, record.robot, target) for machine in machines]
-    for row in record_rows(record):
-        for runner in runners:
-            runner.push(row)
-    return tuple(runner.finish() for runner in runners)
-
-
 def timed(function: object, runs: list[tuple[TrajectoryRecord, np.ndarray]], repeat: int) -> tuple[float, list]:
     """The best of ``repeat`` wall times of ``function`` over every record, and its results."""
     best, results = np.inf, []
@@ -90,7 +74,7 @@ def main() -> int:
     samples = sum(r.n_samples for r, _ in runs)
     print(f"{len(runs)} records, {samples} samples, machines: {', '.join(NAMES)}")
     replay_s, replayed = timed(lambda r, t: run_behaviours(machines, r, t), runs, args.repeat)
-    push_s, every = timed(lambda r, t: pushed(machines, r, t), runs, args.repeat)
+    push_s, every = timed(lambda r, t: step_every_sample(machines, r, t), runs, args.repeat)
     if [tuple(map(repr, x)) for x in replayed] != [tuple(map(repr, x)) for x in every]:
         print("error: the replay's results differ from stepping every sample")
         return 1

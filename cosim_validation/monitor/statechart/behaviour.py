@@ -320,13 +320,21 @@ def run_behaviours(
             BehaviourRunner(machine, record.robot, target, snapshots).replay(record, columns) for machine in machines
         )
     except Exception:  # noqa: BLE001 - a machine failed: stepped together, the error met first in sample order
-        return _pushed_together(machines, record, target)
+        return step_every_sample(machines, record, target)
 
 
-def _pushed_together(
+def step_every_sample(
     machines: Sequence[Machine], record: TrajectoryRecord, target: np.ndarray | None
 ) -> tuple[BehaviourResult, ...]:
-    """Every sample pushed into every machine in turn (the replay's reference, and its order of errors)."""
+    """:func:`run_behaviours` by pushing every sample into every machine in turn (the replay's reference).
+
+    What a live monitor does; the replay gives the same results and, failing, the same first error.
+
+    Args:
+        machines: The behaviour machines, in the order of the results.
+        record: The robot's trajectory.
+        target: The case's target in base_link, shape (3,), in [m]; None: no target.
+    """
     snapshots = Snapshots(target)
     runners = [BehaviourRunner(machine, record.robot, target, snapshots) for machine in machines]
     running = [runner for runner in runners if runner.result is None]

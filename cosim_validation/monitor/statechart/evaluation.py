@@ -111,7 +111,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
-ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
@@ -224,10 +224,10 @@ def _binary(expr: Infix[Expr]) -> Evaluator:
         return lambda env: fuzzy(left(env), right(env))
     if op == "in":
         return lambda env: left(env) in right(env)
-    function = ARITHMETIC[op]
+    function = _ARITHMETIC[op]
     if op in _COMPARISONS:
         return lambda env: bool(function(left(env), right(env)))
-    return lambda env: arithmetic(op, function, left(env), right(env))
+    return lambda env: _arithmetic(op, function, left(env), right(env))
 
 
 #: The most items a text or list made by ``+`` may hold: a variable grown every step must not eat the memory.
@@ -235,18 +235,8 @@ MAX_ITEMS = 10_000
 _SEQUENCES = (str, list, tuple)
 
 
-def arithmetic(op: str, function: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
-    """``a op b``, refused before it is computed when it would repeat or grow a text or list past :data:`MAX_ITEMS`.
-
-    Args:
-        op: The operator as written (``+``, ``-``, ``*``, ``/``).
-        function: Its function (:data:`ARITHMETIC`).
-        a: The left value.
-        b: The right value.
-
-    Raises:
-        ExpressionError: A text or list with another operator than ``+``, or one growing past :data:`MAX_ITEMS`.
-    """
+def _arithmetic(op: str, function: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """``a op b``, refused before it is computed when it would repeat or grow a text or list past :data:`MAX_ITEMS`."""
     if isinstance(a, _SEQUENCES) or isinstance(b, _SEQUENCES):
         if op != "+" or not (isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES)):
             joins = "texts and lists only join with '+'"

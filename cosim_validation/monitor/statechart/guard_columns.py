@@ -25,16 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from cosim_validation.monitor.statechart.evaluation import (
-    ARITHMETIC,
-    FUNCTIONS,
-    FuzzyVector,
-    Interval,
-    arithmetic,
-    fuzzy,
-)
-from cosim_validation.monitor.statechart.expression import Attr, Expr, ListLit
-from cosim_validation.monitor.syntax_tree import Call, Const, Infix, Name, Prefix
+from cosim_validation.monitor.statechart.evaluation import FuzzyVector, Interval, evaluate, fuzzy
+from cosim_validation.monitor.statechart.expression import Attr, Expr, free_names
+from cosim_validation.monitor.syntax_tree import Call, Infix, Name, Prefix
 
 #: Relative rounding slack added to every computed column value (many times a double's 2.2e-16).
 ROUNDING = 1e-12
@@ -43,7 +36,6 @@ TINY = 1e-300
 #: Values whose magnitude plus error reach this may overflow in one evaluation and not the other.
 NEAR_OVERFLOW = 1e307
 _COMPONENTS = {"x": 0, "y": 1, "z": 2}
-_ORDERED = ("<", "<=", ">", ">=")
 
 
 class NotModelledError(Exception):
@@ -148,32 +140,21 @@ class GuardColumns:
             raise NotModelledError(str(exc)) from None
 
     def _eval(self, expr: Expr, fixed: Mapping[str, Any]) -> Column:
-        if isinstance(expr, Const):
-            return Fixed(expr.value)
+        if not _names(expr) & self.signals.keys():  # the same on every sample: the per-sample evaluation's value
+            return Fixed(_scalar(lambda: evaluate(expr, fixed)))
         if isinstance(expr, Name):
-            if expr.ident in self.signals:
-                return self.signals[expr.ident]
-            if expr.ident in fixed:
-                return Fixed(fixed[expr.ident])
-            raise NotModelledError(f"unknown name {expr.ident!r}")
+            return self.signals[expr.ident]
         if isinstance(expr, Attr):
             return self._attribute(self._eval(expr.base, fixed), expr.name)
         if isinstance(expr, Call):
             return self._call(expr, fixed)
-        if isinstance(expr, ListLit):
-            items = [self._eval(item, fixed) for item in expr.items]
-            if all(isinstance(item, Fixed) for item in items):
-                return Fixed([item.value for item in items if isinstance(item, Fixed)])
-            raise NotModelledError("a list of per-sample values")
         if isinstance(expr, Prefix):
             return self._prefix(expr.op, self._eval(expr.operand, fixed))
         if isinstance(expr, Infix):
             return self._infix(expr, fixed)
-        raise NotModelledError(f"expression {type(expr).__name__}")
+        raise NotModelledError(f"a {type(expr).__name__} of per-sample values")
 
     def _prefix(self, op: str, operand: Column) -> Column:
-        if isinstance(operand, Fixed):
-            return Fixed(_scalar(lambda: (not self._truth_fixed(operand.value)) if op == "not" else -operand.value))
         if op == "not":
             truth = self._as_truth(operand)
             return Truth(truth.may_false, truth.may_true)
@@ -194,8 +175,6 @@ class GuardColumns:
     def _infix(self, expr: Infix[Expr], fixed: Mapping[str, Any]) -> Column:
         op = expr.op
         left, right = self._eval(expr.left, fixed), self._eval(expr.right, fixed)
-        if isinstance(left, Fixed) and isinstance(right, Fixed):
-            return Fixed(_scalar(lambda: _fixed_infix(op, left.value, right.value, self._truth_fixed)))
         if op in ("and", "or"):
             a, b = self._as_truth(left), self._as_truth(right)
             if op == "and":
@@ -205,7 +184,7 @@ class GuardColumns:
             return self._fuzzy(left, right)
         if op == "in":
             return self._member(left, right)
-        if op in ("==", "!=", *_ORDERED):
+        if op in ("==", "!=", "<", "<=", ">", ">="):
             return self._compare(op, left, right)
         if op in ("+", "-", "*", "/"):
             return self._arithmetic(op, left, right)
@@ -309,11 +288,6 @@ class GuardColumns:
 
     def _call(self, expr: Call[Expr], fixed: Mapping[str, Any]) -> Column:
         args = [self._eval(arg, fixed) for arg in expr.args]
-        function = FUNCTIONS.get(expr.func)
-        if function is None:
-            raise NotModelledError(f"function {expr.func!r}")
-        if all(isinstance(arg, Fixed) for arg in args):
-            return Fixed(_scalar(lambda: function(*(arg.value for arg in args if isinstance(arg, Fixed)))))
         if expr.func == "fuzzy" and len(args) == 2:
             return self._fuzzy(args[0], args[1])
         if expr.func == "norm" and len(args) == 1 and isinstance(args[0], Vec):
@@ -409,6 +383,21 @@ def row_max(values: np.ndarray) -> np.ndarray:
     return np.asarray(np.fmax.reduce(np.abs(values), axis=1))
 
 
+_NAMES: dict[int, tuple[Expr, frozenset[str]]] = {}
+
+
+def _names(expr: Expr) -> frozenset[str]:
+    """The names in ``expr``, found once per expression object (a guard is evaluated at every stretch of samples)."""
+    hit = _NAMES.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    if len(_NAMES) >= 4096:
+        _NAMES.clear()
+    names = frozenset(free_names(expr))
+    _NAMES[id(expr)] = (expr, names)  # the expression is kept, so its id is not reused while cached
+    return names
+
+
 def _scalar(compute: Any) -> Any:
     """The per-sample evaluation's value of a fixed expression; NotModelledError if it fails."""
     try:
@@ -417,21 +406,3 @@ def _scalar(compute: Any) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever it raises, the per-sample evaluation reports it
         raise NotModelledError(str(exc)) from None
-
-
-def _fixed_infix(op: str, a: Any, b: Any, truth: Any) -> Any:
-    """``a op b`` on fixed values, as the per-sample evaluation computes it."""
-    if op == "and":
-        return truth(a) and truth(b)
-    if op == "or":
-        return truth(a) or truth(b)
-    if op == "~":
-        return fuzzy(a, b)
-    if op == "in":
-        return a in b
-    function = ARITHMETIC.get(op)
-    if function is None:
-        raise NotModelledError(f"operator {op!r}")
-    if op in ("==", "!=", *_ORDERED):
-        return bool(function(a, b))
-    return arithmetic(op, function, a, b)

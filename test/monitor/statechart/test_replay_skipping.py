@@ -15,11 +15,15 @@ import pytest
 
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import Stage, TrajectoryRecord
-from cosim_validation.monitor.statechart.behaviour import BehaviourRunner, load_behaviour, run_behaviours
+from cosim_validation.monitor.statechart.behaviour import (
+    BehaviourRunner,
+    load_behaviour,
+    run_behaviours,
+    step_every_sample,
+)
 from cosim_validation.monitor.statechart.errors import MachineError
 from cosim_validation.monitor.statechart.loader import load_machine
 from cosim_validation.monitor.statechart.model import Machine
-from cosim_validation.monitor.statechart.snapshot import record_rows
 from test.monitor.properties.traces import make_record
 from test.monitor.statechart.machines import write
 
@@ -119,12 +123,8 @@ RECORDS = _records()
 
 def _pushed(machine: Machine, record: TrajectoryRecord, target: np.ndarray | None) -> str:
     """The result (or error) of pushing every sample, as text."""
-    runner = BehaviourRunner(machine, record.robot, target)
     try:
-        for row in record_rows(record):
-            if runner.push(row) is not None:
-                break
-        return repr(runner.finish())
+        return repr(step_every_sample((machine,), record, target)[0])
     except CosimError as exc:
         return f"{type(exc).__name__}: {exc}"
 

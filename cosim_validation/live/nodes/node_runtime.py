@@ -184,32 +184,45 @@ def stop_on_signals(executor: Executor) -> Future[int]:
     its start). Here a signal completes a future the executor spins on, so the node's outputs are closed and its
     entities destroyed while the context is still valid, and only then is it shut down.
 
-    Python runs a signal's handler in the main thread, which may be waiting in the middleware for an event
-    that does not come (an idle node). The interpreter's C-level handler also writes the signal's number to a
-    pipe (``signal.set_wakeup_fd``); a thread reading it wakes the executor, the wait returns, the handler runs
-    and the spin ends. No timeout is used: rclpy creates a timer for every wait with one. Main thread only.
+    Python runs a signal's handler in the main thread, between any two bytecodes, also while the main thread
+    holds a lock: the future's own (rclpy takes it in ``add_done_callback``, when the spin starts), so a handler
+    that completed the future there waited for itself for good (seen: a recorder stopped just after it said it was
+    ready, about one start in 300 on a loaded machine). So the handler does nothing but keep the default action
+    away; the interpreter's C-level handler also writes the signal's number to a pipe (``signal.set_wakeup_fd``),
+    and a thread of its own reads it and completes the future, which wakes the executor (a done callback that
+    ``spin_until_future_complete`` adds) even if the main thread waits in the middleware for an event that does
+    not come (an idle node). No timeout is used: rclpy creates a timer for every wait with one. Main thread only.
 
     Args:
         executor: The executor to wake when a signal comes (the one that spins on the future).
     """
     stopped: Future[int] = Future()
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        if not stopped.done():
-            stopped.set_result(signum)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+    watched = (signal.SIGINT, signal.SIGTERM)
+    for sig in watched:
+        signal.signal(sig, _leave_to_wake_thread)
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    threading.Thread(target=_wake_on_signal, args=(read_fd, executor), daemon=True, name="signal-wake").start()
+    threading.Thread(
+        target=_stop_on_signal, args=(read_fd, stopped, executor, watched), daemon=True, name="signal-wake"
+    ).start()
     return stopped
 
 
-def _wake_on_signal(fd: int, executor: Executor) -> None:
-    """Wake ``executor`` whenever the interpreter's signal handler writes to ``fd`` (stop_on_signals)."""
-    while os.read(fd, 64):
+def _leave_to_wake_thread(_signum: int, _frame: Any) -> None:
+    """The Python-level handler of SIGINT and SIGTERM in a node: nothing (see stop_on_signals)."""
+
+
+def _stop_on_signal(fd: int, stopped: Future[int], executor: Executor, watched: Sequence[int]) -> None:
+    """Complete ``stopped`` with the first watched signal whose number is written to ``fd``; then wake ``executor``.
+
+    Runs in its own thread (stop_on_signals): the future's lock may be held by the main thread for a moment, never
+    for good.
+    """
+    while data := os.read(fd, 64):
+        for signum in data:
+            if signum in watched and not stopped.done():
+                stopped.set_result(signum)
         with contextlib.suppress(Exception):  # an executor already shut down has nothing to wake
             executor.wake()
 

@@ -46,6 +46,7 @@ class Harness:
         self.kinematics = Kinematics.from_urdf(urdf, 0.3)
         self.q, self.t_ns, self.commands, self.result_requests = np.array(HOME), 0, 0, 0
         self.closest_m = np.inf  # how near the commanded arm's tip came to TARGET
+        self.commanded: list[np.ndarray] = []  # every command received, in order
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
@@ -68,6 +69,7 @@ class Harness:
         assert list(msg.joint_names) == [f"joint{i}" for i in range(1, 8)]
         assert len(msg.points) == 1
         self.q, self.commands = np.array(msg.points[0].positions), self.commands + 1
+        self.commanded.append(self.q)
         self.closest_m = min(self.closest_m, float(np.linalg.norm(self.tip_m() - np.array(TARGET))))
 
     def publish_state(self) -> None:
@@ -103,9 +105,16 @@ class Harness:
         while self.commands == before and not over() and time.monotonic() < period_end:
             executor.spin_once(timeout_sec=0.01)
 
-    def run_goal(self, client: Any, executor: Any, target: tuple[float, ...], cancel_after: int = 0) -> Any:
-        """Send a case from SOURCE to ``target``, step the periods until its result (cancel after that many)."""
+    def run_goal(
+        self, client: Any, executor: Any, target: tuple[float, ...], cancel_after: int = 0, start_late: int = 0
+    ) -> Any:
+        """Send a case from SOURCE to ``target``, step the periods until its result (cancel after that many).
+
+        As the framework does, the case starts one second after the last one ended, with a joint state of its start
+        pose; ``start_late`` periods of /clock alone come first, that state after them (the goal overtook it).
+        """
         from geometry_msgs.msg import Point
+        from rosgraph_msgs.msg import Clock
 
         from cosim_validation_interfaces.action import RunTestCase
         from cosim_validation_interfaces.msg import TestCase
@@ -120,9 +129,18 @@ class Harness:
 
         # as the framework sends it: an answer that discovery dropped is asked for again (a first goal on a loaded
         # machine went unanswered once); the bounds are on the waits, not properties
+        self.t_ns += 1_000_000_000
+        if not start_late:
+            self.publish_state()
         handle = send_goal(client, RunTestCase.Goal(test_case=case), answer_timeout_s=30.0, wait=spin_until)
         assert handle.accepted
         result = GoalResult(handle)
+        for _ in range(start_late):  # the clock runs on; the node holds only the last case's joint states
+            self.t_ns += 100_000_000
+            stamp = Clock().clock
+            stamp.sec, stamp.nanosec = divmod(self.t_ns, 10**9)
+            self.clock.publish(Clock(clock=stamp))
+            spin_until(lambda: False, time.monotonic() + 0.2)
         deadline, periods = time.monotonic() + 240, 0
         while not result.done() and time.monotonic() < deadline:
             self.step(executor, result.done, patience_s=30.0)
@@ -195,7 +213,11 @@ def test_node_runs_cases_against_a_perfect_arm(
         done = harness.run_goal(client, executor, TARGET)
         closest_m = harness.closest_m
         tip_after_reset = harness.tip_m()
-        cancelled = harness.run_goal(client, executor, TARGET, cancel_after=20)
+        # the arm back home, the goal before the home pose's joint state: the node plans from home, not from the
+        # reset pose it last saw
+        harness.q = np.array(HOME)
+        first_late = len(harness.commanded)
+        cancelled = harness.run_goal(client, executor, TARGET, cancel_after=20, start_late=3)
         harness.step(executor)  # the hold the node sent as the case ended may come after the result: it comes here
         commands_at_cancel = harness.commands
         for _ in range(5):
@@ -225,6 +247,10 @@ def test_node_runs_cases_against_a_perfect_arm(
     assert cancelled.status == GoalStatus.STATUS_CANCELED
     assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")
     assert harness.commands == commands_at_cancel  # nothing commanded after the case ended
+    # its first command is one period of joint motion from home at most (the gain halves the step), where planned
+    # from the reset pose it would jump back to it
+    first_step = np.abs(harness.commanded[first_late] - np.array(HOME))
+    assert first_step.max() <= 0.5 * 2.61 * 0.1 + 1e-6, first_step
 
 
 @pytest.mark.parametrize(

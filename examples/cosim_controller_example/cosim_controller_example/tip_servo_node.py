@@ -46,6 +46,10 @@ ER3_PRO_VELOCITY = [2.175, 2.175, 2.175, 2.175, 2.610, 2.610, 2.610]
 WAIT_PERIODS = 50
 #: Joint states kept by stamp, for a tracked tip stamped near one of them that comes later.
 JOINT_HISTORY = 20
+#: A joint state stamped more than this after the one before is a case's first [ns]: the framework starts each case
+#: one second of simulated time after the last one ended, and within a case states come one control period apart
+#: (this needs a period under half a second, sampling_rate_hz > 2).
+CASE_START_GAP_NS = 500_000_000
 #: The longest one wait of the executor lasts before the node looks whether it was shut down (a signal) [s].
 WAIT_S = 0.5
 
@@ -121,6 +125,9 @@ class TipServoNode(Node):
         self.tip_m: np.ndarray | None = None  # the tracked tip received since the last period, if any
         self.tip_stamp_ns = 0  # when it was measured, on the node's clock [ns]
         self.joints_at: dict[int, dict[str, float]] = {}  # the last joint states by stamp [ns], oldest first
+        self.joints_stamp_ns = -1  # the stamp of the newest joint state [ns]
+        self.start_stamp_ns = -1  # the stamp of the newest case's first joint state [ns]
+        self.planned_from_ns = -1  # the start_stamp_ns the last case was planned from [ns]
         self.case: ActiveCase | None = None
         self.lock = threading.Lock()
         io, action = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
@@ -151,8 +158,12 @@ class TipServoNode(Node):
             self.get_logger().error(str(exc))
 
     def _on_joints(self, msg: Any) -> None:
+        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
+        if self.joints_stamp_ns < 0 or stamp_ns - self.joints_stamp_ns > CASE_START_GAP_NS:
+            self.start_stamp_ns = stamp_ns  # a case's start pose
+        self.joints_stamp_ns = stamp_ns
         self.joint_positions.update(zip(msg.name, msg.position, strict=False))
-        self.joints_at[Time.from_msg(msg.header.stamp).nanoseconds] = dict(self.joint_positions)
+        self.joints_at[stamp_ns] = dict(self.joint_positions)
         while len(self.joints_at) > JOINT_HISTORY:
             del self.joints_at[next(iter(self.joints_at))]  # the oldest
 
@@ -194,14 +205,29 @@ class TipServoNode(Node):
         return None
 
     def _plan(self, case: ActiveCase) -> InsertionCase | None:
-        """Plan the case once the arm's model and joints are known (None while waiting, or when it ended)."""
+        """Plan the case once the arm's model and its start pose are known (None while waiting, or once it ended).
+
+        The start pose is the joint state the framework publishes before it sends the goal, but topics and the action
+        are separate DDS entities: on a loaded machine the goal can come first, while the newest joint state is still
+        where the last case ended. Planned from there, the first command would swing the arm back towards that pose
+        (2.4 rad on a joint in one period, seen in a campaign on a loaded machine). So a case waits for a start pose
+        newer than the one the last case was planned from. (A goal refused before planning does not take its start
+        pose: if the next goal then overtakes its own, it plans from the refused case's start, where the arm stayed.)
+        """
         q_measured = self._q_measured() if self.chain is not None else None
-        if self.chain is None or q_measured is None:
+        started = self.start_stamp_ns > self.planned_from_ns
+        if self.chain is None or q_measured is None or not started:
             case.waited += 1
             if case.waited > WAIT_PERIODS:
-                missing = self.chain_error or "no /joint_states with joints " + ", ".join(self.chain.names)  # type: ignore[union-attr]
+                if self.chain is None:
+                    missing = self.chain_error
+                elif q_measured is None:
+                    missing = "no /joint_states with joints " + ", ".join(self.chain.names)
+                else:
+                    missing = "no /joint_states of the case's start pose (stamped a second after the last case's end)"
                 self._finish(case, Result.FAILED, f"cannot start after {WAIT_PERIODS} periods: {missing}")
             return None
+        self.planned_from_ns = self.start_stamp_ns
         if self.velocity.size != self.chain.n_joints:
             message = (
                 f"parameter joint_velocity_limits has {self.velocity.size} speeds; the chain base_link -> "

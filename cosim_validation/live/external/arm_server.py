@@ -24,6 +24,7 @@ from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import MessageInfo
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -179,8 +180,8 @@ class ArmServer(ServedArm):
         self._hold = desired.copy() if code == 0 else q.copy()
         return self._hold.copy()
 
-    def reset(self) -> None:
-        """Between cases: abort the active goal ("case ended") and forget every trajectory and hold."""
+    def _forget(self) -> None:
+        """Abort the active goal ("case ended") and forget every trajectory and hold."""
         if self._goal is not None:
             self._finish_goal(INVALID_GOAL, "case ended")
         self._stream, self._hold, self._hold_here = None, None, False
@@ -216,7 +217,9 @@ class ArmServer(ServedArm):
         kind = (where, error.error_code) if streamed else object()
         self.refusals.add((error.error_code, error.message), line, kind)
 
-    def _on_stream(self, msg: JointTrajectory) -> None:
+    def _on_stream(self, msg: JointTrajectory, info: MessageInfo) -> None:
+        if self._of_last_case(info):
+            return
         self.commands_received += 1
         try:
             command = self._validate(msg, self._tolerances)

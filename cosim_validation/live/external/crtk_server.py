@@ -31,6 +31,7 @@ from crtk_msgs.msg import OperatingState as OperatingStateMsg
 from crtk_msgs.msg import StringStamped
 from geometry_msgs.msg import PoseStamped, TransformStamped
 from rclpy.node import Node
+from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState
 
 from cosim_validation.common.exceptions import CosimError
@@ -145,8 +146,8 @@ class CrtkServer(ServedArm):
         self._last_setpoint = self._target
         return self._target.copy()
 
-    def reset(self) -> None:
-        """Between cases: forget every command (the operating state stays as the node left it)."""
+    def _forget(self) -> None:
+        """Forget every motion command (the operating state stays as the node left it)."""
         self._target = self._move = self._last_setpoint = self._last_measured = None
         self._state_sent_s, self._op.busy = None, False
         self.refusals.flush()
@@ -187,7 +188,9 @@ class CrtkServer(ServedArm):
         self.refusals.add(f"{topic}: {problem}", f"{self._topic(topic)} ignored: {problem}", kind)
         return None
 
-    def _on_servo_jp(self, msg: JointState) -> None:
+    def _on_servo_jp(self, msg: JointState, info: MessageInfo) -> None:
+        if self._of_last_case(info):
+            return
         q = self._command("servo_jp", msg)
         if q is not None:
             self._move, self._target = None, q
@@ -195,7 +198,9 @@ class CrtkServer(ServedArm):
                 self._op.busy = False
                 self._publish_operating_state()
 
-    def _on_move_jp(self, msg: JointState) -> None:
+    def _on_move_jp(self, msg: JointState, info: MessageInfo) -> None:
+        if self._of_last_case(info):
+            return
         goal = self._command("move_jp", msg)
         if goal is None:
             return

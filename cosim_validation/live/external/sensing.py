@@ -6,10 +6,13 @@ last; and :class:`ServedArm`, the calls by which the framework's loop drives a s
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from geometry_msgs.msg import PoseStamped, Vector3, Wrench, WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.subscription import MessageInfo
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
 
@@ -62,7 +65,9 @@ class ServedArm:
     """An arm's interface served to an external node, driven by the framework's loop.
 
     Each control period the loop calls :meth:`publish_state`, then :meth:`setpoint`; :meth:`reset` between cases.
-    A subclass publishes the arm's own state (:meth:`_publish_arm`) and decides the setpoint.
+    A subclass publishes the arm's own state (:meth:`_publish_arm`), decides the setpoint and forgets the last case's
+    commands (:meth:`_forget`); it drops a motion command the node published before the last reset
+    (:meth:`_of_last_case`).
 
     Attributes:
         commands_received: Motion commands received so far, refused ones included (a node that streams one each
@@ -73,6 +78,9 @@ class ServedArm:
         self._sensing = sensing
         self._now_s = 0.0
         self.commands_received = 0
+        self._reset_ns = 0  # system time of the last reset [ns]
+        #: motion commands dropped because the node published them before the case they arrived in
+        self.late_commands = 0
 
     def publish_state(
         self,
@@ -119,5 +127,27 @@ class ServedArm:
         raise NotImplementedError
 
     def reset(self) -> None:
-        """Between cases: forget what the last case commanded."""
+        """Between cases: forget what the last case commanded, and every command published before now.
+
+        A node's last command of a case and the case's result are separate DDS entities: the command can arrive after
+        the result, when the framework has already set the robot at the next case's start pose. Followed there, it
+        swung the arm back to where the last case ended (2.4 rad on a joint, for 25 periods while the node planned
+        the new case, in a campaign on a loaded machine).
+        """
+        self._reset_ns = time.time_ns()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Forget every command and hold of the last case."""
         raise NotImplementedError
+
+    def _of_last_case(self, info: MessageInfo) -> bool:
+        """Whether a command was published before the last :meth:`reset` (counted in :attr:`late_commands`).
+
+        The node runs on this machine, so its DDS source timestamp and :meth:`reset`'s are on the same system clock.
+        A middleware that gives no source timestamp (0) lets every command through.
+        """
+        sent_ns = int(info.get("source_timestamp") or 0)
+        late = 0 < sent_ns < self._reset_ns
+        self.late_commands += late
+        return late

@@ -62,9 +62,11 @@ class _LockstepArmServer(ArmServer):
         self._on_command = on_command
         super().__init__(*args, **kwargs)
 
-    def _on_stream(self, msg: Any) -> None:
-        super()._on_stream(msg)
-        self._on_command(msg)
+    def _on_stream(self, msg: Any, info: Any) -> None:
+        late = self.late_commands
+        super()._on_stream(msg, info)
+        if self.late_commands == late:  # not a command of the case before the last reset
+            self._on_command(msg)
 
     def _on_accepted(self, goal_handle: Any) -> None:
         super()._on_accepted(goal_handle)

@@ -210,9 +210,10 @@ class TipServoNode(Node):
         The start pose is the joint state the framework publishes before it sends the goal, but topics and the action
         are separate DDS entities: on a loaded machine the goal can come first, while the newest joint state is still
         where the last case ended. Planned from there, the first command would swing the arm back towards that pose
-        (2.4 rad on a joint in one period, seen in a campaign on a loaded machine). So a case waits for a start pose
-        newer than the one the last case was planned from. (A goal refused before planning does not take its start
-        pose: if the next goal then overtakes its own, it plans from the refused case's start, where the arm stayed.)
+        (2.9 rad on a joint in one period, in the node's test where the goal comes first). So a case waits for a
+        start pose newer than the one the last case was planned from. (A goal refused before planning does not take
+        its start pose: if the next goal then overtakes its own, it plans from the refused case's start, where the
+        arm stayed.)
         """
         q_measured = self._q_measured() if self.chain is not None else None
         started = self.start_stamp_ns > self.planned_from_ns

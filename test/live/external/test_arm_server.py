@@ -205,3 +205,30 @@ def test_a_stream_one_period_ahead_is_reached_each_period(arm: SimulatedArm) -> 
         assert command is not None
         np.testing.assert_allclose(command, target, atol=1e-12)
         q, t_s = command, t_s + STEP_S
+
+
+def test_a_command_published_before_the_reset_is_the_last_cases(arm: SimulatedArm) -> None:
+    """A node's last command of a case that is taken after the reset is dropped; the next one is followed."""
+    from trajectory_msgs.msg import JointTrajectory
+
+    from test.live.external.fjt_client import trajectory
+
+    stream = arm.node.create_publisher(JointTrajectory, "/arm/joint_trajectory", 10)
+    deadline = time.monotonic() + 10.0
+    while arm.node.count_subscribers("/arm/joint_trajectory") == 0 and time.monotonic() < deadline:
+        arm.executor.spin_once(timeout_sec=0.05)
+    stream.publish(trajectory(list(NAMES), [(0.1, [0.8, 0.0, 0.0])]))  # the last case's, not taken yet
+    arm.server.reset()
+    while arm.server.late_commands + arm.server.commands_received == 0 and time.monotonic() < deadline:
+        arm.executor.spin_once(timeout_sec=0.05)
+    assert arm.server.late_commands == 1
+    assert arm.server.commands_received == 0  # not counted as this case's command
+    assert arm.step() is None  # nothing to follow: the adapter holds the case's start pose
+
+    stream.publish(trajectory(list(NAMES), [(0.1, [0.3, 0.0, 0.0])]))  # this case's
+    while arm.server.commands_received == 0 and time.monotonic() < deadline:
+        arm.executor.spin_once(timeout_sec=0.05)
+    assert arm.server.commands_received == 1
+    command = arm.step()
+    assert command is not None
+    assert command[0] > 0.0

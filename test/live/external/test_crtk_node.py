@@ -125,3 +125,53 @@ def test_crtk_for_a_robot_without_it_is_refused_at_load_naming_the_key(tmp_path:
     text = str(caught.value)
     assert text.startswith(f"{config}: controllers.default.external: robot 'xmate_er3_pro' has no CRTK"), text
     assert "name the 'flavour'" in text
+
+
+def test_a_servo_jp_published_before_the_reset_is_the_last_cases(rclpy_context: Any) -> None:
+    """A node's last servo_jp of a case taken after the reset moves nothing; one published after it is followed."""
+    import time
+
+    import rclpy
+    from crtk_msgs.msg import StringStamped
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    from cosim_validation.live.external.crtk_server import CrtkServer
+    from cosim_validation.robots.model.kinematics import Kinematics
+
+    kin = Kinematics.from_urdf(CONFIGS.parent / "urdf" / "dvrk_psm.urdf", 0.01, "tool_tip")
+    node = rclpy.create_node("crtk_server_test", context=rclpy_context)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    try:
+        server = CrtkServer(node, "/PSM1", "dvrk", kin, np.full(6, 1.0))
+        command = node.create_publisher(StringStamped, "/PSM1/state_command", 10)
+        servo = node.create_publisher(JointState, "/PSM1/servo_jp", 10)
+        q0 = np.array([0.0, 0.0, 0.1, 0.0, 0.0, 0.0])
+        deadline = time.monotonic() + 10.0
+        while (servo.get_subscription_count() == 0 or command.get_subscription_count() == 0) and (
+            time.monotonic() < deadline
+        ):
+            executor.spin_once(timeout_sec=0.05)
+        for word in ("enable", "home"):
+            command.publish(StringStamped(string=word))
+        while not server._op.ready() and time.monotonic() < deadline:  # enabled and homed
+            executor.spin_once(timeout_sec=0.05)
+        names = list(kin.joint_names)
+        servo.publish(JointState(name=names, position=[0.5, *q0[1:]]))  # the last case's, not taken yet
+        server.reset()
+        while server.late_commands + server.commands_received == 0 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert (server.late_commands, server.commands_received) == (1, 0)
+        server.publish_state(0.0, q0, np.full(3, np.nan), np.full(4, np.nan))
+        assert server.setpoint(0.1, q0) is None  # the start pose is held
+
+        servo.publish(JointState(name=names, position=[0.2, *q0[1:]]))  # this case's
+        while server.commands_received == 0 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        setpoint = server.setpoint(0.2, q0)
+        assert setpoint is not None, list(server.refusals)
+        assert setpoint[0] == pytest.approx(0.2)
+    finally:
+        executor.shutdown()
+        node.destroy_node()

@@ -97,3 +97,9 @@ def test_the_example_node_in_a_campaign_on_two_workers(
     assert len(errors) == 4
     # closed loop on the tracked tip: the straight plan leaves 1-2 mm on this arm (docs/CONTROLLERS.md)
     assert max(errors) < 1.0, errors
+    # the joints follow the node's plan (0.002-0.02 rad seen); a case that began at the last case's end pose, where
+    # a late command of that case put it, deviated 1.6-2.0 rad
+    with ResultsDB.open(out / "results.sqlite") as db:
+        deviations = [k.value for k in db.kpis() if k.name == "joint_deviation_max" and k.robot == "physical"]
+    assert len(deviations) == 4
+    assert max(deviations) < 0.2, deviations

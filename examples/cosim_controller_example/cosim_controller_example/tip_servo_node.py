@@ -125,7 +125,6 @@ class TipServoNode(Node):
         self.tip_m: np.ndarray | None = None  # the tracked tip received since the last period, if any
         self.tip_stamp_ns = 0  # when it was measured, on the node's clock [ns]
         self.joints_at: dict[int, dict[str, float]] = {}  # the last joint states by stamp [ns], oldest first
-        self.joints_stamp_ns = -1  # the stamp of the newest joint state [ns]
         self.start_stamp_ns = -1  # the stamp of the newest case's first joint state [ns]
         self.planned_from_ns = -1  # the start_stamp_ns the last case was planned from [ns]
         self.case: ActiveCase | None = None
@@ -159,9 +158,9 @@ class TipServoNode(Node):
 
     def _on_joints(self, msg: Any) -> None:
         stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
-        if self.joints_stamp_ns < 0 or stamp_ns - self.joints_stamp_ns > CASE_START_GAP_NS:
+        newest_ns = next(reversed(self.joints_at), None)  # the stamp of the joint state before this one
+        if newest_ns is None or stamp_ns - newest_ns > CASE_START_GAP_NS:
             self.start_stamp_ns = stamp_ns  # a case's start pose
-        self.joints_stamp_ns = stamp_ns
         self.joint_positions.update(zip(msg.name, msg.position, strict=False))
         self.joints_at[stamp_ns] = dict(self.joint_positions)
         while len(self.joints_at) > JOINT_HISTORY:

@@ -31,10 +31,10 @@ from cosim_validation.common.config import load_case_config, resolve_resource
 from cosim_validation.error_injection import kinematic_calibration as kc
 from cosim_validation.error_injection.dataset_cleaning import clean
 from cosim_validation.error_injection.dataset_io import read_parquet
-from cosim_validation.error_injection.hand_eye import calibrate, residuals
+from cosim_validation.error_injection.hand_eye import HandEye, calibrate, residuals
 from cosim_validation.error_injection.labelling_calibration import calibration_rows, last_moves
 from cosim_validation.error_injection.repeats import average_repeats, groups
-from cosim_validation.error_injection.transforms import from_rotation, poses
+from cosim_validation.error_injection.transforms import poses
 from cosim_validation.robots.model import Kinematics, RobotConfig
 
 
@@ -78,29 +78,22 @@ class _PlayProblem(kc._Problem):
         self.all_q, self.all_directions, self.starts, self.rows = all_q, all_directions, starts, rows
         super().__init__(kinematics, all_q[rows], all_directions[rows], B, coupled, 0.1)
 
-    def tool_poses(self, p: np.ndarray) -> np.ndarray:
-        key = p[: self.n_kinematic].tobytes()
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
+    def true_joints(self, p: np.ndarray) -> np.ndarray:
         joint_map = self.joint_map(p)
         lost = np.zeros(self.q.shape[1]) if joint_map.lost_motion is None else joint_map.lost_motion
         # the phase takes the direction's place: true = ... + lost_motion * phase (lost_motion < 0: the link trails)
         phase = play_phases(self.all_q, self.starts, self.all_directions, np.abs(lost))[self.rows]
-        pos, R = self.kinematics.tip_poses(joint_map.apply(self.q, phase))
-        out = from_rotation(R, pos)
-        out.setflags(write=False)
-        self._last = (key, out)
-        return out
+        return joint_map.apply(self.q, phase)
 
 
-def _fit(problem: kc._Problem, B: np.ndarray, q: np.ndarray, kinematics: Kinematics) -> tuple[np.ndarray, np.ndarray]:
-    """(translation residuals [m], the fitted lost motions) of ``problem`` solved as the shipped calibration is."""
-    nominal = calibrate(kc.kinematics_poses(kinematics, q), B)
+def _fit(problem: kc._Problem, nominal: HandEye) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 2) residuals (position [m], rotation [rad]) and the (J,) fitted lost motions of ``problem``, solved as the
+    shipped calibration is, from the hand-eye calibration of the nominal model."""
     p, _keep, _error = kc._fit(problem, kc._start(nominal, problem.n_kinematic))
     X, Y = problem.transforms(p)
     translation, rotation = residuals(problem.tool_poses(p), problem.B, X, Y)
     lost = problem.joint_map(p).lost_motion
-    return np.column_stack([translation, rotation]), np.zeros(q.shape[1]) if lost is None else lost
+    return np.column_stack([translation, rotation]), np.zeros(problem.q.shape[1]) if lost is None else lost
 
 
 def _line(name: str, res: np.ndarray) -> str:
@@ -130,10 +123,9 @@ def main() -> None:
     B = poses(data.marker_pos_m[rows], data.marker_quat_wxyz[rows])
     q = data.q_measured[rows]
     coupled = kc.default_coupled(q.shape[1])
-    shipped = kc._Problem(kinematics, q, directions[rows], B, coupled, 0.1)
-    res_shipped, lost = _fit(shipped, B, q, kinematics)
-    play = _PlayProblem(kinematics, data.q_measured, directions, starts, rows, B, coupled)
-    res_play, lost_play = _fit(play, B, q, kinematics)
+    nominal = calibrate(kc.kinematics_poses(kinematics, q), B)  # the start of both
+    res_shipped, lost = _fit(kc._Problem(kinematics, q, directions[rows], B, coupled, 0.1), nominal)
+    res_play, lost_play = _fit(_PlayProblem(kinematics, data.q_measured, directions, starts, rows, B, coupled), nominal)
     print(f"{len(rows)} settled training poses of {data.n_rows} rows")
     print(_line("last move", res_shipped))
     print(_line("play operator", res_play))

@@ -155,6 +155,14 @@ class _Problem:
         R = Rotation.from_rotvec(np.stack([p[k : k + 3], p[k + 6 : k + 9]])).as_matrix()
         return from_rotation(R[0], p[k + 3 : k + 6])[0], from_rotation(R[1], p[k + 9 : k + 12])[0]
 
+    def true_joints(self, p: np.ndarray) -> np.ndarray:
+        """(n, J) the true joints of the measured ones under the kinematic parameters of ``p``.
+
+        Args:
+            p: The parameters: the kinematic ones, then X's and Y's.
+        """
+        return self.joint_map(p).apply(self.q, self.directions)
+
     def tool_poses(self, p: np.ndarray) -> np.ndarray:
         """The tool poses A_i under the kinematic parameters of ``p`` (read only).
 
@@ -167,7 +175,7 @@ class _Problem:
         key = p[: self.n_kinematic].tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        pos, R = self.kinematics.tip_poses(self.joint_map(p).apply(self.q, self.directions))
+        pos, R = self.kinematics.tip_poses(self.true_joints(p))
         poses = from_rotation(R, pos)
         poses.setflags(write=False)  # shared with later calls
         self._last = (key, poses)

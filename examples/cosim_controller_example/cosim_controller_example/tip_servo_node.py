@@ -13,7 +13,6 @@ period ahead, stamp zero = now). Serves ``/run_test_case`` (cosim_validation_int
 from __future__ import annotations
 
 import sys
-import threading
 from typing import Any
 
 import numpy as np
@@ -21,11 +20,11 @@ import rclpy
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -62,7 +61,7 @@ class ActiveCase:
         self.motion: InsertionCase | None = None
         self.periods, self.start_ns, self.waited = 1, 0, 0
         self.result: Any = None
-        self.over = threading.Event()
+        self.over = Future()  # done when the case is over: the action's execute callback awaits it
 
 
 class ParameterValueError(ValueError):
@@ -128,22 +127,19 @@ class TipServoNode(Node):
         self.start_stamp_ns = -1  # the stamp of the newest case's first joint state [ns]
         self.planned_from_ns = -1  # the start_stamp_ns the last case was planned from [ns]
         self.case: ActiveCase | None = None
-        self.lock = threading.Lock()
-        io, action = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
-        self.create_subscription(String, "/robot_description", self._on_description, latched, callback_group=io)
-        self.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=io)
-        self.create_subscription(PoseStamped, f"/{self.prefix}/measured_cp", self._on_tip, 10, callback_group=io)
+        self.create_subscription(String, "/robot_description", self._on_description, latched)
+        self.create_subscription(JointState, "/joint_states", self._on_joints, 10)
+        self.create_subscription(PoseStamped, f"/{self.prefix}/measured_cp", self._on_tip, 10)
         self.command_pub = self.create_publisher(JointTrajectory, f"/{self.prefix}/joint_trajectory", 10)
-        self.create_timer(1.0 / self.rate_hz, self._tick, callback_group=io)
+        self.create_timer(1.0 / self.rate_hz, self._tick)
         ActionServer(
             self,
             RunTestCase,
             "/run_test_case",
             self._execute,
-            callback_group=action,
             goal_callback=lambda _: GoalResponse.REJECT if self.case is not None else GoalResponse.ACCEPT,
             cancel_callback=lambda _: CancelResponse.ACCEPT,
         )
@@ -177,18 +173,20 @@ class TipServoNode(Node):
         self.tip_m = np.array([p.x, p.y, p.z])
         self.tip_stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
 
-    def _execute(self, goal_handle: Any) -> Any:
-        """Start the case (or answer at once why it cannot run) and wait until the timer has finished it."""
-        with self.lock:
-            result = self._start(goal_handle)
+    async def _execute(self, goal_handle: Any) -> Any:
+        """Start the case (or answer at once why it cannot run) and wait until the timer has finished it.
+
+        A coroutine: while it awaits the case's end, the one thread of the executor runs the timer and the
+        subscriptions (a blocking wait here would need a second thread, and rclpy's multi-threaded executor spins
+        through its queue while a callback runs: a core busy and the node's answers up to a second late).
+        """
+        result = self._start(goal_handle)
         if result is not None:
             goal_handle.abort()
             return result
         case = self.case
         assert case is not None
-        while not case.over.wait(0.1):  # the timer ends the case; this only waits for it
-            if not rclpy.ok():
-                return Result(outcome=Result.ABORTED, message="the node is shutting down")
+        await case.over
         return case.result
 
     def _start(self, goal_handle: Any) -> Any:
@@ -262,32 +260,31 @@ class TipServoNode(Node):
 
     def _tick(self) -> None:
         """One control period: the next command of the running case, its feedback, and its end."""
-        with self.lock:
-            case = self.case
-            if case is None:
-                return
-            if case.goal_handle.is_cancel_requested:
-                if case.motion is not None:
-                    self._publish(case.motion.q)  # hold where the arm was sent last
-                self._finish(case, Result.ABORTED, "cancelled")
-                return
-            motion = case.motion or self._plan(case)
-            if motion is None:
-                return
-            step = motion.step(self.tip_m, self._joints_at_tip())
-            self.tip_m = None  # not seen again until the tracker publishes again
-            self._publish(step.q)
-            feedback = RunTestCase.Feedback(
-                stage=step.stage,
-                stage_name=STAGE_NAMES[step.stage],
-                progress=min(1.0, motion.ticks / case.periods),
-                sample_index=motion.ticks,
-                sample_count=case.periods,
-            )
-            case.goal_handle.publish_feedback(feedback)
-            if step.done:
-                outcome = Result.ABORTED if motion.failure else Result.COMPLETED
-                self._finish(case, outcome, motion.failure or _completed_message(motion))
+        case = self.case
+        if case is None:
+            return
+        if case.goal_handle.is_cancel_requested:
+            if case.motion is not None:
+                self._publish(case.motion.q)  # hold where the arm was sent last
+            self._finish(case, Result.ABORTED, "cancelled")
+            return
+        motion = case.motion or self._plan(case)
+        if motion is None:
+            return
+        step = motion.step(self.tip_m, self._joints_at_tip())
+        self.tip_m = None  # not seen again until the tracker publishes again
+        self._publish(step.q)
+        feedback = RunTestCase.Feedback(
+            stage=step.stage,
+            stage_name=STAGE_NAMES[step.stage],
+            progress=min(1.0, motion.ticks / case.periods),
+            sample_index=motion.ticks,
+            sample_count=case.periods,
+        )
+        case.goal_handle.publish_feedback(feedback)
+        if step.done:
+            outcome = Result.ABORTED if motion.failure else Result.COMPLETED
+            self._finish(case, outcome, motion.failure or _completed_message(motion))
 
     def _joints_at_tip(self) -> np.ndarray | None:
         """The joints measured with the tracked tip: the joint state stamped nearest the tip, if within half a period.
@@ -318,7 +315,7 @@ class TipServoNode(Node):
         else:
             case.goal_handle.abort()
         self.case = None
-        case.over.set()
+        case.over.set_result(True)
 
 
 def joints_nearest(
@@ -364,7 +361,7 @@ def main(args: list[str] | None = None) -> int:
         print(f"error: tip_servo_node: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
-    executor = MultiThreadedExecutor(num_threads=3)
+    executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
         # not executor.spin(): rclpy's handler shuts the context down on SIGINT/SIGTERM, but a wait already in the

@@ -50,12 +50,12 @@ def test_closing_the_feed_from_another_thread_leaves_the_spinner_running(rclpy_c
     import threading
 
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
 
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
     from cosim_validation.live.ros.dashboard_live import LiveFeed
 
     node = rclpy.create_node("dashboard_close_test", context=rclpy_context)
-    executor = MultiThreadedExecutor(context=rclpy_context)
+    executor = PoliteMultiThreadedExecutor(context=rclpy_context)
     executor.add_node(node)
     died: list[BaseException] = []
 

@@ -104,12 +104,13 @@ def rqt_node(ros_domain: int) -> Any:
     """An rclpy node spun in its own thread, as rqt_gui_py's RclpySpinner spins the plugin node."""
     import rclpy
     from rclpy.context import Context
-    from rclpy.executors import MultiThreadedExecutor
+
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
 
     context = Context()
     rclpy.init(context=context, domain_id=ros_domain)
     node = rclpy.create_node("rqt_gui_py_node_test", context=context)
-    executor = MultiThreadedExecutor(context=context)
+    executor = PoliteMultiThreadedExecutor(context=context)
     executor.add_node(node)
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()

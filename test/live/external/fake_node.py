@@ -40,12 +40,12 @@ from crtk_msgs.msg import OperatingState, StringStamped
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
 from cosim_validation_interfaces.action import RunTestCase
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -252,7 +252,7 @@ class FakeNode(Node):
 def main() -> None:
     rclpy.init()
     node = FakeNode(sys.argv[1])
-    executor = MultiThreadedExecutor(num_threads=4)
+    executor = PoliteMultiThreadedExecutor(num_threads=4)
     executor.add_node(node)
     with contextlib.suppress(KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         executor.spin()

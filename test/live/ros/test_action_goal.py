@@ -29,9 +29,9 @@ class Harness:
         reject: bool = False,
     ) -> None:
         from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
-        from rclpy.executors import MultiThreadedExecutor
         from rclpy.node import Node
 
+        from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
         from cosim_validation_interfaces.action import RunTestCase
 
         self.executed: list[str] = []  # goals run to the end
@@ -81,7 +81,7 @@ class Harness:
             cancel_callback=lambda _: CancelResponse.ACCEPT,
         )
         self.client = ActionClient(self.client_node, RunTestCase, "/cosim/run_test_case")
-        self.executor = MultiThreadedExecutor(num_threads=4, context=context)
+        self.executor = PoliteMultiThreadedExecutor(num_threads=4, context=context)
         self.executor.add_node(self.server_node)
         self.executor.add_node(self.client_node)
         threading.Thread(target=self.executor.spin, daemon=True).start()

@@ -49,10 +49,10 @@ def test_driver_matches_batch_execution(
 ) -> None:
     from geometry_msgs.msg import PoseStamped
     from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
     from cosim_validation.live.nodes.robot_link import RobotLink
 
     config_path = repo_root / "config" / "needle_insertion.yaml"
@@ -70,7 +70,7 @@ def test_driver_matches_batch_execution(
 
     group = ProcessGroup(tmp_path, env=node_env)
     node = Node("controller_probe", context=rclpy_context)
-    executor = MultiThreadedExecutor(num_threads=2, context=rclpy_context)
+    executor = PoliteMultiThreadedExecutor(num_threads=2, context=rclpy_context)
     executor.add_node(node)
     tips: dict[int, convert.StampedPose] = {}
     joints: dict[int, np.ndarray] = {}

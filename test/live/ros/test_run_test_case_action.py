@@ -22,17 +22,17 @@ def test_goal_feedback_and_result(
 ) -> None:
     from geometry_msgs.msg import Point
     from rclpy.action import ActionClient
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
     from cosim_validation_interfaces.action import RunTestCase
     from cosim_validation_interfaces.msg import RobotState
 
     config = repo_root / "config" / "needle_insertion.yaml"
     group = ProcessGroup(tmp_path, env=node_env)
     node = Node("client", context=rclpy_context)
-    executor = MultiThreadedExecutor(num_threads=2, context=rclpy_context)
+    executor = PoliteMultiThreadedExecutor(num_threads=2, context=rclpy_context)
     executor.add_node(node)
     expected: list[Any] = []
     node.create_subscription(RobotState, "/cosim/expected", expected.append, to_rclpy(STATE))

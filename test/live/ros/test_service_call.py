@@ -61,11 +61,12 @@ class LossyDriver:
 @pytest.fixture
 def graph(rclpy_context: Any) -> Iterator[tuple[Any, Any]]:
     """A client node and an executor spinning it (and whatever server is added) in a thread."""
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
 
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
+
     client_node = Node("controller_probe", context=rclpy_context)
-    executor = MultiThreadedExecutor(num_threads=2, context=rclpy_context)
+    executor = PoliteMultiThreadedExecutor(num_threads=2, context=rclpy_context)
     executor.add_node(client_node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()

@@ -39,15 +39,15 @@ def _run_case(tmp_path: Path, repo_root: Path, context: Any, env: dict[str, str]
     wait for it after the robots stopped."""
     from geometry_msgs.msg import Point
     from rclpy.action import ActionClient
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
 
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
     from cosim_validation_interfaces.action import RunTestCase
 
     config = repo_root / "config" / "needle_insertion.yaml"
     group = ProcessGroup(tmp_path, env=env)
     node = Node("client", context=context)
-    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    executor = PoliteMultiThreadedExecutor(num_threads=2, context=context)
     executor.add_node(node)
     client: Any = ActionClient(node, RunTestCase, "/cosim/run_test_case")
     threading.Thread(target=executor.spin, daemon=True).start()

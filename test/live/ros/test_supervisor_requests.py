@@ -82,10 +82,10 @@ def test_requests_and_teleoperation_from_another_node(
 ) -> None:
     from geometry_msgs.msg import Point, PoseStamped, TwistStamped
     from rclpy.action import ActionClient
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
+    from cosim_validation.live.nodes.node_runtime import PoliteMultiThreadedExecutor
     from cosim_validation_interfaces.action import RunTestCase
     from cosim_validation_interfaces.msg import SupervisorState, SupervisorTransition
     from cosim_validation_interfaces.srv import SupervisorRequest
@@ -93,7 +93,7 @@ def test_requests_and_teleoperation_from_another_node(
     config = repo_root / "config" / "needle_insertion.yaml"
     group = ProcessGroup(tmp_path, env=node_env)
     node = Node("surgeon", context=rclpy_context)
-    executor = MultiThreadedExecutor(num_threads=2, context=rclpy_context)
+    executor = PoliteMultiThreadedExecutor(num_threads=2, context=rclpy_context)
     executor.add_node(node)
     states: list[Any] = []
     transitions: list[Any] = []

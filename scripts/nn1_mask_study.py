@@ -21,11 +21,13 @@ Usage (a dataset from ``cosim errors collect``; about 15 s)::
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 
 import numpy as np
 
 from cosim_validation.common.config import load_case_config, resolve_resource
+from cosim_validation.common.exceptions import CosimError
 from cosim_validation.error_injection.dataset_io import read_parquet
 from cosim_validation.error_injection.evaluation import injected_commands
 from cosim_validation.error_injection.learning import Labelled, LearnSettings, label, learn, validation_blocks
@@ -74,13 +76,12 @@ def with_nn1_mask(model: ErrorModel, mask: np.ndarray) -> ErrorModel:
     return replace(model, guards=guards)
 
 
-def main() -> None:
-    """Train, then print the gap ratios of every one-joint mask of NN1 on the three sets of rows."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--config", required=True, help="case-study configuration of the dataset's robot")
-    parser.add_argument("dataset", help="a dataset from cosim errors collect (Parquet)")
-    parser.add_argument("--tail", type=float, default=0.15, help="share of the training motion held back")
-    args = parser.parse_args()
+def study(args: argparse.Namespace) -> None:
+    """Train, then print the gap ratios of every one-joint mask of NN1 on the three sets of rows.
+
+    Args:
+        args: The parsed command line.
+    """
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     data = read_parquet(args.dataset)
     motion = np.flatnonzero((data.segment == TRAINING_MOTION) & (data.set_name == "train"))
@@ -111,5 +112,25 @@ def main() -> None:
         print(f"{label_:<34}" + "".join(f"{p:>15.3f} / {r:.3f}" for p, r in ratios))
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Run the study; 0 on success, 1 with one ``error:`` line for a bad input (a missing or unreadable dataset or
+    configuration).
+
+    Args:
+        argv: The command line (default: sys.argv).
+    """
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", required=True, help="case-study configuration of the dataset's robot")
+    parser.add_argument("dataset", help="a dataset from cosim errors collect (Parquet)")
+    parser.add_argument("--tail", type=float, default=0.15, help="share of the training motion held back")
+    args = parser.parse_args(argv)
+    try:
+        study(args)
+    except (CosimError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -24,10 +24,12 @@ Usage (a dataset from ``cosim errors collect``; 10-20 s)::
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
 from cosim_validation.common.config import load_case_config, resolve_resource
+from cosim_validation.common.exceptions import CosimError
 from cosim_validation.error_injection import kinematic_calibration as kc
 from cosim_validation.error_injection.dataset_cleaning import clean
 from cosim_validation.error_injection.dataset_io import read_parquet
@@ -104,12 +106,12 @@ def _line(name: str, res: np.ndarray) -> str:
     )
 
 
-def main() -> None:
-    """Calibrate both ways and print the residuals."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--config", required=True, help="case-study configuration of the dataset's robot")
-    parser.add_argument("dataset", help="a dataset from cosim errors collect (Parquet)")
-    args = parser.parse_args()
+def study(args: argparse.Namespace) -> None:
+    """Calibrate both ways and print the residuals.
+
+    Args:
+        args: The parsed command line.
+    """
     kinematics = RobotConfig.from_config(load_case_config(resolve_resource(args.config))["robot"]).kinematics
     readings = clean(read_parquet(args.dataset))
     cleaned = average_repeats(readings)
@@ -145,5 +147,24 @@ def main() -> None:
     )
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Run the study; 0 on success, 1 with one ``error:`` line for a bad input (a missing or unreadable dataset or
+    configuration).
+
+    Args:
+        argv: The command line (default: sys.argv).
+    """
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", required=True, help="case-study configuration of the dataset's robot")
+    parser.add_argument("dataset", help="a dataset from cosim errors collect (Parquet)")
+    args = parser.parse_args(argv)
+    try:
+        study(args)
+    except (CosimError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -157,6 +157,10 @@ class TipServoNode(Node):
         newest_ns = next(reversed(self.joints_at), None)  # the stamp of the joint state before this one
         if newest_ns is None or stamp_ns - newest_ns > CASE_START_GAP_NS:
             self.start_stamp_ns = stamp_ns  # a case's start pose
+            if self.case is not None and self.case.motion is not None:
+                # the running case's own start pose, come after the case was planned from the one before (where the
+                # arm was, a refused case's start): it is taken, not left waiting to start the next case
+                self.planned_from_ns = stamp_ns
         self.joint_positions.update(zip(msg.name, msg.position, strict=False))
         self.joints_at[stamp_ns] = dict(self.joint_positions)
         while len(self.joints_at) > JOINT_HISTORY:
@@ -210,7 +214,7 @@ class TipServoNode(Node):
         (2.9 rad on a joint in one period, in the node's test where the goal comes first). So a case waits for a
         start pose newer than the one the last case was planned from. (A goal refused before planning does not take
         its start pose: if the next goal then overtakes its own, it plans from the refused case's start, where the
-        arm stayed.)
+        arm stayed, and its own start pose, when it comes, is taken as that case's: ``_on_joints``.)
         """
         q_measured = self._q_measured() if self.chain is not None else None
         started = self.start_stamp_ns > self.planned_from_ns

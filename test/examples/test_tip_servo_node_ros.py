@@ -8,6 +8,7 @@ kinematics, sends one RunTestCase goal and checks the result, the stages and whe
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -211,12 +212,17 @@ def test_node_runs_cases_against_a_perfect_arm(
         commands_before = harness.commands
         harness.feedback.clear()
         done = harness.run_goal(client, executor, TARGET)
-        # the result and the case's last command (the reset to the source) are separate DDS entities: the command
-        # may come after the result, and then after the arm was taken home below. Wait for it (the bound is on the
-        # wait: the tip is asserted after)
+        # the result and the case's last commands (the reset to the source, then its hold there) are separate DDS
+        # entities: they may come after the result, and then after the arm was taken home below. The node commands
+        # once per period it ran, and its result names how many periods that was: wait for that many (the bound is
+        # on the wait: the count is asserted after). Waiting until the commanded tip was back at the source was not
+        # enough: the hold's commands, at the source too, still came after the arm was taken home (CI, loaded)
+        counted = re.search(r"of (\d+) periods", done.result.message)
+        periods = int(counted.group(1)) if counted else 0
         deadline = time.monotonic() + 30
-        while np.linalg.norm(harness.tip_m() - np.array(SOURCE)) >= 1e-3 and time.monotonic() < deadline:
+        while harness.commands < commands_before + periods and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.05)
+        commands_in_case = harness.commands - commands_before
         closest_m = harness.closest_m
         tip_after_reset = harness.tip_m()
         # the arm back home, the goal before the home pose's joint state: the node plans from home, not from the
@@ -249,6 +255,7 @@ def test_node_runs_cases_against_a_perfect_arm(
     assert closest_m < 1e-3, closest_m
     off_mm = float(result.message.split("tracked tip ")[1].split(" mm")[0])
     assert off_mm < 3.0, result.message
+    assert commands_in_case == periods, (commands_in_case, periods)  # one command per period it ran
     assert np.linalg.norm(tip_after_reset - np.array(SOURCE)) < 1e-3  # after the reset, back at the source
     assert cancelled.status == GoalStatus.STATUS_CANCELED
     assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")

@@ -178,6 +178,7 @@ class FaultInjector:
         self.stale_message: str | None = None
         self.stale_before_abort: bool | None = None
         self.alerts: list[str] = []
+        self.events: list[str] = []  # what the injector did and saw, with time.monotonic(), for a failure's message
 
     def attach(self, group: ProcessGroup) -> None:
         from cosim_validation.live.ros.qos import LATCHED, RESULT, to_rclpy
@@ -187,16 +188,19 @@ class FaultInjector:
             if msg.event == CaseStatus.STAGE and msg.stage == 3 and not self.hit.is_set():
                 group.kill(self.node_name, self.sig)
                 self.hit.set()
+                self.events.append(f"{time.monotonic():.3f} signal {self.sig} in {msg.test_case.test_id}")
             elif msg.event == CaseStatus.ABORTED and self.hit.is_set():  # the controller gave the case up
                 if self.stale_before_abort is None:
                     self.stale_before_abort = self.stale_message is not None
                 if self.resume_on_abort:  # frozen 3 s: resume it
                     group.kill(self.node_name, signal.SIGCONT)
+                    self.events.append(f"{time.monotonic():.3f} SIGCONT at the abort of {msg.test_case.test_id}")
 
         robot = f"the {self.node_name.removesuffix('_driver')} robot"  # the faulted robot's stale alert
 
         def on_alert(msg: Any) -> None:
             self.alerts.append(f"{msg.code}: {msg.message}")
+            self.events.append(f"{time.monotonic():.3f} alert {msg.code}: {msg.message}")
             faulted = msg.code == "robot_stale" and robot in str(msg.message)
             if faulted and self.hit.is_set() and self.stale_message is None:
                 self.stale_message = str(msg.message)
@@ -294,7 +298,8 @@ def test_a_frozen_driver_is_back_in_the_next_case(
         verdicts = db.verdicts()
     assert [c.outcome for c in cases] == ["aborted", "completed", "completed"], [(c.outcome, c.message) for c in cases]
     assert "physical robot is stale" in cases[0].message
-    assert "physical" in {v.robot for v in verdicts if v.test_id == cases[2].test_id}  # back in
+    said = [(c.test_id, c.outcome, c.message) for c in cases], faults.events
+    assert "physical" in {v.robot for v in verdicts if v.test_id == cases[2].test_id}, said  # back in
     assert "without the physical robot" not in cases[2].message
     assert faults.stale_message is not None, faults.alerts
     assert any(a.startswith("robot_recovered: ") and "physical robot" in a for a in faults.alerts), faults.alerts

@@ -27,6 +27,7 @@ from test.examples.conftest import EXAMPLE
 pytestmark = pytest.mark.ros
 
 HOME = [0.0, -0.4, 0.0, 1.46, 0.0, 1.3, 0.0]
+ELSEWHERE = [0.5, -0.2, 0.0, 1.3, 0.0, 1.3, 0.0]  # another start pose, away from where a case from HOME stops
 SOURCE, TARGET = (0.45, 0.0, 0.30), (0.444073, 0.001077, 0.073978)  # case 0 of the demo grid suite, near the heart
 
 
@@ -107,7 +108,13 @@ class Harness:
             executor.spin_once(timeout_sec=0.01)
 
     def run_goal(
-        self, client: Any, executor: Any, target: tuple[float, ...], cancel_after: int = 0, start_late: int = 0
+        self,
+        client: Any,
+        executor: Any,
+        target: tuple[float, ...],
+        cancel_after: int = 0,
+        start_late: int = 0,
+        frame: str = "base_link",
     ) -> Any:
         """Send a case from SOURCE to ``target``, step the periods until its result (cancel after that many).
 
@@ -120,7 +127,7 @@ class Harness:
         from cosim_validation_interfaces.action import RunTestCase
         from cosim_validation_interfaces.msg import TestCase
 
-        case = TestCase(test_id="t0", frame_id="base_link", source=Point(x=SOURCE[0], y=SOURCE[1], z=SOURCE[2]))
+        case = TestCase(test_id="t0", frame_id=frame, source=Point(x=SOURCE[0], y=SOURCE[1], z=SOURCE[2]))
         case.target = Point(x=target[0], y=target[1], z=target[2])
 
         def spin_until(done: Any, deadline: float) -> bool:
@@ -142,9 +149,13 @@ class Harness:
             stamp.sec, stamp.nanosec = divmod(self.t_ns, 10**9)
             self.clock.publish(Clock(clock=stamp))
             spin_until(lambda: False, time.monotonic() + 0.2)
-        deadline, periods = time.monotonic() + 240, 0
+        deadline, periods, commands_before = time.monotonic() + 240, 0, self.commands
         while not result.done() and time.monotonic() < deadline:
-            self.step(executor, result.done, patience_s=30.0)
+            # lockstep once the node commands; before its first command (waiting for its model, its start pose, or
+            # refusing the case at its next period) the arm stands still and the clock may go on: a 30 s wait there
+            # was spent whenever the node's first period came before the latched /robot_description
+            started = self.commands > commands_before
+            self.step(executor, result.done, patience_s=30.0 if started else 1.0)
             periods += 1
             if periods == cancel_after:
                 handle.cancel_goal_async()
@@ -225,15 +236,24 @@ def test_node_runs_cases_against_a_perfect_arm(
         commands_in_case = harness.commands - commands_before
         closest_m = harness.closest_m
         tip_after_reset = harness.tip_m()
-        # the arm back home, the goal before the home pose's joint state: the node plans from home, not from the
-        # reset pose it last saw
+        # the arm back home, a goal refused before planning (a frame the node does not take) with its start pose
+        # there, then a goal before its own start pose's joint state: the node plans from home, not from the reset
+        # pose it last saw
         harness.q = np.array(HOME)
+        wrong_frame = harness.run_goal(client, executor, TARGET, frame="world").result
         first_late = len(harness.commanded)
         cancelled = harness.run_goal(client, executor, TARGET, cancel_after=20, start_late=3)
         harness.step(executor)  # the hold the node sent as the case ended may come after the result: it comes here
         commands_at_cancel = harness.commands
         for _ in range(5):
             harness.step(executor)
+        commands_after_cancel = harness.commands
+        # that case's own start pose came after it was planned (from the refused goal's): it is that case's, not one
+        # left pending for the next, which would then start at once from where the cancelled case stopped
+        harness.q = np.array(ELSEWHERE)
+        first_elsewhere = len(harness.commanded)
+        harness.run_goal(client, executor, TARGET, cancel_after=3, start_late=3)
+        harness.step(executor)
     except BaseException as exc:  # the node's output and its threads' stacks say where it was
         raise AssertionError(f"{exc}\n--- the node's output, stacks at SIGABRT ---\n{_stacks(process, log)}") from exc
     output, code = _stop(process, log)
@@ -259,10 +279,16 @@ def test_node_runs_cases_against_a_perfect_arm(
     assert np.linalg.norm(tip_after_reset - np.array(SOURCE)) < 1e-3  # after the reset, back at the source
     assert cancelled.status == GoalStatus.STATUS_CANCELED
     assert (cancelled.result.outcome, cancelled.result.message) == (Result.ABORTED, "cancelled")
-    assert harness.commands == commands_at_cancel  # nothing commanded after the case ended
+    assert commands_after_cancel == commands_at_cancel  # nothing commanded after the case ended
     # its first command is one period of joint motion from home at most (the gain halves the step), where planned
     # from the reset pose it would jump back to it
     first_step = np.abs(harness.commanded[first_late] - np.array(HOME))
+    assert first_step.max() <= 0.5 * 2.61 * 0.1 + 1e-6, first_step
+    assert (wrong_frame.outcome, wrong_frame.message) == (
+        Result.REFUSED,
+        "test_case.frame_id is 'world'; expected base_link",
+    )
+    first_step = np.abs(harness.commanded[first_elsewhere] - np.array(ELSEWHERE))
     assert first_step.max() <= 0.5 * 2.61 * 0.1 + 1e-6, first_step
 
 

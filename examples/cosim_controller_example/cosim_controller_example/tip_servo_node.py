@@ -12,6 +12,7 @@ period ahead, stamp zero = now). Serves ``/run_test_case`` (cosim_validation_int
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -360,9 +361,15 @@ def main(args: list[str] | None = None) -> int:
     """
     rclpy.init(args=args)
     try:
-        node = TipServoNode()
+        node: TipServoNode | None = TipServoNode()
     except ParameterValueError as exc:
         print(f"error: tip_servo_node: {exc}", file=sys.stderr)
+        node = None
+    if node is None:
+        # the half-built node is in a reference cycle (its subscriptions hold its methods): freed now, while the
+        # context is valid (out of the except block, whose exception holds it), not by the garbage collector in the
+        # middle of the shutdown
+        gc.collect()
         rclpy.try_shutdown()
         return 2
     executor = SingleThreadedExecutor()

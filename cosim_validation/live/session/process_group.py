@@ -263,8 +263,16 @@ class ProcessGroup:
     def abort(self) -> None:
         """End every process at once (SIGTERM, SIGKILL after 5 s).
 
-        For nodes that never joined ROS 2: they have nothing to finish.
+        For nodes that never joined ROS 2: they have nothing to finish. The node host is killed first (its nodes end
+        with it), then each process it had forked is signalled as well and watched until it is gone.
         """
+        forked: list[int] = []
+        if self._host is not None:
+            forked = self._host.abort()
+            self._host_lost, self._host = True, None
+        for pid in forked:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGTERM)
         for process in self.processes.values():
             if process.poll() is None:
                 _signal_group(process, signal.SIGTERM)
@@ -274,7 +282,13 @@ class ProcessGroup:
             except subprocess.TimeoutExpired:
                 _signal_group(process, signal.SIGKILL)
                 process.wait(timeout=5)
-        self._close_host()
+        deadline = time.monotonic() + 5
+        while [pid for pid in forked if not process_gone(pid)] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for pid in forked:
+            if not process_gone(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
         for log in self._logs.values():
             log.close()
 
@@ -502,6 +516,19 @@ class DrainWatch:
             self._count, self._since_s, self._since_round = count, time.monotonic(), round_
             return False
         return time.monotonic() - self._since_s >= self.quiet_s and round_ - self._since_round >= self.rounds
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (no such process, or a zombie waiting for its parent to reap it).
+
+    Args:
+        pid: A process id.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2 :].startswith(("Z", "X"))
 
 
 def _signal_group(process: NodeProcess, sig: int) -> None:

@@ -150,7 +150,8 @@ def test_ctrl_c_while_the_domain_is_probed_and_the_suite_made_stops_every_node(
     assert out.strip().splitlines()[-1] == "error: interrupted", out
     assert "Traceback" not in out
     host_log = (run_dir / "logs" / "node_host.log").read_text()
+    # the nodes the host had forked by then (none if it was still loading its modules: it is killed, and what it had
+    # not forked never starts)
     pids = [int(line.rsplit(" ", 1)[1]) for line in host_log.splitlines() if " is process " in line]
-    assert pids, host_log
-    assert not [pid for pid in pids if alive(pid)]
+    assert not [pid for pid in pids if alive(pid)], host_log
     assert not (run_dir / "summary.json").exists(), "no session ran"

@@ -74,24 +74,35 @@ def test_a_process_at_its_gate_ends_when_the_process_that_started_it_is_gone(tmp
     assert not alive(pid)
 
 
-def test_a_started_graph_never_run_is_ended_with_nothing_left(tmp_path: Path, repo_root: Path) -> None:
+@pytest.mark.parametrize("all_forked", [False, True], ids=["host_still_loading", "every_node_forked"])
+def test_a_started_graph_never_run_is_ended_with_nothing_left(
+    tmp_path: Path, repo_root: Path, all_forked: bool
+) -> None:
     """Processes started for a session that never ran (a refused lease, a Ctrl-C during the probe) are ended when
-    the block is left, at once: none of them joined ROS 2."""
+    the block is left, at once: none of them joined ROS 2. Either at once (the node host may still be loading its
+    modules, its nodes not yet forked) or once the host has forked every node: no process is left either way."""
     from cosim_validation.live.session.graph import load_graph
     from cosim_validation.live.session.session_runner import start_graph
 
     graph = load_graph(repo_root / "config" / "digital_twin.yaml")
     processes: dict[str, Any] = {}
+    pids: list[int] = []
 
     def refused_lease() -> None:
         with start_graph(graph, tmp_path / "run", "suite.parquet", 1, console=False) as started:
             processes.update(started.group.processes)
+            if all_forked:  # a process's pid is known once it runs (the host answered)
+                pids.extend(p.pid for p in processes.values())
             raise RuntimeError("the lease was refused")
 
     with pytest.raises(RuntimeError, match="the lease was refused"):
         refused_lease()
     assert len(processes) == len(graph.nodes)
     assert {name: p.poll() is not None for name, p in processes.items()} == dict.fromkeys(processes, True)
+    pids.extend(p.pid for p in processes.values() if p.pid > 0)  # the ones known by now (0: never forked)
+    assert [pid for pid in pids if alive(pid)] == []  # ended, not only taken for ended
+    if all_forked:
+        assert len(set(pids)) == len(graph.nodes)
     assert not list((tmp_path / "run" / ".ready").glob("*.gate"))  # no gate was opened
     assert not (tmp_path / "run" / ".ready" / "recorder").exists()  # nobody was ready
 

@@ -66,6 +66,12 @@ def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a node that needs it reports it in its own log
             missing.append(f"{name}: {exc}")
+    if "numba" in sys.modules:
+        # numba fills its CPU target's registries (numpy's and scipy's implementations) at a process's first compile
+        # or cache load: about 0.45 CPU-s in every node that runs a kernel; done here, the children inherit them
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.refresh()
     loaded = [m for m in COLD_MODULES if m in sys.modules]
     if loaded:
         raise RuntimeError(f"node host: {', '.join(loaded)} loaded before the fork (by {', '.join(modules)})")

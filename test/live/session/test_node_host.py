@@ -139,6 +139,22 @@ def test_the_host_loads_the_heavy_modules_and_nothing_of_ros_before_it_forks() -
     assert json.loads(done.stdout) == [[], [], False], done.stderr
 
 
+def test_a_node_of_the_host_runs_a_kernel_without_loading_numba_again() -> None:
+    """numba fills its registries at a process's first kernel (about 0.45 CPU-s, numpy's and scipy's implementations
+    imported); the host does it before it forks, so a node's first kernel imports no module of numba's."""
+    probe = """import json, os, sys
+from cosim_validation.live.session.node_host import warm_up
+warm_up()
+before = set(sys.modules)
+from cosim_validation.monitor.metrics.inside_test import InsideTest
+tetra = InsideTest([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+inside = tetra.contains([[0.1, 0.1, 0.1], [1, 1, 1]]).tolist()
+print(json.dumps([inside, sorted(m for m in set(sys.modules) - before if m.startswith("numba."))]))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout) == [[True, False], []], done.stderr
+
+
 @pytest.mark.parametrize("json_output", [False, True])
 def test_another_node_start_is_one_error_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_output: bool

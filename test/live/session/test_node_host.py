@@ -155,6 +155,20 @@ print(json.dumps([inside, sorted(m for m in set(sys.modules) - before if m.start
     assert json.loads(done.stdout) == [[True, False], []], done.stderr
 
 
+def test_a_node_of_the_host_finds_its_log_callers_module_without_mapping_every_loaded_file() -> None:
+    """rclpy's logger looks up its caller's module with inspect, which maps the file of every loaded module at the
+    first lookup; the host maps its modules before it forks, so a node maps only the ones it loads itself."""
+    probe = """import inspect, json, os, sys
+from cosim_validation.live.session.node_host import warm_up
+warm_up()
+mapped = set(inspect.modulesbyfile)
+import numpy
+print(json.dumps([os.path.realpath(numpy.__file__) in mapped, len(mapped) >= len(sys.modules) // 2]))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout) == [True, True], done.stderr
+
+
 @pytest.mark.parametrize("json_output", [False, True])
 def test_another_node_start_is_one_error_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_output: bool

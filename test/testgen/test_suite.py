@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,31 @@ def test_round_trip_keeps_every_value(suite: Suite, tmp_path: Path) -> None:
     assert len(back) == 50
     assert pq.read_table(path).column("test_id").to_pylist() == suite.test_ids
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed, not left behind
+
+
+def test_a_suite_written_in_row_groups_reads_back_whole(suite: Suite, tmp_path: Path) -> None:
+    """A suite another tool wrote in several row groups (Parquet's chunks: each column read as 7 pieces) gives the
+    same arrays, writable and owning their memory."""
+    path = tmp_path / "suite.parquet"
+    suite.write(path)
+    pq.write_table(pq.read_table(path), path, row_group_size=7)
+    assert pq.ParquetFile(path).num_row_groups == 8
+    back = Suite.read(path)
+    for name in ("source_m", "target_m", "cube_index", "target_depth_m"):
+        assert np.array_equal(getattr(back, name), getattr(suite, name)), name
+        assert getattr(back, name).flags.writeable, name
+    assert back.suite_id == suite.suite_id
+
+
+def test_reading_a_suite_loads_no_pandas(suite: Suite, tmp_path: Path) -> None:
+    """pyarrow's read_table and to_numpy load pandas (about 0.45 CPU-s), in every process that reads a suite: a
+    session's test generator node, each campaign worker; the suite reader does without."""
+    path = tmp_path / "suite.parquet"
+    suite.write(path)
+    probe = f"import sys\nfrom cosim_validation.testgen import Suite\nSuite.read({str(path)!r})\n"
+    probe += "print('pandas' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr
 
 
 def test_case_view_mirrors_the_message(suite: Suite) -> None:

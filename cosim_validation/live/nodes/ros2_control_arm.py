@@ -51,6 +51,7 @@ from cosim_validation.live.ros.ros2_control import (
     check_trajectory_controller,
     segment,
 )
+from cosim_validation.live.ros.service_call import call_spinning
 from cosim_validation.live.session.node_parameters import Ros2ControlDriverParams
 from cosim_validation.robots.robot_backend import BackendSample
 from cosim_validation_interfaces.srv import ResetRobot
@@ -165,12 +166,10 @@ class ControllerManagerArm(AnswerRelay):
     def _list_controllers(self, executor: SingleThreadedExecutor) -> list[ListedController]:
         service = f"{self.manager}/list_controllers"
         client: Client[Any, Any] = self._node.create_client(ListControllers, service)
-        try:
-            future = None
-            if self._spin_until(executor, client.service_is_ready):
-                future = client.call_async(ListControllers.Request())
-                self._spin_until(executor, future.done)
-            answer = None if future is None or not future.done() else future.result()
+        try:  # sent again while unanswered: the manager's answer to a client it has not matched yet can be lost
+            answer = call_spinning(
+                client, executor, ListControllers.Request(), time.monotonic() + self._p.start_timeout_s
+            )
             if answer is None:
                 raise ControllerManagerError(
                     f"no controller manager answered {service} within {self._p.start_timeout_s:.1f} s (is "

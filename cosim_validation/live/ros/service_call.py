@@ -84,19 +84,32 @@ def spin_until(executor: Any, condition: Callable[[], bool], deadline: float) ->
 def call_spinning(client: Client[Any, Any], executor: Any, request: Any, deadline: float) -> Any | None:
     """The answer to ``request``, spinning ``executor`` in this thread; None if none came by ``deadline``.
 
-    None also when the service is not there by then; an unanswered request is dropped. For one-off questions asked
-    from the thread that owns the node (``cosim doctor``'s probes, the planning calls to move_group).
+    None also when the service is not there by then. For questions asked from the thread that owns the node (a
+    controller manager's ``list_controllers``, ``cosim doctor``'s probes, move_group's parameters): a request that
+    serving twice answers alike. Its answer can be lost as :func:`call_answered`'s can (a loaded machine, seen with a
+    controller manager: "failed to send response (timeout)" in its log, the question unanswered for the whole time),
+    so a copy is sent when no answer has come within a third of the time left after the service appeared, and the
+    first answer to any copy counts; unanswered copies are dropped.
 
     Args:
         client: The service client, of a node ``executor`` spins.
         executor: The node's executor, not spun by another thread.
-        request: The request.
+        request: The request, a question (serving it twice answers alike).
         deadline: ``time.monotonic()`` at which to give up [s].
     """
     if not spin_until(executor, client.service_is_ready, deadline):
         return None
-    future = client.call_async(request)
-    if not spin_until(executor, future.done, deadline):
-        client.remove_pending_request(future)
+    step_s = (deadline - time.monotonic()) / SENDS
+    sent: list[Future[Any]] = []
+    try:
+        for n in range(SENDS):
+            sent.append(client.call_async(request))
+            until = deadline if n == SENDS - 1 else min(deadline, time.monotonic() + step_s)
+            if spin_until(executor, lambda: any(f.done() for f in sent), until):
+                return next(f for f in sent if f.done()).result()
         return None
-    return future.result()
+    finally:
+        for future in sent:
+            if not future.done():
+                future.cancel()
+            client.remove_pending_request(future)

@@ -16,18 +16,12 @@ _PRISMATIC = 1
 
 
 @njit(cache=True)
-def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
-    """(3, 3) rotation by ``angle`` [rad] about the unit ``axis`` (3,) (Rodrigues).
-
-    Args:
-        axis: Unit rotation axis, shape (3,).
-        angle: Rotation angle, in [rad].
-    """
+def _axis_angle_into(axis: np.ndarray, angle: float, R: np.ndarray) -> None:
+    """Write the rotation by ``angle`` [rad] about the unit ``axis`` (3,) into ``R`` (3, 3) (Rodrigues)."""
     c = np.cos(angle)
     s = np.sin(angle)
     t = 1.0 - c
     x, y, z = axis[0], axis[1], axis[2]
-    R = np.empty((3, 3))
     R[0, 0] = c + x * x * t
     R[0, 1] = x * y * t - z * s
     R[0, 2] = x * z * t + y * s
@@ -37,18 +31,15 @@ def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
     R[2, 0] = z * x * t - y * s
     R[2, 1] = z * y * t + x * s
     R[2, 2] = c + z * z * t
-    return R
 
 
 @njit(cache=True)
-def _mat3(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    C = np.zeros((3, 3))
+def _rotate_by(R: np.ndarray, B: np.ndarray, work: np.ndarray) -> None:
+    """R <- R @ B for (3, 3) matrices (B may be a view), through ``work`` (3, 3); no allocation."""
     for i in range(3):
-        for k in range(3):
-            a = A[i, k]
-            for j in range(3):
-                C[i, j] += a * B[k, j]
-    return C
+        for j in range(3):
+            work[i, j] = R[i, 0] * B[0, j] + R[i, 1] * B[1, j] + R[i, 2] * B[2, j]
+    R[:, :] = work
 
 
 @njit(cache=True)
@@ -62,8 +53,9 @@ def fk_into(
     joint_axis: np.ndarray,
     tip_pos: np.ndarray,
     tip_R: np.ndarray,
+    scratch: np.ndarray,
 ) -> None:
-    """Forward kinematics of one joint vector, written into the output arrays.
+    """Forward kinematics of one joint vector, written into the output arrays; no allocation (an iterative loop's).
 
     Args:
         q: (J,) joint values [rad, or m for a prismatic joint].
@@ -75,23 +67,67 @@ def fk_into(
         joint_axis: (J, 3) out: unit joint axes in base_link.
         tip_pos: (3,) out: tip position in base_link [m].
         tip_R: (3, 3) out: tip orientation (columns = tip axes in base_link).
+        scratch: (2, 3, 3) work space, overwritten.
     """
-    R = np.eye(3)
-    p = np.zeros(3)
+    R = tip_R  # the running rotation lives in the output until the tool is added
+    R[:, :] = 0.0
+    R[0, 0] = R[1, 1] = R[2, 2] = 1.0
+    p = tip_pos
+    p[:] = 0.0
+    work, turn = scratch[0], scratch[1]
     for j in range(q.shape[0]):
         P = T_parent_joint[j]
-        p = p + R @ np.ascontiguousarray(P[:3, 3])
-        R = _mat3(R, np.ascontiguousarray(P[:3, :3]))
-        a = np.ascontiguousarray(axis_in_joint[j])
+        for i in range(3):
+            p[i] += R[i, 0] * P[0, 3] + R[i, 1] * P[1, 3] + R[i, 2] * P[2, 3]
         joint_pos[j] = p
-        axis = R @ a
-        joint_axis[j] = axis
+        _rotate_by(R, P[:3, :3], work)
+        a = axis_in_joint[j]
+        for i in range(3):
+            joint_axis[j, i] = R[i, 0] * a[0] + R[i, 1] * a[1] + R[i, 2] * a[2]
         if joint_type[j] == _PRISMATIC:
-            p = p + q[j] * axis
+            for i in range(3):
+                p[i] += q[j] * joint_axis[j, i]
         else:
-            R = _mat3(R, axis_angle_matrix(a, q[j]))
-    tip_pos[:] = p + R @ np.ascontiguousarray(T_last_tip[:3, 3])
-    tip_R[:, :] = _mat3(R, np.ascontiguousarray(T_last_tip[:3, :3]))
+            _axis_angle_into(a, q[j], turn)
+            _rotate_by(R, turn, work)
+    T = T_last_tip
+    for i in range(3):
+        p[i] += R[i, 0] * T[0, 3] + R[i, 1] * T[1, 3] + R[i, 2] * T[2, 3]
+    _rotate_by(R, T[:3, :3], work)
+
+
+@njit(cache=True)
+def jacobian_into(
+    joint_pos: np.ndarray, joint_axis: np.ndarray, joint_type: np.ndarray, tip_pos: np.ndarray, J: np.ndarray
+) -> None:
+    """Write the (6, J) geometric Jacobian of the tip into ``J`` (see :func:`jacobian_from_frames`).
+
+    Args:
+        joint_pos: Joint origins o_j in base_link, shape (J, 3), in [m].
+        joint_axis: Unit joint axes a_j in base_link, shape (J, 3).
+        joint_type: Shape (J,), 0 revolute, 1 prismatic.
+        tip_pos: The tip p_tip in base_link, shape (3,), in [m].
+        J: Out: shape (6, J).
+    """
+    for j in range(joint_pos.shape[0]):
+        a = joint_axis[j]
+        if joint_type[j] == _PRISMATIC:
+            J[0, j] = a[0]
+            J[1, j] = a[1]
+            J[2, j] = a[2]
+            J[3, j] = 0.0
+            J[4, j] = 0.0
+            J[5, j] = 0.0
+            continue
+        r0 = tip_pos[0] - joint_pos[j, 0]
+        r1 = tip_pos[1] - joint_pos[j, 1]
+        r2 = tip_pos[2] - joint_pos[j, 2]
+        J[0, j] = a[1] * r2 - a[2] * r1
+        J[1, j] = a[2] * r0 - a[0] * r2
+        J[2, j] = a[0] * r1 - a[1] * r0
+        J[3, j] = a[0]
+        J[4, j] = a[1]
+        J[5, j] = a[2]
 
 
 @njit(cache=True)
@@ -110,25 +146,8 @@ def jacobian_from_frames(
         joint_type: Shape (J,), 0 revolute, 1 prismatic.
         tip_pos: The tip p_tip in base_link, shape (3,), in [m].
     """
-    n = joint_pos.shape[0]
-    J = np.empty((6, n))
-    for j in range(n):
-        a = joint_axis[j]
-        if joint_type[j] == _PRISMATIC:
-            J[0, j] = a[0]
-            J[1, j] = a[1]
-            J[2, j] = a[2]
-            J[3, j] = 0.0
-            J[4, j] = 0.0
-            J[5, j] = 0.0
-            continue
-        r = tip_pos - joint_pos[j]
-        J[0, j] = a[1] * r[2] - a[2] * r[1]
-        J[1, j] = a[2] * r[0] - a[0] * r[2]
-        J[2, j] = a[0] * r[1] - a[1] * r[0]
-        J[3, j] = a[0]
-        J[4, j] = a[1]
-        J[5, j] = a[2]
+    J = np.empty((6, joint_pos.shape[0]))
+    jacobian_into(joint_pos, joint_axis, joint_type, tip_pos, J)
     return J
 
 
@@ -194,6 +213,7 @@ def fk_batch(
     tip_pos = np.empty((n, 3))
     tip_R = np.empty((n, 3, 3))
     tip_quat = np.empty((n, 4))
+    scratch = np.empty((2, 3, 3))
     for i in range(n):
         fk_into(
             q[i],
@@ -205,6 +225,7 @@ def fk_batch(
             joint_axis[i],
             tip_pos[i],
             tip_R[i],
+            scratch,
         )
         tip_quat[i] = matrix_to_quat_wxyz(tip_R[i])
     return joint_pos, joint_axis, tip_pos, tip_R, tip_quat
@@ -236,22 +257,37 @@ def link_points_batch(
     out = np.empty((n, point_local.shape[0], 3))
     frames_R = np.empty((nj + 1, 3, 3))
     frames_p = np.empty((nj + 1, 3))
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    axis = np.empty(3)
+    work = np.empty((3, 3))
+    turn = np.empty((3, 3))
     for i in range(n):
-        R = np.eye(3)
-        p = np.zeros(3)
+        R[:, :] = 0.0
+        R[0, 0] = R[1, 1] = R[2, 2] = 1.0
+        p[:] = 0.0
         frames_R[0] = R
         frames_p[0] = p
         for j in range(nj):
             P = T_parent_joint[j]
-            p = p + R @ np.ascontiguousarray(P[:3, 3])
-            R = _mat3(R, np.ascontiguousarray(P[:3, :3]))
+            for r in range(3):
+                p[r] += R[r, 0] * P[0, 3] + R[r, 1] * P[1, 3] + R[r, 2] * P[2, 3]
+            _rotate_by(R, P[:3, :3], work)
+            a = axis_in_joint[j]
             if joint_type[j] == _PRISMATIC:
-                p = p + q[i, j] * (R @ np.ascontiguousarray(axis_in_joint[j]))
+                for r in range(3):
+                    axis[r] = R[r, 0] * a[0] + R[r, 1] * a[1] + R[r, 2] * a[2]
+                for r in range(3):
+                    p[r] += q[i, j] * axis[r]
             else:
-                R = _mat3(R, axis_angle_matrix(axis_in_joint[j], q[i, j]))
+                _axis_angle_into(a, q[i, j], turn)
+                _rotate_by(R, turn, work)
             frames_R[j + 1] = R
             frames_p[j + 1] = p
         for k in range(point_local.shape[0]):
             j = point_joint[k]
-            out[i, k] = frames_p[j] + frames_R[j] @ point_local[k]
+            Rj = frames_R[j]
+            x = point_local[k]
+            for r in range(3):
+                out[i, k, r] = frames_p[j, r] + (Rj[r, 0] * x[0] + Rj[r, 1] * x[1] + Rj[r, 2] * x[2])
     return out

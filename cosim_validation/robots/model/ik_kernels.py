@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cosim_validation.robots.model.fk_kernels import fk_into, jacobian_from_frames
+from cosim_validation.robots.model.fk_kernels import fk_into, jacobian_into
 
 _MAX_STEP_RAD = 0.25  # largest revolute joint change per iteration, keeps the linearisation valid
 _MAX_STEP_M = 0.05  # largest prismatic joint change per iteration
@@ -42,80 +42,162 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _perpendicular_basis(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    u = np.cross(z, helper)
-    u /= np.sqrt(np.sum(u * u))
-    return u, np.cross(z, u)
+def _task_into(
+    J6: np.ndarray,
+    tip_pos: np.ndarray,
+    tip_R: np.ndarray,
+    target_pos: np.ndarray,
+    target_R: np.ndarray,
+    full: bool,
+    A: np.ndarray,
+    e: np.ndarray,
+) -> tuple[int, float, float]:
+    """Task Jacobian into ``A`` (6, J) and error into ``e`` (6,): (rows used m, position error [m], angle [rad]).
 
-
-@njit(cache=True)
-def _axis_error(z: np.ndarray, z_target: np.ndarray) -> tuple[np.ndarray, float]:
-    """Rotation vector turning z onto z_target (3,) and its angle [rad]."""
-    c = np.cross(z, z_target)
-    s = np.sqrt(np.sum(c * c))
-    angle = np.arctan2(s, np.dot(z, z_target))
-    if s > 1e-12:
-        return c * (angle / s), angle
-    if angle > 1.0:  # opposite: any perpendicular axis
-        u, _ = _perpendicular_basis(z)
-        return u * angle, angle
-    return np.zeros(3), angle
-
-
-@njit(cache=True)
-def _task(
-    J6: np.ndarray, tip_pos: np.ndarray, tip_R: np.ndarray, target_pos: np.ndarray, target_R: np.ndarray, full: bool
-) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Task Jacobian (m, J), error (m,), position error [m] and orientation error [rad]."""
-    e_p = target_pos - tip_pos
+    Full orientation: m = 6, the rotation vector of the orientation error. Needle axis only: m = 5, the axis error
+    projected on two directions perpendicular to the needle (the roll about it is free).
+    """
+    nj = J6.shape[1]
+    e0 = target_pos[0] - tip_pos[0]
+    e1 = target_pos[1] - tip_pos[1]
+    e2 = target_pos[2] - tip_pos[2]
+    e[0], e[1], e[2] = e0, e1, e2
+    for r in range(3):
+        for j in range(nj):
+            A[r, j] = J6[r, j]
     if full:
         e_w = rotation_log(target_R @ tip_R.T)
-        angle = np.sqrt(np.sum(e_w * e_w))
-        A = J6.copy()
-        e = np.concatenate((e_p, e_w))
+        for r in range(3):
+            e[3 + r] = e_w[r]
+            for j in range(nj):
+                A[3 + r, j] = J6[3 + r, j]
+        angle = np.sqrt(e_w[0] * e_w[0] + e_w[1] * e_w[1] + e_w[2] * e_w[2])
+        return 6, np.sqrt(e0 * e0 + e1 * e1 + e2 * e2), angle
+    z0, z1, z2 = tip_R[0, 2], tip_R[1, 2], tip_R[2, 2]
+    t0, t1, t2 = target_R[0, 2], target_R[1, 2], target_R[2, 2]
+    c0 = z1 * t2 - z2 * t1  # z x z_target: the axis turning the needle onto the target's
+    c1 = z2 * t0 - z0 * t2
+    c2 = z0 * t1 - z1 * t0
+    sin_angle = np.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+    angle = np.arctan2(sin_angle, z0 * t0 + z1 * t1 + z2 * t2)
+    # a basis (u, v) perpendicular to the needle: u = z x (a helper axis not along z), v = z x u
+    h0, h1 = (1.0, 0.0) if abs(z0) < 0.9 else (0.0, 1.0)
+    u0 = -z2 * h1  # z x helper, helper = (h0, h1, 0)
+    u1 = z2 * h0
+    u2 = z0 * h1 - z1 * h0
+    norm_u = np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+    u0, u1, u2 = u0 / norm_u, u1 / norm_u, u2 / norm_u
+    v0 = z1 * u2 - z2 * u1
+    v1 = z2 * u0 - z0 * u2
+    v2 = z0 * u1 - z1 * u0
+    if sin_angle > 1e-12:
+        k = angle / sin_angle
+        w0, w1, w2 = c0 * k, c1 * k, c2 * k
+    elif angle > 1.0:  # opposite: turn about any perpendicular axis
+        w0, w1, w2 = u0 * angle, u1 * angle, u2 * angle
     else:
-        z = np.ascontiguousarray(tip_R[:, 2])
-        e_w, angle = _axis_error(z, np.ascontiguousarray(target_R[:, 2]))
-        u, v = _perpendicular_basis(z)
-        A = np.empty((5, J6.shape[1]))
-        A[:3] = J6[:3]
-        A[3] = u @ J6[3:]
-        A[4] = v @ J6[3:]
-        e = np.concatenate((e_p, np.array([np.dot(u, e_w), np.dot(v, e_w)])))
-    return A, e, np.sqrt(np.sum(e_p * e_p)), angle
+        w0, w1, w2 = 0.0, 0.0, 0.0
+    for j in range(nj):
+        A[3, j] = u0 * J6[3, j] + u1 * J6[4, j] + u2 * J6[5, j]
+        A[4, j] = v0 * J6[3, j] + v1 * J6[4, j] + v2 * J6[5, j]
+    e[3] = u0 * w0 + u1 * w1 + u2 * w2
+    e[4] = v0 * w0 + v1 * w1 + v2 * w2
+    return 5, np.sqrt(e0 * e0 + e1 * e1 + e2 * e2), angle
 
 
 @njit(cache=True)
-def _dls_step(A: np.ndarray, e: np.ndarray, dq_null: np.ndarray, locked: np.ndarray, damping: float) -> np.ndarray:
-    """Damped least-squares step with a nullspace term; locked joints do not move."""
-    A = A.copy()
-    dq_null = dq_null.copy()
-    for j in range(A.shape[1]):
-        if locked[j]:
-            A[:, j] = 0.0
-            dq_null[j] = 0.0
-    eye = np.eye(A.shape[0])
-    dq = A.T @ np.linalg.solve(A @ A.T + damping * damping * eye, e)
+def _solve_small(M: np.ndarray, b: np.ndarray, m: int) -> None:
+    """Solve M[:m, :m] x = b[:m] in place (x in ``b``, M overwritten): Gaussian elimination, partial pivoting."""
+    for k in range(m):
+        pivot = k
+        for r in range(k + 1, m):
+            if abs(M[r, k]) > abs(M[pivot, k]):
+                pivot = r
+        if pivot != k:
+            for c in range(m):
+                M[k, c], M[pivot, c] = M[pivot, c], M[k, c]
+            b[k], b[pivot] = b[pivot], b[k]
+        for r in range(k + 1, m):
+            f = M[r, k] / M[k, k]
+            if f != 0.0:
+                for c in range(k + 1, m):
+                    M[r, c] -= f * M[k, c]
+                b[r] -= f * b[k]
+    for k in range(m - 1, -1, -1):
+        total = b[k]
+        for c in range(k + 1, m):
+            total -= M[k, c] * b[c]
+        b[k] = total / M[k, k]
+
+
+@njit(cache=True)
+def _dls_into(
+    A: np.ndarray,
+    m: int,
+    e: np.ndarray,
+    dq_null: np.ndarray,
+    locked: np.ndarray,
+    damping: float,
+    M: np.ndarray,
+    x: np.ndarray,
+    step: np.ndarray,
+) -> None:
+    """Damped least-squares step with a nullspace term into ``step`` (J,); locked joints do not move.
+
+    ``A[:m]`` is the task Jacobian, ``e[:m]`` the task error; ``M`` (6, 6) and ``x`` (6,) are work space.
+    """
+    nj = A.shape[1]
+    for r in range(m):  # (A A^T + damping^2 I) x = e, over the free joints' columns
+        for c in range(m):
+            total = 0.0
+            for j in range(nj):
+                if not locked[j]:
+                    total += A[r, j] * A[c, j]
+            M[r, c] = total
+        M[r, r] += damping * damping
+        x[r] = e[r]
+    _solve_small(M, x, m)
+    for j in range(nj):
+        total = 0.0
+        if not locked[j]:
+            for r in range(m):
+                total += A[r, j] * x[r]
+        step[j] = total
     # the nullspace projector uses a near-exact pseudo-inverse, so the posture term does not leak into the task
-    projected = dq_null - A.T @ np.linalg.solve(A @ A.T + 1e-12 * eye, A @ dq_null)
-    step: np.ndarray = dq + projected
-    return step
+    for r in range(m):
+        for c in range(m):
+            total = 0.0
+            for j in range(nj):
+                if not locked[j]:
+                    total += A[r, j] * A[c, j]
+            M[r, c] = total
+        M[r, r] += 1e-12
+        total = 0.0
+        for j in range(nj):
+            if not locked[j]:
+                total += A[r, j] * dq_null[j]
+        x[r] = total
+    _solve_small(M, x, m)
+    for j in range(nj):
+        if not locked[j]:
+            total = 0.0
+            for r in range(m):
+                total += A[r, j] * x[r]
+            step[j] += dq_null[j] - total
 
 
 @njit(cache=True)
-def _limit_push(q: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray) -> np.ndarray:
-    """(J,) nullspace motion away from a limit, for joints within the outer 10 % of their range [rad]."""
-    push = np.zeros(q.shape[0])
+def _limit_push_into(q: np.ndarray, q_lower: np.ndarray, q_upper: np.ndarray, push: np.ndarray) -> None:
+    """Write the (J,) nullspace motion away from a limit into ``push``, for joints in the outer 10 % of their range."""
     for j in range(q.shape[0]):
         band = 0.1 * (q_upper[j] - q_lower[j])
         near_lower = q[j] - q_lower[j]
         near_upper = q_upper[j] - q[j]
+        push[j] = 0.0
         if near_lower < band:
             push[j] += 0.05 * (band - near_lower)
         if near_upper < band:
             push[j] -= 0.05 * (band - near_upper)
-    return push
 
 
 @njit(cache=True)
@@ -167,30 +249,45 @@ def solve_ik(
     joint_axis = np.empty((nj, 3))
     tip_pos = np.empty(3)
     tip_R = np.empty((3, 3))
+    scratch = np.empty((2, 3, 3))
+    J6 = np.empty((6, nj))
+    A = np.empty((6, nj))
+    e = np.empty(6)
+    M = np.empty((6, 6))
+    x = np.empty(6)
+    dq = np.empty(nj)
+    dq_null = np.empty(nj)
+    locked = np.zeros(nj, dtype=np.bool_)
     err_p = np.inf
     err_r = np.inf
     for it in range(max_iter + 1):
-        fk_into(q, T_parent_joint, axis_in_joint, joint_type, T_last_tip, joint_pos, joint_axis, tip_pos, tip_R)
-        J6 = jacobian_from_frames(joint_pos, joint_axis, joint_type, tip_pos)
-        A, e, err_p, err_r = _task(J6, tip_pos, tip_R, target_pos, target_R, full_orientation)
+        fk_into(
+            q, T_parent_joint, axis_in_joint, joint_type, T_last_tip, joint_pos, joint_axis, tip_pos, tip_R, scratch
+        )
+        jacobian_into(joint_pos, joint_axis, joint_type, tip_pos, J6)
+        m, err_p, err_r = _task_into(J6, tip_pos, tip_R, target_pos, target_R, full_orientation, A, e)
         if (err_p < tol_pos_m and err_r < tol_rot_rad) or it == max_iter:
             return q, err_p, err_r, it
-        dq_null = posture_gain * (q_ref - q) + _limit_push(q, q_lower, q_upper)
-        locked = np.zeros(nj, dtype=np.bool_)
-        dq = _dls_step(A, e, dq_null, locked, damping)
+        _limit_push_into(q, q_lower, q_upper, dq_null)
+        any_locked = False
+        for j in range(nj):
+            dq_null[j] += posture_gain * (q_ref[j] - q[j])
+            locked[j] = False
+        _dls_into(A, m, e, dq_null, locked, damping, M, x, dq)
         for j in range(nj):
             at_lower = q[j] <= q_lower[j] + 1e-12 and dq[j] < 0.0
             at_upper = q[j] >= q_upper[j] - 1e-12 and dq[j] > 0.0
             locked[j] = at_lower or at_upper
-        if locked.any():
-            dq = _dls_step(A, e, dq_null, locked, damping)
+            any_locked = any_locked or locked[j]
+        if any_locked:
+            _dls_into(A, m, e, dq_null, locked, damping, M, x, dq)
         largest = 0.0  # the step's size relative to the largest allowed one (0.25 rad, 0.05 m)
         for j in range(nj):
             allowed = _MAX_STEP_M if joint_type[j] == _PRISMATIC else _MAX_STEP_RAD
             largest = max(largest, abs(dq[j]) / allowed)
-        if largest > 1.0:
-            dq /= largest
-        q = np.minimum(np.maximum(q + dq, q_lower), q_upper)
+        for j in range(nj):
+            step = dq[j] / largest if largest > 1.0 else dq[j]
+            q[j] = min(max(q[j] + step, q_lower[j]), q_upper[j])
     return q, err_p, err_r, max_iter
 
 

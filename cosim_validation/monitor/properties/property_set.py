@@ -100,6 +100,9 @@ class PropertySet:
     constants: Mapping[str, float] = field(default_factory=dict)
     source: str = "<python>"
     machines: tuple[str, ...] = ()
+    _compiled: dict[tuple[object, ...], tuple[CompiledProperty, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
@@ -127,6 +130,10 @@ class PropertySet:
             ConfigError: A property of a set read from a file does not compile; the error names the file and the key.
         """
         merged = self.with_context(context)
+        key = _compile_key(merged)
+        known = self._compiled.get(key) if key is not None else None
+        if known is not None:  # a campaign's cases differ in what is read at evaluation (target, records), not here
+            return list(known)
         kpi_units = {k.name: k.unit for k in self.kpis}
         compiled = []
         for spec in self.properties:
@@ -136,6 +143,8 @@ class PropertySet:
                 if self.source.startswith("<"):  # built in code or parsed from a string: no file to name
                     raise
                 raise ConfigError(self.source, f"properties.{spec.name}.expression", str(exc)) from None
+        if key is not None:
+            self._compiled[key] = tuple(compiled)
         return compiled
 
     @classmethod
@@ -255,3 +264,17 @@ def missing_requirement(
     if "actual_tip" in needs and not has_actual:
         return "needs the actual tip pose (the trace has none)"
     return ""
+
+
+def _compile_key(context: MonitorContext) -> tuple[object, ...] | None:
+    """What a compiled property depends on in ``context``: the joints, the obstacles' names and the constants' values.
+
+    Everything else the context holds (the target, the obstacles' geometry, the self-distance model, the limits) is
+    read when a property is evaluated. None when a constant is not a plain number (then nothing is reused).
+    """
+    constants = []
+    for name, value in sorted(context.constants.items()):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        constants.append((name, float(value)))
+    return (context.joint_names, tuple(context.obstacles), tuple(constants))

@@ -211,3 +211,24 @@ def test_arithmetic_that_overflows_is_unknown_without_numpy_warnings(expression:
     assert verdict.status == Status.UNKNOWN, verdict
     assert math.isnan(verdict.margin)
     assert verdict.reason.startswith("NaN in 'x(tip) * 1e12"), verdict.reason  # not "vacuous: no sample was checked"
+
+
+def test_a_set_compiled_once_per_worker_still_reads_each_cases_target_and_constants() -> None:
+    """A property set compiles once for contexts that differ only in what is read at evaluation (a campaign's cases:
+    the target); a context with another constant value, or other obstacles, compiles again."""
+    text = "constants: {near_m: 1.5}\nproperties:\n  reaches: {expression: 'eventually dist(tip, target) < near_m'}\n"
+    props = PropertySet.parse(text, "<t>")
+    heart = {"heart": Sphere((0.0, 0.0, 0.0), 0.5)}
+    on_path = MonitorContext(JOINTS, 0.1, heart, target_m=np.array([4.0, 0.0, 0.0]))
+    far_away = MonitorContext(JOINTS, 0.1, heart, target_m=np.array([4.0, 9.0, 0.0]))
+    first = props.compile(on_path)
+    assert props.compile(far_away)[0] is first[0]  # reused
+    (near,) = evaluate(props, x_record(), on_path)
+    (far,) = evaluate(props, x_record(), far_away)
+    assert near.status is Status.HOLDS
+    assert far.status is Status.VIOLATED
+    wide = MonitorContext(JOINTS, 0.1, heart, target_m=np.array([4.0, 9.0, 0.0]), constants={"near_m": 10.0})
+    assert props.compile(wide)[0] is not first[0]
+    (wide_verdict,) = evaluate(props, x_record(), wide)
+    assert wide_verdict.status is Status.HOLDS
+    assert props.compile(MonitorContext(JOINTS, 0.1, {}, target_m=np.array([4.0, 0.0, 0.0])))[0] is not first[0]

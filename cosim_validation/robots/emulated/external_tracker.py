@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from cosim_validation.robots.emulated.emulated_config import TrackerConfig
-from cosim_validation.robots.virtual.quaternion import canonical, quat_from_rotvec, quat_multiply
+from cosim_validation.robots.emulated.tracker_kernels import noisy_tip
 
 
 class ExternalTracker:
@@ -30,6 +30,7 @@ class ExternalTracker:
             tip_pos_m: The true tip position in base_link, shape (3,), in [m].
             tip_quat_wxyz: The true tip orientation in base_link, (w, x, y, z), shape (4,).
         """
-        position = tip_pos_m + self._rng.normal(0.0, self._position_std_m, 3)
-        noise = quat_from_rotvec(self._rng.normal(0.0, self._orientation_std_rad, 3))
-        return position, canonical(quat_multiply(tip_quat_wxyz, noise))
+        position_noise = self._rng.normal(0.0, self._position_std_m, 3)
+        rotation_noise = self._rng.normal(0.0, self._orientation_std_rad, 3)
+        position, quat = noisy_tip(tip_pos_m, tip_quat_wxyz, position_noise, rotation_noise)
+        return position, quat

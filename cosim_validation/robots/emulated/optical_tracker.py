@@ -29,8 +29,7 @@ import numpy as np
 
 from cosim_validation.common.record import NO_MARKER_POS, NO_MARKER_QUAT
 from cosim_validation.robots.emulated.optical_tracker_config import OpticalTrackerConfig
-from cosim_validation.robots.model.fk_kernels import matrix_to_quat_wxyz
-from cosim_validation.robots.virtual.quaternion import canonical, quat_matrix, rotvec_matrix
+from cosim_validation.robots.emulated.tracker_kernels import marker_pose, noisy_marker
 
 
 class MarkerReading(NamedTuple):
@@ -81,10 +80,7 @@ class OpticalTracker:
         Returns:
             T_tracker_marker, shape (4, 4), translation in [m].
         """
-        T_base_tool = np.eye(4)
-        T_base_tool[:3, :3] = quat_matrix(tool_quat_wxyz)
-        T_base_tool[:3, 3] = tool_pos_m
-        T: np.ndarray = self._T_tracker_base @ T_base_tool @ self.config.T_tool_marker
+        T, _, _ = marker_pose(self._T_tracker_base, self.config.T_tool_marker, tool_pos_m, tool_quat_wxyz)
         return T
 
     def measure(self, t_s: float, tool_pos_m: np.ndarray, tool_quat_wxyz: np.ndarray) -> MarkerReading:
@@ -100,22 +96,17 @@ class OpticalTracker:
         """
         c = self.config
         visible = self._update_occlusion(t_s)
-        T = self.true_marker_pose(tool_pos_m, tool_quat_wxyz)
-        position = T[:3, 3]
-        distance = float(np.linalg.norm(position))
-        sight = position / distance if distance > 0.0 else np.array([0.0, 0.0, 1.0])
-        cos_view = float(-T[:3, 2] @ sight)  # marker normal against the direction back to the tracker
+        T, distance, cos_view = marker_pose(self._T_tracker_base, c.T_tool_marker, tool_pos_m, tool_quat_wxyz)
         near, far = c.range_m
         if not visible or not near <= distance <= far or cos_view < math.cos(c.max_view_angle_rad):
             return NOT_SEEN
         scale = (distance / c.reference_distance_m) ** 2 / cos_view
         registration = c.registration_error_m * scale * max(0.0, 1.0 + c.registration_error_spread * self._rng.normal())
         across = c.fiducial_noise_std_m * scale
-        noise = self._rng.normal(0.0, across, 3)
-        noise += (c.depth_noise_factor - 1.0) * (noise @ sight) * sight  # stretch the component along the sight
+        noise = self._rng.normal(0.0, across, 3)  # the stretch along the line of sight is the kernel's
         rotation_noise = self._rng.normal(0.0, across / c.marker_radius_m, 3)
-        R = T[:3, :3] @ rotvec_matrix(rotation_noise)
-        return MarkerReading(position + noise, canonical(matrix_to_quat_wxyz(R)), registration)
+        position, quat = noisy_marker(T, distance, noise, rotation_noise, c.depth_noise_factor)
+        return MarkerReading(position, quat, registration)
 
     def _update_occlusion(self, t_s: float) -> bool:
         """Advance the occlusion process to ``t_s``; whether the line of sight is free."""

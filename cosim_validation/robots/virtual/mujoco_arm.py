@@ -30,6 +30,7 @@ class MujocoArm:
         self.timestep_s = float(model.opt.timestep)
         self.ramp = SetpointRamp(self.n_joints, self.timestep_s)
         self.steps = 0
+        self._ctrl_version = -1  # the ramp's slope_version the actuators' ctrl was set from
         self._tip_site = int(model.site(TIP_SITE).id)
 
     @property
@@ -73,9 +74,11 @@ class MujocoArm:
         mj_step = self._mujoco.mj_step
         left = n_steps
         while left > 0:
-            count, slope = ramp.next_segment(left)
-            data.ctrl[:j] = slope
-            data.ctrl[j:] = slope
+            count, slope = ramp.segment(left)
+            if ramp.slope_version != self._ctrl_version:  # the slope changed since the actuators got it
+                data.ctrl[:j] = slope
+                data.ctrl[j:] = slope
+                self._ctrl_version = ramp.slope_version
             mj_step(model, data, nstep=count)
             ramp.consume(count)
             ramp.copy_reference(data.act)  # exact reference, no Euler round-off

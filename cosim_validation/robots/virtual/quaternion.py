@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -52,9 +54,11 @@ def canonical(quat_wxyz: np.ndarray) -> np.ndarray:
     Returns:
         The unit quaternion with w >= 0, shape (4,), float64.
     """
-    unit = np.asarray(quat_wxyz, dtype=np.float64) / np.linalg.norm(quat_wxyz)
-    flipped: np.ndarray = -unit if unit[0] < 0.0 else unit
-    return flipped
+    w, x, y, z = np.asarray(quat_wxyz, dtype=np.float64).tolist()  # four numbers: scalar arithmetic beats ufuncs
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    if w < 0.0:
+        norm = -norm
+    return np.array((w / norm, x / norm, y / norm, z / norm))
 
 
 def quat_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -74,12 +78,3 @@ def quat_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
             [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
         ]
     )
-
-
-def rotvec_matrix(rotvec: np.ndarray) -> np.ndarray:
-    """(3, 3) rotation matrix of the rotation vector ``rotvec`` (axis times angle, [rad]).
-
-    Args:
-        rotvec: Rotation axis times angle, shape (3,), in [rad].
-    """
-    return quat_matrix(quat_from_rotvec(np.asarray(rotvec, dtype=np.float64)))

@@ -25,6 +25,9 @@ class SetpointRamp:
         self._target_rad = np.zeros(n_joints)
         self._slope_rad_s = np.zeros(n_joints)
         self._steps_left = 0
+        #: Changes whenever the slope does (a new ramp, a ramp's end, a reset): an engine that copied the slope
+        #: into its actuators need not copy it again while this stays the same.
+        self.slope_version = 0
 
     @property
     def reference_rad(self) -> np.ndarray:
@@ -59,6 +62,7 @@ class SetpointRamp:
         self._target_rad = self._reference_rad.copy()
         self._slope_rad_s[:] = 0.0
         self._steps_left = 0
+        self.slope_version += 1
 
     def start(self, q_target_rad: np.ndarray, duration_s: float) -> None:
         """Ramp from the current reference to ``q_target_rad`` in ``duration_s`` (rounded to whole steps, >= 1).
@@ -71,6 +75,7 @@ class SetpointRamp:
         self._target_rad = np.array(q_target_rad, dtype=np.float64)
         self._slope_rad_s = (self._target_rad - self._reference_rad) / (steps * self.timestep_s)
         self._steps_left = steps
+        self.slope_version += 1
 
     def next_segment(self, max_steps: int) -> tuple[int, np.ndarray]:
         """The next stretch of constant slope: (number of steps <= ``max_steps``, (J,) slope [rad/s]).
@@ -81,6 +86,18 @@ class SetpointRamp:
         if self._steps_left == 0:
             return max_steps, np.zeros_like(self._slope_rad_s)
         return min(max_steps, self._steps_left), self._slope_rad_s.copy()
+
+    def segment(self, max_steps: int) -> tuple[int, np.ndarray]:
+        """:meth:`next_segment` without a copy: the slope returned is the ramp's own array.
+
+        Read it before :meth:`consume`; never write it.
+
+        Args:
+            max_steps: Most physics steps the stretch may have.
+        """
+        if self._steps_left == 0:
+            return max_steps, self._slope_rad_s  # zero while holding
+        return min(max_steps, self._steps_left), self._slope_rad_s
 
     def consume(self, steps: int) -> bool:
         """Advance the reference by ``steps`` physics steps; True if a ramp ended (reference == target).
@@ -96,5 +113,6 @@ class SetpointRamp:
         if self._steps_left == 0:
             self._reference_rad = self._target_rad.copy()
             self._slope_rad_s[:] = 0.0
+            self.slope_version += 1
             return True
         return False

@@ -41,3 +41,19 @@ def test_noise_matches_its_configuration() -> None:
     np.testing.assert_allclose(rot.std(axis=0), sigma_r, rtol=0.06)
     assert np.all(np.abs(errors.mean(axis=0)) < 4 * sigma_p / np.sqrt(N))
     assert np.all(np.abs(rot.mean(axis=0)) < 4 * sigma_r / np.sqrt(N))
+
+
+def test_a_frame_is_the_true_pose_moved_by_its_own_draws() -> None:
+    """Each frame, recomputed with scipy from the same generator's draws (position noise, then the rotation noise's
+    rotation vector, applied in the tip's frame)."""
+    from scipy.spatial.transform import Rotation
+
+    tracker, replay = ExternalTracker(TrackerConfig(2e-4, 5e-3), np.random.default_rng(3)), np.random.default_rng(3)
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        true_pos, true_rot = rng.normal(0.0, 0.3, 3), Rotation.from_rotvec(rng.normal(0.0, 1.5, 3))
+        x, y, z, w = true_rot.as_quat()
+        pos, quat = tracker.measure(true_pos, np.array([w, x, y, z]))
+        np.testing.assert_allclose(pos, true_pos + replay.normal(0.0, 2e-4, 3), rtol=0, atol=1e-15)
+        x, y, z, w = (true_rot * Rotation.from_rotvec(replay.normal(0.0, 5e-3, 3))).as_quat()
+        np.testing.assert_allclose(quat, np.array([w, x, y, z]) * np.sign(w), rtol=0, atol=1e-12)

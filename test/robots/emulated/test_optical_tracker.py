@@ -153,3 +153,33 @@ def test_the_emulated_arm_reports_its_marker_reproducibly(
     assert gap_mm.max() < 3.0  # the tip tracker's own 0.2 mm noise, turned by the 0.34 m lever of the marker
     virtual = execute_trajectory(make_backend("mujoco", config, kinematics), kinematics, *plan)
     assert not virtual.has_marker
+
+
+def test_a_frame_is_the_true_pose_moved_by_its_own_draws() -> None:
+    """Each seen frame, recomputed with scipy from the same generator's draws in the tracker's order (occlusion,
+    registration spread, position noise, rotation noise): the noise stretched along the line of sight, the rotation
+    noise applied in the marker's frame."""
+    config = _config(dropout_rate_hz=0.0)
+    rng = np.random.default_rng(4)
+    tracker, replay = OpticalTracker(config, np.random.default_rng(9)), np.random.default_rng(9)
+    T_tracker_base = np.linalg.inv(config.T_base_tracker)
+    for k in range(40):
+        position, quat, _ = _facing(config, rng.uniform(0.8, 1.4), rng.uniform(0.0, 0.6))
+        quat = (Rotation.from_quat(np.r_[quat[1:], quat[0]]) * Rotation.from_rotvec(rng.normal(0, 0.05, 3))).as_quat()
+        frame = tracker.measure(0.1 * k, position, np.r_[quat[3], quat[:3]])
+        assert frame.seen
+        T_base_tool = np.eye(4)
+        T_base_tool[:3, :3], T_base_tool[:3, 3] = Rotation.from_quat(quat).as_matrix(), position
+        T = T_tracker_base @ T_base_tool @ config.T_tool_marker
+        distance = np.linalg.norm(T[:3, 3])
+        sight = T[:3, 3] / distance
+        scale = (distance / config.reference_distance_m) ** 2 / float(-T[:3, 2] @ sight)
+        replay.random()
+        spread = max(0.0, 1.0 + config.registration_error_spread * replay.normal())
+        noise = replay.normal(0.0, config.fiducial_noise_std_m * scale, 3)
+        noise += (config.depth_noise_factor - 1.0) * (noise @ sight) * sight
+        turn = Rotation.from_rotvec(replay.normal(0.0, config.fiducial_noise_std_m * scale / config.marker_radius_m, 3))
+        np.testing.assert_allclose(frame.pos_m, T[:3, 3] + noise, rtol=0, atol=1e-12)
+        x, y, z, w = (Rotation.from_matrix(T[:3, :3]) * turn).as_quat()
+        np.testing.assert_allclose(frame.quat_wxyz, np.array([w, x, y, z]) * np.sign(w), rtol=0, atol=1e-12)
+        assert frame.registration_error_m == pytest.approx(config.registration_error_m * scale * spread, rel=1e-12)

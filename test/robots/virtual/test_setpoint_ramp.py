@@ -62,3 +62,24 @@ def test_new_setpoint_mid_ramp_starts_from_the_current_reference(ramp: SetpointR
 def test_duration_rounds_to_whole_steps(ramp: SetpointRamp, duration_s: float, steps: int) -> None:
     ramp.start(np.zeros(3), duration_s)
     assert ramp.steps_left == steps
+
+
+def test_the_slope_version_changes_exactly_when_the_slope_does(ramp: SetpointRamp) -> None:
+    """An engine copies the slope into its actuators only when the version moved: it must move at a new ramp, at a
+    ramp's end and at a reset, and not while a ramp runs or the reference holds."""
+    versions = [ramp.slope_version]
+    ramp.start(np.array([0.1, 0.8, -0.7]), 0.01)  # 10 steps
+    versions.append(ramp.slope_version)
+    for _ in range(3):
+        steps, slope = ramp.segment(3)
+        np.testing.assert_array_equal(slope, ramp.next_segment(3)[1])
+        ramp.consume(steps)
+    versions.append(ramp.slope_version)  # still ramping: 1 step left
+    ramp.consume(ramp.segment(5)[0])
+    versions.append(ramp.slope_version)  # ended
+    assert np.all(ramp.segment(5)[1] == 0.0)
+    ramp.consume(5)
+    versions.append(ramp.slope_version)  # holding
+    ramp.reset(np.zeros(3))
+    versions.append(ramp.slope_version)
+    assert np.diff(versions).tolist() == [1, 0, 1, 0, 1]

@@ -131,11 +131,16 @@ class _Graph:
         return True
 
     def close(self) -> None:
-        """Leave the domain."""
-        with contextlib.suppress(Exception):
-            self.client.destroy()
+        """Leave the domain.
+
+        The executor goes first: its paused wait holds the entities' handles, and a client destroyed under it would be
+        finalised when that wait is closed, inside the executor's shutdown (one full run hung there). rclpy's own
+        order is the same: shut the executor down, then destroy what its nodes hold.
+        """
         with contextlib.suppress(Exception):
             self.executor.shutdown(timeout_sec=1.0)
+        with contextlib.suppress(Exception):
+            self.client.destroy()
         with contextlib.suppress(Exception):
             self.node.destroy_node()
         with contextlib.suppress(Exception):

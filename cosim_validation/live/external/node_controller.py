@@ -50,6 +50,7 @@ from cosim_validation.live.external.sut_process import NodeProcess, NodeUnderTes
 from cosim_validation.live.external.trajectory_follow import Tolerances
 from cosim_validation.live.ros import crtk_topics
 from cosim_validation.live.ros.action_goal import ActionTimeoutError, send_goal
+from cosim_validation.live.ros.service_call import spin_until
 from cosim_validation.live.session.discovery_scope import DomainLease
 from cosim_validation.supervisor.needle_force import axial_force_vectors
 from cosim_validation_interfaces.action import RunTestCase
@@ -123,12 +124,7 @@ class _Graph:
 
     def spin_until(self, done: Callable[[], bool], deadline: float) -> bool:
         """Spin until ``done()`` or the monotonic ``deadline``; whether ``done()`` holds."""
-        while not done():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return done()
-            self.executor.spin_once(timeout_sec=min(left, 0.05))
-        return True
+        return spin_until(self.executor, done, deadline)
 
     def close(self) -> None:
         """Leave the domain.

@@ -51,7 +51,7 @@ from cosim_validation.live.ros.ros2_control import (
     check_trajectory_controller,
     segment,
 )
-from cosim_validation.live.ros.service_call import call_spinning
+from cosim_validation.live.ros.service_call import call_spinning, spin_until
 from cosim_validation.live.session.node_parameters import Ros2ControlDriverParams
 from cosim_validation.robots.robot_backend import BackendSample
 from cosim_validation_interfaces.srv import ResetRobot
@@ -132,7 +132,7 @@ class ControllerManagerArm(AnswerRelay):
             listed = self._list_controllers(executor)
             check_trajectory_controller(self.manager, listed, self._p.controller, self._names)
             self._await_command_peer(executor)
-            if self._spin_until(executor, lambda: self._first_js is not None) is None:
+            if not self._spin_until(executor, lambda: self._first_js is not None):
                 raise ControllerManagerError(
                     f"no {self._p.joint_states_topic} within {self._p.start_timeout_s:.1f} s: is the "
                     f"joint_state_broadcaster of {self.manager} active?"
@@ -144,7 +144,7 @@ class ControllerManagerArm(AnswerRelay):
                     f"{self._p.joint_states_topic} does not carry the arm's joints {list(self._names)}: {exc}"
                 ) from None
             tip = f"{self._p.tracker_namespace}/tip/measured_cp"
-            if self._p.tracker_namespace and self._spin_until(executor, lambda: self._tracked) is None:
+            if self._p.tracker_namespace and not self._spin_until(executor, lambda: self._tracked):
                 raise ControllerManagerError(
                     f"no {tip} within {self._p.start_timeout_s:.1f} s: is the tracker publishing under "
                     f"tracker_namespace {self._p.tracker_namespace!r}? ('' for none: the actual tip is then unknown)"
@@ -156,7 +156,7 @@ class ControllerManagerArm(AnswerRelay):
         """Wait until the controller hears the commands: a stream reader, or the action server."""
         stream = self._p.command_interface == "stream"
         heard = (lambda: self._stream.get_subscription_count() > 0) if stream else self._action.server_is_ready
-        if self._spin_until(executor, heard) is None:
+        if not self._spin_until(executor, heard):
             what = f"reads /{self._p.controller}/joint_trajectory" if stream else "serves its follow_joint_trajectory"
             raise ControllerManagerError(
                 f"{self.manager} lists {self._p.controller!r} active, but nothing {what} "
@@ -179,13 +179,9 @@ class ControllerManagerArm(AnswerRelay):
         finally:
             self._node.destroy_client(client)
 
-    def _spin_until(self, executor: SingleThreadedExecutor, done: Callable[[], Any]) -> bool | None:
-        deadline = time.monotonic() + self._p.start_timeout_s
-        while not done():
-            if time.monotonic() > deadline:
-                return None
-            executor.spin_once(timeout_sec=0.05)
-        return True
+    def _spin_until(self, executor: SingleThreadedExecutor, done: Callable[[], Any]) -> bool:
+        """Whether ``done()`` held within ``start_timeout_s``, spinning ``executor`` in this thread."""
+        return spin_until(executor, lambda: bool(done()), time.monotonic() + self._p.start_timeout_s)
 
     # ------------------------------------------------------------------ reset
     def reset(self, request: Any, q0: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -367,8 +367,16 @@ def _guard(doing: str) -> Callable[[Callable[Concatenate[ResultsDB, P], R]], Cal
     return wrap
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _nan_to_none(row: Any) -> tuple[Any, ...]:
-    return tuple(None if isinstance(v, float) and v != v else v for v in asdict(row).values())
+    """A flat row dataclass's values in field order, NaN as None (SQL NULL); no deep copy, as ``asdict`` made."""
+    names = _FIELD_NAMES.get(type(row))
+    if names is None:
+        names = _FIELD_NAMES[type(row)] = tuple(f.name for f in fields(row))
+    values = (getattr(row, name) for name in names)
+    return tuple(None if isinstance(v, float) and v != v else v for v in values)
 
 
 class ResultsDB:

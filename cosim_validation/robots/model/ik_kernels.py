@@ -131,6 +131,19 @@ def _solve_small(M: np.ndarray, b: np.ndarray, m: int) -> None:
 
 
 @njit(cache=True)
+def _free_gram_into(A: np.ndarray, m: int, locked: np.ndarray, diagonal: float, M: np.ndarray) -> None:
+    """M[:m, :m] = A[:m] A[:m]^T over the joints that are not ``locked``, plus ``diagonal`` on the diagonal."""
+    for r in range(m):
+        for c in range(m):
+            total = 0.0
+            for j in range(A.shape[1]):
+                if not locked[j]:
+                    total += A[r, j] * A[c, j]
+            M[r, c] = total
+        M[r, r] += diagonal
+
+
+@njit(cache=True)
 def _dls_into(
     A: np.ndarray,
     m: int,
@@ -147,14 +160,8 @@ def _dls_into(
     ``A[:m]`` is the task Jacobian, ``e[:m]`` the task error; ``M`` (6, 6) and ``x`` (6,) are work space.
     """
     nj = A.shape[1]
-    for r in range(m):  # (A A^T + damping^2 I) x = e, over the free joints' columns
-        for c in range(m):
-            total = 0.0
-            for j in range(nj):
-                if not locked[j]:
-                    total += A[r, j] * A[c, j]
-            M[r, c] = total
-        M[r, r] += damping * damping
+    _free_gram_into(A, m, locked, damping * damping, M)  # (A A^T + damping^2 I) x = e
+    for r in range(m):
         x[r] = e[r]
     _solve_small(M, x, m)
     for j in range(nj):
@@ -164,14 +171,8 @@ def _dls_into(
                 total += A[r, j] * x[r]
         step[j] = total
     # the nullspace projector uses a near-exact pseudo-inverse, so the posture term does not leak into the task
+    _free_gram_into(A, m, locked, 1e-12, M)
     for r in range(m):
-        for c in range(m):
-            total = 0.0
-            for j in range(nj):
-                if not locked[j]:
-                    total += A[r, j] * A[c, j]
-            M[r, c] = total
-        M[r, r] += 1e-12
         total = 0.0
         for j in range(nj):
             if not locked[j]:

@@ -274,7 +274,7 @@ def _compile_key(context: MonitorContext) -> tuple[object, ...] | None:
     """
     constants = []
     for name, value in sorted(context.constants.items()):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1e308 < value < 1e308:
+            return None  # (a huge integer has no float to key it by)
         constants.append((name, float(value)))
     return (context.joint_names, tuple(context.obstacles), tuple(constants))

@@ -56,6 +56,8 @@ def canonical(quat_wxyz: np.ndarray) -> np.ndarray:
     """
     w, x, y, z = np.asarray(quat_wxyz, dtype=np.float64).tolist()  # four numbers: scalar arithmetic beats ufuncs
     norm = math.sqrt(w * w + x * x + y * y + z * z)
+    if not norm > 0.0:  # a zero quaternion has no rotation: NaN, as numpy's division gave
+        return np.full(4, math.nan)
     if w < 0.0:
         norm = -norm
     return np.array((w / norm, x / norm, y / norm, z / norm))

@@ -181,7 +181,7 @@ class ControllerManagerArm(AnswerRelay):
 
     def _spin_until(self, executor: SingleThreadedExecutor, done: Callable[[], Any]) -> bool:
         """Whether ``done()`` held within ``start_timeout_s``, spinning ``executor`` in this thread."""
-        return spin_until(executor, lambda: bool(done()), time.monotonic() + self._p.start_timeout_s)
+        return spin_until(executor, done, time.monotonic() + self._p.start_timeout_s)
 
     # ------------------------------------------------------------------ reset
     def reset(self, request: Any, q0: np.ndarray) -> np.ndarray:

@@ -32,5 +32,4 @@ class ExternalTracker:
         """
         position_noise = self._rng.normal(0.0, self._position_std_m, 3)
         rotation_noise = self._rng.normal(0.0, self._orientation_std_rad, 3)
-        position, quat = noisy_tip(tip_pos_m, tip_quat_wxyz, position_noise, rotation_noise)
-        return position, quat
+        return noisy_tip(tip_pos_m, tip_quat_wxyz, position_noise, rotation_noise)

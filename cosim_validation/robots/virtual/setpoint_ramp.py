@@ -83,9 +83,8 @@ class SetpointRamp:
         Args:
             max_steps: Most physics steps the stretch may have.
         """
-        if self._steps_left == 0:
-            return max_steps, np.zeros_like(self._slope_rad_s)
-        return min(max_steps, self._steps_left), self._slope_rad_s.copy()
+        steps, slope = self.segment(max_steps)
+        return steps, slope.copy()
 
     def segment(self, max_steps: int) -> tuple[int, np.ndarray]:
         """:meth:`next_segment` without a copy: the slope returned is the ramp's own array.
@@ -95,9 +94,8 @@ class SetpointRamp:
         Args:
             max_steps: Most physics steps the stretch may have.
         """
-        if self._steps_left == 0:
-            return max_steps, self._slope_rad_s  # zero while holding
-        return min(max_steps, self._steps_left), self._slope_rad_s
+        steps = max_steps if self._steps_left == 0 else min(max_steps, self._steps_left)
+        return steps, self._slope_rad_s  # zero while holding
 
     def consume(self, steps: int) -> bool:
         """Advance the reference by ``steps`` physics steps; True if a ramp ended (reference == target).

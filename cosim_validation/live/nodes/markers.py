@@ -6,7 +6,9 @@
   (:func:`cosim_validation.robots.visuals.anatomy_meshes.mesh_resource`); a model without such a file (a user's
   mesh, a missing export) is sent there as a triangle list instead;
 - ``/cosim/markers/anatomy`` (MarkerArray, latched): one triangle list per model, for viewers that cannot
-  resolve ``package://`` URIs (target lungs green, obstacles red, skin faint), in base_link;
+  resolve ``package://`` URIs (target lungs green, obstacles red, skin faint), in base_link; the serialized array
+  is kept in the on-disk cache (:mod:`cosim_validation.common.disk_cache`), keyed by the meshes, their colours and
+  the code that builds it: building it is about 0.8 CPU-s per node start (one Python object per corner);
   parameter ``anatomy_markers`` (both | mesh | triangles) chooses which of the two topics is published;
 - ``/cosim/markers/targets`` (MarkerArray, latched): one sphere per finished case at its target, green
   if every verdict holds, red if one is violated, grey if undecided ([Actuators 2025], Figures 7 and 8).
@@ -14,13 +16,18 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 from rclpy.node import Node
+from rclpy.serialization import serialize_message
 from visualization_msgs.msg import MarkerArray
 
 from cosim_validation.anatomy import load_anatomy
 from cosim_validation.common.config import load_case_config, resolve_resource
+from cosim_validation.common.disk_cache import load_arrays, source_digest, store_arrays
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.mesh_markers import mesh_resource_to_marker
@@ -55,7 +62,7 @@ class Markers(Node):
             meshes = MarkerArray(markers=[self._mesh_marker(i, m) for i, m in enumerate(scene)])
             self.create_publisher(MarkerArray, "/cosim/markers/anatomy_mesh", to_rclpy(LATCHED)).publish(meshes)
         if style in ("both", "triangles"):
-            triangles = MarkerArray(markers=[_triangle_marker(i, m) for i, m in enumerate(scene)])
+            triangles = triangle_markers_cdr(scene)
             self.create_publisher(MarkerArray, "/cosim/markers/anatomy", to_rclpy(LATCHED)).publish(triangles)
         self._targets_pub = self.create_publisher(MarkerArray, "/cosim/markers/targets", to_rclpy(LATCHED))
         self._targets = MarkerArray()
@@ -86,6 +93,35 @@ class Markers(Node):
         marker = convert.target_to_marker(position, len(self._targets.markers), worst_verdict(msg), self._diameter_m)
         self._targets.markers.append(marker)
         self._targets_pub.publish(self._targets)
+
+
+def triangle_markers_cdr(scene: Iterable[Any]) -> bytes:
+    """The serialized MarkerArray of ``scene``'s models as triangle lists (marker ``i`` for model ``i``).
+
+    Read from the on-disk cache when it holds the same meshes, colours and builder code; else built, serialized
+    and stored.
+
+    Args:
+        scene: The anatomy models (name, role, vertices [m], faces).
+    """
+    models = list(scene)
+    key = hashlib.sha256(
+        source_digest(
+            ["cosim_validation.live.nodes.markers", convert.__name__, "visualization_msgs.msg._marker"]
+        ).encode()
+    )
+    for model in models:
+        key.update(f"{model.name}|{convert.ROLE_COLORS_RGBA[model.role]}".encode())
+        for array in (np.ascontiguousarray(model.vertices_m, dtype=np.float64), np.ascontiguousarray(model.faces)):
+            key.update(f"{array.dtype}{array.shape}".encode())
+            key.update(array.tobytes())
+    name = f"anatomy_markers_{key.hexdigest()[:24]}"
+    cached = load_arrays(name)
+    if cached is not None and "cdr" in cached:
+        return cached["cdr"].tobytes()
+    data = serialize_message(MarkerArray(markers=[_triangle_marker(i, m) for i, m in enumerate(models)]))
+    store_arrays(name, {"cdr": np.frombuffer(data, dtype=np.uint8)})
+    return bytes(data)
 
 
 def _triangle_marker(index: int, model: Any) -> Any:

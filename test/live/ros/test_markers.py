@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,38 @@ def test_the_pose_of_a_mesh_marker_is_its_rotation_also_at_half_turns() -> None:
         w, x, y, z = rotation_quaternion(rotation.as_matrix())
         assert w >= 0.0
         np.testing.assert_allclose(Rotation.from_quat([x, y, z, w]).as_matrix(), rotation.as_matrix(), atol=1e-12)
+
+
+def test_the_triangle_markers_are_built_once_and_read_back_from_the_cache(
+    tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The serialized triangle lists the markers node publishes: built and stored at the first start, read back
+    byte for byte at the next without building a marker; another mesh or colour is another entry."""
+    from rclpy.serialization import deserialize_message
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    from cosim_validation.live.nodes import markers as markers_node
+
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(tmp_path))
+    scene = load_anatomy(load_config(repo_root / "config" / "needle_insertion.yaml")["anatomy"])
+    built = markers_node.triangle_markers_cdr(scene)
+    assert len(list(tmp_path.glob("anatomy_markers_*.npz"))) == 1
+    decoded = deserialize_message(built, MarkerArray).markers
+    assert [(m.ns, m.id, m.type) for m in decoded] == [(m.name, i, Marker.TRIANGLE_LIST) for i, m in enumerate(scene)]
+    for marker, model in zip(decoded, scene, strict=True):
+        np.testing.assert_array_equal(convert.mesh_from_marker(marker), model.vertices_m[model.faces])
+        assert (marker.color.r, marker.color.g, marker.color.b, marker.color.a) == pytest.approx(
+            convert.ROLE_COLORS_RGBA[model.role]
+        )
+
+    def no_build(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("built again although the cache holds the same meshes")
+
+    monkeypatch.setattr(convert, "mesh_to_marker", no_build)
+    assert markers_node.triangle_markers_cdr(scene) == built
+    monkeypatch.undo()
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(tmp_path))
+    first = dataclasses.replace(scene.models[0], vertices_m=scene.models[0].vertices_m + 1e-3)  # a moved model
+    moved = deserialize_message(markers_node.triangle_markers_cdr([first, *scene.models[1:]]), MarkerArray).markers
+    np.testing.assert_array_equal(convert.mesh_from_marker(moved[0]), first.vertices_m[first.faces])
+    assert len(list(tmp_path.glob("anatomy_markers_*.npz"))) == 2

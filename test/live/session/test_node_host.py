@@ -37,17 +37,32 @@ if what == "sleep":
 """
 
 
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[NodeHost]:
-    """A node host whose modules include ``host_child`` (the CHILD above), started with HOST_ONLY=1."""
-    (tmp_path / "host_child.py").write_text(CHILD)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "HOST_ONLY": "1"}
-    with open(tmp_path / "host.log", "ab") as log:
+DRAW = "import numpy\nprint(numpy.random.random())\n"
+
+
+def _start_host(folder: Path) -> Iterator[NodeHost]:
+    """A node host whose modules include ``host_child`` (the CHILD above) and ``draw``, started with HOST_ONLY=1."""
+    (folder / "host_child.py").write_text(CHILD)
+    (folder / "draw.py").write_text(DRAW)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), *sys.path]), "HOST_ONLY": "1"}
+    with open(folder / "host.log", "ab") as log:
         started = NodeHost(env, log, own_group_ended_with_parent)
         try:
             yield started
         finally:
             started.close()
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[NodeHost]:
+    """A node host of this test alone (the tests that end it)."""
+    yield from _start_host(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeHost]:
+    """One node host for the tests that fork from it and leave it running (its warm-up is about 2 CPU-s)."""
+    yield from _start_host(tmp_path_factory.mktemp("host"))
 
 
 def _run(host: NodeHost, tmp_path: Path, *args: str, console: bool = False) -> tuple[int, str]:
@@ -58,8 +73,9 @@ def _run(host: NodeHost, tmp_path: Path, *args: str, console: bool = False) -> t
 
 
 def test_a_forked_node_runs_as_main_with_its_arguments_environment_and_process_group(
-    host: NodeHost, tmp_path: Path
+    shared_host: NodeHost, tmp_path: Path
 ) -> None:
+    host = shared_host
     code, log = _run(host, tmp_path, "exit", "0")
     assert code == 0
     seen = json.loads(log.splitlines()[0])
@@ -80,14 +96,17 @@ def test_a_forked_node_runs_as_main_with_its_arguments_environment_and_process_g
     ],
 )
 def test_a_forked_node_ends_with_the_status_the_interpreter_gives(
-    host: NodeHost, tmp_path: Path, args: tuple[str, ...], code: int, logged: str
+    shared_host: NodeHost, tmp_path: Path, args: tuple[str, ...], code: int, logged: str
 ) -> None:
-    status, log = _run(host, tmp_path, *args)
+    status, log = _run(shared_host, tmp_path, *args)
     assert status == code
     assert logged in log
 
 
-def test_a_signal_that_ends_a_forked_node_is_its_status_and_the_host_goes_on(host: NodeHost, tmp_path: Path) -> None:
+def test_a_signal_that_ends_a_forked_node_is_its_status_and_the_host_goes_on(
+    shared_host: NodeHost, tmp_path: Path
+) -> None:
+    host = shared_host
     sleeper = host.spawn("child", "host_child", ["sleep"], dict(os.environ), tmp_path / "sleep.log", False)
     with pytest.raises(subprocess.TimeoutExpired):
         sleeper.wait(timeout=0.2)
@@ -188,12 +207,11 @@ def test_another_node_start_is_one_error_before_anything_is_written(
     assert not (tmp_path / "run").exists()
 
 
-def test_forked_nodes_draw_their_own_random_numbers(host: NodeHost, tmp_path: Path) -> None:
+def test_forked_nodes_draw_their_own_random_numbers(shared_host: NodeHost, tmp_path: Path) -> None:
     """A fresh interpreter seeds numpy's global random state from the system; a fork would share the host's."""
-    (tmp_path / "draw.py").write_text("import numpy\nprint(numpy.random.random())\n")
     draws = []
     for i in range(2):
-        process = host.spawn("draw", "draw", [], dict(os.environ), tmp_path / f"draw{i}.log", False)
+        process = shared_host.spawn("draw", "draw", [], dict(os.environ), tmp_path / f"draw{i}.log", False)
         assert process.wait(timeout=120) == 0
         draws.append((tmp_path / f"draw{i}.log").read_text().strip())
     assert draws[0] != draws[1]

@@ -12,6 +12,7 @@ from cosim_validation.cli.main import main
 from cosim_validation.common.record import TrajectoryRecord
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome
 from cosim_validation.runs.campaign.results_db import ResultsDB
+from test.runs.campaign.run_fixtures import copy_run
 
 
 def test_export_then_check_gives_the_stored_verdicts(
@@ -64,11 +65,10 @@ def test_an_export_that_meets_a_damaged_record_leaves_nothing(
     reference: CampaignOutcome, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """All or nothing: the records written before the damaged one are removed again, and the folders made for them."""
-    import shutil
     import sqlite3
 
     run = tmp_path / "run"
-    shutil.copytree(reference.out_dir, run)
+    copy_run(reference.out_dir, run)
     with ResultsDB.open(run / "results.sqlite") as results:  # the last record in the export's order
         stored = results.trajectory_robots()
         last_id = [c.test_id for c in results.cases() if c.test_id in stored][-1]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ import yaml
 
 from cosim_validation.anatomy import builtin_mesh
 from test.robustness.harness import Builder, Case, Workspace, run_case
+from test.runs.campaign.run_fixtures import copy_run
 
 
 # ---------------------------------------------------------------------------------------------------- meshes
@@ -317,7 +317,7 @@ def _database(folder: Path, ws: Workspace, kind: str) -> Path:
     if kind == "no_database":
         run.mkdir()
         return run
-    shutil.copytree(ws.run_dir, run)
+    copy_run(ws.run_dir, run)
     db = run / "results.sqlite"
     if kind == "text":
         db.write_text("not a database")

@@ -7,7 +7,6 @@ results hold numbers, ``cosim campaign --resume`` while another process holds a 
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from cosim_validation.hazards.detector import DetectorSettings
 from cosim_validation.runs.campaign.hazard_tables import CaseDetection, summarize, write_tables
 from cosim_validation.runs.campaign.results_db import ResultsDB
 from test.robustness.harness import Case, Workspace, run_case
-from test.runs.campaign.run_fixtures import CONFIG
+from test.runs.campaign.run_fixtures import CONFIG, copy_run
 
 PAGE = 4096
 
@@ -101,7 +100,7 @@ def test_rewritten_hazard_tables_replace_a_damaged_file(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------- report
 def _run_copy(folder: Path, ws: Workspace) -> Path:
     run = folder / "run"
-    shutil.copytree(ws.run_dir, run)
+    copy_run(ws.run_dir, run)
     (run / "report.html").unlink(missing_ok=True)
     return run
 

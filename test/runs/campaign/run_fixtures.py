@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -70,6 +71,18 @@ def computed_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Cal
         result = make(shared / "data")
         done.write_bytes(pickle.dumps(result))
         return result
+
+
+def copy_run(run_dir: Path, to: Path) -> Path:
+    """A copy of the shared run ``run_dir`` at ``to`` (returned), without SQLite's ``-wal`` and ``-shm`` files.
+
+    Other test processes read the shared run at the same time: a reader's connection makes those two files and
+    removes them when it closes, so a plain copy of the folder could list them and then not find them (seen once
+    in a full run: shutil.Error, No such file or directory). The finished run's database holds every row without
+    them; readers never write to it.
+    """
+    shutil.copytree(run_dir, to, ignore=shutil.ignore_patterns("*.sqlite-wal", "*.sqlite-shm"))
+    return to
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ and a SIGKILL, and reject bad requests with clear errors."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -18,7 +17,7 @@ from cosim_validation.cli.main import main
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, run_campaign
 from cosim_validation.testgen import Suite
-from test.runs.campaign.run_fixtures import CONFIG, request_for
+from test.runs.campaign.run_fixtures import CONFIG, copy_run, request_for
 from test.runs.campaign.run_rows import assert_same_rows, rows_of, stored_rows
 
 TOTAL = 20  # cases in the two test suites
@@ -145,7 +144,7 @@ def test_cli_resume_of_finished_run_reports_json(
     reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
-    shutil.copytree(reference.out_dir, run)
+    copy_run(reference.out_dir, run)
     args = ["campaign", "--json", "--config", str(CONFIG), "--backends", "virtual,physical", "--resume"]
     args += [f"--suite={p}" for p in suites]
     code = main([*args, "--out", str(run)])

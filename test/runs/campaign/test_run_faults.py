@@ -22,7 +22,7 @@ from cosim_validation.cli.main import main
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome, run_campaign
 from cosim_validation.runs.campaign.db_salvage import integrity_problems
 from cosim_validation.runs.campaign.results_db import ResultsDB
-from test.runs.campaign.run_fixtures import CONFIG, request_for
+from test.runs.campaign.run_fixtures import CONFIG, copy_run, request_for
 from test.runs.campaign.run_rows import assert_same_rows, stored_rows
 from test.subprocesses import alive
 
@@ -31,7 +31,7 @@ PAGE = 4096
 
 def _copy(reference: CampaignOutcome, tmp_path: Path) -> Path:
     run = tmp_path / "run"
-    shutil.copytree(reference.out_dir, run)
+    copy_run(reference.out_dir, run)
     return run
 
 

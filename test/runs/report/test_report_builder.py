@@ -16,6 +16,7 @@ from cosim_validation.common.exceptions import InputError
 from cosim_validation.runs.campaign.campaign_runner import CampaignOutcome
 from cosim_validation.runs.report import SECTION_IDS, ReportOutcome, build_report
 from cosim_validation.runs.run_inputs import kept_path
+from test.runs.campaign.run_fixtures import copy_run
 
 FIGURES = ("figure-6-img", "figure-7-img", "figure-8-img", "figure-9-img", "figure-10-img", "figure-11-img")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -24,7 +25,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def report(reference: CampaignOutcome, tmp_path_factory: pytest.TempPathFactory) -> ReportOutcome:
     run = tmp_path_factory.mktemp("report") / "run"
-    shutil.copytree(reference.out_dir, run)
+    copy_run(reference.out_dir, run)
     return build_report(run)
 
 
@@ -104,7 +105,7 @@ def test_the_report_reads_the_runs_copy_of_its_configuration(reference: Campaign
     from cosim_validation.runs.report.run_data import load_run
 
     run = tmp_path / "run"
-    shutil.copytree(reference.out_dir, run)
+    copy_run(reference.out_dir, run)
     manifest = json.loads((run / "inputs.json").read_text())
     original = kept_path(reference.out_dir, manifest["config"]["original"])  # relative to the run directory
     edited = tmp_path / "edited.yaml"  # the file the run names, edited since: a longer needle

@@ -54,3 +54,15 @@ def test_a_test_past_its_time_limit_fails_once_and_its_unit_goes_on(tmp_path: Pa
     assert "FAILED slow/test_a.py::test_hangs" in output, output[-3000:]
     assert "1 failed, 4 passed" in output, output[-3000:]
     assert (tmp_path / "starts.txt").read_text() == "started\n"  # run once
+
+
+def test_live_units_go_out_first_then_the_costliest() -> None:
+    """Units with live ROS 2 tests lead (their waits overlap other work, not each other's at the end); each group
+    costliest first, ties in the collection's order."""
+    from test.xdist_units import _order
+
+    cost = {"common": 50, "live/ros/test_a.py": 2, "robustness": 900, "live/session/test_b.py": 60, "anatomy": 50}
+    first = {unit: index for index, unit in enumerate(cost)}
+    live = {"live/ros/test_a.py", "live/session/test_b.py"}
+    order = sorted(cost, key=lambda unit: _order(unit, live, cost, first))
+    assert order == ["live/session/test_b.py", "live/ros/test_a.py", "robustness", "common", "anatomy"]

@@ -5,6 +5,7 @@ for state and violates the goal by an evaluation independent of SPIN."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,3 +205,31 @@ goals:
     for name, violation in reduced.violations.items():
         assert violation.replay.reproduced, name
         assert violation.confirmed, name
+
+
+def test_a_model_checked_again_reuses_its_compiled_verifier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same machine and goals checked again run no compiler and get the same search; another machine compiles
+    its own verifier and gets its own verdict (the key tells the models apart)."""
+    from cosim_validation.monitor.statechart import spin
+
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(tmp_path / "cache"))
+    tools: list[str] = []
+    run = spin._run
+
+    def counted(cmd: list[str], cwd: Path, timeout_s: float) -> Any:
+        tools.append(Path(cmd[0]).name)
+        return run(cmd, cwd, timeout_s)
+
+    monkeypatch.setattr(spin, "_run", counted)
+    goal = ("every_task_ends",)
+    first = check(SHIPPED, tmp_path / "first", goal)
+    assert tools.count("gcc") == 1
+    again = check(SHIPPED, tmp_path / "again", goal)
+    assert tools.count("gcc") == 1
+    assert (tmp_path / "again" / "pan").is_file()
+    searched = [[(r.goal, r.holds, r.states, r.transitions) for r in report.results] for report in (first, again)]
+    assert searched[0] == searched[1]
+    assert first.all_hold
+    broken = check(BROKEN / "unbounded_reinsertion.yaml", tmp_path / "broken", goal)
+    assert tools.count("gcc") == 2
+    assert not broken.all_hold

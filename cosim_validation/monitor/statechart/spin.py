@@ -3,23 +3,34 @@
 Each goal is a never claim; ``pan -a -N goal`` searches for a run that violates it (a reachable bad state or
 an accepting cycle), exhaustively (partial-order reduction off: one process, and ``X`` needs it off). A
 violation leaves a trail that ``spin -t`` replays, printing the model's ``@`` lines (:mod:`.counterexample`).
+
+The compiled verifier is kept in the on-disk cache (:mod:`cosim_validation.common.disk_cache`, folder ``spin``),
+keyed by the generated C source, the compiler (its path, size and time) and its flags: checking the same model
+again, with the same goals, skips the compiler (about 2 CPU-s of the 3-4 a check of the shipped supervisor costs).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cosim_validation.common.disk_cache import cache_dir
 from cosim_validation.monitor.statechart.counterexample import Trace, parse_spin_replay
 from cosim_validation.monitor.statechart.errors import ModelCheckError
 from cosim_validation.monitor.statechart.promela import PromelaModel
 
 MAX_DEPTH = 2_000_000  # pan's search depth bound (steps of the atomic blocks); a cut search is an error
 _ERROR = re.compile(r"\bError\b|syntax error")
+#: the C compiler's options for the verifier: optimised, quiet, no partial-order reduction, room for the state
+_CFLAGS = ("-O2", "-w", "-DNOREDUCE", "-DVECTORSZ=4096")
 
 
 @dataclass(frozen=True)
@@ -109,10 +120,50 @@ def compile_model(model: PromelaModel, workdir: Path, timeout_s: float = 300.0) 
     if generated.returncode != 0 or _ERROR.search(text):
         message = " ".join(line.strip() for line in text.splitlines() if _ERROR.search(line)) or text.strip()
         raise SpinSyntaxError(f"SPIN rejected the generated model: {message[-2000:]}")
-    built = _run([gcc, "-O2", "-w", "-DNOREDUCE", "-DVECTORSZ=4096", "-o", "pan", "pan.c"], workdir, timeout_s)
+    pan = workdir / "pan"
+    cached = cache_dir() / "spin" / f"pan-{_verifier_key(gcc, workdir)}"
+    with contextlib.suppress(OSError):
+        shutil.copyfile(cached, pan)
+        pan.chmod(0o755)
+        return pan
+    built = _run([gcc, *_CFLAGS, "-o", "pan", "pan.c"], workdir, timeout_s)
     if built.returncode != 0:
         raise ModelCheckError(f"compiling SPIN's verifier failed:\n{built.stderr.strip()[-2000:]}")
-    return workdir / "pan"
+    _keep(pan, cached)
+    return pan
+
+
+def _verifier_key(gcc: str, workdir: Path) -> str:
+    """The cache key of the verifier ``spin -a`` generated in ``workdir``.
+
+    Made of its C sources (``pan.c`` and the files it includes, ``pan.h``, ``pan.m``, ...), the compiler (resolved
+    path, size, modification time) and the flags.
+    """
+    compiler = Path(gcc).resolve()
+    stat = compiler.stat()
+    digest = hashlib.sha256()
+    for source in sorted(workdir.glob("pan.*")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    digest.update(repr((str(compiler), stat.st_size, stat.st_mtime_ns, _CFLAGS)).encode())
+    return digest.hexdigest()[:32]
+
+
+def _keep(pan: Path, cached: Path) -> None:
+    """Copy the compiled ``pan`` to ``cached``, whole or not at all (a temporary file, renamed).
+
+    A cache folder that cannot be written is skipped.
+    """
+    tmp = ""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
+        os.close(handle)
+        shutil.copyfile(pan, tmp)
+        os.replace(tmp, cached)
+    except OSError:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def verify_goal(pan: Path, model: PromelaModel, goal: str, timeout_s: float = 600.0) -> GoalResult:

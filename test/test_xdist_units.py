@@ -56,13 +56,21 @@ def test_a_test_past_its_time_limit_fails_once_and_its_unit_goes_on(tmp_path: Pa
     assert (tmp_path / "starts.txt").read_text() == "started\n"  # run once
 
 
-def test_live_units_go_out_first_then_the_costliest() -> None:
-    """Units with live ROS 2 tests lead (their waits overlap other work, not each other's at the end); each group
-    costliest first, ties in the collection's order."""
-    from test.xdist_units import _order
+def test_live_units_and_others_go_out_in_turn_each_costliest_first() -> None:
+    """A live unit's waits overlap another process's computing: live and other units in turn, in proportion to how
+    many of each there are, each kind costliest first, ties in the collection's order."""
+    from test.xdist_units import unit_order
 
     cost = {"common": 50, "live/ros/test_a.py": 2, "robustness": 900, "live/session/test_b.py": 60, "anatomy": 50}
-    first = {unit: index for index, unit in enumerate(cost)}
     live = {"live/ros/test_a.py", "live/session/test_b.py"}
-    order = sorted(cost, key=lambda unit: _order(unit, live, cost, first))
-    assert order == ["live/session/test_b.py", "live/ros/test_a.py", "robustness", "common", "anatomy"]
+    assert unit_order(cost, live) == ["robustness", "live/session/test_b.py", "common", "live/ros/test_a.py", "anatomy"]
+    cost |= {"root": 30, "supervisor": 20}  # five others to two live ones: the two kinds still end together
+    assert unit_order(cost, live) == [
+        "robustness",
+        "common",
+        "live/session/test_b.py",
+        "anatomy",
+        "root",
+        "live/ros/test_a.py",
+        "supervisor",
+    ]

@@ -1,7 +1,7 @@
 """How `make test` spreads the suite over its pytest-xdist processes (a pytest plugin, loaded by test/conftest.py).
 
 Each test folder is one unit of work, run whole on one process so its shared fixtures are built once; the units go
-out live ROS 2 ones first, each group costliest first. A test that outlives its time limit
+out live ROS 2 ones and others in turn, each kind costliest first. A test that outlives its time limit
 (faulthandler_exit_on_timeout, pyproject.toml) ends its process: the test is reported failed with every thread's
 stack, and the rest of its unit runs on the process that replaces it, without that test (pytest-xdist would give
 it to the new process to hang again, once per process it may restart).
@@ -40,8 +40,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs the suite on three processes (``-n 3 --dist loadgroup``): each unit of work (work_unit) runs
     whole on one process, so its session- and module-scoped fixtures (a reference campaign, a built case study)
     are computed once, by the process that runs it. The units go out in the order of the collection, which
-    pytest_collection_modifyitems sorts live ones first, each group costliest first, so the short ones fill in at
-    the end and the processes finish together.
+    pytest_collection_modifyitems sorts (live ones and others in turn, each costliest first), so the short ones
+    fill in at the end and the processes finish together.
 
     The units are scheduled here, not by ``xdist_group`` marks: pytest-xdist 3.8 writes a mark's group into the
     node id, which pytest 9.2 no longer reads (pytest-xdist issue 1386), so the marks split every folder over
@@ -79,29 +79,42 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist process, the units with live ROS 2 tests first, then the others; within each, costliest first
-    (tests marked slow weigh _SLOW_WEIGHT, others 1). The tests of a unit keep their order. A run in one process
-    keeps the collection's order.
-
-    A live test spends much of its time waiting for its node processes and for DDS discovery; at the end of the
-    run, with nothing else left, three of them leave the two cores idle (measured: 30-90 % idle over the last two
-    of 11.9 minutes, the live units last because they have few tests). Started first, their waits overlap the
-    other processes' work, and the short tests that need the CPU throughout fill the end.
-    """
+    """On an xdist process, the units of work in the order :func:`unit_order` gives (tests marked slow weigh
+    _SLOW_WEIGHT, others 1); the tests of a unit keep their order. A run in one process keeps the collection's
+    order."""
     if not hasattr(config, "workerinput"):
         return
     cost: dict[str, int] = {}
-    first: dict[str, int] = {}
     live: set[str] = set()
-    for index, item in enumerate(items):
+    for item in items:
         unit = work_unit(item.nodeid)
         cost[unit] = cost.get(unit, 0) + (_SLOW_WEIGHT if item.get_closest_marker("slow") else 1)
-        first.setdefault(unit, index)
-        if item.get_closest_marker("ros"):
+        if item.get_closest_marker("ros") or unit.startswith("live/"):
             live.add(unit)
-    items.sort(key=lambda item: _order(work_unit(item.nodeid), live, cost, first))
+    rank = {unit: index for index, unit in enumerate(unit_order(cost, live))}
+    items.sort(key=lambda item: rank[work_unit(item.nodeid)])
 
 
-def _order(unit: str, live: set[str], cost: dict[str, int], first: dict[str, int]) -> tuple[bool, int, int]:
-    """The sort key of a unit of work: live ones first, then costliest first, then in the collection's order."""
-    return unit not in live, -cost[unit], first[unit]
+def unit_order(cost: dict[str, int], live: set[str]) -> list[str]:
+    """The units of work, live and others taken in turn, each kind costliest first (ties: the order of ``cost``).
+
+    In turn means in proportion: the kind with more units gives more of them between two of the other, so that
+    both kinds run out together.
+
+    A live unit (live ROS 2 tests: marked ros, or under test/live) spends much of its time waiting for its node
+    processes and for DDS discovery; three at once leave the two cores idle. Sorted by cost alone the live units,
+    with few tests each, came last (30-90 % idle over the last two of 11.9 minutes); all first, they ran three at
+    a time in the middle of the run instead (30-80 % idle for five minutes). Taken in turn, a live unit's waits
+    overlap another process's computing, and the short units of both kinds fill the end. A live test that takes
+    more than a few seconds must be marked slow, or its unit counts as short.
+
+    Args:
+        cost: Each unit's cost (tests, slow ones weighed more), in the collection's order.
+        live: The live units.
+    """
+    kinds = [[unit for unit in cost if (unit in live) is wanted] for wanted in (True, False)]
+    place: dict[str, tuple[float, int]] = {}
+    for rank, kind in enumerate(kinds):
+        kind.sort(key=lambda unit: -cost[unit])  # stable: ties keep the collection's order
+        place.update({unit: ((index + 1) / len(kind), rank) for index, unit in enumerate(kind)})
+    return sorted(cost, key=lambda unit: place[unit])

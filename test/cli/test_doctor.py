@@ -14,6 +14,7 @@ import pytest
 from cosim_validation.cli.main import main
 
 
+@pytest.mark.ros  # the doctor asks the ROS graph for a controller manager and move_group
 def test_doctor_json_reports_every_component(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["doctor", "--json"])
     report = json.loads(capsys.readouterr().out)
@@ -39,6 +40,7 @@ def test_doctor_json_reports_every_component(capsys: pytest.CaptureFixture[str])
     assert all(c["version"] for c in report["components"] if c["found"])
 
 
+@pytest.mark.ros  # the doctor asks the ROS graph for a controller manager and move_group
 def test_doctor_fails_naming_the_interfaces_when_their_prefix_is_gone() -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if ".ros" not in p)
@@ -63,6 +65,7 @@ def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     assert err.count("\n") == 1
 
 
+@pytest.mark.ros  # the doctor asks the ROS graph for a controller manager and move_group
 def test_doctor_reports_the_domain_a_session_would_lease(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -79,6 +82,7 @@ def test_doctor_reports_the_domain_a_session_would_lease(
     assert "not this shell's 1" in by_name["session domain"]["detail"]
 
 
+@pytest.mark.ros  # the doctor asks the ROS graph for a controller manager and move_group
 def test_doctor_json_lists_the_robots_with_their_joint_types(capsys: pytest.CaptureFixture[str]) -> None:
     main(["doctor", "--json"])
     robots = {r["name"]: r for r in json.loads(capsys.readouterr().out)["robots"]}
@@ -98,6 +102,8 @@ def study(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, dict[str
     return {f["name"]: f for f in found}
 
 
+@pytest.mark.ros  # the doctor asks the ROS graph for a controller manager and move_group
+@pytest.mark.slow
 def test_doctor_checks_a_case_study_as_a_campaign_would(capsys: pytest.CaptureFixture[str]) -> None:
     shipped = study(capsys, "--backends", "virtual,physical")
     assert (shipped["controller"]["version"], shipped["controller"]["detail"]) == ("straight", "built-in")
@@ -110,6 +116,7 @@ def test_doctor_checks_a_case_study_as_a_campaign_would(capsys: pytest.CaptureFi
     assert study(capsys, "--controller", f"{samples}:make_planning")["controller"]["detail"] == "planning plugin"
 
 
+@pytest.mark.ros  # the doctor asks the ROS graph for a controller manager and move_group
 def test_doctor_names_what_a_run_of_the_case_study_would_refuse(capsys: pytest.CaptureFixture[str]) -> None:
     samples = "test.controllers.plugin_samples"
     capsys.readouterr()
@@ -123,6 +130,7 @@ def test_doctor_names_what_a_run_of_the_case_study_would_refuse(capsys: pytest.C
     assert "bogus" in capsys.readouterr().err
 
 
+@pytest.mark.ros
 @pytest.mark.parametrize(
     ("before", "after", "says"),
     [

@@ -86,6 +86,8 @@ def test_testgen_campaign_report_and_run_case_show_the_repair(
     assert "note: anatomy: heart (" in captured.err
 
 
+@pytest.mark.ros
+@pytest.mark.slow
 def test_session_and_replay_show_the_repair(
     config: Path, tmp_path: Path, node_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -190,6 +190,7 @@ def _stacks(process: subprocess.Popen[str], log: Path) -> str:
     return log.read_text(errors="replace")
 
 
+@pytest.mark.slow
 def test_node_runs_cases_against_a_perfect_arm(
     repo_root: Path, rclpy_context: Any, node_env: dict[str, str], tmp_path: Path
 ) -> None:

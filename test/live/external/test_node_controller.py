@@ -144,6 +144,7 @@ def test_a_refusal_is_the_cases_outcome(assembly_of: Any) -> None:
         ("stubborn", "time limit: the controller was not done after 3 s (its setpoint never changed)"),
     ],
 )
+@pytest.mark.slow
 def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str, assembly_of: Any) -> None:
     assembly = assembly_of(mode)
     for n in (1, 2):
@@ -164,6 +165,7 @@ def test_a_node_that_fails_is_restarted_for_the_next_case(mode: str, reason: str
         assert told in (logs / names[0]).read_text()
 
 
+@pytest.mark.slow
 def test_after_a_frozen_node_the_next_case_reaches_the_new_one(assembly_of: Any) -> None:
     """A node that stops itself (SIGSTOP) on a case's goal is restarted, and the next case's goal reaches the new
     node, not the frozen one, whose server is still in the graph: every odd case ends unanswered, every even one
@@ -180,6 +182,7 @@ def test_after_a_frozen_node_the_next_case_reaches_the_new_one(assembly_of: Any)
     assert adapter(assembly)._process.starts >= 2
 
 
+@pytest.mark.slow
 def test_a_campaign_of_an_external_node_on_two_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Four cases on two workers, each worker its own node on its own domain: every case completed and stored;
     the workers stop their nodes when they exit; each node's output is in the run's logs folder, nothing in the

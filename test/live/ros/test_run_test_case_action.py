@@ -17,6 +17,7 @@ from cosim_validation.live.session.process_group import ProcessGroup, ProcessSpe
 pytestmark = pytest.mark.ros
 
 
+@pytest.mark.slow
 def test_goal_feedback_and_result(
     tmp_path: Path, repo_root: Path, rclpy_context: Any, node_env: dict[str, str]
 ) -> None:

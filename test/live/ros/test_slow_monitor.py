@@ -75,6 +75,7 @@ def _run_case(tmp_path: Path, repo_root: Path, context: Any, env: dict[str, str]
         node.destroy_node()
 
 
+@pytest.mark.slow
 def test_a_slow_monitor_delays_the_report(
     tmp_path: Path, repo_root: Path, rclpy_context: Any, node_env: dict[str, str]
 ) -> None:
@@ -87,6 +88,7 @@ def test_a_slow_monitor_delays_the_report(
     assert took_s > DELAY_S  # the report did come late
 
 
+@pytest.mark.slow
 def test_a_dead_monitor_ends_the_wait_after_the_quiet_time(
     tmp_path: Path, repo_root: Path, rclpy_context: Any, node_env: dict[str, str]
 ) -> None:

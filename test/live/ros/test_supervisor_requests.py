@@ -77,6 +77,7 @@ def _supervisor_is_a_node(node: Any, log: Callable[[], str]) -> None:
     assert (machine.string_value, scenario.string_value, stale.double_value) == ("needle_insertion", "", 0.5)
 
 
+@pytest.mark.slow
 def test_requests_and_teleoperation_from_another_node(
     tmp_path: Path, repo_root: Path, rclpy_context: Any, node_env: dict[str, str]
 ) -> None:

@@ -146,6 +146,7 @@ def test_a_case_over_crtk_is_the_same_live_and_in_batch(
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_an_arm_that_never_becomes_enabled_stops_the_driver_with_one_error(
     tmp_path: Path, repo_root: Path, rclpy_context: Any, node_env: dict[str, str]
 ) -> None:

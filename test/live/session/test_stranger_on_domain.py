@@ -51,6 +51,7 @@ def stranger(two_domains: tuple[int, int]) -> Iterator[int]:
         process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_probe_sees_the_stranger_and_nothing_on_an_empty_domain(
     stranger: int, two_domains: tuple[int, int]
 ) -> None:
@@ -61,6 +62,7 @@ def test_the_probe_sees_the_stranger_and_nothing_on_an_empty_domain(
     assert strangers(DiscoveryScope(two_domains[1]).env()) == []
 
 
+@pytest.mark.slow
 def test_an_automatic_domain_skips_the_stranger(
     stranger: int, two_domains: tuple[int, int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -76,6 +76,7 @@ def _wait_for(process: subprocess.Popen[str], out: Path, cases: int, timeout_s: 
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_interrupted_killed_and_resumed_equals_uninterrupted(
     reference: CampaignOutcome, suites: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -129,7 +129,7 @@ def test_sub_region_by_volume_fraction(scene: AnatomyScene, testgen_cfg: Testgen
     _region, meta = build_region(scene, testgen_cfg, "heart_side_7pct")
     lung = scene.model("left_lung")
     rng = np.random.default_rng(9)
-    points = rng.uniform(*lung.bounds_m, size=(200_000, 3))
+    points = rng.uniform(*lung.bounds_m, size=(60_000, 3))  # about 26,000 inside: the share's error about 0.0016
     inside = points[_inside("left_lung", scene, points)]
     share = np.mean(np.maximum(signed_distance_m(scene.model("heart"), inside), 0.0) <= meta["within_m"])
     assert share == pytest.approx(0.07, abs=0.01)

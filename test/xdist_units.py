@@ -37,7 +37,7 @@ _SLOW_WEIGHT = 60
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs the suite on three processes (``-n 3 --dist loadgroup``): each unit of work (work_unit) runs
+    """`make test` runs the suite on four processes (``-n 4 --dist loadgroup``): each unit of work (work_unit) runs
     whole on one process, so its session- and module-scoped fixtures (a reference campaign, a built case study)
     are computed once, by the process that runs it. The units go out in the order of the collection, which
     pytest_collection_modifyitems sorts (live ones and others in turn, each costliest first), so the short ones

@@ -233,3 +233,10 @@ def test_a_model_checked_again_reuses_its_compiled_verifier(tmp_path: Path, monk
     broken = check(BROKEN / "unbounded_reinsertion.yaml", tmp_path / "broken", goal)
     assert tools.count("gcc") == 2
     assert not broken.all_hold
+    entries = sorted((tmp_path / "cache").glob("spin-pan-*.npz"))
+    assert len(entries) == 2
+    for entry in entries:  # damaged entries (cut short): compiled again, the same search
+        entry.write_bytes(entry.read_bytes()[:1000])
+    damaged = check(SHIPPED, tmp_path / "damaged", goal)
+    assert tools.count("gcc") == 3
+    assert [(r.goal, r.holds, r.states, r.transitions) for r in damaged.results] == searched[0]

@@ -4,25 +4,25 @@ Each goal is a never claim; ``pan -a -N goal`` searches for a run that violates 
 an accepting cycle), exhaustively (partial-order reduction off: one process, and ``X`` needs it off). A
 violation leaves a trail that ``spin -t`` replays, printing the model's ``@`` lines (:mod:`.counterexample`).
 
-The compiled verifier is kept in the on-disk cache (:mod:`cosim_validation.common.disk_cache`, folder ``spin``),
-keyed by the generated C source, the compiler (its path, size and time) and its flags: checking the same model
-again, with the same goals, skips the compiler (about 2 CPU-s of the 3-4 a check of the shipped supervisor costs).
+The compiled verifier is kept in the on-disk cache (:mod:`cosim_validation.common.disk_cache`, entries
+``spin-pan-*``), keyed by the generated C source, the compiler (its path, size and time) and its flags: checking
+the same model again, with the same goals, skips the compiler (about 2 CPU-s of the 3-4 a check of the shipped
+supervisor costs).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cosim_validation.common.disk_cache import cache_dir
+import numpy as np
+
+from cosim_validation.common.disk_cache import load_arrays, store_arrays
 from cosim_validation.monitor.statechart.counterexample import Trace, parse_spin_replay
 from cosim_validation.monitor.statechart.errors import ModelCheckError
 from cosim_validation.monitor.statechart.promela import PromelaModel
@@ -121,15 +121,16 @@ def compile_model(model: PromelaModel, workdir: Path, timeout_s: float = 300.0) 
         message = " ".join(line.strip() for line in text.splitlines() if _ERROR.search(line)) or text.strip()
         raise SpinSyntaxError(f"SPIN rejected the generated model: {message[-2000:]}")
     pan = workdir / "pan"
-    cached = cache_dir() / "spin" / f"pan-{_verifier_key(gcc, workdir)}"
-    with contextlib.suppress(OSError):
-        shutil.copyfile(cached, pan)
+    key = f"spin-pan-{_verifier_key(gcc, workdir)}"
+    cached = load_arrays(key)  # None when absent or damaged (the cache checks its entries)
+    if cached is not None and "pan" in cached:
+        pan.write_bytes(cached["pan"].tobytes())
         pan.chmod(0o755)
         return pan
     built = _run([gcc, *_CFLAGS, "-o", "pan", "pan.c"], workdir, timeout_s)
     if built.returncode != 0:
         raise ModelCheckError(f"compiling SPIN's verifier failed:\n{built.stderr.strip()[-2000:]}")
-    _keep(pan, cached)
+    store_arrays(key, {"pan": np.frombuffer(pan.read_bytes(), dtype=np.uint8)})
     return pan
 
 
@@ -146,24 +147,6 @@ def _verifier_key(gcc: str, workdir: Path) -> str:
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     digest.update(repr((str(compiler), stat.st_size, stat.st_mtime_ns, _CFLAGS)).encode())
     return digest.hexdigest()[:32]
-
-
-def _keep(pan: Path, cached: Path) -> None:
-    """Copy the compiled ``pan`` to ``cached``, whole or not at all (a temporary file, renamed).
-
-    A cache folder that cannot be written is skipped.
-    """
-    tmp = ""
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
-        os.close(handle)
-        shutil.copyfile(pan, tmp)
-        os.replace(tmp, cached)
-    except OSError:
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def verify_goal(pan: Path, model: PromelaModel, goal: str, timeout_s: float = 600.0) -> GoalResult:

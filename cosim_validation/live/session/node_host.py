@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from cosim_validation.common.open3d_import import load_open3d
 from cosim_validation.common.process_kernel import own_group_ended_with_parent, set_process_name
 
 #: Imported by the host before it forks: what most nodes load and that starts no thread of its own when loaded
@@ -64,7 +65,10 @@ def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
     missing = []
     for name in modules:
         try:
-            importlib.import_module(name)
+            if name == "open3d":  # as the nodes load it: its Plotly viewer (Dash, 0.35 CPU-s) deferred until used
+                load_open3d("the node host's warm-up")
+            else:
+                importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a node that needs it reports it in its own log
             missing.append(f"{name}: {exc}")
     if "numba" in sys.modules:

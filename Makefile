@@ -6,6 +6,9 @@ WITH_ENV := scripts/with_env.sh
 # Four on the 2-core machine: the live tests spend much of their time waiting for their node processes and for
 # DDS discovery (measured: the tests in 10 min 14 s with 4, 2.6 % idle; 11 min 0 s with 3, 12 % idle).
 PYTEST_WORKERS ?= 4
+# pytest as `make test` runs it, on the suite's selection (test/test_docs_build.py runs under `make docs`), allowed to
+# keep its rewritten test modules (see test-steps)
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(WITH_ENV) python -m pytest -m "not docs_build"
 
 .PHONY: setup demo test test-steps lint typecheck pytest bench docs clean
 
@@ -29,12 +32,10 @@ test:
 # at once; so one collection writes the cache while lint and types run (mypy keeps one core busy for about 20 s),
 # and the tests read it.
 test-steps: setup
-	@env -u PYTHONDONTWRITEBYTECODE $(WITH_ENV) python -m pytest --collect-only -q -p no:cacheprovider \
-	  -m "not docs_build" >/dev/null 2>&1 & cache=$$!; status=0; \
+	@$(PYTEST) --collect-only -q -p no:cacheprovider >/dev/null 2>&1 & cache=$$!; status=0; \
 	{ $(WITH_ENV) ruff check . && $(WITH_ENV) ruff format --check . && $(WITH_ENV) mypy; } || status=$$?; \
 	wait $$cache; exit $$status
-	@env -u PYTHONDONTWRITEBYTECODE $(WITH_ENV) python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup \
-	  --durations=15 -m "not docs_build" $(PYTEST_ARGS)
+	@$(PYTEST) -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 $(PYTEST_ARGS)
 
 lint: setup
 	@$(WITH_ENV) ruff check .

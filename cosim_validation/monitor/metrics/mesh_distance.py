@@ -274,5 +274,5 @@ class MeshDistance:
             return np.zeros(0), np.zeros(0)
         if self._groups is None:
             self._groups = triangle_groups(*self._triangles)
-        distance, where = segments_to_mesh(np.ascontiguousarray(a), np.ascontiguousarray(b), *self._groups)
+        distance, where = segments_to_mesh(np.ascontiguousarray(a), np.ascontiguousarray(b), self._groups)
         return distance, where

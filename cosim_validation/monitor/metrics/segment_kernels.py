@@ -7,9 +7,11 @@ face) and the segment-segment distance clamps the closest parameters of the two 
 *Real-Time Collision Detection*, 2005, sections 5.1.5 and 5.1.9).
 
 Triangles are grouped by splitting them at the median of their centroids along the longest extent until a group
-holds at most :data:`GROUP_SIZE` (compact groups); a group's bounding sphere, then each triangle's, gives a lower
-bound (segment to centre minus radius) so that only triangles that may beat the best distance so far are measured
-exactly. The group nearest the segment is measured first.
+holds at most :data:`GROUP_SIZE` (compact groups), and runs of :data:`GROUPS_PER_CLUSTER` consecutive groups (neighbours
+in that split) form clusters. A cluster's bounding sphere, then a group's, then each triangle's gives a lower bound
+(segment to centre minus radius) so that only triangles that may beat the best distance so far are measured exactly;
+the cluster nearest the segment, and in each cluster the nearest group, are measured first. On the shipped heart
+(5,120 triangles, 512 groups) a needle segment near it meets about 60 triangles exactly.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from numba import njit
 
 #: Triangles per group of the cull.
 GROUP_SIZE = 16
+#: Consecutive groups per cluster, the cull's first level.
+GROUPS_PER_CLUSTER = 16
 
 
 class TriangleGroups(NamedTuple):
@@ -36,6 +40,9 @@ class TriangleGroups(NamedTuple):
         group_centre: (G, 3) centre of each group's bounding sphere [m].
         group_radius: (G,) its radius [m].
         group_start: (G + 1,) first triangle of each group, and F.
+        cluster_centre: (C, 3) centre of each cluster's bounding sphere [m] (a cluster: consecutive groups).
+        cluster_radius: (C,) its radius (it holds its groups' spheres).
+        cluster_start: (C + 1,) first group of each cluster, and G.
     """
 
     v0: np.ndarray
@@ -46,6 +53,9 @@ class TriangleGroups(NamedTuple):
     group_centre: np.ndarray
     group_radius: np.ndarray
     group_start: np.ndarray
+    cluster_centre: np.ndarray
+    cluster_radius: np.ndarray
+    cluster_start: np.ndarray
 
 
 def triangle_groups(vertices_m: np.ndarray, faces: np.ndarray) -> TriangleGroups:
@@ -80,6 +90,14 @@ def triangle_groups(vertices_m: np.ndarray, faces: np.ndarray) -> TriangleGroups
         np.minimum.reduceat(tri.min(axis=1), starts[:-1]) + np.maximum.reduceat(tri.max(axis=1), starts[:-1])
     )
     reach = np.sqrt(((tri - np.repeat(group_centre, np.diff(starts), axis=0)[:, None, :]) ** 2).sum(axis=2)).max(axis=1)
+    group_radius = np.maximum.reduceat(reach, starts[:-1])
+    n_groups = len(group_radius)
+    clusters = np.append(np.arange(0, n_groups, GROUPS_PER_CLUSTER), n_groups).astype(np.int64)
+    low = np.minimum.reduceat(group_centre - group_radius[:, None], clusters[:-1])
+    high = np.maximum.reduceat(group_centre + group_radius[:, None], clusters[:-1])
+    cluster_centre = np.ascontiguousarray(0.5 * (low + high))
+    spread = np.repeat(cluster_centre, np.diff(clusters), axis=0)
+    holds = np.sqrt(((group_centre - spread) ** 2).sum(axis=1)) + group_radius  # each group's sphere inside
     return TriangleGroups(
         np.ascontiguousarray(tri[:, 0]),
         np.ascontiguousarray(tri[:, 1]),
@@ -87,8 +105,11 @@ def triangle_groups(vertices_m: np.ndarray, faces: np.ndarray) -> TriangleGroups
         centre,
         radius,
         group_centre,
-        np.maximum.reduceat(reach, starts[:-1]),
+        group_radius,
         starts,
+        cluster_centre,
+        np.maximum.reduceat(holds, clusters[:-1]),
+        clusters,
     )
 
 
@@ -152,13 +173,18 @@ def _point_triangle_sq(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarra
 
 
 @njit(cache=True, inline="always")
-def _segment_segment(a: np.ndarray, d1: np.ndarray, p: np.ndarray, q: np.ndarray) -> tuple[float, float]:
-    """Squared distance between segments a + s d1 and p -> q, and the parameter s where it is attained."""
-    d2 = q - p
-    r = a - p
-    aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
-    ee = d2[0] * d2[0] + d2[1] * d2[1] + d2[2] * d2[2]
-    f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2]
+def _segment_segment(
+    ax: float, ay: float, az: float, ex: float, ey: float, ez: float, p: np.ndarray, q: np.ndarray
+) -> tuple[float, float]:
+    """Squared distance between segments a + s e and p -> q, and the parameter s where it is attained.
+
+    Scalars in, so that no array is made per triangle edge.
+    """
+    fx, fy, fz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
+    rx, ry, rz = ax - p[0], ay - p[1], az - p[2]
+    aa = ex * ex + ey * ey + ez * ez
+    ee = fx * fx + fy * fy + fz * fz
+    f = fx * rx + fy * ry + fz * rz
     s = 0.0
     t = 0.0
     if aa <= 0.0 and ee <= 0.0:
@@ -166,11 +192,11 @@ def _segment_segment(a: np.ndarray, d1: np.ndarray, p: np.ndarray, q: np.ndarray
     elif aa <= 0.0:
         t = min(max(f / ee, 0.0), 1.0)
     else:
-        c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2]
+        c = ex * rx + ey * ry + ez * rz
         if ee <= 0.0:
             s = min(max(-c / aa, 0.0), 1.0)
         else:
-            b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+            b = ex * fx + ey * fy + ez * fz
             denom = aa * ee - b * b
             if denom > 0.0:
                 s = min(max((b * f - c * ee) / denom, 0.0), 1.0)
@@ -181,25 +207,48 @@ def _segment_segment(a: np.ndarray, d1: np.ndarray, p: np.ndarray, q: np.ndarray
             elif t > 1.0:
                 t = 1.0
                 s = min(max((b - c) / aa, 0.0), 1.0)
-    x = a[0] + s * d1[0] - (p[0] + t * d2[0])
-    y = a[1] + s * d1[1] - (p[1] + t * d2[1])
-    z = a[2] + s * d1[2] - (p[2] + t * d2[2])
+    x = ax + s * ex - (p[0] + t * fx)
+    y = ay + s * ey - (p[1] + t * fy)
+    z = az + s * ez - (p[2] + t * fz)
     return x * x + y * y + z * z, s
 
 
-@njit(cache=True)
-def segments_to_mesh(
+@njit(cache=True, inline="always")
+def _group_minimum(
     a: np.ndarray,
     b: np.ndarray,
-    v0: np.ndarray,
-    v1: np.ndarray,
-    v2: np.ndarray,
-    centre: np.ndarray,
-    radius: np.ndarray,
-    group_centre: np.ndarray,
-    group_radius: np.ndarray,
-    group_start: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+    d: np.ndarray,
+    dd: float,
+    first: int,
+    stop: int,
+    groups: TriangleGroups,
+    best: float,
+    best_s: float,
+) -> tuple[float, float]:
+    """The least of ``best`` (squared) and the distances to triangles [first, stop), with its parameter."""
+    v0, v1, v2, centre, radius = groups.v0, groups.v1, groups.v2, groups.centre, groups.radius
+    for j in range(first, stop):
+        c = centre[j]
+        lower = math.sqrt(_point_segment_sq(c[0], c[1], c[2], a, d, dd)) - radius[j]
+        if lower > 0.0 and lower * lower >= best:
+            continue
+        p, q, r = v0[j], v1[j], v2[j]
+        sq = _point_triangle_sq(a, p, q, r)
+        if sq < best:
+            best, best_s = sq, 0.0
+        sq = _point_triangle_sq(b, p, q, r)
+        if sq < best:
+            best, best_s = sq, 1.0
+        for e in range(3):
+            start, end = (p, q) if e == 0 else ((q, r) if e == 1 else (r, p))
+            sq, s = _segment_segment(a[0], a[1], a[2], d[0], d[1], d[2], start, end)
+            if sq < best:
+                best, best_s = sq, s
+    return best, best_s
+
+
+@njit(cache=True)
+def segments_to_mesh(a: np.ndarray, b: np.ndarray, groups: TriangleGroups) -> tuple[np.ndarray, np.ndarray]:
     """Minimum distance from each segment a -> b to the triangles, and where along a -> b it is attained.
 
     Exact for segments that meet no triangle (up to float64 rounding); for one that does, the least distance of
@@ -208,57 +257,50 @@ def segments_to_mesh(
     Args:
         a: (k, 3) segment starts [m].
         b: (k, 3) segment ends [m].
-        v0: (F, 3) first vertices of the triangles [m] (:class:`TriangleGroups`).
-        v1: (F, 3) second vertices.
-        v2: (F, 3) third vertices.
-        centre: (F, 3) triangles' bounding-sphere centres [m].
-        radius: (F,) their radii [m].
-        group_centre: (G, 3) groups' bounding-sphere centres [m].
-        group_radius: (G,) their radii [m].
-        group_start: (G + 1,) first triangle of each group, and F.
+        groups: The mesh's triangles in cull order (:func:`triangle_groups`).
 
     Returns:
         (k,) distances [m] and (k,) parameters in [0, 1] along a -> b.
     """
     k = a.shape[0]
-    n_groups = group_radius.shape[0]
+    cluster_centre, cluster_radius, cluster_start = groups.cluster_centre, groups.cluster_radius, groups.cluster_start
+    group_centre, group_radius, group_start = groups.group_centre, groups.group_radius, groups.group_start
+    n_clusters = cluster_radius.shape[0]
     distance = np.empty(k)
     where = np.empty(k)
-    bound = np.empty(n_groups)
+    cluster_bound = np.empty(n_clusters)
+    group_bound = np.empty(int(np.max(np.diff(cluster_start))))
+    d = np.empty(3)
     for i in range(k):
-        ai = a[i]
-        d = b[i] - ai
+        ai, bi = a[i], b[i]
+        d[0], d[1], d[2] = bi[0] - ai[0], bi[1] - ai[1], bi[2] - ai[2]
         dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-        for g in range(n_groups):
-            gc = group_centre[g]
-            bound[g] = math.sqrt(_point_segment_sq(gc[0], gc[1], gc[2], ai, d, dd)) - group_radius[g]
+        for h in range(n_clusters):
+            cc = cluster_centre[h]
+            cluster_bound[h] = math.sqrt(_point_segment_sq(cc[0], cc[1], cc[2], ai, d, dd)) - cluster_radius[h]
         best = np.inf  # squared
         best_s = 0.0
-        nearest = int(np.argmin(bound))
-        for step in range(n_groups + 1):  # the nearest group first (a good best at once), then every other
-            g = nearest if step == 0 else step - 1
-            if step > 0 and g == nearest:
+        nearest_cluster = int(np.argmin(cluster_bound))
+        for cluster_step in range(n_clusters + 1):  # the nearest cluster first (a good best at once), then the rest
+            h = nearest_cluster if cluster_step == 0 else cluster_step - 1
+            if cluster_step > 0 and h == nearest_cluster:
                 continue
-            lower = bound[g]
+            lower = cluster_bound[h]
             if lower > 0.0 and lower * lower >= best:
                 continue
-            for j in range(group_start[g], group_start[g + 1]):
-                c = centre[j]
-                lower = math.sqrt(_point_segment_sq(c[0], c[1], c[2], ai, d, dd)) - radius[j]
+            g0, g1 = cluster_start[h], cluster_start[h + 1]
+            for g in range(g0, g1):
+                gc = group_centre[g]
+                group_bound[g - g0] = math.sqrt(_point_segment_sq(gc[0], gc[1], gc[2], ai, d, dd)) - group_radius[g]
+            nearest = g0 + int(np.argmin(group_bound[: g1 - g0]))
+            for step in range(g1 - g0 + 1):  # likewise the cluster's nearest group first
+                g = nearest if step == 0 else g0 + step - 1
+                if step > 0 and g == nearest:
+                    continue
+                lower = group_bound[g - g0]
                 if lower > 0.0 and lower * lower >= best:
                     continue
-                p, q, r = v0[j], v1[j], v2[j]
-                sq = _point_triangle_sq(ai, p, q, r)
-                if sq < best:
-                    best, best_s = sq, 0.0
-                sq = _point_triangle_sq(b[i], p, q, r)
-                if sq < best:
-                    best, best_s = sq, 1.0
-                for e in range(3):
-                    start, end = (p, q) if e == 0 else ((q, r) if e == 1 else (r, p))
-                    sq, s = _segment_segment(ai, d, start, end)
-                    if sq < best:
-                        best, best_s = sq, s
+                best, best_s = _group_minimum(ai, bi, d, dd, group_start[g], group_start[g + 1], groups, best, best_s)
         distance[i] = math.sqrt(best)
         where[i] = best_s
     return distance, where

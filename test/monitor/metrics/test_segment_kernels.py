@@ -37,7 +37,7 @@ def _segments(mesh: trimesh.Trimesh, count: int, rng: np.random.Generator) -> tu
 
 def test_the_kernel_finds_the_exact_minimum_and_where_it_is(torus: trimesh.Trimesh) -> None:
     a, b = _segments(torus, 50, np.random.default_rng(5))
-    distance, where = segments_to_mesh(a, b, *triangle_groups(torus.vertices, torus.faces))
+    distance, where = segments_to_mesh(a, b, triangle_groups(torus.vertices, torus.faces))
     t = np.linspace(0.0, 1.0, SAMPLES)
     checked = 0
     for k in range(len(a)):
@@ -67,6 +67,13 @@ def test_groups_hold_every_triangle_once_in_compact_groups(torus: trimesh.Trimes
         reach = np.linalg.norm(corners - groups.group_centre[g], axis=1)
         assert (reach <= groups.group_radius[g] + 1e-15).all()
     assert np.median(groups.group_radius) < 0.3 * np.ptp(torus.vertices, axis=0).max()  # compact, not spread
+    assert groups.cluster_start[0] == 0
+    assert groups.cluster_start[-1] == len(groups.group_radius)
+    assert (np.diff(groups.cluster_start) >= 1).all()
+    for h in range(len(groups.cluster_radius)):  # every group's sphere inside its cluster's
+        rows = slice(groups.cluster_start[h], groups.cluster_start[h + 1])
+        reach = np.linalg.norm(groups.group_centre[rows] - groups.cluster_centre[h], axis=1) + groups.group_radius[rows]
+        assert (reach <= groups.cluster_radius[h] + 1e-15).all()
 
 
 def test_a_single_triangle_and_points_on_its_regions() -> None:
@@ -74,11 +81,11 @@ def test_a_single_triangle_and_points_on_its_regions() -> None:
     groups = triangle_groups(vertices, np.array([[0, 1, 2]]))
     a = np.array([[0.2, 0.2, 0.5], [-1.0, -1.0, 0.0], [2.0, -1.0, 0.3], [0.5, 0.5, 1.0], [-1.0, 0.5, 0.0]])
     b = a.copy()  # points: the face, vertex a, edge ab's end b, above the hypotenuse, beside edge ca
-    distance, where = segments_to_mesh(a, b, *groups)
+    distance, where = segments_to_mesh(a, b, groups)
     expected = [0.5, np.sqrt(2.0), np.hypot(np.hypot(1.0, 1.0), 0.3), 1.0, 1.0]
     np.testing.assert_allclose(distance, expected, rtol=0, atol=1e-15)
     assert (where == 0.0).all()
-    crossing_above = segments_to_mesh(np.array([[-1.0, 0.25, 0.2]]), np.array([[1.0, 0.25, 0.2]]), *groups)
+    crossing_above = segments_to_mesh(np.array([[-1.0, 0.25, 0.2]]), np.array([[1.0, 0.25, 0.2]]), groups)
     assert crossing_above[0][0] == pytest.approx(0.2, abs=1e-15)  # parallel to the face, 0.2 above it
 
 
@@ -94,7 +101,7 @@ def test_a_single_triangle_and_points_on_its_regions() -> None:
 def test_a_zero_area_triangle_is_its_longest_edge(corners: list[list[float]]) -> None:
     groups = triangle_groups(np.array(corners), np.array([[0, 1, 2]]))
     points = np.array([[0.0, 0.5, 1.0], [0.0, -1.0, 0.0], [0.0, 2.0, 2.0], [3.0, 0.25, 4.0]])
-    distance, _ = segments_to_mesh(points, points, *groups)
+    distance, _ = segments_to_mesh(points, points, groups)
     np.testing.assert_allclose(distance, [1.0, 1.0, np.sqrt(5.0), 5.0], rtol=0, atol=1e-15)
     if corners[0] == corners[1]:  # through the public query: a mesh with such a face (an STL's duplicate vertex)
         vertices = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])

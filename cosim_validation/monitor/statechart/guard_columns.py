@@ -140,7 +140,7 @@ class GuardColumns:
             raise NotModelledError(str(exc)) from None
 
     def _eval(self, expr: Expr, fixed: Mapping[str, Any]) -> Column:
-        if not _names(expr) & self.signals.keys():  # the same on every sample: the per-sample evaluation's value
+        if self.signals.keys().isdisjoint(_names(expr)):  # the same on every sample: the per-sample evaluation's value
             return Fixed(_scalar(lambda: evaluate(expr, fixed)))
         if isinstance(expr, Name):
             return self.signals[expr.ident]

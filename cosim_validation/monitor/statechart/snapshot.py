@@ -7,7 +7,7 @@ The values are computed exactly as :class:`cosim_validation.monitor.properties.m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -274,3 +274,7 @@ class _Stretch(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._columns)
+
+    def keys(self) -> KeysView[str]:
+        """The signals' names, a view of the record's columns (set operations on it need no lookups)."""
+        return self._columns.keys()

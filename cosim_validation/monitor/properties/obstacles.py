@@ -195,5 +195,9 @@ class MeshObstacle:
         result = self.mesh.segment_distance(start_m, end_m, tolerance_m=self.tolerance_m)
         if not result.contact.any():
             return result.distance_m
-        ends = np.minimum(self.point_distance_m(start_m), self.point_distance_m(end_m))
-        return np.where(result.contact, np.minimum(ends, 0.0), result.distance_m)
+        touching = np.flatnonzero(result.contact)
+        ends = np.concatenate((np.asarray(start_m)[touching], np.asarray(end_m)[touching]))
+        both = self.point_distance_m(ends)  # the touching segments' two ends in one query
+        distance = result.distance_m.copy()
+        distance[touching] = np.minimum(np.minimum(both[: touching.size], both[touching.size :]), 0.0)
+        return distance

@@ -93,7 +93,7 @@ class MujocoBackend(JointSet):
 
     def read(self) -> BackendSample:
         """Time, setpoint, joints and ground-truth tip pose now."""
-        self._arm.forward()
+        self._arm.kinematics()
         tip_pos_m, tip_quat_wxyz = self._arm.tip_pose()
         return BackendSample(
             t_s=self._arm.time_s,

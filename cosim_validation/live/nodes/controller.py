@@ -140,7 +140,9 @@ class Controller(Node):
             duration_s=run.duration_s,
         )
         if run.started:
-            waited = self.reports.wait(run.test_id, self.params.report_timeout_s, self.params.report_limit_s)
+            params = self.params
+            limits = params.report_timeout_s, params.report_limit_s, params.report_stuck_s
+            waited = self.reports.wait(run.test_id, *limits)
             if waited.report is None:
                 result.message += f"; the monitor did not report this case: {waited.reason}"
                 self.get_logger().error(f"{run.test_id}: no case report from the monitor: {waited.reason}")

@@ -5,15 +5,17 @@ evaluates the properties online (:class:`~cosim_validation.live.session.case_tra
 same code ``cosim replay`` runs on a bag). Publishes a first violation at once (``/cosim/verdicts``,
 non-final, and ``/cosim/alerts``), and at the end of each case the final verdicts, the KPIs and one
 ``/cosim/case_reports`` message. ``/diagnostics`` says, once a second, that the monitor itself is alive (its
-heartbeat, from a thread of its own: the controller waits for a late case report as long as it comes) and whether
-each robot is alive: a
-robot that owes a sample for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR alert and
-diagnostic), and again alive (INFO alert) when it answers.
+heartbeat, from a thread of its own: the controller waits for a late case report as long as it comes; it also says
+how long ago the monitor's callbacks last ran and which cases it has open and concluded) and whether each robot is
+alive: a robot that owes a sample for ``stale_timeout_s`` (wall time) while a case runs is reported stale (ERROR
+alert and diagnostic), and again alive (INFO alert) when it answers.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import math
+import sys
 import time
 from typing import Any
 
@@ -28,7 +30,7 @@ from cosim_validation.assembly.monitor_world import monitor_world_of
 from cosim_validation.common.exceptions import CosimError
 from cosim_validation.common.record import RobotRole
 from cosim_validation.live.nodes.node_runtime import declare_parameters, run_node
-from cosim_validation.live.nodes.report_waiter import Heartbeat
+from cosim_validation.live.nodes.report_waiter import CONCLUDED_KEPT, Heartbeat, MonitorState
 from cosim_validation.live.ros import convert
 from cosim_validation.live.ros.qos import DIAGNOSTICS, LATCHED, RESULT, STATE, to_rclpy
 from cosim_validation.live.session.case_tracker import CaseEnd, CaseTracker
@@ -39,6 +41,9 @@ from cosim_validation_interfaces.msg import Alert, CaseReport, CaseStatus, Kpi, 
 from cosim_validation_interfaces.msg import Verdict as VerdictMsg
 
 LIVENESS_PERIOD_S = 0.05  # how often stale robots are looked for (wall time)
+#: callbacks that have not run this long (wall time): one is stuck; the heartbeat's thread writes every thread's
+#: stack to the node's log, once per such stretch
+STUCK_DUMP_S = 20.0
 
 
 class Monitor(Node):
@@ -51,7 +56,12 @@ class Monitor(Node):
         self._robots = tuple(RobotRole.parse(r) for r in params.robots)
         self._case_timeout_s = params.case_end_timeout_s
         # every driver (and proxy) publishes one tip pose and one marker per joint state (ros/sample_topics.py)
-        self._session = CaseTracker(world, set(self._robots), self._on_case_end, markers=frozenset(self._robots))
+        self._session = CaseTracker(world, set(self._robots), self._case_ended, markers=frozenset(self._robots))
+        # what the heartbeat says of the monitor (read by its thread: only whole values are assigned)
+        self._callback_at = time.monotonic()
+        self._open_ids: tuple[str, ...] = ()
+        self._concluded_ids: tuple[str, ...] = ()
+        self._dumped = False
         self._liveness = RobotLiveness(params.stale_timeout_s)
         # when the ending case last heard from its streams (its end, or a late sample after it): it is concluded
         # with what arrived once it has heard nothing for case_end_timeout_s (a backlog still being read under load
@@ -87,7 +97,25 @@ class Monitor(Node):
         self.create_timer(LIVENESS_PERIOD_S, self._check_liveness, clock=wall)
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
         # its own thread: the controller waits for a late case report as long as it beats
-        self._heartbeat = Heartbeat(self._diagnostics, lambda: self._handled)
+        self._heartbeat = Heartbeat(self._diagnostics, self._state)
+
+    def _state(self) -> MonitorState:
+        """What the heartbeat says (its thread); a stuck callback gets every thread's stack written to the log."""
+        idle_s = time.monotonic() - self._callback_at
+        if idle_s >= STUCK_DUMP_S and not self._dumped:
+            self._dumped = True
+            print(f"monitor: no callback has run for {idle_s:.0f} s; the stacks of its threads:", file=sys.stderr)
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        elif idle_s < STUCK_DUMP_S:
+            self._dumped = False
+        return MonitorState(self._handled, idle_s, self._open_ids, self._concluded_ids)
+
+    def _case_ended(self, end: CaseEnd) -> None:
+        """A concluded case: no longer open, concluded; then reported (:meth:`_on_case_end`)."""
+        test_id = end.info.test_id
+        self._open_ids = self._session.open_ids
+        self._concluded_ids = (*self._concluded_ids, test_id)[-CONCLUDED_KEPT:]
+        self._on_case_end(end)
 
     def destroy_node(self) -> None:
         """Stop the heartbeat, then the node."""
@@ -99,6 +127,7 @@ class Monitor(Node):
         if msg.event == CaseStatus.STARTED:
             info = convert.case_info_from_status(msg)
             self._guard(lambda: self._session.start(info))  # the case's messages that came before it
+            self._open_ids = self._session.open_ids
             if not self._session.ending:  # else the previous case still waits for late samples: keep its timeout
                 self._end_requested_at = None
             self._next_started = self._session.ending
@@ -106,6 +135,9 @@ class Monitor(Node):
         elif msg.event in convert.CASE_OUTCOMES and self._session.active:
             self._end_requested_at, self._next_started = time.monotonic(), False
             self._session.end(convert.CASE_OUTCOMES[msg.event], msg.message, convert.samples_streamed(msg))
+        elif msg.event in convert.CASE_OUTCOMES:
+            missed = msg.test_case.test_id
+            self.get_logger().warning(f"{missed}: ended, but no case is open here (its start was missed)")
 
     def _on_expected(self, msg: RobotState) -> None:
         state = convert.expected_state_from_msg(msg)
@@ -139,6 +171,7 @@ class Monitor(Node):
     def _guard(self, feed: Any) -> None:
         """Feed the monitor; bad data is an alert, never the end of the node."""
         self._handled += 1
+        self._callback_at = time.monotonic()
         if self._end_requested_at is not None and not self._next_started:
             self._end_requested_at = time.monotonic()  # the ending case's streams are still being read
         try:
@@ -191,6 +224,7 @@ class Monitor(Node):
     # ------------------------------------------------------------------ liveness
     def _check_liveness(self) -> None:
         now = time.monotonic()
+        self._callback_at = now
         since_check_s, self._last_check_s = now - self._last_check_s, now
         case = self._session.case
         if case is not None:

@@ -143,6 +143,11 @@ class CaseTracker:
         return self._open[-1].info if self._open else None
 
     @property
+    def open_ids(self) -> tuple[str, ...]:
+        """The test ids of the cases being monitored, oldest first."""
+        return tuple(c.info.test_id for c in self._open)
+
+    @property
     def active(self) -> bool:
         """Whether a case is being monitored."""
         return bool(self._open)

@@ -100,6 +100,13 @@ class ControllerParams(ConfiguredParams):
         exclusive_minimum=POSITIVE,
         unit="s",
     )
+    report_stuck_s: float = param(
+        30.0,
+        "give up waiting for a case's report once the monitor's heartbeat says its callbacks have not run for this "
+        "long: one is stuck (the monitor writes its threads' stacks to its log after 20 s) [s, wall time]",
+        exclusive_minimum=POSITIVE,
+        unit="s",
+    )
     drop_stale_robots: bool = param(True, "after a robot stopped answering, run later cases without it")
     supervisor: str | None = param(
         None,

@@ -3,13 +3,15 @@
 The real :class:`~cosim_validation.live.nodes.monitor.Monitor`, except at the end of a case: with
 ``SLOW_MONITOR_REPORT_DELAY_S=D`` it publishes the case's report D seconds (wall time) later, still
 handling messages and sending its heartbeat meanwhile (a monitor behind on a loaded machine); with
-``SLOW_MONITOR_DIE=1`` its process ends at once instead (a monitor that died).
+``SLOW_MONITOR_DIE=1`` its process ends at once instead (a monitor that died); with ``SLOW_MONITOR_STUCK=1`` the
+callback that concluded the case never returns (a monitor stuck in a callback, its heartbeat's thread alive).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 
 from rclpy.clock import Clock
 from rclpy.clock_type import ClockType
@@ -25,6 +27,8 @@ class SlowMonitor(Monitor):
     def _on_case_end(self, end: CaseEnd) -> None:
         if os.environ.get("SLOW_MONITOR_DIE") == "1":
             os._exit(3)
+        if os.environ.get("SLOW_MONITOR_STUCK") == "1":
+            threading.Event().wait()
         delay_s = float(os.environ.get("SLOW_MONITOR_REPORT_DELAY_S", "0"))
         timers: list[object] = []
 

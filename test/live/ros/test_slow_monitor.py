@@ -1,9 +1,11 @@
-"""A slow monitor delays the case report, never drops it; a dead one ends the wait after the quiet time.
+"""A slow monitor delays the case report, never drops it; a dead one ends the wait after the quiet time, a stuck one
+once its heartbeat says its callbacks have not run for ``report_stuck_s``.
 
-Real nodes over DDS: the virtual driver, the controller (``report_timeout_s`` 3 s) and the monitor double
-of ``slow_monitor.py``, which publishes each case report 8 s late while its heartbeat goes on, or dies at the
-case's end. Before the heartbeat the controller gave up after ``report_timeout_s`` whatever the monitor did,
-and the late case lost its verdicts.
+Real nodes over DDS: the virtual driver, the controller (``report_timeout_s`` 3 s, ``report_stuck_s`` 4 s,
+``report_limit_s`` 120 s) and the monitor double of ``slow_monitor.py``, which publishes each case report 8 s late
+while its heartbeat goes on, dies at the case's end, or never returns from the callback that concluded it. Before
+the heartbeat the controller gave up after ``report_timeout_s`` whatever the monitor did, and the late case lost
+its verdicts.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ pytestmark = pytest.mark.ros
 
 QUIET_S = 3.0  # the controller's report_timeout_s here (the heartbeat comes once a second)
 DELAY_S = 8.0  # the slow monitor's delay: well past QUIET_S
+STUCK_S = 4.0  # the controller's report_stuck_s here
+LIMIT_S = 120.0  # the controller's report_limit_s here: a wait that ends for another reason says so
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,10 @@ def _run_case(tmp_path: Path, repo_root: Path, context: Any, env: dict[str, str]
     try:
         group.start(ProcessSpec("virtual_driver", "virtual_driver", ("-p", f"config:={config}")))
         group.start(DoubleSpec("monitor", "slow_monitor", common, env=monitor_env))
-        timeouts = ("-p", f"report_timeout_s:={QUIET_S}", "-p", "min_subscribers:=1")
+        timeouts = (
+            *("-p", f"report_timeout_s:={QUIET_S}", "-p", f"report_stuck_s:={STUCK_S}"),
+            *("-p", f"report_limit_s:={LIMIT_S}", "-p", "min_subscribers:=1"),
+        )
         group.start(ProcessSpec("controller", "controller", (*common, *timeouts)))
         group.wait_ready(["virtual_driver", "monitor", "controller"], timeout_s=180)
         assert client.wait_for_server(timeout_sec=30)
@@ -94,5 +101,20 @@ def test_a_dead_monitor_ends_the_wait_after_the_quiet_time(
 ) -> None:
     result, _took_s, log = _run_case(tmp_path, repo_root, rclpy_context, node_env, {"SLOW_MONITOR_DIE": "1"})
     assert f"the monitor did not report this case: the monitor sent no heartbeat for {QUIET_S:g} s" in result.message
+    assert len(result.verdicts) == 0
+    assert "no case report from the monitor" in log
+
+
+@pytest.mark.slow
+def test_a_stuck_monitor_ends_the_wait_once_its_callbacks_stop(
+    tmp_path: Path, repo_root: Path, rclpy_context: Any, node_env: dict[str, str]
+) -> None:
+    """Its heartbeat goes on from its own thread; before the heartbeat said what the monitor was doing, the controller
+    waited the whole report_limit_s (600 s as shipped) for a report that could not come."""
+    result, _took_s, log = _run_case(tmp_path, repo_root, rclpy_context, node_env, {"SLOW_MONITOR_STUCK": "1"})
+    message = result.message
+    assert "the monitor did not report this case: the monitor's callbacks have not run for" in message, log
+    idle_s = float(message.split("have not run for ")[1].split(" s")[0])
+    assert STUCK_S <= idle_s < LIMIT_S, message
     assert len(result.verdicts) == 0
     assert "no case report from the monitor" in log

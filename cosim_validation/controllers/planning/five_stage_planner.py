@@ -140,8 +140,8 @@ class FiveStagePlanner:
         """The joint vector at the source whose redundancy (needle roll, elbow) best suits the whole straight part.
 
         Candidates: the IK solution from the home posture and its turns about the needle; each follows the
-        waypoints coarsely (every 5 mm); the first whose largest joint step is at most 0.03 rad is taken, else the
-        one with the smallest largest step.
+        waypoints coarsely (every 5 mm). The home-like solution is taken when its largest joint step is at most
+        0.03 rad; else every turn is tried and the one with the smallest largest step is taken.
         """
         solved = self.ik.solve(source_m, line.axis)
         if not solved.converged:

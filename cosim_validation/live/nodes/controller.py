@@ -141,8 +141,9 @@ class Controller(Node):
         )
         if run.started:
             params = self.params
-            limits = params.report_timeout_s, params.report_limit_s, params.report_stuck_s
-            waited = self.reports.wait(run.test_id, *limits)
+            waited = self.reports.wait(
+                run.test_id, params.report_timeout_s, params.report_limit_s, stuck_s=params.report_stuck_s
+            )
             if waited.report is None:
                 result.message += f"; the monitor did not report this case: {waited.reason}"
                 self.get_logger().error(f"{run.test_id}: no case report from the monitor: {waited.reason}")

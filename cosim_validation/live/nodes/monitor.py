@@ -173,7 +173,7 @@ class Monitor(Node):
         self._handled += 1
         self._callback_at = time.monotonic()
         if self._end_requested_at is not None and not self._next_started:
-            self._end_requested_at = time.monotonic()  # the ending case's streams are still being read
+            self._end_requested_at = self._callback_at  # the ending case's streams are still being read
         try:
             changes = feed()
         except CosimError as exc:
